@@ -1,0 +1,209 @@
+# peerd: one Makefile for the whole tree.
+#
+#   make            build everything under build/ (binaries in build/bin/)
+#   make test       install missing dependencies, build, run unit tests,
+#                   the same tests under ASan+UBSan, pool/ under TSan,
+#                   a fuzz smoke run and the integration tests
+#   make bench      run the benchmarks (BENCH=REGEX for a subset)
+#   make run        build and run something real (see README)
+#   make fuzz       build the libFuzzer targets (clang)
+#   make deps       check dependencies; as root, apt-get what is missing
+#   make install    PREFIX=/usr/local DESTDIR=
+#
+# V=1 shows the commands.
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SYSCONFDIR ?= /etc
+DESTDIR ?=
+PKG_CONFIG ?= pkg-config
+FUZZ_CC ?= clang
+BUILD ?= build
+# Test data lives beside the checkout, never inside it (see README).
+VECTORS ?= $(abspath $(CURDIR)/../shared/vectors)
+PYTHON ?= /usr/bin/python3
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+BENCH ?=
+FUZZ_SECONDS ?= 3
+
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @printf '  %-6s %s\n' $(1) $(2)
+endif
+
+PKGS := libuv libsodium libsecp256k1 nettle jansson inih libsystemd lmdb
+TEST_PKGS := cmocka
+
+# pkg-config runs only when a target needs it, so `make deps` works on a
+# machine that has none of the libraries yet.
+PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+TEST_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(TEST_PKGS) 2>/dev/null)
+TEST_LIBS = $(shell $(PKG_CONFIG) --libs $(TEST_PKGS) 2>/dev/null)
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Werror
+# _GNU_SOURCE: POSIX and the few GNU extensions we use (memmem, pipe2).
+STD := -std=c11 -D_GNU_SOURCE
+OPT ?= -O2 -g
+# -MMD -MP: header dependencies without a separate depend step.
+ALL_CFLAGS = $(STD) $(OPT) $(WARN) -I. -MMD -MP $(PKG_CFLAGS) $(CFLAGS)
+LDLIBS_ALL = $(PKG_LIBS) -lpthread -lm
+
+# -fno-sanitize-recover: a UBSan finding fails the test instead of printing.
+# -fno-omit-frame-pointer: readable sanitizer stacks.
+ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+TSAN_FLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
+FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+
+LIB_DIRS := base proto script pool chain conf
+LIB_SRCS := $(wildcard $(addsuffix /*.c,$(LIB_DIRS)))
+DAEMON_SRCS := $(wildcard daemon/*.c)
+PEERTOOL_SRCS := $(wildcard tools/peertool*.c)
+PEERCTL_SRCS := $(wildcard tools/peerctl*.c)
+TESTUTIL_SRCS := $(wildcard tests/unit/testutil*.c)
+TEST_SRCS := $(wildcard tests/unit/test_*.c)
+TSAN_TEST_SRCS := $(wildcard tests/unit/test_pool*.c)
+BENCH_SRCS := $(wildcard bench/*.c)
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+
+obj = $(patsubst %.c,$(1)/obj/%.o,$(2))
+
+LIB := $(BUILD)/libpeerd.a
+ASAN_LIB := $(BUILD)/asan/libpeerd.a
+TSAN_LIB := $(BUILD)/tsan/libpeerd.a
+FUZZ_LIB := $(BUILD)/fuzz/libpeerd.a
+
+BINS := $(if $(DAEMON_SRCS),$(BUILD)/bin/peerd) \
+	$(if $(PEERTOOL_SRCS),$(BUILD)/bin/peertool) \
+	$(if $(PEERCTL_SRCS),$(BUILD)/bin/peerctl)
+TESTS := $(patsubst tests/unit/%.c,$(BUILD)/test/%,$(TEST_SRCS))
+ASAN_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/asan/test/%,$(TEST_SRCS))
+TSAN_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tsan/test/%,$(TSAN_TEST_SRCS))
+FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/bin/%,$(FUZZ_SRCS))
+
+.PHONY: all test test-build unit bench fuzz fuzz-smoke integration run deps \
+	install uninstall clean format
+
+all: $(BINS)
+
+# ---- objects, one tree per build flavour -------------------------------
+$(BUILD)/obj/%.o: %.c
+	$(call msg,CC,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/asan/obj/%.o: %.c
+	$(call msg,CC-ASAN,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -c $< -o $@
+
+$(BUILD)/tsan/obj/%.o: %.c
+	$(call msg,CC-TSAN,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(TSAN_FLAGS) -c $< -o $@
+
+$(BUILD)/fuzz/obj/%.o: %.c
+	$(call msg,CC-FUZZ,$<)
+	@mkdir -p $(@D)
+	$(Q)$(FUZZ_CC) $(ALL_CFLAGS) $(FUZZ_FLAGS) -c $< -o $@
+
+# ---- libraries --------------------------------------------------------
+define make_lib
+$(1): $(call obj,$(2),$(LIB_SRCS))
+	$$(call msg,AR,$$@)
+	@mkdir -p $$(@D)
+	$$(Q)rm -f $$@ && ar rcs $$@ $$^
+endef
+$(eval $(call make_lib,$(LIB),$(BUILD)))
+$(eval $(call make_lib,$(ASAN_LIB),$(BUILD)/asan))
+$(eval $(call make_lib,$(TSAN_LIB),$(BUILD)/tsan))
+$(eval $(call make_lib,$(FUZZ_LIB),$(BUILD)/fuzz))
+
+# ---- programs ---------------------------------------------------------
+$(BUILD)/bin/peerd: $(call obj,$(BUILD),$(DAEMON_SRCS)) $(LIB)
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)
+
+$(BUILD)/bin/peertool: $(call obj,$(BUILD),$(PEERTOOL_SRCS)) $(LIB)
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)
+
+$(BUILD)/bin/peerctl: $(call obj,$(BUILD),$(PEERCTL_SRCS)) $(LIB)
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)
+
+$(BUILD)/bin/peerbench: $(call obj,$(BUILD),$(BENCH_SRCS)) $(LIB)
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)
+
+# ---- unit tests: plain, ASan+UBSan, TSan (pool/) ----------------------
+$(BUILD)/obj/tests/unit/%.o $(BUILD)/asan/obj/tests/unit/%.o $(BUILD)/tsan/obj/tests/unit/%.o: CFLAGS += $(TEST_CFLAGS)
+
+$(BUILD)/test/%: $(BUILD)/obj/tests/unit/%.o $(call obj,$(BUILD),$(TESTUTIL_SRCS)) $(LIB)
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL) $(TEST_LIBS)
+
+$(BUILD)/asan/test/%: $(BUILD)/asan/obj/tests/unit/%.o $(call obj,$(BUILD)/asan,$(TESTUTIL_SRCS)) $(ASAN_LIB)
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS_ALL) $(TEST_LIBS)
+
+$(BUILD)/tsan/test/%: $(BUILD)/tsan/obj/tests/unit/%.o $(call obj,$(BUILD)/tsan,$(TESTUTIL_SRCS)) $(TSAN_LIB)
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(TSAN_FLAGS) -o $@ $^ $(LDLIBS_ALL) $(TEST_LIBS)
+
+# ---- fuzz targets (clang libFuzzer) -----------------------------------
+$(BUILD)/fuzz/bin/%: $(BUILD)/fuzz/obj/tests/fuzz/%.o $(FUZZ_LIB)
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(FUZZ_CC) -fsanitize=fuzzer,address,undefined -o $@ $^ $(LDLIBS_ALL)
+
+fuzz: $(FUZZERS)
+
+# ---- top-level actions -------------------------------------------------
+deps:
+	@scripts/deps.sh
+
+test-build: $(BINS) $(TESTS) $(ASAN_TESTS) $(TSAN_TESTS) $(FUZZERS)
+
+# Build in parallel, then run the suites one after another so their output
+# reads in order. The last line is the total over every suite.
+test: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) test-build
+	@VECTORS=$(VECTORS) BUILD=$(BUILD) PYTHON=$(PYTHON) FUZZ_SECONDS=$(FUZZ_SECONDS) \
+		scripts/run-tests.sh
+
+unit: $(TESTS)
+	@VECTORS=$(VECTORS) BUILD=$(BUILD) scripts/run-tests.sh unit
+
+bench: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) $(BUILD)/bin/peerbench
+	@VECTORS=$(VECTORS) $(BUILD)/bin/peerbench $(BENCH)
+
+run: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) all
+	@VECTORS=$(VECTORS) BUILD=$(BUILD) scripts/run.sh
+
+install: all
+	install -d $(DESTDIR)$(BINDIR)
+	install -m 0755 $(BINS) $(DESTDIR)$(BINDIR)/
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(BINS)))
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,954 @@
+/**
+ * proto/proto.h: the Bitcoin P2P wire codec, peerd's lowest layer.
+ *
+ * Glossary
+ *   reader    a bounds-checked cursor over received bytes; a failed read
+ *             leaves it where it was, so `r->p - r->start` is the offset of
+ *             the item that failed.
+ *   writer    a cursor that appends to a fixed buffer or a growable one;
+ *             errors are sticky (w->err) so an encoder can write every field
+ *             and check once.
+ *   payload   the bytes after the 24-byte frame header.
+ *   blob      one exactly-sized allocation holding every script and witness
+ *             of a transaction (or of a whole block), referenced by offset.
+ *   free list a global, capped, thread-safe stack of fixed-size buffers
+ *             (8-byte binary, 512-byte script) reused across decodes.
+ *
+ * proto/ is pure: no I/O, no libuv, no globals but the free lists. Every
+ * function here may be called from any thread unless it says otherwise; a
+ * struct is owned by whoever initialised it.
+ *
+ * Byte order: hashes are stored as on the wire (internal order). Display
+ * order (block explorers, bitcoin-cli) is reversed; see proto_hash_to_hex.
+ */
+#ifndef PEERD_PROTO_H
+#define PEERD_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "base/alloc.h"
+
+#define PROTO_WUR __attribute__((warn_unused_result))
+
+/* ---------------------------------------------------------------------- */
+/* Limits (Bitcoin Core's where it has one)                                */
+
+/** Largest payload accepted in a frame (Core MAX_PROTOCOL_MESSAGE_LENGTH). */
+#define PROTO_MAX_MESSAGE 4000000u
+/** Largest CompactSize value accepted as a length or count (Core MAX_SIZE). */
+#define PROTO_MAX_SIZE 0x02000000u
+/** Entries in inv, getdata, notfound (Core MAX_INV_SZ). */
+#define PROTO_MAX_INV 50000u
+/** Headers in one headers message (Core MAX_HEADERS_RESULTS). */
+#define PROTO_MAX_HEADERS 2000u
+/** Locator hashes the codec accepts in getheaders/getblocks (btcd's). */
+#define PROTO_MAX_LOCATOR 500u
+/** Locator hashes the handler accepts (Core MAX_LOCATOR_SZ); enforced in daemon/. */
+#define PROTO_MAX_LOCATOR_HANDLER 101u
+/** Entries in addr and addrv2 (Core MAX_ADDR_TO_SEND). */
+#define PROTO_MAX_ADDR 1000u
+/** Largest addrv2 address field (BIP155 MAX_ADDRV2_SIZE). */
+#define PROTO_MAX_ADDRV2_SIZE 512u
+/** Longest user agent in version (Core MAX_SUBVERSION_LENGTH). */
+#define PROTO_MAX_SUBVERSION 256u
+/** Frame header size: magic, command, length, checksum. */
+#define PROTO_HEADER_SIZE 24u
+/** Command field width in the frame header. */
+#define PROTO_COMMAND_SIZE 12u
+/** Protocol version peerd speaks (Core 29). */
+#define PROTO_VERSION 70016
+/** Maximum block weight (BIP141). */
+#define PROTO_MAX_BLOCK_WEIGHT 4000000u
+#define PROTO_WITNESS_SCALE 4u
+/** Satoshis per bitcoin and the money range. */
+#define PROTO_COIN 100000000LL
+#define PROTO_MAX_MONEY (21000000LL * PROTO_COIN)
+/** Smallest serialized input (outpoint 36, empty script 1, sequence 4). */
+#define PROTO_MIN_TXIN_SIZE 41u
+/** Smallest serialized output (value 8, empty script 1). */
+#define PROTO_MIN_TXOUT_SIZE 9u
+/** Smallest serialized transaction (version, 1 in, 1 out, locktime). */
+#define PROTO_MIN_TX_SIZE 60u
+/** Serialized block header size. */
+#define PROTO_BLOCK_HEADER_SIZE 80u
+/** Free list buffer sizes and default capacities (DESIGN.md). */
+#define PROTO_BINARY_BUF_SIZE 8u
+#define PROTO_BINARY_FREELIST_CAP 1024u
+#define PROTO_SCRIPT_BUF_SIZE 512u
+#define PROTO_SCRIPT_FREELIST_CAP 12500u
+
+/* ---------------------------------------------------------------------- */
+/* Errors                                                                  */
+
+/** proto/ error codes: 0 is success, every error is negative. */
+enum proto_err {
+	PROTO_OK = 0,
+	PROTO_ETRUNC = -1,     /**< input ended before the item did */
+	PROTO_ETRAILING = -2,  /**< bytes left over after a complete payload */
+	PROTO_EMAGIC = -3,     /**< frame magic is not this network's */
+	PROTO_ECOMMAND = -4,   /**< command has non-printable bytes or data after NUL padding */
+	PROTO_EOVERSIZE = -5,  /**< a length over its limit (payload, string, script, address) */
+	PROTO_ECHECKSUM = -6,  /**< payload checksum does not match the header */
+	PROTO_ECOUNT = -7,     /**< an element count over its limit or over what the bytes can hold */
+	PROTO_ENONCANON = -8,  /**< CompactSize not in its shortest form */
+	PROTO_ENOMEM = -9,     /**< allocation failed */
+	PROTO_EVALUE = -10,    /**< a field value that cannot be (bad flag byte, bad address length) */
+	PROTO_ENOSPACE = -11,  /**< a fixed writer buffer is full */
+	PROTO_EUNKNOWN = -12,  /**< unknown command: skippable, not a protocol violation */
+	PROTO_EHEX = -13,      /**< text is not valid hex */
+	PROTO_ERR__MIN = -13,
+};
+
+/** A one-line English description of a proto_err; never NULL. */
+const char *proto_strerror(int err);
+/** The enum name without prefix ("ETRUNC"), used as a stats key; never NULL. */
+const char *proto_errname(int err);
+
+/* ---------------------------------------------------------------------- */
+/* Hashes and hashing (nettle)                                             */
+
+struct proto_hash {
+	uint8_t b[32];
+};
+
+/** SHA-256 of data. */
+void proto_sha256(const void *data, size_t len, uint8_t out[32]);
+/** SHA-256(SHA-256(data)): txids, block hashes, checksums, merkle nodes. */
+void proto_sha256d(const void *data, size_t len, uint8_t out[32]);
+/** SHA-256d of the 64-byte concatenation a||b (merkle node). */
+void proto_hash_pair(const uint8_t a[32], const uint8_t b[32], uint8_t out[32]);
+void proto_sha1(const void *data, size_t len, uint8_t out[20]);
+void proto_ripemd160(const void *data, size_t len, uint8_t out[20]);
+/** RIPEMD-160(SHA-256(data)). */
+void proto_hash160(const void *data, size_t len, uint8_t out[20]);
+/** BIP340 tagged hash: SHA-256(SHA-256(tag)||SHA-256(tag)||data). */
+void proto_tagged_hash(const char *tag, const void *data, size_t len, uint8_t out[32]);
+
+/** Streaming SHA-256 (opaque storage big enough for nettle's context). */
+struct proto_sha256 {
+	uint64_t opaque[16];
+};
+void proto_sha256_init(struct proto_sha256 *c);
+void proto_sha256_update(struct proto_sha256 *c, const void *data, size_t len);
+void proto_sha256_final(struct proto_sha256 *c, uint8_t out[32]);
+/** Final, then one more SHA-256 over the digest. */
+void proto_sha256d_final(struct proto_sha256 *c, uint8_t out[32]);
+/** A context after absorbing the BIP340 tag prefix (64 bytes); precompute once. */
+void proto_sha256_init_tagged(struct proto_sha256 *c, const char *tag);
+
+/** Write the hash in display (reversed) order as 64 lowercase hex chars + NUL. */
+void proto_hash_to_hex(const struct proto_hash *h, char out[65]);
+/** Parse 64 hex chars in display order. 0 or PROTO_EHEX. */
+PROTO_WUR int proto_hash_from_hex(const char *hex, struct proto_hash *h);
+/** Lowercase hex of bytes; out must hold 2*len+1. */
+void proto_hex_encode(const uint8_t *data, size_t len, char *out);
+/** Decode hex (even length, no prefix) into out (cap bytes); *len = bytes written. */
+PROTO_WUR int proto_hex_decode(const char *hex, size_t hexlen, uint8_t *out, size_t cap, size_t *len);
+
+static inline bool proto_hash_eq(const struct proto_hash *a, const struct proto_hash *b)
+{
+	return memcmp(a->b, b->b, 32) == 0;
+}
+static inline bool proto_hash_is_zero(const struct proto_hash *h)
+{
+	static const uint8_t z[32];
+	return memcmp(h->b, z, 32) == 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Randomness and SipHash (libsodium)                                      */
+
+/** Fill buf with cryptographically secure random bytes. */
+void proto_random(void *buf, size_t len);
+uint64_t proto_random_u64(void);
+/** SipHash-2-4 with a 16-byte key (salted hash tables). */
+uint64_t proto_siphash(const uint8_t key[16], const void *data, size_t len);
+
+/* ---------------------------------------------------------------------- */
+/* Reader and writer cursors                                               */
+
+struct proto_reader {
+	const uint8_t *start; /**< first byte, for offsets in error messages */
+	const uint8_t *p;     /**< next unread byte */
+	const uint8_t *end;   /**< one past the last byte */
+};
+
+static inline void proto_reader_init(struct proto_reader *r, const void *data, size_t len)
+{
+	r->start = r->p = (const uint8_t *)data;
+	r->end = r->p + len;
+}
+static inline size_t proto_reader_left(const struct proto_reader *r)
+{
+	return (size_t)(r->end - r->p);
+}
+static inline size_t proto_reader_offset(const struct proto_reader *r)
+{
+	return (size_t)(r->p - r->start);
+}
+
+PROTO_WUR static inline int proto_read_bytes(struct proto_reader *r, void *out, size_t n)
+{
+	if (proto_reader_left(r) < n)
+		return PROTO_ETRUNC;
+	memcpy(out, r->p, n);
+	r->p += n;
+	return 0;
+}
+/** Point *out at the next n bytes (no copy) and advance. */
+PROTO_WUR static inline int proto_read_span(struct proto_reader *r, size_t n, const uint8_t **out)
+{
+	if (proto_reader_left(r) < n)
+		return PROTO_ETRUNC;
+	*out = r->p;
+	r->p += n;
+	return 0;
+}
+PROTO_WUR static inline int proto_skip(struct proto_reader *r, size_t n)
+{
+	if (proto_reader_left(r) < n)
+		return PROTO_ETRUNC;
+	r->p += n;
+	return 0;
+}
+PROTO_WUR static inline int proto_read_u8(struct proto_reader *r, uint8_t *v)
+{
+	if (r->p >= r->end)
+		return PROTO_ETRUNC;
+	*v = *r->p++;
+	return 0;
+}
+PROTO_WUR static inline int proto_read_u16le(struct proto_reader *r, uint16_t *v)
+{
+	if (proto_reader_left(r) < 2)
+		return PROTO_ETRUNC;
+	*v = (uint16_t)(r->p[0] | r->p[1] << 8);
+	r->p += 2;
+	return 0;
+}
+/** Big-endian 16-bit (ports in addr messages). */
+PROTO_WUR static inline int proto_read_u16be(struct proto_reader *r, uint16_t *v)
+{
+	if (proto_reader_left(r) < 2)
+		return PROTO_ETRUNC;
+	*v = (uint16_t)(r->p[0] << 8 | r->p[1]);
+	r->p += 2;
+	return 0;
+}
+static inline uint32_t proto_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t proto_le64(const uint8_t *p)
+{
+	return (uint64_t)proto_le32(p) | (uint64_t)proto_le32(p + 4) << 32;
+}
+static inline void proto_put_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+static inline void proto_put_le64(uint8_t *p, uint64_t v)
+{
+	proto_put_le32(p, (uint32_t)v);
+	proto_put_le32(p + 4, (uint32_t)(v >> 32));
+}
+PROTO_WUR static inline int proto_read_u32le(struct proto_reader *r, uint32_t *v)
+{
+	if (proto_reader_left(r) < 4)
+		return PROTO_ETRUNC;
+	*v = proto_le32(r->p);
+	r->p += 4;
+	return 0;
+}
+PROTO_WUR static inline int proto_read_i32le(struct proto_reader *r, int32_t *v)
+{
+	uint32_t u;
+	int err = proto_read_u32le(r, &u);
+	if (!err)
+		*v = (int32_t)u;
+	return err;
+}
+PROTO_WUR static inline int proto_read_u64le(struct proto_reader *r, uint64_t *v)
+{
+	if (proto_reader_left(r) < 8)
+		return PROTO_ETRUNC;
+	*v = proto_le64(r->p);
+	r->p += 8;
+	return 0;
+}
+PROTO_WUR static inline int proto_read_i64le(struct proto_reader *r, int64_t *v)
+{
+	uint64_t u;
+	int err = proto_read_u64le(r, &u);
+	if (!err)
+		*v = (int64_t)u;
+	return err;
+}
+PROTO_WUR static inline int proto_read_hash(struct proto_reader *r, struct proto_hash *h)
+{
+	return proto_read_bytes(r, h->b, 32);
+}
+
+/**
+ * CompactSize with Core's rules: non-canonical encodings fail with
+ * PROTO_ENONCANON; values over `max` fail with PROTO_EOVERSIZE. Pass
+ * PROTO_MAX_SIZE for any length or count (Core's range check), or
+ * UINT64_MAX to read a raw 64-bit value.
+ */
+PROTO_WUR static inline int proto_read_compact(struct proto_reader *r, uint64_t max, uint64_t *v)
+{
+	if (r->p >= r->end)
+		return PROTO_ETRUNC;
+	uint8_t c = r->p[0];
+	uint64_t x;
+	size_t n;
+	if (c < 0xfd) {
+		x = c;
+		n = 1;
+	} else if (c == 0xfd) {
+		if (proto_reader_left(r) < 3)
+			return PROTO_ETRUNC;
+		x = (uint64_t)(r->p[1] | r->p[2] << 8);
+		if (x < 0xfd)
+			return PROTO_ENONCANON;
+		n = 3;
+	} else if (c == 0xfe) {
+		if (proto_reader_left(r) < 5)
+			return PROTO_ETRUNC;
+		x = proto_le32(r->p + 1);
+		if (x < 0x10000)
+			return PROTO_ENONCANON;
+		n = 5;
+	} else {
+		if (proto_reader_left(r) < 9)
+			return PROTO_ETRUNC;
+		x = proto_le64(r->p + 1);
+		if (x < 0x100000000ULL)
+			return PROTO_ENONCANON;
+		n = 9;
+	}
+	if (x > max)
+		return PROTO_EOVERSIZE;
+	r->p += n;
+	*v = x;
+	return 0;
+}
+
+/**
+ * A count of elements each at least `min_elem` bytes long: PROTO_ECOUNT when
+ * over `limit` (or over PROTO_MAX_SIZE), PROTO_ETRUNC when the remaining
+ * bytes cannot hold that many elements, so no caller allocates for a count
+ * the input cannot back.
+ */
+PROTO_WUR int proto_read_count(struct proto_reader *r, uint32_t limit, size_t min_elem, uint32_t *n);
+
+/**
+ * Length-limited var string into out (cap bytes incl. NUL). A length over
+ * max_len fails with PROTO_EOVERSIZE; *len gets the length.
+ */
+PROTO_WUR int proto_read_varstr(struct proto_reader *r, size_t max_len, char *out, size_t cap,
+				size_t *len);
+
+struct proto_writer {
+	uint8_t *buf;
+	size_t len;
+	size_t cap;
+	int err;       /**< first error, sticky; later writes do nothing */
+	bool growable; /**< buf is ours and may be reallocated with xrealloc */
+};
+
+/** Write into a caller's buffer; overflow sets PROTO_ENOSPACE. */
+void proto_writer_init_fixed(struct proto_writer *w, void *buf, size_t cap);
+/** Write into a growable heap buffer (none allocated until the first write). */
+void proto_writer_init(struct proto_writer *w);
+/** Free a growable writer's buffer. */
+void proto_writer_release(struct proto_writer *w);
+/** Make room for n more bytes; sets w->err on failure. Returns w->err. */
+int proto_writer_reserve(struct proto_writer *w, size_t n);
+
+static inline void proto_write_bytes(struct proto_writer *w, const void *data, size_t n)
+{
+	if (w->err)
+		return;
+	if (w->cap - w->len < n && proto_writer_reserve(w, n))
+		return;
+	if (n)
+		memcpy(w->buf + w->len, data, n);
+	w->len += n;
+}
+static inline void proto_write_u8(struct proto_writer *w, uint8_t v)
+{
+	proto_write_bytes(w, &v, 1);
+}
+static inline void proto_write_u16le(struct proto_writer *w, uint16_t v)
+{
+	uint8_t b[2] = {(uint8_t)v, (uint8_t)(v >> 8)};
+	proto_write_bytes(w, b, 2);
+}
+static inline void proto_write_u16be(struct proto_writer *w, uint16_t v)
+{
+	uint8_t b[2] = {(uint8_t)(v >> 8), (uint8_t)v};
+	proto_write_bytes(w, b, 2);
+}
+static inline void proto_write_u32le(struct proto_writer *w, uint32_t v)
+{
+	uint8_t b[4];
+	proto_put_le32(b, v);
+	proto_write_bytes(w, b, 4);
+}
+static inline void proto_write_u64le(struct proto_writer *w, uint64_t v)
+{
+	uint8_t b[8];
+	proto_put_le64(b, v);
+	proto_write_bytes(w, b, 8);
+}
+static inline void proto_write_hash(struct proto_writer *w, const struct proto_hash *h)
+{
+	proto_write_bytes(w, h->b, 32);
+}
+/** Encoded size of a CompactSize value: 1, 3, 5 or 9. */
+static inline size_t proto_compact_size(uint64_t v)
+{
+	return v < 0xfd ? 1 : v <= 0xffff ? 3 : v <= 0xffffffffULL ? 5 : 9;
+}
+static inline void proto_write_compact(struct proto_writer *w, uint64_t v)
+{
+	uint8_t b[9];
+	size_t n;
+	if (v < 0xfd) {
+		b[0] = (uint8_t)v;
+		n = 1;
+	} else if (v <= 0xffff) {
+		b[0] = 0xfd;
+		b[1] = (uint8_t)v;
+		b[2] = (uint8_t)(v >> 8);
+		n = 3;
+	} else if (v <= 0xffffffffULL) {
+		b[0] = 0xfe;
+		proto_put_le32(b + 1, (uint32_t)v);
+		n = 5;
+	} else {
+		b[0] = 0xff;
+		proto_put_le64(b + 1, v);
+		n = 9;
+	}
+	proto_write_bytes(w, b, n);
+}
+/** CompactSize length followed by the bytes. */
+static inline void proto_write_varbytes(struct proto_writer *w, const void *data, size_t n)
+{
+	proto_write_compact(w, n);
+	proto_write_bytes(w, data, n);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Free lists                                                              */
+
+/** The two global free lists. */
+enum proto_freelist_id {
+	PROTO_FREELIST_BINARY = 0, /**< 8-byte buffers */
+	PROTO_FREELIST_SCRIPT = 1, /**< 512-byte buffers */
+	PROTO_FREELIST__COUNT
+};
+
+struct proto_freelist_stats {
+	const char *name;   /**< "binary" or "script" */
+	size_t buf_size;    /**< bytes per buffer */
+	size_t capacity;    /**< most buffers the list keeps */
+	size_t in_use;      /**< buffers handed out and not yet returned */
+	size_t free;        /**< buffers on the list now */
+	size_t high_water;  /**< most buffers in use at once */
+	uint64_t hits;      /**< gets served from the list */
+	uint64_t misses;    /**< gets that had to allocate */
+	uint64_t bypass;    /**< requests too large for the list (served by xmalloc) */
+	uint64_t dropped;   /**< returns freed because the list was full */
+};
+
+/**
+ * Set capacities (0 keeps the current). Call at startup before decoding
+ * starts; buffers already out are still accepted back.
+ */
+void proto_freelist_configure(size_t binary_cap, size_t script_cap);
+/** A buffer of the list's size, or NULL when out of memory. Thread-safe. */
+PROTO_WUR void *proto_freelist_get(enum proto_freelist_id id);
+/** Take up to n buffers in one lock; returns how many were filled into out (n unless OOM). */
+PROTO_WUR size_t proto_freelist_get_many(enum proto_freelist_id id, void **out, size_t n);
+/** Give a buffer back (NULL is ignored). Thread-safe. */
+void proto_freelist_put(enum proto_freelist_id id, void *buf);
+/** Give n buffers back in one lock. */
+void proto_freelist_put_many(enum proto_freelist_id id, void *const *bufs, size_t n);
+/** Count a request that was too large for the list. */
+void proto_freelist_note_bypass(enum proto_freelist_id id);
+/** Snapshot of one list's counters. */
+void proto_freelist_stats(enum proto_freelist_id id, struct proto_freelist_stats *out);
+/** Free every idle buffer (at exit, so leak checkers stay quiet). */
+void proto_freelist_drain(void);
+
+/* ---------------------------------------------------------------------- */
+/* Transactions                                                            */
+
+struct proto_outpoint {
+	struct proto_hash txid;
+	uint32_t n;
+};
+
+/** Spans are offsets into the owning tx's (or block's) blob. */
+struct proto_txin {
+	struct proto_outpoint prevout;
+	uint32_t script_off; /**< scriptSig */
+	uint32_t script_len;
+	uint32_t sequence;
+	uint32_t wit_off;   /**< serialized witness stack items (each a var bytes), after the count */
+	uint32_t wit_len;   /**< 0 when the input has no witness */
+	uint32_t wit_count; /**< number of witness stack items */
+};
+
+struct proto_txout {
+	int64_t value;
+	uint32_t script_off; /**< scriptPubKey */
+	uint32_t script_len;
+};
+
+/**
+ * A decoded transaction. vin, vout and blob are either owned (allocated by
+ * proto_tx_decode, reused across decodes, freed by proto_tx_release) or
+ * borrowed from a block (`borrowed` set; the block frees them).
+ */
+struct proto_tx {
+	int32_t version;
+	uint32_t locktime;
+	uint32_t n_in;
+	uint32_t n_out;
+	struct proto_txin *vin;
+	struct proto_txout *vout;
+	const uint8_t *blob; /**< scripts and witnesses, contiguous */
+	uint32_t blob_len;
+	bool has_witness;   /**< serialized with BIP144 marker and flag */
+	bool borrowed;
+	/* sizes, filled by decode */
+	uint32_t size;          /**< serialized size with witness */
+	uint32_t stripped_size; /**< serialized size without witness */
+	/* capacities of owned storage, for reuse without allocation */
+	uint32_t vin_cap, vout_cap, blob_cap;
+	uint8_t *blob_mut; /**< owned blob storage (NULL when borrowed) */
+	/* cached hashes; valid when ids_valid */
+	bool ids_valid;
+	struct proto_hash txid;
+	struct proto_hash wtxid;
+};
+
+/** Zero a tx so it can be decoded into or released. */
+void proto_tx_init(struct proto_tx *tx);
+/** Free owned storage; the tx is then as after init. */
+void proto_tx_release(struct proto_tx *tx);
+
+/**
+ * Decode one transaction (BIP144 witness serialization recognised) from r,
+ * reusing tx's owned storage when large enough. Scripts are read into
+ * script free-list buffers (larger ones bypass the list and are counted),
+ * then copied into one exactly-sized blob; the buffers go straight back.
+ * At most three allocations (vin, vout, blob); none when reused.
+ * On error the tx holds no partial data (n_in = n_out = 0) and storage is
+ * kept for reuse; r is left at the failing item.
+ */
+PROTO_WUR int proto_tx_decode(struct proto_reader *r, struct proto_tx *tx);
+/** Decode a whole payload: like proto_tx_decode, plus PROTO_ETRAILING. */
+PROTO_WUR int proto_tx_decode_buf(const uint8_t *data, size_t len, struct proto_tx *tx,
+				  size_t *err_off);
+/** Serialize (with witness when tx->has_witness). */
+void proto_tx_encode(const struct proto_tx *tx, struct proto_writer *w);
+/** Serialize without witness (the txid preimage). */
+void proto_tx_encode_stripped(const struct proto_tx *tx, struct proto_writer *w);
+/** Compute txid and wtxid (no allocation) and cache them in tx. */
+void proto_tx_compute_ids(struct proto_tx *tx);
+/** Weight = stripped*3 + total (BIP141); vsize = ceil(weight/4). */
+static inline uint32_t proto_tx_weight(const struct proto_tx *tx)
+{
+	return tx->stripped_size * (PROTO_WITNESS_SCALE - 1) + tx->size;
+}
+static inline uint32_t proto_tx_vsize(const struct proto_tx *tx)
+{
+	return (proto_tx_weight(tx) + PROTO_WITNESS_SCALE - 1) / PROTO_WITNESS_SCALE;
+}
+static inline const uint8_t *proto_txin_script(const struct proto_tx *tx, const struct proto_txin *in)
+{
+	return tx->blob + in->script_off;
+}
+static inline const uint8_t *proto_txout_script(const struct proto_tx *tx, const struct proto_txout *o)
+{
+	return tx->blob + o->script_off;
+}
+static inline bool proto_tx_is_coinbase(const struct proto_tx *tx)
+{
+	return tx->n_in == 1 && tx->vin[0].prevout.n == 0xffffffffu &&
+	       proto_hash_is_zero(&tx->vin[0].prevout.txid);
+}
+
+/** A witness stack item, pointing into the blob. */
+struct proto_span {
+	const uint8_t *data;
+	uint32_t len;
+};
+/**
+ * Iterate an input's witness items (already validated by decode, so this
+ * cannot fail): i from 0 to in->wit_count - 1, in order.
+ */
+struct proto_witness_iter {
+	const uint8_t *p;
+	const uint8_t *end;
+};
+void proto_witness_iter_init(struct proto_witness_iter *it, const struct proto_tx *tx,
+			     const struct proto_txin *in);
+/** Next item; false at the end. */
+bool proto_witness_iter_next(struct proto_witness_iter *it, struct proto_span *item);
+
+/* ---------------------------------------------------------------------- */
+/* Blocks                                                                  */
+
+struct proto_block_header {
+	int32_t version;
+	struct proto_hash prev;
+	struct proto_hash merkle_root;
+	uint32_t time;
+	uint32_t bits;
+	uint32_t nonce;
+};
+
+PROTO_WUR int proto_block_header_decode(struct proto_reader *r, struct proto_block_header *h);
+void proto_block_header_encode(const struct proto_block_header *h, struct proto_writer *w);
+/** SHA-256d of the 80-byte serialization. */
+void proto_block_header_hash(const struct proto_block_header *h, struct proto_hash *out);
+
+/**
+ * A decoded block. All transactions share three arrays and one blob owned
+ * by the block (txs[i].borrowed is set): decoding a block of any size costs
+ * a fixed number of allocations, none when the block object is reused.
+ */
+struct proto_block {
+	struct proto_block_header hdr;
+	uint32_t n_tx;
+	struct proto_tx *txs;
+	uint32_t size; /**< serialized size */
+	/* storage, owned */
+	struct proto_txin *vin_all;
+	struct proto_txout *vout_all;
+	uint8_t *blob_all;
+	size_t txs_cap, vin_cap, vout_cap, blob_cap;
+};
+
+void proto_block_init(struct proto_block *b);
+void proto_block_release(struct proto_block *b);
+/** Decode a whole block payload; PROTO_ETRAILING if bytes are left. */
+PROTO_WUR int proto_block_decode(const uint8_t *data, size_t len, struct proto_block *b,
+				 size_t *err_off);
+void proto_block_encode(const struct proto_block *b, struct proto_writer *w);
+/** Block weight (BIP141). */
+uint32_t proto_block_weight(const struct proto_block *b);
+
+/**
+ * Merkle root of n leaf hashes (Core's ComputeMerkleRoot). *mutated is set
+ * when two identical hashes are paired at any level (CVE-2012-2459).
+ * Uses `scratch` (n hashes) if given, else allocates once; returns 0 or
+ * PROTO_ENOMEM. n == 0 gives a zero root.
+ */
+PROTO_WUR int proto_merkle_root(const struct proto_hash *leaves, size_t n, struct proto_hash *scratch,
+				struct proto_hash *root, bool *mutated);
+/** Merkle root over the block's txids (computing ids as needed). */
+PROTO_WUR int proto_block_merkle_root(struct proto_block *b, struct proto_hash *root, bool *mutated);
+/** Witness merkle root: wtxids with the coinbase's replaced by zero. */
+PROTO_WUR int proto_block_witness_merkle_root(struct proto_block *b, struct proto_hash *root);
+/**
+ * Find the witness commitment in the coinbase (last output whose script
+ * starts 6a24aa21a9ed). Returns the output index, or -1 if none.
+ */
+int proto_block_witness_commitment_index(const struct proto_block *b);
+
+/* ---------------------------------------------------------------------- */
+/* Proof of work                                                           */
+
+/** Expand compact bits to a 256-bit little-endian target. Returns -1 if negative/overflow/zero. */
+int proto_bits_to_target(uint32_t bits, uint8_t target[32]);
+/** Compress a 256-bit little-endian target into compact bits. */
+uint32_t proto_target_to_bits(const uint8_t target[32]);
+/** Whether hash <= target(bits) and target <= pow_limit. */
+bool proto_check_pow(const struct proto_hash *hash, uint32_t bits, const struct proto_hash *pow_limit);
+
+/* ---------------------------------------------------------------------- */
+/* Network parameters                                                      */
+
+enum proto_net {
+	PROTO_NET_MAIN = 0,
+	PROTO_NET_TESTNET3,
+	PROTO_NET_TESTNET4,
+	PROTO_NET_SIGNET,
+	PROTO_NET_REGTEST,
+	PROTO_NET__COUNT
+};
+
+struct proto_params {
+	enum proto_net net;
+	const char *name;        /**< "main", "test", "testnet4", "signet", "regtest" */
+	uint32_t magic;          /**< as read little-endian from the wire */
+	uint16_t default_port;
+	const uint8_t *genesis;  /**< raw genesis block */
+	size_t genesis_len;
+	struct proto_hash genesis_hash;
+	struct proto_hash pow_limit;
+	uint32_t pow_limit_bits;
+	int64_t pow_target_timespan;  /**< seconds, two weeks */
+	int64_t pow_target_spacing;   /**< seconds, ten minutes */
+	bool pow_allow_min_difficulty;
+	bool pow_no_retargeting;
+	bool enforce_bip94;           /**< testnet4 timewarp rule */
+	int32_t bip34_height;
+	int32_t bip65_height;
+	int32_t bip66_height;
+	int32_t csv_height;
+	int32_t segwit_height;
+	int32_t taproot_height;       /**< 0: always active */
+	uint32_t subsidy_halving_interval;
+	const char *bech32_hrp;
+};
+
+/** Parameters of a network; never NULL for a valid enum. */
+const struct proto_params *proto_params(enum proto_net net);
+/** Look up by name ("main", "mainnet", "test", "testnet3", "testnet4", "signet", "regtest"); NULL if unknown. */
+const struct proto_params *proto_params_by_name(const char *name);
+/** Look up by wire magic; NULL if unknown. */
+const struct proto_params *proto_params_by_magic(uint32_t magic);
+
+/* ---------------------------------------------------------------------- */
+/* Framing                                                                 */
+
+/** Every command peerd knows. PROTO_CMD_UNKNOWN for the rest (skippable). */
+enum proto_cmd {
+	PROTO_CMD_UNKNOWN = 0,
+	PROTO_CMD_VERSION,
+	PROTO_CMD_VERACK,
+	PROTO_CMD_PING,
+	PROTO_CMD_PONG,
+	PROTO_CMD_INV,
+	PROTO_CMD_GETDATA,
+	PROTO_CMD_NOTFOUND,
+	PROTO_CMD_GETHEADERS,
+	PROTO_CMD_GETBLOCKS,
+	PROTO_CMD_HEADERS,
+	PROTO_CMD_TX,
+	PROTO_CMD_BLOCK,
+	PROTO_CMD_ADDR,
+	PROTO_CMD_ADDRV2,
+	PROTO_CMD_SENDADDRV2,
+	PROTO_CMD_SENDHEADERS,
+	PROTO_CMD_FEEFILTER,
+	PROTO_CMD_WTXIDRELAY,
+	PROTO_CMD_SENDCMPCT,
+	PROTO_CMD_GETADDR,
+	PROTO_CMD_MEMPOOL,
+	PROTO_CMD__COUNT
+};
+
+/** Wire name of a command ("version"); "unknown" for PROTO_CMD_UNKNOWN. */
+const char *proto_cmd_name(enum proto_cmd cmd);
+/** Command from a NUL-terminated name; PROTO_CMD_UNKNOWN if not known. */
+enum proto_cmd proto_cmd_lookup(const char *name);
+
+struct proto_frame_header {
+	uint32_t magic;
+	char command[PROTO_COMMAND_SIZE + 1]; /**< NUL-terminated */
+	enum proto_cmd cmd;
+	uint32_t length;
+	uint8_t checksum[4];
+};
+
+/**
+ * Parse and check a 24-byte header in this order, as Core does before any
+ * buffer grows: magic (PROTO_EMAGIC), length <= PROTO_MAX_MESSAGE
+ * (PROTO_EOVERSIZE), command printable ASCII NUL-padded with nothing after
+ * the first NUL (PROTO_ECOMMAND; h is still filled so the payload can be
+ * skipped). An unknown but valid command is not an error (h->cmd is
+ * PROTO_CMD_UNKNOWN).
+ */
+PROTO_WUR int proto_frame_header_parse(const uint8_t buf[PROTO_HEADER_SIZE], uint32_t magic,
+				       struct proto_frame_header *h);
+/** First 4 bytes of SHA-256d(payload). */
+void proto_checksum(const void *payload, size_t len, uint8_t out[4]);
+/** 0, or PROTO_ECHECKSUM when the payload does not match the header. */
+PROTO_WUR int proto_frame_verify(const struct proto_frame_header *h, const uint8_t *payload);
+/** Write a 24-byte header plus payload. */
+void proto_frame_write(struct proto_writer *w, uint32_t magic, const char *command,
+		       const uint8_t *payload, size_t len);
+
+/* ---------------------------------------------------------------------- */
+/* Messages                                                                */
+
+/** Service bits. */
+#define PROTO_NODE_NETWORK (1u << 0)
+#define PROTO_NODE_BLOOM (1u << 2)
+#define PROTO_NODE_WITNESS (1u << 3)
+#define PROTO_NODE_COMPACT_FILTERS (1u << 6)
+#define PROTO_NODE_NETWORK_LIMITED (1u << 10)
+#define PROTO_NODE_P2P_V2 (1u << 11)
+
+/** An address as in version and addr: 16-byte IPv6 (IPv4-mapped for v4). */
+struct proto_netaddr {
+	uint64_t services;
+	uint8_t ip[16];
+	uint16_t port; /**< host order (big-endian on the wire) */
+};
+
+struct proto_version {
+	int32_t version;
+	uint64_t services;
+	int64_t timestamp;
+	struct proto_netaddr addr_recv;
+	struct proto_netaddr addr_from;
+	uint64_t nonce;
+	char user_agent[PROTO_MAX_SUBVERSION + 1];
+	uint32_t user_agent_len;
+	int32_t start_height;
+	bool relay;
+	bool has_relay; /**< the optional relay byte was present */
+};
+
+/** Inventory types. */
+enum proto_inv_type {
+	PROTO_INV_ERROR = 0,
+	PROTO_INV_TX = 1,
+	PROTO_INV_BLOCK = 2,
+	PROTO_INV_FILTERED_BLOCK = 3,
+	PROTO_INV_CMPCT_BLOCK = 4,
+	PROTO_INV_WTX = 5,
+	PROTO_INV_WITNESS_FLAG = 1u << 30,
+	PROTO_INV_WITNESS_TX = PROTO_INV_TX | PROTO_INV_WITNESS_FLAG,
+	PROTO_INV_WITNESS_BLOCK = PROTO_INV_BLOCK | PROTO_INV_WITNESS_FLAG,
+	PROTO_INV_FILTERED_WITNESS_BLOCK = PROTO_INV_FILTERED_BLOCK | PROTO_INV_WITNESS_FLAG,
+};
+
+struct proto_inv_vec {
+	uint32_t type;
+	struct proto_hash hash;
+};
+
+/** inv, getdata, notfound. Storage reused across decodes; at most one allocation. */
+struct proto_inv {
+	struct proto_inv_vec *v;
+	uint32_t n;
+	uint32_t cap;
+};
+
+/** getheaders and getblocks. */
+struct proto_locator {
+	uint32_t version;
+	struct proto_hash *hashes;
+	uint32_t n;
+	uint32_t cap;
+	struct proto_hash stop;
+};
+
+/** headers: each header is followed on the wire by a tx count (ignored, as Core). */
+struct proto_headers {
+	struct proto_block_header *h;
+	uint32_t n;
+	uint32_t cap;
+};
+
+/** BIP155 network ids. */
+enum proto_bip155_net {
+	PROTO_BIP155_IPV4 = 1,
+	PROTO_BIP155_IPV6 = 2,
+	PROTO_BIP155_TORV2 = 3,
+	PROTO_BIP155_TORV3 = 4,
+	PROTO_BIP155_I2P = 5,
+	PROTO_BIP155_CJDNS = 6,
+};
+
+/** One address of addr (v1) or addrv2. */
+struct proto_addr_entry {
+	uint32_t time;
+	uint64_t services;
+	uint8_t net;      /**< enum proto_bip155_net */
+	uint8_t addr_len; /**< bytes used in addr */
+	uint8_t addr[32];
+	uint16_t port;    /**< host order */
+};
+
+/**
+ * addr and addrv2. addr v1 entries are stored as BIP155 too: IPv4-mapped
+ * IPv6 becomes IPV4 (4 bytes) and is mapped back on encode. addrv2 entries
+ * with an unknown network id are skipped (counted in n_skipped), as Core.
+ */
+struct proto_addr {
+	struct proto_addr_entry *v;
+	uint32_t n;
+	uint32_t cap;
+	uint32_t n_skipped;
+};
+
+struct proto_sendcmpct {
+	bool high_bandwidth;
+	uint64_t version;
+};
+
+/**
+ * Storage for any decoded message. Not a union: each member keeps its own
+ * buffers, so decoding the same command again into the same object costs no
+ * allocation. Owned by one thread.
+ */
+struct proto_msg {
+	enum proto_cmd cmd;
+	struct proto_version version;
+	uint64_t nonce;     /**< ping, pong */
+	struct proto_inv inv;        /**< inv, getdata, notfound */
+	struct proto_locator locator; /**< getheaders, getblocks */
+	struct proto_headers headers;
+	struct proto_tx tx;
+	struct proto_block block;
+	struct proto_addr addr;      /**< addr, addrv2 */
+	int64_t feerate;    /**< feefilter, sat/kvB */
+	struct proto_sendcmpct sendcmpct;
+};
+
+void proto_msg_init(struct proto_msg *m);
+void proto_msg_release(struct proto_msg *m);
+
+/**
+ * Decode the payload of command `cmd` into m (m->cmd set). Every length and
+ * count is checked before use; trailing bytes are PROTO_ETRAILING except
+ * where Core tolerates them (version's optional fields). *err_off (may be
+ * NULL) gets the offset of the failing item. PROTO_EUNKNOWN for
+ * PROTO_CMD_UNKNOWN.
+ */
+PROTO_WUR int proto_msg_decode(enum proto_cmd cmd, const uint8_t *payload, size_t len,
+			       struct proto_msg *m, size_t *err_off);
+/** Encode the payload of m->cmd (no frame header). */
+void proto_msg_encode(const struct proto_msg *m, struct proto_writer *w);
+
+/* Per-message codecs, used by proto_msg_decode/encode and directly by benches. */
+PROTO_WUR int proto_version_decode(struct proto_reader *r, struct proto_version *v);
+void proto_version_encode(const struct proto_version *v, struct proto_writer *w);
+/** inv/getdata/notfound, max PROTO_MAX_INV entries. */
+PROTO_WUR int proto_inv_decode(struct proto_reader *r, struct proto_inv *inv);
+void proto_inv_encode(const struct proto_inv *inv, struct proto_writer *w);
+void proto_inv_release(struct proto_inv *inv);
+PROTO_WUR int proto_locator_decode(struct proto_reader *r, struct proto_locator *l);
+void proto_locator_encode(const struct proto_locator *l, struct proto_writer *w);
+void proto_locator_release(struct proto_locator *l);
+PROTO_WUR int proto_headers_decode(struct proto_reader *r, struct proto_headers *h);
+void proto_headers_encode(const struct proto_headers *h, struct proto_writer *w);
+void proto_headers_release(struct proto_headers *h);
+PROTO_WUR int proto_addr_decode(struct proto_reader *r, struct proto_addr *a);
+void proto_addr_encode(const struct proto_addr *a, struct proto_writer *w);
+PROTO_WUR int proto_addrv2_decode(struct proto_reader *r, struct proto_addr *a);
+void proto_addrv2_encode(const struct proto_addr *a, struct proto_writer *w);
+void proto_addr_release(struct proto_addr *a);
+/** Outpoint, txin, txout pieces (benchmarks mirror btcd's). */
+PROTO_WUR int proto_outpoint_decode(struct proto_reader *r, struct proto_outpoint *o);
+void proto_outpoint_encode(const struct proto_outpoint *o, struct proto_writer *w);
+
+#endif

@@ -1,0 +1,106 @@
+#!/bin/sh
+# Run peerd's test suites in order and print one total line at the end.
+#   scripts/run-tests.sh            every suite
+#   scripts/run-tests.sh unit       only the plain unit tests
+# Environment: BUILD (build dir), VECTORS (shared test data), PYTHON,
+# FUZZ_SECONDS (fuzzing time per target after its corpus).
+set -u
+BUILD=${BUILD:-build}
+PYTHON=${PYTHON:-/usr/bin/python3}
+FUZZ_SECONDS=${FUZZ_SECONDS:-3}
+export VECTORS=${VECTORS:-$(cd "$(dirname "$0")/.." && pwd)/../shared/vectors}
+only=${1:-all}
+
+passed=0
+failed=0
+failures=""
+
+if [ ! -d "$VECTORS" ]; then
+	echo "run-tests: test vectors not found at $VECTORS (expected ../shared/vectors beside the checkout)" >&2
+	exit 1
+fi
+
+run() { # name, command...
+	name=$1
+	shift
+	if "$@" >"$BUILD/test-logs/$name.log" 2>&1; then
+		passed=$((passed + 1))
+		printf '  PASS  %s\n' "$name"
+	else
+		failed=$((failed + 1))
+		failures="$failures $name"
+		printf '  FAIL  %s (log: %s)\n' "$name" "$BUILD/test-logs/$name.log"
+		tail -n 30 "$BUILD/test-logs/$name.log" | sed 's/^/        /'
+	fi
+}
+
+mkdir -p "$BUILD/test-logs"
+
+suite_unit() {
+	echo "== unit tests"
+	for t in "$BUILD"/test/test_*; do
+		[ -x "$t" ] || continue
+		run "unit-$(basename "$t")" "$t"
+	done
+}
+
+suite_asan() {
+	echo "== unit tests under ASan+UBSan"
+	for t in "$BUILD"/asan/test/test_*; do
+		[ -x "$t" ] || continue
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+			run "asan-$(basename "$t")" "$t"
+	done
+}
+
+suite_tsan() {
+	echo "== pool/ tests under TSan"
+	for t in "$BUILD"/tsan/test/test_*; do
+		[ -x "$t" ] || continue
+		TSAN_OPTIONS=halt_on_error=1 run "tsan-$(basename "$t")" "$t"
+	done
+}
+
+suite_fuzz() {
+	echo "== fuzz smoke (corpus + ${FUZZ_SECONDS}s each)"
+	for f in "$BUILD"/fuzz/bin/fuzz_*; do
+		[ -x "$f" ] || continue
+		name=$(basename "$f")
+		seeds="tests/fuzz/corpus/${name#fuzz_}"
+		work="$BUILD/fuzz/work/${name#fuzz_}"
+		rm -rf "$work" && mkdir -p "$work"
+		gen="$BUILD/fuzz/seeds/${name#fuzz_}"
+		set -- "$work"
+		[ -d "$seeds" ] && set -- "$@" "$seeds"
+		[ -d "$gen" ] && set -- "$@" "$gen"
+		run "fuzz-${name#fuzz_}" "$f" -max_total_time="$FUZZ_SECONDS" -timeout=10 \
+			-rss_limit_mb=2048 -print_final_stats=1 "$@"
+	done
+}
+
+suite_integration() {
+	[ -d tests/integration ] || return 0
+	ls tests/integration/test_*.py >/dev/null 2>&1 || return 0
+	echo "== integration tests (pytest)"
+	run "integration" "$PYTHON" -m pytest -q tests/integration
+}
+
+case "$only" in
+unit) suite_unit ;;
+all)
+	suite_unit
+	suite_asan
+	suite_tsan
+	suite_fuzz
+	suite_integration
+	;;
+*)
+	echo "run-tests: unknown suite '$only'" >&2
+	exit 2
+	;;
+esac
+
+echo
+[ -n "$failures" ] && echo "failed:$failures"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

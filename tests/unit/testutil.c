@@ -1,0 +1,92 @@
+/* tests/unit/testutil.c: file, hex and comparison helpers for unit tests. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit/testutil.h"
+
+const char *tu_vector(const char *rel)
+{
+	static char path[4096];
+	const char *dir = getenv("VECTORS");
+	snprintf(path, sizeof(path), "%s/%s", dir && *dir ? dir : "../shared/vectors", rel);
+	return path;
+}
+
+uint8_t *tu_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		fail_msg("cannot open %s (set VECTORS to ../shared/vectors)", path);
+	fseek(f, 0, SEEK_END);
+	long sz = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	uint8_t *buf = malloc(sz > 0 ? (size_t)sz : 1);
+	assert_non_null(buf);
+	if (fread(buf, 1, (size_t)sz, f) != (size_t)sz)
+		fail_msg("short read of %s", path);
+	fclose(f);
+	*len = (size_t)sz;
+	return buf;
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+uint8_t *tu_unhex(const char *hex, size_t *len)
+{
+	size_t n = strlen(hex);
+	if (n % 2)
+		fail_msg("odd-length hex: %s", hex);
+	uint8_t *out = malloc(n / 2 + 1);
+	assert_non_null(out);
+	for (size_t i = 0; i < n / 2; i++) {
+		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			fail_msg("bad hex at %zu: %s", 2 * i, hex);
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	*len = n / 2;
+	return out;
+}
+
+char *tu_hex(const uint8_t *data, size_t len)
+{
+	static const char digits[] = "0123456789abcdef";
+	char *s = malloc(2 * len + 1);
+	assert_non_null(s);
+	for (size_t i = 0; i < len; i++) {
+		s[2 * i] = digits[data[i] >> 4];
+		s[2 * i + 1] = digits[data[i] & 15];
+	}
+	s[2 * len] = 0;
+	return s;
+}
+
+void tu_assert_bytes_equal_impl(const void *a, size_t alen, const void *b, size_t blen,
+				const char *file, int line)
+{
+	const uint8_t *x = a, *y = b;
+	size_t n = alen < blen ? alen : blen;
+	for (size_t i = 0; i < n; i++) {
+		if (x[i] != y[i])
+			fail_msg("%s:%d: bytes differ at offset %zu: 0x%02x != 0x%02x (lengths %zu, %zu)",
+				 file, line, i, x[i], y[i], alen, blen);
+	}
+	if (alen != blen)
+		fail_msg("%s:%d: lengths differ: %zu != %zu (common prefix equal)", file, line, alen,
+			 blen);
+}
