@@ -1,0 +1,30 @@
+/**
+ * tools/peertool.h: subcommands of peertool, the offline multitool.
+ *
+ * Each subcommand takes the arguments after its name (argv[0] is the
+ * subcommand) and returns the process exit code: 0 success, 1 bad input or
+ * a failed check, 2 usage error. Output goes to stdout, errors to stderr as
+ * one line starting "peertool: ".
+ */
+#ifndef PEERD_PEERTOOL_H
+#define PEERD_PEERTOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+int peertool_decode_tx(int argc, char **argv);
+int peertool_decode_block(int argc, char **argv);
+int peertool_decode_msg(int argc, char **argv);
+int peertool_verify_tx(int argc, char **argv);
+int peertool_verify_block(int argc, char **argv);
+
+/**
+ * Read FILE (or stdin for "-") whole; with `hex`, decode hex text (whitespace
+ * ignored). Returns a new xmalloc'd buffer or NULL after printing an error.
+ */
+uint8_t *peertool_read_input(const char *cmd, const char *path, int hex, size_t *len);
+
+/** Print "peertool: CMD: message" to stderr (printf-style). */
+void peertool_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif
