@@ -43,10 +43,12 @@ static struct freelist *list(enum proto_freelist_id id)
  * Failure just means the buffer is dropped instead of kept. */
 static bool idle_room(struct freelist *fl)
 {
-	if (fl->n_idle < fl->idle_cap)
-		return true;
+	/* Capacity first: after proto_freelist_configure lowers it, the slot
+	 * array may still have room for more than the list may keep. */
 	if (fl->n_idle >= fl->capacity)
 		return false;
+	if (fl->n_idle < fl->idle_cap)
+		return true;
 	size_t cap = fl->idle_cap ? fl->idle_cap * 2 : 64;
 	if (cap > fl->capacity)
 		cap = fl->capacity;

@@ -498,7 +498,7 @@ struct proto_outpoint {
 	uint32_t n;
 };
 
-/** Spans are offsets into the owning tx's (or block's) blob. */
+/** Spans are offsets into tx->blob (for a block's tx, its own slice of the block's blob). */
 struct proto_txin {
 	struct proto_outpoint prevout;
 	uint32_t script_off; /**< scriptSig */
@@ -537,8 +537,10 @@ struct proto_tx {
 	/* capacities of owned storage, for reuse without allocation */
 	uint32_t vin_cap, vout_cap, blob_cap;
 	uint8_t *blob_mut; /**< owned blob storage (NULL when borrowed) */
-	/* cached hashes; valid when ids_valid */
+	/* cached hashes: txid valid when txid_valid, both when ids_valid.
+	 * Clear both after changing a decoded or hand-built tx. */
 	bool ids_valid;
+	bool txid_valid;
 	struct proto_hash txid;
 	struct proto_hash wtxid;
 };
@@ -553,20 +555,37 @@ void proto_tx_release(struct proto_tx *tx);
  * reusing tx's owned storage when large enough. Scripts are read into
  * script free-list buffers (larger ones bypass the list and are counted),
  * then copied into one exactly-sized blob; the buffers go straight back.
- * At most three allocations (vin, vout, blob); none when reused.
+ * At most three allocations (vin, vout, blob); none when reused (staging
+ * buffers are free-list hits once the list is warm). The tx does not point
+ * into r's buffer. Rules as Core's UnserializeTransaction: a flag byte
+ * other than 0 or 1 is PROTO_EVALUE ("unknown optional data"); marker
+ * with flag 0 is a tx with no inputs and no outputs; flag 1 with every
+ * witness stack empty is PROTO_EVALUE ("superfluous witness record").
+ * Counts are bounded by the bytes left before anything is allocated.
  * On error the tx holds no partial data (n_in = n_out = 0) and storage is
- * kept for reuse; r is left at the failing item.
+ * kept for reuse; r is left at the failing field. A tx borrowed from a
+ * block is detached from the block's storage first.
  */
 PROTO_WUR int proto_tx_decode(struct proto_reader *r, struct proto_tx *tx);
-/** Decode a whole payload: like proto_tx_decode, plus PROTO_ETRAILING. */
+/** Decode a whole payload: like proto_tx_decode, plus PROTO_ETRAILING; *err_off (may be NULL) gets the failing offset. */
 PROTO_WUR int proto_tx_decode_buf(const uint8_t *data, size_t len, struct proto_tx *tx,
 				  size_t *err_off);
-/** Serialize (with witness when tx->has_witness). */
+/**
+ * Serialize. The BIP144 witness form is used when some input has a
+ * non-empty witness (Core's HasWitness; for a decoded tx that is exactly
+ * has_witness), else the legacy form.
+ */
 void proto_tx_encode(const struct proto_tx *tx, struct proto_writer *w);
 /** Serialize without witness (the txid preimage). */
 void proto_tx_encode_stripped(const struct proto_tx *tx, struct proto_writer *w);
+/** Serialized size: with witness as proto_tx_encode writes it, or stripped. */
+size_t proto_tx_serialized_size(const struct proto_tx *tx, bool with_witness);
 /** Compute txid and wtxid (no allocation) and cache them in tx. */
 void proto_tx_compute_ids(struct proto_tx *tx);
+/** The txid, computed (no allocation) and cached on first use; points into tx. */
+const struct proto_hash *proto_tx_txid(struct proto_tx *tx);
+/** The wtxid (equal to the txid without witness), cached like proto_tx_txid. */
+const struct proto_hash *proto_tx_wtxid(struct proto_tx *tx);
 /** Weight = stripped*3 + total (BIP141); vsize = ceil(weight/4). */
 static inline uint32_t proto_tx_weight(const struct proto_tx *tx)
 {
@@ -608,6 +627,21 @@ void proto_witness_iter_init(struct proto_witness_iter *it, const struct proto_t
 /** Next item; false at the end. */
 bool proto_witness_iter_next(struct proto_witness_iter *it, struct proto_span *item);
 
+/**
+ * One input or output as on the wire, without copying: the script span
+ * points into the reader's buffer and the struct's script_off/len (and, for
+ * an input, wit_*) are left 0. r is left at the failing field on error.
+ * proto_tx_decode reads inputs and outputs with the same code.
+ */
+PROTO_WUR int proto_txin_decode(struct proto_reader *r, struct proto_txin *in, struct proto_span *script);
+/** Write an input with the given scriptSig (in->script_off/len are not used). */
+void proto_txin_encode(const struct proto_txin *in, const uint8_t *script, uint32_t script_len,
+		       struct proto_writer *w);
+PROTO_WUR int proto_txout_decode(struct proto_reader *r, struct proto_txout *out, struct proto_span *script);
+/** Write an output with the given scriptPubKey (o->script_off/len are not used). */
+void proto_txout_encode(const struct proto_txout *o, const uint8_t *script, uint32_t script_len,
+			struct proto_writer *w);
+
 /* ---------------------------------------------------------------------- */
 /* Blocks                                                                  */
 
@@ -640,11 +674,22 @@ struct proto_block {
 	struct proto_txout *vout_all;
 	uint8_t *blob_all;
 	size_t txs_cap, vin_cap, vout_cap, blob_cap;
+	/* leaf array reused by the merkle root functions */
+	struct proto_hash *hash_scratch;
+	size_t hash_cap;
 };
 
 void proto_block_init(struct proto_block *b);
 void proto_block_release(struct proto_block *b);
-/** Decode a whole block payload; PROTO_ETRAILING if bytes are left. */
+/**
+ * Decode a whole block payload; PROTO_ETRAILING if bytes are left. Every
+ * transaction is checked exactly as proto_tx_decode checks it; the tx count
+ * is bounded by len / PROTO_MIN_TX_SIZE before anything is allocated. At
+ * most four allocations (txs, inputs, outputs, blob), none when b's storage
+ * is big enough. On error b->n_tx is 0 and storage is kept; *err_off (may
+ * be NULL) gets the offset of the failing item. The block does not point
+ * into `data`.
+ */
 PROTO_WUR int proto_block_decode(const uint8_t *data, size_t len, struct proto_block *b,
 				 size_t *err_off);
 void proto_block_encode(const struct proto_block *b, struct proto_writer *w);
@@ -659,9 +704,13 @@ uint32_t proto_block_weight(const struct proto_block *b);
  */
 PROTO_WUR int proto_merkle_root(const struct proto_hash *leaves, size_t n, struct proto_hash *scratch,
 				struct proto_hash *root, bool *mutated);
-/** Merkle root over the block's txids (computing ids as needed). */
+/**
+ * Merkle root over the block's txids (computing and caching ids as needed).
+ * The leaf array is kept in the block: allocates only when the block has
+ * more transactions than any before. 0 or PROTO_ENOMEM.
+ */
 PROTO_WUR int proto_block_merkle_root(struct proto_block *b, struct proto_hash *root, bool *mutated);
-/** Witness merkle root: wtxids with the coinbase's replaced by zero. */
+/** Witness merkle root: wtxids with the coinbase's replaced by zero. 0 or PROTO_ENOMEM. */
 PROTO_WUR int proto_block_witness_merkle_root(struct proto_block *b, struct proto_hash *root);
 /**
  * Find the witness commitment in the coinbase (last output whose script
@@ -676,8 +725,25 @@ int proto_block_witness_commitment_index(const struct proto_block *b);
 int proto_bits_to_target(uint32_t bits, uint8_t target[32]);
 /** Compress a 256-bit little-endian target into compact bits. */
 uint32_t proto_target_to_bits(const uint8_t target[32]);
-/** Whether hash <= target(bits) and target <= pow_limit. */
+/**
+ * Core's CheckProofOfWork: false when bits are negative, zero or overflow,
+ * or the target is above pow_limit, or hash > target.
+ */
 bool proto_check_pow(const struct proto_hash *hash, uint32_t bits, const struct proto_hash *pow_limit);
+
+struct proto_params;
+/**
+ * Core's CalculateNextWorkRequired: the bits of the first block of a new
+ * retarget period. last_bits and last_time are the previous period's last
+ * block's; first_time (and first_bits, used instead of last_bits when
+ * p->enforce_bip94) its first block's. The measured timespan is clamped to
+ * [timespan/4, timespan*4] and the result capped at p->pow_limit. Returns
+ * last_bits unchanged when p->pow_no_retargeting. The testnet
+ * minimum-difficulty exception and "retarget only every interval" are the
+ * caller's (they need the chain).
+ */
+uint32_t proto_next_work_required(const struct proto_params *p, uint32_t last_bits, uint32_t first_bits,
+				  int64_t first_time, int64_t last_time);
 
 /* ---------------------------------------------------------------------- */
 /* Network parameters                                                      */
@@ -701,7 +767,7 @@ struct proto_params {
 	struct proto_hash genesis_hash;
 	struct proto_hash pow_limit;
 	uint32_t pow_limit_bits;
-	int64_t pow_target_timespan;  /**< seconds, two weeks */
+	int64_t pow_target_timespan;  /**< seconds: two weeks (regtest one day, as Core) */
 	int64_t pow_target_spacing;   /**< seconds, ten minutes */
 	bool pow_allow_min_difficulty;
 	bool pow_no_retargeting;
@@ -714,7 +780,16 @@ struct proto_params {
 	int32_t taproot_height;       /**< 0: always active */
 	uint32_t subsidy_halving_interval;
 	const char *bech32_hrp;
+	/** BIP325 block challenge (signet only, else NULL/0). */
+	const uint8_t *signet_challenge;
+	size_t signet_challenge_len;
 };
+
+/** Blocks per retarget period (2016; 144 on regtest). */
+static inline int64_t proto_params_retarget_interval(const struct proto_params *p)
+{
+	return p->pow_target_timespan / p->pow_target_spacing;
+}
 
 /** Parameters of a network; never NULL for a valid enum. */
 const struct proto_params *proto_params(enum proto_net net);
@@ -780,9 +855,25 @@ PROTO_WUR int proto_frame_header_parse(const uint8_t buf[PROTO_HEADER_SIZE], uin
 void proto_checksum(const void *payload, size_t len, uint8_t out[4]);
 /** 0, or PROTO_ECHECKSUM when the payload does not match the header. */
 PROTO_WUR int proto_frame_verify(const struct proto_frame_header *h, const uint8_t *payload);
-/** Write a 24-byte header plus payload. */
+/**
+ * Write a 24-byte header plus payload. A command longer than
+ * PROTO_COMMAND_SIZE sets w->err to PROTO_ECOMMAND, a payload over
+ * PROTO_MAX_MESSAGE to PROTO_EOVERSIZE (a peer would drop it).
+ */
 void proto_frame_write(struct proto_writer *w, uint32_t magic, const char *command,
 		       const uint8_t *payload, size_t len);
+/**
+ * Start a frame: append a 24-byte placeholder header and return its offset
+ * in w->buf. Encode the payload into w, then call proto_frame_end: the
+ * payload is written once, in place, with no copy.
+ */
+size_t proto_frame_begin(struct proto_writer *w);
+/**
+ * Fill in the header at `start` (from proto_frame_begin) for the payload
+ * written since: length and checksum. Errors as proto_frame_write; does
+ * nothing when w->err is already set.
+ */
+void proto_frame_end(struct proto_writer *w, size_t start, uint32_t magic, const char *command);
 
 /* ---------------------------------------------------------------------- */
 /* Messages                                                                */
@@ -814,6 +905,23 @@ struct proto_version {
 	int32_t start_height;
 	bool relay;
 	bool has_relay; /**< the optional relay byte was present */
+	uint8_t omitted; /**< enum proto_version_tail: what the wire left out; 0 to send all */
+};
+
+/**
+ * How much of version's optional tail was absent, counted from the end.
+ * Core reads each part only `if (!vRecv.empty())`, so old peers may stop
+ * after any of them; a part cut in the middle is PROTO_ETRUNC. Absent
+ * parts decode to Core's defaults (nonce 0, empty user agent, start height
+ * -1, relay true). The encoder writes what `omitted` says (and ignores
+ * has_relay), so a zeroed struct encodes the full modern message.
+ */
+enum proto_version_tail {
+	PROTO_VERSION_TAIL_FULL = 0,      /**< every field through relay */
+	PROTO_VERSION_TAIL_NO_RELAY = 1,  /**< ends after start_height */
+	PROTO_VERSION_TAIL_NO_HEIGHT = 2, /**< ends after the user agent */
+	PROTO_VERSION_TAIL_NO_UA = 3,     /**< ends after addr_from and nonce */
+	PROTO_VERSION_TAIL_NONE = 4,      /**< ends after addr_recv */
 };
 
 /** Inventory types. */
@@ -834,6 +942,13 @@ struct proto_inv_vec {
 	uint32_t type;
 	struct proto_hash hash;
 };
+
+/**
+ * Name of an inventory type as Core logs it ("tx", "witness_block"), or
+ * NULL for a type peerd does not know. The codec accepts any type (Core
+ * ignores unknown ones in its handlers); this is for the handler and logs.
+ */
+const char *proto_inv_type_name(uint32_t type);
 
 /** inv, getdata, notfound. Storage reused across decodes; at most one allocation. */
 struct proto_inv {
@@ -920,32 +1035,77 @@ void proto_msg_release(struct proto_msg *m);
 /**
  * Decode the payload of command `cmd` into m (m->cmd set). Every length and
  * count is checked before use; trailing bytes are PROTO_ETRAILING except
- * where Core tolerates them (version's optional fields). *err_off (may be
- * NULL) gets the offset of the failing item. PROTO_EUNKNOWN for
- * PROTO_CMD_UNKNOWN.
+ * where Core tolerates them: after version's optional fields, and in the
+ * payload-less messages (verack, sendaddrv2, sendheaders, wtxidrelay,
+ * getaddr, mempool), whose payload Core never reads. *err_off (may be
+ * NULL) gets the offset of the failing item, or on success the bytes
+ * consumed. PROTO_EUNKNOWN for PROTO_CMD_UNKNOWN. On error the message's
+ * arrays hold no entries (n = 0) but keep their storage for reuse.
+ * payload may be NULL when len is 0. Allocates at most once per array
+ * message (none when m's storage is large enough); see proto/msg.c.
  */
 PROTO_WUR int proto_msg_decode(enum proto_cmd cmd, const uint8_t *payload, size_t len,
 			       struct proto_msg *m, size_t *err_off);
-/** Encode the payload of m->cmd (no frame header). */
+/**
+ * Encode the payload of m->cmd (no frame header). PROTO_CMD_UNKNOWN (or a
+ * value out of range) sets w->err to PROTO_EUNKNOWN.
+ */
 void proto_msg_encode(const struct proto_msg *m, struct proto_writer *w);
+/** Encode m as a complete frame for network `magic`: header then payload, in place. */
+void proto_msg_frame(const struct proto_msg *m, uint32_t magic, struct proto_writer *w);
 
-/* Per-message codecs, used by proto_msg_decode/encode and directly by benches. */
+/*
+ * Per-message codecs, used by proto_msg_decode/encode and directly by
+ * benches. Decoders read from r and leave it after the message (at the
+ * failing field on error) without checking for trailing bytes; the array
+ * decoders validate the count with proto_read_count before allocating,
+ * grow storage at most once (none when it fits) and set n = 0 on error.
+ * Encoders set w->err (sticky) and never fail otherwise.
+ */
+/**
+ * version; optional tail as described at enum proto_version_tail. A user
+ * agent over PROTO_MAX_SUBVERSION is PROTO_EOVERSIZE. Bytes after the relay
+ * flag are not read.
+ */
 PROTO_WUR int proto_version_decode(struct proto_reader *r, struct proto_version *v);
+/** PROTO_EOVERSIZE on a user agent over the limit, PROTO_EVALUE on a bad `omitted`. */
 void proto_version_encode(const struct proto_version *v, struct proto_writer *w);
-/** inv/getdata/notfound, max PROTO_MAX_INV entries. */
+/** inv/getdata/notfound, max PROTO_MAX_INV entries; any type value is kept. */
 PROTO_WUR int proto_inv_decode(struct proto_reader *r, struct proto_inv *inv);
 void proto_inv_encode(const struct proto_inv *inv, struct proto_writer *w);
+/** Free the entries; inv is then empty and reusable. */
 void proto_inv_release(struct proto_inv *inv);
+/** getheaders/getblocks, max PROTO_MAX_LOCATOR hashes (the handler enforces 101). */
 PROTO_WUR int proto_locator_decode(struct proto_reader *r, struct proto_locator *l);
 void proto_locator_encode(const struct proto_locator *l, struct proto_writer *w);
+/** Free the hashes; l is then empty and reusable. */
 void proto_locator_release(struct proto_locator *l);
+/**
+ * headers, max PROTO_MAX_HEADERS. The tx count after each header must be a
+ * canonical CompactSize <= PROTO_MAX_SIZE and is ignored (Core); encode
+ * writes 0.
+ */
 PROTO_WUR int proto_headers_decode(struct proto_reader *r, struct proto_headers *h);
 void proto_headers_encode(const struct proto_headers *h, struct proto_writer *w);
+/** Free the headers; h is then empty and reusable. */
 void proto_headers_release(struct proto_headers *h);
+/** addr (v1), max PROTO_MAX_ADDR; IPv4-mapped becomes IPV4, anything else IPV6. */
 PROTO_WUR int proto_addr_decode(struct proto_reader *r, struct proto_addr *a);
+/**
+ * addr (v1). IPV4 is written IPv4-mapped, IPV6 and CJDNS as is, other
+ * networks as 16 zero bytes (Core's V1 form); an entry whose length does not
+ * fit its network sets PROTO_EVALUE.
+ */
 void proto_addr_encode(const struct proto_addr *a, struct proto_writer *w);
+/**
+ * addrv2 (BIP155), max PROTO_MAX_ADDR: address over PROTO_MAX_ADDRV2_SIZE is
+ * PROTO_EOVERSIZE, a known network with the wrong length PROTO_EVALUE, an
+ * unknown network id skipped and counted in n_skipped.
+ */
 PROTO_WUR int proto_addrv2_decode(struct proto_reader *r, struct proto_addr *a);
+/** addrv2; PROTO_EVALUE for an entry whose length does not fit its network. */
 void proto_addrv2_encode(const struct proto_addr *a, struct proto_writer *w);
+/** Free the entries; a is then empty and reusable. */
 void proto_addr_release(struct proto_addr *a);
 /** Outpoint, txin, txout pieces (benchmarks mirror btcd's). */
 PROTO_WUR int proto_outpoint_decode(struct proto_reader *r, struct proto_outpoint *o);
