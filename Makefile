@@ -15,6 +15,10 @@
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 SYSCONFDIR ?= /etc
+# /usr/local/lib/... are on systemd's search paths (systemd 252).
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
 DESTDIR ?=
 PKG_CONFIG ?= pkg-config
 FUZZ_CC ?= clang
@@ -128,6 +132,12 @@ $(BUILD)/bin/peerd: $(call obj,$(BUILD),$(DAEMON_SRCS)) $(LIB)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)
 
+# peerd with ASan+UBSan: the integration suite runs one scenario with it.
+$(BUILD)/asan/bin/peerd: $(call obj,$(BUILD)/asan,$(DAEMON_SRCS)) $(ASAN_LIB)
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS_ALL)
+
 $(BUILD)/bin/peertool: $(call obj,$(BUILD),$(PEERTOOL_SRCS)) $(LIB)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
@@ -173,7 +183,8 @@ fuzz: $(FUZZERS)
 deps:
 	@scripts/deps.sh
 
-test-build: $(BINS) $(TESTS) $(ASAN_TESTS) $(TSAN_TESTS) $(FUZZERS)
+ASAN_BINS := $(if $(DAEMON_SRCS),$(BUILD)/asan/bin/peerd)
+test-build: $(BINS) $(ASAN_BINS) $(TESTS) $(ASAN_TESTS) $(TSAN_TESTS) $(FUZZERS)
 
 # Build in parallel, then run the suites one after another so their output
 # reads in order. The last line is the total over every suite.
@@ -193,12 +204,25 @@ run: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@VECTORS=$(VECTORS) BUILD=$(BUILD) scripts/run.sh
 
+# The unit's other paths use systemd specifiers (%E, %S, %t); only the
+# binary's location depends on PREFIX. An existing config is never replaced.
 install: all
-	install -d $(DESTDIR)$(BINDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) \
+		$(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(SYSCONFDIR)/peerd
 	install -m 0755 $(BINS) $(DESTDIR)$(BINDIR)/
+	sed 's|/usr/local/bin/peerd|$(BINDIR)/peerd|' systemd/peerd.service > $(BUILD)/peerd.service
+	install -m 0644 $(BUILD)/peerd.service $(DESTDIR)$(UNITDIR)/peerd.service
+	install -m 0644 systemd/peerd.sysusers $(DESTDIR)$(SYSUSERSDIR)/peerd.conf
+	install -m 0644 systemd/peerd.tmpfiles $(DESTDIR)$(TMPFILESDIR)/peerd.conf
+	[ -e $(DESTDIR)$(SYSCONFDIR)/peerd/peerd.conf ] || \
+		install -m 0644 conf/peerd.conf $(DESTDIR)$(SYSCONFDIR)/peerd/peerd.conf
+	@echo "next: systemd-sysusers; systemd-tmpfiles --create peerd.conf;" \
+		"systemctl daemon-reload; systemctl enable --now peerd"
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(BINS)))
+	rm -f $(DESTDIR)$(UNITDIR)/peerd.service $(DESTDIR)$(SYSUSERSDIR)/peerd.conf \
+		$(DESTDIR)$(TMPFILESDIR)/peerd.conf
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -6,7 +6,14 @@
  * bitcoind: command line > network section ([regtest], [signet], [test],
  * [testnet4], [main]) > top of file > built-in default. Repeatable keys
  * (bind, connect, addnode, debug) accumulate; a command-line value of a
- * repeatable key replaces the file's list.
+ * repeatable key replaces the file's list, and a network section's list
+ * replaces the top-level list.
+ *
+ * Glossary
+ *   level     where a value comes from: the command line, a network
+ *             section of the file, or the top of the file.
+ *   negation  -nokey on the command line, nokey=1 in the file: key=0 for a
+ *             scalar, an empty list for a repeatable key, no file for conf.
  *
  * Every function here runs on the main thread at startup; the resulting
  * struct is read-only afterwards and may be read from any thread.
@@ -21,24 +28,72 @@
 #include "proto/proto.h"
 
 /** Limits and defaults (named so -help, docs and validation agree). */
-#define CONF_DEFAULT_MAXCONNECTIONS 125
-#define CONF_MAX_MAXCONNECTIONS 100000
+#define CONF_DEFAULT_MAXCONNECTIONS      125
+#define CONF_MAX_MAXCONNECTIONS          100000
 #define CONF_DEFAULT_MAXRECEIVEBUFFER_KB 5000
-#define CONF_DEFAULT_MAXSENDBUFFER_KB 1000
-#define CONF_DEFAULT_PEERTIMEOUT_S 60
-#define CONF_MAX_LIST 64 /**< entries in a repeatable key (bind, connect, addnode, debug) */
-#define CONF_MAX_PAR 64
+#define CONF_DEFAULT_MAXSENDBUFFER_KB    1000
+#define CONF_DEFAULT_PEERTIMEOUT_S       60
+/** Entries in a repeatable key (bind, connect, addnode, debug). */
+#define CONF_MAX_LIST 64
+#define CONF_MAX_PAR  64
+/** Buffers are in units of 1,000 bytes, as bitcoind's; 4 GB is far past any sane setting. */
+#define CONF_MAX_BUFFER_KB     4000000
+#define CONF_MAX_PEERTIMEOUT_S 86400
+/**
+ * Free-list capacities: the defaults equal proto/'s (spelled as plain
+ * numbers for -help); 1,048,576 script buffers are 512 MiB.
+ */
+#define CONF_DEFAULT_BINARYFREELIST 1024
+#define CONF_DEFAULT_SCRIPTFREELIST 12500
+#define CONF_MAX_FREELIST           1048576
+/** peerctl: seconds to wait for a reply (0 = forever). */
+#define CONF_DEFAULT_RPCCLIENTTIMEOUT_S 30
+#define CONF_MAX_RPCCLIENTTIMEOUT_S     86400
+/** A config file larger than this is refused (a real one is a few KB). */
+#define CONF_MAX_FILE_SIZE (1024 * 1024)
+/** Settings (file lines plus arguments) accepted in total. */
+#define CONF_MAX_SETTINGS 10000
+/** Longest path accepted for datadir, conf and controlsocket. */
+#define CONF_MAX_PATH 4095
+/** sun_path holds 108 bytes including the NUL. */
+#define CONF_MAX_SOCKET_PATH 107
+/** Longest host name in connect/addnode (DNS limit). */
+#define CONF_MAX_HOST        253
+#define CONF_CONF_FILENAME   "peerd.conf"
+#define CONF_SOCKET_FILENAME "control.sock"
+#define CONF_DATADIR_NAME    ".peerd"
+
+/**
+ * Debug categories, as bits of peerd_conf.debug_mask. The names are
+ * conf_debug_category()'s; a name not listed there is a config error, so a
+ * module that logs under a new category adds it here and in conf/keys.c.
+ */
+enum conf_debug {
+	CONF_DEBUG_NET = 1u << 0,        /**< "net": listeners, connections, flow control */
+	CONF_DEBUG_MSG = 1u << 1,        /**< "msg": every message sent and received */
+	CONF_DEBUG_CTL = 1u << 2,        /**< "ctl": control socket requests */
+	CONF_DEBUG_CONF = 1u << 3,       /**< "conf": the configuration in effect */
+	CONF_DEBUG_MEMPOOL = 1u << 4,    /**< "mempool": transaction acceptance */
+	CONF_DEBUG_VALIDATION = 1u << 5, /**< "validation": block and header validation */
+	CONF_DEBUG_MAIN = 1u << 6,       /**< "main": startup, shutdown, signals, systemd */
+	CONF_DEBUG_HANDSHAKE = 1u << 7,  /**< "handshake": version/verack and ping */
+	CONF_DEBUG_INV = 1u << 8,        /**< "inv": inventory, transaction requests */
+	CONF_DEBUG_ADDR = 1u << 9,       /**< "addr": addr/addrv2/getaddr */
+	CONF_DEBUG_BAN = 1u << 10,       /**< "ban": misbehaviour, discouragement, bans */
+	CONF_DEBUG_ALL = (1u << 11) - 1, /**< "all" or "1" */
+};
 
 /** Error codes of conf_load. */
 enum conf_err {
 	CONF_OK = 0,
-	CONF_EUSAGE = -1,   /**< bad command line (unknown option, missing value) */
-	CONF_EFILE = -2,    /**< config file unreadable */
-	CONF_ESYNTAX = -3,  /**< config file syntax error */
-	CONF_EKEY = -4,     /**< unknown key */
-	CONF_EVALUE = -5,   /**< bad value for a known key */
-	CONF_ENOMEM = -6,   /**< out of memory */
-	CONF_EHELP = -7,    /**< -help or -version was given: print and exit 0 */
+	CONF_EUSAGE = -1,  /**< bad command line (unknown option, missing value) */
+	CONF_EFILE = -2,   /**< config file unreadable */
+	CONF_ESYNTAX = -3, /**< config file syntax error */
+	CONF_EKEY = -4,    /**< unknown key */
+	CONF_EVALUE = -5,  /**< bad value for a known key */
+	CONF_ENOMEM = -6,  /**< out of memory */
+	CONF_EHELP = -7,   /**< -help or -version was given: print and exit 0 */
+	CONF_ERR__MIN = -7,
 };
 
 /** A string list for repeatable keys. */
@@ -47,46 +102,91 @@ struct conf_list {
 	size_t n;
 };
 
+/**
+ * The configuration in effect. Strings and list entries are owned by the
+ * struct (conf_release frees them); read-only after conf_load.
+ */
 struct peerd_conf {
 	const struct proto_params *params; /**< chain= / regtest=1 etc. (default main) */
-	char *conf_file;      /**< -conf, or datadir/peerd.conf if present */
-	char *datadir;        /**< default ~/.peerd, or $STATE_DIRECTORY under systemd */
-	bool listen;          /**< default 1 (0 when connect= is set, as bitcoind) */
-	struct conf_list bind; /**< host:port or host; IPv6 in [brackets] */
-	uint16_t port;        /**< default: the network's port */
-	struct conf_list connect; /**< when set: no other outbound */
-	struct conf_list addnode;
+	char *conf_file; /**< -conf, or datadir/peerd.conf if present; NULL if no file was read */
+	char *datadir;   /**< default ~/.peerd, or $STATE_DIRECTORY under systemd */
+	bool listen;     /**< default 1 (0 when connect= is set, as bitcoind; 1 when bind= is) */
+	/** IP[:port], IPv6 in [brackets] or bare: split with conf_hostport(v, c->port). */
+	struct conf_list bind;
+	uint16_t port; /**< default: the network's port */
+	/** host[:port], conf_hostport(v, params->default_port); no other automatic outbound. */
+	struct conf_list connect;
+	/** connect given at all (even -noconnect / connect=0): no automatic outbound. */
+	bool connect_set;
+	struct conf_list addnode; /**< host[:port], as connect */
 	int maxconnections;
-	int par;              /**< script threads, 0 = auto */
+	int par; /**< script threads, 0 = auto */
 	size_t maxreceivebuffer_kb;
 	size_t maxsendbuffer_kb;
 	int peertimeout_s;
-	char *controlsocket;  /**< default datadir/control.sock */
+	char *controlsocket;    /**< default datadir/control.sock */
 	struct conf_list debug; /**< categories; "1" or "all" = every one */
+	uint32_t debug_mask;    /**< the same as CONF_DEBUG_* bits, for cheap checks on hot paths */
 	bool logtimestamps;
 	size_t binaryfreelist;
 	size_t scriptfreelist;
 	bool printtoconsole;
-	bool help;            /**< -help given */
-	bool version;         /**< -version given */
+	int rpcclienttimeout_s; /**< peerctl only: reply timeout, 0 = none */
+	bool help;              /**< -help given */
+	bool version;           /**< -version given */
 };
 
-/** Fill c with built-in defaults for network `params` (the datadir etc. are resolved in conf_load). */
+/**
+ * Fill c with built-in defaults for network main. Allocates nothing:
+ * datadir, controlsocket and conf_file stay NULL until conf_load.
+ */
 void conf_defaults(struct peerd_conf *c);
 
 /**
- * Parse argv (-key=value, -key, -nokey), then the config file, then apply
- * and validate. On error returns a conf_err and writes a one-line message
- * naming the file, line, key and value into err (errlen bytes).
- * CONF_EHELP means -help/-version: the caller prints conf_help() and exits 0.
+ * Parse argv (-key=value, -key, -nokey; argv[0] is the program name), then
+ * the config file, then apply and validate. c need not be initialised; it
+ * is always left initialised, so conf_release(c) is right after any return.
+ * On error returns a conf_err and writes a one-line message naming the
+ * file, line, key and value into err (errlen bytes), e.g.
+ * "/etc/peerd/peerd.conf:12: maxconnections=abc: not a number".
+ * CONF_EHELP means -help/-version: the caller prints conf_help() (or its
+ * version when c->version) and exits 0.
  */
 __attribute__((warn_unused_result)) int conf_load(struct peerd_conf *c, int argc, char **argv,
-						  char *err, size_t errlen);
-/** Free everything conf_load allocated. */
+                                                  char *err, size_t errlen);
+
+/** conf_load_args flag: stop at the first argument not starting with '-' (peerctl's METHOD). */
+#define CONF_F_POSITIONAL 1u
+
+/**
+ * conf_load with flags. With CONF_F_POSITIONAL, *argi (if not NULL) gets
+ * the index of the first positional argument (argc if none; "--" ends the
+ * options and is skipped). Without it a positional argument is CONF_EUSAGE.
+ */
+__attribute__((warn_unused_result)) int conf_load_args(struct peerd_conf *c, int argc, char **argv,
+                                                       unsigned flags, int *argi, char *err,
+                                                       size_t errlen);
+
+/** Free everything conf_load allocated and reset c to defaults; safe to call twice. */
 void conf_release(struct peerd_conf *c);
-/** Text for -help: usage and every key with its default and meaning. Static storage. */
+/** Text for -help: usage and every key with its default and meaning. Static storage (main thread).
+ */
 const char *conf_help(void);
 /** Whether debug category `cat` is enabled. */
 bool conf_debug_enabled(const struct peerd_conf *c, const char *cat);
+/** The CONF_DEBUG_* bit of a category name, CONF_DEBUG_ALL for "all" or "1", 0 if unknown. */
+uint32_t conf_debug_category(const char *cat);
+
+/**
+ * Split "host", "host:port", "[v6]", "[v6]:port" or a bare IPv6 literal
+ * into host (without brackets, NUL-terminated, hostlen bytes) and port
+ * (default_port when none is given). The host must be an IPv4/IPv6 literal
+ * or a plausible DNS name. Returns 0 or CONF_EVALUE. Any thread.
+ */
+__attribute__((warn_unused_result)) int conf_hostport(const char *s, uint16_t default_port,
+                                                      char *host, size_t hostlen, uint16_t *port);
+
+/** A one-line English description of a conf_err; never NULL. */
+const char *conf_strerror(int err);
 
 #endif

@@ -1,0 +1,101 @@
+/**
+ * conf/internal.h: the key table and value checks shared by conf/load.c
+ * (reading settings) and conf/keys.c (the table, checks and -help text).
+ * Not part of conf's public face.
+ */
+#ifndef PEERD_CONF_INTERNAL_H
+#define PEERD_CONF_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "conf/conf.h"
+
+/** Every key, command-line-only options included. Order is -help's order. */
+enum conf_key {
+	CONF_K_CONF,
+	CONF_K_DATADIR,
+	CONF_K_CHAIN,
+	CONF_K_REGTEST,
+	CONF_K_SIGNET,
+	CONF_K_TESTNET,
+	CONF_K_TESTNET4,
+	CONF_K_LISTEN,
+	CONF_K_BIND,
+	CONF_K_PORT,
+	CONF_K_CONNECT,
+	CONF_K_ADDNODE,
+	CONF_K_MAXCONNECTIONS,
+	CONF_K_PEERTIMEOUT,
+	CONF_K_MAXRECEIVEBUFFER,
+	CONF_K_MAXSENDBUFFER,
+	CONF_K_PAR,
+	CONF_K_BINARYFREELIST,
+	CONF_K_SCRIPTFREELIST,
+	CONF_K_CONTROLSOCKET,
+	CONF_K_DEBUG,
+	CONF_K_LOGTIMESTAMPS,
+	CONF_K_PRINTTOCONSOLE,
+	CONF_K_RPCCLIENTTIMEOUT,
+	CONF_K_HELP,
+	CONF_K_VERSION,
+	CONF_K__COUNT
+};
+
+/** What a key's value is. */
+enum conf_kind {
+	CONF_KIND_BOOL,  /**< 0 or 1 */
+	CONF_KIND_UINT,  /**< decimal integer in [min, max] */
+	CONF_KIND_PATH,  /**< non-empty path up to CONF_MAX_PATH bytes */
+	CONF_KIND_CHAIN, /**< a network name */
+	CONF_KIND_BIND,  /**< repeatable: IP literal with optional port */
+	CONF_KIND_PEER,  /**< repeatable: host with optional port */
+	CONF_KIND_DEBUG, /**< repeatable: debug category */
+};
+
+/** Key flags. */
+enum conf_key_flag {
+	CONF_KF_CMDLINE = 1u << 0, /**< only on the command line (conf, help, version) */
+	CONF_KF_TOP = 1u << 1,     /**< not in a network section (the chain selectors) */
+	CONF_KF_NONEG = 1u << 2,   /**< -nokey is an error (would leave nothing sensible) */
+	CONF_KF_ZEROCLR = 1u << 3, /**< value "0" empties the list (connect=0, debug=0) */
+	CONF_KF_NEGCLR = 1u << 4,  /**< negation clears (lists; -noconf reads no file) */
+};
+
+struct conf_keydef {
+	const char *name;
+	enum conf_kind kind;
+	unsigned flags;
+	unsigned long long min, max; /**< CONF_KIND_UINT range */
+	const char *arg;             /**< placeholder in -help ("<n>") */
+	const char *def;             /**< default as -help shows it; NULL: computed */
+	const char *help;            /**< one paragraph, '\n' between lines */
+};
+
+/** The table, indexed by enum conf_key. */
+extern const struct conf_keydef conf_keys[CONF_K__COUNT];
+
+/** Index of the key called `name` (len bytes), or -1. */
+int conf_key_find(const char *name, size_t len);
+
+/** Whether `key` is a repeatable key. */
+static inline bool conf_key_is_list(enum conf_key key)
+{
+	enum conf_kind k = conf_keys[key].kind;
+	return k == CONF_KIND_BIND || k == CONF_KIND_PEER || k == CONF_KIND_DEBUG;
+}
+
+/**
+ * Check a value against its key; NULL if fine, else the reason, written
+ * into why (whylen bytes) and returned.
+ */
+const char *conf_check_value(enum conf_key key, const char *v, char *why, size_t whylen);
+
+/** Strict decimal parse; 0 or -1 (not a number), -2 (out of [min, max]). */
+int conf_parse_uint(const char *s, unsigned long long min, unsigned long long max,
+                    unsigned long long *out);
+
+/** Section name -> network, or -1 for an unknown name. */
+int conf_section_net(const char *name, size_t len);
+
+#endif

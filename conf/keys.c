@@ -1,0 +1,456 @@
+/* conf/keys.c: the table of keys, value checks, host:port parsing and -help. */
+#include "conf/internal.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define STR_(x) #x
+#define STR(x)  STR_(x)
+
+/* -help prints these as text, so they are spelled without proto/'s 'u' suffix. */
+_Static_assert(CONF_DEFAULT_BINARYFREELIST == PROTO_BINARY_FREELIST_CAP,
+               "binary free list default");
+_Static_assert(CONF_DEFAULT_SCRIPTFREELIST == PROTO_SCRIPT_FREELIST_CAP,
+               "script free list default");
+_Static_assert(PROTO_BINARY_BUF_SIZE == 8 && PROTO_SCRIPT_BUF_SIZE == 512, "buffer sizes in -help");
+
+const struct conf_keydef conf_keys[CONF_K__COUNT] = {
+    [CONF_K_CONF] = {"conf", CONF_KIND_PATH, CONF_KF_CMDLINE | CONF_KF_NEGCLR, 0, 0, "<file>",
+                     "<datadir>/" CONF_CONF_FILENAME,
+                     "Config file to read. A relative path is under the datadir given on the\n"
+                     "command line (as bitcoind's). A missing default file is fine; a missing\n"
+                     "-conf file is an error. -noconf reads no file. Command line only."},
+    [CONF_K_DATADIR] =
+        {"datadir", CONF_KIND_PATH, CONF_KF_NONEG, 0, 0, "<dir>",
+         "$STATE_DIRECTORY under systemd, else ~/" CONF_DATADIR_NAME,
+         "Data directory: bans, the control socket and the default config file.\n"
+         "Only -datadir on the command line decides where the default config file is."},
+    [CONF_K_CHAIN] =
+        {"chain", CONF_KIND_CHAIN, CONF_KF_TOP | CONF_KF_NONEG, 0, 0, "<net>", "main",
+         "Network: main, test (testnet3), testnet4, signet or regtest. At most one of\n"
+         "-chain, -regtest, -signet, -testnet and -testnet4 may be given."},
+    [CONF_K_REGTEST] = {"regtest", CONF_KIND_BOOL, CONF_KF_TOP, 0, 1, "<0|1>", "0",
+                        "Same as chain=regtest."},
+    [CONF_K_SIGNET] = {"signet", CONF_KIND_BOOL, CONF_KF_TOP, 0, 1, "<0|1>", "0",
+                       "Same as chain=signet."},
+    [CONF_K_TESTNET] = {"testnet", CONF_KIND_BOOL, CONF_KF_TOP, 0, 1, "<0|1>", "0",
+                        "Same as chain=test (testnet3)."},
+    [CONF_K_TESTNET4] = {"testnet4", CONF_KIND_BOOL, CONF_KF_TOP, 0, 1, "<0|1>", "0",
+                         "Same as chain=testnet4."},
+    [CONF_K_LISTEN] = {"listen", CONF_KIND_BOOL, 0, 0, 1, "<0|1>",
+                       "1 (0 when connect= is set, unless bind= is)",
+                       "Accept inbound connections."},
+    [CONF_K_BIND] = {"bind", CONF_KIND_BIND, CONF_KF_NEGCLR, 0, 0, "<addr>[:<port>]",
+                     "0.0.0.0 and :: on -port",
+                     "Listen on this IPv4 or IPv6 address (IPv6 as [addr]:port or bare addr).\n"
+                     "Without a port, -port is used. Repeatable."},
+    [CONF_K_PORT] = {"port", CONF_KIND_UINT, 0, 1, 65535, "<port>", NULL,
+                     "Port to listen on when bind= does not name one."},
+    [CONF_K_CONNECT] = {"connect", CONF_KIND_PEER, CONF_KF_NEGCLR | CONF_KF_ZEROCLR, 0, 0,
+                        "<host>[:<port>]", "none",
+                        "Connect only to these peers (plus addnode=); the port defaults to the\n"
+                        "network's. connect=0 or -noconnect: no automatic outbound connections.\n"
+                        "Repeatable."},
+    [CONF_K_ADDNODE] = {"addnode", CONF_KIND_PEER, CONF_KF_NEGCLR, 0, 0, "<host>[:<port>]", "none",
+                        "Keep a connection to this peer, reconnecting with backoff. Repeatable."},
+    [CONF_K_MAXCONNECTIONS] = {"maxconnections", CONF_KIND_UINT, 0, 0, CONF_MAX_MAXCONNECTIONS,
+                               "<n>", STR(CONF_DEFAULT_MAXCONNECTIONS),
+                               "Most peer connections, inbound and outbound together (0-" STR(
+                                   CONF_MAX_MAXCONNECTIONS) ")."},
+    [CONF_K_PEERTIMEOUT] = {"peertimeout", CONF_KIND_UINT, 0, 1, CONF_MAX_PEERTIMEOUT_S, "<s>",
+                            STR(CONF_DEFAULT_PEERTIMEOUT_S),
+                            "Seconds a new peer has to complete the handshake (1-" STR(
+                                CONF_MAX_PEERTIMEOUT_S) ")."},
+    [CONF_K_MAXRECEIVEBUFFER] =
+        {"maxreceivebuffer", CONF_KIND_UINT, 0, 1, CONF_MAX_BUFFER_KB, "<n>",
+         STR(CONF_DEFAULT_MAXRECEIVEBUFFER_KB),
+         "Per-peer receive buffer, in units of 1,000 bytes: a peer with more\n"
+         "unprocessed data is not read until it drains."},
+    [CONF_K_MAXSENDBUFFER] = {"maxsendbuffer", CONF_KIND_UINT, 0, 1, CONF_MAX_BUFFER_KB, "<n>",
+                              STR(CONF_DEFAULT_MAXSENDBUFFER_KB),
+                              "Per-peer send buffer, in units of 1,000 bytes: no replies are\n"
+                              "generated for a peer with more queued until it drains."},
+    [CONF_K_PAR] = {"par", CONF_KIND_UINT, 0, 0, CONF_MAX_PAR, "<n>", "0",
+                    "Script verification threads (0 = one per core; at most " STR(
+                        CONF_MAX_PAR) ")."},
+    [CONF_K_BINARYFREELIST] = {"binaryfreelist", CONF_KIND_UINT, 0, 0, CONF_MAX_FREELIST, "<n>",
+                               STR(CONF_DEFAULT_BINARYFREELIST),
+                               "Capacity of the global free list of 8-byte decode buffers."},
+    [CONF_K_SCRIPTFREELIST] = {"scriptfreelist", CONF_KIND_UINT, 0, 0, CONF_MAX_FREELIST, "<n>",
+                               STR(CONF_DEFAULT_SCRIPTFREELIST),
+                               "Capacity of the global free list of 512-byte script buffers."},
+    [CONF_K_CONTROLSOCKET] = {"controlsocket", CONF_KIND_PATH, CONF_KF_NONEG, 0, 0, "<path>",
+                              "<datadir>/" CONF_SOCKET_FILENAME,
+                              "Unix socket for JSON-RPC control (peerctl), mode 0600. At most " STR(
+                                  CONF_MAX_SOCKET_PATH) " bytes."},
+    [CONF_K_DEBUG] = {"debug", CONF_KIND_DEBUG, CONF_KF_NEGCLR | CONF_KF_ZEROCLR, 0, 0,
+                      "<category>", "none",
+                      "Log debug messages of a category (listed below); all or 1 for every\n"
+                      "one; 0 or none for none. -debug alone means all. Repeatable."},
+    [CONF_K_LOGTIMESTAMPS] = {"logtimestamps", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "1",
+                              "Start every log line with a timestamp."},
+    [CONF_K_PRINTTOCONSOLE] =
+        {"printtoconsole", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "1",
+         "Log to stderr (journald adds the rest under systemd); 0 logs nothing."},
+    [CONF_K_RPCCLIENTTIMEOUT] = {"rpcclienttimeout", CONF_KIND_UINT, 0, 0,
+                                 CONF_MAX_RPCCLIENTTIMEOUT_S, "<s>",
+                                 STR(CONF_DEFAULT_RPCCLIENTTIMEOUT_S),
+                                 "peerctl: seconds to wait for peerd's reply (0 = forever)."},
+    [CONF_K_HELP] = {"help", CONF_KIND_BOOL, CONF_KF_CMDLINE | CONF_KF_NONEG, 0, 1, NULL, "",
+                     "Print this help and exit (also -h, -?)."},
+    [CONF_K_VERSION] = {"version", CONF_KIND_BOOL, CONF_KF_CMDLINE | CONF_KF_NONEG, 0, 1, NULL, "",
+                        "Print the version and exit."},
+};
+
+/* Section names are the network names bitcoind uses for them. */
+static const struct {
+	const char *name;
+	enum proto_net net;
+} sections[] = {
+    {"main", PROTO_NET_MAIN},     {"test", PROTO_NET_TESTNET3},   {"testnet4", PROTO_NET_TESTNET4},
+    {"signet", PROTO_NET_SIGNET}, {"regtest", PROTO_NET_REGTEST},
+};
+
+static const struct {
+	const char *name;
+	uint32_t bit;
+} debug_cats[] = {
+    {"net", CONF_DEBUG_NET},         {"msg", CONF_DEBUG_MSG},
+    {"ctl", CONF_DEBUG_CTL},         {"conf", CONF_DEBUG_CONF},
+    {"mempool", CONF_DEBUG_MEMPOOL}, {"validation", CONF_DEBUG_VALIDATION},
+    {"main", CONF_DEBUG_MAIN},       {"handshake", CONF_DEBUG_HANDSHAKE},
+    {"inv", CONF_DEBUG_INV},         {"addr", CONF_DEBUG_ADDR},
+    {"ban", CONF_DEBUG_BAN},         {"all", CONF_DEBUG_ALL},
+    {"1", CONF_DEBUG_ALL},
+};
+
+/* "net, msg, ..., validation": the category names for -help and error messages. */
+static const char *debug_names(void)
+{
+	static char text[256];
+	if (!text[0]) {
+		size_t n = 0;
+		for (size_t i = 0; i < sizeof(debug_cats) / sizeof(debug_cats[0]); i++) {
+			if (debug_cats[i].bit == CONF_DEBUG_ALL)
+				continue;
+			n += (size_t)snprintf(text + n, sizeof(text) - n, "%s%s", n ? ", " : "",
+			                      debug_cats[i].name);
+		}
+	}
+	return text;
+}
+
+int conf_key_find(const char *name, size_t len)
+{
+	for (int k = 0; k < CONF_K__COUNT; k++) {
+		if (strlen(conf_keys[k].name) == len && memcmp(conf_keys[k].name, name, len) == 0)
+			return k;
+	}
+	return -1;
+}
+
+int conf_section_net(const char *name, size_t len)
+{
+	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++) {
+		if (strlen(sections[i].name) == len && memcmp(sections[i].name, name, len) == 0)
+			return (int)sections[i].net;
+	}
+	return -1;
+}
+
+uint32_t conf_debug_category(const char *cat)
+{
+	for (size_t i = 0; i < sizeof(debug_cats) / sizeof(debug_cats[0]); i++) {
+		if (strcmp(debug_cats[i].name, cat) == 0)
+			return debug_cats[i].bit;
+	}
+	return 0;
+}
+
+int conf_parse_uint(const char *s, unsigned long long min, unsigned long long max,
+                    unsigned long long *out)
+{
+	const char *p = s;
+	bool neg = false;
+	unsigned long long v = 0;
+	bool overflow = false;
+
+	if (*p == '-') {
+		neg = true;
+		p++;
+	}
+	/* strtoull would accept leading blanks, '+', "0x" and trailing junk. */
+	if (!isdigit((unsigned char)*p))
+		return -1;
+	for (; *p; p++) {
+		if (!isdigit((unsigned char)*p))
+			return -1;
+		unsigned d = (unsigned)(*p - '0');
+		if (v > (~0ULL - d) / 10)
+			overflow = true;
+		else
+			v = v * 10 + d;
+	}
+	if (overflow || (neg && v != 0) || v < min || v > max)
+		return -2;
+	*out = v;
+	return 0;
+}
+
+static const char *why_set(char *why, size_t whylen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static const char *why_set(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+	return why;
+}
+
+/* A DNS name as a resolver would take it: letters, digits, '-', '_' and
+ * dots between non-empty labels. Anything all digits and dots must be a
+ * dotted-quad IPv4 address instead, so "1.2.3" or "0" is rejected rather
+ * than resolved as a name. */
+static bool host_name_ok(const char *h)
+{
+	size_t n = strlen(h);
+	bool numeric = true;
+	if (n == 0 || n > CONF_MAX_HOST || h[0] == '.' || h[0] == '-' || strstr(h, ".."))
+		return false;
+	for (const char *p = h; *p; p++) {
+		unsigned char ch = (unsigned char)*p;
+		if (!isalnum(ch) && ch != '-' && ch != '.' && ch != '_')
+			return false;
+		if (!isdigit(ch) && ch != '.')
+			numeric = false;
+	}
+	return !numeric;
+}
+
+static bool is_ip(const char *h, int *family)
+{
+	unsigned char buf[16];
+	if (inet_pton(AF_INET, h, buf) == 1) {
+		*family = AF_INET;
+		return true;
+	}
+	if (inet_pton(AF_INET6, h, buf) == 1) {
+		*family = AF_INET6;
+		return true;
+	}
+	return false;
+}
+
+/* The parser behind conf_hostport; NULL or the reason, in why. */
+static const char *split_hostport(const char *s, bool ip_only, uint16_t default_port, char *host,
+                                  size_t hostlen, uint16_t *port, char *why, size_t whylen)
+{
+	const char *h = s, *hend, *ps = NULL;
+	const char *colon = strchr(s, ':');
+	int family = 0;
+
+	if (s[0] == '[') {
+		hend = strchr(s, ']');
+		if (!hend)
+			return why_set(why, whylen, "missing ']' after IPv6 address");
+		h = s + 1;
+		if (hend[1] == ':')
+			ps = hend + 2;
+		else if (hend[1] != '\0')
+			return why_set(why, whylen, "expected ':<port>' after ']'");
+	} else if (colon && !strchr(colon + 1, ':')) {
+		hend = colon;
+		ps = colon + 1;
+	} else {
+		/* No colon, or several: a bare IPv6 literal has no port. */
+		hend = s + strlen(s);
+	}
+	size_t hl = (size_t)(hend - h);
+	if (hl == 0)
+		return why_set(why, whylen, "empty host");
+	if (hl >= hostlen || hl > CONF_MAX_HOST)
+		return why_set(why, whylen, "host too long (max %d characters)", CONF_MAX_HOST);
+	memcpy(host, h, hl);
+	host[hl] = '\0';
+
+	if (ps) {
+		unsigned long long p;
+		int rc = conf_parse_uint(ps, 1, 65535, &p);
+		if (rc == -1)
+			return why_set(why, whylen, "port is not a number");
+		if (rc)
+			return why_set(why, whylen, "port out of range 1-65535");
+		*port = (uint16_t)p;
+	} else {
+		*port = default_port;
+	}
+
+	bool ip = is_ip(host, &family);
+	if (s[0] == '[' && !(ip && family == AF_INET6))
+		return why_set(why, whylen, "not an IPv6 address inside []");
+	if (ip_only && !ip)
+		return why_set(why, whylen, "not an IPv4 or IPv6 address");
+	if (!ip && (strchr(host, ':') || !host_name_ok(host)))
+		return why_set(why, whylen, "not an IP address or host name");
+	return NULL;
+}
+
+int conf_hostport(const char *s, uint16_t default_port, char *host, size_t hostlen, uint16_t *port)
+{
+	char why[128];
+	if (!s || !host || hostlen == 0 || !port)
+		return CONF_EVALUE;
+	return split_hostport(s, false, default_port, host, hostlen, port, why, sizeof(why))
+	           ? CONF_EVALUE
+	           : 0;
+}
+
+const char *conf_check_value(enum conf_key key, const char *v, char *why, size_t whylen)
+{
+	const struct conf_keydef *k = &conf_keys[key];
+	char host[CONF_MAX_HOST + 1];
+	uint16_t port;
+	unsigned long long n;
+	int rc;
+
+	if (*v == '\0')
+		return why_set(why, whylen, "empty value");
+	switch (k->kind) {
+	case CONF_KIND_BOOL:
+		if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
+			return why_set(why, whylen, "not 0 or 1");
+		return NULL;
+	case CONF_KIND_UINT:
+		rc = conf_parse_uint(v, k->min, k->max, &n);
+		if (rc == -1)
+			return why_set(why, whylen, "not a number");
+		if (rc)
+			return why_set(why, whylen, "out of range %llu-%llu", k->min, k->max);
+		return NULL;
+	case CONF_KIND_PATH:
+		if (strlen(v) > CONF_MAX_PATH)
+			return why_set(why, whylen, "path too long (max %d bytes)", CONF_MAX_PATH);
+		if (key == CONF_K_CONTROLSOCKET && strlen(v) > CONF_MAX_SOCKET_PATH)
+			return why_set(why, whylen, "too long for a Unix socket (max %d bytes)",
+			               CONF_MAX_SOCKET_PATH);
+		return NULL;
+	case CONF_KIND_CHAIN:
+		if (conf_section_net(v, strlen(v)) < 0)
+			return why_set(why, whylen,
+			               "unknown network (main, test, testnet4, signet, regtest)");
+		return NULL;
+	case CONF_KIND_BIND:
+		return split_hostport(v, true, 1, host, sizeof(host), &port, why, whylen);
+	case CONF_KIND_PEER:
+		return split_hostport(v, false, 1, host, sizeof(host), &port, why, whylen);
+	case CONF_KIND_DEBUG:
+		if (!conf_debug_category(v))
+			return why_set(why, whylen, "unknown category (%s; all, 1, 0, none)",
+			               debug_names());
+		return NULL;
+	}
+	return why_set(why, whylen, "internal error: key without a kind");
+}
+
+bool conf_debug_enabled(const struct peerd_conf *c, const char *cat)
+{
+	uint32_t bit = conf_debug_category(cat);
+	return bit && (c->debug_mask & bit) == bit;
+}
+
+/* ---- -help ---------------------------------------------------------- */
+
+struct hbuf {
+	char *p;
+	size_t len, cap;
+};
+
+static void hb_printf(struct hbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void hb_printf(struct hbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	if (b->len >= b->cap)
+		return;
+	va_start(ap, fmt);
+	int n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		b->len += (size_t)n < b->cap - b->len ? (size_t)n : b->cap - b->len - 1;
+}
+
+static void hb_indented(struct hbuf *b, const char *text)
+{
+	const char *p = text;
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		hb_printf(b, "      %.*s\n", (int)n, p);
+		p += n + (nl ? 1 : 0);
+	}
+}
+
+const char *conf_help(void)
+{
+	/* Built once from the table so -help, parsing and defaults cannot drift apart. */
+	static char text[12288];
+	static bool built;
+	if (built)
+		return text;
+
+	struct hbuf b = {text, 0, sizeof(text)};
+	hb_printf(&b, "Usage: peerd [options]\n"
+	              "\n"
+	              "Options go on the command line as -key=value (-key alone means key=1,\n"
+	              "-nokey means key=0 or an empty list) and in the config file as key=value\n"
+	              "(nokey=1 negates; '#' starts a comment). A [main], [test], [testnet4],\n"
+	              "[signet] or [regtest] section applies to that network only. The command\n"
+	              "line overrides the file, a section overrides the top of the file, and a\n"
+	              "repeatable key's list from a higher level replaces the lower one's.\n"
+	              "An unknown key or a bad value is an error.\n\n");
+	for (int k = 0; k < CONF_K__COUNT; k++) {
+		const struct conf_keydef *d = &conf_keys[k];
+		if (d->arg)
+			hb_printf(&b, "  -%s=%s\n", d->name, d->arg);
+		else
+			hb_printf(&b, "  -%s\n", d->name);
+		hb_indented(&b, d->help);
+		if (k == CONF_K_PORT) {
+			hb_printf(&b, "      Default: the network's:");
+			for (int net = 0; net < PROTO_NET__COUNT; net++) {
+				const struct proto_params *p = proto_params((enum proto_net)net);
+				hb_printf(&b, "%s %s %u", net ? "," : "", p->name,
+				          (unsigned)p->default_port);
+			}
+			hb_printf(&b, "\n");
+		} else if (k == CONF_K_DEBUG) {
+			hb_printf(&b, "      Categories: %s\n", debug_names());
+			hb_printf(&b, "      Default: %s\n", d->def);
+		} else if (d->def && *d->def) {
+			hb_printf(&b, "      Default: %s\n", d->def);
+		}
+		hb_printf(&b, "\n");
+	}
+	built = true;
+	return text;
+}
+
+const char *conf_strerror(int err)
+{
+	static const char *const text[] = {
+	    [0] = "success",
+	    [-CONF_EUSAGE] = "bad command line",
+	    [-CONF_EFILE] = "config file unreadable",
+	    [-CONF_ESYNTAX] = "config file syntax error",
+	    [-CONF_EKEY] = "unknown key",
+	    [-CONF_EVALUE] = "bad value",
+	    [-CONF_ENOMEM] = "out of memory",
+	    [-CONF_EHELP] = "help or version requested",
+	};
+	if (err > 0 || err < CONF_ERR__MIN)
+		return "unknown error";
+	return text[-err];
+}

@@ -1,0 +1,234 @@
+"""peerctl against a scripted control socket (no peerd needed): the request
+line it sends, how it prints results and errors, its exit codes, timeouts,
+and finding the socket from -datadir, -conf and network sections.
+
+Run with /usr/bin/python3 -m pytest.
+"""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.path.join(ROOT, os.environ.get("BUILD", "build"))
+PEERCTL = os.environ.get("PEERCTL_BIN", os.path.join(BUILD, "bin", "peerctl"))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built():
+    if not os.access(PEERCTL, os.X_OK):
+        pytest.fail(f"{PEERCTL} not built (run make)")
+
+
+@pytest.fixture
+def tmp():
+    # Short: a Unix socket path must fit in 107 bytes.
+    d = tempfile.mkdtemp(prefix="peerctl-")
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+class FakePeerd:
+    """Accepts one connection on a Unix socket, records the request line and
+    answers with `reply` (bytes, sent in `chunks` pieces), or closes
+    ('close'), or keeps silent ('silent')."""
+
+    def __init__(self, path, reply=b"", chunks=1):
+        self.path, self.reply, self.chunks = path, reply, chunks
+        self.request = None
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(path)
+        self.sock.listen(1)
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        conn, _ = self.sock.accept()
+        with conn:
+            conn.settimeout(10)
+            buf = b""
+            while b"\n" not in buf:
+                data = conn.recv(65536)
+                if not data:
+                    break
+                buf += data
+            self.request = buf
+            if self.reply == "silent":
+                self.done.wait(10)
+                return
+            if self.reply == "close":
+                return
+            step = max(1, len(self.reply) // self.chunks)
+            for i in range(0, len(self.reply), step):
+                conn.sendall(self.reply[i:i + step])
+                time.sleep(0.05)
+            self.done.wait(2)
+
+    def close(self):
+        self.done.set()
+        self.thread.join(5)
+        self.sock.close()
+        os.unlink(self.path)
+
+    def request_json(self):
+        assert self.request is not None, "peerctl sent nothing"
+        assert self.request.endswith(b"\n") and self.request.count(b"\n") == 1, self.request
+        return json.loads(self.request)
+
+
+def peerctl(*args, timeout=30):
+    return subprocess.run([PEERCTL, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def reply_line(**fields):
+    return (json.dumps({"jsonrpc": "2.0", "id": 1, **fields}) + "\n").encode()
+
+
+def call(tmp, reply, *args, chunks=1):
+    path = os.path.join(tmp, "ctl.sock")
+    srv = FakePeerd(path, reply, chunks)
+    try:
+        r = peerctl(f"-controlsocket={path}", *args)
+    finally:
+        srv.close()
+    return r, srv
+
+
+def test_help_and_version():
+    r = peerctl("-help")
+    assert r.returncode == 0 and r.stdout.startswith("Usage: peerctl"), r
+    for key in ("-datadir=", "-conf=", "-controlsocket=", "-rpcclienttimeout="):
+        assert key in r.stdout
+    assert r.stderr == ""
+    r = peerctl("-version")
+    assert r.returncode == 0 and r.stdout.startswith("peerctl "), r
+
+
+def test_no_socket(tmp):
+    path = os.path.join(tmp, "none.sock")
+    r = peerctl(f"-controlsocket={path}", "getconnectioncount")
+    assert r.returncode == 1
+    assert r.stdout == ""
+    assert r.stderr == (f"peerctl: cannot connect to control socket {path}: "
+                        "No such file or directory (is peerd running?)\n")
+
+
+def test_usage_errors(tmp):
+    r = peerctl(f"-datadir={tmp}")
+    assert r.returncode == 1 and r.stderr == "peerctl: no method given (peerctl -help for usage)\n"
+    r = peerctl("-bogus=1", "uptime")
+    assert r.returncode == 1
+    assert r.stderr == "peerctl: command line: -bogus=1: unknown option (-help lists them)\n"
+    r = peerctl(f"-datadir={tmp}", "-rpcclienttimeout=x", "uptime")
+    assert r.returncode == 1
+    assert r.stderr == "peerctl: command line: -rpcclienttimeout=x: not a number\n"
+    r = peerctl(f"-conf={tmp}/missing.conf", "uptime")
+    assert r.returncode == 1
+    assert r.stderr == f"peerctl: {tmp}/missing.conf: cannot read config file: No such file or directory\n"
+
+
+def test_request_line_and_params(tmp):
+    result = {"a": 1, "b": [True, None], "c": "x"}
+    r, srv = call(tmp, reply_line(result=result), "addnode", "1.2.3.4:18444", "add", "5", "-7", "1.5",
+                  "true", "false", "null", '{"x": 1}', "[1, 2]", '"quoted"', "007", "", "two words")
+    req = srv.request_json()
+    assert req == {"jsonrpc": "2.0", "id": 1, "method": "addnode",
+                   "params": ["1.2.3.4:18444", "add", 5, -7, 1.5, True, False, None, {"x": 1}, [1, 2],
+                              "quoted", "007", "", "two words"]}
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == result
+    assert r.stdout.startswith('{\n  "a": 1,'), r.stdout  # indented, keys in reply order
+    assert r.stderr == ""
+
+
+def test_no_params_is_empty_array(tmp):
+    r, srv = call(tmp, reply_line(result=3), "getconnectioncount")
+    assert srv.request_json()["params"] == []
+    assert r.returncode == 0 and r.stdout == "3\n"
+
+
+def test_string_result_raw(tmp):
+    r, _ = call(tmp, reply_line(result="peerd stopping"), "stop")
+    assert r.returncode == 0 and r.stdout == "peerd stopping\n"
+
+
+def test_null_result_prints_nothing(tmp):
+    r, _ = call(tmp, reply_line(result=None), "addnode", "1.2.3.4", "add")
+    assert r.returncode == 0 and r.stdout == "" and r.stderr == ""
+
+
+def test_error_reply(tmp):
+    r, _ = call(tmp, reply_line(result=None, error={"code": -32601, "message": "Method not found"}),
+                "nosuchmethod")
+    assert r.returncode == 1
+    assert r.stdout == ""
+    assert r.stderr == "error code: -32601\nerror message:\nMethod not found\n"
+
+
+def test_reply_in_pieces(tmp):
+    result = {"peers": [{"id": i, "addr": f"127.0.0.1:{20000 + i}"} for i in range(300)]}
+    r, _ = call(tmp, reply_line(result=result), "getpeerinfo", chunks=7)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == result
+
+
+def test_bad_replies(tmp):
+    r, _ = call(tmp, b"hello\n", "uptime")
+    assert r.returncode == 1 and r.stderr.startswith("peerctl: reply is not a JSON-RPC object"), r.stderr
+    r, _ = call(tmp, b'{"jsonrpc":"2.0","id":1}\n', "uptime")
+    assert r.returncode == 1 and r.stderr == "peerctl: reply has neither result nor error\n"
+    r, _ = call(tmp, b'{"jsonrpc":"2.0","id":2,"result":1}\n', "uptime")
+    assert r.returncode == 1 and r.stderr == "peerctl: reply is for another request\n"
+    r, _ = call(tmp, "close", "uptime")
+    assert r.returncode == 1
+    assert r.stderr == "peerctl: peerd closed the connection without replying\n"
+    r, _ = call(tmp, b'{"jsonrpc":"2.0",', "uptime")  # no newline, then close
+    assert r.returncode == 1
+    assert r.stderr == "peerctl: peerd closed the connection in the middle of a reply\n"
+
+
+def test_timeout(tmp):
+    t0 = time.monotonic()
+    r, _ = call(tmp, "silent", "-rpcclienttimeout=1", "uptime")
+    took = time.monotonic() - t0
+    assert r.returncode == 1
+    assert r.stderr == "peerctl: no reply from peerd within 1 s (-rpcclienttimeout)\n"
+    assert 0.9 <= took < 5, took
+
+
+def test_finds_socket_like_peerd(tmp):
+    """-datadir, -conf (controlsocket= in the file) and a network section."""
+    datadir = os.path.join(tmp, "dd")
+    os.mkdir(datadir)
+    sock = os.path.join(datadir, "control.sock")
+    srv = FakePeerd(sock, reply_line(result="via datadir"))
+    try:
+        r = peerctl(f"-datadir={datadir}", "uptime")
+    finally:
+        srv.close()
+    assert r.returncode == 0 and r.stdout == "via datadir\n", r.stderr
+
+    other = os.path.join(tmp, "other.sock")
+    conf = os.path.join(tmp, "peerd.conf")
+    with open(conf, "w") as f:
+        f.write(f"maxconnections=10\n[regtest]\ncontrolsocket={other}\n")
+    srv = FakePeerd(other, reply_line(result="via section"))
+    try:
+        r = peerctl(f"-conf={conf}", "-regtest", "uptime")
+    finally:
+        srv.close()
+    assert r.returncode == 0 and r.stdout == "via section\n", r.stderr
+    # On main the section does not apply: the default socket under ~/.peerd.
+    env = dict(os.environ, HOME=tmp)
+    env.pop("STATE_DIRECTORY", None)
+    r = subprocess.run([PEERCTL, f"-conf={conf}", "uptime"], capture_output=True, text=True,
+                       timeout=30, env=env)
+    assert r.returncode == 1
+    assert f"control socket {tmp}/.peerd/control.sock:" in r.stderr, r.stderr
