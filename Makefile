@@ -93,6 +93,9 @@ FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/bin/%,$(FUZZ_SRCS))
 
 all: $(BINS)
 
+# Keep intermediate objects (test and fuzz mains) so rebuilds stay incremental.
+.SECONDARY:
+
 # ---- objects, one tree per build flavour -------------------------------
 $(BUILD)/obj/%.o: %.c
 	$(call msg,CC,$<)

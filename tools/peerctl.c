@@ -24,8 +24,6 @@
 #include "base/alloc.h"
 #include "conf/conf.h"
 
-/* Kept in step with peerd's DAEMON_VERSION_STRING (tools/ does not include daemon/). */
-#define PEERCTL_VERSION PEERD_VERSION_STRING
 /* getpeerinfo for thousands of peers is a few MB; anything near this is not peerd. */
 #define PEERCTL_MAX_REPLY  (256u * 1024 * 1024)
 #define PEERCTL_READ_CHUNK 65536
@@ -270,7 +268,7 @@ int main(int argc, char **argv)
 	int lr = conf_load_args(&c, argc, argv, CONF_F_POSITIONAL, &argi, err, sizeof(err));
 	if (lr == CONF_EHELP) {
 		if (c.version)
-			printf("peerctl %s\n", PEERCTL_VERSION);
+			printf("peerctl %s\n", PEERD_VERSION_STRING);
 		else
 			fputs(usage, stdout);
 		rc = 0;
