@@ -1,0 +1,530 @@
+/**
+ * pool/pool.h: the job vector, the small-buffer byte string and the check
+ * queue that runs jobs on a worker pool.
+ *
+ * Glossary
+ *   element     a fixed-size value that stays valid after memcpy: it may own
+ *               heap memory, but no pointer in it points into the element
+ *               itself. Moving one is a memcpy; the old bytes are then simply
+ *               forgotten (never released twice).
+ *   vec         struct pool_vec, a growable array of elements that grows with
+ *               realloc, never by copying element by element.
+ *   release     a callback that frees what a range of elements owns.
+ *   sbuf        struct pool_sbuf, a byte string (a script) of up to
+ *               POOL_SBUF_INLINE bytes stored inline, on the heap beyond.
+ *   job         an element the queue runs at most once: run(job, arg) returns
+ *               0 (pass) or a failure code; release() frees it exactly once,
+ *               run or skipped.
+ *   round       the jobs of one unit of work (one block): begin, add..., then
+ *               complete, which returns the round's verdict.
+ *   verdict     0 if every job of the round passed, else the failure code of
+ *               the first job that failed; the jobs not yet started are then
+ *               skipped (released without running).
+ *   controller  the thread running a round (begin, add, complete). It runs
+ *               jobs too, inside complete, instead of waiting idle.
+ *
+ * pool/ is generic: it knows nothing of Bitcoin. The real script-check job
+ * lives in chain/; struct pool_testjob here is the stand-in used by tests and
+ * benchmarks.
+ *
+ * Errors: functions that can fail return int, 0 on success or a negative
+ * enum pool_error code; nothing is changed when they fail.
+ *
+ * Threads: a vec or an sbuf belongs to whoever initialised it and is not
+ * locked; move it to another thread by value. A queue is shared: each
+ * function says which thread may call it.
+ */
+#ifndef PEERD_POOL_H
+#define PEERD_POOL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/require.h"
+
+#define POOL_WUR __attribute__((warn_unused_result))
+
+/* ---------------------------------------------------------------------- */
+/* Errors                                                                  */
+
+/** Error codes (negative) returned by fallible pool/ functions. */
+enum pool_error {
+	/** Success. */
+	POOL_OK = 0,
+	/** An allocation failed; the object is unchanged. */
+	POOL_ENOMEM = -1,
+	/** A size computation would overflow; the object is unchanged. */
+	POOL_EOVERFLOW = -2,
+	/** An argument is out of range (zero job size, too many threads, no run callback). */
+	POOL_EINVAL = -3,
+	/** A worker thread (or its mutex or condition variable) could not be created. */
+	POOL_ETHREAD = -4,
+};
+
+/** A static English description of a pool_error code (also of unknown codes). */
+const char *pool_strerror(int err);
+
+/**
+ * Releases `n` consecutive elements starting at `elems`: frees what they own.
+ * `arg` is the context given with the callback. Called on whichever thread
+ * drops the elements (a queue worker, for jobs).
+ */
+typedef void (*pool_release_fn)(void *elems, size_t n, void *arg);
+
+/* ---------------------------------------------------------------------- */
+/* pool_vec: a growable array of memcpy-movable elements                   */
+
+/**
+ * A growable array of `elem_size`-byte elements. Grows geometrically
+ * (doubling, at least 8) through realloc, which is correct only because
+ * elements are valid after memcpy. Fields are readable; change them only
+ * through the functions below. Owned by one thread at a time.
+ */
+struct pool_vec {
+	/** The elements, NULL until the first allocation; allocated with xmalloc. */
+	uint8_t *data;
+	/** Number of elements in use. */
+	size_t len;
+	/** Number of elements allocated. */
+	size_t cap;
+	/** Bytes per element, fixed at init. */
+	size_t elem_size;
+};
+
+/** An empty vec of `size`-byte elements, for static initialisation. */
+#define POOL_VEC_INIT(size)                                                                        \
+	{                                                                                          \
+		NULL, 0, 0, (size)                                                                 \
+	}
+
+/** Initialise an empty vec of `elem_size`-byte elements (> 0). Allocates nothing. */
+void pool_vec_init(struct pool_vec *v, size_t elem_size);
+
+/**
+ * Release every element with `release` (may be NULL: elements own nothing),
+ * free the storage and leave `v` empty and reusable (same element size).
+ */
+void pool_vec_release(struct pool_vec *v, pool_release_fn release, void *arg);
+
+/**
+ * Make room for at least `cap` elements in total. Returns 0, POOL_ENOMEM or
+ * POOL_EOVERFLOW; on failure `v` is unchanged.
+ */
+POOL_WUR int pool_vec_reserve(struct pool_vec *v, size_t cap);
+
+/**
+ * Make room for `extra` more elements, growing geometrically. The slow path
+ * of push and emplace. Returns 0, POOL_ENOMEM or POOL_EOVERFLOW; on failure
+ * `v` is unchanged.
+ */
+POOL_WUR int pool_vec_grow(struct pool_vec *v, size_t extra);
+
+/**
+ * Append a new element and return its slot, or NULL when growing failed
+ * (out of memory or overflow; `v` is then unchanged). The slot's bytes are
+ * unspecified: initialise the element before anything releases the vec. The
+ * pointer is valid until the vec next grows.
+ */
+static inline void *pool_vec_emplace(struct pool_vec *v)
+{
+	if (__builtin_expect(v->len == v->cap, 0) && pool_vec_grow(v, 1))
+		return NULL;
+	return v->data + v->len++ * v->elem_size;
+}
+
+/**
+ * Append a copy of the element at `elem` (elem_size bytes, copied with
+ * memcpy: ownership of whatever it owns moves into the vec). Returns 0,
+ * POOL_ENOMEM or POOL_EOVERFLOW; on failure `v` is unchanged and the caller
+ * still owns `elem`.
+ */
+POOL_WUR static inline int pool_vec_push(struct pool_vec *v, const void *elem)
+{
+	if (__builtin_expect(v->len == v->cap, 0)) {
+		int err = pool_vec_grow(v, 1);
+		if (err)
+			return err;
+	}
+	memcpy(v->data + v->len++ * v->elem_size, elem, v->elem_size);
+	return 0;
+}
+
+/**
+ * Append `n` elements from `elems` by memcpy (a move: the vec owns them on
+ * success). Returns 0, POOL_ENOMEM or POOL_EOVERFLOW; on failure `v` is
+ * unchanged and the caller still owns the elements.
+ */
+POOL_WUR int pool_vec_append(struct pool_vec *v, const void *elems, size_t n);
+
+/** The element at index `i` (< len; checked by require()). */
+static inline void *pool_vec_at(const struct pool_vec *v, size_t i)
+{
+	require(i < v->len);
+	return v->data + i * v->elem_size;
+}
+
+/** Release the elements from index `len` on (if any) and shrink to `len`. Keeps the storage. */
+void pool_vec_truncate(struct pool_vec *v, size_t len, pool_release_fn release, void *arg);
+
+/** Release every element and set the length to 0. Keeps the storage for reuse. */
+void pool_vec_clear(struct pool_vec *v, pool_release_fn release, void *arg);
+
+/**
+ * Hand the whole array to the caller without copying: returns the storage
+ * (NULL if none was ever allocated) and its element count in `*len`. The
+ * caller owns the elements and the storage (free it with xfree after
+ * releasing the elements); `v` is left empty with no storage.
+ */
+POOL_WUR void *pool_vec_take(struct pool_vec *v, size_t *len);
+
+/* ---------------------------------------------------------------------- */
+/* pool_sbuf: a byte string with a small buffer inline                     */
+
+/** Bytes stored inline; longer strings go to the heap (Core's prevector<28>). */
+#define POOL_SBUF_INLINE 28u
+/** Largest length an sbuf holds. */
+#define POOL_SBUF_MAX 0x7fffffffu
+/** Set in the header word when the bytes live on the heap. */
+#define POOL_SBUF_HEAP 0x80000000u
+
+/**
+ * A byte string (a script) of up to POOL_SBUF_INLINE bytes inline and any
+ * length up to POOL_SBUF_MAX on the heap; 32 bytes in all.
+ *
+ * Why it is shaped like this: a job vector grows with realloc and a job
+ * moves to a worker by memcpy, so whatever a job holds must still be right
+ * at its new address. Nothing here points into the struct itself: the
+ * inline bytes are found from the struct's own address each time
+ * (pool_sbuf_data), and the heap case stores only a pointer to a separate
+ * allocation, which is equally valid wherever the struct is copied to. A
+ * moved-from copy must be forgotten, not released, or the heap bytes would
+ * be freed twice. All-zero bytes are a valid empty sbuf.
+ *
+ * The header word is the length, with POOL_SBUF_HEAP set when the bytes are
+ * on the heap (a heap sbuf keeps its allocation when shrunk, so it can grow
+ * again without reallocating). Access fields only through the functions.
+ */
+struct pool_sbuf {
+	union {
+		/** Inline form: hdr without POOL_SBUF_HEAP. */
+		struct {
+			uint32_t hdr;
+			uint8_t bytes[POOL_SBUF_INLINE];
+		} in;
+		/** Heap form: hdr with POOL_SBUF_HEAP; cap bytes at ptr (xmalloc'd). */
+		struct {
+			uint32_t hdr;
+			uint32_t cap;
+			uint8_t *ptr;
+		} heap;
+	} u;
+};
+
+/** Initialise an empty, inline sbuf. Allocates nothing. */
+static inline void pool_sbuf_init(struct pool_sbuf *sb)
+{
+	sb->u.in.hdr = 0;
+}
+
+/** 1 when the bytes live on the heap, else 0. */
+static inline int pool_sbuf_on_heap(const struct pool_sbuf *sb)
+{
+	return (sb->u.in.hdr & POOL_SBUF_HEAP) != 0;
+}
+
+/** Length in bytes. */
+static inline size_t pool_sbuf_len(const struct pool_sbuf *sb)
+{
+	return sb->u.in.hdr & ~POOL_SBUF_HEAP;
+}
+
+/** The bytes (len of them); valid until the sbuf is changed, moved or released. */
+static inline const uint8_t *pool_sbuf_data(const struct pool_sbuf *sb)
+{
+	return pool_sbuf_on_heap(sb) ? sb->u.heap.ptr : sb->u.in.bytes;
+}
+
+/** Writable bytes (len of them); valid until the sbuf is changed, moved or released. */
+static inline uint8_t *pool_sbuf_wdata(struct pool_sbuf *sb)
+{
+	return pool_sbuf_on_heap(sb) ? sb->u.heap.ptr : sb->u.in.bytes;
+}
+
+/** Bytes it can hold without allocating. */
+static inline size_t pool_sbuf_capacity(const struct pool_sbuf *sb)
+{
+	return pool_sbuf_on_heap(sb) ? sb->u.heap.cap : POOL_SBUF_INLINE;
+}
+
+/** Free the heap bytes, if any, and leave `sb` empty and inline. */
+static inline void pool_sbuf_release(struct pool_sbuf *sb)
+{
+	if (pool_sbuf_on_heap(sb))
+		xfree(sb->u.heap.ptr);
+	sb->u.in.hdr = 0;
+}
+
+/** Set the length to 0, keeping any heap allocation for reuse. */
+static inline void pool_sbuf_clear(struct pool_sbuf *sb)
+{
+	sb->u.in.hdr &= POOL_SBUF_HEAP;
+}
+
+/**
+ * Make room for `cap` bytes in total (moves to the heap beyond
+ * POOL_SBUF_INLINE). Returns 0, POOL_ENOMEM or POOL_EOVERFLOW (cap >
+ * POOL_SBUF_MAX); on failure `sb` is unchanged.
+ */
+POOL_WUR int pool_sbuf_reserve(struct pool_sbuf *sb, size_t cap);
+
+/**
+ * Replace the contents with `len` bytes from `data` (which must not point
+ * into `sb`). Allocates exactly `len` bytes when they do not fit. Returns 0,
+ * POOL_ENOMEM or POOL_EOVERFLOW; on failure `sb` is unchanged.
+ */
+POOL_WUR int pool_sbuf_assign(struct pool_sbuf *sb, const uint8_t *data, size_t len);
+
+/**
+ * Append `len` bytes from `data` (which must not point into `sb`), growing
+ * the heap allocation geometrically. Returns 0, POOL_ENOMEM or
+ * POOL_EOVERFLOW; on failure `sb` is unchanged.
+ */
+POOL_WUR int pool_sbuf_append(struct pool_sbuf *sb, const uint8_t *data, size_t len);
+
+/**
+ * Set the length to `len`; new bytes are zero. Returns 0, POOL_ENOMEM or
+ * POOL_EOVERFLOW; on failure `sb` is unchanged.
+ */
+POOL_WUR int pool_sbuf_resize(struct pool_sbuf *sb, size_t len);
+
+/**
+ * Deep copy: make `dst` (an initialised sbuf, distinct from `src`) hold the
+ * same bytes as `src`, with its own heap allocation if needed. Returns 0,
+ * POOL_ENOMEM or POOL_EOVERFLOW; on failure `dst` is unchanged.
+ */
+POOL_WUR int pool_sbuf_copy(struct pool_sbuf *dst, const struct pool_sbuf *src);
+
+/* ---------------------------------------------------------------------- */
+/* pool_queue: Bitcoin Core's CCheckQueue on a worker pool                 */
+
+/** Most threads a queue runs, the controller included (so at most 63 workers). */
+#define POOL_MAX_THREADS 64
+/** Jobs a thread takes at most at once (Core's batch size). */
+#define POOL_BATCH_DEFAULT 128u
+/** par: one worker per core, minus one for the controller. */
+#define POOL_PAR_AUTO 0
+/** par: no workers; the controller runs every job inside complete. */
+#define POOL_PAR_NONE (-POOL_MAX_THREADS)
+/** Microseconds a thread out of work polls for more before it sleeps (spin_us = 0). */
+#define POOL_SPIN_DEFAULT_US 20
+
+/**
+ * Runs one job in place: `job` points at the job's bytes in the queue's
+ * storage, which the running thread has to itself for the call; `arg` is
+ * the round's argument. Returns 0 when the job passes, else a non-zero
+ * failure code of the caller's choosing. Runs on a worker or on the
+ * controller: must touch no I/O and only shared state that is safe to use
+ * from many threads.
+ */
+typedef int (*pool_run_fn)(void *job, void *arg);
+
+/** How to build a queue (see pool_queue_new). */
+struct pool_queue_config {
+	/** Bytes per job (> 0); jobs are memcpy-movable elements. */
+	size_t job_size;
+	/** Runs a job (required). */
+	pool_run_fn run;
+	/**
+	 * Releases jobs, run or skipped (NULL: jobs own nothing). Called on
+	 * the controller at the end of pool_queue_complete (or in
+	 * pool_queue_free), with the round's arg: the thread that built the
+	 * jobs frees them, which keeps the allocator's caches thread-local.
+	 */
+	pool_release_fn release;
+	/**
+	 * Worker threads: > 0 exactly that many (at most POOL_MAX_THREADS - 1);
+	 * POOL_PAR_AUTO (0) one per core minus one; < 0 that many fewer than
+	 * auto, at least 0 (POOL_PAR_NONE: none, the controller runs every job).
+	 */
+	int par;
+	/** Most jobs a thread takes at once; 0 means POOL_BATCH_DEFAULT. */
+	unsigned batch;
+	/**
+	 * Microseconds a thread that runs out of jobs keeps polling for more
+	 * before it sleeps: waking a sleeping thread costs a system call and
+	 * tens of microseconds, polling costs only that core's time. 0 means
+	 * POOL_SPIN_DEFAULT_US; negative: never poll, sleep at once.
+	 */
+	int spin_us;
+};
+
+/** Counters of one thread of a queue. */
+struct pool_thread_stats {
+	/** Jobs this thread ran. */
+	uint64_t jobs_run;
+	/** Jobs this thread released without running (the round had failed). */
+	uint64_t jobs_skipped;
+	/** Times it took a batch of jobs. */
+	uint64_t batches;
+	/**
+	 * Nanoseconds at work: taking and running jobs (the controller: also
+	 * releasing them). A worker's current stretch is added when it next
+	 * waits, so read it between rounds for exact figures.
+	 */
+	uint64_t busy_ns;
+	/**
+	 * Nanoseconds spent waiting, polling or asleep, for work (the
+	 * controller: for the other threads' last jobs).
+	 */
+	uint64_t idle_ns;
+};
+
+/** A snapshot of a queue's counters since it was created. */
+struct pool_queue_stats {
+	/** Rounds completed. */
+	uint64_t rounds;
+	/** Rounds whose verdict was a failure. */
+	uint64_t rounds_failed;
+	/** Jobs added. */
+	uint64_t jobs_added;
+	/** Jobs run, all threads. */
+	uint64_t jobs_run;
+	/** Jobs skipped, all threads (not counting those dropped by pool_queue_free). */
+	uint64_t jobs_skipped;
+	/** Threads: 1 + workers. thread[0] is the controller, thread[1..] the workers. */
+	unsigned threads;
+	/** Per-thread counters; entries from `threads` on are zero. */
+	struct pool_thread_stats thread[POOL_MAX_THREADS];
+};
+
+struct pool_queue;
+
+/**
+ * Create a queue and start its worker threads (with every signal blocked, so
+ * signals go to the application's own threads). Stores the queue in `*out`
+ * (owned by the caller: pool_queue_free). Returns 0, POOL_EINVAL,
+ * POOL_ENOMEM or POOL_ETHREAD; on failure nothing is left running.
+ * Any thread may call.
+ */
+POOL_WUR int pool_queue_new(struct pool_queue **out, const struct pool_queue_config *cfg);
+
+/**
+ * Stop and join every worker, then free the queue. Jobs a worker is running
+ * finish first; the rest are not run; every job of an open round is
+ * released. May be called by the controller with a round open (no complete
+ * yet); must not be called while another thread uses the queue. `q` may be
+ * NULL.
+ */
+void pool_queue_free(struct pool_queue *q);
+
+/** Number of worker threads (not counting the controller). Any thread. */
+unsigned pool_queue_workers(const struct pool_queue *q);
+
+/**
+ * Open a round: the calling thread becomes the controller until it calls
+ * pool_queue_complete. Blocks while another thread's round is open (one
+ * round at a time). `arg` is passed to run and release for this round's jobs.
+ */
+void pool_queue_begin(struct pool_queue *q, void *arg);
+
+/**
+ * Move `n` jobs from the array `jobs` into the open round (memcpy; on
+ * success the queue owns them and will release each exactly once, and the
+ * caller must forget them). Idle workers start on them at once. Allocates
+ * only when no recycled buffer has room. Controller only. Returns 0,
+ * POOL_ENOMEM or POOL_EOVERFLOW; on failure nothing was added and the
+ * caller still owns the jobs.
+ */
+POOL_WUR int pool_queue_add(struct pool_queue *q, void *jobs, size_t n);
+
+/**
+ * Take every job of `v` into the open round by taking the vec's storage
+ * itself, without copying. `v` is left empty and reusable, holding a
+ * recycled buffer from an earlier round if the queue has one (else no
+ * storage). `v->elem_size` must equal the job size. Controller only.
+ * Returns 0, POOL_ENOMEM or POOL_EOVERFLOW; on failure `v` is unchanged.
+ */
+POOL_WUR int pool_queue_take_vec(struct pool_queue *q, struct pool_vec *v);
+
+/**
+ * Close the round: the controller runs jobs alongside the workers until
+ * every job has run or been skipped, then releases them all. Returns the
+ * verdict: 0 if all passed, else the failure code of the first job that
+ * failed (the round's remaining jobs were skipped). Controller only;
+ * afterwards any thread may open the next round.
+ */
+POOL_WUR int pool_queue_complete(struct pool_queue *q);
+
+/** Copy the queue's counters into `*out`. Any thread; takes the queue's lock briefly. */
+void pool_queue_stats(struct pool_queue *q, struct pool_queue_stats *out);
+
+/* ---------------------------------------------------------------------- */
+/* pool_testjob: a job carrying a script, for tests and benchmarks         */
+
+/**
+ * A stand-in for a script-check job: an sbuf script, an id and the code its
+ * run returns (0: pass). 40 bytes, valid after memcpy.
+ */
+struct pool_testjob {
+	/** The script (owned). */
+	struct pool_sbuf script;
+	/** Caller's number for the job (indexes pool_testlog's arrays). */
+	uint32_t id;
+	/** What pool_testjob_run returns. */
+	int32_t fail_code;
+};
+
+/**
+ * Optional round argument for test jobs: records what ran. Every field may
+ * be shared by all threads; arrays may be NULL.
+ */
+struct pool_testlog {
+	/** runs[id] counts runs of job id (for id < n_ids). */
+	_Atomic uint32_t *runs;
+	/** releases[id] counts releases of job id (for id < n_ids). */
+	_Atomic uint32_t *releases;
+	/** Length of runs and releases. */
+	size_t n_ids;
+	/** Sum of pool_testjob_digest over every job run. */
+	_Atomic uint64_t checksum;
+	/** Busy-loop iterations per run, to make jobs take time. */
+	unsigned spin;
+};
+
+/** A digest of the job's id and script bytes (what a run adds to the checksum). */
+uint64_t pool_testjob_digest(const struct pool_testjob *job);
+
+/** Copy `len` bytes of script (the out-of-line part of pool_testjob_init). */
+POOL_WUR int pool_testjob_set_script(struct pool_testjob *job, const uint8_t *script, size_t len);
+
+/**
+ * Initialise a job with a copy of `script` (`len` bytes; NULL if len is 0).
+ * Returns 0, POOL_ENOMEM or POOL_EOVERFLOW; on failure the job is still
+ * valid, with an empty script.
+ */
+POOL_WUR static inline int pool_testjob_init(struct pool_testjob *job, uint32_t id,
+                                             const uint8_t *script, size_t len, int32_t fail_code)
+{
+	job->id = id;
+	job->fail_code = fail_code;
+	pool_sbuf_init(&job->script);
+	return len ? pool_testjob_set_script(job, script, len) : 0;
+}
+
+/**
+ * pool_run_fn for struct pool_testjob: if `arg` (a struct pool_testlog *) is
+ * not NULL, counts the run, adds the digest to the checksum and spins; then
+ * returns the job's fail_code. Any thread.
+ */
+int pool_testjob_run(void *job, void *arg);
+
+/**
+ * pool_release_fn for struct pool_testjob: frees each script and, if `arg`
+ * (a struct pool_testlog *) is not NULL, counts the release. Any thread.
+ */
+void pool_testjob_release(void *jobs, size_t n, void *arg);
+
+#endif
