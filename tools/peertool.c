@@ -115,16 +115,21 @@ uint8_t *peertool_read_input(const char *cmd, const char *path, int hex, size_t 
 	for (size_t i = 0; i < n; i++)
 		if (!isspace(buf[i]))
 			buf[k++] = buf[i];
+	/* Find a bad character first: decoding in place overwrites the text. */
+	size_t bad = 0;
+	while (bad < k && isxdigit(buf[bad]))
+		bad++;
 	size_t out_len;
-	int err = proto_hex_decode((const char *)buf, k, buf, k, &out_len);
-	if (err) {
-		size_t bad = 0;
-		while (bad < k && isxdigit(buf[bad]))
-			bad++;
-		if (bad == k)
-			peertool_error(cmd, "hex input has odd length %zu", k);
-		else
+	if (bad < k || k % 2) {
+		if (bad < k)
 			peertool_error(cmd, "invalid hex character at offset %zu", bad);
+		else
+			peertool_error(cmd, "hex input has odd length %zu", k);
+		xfree(buf);
+		return NULL;
+	}
+	if (proto_hex_decode((const char *)buf, k, buf, k, &out_len)) {
+		peertool_error(cmd, "invalid hex input");
 		xfree(buf);
 		return NULL;
 	}

@@ -170,7 +170,7 @@ static json_t *json_version(const struct proto_version *v)
 	json_object_set_new(o, "timestamp", json_integer(v->timestamp));
 	json_object_set_new(o, "addr_recv", json_netaddr(&v->addr_recv));
 	json_object_set_new(o, "addr_from", json_netaddr(&v->addr_from));
-	json_object_set_new(o, "nonce", json_integer((json_int_t)v->nonce));
+	json_object_set_new(o, "nonce", peertool_json_u64(v->nonce));
 	json_object_set_new(o, "user_agent", json_stringn(v->user_agent, v->user_agent_len));
 	json_object_set_new(o, "start_height", json_integer(v->start_height));
 	if (v->has_relay)
@@ -203,7 +203,7 @@ static json_t *json_payload(struct proto_msg *m)
 	case PROTO_CMD_PING:
 	case PROTO_CMD_PONG:
 		o = json_object();
-		json_object_set_new(o, "nonce", json_integer((json_int_t)m->nonce));
+		json_object_set_new(o, "nonce", peertool_json_u64(m->nonce));
 		return o;
 	case PROTO_CMD_INV:
 	case PROTO_CMD_GETDATA:
@@ -250,7 +250,7 @@ static json_t *json_payload(struct proto_msg *m)
 	case PROTO_CMD_SENDCMPCT:
 		o = json_object();
 		json_object_set_new(o, "high_bandwidth", json_boolean(m->sendcmpct.high_bandwidth));
-		json_object_set_new(o, "version", json_integer((json_int_t)m->sendcmpct.version));
+		json_object_set_new(o, "version", peertool_json_u64(m->sendcmpct.version));
 		return o;
 	default:
 		return json_object();

@@ -40,6 +40,13 @@ json_t *peertool_json_amount(int64_t sats)
 	return json_string(buf);
 }
 
+json_t *peertool_json_u64(uint64_t v)
+{
+	char buf[64];
+	snprintf(buf, sizeof(buf), RAW_TAG "%" PRIu64, v);
+	return json_string(buf);
+}
+
 /* A double printed as Core's UniValue prints it (%.16g: 1, not 1.0). */
 static json_t *json_double(double v)
 {

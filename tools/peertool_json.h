@@ -25,6 +25,8 @@ json_t *peertool_json_hash(const struct proto_hash *h);
  * peertool_json_print turns into a bare number.
  */
 json_t *peertool_json_amount(int64_t sats);
+/** An unsigned 64-bit number (nonces), which jansson's signed integers cannot hold. */
+json_t *peertool_json_u64(uint64_t v);
 /** Pretty-print to stdout (2-space indent, bitcoin-cli's shape); 0 or -1 on OOM. */
 int peertool_json_print(json_t *v);
 
