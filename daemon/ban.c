@@ -1,0 +1,397 @@
+/*
+ * daemon/ban.c: misbehaviour, discouragement and setban bans, as Core 29.
+ *
+ * Misbehaviour (a count over its limit: inv/getdata 50,000, headers 2,000,
+ * addr 1,000) disconnects the peer at once and discourages its address:
+ * the address goes into a bounded set (DISCOURAGE_MAX, remembering at
+ * least half of that many addresses, like Core's rolling filter), which
+ * makes a later inbound connection from it the first to be refused when
+ * slots are scarce (net.c). Manual peers (connect=, addnode) and local
+ * (loopback) peers are only disconnected, never discouraged.
+ *
+ * Bans (setban) are subnets with an expiry; banned addresses are refused on
+ * accept, and a new ban disconnects matching peers at once. They persist in
+ * <datadir>/banlist.json in Core's format ({"banned_nets": [{"version": 1,
+ * "ban_created", "banned_until", "address": "1.2.3.0/24"}]}), written
+ * atomically (temporary file, then rename) whenever they change and at
+ * shutdown, and loaded at startup. The file is tiny and changes only on an
+ * operator's command, so it is written synchronously on the loop thread.
+ */
+#include "daemon/daemon.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/** Discouraged addresses remembered (Core's rolling filter size). */
+#define DISCOURAGE_MAX 50000u
+/** setban entries at most. */
+#define BAN_MAX_ENTRIES 10000u
+/** banlist.json entry version (Core's CBanEntry::CURRENT_VERSION). */
+#define BAN_ENTRY_VERSION 1
+
+static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+static bool is_v4(const uint8_t net[16])
+{
+	return memcmp(net, v4mapped, 12) == 0;
+}
+
+static void apply_prefix(uint8_t net[16], uint8_t prefix)
+{
+	for (int i = 0; i < 16; i++) {
+		int bits = (int)prefix - i * 8;
+		if (bits >= 8)
+			continue;
+		net[i] &= bits <= 0 ? 0 : (uint8_t)(0xff << (8 - bits));
+	}
+}
+
+static bool matches(const struct ban_entry *b, const uint8_t ip[16])
+{
+	uint8_t t[16];
+	memcpy(t, ip, 16);
+	apply_prefix(t, b->prefix);
+	return memcmp(t, b->net, 16) == 0;
+}
+
+/* A contiguous netmask's prefix length, or -1. */
+static int mask_bits(const uint8_t *m, int n)
+{
+	int bits = 0;
+	int i = 0;
+	for (; i < n && m[i] == 0xff; i++)
+		bits += 8;
+	if (i < n) {
+		uint8_t b = m[i];
+		while (b & 0x80) {
+			bits++;
+			b = (uint8_t)(b << 1);
+		}
+		if (b)
+			return -1;
+		for (i++; i < n; i++) {
+			if (m[i])
+				return -1;
+		}
+	}
+	return bits;
+}
+
+int ban_parse_subnet(const char *s, uint8_t net[16], uint8_t *prefix)
+{
+	char host[INET6_ADDRSTRLEN + 1];
+	const char *slash = strchr(s, '/');
+	size_t hl = slash ? (size_t)(slash - s) : strlen(s);
+	if (!hl || hl >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, s, hl);
+	host[hl] = 0;
+	uint8_t a4[4];
+	bool v4 = inet_pton(AF_INET, host, a4) == 1;
+	if (v4) {
+		memcpy(net, v4mapped, 12);
+		memcpy(net + 12, a4, 4);
+	} else if (inet_pton(AF_INET6, host, net) != 1) {
+		return -EINVAL;
+	}
+	int bits = v4 ? 32 : 128;
+	if (slash) {
+		const char *p = slash + 1;
+		char *end;
+		uint8_t m[16];
+		if (v4 && inet_pton(AF_INET, p, m) == 1) {
+			bits = mask_bits(m, 4);
+		} else if (!v4 && strchr(p, ':') && inet_pton(AF_INET6, p, m) == 1) {
+			bits = mask_bits(m, 16);
+		} else {
+			errno = 0;
+			long v = strtol(p, &end, 10);
+			if (!*p || *end || errno || v < 0 || v > (v4 ? 32 : 128))
+				return -EINVAL;
+			bits = (int)v;
+		}
+		if (bits < 0)
+			return -EINVAL;
+	}
+	*prefix = (uint8_t)(v4 ? 96 + bits : bits);
+	apply_prefix(net, *prefix);
+	return 0;
+}
+
+void ban_format_subnet(const uint8_t net[16], uint8_t prefix, char *out, size_t outlen)
+{
+	char ip[INET6_ADDRSTRLEN];
+	if (is_v4(net) && prefix >= 96) {
+		inet_ntop(AF_INET, net + 12, ip, sizeof(ip));
+		snprintf(out, outlen, "%s/%u", ip, prefix - 96u);
+	} else {
+		inet_ntop(AF_INET6, net, ip, sizeof(ip));
+		snprintf(out, outlen, "%s/%u", ip, prefix);
+	}
+}
+
+static uint64_t ip_fp(const struct daemon *d, const union net_addr *a)
+{
+	uint8_t ip[16];
+	net_addr_ip16(a, ip);
+	return daemon_fingerprint(d, ip, sizeof(ip));
+}
+
+enum ban_verdict ban_check(struct daemon *d, const union net_addr *a)
+{
+	struct ban_state *s = &d->ban;
+	uint8_t ip[16];
+	net_addr_ip16(a, ip);
+	int64_t now = (int64_t)time(NULL);
+	for (uint32_t i = 0; i < s->n; i++) {
+		if (s->v[i].until > now && matches(&s->v[i], ip))
+			return BAN_BANNED;
+	}
+	if (hset_contains(&s->discouraged, ip_fp(d, a)))
+		return BAN_DISCOURAGED;
+	return BAN_OK;
+}
+
+void ban_misbehaving(struct peer *p, const char *why)
+{
+	struct daemon *d = p->d;
+	char a[NET_ADDRSTRLEN];
+	net_addr_format(&p->addr, a);
+	d->stats.misbehaving++;
+	DLOG_DBG(&d->log, DLOG_BAN, "Misbehaving: peer=%llu (%s): %s", (unsigned long long)p->id, a,
+	         why);
+	if (p->conn_type == PEER_CONN_MANUAL || net_addr_is_local(&p->addr)) {
+		DLOG_DBG(&d->log, DLOG_BAN, "disconnecting but not discouraging %s peer=%llu",
+		         p->conn_type == PEER_CONN_MANUAL ? "manual" : "local",
+		         (unsigned long long)p->id);
+		peer_disconnect(p, why);
+		return;
+	}
+	if (hset_insert(&d->ban.discouraged, ip_fp(d, &p->addr)) == 0)
+		d->stats.discouraged++;
+	DLOG_INFO_(&d->log, DLOG_BAN, "disconnecting and discouraging %s (peer=%llu): %s", a,
+	           (unsigned long long)p->id, why);
+	/* Every connection from that address goes, as Core's DisconnectNode(addr). */
+	uint8_t ip[16], qip[16];
+	net_addr_ip16(&p->addr, ip);
+	for (uint32_t i = 0; i < d->n_peers; i++) {
+		struct peer *q = d->peers[i];
+		net_addr_ip16(&q->addr, qip);
+		if (q != p && q->conn_type != PEER_CONN_MANUAL && memcmp(ip, qip, 16) == 0)
+			peer_disconnect(q, "address discouraged");
+	}
+	peer_disconnect(p, why);
+}
+
+static int entries_reserve(struct ban_state *s)
+{
+	if (s->n < s->cap)
+		return 0;
+	if (s->n >= BAN_MAX_ENTRIES)
+		return -ENOSPC;
+	uint32_t ncap = s->cap ? s->cap * 2 : 16;
+	struct ban_entry *nv = xreallocarray(s->v, ncap, sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	s->v = nv;
+	s->cap = ncap;
+	return 0;
+}
+
+static int load(struct daemon *d)
+{
+	struct ban_state *s = &d->ban;
+	json_error_t jerr;
+	if (access(s->path, F_OK) != 0)
+		return 0;
+	json_t *root = json_load_file(s->path, 0, &jerr);
+	if (!root) {
+		DLOG_WARNING(&d->log, DLOG_BAN, "%s:%d: %s; starting with no bans", s->path,
+		             jerr.line, jerr.text);
+		return 0;
+	}
+	json_t *arr = json_object_get(root, "banned_nets");
+	int64_t now = (int64_t)time(NULL);
+	size_t i;
+	json_t *e;
+	uint32_t loaded = 0, bad = 0;
+	if (!json_is_array(arr)) {
+		DLOG_WARNING(&d->log, DLOG_BAN, "%s: no banned_nets array; starting with no bans",
+		             s->path);
+		json_decref(root);
+		return 0;
+	}
+	json_array_foreach(arr, i, e)
+	{
+		json_t *addr = json_object_get(e, "address");
+		json_t *until = json_object_get(e, "banned_until");
+		json_t *created = json_object_get(e, "ban_created");
+		struct ban_entry b;
+		memset(&b, 0, sizeof(b));
+		if (!json_is_string(addr) || !json_is_integer(until) ||
+		    ban_parse_subnet(json_string_value(addr), b.net, &b.prefix)) {
+			bad++;
+			continue;
+		}
+		b.until = json_integer_value(until);
+		b.created = json_is_integer(created) ? json_integer_value(created) : now;
+		if (b.until <= now)
+			continue;
+		if (entries_reserve(s))
+			break;
+		s->v[s->n++] = b;
+		loaded++;
+	}
+	json_decref(root);
+	if (bad)
+		DLOG_WARNING(&d->log, DLOG_BAN, "%s: %u malformed entries ignored", s->path, bad);
+	DLOG_INFO_(&d->log, DLOG_BAN, "loaded %u bans from %s", loaded, s->path);
+	return 0;
+}
+
+int ban_init(struct daemon *d)
+{
+	struct ban_state *s = &d->ban;
+	memset(s, 0, sizeof(*s));
+	hset_init(&s->discouraged, DISCOURAGE_MAX);
+	size_t n = strlen(d->conf->datadir) + sizeof("/banlist.json");
+	s->path = xmalloc(n);
+	if (!s->path)
+		return -ENOMEM;
+	snprintf(s->path, n, "%s/banlist.json", d->conf->datadir);
+	return load(d);
+}
+
+int ban_save(struct daemon *d)
+{
+	struct ban_state *s = &d->ban;
+	int rc = -ENOMEM;
+	json_t *root = json_object();
+	json_t *arr = json_array();
+	size_t tl = strlen(s->path) + 5;
+	char *tmp = xmalloc(tl);
+	if (!root || !arr || !tmp)
+		goto out;
+	snprintf(tmp, tl, "%s.new", s->path);
+	for (uint32_t i = 0; i < s->n; i++) {
+		char sub[INET6_ADDRSTRLEN + 8];
+		ban_format_subnet(s->v[i].net, s->v[i].prefix, sub, sizeof(sub));
+		json_t *e = json_pack("{s:i, s:I, s:I, s:s}", "version", BAN_ENTRY_VERSION,
+		                      "ban_created", (json_int_t)s->v[i].created, "banned_until",
+		                      (json_int_t)s->v[i].until, "address", sub);
+		if (!e || json_array_append_new(arr, e))
+			goto out;
+	}
+	if (json_object_set(root, "banned_nets", arr))
+		goto out;
+	if (json_dump_file(root, tmp, JSON_INDENT(2)) != 0) {
+		rc = -EIO;
+		DLOG_WARNING(&d->log, DLOG_BAN, "cannot write %s", tmp);
+		goto out;
+	}
+	if (rename(tmp, s->path) != 0) {
+		rc = -errno;
+		DLOG_WARNING(&d->log, DLOG_BAN, "cannot rename %s to %s: %s", tmp, s->path,
+		             strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	s->dirty = false;
+	rc = 0;
+out:
+	json_decref(arr);
+	json_decref(root);
+	xfree(tmp);
+	return rc;
+}
+
+void ban_release(struct daemon *d)
+{
+	struct ban_state *s = &d->ban;
+	if (s->dirty && s->path)
+		(void)ban_save(d);
+	xfree(s->v);
+	xfree(s->path);
+	hset_release(&s->discouraged);
+	memset(s, 0, sizeof(*s));
+}
+
+void ban_sweep(struct daemon *d, int64_t now)
+{
+	struct ban_state *s = &d->ban;
+	uint32_t j = 0;
+	for (uint32_t i = 0; i < s->n; i++) {
+		if (s->v[i].until > now)
+			s->v[j++] = s->v[i];
+	}
+	if (j != s->n) {
+		s->n = j;
+		s->dirty = true;
+		(void)ban_save(d);
+	}
+}
+
+static int find(const struct ban_state *s, const uint8_t net[16], uint8_t prefix, int64_t now)
+{
+	for (uint32_t i = 0; i < s->n; i++) {
+		if (s->v[i].prefix == prefix && memcmp(s->v[i].net, net, 16) == 0 &&
+		    s->v[i].until > now)
+			return (int)i;
+	}
+	return -1;
+}
+
+int ban_add(struct daemon *d, const uint8_t net[16], uint8_t prefix, int64_t until)
+{
+	struct ban_state *s = &d->ban;
+	int64_t now = (int64_t)time(NULL);
+	ban_sweep(d, now);
+	if (find(s, net, prefix, now) >= 0)
+		return -EEXIST;
+	int err = entries_reserve(s);
+	if (err)
+		return err;
+	struct ban_entry *b = &s->v[s->n++];
+	memcpy(b->net, net, 16);
+	b->prefix = prefix;
+	b->created = now;
+	b->until = until;
+	s->dirty = true;
+	(void)ban_save(d);
+	for (uint32_t i = 0; i < d->n_peers; i++) {
+		uint8_t ip[16];
+		net_addr_ip16(&d->peers[i]->addr, ip);
+		if (d->peers[i]->state != PEER_CONNECTING && matches(b, ip))
+			peer_disconnect(d->peers[i], "banned");
+	}
+	return 0;
+}
+
+int ban_remove(struct daemon *d, const uint8_t net[16], uint8_t prefix)
+{
+	struct ban_state *s = &d->ban;
+	int i = find(s, net, prefix, (int64_t)time(NULL));
+	if (i < 0)
+		return -ENOENT;
+	s->v[i] = s->v[--s->n];
+	s->dirty = true;
+	(void)ban_save(d);
+	return 0;
+}
+
+void ban_clear(struct daemon *d)
+{
+	struct ban_state *s = &d->ban;
+	s->n = 0;
+	/* Core's clearbanned also forgets discouragement. */
+	hset_release(&s->discouraged);
+	hset_init(&s->discouraged, DISCOURAGE_MAX);
+	s->dirty = true;
+	(void)ban_save(d);
+}

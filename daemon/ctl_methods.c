@@ -1,0 +1,601 @@
+/*
+ * daemon/ctl_methods.c: the control socket's methods.
+ *
+ * Names, parameters, results and application error codes follow Bitcoin
+ * Core's RPCs where a method means the same thing (getpeerinfo,
+ * getnetworkinfo, addnode, disconnectnode, setban, ...); getstats is
+ * peerd's own. Parameters may be positional (an array) or named (an
+ * object, with the names shown by help). Runs on the loop thread.
+ */
+#include "daemon/daemon.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+/** Default setban duration (Core DEFAULT_MISBEHAVING_BANTIME). */
+#define CTL_DEFAULT_BANTIME_S (24 * 3600)
+#define CTL_MAX_PARAMS        4
+
+typedef void (*ctl_method_fn)(struct daemon *d, json_t *args, struct ctl_result *res);
+
+struct ctl_method {
+	const char *name;
+	ctl_method_fn fn;
+	int min, max;                       /**< parameter count */
+	const char *params[CTL_MAX_PARAMS]; /**< names, for named calls and help */
+	const char *usage;
+	const char *help;
+};
+
+static void fail(struct ctl_result *res, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void fail(struct ctl_result *res, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(res->err_msg, sizeof(res->err_msg), fmt, ap);
+	va_end(ap);
+	res->err_code = code;
+	json_decref(res->result);
+	res->result = NULL;
+}
+
+static void ok(struct ctl_result *res, json_t *v)
+{
+	if (!v) {
+		fail(res, CTL_INTERNAL_ERROR, "out of memory building the result");
+		return;
+	}
+	res->result = v;
+}
+
+/* The i-th argument, or NULL when absent or null. */
+static json_t *arg(json_t *args, size_t i)
+{
+	json_t *v = json_array_get(args, i);
+	return json_is_null(v) ? NULL : v;
+}
+
+static const char *service_name(unsigned bit)
+{
+	switch (1ull << bit) {
+	case PROTO_NODE_NETWORK:
+		return "NETWORK";
+	case PROTO_NODE_BLOOM:
+		return "BLOOM";
+	case PROTO_NODE_WITNESS:
+		return "WITNESS";
+	case PROTO_NODE_COMPACT_FILTERS:
+		return "COMPACT_FILTERS";
+	case PROTO_NODE_NETWORK_LIMITED:
+		return "NETWORK_LIMITED";
+	case PROTO_NODE_P2P_V2:
+		return "P2P_V2";
+	default:
+		return NULL;
+	}
+}
+
+static json_t *services_names(uint64_t s)
+{
+	json_t *a = json_array();
+	for (unsigned b = 0; a && b < 64; b++) {
+		if (!(s >> b & 1))
+			continue;
+		const char *n = service_name(b);
+		char buf[32];
+		if (!n) {
+			snprintf(buf, sizeof(buf), "UNKNOWN[2^%u]", b);
+			n = buf;
+		}
+		json_array_append_new(a, json_string(n));
+	}
+	return a;
+}
+
+static void services_hex(uint64_t s, char out[17])
+{
+	snprintf(out, 17, "%016llx", (unsigned long long)s);
+}
+
+/* ---- general ------------------------------------------------------------ */
+
+static const struct ctl_method methods[];
+
+static void m_help(struct daemon *d, json_t *args, struct ctl_result *res);
+
+static void m_uptime(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	(void)args;
+	ok(res, json_integer((json_int_t)(time(NULL) - d->start_time)));
+}
+
+static void m_stop(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	(void)d;
+	(void)args;
+	res->stop = true;
+	ok(res, json_string("peerd stopping"));
+}
+
+/* ---- network ------------------------------------------------------------ */
+
+static void m_getconnectioncount(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	(void)args;
+	ok(res, json_integer(d->n_inbound + d->n_outbound));
+}
+
+static void m_getnetworkinfo(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	(void)args;
+	char hex[17];
+	services_hex(DAEMON_LOCAL_SERVICES, hex);
+	ok(res,
+	   json_pack("{s:i, s:s, s:i, s:s, s:o, s:b, s:i, s:b, s:i, s:i, s:i, s:i, s:s, s:[], s:s}",
+	             "version", DAEMON_VERSION_NUMBER, "subversion", DAEMON_USER_AGENT,
+	             "protocolversion", PROTO_VERSION, "localservices", hex, "localservicesnames",
+	             services_names(DAEMON_LOCAL_SERVICES), "localrelay", 1, "timeoffset", 0,
+	             "networkactive", 1, "connections", (int)(d->n_inbound + d->n_outbound),
+	             "connections_in", (int)d->n_inbound, "connections_out", (int)d->n_outbound,
+	             "maxconnections", (int)d->maxconnections, "chain", d->params->name,
+	             "localaddresses", "warnings", ""));
+}
+
+static const char *network_name(const union net_addr *a)
+{
+	if (net_addr_is_local(a))
+		return "not_publicly_routable";
+	uint8_t ip[16];
+	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	net_addr_ip16(a, ip);
+	return memcmp(ip, mapped, 12) == 0 ? "ipv4" : "ipv6";
+}
+
+static json_t *per_msg(const uint64_t *bytes)
+{
+	json_t *o = json_object();
+	for (int i = 0; o && i < PROTO_CMD__COUNT; i++) {
+		if (!bytes[i])
+			continue;
+		const char *name =
+		    i == PROTO_CMD_UNKNOWN ? "*other*" : proto_cmd_name((enum proto_cmd)i);
+		json_object_set_new(o, name, json_integer((json_int_t)bytes[i]));
+	}
+	return o;
+}
+
+static json_t *peer_json(const struct peer *p)
+{
+	char addr[NET_ADDRSTRLEN], bind[NET_ADDRSTRLEN], hex[17];
+	net_addr_format(&p->addr, addr);
+	net_addr_format(&p->local, bind);
+	services_hex(p->services, hex);
+	json_t *o = json_pack(
+	    "{s:I, s:s, s:s, s:s, s:s, s:o, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:i, s:s, s:b, "
+	    "s:i,"
+	    " s:s, s:s, s:s}",
+	    "id", (json_int_t)p->id, "addr", addr, "addrbind", bind, "network",
+	    network_name(&p->addr), "services", hex, "servicesnames", services_names(p->services),
+	    "relaytxes", p->relaytxes, "lastsend", (json_int_t)p->lastsend, "lastrecv",
+	    (json_int_t)p->lastrecv, "bytessent", (json_int_t)p->bytes_sent, "bytesrecv",
+	    (json_int_t)p->bytes_recv, "conntime", (json_int_t)p->conntime, "timeoffset",
+	    (json_int_t)0, "version", p->version, "startingheight", p->start_height, "subver",
+	    p->subver ? p->subver : "", "inbound", p->inbound, "synced_headers", -1,
+	    "connection_type", peer_conn_type_name(p->conn_type), "transport_protocol_type", "v1",
+	    "session_id", "");
+	if (!o)
+		return NULL;
+	if (p->ping_us >= 0)
+		json_object_set_new(o, "pingtime", json_real((double)p->ping_us / 1e6));
+	if (p->minping_us >= 0)
+		json_object_set_new(o, "minping", json_real((double)p->minping_us / 1e6));
+	if (p->ping_nonce) {
+		uint64_t now_us = uv_hrtime() / 1000u;
+		json_object_set_new(o, "pingwait",
+		                    json_real((double)(now_us - p->ping_start_us) / 1e6));
+	}
+	json_object_set_new(o, "minfeefilter", json_real((double)p->feefilter / 1e8));
+	json_object_set_new(o, "bytessent_per_msg", per_msg(p->msgbytes->sent));
+	json_object_set_new(o, "bytesrecv_per_msg", per_msg(p->msgbytes->recv));
+	/* peerd's own: the state behind flow control and inventory. */
+	json_object_set_new(o, "handshake_complete", json_boolean(p->state == PEER_ACTIVE));
+	json_object_set_new(o, "sendq_bytes", json_integer((json_int_t)p->sendq_bytes));
+	json_object_set_new(o, "send_paused", json_boolean(p->send_paused));
+	json_object_set_new(o, "recv_paused", json_boolean(p->recv_paused));
+	json_object_set_new(o, "wtxidrelay", json_boolean(p->wtxidrelay));
+	json_object_set_new(o, "addrv2", json_boolean(p->sendaddrv2));
+	json_object_set_new(o, "known_inventory",
+	                    json_integer(p->known_inv ? (json_int_t)hset_count(p->known_inv) : 0));
+	json_object_set_new(o, "tx_inflight", json_integer(p->tx_inflight));
+	json_object_set_new(o, "decode_errors", json_integer(p->decode_errors));
+	return o;
+}
+
+static void m_getpeerinfo(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	(void)args;
+	json_t *a = json_array();
+	for (uint32_t i = 0; a && i < d->n_peers; i++) {
+		const struct peer *p = d->peers[i];
+		if (p->state == PEER_CONNECTING || p->state == PEER_CLOSING)
+			continue;
+		json_t *o = peer_json(p);
+		if (!o || json_array_append_new(a, o)) {
+			json_decref(a);
+			a = NULL;
+		}
+	}
+	ok(res, a);
+}
+
+static void m_getnettotals(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	(void)args;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	json_int_t ms = (json_int_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	ok(res, json_pack("{s:I, s:I, s:I}", "totalbytesrecv", (json_int_t)d->stats.bytes_recv,
+	                  "totalbytessent", (json_int_t)d->stats.bytes_sent, "timemillis", ms));
+}
+
+static void m_getstats(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	(void)args;
+	ok(res, stats_json(d));
+}
+
+static void m_addnode(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	json_t *node = arg(args, 0), *cmd = arg(args, 1);
+	if (!json_is_string(node) || !json_is_string(cmd)) {
+		fail(res, CTL_INVALID_PARAMS,
+		     "addnode \"node\" \"add|remove|onetry\": both must be strings");
+		return;
+	}
+	const char *n = json_string_value(node), *c = json_string_value(cmd);
+	int err;
+	if (strcmp(c, "add") == 0 || strcmp(c, "onetry") == 0) {
+		err = net_target_add(d, n, c[0] == 'o');
+		if (err == -EEXIST) {
+			fail(res, CTL_NODE_ALREADY_ADDED, "Error: Node already added");
+			return;
+		}
+		if (err == -EINVAL) {
+			fail(res, CTL_INVALID_PARAMS, "Error: cannot parse node address '%s'", n);
+			return;
+		}
+		if (err == -ENOSPC) {
+			fail(res, CTL_MISC_ERROR, "Error: %u outbound destinations is the limit",
+			     NET_MAX_TARGETS);
+			return;
+		}
+		if (err) {
+			fail(res, CTL_INTERNAL_ERROR, "Error: %s", strerror(-err));
+			return;
+		}
+	} else if (strcmp(c, "remove") == 0) {
+		if (net_target_remove(d, n)) {
+			fail(res, CTL_NODE_NOT_ADDED,
+			     "Error: Node could not be removed. It has not been added previously.");
+			return;
+		}
+	} else {
+		fail(res, CTL_INVALID_PARAMS,
+		     "addnode: command must be add, remove or onetry, not '%s'", c);
+		return;
+	}
+	ok(res, json_null());
+}
+
+static void m_disconnectnode(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	json_t *address = arg(args, 0), *nodeid = arg(args, 1);
+	if (address && !json_is_string(address)) {
+		fail(res, CTL_INVALID_PARAMS, "disconnectnode: address must be a string");
+		return;
+	}
+	if (nodeid && !json_is_integer(nodeid)) {
+		fail(res, CTL_INVALID_PARAMS, "disconnectnode: nodeid must be an integer");
+		return;
+	}
+	bool has_addr = address && json_string_length(address) > 0;
+	if (has_addr == (nodeid != NULL)) {
+		fail(res, CTL_INVALID_PARAMS, "Only one of address and nodeid should be provided.");
+		return;
+	}
+	struct peer *found = NULL;
+	if (nodeid) {
+		json_int_t id = json_integer_value(nodeid);
+		found = id >= 0 ? daemon_peer_by_id(d, (uint64_t)id) : NULL;
+	} else {
+		const char *want = json_string_value(address);
+		for (uint32_t i = 0; i < d->n_peers && !found; i++) {
+			char a[NET_ADDRSTRLEN];
+			net_addr_format(&d->peers[i]->addr, a);
+			if (strcmp(a, want) == 0 ||
+			    (d->peers[i]->target && strcmp(d->peers[i]->target->name, want) == 0))
+				found = d->peers[i];
+		}
+	}
+	if (!found || found->state == PEER_CLOSING || found->state == PEER_CONNECTING) {
+		fail(res, CTL_NODE_NOT_CONNECTED, "Node not found in connected nodes");
+		return;
+	}
+	peer_disconnect(found, "disconnectnode");
+	ok(res, json_null());
+}
+
+static void m_setban(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	json_t *subnet = arg(args, 0), *cmd = arg(args, 1), *bantime = arg(args, 2),
+	       *absolute = arg(args, 3);
+	if (!json_is_string(subnet) || !json_is_string(cmd)) {
+		fail(res, CTL_INVALID_PARAMS,
+		     "setban \"subnet\" \"add|remove\" ( bantime absolute ): subnet and command "
+		     "must be strings");
+		return;
+	}
+	if (bantime && !json_is_integer(bantime)) {
+		fail(res, CTL_INVALID_PARAMS, "setban: bantime must be an integer (seconds)");
+		return;
+	}
+	if (absolute && !json_is_boolean(absolute)) {
+		fail(res, CTL_INVALID_PARAMS, "setban: absolute must be true or false");
+		return;
+	}
+	const char *c = json_string_value(cmd);
+	bool add = strcmp(c, "add") == 0;
+	if (!add && strcmp(c, "remove") != 0) {
+		fail(res, CTL_INVALID_PARAMS, "setban: command must be add or remove, not '%s'", c);
+		return;
+	}
+	uint8_t net[16], prefix;
+	if (ban_parse_subnet(json_string_value(subnet), net, &prefix)) {
+		fail(res, CTL_INVALID_IP_OR_SUBNET, "Error: Invalid IP/Subnet");
+		return;
+	}
+	if (!add) {
+		if (ban_remove(d, net, prefix)) {
+			fail(res, CTL_INVALID_IP_OR_SUBNET,
+			     "Error: Unban failed. Requested address/subnet was not previously "
+			     "manually banned.");
+			return;
+		}
+		ok(res, json_null());
+		return;
+	}
+	int64_t now = (int64_t)time(NULL);
+	int64_t t = bantime ? (int64_t)json_integer_value(bantime) : 0;
+	int64_t until;
+	if (absolute && json_is_true(absolute)) {
+		until = t;
+		if (until <= now) {
+			fail(res, CTL_INVALID_PARAMS, "Error: Absolute timestamp is in the past");
+			return;
+		}
+	} else {
+		if (t < 0) {
+			fail(res, CTL_INVALID_PARAMS, "setban: bantime must not be negative");
+			return;
+		}
+		until = now + (t ? t : CTL_DEFAULT_BANTIME_S);
+	}
+	int err = ban_add(d, net, prefix, until);
+	if (err == -EEXIST) {
+		fail(res, CTL_NODE_ALREADY_ADDED, "Error: IP/Subnet already banned");
+		return;
+	}
+	if (err) {
+		fail(res, CTL_MISC_ERROR, "Error: cannot ban: %s", strerror(-err));
+		return;
+	}
+	ok(res, json_null());
+}
+
+static void m_listbanned(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	(void)args;
+	int64_t now = (int64_t)time(NULL);
+	ban_sweep(d, now);
+	json_t *a = json_array();
+	for (uint32_t i = 0; a && i < d->ban.n; i++) {
+		const struct ban_entry *b = &d->ban.v[i];
+		char sub[INET6_ADDRSTRLEN + 8];
+		ban_format_subnet(b->net, b->prefix, sub, sizeof(sub));
+		json_array_append_new(
+		    a, json_pack("{s:s, s:I, s:I, s:I, s:I}", "address", sub, "ban_created",
+		                 (json_int_t)b->created, "banned_until", (json_int_t)b->until,
+		                 "ban_duration", (json_int_t)(b->until - b->created),
+		                 "time_remaining", (json_int_t)(b->until - now)));
+	}
+	ok(res, a);
+}
+
+static void m_clearbanned(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	(void)args;
+	ban_clear(d);
+	ok(res, json_null());
+}
+
+static const struct ctl_method methods[] = {
+    {"help",
+     m_help,
+     0,
+     1,
+     {"command"},
+     "help ( \"command\" )",
+     "List the methods, or describe one."},
+    {"uptime", m_uptime, 0, 0, {0}, "uptime", "Seconds since peerd started."},
+    {"stop", m_stop, 0, 0, {0}, "stop", "Shut peerd down cleanly (after this reply is sent)."},
+    {"getnetworkinfo",
+     m_getnetworkinfo,
+     0,
+     0,
+     {0},
+     "getnetworkinfo",
+     "Version, subversion, protocol version, local services and connection counts."},
+    {"getconnectioncount",
+     m_getconnectioncount,
+     0,
+     0,
+     {0},
+     "getconnectioncount",
+     "Number of connected peers, inbound and outbound (connections in progress not counted)."},
+    {"getpeerinfo",
+     m_getpeerinfo,
+     0,
+     0,
+     {0},
+     "getpeerinfo",
+     "One object per connected peer, with Core's fields plus peerd's flow-control and inventory "
+     "state."},
+    {"getnettotals",
+     m_getnettotals,
+     0,
+     0,
+     {0},
+     "getnettotals",
+     "Bytes received and sent since start."},
+    {"getstats",
+     m_getstats,
+     0,
+     0,
+     {0},
+     "getstats",
+     "Per-message counts and bytes, decode errors by code, free lists, check queue, connection, "
+     "inventory and process statistics."},
+    {"addnode",
+     m_addnode,
+     2,
+     2,
+     {"node", "command"},
+     "addnode \"node\" \"add|remove|onetry\"",
+     "Add or remove an outbound destination (reconnected with backoff), or try one connection."},
+    {"disconnectnode",
+     m_disconnectnode,
+     0,
+     2,
+     {"address", "nodeid"},
+     "disconnectnode ( \"address\" nodeid )",
+     "Disconnect a peer by address (\"ip:port\") or, with an empty address, by id."},
+    {"setban",
+     m_setban,
+     2,
+     4,
+     {"subnet", "command", "bantime", "absolute"},
+     "setban \"subnet\" \"add|remove\" ( bantime absolute )",
+     "Ban or unban an IP or subnet (default 86400 s; absolute: bantime is a unix time). Saved in "
+     "banlist.json."},
+    {"listbanned", m_listbanned, 0, 0, {0}, "listbanned", "The banned subnets."},
+    {"clearbanned",
+     m_clearbanned,
+     0,
+     0,
+     {0},
+     "clearbanned",
+     "Remove every ban and discouragement."},
+};
+
+#define N_METHODS (sizeof(methods) / sizeof(methods[0]))
+
+static const struct ctl_method *lookup(const char *name)
+{
+	for (size_t i = 0; i < N_METHODS; i++) {
+		if (strcmp(methods[i].name, name) == 0)
+			return &methods[i];
+	}
+	return NULL;
+}
+
+static void m_help(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	(void)d;
+	json_t *cmd = arg(args, 0);
+	if (cmd && !json_is_string(cmd)) {
+		fail(res, CTL_INVALID_PARAMS, "help: command must be a string");
+		return;
+	}
+	char buf[4096];
+	size_t n = 0;
+	if (cmd) {
+		const struct ctl_method *m = lookup(json_string_value(cmd));
+		if (!m) {
+			snprintf(buf, sizeof(buf), "help: unknown command: %s",
+			         json_string_value(cmd));
+		} else {
+			snprintf(buf, sizeof(buf), "%s\n\n%s", m->usage, m->help);
+		}
+		ok(res, json_string(buf));
+		return;
+	}
+	for (size_t i = 0; i < N_METHODS && n < sizeof(buf); i++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? "\n" : "",
+		                      methods[i].usage);
+	ok(res, json_string(buf));
+}
+
+/* Named parameters into positional ones, by the method's names. */
+static json_t *positional(const struct ctl_method *m, json_t *params, struct ctl_result *res)
+{
+	if (!params)
+		return json_array();
+	if (json_is_array(params))
+		return json_incref(params);
+	json_t *a = json_array();
+	const char *key;
+	json_t *v;
+	json_object_foreach(params, key, v)
+	{
+		int idx = -1;
+		for (int i = 0; i < m->max; i++) {
+			if (m->params[i] && strcmp(m->params[i], key) == 0)
+				idx = i;
+		}
+		if (idx < 0) {
+			fail(res, CTL_INVALID_PARAMS, "Unknown named parameter %s (%s takes: %s)",
+			     key, m->name, m->usage);
+			json_decref(a);
+			return NULL;
+		}
+		while (json_array_size(a) <= (size_t)idx)
+			json_array_append_new(a, json_null());
+		json_array_set(a, (size_t)idx, v);
+	}
+	return a;
+}
+
+void ctl_call(struct daemon *d, const char *method, json_t *params, struct ctl_result *res)
+{
+	const struct ctl_method *m = lookup(method);
+	if (!m) {
+		fail(res, CTL_METHOD_NOT_FOUND, "Method not found: %s (try help)", method);
+		return;
+	}
+	json_t *args = positional(m, params, res);
+	if (!args) {
+		if (!res->err_code)
+			fail(res, CTL_INTERNAL_ERROR, "out of memory");
+		return;
+	}
+	int n = (int)json_array_size(args);
+	if (n < m->min || n > m->max) {
+		if (m->min == m->max)
+			fail(res, CTL_INVALID_PARAMS, "%s takes %d parameter%s, got %d; usage: %s",
+			     m->name, m->min, m->min == 1 ? "" : "s", n, m->usage);
+		else
+			fail(res, CTL_INVALID_PARAMS,
+			     "%s takes %d to %d parameters, got %d; usage: %s", m->name, m->min,
+			     m->max, n, m->usage);
+		json_decref(args);
+		return;
+	}
+	m->fn(d, args, res);
+	json_decref(args);
+}

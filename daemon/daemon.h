@@ -1,0 +1,612 @@
+/**
+ * daemon/daemon.h: peerd's internal face: the daemon context, peers,
+ * outbound targets, and the functions the daemon/ files call on each other.
+ *
+ * Glossary
+ *   loop thread  the one thread running the libuv loop. It owns every
+ *                socket, timer and every field of every struct in this
+ *                header; nothing here is locked. (pool/ workers, once chain/
+ *                gives them script checks, never touch any of it.)
+ *   peer         one TCP connection speaking the P2P protocol, inbound or
+ *                outbound; `struct peer`. Its id is a small number that
+ *                grows with each connection, as Core's peer ids do.
+ *   target       an outbound destination from connect=, addnode= or the
+ *                addnode RPC; it owns the reconnect schedule.
+ *   rx buffer    a peer's receive buffer {buf, cap, start, end}: a 512-byte
+ *                script free-list buffer while headers and small messages
+ *                arrive, an exactly-sized heap buffer for one larger
+ *                message (allocated only after its header's magic and
+ *                length were checked), and nothing at all while the peer is
+ *                idle. See transport.c.
+ *   send queue   the bytes handed to libuv and not yet written; counted per
+ *                peer (sendq_bytes) for flow control.
+ *   paused       send_paused: the send queue is over maxsendbuffer, so the
+ *                peer's messages are not processed (no replies generated);
+ *                recv_paused: reading stopped because, while send_paused,
+ *                the rx buffer filled or reached maxreceivebuffer.
+ *
+ * Ownership: struct daemon owns everything reachable from it. A peer is
+ * freed only in its libuv close callback, never while a callback for it
+ * may still run, so `peer_disconnect` may be called from anywhere,
+ * including a handler for that same peer, any number of times.
+ */
+#ifndef PEERD_DAEMON_H
+#define PEERD_DAEMON_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <uv.h>
+
+#include "conf/conf.h"
+#include "daemon/hset.h"
+#include "daemon/log.h"
+#include "proto/proto.h"
+
+struct pool_queue;
+
+/* ---------------------------------------------------------------------- */
+/* Identity                                                                */
+
+#define DAEMON_VERSION_STRING "0.1.0"
+/** getnetworkinfo "version": Core's 10000*major + 100*minor + patch. */
+#define DAEMON_VERSION_NUMBER 100
+/** User agent in version (BIP14). */
+#define DAEMON_USER_AGENT "/peerd:" DAEMON_VERSION_STRING "/"
+/**
+ * Services peerd offers: witness serialization only. It cannot serve
+ * blocks yet (no chain/), so it does not claim NODE_NETWORK.
+ */
+#define DAEMON_LOCAL_SERVICES ((uint64_t)PROTO_NODE_WITNESS)
+/** feefilter peerd sends: Core's default minimum relay fee, sat/kvB. */
+#define DAEMON_FEEFILTER_SAT_KVB 1000
+
+/* ---------------------------------------------------------------------- */
+/* Protocol constants (Core 29's names in comments)                        */
+
+/** Oldest protocol version accepted (MIN_PEER_PROTO_VERSION). */
+#define PEER_MIN_PROTO_VERSION 31800
+/** First version whose ping carries a nonce (BIP0031_VERSION). */
+#define PEER_BIP31_VERSION 60000
+/** First version with sendcmpct (SHORT_IDS_BLOCKS_VERSION). */
+#define PEER_SHORT_IDS_VERSION 70014
+/** First version with feefilter (FEEFILTER_VERSION). */
+#define PEER_FEEFILTER_VERSION 70013
+/** First version with wtxidrelay (WTXID_RELAY_VERSION). */
+#define PEER_WTXID_RELAY_VERSION 70016
+/** Compact block version peerd mentions in sendcmpct (CMPCTBLOCKS_VERSION). */
+#define PEER_CMPCT_VERSION 2
+/** Ping interval (PING_INTERVAL). */
+#define PEER_PING_INTERVAL_MS (2u * 60u * 1000u)
+/** No pong, or no traffic either way, for this long: disconnect (TIMEOUT_INTERVAL). */
+#define PEER_TIMEOUT_INTERVAL_MS (20u * 60u * 1000u)
+/** Outbound TCP connect gives up after this (DEFAULT_CONNECT_TIMEOUT). */
+#define PEER_CONNECT_TIMEOUT_MS 5000u
+/** The housekeeping timer's period: timeouts are checked this often. */
+#define DAEMON_TICK_MS 250u
+/** Every this many ticks: transaction requests, reconnects, ban expiry, STATUS=. */
+#define DAEMON_SLOW_TICKS 4u
+/** sd_notify STATUS= is refreshed at most this often. */
+#define DAEMON_STATUS_MS 1000u
+/** SIGTERM/SIGINT: whatever is still open after this is force-closed. */
+#define DAEMON_SHUTDOWN_GRACE_MS 3000u
+
+/** Outbound destinations (connect=, addnode=, addnode RPC) at most. */
+#define NET_MAX_TARGETS 64u
+/** Outbound connections at once (Core's MAX_ADDNODE_CONNECTIONS). */
+#define NET_MAX_OUTBOUND 8u
+/** First retry delay after a failed or lost outbound connection. */
+#define NET_BACKOFF_INITIAL_MS 1000u
+/** Retry delays double up to this. */
+#define NET_BACKOFF_MAX_MS 60000u
+/** listen() backlog (the kernel caps it at net.core.somaxconn, as Core's SOMAXCONN). */
+#define NET_LISTEN_BACKLOG 4096
+/** File descriptors kept for everything but peers (control clients, listeners, files). */
+#define DAEMON_FD_RESERVE 160
+/** Listeners at most (bind= entries, or 0.0.0.0 and :: by default). */
+#define NET_MAX_LISTENERS (CONF_MAX_LIST + 2)
+
+/** Text form of an address: "[v6]:port" at most. */
+#define NET_ADDRSTRLEN (INET6_ADDRSTRLEN + 8)
+
+/* ---------------------------------------------------------------------- */
+/* Addresses                                                               */
+
+/** A socket address of either family. */
+union net_addr {
+	struct sockaddr sa;
+	struct sockaddr_in in4;
+	struct sockaddr_in6 in6;
+};
+
+/** "1.2.3.4:8333" or "[::1]:8333" into out (NET_ADDRSTRLEN bytes). */
+void net_addr_format(const union net_addr *a, char *out);
+/** The IP only, no port ("1.2.3.4", "::1"). */
+void net_addr_format_ip(const union net_addr *a, char *out);
+/** The address as 16 bytes, IPv4 mapped into ::ffff:0:0/96. */
+void net_addr_ip16(const union net_addr *a, uint8_t ip[16]);
+/** Port in host order. */
+uint16_t net_addr_port(const union net_addr *a);
+/** Loopback (127/8 or ::1, also IPv4-mapped). */
+bool net_addr_is_local(const union net_addr *a);
+/**
+ * Parse "host", "host:port", "[v6]" or "[v6]:port" where host is an IP
+ * literal; default_port when none is given. 0, or -EINVAL.
+ */
+int net_addr_parse(const char *s, uint16_t default_port, union net_addr *out);
+
+/* ---------------------------------------------------------------------- */
+/* Peers                                                                   */
+
+/** Core's ConnectionType names, for getpeerinfo. */
+enum peer_conn_type {
+	PEER_CONN_INBOUND = 0,
+	PEER_CONN_MANUAL, /**< connect=, addnode= or addnode RPC (Core: "manual") */
+};
+
+enum peer_state {
+	PEER_CONNECTING = 0, /**< outbound TCP connect in progress */
+	PEER_HANDSHAKE,      /**< connected; version/verack not both done */
+	PEER_ACTIVE,         /**< verack received: "successfully connected" */
+	PEER_CLOSING,        /**< uv_close called; freed in the close callback */
+};
+
+struct net_target;
+
+/** Receive buffer; see the glossary. */
+struct peer_rx {
+	uint8_t *buf;   /**< NULL while idle */
+	uint32_t cap;   /**< PROTO_SCRIPT_BUF_SIZE for a free-list buffer */
+	uint32_t start; /**< first unprocessed byte */
+	uint32_t end;   /**< one past the last received byte */
+	bool pooled;    /**< buf came from the script free list */
+};
+
+/** Per-command byte counters, as Core's bytessent_per_msg ([0]: unknown). */
+struct peer_msgbytes {
+	uint64_t sent[PROTO_CMD__COUNT];
+	uint64_t recv[PROTO_CMD__COUNT];
+};
+
+struct peer {
+	uv_tcp_t tcp; /**< tcp.data points back here */
+	struct daemon *d;
+	uint64_t id;
+	struct net_target *target; /**< outbound: the destination (NULL once forgotten) */
+	union net_addr addr;       /**< remote */
+	union net_addr local;      /**< addrbind */
+	enum peer_conn_type conn_type;
+	enum peer_state state;
+	/* flags */
+	bool inbound : 1;
+	bool counted : 1; /**< included in d->n_inbound/n_outbound */
+	bool got_version : 1;
+	bool sent_version : 1;
+	bool wtxidrelay : 1;       /**< peer sent wtxidrelay before verack */
+	bool sendaddrv2 : 1;       /**< peer sent sendaddrv2 before verack */
+	bool sendheaders : 1;      /**< peer asked for headers announcements */
+	bool relaytxes : 1;        /**< version's relay flag */
+	bool getaddr_answered : 1; /**< Core answers one getaddr per connection */
+	bool send_paused : 1;
+	bool recv_paused : 1;
+	bool reading : 1;        /**< uv_read_start active */
+	bool handshake_done : 1; /**< reached PEER_ACTIVE at least once */
+	bool cmpct_high_bandwidth : 1;
+	bool rx_busy : 1; /**< a message from the rx buffer is being handled */
+	/* receive side */
+	struct peer_rx rx;
+	/* send side */
+	uint64_t sendq_bytes; /**< queued in libuv, not yet written */
+	uint32_t sendq_reqs;
+	/* accounting */
+	uint64_t bytes_sent, bytes_recv;
+	struct peer_msgbytes *msgbytes; /**< allocated with the peer, after it */
+	int64_t conntime;               /**< unix seconds */
+	int64_t lastsend;               /**< unix seconds, 0 = never */
+	int64_t lastrecv;
+	uint64_t connect_ms;  /**< loop time of connect */
+	uint64_t lastsend_ms; /**< loop time, 0 = never */
+	uint64_t lastrecv_ms;
+	/* from the peer's version */
+	int32_t version;
+	int32_t start_height;
+	uint64_t services;
+	char *subver;         /**< sanitized user agent, xmalloc'd; NULL before version */
+	uint64_t local_nonce; /**< our version nonce (self-connection detection) */
+	int64_t feefilter;    /**< sat/kvB from the peer's feefilter */
+	uint64_t cmpct_version;
+	/* ping */
+	uint64_t ping_nonce;    /**< outstanding ping, 0 = none */
+	uint64_t ping_start_us; /**< when it was sent (uv_hrtime/1000) */
+	uint64_t ping_last_ms;  /**< loop time of the last ping sent */
+	int64_t ping_us;        /**< last round trip, -1 = none yet */
+	int64_t minping_us;     /**< smallest round trip, -1 = none yet */
+	/* inventory (msg_inv.c) */
+	struct hset *known_inv; /**< allocated on the first inv: idle peers cost nothing */
+	uint32_t tx_announced;  /**< tracked announcements naming this peer */
+	uint32_t tx_inflight;   /**< getdata requests outstanding to this peer */
+	/* misbehaviour */
+	uint32_t decode_errors;
+};
+
+/**
+ * Create a peer for a socket about to be accepted or connected: allocates,
+ * runs uv_tcp_init, assigns the next id and adds it to d->peers. NULL when
+ * out of memory (nothing left behind). Loop thread.
+ */
+struct peer *peer_new(struct daemon *d, bool inbound);
+/**
+ * The socket is connected: read addresses, start reading, count the peer;
+ * an outbound peer sends its version. Loop thread.
+ */
+void peer_start(struct peer *p);
+/**
+ * Close the connection (idempotent). `why` is logged at debug level.
+ * The peer stays in memory until its close callback; handlers check
+ * p->state == PEER_CLOSING after anything that may disconnect.
+ */
+void peer_disconnect(struct peer *p, const char *why);
+/** Encode d->out (m->cmd selects the message) as a frame and queue it. 0 or a proto_err. */
+int peer_send_msg(struct peer *p, const struct proto_msg *m);
+/**
+ * Queue one complete frame (header included) for `cmd`, copying it unless
+ * the socket takes it at once (uv_try_write): steady-state sends allocate
+ * nothing. Updates byte counters and flow control.
+ */
+void peer_send_frame(struct peer *p, enum proto_cmd cmd, const uint8_t *frame, size_t len);
+/** Resume processing and reading when the send queue drained (write callback). */
+void peer_flow_update(struct peer *p);
+/** Housekeeping: connect/handshake/inactivity timeouts and pings. */
+void peer_tick(struct peer *p, uint64_t now_ms);
+/** Peer by id, or NULL (binary search; d->peers is sorted by id). */
+struct peer *daemon_peer_by_id(struct daemon *d, uint64_t id);
+/** getpeerinfo "connection_type". */
+const char *peer_conn_type_name(enum peer_conn_type t);
+
+/* ---- transport.c: v1 framing on the rx buffer ----------------------- */
+
+/** libuv alloc callback for peers. */
+void transport_alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
+/** libuv read callback for peers. */
+void transport_read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+/** Process every complete message in the rx buffer (stops when paused or closing). */
+void transport_process(struct peer *p);
+/** Give the rx buffer back (free list or heap). */
+void transport_release(struct peer *p);
+
+/* ---- msg_handshake.c ------------------------------------------------- */
+
+/** Send our version message (outbound: at connect; inbound: after theirs). */
+void handshake_send_version(struct peer *p);
+/** version, verack, ping, pong, wtxidrelay, sendaddrv2, sendcmpct, feefilter, sendheaders. */
+void handshake_on_msg(struct peer *p, const struct proto_msg *m);
+/** Ping and timeout checks for a connected peer. */
+void handshake_tick(struct peer *p, uint64_t now_ms);
+
+/* ---- msg_inv.c ------------------------------------------------------- */
+
+/** Transaction-request tracker and seen_txs. */
+struct inv_state {
+	struct hset seen_txs;  /**< txids and wtxids of transactions received */
+	struct hmap req_index; /**< fingerprint of hash -> slot in reqs */
+	struct inv_req *reqs;  /**< slab; free slots chained through next_free */
+	uint32_t reqs_cap, reqs_used, free_head;
+	struct inv_pending *pending; /**< scratch for the tick's requests */
+	size_t pending_cap;
+};
+
+/** Set up the tracker and seen_txs (allocates nothing yet). 0. */
+int inv_init(struct daemon *d);
+/** Free the tracker and seen_txs. */
+void inv_release(struct daemon *d);
+/** inv, getdata, notfound, tx, block, mempool. */
+void inv_on_msg(struct peer *p, const struct proto_msg *m);
+/** Request timeouts and fallback to other announcers; batch getdata. */
+void inv_tick(struct daemon *d, uint64_t now_ms);
+/** Free a closing peer's inventory state (its tracker entries are cleaned lazily). */
+void inv_peer_gone(struct peer *p);
+/** Announcements tracked now. */
+uint32_t inv_tracked(const struct daemon *d);
+
+/* ---- msg_headers.c --------------------------------------------------- */
+
+/** getheaders, getblocks, headers. */
+void headers_on_msg(struct peer *p, const struct proto_msg *m);
+
+/* ---- msg_addr.c ------------------------------------------------------ */
+
+/** Bounded set of addresses learned from addr and addrv2. */
+struct addr_state {
+	struct proto_addr_entry *v; /**< slots, n used */
+	uint32_t n, cap;
+	struct hmap index; /**< fingerprint -> slot */
+};
+
+/** Set up the empty address set (allocates nothing yet). 0. */
+int addr_init(struct daemon *d);
+/** Free the address set. */
+void addr_release(struct daemon *d);
+/** addr, addrv2, getaddr. */
+void addr_on_msg(struct peer *p, const struct proto_msg *m);
+
+/* ---- ban.c ----------------------------------------------------------- */
+
+/** One setban entry: a subnet of IPv6 space (IPv4 as ::ffff:0:0/96). */
+struct ban_entry {
+	uint8_t net[16];
+	uint8_t prefix;  /**< 0-128 */
+	int64_t created; /**< unix seconds */
+	int64_t until;   /**< unix seconds */
+};
+
+struct ban_state {
+	struct ban_entry *v;
+	uint32_t n, cap;
+	struct hset discouraged; /**< fingerprints of discouraged IPs */
+	char *path;              /**< datadir/banlist.json */
+	bool dirty;
+};
+
+/** Whether an inbound connection from this address is refused. */
+enum ban_verdict {
+	BAN_OK = 0,
+	BAN_DISCOURAGED,
+	BAN_BANNED,
+};
+
+/** Load datadir/banlist.json (missing is fine; unreadable or malformed: logged, ignored). */
+int ban_init(struct daemon *d);
+/** Save if changed, free. */
+void ban_release(struct daemon *d);
+/** Write banlist.json now (atomically: tmp file + rename). 0 or -errno. */
+int ban_save(struct daemon *d);
+/** What an inbound connection from `a` gets: banned, discouraged or fine. */
+enum ban_verdict ban_check(struct daemon *d, const union net_addr *a);
+/**
+ * Misbehaviour as Core 29: disconnect, and discourage the address unless
+ * the peer is manual or local (those are only disconnected).
+ */
+void ban_misbehaving(struct peer *p, const char *why);
+/** Drop expired bans (slow tick). */
+void ban_sweep(struct daemon *d, int64_t now);
+/** Parse "1.2.3.4", "1.2.3.0/24", "::1", "2001:db8::/32" or "1.2.3.4/255.255.255.0". 0 or -EINVAL.
+ */
+int ban_parse_subnet(const char *s, uint8_t net[16], uint8_t *prefix);
+/** Format an entry's subnet as Core does ("1.2.3.4/32", "2001:db8::/32"). */
+void ban_format_subnet(const uint8_t net[16], uint8_t prefix, char *out, size_t outlen);
+/** Add a ban; disconnects matching peers. 0, or -EEXIST when already banned, -ENOMEM. */
+int ban_add(struct daemon *d, const uint8_t net[16], uint8_t prefix, int64_t until);
+/** Remove; 0 or -ENOENT. */
+int ban_remove(struct daemon *d, const uint8_t net[16], uint8_t prefix);
+/** clearbanned: forget every ban and every discouraged address; saves. */
+void ban_clear(struct daemon *d);
+
+/* ---- net.c ----------------------------------------------------------- */
+
+/** An outbound destination; see the glossary. */
+struct net_target {
+	struct daemon *d;
+	char *name;            /**< as given: "host:port" */
+	bool onetry;           /**< one attempt, then forgotten */
+	bool from_connect;     /**< connect= (shown as such in logs) */
+	bool removed;          /**< addnode remove while a callback is pending */
+	struct peer *peer;     /**< current connection, or NULL */
+	uv_getaddrinfo_t *gai; /**< resolution in flight, or NULL */
+	uint64_t next_attempt_ms;
+	uint32_t backoff_ms;
+	uint32_t attempts;
+};
+
+/** Listeners from bind=/port= (none when listen=0). 0 or a negative libuv error (logged). */
+int net_start_listeners(struct daemon *d);
+/** Close every listener. */
+void net_close_listeners(struct daemon *d);
+/** Targets from connect= and addnode=. 0 or -ENOMEM/-EINVAL (logged). */
+int net_init_targets(struct daemon *d);
+/** addnode add|onetry. 0, -EEXIST, -ENOSPC (too many), -EINVAL, -ENOMEM. */
+int net_target_add(struct daemon *d, const char *name, bool onetry);
+/** addnode remove: forget the target (an open connection stays). 0 or -ENOENT. */
+int net_target_remove(struct daemon *d, const char *name);
+/** Free every target (shutdown; their peers are already closing). */
+void net_release_targets(struct daemon *d);
+/** Start due connection attempts. */
+void net_tick(struct daemon *d, uint64_t now_ms);
+/** A peer with a target closed: schedule the reconnect (or forget a onetry). */
+void net_peer_closed(struct peer *p);
+/** Whether nonce is the version nonce of one of our outbound peers still in handshake. */
+bool net_is_local_nonce(struct daemon *d, uint64_t nonce);
+/** Inbound connections allowed: maxconnections minus the outbound reserve. */
+uint32_t net_max_inbound(const struct daemon *d);
+
+/* ---- ctl.c / ctl_methods.c: the control socket ------------------------- */
+
+struct ctl_client;
+
+struct ctl_server {
+	uv_pipe_t pipe;
+	char *path;
+	bool listening;
+	bool bound;                 /**< the socket file is ours to remove */
+	struct ctl_client *clients; /**< doubly linked */
+	uint32_t n_clients;
+};
+
+/** Bind datadir/control.sock (or controlsocket=), mode 0600. 0 or negative (logged). */
+int ctl_start(struct daemon *d);
+/** Close the server and every client; remove the socket file. */
+void ctl_close(struct daemon *d);
+
+/**
+ * JSON-RPC error codes: the JSON-RPC 2.0 ones, then Core's application
+ * codes where a method means the same thing.
+ */
+enum ctl_err {
+	CTL_PARSE_ERROR = -32700,
+	CTL_INVALID_REQUEST = -32600,
+	CTL_METHOD_NOT_FOUND = -32601,
+	CTL_INVALID_PARAMS = -32602,
+	CTL_INTERNAL_ERROR = -32603,
+	CTL_MISC_ERROR = -1,            /**< RPC_MISC_ERROR */
+	CTL_NODE_ALREADY_ADDED = -23,   /**< RPC_CLIENT_NODE_ALREADY_ADDED */
+	CTL_NODE_NOT_ADDED = -24,       /**< RPC_CLIENT_NODE_NOT_ADDED */
+	CTL_NODE_NOT_CONNECTED = -29,   /**< RPC_CLIENT_NODE_NOT_CONNECTED */
+	CTL_INVALID_IP_OR_SUBNET = -30, /**< RPC_CLIENT_INVALID_IP_OR_SUBNET */
+};
+
+/** A method's outcome: a result (owned, may be json null) or an error. */
+struct ctl_result {
+	struct json_t *result;
+	int err_code; /**< 0 when result is set */
+	char err_msg[256];
+	bool stop; /**< shut down after the reply is written */
+};
+
+/**
+ * Run one method. params is a JSON array (positional) or object (named),
+ * or NULL. Always fills res.
+ */
+void ctl_call(struct daemon *d, const char *method, struct json_t *params, struct ctl_result *res);
+
+/* ---- stats.c ----------------------------------------------------------- */
+
+/** Counters of one command, all peers. */
+struct stats_msg {
+	uint64_t recv_count, recv_bytes, sent_count, sent_bytes;
+};
+
+/** Number of proto_err codes counted (index -err). */
+#define STATS_N_ERRS (-(PROTO_ERR__MIN) + 1)
+
+struct daemon_stats {
+	struct stats_msg msg[PROTO_CMD__COUNT]; /**< [PROTO_CMD_UNKNOWN]: "other" */
+	uint64_t decode_err[STATS_N_ERRS];      /**< by -proto_err, framing included */
+	uint64_t bytes_sent, bytes_recv;
+	/* connections */
+	uint64_t inbound_accepted;
+	uint64_t inbound_rejected_full; /**< the 126th-inbound rule */
+	uint64_t inbound_rejected_banned;
+	uint64_t inbound_rejected_discouraged;
+	uint64_t outbound_attempts, outbound_connected, outbound_failed;
+	uint64_t disconnects;
+	uint64_t self_connections;
+	uint64_t misbehaving;
+	uint64_t discouraged;
+	uint64_t v2_probes; /**< connections whose first bytes were not our magic */
+	uint64_t handshake_timeouts, inactivity_timeouts, ping_timeouts;
+	uint64_t send_pauses, recv_pauses;
+	uint64_t rx_large_buffers; /**< exactly-sized rx buffers allocated */
+	uint64_t rx_pool_fail;     /**< rx buffer unavailable (OOM): peer dropped */
+	/* inventory */
+	uint64_t inv_tx, inv_block, inv_other, inv_known_dup;
+	uint64_t inv_ignored_full; /**< tracker full or peer at its announcement limit */
+	uint64_t tx_requested, tx_request_timeouts, tx_received, tx_unsolicited;
+	uint64_t tx_decoded, tx_bytes;
+	uint64_t getdata_items, notfound_sent, notfound_recv, blocks_served;
+	uint64_t blocks_recv;
+	/* headers */
+	uint64_t headers_msgs, headers_entries, getheaders_answered;
+	/* addr */
+	uint64_t addr_entries, addr_learned, addr_unroutable, getaddr_answered, getaddr_ignored;
+};
+
+/** Count a received message of `cmd` (total frame bytes). */
+static inline void stats_recv(struct daemon_stats *s, enum proto_cmd cmd, size_t bytes)
+{
+	s->msg[cmd].recv_count++;
+	s->msg[cmd].recv_bytes += bytes;
+}
+/** Count an error code (framing or decode). */
+static inline void stats_err(struct daemon_stats *s, int err)
+{
+	if (err < 0 && err >= PROTO_ERR__MIN)
+		s->decode_err[-err]++;
+}
+
+/** getstats' result (new reference). */
+struct json_t *stats_json(struct daemon *d);
+/** Resident set size in bytes from /proc/self/statm, 0 if unknown. */
+uint64_t stats_rss_bytes(void);
+/** Open file descriptors (entries of /proc/self/fd), -1 if unknown. */
+int stats_open_fds(void);
+
+/* ---- notify.c: systemd ------------------------------------------------- */
+
+/** READY=1 with the first STATUS= (once listening). */
+void notify_ready(struct daemon *d);
+/** STATUS= with peer counts (rate-limited; force to send now). */
+void notify_status(struct daemon *d, bool force);
+/** STOPPING=1 (shutdown began). */
+void notify_stopping(struct daemon *d);
+
+/* ---------------------------------------------------------------------- */
+/* The daemon                                                              */
+
+struct daemon {
+	uv_loop_t *loop;
+	const struct peerd_conf *conf;
+	const struct proto_params *params;
+	struct dlog log;
+	int64_t start_time; /**< unix seconds */
+	uint64_t start_ms;  /**< loop time */
+	uint8_t
+	    sip_key[16]; /**< salt for every fingerprint (known inv, seen_txs, addr, discouraged) */
+	uint64_t max_sendq; /**< maxsendbuffer in bytes */
+	uint64_t max_recvq; /**< maxreceivebuffer in bytes */
+	uint64_t peertimeout_ms;
+	uint32_t maxconnections; /**< after the RLIMIT_NOFILE check */
+
+	/* listeners */
+	uv_tcp_t *listeners;
+	uint32_t n_listeners;
+
+	/* peers, sorted by id (ids only grow, so append keeps the order) */
+	struct peer **peers;
+	uint32_t n_peers, cap_peers;
+	uint64_t next_peer_id;
+	uint32_t n_inbound, n_outbound; /**< connected (not CONNECTING), not closing */
+
+	/* outbound */
+	struct net_target **targets;
+	uint32_t n_targets;
+
+	/* timers and signals */
+	uv_timer_t tick;
+	uint32_t tick_count;
+	uv_signal_t sig_term, sig_int, sig_hup;
+	uv_timer_t shutdown_timer;
+	bool shutting_down;
+	uint64_t last_status_ms;
+	char last_status[128];
+
+	struct ctl_server ctl;
+	struct inv_state inv;
+	struct addr_state addr;
+	struct ban_state ban;
+	struct daemon_stats stats;
+
+	/* codec scratch, reused by every message: steady state allocates nothing */
+	struct proto_msg in;     /**< the message being handled */
+	struct proto_msg out;    /**< the message being sent */
+	struct proto_writer txw; /**< growable; frames are encoded here */
+
+	/** The check queue (par threads); idle until chain/ gives it script checks. */
+	struct pool_queue *checkq;
+};
+
+/** Begin a clean shutdown (signals, the stop method). Idempotent. */
+void daemon_shutdown(struct daemon *d, const char *why);
+
+/** Loop time in milliseconds. */
+static inline uint64_t daemon_now_ms(const struct daemon *d)
+{
+	return uv_now(d->loop);
+}
+
+/** Salted 64-bit fingerprint of bytes. */
+static inline uint64_t daemon_fingerprint(const struct daemon *d, const void *data, size_t len)
+{
+	return proto_siphash(d->sip_key, data, len);
+}
+
+#endif

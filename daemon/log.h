@@ -1,0 +1,83 @@
+/**
+ * daemon/log.h: peerd's log lines on stderr.
+ *
+ * Format: `[TIMESTAMP ]LEVEL [category] message`. The timestamp (UTC,
+ * ISO 8601 with microseconds) is written only when logtimestamps=1; under
+ * systemd journald adds its own, so `-logtimestamps=0` there.
+ *
+ * ERROR, WARN and INFO lines are always written; DEBUG lines only for the
+ * categories named by -debug=CAT (or all of them with -debug=1 / all).
+ *
+ * Threads: the loop thread writes; the struct is read-only after
+ * dlog_init, so other threads could log too (stdio locks the stream).
+ */
+#ifndef PEERD_DAEMON_LOG_H
+#define PEERD_DAEMON_LOG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct peerd_conf;
+
+/** Severity, most severe first. */
+enum dlog_level {
+	DLOG_ERROR = 0,
+	DLOG_WARN,
+	DLOG_INFO,
+	DLOG_DEBUG,
+};
+
+/** Debug categories, as named by -debug=. */
+enum dlog_cat {
+	DLOG_MAIN = 0,  /**< startup, shutdown, signals, systemd */
+	DLOG_NET,       /**< listeners, connections, flow control */
+	DLOG_MSG,       /**< every message sent and received */
+	DLOG_HANDSHAKE, /**< version/verack and ping */
+	DLOG_INV,       /**< inventory, transaction requests */
+	DLOG_ADDR,      /**< addr/addrv2/getaddr */
+	DLOG_BAN,       /**< misbehaviour, discouragement, bans */
+	DLOG_CTL,       /**< control socket */
+	DLOG_CAT__COUNT
+};
+
+/** Logger state; embedded in struct daemon. */
+struct dlog {
+	FILE *out;      /**< stderr */
+	uint32_t debug; /**< bit per enum dlog_cat with debug lines enabled */
+	bool timestamps;
+};
+
+/** Name of a category as -debug= spells it ("net"); never NULL. */
+const char *dlog_cat_name(enum dlog_cat cat);
+/** Category from its name; -1 if unknown. */
+int dlog_cat_lookup(const char *name);
+
+/**
+ * Set up from the configuration: timestamps and the debug categories
+ * (conf/ has already rejected unknown category names). c may be NULL
+ * (defaults: no debug lines, timestamps on).
+ */
+void dlog_init(struct dlog *l, const struct peerd_conf *c);
+
+/** Whether a line at this level and category would be written. */
+static inline bool dlog_enabled(const struct dlog *l, enum dlog_level lvl, enum dlog_cat cat)
+{
+	return lvl != DLOG_DEBUG || (l->debug >> cat & 1u);
+}
+
+/** Write one line (a trailing newline is added). */
+void dlog_write(const struct dlog *l, enum dlog_level lvl, enum dlog_cat cat, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+#define DLOG_ERR(l, cat, ...)     dlog_write((l), DLOG_ERROR, (cat), __VA_ARGS__)
+#define DLOG_WARNING(l, cat, ...) dlog_write((l), DLOG_WARN, (cat), __VA_ARGS__)
+#define DLOG_INFO_(l, cat, ...)   dlog_write((l), DLOG_INFO, (cat), __VA_ARGS__)
+/* Debug lines cost one branch when the category is off: arguments are not evaluated. */
+#define DLOG_DBG(l, cat, ...)                                                                      \
+	do {                                                                                       \
+		if (dlog_enabled((l), DLOG_DEBUG, (cat)))                                          \
+			dlog_write((l), DLOG_DEBUG, (cat), __VA_ARGS__);                           \
+	} while (0)
+
+#endif

@@ -1,0 +1,328 @@
+/*
+ * daemon/main.c: peerd's entry point: configuration, startup, the loop,
+ * signals and clean shutdown.
+ *
+ * Startup order: configuration (conf/), allocation hooks for libuv and
+ * jansson (so every allocation is counted like peerd's own), the datadir,
+ * file-descriptor limits, bans, the control socket (a live one means
+ * another peerd runs: stop before touching the P2P port), listeners,
+ * outbound targets, signals, the housekeeping timer, then READY=1.
+ *
+ * Shutdown (SIGTERM, SIGINT, or the stop method): STOPPING=1, listeners
+ * and the control socket closed (its file removed), every peer closed
+ * (pending writes are cancelled, not awaited), bans saved. The loop then
+ * ends by itself once every handle has closed; a grace timer force-closes
+ * whatever is left after DAEMON_SHUTDOWN_GRACE_MS, so peerd exits well
+ * within systemd's and the tests' 5 seconds.
+ */
+#include "daemon/daemon.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "pool/pool.h"
+
+/** The check queue's job until chain/ provides script checks. */
+struct daemon_job {
+	uint64_t unused;
+};
+
+static int daemon_job_run(void *job, void *arg)
+{
+	(void)job;
+	(void)arg;
+	return 0;
+}
+
+/* mkdir -p with mode 0700 for what it creates. */
+static int make_dirs(const char *path)
+{
+	char *p = xstrdup(path);
+	if (!p)
+		return -ENOMEM;
+	int rc = 0;
+	for (char *s = p + 1;; s++) {
+		if (*s != '/' && *s)
+			continue;
+		char c = *s;
+		*s = 0;
+		if (mkdir(p, 0700) != 0 && errno != EEXIST) {
+			rc = -errno;
+			break;
+		}
+		*s = c;
+		if (!c)
+			break;
+	}
+	xfree(p);
+	return rc;
+}
+
+/* Raise the soft RLIMIT_NOFILE to the hard limit; shrink maxconnections if still short. */
+static void fit_fd_limit(struct daemon *d)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return;
+	uint64_t need = (uint64_t)d->maxconnections + DAEMON_FD_RESERVE;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need && rl.rlim_cur < rl.rlim_max) {
+		rlim_t old = rl.rlim_cur;
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+			DLOG_DBG(&d->log, DLOG_MAIN, "raised the open-file limit from %llu to %llu",
+			         (unsigned long long)old, (unsigned long long)rl.rlim_cur);
+		else
+			(void)getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
+		uint32_t fit = rl.rlim_cur > DAEMON_FD_RESERVE
+		                   ? (uint32_t)(rl.rlim_cur - DAEMON_FD_RESERVE)
+		                   : 0;
+		DLOG_WARNING(&d->log, DLOG_MAIN,
+		             "reducing maxconnections from %u to %u: the open-file limit is %llu "
+		             "(raise LimitNOFILE)",
+		             d->maxconnections, fit, (unsigned long long)rl.rlim_cur);
+		d->maxconnections = fit;
+	}
+}
+
+static void on_tick(uv_timer_t *t)
+{
+	struct daemon *d = t->data;
+	uint64_t now = daemon_now_ms(d);
+	/* peer_tick may disconnect, which only marks: the array is stable. */
+	for (uint32_t i = 0; i < d->n_peers; i++)
+		peer_tick(d->peers[i], now);
+	if (++d->tick_count % DAEMON_SLOW_TICKS)
+		return;
+	inv_tick(d, now);
+	net_tick(d, now);
+	ban_sweep(d, (int64_t)time(NULL));
+	notify_status(d, false);
+}
+
+static void close_cb_noop(uv_handle_t *h)
+{
+	(void)h;
+}
+
+static void close_any(uv_handle_t *h, void *arg)
+{
+	(void)arg;
+	if (!uv_is_closing(h))
+		uv_close(h, NULL);
+}
+
+static void on_grace(uv_timer_t *t)
+{
+	struct daemon *d = t->data;
+	DLOG_WARNING(&d->log, DLOG_MAIN, "shutdown grace period over: closing what is left");
+	uv_walk(d->loop, close_any, NULL);
+}
+
+void daemon_shutdown(struct daemon *d, const char *why)
+{
+	if (d->shutting_down)
+		return;
+	d->shutting_down = true;
+	DLOG_INFO_(&d->log, DLOG_MAIN, "shutting down: %s", why);
+	notify_stopping(d);
+	uv_timer_stop(&d->tick);
+	uv_close((uv_handle_t *)&d->tick, close_cb_noop);
+	uv_close((uv_handle_t *)&d->sig_term, close_cb_noop);
+	uv_close((uv_handle_t *)&d->sig_int, close_cb_noop);
+	uv_close((uv_handle_t *)&d->sig_hup, close_cb_noop);
+	net_close_listeners(d);
+	ctl_close(d);
+	for (uint32_t i = 0; i < d->n_peers; i++)
+		peer_disconnect(d->peers[i], "shutting down");
+	net_release_targets(d);
+	if (ban_save(d) == 0)
+		DLOG_DBG(&d->log, DLOG_MAIN, "bans saved");
+	/* The grace timer must not itself keep the loop alive. */
+	uv_timer_start(&d->shutdown_timer, on_grace, DAEMON_SHUTDOWN_GRACE_MS, 0);
+	uv_unref((uv_handle_t *)&d->shutdown_timer);
+}
+
+static void on_signal(uv_signal_t *s, int signum)
+{
+	struct daemon *d = s->data;
+	if (signum == SIGHUP) {
+		/* bitcoind reopens its log here; peerd logs to stderr. */
+		DLOG_INFO_(&d->log, DLOG_MAIN, "SIGHUP ignored (logs go to stderr)");
+		return;
+	}
+	daemon_shutdown(d, signum == SIGTERM ? "SIGTERM" : "SIGINT");
+}
+
+static int start_signal(struct daemon *d, uv_signal_t *s, int signum)
+{
+	int err = uv_signal_init(d->loop, s);
+	if (err)
+		return err;
+	s->data = d;
+	err = uv_signal_start(s, on_signal, signum);
+	/* Signals must not keep the loop alive once everything else is done. */
+	uv_unref((uv_handle_t *)s);
+	return err;
+}
+
+static int daemon_init(struct daemon *d, uv_loop_t *loop, const struct peerd_conf *c)
+{
+	memset(d, 0, sizeof(*d));
+	d->loop = loop;
+	d->conf = c;
+	d->params = c->params;
+	dlog_init(&d->log, c);
+	d->start_time = (int64_t)time(NULL);
+	d->start_ms = uv_now(loop);
+	proto_random(d->sip_key, sizeof(d->sip_key));
+	d->max_sendq = (uint64_t)c->maxsendbuffer_kb * 1000u;
+	d->max_recvq = (uint64_t)c->maxreceivebuffer_kb * 1000u;
+	d->peertimeout_ms = (uint64_t)c->peertimeout_s * 1000u;
+	d->maxconnections = c->maxconnections > 0 ? (uint32_t)c->maxconnections : 0;
+	proto_msg_init(&d->in);
+	proto_msg_init(&d->out);
+	proto_writer_init(&d->txw);
+	if (uv_timer_init(loop, &d->tick) || uv_timer_init(loop, &d->shutdown_timer))
+		return -ENOMEM;
+	d->tick.data = d;
+	d->shutdown_timer.data = d;
+	inv_init(d);
+	addr_init(d);
+	return 0;
+}
+
+static void daemon_release(struct daemon *d)
+{
+	ban_release(d);
+	inv_release(d);
+	addr_release(d);
+	proto_msg_release(&d->in);
+	proto_msg_release(&d->out);
+	proto_writer_release(&d->txw);
+	xfree(d->peers);
+	xfree(d->listeners);
+	pool_queue_free(d->checkq);
+	d->checkq = NULL;
+}
+
+static int start(struct daemon *d)
+{
+	const struct peerd_conf *c = d->conf;
+	int err = make_dirs(c->datadir);
+	if (err) {
+		DLOG_ERR(&d->log, DLOG_MAIN, "cannot create datadir %s: %s", c->datadir,
+		         strerror(-err));
+		return err;
+	}
+	fit_fd_limit(d);
+	if ((err = ban_init(d)))
+		return err;
+	struct pool_queue_config qc = {
+	    .job_size = sizeof(struct daemon_job),
+	    .run = daemon_job_run,
+	    .par = c->par,
+	};
+	err = pool_queue_new(&d->checkq, &qc);
+	if (err) {
+		DLOG_WARNING(&d->log, DLOG_MAIN, "check queue not started: %s", pool_strerror(err));
+		d->checkq = NULL;
+	}
+	if ((err = ctl_start(d)))
+		return err;
+	if ((err = net_start_listeners(d)))
+		return err;
+	if ((err = net_init_targets(d)))
+		return err;
+	if ((err = start_signal(d, &d->sig_term, SIGTERM)) ||
+	    (err = start_signal(d, &d->sig_int, SIGINT)) ||
+	    (err = start_signal(d, &d->sig_hup, SIGHUP)))
+		return err;
+	if ((err = uv_timer_start(&d->tick, on_tick, DAEMON_TICK_MS, DAEMON_TICK_MS)))
+		return err;
+	net_tick(d, daemon_now_ms(d));
+	DLOG_INFO_(&d->log, DLOG_MAIN,
+	           "peerd %s on %s: datadir %s, maxconnections %u, %u check-queue workers",
+	           DAEMON_VERSION_STRING, d->params->name, c->datadir, d->maxconnections,
+	           d->checkq ? pool_queue_workers(d->checkq) : 0);
+	notify_ready(d);
+	return 0;
+}
+
+/* After a failed start: close what was opened so the loop can end. */
+static void abort_start(struct daemon *d)
+{
+	d->shutting_down = true;
+	ctl_close(d);
+	net_close_listeners(d);
+	net_release_targets(d);
+	uv_walk(d->loop, close_any, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	struct peerd_conf conf;
+	char err[512];
+	/* Before anything allocates: libuv and jansson go through the hook too. */
+	uv_replace_allocator(xmalloc, xrealloc, xcalloc, xfree);
+	json_set_alloc_funcs(xmalloc, xfree);
+	/* A peer closing while we write must be an error code, not a signal. */
+	signal(SIGPIPE, SIG_IGN);
+
+	int rc = conf_load(&conf, argc, argv, err, sizeof(err));
+	if (rc == CONF_EHELP) {
+		if (conf.version)
+			printf("peerd version %s\n", DAEMON_VERSION_STRING);
+		else
+			fputs(conf_help(), stdout);
+		conf_release(&conf);
+		return 0;
+	}
+	if (rc) {
+		fprintf(stderr, "peerd: %s\n", err[0] ? err : "configuration error");
+		conf_release(&conf);
+		return 1;
+	}
+	proto_freelist_configure(conf.binaryfreelist, conf.scriptfreelist);
+
+	uv_loop_t loop;
+	if (uv_loop_init(&loop)) {
+		fprintf(stderr, "peerd: cannot initialise the event loop\n");
+		conf_release(&conf);
+		return 1;
+	}
+	struct daemon *d = xcalloc(1, sizeof(*d));
+	int exit_code = 0;
+	if (!d || daemon_init(d, &loop, &conf)) {
+		fprintf(stderr, "peerd: out of memory\n");
+		xfree(d);
+		uv_loop_close(&loop);
+		conf_release(&conf);
+		return 1;
+	}
+	if (start(d)) {
+		exit_code = 1;
+		abort_start(d);
+	}
+	uv_run(&loop, UV_RUN_DEFAULT);
+	/* Whatever is still open (the unref'd grace timer) closes now. */
+	uv_walk(&loop, close_any, NULL);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	if (exit_code == 0)
+		DLOG_INFO_(&d->log, DLOG_MAIN, "peerd stopped");
+	daemon_release(d);
+	xfree(d);
+	if (uv_loop_close(&loop))
+		fprintf(stderr, "peerd: event loop not empty at exit\n");
+	conf_release(&conf);
+	proto_freelist_drain();
+	return exit_code;
+}

@@ -1,0 +1,426 @@
+"""Fixtures for peerd's integration tests.
+
+The daemon under test is the real binary ($BUILD/bin/peerd, or $PEERD_BIN),
+started on regtest with a temporary datadir and a free loopback port. The
+peer side is python-bitcoinlib's message classes over a plain socket: an
+implementation independent of peerd's own codec. Frames are cut and their
+checksums verified here (hashlib), and the few messages python-bitcoinlib
+does not know (wtxidrelay, sendaddrv2, sendcmpct, feefilter, addrv2) are
+read with struct, so nothing peerd encodes is checked by peerd's own code.
+
+Everything is bounded in time: every socket has a timeout, every wait a
+deadline, and every daemon is stopped (SIGTERM, then SIGKILL) at teardown.
+"""
+import hashlib
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import time
+from io import BytesIO
+
+import pytest
+
+from bitcoin.core import CBlockHeader
+from bitcoin.messages import messagemap
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# $BUILD (as `make test` passes it) or build/, relative to the checkout.
+BUILD = os.path.join(ROOT, os.environ.get("BUILD", "build"))
+PEERD_BIN = os.environ.get("PEERD_BIN", os.path.join(BUILD, "bin", "peerd"))
+PEERCTL_BIN = os.environ.get("PEERCTL_BIN", os.path.join(os.path.dirname(PEERD_BIN), "peerctl"))
+# Regtest's network magic. Frames are built here rather than with
+# python-bitcoinlib's to_bytes(), which reads the library's global network
+# (bitcoin.SelectParams) that other test modules may set differently.
+MAGIC = bytes.fromhex("fabfb5da")
+# Regtest genesis block hash, internal (wire) byte order.
+GENESIS_HASH = bytes.fromhex("0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206")[::-1]
+PROTO_VERSION = 70016
+
+
+def sha256d(b):
+    return hashlib.sha256(hashlib.sha256(b).digest()).digest()
+
+
+def frame(command, payload=b"", magic=MAGIC, checksum=None):
+    """A v1 frame built here, not by python-bitcoinlib or peerd."""
+    if isinstance(command, str):
+        command = command.encode()
+    cs = sha256d(payload)[:4] if checksum is None else checksum
+    return magic + command.ljust(12, b"\0") + struct.pack("<I", len(payload)) + cs + payload
+
+
+def ser_compact(n):
+    if n < 0xFD:
+        return bytes([n])
+    if n <= 0xFFFF:
+        return b"\xfd" + struct.pack("<H", n)
+    if n <= 0xFFFFFFFF:
+        return b"\xfe" + struct.pack("<I", n)
+    return b"\xff" + struct.pack("<Q", n)
+
+
+def payload_of(msg):
+    """A python-bitcoinlib message's payload bytes."""
+    f = BytesIO()
+    msg.msg_ser(f)
+    return f.getvalue()
+
+
+def read_compact(f):
+    b = f.read(1)[0]
+    if b < 0xFD:
+        return b
+    return struct.unpack({0xFD: "<H", 0xFE: "<I", 0xFF: "<Q"}[b], f.read({0xFD: 2, 0xFE: 4, 0xFF: 8}[b]))[0]
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_for(pred, timeout=5.0, interval=0.02, what="condition"):
+    deadline = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out after %.1fs waiting for %s" % (timeout, what))
+        time.sleep(interval)
+
+
+class Msg:
+    """A received message: command, raw payload, and the decoded object."""
+
+    def __init__(self, command, payload):
+        self.command = command
+        self.payload = payload
+        self.obj = None
+        cls = messagemap.get(command.encode())
+        if command == "headers":
+            f = BytesIO(payload)
+            n = read_compact(f)
+            self.obj = []
+            for _ in range(n):
+                self.obj.append(CBlockHeader.stream_deserialize(f))
+                read_compact(f)  # tx count, always 0
+        elif command == "sendcmpct":
+            hb, ver = struct.unpack("<?Q", payload)
+            self.obj = {"high_bandwidth": hb, "version": ver}
+        elif command == "feefilter":
+            self.obj = struct.unpack("<q", payload)[0]
+        elif command == "addrv2":
+            self.obj = parse_addrv2(payload)
+        elif cls is not None:
+            self.obj = cls.msg_deser(BytesIO(payload))
+
+    def __repr__(self):
+        return "Msg(%s, %d bytes)" % (self.command, len(self.payload))
+
+
+def parse_addrv2(payload):
+    f = BytesIO(payload)
+    out = []
+    for _ in range(read_compact(f)):
+        t = struct.unpack("<I", f.read(4))[0]
+        services = read_compact(f)
+        net = f.read(1)[0]
+        addr = f.read(read_compact(f))
+        port = struct.unpack(">H", f.read(2))[0]
+        out.append((t, services, net, addr, port))
+    return out
+
+
+class PeerClosed(Exception):
+    pass
+
+
+class P2P:
+    """A scripted peer on one TCP connection."""
+
+    def __init__(self, port, host="127.0.0.1", timeout=5.0, sock=None):
+        if sock is None:
+            sock = socket.create_connection((host, port), timeout=timeout)
+        self.sock = sock
+        self.sock.settimeout(timeout)
+        self.buf = b""
+        self.received = []
+
+    def send(self, msg):
+        """Send a python-bitcoinlib message (its payload, framed here)."""
+        self.sock.sendall(frame(msg.command, payload_of(msg)))
+
+    def send_raw(self, data):
+        self.sock.sendall(data)
+
+    def _fill(self, deadline):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("no message before the deadline")
+        self.sock.settimeout(remaining)
+        try:
+            data = self.sock.recv(65536)
+        except socket.timeout:
+            raise TimeoutError("no message before the deadline")
+        except ConnectionResetError:
+            data = b""
+        if not data:
+            raise PeerClosed("peerd closed the connection")
+        self.buf += data
+
+    def recv(self, timeout=5.0):
+        deadline = time.monotonic() + timeout
+        while len(self.buf) < 24:
+            self._fill(deadline)
+        magic, cmd, length, cs = struct.unpack("<4s12sI4s", self.buf[:24])
+        assert magic == MAGIC, "frame magic %s, expected %s" % (magic.hex(), MAGIC.hex())
+        while len(self.buf) < 24 + length:
+            self._fill(deadline)
+        payload = self.buf[24 : 24 + length]
+        self.buf = self.buf[24 + length :]
+        assert sha256d(payload)[:4] == cs, "bad checksum on %r" % cmd
+        m = Msg(cmd.rstrip(b"\0").decode(), payload)
+        self.received.append(m)
+        return m
+
+    def recv_until(self, command, timeout=5.0):
+        deadline = time.monotonic() + timeout
+        while True:
+            m = self.recv(max(0.0, deadline - time.monotonic()))
+            if m.command == command:
+                return m
+
+    def commands_for(self, seconds):
+        """Every command received within `seconds` (stops early on close)."""
+        out = []
+        deadline = time.monotonic() + seconds
+        try:
+            while True:
+                out.append(self.recv(max(0.001, deadline - time.monotonic())).command)
+        except (TimeoutError, PeerClosed):
+            pass
+        return out
+
+    def version_msg(self, version=PROTO_VERSION, nonce=None, relay=True):
+        from bitcoin.messages import msg_version
+
+        v = msg_version(protover=version)
+        v.nVersion = version
+        v.nServices = 8
+        v.nStartingHeight = 0
+        v.fRelay = relay
+        if nonce is not None:
+            v.nNonce = nonce
+        return v
+
+    def handshake(self, wtxidrelay=True, sendaddrv2=True, version=PROTO_VERSION):
+        """Inbound handshake as Core would do it; returns peerd's commands up to its verack."""
+        from bitcoin.messages import msg_verack
+
+        self.send(self.version_msg(version))
+        if wtxidrelay:
+            self.send_raw(frame("wtxidrelay"))
+        if sendaddrv2:
+            self.send_raw(frame("sendaddrv2"))
+        self.send(msg_verack())
+        seen = []
+        while True:
+            m = self.recv()
+            seen.append(m.command)
+            if m.command == "verack":
+                return seen
+
+    def is_closed(self, timeout=2.0):
+        """True when peerd closes the connection within timeout (data is drained)."""
+        deadline = time.monotonic() + timeout
+        try:
+            while True:
+                self._fill(deadline)
+                self.buf = b""
+        except PeerClosed:
+            return True
+        except (TimeoutError, OSError):
+            return False
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+class RpcError(Exception):
+    def __init__(self, code, message):
+        super().__init__("%d: %s" % (code, message))
+        self.code = code
+        self.message = message
+
+
+class Ctl:
+    """A control-socket client: one request per line."""
+
+    def __init__(self, path, timeout=10.0):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        self.sock.connect(path)
+        self.buf = b""
+        self.next_id = 1
+
+    def send_line(self, data):
+        self.sock.sendall(data if isinstance(data, bytes) else data.encode())
+
+    def read_line(self):
+        while b"\n" not in self.buf:
+            data = self.sock.recv(65536)
+            if not data:
+                raise PeerClosed("control socket closed")
+            self.buf += data
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def call_raw(self, method, params=None, id_=None):
+        if id_ is None:
+            id_ = self.next_id
+            self.next_id += 1
+        req = {"jsonrpc": "2.0", "id": id_, "method": method}
+        if params is not None:
+            req["params"] = params
+        self.send_line(json.dumps(req) + "\n")
+        return self.read_line()
+
+    def call(self, method, *params):
+        r = self.call_raw(method, list(params))
+        if "error" in r:
+            raise RpcError(r["error"]["code"], r["error"]["message"])
+        return r["result"]
+
+    def closed(self, timeout=2.0):
+        self.sock.settimeout(timeout)
+        try:
+            while True:
+                if not self.sock.recv(65536):
+                    return True
+        except (ConnectionResetError, BrokenPipeError):
+            return True  # closed with our unread bytes still queued
+        except (socket.timeout, OSError):
+            return False
+
+    def close(self):
+        self.sock.close()
+
+
+class Peerd:
+    """One running peerd."""
+
+    def __init__(self, tmp_path, args=(), port=None, wrapper=(), name="peerd", listen=True):
+        self.datadir = str(tmp_path / name)
+        os.makedirs(self.datadir, exist_ok=True)
+        self.port = port or free_port()
+        self.sock_path = os.path.join(self.datadir, "control.sock")
+        self.log_path = os.path.join(self.datadir, "stderr.log")
+        cmd = list(wrapper) + [PEERD_BIN, "-regtest", "-datadir=" + self.datadir, "-logtimestamps=0"]
+        if listen:
+            cmd += ["-bind=127.0.0.1", "-port=%d" % self.port]
+        cmd += list(args)
+        self.cmd = cmd
+        self.listen = listen
+        self._log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT)
+        self._ctl = None
+        try:
+            wait_for(self._ready, timeout=30 if wrapper else 10, what="peerd to start")
+        except AssertionError:
+            self.kill()
+            raise AssertionError("peerd did not start:\n" + self.log())
+
+    def _ready(self):
+        if self.proc.poll() is not None:
+            raise AssertionError("peerd exited with %s:\n%s" % (self.proc.returncode, self.log()))
+        if not os.path.exists(self.sock_path):
+            return False
+        if not self.listen:
+            return True
+        try:
+            socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+            return True
+        except OSError:
+            return False
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def ctl(self):
+        if self._ctl is None:
+            self._ctl = Ctl(self.sock_path)
+        return self._ctl
+
+    def rpc(self, method, *params):
+        return self.ctl().call(method, *params)
+
+    def peer(self, timeout=5.0):
+        return P2P(self.port, timeout=timeout)
+
+    def connected_peer(self):
+        p = self.peer()
+        p.handshake()
+        return p
+
+    def fds(self):
+        return len(os.listdir("/proc/%d/fd" % self.pid))
+
+    def log(self):
+        self._log.flush()
+        with open(self.log_path) as f:
+            return f.read()
+
+    def stop(self, timeout=5.0):
+        """SIGTERM and wait; returns (exit code, seconds taken)."""
+        if self._ctl:
+            self._ctl.close()
+            self._ctl = None
+        if self.proc.poll() is not None:
+            return self.proc.returncode, 0.0
+        t0 = time.monotonic()
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise AssertionError("peerd did not exit within %.1fs of SIGTERM:\n%s" % (timeout, self.log()))
+        return rc, time.monotonic() - t0
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=5)
+
+
+@pytest.fixture
+def make_peerd(tmp_path):
+    """Factory: make_peerd(*args, **kw) starts a peerd; every one is stopped at teardown."""
+    started = []
+
+    def make(*args, **kw):
+        kw.setdefault("name", "peerd%d" % len(started))
+        d = Peerd(tmp_path, args=args, **kw)
+        started.append(d)
+        return d
+
+    yield make
+    for d in started:
+        if d.proc.poll() is None:
+            rc, _ = d.stop(timeout=10)
+            assert rc == 0, "peerd exited with %d:\n%s" % (rc, d.log())
+
+
+@pytest.fixture
+def peerd(make_peerd):
+    """A peerd on regtest with a short peertimeout."""
+    return make_peerd("-peertimeout=3")
