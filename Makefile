@@ -65,6 +65,8 @@ FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-r
 LIB_DIRS := base proto script pool chain conf
 LIB_SRCS := $(wildcard $(addsuffix /*.c,$(LIB_DIRS)))
 DAEMON_SRCS := $(wildcard daemon/*.c)
+# Everything of peerd but main(), so unit tests can link daemon internals.
+DAEMON_LIB_SRCS := $(filter-out daemon/main.c,$(DAEMON_SRCS))
 PEERTOOL_SRCS := $(wildcard tools/peertool*.c)
 PEERCTL_SRCS := $(wildcard tools/peerctl*.c)
 TESTUTIL_SRCS := $(wildcard tests/unit/testutil*.c)
@@ -76,6 +78,8 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 obj = $(patsubst %.c,$(1)/obj/%.o,$(2))
 
 LIB := $(BUILD)/libpeerd.a
+DLIB := $(BUILD)/libpeerd-daemon.a
+ASAN_DLIB := $(BUILD)/asan/libpeerd-daemon.a
 ASAN_LIB := $(BUILD)/asan/libpeerd.a
 TSAN_LIB := $(BUILD)/tsan/libpeerd.a
 FUZZ_LIB := $(BUILD)/fuzz/libpeerd.a
@@ -119,15 +123,17 @@ $(BUILD)/fuzz/obj/%.o: %.c
 
 # ---- libraries --------------------------------------------------------
 define make_lib
-$(1): $(call obj,$(2),$(LIB_SRCS))
+$(1): $(call obj,$(2),$(3))
 	$$(call msg,AR,$$@)
 	@mkdir -p $$(@D)
 	$$(Q)rm -f $$@ && ar rcs $$@ $$^
 endef
-$(eval $(call make_lib,$(LIB),$(BUILD)))
-$(eval $(call make_lib,$(ASAN_LIB),$(BUILD)/asan))
-$(eval $(call make_lib,$(TSAN_LIB),$(BUILD)/tsan))
-$(eval $(call make_lib,$(FUZZ_LIB),$(BUILD)/fuzz))
+$(eval $(call make_lib,$(LIB),$(BUILD),$(LIB_SRCS)))
+$(eval $(call make_lib,$(DLIB),$(BUILD),$(DAEMON_LIB_SRCS)))
+$(eval $(call make_lib,$(ASAN_DLIB),$(BUILD)/asan,$(DAEMON_LIB_SRCS)))
+$(eval $(call make_lib,$(ASAN_LIB),$(BUILD)/asan,$(LIB_SRCS)))
+$(eval $(call make_lib,$(TSAN_LIB),$(BUILD)/tsan,$(LIB_SRCS)))
+$(eval $(call make_lib,$(FUZZ_LIB),$(BUILD)/fuzz,$(LIB_SRCS)))
 
 # ---- programs ---------------------------------------------------------
 $(BUILD)/bin/peerd: $(call obj,$(BUILD),$(DAEMON_SRCS)) $(LIB)
@@ -159,12 +165,13 @@ $(BUILD)/bin/peerbench: $(call obj,$(BUILD),$(BENCH_SRCS)) $(LIB)
 # ---- unit tests: plain, ASan+UBSan, TSan (pool/) ----------------------
 $(BUILD)/obj/tests/unit/%.o $(BUILD)/asan/obj/tests/unit/%.o $(BUILD)/tsan/obj/tests/unit/%.o: CFLAGS += $(TEST_CFLAGS)
 
-$(BUILD)/test/%: $(BUILD)/obj/tests/unit/%.o $(call obj,$(BUILD),$(TESTUTIL_SRCS)) $(LIB)
+# The daemon archive comes first; only the members a test uses are linked.
+$(BUILD)/test/%: $(BUILD)/obj/tests/unit/%.o $(call obj,$(BUILD),$(TESTUTIL_SRCS)) $(DLIB) $(LIB)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL) $(TEST_LIBS)
 
-$(BUILD)/asan/test/%: $(BUILD)/asan/obj/tests/unit/%.o $(call obj,$(BUILD)/asan,$(TESTUTIL_SRCS)) $(ASAN_LIB)
+$(BUILD)/asan/test/%: $(BUILD)/asan/obj/tests/unit/%.o $(call obj,$(BUILD)/asan,$(TESTUTIL_SRCS)) $(ASAN_DLIB) $(ASAN_LIB)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS_ALL) $(TEST_LIBS)
@@ -200,7 +207,7 @@ unit: $(TESTS)
 	@VECTORS=$(VECTORS) BUILD=$(BUILD) scripts/run-tests.sh unit
 
 bench: deps
-	@$(MAKE) --no-print-directory -j$(NPROC) $(BUILD)/bin/peerbench
+	@$(MAKE) --no-print-directory -j$(NPROC) $(BUILD)/bin/peerbench $(BINS)
 	@VECTORS=$(VECTORS) $(BUILD)/bin/peerbench $(BENCH)
 
 run: deps

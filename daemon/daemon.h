@@ -39,6 +39,7 @@
 #include <sys/socket.h>
 #include <uv.h>
 
+#include "base/version.h"
 #include "conf/conf.h"
 #include "daemon/hset.h"
 #include "daemon/log.h"
@@ -49,11 +50,11 @@ struct pool_queue;
 /* ---------------------------------------------------------------------- */
 /* Identity                                                                */
 
-#define DAEMON_VERSION_STRING "0.1.0"
+#define DAEMON_VERSION_STRING PEERD_VERSION_STRING
 /** getnetworkinfo "version": Core's 10000*major + 100*minor + patch. */
-#define DAEMON_VERSION_NUMBER 100
+#define DAEMON_VERSION_NUMBER PEERD_VERSION_NUMBER
 /** User agent in version (BIP14). */
-#define DAEMON_USER_AGENT "/peerd:" DAEMON_VERSION_STRING "/"
+#define DAEMON_USER_AGENT "/peerd:" PEERD_VERSION_STRING "/"
 /**
  * Services peerd offers: witness serialization only. It cannot serve
  * blocks yet (no chain/), so it does not claim NODE_NETWORK.

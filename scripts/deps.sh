@@ -23,6 +23,7 @@ command -v clang >/dev/null 2>&1 || missing="$missing clang"
 	missing="$missing libclang-rt-14-dev"
 "$PYTHON" -c 'import pytest' 2>/dev/null || missing="$missing python3-pytest"
 "$PYTHON" -c 'import bitcoin' 2>/dev/null || missing="$missing python3-bitcoinlib"
+command -v valgrind >/dev/null 2>&1 || missing="$missing valgrind"
 command -v systemd-analyze >/dev/null 2>&1 || missing="$missing systemd"
 
 if [ -z "$missing" ]; then

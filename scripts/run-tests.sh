@@ -82,7 +82,14 @@ suite_integration() {
 	[ -d tests/integration ] || return 0
 	ls tests/integration/test_*.py >/dev/null 2>&1 || return 0
 	echo "== integration tests (pytest)"
-	run "integration" "$PYTHON" -m pytest -q tests/integration
+	BUILD="$BUILD" run "integration" "$PYTHON" -m pytest -q tests/integration
+	if [ -x "$BUILD/asan/bin/peerd" ]; then
+		echo "== daemon integration tests against an ASan+UBSan peerd (leaks fail)"
+		BUILD="$BUILD" PEERD_BIN="$BUILD/asan/bin/peerd" \
+			ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+			run "integration-asan" "$PYTHON" -m pytest -q tests/integration \
+			-k "daemon and not valgrind"
+	fi
 }
 
 case "$only" in
