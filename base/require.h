@@ -19,12 +19,13 @@ int base_check_fail(const char *file, int line, const char *expr);
 /** Number of BASE_CHECK failures since start, all threads. */
 uint64_t base_check_failures(void);
 
-#define require(cond)                                                        \
-	do {                                                                 \
-		if (__builtin_expect(!(cond), 0))                            \
-			base_require_fail(__FILE__, __LINE__, #cond);        \
+#define require(cond)                                                                              \
+	do {                                                                                       \
+		if (__builtin_expect(!(cond), 0))                                                  \
+			base_require_fail(__FILE__, __LINE__, #cond);                              \
 	} while (0)
 
-#define BASE_CHECK(cond) (__builtin_expect(!!(cond), 1) ? 1 : base_check_fail(__FILE__, __LINE__, #cond))
+#define BASE_CHECK(cond)                                                                           \
+	(__builtin_expect(!!(cond), 1) ? 1 : base_check_fail(__FILE__, __LINE__, #cond))
 
 #endif

@@ -98,17 +98,6 @@ void proto_hex_encode(const uint8_t *data, size_t len, char *out)
 	out[2 * len] = 0;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int proto_hex_decode(const char *hex, size_t hexlen, uint8_t *out, size_t cap, size_t *len)
 {
 	if (hexlen % 2)
@@ -116,7 +105,7 @@ int proto_hex_decode(const char *hex, size_t hexlen, uint8_t *out, size_t cap, s
 	if (hexlen / 2 > cap)
 		return PROTO_ENOSPACE;
 	for (size_t i = 0; i < hexlen / 2; i++) {
-		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+		int hi = proto_hex_digit(hex[2 * i]), lo = proto_hex_digit(hex[2 * i + 1]);
 		if (hi < 0 || lo < 0)
 			return PROTO_EHEX;
 		out[i] = (uint8_t)(hi << 4 | lo);

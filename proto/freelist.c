@@ -28,10 +28,10 @@ struct freelist {
 };
 
 static struct freelist lists[PROTO_FREELIST__COUNT] = {
-	[PROTO_FREELIST_BINARY] = {PTHREAD_MUTEX_INITIALIZER, "binary", PROTO_BINARY_BUF_SIZE,
-				   PROTO_BINARY_FREELIST_CAP, NULL, 0, 0, 0, 0, 0, 0, 0, 0},
-	[PROTO_FREELIST_SCRIPT] = {PTHREAD_MUTEX_INITIALIZER, "script", PROTO_SCRIPT_BUF_SIZE,
-				   PROTO_SCRIPT_FREELIST_CAP, NULL, 0, 0, 0, 0, 0, 0, 0, 0},
+    [PROTO_FREELIST_BINARY] = {PTHREAD_MUTEX_INITIALIZER, "binary", PROTO_BINARY_BUF_SIZE,
+                               PROTO_BINARY_FREELIST_CAP, NULL, 0, 0, 0, 0, 0, 0, 0, 0},
+    [PROTO_FREELIST_SCRIPT] = {PTHREAD_MUTEX_INITIALIZER, "script", PROTO_SCRIPT_BUF_SIZE,
+                               PROTO_SCRIPT_FREELIST_CAP, NULL, 0, 0, 0, 0, 0, 0, 0, 0},
 };
 
 static struct freelist *list(enum proto_freelist_id id)
@@ -156,16 +156,16 @@ void proto_freelist_stats(enum proto_freelist_id id, struct proto_freelist_stats
 	struct freelist *fl = list(id);
 	pthread_mutex_lock(&fl->mu);
 	*out = (struct proto_freelist_stats){
-		.name = fl->name,
-		.buf_size = fl->buf_size,
-		.capacity = fl->capacity,
-		.in_use = fl->in_use,
-		.free = fl->n_idle,
-		.high_water = fl->high_water,
-		.hits = fl->hits,
-		.misses = fl->misses,
-		.bypass = fl->bypass,
-		.dropped = fl->dropped,
+	    .name = fl->name,
+	    .buf_size = fl->buf_size,
+	    .capacity = fl->capacity,
+	    .in_use = fl->in_use,
+	    .free = fl->n_idle,
+	    .high_water = fl->high_water,
+	    .hits = fl->hits,
+	    .misses = fl->misses,
+	    .bypass = fl->bypass,
+	    .dropped = fl->dropped,
 	};
 	pthread_mutex_unlock(&fl->mu);
 }

@@ -14,9 +14,9 @@
 #include <sodium.h>
 
 _Static_assert(sizeof(struct proto_sha256) >= sizeof(struct sha256_ctx),
-	       "proto_sha256 too small for nettle's sha256_ctx");
+               "proto_sha256 too small for nettle's sha256_ctx");
 _Static_assert(_Alignof(struct proto_sha256) >= _Alignof(struct sha256_ctx),
-	       "proto_sha256 alignment");
+               "proto_sha256 alignment");
 
 static struct sha256_ctx *ctx_of(struct proto_sha256 *c)
 {

@@ -16,7 +16,8 @@ int proto_block_header_decode(struct proto_reader *r, struct proto_block_header 
 	return 0;
 }
 
-static void header_serialize(const struct proto_block_header *h, uint8_t out[PROTO_BLOCK_HEADER_SIZE])
+static void header_serialize(const struct proto_block_header *h,
+                             uint8_t out[PROTO_BLOCK_HEADER_SIZE])
 {
 	proto_put_le32(out, (uint32_t)h->version);
 	memcpy(out + 4, h->prev.b, 32);

@@ -37,7 +37,7 @@ static bool reduce(struct proto_hash *h, size_t n)
 }
 
 int proto_merkle_root(const struct proto_hash *leaves, size_t n, struct proto_hash *scratch,
-		      struct proto_hash *root, bool *mutated)
+                      struct proto_hash *root, bool *mutated)
 {
 	if (mutated)
 		*mutated = false;
@@ -116,7 +116,8 @@ int proto_block_witness_commitment_index(const struct proto_block *b)
 	for (uint32_t i = 0; i < cb->n_out && i <= INT32_MAX; i++) {
 		const struct proto_txout *o = &cb->vout[i];
 		if (o->script_len >= WITNESS_COMMITMENT_MIN &&
-		    memcmp(proto_txout_script(cb, o), witness_commitment_tag, sizeof(witness_commitment_tag)) == 0)
+		    memcmp(proto_txout_script(cb, o), witness_commitment_tag,
+		           sizeof(witness_commitment_tag)) == 0)
 			found = (int)i;
 	}
 	return found;

@@ -13,6 +13,8 @@
  */
 #include "proto/proto.h"
 
+/* Hand-aligned byte layouts and tables: kept out of clang-format. */
+/* clang-format off */
 /* ---------------------------------------------------------------------- */
 /* Genesis blocks                                                          */
 
@@ -244,6 +246,8 @@ static const struct proto_params params[PROTO_NET__COUNT] = {
 	},
 };
 
+/* clang-format on */
+
 const struct proto_params *proto_params(enum proto_net net)
 {
 	if ((unsigned)net >= PROTO_NET__COUNT)
@@ -255,10 +259,10 @@ static const struct {
 	const char *name;
 	enum proto_net net;
 } aliases[] = {
-	{"main", PROTO_NET_MAIN},         {"mainnet", PROTO_NET_MAIN},
-	{"test", PROTO_NET_TESTNET3},     {"testnet", PROTO_NET_TESTNET3},
-	{"testnet3", PROTO_NET_TESTNET3}, {"testnet4", PROTO_NET_TESTNET4},
-	{"signet", PROTO_NET_SIGNET},     {"regtest", PROTO_NET_REGTEST},
+    {"main", PROTO_NET_MAIN},         {"mainnet", PROTO_NET_MAIN},
+    {"test", PROTO_NET_TESTNET3},     {"testnet", PROTO_NET_TESTNET3},
+    {"testnet3", PROTO_NET_TESTNET3}, {"testnet4", PROTO_NET_TESTNET4},
+    {"signet", PROTO_NET_SIGNET},     {"regtest", PROTO_NET_REGTEST},
 };
 
 const struct proto_params *proto_params_by_name(const char *name)

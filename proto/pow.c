@@ -130,7 +130,8 @@ static void set_compact(struct u256 *a, uint32_t bits, bool *negative, bool *ove
 			u256_shl(a, 8 * (size - 3));
 	}
 	*negative = word != 0 && (bits & 0x00800000) != 0;
-	*overflow = word != 0 && (size > 34 || (word > 0xff && size > 33) || (word > 0xffff && size > 32));
+	*overflow =
+	    word != 0 && (size > 34 || (word > 0xff && size > 33) || (word > 0xffff && size > 32));
 }
 
 /* Core's GetCompact for a non-negative number. */
@@ -169,7 +170,8 @@ uint32_t proto_target_to_bits(const uint8_t target[32])
 	return get_compact(&t);
 }
 
-bool proto_check_pow(const struct proto_hash *hash, uint32_t bits, const struct proto_hash *pow_limit)
+bool proto_check_pow(const struct proto_hash *hash, uint32_t bits,
+                     const struct proto_hash *pow_limit)
 {
 	struct u256 target, limit, h;
 	bool neg, ovf;
@@ -181,8 +183,8 @@ bool proto_check_pow(const struct proto_hash *hash, uint32_t bits, const struct 
 	return u256_cmp(&h, &target) <= 0;
 }
 
-uint32_t proto_next_work_required(const struct proto_params *p, uint32_t last_bits, uint32_t first_bits,
-				  int64_t first_time, int64_t last_time)
+uint32_t proto_next_work_required(const struct proto_params *p, uint32_t last_bits,
+                                  uint32_t first_bits, int64_t first_time, int64_t last_time)
 {
 	if (p->pow_no_retargeting)
 		return last_bits;

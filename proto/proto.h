@@ -62,9 +62,9 @@
 #define PROTO_VERSION 70016
 /** Maximum block weight (BIP141). */
 #define PROTO_MAX_BLOCK_WEIGHT 4000000u
-#define PROTO_WITNESS_SCALE 4u
+#define PROTO_WITNESS_SCALE    4u
 /** Satoshis per bitcoin and the money range. */
-#define PROTO_COIN 100000000LL
+#define PROTO_COIN      100000000LL
 #define PROTO_MAX_MONEY (21000000LL * PROTO_COIN)
 /** Smallest serialized input (outpoint 36, empty script 1, sequence 4). */
 #define PROTO_MIN_TXIN_SIZE 41u
@@ -75,9 +75,9 @@
 /** Serialized block header size. */
 #define PROTO_BLOCK_HEADER_SIZE 80u
 /** Free list buffer sizes and default capacities (DESIGN.md). */
-#define PROTO_BINARY_BUF_SIZE 8u
+#define PROTO_BINARY_BUF_SIZE     8u
 #define PROTO_BINARY_FREELIST_CAP 1024u
-#define PROTO_SCRIPT_BUF_SIZE 512u
+#define PROTO_SCRIPT_BUF_SIZE     512u
 #define PROTO_SCRIPT_FREELIST_CAP 12500u
 
 /* ---------------------------------------------------------------------- */
@@ -86,19 +86,19 @@
 /** proto/ error codes: 0 is success, every error is negative. */
 enum proto_err {
 	PROTO_OK = 0,
-	PROTO_ETRUNC = -1,     /**< input ended before the item did */
-	PROTO_ETRAILING = -2,  /**< bytes left over after a complete payload */
-	PROTO_EMAGIC = -3,     /**< frame magic is not this network's */
-	PROTO_ECOMMAND = -4,   /**< command has non-printable bytes or data after NUL padding */
-	PROTO_EOVERSIZE = -5,  /**< a length over its limit (payload, string, script, address) */
-	PROTO_ECHECKSUM = -6,  /**< payload checksum does not match the header */
-	PROTO_ECOUNT = -7,     /**< an element count over its limit or over what the bytes can hold */
-	PROTO_ENONCANON = -8,  /**< CompactSize not in its shortest form */
-	PROTO_ENOMEM = -9,     /**< allocation failed */
-	PROTO_EVALUE = -10,    /**< a field value that cannot be (bad flag byte, bad address length) */
-	PROTO_ENOSPACE = -11,  /**< a fixed writer buffer is full */
-	PROTO_EUNKNOWN = -12,  /**< unknown command: skippable, not a protocol violation */
-	PROTO_EHEX = -13,      /**< text is not valid hex */
+	PROTO_ETRUNC = -1,    /**< input ended before the item did */
+	PROTO_ETRAILING = -2, /**< bytes left over after a complete payload */
+	PROTO_EMAGIC = -3,    /**< frame magic is not this network's */
+	PROTO_ECOMMAND = -4,  /**< command has non-printable bytes or data after NUL padding */
+	PROTO_EOVERSIZE = -5, /**< a length over its limit (payload, string, script, address) */
+	PROTO_ECHECKSUM = -6, /**< payload checksum does not match the header */
+	PROTO_ECOUNT = -7, /**< an element count over its limit or over what the bytes can hold */
+	PROTO_ENONCANON = -8, /**< CompactSize not in its shortest form */
+	PROTO_ENOMEM = -9,    /**< allocation failed */
+	PROTO_EVALUE = -10, /**< a field value that cannot be (bad flag byte, bad address length) */
+	PROTO_ENOSPACE = -11, /**< a fixed writer buffer is full */
+	PROTO_EUNKNOWN = -12, /**< unknown command: skippable, not a protocol violation */
+	PROTO_EHEX = -13,     /**< text is not valid hex */
 	PROTO_ERR__MIN = -13,
 };
 
@@ -143,10 +143,22 @@ void proto_sha256_init_tagged(struct proto_sha256 *c, const char *tag);
 void proto_hash_to_hex(const struct proto_hash *h, char out[65]);
 /** Parse 64 hex chars in display order. 0 or PROTO_EHEX. */
 PROTO_WUR int proto_hash_from_hex(const char *hex, struct proto_hash *h);
+/** Value of one hex digit (either case), or -1 when c is not one. */
+static inline int proto_hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
 /** Lowercase hex of bytes; out must hold 2*len+1. */
 void proto_hex_encode(const uint8_t *data, size_t len, char *out);
 /** Decode hex (even length, no prefix) into out (cap bytes); *len = bytes written. */
-PROTO_WUR int proto_hex_decode(const char *hex, size_t hexlen, uint8_t *out, size_t cap, size_t *len);
+PROTO_WUR int proto_hex_decode(const char *hex, size_t hexlen, uint8_t *out, size_t cap,
+                               size_t *len);
 
 static inline bool proto_hash_eq(const struct proto_hash *a, const struct proto_hash *b)
 {
@@ -341,19 +353,44 @@ PROTO_WUR static inline int proto_read_compact(struct proto_reader *r, uint64_t 
 }
 
 /**
+ * A CompactSize length (at most PROTO_MAX_SIZE) and that many bytes, not
+ * copied: *data points into the input. A length over what is left fails with
+ * PROTO_ETRUNC and leaves r at the length field. The one reader of scripts
+ * and witness items, in transactions, blocks and the interpreter.
+ */
+PROTO_WUR static inline int proto_read_varspan(struct proto_reader *r, const uint8_t **data,
+                                               uint32_t *len)
+{
+	const uint8_t *save = r->p;
+	uint64_t n;
+	int err = proto_read_compact(r, PROTO_MAX_SIZE, &n);
+	if (err)
+		return err;
+	if (n > proto_reader_left(r)) {
+		r->p = save;
+		return PROTO_ETRUNC;
+	}
+	*data = r->p;
+	*len = (uint32_t)n;
+	r->p += n;
+	return 0;
+}
+
+/**
  * A count of elements each at least `min_elem` bytes long: PROTO_ECOUNT when
  * over `limit` (or over PROTO_MAX_SIZE), PROTO_ETRUNC when the remaining
  * bytes cannot hold that many elements, so no caller allocates for a count
  * the input cannot back.
  */
-PROTO_WUR int proto_read_count(struct proto_reader *r, uint32_t limit, size_t min_elem, uint32_t *n);
+PROTO_WUR int proto_read_count(struct proto_reader *r, uint32_t limit, size_t min_elem,
+                               uint32_t *n);
 
 /**
  * Length-limited var string into out (cap bytes incl. NUL). A length over
  * max_len fails with PROTO_EOVERSIZE; *len gets the length.
  */
 PROTO_WUR int proto_read_varstr(struct proto_reader *r, size_t max_len, char *out, size_t cap,
-				size_t *len);
+                                size_t *len);
 
 struct proto_writer {
 	uint8_t *buf;
@@ -417,9 +454,41 @@ static inline size_t proto_compact_size(uint64_t v)
 {
 	return v < 0xfd ? 1 : v <= 0xffff ? 3 : v <= 0xffffffffULL ? 5 : 9;
 }
+/** Longest CompactSize encoding. */
+#define PROTO_COMPACT_MAX 9u
+/**
+ * Encode v as a CompactSize into b, which must hold proto_compact_size(v)
+ * bytes (PROTO_COMPACT_MAX always will); returns that length. Shared by the
+ * writer, raw-buffer encoders and code that streams into a hash instead.
+ */
+static inline size_t proto_compact_encode(uint8_t *b, uint64_t v)
+{
+	size_t n;
+	if (v < 0xfd) {
+		b[0] = (uint8_t)v;
+		n = 1;
+	} else if (v <= 0xffff) {
+		b[0] = 0xfd;
+		b[1] = (uint8_t)v;
+		b[2] = (uint8_t)(v >> 8);
+		n = 3;
+	} else if (v <= 0xffffffffULL) {
+		b[0] = 0xfe;
+		proto_put_le32(b + 1, (uint32_t)v);
+		n = 5;
+	} else {
+		b[0] = 0xff;
+		proto_put_le64(b + 1, v);
+		n = 9;
+	}
+	return n;
+}
+/** Append v as a CompactSize. */
 static inline void proto_write_compact(struct proto_writer *w, uint64_t v)
 {
-	uint8_t b[9];
+	/* Not written with proto_compact_encode: this form lets the compiler
+	 * specialise the copy per branch, measured ~20% faster on WriteVarInt3. */
+	uint8_t b[PROTO_COMPACT_MAX];
 	size_t n;
 	if (v < 0xfd) {
 		b[0] = (uint8_t)v;
@@ -458,16 +527,16 @@ enum proto_freelist_id {
 };
 
 struct proto_freelist_stats {
-	const char *name;   /**< "binary" or "script" */
-	size_t buf_size;    /**< bytes per buffer */
-	size_t capacity;    /**< most buffers the list keeps */
-	size_t in_use;      /**< buffers handed out and not yet returned */
-	size_t free;        /**< buffers on the list now */
-	size_t high_water;  /**< most buffers in use at once */
-	uint64_t hits;      /**< gets served from the list */
-	uint64_t misses;    /**< gets that had to allocate */
-	uint64_t bypass;    /**< requests too large for the list (served by xmalloc) */
-	uint64_t dropped;   /**< returns freed because the list was full */
+	const char *name;  /**< "binary" or "script" */
+	size_t buf_size;   /**< bytes per buffer */
+	size_t capacity;   /**< most buffers the list keeps */
+	size_t in_use;     /**< buffers handed out and not yet returned */
+	size_t free;       /**< buffers on the list now */
+	size_t high_water; /**< most buffers in use at once */
+	uint64_t hits;     /**< gets served from the list */
+	uint64_t misses;   /**< gets that had to allocate */
+	uint64_t bypass;   /**< requests too large for the list (served by xmalloc) */
+	uint64_t dropped;  /**< returns freed because the list was full */
 };
 
 /**
@@ -504,8 +573,8 @@ struct proto_txin {
 	uint32_t script_off; /**< scriptSig */
 	uint32_t script_len;
 	uint32_t sequence;
-	uint32_t wit_off;   /**< serialized witness stack items (each a var bytes), after the count */
-	uint32_t wit_len;   /**< 0 when the input has no witness */
+	uint32_t wit_off; /**< serialized witness stack items (each a var bytes), after the count */
+	uint32_t wit_len; /**< 0 when the input has no witness */
 	uint32_t wit_count; /**< number of witness stack items */
 };
 
@@ -529,7 +598,7 @@ struct proto_tx {
 	struct proto_txout *vout;
 	const uint8_t *blob; /**< scripts and witnesses, contiguous */
 	uint32_t blob_len;
-	bool has_witness;   /**< serialized with BIP144 marker and flag */
+	bool has_witness; /**< serialized with BIP144 marker and flag */
 	bool borrowed;
 	/* sizes, filled by decode */
 	uint32_t size;          /**< serialized size with witness */
@@ -567,9 +636,10 @@ void proto_tx_release(struct proto_tx *tx);
  * block is detached from the block's storage first.
  */
 PROTO_WUR int proto_tx_decode(struct proto_reader *r, struct proto_tx *tx);
-/** Decode a whole payload: like proto_tx_decode, plus PROTO_ETRAILING; *err_off (may be NULL) gets the failing offset. */
+/** Decode a whole payload: like proto_tx_decode, plus PROTO_ETRAILING; *err_off (may be NULL) gets
+ * the failing offset. */
 PROTO_WUR int proto_tx_decode_buf(const uint8_t *data, size_t len, struct proto_tx *tx,
-				  size_t *err_off);
+                                  size_t *err_off);
 /**
  * Serialize. The BIP144 witness form is used when some input has a
  * non-empty witness (Core's HasWitness; for a decoded tx that is exactly
@@ -595,11 +665,13 @@ static inline uint32_t proto_tx_vsize(const struct proto_tx *tx)
 {
 	return (proto_tx_weight(tx) + PROTO_WITNESS_SCALE - 1) / PROTO_WITNESS_SCALE;
 }
-static inline const uint8_t *proto_txin_script(const struct proto_tx *tx, const struct proto_txin *in)
+static inline const uint8_t *proto_txin_script(const struct proto_tx *tx,
+                                               const struct proto_txin *in)
 {
 	return tx->blob + in->script_off;
 }
-static inline const uint8_t *proto_txout_script(const struct proto_tx *tx, const struct proto_txout *o)
+static inline const uint8_t *proto_txout_script(const struct proto_tx *tx,
+                                                const struct proto_txout *o)
 {
 	return tx->blob + o->script_off;
 }
@@ -623,7 +695,7 @@ struct proto_witness_iter {
 	const uint8_t *end;
 };
 void proto_witness_iter_init(struct proto_witness_iter *it, const struct proto_tx *tx,
-			     const struct proto_txin *in);
+                             const struct proto_txin *in);
 /** Next item; false at the end. */
 bool proto_witness_iter_next(struct proto_witness_iter *it, struct proto_span *item);
 
@@ -633,14 +705,16 @@ bool proto_witness_iter_next(struct proto_witness_iter *it, struct proto_span *i
  * an input, wit_*) are left 0. r is left at the failing field on error.
  * proto_tx_decode reads inputs and outputs with the same code.
  */
-PROTO_WUR int proto_txin_decode(struct proto_reader *r, struct proto_txin *in, struct proto_span *script);
+PROTO_WUR int proto_txin_decode(struct proto_reader *r, struct proto_txin *in,
+                                struct proto_span *script);
 /** Write an input with the given scriptSig (in->script_off/len are not used). */
 void proto_txin_encode(const struct proto_txin *in, const uint8_t *script, uint32_t script_len,
-		       struct proto_writer *w);
-PROTO_WUR int proto_txout_decode(struct proto_reader *r, struct proto_txout *out, struct proto_span *script);
+                       struct proto_writer *w);
+PROTO_WUR int proto_txout_decode(struct proto_reader *r, struct proto_txout *out,
+                                 struct proto_span *script);
 /** Write an output with the given scriptPubKey (o->script_off/len are not used). */
 void proto_txout_encode(const struct proto_txout *o, const uint8_t *script, uint32_t script_len,
-			struct proto_writer *w);
+                        struct proto_writer *w);
 
 /* ---------------------------------------------------------------------- */
 /* Blocks                                                                  */
@@ -691,7 +765,7 @@ void proto_block_release(struct proto_block *b);
  * into `data`.
  */
 PROTO_WUR int proto_block_decode(const uint8_t *data, size_t len, struct proto_block *b,
-				 size_t *err_off);
+                                 size_t *err_off);
 void proto_block_encode(const struct proto_block *b, struct proto_writer *w);
 /** Block weight (BIP141). */
 uint32_t proto_block_weight(const struct proto_block *b);
@@ -702,14 +776,15 @@ uint32_t proto_block_weight(const struct proto_block *b);
  * Uses `scratch` (n hashes) if given, else allocates once; returns 0 or
  * PROTO_ENOMEM. n == 0 gives a zero root.
  */
-PROTO_WUR int proto_merkle_root(const struct proto_hash *leaves, size_t n, struct proto_hash *scratch,
-				struct proto_hash *root, bool *mutated);
+PROTO_WUR int proto_merkle_root(const struct proto_hash *leaves, size_t n,
+                                struct proto_hash *scratch, struct proto_hash *root, bool *mutated);
 /**
  * Merkle root over the block's txids (computing and caching ids as needed).
  * The leaf array is kept in the block: allocates only when the block has
  * more transactions than any before. 0 or PROTO_ENOMEM.
  */
-PROTO_WUR int proto_block_merkle_root(struct proto_block *b, struct proto_hash *root, bool *mutated);
+PROTO_WUR int proto_block_merkle_root(struct proto_block *b, struct proto_hash *root,
+                                      bool *mutated);
 /** Witness merkle root: wtxids with the coinbase's replaced by zero. 0 or PROTO_ENOMEM. */
 PROTO_WUR int proto_block_witness_merkle_root(struct proto_block *b, struct proto_hash *root);
 /**
@@ -729,7 +804,8 @@ uint32_t proto_target_to_bits(const uint8_t target[32]);
  * Core's CheckProofOfWork: false when bits are negative, zero or overflow,
  * or the target is above pow_limit, or hash > target.
  */
-bool proto_check_pow(const struct proto_hash *hash, uint32_t bits, const struct proto_hash *pow_limit);
+bool proto_check_pow(const struct proto_hash *hash, uint32_t bits,
+                     const struct proto_hash *pow_limit);
 
 struct proto_params;
 /**
@@ -742,8 +818,8 @@ struct proto_params;
  * minimum-difficulty exception and "retarget only every interval" are the
  * caller's (they need the chain).
  */
-uint32_t proto_next_work_required(const struct proto_params *p, uint32_t last_bits, uint32_t first_bits,
-				  int64_t first_time, int64_t last_time);
+uint32_t proto_next_work_required(const struct proto_params *p, uint32_t last_bits,
+                                  uint32_t first_bits, int64_t first_time, int64_t last_time);
 
 /* ---------------------------------------------------------------------- */
 /* Network parameters                                                      */
@@ -759,25 +835,25 @@ enum proto_net {
 
 struct proto_params {
 	enum proto_net net;
-	const char *name;        /**< "main", "test", "testnet4", "signet", "regtest" */
-	uint32_t magic;          /**< as read little-endian from the wire */
+	const char *name; /**< "main", "test", "testnet4", "signet", "regtest" */
+	uint32_t magic;   /**< as read little-endian from the wire */
 	uint16_t default_port;
-	const uint8_t *genesis;  /**< raw genesis block */
+	const uint8_t *genesis; /**< raw genesis block */
 	size_t genesis_len;
 	struct proto_hash genesis_hash;
 	struct proto_hash pow_limit;
 	uint32_t pow_limit_bits;
-	int64_t pow_target_timespan;  /**< seconds: two weeks (regtest one day, as Core) */
-	int64_t pow_target_spacing;   /**< seconds, ten minutes */
+	int64_t pow_target_timespan; /**< seconds: two weeks (regtest one day, as Core) */
+	int64_t pow_target_spacing;  /**< seconds, ten minutes */
 	bool pow_allow_min_difficulty;
 	bool pow_no_retargeting;
-	bool enforce_bip94;           /**< testnet4 timewarp rule */
+	bool enforce_bip94; /**< testnet4 timewarp rule */
 	int32_t bip34_height;
 	int32_t bip65_height;
 	int32_t bip66_height;
 	int32_t csv_height;
 	int32_t segwit_height;
-	int32_t taproot_height;       /**< 0: always active */
+	int32_t taproot_height; /**< 0: always active */
 	uint32_t subsidy_halving_interval;
 	const char *bech32_hrp;
 	/** BIP325 block challenge (signet only, else NULL/0). */
@@ -793,7 +869,8 @@ static inline int64_t proto_params_retarget_interval(const struct proto_params *
 
 /** Parameters of a network; never NULL for a valid enum. */
 const struct proto_params *proto_params(enum proto_net net);
-/** Look up by name ("main", "mainnet", "test", "testnet3", "testnet4", "signet", "regtest"); NULL if unknown. */
+/** Look up by name ("main", "mainnet", "test", "testnet3", "testnet4", "signet", "regtest"); NULL
+ * if unknown. */
 const struct proto_params *proto_params_by_name(const char *name);
 /** Look up by wire magic; NULL if unknown. */
 const struct proto_params *proto_params_by_magic(uint32_t magic);
@@ -850,7 +927,7 @@ struct proto_frame_header {
  * PROTO_CMD_UNKNOWN).
  */
 PROTO_WUR int proto_frame_header_parse(const uint8_t buf[PROTO_HEADER_SIZE], uint32_t magic,
-				       struct proto_frame_header *h);
+                                       struct proto_frame_header *h);
 /** First 4 bytes of SHA-256d(payload). */
 void proto_checksum(const void *payload, size_t len, uint8_t out[4]);
 /** 0, or PROTO_ECHECKSUM when the payload does not match the header. */
@@ -861,7 +938,7 @@ PROTO_WUR int proto_frame_verify(const struct proto_frame_header *h, const uint8
  * PROTO_MAX_MESSAGE to PROTO_EOVERSIZE (a peer would drop it).
  */
 void proto_frame_write(struct proto_writer *w, uint32_t magic, const char *command,
-		       const uint8_t *payload, size_t len);
+                       const uint8_t *payload, size_t len);
 /**
  * Start a frame: append a 24-byte placeholder header and return its offset
  * in w->buf. Encode the payload into w, then call proto_frame_end: the
@@ -879,12 +956,12 @@ void proto_frame_end(struct proto_writer *w, size_t start, uint32_t magic, const
 /* Messages                                                                */
 
 /** Service bits. */
-#define PROTO_NODE_NETWORK (1u << 0)
-#define PROTO_NODE_BLOOM (1u << 2)
-#define PROTO_NODE_WITNESS (1u << 3)
+#define PROTO_NODE_NETWORK         (1u << 0)
+#define PROTO_NODE_BLOOM           (1u << 2)
+#define PROTO_NODE_WITNESS         (1u << 3)
 #define PROTO_NODE_COMPACT_FILTERS (1u << 6)
 #define PROTO_NODE_NETWORK_LIMITED (1u << 10)
-#define PROTO_NODE_P2P_V2 (1u << 11)
+#define PROTO_NODE_P2P_V2          (1u << 11)
 
 /** An address as in version and addr: 16-byte IPv6 (IPv4-mapped for v4). */
 struct proto_netaddr {
@@ -904,7 +981,7 @@ struct proto_version {
 	uint32_t user_agent_len;
 	int32_t start_height;
 	bool relay;
-	bool has_relay; /**< the optional relay byte was present */
+	bool has_relay;  /**< the optional relay byte was present */
 	uint8_t omitted; /**< enum proto_version_tail: what the wire left out; 0 to send all */
 };
 
@@ -990,7 +1067,7 @@ struct proto_addr_entry {
 	uint8_t net;      /**< enum proto_bip155_net */
 	uint8_t addr_len; /**< bytes used in addr */
 	uint8_t addr[32];
-	uint16_t port;    /**< host order */
+	uint16_t port; /**< host order */
 };
 
 /**
@@ -1018,14 +1095,14 @@ struct proto_sendcmpct {
 struct proto_msg {
 	enum proto_cmd cmd;
 	struct proto_version version;
-	uint64_t nonce;     /**< ping, pong */
-	struct proto_inv inv;        /**< inv, getdata, notfound */
+	uint64_t nonce;               /**< ping, pong */
+	struct proto_inv inv;         /**< inv, getdata, notfound */
 	struct proto_locator locator; /**< getheaders, getblocks */
 	struct proto_headers headers;
 	struct proto_tx tx;
 	struct proto_block block;
-	struct proto_addr addr;      /**< addr, addrv2 */
-	int64_t feerate;    /**< feefilter, sat/kvB */
+	struct proto_addr addr; /**< addr, addrv2 */
+	int64_t feerate;        /**< feefilter, sat/kvB */
 	struct proto_sendcmpct sendcmpct;
 };
 
@@ -1045,7 +1122,7 @@ void proto_msg_release(struct proto_msg *m);
  * message (none when m's storage is large enough); see proto/msg.c.
  */
 PROTO_WUR int proto_msg_decode(enum proto_cmd cmd, const uint8_t *payload, size_t len,
-			       struct proto_msg *m, size_t *err_off);
+                               struct proto_msg *m, size_t *err_off);
 /**
  * Encode the payload of m->cmd (no frame header). PROTO_CMD_UNKNOWN (or a
  * value out of range) sets w->err to PROTO_EUNKNOWN.

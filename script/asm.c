@@ -70,17 +70,6 @@ static bool all_digits(const char *s, size_t len)
 	return true;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* An opcode by name, with or without OP_; only OP_NOP and up, and
  * OP_RESERVED, are named (numbers are spelled as numbers). */
 static int lookup_op(const char *s, size_t len)
@@ -118,10 +107,11 @@ static int parse_word(const char *s, size_t len, struct proto_writer *w)
 	if (len > 2 && s[0] == '0' && s[1] == 'x' && (len - 2) % 2 == 0) {
 		bool hex = true;
 		for (size_t i = 2; i < len; i++)
-			hex = hex && hexval(s[i]) >= 0;
+			hex = hex && proto_hex_digit(s[i]) >= 0;
 		if (hex) {
 			for (size_t i = 2; i < len; i += 2)
-				proto_write_u8(w, (uint8_t)(hexval(s[i]) << 4 | hexval(s[i + 1])));
+				proto_write_u8(w, (uint8_t)(proto_hex_digit(s[i]) << 4 |
+				                            proto_hex_digit(s[i + 1])));
 			return 0;
 		}
 	}

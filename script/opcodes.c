@@ -284,11 +284,8 @@ static bool last_witness_item(const struct proto_tx *tx, uint32_t in, const uint
 		return false;
 	proto_reader_init(&r, tx->blob + txin->wit_off, txin->wit_len);
 	for (uint32_t i = 0; i < txin->wit_count; i++) {
-		uint64_t n;
-		if (proto_read_compact(&r, PROTO_MAX_SIZE, &n) ||
-		    proto_read_span(&r, (size_t)n, data))
+		if (proto_read_varspan(&r, data, len))
 			return false;
-		*len = (uint32_t)n;
 	}
 	return true;
 }

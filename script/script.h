@@ -551,4 +551,84 @@ SCRIPT_WUR int script_check_transaction(const struct proto_tx *tx);
 /** Core's reject reason ("bad-txns-vin-empty"); "ok" for 0; never NULL. */
 const char *script_tx_reason(int err);
 
+/* ---------------------------------------------------------------------- */
+/* Output scripts described for people (script/address.c)                  */
+
+/** Output script templates, as Core's TxoutType. */
+enum script_type {
+	SCRIPT_TYPE_NONSTANDARD = 0,
+	SCRIPT_TYPE_ANCHOR,                /**< OP_1 <4e73> (pay-to-anchor) */
+	SCRIPT_TYPE_PUBKEY,                /**< <key> CHECKSIG */
+	SCRIPT_TYPE_PUBKEYHASH,            /**< DUP HASH160 <20> EQUALVERIFY CHECKSIG */
+	SCRIPT_TYPE_SCRIPTHASH,            /**< HASH160 <20> EQUAL */
+	SCRIPT_TYPE_MULTISIG,              /**< m <keys> n CHECKMULTISIG */
+	SCRIPT_TYPE_NULL_DATA,             /**< OP_RETURN then pushes only */
+	SCRIPT_TYPE_WITNESS_V0_KEYHASH,    /**< OP_0 <20> */
+	SCRIPT_TYPE_WITNESS_V0_SCRIPTHASH, /**< OP_0 <32> */
+	SCRIPT_TYPE_WITNESS_V1_TAPROOT,    /**< OP_1 <32> */
+	SCRIPT_TYPE_WITNESS_UNKNOWN,       /**< any other witness program of version 1..16 */
+};
+
+/** A span of bytes inside the script that was solved. */
+struct script_span {
+	const uint8_t *data;
+	size_t len;
+};
+
+/**
+ * What script_solve found. Spans point into the caller's script.
+ *   PUBKEY: `data` is the key. PUBKEYHASH, SCRIPTHASH: the 20-byte hash.
+ *   witness types and ANCHOR: the program, with `witness_version`.
+ *   MULTISIG: `required` of `n_keys` keys in `keys`.
+ */
+struct script_solution {
+	enum script_type type;
+	struct script_span data;
+	int witness_version;
+	unsigned required;
+	unsigned n_keys;
+	struct script_span keys[SCRIPT_MAX_PUBKEYS_PER_MULTISIG];
+};
+
+/** Classify an output script as Core's Solver does (same rules, same order); fills *sol. */
+enum script_type script_solve(const uint8_t *script, size_t len, struct script_solution *sol);
+/** Core's GetTxnOutputType name ("pubkeyhash", "witness_v1_taproot"...); never NULL. */
+const char *script_type_name(enum script_type type);
+
+/**
+ * Append Core's ScriptToAsmStr(script, sighash_decode) to w, without a NUL:
+ * pushes of up to 4 bytes as decimal script numbers, longer ones as hex,
+ * other opcodes by name, "[error]" where a push is truncated. With
+ * sighash_decode (scriptSigs), a push that is a strict-DER signature with a
+ * defined hash type prints as hex of the DER part plus "[ALL]",
+ * "[NONE|ANYONECANPAY]"..., unless the script starts with OP_RETURN.
+ * Returns w->err (0 or PROTO_ENOMEM/PROTO_ENOSPACE).
+ */
+int script_to_asm(const uint8_t *script, size_t len, bool sighash_decode, struct proto_writer *w);
+
+/** Room for any address script_address writes, NUL included (bech32's 90 + 1). */
+#define SCRIPT_ADDRESS_MAX 91u
+
+/** script_address errors. */
+enum script_address_err {
+	SCRIPT_ADDRESS_ENONE = -1, /**< the script has no address (pubkey, multisig, nulldata...) */
+	SCRIPT_ADDRESS_ESPACE = -2, /**< out is smaller than the address */
+};
+
+/**
+ * The address of an output script on network `net`, as Core's
+ * ExtractDestination + EncodeDestination (and only where decoderawtransaction
+ * prints one): base58check for P2PKH/P2SH (version bytes 0/5 on main,
+ * 111/196 elsewhere), BIP173 bech32 for witness v0, BIP350 bech32m for
+ * v1..16 (taproot, anchor, unknown), lowercase with net->bech32_hrp.
+ * Writes a NUL-terminated string to out (cap bytes). Returns 0 or a
+ * script_address_err.
+ */
+int script_address(const uint8_t *script, size_t len, const struct proto_params *net, char *out,
+                   size_t cap);
+
+/** Whether 32 bytes are the x coordinate of a point on the curve (Core's
+ * XOnlyPubKey::IsFullyValid). */
+bool script_xonly_pubkey_valid(const uint8_t key[32]);
+
 #endif

@@ -27,26 +27,8 @@ static void h_u64(struct proto_sha256 *h, uint64_t v)
 
 static void h_compact(struct proto_sha256 *h, uint64_t v)
 {
-	uint8_t b[9];
-	size_t n;
-	if (v < 0xfd) {
-		b[0] = (uint8_t)v;
-		n = 1;
-	} else if (v <= 0xffff) {
-		b[0] = 0xfd;
-		b[1] = (uint8_t)v;
-		b[2] = (uint8_t)(v >> 8);
-		n = 3;
-	} else if (v <= 0xffffffffULL) {
-		b[0] = 0xfe;
-		proto_put_le32(b + 1, (uint32_t)v);
-		n = 5;
-	} else {
-		b[0] = 0xff;
-		proto_put_le64(b + 1, v);
-		n = 9;
-	}
-	proto_sha256_update(h, b, n);
+	uint8_t b[PROTO_COMPACT_MAX];
+	proto_sha256_update(h, b, proto_compact_encode(b, v));
 }
 
 static void h_outpoint(struct proto_sha256 *h, const struct proto_outpoint *o)
@@ -314,11 +296,8 @@ static void put_u64(struct sink *s, uint64_t v)
 
 static void put_compact(struct sink *s, uint64_t v)
 {
-	uint8_t b[9];
-	struct proto_writer w;
-	proto_writer_init_fixed(&w, b, sizeof(b));
-	proto_write_compact(&w, v);
-	put(s, b, w.len);
+	uint8_t b[PROTO_COMPACT_MAX];
+	put(s, b, proto_compact_encode(b, v));
 }
 
 static int tap_msg(struct sink *s, const struct proto_tx *tx, uint32_t in, uint8_t hash_type,

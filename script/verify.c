@@ -46,11 +46,8 @@ static int witness_item(const struct witness *w, uint32_t i, const uint8_t **dat
 	struct proto_reader r;
 	proto_reader_init(&r, w->p, w->len);
 	for (uint32_t k = 0; k <= i; k++) {
-		uint64_t n;
-		if (proto_read_compact(&r, PROTO_MAX_SIZE, &n) ||
-		    proto_read_span(&r, (size_t)n, data))
+		if (proto_read_varspan(&r, data, len))
 			return -SCRIPT_ERR_BAD_ARGUMENT;
-		*len = (uint32_t)n;
 	}
 	return 0;
 }
@@ -69,16 +66,15 @@ static int load_witness(struct script_exec *ex, const struct witness *w, uint32_
 	ex->n = ex->alt_n = 0;
 	ex->base = skip;
 	for (uint32_t i = 0; i < count; i++) {
-		uint64_t len;
+		uint32_t len;
 		const uint8_t *d;
-		if (proto_read_compact(&r, PROTO_MAX_SIZE, &len) ||
-		    proto_read_span(&r, (size_t)len, &d))
+		if (proto_read_varspan(&r, &d, &len))
 			return -SCRIPT_ERR_BAD_ARGUMENT;
 		if (i < skip)
 			continue;
 		struct script_item *it = &ex->items[ex->n++];
 		it->ext = d;
-		it->len = (uint32_t)len;
+		it->len = len;
 	}
 	return 0;
 }
@@ -89,8 +85,9 @@ static int witness_push_size(const struct witness *w, uint32_t count)
 	struct proto_reader r;
 	proto_reader_init(&r, w->p, w->len);
 	for (uint32_t i = 0; i < count; i++) {
-		uint64_t len;
-		if (proto_read_compact(&r, PROTO_MAX_SIZE, &len) || proto_skip(&r, (size_t)len))
+		const uint8_t *d;
+		uint32_t len;
+		if (proto_read_varspan(&r, &d, &len))
 			return -SCRIPT_ERR_BAD_ARGUMENT;
 		if (len > SCRIPT_MAX_ELEMENT_SIZE)
 			return -SCRIPT_ERR_PUSH_SIZE;

@@ -49,26 +49,27 @@ static void check_txs(struct proto_block *b)
 		int err = proto_tx_decode_buf(w.buf, w.len, &tx, &off);
 		check(err == 0, "block tx rejected by the standalone decoder");
 		check(tx.n_in == bt->n_in && tx.n_out == bt->n_out && tx.size == bt->size &&
-			      tx.stripped_size == bt->stripped_size && tx.blob_len == bt->blob_len &&
-			      tx.has_witness == bt->has_witness && tx.version == bt->version &&
-			      tx.locktime == bt->locktime,
+		          tx.stripped_size == bt->stripped_size && tx.blob_len == bt->blob_len &&
+		          tx.has_witness == bt->has_witness && tx.version == bt->version &&
+		          tx.locktime == bt->locktime,
 		      "block tx differs from standalone decode");
 		check(memcmp(tx.blob, bt->blob, tx.blob_len) == 0, "blob differs");
 		for (uint32_t k = 0; k < tx.n_in; k++) {
 			const struct proto_txin *x = &tx.vin[k], *y = &bt->vin[k];
 			check(x->script_off == y->script_off && x->script_len == y->script_len &&
-				      x->wit_off == y->wit_off && x->wit_len == y->wit_len &&
-				      x->wit_count == y->wit_count && x->sequence == y->sequence &&
-				      x->prevout.n == y->prevout.n,
+			          x->wit_off == y->wit_off && x->wit_len == y->wit_len &&
+			          x->wit_count == y->wit_count && x->sequence == y->sequence &&
+			          x->prevout.n == y->prevout.n,
 			      "input differs");
 		}
 		for (uint32_t k = 0; k < tx.n_out; k++) {
 			const struct proto_txout *x = &tx.vout[k], *y = &bt->vout[k];
 			check(x->script_off == y->script_off && x->script_len == y->script_len &&
-				      x->value == y->value,
+			          x->value == y->value,
 			      "output differs");
 		}
-		check(memcmp(proto_tx_wtxid(&tx)->b, proto_tx_wtxid(bt)->b, 32) == 0, "wtxid differs");
+		check(memcmp(proto_tx_wtxid(&tx)->b, proto_tx_wtxid(bt)->b, 32) == 0,
+		      "wtxid differs");
 		proto_writer_release(&w);
 	}
 	check(total == b->size, "block size");
@@ -96,7 +97,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check(proto_block_merkle_root(&reused, &root, &mutated) == 0, "merkle root");
 	check(proto_block_witness_merkle_root(&reused, &root) == 0, "witness merkle root");
 	int ci = proto_block_witness_commitment_index(&reused);
-	check(ci >= -1 && (reused.n_tx == 0 || ci < (int64_t)reused.txs[0].n_out), "commitment index");
+	check(ci >= -1 && (reused.n_tx == 0 || ci < (int64_t)reused.txs[0].n_out),
+	      "commitment index");
 	check(proto_block_weight(&reused) >= 4 * (PROTO_BLOCK_HEADER_SIZE + 1), "weight");
 	check_txs(&reused);
 

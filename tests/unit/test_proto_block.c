@@ -11,35 +11,28 @@
 #include "proto/proto.h"
 #include "tests/unit/testutil.h"
 
-static const char block413567_hash[] = "0000000000000000025aff8be8a55df8f89c77296db6198f272d6577325d4069";
+static const char block413567_hash[] =
+    "0000000000000000025aff8be8a55df8f89c77296db6198f272d6577325d4069";
 #define BLOCK413567_SIZE 999887u
 
 static const char *chain_hashes[5] = {
-	"000000000019d6689c085ae165831e934ff763ae46a2a6c172b3f1b60a8ce26f",
-	"00000000ebe5ec3e94d8dfe18100e5c0f3b1955bc6107fbe24d95732b814551b",
-	"00000000952ccb1bf9b799fcd0cc654dd48363f76781f8b1c61dbf1696c39f97",
-	"00000000bc3589303953766cc9364130cb97bc3749bae170f476d45f1e23f850",
-	"000000002f264d6504013e73b9c913de9098d4d771c1bb219af475d2a01b128e",
+    "000000000019d6689c085ae165831e934ff763ae46a2a6c172b3f1b60a8ce26f",
+    "00000000ebe5ec3e94d8dfe18100e5c0f3b1955bc6107fbe24d95732b814551b",
+    "00000000952ccb1bf9b799fcd0cc654dd48363f76781f8b1c61dbf1696c39f97",
+    "00000000bc3589303953766cc9364130cb97bc3749bae170f476d45f1e23f850",
+    "000000002f264d6504013e73b9c913de9098d4d771c1bb219af475d2a01b128e",
 };
 
 /* BIP143's signed native P2WPKH example (see test_proto_tx.c). */
 static const char bip143_signed_hex[] =
-	"01000000000102fff7f7881a8099afa6940d42d1e7f6362bec38171ea3edf433541db4e4ad969f000000004948"
-	"30450221008b9d1dc26ba6a9cb62127b02742fa9d754cd3bebf337f7a55d114c8e5cdd30be022040529b194ba3"
-	"f9281a99f2b1c0a19c0489bc22ede944ccf4ecbab4cc618ef3ed01eeffffffef51e1b804cc89d182d279655c3a"
-	"a89e815b1b309fe287d9b2b55d57b90ec68a0100000000ffffffff02202cb206000000001976a9148280b37df3"
-	"78db99f66f85c95a783a76ac7a6d5988ac9093510d000000001976a9143bde42dbee7e4dbe6a21b2d50ce2f016"
-	"7faa815988ac000247304402203609e17b84f6a7d30c80bfa610b5b4542f32a8a0d5447a12fb1366d7f01cc44a"
-	"0220573a954c4518331561406f90300e8f3358f51928d43c212a8caed02de67eebee0121025476c2e83188368d"
-	"a1ff3e292e7acafcdb3566bb0ad253f62fc70f07aeee635711000000";
-
-static void assert_hash_hex(const struct proto_hash *h, const char *want)
-{
-	char hex[65];
-	proto_hash_to_hex(h, hex);
-	if (strcmp(hex, want) != 0)
-		fail_msg("hash %s != expected %s", hex, want);
-}
+    "01000000000102fff7f7881a8099afa6940d42d1e7f6362bec38171ea3edf433541db4e4ad969f000000004948"
+    "30450221008b9d1dc26ba6a9cb62127b02742fa9d754cd3bebf337f7a55d114c8e5cdd30be022040529b194ba3"
+    "f9281a99f2b1c0a19c0489bc22ede944ccf4ecbab4cc618ef3ed01eeffffffef51e1b804cc89d182d279655c3a"
+    "a89e815b1b309fe287d9b2b55d57b90ec68a0100000000ffffffff02202cb206000000001976a9148280b37df3"
+    "78db99f66f85c95a783a76ac7a6d5988ac9093510d000000001976a9143bde42dbee7e4dbe6a21b2d50ce2f016"
+    "7faa815988ac000247304402203609e17b84f6a7d30c80bfa610b5b4542f32a8a0d5447a12fb1366d7f01cc44a"
+    "0220573a954c4518331561406f90300e8f3358f51928d43c212a8caed02de67eebee0121025476c2e83188368d"
+    "a1ff3e292e7acafcdb3566bb0ad253f62fc70f07aeee635711000000";
 
 static uint8_t *block413567(size_t *len)
 {
@@ -100,7 +93,7 @@ static void test_block413567(void **state)
 		fail_msg("decode: %s at %zu", proto_errname(err), off);
 	struct proto_hash h;
 	proto_block_header_hash(&b.hdr, &h);
-	assert_hash_hex(&h, block413567_hash);
+	tu_assert_hash_hex(&h, block413567_hash);
 	assert_int_equal(b.size, len);
 	assert_true(b.n_tx > 1000);
 	assert_true(proto_tx_is_coinbase(&b.txs[0]));
@@ -194,7 +187,7 @@ static void test_genesis_chain(void **state)
 		assert_true(b.n_tx >= 1 && b.n_tx <= 3);
 		struct proto_hash h, root;
 		proto_block_header_hash(&b.hdr, &h);
-		assert_hash_hex(&h, chain_hashes[n]);
+		tu_assert_hash_hex(&h, chain_hashes[n]);
 		assert_memory_equal(b.hdr.prev.b, prev.b, 32);
 		assert_true(proto_check_pow(&h, b.hdr.bits, &main->pow_limit));
 		bool mutated = true;
@@ -492,7 +485,8 @@ static void test_witness_block(void **state)
 	assert_int_equal(proto_tx_decode_buf(cb.buf, cb.len, &cbtx, NULL), 0);
 	struct proto_hash txids[2] = {*proto_tx_txid(&cbtx), *proto_tx_txid(&sw)};
 
-	struct proto_block_header hdr = {.version = 0x20000000, .time = 1700000000, .bits = 0x207fffff};
+	struct proto_block_header hdr = {
+	    .version = 0x20000000, .time = 1700000000, .bits = 0x207fffff};
 	assert_int_equal(proto_merkle_root(txids, 2, NULL, &hdr.merkle_root, NULL), 0);
 	struct proto_writer w;
 	proto_writer_init(&w);
@@ -516,7 +510,8 @@ static void test_witness_block(void **state)
 	assert_memory_equal(root.b, wroot.b, 32);
 	int ci = proto_block_witness_commitment_index(&b);
 	assert_int_equal(ci, 1);
-	assert_memory_equal(proto_txout_script(&b.txs[0], &b.txs[0].vout[ci]) + 6, commitment.b, 32);
+	assert_memory_equal(proto_txout_script(&b.txs[0], &b.txs[0].vout[ci]) + 6, commitment.b,
+	                    32);
 	/* Witness of the coinbase through the iterator. */
 	struct proto_witness_iter it;
 	struct proto_span item;
@@ -602,17 +597,17 @@ static void test_no_outputs(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_block413567),
-		cmocka_unit_test(test_block_allocs),
-		cmocka_unit_test(test_genesis_chain),
-		cmocka_unit_test(test_truncations),
-		cmocka_unit_test(test_hostile_counts),
-		cmocka_unit_test(test_trailing),
-		cmocka_unit_test(test_oom),
-		cmocka_unit_test(test_merkle),
-		cmocka_unit_test(test_block_mutation),
-		cmocka_unit_test(test_witness_block),
-		cmocka_unit_test(test_no_outputs),
+	    cmocka_unit_test(test_block413567),
+	    cmocka_unit_test(test_block_allocs),
+	    cmocka_unit_test(test_genesis_chain),
+	    cmocka_unit_test(test_truncations),
+	    cmocka_unit_test(test_hostile_counts),
+	    cmocka_unit_test(test_trailing),
+	    cmocka_unit_test(test_oom),
+	    cmocka_unit_test(test_merkle),
+	    cmocka_unit_test(test_block_mutation),
+	    cmocka_unit_test(test_witness_block),
+	    cmocka_unit_test(test_no_outputs),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	proto_freelist_drain();

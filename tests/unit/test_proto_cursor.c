@@ -25,13 +25,6 @@ static void assert_digest(const uint8_t *got, size_t len, const char *want_hex)
 		fail_msg("digest %s != expected %s", hex, want_hex);
 }
 
-static void assert_err(int got, int want)
-{
-	if (got != want)
-		fail_msg("error %d (%s) != expected %d (%s)", got, proto_errname(got), want,
-		         proto_errname(want));
-}
-
 /* ---- reader ----------------------------------------------------------- */
 
 static void test_reader_fixed_width(void **state)
@@ -62,24 +55,24 @@ static void test_reader_fixed_width(void **state)
 	assert_true(u64 == 0x0102030405060708ULL);
 	assert_int_equal(proto_reader_left(&r), 0);
 	/* A failed read leaves the cursor where it was. */
-	assert_err(proto_read_u8(&r, &u8), PROTO_ETRUNC);
+	tu_assert_err(proto_read_u8(&r, &u8), PROTO_ETRUNC);
 	assert_int_equal(proto_reader_offset(&r), sizeof(buf));
 
 	proto_reader_init(&r, buf, 3);
-	assert_err(proto_read_u32le(&r, &u32), PROTO_ETRUNC);
-	assert_err(proto_read_u64le(&r, &u64), PROTO_ETRUNC);
+	tu_assert_err(proto_read_u32le(&r, &u32), PROTO_ETRUNC);
+	tu_assert_err(proto_read_u64le(&r, &u64), PROTO_ETRUNC);
 	assert_int_equal(proto_reader_offset(&r), 0);
-	assert_err(proto_skip(&r, 4), PROTO_ETRUNC);
+	tu_assert_err(proto_skip(&r, 4), PROTO_ETRUNC);
 	assert_int_equal(proto_skip(&r, 1), 0);
 	const uint8_t *span;
-	assert_err(proto_read_span(&r, 3, &span), PROTO_ETRUNC);
+	tu_assert_err(proto_read_span(&r, 3, &span), PROTO_ETRUNC);
 	assert_int_equal(proto_read_span(&r, 2, &span), 0);
 	assert_ptr_equal(span, buf + 1);
 	uint8_t two[2];
 	proto_reader_init(&r, buf, 1);
-	assert_err(proto_read_bytes(&r, two, 2), PROTO_ETRUNC);
+	tu_assert_err(proto_read_bytes(&r, two, 2), PROTO_ETRUNC);
 	struct proto_hash h;
-	assert_err(proto_read_hash(&r, &h), PROTO_ETRUNC);
+	tu_assert_err(proto_read_hash(&r, &h), PROTO_ETRUNC);
 	assert_int_equal(proto_reader_offset(&r), 0);
 }
 
@@ -123,7 +116,7 @@ static void test_compact_round_trip(void **state)
 		/* Every shorter prefix is a clean truncation. */
 		for (size_t cut = 0; cut < w.len; cut++) {
 			proto_reader_init(&r, buf, cut);
-			assert_err(proto_read_compact(&r, UINT64_MAX, &v), PROTO_ETRUNC);
+			tu_assert_err(proto_read_compact(&r, UINT64_MAX, &v), PROTO_ETRUNC);
 			assert_int_equal(proto_reader_offset(&r), 0);
 		}
 	}
@@ -148,9 +141,9 @@ static void test_compact_noncanonical(void **state)
 		uint64_t v;
 		uint32_t n;
 		proto_reader_init(&r, b, len);
-		assert_err(proto_read_compact(&r, UINT64_MAX, &v), PROTO_ENONCANON);
+		tu_assert_err(proto_read_compact(&r, UINT64_MAX, &v), PROTO_ENONCANON);
 		assert_int_equal(proto_reader_offset(&r), 0);
-		assert_err(proto_read_count(&r, UINT32_MAX, 0, &n), PROTO_ENONCANON);
+		tu_assert_err(proto_read_count(&r, UINT32_MAX, 0, &n), PROTO_ENONCANON);
 		free(b);
 	}
 	/* The smallest canonical value of each width is accepted. */
@@ -173,7 +166,7 @@ static void test_compact_max(void **state)
 	struct proto_reader r;
 	uint64_t v;
 	proto_reader_init(&r, buf, sizeof(buf));
-	assert_err(proto_read_compact(&r, PROTO_MAX_SIZE, &v), PROTO_EOVERSIZE);
+	tu_assert_err(proto_read_compact(&r, PROTO_MAX_SIZE, &v), PROTO_EOVERSIZE);
 	assert_int_equal(proto_reader_offset(&r), 0);
 	buf[1] = 0x00; /* exactly MAX_SIZE */
 	assert_int_equal(proto_read_compact(&r, PROTO_MAX_SIZE, &v), 0);
@@ -190,14 +183,14 @@ static void test_read_count(void **state)
 	/* 2^32-1 elements: over the limit before anything else. */
 	static const uint8_t huge[] = {0xfe, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0};
 	proto_reader_init(&r, huge, sizeof(huge));
-	assert_err(proto_read_count(&r, UINT32_MAX, 1, &n), PROTO_ECOUNT);
+	tu_assert_err(proto_read_count(&r, UINT32_MAX, 1, &n), PROTO_ECOUNT);
 	assert_int_equal(proto_reader_offset(&r), 0);
 	assert_int_equal(n, 77);
 
 	/* Over the caller's limit. */
 	buf[0] = 11;
 	proto_reader_init(&r, buf, sizeof(buf));
-	assert_err(proto_read_count(&r, 10, 1, &n), PROTO_ECOUNT);
+	tu_assert_err(proto_read_count(&r, 10, 1, &n), PROTO_ECOUNT);
 	assert_int_equal(proto_reader_offset(&r), 0);
 	assert_int_equal(proto_read_count(&r, 11, 1, &n), 0);
 	assert_int_equal(n, 11);
@@ -205,7 +198,7 @@ static void test_read_count(void **state)
 	/* 63 bytes left can back 1 element of 36 bytes but not 2. */
 	buf[0] = 2;
 	proto_reader_init(&r, buf, sizeof(buf));
-	assert_err(proto_read_count(&r, 50000, 36, &n), PROTO_ETRUNC);
+	tu_assert_err(proto_read_count(&r, 50000, 36, &n), PROTO_ETRUNC);
 	assert_int_equal(proto_reader_offset(&r), 0);
 	buf[0] = 1;
 	assert_int_equal(proto_read_count(&r, 50000, 36, &n), 0);
@@ -218,7 +211,7 @@ static void test_read_count(void **state)
 	assert_int_equal(n, 200);
 
 	proto_reader_init(&r, buf, 0);
-	assert_err(proto_read_count(&r, 1000, 0, &n), PROTO_ETRUNC);
+	tu_assert_err(proto_read_count(&r, 1000, 0, &n), PROTO_ETRUNC);
 }
 
 /* ---- var strings ------------------------------------------------------ */
@@ -238,14 +231,14 @@ static void test_varstr(void **state)
 
 	/* Over max_len, and over the caller's buffer. */
 	proto_reader_init(&r, s4, sizeof(s4));
-	assert_err(proto_read_varstr(&r, 3, out, sizeof(out), &len), PROTO_EOVERSIZE);
+	tu_assert_err(proto_read_varstr(&r, 3, out, sizeof(out), &len), PROTO_EOVERSIZE);
 	assert_int_equal(proto_reader_offset(&r), 0);
-	assert_err(proto_read_varstr(&r, 256, out, 4, &len), PROTO_EOVERSIZE);
+	tu_assert_err(proto_read_varstr(&r, 256, out, 4, &len), PROTO_EOVERSIZE);
 	assert_int_equal(proto_read_varstr(&r, 4, out, 5, &len), 0);
 
 	/* Truncated body. */
 	proto_reader_init(&r, s4, 3);
-	assert_err(proto_read_varstr(&r, 256, out, sizeof(out), &len), PROTO_ETRUNC);
+	tu_assert_err(proto_read_varstr(&r, 256, out, sizeof(out), &len), PROTO_ETRUNC);
 	assert_int_equal(proto_reader_offset(&r), 0);
 
 	/* Empty string. */
@@ -258,7 +251,7 @@ static void test_varstr(void **state)
 	/* Non-canonical length. */
 	static const uint8_t nc[] = {0xfd, 0x04, 0x00, 't', 'e', 's', 't'};
 	proto_reader_init(&r, nc, sizeof(nc));
-	assert_err(proto_read_varstr(&r, 256, out, sizeof(out), &len), PROTO_ENONCANON);
+	tu_assert_err(proto_read_varstr(&r, 256, out, sizeof(out), &len), PROTO_ENONCANON);
 }
 
 /* ---- writer ----------------------------------------------------------- */
@@ -277,7 +270,7 @@ static void test_writer_fixed(void **state)
 	tu_assert_bytes_equal(buf, 8, "\x34\x12\x12\x34\xef\xbe\xad\xde", 8);
 	/* Full: sticky error, nothing written. */
 	proto_write_u8(&w, 1);
-	assert_err(w.err, PROTO_ENOSPACE);
+	tu_assert_err(w.err, PROTO_ENOSPACE);
 	assert_int_equal(w.len, 8);
 	w.len = 0;
 	proto_write_u8(&w, 2);
@@ -316,7 +309,7 @@ static void test_writer_growable(void **state)
 	uint8_t big[4096] = {0};
 	proto_write_bytes(&w, big, sizeof(big));
 	base_alloc_fail_after(-1);
-	assert_err(w.err, PROTO_ENOMEM);
+	tu_assert_err(w.err, PROTO_ENOMEM);
 	assert_int_equal(w.len, 1);
 	assert_int_equal(w.buf[0], 7);
 	proto_writer_release(&w);
@@ -334,10 +327,10 @@ static void test_hex(void **state)
 	assert_int_equal(len, 4);
 	proto_hex_encode(out, len, hex);
 	assert_string_equal(hex, "00ffa1b2");
-	assert_err(proto_hex_decode("abc", 3, out, sizeof(out), &len), PROTO_EHEX);
-	assert_err(proto_hex_decode("zz", 2, out, sizeof(out), &len), PROTO_EHEX);
-	assert_err(proto_hex_decode("0g", 2, out, sizeof(out), &len), PROTO_EHEX);
-	assert_err(proto_hex_decode("0011223344", 10, out, sizeof(out), &len), PROTO_ENOSPACE);
+	tu_assert_err(proto_hex_decode("abc", 3, out, sizeof(out), &len), PROTO_EHEX);
+	tu_assert_err(proto_hex_decode("zz", 2, out, sizeof(out), &len), PROTO_EHEX);
+	tu_assert_err(proto_hex_decode("0g", 2, out, sizeof(out), &len), PROTO_EHEX);
+	tu_assert_err(proto_hex_decode("0011223344", 10, out, sizeof(out), &len), PROTO_ENOSPACE);
 	assert_int_equal(proto_hex_decode("", 0, out, sizeof(out), &len), 0);
 	assert_int_equal(len, 0);
 
@@ -351,10 +344,10 @@ static void test_hex(void **state)
 	assert_int_equal(h.b[31], 0x00);
 	proto_hash_to_hex(&h, back);
 	assert_string_equal(back, genesis);
-	assert_err(proto_hash_from_hex("00", &h), PROTO_EHEX);
-	assert_err(proto_hash_from_hex(
-	               "x00000000019d6689c085ae165831e934ff763ae46a2a6c172b3f1b60a8ce26f", &h),
-	           PROTO_EHEX);
+	tu_assert_err(proto_hash_from_hex("00", &h), PROTO_EHEX);
+	tu_assert_err(proto_hash_from_hex(
+	                  "x00000000019d6689c085ae165831e934ff763ae46a2a6c172b3f1b60a8ce26f", &h),
+	              PROTO_EHEX);
 	assert_false(proto_hash_is_zero(&h));
 	struct proto_hash z = {{0}};
 	assert_true(proto_hash_is_zero(&z));

@@ -17,13 +17,6 @@
 #define MAGIC_MAIN    0xd9b4bef9u
 #define MAGIC_REGTEST 0xdab5bffau
 
-static void assert_err(int got, int want)
-{
-	if (got != want)
-		fail_msg("error %d (%s) != expected %d (%s)", got, proto_errname(got), want,
-		         proto_errname(want));
-}
-
 /* A header with the given fields, checksum of `payload`. */
 static void make_header(uint8_t hdr[24], uint32_t magic, const char cmd[12], uint32_t len,
                         const uint8_t *payload, size_t plen)
@@ -80,15 +73,15 @@ static void test_parse_and_verify(void **state)
 	/* Any flipped payload bit breaks the checksum. */
 	for (size_t i = 0; i < sizeof(payload) * 8; i++) {
 		w.buf[24 + i / 8] ^= (uint8_t)(1u << (i % 8));
-		assert_err(proto_frame_verify(&h, w.buf + 24), PROTO_ECHECKSUM);
+		tu_assert_err(proto_frame_verify(&h, w.buf + 24), PROTO_ECHECKSUM);
 		w.buf[24 + i / 8] ^= (uint8_t)(1u << (i % 8));
 	}
 	/* And a flipped checksum byte. */
 	h.checksum[3] ^= 0x80;
-	assert_err(proto_frame_verify(&h, w.buf + 24), PROTO_ECHECKSUM);
+	tu_assert_err(proto_frame_verify(&h, w.buf + 24), PROTO_ECHECKSUM);
 
 	/* Wrong network. */
-	assert_err(proto_frame_header_parse(w.buf, MAGIC_MAIN, &h), PROTO_EMAGIC);
+	tu_assert_err(proto_frame_header_parse(w.buf, MAGIC_MAIN, &h), PROTO_EMAGIC);
 	proto_writer_release(&w);
 }
 
@@ -102,14 +95,14 @@ static void test_bad_magic_first(void **state)
 	            "\x01"
 	            "bad\0\0\0\0\0\0\0\0",
 	            PROTO_MAX_MESSAGE + 1, NULL, 0);
-	assert_err(proto_frame_header_parse(hdr, MAGIC_MAIN, &h), PROTO_EMAGIC);
+	tu_assert_err(proto_frame_header_parse(hdr, MAGIC_MAIN, &h), PROTO_EMAGIC);
 	/* Oversize and a bad command: size is checked before the command, as
 	 * Core's readHeader does, before any buffer grows. */
 	make_header(hdr, MAGIC_MAIN,
 	            "\x01"
 	            "bad\0\0\0\0\0\0\0\0",
 	            PROTO_MAX_MESSAGE + 1, NULL, 0);
-	assert_err(proto_frame_header_parse(hdr, MAGIC_MAIN, &h), PROTO_EOVERSIZE);
+	tu_assert_err(proto_frame_header_parse(hdr, MAGIC_MAIN, &h), PROTO_EOVERSIZE);
 	assert_int_equal(h.length, PROTO_MAX_MESSAGE + 1);
 }
 
@@ -119,9 +112,9 @@ static void test_oversize(void **state)
 	uint8_t hdr[24];
 	struct proto_frame_header h;
 	make_header(hdr, MAGIC_MAIN, "block\0\0\0\0\0\0\0", 4000001, NULL, 0);
-	assert_err(proto_frame_header_parse(hdr, MAGIC_MAIN, &h), PROTO_EOVERSIZE);
+	tu_assert_err(proto_frame_header_parse(hdr, MAGIC_MAIN, &h), PROTO_EOVERSIZE);
 	make_header(hdr, MAGIC_MAIN, "block\0\0\0\0\0\0\0", 0xffffffffu, NULL, 0);
-	assert_err(proto_frame_header_parse(hdr, MAGIC_MAIN, &h), PROTO_EOVERSIZE);
+	tu_assert_err(proto_frame_header_parse(hdr, MAGIC_MAIN, &h), PROTO_EOVERSIZE);
 	make_header(hdr, MAGIC_MAIN, "block\0\0\0\0\0\0\0", 4000000, NULL, 0);
 	assert_int_equal(proto_frame_header_parse(hdr, MAGIC_MAIN, &h), 0);
 	assert_int_equal(h.cmd, PROTO_CMD_BLOCK);
@@ -216,20 +209,20 @@ static void test_frame_write_errors(void **state)
 	/* 13-byte command. */
 	proto_writer_init(&w);
 	proto_frame_write(&w, MAGIC_MAIN, "thirteenchars", NULL, 0);
-	assert_err(w.err, PROTO_ECOMMAND);
+	tu_assert_err(w.err, PROTO_ECOMMAND);
 	assert_int_equal(w.len, 0);
 	proto_writer_release(&w);
 	/* Oversize payload: refused before the payload is read. */
 	static const uint8_t one = 0;
 	proto_writer_init(&w);
 	proto_frame_write(&w, MAGIC_MAIN, "block", &one, PROTO_MAX_MESSAGE + 1);
-	assert_err(w.err, PROTO_EOVERSIZE);
+	tu_assert_err(w.err, PROTO_EOVERSIZE);
 	proto_writer_release(&w);
 	/* Fixed buffer too small for header + payload: nothing partial. */
 	uint8_t payload[8] = {0};
 	proto_writer_init_fixed(&w, small, sizeof(small));
 	proto_frame_write(&w, MAGIC_MAIN, "ping", payload, sizeof(payload));
-	assert_err(w.err, PROTO_ENOSPACE);
+	tu_assert_err(w.err, PROTO_ENOSPACE);
 	assert_int_equal(w.len, 0);
 	/* A sticky error stops later writes. */
 	proto_frame_write(&w, MAGIC_MAIN, "verack", NULL, 0);
@@ -267,13 +260,13 @@ static void test_frame_begin_end(void **state)
 
 	/* A start that is not one: caller bug reported, buffer untouched. */
 	proto_frame_end(&b, b.len - 3, MAGIC_MAIN, "inv");
-	assert_err(b.err, PROTO_EVALUE);
+	tu_assert_err(b.err, PROTO_EVALUE);
 	/* Command too long at the end. */
 	proto_writer_release(&b);
 	proto_writer_init(&b);
 	start = proto_frame_begin(&b);
 	proto_frame_end(&b, start, MAGIC_MAIN, "waytoolongcommand");
-	assert_err(b.err, PROTO_ECOMMAND);
+	tu_assert_err(b.err, PROTO_ECOMMAND);
 	proto_writer_release(&a);
 	proto_writer_release(&b);
 }

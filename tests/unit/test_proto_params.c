@@ -12,14 +12,6 @@
 #include "proto/proto.h"
 #include "tests/unit/testutil.h"
 
-static void assert_hash_hex(const struct proto_hash *h, const char *want)
-{
-	char hex[65];
-	proto_hash_to_hex(h, hex);
-	if (strcmp(hex, want) != 0)
-		fail_msg("hash %s != expected %s", hex, want);
-}
-
 /* ---------------------------------------------------------------------- */
 /* Genesis blocks, rebuilt here the way Core's CreateGenesisBlock does     */
 
@@ -45,24 +37,25 @@ struct genesis_spec {
 	const char *hash;
 };
 
-static const char satoshi_msg[] = "The Times 03/Jan/2009 Chancellor on brink of second bailout for banks";
+static const char satoshi_msg[] =
+    "The Times 03/Jan/2009 Chancellor on brink of second bailout for banks";
 static const char satoshi_script[] =
-	"4104678afdb0fe5548271967f1a67130b7105cd6a828e03909a67962e0ea1f61deb649f6bc3f4cef38c4f35504e51e"
-	"c112de5c384df7ba0b8d578a4c702b6bf11d5fac";
+    "4104678afdb0fe5548271967f1a67130b7105cd6a828e03909a67962e0ea1f61deb649f6bc3f4cef38c4f35504e51e"
+    "c112de5c384df7ba0b8d578a4c702b6bf11d5fac";
 
 static const struct genesis_spec specs[PROTO_NET__COUNT] = {
-	[PROTO_NET_MAIN] = {satoshi_msg, satoshi_script, 1231006505, 2083236893, 0x1d00ffff,
-			    "000000000019d6689c085ae165831e934ff763ae46a2a6c172b3f1b60a8ce26f"},
-	[PROTO_NET_TESTNET3] = {satoshi_msg, satoshi_script, 1296688602, 414098458, 0x1d00ffff,
-				"000000000933ea01ad0ee984209779baaec3ced90fa3f408719526f8d77f4943"},
-	[PROTO_NET_TESTNET4] = {"03/May/2024 000000000000000000001ebd58c244970b3aa9d783bb001011fbe8ea8e98e00e",
-				"21000000000000000000000000000000000000000000000000000000000000000000ac",
-				1714777860, 393743547, 0x1d00ffff,
-				"00000000da84f2bafbbc53dee25a72ae507ff4914b867c565be350b0da8bf043"},
-	[PROTO_NET_SIGNET] = {satoshi_msg, satoshi_script, 1598918400, 52613770, 0x1e0377ae,
-			      "00000008819873e925422c1ff0f99f7cc9bbb232af63a077a480a3633bee1ef6"},
-	[PROTO_NET_REGTEST] = {satoshi_msg, satoshi_script, 1296688602, 2, 0x207fffff,
-			       "0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206"},
+    [PROTO_NET_MAIN] = {satoshi_msg, satoshi_script, 1231006505, 2083236893, 0x1d00ffff,
+                        "000000000019d6689c085ae165831e934ff763ae46a2a6c172b3f1b60a8ce26f"},
+    [PROTO_NET_TESTNET3] = {satoshi_msg, satoshi_script, 1296688602, 414098458, 0x1d00ffff,
+                            "000000000933ea01ad0ee984209779baaec3ced90fa3f408719526f8d77f4943"},
+    [PROTO_NET_TESTNET4] =
+        {"03/May/2024 000000000000000000001ebd58c244970b3aa9d783bb001011fbe8ea8e98e00e",
+         "21000000000000000000000000000000000000000000000000000000000000000000ac", 1714777860,
+         393743547, 0x1d00ffff, "00000000da84f2bafbbc53dee25a72ae507ff4914b867c565be350b0da8bf043"},
+    [PROTO_NET_SIGNET] = {satoshi_msg, satoshi_script, 1598918400, 52613770, 0x1e0377ae,
+                          "00000008819873e925422c1ff0f99f7cc9bbb232af63a077a480a3633bee1ef6"},
+    [PROTO_NET_REGTEST] = {satoshi_msg, satoshi_script, 1296688602, 2, 0x207fffff,
+                           "0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206"},
 };
 
 static void build_genesis(const struct genesis_spec *s, struct proto_writer *out)
@@ -91,7 +84,8 @@ static void build_genesis(const struct genesis_spec *s, struct proto_writer *out
 	proto_write_u32le(&tx, 0);
 	assert_int_equal(tx.err, 0);
 
-	struct proto_block_header h = {.version = 1, .time = s->time, .bits = s->bits, .nonce = s->nonce};
+	struct proto_block_header h = {
+	    .version = 1, .time = s->time, .bits = s->bits, .nonce = s->nonce};
 	proto_sha256d(tx.buf, tx.len, h.merkle_root.b); /* one tx: root = its txid */
 	proto_writer_init(out);
 	proto_block_header_encode(&h, out);
@@ -125,7 +119,7 @@ static void test_genesis(void **state)
 		assert_int_equal(b.n_tx, 1);
 		struct proto_hash h, root;
 		proto_block_header_hash(&b.hdr, &h);
-		assert_hash_hex(&h, specs[n].hash);
+		tu_assert_hash_hex(&h, specs[n].hash);
 		assert_memory_equal(h.b, p->genesis_hash.b, 32);
 		assert_true(proto_hash_is_zero(&b.hdr.prev));
 		assert_int_equal(b.hdr.bits, specs[n].bits);
@@ -142,10 +136,12 @@ static void test_genesis(void **state)
 	/* Satoshi's coinbase: the well-known merkle root. */
 	const struct proto_params *m = proto_params(PROTO_NET_MAIN);
 	assert_int_equal(proto_block_decode(m->genesis, m->genesis_len, &b, NULL), 0);
-	assert_hash_hex(&b.hdr.merkle_root, "4a5e1e4baab89f3a32518a88c31bc87f618f76673e2cc77ab2127b7afdeda33b");
+	tu_assert_hash_hex(&b.hdr.merkle_root,
+	                   "4a5e1e4baab89f3a32518a88c31bc87f618f76673e2cc77ab2127b7afdeda33b");
 	const struct proto_params *t4 = proto_params(PROTO_NET_TESTNET4);
 	assert_int_equal(proto_block_decode(t4->genesis, t4->genesis_len, &b, NULL), 0);
-	assert_hash_hex(&b.hdr.merkle_root, "7aa0a7ae1e223414cb807e40cd57e667b718e42aaf9306db9102fe28912b7b4e");
+	tu_assert_hash_hex(&b.hdr.merkle_root,
+	                   "7aa0a7ae1e223414cb807e40cd57e667b718e42aaf9306db9102fe28912b7b4e");
 	proto_block_release(&b);
 }
 
@@ -160,11 +156,11 @@ static void test_network_constants(void **state)
 		const char *hrp;
 		uint32_t halving;
 	} want[] = {
-		{PROTO_NET_MAIN, "main", {0xf9, 0xbe, 0xb4, 0xd9}, 8333, "bc", 210000},
-		{PROTO_NET_TESTNET3, "test", {0x0b, 0x11, 0x09, 0x07}, 18333, "tb", 210000},
-		{PROTO_NET_TESTNET4, "testnet4", {0x1c, 0x16, 0x3f, 0x28}, 48333, "tb", 210000},
-		{PROTO_NET_SIGNET, "signet", {0x0a, 0x03, 0xcf, 0x40}, 38333, "tb", 210000},
-		{PROTO_NET_REGTEST, "regtest", {0xfa, 0xbf, 0xb5, 0xda}, 18444, "bcrt", 150},
+	    {PROTO_NET_MAIN, "main", {0xf9, 0xbe, 0xb4, 0xd9}, 8333, "bc", 210000},
+	    {PROTO_NET_TESTNET3, "test", {0x0b, 0x11, 0x09, 0x07}, 18333, "tb", 210000},
+	    {PROTO_NET_TESTNET4, "testnet4", {0x1c, 0x16, 0x3f, 0x28}, 48333, "tb", 210000},
+	    {PROTO_NET_SIGNET, "signet", {0x0a, 0x03, 0xcf, 0x40}, 38333, "tb", 210000},
+	    {PROTO_NET_REGTEST, "regtest", {0xfa, 0xbf, 0xb5, 0xda}, 18444, "bcrt", 150},
 	};
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		const struct proto_params *p = proto_params(want[i].net);
@@ -199,10 +195,10 @@ static void test_network_constants(void **state)
 		const char *alias;
 		enum proto_net net;
 	} names[] = {
-		{"main", PROTO_NET_MAIN},         {"mainnet", PROTO_NET_MAIN},
-		{"test", PROTO_NET_TESTNET3},     {"testnet", PROTO_NET_TESTNET3},
-		{"testnet3", PROTO_NET_TESTNET3}, {"testnet4", PROTO_NET_TESTNET4},
-		{"signet", PROTO_NET_SIGNET},     {"regtest", PROTO_NET_REGTEST},
+	    {"main", PROTO_NET_MAIN},         {"mainnet", PROTO_NET_MAIN},
+	    {"test", PROTO_NET_TESTNET3},     {"testnet", PROTO_NET_TESTNET3},
+	    {"testnet3", PROTO_NET_TESTNET3}, {"testnet4", PROTO_NET_TESTNET4},
+	    {"signet", PROTO_NET_SIGNET},     {"regtest", PROTO_NET_REGTEST},
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		assert_ptr_equal(proto_params_by_name(names[i].alias), proto_params(names[i].net));
@@ -227,7 +223,8 @@ static void test_consensus_params(void **state)
 	assert_false(m->pow_no_retargeting);
 	assert_false(m->enforce_bip94);
 	assert_int_equal(m->pow_target_timespan, 14 * 24 * 3600);
-	assert_hash_hex(&m->pow_limit, "00000000ffffffffffffffffffffffffffffffffffffffffffffffffffffffff");
+	tu_assert_hash_hex(&m->pow_limit,
+	                   "00000000ffffffffffffffffffffffffffffffffffffffffffffffffffffffff");
 
 	const struct proto_params *t3 = proto_params(PROTO_NET_TESTNET3);
 	assert_int_equal(t3->bip34_height, 21111);
@@ -248,7 +245,8 @@ static void test_consensus_params(void **state)
 	const struct proto_params *s = proto_params(PROTO_NET_SIGNET);
 	assert_int_equal(s->segwit_height, 1);
 	assert_false(s->pow_allow_min_difficulty);
-	assert_hash_hex(&s->pow_limit, "00000377ae000000000000000000000000000000000000000000000000000000");
+	tu_assert_hash_hex(&s->pow_limit,
+	                   "00000377ae000000000000000000000000000000000000000000000000000000");
 
 	const struct proto_params *r = proto_params(PROTO_NET_REGTEST);
 	assert_int_equal(r->bip34_height, 1);
@@ -259,7 +257,8 @@ static void test_consensus_params(void **state)
 	assert_int_equal(r->taproot_height, 0);
 	assert_true(r->pow_no_retargeting);
 	assert_true(r->pow_allow_min_difficulty);
-	assert_hash_hex(&r->pow_limit, "7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff");
+	tu_assert_hash_hex(&r->pow_limit,
+	                   "7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff");
 }
 
 /* ---------------------------------------------------------------------- */
@@ -272,9 +271,10 @@ static void check_compact(uint32_t bits, const char *want_hex, int want_rc, uint
 	if (rc != want_rc)
 		fail_msg("bits %08x: rc %d, expected %d", bits, rc, want_rc);
 	if (want_hex)
-		assert_hash_hex(&t, want_hex);
+		tu_assert_hash_hex(&t, want_hex);
 	if (want_back != UINT32_MAX && proto_target_to_bits(t.b) != want_back)
-		fail_msg("bits %08x: back to %08x, expected %08x", bits, proto_target_to_bits(t.b), want_back);
+		fail_msg("bits %08x: back to %08x, expected %08x", bits, proto_target_to_bits(t.b),
+		         want_back);
 }
 
 #define ZERO_HEX "0000000000000000000000000000000000000000000000000000000000000000"
@@ -283,21 +283,36 @@ static void test_compact(void **state)
 {
 	(void)state;
 	/* Zero and sign-only forms: zero targets, rejected. */
-	static const uint32_t zeros[] = {0, 0x00123456, 0x01003456, 0x02000056, 0x03000000, 0x04000000,
-					 0x00923456, 0x01803456, 0x02800056, 0x03800000, 0x04800000};
+	static const uint32_t zeros[] = {0,          0x00123456, 0x01003456, 0x02000056,
+	                                 0x03000000, 0x04000000, 0x00923456, 0x01803456,
+	                                 0x02800056, 0x03800000, 0x04800000};
 	for (size_t i = 0; i < sizeof(zeros) / sizeof(zeros[0]); i++)
 		check_compact(zeros[i], ZERO_HEX, -1, 0);
-	check_compact(0x01123456, "0000000000000000000000000000000000000000000000000000000000000012", 0, 0x01120000);
+	check_compact(0x01123456,
+	              "0000000000000000000000000000000000000000000000000000000000000012", 0,
+	              0x01120000);
 	/* Negative: the value is kept, the call reports -1. */
-	check_compact(0x01fedcba, "000000000000000000000000000000000000000000000000000000000000007e", -1,
-		      UINT32_MAX);
-	check_compact(0x02123456, "0000000000000000000000000000000000000000000000000000000000001234", 0, 0x02123400);
-	check_compact(0x03123456, "0000000000000000000000000000000000000000000000000000000000123456", 0, 0x03123456);
-	check_compact(0x04123456, "0000000000000000000000000000000000000000000000000000000012345600", 0, 0x04123456);
-	check_compact(0x04923456, "0000000000000000000000000000000000000000000000000000000012345600", -1,
-		      0x04123456);
-	check_compact(0x05009234, "0000000000000000000000000000000000000000000000000000000092340000", 0, 0x05009234);
-	check_compact(0x20123456, "1234560000000000000000000000000000000000000000000000000000000000", 0, 0x20123456);
+	check_compact(0x01fedcba,
+	              "000000000000000000000000000000000000000000000000000000000000007e", -1,
+	              UINT32_MAX);
+	check_compact(0x02123456,
+	              "0000000000000000000000000000000000000000000000000000000000001234", 0,
+	              0x02123400);
+	check_compact(0x03123456,
+	              "0000000000000000000000000000000000000000000000000000000000123456", 0,
+	              0x03123456);
+	check_compact(0x04123456,
+	              "0000000000000000000000000000000000000000000000000000000012345600", 0,
+	              0x04123456);
+	check_compact(0x04923456,
+	              "0000000000000000000000000000000000000000000000000000000012345600", -1,
+	              0x04123456);
+	check_compact(0x05009234,
+	              "0000000000000000000000000000000000000000000000000000000092340000", 0,
+	              0x05009234);
+	check_compact(0x20123456,
+	              "1234560000000000000000000000000000000000000000000000000000000000", 0,
+	              0x20123456);
 	/* Overflow. */
 	check_compact(0xff123456, NULL, -1, UINT32_MAX);
 	check_compact(0x21010000, NULL, -1, UINT32_MAX);
@@ -310,8 +325,12 @@ static void test_compact(void **state)
 	t.b[0] = 0x80;
 	assert_int_equal(proto_target_to_bits(t.b), 0x02008000);
 	/* Mainnet's limit and a real block's bits round-trip. */
-	check_compact(0x1d00ffff, "00000000ffff0000000000000000000000000000000000000000000000000000", 0, 0x1d00ffff);
-	check_compact(0x1b0404cb, "00000000000404cb000000000000000000000000000000000000000000000000", 0, 0x1b0404cb);
+	check_compact(0x1d00ffff,
+	              "00000000ffff0000000000000000000000000000000000000000000000000000", 0,
+	              0x1d00ffff);
+	check_compact(0x1b0404cb,
+	              "00000000000404cb000000000000000000000000000000000000000000000000", 0,
+	              0x1b0404cb);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -350,20 +369,25 @@ static void test_retarget(void **state)
 	(void)state;
 	const struct proto_params *m = proto_params(PROTO_NET_MAIN);
 	/* get_next_work: blocks 30240..32255. */
-	assert_int_equal(proto_next_work_required(m, 0x1d00ffff, 0x1d00ffff, 1261130161, 1262152739),
-			 0x1d00d86a);
+	assert_int_equal(
+	    proto_next_work_required(m, 0x1d00ffff, 0x1d00ffff, 1261130161, 1262152739),
+	    0x1d00d86a);
 	/* get_next_work_pow_limit: blocks 0..2015, capped at the limit. */
-	assert_int_equal(proto_next_work_required(m, 0x1d00ffff, 0x1d00ffff, 1231006505, 1233061996),
-			 0x1d00ffff);
+	assert_int_equal(
+	    proto_next_work_required(m, 0x1d00ffff, 0x1d00ffff, 1231006505, 1233061996),
+	    0x1d00ffff);
 	/* get_next_work_lower_limit_actual: blocks 66528..68543, span clamped to 1/4. */
-	assert_int_equal(proto_next_work_required(m, 0x1c05a3f4, 0x1c05a3f4, 1279008237, 1279297671),
-			 0x1c0168fd);
+	assert_int_equal(
+	    proto_next_work_required(m, 0x1c05a3f4, 0x1c05a3f4, 1279008237, 1279297671),
+	    0x1c0168fd);
 	/* get_next_work_upper_limit_actual: span clamped to 4x. */
-	assert_int_equal(proto_next_work_required(m, 0x1c387f6f, 0x1c387f6f, 1263163443, 1269211443),
-			 0x1d00e1fd);
+	assert_int_equal(
+	    proto_next_work_required(m, 0x1c387f6f, 0x1c387f6f, 1263163443, 1269211443),
+	    0x1d00e1fd);
 	/* Exactly two weeks: unchanged. */
-	assert_int_equal(proto_next_work_required(m, 0x1b0404cb, 0x1b0404cb, 1000000, 1000000 + 1209600),
-			 0x1b0404cb);
+	assert_int_equal(
+	    proto_next_work_required(m, 0x1b0404cb, 0x1b0404cb, 1000000, 1000000 + 1209600),
+	    0x1b0404cb);
 	/* Regtest never retargets. */
 	const struct proto_params *r = proto_params(PROTO_NET_REGTEST);
 	assert_int_equal(proto_next_work_required(r, 0x207fffff, 0x1d00ffff, 0, 100), 0x207fffff);
@@ -372,24 +396,24 @@ static void test_retarget(void **state)
 	 * starts from the last block's. */
 	const struct proto_params *t4 = proto_params(PROTO_NET_TESTNET4);
 	const struct proto_params *t3 = proto_params(PROTO_NET_TESTNET3);
-	assert_int_equal(proto_next_work_required(t4, 0x1d00ffff, 0x1c05a3f4, 1279008237, 1279297671),
-			 0x1c0168fd);
-	assert_int_equal(proto_next_work_required(t3, 0x1d00ffff, 0x1c05a3f4, 1279008237, 1279297671),
-			 proto_next_work_required(m, 0x1d00ffff, 0x1d00ffff, 1279008237, 1279297671));
+	assert_int_equal(
+	    proto_next_work_required(t4, 0x1d00ffff, 0x1c05a3f4, 1279008237, 1279297671),
+	    0x1c0168fd);
+	assert_int_equal(
+	    proto_next_work_required(t3, 0x1d00ffff, 0x1c05a3f4, 1279008237, 1279297671),
+	    proto_next_work_required(m, 0x1d00ffff, 0x1d00ffff, 1279008237, 1279297671));
 	/* Signet's limit caps an easing retarget. */
 	const struct proto_params *s = proto_params(PROTO_NET_SIGNET);
-	assert_int_equal(proto_next_work_required(s, 0x1e0377ae, 0x1e0377ae, 0, 10 * 1209600), 0x1e0377ae);
+	assert_int_equal(proto_next_work_required(s, 0x1e0377ae, 0x1e0377ae, 0, 10 * 1209600),
+	                 0x1e0377ae);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_genesis),
-		cmocka_unit_test(test_network_constants),
-		cmocka_unit_test(test_consensus_params),
-		cmocka_unit_test(test_compact),
-		cmocka_unit_test(test_check_pow),
-		cmocka_unit_test(test_retarget),
+	    cmocka_unit_test(test_genesis),          cmocka_unit_test(test_network_constants),
+	    cmocka_unit_test(test_consensus_params), cmocka_unit_test(test_compact),
+	    cmocka_unit_test(test_check_pow),        cmocka_unit_test(test_retarget),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	proto_freelist_drain();

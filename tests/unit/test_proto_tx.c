@@ -14,16 +14,18 @@
 
 /* btcd's DeserializeTxSmall input: one coinbase-style input, one P2PK output. */
 static const char small_tx_hex[] =
-	"01000000"
-	"01"
-	"0000000000000000000000000000000000000000000000000000000000000000ffffffff"
-	"07" "04ffff001d0104"
-	"ffffffff"
-	"01"
-	"00f2052a01000000"
-	"43" "410496b538e853519c726a2c91e61ec11600ae1390813a627c66fb8be7947be63c52da"
-	"7589379515d4e0a604f8141781e62294721166bf621e73a82cbf2342c858eeac"
-	"00000000";
+    "01000000"
+    "01"
+    "0000000000000000000000000000000000000000000000000000000000000000ffffffff"
+    "07"
+    "04ffff001d0104"
+    "ffffffff"
+    "01"
+    "00f2052a01000000"
+    "43"
+    "410496b538e853519c726a2c91e61ec11600ae1390813a627c66fb8be7947be63c52da"
+    "7589379515d4e0a604f8141781e62294721166bf621e73a82cbf2342c858eeac"
+    "00000000";
 
 /* BIP143 "Native P2WPKH" example, signed: input 0 spends P2PK (scriptSig),
  * input 1 spends P2WPKH (witness: signature, pubkey). */
@@ -47,26 +49,32 @@ static const char small_tx_hex[] =
 	"304402203609e17b84f6a7d30c80bfa610b5b4542f32a8a0d5447a12fb1366d7f01cc44a0220573a954c4518" \
 	"331561406f90300e8f3358f51928d43c212a8caed02de67eebee01"
 #define BIP143_PUBKEY "025476c2e83188368da1ff3e292e7acafcdb3566bb0ad253f62fc70f07aeee6357"
-#define BIP143_WITNESS "00" "02" "47" BIP143_SIG "21" BIP143_PUBKEY
+#define BIP143_WITNESS                                                                             \
+	"00"                                                                                       \
+	"02"                                                                                       \
+	"47" BIP143_SIG "21" BIP143_PUBKEY
 #define BIP143_LOCKTIME "11000000"
 
 static const char bip143_signed_hex[] =
-	BIP143_VERSION "0001" BIP143_INPUTS BIP143_OUTPUTS BIP143_WITNESS BIP143_LOCKTIME;
+    BIP143_VERSION "0001" BIP143_INPUTS BIP143_OUTPUTS BIP143_WITNESS BIP143_LOCKTIME;
 /* The same transaction without marker, flag and witness: the txid preimage. */
-static const char bip143_stripped_hex[] = BIP143_VERSION BIP143_INPUTS BIP143_OUTPUTS BIP143_LOCKTIME;
+static const char bip143_stripped_hex[] =
+    BIP143_VERSION BIP143_INPUTS BIP143_OUTPUTS BIP143_LOCKTIME;
 /* BIP143's hashOutputs for this transaction: dSHA256 of the serialized outputs. */
-static const char bip143_hash_outputs[] = "863ef3e1a92afbfdb97f31ad0fc7683ee943e9abcf2501590ff8f6551f47e5e5";
+static const char bip143_hash_outputs[] =
+    "863ef3e1a92afbfdb97f31ad0fc7683ee943e9abcf2501590ff8f6551f47e5e5";
 
 /* BIP143 "P2SH-P2WPKH" example, signed (one input, scriptSig and witness). */
 static const char bip143_p2sh_hex[] =
-	"01000000000101db6b1b20aa0fd7b23880be2ecbd4a98130974cf4748fb66092ac4d3ceb1a5477010000001716"
-	"001479091972186c449eb1ded22b78e40d009bdf0089feffffff02b8b4eb0b000000001976a914a457b684d7f0"
-	"d539a46a45bbc043f35b59d0d96388ac0008af2f000000001976a914fd270b1ee6abcaea97fea7ad0402e8bd8a"
-	"d6d77c88ac02473044022047ac8e878352d3ebbde1c94ce3a10d057c24175747116f8288e5d794d12d482f0220"
-	"217f36a485cae903c713331d877c1f64677e3622ad4010726870540656fe9dcb012103ad1d8e89212f0b92c74d"
-	"23bb710c00662ad1470198ac48c43f7d6f93a2a2687392040000";
+    "01000000000101db6b1b20aa0fd7b23880be2ecbd4a98130974cf4748fb66092ac4d3ceb1a5477010000001716"
+    "001479091972186c449eb1ded22b78e40d009bdf0089feffffff02b8b4eb0b000000001976a914a457b684d7f0"
+    "d539a46a45bbc043f35b59d0d96388ac0008af2f000000001976a914fd270b1ee6abcaea97fea7ad0402e8bd8a"
+    "d6d77c88ac02473044022047ac8e878352d3ebbde1c94ce3a10d057c24175747116f8288e5d794d12d482f0220"
+    "217f36a485cae903c713331d877c1f64677e3622ad4010726870540656fe9dcb012103ad1d8e89212f0b92c74d"
+    "23bb710c00662ad1470198ac48c43f7d6f93a2a2687392040000";
 
-static const char megatx_txid[] = "bb41a757f405890fb0f5856228e23b715702d714d59bf2b1feb70d8b2b4e3e08";
+static const char megatx_txid[] =
+    "bb41a757f405890fb0f5856228e23b715702d714d59bf2b1feb70d8b2b4e3e08";
 
 /* Encode with the growable writer; caller frees w.buf via proto_writer_release. */
 static void encode(const struct proto_tx *tx, bool stripped, struct proto_writer *w)
@@ -77,14 +85,6 @@ static void encode(const struct proto_tx *tx, bool stripped, struct proto_writer
 	else
 		proto_tx_encode(tx, w);
 	assert_int_equal(w->err, 0);
-}
-
-static void assert_hash_hex(const struct proto_hash *h, const char *want)
-{
-	char hex[65];
-	proto_hash_to_hex(h, hex);
-	if (strcmp(hex, want) != 0)
-		fail_msg("hash %s != expected %s", hex, want);
 }
 
 /* Decode, check the size fields, re-encode byte-identically, and check the
@@ -138,7 +138,8 @@ static void test_small_tx(void **state)
 	assert_int_equal(proto_tx_weight(&tx), 4 * len);
 	assert_memory_equal(proto_tx_wtxid(&tx)->b, proto_tx_txid(&tx)->b, 32);
 	/* It is mainnet block 1's coinbase: its txid is that block's merkle root. */
-	assert_hash_hex(proto_tx_txid(&tx), "0e3e2357e806b6cdb1f70b54c3a3a17b6714ee1f0e68bebb44a74b1efd512098");
+	tu_assert_hash_hex(proto_tx_txid(&tx),
+	                   "0e3e2357e806b6cdb1f70b54c3a3a17b6714ee1f0e68bebb44a74b1efd512098");
 	proto_tx_release(&tx);
 	free(raw);
 }
@@ -152,13 +153,13 @@ static void test_megatx(void **state)
 	proto_tx_init(&tx);
 	roundtrip(raw, len, &tx);
 	assert_int_equal(tx.n_in, 5569);
-	assert_hash_hex(proto_tx_txid(&tx), megatx_txid);
+	tu_assert_hash_hex(proto_tx_txid(&tx), megatx_txid);
 	/* Decoding again into the same object allocates nothing. */
 	uint64_t a0 = base_alloc_count();
 	assert_int_equal(proto_tx_decode_buf(raw, len, &tx, NULL), 0);
 	assert_int_equal(base_alloc_count() - a0, 0);
 	assert_false(tx.ids_valid);
-	assert_hash_hex(proto_tx_txid(&tx), megatx_txid);
+	tu_assert_hash_hex(proto_tx_txid(&tx), megatx_txid);
 	/* A small tx into the big object: no allocation either. */
 	size_t slen;
 	uint8_t *small = tu_unhex(small_tx_hex, &slen);
@@ -203,7 +204,7 @@ static void test_bip143_witness(void **state)
 	proto_writer_init(&w);
 	for (uint32_t i = 0; i < tx.n_out; i++)
 		proto_txout_encode(&tx.vout[i], proto_txout_script(&tx, &tx.vout[i]),
-				   tx.vout[i].script_len, &w);
+		                   tx.vout[i].script_len, &w);
 	assert_int_equal(w.err, 0);
 	uint8_t ho[32];
 	proto_sha256d(w.buf, w.len, ho);
@@ -295,20 +296,24 @@ static void test_huge_counts(void **state)
 	struct proto_tx tx;
 	proto_tx_init(&tx);
 	static const char *cases[] = {
-		/* inputs: 2^32-1 */
-		"01000000feffffffff" "00000000000000000000",
-		/* inputs: 2^64-1 */
-		"01000000ffffffffffffffffff" "0000000000",
-		/* witness form, inputs 2^32-1 */
-		"010000000001feffffffff" "0000000000000000",
-		/* one input, then 2^32-1 outputs */
-		"0100000001"
-		"0000000000000000000000000000000000000000000000000000000000000000ffffffff00ffffffff"
-		"feffffffff" "0000000000000000",
-		/* inputs: just over what the bytes can hold (2 x 41 > 60) */
-		"0100000002"
-		"0000000000000000000000000000000000000000000000000000000000000000ffffffff00ffffffff"
-		"0000000000000000000000",
+	    /* inputs: 2^32-1 */
+	    "01000000feffffffff"
+	    "00000000000000000000",
+	    /* inputs: 2^64-1 */
+	    "01000000ffffffffffffffffff"
+	    "0000000000",
+	    /* witness form, inputs 2^32-1 */
+	    "010000000001feffffffff"
+	    "0000000000000000",
+	    /* one input, then 2^32-1 outputs */
+	    "0100000001"
+	    "0000000000000000000000000000000000000000000000000000000000000000ffffffff00ffffffff"
+	    "feffffffff"
+	    "0000000000000000",
+	    /* inputs: just over what the bytes can hold (2 x 41 > 60) */
+	    "0100000002"
+	    "0000000000000000000000000000000000000000000000000000000000000000ffffffff00ffffffff"
+	    "0000000000000000000000",
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		size_t len;
@@ -319,23 +324,31 @@ static void test_huge_counts(void **state)
 		if (err != PROTO_ECOUNT && err != PROTO_ETRUNC)
 			fail_msg("case %zu: %s, expected ECOUNT or ETRUNC", i, proto_errname(err));
 		if (i < 3 && used != 0)
-			fail_msg("case %zu: %llu allocations before failing", i, (unsigned long long)used);
+			fail_msg("case %zu: %llu allocations before failing", i,
+			         (unsigned long long)used);
 		free(raw);
 	}
 	/* Script length 2^32-1: over PROTO_MAX_SIZE. */
 	size_t len;
-	uint8_t *raw = tu_unhex("0100000001"
-				"0000000000000000000000000000000000000000000000000000000000000000ffffffff"
-				"feffffffff" "ffffffff0000000000",
-				&len);
+	uint8_t *raw =
+	    tu_unhex("0100000001"
+	             "0000000000000000000000000000000000000000000000000000000000000000ffffffff"
+	             "feffffffff"
+	             "ffffffff0000000000",
+	             &len);
 	assert_int_equal(proto_tx_decode_buf(raw, len, &tx, NULL), PROTO_EOVERSIZE);
 	free(raw);
 	/* Witness item count 2^32-1. */
-	raw = tu_unhex("010000000001" "01"
-		       "0000000000000000000000000000000000000000000000000000000000000000ffffffff00ffffffff"
-		       "01" "0000000000000000" "00"
-		       "feffffffff" "00000000",
-		       &len);
+	raw = tu_unhex(
+	    "010000000001"
+	    "01"
+	    "0000000000000000000000000000000000000000000000000000000000000000ffffffff00ffffffff"
+	    "01"
+	    "0000000000000000"
+	    "00"
+	    "feffffffff"
+	    "00000000",
+	    &len);
 	assert_int_equal(proto_tx_decode_buf(raw, len, &tx, NULL), PROTO_ECOUNT);
 	free(raw);
 	proto_tx_release(&tx);
@@ -415,7 +428,10 @@ static void test_witness_flags(void **state)
 	free(bad);
 	free(hex);
 	/* Marker with flag 0: Core reads a tx with no inputs and no outputs. */
-	raw = tu_unhex("02000000" "0000" "00000000", &len);
+	raw = tu_unhex("02000000"
+	               "0000"
+	               "00000000",
+	               &len);
 	assert_int_equal(proto_tx_decode_buf(raw, len, &tx, &off), 0);
 	assert_int_equal(tx.n_in, 0);
 	assert_int_equal(tx.n_out, 0);
@@ -427,7 +443,14 @@ static void test_witness_flags(void **state)
 	proto_writer_release(&w);
 	free(raw);
 	/* Witness flag with zero inputs: nothing to carry a witness. */
-	raw = tu_unhex("02000000" "0001" "00" "01" "0000000000000000" "00" "00000000", &len);
+	raw = tu_unhex("02000000"
+	               "0001"
+	               "00"
+	               "01"
+	               "0000000000000000"
+	               "00"
+	               "00000000",
+	               &len);
 	assert_int_equal(proto_tx_decode_buf(raw, len, &tx, &off), PROTO_EVALUE);
 	free(raw);
 	proto_tx_release(&tx);
@@ -575,8 +598,8 @@ static void test_freelist_stats(void **state)
 	assert_int_equal(proto_tx_decode_buf(raw, len, &tx, NULL), 0);
 	proto_freelist_stats(PROTO_FREELIST_SCRIPT, &s1);
 	if (s1.hits <= s0.hits)
-		fail_msg("no free-list hits after warm-up: %llu -> %llu", (unsigned long long)s0.hits,
-			 (unsigned long long)s1.hits);
+		fail_msg("no free-list hits after warm-up: %llu -> %llu",
+		         (unsigned long long)s0.hits, (unsigned long long)s1.hits);
 	assert_int_equal(s1.misses, s0.misses);
 	assert_int_equal(s1.in_use, s0.in_use); /* every buffer went back */
 	assert_int_equal(s1.bypass, s0.bypass);
@@ -606,7 +629,8 @@ static void test_freelist_stats(void **state)
 	proto_freelist_stats(PROTO_FREELIST_SCRIPT, &s1);
 	assert_int_equal(s1.bypass, s0.bypass + 1);
 	assert_int_equal(s1.in_use, s0.in_use);
-	tu_assert_bytes_equal(proto_txout_script(&tx, &tx.vout[0]), tx.vout[0].script_len, big, 600);
+	tu_assert_bytes_equal(proto_txout_script(&tx, &tx.vout[0]), tx.vout[0].script_len, big,
+	                      600);
 	tu_assert_bytes_equal(proto_txout_script(&tx, &tx.vout[1]), tx.vout[1].script_len, big, 25);
 	assert_int_equal(tx.blob_len, 625);
 	struct proto_writer w2;
@@ -654,9 +678,10 @@ static void test_staging_layout(void **state)
 	proto_tx_init(&tx);
 	roundtrip(w.buf, w.len, &tx);
 	for (size_t i = 0; i < n; i++) {
-		tu_assert_bytes_equal(proto_txin_script(&tx, &tx.vin[i]), tx.vin[i].script_len, pat + i, lens[i]);
+		tu_assert_bytes_equal(proto_txin_script(&tx, &tx.vin[i]), tx.vin[i].script_len,
+		                      pat + i, lens[i]);
 		tu_assert_bytes_equal(proto_txout_script(&tx, &tx.vout[i]), tx.vout[i].script_len,
-				      pat + 2 * i, lens[n - 1 - i]);
+		                      pat + 2 * i, lens[n - 1 - i]);
 		struct proto_witness_iter it;
 		struct proto_span item;
 		proto_witness_iter_init(&it, &tx, &tx.vin[i]);
@@ -730,7 +755,8 @@ static void core_vectors(const char *file, int *ok, int *failed)
 	json_t *row;
 	json_array_foreach(root, i, row)
 	{
-		if (!json_is_array(row) || json_array_size(row) < 3 || !json_is_array(json_array_get(row, 0)))
+		if (!json_is_array(row) || json_array_size(row) < 3 ||
+		    !json_is_array(json_array_get(row, 0)))
 			continue; /* comment */
 		const char *hex = json_string_value(json_array_get(row, 1));
 		assert_non_null(hex);
@@ -740,7 +766,8 @@ static void core_vectors(const char *file, int *ok, int *failed)
 		int err = proto_tx_decode_buf(raw, len, &tx, &off);
 		if (err) {
 			(*failed)++;
-			print_message("  %s row %zu: %s at offset %zu\n", file, i, proto_errname(err), off);
+			print_message("  %s row %zu: %s at offset %zu\n", file, i,
+			              proto_errname(err), off);
 		} else {
 			(*ok)++;
 			struct proto_writer w;
@@ -759,13 +786,15 @@ static void test_core_vectors(void **state)
 	(void)state;
 	int ok = 0, failed = 0;
 	core_vectors("bitcoin-core/tx_valid.json", &ok, &failed);
-	print_message("tx_valid.json: %d decoded and re-encoded identically, %d failed\n", ok, failed);
+	print_message("tx_valid.json: %d decoded and re-encoded identically, %d failed\n", ok,
+	              failed);
 	assert_int_equal(failed, 0);
 	assert_true(ok >= 100);
 	ok = failed = 0;
 	core_vectors("bitcoin-core/tx_invalid.json", &ok, &failed);
-	print_message("tx_invalid.json: %d decoded and re-encoded identically, %d failed to decode\n",
-		      ok, failed);
+	print_message(
+	    "tx_invalid.json: %d decoded and re-encoded identically, %d failed to decode\n", ok,
+	    failed);
 	/* Core's own transaction_tests deserialize every tx_invalid row
 	 * before checking it, so all of them must decode. */
 	assert_int_equal(failed, 0);
@@ -774,22 +803,14 @@ static void test_core_vectors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_small_tx),
-		cmocka_unit_test(test_megatx),
-		cmocka_unit_test(test_bip143_witness),
-		cmocka_unit_test(test_bip143_p2sh),
-		cmocka_unit_test(test_truncations),
-		cmocka_unit_test(test_huge_counts),
-		cmocka_unit_test(test_noncanonical),
-		cmocka_unit_test(test_witness_flags),
-		cmocka_unit_test(test_trailing),
-		cmocka_unit_test(test_error_keeps_storage),
-		cmocka_unit_test(test_alloc_counts),
-		cmocka_unit_test(test_oom),
-		cmocka_unit_test(test_freelist_stats),
-		cmocka_unit_test(test_staging_layout),
-		cmocka_unit_test(test_piece_codecs),
-		cmocka_unit_test(test_core_vectors),
+	    cmocka_unit_test(test_small_tx),       cmocka_unit_test(test_megatx),
+	    cmocka_unit_test(test_bip143_witness), cmocka_unit_test(test_bip143_p2sh),
+	    cmocka_unit_test(test_truncations),    cmocka_unit_test(test_huge_counts),
+	    cmocka_unit_test(test_noncanonical),   cmocka_unit_test(test_witness_flags),
+	    cmocka_unit_test(test_trailing),       cmocka_unit_test(test_error_keeps_storage),
+	    cmocka_unit_test(test_alloc_counts),   cmocka_unit_test(test_oom),
+	    cmocka_unit_test(test_freelist_stats), cmocka_unit_test(test_staging_layout),
+	    cmocka_unit_test(test_piece_codecs),   cmocka_unit_test(test_core_vectors),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	proto_freelist_drain();

@@ -16,14 +16,6 @@
 #include "script/script.h"
 #include "tests/unit/testutil.h"
 
-#define EXPECT_ERR(want, got)                                                                      \
-	do {                                                                                       \
-		int w_ = (want), g_ = (got);                                                       \
-		if (w_ != g_)                                                                      \
-			fail_msg("%s:%d: expected %s, got %s", __FILE__, __LINE__,                 \
-			         script_error_name(w_), script_error_name(g_));                    \
-	} while (0)
-
 /* ---- a one-input spending transaction built by hand --------------------- */
 
 struct txparams {
@@ -120,48 +112,51 @@ static void test_numbers(void **state)
 {
 	(void)state;
 	/* results may be 5 bytes, operands may not */
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("2147483647 1ADD 0x05 0x0000008000 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_UNKNOWN_ERROR, run1("2147483647 1ADD 1ADD", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("2147483647 DUP ADD 4294967294 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("-2147483647 1SUB 0x05 0x0000008080 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("2147483647 1ADD 0x05 0x0000008000 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_UNKNOWN_ERROR, run1("2147483647 1ADD 1ADD", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("2147483647 DUP ADD 4294967294 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("-2147483647 1SUB 0x05 0x0000008080 EQUAL", 0));
 	/* negative zero is zero, but not minimal */
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("0x01 0x80 NOT", 0));
-	EXPECT_ERR(SCRIPT_ERR_UNKNOWN_ERROR, run1("0x01 0x80 NOT", SCRIPT_VERIFY_MINIMALDATA));
-	EXPECT_ERR(SCRIPT_ERR_EVAL_FALSE, run1("0x01 0x80", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("0x02 0x0100 1 NUMEQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_EVAL_FALSE, run1("0x02 0x0100 1 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_UNKNOWN_ERROR,
-	           run1("0x02 0x0100 1 NUMEQUAL", SCRIPT_VERIFY_MINIMALDATA));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("0x01 0x80 NOT", 0));
+	tu_expect_script_err(SCRIPT_ERR_UNKNOWN_ERROR,
+	                     run1("0x01 0x80 NOT", SCRIPT_VERIFY_MINIMALDATA));
+	tu_expect_script_err(SCRIPT_ERR_EVAL_FALSE, run1("0x01 0x80", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("0x02 0x0100 1 NUMEQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_EVAL_FALSE, run1("0x02 0x0100 1 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_UNKNOWN_ERROR,
+	                     run1("0x02 0x0100 1 NUMEQUAL", SCRIPT_VERIFY_MINIMALDATA));
 	/* 0x0080 is minimal: the high bit of 0x80 needs the extra byte */
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("0x02 0x8000 128 NUMEQUAL", SCRIPT_VERIFY_MINIMALDATA));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("0x02 0x8080 -128 NUMEQUAL", SCRIPT_VERIFY_MINIMALDATA));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("-1 1ADD 0 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("1 NEGATE -1 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("-128 ABS 128 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("5 1SUB 4 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("0 NOT 1 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("7 NOT 0 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("7 0NOTEQUAL 1 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("0 0NOTEQUAL 0 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("3 4 ADD 7 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("3 4 SUB -1 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("3 0 BOOLAND 0 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("3 0 BOOLOR 1 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("3 4 NUMNOTEQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("3 4 LESSTHAN", 0));
-	EXPECT_ERR(SCRIPT_ERR_EVAL_FALSE, run1("4 4 LESSTHAN", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("4 4 LESSTHANOREQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("5 4 GREATERTHAN", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("4 4 GREATERTHANOREQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("3 -4 MIN -4 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("3 -4 MAX 3 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("2 2 3 WITHIN", 0));
-	EXPECT_ERR(SCRIPT_ERR_EVAL_FALSE, run1("3 2 3 WITHIN", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("3 3 NUMEQUALVERIFY 1", 0));
-	EXPECT_ERR(SCRIPT_ERR_NUMEQUALVERIFY, run1("3 4 NUMEQUALVERIFY 1", 0));
-	EXPECT_ERR(SCRIPT_ERR_INVALID_STACK_OPERATION, run1("1 ADD", 0));
-	EXPECT_ERR(SCRIPT_ERR_INVALID_STACK_OPERATION, run1("1 2 WITHIN", 0));
-	EXPECT_ERR(SCRIPT_ERR_INVALID_STACK_OPERATION, run1("NEGATE", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK,
+	                     run1("0x02 0x8000 128 NUMEQUAL", SCRIPT_VERIFY_MINIMALDATA));
+	tu_expect_script_err(SCRIPT_ERR_OK,
+	                     run1("0x02 0x8080 -128 NUMEQUAL", SCRIPT_VERIFY_MINIMALDATA));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("-1 1ADD 0 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("1 NEGATE -1 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("-128 ABS 128 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("5 1SUB 4 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("0 NOT 1 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("7 NOT 0 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("7 0NOTEQUAL 1 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("0 0NOTEQUAL 0 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("3 4 ADD 7 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("3 4 SUB -1 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("3 0 BOOLAND 0 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("3 0 BOOLOR 1 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("3 4 NUMNOTEQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("3 4 LESSTHAN", 0));
+	tu_expect_script_err(SCRIPT_ERR_EVAL_FALSE, run1("4 4 LESSTHAN", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("4 4 LESSTHANOREQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("5 4 GREATERTHAN", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("4 4 GREATERTHANOREQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("3 -4 MIN -4 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("3 -4 MAX 3 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("2 2 3 WITHIN", 0));
+	tu_expect_script_err(SCRIPT_ERR_EVAL_FALSE, run1("3 2 3 WITHIN", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("3 3 NUMEQUALVERIFY 1", 0));
+	tu_expect_script_err(SCRIPT_ERR_NUMEQUALVERIFY, run1("3 4 NUMEQUALVERIFY 1", 0));
+	tu_expect_script_err(SCRIPT_ERR_INVALID_STACK_OPERATION, run1("1 ADD", 0));
+	tu_expect_script_err(SCRIPT_ERR_INVALID_STACK_OPERATION, run1("1 2 WITHIN", 0));
+	tu_expect_script_err(SCRIPT_ERR_INVALID_STACK_OPERATION, run1("NEGATE", 0));
 }
 
 /* ---- stack operations ------------------------------------------------------ */
@@ -169,47 +164,57 @@ static void test_numbers(void **state)
 static void test_stack_ops(void **state)
 {
 	(void)state;
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("1 2 3 ROT 1 EQUALVERIFY 3 EQUALVERIFY 2 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("1 2 SWAP 1 EQUALVERIFY 2 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("1 2 TUCK 2 EQUALVERIFY 1 EQUALVERIFY 2 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK,
-	           run1("1 2 3 4 2SWAP 2 EQUALVERIFY 1 EQUALVERIFY 4 EQUALVERIFY 3 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("1 2 3 4 5 6 2ROT 2 EQUALVERIFY 1 EQUALVERIFY 6 EQUALVERIFY "
-	                               "5 EQUALVERIFY 4 EQUALVERIFY 3 EQUAL",
-	                               0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("1 2 3 4 2OVER 2 EQUALVERIFY 1 EQUALVERIFY 4 EQUALVERIFY "
-	                               "3 EQUALVERIFY 2 EQUALVERIFY 1 EQUAL",
-	                               0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("1 2 3 3DUP DEPTH 6 EQUALVERIFY 3 EQUALVERIFY 2 EQUALVERIFY "
-	                               "1 EQUALVERIFY 2DROP 1 EQUAL",
-	                               0));
-	EXPECT_ERR(SCRIPT_ERR_OK,
-	           run1("1 2 2DUP 2 EQUALVERIFY 1 EQUALVERIFY 2 EQUALVERIFY 1 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("1 2 NIP 2 EQUALVERIFY DEPTH 0 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("1 2 OVER 1 EQUALVERIFY 2 EQUALVERIFY 1 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("10 11 12 2 PICK 10 EQUALVERIFY DEPTH 3 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK,
-	           run1("10 11 12 2 ROLL 10 EQUALVERIFY 12 EQUALVERIFY 11 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("10 11 0 ROLL 11 EQUALVERIFY 10 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_INVALID_STACK_OPERATION, run1("1 1 PICK", 0));
-	EXPECT_ERR(SCRIPT_ERR_INVALID_STACK_OPERATION, run1("1 -1 PICK", 0));
-	EXPECT_ERR(SCRIPT_ERR_INVALID_STACK_OPERATION, run1("1 1 ROLL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("0 IFDUP DEPTH 1 EQUALVERIFY 0 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("1 IFDUP DEPTH 2 EQUALVERIFY EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("'abc' SIZE 3 EQUALVERIFY 'abc' EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("0 SIZE 0 EQUALVERIFY 0 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_INVALID_STACK_OPERATION, run1("DROP 1", 0));
-	EXPECT_ERR(SCRIPT_ERR_INVALID_STACK_OPERATION, run1("1 2DROP 1", 0));
-	EXPECT_ERR(SCRIPT_ERR_INVALID_STACK_OPERATION, run1("1 2 3DUP", 0));
-	EXPECT_ERR(SCRIPT_ERR_INVALID_STACK_OPERATION, run1("1 2 3 4 5 2ROT", 0));
-	EXPECT_ERR(SCRIPT_ERR_INVALID_STACK_OPERATION, run1("1 SWAP", 0));
-	EXPECT_ERR(SCRIPT_ERR_INVALID_STACK_OPERATION, run1("1 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK,
+	                     run1("1 2 3 ROT 1 EQUALVERIFY 3 EQUALVERIFY 2 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("1 2 SWAP 1 EQUALVERIFY 2 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK,
+	                     run1("1 2 TUCK 2 EQUALVERIFY 1 EQUALVERIFY 2 EQUAL", 0));
+	tu_expect_script_err(
+	    SCRIPT_ERR_OK,
+	    run1("1 2 3 4 2SWAP 2 EQUALVERIFY 1 EQUALVERIFY 4 EQUALVERIFY 3 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK,
+	                     run1("1 2 3 4 5 6 2ROT 2 EQUALVERIFY 1 EQUALVERIFY 6 EQUALVERIFY "
+	                          "5 EQUALVERIFY 4 EQUALVERIFY 3 EQUAL",
+	                          0));
+	tu_expect_script_err(SCRIPT_ERR_OK,
+	                     run1("1 2 3 4 2OVER 2 EQUALVERIFY 1 EQUALVERIFY 4 EQUALVERIFY "
+	                          "3 EQUALVERIFY 2 EQUALVERIFY 1 EQUAL",
+	                          0));
+	tu_expect_script_err(SCRIPT_ERR_OK,
+	                     run1("1 2 3 3DUP DEPTH 6 EQUALVERIFY 3 EQUALVERIFY 2 EQUALVERIFY "
+	                          "1 EQUALVERIFY 2DROP 1 EQUAL",
+	                          0));
+	tu_expect_script_err(SCRIPT_ERR_OK,
+	                     run1("1 2 2DUP 2 EQUALVERIFY 1 EQUALVERIFY 2 EQUALVERIFY 1 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("1 2 NIP 2 EQUALVERIFY DEPTH 0 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK,
+	                     run1("1 2 OVER 1 EQUALVERIFY 2 EQUALVERIFY 1 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK,
+	                     run1("10 11 12 2 PICK 10 EQUALVERIFY DEPTH 3 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK,
+	                     run1("10 11 12 2 ROLL 10 EQUALVERIFY 12 EQUALVERIFY 11 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("10 11 0 ROLL 11 EQUALVERIFY 10 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_INVALID_STACK_OPERATION, run1("1 1 PICK", 0));
+	tu_expect_script_err(SCRIPT_ERR_INVALID_STACK_OPERATION, run1("1 -1 PICK", 0));
+	tu_expect_script_err(SCRIPT_ERR_INVALID_STACK_OPERATION, run1("1 1 ROLL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("0 IFDUP DEPTH 1 EQUALVERIFY 0 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("1 IFDUP DEPTH 2 EQUALVERIFY EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("'abc' SIZE 3 EQUALVERIFY 'abc' EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("0 SIZE 0 EQUALVERIFY 0 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_INVALID_STACK_OPERATION, run1("DROP 1", 0));
+	tu_expect_script_err(SCRIPT_ERR_INVALID_STACK_OPERATION, run1("1 2DROP 1", 0));
+	tu_expect_script_err(SCRIPT_ERR_INVALID_STACK_OPERATION, run1("1 2 3DUP", 0));
+	tu_expect_script_err(SCRIPT_ERR_INVALID_STACK_OPERATION, run1("1 2 3 4 5 2ROT", 0));
+	tu_expect_script_err(SCRIPT_ERR_INVALID_STACK_OPERATION, run1("1 SWAP", 0));
+	tu_expect_script_err(SCRIPT_ERR_INVALID_STACK_OPERATION, run1("1 EQUAL", 0));
 	/* the altstack, and that it does not survive from scriptSig to scriptPubKey */
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("1 TOALTSTACK 2 FROMALTSTACK 1 EQUALVERIFY 2 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_INVALID_ALTSTACK_OPERATION, run1("FROMALTSTACK", 0));
-	EXPECT_ERR(SCRIPT_ERR_INVALID_ALTSTACK_OPERATION, run("1 TOALTSTACK", "FROMALTSTACK", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK,
+	                     run1("1 TOALTSTACK 2 FROMALTSTACK 1 EQUALVERIFY 2 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_INVALID_ALTSTACK_OPERATION, run1("FROMALTSTACK", 0));
+	tu_expect_script_err(SCRIPT_ERR_INVALID_ALTSTACK_OPERATION,
+	                     run("1 TOALTSTACK", "FROMALTSTACK", 0));
 	/* but the main stack does */
-	EXPECT_ERR(SCRIPT_ERR_OK, run("1 2", "ADD 3 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run("1 2", "ADD 3 EQUAL", 0));
 }
 
 /* ---- control flow ----------------------------------------------------------- */
@@ -217,38 +222,41 @@ static void test_stack_ops(void **state)
 static void test_conditionals(void **state)
 {
 	(void)state;
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("1 IF 2 ELSE 3 ENDIF 2 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("0 IF 2 ELSE 3 ENDIF 3 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("1 IF 0 IF 5 ELSE 6 ENDIF ELSE 7 ENDIF 6 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("0 IF 0 IF 5 ELSE 6 ENDIF ELSE 7 ENDIF 7 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("1 IF 2 ELSE 3 ENDIF 2 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("0 IF 2 ELSE 3 ENDIF 3 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK,
+	                     run1("1 IF 0 IF 5 ELSE 6 ENDIF ELSE 7 ENDIF 6 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK,
+	                     run1("0 IF 0 IF 5 ELSE 6 ENDIF ELSE 7 ENDIF 7 EQUAL", 0));
 	/* ELSE toggles every time */
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("1 IF 2 ELSE 3 ELSE 4 ENDIF 4 EQUALVERIFY 2 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("0 NOTIF 1 ENDIF", 0));
-	EXPECT_ERR(SCRIPT_ERR_UNBALANCED_CONDITIONAL, run1("1 IF 1", 0));
-	EXPECT_ERR(SCRIPT_ERR_UNBALANCED_CONDITIONAL, run1("1 ENDIF", 0));
-	EXPECT_ERR(SCRIPT_ERR_UNBALANCED_CONDITIONAL, run1("1 ELSE", 0));
-	EXPECT_ERR(SCRIPT_ERR_UNBALANCED_CONDITIONAL, run1("IF 1 ENDIF", 0));
-	EXPECT_ERR(SCRIPT_ERR_UNBALANCED_CONDITIONAL, run("1 IF", "1 ENDIF", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK,
+	                     run1("1 IF 2 ELSE 3 ELSE 4 ENDIF 4 EQUALVERIFY 2 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("0 NOTIF 1 ENDIF", 0));
+	tu_expect_script_err(SCRIPT_ERR_UNBALANCED_CONDITIONAL, run1("1 IF 1", 0));
+	tu_expect_script_err(SCRIPT_ERR_UNBALANCED_CONDITIONAL, run1("1 ENDIF", 0));
+	tu_expect_script_err(SCRIPT_ERR_UNBALANCED_CONDITIONAL, run1("1 ELSE", 0));
+	tu_expect_script_err(SCRIPT_ERR_UNBALANCED_CONDITIONAL, run1("IF 1 ENDIF", 0));
+	tu_expect_script_err(SCRIPT_ERR_UNBALANCED_CONDITIONAL, run("1 IF", "1 ENDIF", 0));
 	/* unexecuted branches: VERIF and disabled opcodes still fail */
-	EXPECT_ERR(SCRIPT_ERR_BAD_OPCODE, run1("0 IF VERIF ENDIF 1", 0));
-	EXPECT_ERR(SCRIPT_ERR_BAD_OPCODE, run1("0 IF VERNOTIF ENDIF 1", 0));
-	EXPECT_ERR(SCRIPT_ERR_DISABLED_OPCODE, run1("0 IF CAT ENDIF 1", 0));
-	EXPECT_ERR(SCRIPT_ERR_DISABLED_OPCODE, run1("0 IF 2MUL ENDIF 1", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("0 IF RESERVED VER 0xba 0xff RETURN ENDIF 1", 0));
-	EXPECT_ERR(SCRIPT_ERR_BAD_OPCODE, run1("1 IF 0xba ENDIF 1", 0));
-	EXPECT_ERR(SCRIPT_ERR_BAD_OPCODE, run1("1 RESERVED", 0));
-	EXPECT_ERR(SCRIPT_ERR_BAD_OPCODE, run1("1 VER", 0));
-	EXPECT_ERR(SCRIPT_ERR_BAD_OPCODE, run1("1 RESERVED1", 0));
-	EXPECT_ERR(SCRIPT_ERR_BAD_OPCODE, run1("1 0xff", 0));
-	EXPECT_ERR(SCRIPT_ERR_BAD_OPCODE, run1("1 CHECKSIGADD", 0));
-	EXPECT_ERR(SCRIPT_ERR_VERIFY, run1("0 VERIFY 1", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("1 VERIFY 1", 0));
-	EXPECT_ERR(SCRIPT_ERR_OP_RETURN, run1("1 RETURN", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("0 IF RETURN ENDIF 1", 0));
-	EXPECT_ERR(SCRIPT_ERR_EQUALVERIFY, run1("1 2 EQUALVERIFY 1", 0));
+	tu_expect_script_err(SCRIPT_ERR_BAD_OPCODE, run1("0 IF VERIF ENDIF 1", 0));
+	tu_expect_script_err(SCRIPT_ERR_BAD_OPCODE, run1("0 IF VERNOTIF ENDIF 1", 0));
+	tu_expect_script_err(SCRIPT_ERR_DISABLED_OPCODE, run1("0 IF CAT ENDIF 1", 0));
+	tu_expect_script_err(SCRIPT_ERR_DISABLED_OPCODE, run1("0 IF 2MUL ENDIF 1", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("0 IF RESERVED VER 0xba 0xff RETURN ENDIF 1", 0));
+	tu_expect_script_err(SCRIPT_ERR_BAD_OPCODE, run1("1 IF 0xba ENDIF 1", 0));
+	tu_expect_script_err(SCRIPT_ERR_BAD_OPCODE, run1("1 RESERVED", 0));
+	tu_expect_script_err(SCRIPT_ERR_BAD_OPCODE, run1("1 VER", 0));
+	tu_expect_script_err(SCRIPT_ERR_BAD_OPCODE, run1("1 RESERVED1", 0));
+	tu_expect_script_err(SCRIPT_ERR_BAD_OPCODE, run1("1 0xff", 0));
+	tu_expect_script_err(SCRIPT_ERR_BAD_OPCODE, run1("1 CHECKSIGADD", 0));
+	tu_expect_script_err(SCRIPT_ERR_VERIFY, run1("0 VERIFY 1", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("1 VERIFY 1", 0));
+	tu_expect_script_err(SCRIPT_ERR_OP_RETURN, run1("1 RETURN", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("0 IF RETURN ENDIF 1", 0));
+	tu_expect_script_err(SCRIPT_ERR_EQUALVERIFY, run1("1 2 EQUALVERIFY 1", 0));
 	/* a truncated push is a bad opcode, executed or not */
-	EXPECT_ERR(SCRIPT_ERR_BAD_OPCODE, run1("1 0x4c", 0));
-	EXPECT_ERR(SCRIPT_ERR_BAD_OPCODE, run1("0 IF 0x05 0x0102 ENDIF", 0));
+	tu_expect_script_err(SCRIPT_ERR_BAD_OPCODE, run1("1 0x4c", 0));
+	tu_expect_script_err(SCRIPT_ERR_BAD_OPCODE, run1("0 IF 0x05 0x0102 ENDIF", 0));
 	/* disabled opcodes */
 	const char *disabled[] = {"CAT", "SUBSTR", "LEFT", "RIGHT",  "INVERT",
 	                          "AND", "OR",     "XOR",  "2MUL",   "2DIV",
@@ -256,7 +264,7 @@ static void test_conditionals(void **state)
 	for (size_t i = 0; i < sizeof(disabled) / sizeof(disabled[0]); i++) {
 		char s[64];
 		snprintf(s, sizeof(s), "1 1 %s", disabled[i]);
-		EXPECT_ERR(SCRIPT_ERR_DISABLED_OPCODE, run1(s, 0));
+		tu_expect_script_err(SCRIPT_ERR_DISABLED_OPCODE, run1(s, 0));
 	}
 }
 
@@ -267,16 +275,17 @@ static void test_nops(void **state)
 	for (size_t i = 0; i < sizeof(nops) / sizeof(nops[0]); i++) {
 		char s[32];
 		snprintf(s, sizeof(s), "1 %s", nops[i]);
-		EXPECT_ERR(SCRIPT_ERR_OK, run1(s, 0));
-		EXPECT_ERR(SCRIPT_ERR_DISCOURAGE_UPGRADABLE_NOPS,
-		           run1(s, SCRIPT_VERIFY_DISCOURAGE_UPGRADABLE_NOPS));
+		tu_expect_script_err(SCRIPT_ERR_OK, run1(s, 0));
+		tu_expect_script_err(SCRIPT_ERR_DISCOURAGE_UPGRADABLE_NOPS,
+		                     run1(s, SCRIPT_VERIFY_DISCOURAGE_UPGRADABLE_NOPS));
 	}
 	/* CLTV and CSV when not enabled are plain NOPs, not discouraged */
-	EXPECT_ERR(SCRIPT_ERR_OK,
-	           run1("1 CHECKLOCKTIMEVERIFY", SCRIPT_VERIFY_DISCOURAGE_UPGRADABLE_NOPS));
-	EXPECT_ERR(SCRIPT_ERR_OK,
-	           run1("1 CHECKSEQUENCEVERIFY", SCRIPT_VERIFY_DISCOURAGE_UPGRADABLE_NOPS));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("1 NOP", SCRIPT_VERIFY_DISCOURAGE_UPGRADABLE_NOPS));
+	tu_expect_script_err(
+	    SCRIPT_ERR_OK, run1("1 CHECKLOCKTIMEVERIFY", SCRIPT_VERIFY_DISCOURAGE_UPGRADABLE_NOPS));
+	tu_expect_script_err(
+	    SCRIPT_ERR_OK, run1("1 CHECKSEQUENCEVERIFY", SCRIPT_VERIFY_DISCOURAGE_UPGRADABLE_NOPS));
+	tu_expect_script_err(SCRIPT_ERR_OK,
+	                     run1("1 NOP", SCRIPT_VERIFY_DISCOURAGE_UPGRADABLE_NOPS));
 }
 
 /* ---- hashes ------------------------------------------------------------------ */
@@ -284,22 +293,25 @@ static void test_nops(void **state)
 static void test_hashes(void **state)
 {
 	(void)state;
-	EXPECT_ERR(SCRIPT_ERR_OK,
-	           run1("0 SHA256 0x20 0xe3b0c44298fc1c149afbf4c8996fb92427ae41e4649b"
-	                "934ca495991b7852b855 EQUAL",
-	                0));
-	EXPECT_ERR(SCRIPT_ERR_OK,
-	           run1("0 RIPEMD160 0x14 0x9c1185a5c5e9fc54612808977ee8f548b2258d31 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK,
-	           run1("0 SHA1 0x14 0xda39a3ee5e6b4b0d3255bfef95601890afd80709 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK,
-	           run1("0 HASH160 0x14 0xb472a266d0bd89c13706a4132ccfb16f7c3b9fcb EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("0 HASH256 0x20 0x5df6e0e2761359d30a8275058e299fcc038153454"
-	                               "5f55cf43e41983f5d4c9456 EQUAL",
-	                               0));
+	tu_expect_script_err(SCRIPT_ERR_OK,
+	                     run1("0 SHA256 0x20 0xe3b0c44298fc1c149afbf4c8996fb92427ae41e4649b"
+	                          "934ca495991b7852b855 EQUAL",
+	                          0));
+	tu_expect_script_err(
+	    SCRIPT_ERR_OK,
+	    run1("0 RIPEMD160 0x14 0x9c1185a5c5e9fc54612808977ee8f548b2258d31 EQUAL", 0));
+	tu_expect_script_err(
+	    SCRIPT_ERR_OK, run1("0 SHA1 0x14 0xda39a3ee5e6b4b0d3255bfef95601890afd80709 EQUAL", 0));
+	tu_expect_script_err(
+	    SCRIPT_ERR_OK,
+	    run1("0 HASH160 0x14 0xb472a266d0bd89c13706a4132ccfb16f7c3b9fcb EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK,
+	                     run1("0 HASH256 0x20 0x5df6e0e2761359d30a8275058e299fcc038153454"
+	                          "5f55cf43e41983f5d4c9456 EQUAL",
+	                          0));
 	/* a hash of a hash: computed values are inputs like any other */
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("'abc' SHA256 SHA256 'abc' HASH256 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_INVALID_STACK_OPERATION, run1("SHA256", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("'abc' SHA256 SHA256 'abc' HASH256 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_INVALID_STACK_OPERATION, run1("SHA256", 0));
 }
 
 /* ---- limits ------------------------------------------------------------------ */
@@ -335,17 +347,17 @@ static void test_limits(void **state)
 	push[1] = 520 & 0xff;
 	push[2] = 520 >> 8;
 	memset(push + 3, 1, 521);
-	EXPECT_ERR(SCRIPT_ERR_OK, run_bytes(push, 3 + 520, 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run_bytes(push, 3 + 520, 0));
 	push[1] = 521 & 0xff;
 	push[2] = 521 >> 8;
-	EXPECT_ERR(SCRIPT_ERR_PUSH_SIZE, run_bytes(push, 3 + 521, 0));
+	tu_expect_script_err(SCRIPT_ERR_PUSH_SIZE, run_bytes(push, 3 + 521, 0));
 	uint8_t hidden[2 + 3 + 521 + 2];
 	hidden[0] = SCRIPT_OP_0;
 	hidden[1] = SCRIPT_OP_IF;
 	memcpy(hidden + 2, push, 3 + 521);
 	hidden[2 + 3 + 521] = SCRIPT_OP_ENDIF;
 	hidden[2 + 3 + 521 + 1] = SCRIPT_OP_1;
-	EXPECT_ERR(SCRIPT_ERR_PUSH_SIZE, run_bytes(hidden, sizeof(hidden), 0));
+	tu_expect_script_err(SCRIPT_ERR_PUSH_SIZE, run_bytes(hidden, sizeof(hidden), 0));
 
 	/* 10,000-byte scripts: 131 pushes of 75 bytes and 44 OP_1s */
 	uint8_t *big = malloc(10001);
@@ -357,60 +369,62 @@ static void test_limits(void **state)
 	}
 	while (o < 10000)
 		big[o++] = SCRIPT_OP_1;
-	EXPECT_ERR(SCRIPT_ERR_OK, run_bytes(big, 10000, 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run_bytes(big, 10000, 0));
 	big[10000] = SCRIPT_OP_1;
-	EXPECT_ERR(SCRIPT_ERR_SCRIPT_SIZE, run_bytes(big, 10001, 0));
+	tu_expect_script_err(SCRIPT_ERR_SCRIPT_SIZE, run_bytes(big, 10001, 0));
 	free(big);
 
 	/* 201 non-push opcodes; CHECKMULTISIG adds its key count */
 	s = repeat_script("1", "NOP", 201, "", &len);
-	EXPECT_ERR(SCRIPT_ERR_OK, run_bytes(s, len, 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run_bytes(s, len, 0));
 	free(s);
 	s = repeat_script("1", "NOP", 202, "", &len);
-	EXPECT_ERR(SCRIPT_ERR_OP_COUNT, run_bytes(s, len, 0));
+	tu_expect_script_err(SCRIPT_ERR_OP_COUNT, run_bytes(s, len, 0));
 	free(s);
 	s = repeat_script("", "NOP", 180,
 	                  "0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 20 CHECKMULTISIG", &len);
-	EXPECT_ERR(SCRIPT_ERR_OK, run_bytes(s, len, SCRIPT_VERIFY_NULLDUMMY));
+	tu_expect_script_err(SCRIPT_ERR_OK, run_bytes(s, len, SCRIPT_VERIFY_NULLDUMMY));
 	free(s);
 	s = repeat_script("", "NOP", 181,
 	                  "0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 20 CHECKMULTISIG", &len);
-	EXPECT_ERR(SCRIPT_ERR_OP_COUNT, run_bytes(s, len, 0));
+	tu_expect_script_err(SCRIPT_ERR_OP_COUNT, run_bytes(s, len, 0));
 	free(s);
 	/* pushes, OP_1..16 and OP_RESERVED do not count */
 	s = repeat_script("0 IF", "RESERVED", 300, "ENDIF 1", &len);
-	EXPECT_ERR(SCRIPT_ERR_OK, run_bytes(s, len, 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run_bytes(s, len, 0));
 	free(s);
 
 	/* 1,000 items, stack and altstack together */
 	s = repeat_script("", "1", 1000, "", &len);
-	EXPECT_ERR(SCRIPT_ERR_OK, run_bytes(s, len, 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run_bytes(s, len, 0));
 	free(s);
 	s = repeat_script("", "1", 1001, "", &len);
-	EXPECT_ERR(SCRIPT_ERR_STACK_SIZE, run_bytes(s, len, 0));
+	tu_expect_script_err(SCRIPT_ERR_STACK_SIZE, run_bytes(s, len, 0));
 	free(s);
 	s = repeat_script("", "1", 999, "TOALTSTACK 1 1", &len);
-	EXPECT_ERR(SCRIPT_ERR_STACK_SIZE, run_bytes(s, len, 0));
+	tu_expect_script_err(SCRIPT_ERR_STACK_SIZE, run_bytes(s, len, 0));
 	free(s);
 	s = repeat_script("", "1", 998, "TOALTSTACK 1 1", &len);
-	EXPECT_ERR(SCRIPT_ERR_OK, run_bytes(s, len, 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run_bytes(s, len, 0));
 	free(s);
 	s = repeat_script("", "1", 998, "3DUP", &len);
-	EXPECT_ERR(SCRIPT_ERR_STACK_SIZE, run_bytes(s, len, 0));
+	tu_expect_script_err(SCRIPT_ERR_STACK_SIZE, run_bytes(s, len, 0));
 	free(s);
 
 	/* CHECKMULTISIG counts */
-	EXPECT_ERR(SCRIPT_ERR_PUBKEY_COUNT, run1("0 0 21 CHECKMULTISIG", 0));
-	EXPECT_ERR(SCRIPT_ERR_PUBKEY_COUNT, run1("0 0 -1 CHECKMULTISIG", 0));
-	EXPECT_ERR(SCRIPT_ERR_SIG_COUNT, run1("0 0 0 2 0 1 CHECKMULTISIG", 0));
-	EXPECT_ERR(SCRIPT_ERR_SIG_COUNT, run1("0 0 -1 0 CHECKMULTISIG", 0));
-	EXPECT_ERR(SCRIPT_ERR_INVALID_STACK_OPERATION, run1("0 1 0 1 CHECKMULTISIG", 0));
-	EXPECT_ERR(SCRIPT_ERR_INVALID_STACK_OPERATION, run1("CHECKMULTISIG", 0));
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("0 0 0 CHECKMULTISIG", 0));
-	EXPECT_ERR(SCRIPT_ERR_CHECKMULTISIGVERIFY, run1("0 0 1 0 1 CHECKMULTISIGVERIFY 1", 0));
+	tu_expect_script_err(SCRIPT_ERR_PUBKEY_COUNT, run1("0 0 21 CHECKMULTISIG", 0));
+	tu_expect_script_err(SCRIPT_ERR_PUBKEY_COUNT, run1("0 0 -1 CHECKMULTISIG", 0));
+	tu_expect_script_err(SCRIPT_ERR_SIG_COUNT, run1("0 0 0 2 0 1 CHECKMULTISIG", 0));
+	tu_expect_script_err(SCRIPT_ERR_SIG_COUNT, run1("0 0 -1 0 CHECKMULTISIG", 0));
+	tu_expect_script_err(SCRIPT_ERR_INVALID_STACK_OPERATION, run1("0 1 0 1 CHECKMULTISIG", 0));
+	tu_expect_script_err(SCRIPT_ERR_INVALID_STACK_OPERATION, run1("CHECKMULTISIG", 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("0 0 0 CHECKMULTISIG", 0));
+	tu_expect_script_err(SCRIPT_ERR_CHECKMULTISIGVERIFY,
+	                     run1("0 0 1 0 1 CHECKMULTISIGVERIFY 1", 0));
 	/* the dummy */
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("1 0 0 CHECKMULTISIG", 0));
-	EXPECT_ERR(SCRIPT_ERR_SIG_NULLDUMMY, run1("1 0 0 CHECKMULTISIG", SCRIPT_VERIFY_NULLDUMMY));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("1 0 0 CHECKMULTISIG", 0));
+	tu_expect_script_err(SCRIPT_ERR_SIG_NULLDUMMY,
+	                     run1("1 0 0 CHECKMULTISIG", SCRIPT_VERIFY_NULLDUMMY));
 }
 
 /* ---- flags on whole spends ------------------------------------------------------ */
@@ -419,39 +433,45 @@ static void test_spend_flags(void **state)
 {
 	(void)state;
 	const uint32_t sw = SCRIPT_VERIFY_P2SH | SCRIPT_VERIFY_WITNESS;
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("0x01 0x05 5 EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_MINIMALDATA, run1("0x01 0x05 5 EQUAL", SCRIPT_VERIFY_MINIMALDATA));
-	EXPECT_ERR(SCRIPT_ERR_MINIMALDATA, run1("0x4c 0x01 0x07", SCRIPT_VERIFY_MINIMALDATA));
+	tu_expect_script_err(SCRIPT_ERR_OK, run1("0x01 0x05 5 EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_MINIMALDATA,
+	                     run1("0x01 0x05 5 EQUAL", SCRIPT_VERIFY_MINIMALDATA));
+	tu_expect_script_err(SCRIPT_ERR_MINIMALDATA,
+	                     run1("0x4c 0x01 0x07", SCRIPT_VERIFY_MINIMALDATA));
 	/* unexecuted pushes are not checked */
-	EXPECT_ERR(SCRIPT_ERR_OK, run1("0 IF 0x01 0x05 ENDIF 1", SCRIPT_VERIFY_MINIMALDATA));
-	EXPECT_ERR(SCRIPT_ERR_OK, run("1", "1", sw));
-	EXPECT_ERR(SCRIPT_ERR_CLEANSTACK, run("1", "1", sw | SCRIPT_VERIFY_CLEANSTACK));
-	EXPECT_ERR(SCRIPT_ERR_OK, run("1 DUP", "EQUAL", 0));
-	EXPECT_ERR(SCRIPT_ERR_SIG_PUSHONLY, run("1 DUP", "EQUAL", SCRIPT_VERIFY_SIGPUSHONLY));
+	tu_expect_script_err(SCRIPT_ERR_OK,
+	                     run1("0 IF 0x01 0x05 ENDIF 1", SCRIPT_VERIFY_MINIMALDATA));
+	tu_expect_script_err(SCRIPT_ERR_OK, run("1", "1", sw));
+	tu_expect_script_err(SCRIPT_ERR_CLEANSTACK, run("1", "1", sw | SCRIPT_VERIFY_CLEANSTACK));
+	tu_expect_script_err(SCRIPT_ERR_OK, run("1 DUP", "EQUAL", 0));
+	tu_expect_script_err(SCRIPT_ERR_SIG_PUSHONLY,
+	                     run("1 DUP", "EQUAL", SCRIPT_VERIFY_SIGPUSHONLY));
 	/* OP_RESERVED counts as a push for IsPushOnly (and fails when run) */
-	EXPECT_ERR(SCRIPT_ERR_BAD_OPCODE, run("RESERVED", "1", SCRIPT_VERIFY_SIGPUSHONLY));
+	tu_expect_script_err(SCRIPT_ERR_BAD_OPCODE,
+	                     run("RESERVED", "1", SCRIPT_VERIFY_SIGPUSHONLY));
 	/* P2SH: redeem script "1" (0x51), its HASH160 */
 	uint8_t redeem = SCRIPT_OP_1, h[20];
 	char spk[128], hex[41];
 	proto_hash160(&redeem, 1, h);
 	proto_hex_encode(h, 20, hex);
 	snprintf(spk, sizeof(spk), "HASH160 0x14 0x%s EQUAL", hex);
-	EXPECT_ERR(SCRIPT_ERR_OK, run("0x01 0x51", spk, SCRIPT_VERIFY_P2SH));
-	EXPECT_ERR(SCRIPT_ERR_SIG_PUSHONLY, run("1 DROP 0x01 0x51", spk, SCRIPT_VERIFY_P2SH));
-	EXPECT_ERR(SCRIPT_ERR_OK, run("1 DROP 0x01 0x51", spk, 0));
+	tu_expect_script_err(SCRIPT_ERR_OK, run("0x01 0x51", spk, SCRIPT_VERIFY_P2SH));
+	tu_expect_script_err(SCRIPT_ERR_SIG_PUSHONLY,
+	                     run("1 DROP 0x01 0x51", spk, SCRIPT_VERIFY_P2SH));
+	tu_expect_script_err(SCRIPT_ERR_OK, run("1 DROP 0x01 0x51", spk, 0));
 	/* redeem script that leaves false */
 	redeem = SCRIPT_OP_0;
 	proto_hash160(&redeem, 1, h);
 	proto_hex_encode(h, 20, hex);
 	snprintf(spk, sizeof(spk), "HASH160 0x14 0x%s EQUAL", hex);
-	EXPECT_ERR(SCRIPT_ERR_EVAL_FALSE, run("0x01 0x00", spk, SCRIPT_VERIFY_P2SH));
-	EXPECT_ERR(SCRIPT_ERR_OK, run("0x01 0x00", spk, 0));
+	tu_expect_script_err(SCRIPT_ERR_EVAL_FALSE, run("0x01 0x00", spk, SCRIPT_VERIFY_P2SH));
+	tu_expect_script_err(SCRIPT_ERR_OK, run("0x01 0x00", spk, 0));
 	/* a redeem script pushed by OP_n: the P2SH of script "\x01" */
 	uint8_t one = 1;
 	proto_hash160(&one, 1, h);
 	proto_hex_encode(h, 20, hex);
 	snprintf(spk, sizeof(spk), "HASH160 0x14 0x%s EQUAL", hex);
-	EXPECT_ERR(SCRIPT_ERR_BAD_OPCODE, run("1", spk, SCRIPT_VERIFY_P2SH));
+	tu_expect_script_err(SCRIPT_ERR_BAD_OPCODE, run("1", spk, SCRIPT_VERIFY_P2SH));
 }
 
 /* ---- lock times ------------------------------------------------------------------- */
@@ -461,43 +481,52 @@ static void test_locktime(void **state)
 	(void)state;
 	const uint32_t F = SCRIPT_VERIFY_CHECKLOCKTIMEVERIFY;
 	struct txparams p = {1, 100, 0};
-	EXPECT_ERR(SCRIPT_ERR_OK, run_tx("", "100 CHECKLOCKTIMEVERIFY", F, &p));
-	EXPECT_ERR(SCRIPT_ERR_OK, run_tx("", "99 CHECKLOCKTIMEVERIFY", F, &p));
-	EXPECT_ERR(SCRIPT_ERR_UNSATISFIED_LOCKTIME, run_tx("", "101 CHECKLOCKTIMEVERIFY", F, &p));
-	EXPECT_ERR(SCRIPT_ERR_OK, run_tx("", "101 CHECKLOCKTIMEVERIFY", 0, &p));
-	EXPECT_ERR(SCRIPT_ERR_NEGATIVE_LOCKTIME, run_tx("", "-1 CHECKLOCKTIMEVERIFY", F, &p));
-	EXPECT_ERR(SCRIPT_ERR_INVALID_STACK_OPERATION, run_tx("", "CHECKLOCKTIMEVERIFY", F, &p));
+	tu_expect_script_err(SCRIPT_ERR_OK, run_tx("", "100 CHECKLOCKTIMEVERIFY", F, &p));
+	tu_expect_script_err(SCRIPT_ERR_OK, run_tx("", "99 CHECKLOCKTIMEVERIFY", F, &p));
+	tu_expect_script_err(SCRIPT_ERR_UNSATISFIED_LOCKTIME,
+	                     run_tx("", "101 CHECKLOCKTIMEVERIFY", F, &p));
+	tu_expect_script_err(SCRIPT_ERR_OK, run_tx("", "101 CHECKLOCKTIMEVERIFY", 0, &p));
+	tu_expect_script_err(SCRIPT_ERR_NEGATIVE_LOCKTIME,
+	                     run_tx("", "-1 CHECKLOCKTIMEVERIFY", F, &p));
+	tu_expect_script_err(SCRIPT_ERR_INVALID_STACK_OPERATION,
+	                     run_tx("", "CHECKLOCKTIMEVERIFY", F, &p));
 	/* times and heights do not compare */
-	EXPECT_ERR(SCRIPT_ERR_UNSATISFIED_LOCKTIME,
-	           run_tx("", "500000000 CHECKLOCKTIMEVERIFY", F, &p));
+	tu_expect_script_err(SCRIPT_ERR_UNSATISFIED_LOCKTIME,
+	                     run_tx("", "500000000 CHECKLOCKTIMEVERIFY", F, &p));
 	/* 5-byte operands are allowed here, 6 are not */
 	p.locktime = 0xffffffffu;
-	EXPECT_ERR(SCRIPT_ERR_OK, run_tx("", "4294967295 CHECKLOCKTIMEVERIFY", F, &p));
-	EXPECT_ERR(SCRIPT_ERR_UNKNOWN_ERROR,
-	           run_tx("", "0x06 0x000000000000 CHECKLOCKTIMEVERIFY", F, &p));
+	tu_expect_script_err(SCRIPT_ERR_OK, run_tx("", "4294967295 CHECKLOCKTIMEVERIFY", F, &p));
+	tu_expect_script_err(SCRIPT_ERR_UNKNOWN_ERROR,
+	                     run_tx("", "0x06 0x000000000000 CHECKLOCKTIMEVERIFY", F, &p));
 	/* a final input would disable the lock: refused */
 	p.locktime = 100;
 	p.sequence = 0xffffffffu;
-	EXPECT_ERR(SCRIPT_ERR_UNSATISFIED_LOCKTIME, run_tx("", "100 CHECKLOCKTIMEVERIFY", F, &p));
+	tu_expect_script_err(SCRIPT_ERR_UNSATISFIED_LOCKTIME,
+	                     run_tx("", "100 CHECKLOCKTIMEVERIFY", F, &p));
 
 	const uint32_t G = SCRIPT_VERIFY_CHECKSEQUENCEVERIFY;
 	struct txparams q = {2, 0, 10};
-	EXPECT_ERR(SCRIPT_ERR_OK, run_tx("", "10 CHECKSEQUENCEVERIFY", G, &q));
-	EXPECT_ERR(SCRIPT_ERR_UNSATISFIED_LOCKTIME, run_tx("", "11 CHECKSEQUENCEVERIFY", G, &q));
-	EXPECT_ERR(SCRIPT_ERR_NEGATIVE_LOCKTIME, run_tx("", "-1 CHECKSEQUENCEVERIFY", G, &q));
+	tu_expect_script_err(SCRIPT_ERR_OK, run_tx("", "10 CHECKSEQUENCEVERIFY", G, &q));
+	tu_expect_script_err(SCRIPT_ERR_UNSATISFIED_LOCKTIME,
+	                     run_tx("", "11 CHECKSEQUENCEVERIFY", G, &q));
+	tu_expect_script_err(SCRIPT_ERR_NEGATIVE_LOCKTIME,
+	                     run_tx("", "-1 CHECKSEQUENCEVERIFY", G, &q));
 	/* the operand's disable bit makes it a NOP */
-	EXPECT_ERR(SCRIPT_ERR_OK, run_tx("", "0x05 0x0000008000 CHECKSEQUENCEVERIFY", G, &q));
+	tu_expect_script_err(SCRIPT_ERR_OK,
+	                     run_tx("", "0x05 0x0000008000 CHECKSEQUENCEVERIFY", G, &q));
 	/* blocks and time units do not compare */
-	EXPECT_ERR(SCRIPT_ERR_UNSATISFIED_LOCKTIME,
-	           run_tx("", "4194304 CHECKSEQUENCEVERIFY", G, &q));
+	tu_expect_script_err(SCRIPT_ERR_UNSATISFIED_LOCKTIME,
+	                     run_tx("", "4194304 CHECKSEQUENCEVERIFY", G, &q));
 	q.version = 1;
-	EXPECT_ERR(SCRIPT_ERR_UNSATISFIED_LOCKTIME, run_tx("", "10 CHECKSEQUENCEVERIFY", G, &q));
+	tu_expect_script_err(SCRIPT_ERR_UNSATISFIED_LOCKTIME,
+	                     run_tx("", "10 CHECKSEQUENCEVERIFY", G, &q));
 	/* Core compares the version unsigned: -1 is version 0xffffffff */
 	q.version = -1;
-	EXPECT_ERR(SCRIPT_ERR_OK, run_tx("", "10 CHECKSEQUENCEVERIFY", G, &q));
+	tu_expect_script_err(SCRIPT_ERR_OK, run_tx("", "10 CHECKSEQUENCEVERIFY", G, &q));
 	q.version = 2;
 	q.sequence = 10 | SCRIPT_SEQUENCE_LOCKTIME_DISABLE;
-	EXPECT_ERR(SCRIPT_ERR_UNSATISFIED_LOCKTIME, run_tx("", "10 CHECKSEQUENCEVERIFY", G, &q));
+	tu_expect_script_err(SCRIPT_ERR_UNSATISFIED_LOCKTIME,
+	                     run_tx("", "10 CHECKSEQUENCEVERIFY", G, &q));
 }
 
 /* ---- witness stacks far over the limit ------------------------------------------ */
@@ -540,28 +569,30 @@ static void test_big_witness_stack(void **state)
 	(void)state;
 	uint8_t idx[2];
 	/* exactly at the edge: dropping to 1,000 continues */
-	EXPECT_ERR(SCRIPT_ERR_CLEANSTACK, run_big_witness("DROP", 1001, NULL, 0));
-	EXPECT_ERR(SCRIPT_ERR_STACK_SIZE, run_big_witness("DROP", 1002, NULL, 0));
+	tu_expect_script_err(SCRIPT_ERR_CLEANSTACK, run_big_witness("DROP", 1001, NULL, 0));
+	tu_expect_script_err(SCRIPT_ERR_STACK_SIZE, run_big_witness("DROP", 1002, NULL, 0));
 	/* far over: only the first opcode runs */
-	EXPECT_ERR(SCRIPT_ERR_CLEANSTACK, run_big_witness("", 5000, NULL, 0));
-	EXPECT_ERR(SCRIPT_ERR_STACK_SIZE, run_big_witness("DROP", 5000, NULL, 0));
-	EXPECT_ERR(SCRIPT_ERR_STACK_SIZE, run_big_witness("DEPTH", 5000, NULL, 0));
-	EXPECT_ERR(SCRIPT_ERR_VERIFY, run_big_witness("VERIFY", 5000, NULL, 0));
-	EXPECT_ERR(SCRIPT_ERR_INVALID_ALTSTACK_OPERATION,
-	           run_big_witness("FROMALTSTACK", 5000, NULL, 0));
+	tu_expect_script_err(SCRIPT_ERR_CLEANSTACK, run_big_witness("", 5000, NULL, 0));
+	tu_expect_script_err(SCRIPT_ERR_STACK_SIZE, run_big_witness("DROP", 5000, NULL, 0));
+	tu_expect_script_err(SCRIPT_ERR_STACK_SIZE, run_big_witness("DEPTH", 5000, NULL, 0));
+	tu_expect_script_err(SCRIPT_ERR_VERIFY, run_big_witness("VERIFY", 5000, NULL, 0));
+	tu_expect_script_err(SCRIPT_ERR_INVALID_ALTSTACK_OPERATION,
+	                     run_big_witness("FROMALTSTACK", 5000, NULL, 0));
 	/* PICK deep into the uncounted part, and just past the bottom */
 	idx[0] = 0xce; /* 4046 = 0x0fce */
 	idx[1] = 0x0f;
-	EXPECT_ERR(SCRIPT_ERR_STACK_SIZE, run_big_witness("PICK", 5000, idx, 2));
+	tu_expect_script_err(SCRIPT_ERR_STACK_SIZE, run_big_witness("PICK", 5000, idx, 2));
 	idx[0] = 0x87; /* 4999 = 0x1387: 4999 items remain after the pop */
 	idx[1] = 0x13;
-	EXPECT_ERR(SCRIPT_ERR_INVALID_STACK_OPERATION, run_big_witness("PICK", 5000, idx, 2));
-	EXPECT_ERR(SCRIPT_ERR_INVALID_STACK_OPERATION, run_big_witness("ROLL", 5000, idx, 2));
+	tu_expect_script_err(SCRIPT_ERR_INVALID_STACK_OPERATION,
+	                     run_big_witness("PICK", 5000, idx, 2));
+	tu_expect_script_err(SCRIPT_ERR_INVALID_STACK_OPERATION,
+	                     run_big_witness("ROLL", 5000, idx, 2));
 	idx[0] = 0x86; /* 4998 */
-	EXPECT_ERR(SCRIPT_ERR_STACK_SIZE, run_big_witness("ROLL", 5000, idx, 2));
+	tu_expect_script_err(SCRIPT_ERR_STACK_SIZE, run_big_witness("ROLL", 5000, idx, 2));
 	/* elements over 520 bytes anywhere in the witness */
 	static uint8_t big[521];
-	EXPECT_ERR(SCRIPT_ERR_PUSH_SIZE, run_big_witness("DROP", 5000, big, sizeof(big)));
+	tu_expect_script_err(SCRIPT_ERR_PUSH_SIZE, run_big_witness("DROP", 5000, big, sizeof(big)));
 }
 
 /* ---- asm, names, sigops, CheckTransaction --------------------------------------- */

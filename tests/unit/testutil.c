@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/proto.h"
 #include "tests/unit/testutil.h"
 
 const char *tu_vector(const char *rel)
@@ -35,17 +36,6 @@ uint8_t *tu_read_file(const char *path, size_t *len)
 	return buf;
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 uint8_t *tu_unhex(const char *hex, size_t *len)
 {
 	size_t n = strlen(hex);
@@ -54,7 +44,7 @@ uint8_t *tu_unhex(const char *hex, size_t *len)
 	uint8_t *out = malloc(n / 2 + 1);
 	assert_non_null(out);
 	for (size_t i = 0; i < n / 2; i++) {
-		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+		int hi = proto_hex_digit(hex[2 * i]), lo = proto_hex_digit(hex[2 * i + 1]);
 		if (hi < 0 || lo < 0)
 			fail_msg("bad hex at %zu: %s", 2 * i, hex);
 		out[i] = (uint8_t)(hi << 4 | lo);
@@ -65,28 +55,40 @@ uint8_t *tu_unhex(const char *hex, size_t *len)
 
 char *tu_hex(const uint8_t *data, size_t len)
 {
-	static const char digits[] = "0123456789abcdef";
 	char *s = malloc(2 * len + 1);
 	assert_non_null(s);
-	for (size_t i = 0; i < len; i++) {
-		s[2 * i] = digits[data[i] >> 4];
-		s[2 * i + 1] = digits[data[i] & 15];
-	}
-	s[2 * len] = 0;
+	proto_hex_encode(data, len, s);
 	return s;
 }
 
 void tu_assert_bytes_equal_impl(const void *a, size_t alen, const void *b, size_t blen,
-				const char *file, int line)
+                                const char *file, int line)
 {
 	const uint8_t *x = a, *y = b;
 	size_t n = alen < blen ? alen : blen;
 	for (size_t i = 0; i < n; i++) {
 		if (x[i] != y[i])
-			fail_msg("%s:%d: bytes differ at offset %zu: 0x%02x != 0x%02x (lengths %zu, %zu)",
-				 file, line, i, x[i], y[i], alen, blen);
+			fail_msg("%s:%d: bytes differ at offset %zu: 0x%02x != 0x%02x (lengths "
+			         "%zu, %zu)",
+			         file, line, i, x[i], y[i], alen, blen);
 	}
 	if (alen != blen)
-		fail_msg("%s:%d: lengths differ: %zu != %zu (common prefix equal)", file, line, alen,
-			 blen);
+		fail_msg("%s:%d: lengths differ: %zu != %zu (common prefix equal)", file, line,
+		         alen, blen);
+}
+
+void tu_assert_err_impl(int got, int want, const char *what, const char *file, int line)
+{
+	if (got != want)
+		fail_msg("%s:%d: %s: error %d (%s) != expected %d (%s)", file, line, what, got,
+		         proto_errname(got), want, proto_errname(want));
+}
+
+void tu_assert_hash_hex_impl(const struct proto_hash *h, const char *want, const char *file,
+                             int line)
+{
+	char hex[65];
+	proto_hash_to_hex(h, hex);
+	if (strcmp(hex, want) != 0)
+		fail_msg("%s:%d: hash %s != expected %s", file, line, hex, want);
 }

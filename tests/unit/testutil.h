@@ -17,9 +17,29 @@ uint8_t *tu_unhex(const char *hex, size_t *len);
 /** Hex of bytes into a malloc'd NUL-terminated string. */
 char *tu_hex(const uint8_t *data, size_t len);
 
+struct proto_hash;
+
+/** Assert a proto/ error code, naming both codes, the expression and the line. */
+#define tu_assert_err(got, want) tu_assert_err_impl((got), (want), #got, __FILE__, __LINE__)
+void tu_assert_err_impl(int got, int want, const char *what, const char *file, int line);
+/** Assert a hash, shown in display (reversed) hex order, equals `want`. */
+#define tu_assert_hash_hex(h, want) tu_assert_hash_hex_impl((h), (want), __FILE__, __LINE__)
+void tu_assert_hash_hex_impl(const struct proto_hash *h, const char *want, const char *file,
+                             int line);
+
+/** Assert a script/ error code, naming both (want first; needs script/script.h). */
+#define tu_expect_script_err(want, got)                                                            \
+	do {                                                                                       \
+		int w_ = (want), g_ = (got);                                                       \
+		if (w_ != g_)                                                                      \
+			fail_msg("%s:%d: expected %s, got %s", __FILE__, __LINE__,                 \
+			         script_error_name(w_), script_error_name(g_));                    \
+	} while (0)
+
 /** Assert two byte ranges are equal, printing the first difference and both lengths. */
-#define tu_assert_bytes_equal(a, alen, b, blen) tu_assert_bytes_equal_impl(a, alen, b, blen, __FILE__, __LINE__)
+#define tu_assert_bytes_equal(a, alen, b, blen)                                                    \
+	tu_assert_bytes_equal_impl(a, alen, b, blen, __FILE__, __LINE__)
 void tu_assert_bytes_equal_impl(const void *a, size_t alen, const void *b, size_t blen,
-				const char *file, int line);
+                                const char *file, int line);
 
 #endif
