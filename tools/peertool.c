@@ -22,27 +22,34 @@ struct subcommand {
 };
 
 static const struct subcommand subcommands[] = {
-	{"decode-tx", peertool_decode_tx, "decode-tx [--hex] FILE|-      print a transaction as JSON"},
-	{"decode-block", peertool_decode_block,
-	 "decode-block [--hex] FILE|-   print a block as JSON (getblock HASH 2 shape)"},
-	{"decode-msg", peertool_decode_msg,
-	 "decode-msg [--hex] FILE|-     print a framed P2P message as JSON"},
-	{"verify-tx", peertool_verify_tx,
-	 "verify-tx --prevouts FILE [--flags LIST] TX\n"
-	 "                                verify every input's script"},
-	{"verify-block", peertool_verify_block,
-	 "verify-block --prevouts FILE [--flags LIST] [--par N] BLOCK\n"
-	 "                                verify every input of a block on N threads"},
+    {"decode-tx", peertool_decode_tx,
+     "decode-tx [--hex] [--chain NAME] FILE|-\n"
+     "                                print a transaction as JSON (decoderawtransaction shape)"},
+    {"decode-block", peertool_decode_block,
+     "decode-block [--hex] [--chain NAME] FILE|-\n"
+     "                                print a block as JSON (getblock HASH 2 shape)"},
+    {"decode-msg", peertool_decode_msg,
+     "decode-msg [--hex] [--chain NAME] FILE|-\n"
+     "                                print a framed P2P message as JSON"},
+    {"verify-tx", peertool_verify_tx,
+     "verify-tx --prevouts FILE [--flags LIST] TX\n"
+     "                                verify every input's script"},
+    {"verify-block", peertool_verify_block,
+     "verify-block --prevouts FILE [--flags LIST] [--par N] BLOCK\n"
+     "                                verify every input of a block on N threads"},
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out, "Usage: peertool COMMAND [ARGS...]\n\n"
-		     "Offline tools for Bitcoin P2P data. FILE may be '-' for stdin.\n\n"
-		     "Commands:\n");
+	             "Offline tools for Bitcoin P2P data. FILE may be '-' for stdin.\n\n"
+	             "Commands:\n");
 	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
 		fprintf(out, "  %s\n", subcommands[i].usage);
-	fprintf(out, "\nErrors print one line naming the problem and the byte offset; exit code 1.\n");
+	fprintf(out,
+	        "\n--chain (main, test, testnet4, signet, regtest; default main, or the\n"
+	        "frame's network for decode-msg) picks the network of addresses.\n"
+	        "Errors print one line naming the problem and the byte offset; exit code 1.\n");
 }
 
 void peertool_error(const char *cmd, const char *fmt, ...)
@@ -68,7 +75,7 @@ static uint8_t *read_all(const char *cmd, const char *path, size_t *len)
 		if (n == cap) {
 			if (cap >= PEERTOOL_MAX_INPUT) {
 				peertool_error(cmd, "%s: input larger than %zu bytes", path,
-					       (size_t)PEERTOOL_MAX_INPUT);
+				               (size_t)PEERTOOL_MAX_INPUT);
 				goto fail;
 			}
 			uint8_t *p = xrealloc(buf, cap * 2);

@@ -7,33 +7,65 @@
 #include "tools/peertool.h"
 #include "tools/peertool_json.h"
 
-/* Parse "[--hex] FILE|-"; returns the path or NULL after a usage error. */
-static const char *parse_args(int argc, char **argv, int *hex)
+/** What decode-tx, decode-block and decode-msg accept. */
+struct decode_args {
+	const char *path;
+	int hex;
+	/* Network for addresses; NULL when not given (decode-msg then takes
+	 * the frame's). */
+	const struct proto_params *net;
+};
+
+/* Parse "[--hex] [--chain NAME] FILE|-"; 0, or 2 after a usage error. */
+static int parse_args(int argc, char **argv, struct decode_args *a)
 {
-	const char *path = NULL;
-	*hex = 0;
+	const char *cmd = argv[0];
+	memset(a, 0, sizeof(*a));
 	for (int i = 1; i < argc; i++) {
+		const char *chain = NULL;
 		if (!strcmp(argv[i], "--hex")) {
-			*hex = 1;
-		} else if (argv[i][0] == '-' && argv[i][1] && !path) {
-			peertool_error(argv[0], "unknown option '%s'", argv[i]);
-			return NULL;
-		} else if (!path) {
-			path = argv[i];
+			a->hex = 1;
+		} else if (!strcmp(argv[i], "--chain")) {
+			if (i + 1 >= argc) {
+				peertool_error(cmd, "--chain needs a value");
+				return 2;
+			}
+			chain = argv[++i];
+		} else if (!strncmp(argv[i], "--chain=", 8)) {
+			chain = argv[i] + 8;
+		} else if (argv[i][0] == '-' && argv[i][1] && !a->path) {
+			peertool_error(cmd, "unknown option '%s'", argv[i]);
+			return 2;
+		} else if (!a->path) {
+			a->path = argv[i];
 		} else {
-			peertool_error(argv[0], "unexpected argument '%s'", argv[i]);
-			return NULL;
+			peertool_error(cmd, "unexpected argument '%s'", argv[i]);
+			return 2;
+		}
+		if (chain && !(a->net = proto_params_by_name(chain))) {
+			peertool_error(cmd,
+			               "unknown chain '%s' (main, test, testnet4, signet, regtest)",
+			               chain);
+			return 2;
 		}
 	}
-	if (!path)
-		peertool_error(argv[0], "usage: peertool %s [--hex] FILE|-", argv[0]);
-	return path;
+	if (!a->path) {
+		peertool_error(cmd, "usage: peertool %s [--hex] [--chain NAME] FILE|-", cmd);
+		return 2;
+	}
+	return 0;
+}
+
+/* Addresses default to mainnet's, as bitcoin-cli's do. */
+static const struct proto_params *net_or_main(const struct proto_params *net)
+{
+	return net ? net : proto_params(PROTO_NET_MAIN);
 }
 
 static int decode_error(const char *cmd, const char *what, int err, size_t off)
 {
 	peertool_error(cmd, "invalid %s at byte %zu: %s (%s)", what, off, proto_strerror(err),
-		       proto_errname(err));
+	               proto_errname(err));
 	return 1;
 }
 
@@ -48,12 +80,12 @@ static int print_json(const char *cmd, json_t *v)
 
 int peertool_decode_tx(int argc, char **argv)
 {
-	int hex, rc = 1;
+	struct decode_args a;
+	int rc = parse_args(argc, argv, &a);
 	size_t len, off = 0;
-	const char *path = parse_args(argc, argv, &hex);
-	if (!path)
-		return 2;
-	uint8_t *data = peertool_read_input(argv[0], path, hex, &len);
+	if (rc)
+		return rc;
+	uint8_t *data = peertool_read_input(argv[0], a.path, a.hex, &len);
 	if (!data)
 		return 1;
 	struct proto_tx tx;
@@ -62,7 +94,7 @@ int peertool_decode_tx(int argc, char **argv)
 	if (err)
 		rc = decode_error(argv[0], "transaction", err, off);
 	else
-		rc = print_json(argv[0], peertool_json_tx(&tx, 0));
+		rc = print_json(argv[0], peertool_json_tx(&tx, 0, net_or_main(a.net)));
 	proto_tx_release(&tx);
 	xfree(data);
 	return rc;
@@ -70,12 +102,12 @@ int peertool_decode_tx(int argc, char **argv)
 
 int peertool_decode_block(int argc, char **argv)
 {
-	int hex, rc = 1;
+	struct decode_args a;
+	int rc = parse_args(argc, argv, &a);
 	size_t len, off = 0;
-	const char *path = parse_args(argc, argv, &hex);
-	if (!path)
-		return 2;
-	uint8_t *data = peertool_read_input(argv[0], path, hex, &len);
+	if (rc)
+		return rc;
+	uint8_t *data = peertool_read_input(argv[0], a.path, a.hex, &len);
 	if (!data)
 		return 1;
 	struct proto_block b;
@@ -84,7 +116,7 @@ int peertool_decode_block(int argc, char **argv)
 	if (err)
 		rc = decode_error(argv[0], "block", err, off);
 	else
-		rc = print_json(argv[0], peertool_json_block(&b));
+		rc = print_json(argv[0], peertool_json_block(&b, net_or_main(a.net)));
 	proto_block_release(&b);
 	xfree(data);
 	return rc;
@@ -95,16 +127,26 @@ int peertool_decode_block(int argc, char **argv)
 static const char *inv_type_name(uint32_t t)
 {
 	switch (t) {
-	case PROTO_INV_ERROR: return "ERROR";
-	case PROTO_INV_TX: return "MSG_TX";
-	case PROTO_INV_BLOCK: return "MSG_BLOCK";
-	case PROTO_INV_FILTERED_BLOCK: return "MSG_FILTERED_BLOCK";
-	case PROTO_INV_CMPCT_BLOCK: return "MSG_CMPCT_BLOCK";
-	case PROTO_INV_WTX: return "MSG_WTX";
-	case PROTO_INV_WITNESS_TX: return "MSG_WITNESS_TX";
-	case PROTO_INV_WITNESS_BLOCK: return "MSG_WITNESS_BLOCK";
-	case PROTO_INV_FILTERED_WITNESS_BLOCK: return "MSG_FILTERED_WITNESS_BLOCK";
-	default: return NULL;
+	case PROTO_INV_ERROR:
+		return "ERROR";
+	case PROTO_INV_TX:
+		return "MSG_TX";
+	case PROTO_INV_BLOCK:
+		return "MSG_BLOCK";
+	case PROTO_INV_FILTERED_BLOCK:
+		return "MSG_FILTERED_BLOCK";
+	case PROTO_INV_CMPCT_BLOCK:
+		return "MSG_CMPCT_BLOCK";
+	case PROTO_INV_WTX:
+		return "MSG_WTX";
+	case PROTO_INV_WITNESS_TX:
+		return "MSG_WITNESS_TX";
+	case PROTO_INV_WITNESS_BLOCK:
+		return "MSG_WITNESS_BLOCK";
+	case PROTO_INV_FILTERED_WITNESS_BLOCK:
+		return "MSG_FILTERED_WITNESS_BLOCK";
+	default:
+		return NULL;
 	}
 }
 
@@ -133,13 +175,20 @@ static json_t *json_netaddr(const struct proto_netaddr *a)
 static const char *bip155_name(uint8_t net)
 {
 	switch (net) {
-	case PROTO_BIP155_IPV4: return "ipv4";
-	case PROTO_BIP155_IPV6: return "ipv6";
-	case PROTO_BIP155_TORV2: return "onion_v2";
-	case PROTO_BIP155_TORV3: return "onion";
-	case PROTO_BIP155_I2P: return "i2p";
-	case PROTO_BIP155_CJDNS: return "cjdns";
-	default: return "unknown";
+	case PROTO_BIP155_IPV4:
+		return "ipv4";
+	case PROTO_BIP155_IPV6:
+		return "ipv6";
+	case PROTO_BIP155_TORV2:
+		return "onion_v2";
+	case PROTO_BIP155_TORV3:
+		return "onion";
+	case PROTO_BIP155_I2P:
+		return "i2p";
+	case PROTO_BIP155_CJDNS:
+		return "cjdns";
+	default:
+		return "unknown";
 	}
 }
 
@@ -154,7 +203,7 @@ static json_t *json_addr_entry(const struct proto_addr_entry *e)
 	    inet_ntop(AF_INET, e->addr, buf, sizeof(buf)))
 		json_object_set_new(o, "address", json_string(buf));
 	else if ((e->net == PROTO_BIP155_IPV6 || e->net == PROTO_BIP155_CJDNS) &&
-		 e->addr_len == 16 && inet_ntop(AF_INET6, e->addr, buf, sizeof(buf)))
+	         e->addr_len == 16 && inet_ntop(AF_INET6, e->addr, buf, sizeof(buf)))
 		json_object_set_new(o, "address", json_string(buf));
 	else
 		json_object_set_new(o, "address", peertool_json_hex(e->addr, e->addr_len));
@@ -184,7 +233,8 @@ static json_t *json_inv(const struct proto_inv *inv)
 	for (uint32_t i = 0; i < inv->n; i++) {
 		json_t *e = json_object();
 		const char *name = inv_type_name(inv->v[i].type);
-		json_object_set_new(e, "type", name ? json_string(name) : json_integer(inv->v[i].type));
+		json_object_set_new(e, "type",
+		                    name ? json_string(name) : json_integer(inv->v[i].type));
 		json_object_set_new(e, "hash", peertool_json_hash(&inv->v[i].hash));
 		json_array_append_new(arr, e);
 	}
@@ -194,7 +244,7 @@ static json_t *json_inv(const struct proto_inv *inv)
 	return o;
 }
 
-static json_t *json_payload(struct proto_msg *m)
+static json_t *json_payload(struct proto_msg *m, const struct proto_params *net)
 {
 	json_t *o, *arr;
 	switch (m->cmd) {
@@ -228,9 +278,9 @@ static json_t *json_payload(struct proto_msg *m)
 		json_object_set_new(o, "headers", arr);
 		return o;
 	case PROTO_CMD_TX:
-		return peertool_json_tx(&m->tx, 0);
+		return peertool_json_tx(&m->tx, 0, net);
 	case PROTO_CMD_BLOCK:
-		return peertool_json_block(&m->block);
+		return peertool_json_block(&m->block, net);
 	case PROTO_CMD_ADDR:
 	case PROTO_CMD_ADDRV2:
 		o = json_object();
@@ -240,7 +290,7 @@ static json_t *json_payload(struct proto_msg *m)
 		json_object_set_new(o, "count", json_integer(m->addr.n));
 		if (m->addr.n_skipped)
 			json_object_set_new(o, "skipped_unknown_networks",
-					    json_integer(m->addr.n_skipped));
+			                    json_integer(m->addr.n_skipped));
 		json_object_set_new(o, "addresses", arr);
 		return o;
 	case PROTO_CMD_FEEFILTER:
@@ -259,13 +309,14 @@ static json_t *json_payload(struct proto_msg *m)
 
 int peertool_decode_msg(int argc, char **argv)
 {
-	int hex, rc = 1;
+	struct decode_args a;
 	size_t len, off = 0;
 	const char *cmd = argv[0];
-	const char *path = parse_args(argc, argv, &hex);
-	if (!path)
-		return 2;
-	uint8_t *data = peertool_read_input(cmd, path, hex, &len);
+	int rc = parse_args(argc, argv, &a);
+	if (rc)
+		return rc;
+	rc = 1;
+	uint8_t *data = peertool_read_input(cmd, a.path, a.hex, &len);
 	if (!data)
 		return 1;
 	struct proto_msg m;
@@ -273,12 +324,19 @@ int peertool_decode_msg(int argc, char **argv)
 	struct proto_frame_header h;
 	const struct proto_params *net = len >= 4 ? proto_params_by_magic(proto_le32(data)) : NULL;
 	if (len < PROTO_HEADER_SIZE) {
-		peertool_error(cmd, "truncated frame header: %zu of %u bytes", len, PROTO_HEADER_SIZE);
+		peertool_error(cmd, "truncated frame header: %zu of %u bytes", len,
+		               PROTO_HEADER_SIZE);
 		goto out;
 	}
 	if (!net) {
 		peertool_error(cmd, "unknown network magic %02x%02x%02x%02x at byte 0", data[0],
-			       data[1], data[2], data[3]);
+		               data[1], data[2], data[3]);
+		goto out;
+	}
+	/* The frame names its network; --chain only asserts which one. */
+	if (a.net && a.net != net) {
+		peertool_error(cmd, "network magic %02x%02x%02x%02x at byte 0 is %s's, not %s's",
+		               data[0], data[1], data[2], data[3], net->name, a.net->name);
 		goto out;
 	}
 	int err = proto_frame_header_parse(data, net->magic, &h);
@@ -288,13 +346,15 @@ int peertool_decode_msg(int argc, char **argv)
 		goto out;
 	}
 	if (len - PROTO_HEADER_SIZE < h.length) {
-		peertool_error(cmd, "truncated payload at byte %zu: header says %" PRIu32
-			       " bytes, %zu present", len, h.length, len - PROTO_HEADER_SIZE);
+		peertool_error(cmd,
+		               "truncated payload at byte %zu: header says %" PRIu32
+		               " bytes, %zu present",
+		               len, h.length, len - PROTO_HEADER_SIZE);
 		goto out;
 	}
 	if (len - PROTO_HEADER_SIZE > h.length) {
 		peertool_error(cmd, "trailing bytes at byte %zu after the %" PRIu32 "-byte payload",
-			       PROTO_HEADER_SIZE + (size_t)h.length, h.length);
+		               PROTO_HEADER_SIZE + (size_t)h.length, h.length);
 		goto out;
 	}
 	const uint8_t *payload = data + PROTO_HEADER_SIZE;
@@ -317,7 +377,7 @@ int peertool_decode_msg(int argc, char **argv)
 			decode_error(cmd, h.command, err, PROTO_HEADER_SIZE + off);
 			goto out;
 		}
-		json_object_set_new(o, "payload", json_payload(&m));
+		json_object_set_new(o, "payload", json_payload(&m, net));
 	}
 	rc = print_json(cmd, o);
 out:

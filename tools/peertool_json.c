@@ -7,10 +7,12 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "script/script.h"
+#include "tools/peertool.h"
 
 /* Marks an amount string for peertool_json_print; never appears in hex or
  * in anything a user controls in the positions we print. */
-#define RAW_TAG "\x01" "raw:"
+#define RAW_TAG         "\x01raw:" /* 'r' is no hex digit: the escape ends at 01 */
 #define RAW_TAG_ESCAPED "\"\\u0001raw:"
 
 json_t *peertool_json_hex(const uint8_t *data, size_t len)
@@ -36,7 +38,7 @@ json_t *peertool_json_amount(int64_t sats)
 	char buf[64];
 	uint64_t abs = sats < 0 ? (uint64_t)0 - (uint64_t)sats : (uint64_t)sats;
 	snprintf(buf, sizeof(buf), RAW_TAG "%s%" PRIu64 ".%08" PRIu64, sats < 0 ? "-" : "",
-		 abs / (uint64_t)PROTO_COIN, abs % (uint64_t)PROTO_COIN);
+	         abs / (uint64_t)PROTO_COIN, abs % (uint64_t)PROTO_COIN);
 	return json_string(buf);
 }
 
@@ -80,6 +82,39 @@ int peertool_json_print(json_t *v)
 	return 0;
 }
 
+/* Core's ScriptToAsmStr as a JSON string. */
+static json_t *json_asm(const uint8_t *script, size_t len, bool sighash_decode)
+{
+	struct proto_writer w;
+	json_t *v = NULL;
+	proto_writer_init(&w);
+	if (script_to_asm(script, len, sighash_decode, &w) == 0)
+		v = w.len ? json_stringn((const char *)w.buf, w.len) : json_string("");
+	proto_writer_release(&w);
+	return v;
+}
+
+json_t *peertool_json_script_pubkey(const uint8_t *script, size_t len,
+                                    const struct proto_params *net)
+{
+	struct script_solution sol;
+	char addr[SCRIPT_ADDRESS_MAX];
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	/* Core's ScriptToUniv order: asm, desc, hex, address, type. */
+	json_object_set_new(o, "asm", json_asm(script, len, false));
+	char *desc = peertool_descriptor(script, len, net);
+	json_object_set_new(o, "desc", desc ? json_string(desc) : NULL);
+	xfree(desc);
+	json_object_set_new(o, "hex", peertool_json_hex(script, len));
+	if (script_address(script, len, net, addr, sizeof(addr)) == 0)
+		json_object_set_new(o, "address", json_string(addr));
+	json_object_set_new(o, "type",
+	                    json_string(script_type_name(script_solve(script, len, &sol))));
+	return o;
+}
+
 static json_t *json_input(const struct proto_tx *tx, const struct proto_txin *in, int coinbase)
 {
 	json_t *o = json_object();
@@ -92,6 +127,7 @@ static json_t *json_input(const struct proto_tx *tx, const struct proto_txin *in
 		json_object_set_new(o, "txid", peertool_json_hash(&in->prevout.txid));
 		json_object_set_new(o, "vout", json_integer(in->prevout.n));
 		json_t *ss = json_object();
+		json_object_set_new(ss, "asm", json_asm(script, in->script_len, true));
 		json_object_set_new(ss, "hex", peertool_json_hex(script, in->script_len));
 		json_object_set_new(o, "scriptSig", ss);
 	}
@@ -108,7 +144,7 @@ static json_t *json_input(const struct proto_tx *tx, const struct proto_txin *in
 	return o;
 }
 
-json_t *peertool_json_tx(struct proto_tx *tx, int include_hex)
+json_t *peertool_json_tx(struct proto_tx *tx, int include_hex, const struct proto_params *net)
 {
 	proto_tx_compute_ids(tx);
 	json_t *o = json_object();
@@ -132,10 +168,9 @@ json_t *peertool_json_tx(struct proto_tx *tx, int include_hex)
 		json_t *e = json_object();
 		json_object_set_new(e, "value", peertool_json_amount(out->value));
 		json_object_set_new(e, "n", json_integer(i));
-		json_t *spk = json_object();
-		json_object_set_new(spk, "hex",
-				    peertool_json_hex(proto_txout_script(tx, out), out->script_len));
-		json_object_set_new(e, "scriptPubKey", spk);
+		json_object_set_new(
+		    e, "scriptPubKey",
+		    peertool_json_script_pubkey(proto_txout_script(tx, out), out->script_len, net));
 		json_array_append_new(vout, e);
 	}
 	json_object_set_new(o, "vout", vout);
@@ -195,7 +230,7 @@ json_t *peertool_json_header(const struct proto_block_header *h)
 	return o;
 }
 
-json_t *peertool_json_block(struct proto_block *b)
+json_t *peertool_json_block(struct proto_block *b, const struct proto_params *net)
 {
 	json_t *o = json_object();
 	if (!o)
@@ -206,12 +241,12 @@ json_t *peertool_json_block(struct proto_block *b)
 		json_object_set_new(o, "previousblockhash", peertool_json_hash(&b->hdr.prev));
 	uint32_t weight = proto_block_weight(b);
 	json_object_set_new(o, "strippedsize",
-			    json_integer((weight - b->size) / (PROTO_WITNESS_SCALE - 1)));
+	                    json_integer((weight - b->size) / (PROTO_WITNESS_SCALE - 1)));
 	json_object_set_new(o, "size", json_integer(b->size));
 	json_object_set_new(o, "weight", json_integer(weight));
 	json_t *txs = json_array();
 	for (uint32_t i = 0; i < b->n_tx; i++)
-		json_array_append_new(txs, peertool_json_tx(&b->txs[i], 1));
+		json_array_append_new(txs, peertool_json_tx(&b->txs[i], 1, net));
 	json_object_set_new(o, "tx", txs);
 	return o;
 }

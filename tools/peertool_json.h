@@ -9,10 +9,19 @@
 
 #include "proto/proto.h"
 
-/** A transaction as decoderawtransaction prints it (computes ids). NULL on OOM. */
-json_t *peertool_json_tx(struct proto_tx *tx, int include_hex);
-/** A block as getblock HASH 2 prints it. NULL on OOM. */
-json_t *peertool_json_block(struct proto_block *b);
+/**
+ * A transaction as decoderawtransaction prints it (computes ids); addresses
+ * and descriptors for network `net`. NULL on OOM.
+ */
+json_t *peertool_json_tx(struct proto_tx *tx, int include_hex, const struct proto_params *net);
+/** A block as getblock HASH 2 prints it, addresses for `net`. NULL on OOM. */
+json_t *peertool_json_block(struct proto_block *b, const struct proto_params *net);
+/**
+ * An output script as Core's ScriptToUniv prints it in a transaction: asm,
+ * desc, hex, address (when it has one), type. NULL on OOM.
+ */
+json_t *peertool_json_script_pubkey(const uint8_t *script, size_t len,
+                                    const struct proto_params *net);
 /** A block header as getblockheader prints it. */
 json_t *peertool_json_header(const struct proto_block_header *h);
 /** Hex of bytes as a JSON string. */

@@ -133,6 +133,11 @@ static const struct prev_entry *map_get(const struct prevmap *m, const struct pr
 
 static int arena_append(struct prevmap *m, const uint8_t *p, size_t n, size_t *off)
 {
+	/* An empty script needs no room, and the arena may not exist yet:
+	 * memcpy from or to NULL is undefined even for 0 bytes. */
+	*off = m->arena_len;
+	if (n == 0)
+		return 0;
 	if (m->arena_cap - m->arena_len < n) {
 		size_t cap = m->arena_cap ? m->arena_cap : 4096;
 		while (cap - m->arena_len < n)
