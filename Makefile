@@ -141,8 +141,19 @@ $(BUILD)/bin/peerd: $(call obj,$(BUILD),$(DAEMON_SRCS)) $(LIB)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)
 
-# peerd with ASan+UBSan: the integration suite runs one scenario with it.
+# The programs again with ASan+UBSan: the integration suite runs against
+# them a second time, so a leak or UB on a real path fails the tests.
 $(BUILD)/asan/bin/peerd: $(call obj,$(BUILD)/asan,$(DAEMON_SRCS)) $(ASAN_LIB)
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS_ALL)
+
+$(BUILD)/asan/bin/peertool: $(call obj,$(BUILD)/asan,$(PEERTOOL_SRCS)) $(ASAN_LIB)
+	$(call msg,LINK,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS_ALL)
+
+$(BUILD)/asan/bin/peerctl: $(call obj,$(BUILD)/asan,$(PEERCTL_SRCS)) $(ASAN_LIB)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS_ALL)
@@ -193,7 +204,7 @@ fuzz: $(FUZZERS)
 deps:
 	@scripts/deps.sh
 
-ASAN_BINS := $(if $(DAEMON_SRCS),$(BUILD)/asan/bin/peerd)
+ASAN_BINS := $(patsubst $(BUILD)/bin/%,$(BUILD)/asan/bin/%,$(BINS))
 test-build: $(BINS) $(ASAN_BINS) $(TESTS) $(ASAN_TESTS) $(TSAN_TESTS) $(FUZZERS)
 
 # Build in parallel, then run the suites one after another so their output

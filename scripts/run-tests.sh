@@ -82,13 +82,15 @@ suite_integration() {
 	[ -d tests/integration ] || return 0
 	ls tests/integration/test_*.py >/dev/null 2>&1 || return 0
 	echo "== integration tests (pytest)"
-	BUILD="$BUILD" run "integration" "$PYTHON" -m pytest -q tests/integration
-	if [ -x "$BUILD/asan/bin/peerd" ]; then
-		echo "== daemon integration tests against an ASan+UBSan peerd (leaks fail)"
+	BUILD="$BUILD" run "integration" "$PYTHON" -m pytest -q -p no:cacheprovider tests/integration
+	if [ -x "$BUILD/asan/bin/peerd" ] && [ -x "$BUILD/asan/bin/peertool" ] &&
+		[ -x "$BUILD/asan/bin/peerctl" ]; then
+		echo "== integration tests against ASan+UBSan binaries (leaks fail)"
 		BUILD="$BUILD" PEERD_BIN="$BUILD/asan/bin/peerd" \
+			PEERTOOL_BIN="$BUILD/asan/bin/peertool" PEERCTL_BIN="$BUILD/asan/bin/peerctl" \
 			ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-			run "integration-asan" "$PYTHON" -m pytest -q tests/integration \
-			-k "daemon and not valgrind"
+			run "integration-asan" "$PYTHON" -m pytest -q -p no:cacheprovider tests/integration \
+			-k "not valgrind and not systemd"
 	fi
 }
 
