@@ -36,24 +36,6 @@
 
 /* ---- Solver ----------------------------------------------------------- */
 
-/* CPubKey's size rule: the header byte fixes the length (hybrid 06/07 too). */
-static bool pubkey_valid_size(const uint8_t *p, size_t len)
-{
-	if (len == 0)
-		return false;
-	switch (p[0]) {
-	case 0x02:
-	case 0x03:
-		return len == 33;
-	case 0x04:
-	case 0x06:
-	case 0x07:
-		return len == 65;
-	default:
-		return false;
-	}
-}
-
 /* Core's GetScriptNumber for multisig counts: OP_1..OP_16, or a minimal
  * push of a minimally encoded script number of at most 4 bytes. */
 static bool template_number(uint8_t op, const uint8_t *data, uint32_t len, long min, long max,
@@ -101,7 +83,7 @@ static bool match_multisig(const uint8_t *s, size_t len, struct script_solution 
 	    !template_number(op, data, dlen, 1, SCRIPT_MAX_PUBKEYS_PER_MULTISIG, &required))
 		return false;
 	/* A failed read leaves op at OP_INVALIDOPCODE, which is no number. */
-	while (script_get_op(&pc, end, &op, &data, &dlen) && pubkey_valid_size(data, dlen)) {
+	while (script_get_op(&pc, end, &op, &data, &dlen) && script_pubkey_size_ok(data, dlen)) {
 		/* More keys than any count can match: Core's size check fails too. */
 		if (n == SCRIPT_MAX_PUBKEYS_PER_MULTISIG)
 			return false;
@@ -151,7 +133,7 @@ enum script_type script_solve(const uint8_t *s, size_t len, struct script_soluti
 	if (len >= 1 && s[0] == SCRIPT_OP_RETURN && script_is_push_only(s + 1, len - 1))
 		return sol->type = SCRIPT_TYPE_NULL_DATA;
 	if ((len == 35 || len == 67) && s[0] == len - 2 && s[len - 1] == SCRIPT_OP_CHECKSIG &&
-	    pubkey_valid_size(s + 1, len - 2)) {
+	    script_pubkey_size_ok(s + 1, len - 2)) {
 		sol->data = (struct script_span){s + 1, len - 2};
 		return sol->type = SCRIPT_TYPE_PUBKEY;
 	}

@@ -106,6 +106,8 @@ int script_find_and_delete(const uint8_t *script, size_t len, const uint8_t *sig
 
 /** Core's CheckSignatureEncoding; 0 or the negated error. */
 int script_check_sig_encoding(const uint8_t *sig, size_t len, uint32_t flags);
+/** CPubKey's size rule: the header byte fixes the length (33, or 65 for 04/06/07). */
+bool script_pubkey_size_ok(const uint8_t *pub, size_t len);
 /** Core's CheckPubKeyEncoding; 0 or the negated error. */
 int script_check_pubkey_encoding(const uint8_t *pub, size_t len, uint32_t flags,
                                  enum script_sigversion sv);

@@ -220,8 +220,7 @@ int script_check_pubkey_encoding(const uint8_t *pub, size_t len, uint32_t flags,
 	return 0;
 }
 
-/* CPubKey's size rule: the header byte fixes the length (hybrid 06/07 too). */
-static bool pubkey_size_ok(const uint8_t *pub, size_t len)
+bool script_pubkey_size_ok(const uint8_t *pub, size_t len)
 {
 	if (len == 0)
 		return false;
@@ -245,7 +244,7 @@ bool script_check_ecdsa(struct script_exec *ex, const uint8_t *sig, size_t sig_l
 	secp256k1_pubkey pk;
 	secp256k1_ecdsa_signature s;
 	uint8_t hash[32];
-	if (!pubkey_size_ok(pub, pub_len) || sig_len == 0)
+	if (!script_pubkey_size_ok(pub, pub_len) || sig_len == 0)
 		return false;
 	/* the hashtype byte: one byte, serialized as a 32-bit value */
 	uint32_t hash_type = sig[sig_len - 1];

@@ -78,16 +78,26 @@ static int print_json(const char *cmd, json_t *v)
 	return rc;
 }
 
+/* Parse the arguments and read the input: NULL with *rc set on failure. */
+static uint8_t *load_input(int argc, char **argv, struct decode_args *a, size_t *len, int *rc)
+{
+	*rc = parse_args(argc, argv, a);
+	if (*rc)
+		return NULL;
+	uint8_t *data = peertool_read_input(argv[0], a->path, a->hex, len);
+	if (!data)
+		*rc = 1;
+	return data;
+}
+
 int peertool_decode_tx(int argc, char **argv)
 {
 	struct decode_args a;
-	int rc = parse_args(argc, argv, &a);
 	size_t len, off = 0;
-	if (rc)
-		return rc;
-	uint8_t *data = peertool_read_input(argv[0], a.path, a.hex, &len);
+	int rc;
+	uint8_t *data = load_input(argc, argv, &a, &len, &rc);
 	if (!data)
-		return 1;
+		return rc;
 	struct proto_tx tx;
 	proto_tx_init(&tx);
 	int err = proto_tx_decode_buf(data, len, &tx, &off);
@@ -103,13 +113,11 @@ int peertool_decode_tx(int argc, char **argv)
 int peertool_decode_block(int argc, char **argv)
 {
 	struct decode_args a;
-	int rc = parse_args(argc, argv, &a);
 	size_t len, off = 0;
-	if (rc)
-		return rc;
-	uint8_t *data = peertool_read_input(argv[0], a.path, a.hex, &len);
+	int rc;
+	uint8_t *data = load_input(argc, argv, &a, &len, &rc);
 	if (!data)
-		return 1;
+		return rc;
 	struct proto_block b;
 	proto_block_init(&b);
 	int err = proto_block_decode(data, len, &b, &off);
@@ -312,13 +320,11 @@ int peertool_decode_msg(int argc, char **argv)
 	struct decode_args a;
 	size_t len, off = 0;
 	const char *cmd = argv[0];
-	int rc = parse_args(argc, argv, &a);
-	if (rc)
+	int rc;
+	uint8_t *data = load_input(argc, argv, &a, &len, &rc);
+	if (!data)
 		return rc;
 	rc = 1;
-	uint8_t *data = peertool_read_input(cmd, a.path, a.hex, &len);
-	if (!data)
-		return 1;
 	struct proto_msg m;
 	proto_msg_init(&m);
 	struct proto_frame_header h;
