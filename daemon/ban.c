@@ -3,7 +3,7 @@
  *
  * Misbehaviour (a count over its limit: inv/getdata 50,000, headers 2,000,
  * addr 1,000) disconnects the peer at once and discourages its address:
- * the address goes into a bounded set (DISCOURAGE_MAX, remembering at
+ * the address goes into a bounded set (BAN_DISCOURAGE_MAX, remembering at
  * least half of that many addresses, like Core's rolling filter), which
  * makes a later inbound connection from it the first to be refused when
  * slots are scarce (net.c). Manual peers (connect=, addnode) and local
@@ -28,10 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/** Discouraged addresses remembered (Core's rolling filter size). */
-#define DISCOURAGE_MAX 50000u
-/** setban entries at most. */
-#define BAN_MAX_ENTRIES 10000u
+/* BAN_DISCOURAGE_MAX and BAN_MAX_ENTRIES are in daemon.h. */
 /** banlist.json entry version (Core's CBanEntry::CURRENT_VERSION). */
 #define BAN_ENTRY_VERSION 1
 
@@ -259,7 +256,7 @@ int ban_init(struct daemon *d)
 {
 	struct ban_state *s = &d->ban;
 	memset(s, 0, sizeof(*s));
-	hset_init(&s->discouraged, DISCOURAGE_MAX);
+	hset_init(&s->discouraged, BAN_DISCOURAGE_MAX);
 	size_t n = strlen(d->conf->datadir) + sizeof("/banlist.json");
 	s->path = xmalloc(n);
 	if (!s->path)
@@ -391,7 +388,7 @@ void ban_clear(struct daemon *d)
 	s->n = 0;
 	/* Core's clearbanned also forgets discouragement. */
 	hset_release(&s->discouraged);
-	hset_init(&s->discouraged, DISCOURAGE_MAX);
+	hset_init(&s->discouraged, BAN_DISCOURAGE_MAX);
 	s->dirty = true;
 	(void)ban_save(d);
 }

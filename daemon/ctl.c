@@ -170,9 +170,8 @@ static json_t *error_obj(json_t *id, int code, const char *fmt, ...)
 }
 
 /* One request object; a response, or NULL for a notification. */
-static json_t *handle_request(struct ctl_client *c, json_t *req)
+static json_t *handle_request(struct daemon *d, json_t *req, unsigned *flags)
 {
-	struct daemon *d = c->d;
 	if (!json_is_object(req))
 		return error_obj(NULL, CTL_INVALID_REQUEST,
 		                 "Invalid Request: a request must be a JSON object");
@@ -202,7 +201,7 @@ static json_t *handle_request(struct ctl_client *c, json_t *req)
 	DLOG_DBG(&d->log, DLOG_CTL, "request %s", json_string_value(method));
 	ctl_call(d, json_string_value(method), params, &res);
 	if (res.stop)
-		c->stop_after_write = true;
+		*flags |= CTL_REPLY_STOP;
 	if (notification) {
 		json_decref(res.result);
 		return NULL;
@@ -216,47 +215,66 @@ static json_t *handle_request(struct ctl_client *c, json_t *req)
 	return out;
 }
 
-static void handle_line(struct ctl_client *c, const char *line, size_t len)
+json_t *ctl_reply(struct daemon *d, const char *line, size_t len, unsigned *flags)
 {
+	*flags = 0;
 	size_t i = 0;
 	while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
 		i++;
 	if (i == len)
-		return; /* blank line */
+		return NULL; /* blank line */
 	json_error_t jerr;
 	json_t *v = json_loadb(line, len, JSON_DECODE_ANY, &jerr);
 	if (!v) {
-		send_json(c, error_obj(NULL, CTL_PARSE_ERROR, "Parse error: %s (column %d)",
-		                       jerr.text, jerr.column));
-		c->close_after_write = true;
-		return;
+		*flags |= CTL_REPLY_CLOSE;
+		return error_obj(NULL, CTL_PARSE_ERROR, "Parse error: %s (column %d)", jerr.text,
+		                 jerr.column);
 	}
+	json_t *out;
 	if (json_is_array(v)) {
 		if (json_array_size(v) == 0) {
-			send_json(c, error_obj(NULL, CTL_INVALID_REQUEST,
-			                       "Invalid Request: empty batch"));
 			json_decref(v);
-			return;
+			return error_obj(NULL, CTL_INVALID_REQUEST, "Invalid Request: empty batch");
 		}
-		json_t *out = json_array();
+		out = json_array();
 		size_t k;
 		json_t *req;
 		json_array_foreach(v, k, req)
 		{
-			json_t *r = handle_request(c, req);
+			json_t *r = handle_request(d, req, flags);
 			if (r && out)
 				json_array_append_new(out, r);
 			else
 				json_decref(r);
 		}
-		if (out && json_array_size(out))
-			send_json(c, out);
-		else
+		/* A batch of notifications only gets no reply at all (JSON-RPC 2.0). */
+		if (out && !json_array_size(out)) {
 			json_decref(out);
+			out = NULL;
+		}
 	} else {
-		send_json(c, handle_request(c, v));
+		out = handle_request(d, v, flags);
 	}
 	json_decref(v);
+	return out;
+}
+
+static void handle_line(struct ctl_client *c, const char *line, size_t len)
+{
+	unsigned flags;
+	json_t *r = ctl_reply(c->d, line, len, &flags);
+	if (flags & CTL_REPLY_STOP)
+		c->stop_after_write = true;
+	send_json(c, r);
+	if (flags & CTL_REPLY_CLOSE)
+		c->close_after_write = true;
+	/* A stop sent as a notification gets no reply, so write_cb would
+	 * never start the shutdown (and the client would never be closed):
+	 * start it now. */
+	if (c->stop_after_write && !c->pending_writes) {
+		c->stop_after_write = false;
+		daemon_shutdown(c->d, "stop requested on the control socket");
+	}
 }
 
 static void process(struct ctl_client *c)

@@ -564,11 +564,19 @@ static json_t *positional(const struct ctl_method *m, json_t *params, struct ctl
 			json_decref(a);
 			return NULL;
 		}
-		while (json_array_size(a) <= (size_t)idx)
-			json_array_append_new(a, json_null());
-		json_array_set(a, (size_t)idx, v);
+		/* Checked: an append that fails would otherwise loop forever. */
+		while (json_array_size(a) <= (size_t)idx) {
+			if (json_array_append_new(a, json_null()))
+				goto oom;
+		}
+		if (json_array_set(a, (size_t)idx, v))
+			goto oom;
 	}
 	return a;
+oom:
+	fail(res, CTL_INTERNAL_ERROR, "out of memory");
+	json_decref(a);
+	return NULL;
 }
 
 void ctl_call(struct daemon *d, const char *method, json_t *params, struct ctl_result *res)

@@ -287,6 +287,21 @@ void handshake_tick(struct peer *p, uint64_t now_ms);
 
 /* ---- msg_inv.c ------------------------------------------------------- */
 
+/** Known-inventory set per peer (remembers at least half of this). */
+#define INV_KNOWN_MAX 8192u
+/** seen_txs: fingerprints of txids and wtxids received (at least half kept). */
+#define INV_SEEN_TXS_MAX 100000u
+/** Announcements tracked at once, all peers. */
+#define INV_MAX_TRACKED 100000u
+/** Announcements tracked per peer (Core MAX_PEER_TX_ANNOUNCEMENTS). */
+#define INV_MAX_PEER_ANNOUNCEMENTS 5000u
+/** Requests in flight per peer (Core MAX_PEER_TX_REQUEST_IN_FLIGHT). */
+#define INV_MAX_PEER_INFLIGHT 100u
+/** A request unanswered this long falls back to another announcer (Core GETDATA_TX_INTERVAL). */
+#define INV_GETDATA_TX_INTERVAL_MS 60000u
+/** Announcers remembered per transaction. */
+#define INV_MAX_ANNOUNCERS 4u
+
 /** Transaction-request tracker and seen_txs. */
 struct inv_state {
 	struct hset seen_txs;  /**< txids and wtxids of transactions received */
@@ -332,6 +347,11 @@ void addr_release(struct daemon *d);
 void addr_on_msg(struct peer *p, const struct proto_msg *m);
 
 /* ---- ban.c ----------------------------------------------------------- */
+
+/** Discouraged addresses remembered (Core's rolling filter size; at least half kept). */
+#define BAN_DISCOURAGE_MAX 50000u
+/** setban entries at most. */
+#define BAN_MAX_ENTRIES 10000u
 
 /** One setban entry: a subnet of IPv6 space (IPv4 as ::ffff:0:0/96). */
 struct ban_entry {
@@ -468,6 +488,21 @@ struct ctl_result {
  * or NULL. Always fills res.
  */
 void ctl_call(struct daemon *d, const char *method, struct json_t *params, struct ctl_result *res);
+
+/** What ctl_reply asks of the connection, besides sending the reply. */
+enum ctl_reply_flags {
+	CTL_REPLY_CLOSE = 1u << 0, /**< close after the reply: the line was not JSON */
+	CTL_REPLY_STOP = 1u << 1,  /**< the stop method ran: shut down after the reply */
+};
+
+/**
+ * Answer one request line (len bytes, without its newline): a single
+ * request, a batch, or a notification. Returns the reply to write as one
+ * line (a new reference the caller owns), or NULL when nothing is to be
+ * written (a blank line, notifications only, or out of memory). *flags
+ * gets enum ctl_reply_flags bits. Methods run here. Loop thread.
+ */
+struct json_t *ctl_reply(struct daemon *d, const char *line, size_t len, unsigned *flags);
 
 /* ---- stats.c ----------------------------------------------------------- */
 

@@ -32,21 +32,8 @@
 
 #include "base/require.h"
 
-/** Known-inventory set per peer (remembers at least half of this). */
-#define INV_KNOWN_MAX 8192u
-/** seen_txs: fingerprints of txids and wtxids received (at least half kept). */
-#define INV_SEEN_TXS_MAX 100000u
-/** Announcements tracked at once, all peers. */
-#define INV_MAX_TRACKED 100000u
-/** Announcements tracked per peer (Core MAX_PEER_TX_ANNOUNCEMENTS). */
-#define INV_MAX_PEER_ANNOUNCEMENTS 5000u
-/** Requests in flight per peer (Core MAX_PEER_TX_REQUEST_IN_FLIGHT). */
-#define INV_MAX_PEER_INFLIGHT 100u
-/** A request unanswered this long falls back to another announcer (Core GETDATA_TX_INTERVAL). */
-#define INV_GETDATA_TX_INTERVAL_MS 60000u
-/** Announcers remembered per transaction. */
-#define INV_MAX_ANNOUNCERS 4u
-#define INV_NONE           UINT32_MAX
+/* The limits (INV_MAX_*, INV_GETDATA_TX_INTERVAL_MS) are in daemon.h. */
+#define INV_NONE UINT32_MAX
 
 /** One tracked announcement. Peer references are id + 1 (0 = none). */
 struct inv_req {
