@@ -28,27 +28,29 @@
 #include "proto/proto.h"
 
 /** Limits and defaults (named so -help, docs and validation agree). */
-#define CONF_DEFAULT_MAXCONNECTIONS      125
-#define CONF_MAX_MAXCONNECTIONS          100000
-#define CONF_DEFAULT_MAXRECEIVEBUFFER_KB 5000
-#define CONF_DEFAULT_MAXSENDBUFFER_KB    1000
-#define CONF_DEFAULT_PEERTIMEOUT_S       60
+#define CONF_DEFAULT_MAXCONNECTIONS      125    /**< bitcoind's default */
+#define CONF_MAX_MAXCONNECTIONS          100000 /**< a sanity bound on the setting */
+#define CONF_DEFAULT_MAXRECEIVEBUFFER_KB 5000   /**< bitcoind's -maxreceivebuffer */
+#define CONF_DEFAULT_MAXSENDBUFFER_KB    1000   /**< bitcoind's -maxsendbuffer */
+#define CONF_DEFAULT_PEERTIMEOUT_S       60     /**< bitcoind's -peertimeout */
 /** Entries in a repeatable key (bind, connect, addnode, debug). */
 #define CONF_MAX_LIST 64
-#define CONF_MAX_PAR  64
+/** Script threads at most. */
+#define CONF_MAX_PAR 64
 /** Buffers are in units of 1,000 bytes, as bitcoind's; 4 GB is far past any sane setting. */
-#define CONF_MAX_BUFFER_KB     4000000
+#define CONF_MAX_BUFFER_KB 4000000
+/** A day: a handshake slower than that is a stuck peer. */
 #define CONF_MAX_PEERTIMEOUT_S 86400
 /**
  * Free-list capacities: the defaults equal proto/'s (spelled as plain
  * numbers for -help); 1,048,576 script buffers are 512 MiB.
  */
-#define CONF_DEFAULT_BINARYFREELIST 1024
-#define CONF_DEFAULT_SCRIPTFREELIST 12500
-#define CONF_MAX_FREELIST           1048576
+#define CONF_DEFAULT_BINARYFREELIST 1024    /**< PROTO_BINARY_FREELIST_CAP */
+#define CONF_DEFAULT_SCRIPTFREELIST 12500   /**< PROTO_SCRIPT_FREELIST_CAP */
+#define CONF_MAX_FREELIST           1048576 /**< buffers per list at most */
 /** peerctl: seconds to wait for a reply (0 = forever). */
 #define CONF_DEFAULT_RPCCLIENTTIMEOUT_S 30
-#define CONF_MAX_RPCCLIENTTIMEOUT_S     86400
+#define CONF_MAX_RPCCLIENTTIMEOUT_S     86400 /**< a day */
 /** A config file larger than this is refused (a real one is a few KB). */
 #define CONF_MAX_FILE_SIZE (1024 * 1024)
 /** Settings (file lines plus arguments) accepted in total. */
@@ -58,10 +60,13 @@
 /** sun_path holds 108 bytes including the NUL. */
 #define CONF_MAX_SOCKET_PATH 107
 /** Longest host name in connect/addnode (DNS limit). */
-#define CONF_MAX_HOST        253
-#define CONF_CONF_FILENAME   "peerd.conf"
+#define CONF_MAX_HOST 253
+/** The config file looked for in the datadir when -conf is not given. */
+#define CONF_CONF_FILENAME "peerd.conf"
+/** The control socket's name in the datadir (default controlsocket). */
 #define CONF_SOCKET_FILENAME "control.sock"
-#define CONF_DATADIR_NAME    ".peerd"
+/** The default datadir's name under $HOME (outside systemd). */
+#define CONF_DATADIR_NAME ".peerd"
 
 /**
  * Debug categories, as bits of peerd_conf.debug_mask. The names are
@@ -85,20 +90,20 @@ enum conf_debug {
 
 /** Error codes of conf_load. */
 enum conf_err {
-	CONF_OK = 0,
-	CONF_EUSAGE = -1,  /**< bad command line (unknown option, missing value) */
-	CONF_EFILE = -2,   /**< config file unreadable */
-	CONF_ESYNTAX = -3, /**< config file syntax error */
-	CONF_EKEY = -4,    /**< unknown key */
-	CONF_EVALUE = -5,  /**< bad value for a known key */
-	CONF_ENOMEM = -6,  /**< out of memory */
-	CONF_EHELP = -7,   /**< -help or -version was given: print and exit 0 */
-	CONF_ERR__MIN = -7,
+	CONF_OK = 0,        /**< success */
+	CONF_EUSAGE = -1,   /**< bad command line (unknown option, missing value) */
+	CONF_EFILE = -2,    /**< config file unreadable */
+	CONF_ESYNTAX = -3,  /**< config file syntax error */
+	CONF_EKEY = -4,     /**< unknown key */
+	CONF_EVALUE = -5,   /**< bad value for a known key */
+	CONF_ENOMEM = -6,   /**< out of memory */
+	CONF_EHELP = -7,    /**< -help or -version was given: print and exit 0 */
+	CONF_ERR__MIN = -7, /**< lowest code, for range checks; not an error itself */
 };
 
-/** A string list for repeatable keys. */
+/** A string list for repeatable keys; more than CONF_MAX_LIST entries is CONF_EVALUE. */
 struct conf_list {
-	char *v[CONF_MAX_LIST];
+	char *v[CONF_MAX_LIST]; /**< n NUL-terminated strings, owned by the peerd_conf */
 	size_t n;
 };
 
@@ -119,18 +124,20 @@ struct peerd_conf {
 	/** connect given at all (even -noconnect / connect=0): no automatic outbound. */
 	bool connect_set;
 	struct conf_list addnode; /**< host[:port], as connect */
-	int maxconnections;
-	int par; /**< script threads, 0 = auto */
+	int maxconnections;       /**< peers, inbound and outbound together */
+	int par;                  /**< script threads, 0 = auto */
+	/** Per peer, in 1,000 bytes: a peer with more unprocessed input is not read. */
 	size_t maxreceivebuffer_kb;
+	/** Per peer, in 1,000 bytes: no replies are made for a peer with more queued. */
 	size_t maxsendbuffer_kb;
-	int peertimeout_s;
+	int peertimeout_s;      /**< seconds a new peer has to finish the handshake */
 	char *controlsocket;    /**< default datadir/control.sock */
 	struct conf_list debug; /**< categories; "1" or "all" = every one */
 	uint32_t debug_mask;    /**< the same as CONF_DEBUG_* bits, for cheap checks on hot paths */
-	bool logtimestamps;
-	size_t binaryfreelist;
-	size_t scriptfreelist;
-	bool printtoconsole;
+	bool logtimestamps;     /**< prefix log lines with a timestamp */
+	size_t binaryfreelist;  /**< capacity for proto_freelist_configure */
+	size_t scriptfreelist;  /**< capacity for proto_freelist_configure */
+	bool printtoconsole;    /**< log to stderr; 0 logs nothing */
 	int rpcclienttimeout_s; /**< peerctl only: reply timeout, 0 = none */
 	bool help;              /**< -help given */
 	bool version;           /**< -version given */
@@ -169,12 +176,17 @@ __attribute__((warn_unused_result)) int conf_load_args(struct peerd_conf *c, int
 
 /** Free everything conf_load allocated and reset c to defaults; safe to call twice. */
 void conf_release(struct peerd_conf *c);
-/** Text for -help: usage and every key with its default and meaning. Static storage (main thread).
+/**
+ * Text for -help: usage and every key with its default and meaning. Static
+ * storage (main thread).
  */
 const char *conf_help(void);
-/** Whether debug category `cat` is enabled. */
+/** Whether debug category `cat` is enabled (false for an unknown name). Any thread. */
 bool conf_debug_enabled(const struct peerd_conf *c, const char *cat);
-/** The CONF_DEBUG_* bit of a category name, CONF_DEBUG_ALL for "all" or "1", 0 if unknown. */
+/**
+ * The CONF_DEBUG_* bit of a category name, CONF_DEBUG_ALL for "all" or "1",
+ * 0 if unknown. Any thread.
+ */
 uint32_t conf_debug_category(const char *cat);
 
 /**

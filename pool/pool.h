@@ -45,6 +45,7 @@
 #include "base/alloc.h"
 #include "base/require.h"
 
+/** On every fallible call: an ignored error code is a compile error (-Werror). */
 #define POOL_WUR __attribute__((warn_unused_result))
 
 /* ---------------------------------------------------------------------- */
@@ -400,6 +401,7 @@ struct pool_queue_stats {
 	struct pool_thread_stats thread[POOL_MAX_THREADS];
 };
 
+/** A check queue and its worker threads; opaque, made by pool_queue_new. */
 struct pool_queue;
 
 /**
@@ -497,7 +499,11 @@ struct pool_testlog {
 /** A digest of the job's id and script bytes (what a run adds to the checksum). */
 uint64_t pool_testjob_digest(const struct pool_testjob *job);
 
-/** Copy `len` bytes of script (the out-of-line part of pool_testjob_init). */
+/**
+ * Replace the job's script with a copy of `len` bytes of `script` (the
+ * out-of-line part of pool_testjob_init). Returns 0, POOL_ENOMEM or
+ * POOL_EOVERFLOW; on failure the job's script is unchanged.
+ */
 POOL_WUR int pool_testjob_set_script(struct pool_testjob *job, const uint8_t *script, size_t len);
 
 /**

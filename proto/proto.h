@@ -31,6 +31,7 @@
 
 #include "base/alloc.h"
 
+/** On every fallible call: an ignored error code is a compile error (-Werror). */
 #define PROTO_WUR __attribute__((warn_unused_result))
 
 /* ---------------------------------------------------------------------- */
@@ -62,7 +63,8 @@
 #define PROTO_VERSION 70016
 /** Maximum block weight (BIP141). */
 #define PROTO_MAX_BLOCK_WEIGHT 4000000u
-#define PROTO_WITNESS_SCALE    4u
+/** Weight of a non-witness byte; a witness byte weighs 1 (BIP141). */
+#define PROTO_WITNESS_SCALE 4u
 /** Satoshis per bitcoin and the money range. */
 #define PROTO_COIN      100000000LL
 #define PROTO_MAX_MONEY (21000000LL * PROTO_COIN)
@@ -75,17 +77,17 @@
 /** Serialized block header size. */
 #define PROTO_BLOCK_HEADER_SIZE 80u
 /** Free list buffer sizes and default capacities (DESIGN.md). */
-#define PROTO_BINARY_BUF_SIZE     8u
-#define PROTO_BINARY_FREELIST_CAP 1024u
-#define PROTO_SCRIPT_BUF_SIZE     512u
-#define PROTO_SCRIPT_FREELIST_CAP 12500u
+#define PROTO_BINARY_BUF_SIZE     8u     /**< bytes per binary buffer */
+#define PROTO_BINARY_FREELIST_CAP 1024u  /**< binary buffers kept: 8 KiB */
+#define PROTO_SCRIPT_BUF_SIZE     512u   /**< bytes per script buffer */
+#define PROTO_SCRIPT_FREELIST_CAP 12500u /**< 100 scripts x 125 peers, ~6.1 MiB */
 
 /* ---------------------------------------------------------------------- */
 /* Errors                                                                  */
 
 /** proto/ error codes: 0 is success, every error is negative. */
 enum proto_err {
-	PROTO_OK = 0,
+	PROTO_OK = 0,         /**< success */
 	PROTO_ETRUNC = -1,    /**< input ended before the item did */
 	PROTO_ETRAILING = -2, /**< bytes left over after a complete payload */
 	PROTO_EMAGIC = -3,    /**< frame magic is not this network's */
@@ -99,7 +101,7 @@ enum proto_err {
 	PROTO_ENOSPACE = -11, /**< a fixed writer buffer is full */
 	PROTO_EUNKNOWN = -12, /**< unknown command: skippable, not a protocol violation */
 	PROTO_EHEX = -13,     /**< text is not valid hex */
-	PROTO_ERR__MIN = -13,
+	PROTO_ERR__MIN = -13, /**< lowest code, for range checks and tables; not an error itself */
 };
 
 /** A one-line English description of a proto_err; never NULL. */
@@ -110,6 +112,7 @@ const char *proto_errname(int err);
 /* ---------------------------------------------------------------------- */
 /* Hashes and hashing (nettle)                                             */
 
+/** A 32-byte hash (txid, block hash, merkle node), bytes in wire order. */
 struct proto_hash {
 	uint8_t b[32];
 };
@@ -120,19 +123,28 @@ void proto_sha256(const void *data, size_t len, uint8_t out[32]);
 void proto_sha256d(const void *data, size_t len, uint8_t out[32]);
 /** SHA-256d of the 64-byte concatenation a||b (merkle node). */
 void proto_hash_pair(const uint8_t a[32], const uint8_t b[32], uint8_t out[32]);
+/** SHA-1 of data (only for the OP_SHA1 opcode: consensus, not security). */
 void proto_sha1(const void *data, size_t len, uint8_t out[20]);
+/** RIPEMD-160 of data (OP_RIPEMD160; half of HASH160). */
 void proto_ripemd160(const void *data, size_t len, uint8_t out[20]);
 /** RIPEMD-160(SHA-256(data)). */
 void proto_hash160(const void *data, size_t len, uint8_t out[20]);
 /** BIP340 tagged hash: SHA-256(SHA-256(tag)||SHA-256(tag)||data). */
 void proto_tagged_hash(const char *tag, const void *data, size_t len, uint8_t out[32]);
 
-/** Streaming SHA-256 (opaque storage big enough for nettle's context). */
+/**
+ * Streaming SHA-256 (opaque storage big enough for nettle's context), for
+ * hashing a serialization without building it first. A plain value: a
+ * midstate may be copied with `=` and continued twice. Owned by the caller.
+ */
 struct proto_sha256 {
 	uint64_t opaque[16];
 };
+/** Start a new hash; no allocation. */
 void proto_sha256_init(struct proto_sha256 *c);
+/** Absorb len bytes (len may be 0, data then may be NULL). */
 void proto_sha256_update(struct proto_sha256 *c, const void *data, size_t len);
+/** Write the digest; init c again before hashing anything else with it. */
 void proto_sha256_final(struct proto_sha256 *c, uint8_t out[32]);
 /** Final, then one more SHA-256 over the digest. */
 void proto_sha256d_final(struct proto_sha256 *c, uint8_t out[32]);
@@ -160,10 +172,12 @@ void proto_hex_encode(const uint8_t *data, size_t len, char *out);
 PROTO_WUR int proto_hex_decode(const char *hex, size_t hexlen, uint8_t *out, size_t cap,
                                size_t *len);
 
+/** Whether two hashes are equal (not constant-time: hashes are public). */
 static inline bool proto_hash_eq(const struct proto_hash *a, const struct proto_hash *b)
 {
 	return memcmp(a->b, b->b, 32) == 0;
 }
+/** Whether all 32 bytes are zero (a coinbase's prevout, "no stop hash"). */
 static inline bool proto_hash_is_zero(const struct proto_hash *h)
 {
 	static const uint8_t z[32];
@@ -173,8 +187,12 @@ static inline bool proto_hash_is_zero(const struct proto_hash *h)
 /* ---------------------------------------------------------------------- */
 /* Randomness and SipHash (libsodium)                                      */
 
-/** Fill buf with cryptographically secure random bytes. */
+/**
+ * Fill buf with cryptographically secure random bytes. Never fails: aborts
+ * if libsodium cannot initialise (no random source at all).
+ */
 void proto_random(void *buf, size_t len);
+/** A cryptographically secure random 64-bit value (nonces, salts); as proto_random. */
 uint64_t proto_random_u64(void);
 /** SipHash-2-4 with a 16-byte key (salted hash tables). */
 uint64_t proto_siphash(const uint8_t key[16], const void *data, size_t len);
@@ -182,26 +200,35 @@ uint64_t proto_siphash(const uint8_t key[16], const void *data, size_t len);
 /* ---------------------------------------------------------------------- */
 /* Reader and writer cursors                                               */
 
+/**
+ * A bounds-checked cursor over bytes the caller keeps alive; reading never
+ * copies unless asked to. Every read checks the bytes left first and, on
+ * failure, returns PROTO_ETRUNC without moving.
+ */
 struct proto_reader {
 	const uint8_t *start; /**< first byte, for offsets in error messages */
 	const uint8_t *p;     /**< next unread byte */
 	const uint8_t *end;   /**< one past the last byte */
 };
 
+/** Read len bytes from data (not copied; may be NULL when len is 0). */
 static inline void proto_reader_init(struct proto_reader *r, const void *data, size_t len)
 {
 	r->start = r->p = (const uint8_t *)data;
 	r->end = r->p + len;
 }
+/** Bytes not yet read. */
 static inline size_t proto_reader_left(const struct proto_reader *r)
 {
 	return (size_t)(r->end - r->p);
 }
+/** Bytes read so far: after a failure, the offset of the failing item. */
 static inline size_t proto_reader_offset(const struct proto_reader *r)
 {
 	return (size_t)(r->p - r->start);
 }
 
+/** Copy the next n bytes into out and advance; 0 or PROTO_ETRUNC. */
 PROTO_WUR static inline int proto_read_bytes(struct proto_reader *r, void *out, size_t n)
 {
 	if (proto_reader_left(r) < n)
@@ -210,7 +237,10 @@ PROTO_WUR static inline int proto_read_bytes(struct proto_reader *r, void *out, 
 	r->p += n;
 	return 0;
 }
-/** Point *out at the next n bytes (no copy) and advance. */
+/**
+ * Point *out at the next n bytes (no copy; valid as long as the input) and
+ * advance. 0 or PROTO_ETRUNC.
+ */
 PROTO_WUR static inline int proto_read_span(struct proto_reader *r, size_t n, const uint8_t **out)
 {
 	if (proto_reader_left(r) < n)
@@ -219,6 +249,7 @@ PROTO_WUR static inline int proto_read_span(struct proto_reader *r, size_t n, co
 	r->p += n;
 	return 0;
 }
+/** Advance past n bytes; 0 or PROTO_ETRUNC. */
 PROTO_WUR static inline int proto_skip(struct proto_reader *r, size_t n)
 {
 	if (proto_reader_left(r) < n)
@@ -226,6 +257,10 @@ PROTO_WUR static inline int proto_skip(struct proto_reader *r, size_t n)
 	r->p += n;
 	return 0;
 }
+/**
+ * Fixed-width integers, little-endian unless named otherwise (the wire's
+ * order): 0 and *v set, or PROTO_ETRUNC with *v and r untouched.
+ */
 PROTO_WUR static inline int proto_read_u8(struct proto_reader *r, uint8_t *v)
 {
 	if (r->p >= r->end)
@@ -233,6 +268,7 @@ PROTO_WUR static inline int proto_read_u8(struct proto_reader *r, uint8_t *v)
 	*v = *r->p++;
 	return 0;
 }
+/** See proto_read_u8. */
 PROTO_WUR static inline int proto_read_u16le(struct proto_reader *r, uint16_t *v)
 {
 	if (proto_reader_left(r) < 2)
@@ -250,14 +286,21 @@ PROTO_WUR static inline int proto_read_u16be(struct proto_reader *r, uint16_t *v
 	r->p += 2;
 	return 0;
 }
+/**
+ * Load or store a little-endian integer at p, any alignment; the caller has
+ * checked the bytes are there. Byte by byte so it is right on any host and
+ * compiles to one move on x86.
+ */
 static inline uint32_t proto_le32(const uint8_t *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
+/** See proto_le32. */
 static inline uint64_t proto_le64(const uint8_t *p)
 {
 	return (uint64_t)proto_le32(p) | (uint64_t)proto_le32(p + 4) << 32;
 }
+/** See proto_le32: p must have room for 4 bytes. */
 static inline void proto_put_le32(uint8_t *p, uint32_t v)
 {
 	p[0] = (uint8_t)v;
@@ -265,11 +308,13 @@ static inline void proto_put_le32(uint8_t *p, uint32_t v)
 	p[2] = (uint8_t)(v >> 16);
 	p[3] = (uint8_t)(v >> 24);
 }
+/** See proto_le32: p must have room for 8 bytes. */
 static inline void proto_put_le64(uint8_t *p, uint64_t v)
 {
 	proto_put_le32(p, (uint32_t)v);
 	proto_put_le32(p + 4, (uint32_t)(v >> 32));
 }
+/** See proto_read_u8. */
 PROTO_WUR static inline int proto_read_u32le(struct proto_reader *r, uint32_t *v)
 {
 	if (proto_reader_left(r) < 4)
@@ -278,6 +323,7 @@ PROTO_WUR static inline int proto_read_u32le(struct proto_reader *r, uint32_t *v
 	r->p += 4;
 	return 0;
 }
+/** See proto_read_u8; two's complement, as Core serializes int32_t. */
 PROTO_WUR static inline int proto_read_i32le(struct proto_reader *r, int32_t *v)
 {
 	uint32_t u;
@@ -286,6 +332,7 @@ PROTO_WUR static inline int proto_read_i32le(struct proto_reader *r, int32_t *v)
 		*v = (int32_t)u;
 	return err;
 }
+/** See proto_read_u8. */
 PROTO_WUR static inline int proto_read_u64le(struct proto_reader *r, uint64_t *v)
 {
 	if (proto_reader_left(r) < 8)
@@ -294,6 +341,7 @@ PROTO_WUR static inline int proto_read_u64le(struct proto_reader *r, uint64_t *v
 	r->p += 8;
 	return 0;
 }
+/** See proto_read_u8; two's complement (output values, timestamps). */
 PROTO_WUR static inline int proto_read_i64le(struct proto_reader *r, int64_t *v)
 {
 	uint64_t u;
@@ -302,6 +350,7 @@ PROTO_WUR static inline int proto_read_i64le(struct proto_reader *r, int64_t *v)
 		*v = (int64_t)u;
 	return err;
 }
+/** 32 bytes, copied in wire order; 0 or PROTO_ETRUNC. */
 PROTO_WUR static inline int proto_read_hash(struct proto_reader *r, struct proto_hash *h)
 {
 	return proto_read_bytes(r, h->b, 32);
@@ -392,10 +441,16 @@ PROTO_WUR int proto_read_count(struct proto_reader *r, uint32_t limit, size_t mi
 PROTO_WUR int proto_read_varstr(struct proto_reader *r, size_t max_len, char *out, size_t cap,
                                 size_t *len);
 
+/**
+ * An append-only output buffer: the caller's fixed array, or a heap buffer
+ * the writer grows (and proto_writer_release frees). After the first error
+ * every write is a no-op, so an encoder writes all its fields and checks
+ * err once; len then says how much was written before the failure.
+ */
 struct proto_writer {
-	uint8_t *buf;
-	size_t len;
-	size_t cap;
+	uint8_t *buf;  /**< the bytes written; NULL for a growable writer until its first write */
+	size_t len;    /**< bytes written */
+	size_t cap;    /**< bytes buf can hold */
 	int err;       /**< first error, sticky; later writes do nothing */
 	bool growable; /**< buf is ours and may be reallocated with xrealloc */
 };
@@ -406,9 +461,17 @@ void proto_writer_init_fixed(struct proto_writer *w, void *buf, size_t cap);
 void proto_writer_init(struct proto_writer *w);
 /** Free a growable writer's buffer. */
 void proto_writer_release(struct proto_writer *w);
-/** Make room for n more bytes; sets w->err on failure. Returns w->err. */
+/**
+ * Make room for n more bytes: grows a growable writer (PROTO_ENOMEM on
+ * failure), or checks a fixed one (PROTO_ENOSPACE). Sets w->err on failure
+ * and returns it; returns an earlier error unchanged.
+ */
 int proto_writer_reserve(struct proto_writer *w, size_t n);
 
+/**
+ * Append n bytes (data may be NULL when n is 0). Like every proto_write_*,
+ * returns nothing: a failure is recorded in w->err.
+ */
 static inline void proto_write_bytes(struct proto_writer *w, const void *data, size_t n)
 {
 	if (w->err)
@@ -419,32 +482,38 @@ static inline void proto_write_bytes(struct proto_writer *w, const void *data, s
 		memcpy(w->buf + w->len, data, n);
 	w->len += n;
 }
+/** Append fixed-width integers, little-endian unless named otherwise; errors in w->err. */
 static inline void proto_write_u8(struct proto_writer *w, uint8_t v)
 {
 	proto_write_bytes(w, &v, 1);
 }
+/** See proto_write_u8. */
 static inline void proto_write_u16le(struct proto_writer *w, uint16_t v)
 {
 	uint8_t b[2] = {(uint8_t)v, (uint8_t)(v >> 8)};
 	proto_write_bytes(w, b, 2);
 }
+/** Big-endian 16-bit (ports in addr messages); see proto_write_u8. */
 static inline void proto_write_u16be(struct proto_writer *w, uint16_t v)
 {
 	uint8_t b[2] = {(uint8_t)(v >> 8), (uint8_t)v};
 	proto_write_bytes(w, b, 2);
 }
+/** See proto_write_u8. */
 static inline void proto_write_u32le(struct proto_writer *w, uint32_t v)
 {
 	uint8_t b[4];
 	proto_put_le32(b, v);
 	proto_write_bytes(w, b, 4);
 }
+/** See proto_write_u8. */
 static inline void proto_write_u64le(struct proto_writer *w, uint64_t v)
 {
 	uint8_t b[8];
 	proto_put_le64(b, v);
 	proto_write_bytes(w, b, 8);
 }
+/** 32 bytes in wire order; errors in w->err. */
 static inline void proto_write_hash(struct proto_writer *w, const struct proto_hash *h)
 {
 	proto_write_bytes(w, h->b, 32);
@@ -483,7 +552,7 @@ static inline size_t proto_compact_encode(uint8_t *b, uint64_t v)
 	}
 	return n;
 }
-/** Append v as a CompactSize. */
+/** Append v as a CompactSize (always the canonical, shortest form); errors in w->err. */
 static inline void proto_write_compact(struct proto_writer *w, uint64_t v)
 {
 	/* Not written with proto_compact_encode: this form lets the compiler
@@ -509,7 +578,7 @@ static inline void proto_write_compact(struct proto_writer *w, uint64_t v)
 	}
 	proto_write_bytes(w, b, n);
 }
-/** CompactSize length followed by the bytes. */
+/** CompactSize length followed by the bytes (data may be NULL when n is 0); errors in w->err. */
 static inline void proto_write_varbytes(struct proto_writer *w, const void *data, size_t n)
 {
 	proto_write_compact(w, n);
@@ -526,6 +595,7 @@ enum proto_freelist_id {
 	PROTO_FREELIST__COUNT
 };
 
+/** A snapshot of one free list's counters (for getstats); plain values, no ownership. */
 struct proto_freelist_stats {
 	const char *name;  /**< "binary" or "script" */
 	size_t buf_size;   /**< bytes per buffer */
@@ -544,30 +614,45 @@ struct proto_freelist_stats {
  * starts; buffers already out are still accepted back.
  */
 void proto_freelist_configure(size_t binary_cap, size_t script_cap);
-/** A buffer of the list's size, or NULL when out of memory. Thread-safe. */
+/**
+ * A buffer of the list's size, from the list or else newly allocated; NULL
+ * when out of memory. The caller owns it until proto_freelist_put. Thread-safe.
+ */
 PROTO_WUR void *proto_freelist_get(enum proto_freelist_id id);
-/** Take up to n buffers in one lock; returns how many were filled into out (n unless OOM). */
+/**
+ * Take up to n buffers in one lock; returns how many were filled into out
+ * (n unless out of memory). Each goes back with proto_freelist_put(_many).
+ * Thread-safe.
+ */
 PROTO_WUR size_t proto_freelist_get_many(enum proto_freelist_id id, void **out, size_t n);
 /** Give a buffer back (NULL is ignored). Thread-safe. */
 void proto_freelist_put(enum proto_freelist_id id, void *buf);
-/** Give n buffers back in one lock. */
+/** Give n buffers back in one lock (none may be NULL). Thread-safe. */
 void proto_freelist_put_many(enum proto_freelist_id id, void *const *bufs, size_t n);
-/** Count a request that was too large for the list. */
+/** Count a request that was too large for the list (the caller allocated itself). Thread-safe. */
 void proto_freelist_note_bypass(enum proto_freelist_id id);
-/** Snapshot of one list's counters. */
+/** Snapshot of one list's counters into *out. Thread-safe; takes the list's lock briefly. */
 void proto_freelist_stats(enum proto_freelist_id id, struct proto_freelist_stats *out);
-/** Free every idle buffer (at exit, so leak checkers stay quiet). */
+/**
+ * Free every idle buffer (at exit, so leak checkers stay quiet). Buffers
+ * still out may be put back later. Thread-safe.
+ */
 void proto_freelist_drain(void);
 
 /* ---------------------------------------------------------------------- */
 /* Transactions                                                            */
 
+/** The output an input spends: its transaction's id and output index. */
 struct proto_outpoint {
 	struct proto_hash txid;
-	uint32_t n;
+	uint32_t n; /**< 0xffffffff with a zero txid in a coinbase */
 };
 
-/** Spans are offsets into tx->blob (for a block's tx, its own slice of the block's blob). */
+/**
+ * One input. Spans are offsets into tx->blob (for a block's tx, its own
+ * slice of the block's blob); read them with proto_txin_script and
+ * proto_witness_iter.
+ */
 struct proto_txin {
 	struct proto_outpoint prevout;
 	uint32_t script_off; /**< scriptSig */
@@ -578,8 +663,9 @@ struct proto_txin {
 	uint32_t wit_count; /**< number of witness stack items */
 };
 
+/** One output; the script is a span of tx->blob (proto_txout_script). */
 struct proto_txout {
-	int64_t value;
+	int64_t value; /**< satoshis; not range-checked by decode (script_check_transaction does) */
 	uint32_t script_off; /**< scriptPubKey */
 	uint32_t script_len;
 };
@@ -614,9 +700,12 @@ struct proto_tx {
 	struct proto_hash wtxid;
 };
 
-/** Zero a tx so it can be decoded into or released. */
+/** Zero a tx so it can be decoded into or released. Allocates nothing. */
 void proto_tx_init(struct proto_tx *tx);
-/** Free owned storage; the tx is then as after init. */
+/**
+ * Free owned storage (a borrowed tx's belongs to its block and is left
+ * alone); the tx is then as after init.
+ */
 void proto_tx_release(struct proto_tx *tx);
 
 /**
@@ -636,8 +725,10 @@ void proto_tx_release(struct proto_tx *tx);
  * block is detached from the block's storage first.
  */
 PROTO_WUR int proto_tx_decode(struct proto_reader *r, struct proto_tx *tx);
-/** Decode a whole payload: like proto_tx_decode, plus PROTO_ETRAILING; *err_off (may be NULL) gets
- * the failing offset. */
+/**
+ * Decode a whole payload: like proto_tx_decode, plus PROTO_ETRAILING;
+ * *err_off (may be NULL) gets the failing offset.
+ */
 PROTO_WUR int proto_tx_decode_buf(const uint8_t *data, size_t len, struct proto_tx *tx,
                                   size_t *err_off);
 /**
@@ -656,25 +747,29 @@ void proto_tx_compute_ids(struct proto_tx *tx);
 const struct proto_hash *proto_tx_txid(struct proto_tx *tx);
 /** The wtxid (equal to the txid without witness), cached like proto_tx_txid. */
 const struct proto_hash *proto_tx_wtxid(struct proto_tx *tx);
-/** Weight = stripped*3 + total (BIP141); vsize = ceil(weight/4). */
+/** Weight = stripped*3 + total (BIP141), from the sizes decode filled in. */
 static inline uint32_t proto_tx_weight(const struct proto_tx *tx)
 {
 	return tx->stripped_size * (PROTO_WITNESS_SCALE - 1) + tx->size;
 }
+/** Virtual size: ceil(weight / 4), as Core's GetVirtualTransactionSize without sigops. */
 static inline uint32_t proto_tx_vsize(const struct proto_tx *tx)
 {
 	return (proto_tx_weight(tx) + PROTO_WITNESS_SCALE - 1) / PROTO_WITNESS_SCALE;
 }
+/** An input's scriptSig (script_len bytes), inside tx's blob: valid while tx is unchanged. */
 static inline const uint8_t *proto_txin_script(const struct proto_tx *tx,
                                                const struct proto_txin *in)
 {
 	return tx->blob + in->script_off;
 }
+/** An output's scriptPubKey (script_len bytes), inside tx's blob: valid while tx is unchanged. */
 static inline const uint8_t *proto_txout_script(const struct proto_tx *tx,
                                                 const struct proto_txout *o)
 {
 	return tx->blob + o->script_off;
 }
+/** Core's IsCoinBase: exactly one input, spending the null outpoint. */
 static inline bool proto_tx_is_coinbase(const struct proto_tx *tx)
 {
 	return tx->n_in == 1 && tx->vin[0].prevout.n == 0xffffffffu &&
@@ -687,16 +782,22 @@ struct proto_span {
 	uint32_t len;
 };
 /**
- * Iterate an input's witness items (already validated by decode, so this
- * cannot fail): i from 0 to in->wit_count - 1, in order.
+ * Iterate an input's witness items, in order, without copying. Lazy: each
+ * item is read only when asked for. Item lengths are read with the same
+ * bound as decode (PROTO_MAX_SIZE, proto_read_varspan), so on a decoded tx
+ * it cannot fail: it yields exactly in->wit_count items, then false. On a
+ * hand-built stack it also stops (false, and false again) at a length that
+ * is not canonical, over PROTO_MAX_SIZE or past the stack's bytes.
+ * A plain value on the caller's stack; valid while tx is unchanged.
  */
 struct proto_witness_iter {
-	const uint8_t *p;
-	const uint8_t *end;
+	const uint8_t *p;   /**< next item's length prefix */
+	const uint8_t *end; /**< end of the input's witness bytes */
 };
+/** Start at the first item of input `in` of tx (an input without witness yields none). */
 void proto_witness_iter_init(struct proto_witness_iter *it, const struct proto_tx *tx,
                              const struct proto_txin *in);
-/** Next item; false at the end. */
+/** The next item into *item (pointing into tx's blob) and true; false at the end. */
 bool proto_witness_iter_next(struct proto_witness_iter *it, struct proto_span *item);
 
 /**
@@ -710,6 +811,7 @@ PROTO_WUR int proto_txin_decode(struct proto_reader *r, struct proto_txin *in,
 /** Write an input with the given scriptSig (in->script_off/len are not used). */
 void proto_txin_encode(const struct proto_txin *in, const uint8_t *script, uint32_t script_len,
                        struct proto_writer *w);
+/** An output as on the wire; see proto_txin_decode (script_off is left 0). */
 PROTO_WUR int proto_txout_decode(struct proto_reader *r, struct proto_txout *out,
                                  struct proto_span *script);
 /** Write an output with the given scriptPubKey (o->script_off/len are not used). */
@@ -719,16 +821,22 @@ void proto_txout_encode(const struct proto_txout *o, const uint8_t *script, uint
 /* ---------------------------------------------------------------------- */
 /* Blocks                                                                  */
 
+/** The 80-byte block header, fields in wire order. */
 struct proto_block_header {
 	int32_t version;
-	struct proto_hash prev;
-	struct proto_hash merkle_root;
-	uint32_t time;
-	uint32_t bits;
+	struct proto_hash prev;        /**< previous block's hash */
+	struct proto_hash merkle_root; /**< over the txids */
+	uint32_t time;                 /**< seconds since the epoch */
+	uint32_t bits;                 /**< compact target (proto_bits_to_target) */
 	uint32_t nonce;
 };
 
+/**
+ * 80 bytes from r; 0 or PROTO_ETRUNC (r untouched). Checks no rule: see
+ * chain/ and proto_check_pow.
+ */
 PROTO_WUR int proto_block_header_decode(struct proto_reader *r, struct proto_block_header *h);
+/** Append the 80-byte serialization; errors in w->err. */
 void proto_block_header_encode(const struct proto_block_header *h, struct proto_writer *w);
 /** SHA-256d of the 80-byte serialization. */
 void proto_block_header_hash(const struct proto_block_header *h, struct proto_hash *out);
@@ -753,7 +861,9 @@ struct proto_block {
 	size_t hash_cap;
 };
 
+/** Zero a block so it can be decoded into or released. Allocates nothing. */
 void proto_block_init(struct proto_block *b);
+/** Free the block's storage, which its transactions borrow; b is then as after init. */
 void proto_block_release(struct proto_block *b);
 /**
  * Decode a whole block payload; PROTO_ETRAILING if bytes are left. Every
@@ -766,8 +876,9 @@ void proto_block_release(struct proto_block *b);
  */
 PROTO_WUR int proto_block_decode(const uint8_t *data, size_t len, struct proto_block *b,
                                  size_t *err_off);
+/** Serialize the whole block (each tx in the form proto_tx_encode picks); errors in w->err. */
 void proto_block_encode(const struct proto_block *b, struct proto_writer *w);
-/** Block weight (BIP141). */
+/** Block weight (BIP141), saturating at UINT32_MAX. */
 uint32_t proto_block_weight(const struct proto_block *b);
 
 /**
@@ -824,15 +935,20 @@ uint32_t proto_next_work_required(const struct proto_params *p, uint32_t last_bi
 /* ---------------------------------------------------------------------- */
 /* Network parameters                                                      */
 
+/** The networks peerd knows, indexes into its parameter table. */
 enum proto_net {
 	PROTO_NET_MAIN = 0,
 	PROTO_NET_TESTNET3,
 	PROTO_NET_TESTNET4,
 	PROTO_NET_SIGNET,
 	PROTO_NET_REGTEST,
-	PROTO_NET__COUNT
+	PROTO_NET__COUNT /**< number of networks, not one itself */
 };
 
+/**
+ * One network's constants (Core's CChainParams, the parts peerd uses).
+ * Static, read-only storage: any thread may read it, nobody frees it.
+ */
 struct proto_params {
 	enum proto_net net;
 	const char *name; /**< "main", "test", "testnet4", "signet", "regtest" */
@@ -841,21 +957,22 @@ struct proto_params {
 	const uint8_t *genesis; /**< raw genesis block */
 	size_t genesis_len;
 	struct proto_hash genesis_hash;
-	struct proto_hash pow_limit;
-	uint32_t pow_limit_bits;
-	int64_t pow_target_timespan; /**< seconds: two weeks (regtest one day, as Core) */
-	int64_t pow_target_spacing;  /**< seconds, ten minutes */
-	bool pow_allow_min_difficulty;
-	bool pow_no_retargeting;
-	bool enforce_bip94; /**< testnet4 timewarp rule */
+	struct proto_hash pow_limit;   /**< easiest target allowed, as a hash (wire order) */
+	uint32_t pow_limit_bits;       /**< the same in compact form */
+	int64_t pow_target_timespan;   /**< seconds: two weeks (regtest one day, as Core) */
+	int64_t pow_target_spacing;    /**< seconds, ten minutes */
+	bool pow_allow_min_difficulty; /**< testnet's 20-minute minimum-difficulty rule */
+	bool pow_no_retargeting;       /**< regtest: difficulty never changes */
+	bool enforce_bip94;            /**< testnet4 timewarp rule */
+	/* heights from which each soft fork's rules apply */
 	int32_t bip34_height;
 	int32_t bip65_height;
 	int32_t bip66_height;
 	int32_t csv_height;
 	int32_t segwit_height;
-	int32_t taproot_height; /**< 0: always active */
-	uint32_t subsidy_halving_interval;
-	const char *bech32_hrp;
+	int32_t taproot_height;            /**< 0: always active */
+	uint32_t subsidy_halving_interval; /**< blocks between subsidy halvings */
+	const char *bech32_hrp;            /**< segwit address prefix ("bc", "tb", "bcrt") */
 	/** BIP325 block challenge (signet only, else NULL/0). */
 	const uint8_t *signet_challenge;
 	size_t signet_challenge_len;
@@ -869,8 +986,10 @@ static inline int64_t proto_params_retarget_interval(const struct proto_params *
 
 /** Parameters of a network; never NULL for a valid enum. */
 const struct proto_params *proto_params(enum proto_net net);
-/** Look up by name ("main", "mainnet", "test", "testnet3", "testnet4", "signet", "regtest"); NULL
- * if unknown. */
+/**
+ * Look up by name ("main", "mainnet", "test", "testnet3", "testnet4",
+ * "signet", "regtest"); NULL if unknown.
+ */
 const struct proto_params *proto_params_by_name(const char *name);
 /** Look up by wire magic; NULL if unknown. */
 const struct proto_params *proto_params_by_magic(uint32_t magic);
@@ -910,11 +1029,12 @@ const char *proto_cmd_name(enum proto_cmd cmd);
 /** Command from a NUL-terminated name; PROTO_CMD_UNKNOWN if not known. */
 enum proto_cmd proto_cmd_lookup(const char *name);
 
+/** A parsed 24-byte frame header; plain values, no ownership. */
 struct proto_frame_header {
 	uint32_t magic;
 	char command[PROTO_COMMAND_SIZE + 1]; /**< NUL-terminated */
-	enum proto_cmd cmd;
-	uint32_t length;
+	enum proto_cmd cmd; /**< PROTO_CMD_UNKNOWN for a well-formed name peerd does not know */
+	uint32_t length;    /**< payload bytes, at most PROTO_MAX_MESSAGE once parsed */
 	uint8_t checksum[4];
 };
 
@@ -928,9 +1048,9 @@ struct proto_frame_header {
  */
 PROTO_WUR int proto_frame_header_parse(const uint8_t buf[PROTO_HEADER_SIZE], uint32_t magic,
                                        struct proto_frame_header *h);
-/** First 4 bytes of SHA-256d(payload). */
+/** First 4 bytes of SHA-256d(payload) (payload may be NULL when len is 0). */
 void proto_checksum(const void *payload, size_t len, uint8_t out[4]);
-/** 0, or PROTO_ECHECKSUM when the payload does not match the header. */
+/** 0, or PROTO_ECHECKSUM when the payload (h->length bytes) does not match the header. */
 PROTO_WUR int proto_frame_verify(const struct proto_frame_header *h, const uint8_t *payload);
 /**
  * Write a 24-byte header plus payload. A command longer than
@@ -970,19 +1090,21 @@ struct proto_netaddr {
 	uint16_t port; /**< host order (big-endian on the wire) */
 };
 
+/** version: the first message each side sends. */
 struct proto_version {
-	int32_t version;
-	uint64_t services;
-	int64_t timestamp;
+	int32_t version;   /**< protocol version (PROTO_VERSION) */
+	uint64_t services; /**< PROTO_NODE_* bits */
+	int64_t timestamp; /**< sender's clock, seconds since the epoch */
 	struct proto_netaddr addr_recv;
 	struct proto_netaddr addr_from;
-	uint64_t nonce;
-	char user_agent[PROTO_MAX_SUBVERSION + 1];
+	uint64_t nonce; /**< detects connecting to ourselves */
+	char user_agent[PROTO_MAX_SUBVERSION +
+	                1]; /**< NUL-terminated, but may hold NULs: use _len */
 	uint32_t user_agent_len;
-	int32_t start_height;
-	bool relay;
-	bool has_relay;  /**< the optional relay byte was present */
-	uint8_t omitted; /**< enum proto_version_tail: what the wire left out; 0 to send all */
+	int32_t start_height; /**< sender's best height */
+	bool relay;           /**< BIP37: whether to announce transactions */
+	bool has_relay;       /**< the optional relay byte was present */
+	uint8_t omitted;      /**< enum proto_version_tail: what the wire left out; 0 to send all */
 };
 
 /**
@@ -1015,8 +1137,9 @@ enum proto_inv_type {
 	PROTO_INV_FILTERED_WITNESS_BLOCK = PROTO_INV_FILTERED_BLOCK | PROTO_INV_WITNESS_FLAG,
 };
 
+/** One inventory entry: what kind of object, and its hash. */
 struct proto_inv_vec {
-	uint32_t type;
+	uint32_t type; /**< enum proto_inv_type, but any value as received */
 	struct proto_hash hash;
 };
 
@@ -1029,25 +1152,25 @@ const char *proto_inv_type_name(uint32_t type);
 
 /** inv, getdata, notfound. Storage reused across decodes; at most one allocation. */
 struct proto_inv {
-	struct proto_inv_vec *v;
+	struct proto_inv_vec *v; /**< n entries (xmalloc'd, owned; proto_inv_release) */
 	uint32_t n;
-	uint32_t cap;
+	uint32_t cap; /**< entries v can hold without growing */
 };
 
-/** getheaders and getblocks. */
+/** getheaders and getblocks. Storage reused across decodes; at most one allocation. */
 struct proto_locator {
-	uint32_t version;
-	struct proto_hash *hashes;
+	uint32_t version;          /**< protocol version; ignored by Core */
+	struct proto_hash *hashes; /**< n hashes, newest first (owned; proto_locator_release) */
 	uint32_t n;
-	uint32_t cap;
-	struct proto_hash stop;
+	uint32_t cap;           /**< hashes the array holds without growing */
+	struct proto_hash stop; /**< last hash wanted; zero for as many as allowed */
 };
 
 /** headers: each header is followed on the wire by a tx count (ignored, as Core). */
 struct proto_headers {
-	struct proto_block_header *h;
+	struct proto_block_header *h; /**< n headers (owned; proto_headers_release) */
 	uint32_t n;
-	uint32_t cap;
+	uint32_t cap; /**< headers the array holds without growing */
 };
 
 /** BIP155 network ids. */
@@ -1076,15 +1199,16 @@ struct proto_addr_entry {
  * with an unknown network id are skipped (counted in n_skipped), as Core.
  */
 struct proto_addr {
-	struct proto_addr_entry *v;
+	struct proto_addr_entry *v; /**< n entries (owned; proto_addr_release) */
 	uint32_t n;
-	uint32_t cap;
-	uint32_t n_skipped;
+	uint32_t cap;       /**< entries the array holds without growing */
+	uint32_t n_skipped; /**< addrv2 entries of unknown networks, not stored */
 };
 
+/** sendcmpct (BIP152). */
 struct proto_sendcmpct {
-	bool high_bandwidth;
-	uint64_t version;
+	bool high_bandwidth; /**< announce blocks as cmpctblock without inv first */
+	uint64_t version; /**< compact block version (2: with witnesses); any value as received */
 };
 
 /**
@@ -1106,7 +1230,9 @@ struct proto_msg {
 	struct proto_sendcmpct sendcmpct;
 };
 
+/** Zero m so it can be decoded into or released. Allocates nothing. */
 void proto_msg_init(struct proto_msg *m);
+/** Free every member's storage; m is then as after init. */
 void proto_msg_release(struct proto_msg *m);
 
 /**
@@ -1149,11 +1275,16 @@ PROTO_WUR int proto_version_decode(struct proto_reader *r, struct proto_version 
 void proto_version_encode(const struct proto_version *v, struct proto_writer *w);
 /** inv/getdata/notfound, max PROTO_MAX_INV entries; any type value is kept. */
 PROTO_WUR int proto_inv_decode(struct proto_reader *r, struct proto_inv *inv);
+/**
+ * inv/getdata/notfound; errors in w->err. The count is not capped: keep it
+ * within PROTO_MAX_INV or a peer will refuse the message.
+ */
 void proto_inv_encode(const struct proto_inv *inv, struct proto_writer *w);
 /** Free the entries; inv is then empty and reusable. */
 void proto_inv_release(struct proto_inv *inv);
 /** getheaders/getblocks, max PROTO_MAX_LOCATOR hashes (the handler enforces 101). */
 PROTO_WUR int proto_locator_decode(struct proto_reader *r, struct proto_locator *l);
+/** getheaders/getblocks; errors in w->err. */
 void proto_locator_encode(const struct proto_locator *l, struct proto_writer *w);
 /** Free the hashes; l is then empty and reusable. */
 void proto_locator_release(struct proto_locator *l);
@@ -1163,6 +1294,7 @@ void proto_locator_release(struct proto_locator *l);
  * writes 0.
  */
 PROTO_WUR int proto_headers_decode(struct proto_reader *r, struct proto_headers *h);
+/** headers, each followed by a zero tx count; errors in w->err. */
 void proto_headers_encode(const struct proto_headers *h, struct proto_writer *w);
 /** Free the headers; h is then empty and reusable. */
 void proto_headers_release(struct proto_headers *h);
@@ -1184,8 +1316,9 @@ PROTO_WUR int proto_addrv2_decode(struct proto_reader *r, struct proto_addr *a);
 void proto_addrv2_encode(const struct proto_addr *a, struct proto_writer *w);
 /** Free the entries; a is then empty and reusable. */
 void proto_addr_release(struct proto_addr *a);
-/** Outpoint, txin, txout pieces (benchmarks mirror btcd's). */
+/** Outpoint, txin, txout pieces (benchmarks mirror btcd's): 36 bytes; 0 or PROTO_ETRUNC. */
 PROTO_WUR int proto_outpoint_decode(struct proto_reader *r, struct proto_outpoint *o);
+/** Append the 36-byte outpoint; errors in w->err. */
 void proto_outpoint_encode(const struct proto_outpoint *o, struct proto_writer *w);
 
 #endif

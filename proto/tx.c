@@ -294,7 +294,8 @@ void proto_txout_encode(const struct proto_txout *o, const uint8_t *script, uint
 /* ---------------------------------------------------------------------- */
 /* Storage                                                                 */
 
-/* A decoded tx's blob is never NULL, so blob + offset is always defined. */
+/* A decoded tx's blob is never NULL, so blob + offset is always defined;
+ * after a failed decode too (then with blob_len 0). */
 static const uint8_t empty_blob[1];
 
 void proto_tx_init(struct proto_tx *tx)
@@ -313,7 +314,9 @@ void proto_tx_release(struct proto_tx *tx)
 }
 
 /* Forget everything but owned storage. A tx borrowed from a block gives
- * the block's storage back first: it is not ours to reuse. */
+ * the block's storage back first: it is not ours to reuse. Also the state a
+ * failed decode leaves, whatever it got through, so nobody reads
+ * half-filled arrays or a blob pointer that an allocation failure cleared. */
 static void tx_reset(struct proto_tx *tx)
 {
 	if (tx->borrowed) {
@@ -519,7 +522,7 @@ locktime:
 	if (st->total > tx->blob_cap) {
 		xfree(tx->blob_mut);
 		tx->blob_mut = NULL;
-		tx->blob = NULL;
+		tx->blob = empty_blob;
 		tx->blob_cap = 0;
 		tx->blob_mut = xmalloc(st->total);
 		if (!tx->blob_mut)
@@ -552,16 +555,6 @@ locktime:
 	return 0;
 }
 
-/* A failed decode leaves an empty tx, whatever it got through, so nobody
- * reads half-filled arrays; the storage stays for the next decode. */
-static void tx_forget_decoded(struct proto_tx *tx)
-{
-	tx->n_in = tx->n_out = 0;
-	tx->blob_len = 0;
-	tx->has_witness = false;
-	tx->size = tx->stripped_size = 0;
-}
-
 int proto_tx_decode(struct proto_reader *r, struct proto_tx *tx)
 {
 	struct stage st;
@@ -570,7 +563,7 @@ int proto_tx_decode(struct proto_reader *r, struct proto_tx *tx)
 	int err = tx_decode(r, tx, &st);
 	stage_release(&st);
 	if (err)
-		tx_forget_decoded(tx);
+		tx_reset(tx);
 	return err;
 }
 
@@ -581,7 +574,7 @@ int proto_tx_decode_buf(const uint8_t *data, size_t len, struct proto_tx *tx, si
 	int err = proto_tx_decode(&r, tx);
 	if (!err && proto_reader_left(&r)) {
 		err = PROTO_ETRAILING;
-		tx_forget_decoded(tx);
+		tx_reset(tx);
 	}
 	if (err && err_off)
 		*err_off = proto_reader_offset(&r);
@@ -807,16 +800,14 @@ bool proto_witness_iter_next(struct proto_witness_iter *it, struct proto_span *i
 {
 	if (it->p >= it->end)
 		return false;
-	/* Decode validated these bytes; the reader only guards a hand-built
-	 * stack against running past its span. */
+	/* Decode read every item with this same reader, so on a decoded tx it
+	 * cannot fail; it only stops a hand-built stack from yielding an item
+	 * decode would have refused, or one running past its span. */
 	struct proto_reader r = {it->p, it->p, it->end};
-	uint64_t n;
-	if (proto_read_compact(&r, UINT32_MAX, &n) || n > proto_reader_left(&r)) {
+	if (proto_read_varspan(&r, &item->data, &item->len)) {
 		it->p = it->end;
 		return false;
 	}
-	item->data = r.p;
-	item->len = (uint32_t)n;
-	it->p = r.p + n;
+	it->p = r.p;
 	return true;
 }

@@ -186,10 +186,15 @@ static void write_str(struct proto_writer *w, const char *s)
 
 static void write_hex(struct proto_writer *w, const uint8_t *data, size_t len)
 {
-	/* proto_hex_encode writes a NUL after the digits: room for it too. */
-	if (w->err || proto_writer_reserve(w, 2 * len + 1))
+	static const char digits[] = "0123456789abcdef";
+	if (w->err || proto_writer_reserve(w, 2 * len))
 		return;
-	proto_hex_encode(data, len, (char *)w->buf + w->len);
+	/* Digits only: a fixed writer sized to the text takes it whole. */
+	char *out = (char *)w->buf + w->len;
+	for (size_t i = 0; i < len; i++) {
+		out[2 * i] = digits[data[i] >> 4];
+		out[2 * i + 1] = digits[data[i] & 15];
+	}
 	w->len += 2 * len;
 }
 

@@ -37,6 +37,7 @@
 
 #include "proto/proto.h"
 
+/** On every fallible call: an ignored verdict is a compile error (-Werror). */
 #define SCRIPT_WUR __attribute__((warn_unused_result))
 
 /* ---------------------------------------------------------------------- */
@@ -69,7 +70,9 @@
 #define SCRIPT_TAPROOT_CONTROL_MAX_SIZE                                                            \
 	(SCRIPT_TAPROOT_CONTROL_BASE_SIZE +                                                        \
 	 SCRIPT_TAPROOT_CONTROL_NODE_SIZE * SCRIPT_TAPROOT_CONTROL_MAX_NODES)
-#define SCRIPT_TAPROOT_LEAF_MASK      0xfeu
+/** Control byte bits that are the leaf version (the low bit is the output key's parity). */
+#define SCRIPT_TAPROOT_LEAF_MASK 0xfeu
+/** The leaf version BIP342 defines: tapscript. */
 #define SCRIPT_TAPROOT_LEAF_TAPSCRIPT 0xc0u
 /** First byte of a taproot annex (last witness item). */
 #define SCRIPT_ANNEX_TAG 0x50u
@@ -194,7 +197,9 @@ enum script_op {
 	SCRIPT_OP_INVALIDOPCODE = 0xff,
 };
 
-/** Name of an opcode as Core's GetOpName spells it ("OP_DUP", "0", "1"...); "OP_UNKNOWN" if none.
+/**
+ * Name of an opcode as Core's GetOpName spells it ("OP_DUP", "0", "1"...);
+ * "OP_UNKNOWN" if none.
  */
 const char *script_op_name(unsigned op);
 
@@ -270,14 +275,22 @@ const char *script_flag_name(uint32_t flag);
  * with *bad (if not NULL) pointing at the first unknown name in list.
  */
 SCRIPT_WUR int script_flags_parse(const char *list, uint32_t *flags, const char **bad);
-/** Write the names of flags, comma-separated, into out (cap bytes incl. NUL). */
+/**
+ * Write the names of flags, comma-separated, into out (cap bytes incl. NUL;
+ * nothing when cap is 0). Output that does not fit is cut short (still
+ * NUL-terminated); unknown bits are ignored.
+ */
 void script_flags_format(uint32_t flags, char *out, size_t cap);
 
 /* ---------------------------------------------------------------------- */
 /* Errors (Core's ScriptError, same order)                                 */
 
+/**
+ * Why a script failed: Core's ScriptError, same order, so the numbers and
+ * names match its test vectors. Positive; script_verify returns them negated.
+ */
 enum script_error {
-	SCRIPT_ERR_OK = 0,
+	SCRIPT_ERR_OK = 0,        /**< valid */
 	SCRIPT_ERR_UNKNOWN_ERROR, /**< also a number over 4 bytes or not minimal (Core throws) */
 	SCRIPT_ERR_EVAL_FALSE,    /**< finished with false or empty stack */
 	SCRIPT_ERR_OP_RETURN,     /**< OP_RETURN executed */
@@ -309,33 +322,33 @@ enum script_error {
 	SCRIPT_ERR_CLEANSTACK,                 /**< stack not exactly one item at the end */
 	SCRIPT_ERR_MINIMALIF,                  /**< IF argument not exactly empty or 1 */
 	SCRIPT_ERR_SIG_NULLFAIL,               /**< failed signature not empty */
-	SCRIPT_ERR_DISCOURAGE_UPGRADABLE_NOPS,
-	SCRIPT_ERR_DISCOURAGE_UPGRADABLE_WITNESS_PROGRAM,
-	SCRIPT_ERR_DISCOURAGE_UPGRADABLE_TAPROOT_VERSION,
-	SCRIPT_ERR_DISCOURAGE_OP_SUCCESS,
-	SCRIPT_ERR_DISCOURAGE_UPGRADABLE_PUBKEYTYPE,
-	SCRIPT_ERR_WITNESS_PROGRAM_WRONG_LENGTH, /**< v0 program neither 20 nor 32 bytes */
-	SCRIPT_ERR_WITNESS_PROGRAM_WITNESS_EMPTY,
-	SCRIPT_ERR_WITNESS_PROGRAM_MISMATCH, /**< witness does not hash to the program */
-	SCRIPT_ERR_WITNESS_MALLEATED,        /**< native witness spend with a scriptSig */
-	SCRIPT_ERR_WITNESS_MALLEATED_P2SH,   /**< P2SH-witness scriptSig not one push */
-	SCRIPT_ERR_WITNESS_UNEXPECTED,       /**< witness on a non-witness spend */
-	SCRIPT_ERR_WITNESS_PUBKEYTYPE,       /**< uncompressed key in witness v0 */
-	SCRIPT_ERR_SCHNORR_SIG_SIZE,
-	SCRIPT_ERR_SCHNORR_SIG_HASHTYPE,
-	SCRIPT_ERR_SCHNORR_SIG,
-	SCRIPT_ERR_TAPROOT_WRONG_CONTROL_SIZE,
-	SCRIPT_ERR_TAPSCRIPT_VALIDATION_WEIGHT,
-	SCRIPT_ERR_TAPSCRIPT_CHECKMULTISIG,
-	SCRIPT_ERR_TAPSCRIPT_MINIMALIF,
-	SCRIPT_ERR_TAPSCRIPT_EMPTY_PUBKEY,
+	SCRIPT_ERR_DISCOURAGE_UPGRADABLE_NOPS, /**< NOP1, NOP4..NOP10 executed (policy) */
+	SCRIPT_ERR_DISCOURAGE_UPGRADABLE_WITNESS_PROGRAM, /**< unknown witness program (policy) */
+	SCRIPT_ERR_DISCOURAGE_UPGRADABLE_TAPROOT_VERSION, /**< unknown leaf version (policy) */
+	SCRIPT_ERR_DISCOURAGE_OP_SUCCESS,                 /**< OP_SUCCESSx in tapscript (policy) */
+	SCRIPT_ERR_DISCOURAGE_UPGRADABLE_PUBKEYTYPE, /**< unknown tapscript key type (policy) */
+	SCRIPT_ERR_WITNESS_PROGRAM_WRONG_LENGTH,     /**< v0 program neither 20 nor 32 bytes */
+	SCRIPT_ERR_WITNESS_PROGRAM_WITNESS_EMPTY,    /**< witness program spent with no witness */
+	SCRIPT_ERR_WITNESS_PROGRAM_MISMATCH,         /**< witness does not hash to the program */
+	SCRIPT_ERR_WITNESS_MALLEATED,                /**< native witness spend with a scriptSig */
+	SCRIPT_ERR_WITNESS_MALLEATED_P2SH,           /**< P2SH-witness scriptSig not one push */
+	SCRIPT_ERR_WITNESS_UNEXPECTED,               /**< witness on a non-witness spend */
+	SCRIPT_ERR_WITNESS_PUBKEYTYPE,               /**< uncompressed key in witness v0 */
+	SCRIPT_ERR_SCHNORR_SIG_SIZE,           /**< Schnorr signature neither 64 nor 65 bytes */
+	SCRIPT_ERR_SCHNORR_SIG_HASHTYPE,       /**< undefined hash type, or 65 bytes with DEFAULT */
+	SCRIPT_ERR_SCHNORR_SIG,                /**< Schnorr signature does not verify */
+	SCRIPT_ERR_TAPROOT_WRONG_CONTROL_SIZE, /**< control block not 33 + 32k bytes, k <= 128 */
+	SCRIPT_ERR_TAPSCRIPT_VALIDATION_WEIGHT, /**< signature checks over the witness's budget */
+	SCRIPT_ERR_TAPSCRIPT_CHECKMULTISIG,     /**< CHECKMULTISIG(VERIFY) in tapscript */
+	SCRIPT_ERR_TAPSCRIPT_MINIMALIF,         /**< tapscript IF argument not empty or 1 */
+	SCRIPT_ERR_TAPSCRIPT_EMPTY_PUBKEY,      /**< empty public key in tapscript */
 	SCRIPT_ERR_OP_CODESEPARATOR,  /**< CODESEPARATOR in legacy script (CONST_SCRIPTCODE) */
 	SCRIPT_ERR_SIG_FINDANDDELETE, /**< signature found in scriptCode (CONST_SCRIPTCODE) */
 	/* peerd-only codes after Core's */
 	SCRIPT_ERR_NOMEM,        /**< a rare large case could not allocate */
 	SCRIPT_ERR_MISSING_DATA, /**< taproot check without the spent outputs */
 	SCRIPT_ERR_BAD_ARGUMENT, /**< input index out of range, malformed witness data */
-	SCRIPT_ERR__COUNT
+	SCRIPT_ERR__COUNT        /**< number of codes, not one itself */
 };
 
 /** Core's name of an error without prefix ("EVAL_FALSE"); "UNKNOWN" for out of range. */
@@ -348,11 +361,12 @@ int script_error_from_name(const char *name);
 /* ---------------------------------------------------------------------- */
 /* Sighash                                                                 */
 
+/** Signature hash types: the last byte of a signature, saying what it commits to. */
 #define SCRIPT_SIGHASH_DEFAULT      0x00u /**< taproot only: like ALL, no byte */
-#define SCRIPT_SIGHASH_ALL          0x01u
-#define SCRIPT_SIGHASH_NONE         0x02u
-#define SCRIPT_SIGHASH_SINGLE       0x03u
-#define SCRIPT_SIGHASH_ANYONECANPAY 0x80u
+#define SCRIPT_SIGHASH_ALL          0x01u /**< every input and output */
+#define SCRIPT_SIGHASH_NONE         0x02u /**< no outputs */
+#define SCRIPT_SIGHASH_SINGLE       0x03u /**< only the output at this input's index */
+#define SCRIPT_SIGHASH_ANYONECANPAY 0x80u /**< flag: only this input */
 
 /** An output being spent: its amount and scriptPubKey (borrowed). */
 struct script_spent_output {
@@ -410,7 +424,7 @@ void script_sighash_v0(const struct proto_tx *tx, uint32_t in, const uint8_t *sc
 
 /** What a BIP341/342 signature commits to beyond the transaction. */
 struct script_tap_exec {
-	bool annex_present;
+	bool annex_present;       /**< the witness ends with an annex (SCRIPT_ANNEX_TAG) */
 	uint8_t annex_hash[32];   /**< SHA256(compact_size(len) || annex) */
 	bool tapscript;           /**< ext_flag 1 (BIP342) rather than key path */
 	uint8_t tapleaf_hash[32]; /**< tapscript only */
@@ -494,11 +508,15 @@ bool script_is_p2sh(const uint8_t *script, size_t len);
 /** A witness program: OP_n then one 2..40-byte push, 4..42 bytes in all. */
 bool script_is_witness_program(const uint8_t *script, size_t len, int *version,
                                const uint8_t **program, size_t *program_len);
-/** Bitcoin Core's GetSigOpCount: CHECKMULTISIG counts its key count if accurate and preceded by
- * OP_n, else 20. */
+/**
+ * Bitcoin Core's GetSigOpCount: CHECKMULTISIG counts its key count if
+ * accurate and preceded by OP_n, else 20.
+ */
 unsigned script_sigop_count(const uint8_t *script, size_t len, bool accurate);
-/** Sigops of a P2SH redeem script (the last push of a push-only scriptSig); plain count if spk is
- * not P2SH. */
+/**
+ * Sigops of a P2SH redeem script (the last push of a push-only scriptSig);
+ * plain count if spk is not P2SH.
+ */
 unsigned script_p2sh_sigop_count(const uint8_t *spk, size_t spk_len, const uint8_t *script_sig,
                                  size_t sig_len);
 /** Witness sigops of input `in` (Core's CountWitnessSigOps). */
@@ -527,8 +545,9 @@ SCRIPT_WUR int script_parse_asm(const char *text, struct proto_writer *w, size_t
 /* ---------------------------------------------------------------------- */
 /* Context-free transaction checks (Core's CheckTransaction)               */
 
+/** script_check_transaction's verdicts, with Core's reject reasons. */
 enum script_tx_err {
-	SCRIPT_TX_OK = 0,
+	SCRIPT_TX_OK = 0,                   /**< passes */
 	SCRIPT_TX_VIN_EMPTY = -1,           /**< bad-txns-vin-empty */
 	SCRIPT_TX_VOUT_EMPTY = -2,          /**< bad-txns-vout-empty */
 	SCRIPT_TX_OVERSIZE = -3,            /**< bad-txns-oversize */
@@ -539,7 +558,7 @@ enum script_tx_err {
 	SCRIPT_TX_CB_LENGTH = -8,           /**< bad-cb-length */
 	SCRIPT_TX_PREVOUT_NULL = -9,        /**< bad-txns-prevout-null */
 	SCRIPT_TX_ENOMEM = -10,             /**< could not allocate for the duplicate check */
-	SCRIPT_TX_ERR__MIN = -10,
+	SCRIPT_TX_ERR__MIN = -10, /**< lowest code, for range checks; not an error itself */
 };
 
 /**
@@ -556,7 +575,7 @@ const char *script_tx_reason(int err);
 
 /** Output script templates, as Core's TxoutType. */
 enum script_type {
-	SCRIPT_TYPE_NONSTANDARD = 0,
+	SCRIPT_TYPE_NONSTANDARD = 0,       /**< none of the templates below */
 	SCRIPT_TYPE_ANCHOR,                /**< OP_1 <4e73> (pay-to-anchor) */
 	SCRIPT_TYPE_PUBKEY,                /**< <key> CHECKSIG */
 	SCRIPT_TYPE_PUBKEYHASH,            /**< DUP HASH160 <20> EQUALVERIFY CHECKSIG */
@@ -583,14 +602,18 @@ struct script_span {
  */
 struct script_solution {
 	enum script_type type;
-	struct script_span data;
-	int witness_version;
-	unsigned required;
-	unsigned n_keys;
+	struct script_span data; /**< key, hash or program; empty for the other types */
+	int witness_version;     /**< 0..16 for witness types and ANCHOR, else 0 */
+	unsigned required;       /**< MULTISIG: signatures needed (m) */
+	unsigned n_keys;         /**< MULTISIG: keys in `keys` (n) */
 	struct script_span keys[SCRIPT_MAX_PUBKEYS_PER_MULTISIG];
 };
 
-/** Classify an output script as Core's Solver does (same rules, same order); fills *sol. */
+/**
+ * Classify an output script as Core's Solver does (same rules, same order);
+ * fills *sol (zeroed first, so two solves of one script compare equal with
+ * memcmp) and returns sol->type. Never fails: anything else is NONSTANDARD.
+ */
 enum script_type script_solve(const uint8_t *script, size_t len, struct script_solution *sol);
 /** Core's GetTxnOutputType name ("pubkeyhash", "witness_v1_taproot"...); never NULL. */
 const char *script_type_name(enum script_type type);
@@ -609,7 +632,7 @@ int script_to_asm(const uint8_t *script, size_t len, bool sighash_decode, struct
 /** Room for any address script_address writes, NUL included (bech32's 90 + 1). */
 #define SCRIPT_ADDRESS_MAX 91u
 
-/** script_address errors. */
+/** script_address errors; out is not written on either. */
 enum script_address_err {
 	SCRIPT_ADDRESS_ENONE = -1, /**< the script has no address (pubkey, multisig, nulldata...) */
 	SCRIPT_ADDRESS_ESPACE = -2, /**< out is smaller than the address */
@@ -627,8 +650,10 @@ enum script_address_err {
 int script_address(const uint8_t *script, size_t len, const struct proto_params *net, char *out,
                    size_t cap);
 
-/** Whether 32 bytes are the x coordinate of a point on the curve (Core's
- * XOnlyPubKey::IsFullyValid). */
+/**
+ * Whether 32 bytes are the x coordinate of a point on the curve (Core's
+ * XOnlyPubKey::IsFullyValid).
+ */
 bool script_xonly_pubkey_valid(const uint8_t key[32]);
 
 #endif

@@ -585,6 +585,159 @@ static void test_oom(void **state)
 	free(mega);
 }
 
+/*
+ * A decode that fails on its blob allocation must still leave the state
+ * tx.c promises for any decoded tx: a non-NULL blob (blob + offset is
+ * always defined), no entries, nothing cached. Each round first decodes a
+ * small tx so the second, larger one must grow vin, vout and blob; the
+ * injected failure walks through those three allocations in turn.
+ */
+static void test_oom_leaves_valid_tx(void **state)
+{
+	(void)state;
+	size_t slen, len;
+	uint8_t *small = tu_unhex(small_tx_hex, &slen);
+	uint8_t *raw = tu_unhex(bip143_signed_hex, &len);
+	struct proto_tx tx;
+	proto_tx_init(&tx);
+	/* warm the script free list so only the tx's own arrays allocate */
+	assert_int_equal(proto_tx_decode_buf(raw, len, &tx, NULL), 0);
+	proto_tx_release(&tx);
+	long k;
+	int err = -1;
+	for (k = 0; k < 100; k++) {
+		proto_tx_init(&tx);
+		assert_int_equal(proto_tx_decode_buf(small, slen, &tx, NULL), 0);
+		proto_tx_compute_ids(&tx);
+		base_alloc_fail_after(k);
+		err = proto_tx_decode_buf(raw, len, &tx, NULL);
+		int injected = base_alloc_injected();
+		base_alloc_fail_after(-1);
+		if (!err && !injected)
+			break;
+		if (err != PROTO_ENOMEM)
+			fail_msg("k=%ld: got %s, expected ENOMEM", k, proto_errname(err));
+		if (!tx.blob)
+			fail_msg("k=%ld: blob is NULL after a failed decode (blob_cap %u)", k,
+			         tx.blob_cap);
+		assert_int_equal(tx.blob_len, 0);
+		assert_int_equal(tx.n_in, 0);
+		assert_int_equal(tx.n_out, 0);
+		assert_false(tx.has_witness);
+		assert_false(tx.txid_valid);
+		assert_false(tx.ids_valid);
+		assert_int_equal(tx.size, 0);
+		/* the empty tx is still usable: it encodes and hashes */
+		struct proto_writer w;
+		encode(&tx, false, &w);
+		assert_int_equal(w.len, proto_tx_serialized_size(&tx, true));
+		proto_writer_release(&w);
+		(void)proto_tx_txid(&tx);
+		/* and the same object takes the next decode */
+		roundtrip(raw, len, &tx);
+		assert_true(tx.has_witness);
+		assert_int_equal(tx.blob_len, tx.blob_cap);
+		proto_tx_release(&tx);
+	}
+	/* vin, vout and blob each failed once before a clean run */
+	if (k < 3)
+		fail_msg("only %ld allocation points seen, expected at least 3", k);
+	assert_int_equal(err, 0);
+	roundtrip(raw, len, &tx);
+	proto_tx_release(&tx);
+	free(raw);
+	free(small);
+}
+
+/* A witness stack spelled out by hand inside a tx's blob (one input). */
+static void hand_witness(struct proto_tx *tx, struct proto_txin *in, const uint8_t *blob,
+                         uint32_t len, uint32_t count)
+{
+	proto_tx_init(tx);
+	memset(in, 0, sizeof(*in));
+	in->wit_len = len;
+	in->wit_count = count;
+	tx->vin = in;
+	tx->n_in = 1;
+	tx->blob = blob;
+	tx->blob_len = len;
+	tx->borrowed = true; /* nothing here is the tx's to free */
+}
+
+/*
+ * The iterator reads item lengths with the decoders' bound (PROTO_MAX_SIZE):
+ * an item decode would have refused is never returned, even from a
+ * hand-built stack whose bytes are all there. Also: it stops, and stays
+ * stopped, at a length that runs past the span or is not canonical.
+ */
+static void test_witness_iter_bounds(void **state)
+{
+	(void)state;
+	const size_t big = (size_t)PROTO_MAX_SIZE + 1;
+	/* "ab", then a 5-byte CompactSize length and that many bytes */
+	size_t total = 3 + 5 + big;
+	uint8_t *blob = calloc(1, total);
+	assert_non_null(blob);
+	blob[0] = 2;
+	blob[1] = 'a';
+	blob[2] = 'b';
+	struct proto_tx tx;
+	struct proto_txin in;
+	struct proto_witness_iter it;
+	struct proto_span item;
+
+	/* exactly PROTO_MAX_SIZE: the largest item decode accepts */
+	blob[3] = 0xfe;
+	proto_put_le32(blob + 4, PROTO_MAX_SIZE);
+	hand_witness(&tx, &in, blob, (uint32_t)(total - 1), 2);
+	proto_witness_iter_init(&it, &tx, &in);
+	assert_true(proto_witness_iter_next(&it, &item));
+	tu_assert_bytes_equal(item.data, item.len, "ab", 2);
+	assert_true(proto_witness_iter_next(&it, &item));
+	assert_ptr_equal(item.data, blob + 8);
+	assert_int_equal(item.len, PROTO_MAX_SIZE);
+	assert_false(proto_witness_iter_next(&it, &item));
+
+	/* one more byte: over the bound, although every byte is present */
+	proto_put_le32(blob + 4, (uint32_t)big);
+	hand_witness(&tx, &in, blob, (uint32_t)total, 2);
+	proto_witness_iter_init(&it, &tx, &in);
+	assert_true(proto_witness_iter_next(&it, &item));
+	if (proto_witness_iter_next(&it, &item))
+		fail_msg("returned an item of %u bytes, over PROTO_MAX_SIZE (%u)", item.len,
+		         PROTO_MAX_SIZE);
+	assert_false(proto_witness_iter_next(&it, &item));
+
+	/* a length running past the span */
+	static const uint8_t cut[] = {1, 'x', 3, 'y', 'z'};
+	hand_witness(&tx, &in, cut, sizeof(cut), 2);
+	proto_witness_iter_init(&it, &tx, &in);
+	assert_true(proto_witness_iter_next(&it, &item));
+	tu_assert_bytes_equal(item.data, item.len, "x", 1);
+	assert_false(proto_witness_iter_next(&it, &item));
+	assert_false(proto_witness_iter_next(&it, &item));
+
+	/* a non-canonical length (0xfd for 1) */
+	static const uint8_t noncanon[] = {0xfd, 1, 0, 'q'};
+	hand_witness(&tx, &in, noncanon, sizeof(noncanon), 1);
+	proto_witness_iter_init(&it, &tx, &in);
+	assert_false(proto_witness_iter_next(&it, &item));
+
+	/* empty items and an empty stack */
+	static const uint8_t empties[] = {0, 0};
+	hand_witness(&tx, &in, empties, sizeof(empties), 2);
+	proto_witness_iter_init(&it, &tx, &in);
+	for (int i = 0; i < 2; i++) {
+		assert_true(proto_witness_iter_next(&it, &item));
+		assert_int_equal(item.len, 0);
+	}
+	assert_false(proto_witness_iter_next(&it, &item));
+	hand_witness(&tx, &in, empties, 0, 0);
+	proto_witness_iter_init(&it, &tx, &in);
+	assert_false(proto_witness_iter_next(&it, &item));
+	free(blob);
+}
+
 static void test_freelist_stats(void **state)
 {
 	(void)state;
@@ -803,14 +956,24 @@ static void test_core_vectors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_small_tx),       cmocka_unit_test(test_megatx),
-	    cmocka_unit_test(test_bip143_witness), cmocka_unit_test(test_bip143_p2sh),
-	    cmocka_unit_test(test_truncations),    cmocka_unit_test(test_huge_counts),
-	    cmocka_unit_test(test_noncanonical),   cmocka_unit_test(test_witness_flags),
-	    cmocka_unit_test(test_trailing),       cmocka_unit_test(test_error_keeps_storage),
-	    cmocka_unit_test(test_alloc_counts),   cmocka_unit_test(test_oom),
-	    cmocka_unit_test(test_freelist_stats), cmocka_unit_test(test_staging_layout),
-	    cmocka_unit_test(test_piece_codecs),   cmocka_unit_test(test_core_vectors),
+	    cmocka_unit_test(test_small_tx),
+	    cmocka_unit_test(test_megatx),
+	    cmocka_unit_test(test_bip143_witness),
+	    cmocka_unit_test(test_bip143_p2sh),
+	    cmocka_unit_test(test_truncations),
+	    cmocka_unit_test(test_huge_counts),
+	    cmocka_unit_test(test_noncanonical),
+	    cmocka_unit_test(test_witness_flags),
+	    cmocka_unit_test(test_trailing),
+	    cmocka_unit_test(test_error_keeps_storage),
+	    cmocka_unit_test(test_alloc_counts),
+	    cmocka_unit_test(test_oom),
+	    cmocka_unit_test(test_oom_leaves_valid_tx),
+	    cmocka_unit_test(test_witness_iter_bounds),
+	    cmocka_unit_test(test_freelist_stats),
+	    cmocka_unit_test(test_staging_layout),
+	    cmocka_unit_test(test_piece_codecs),
+	    cmocka_unit_test(test_core_vectors),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	proto_freelist_drain();
