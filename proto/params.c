@@ -111,9 +111,11 @@ static const uint8_t signet_challenge[] = {
 #define TEN_MINUTES (10 * 60)
 
 /* Taproot: mainnet's BIP341 activation height. Core applies the taproot
- * script rules from genesis wherever segwit's are (with one excepted
- * mainnet block, 692261, that peerd does not model), so on the other
- * networks, which have no excepted block, 0 is exactly Core's behaviour. */
+ * script rules from genesis wherever segwit's are, except in a few named
+ * blocks (mainnet 692261 among them) that take script flags by hash; the
+ * flag choice by height and the exception table live in peertool's
+ * verify-block (chain/ will own them). On the other networks 0 is exactly
+ * Core's behaviour. */
 static const struct proto_params params[PROTO_NET__COUNT] = {
 	[PROTO_NET_MAIN] = {
 		.net = PROTO_NET_MAIN,

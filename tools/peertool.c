@@ -35,8 +35,9 @@ static const struct subcommand subcommands[] = {
      "verify-tx --prevouts FILE [--flags LIST] TX\n"
      "                                verify every input's script"},
     {"verify-block", peertool_verify_block,
-     "verify-block --prevouts FILE [--flags LIST] [--par N] BLOCK\n"
-     "                                verify every input of a block on N threads"},
+     "verify-block --prevouts FILE [--flags LIST] [--chain NAME] [--height N] [--par N] BLOCK\n"
+     "                                verify every input of a block on N threads, with\n"
+     "                                Core's flags for its height (--height, else BIP34)"},
 };
 
 static void usage(FILE *out)
@@ -48,7 +49,8 @@ static void usage(FILE *out)
 		fprintf(out, "  %s\n", subcommands[i].usage);
 	fprintf(out,
 	        "\n--chain (main, test, testnet4, signet, regtest; default main, or the\n"
-	        "frame's network for decode-msg) picks the network of addresses.\n"
+	        "frame's network for decode-msg) picks the network of addresses, and for\n"
+	        "verify-block the heights its soft forks activated at.\n"
 	        "Errors print one line naming the problem and the byte offset; exit code 1.\n");
 }
 

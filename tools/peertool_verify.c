@@ -5,13 +5,18 @@
  * peerd's script/ against other implementations.
  *
  *   peertool verify-tx --prevouts FILE [--flags LIST] TX
- *   peertool verify-block --prevouts FILE [--flags LIST] [--par N] BLOCK
+ *   peertool verify-block --prevouts FILE [--flags LIST] [--chain NAME]
+ *                         [--height N] [--par N] BLOCK
  *
  * TX and BLOCK are raw or hex (detected), '-' for stdin. The prevouts file
  * has one spent output a line, `TXID:VOUT AMOUNT_SATS SCRIPTPUBKEY_HEX`
  * (txid in display order), with blank lines and # comments allowed.
  * verify-block runs one job per input on the pool/ check queue; outputs
  * created earlier in the block satisfy later inputs without a prevouts line.
+ *
+ * A block's flags are Bitcoin Core's GetBlockScriptFlags for its height on
+ * --chain: given with --height, else read from the coinbase's BIP34 push,
+ * else unknown, when today's consensus set applies. --flags overrides.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -30,16 +35,24 @@
 #define VERIFY_MAX_LINE (2u * SCRIPT_MAX_SIZE + 256u)
 /** Most threads --par accepts (the check queue's limit). */
 #define VERIFY_MAX_PAR POOL_MAX_THREADS
+/** Highest --height accepted: Core keeps heights in an int. */
+#define VERIFY_MAX_HEIGHT INT32_MAX
+/** Longest BIP34 height push: 4 bytes hold every non-negative int32. */
+#define VERIFY_BIP34_MAX_PUSH 4u
 
 static const char USAGE_TX[] = "usage: peertool verify-tx --prevouts FILE [--flags LIST] TX|-";
 static const char USAGE_BLOCK[] =
-    "usage: peertool verify-block --prevouts FILE [--flags LIST] [--par N] BLOCK|-";
+    "usage: peertool verify-block --prevouts FILE [--flags LIST] [--chain NAME] [--height N]\n"
+    "                             [--par N] BLOCK|-";
 
 struct verify_args {
 	const char *prevouts;
 	const char *input;
 	uint32_t flags;
-	int par; /* threads in all; 0 = one per core */
+	bool flags_given; /* --flags: used as is, whatever the height */
+	int par;          /* threads in all; 0 = one per core */
+	const struct proto_params *chain;
+	int64_t height; /* --height, or -1 */
 };
 
 /* ---- spent outputs: the prevouts file and, for blocks, earlier outputs --- */
@@ -318,10 +331,13 @@ static int parse_args(int argc, char **argv, bool block, struct verify_args *a)
 	const char *cmd = argv[0];
 	memset(a, 0, sizeof(*a));
 	a->flags = SCRIPT_VERIFY_CONSENSUS;
+	a->chain = proto_params(PROTO_NET_MAIN);
+	a->height = -1;
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
 		if (!strcmp(arg, "--prevouts") || !strcmp(arg, "--flags") ||
-		    (block && !strcmp(arg, "--par"))) {
+		    (block && (!strcmp(arg, "--par") || !strcmp(arg, "--chain") ||
+		               !strcmp(arg, "--height")))) {
 			if (i + 1 >= argc)
 				return usage_error(cmd, usage, "%s needs a value", arg);
 			const char *val = argv[++i];
@@ -331,6 +347,25 @@ static int parse_args(int argc, char **argv, bool block, struct verify_args *a)
 				const char *bad = NULL;
 				if (script_flags_parse(val, &a->flags, &bad))
 					return usage_error(cmd, usage, "unknown flag in '%s'", bad);
+				a->flags_given = true;
+			} else if (!strcmp(arg, "--chain")) {
+				a->chain = proto_params_by_name(val);
+				if (!a->chain)
+					return usage_error(
+					    cmd, usage,
+					    "unknown chain '%s' (main, test, testnet4, "
+					    "signet, regtest)",
+					    val);
+			} else if (!strcmp(arg, "--height")) {
+				char *end;
+				errno = 0;
+				long long h = strtoll(val, &end, 10);
+				if (!isdigit((unsigned char)val[0]) || *end || errno ||
+				    h > VERIFY_MAX_HEIGHT)
+					return usage_error(
+					    cmd, usage, "--height wants 0 to 2147483647, not '%s'",
+					    val);
+				a->height = h;
 			} else {
 				char *end;
 				long par = strtol(val, &end, 10);
@@ -512,6 +547,113 @@ out:
 	return rc;
 }
 
+/* ---- script flags by height: Core's GetBlockScriptFlags -------------------------- */
+
+/* Where a block's height came from; names as printed in "height_source". */
+enum height_source { HEIGHT_UNKNOWN, HEIGHT_OPTION, HEIGHT_BIP34 };
+static const char *const HEIGHT_SOURCE_NAMES[] = {"unknown", "option", "bip34"};
+
+/*
+ * Core turns P2SH, WITNESS and TAPROOT on from genesis because only these
+ * blocks broke them before they activated; each gets its own base set
+ * (Core's consensus.script_flag_exceptions, per network).
+ */
+struct flag_exception {
+	enum proto_net net;
+	const char *hash; /* display order */
+	uint32_t flags;
+};
+static const struct flag_exception FLAG_EXCEPTIONS[] = {
+    /* mainnet 170,060: spends a P2SH output without P2SH rules (BIP16) */
+    {PROTO_NET_MAIN, "00000000000002dc756eebf4f49723ed8d30cc28a5f108eb94b1ba88ac4f9c22",
+     SCRIPT_VERIFY_NONE},
+    /* mainnet 692,261: spends a v1 witness output before taproot */
+    {PROTO_NET_MAIN, "0000000000000000000f14c35b2d841e986ab5441de8c585d5ffe55ea1e395ad",
+     SCRIPT_VERIFY_P2SH | SCRIPT_VERIFY_WITNESS},
+    /* testnet3's BIP16 violator */
+    {PROTO_NET_TESTNET3, "00000000dd30457c001f4095d208cc1296b0eed002427aa599874af7a432b105",
+     SCRIPT_VERIFY_NONE},
+};
+
+/*
+ * The flags Core checks a block's scripts with on network p. height < 0
+ * (unknown) counts as above every activation height, which gives today's
+ * consensus set for all but the excepted blocks.
+ */
+static uint32_t block_script_flags(const struct proto_params *p, const struct proto_hash *hash,
+                                   int64_t height)
+{
+	uint32_t flags = SCRIPT_VERIFY_P2SH | SCRIPT_VERIFY_WITNESS | SCRIPT_VERIFY_TAPROOT;
+	char hex[65];
+	if (height < 0)
+		height = VERIFY_MAX_HEIGHT;
+	proto_hash_to_hex(hash, hex);
+	for (size_t i = 0; i < sizeof(FLAG_EXCEPTIONS) / sizeof(FLAG_EXCEPTIONS[0]); i++) {
+		if (FLAG_EXCEPTIONS[i].net == p->net && !strcmp(FLAG_EXCEPTIONS[i].hash, hex))
+			flags = FLAG_EXCEPTIONS[i].flags;
+	}
+	/* The buried deployments: active from their height on. */
+	if (height >= p->bip66_height)
+		flags |= SCRIPT_VERIFY_DERSIG;
+	if (height >= p->bip65_height)
+		flags |= SCRIPT_VERIFY_CHECKLOCKTIMEVERIFY;
+	if (height >= p->csv_height)
+		flags |= SCRIPT_VERIFY_CHECKSEQUENCEVERIFY;
+	/* BIP147 came with segwit */
+	if (height >= p->segwit_height)
+		flags |= SCRIPT_VERIFY_NULLDUMMY;
+	return flags;
+}
+
+/*
+ * BIP34's height in a coinbase scriptSig: only when it starts with exactly
+ * the bytes Core's check wants, `CScript() << height` (OP_0, OP_1..OP_16,
+ * else a minimal little-endian push), so any height read here is one Core
+ * would accept. 0 with *height set, or -1.
+ */
+static int bip34_height(const uint8_t *s, size_t len, int64_t *height)
+{
+	if (len == 0)
+		return -1;
+	uint8_t op = s[0];
+	if (op == 0x00) { /* OP_0 */
+		*height = 0;
+		return 0;
+	}
+	if (op >= 0x51 && op <= 0x60) { /* OP_1..OP_16 */
+		*height = op - 0x50;
+		return 0;
+	}
+	if (op < 1 || op > VERIFY_BIP34_MAX_PUSH || len - 1 < op)
+		return -1;
+	const uint8_t *num = s + 1;
+	/* Minimal: no zero top byte unless it holds the sign of the one below;
+	 * a set sign bit is a negative number, never a height. */
+	if (num[op - 1] & 0x80)
+		return -1;
+	if (num[op - 1] == 0 && (op == 1 || !(num[op - 2] & 0x80)))
+		return -1;
+	int64_t v = 0;
+	for (unsigned i = 0; i < op; i++)
+		v |= (int64_t)num[i] << (8 * i);
+	if (v <= 16) /* Core writes these as an opcode, never as a push */
+		return -1;
+	*height = v;
+	return 0;
+}
+
+/* The height from the coinbase of a version >= 2 block (BIP34), or -1. */
+static int64_t block_bip34_height(const struct proto_block *b)
+{
+	int64_t h;
+	if (b->hdr.version < 2 || b->n_tx == 0 || !proto_tx_is_coinbase(&b->txs[0]))
+		return -1;
+	const struct proto_tx *cb = &b->txs[0];
+	if (bip34_height(proto_txin_script(cb, &cb->vin[0]), cb->vin[0].script_len, &h))
+		return -1;
+	return h;
+}
+
 /* ---- verify-block ---------------------------------------------------------------- */
 
 /* One input check on the queue: plain data, valid after memcpy. */
@@ -664,6 +806,19 @@ int peertool_verify_block(int argc, char **argv)
 		               proto_errname(err));
 		goto out;
 	}
+	struct proto_hash hash;
+	proto_block_header_hash(&b.hdr, &hash);
+	enum height_source hsrc = HEIGHT_OPTION;
+	int64_t height = a.height;
+	if (height < 0) {
+		height = block_bip34_height(&b);
+		hsrc = height < 0 ? HEIGHT_UNKNOWN : HEIGHT_BIP34;
+	}
+	uint32_t flags = a.flags_given ? a.flags : block_script_flags(a.chain, &hash, height);
+	if (hsrc == HEIGHT_UNKNOWN && !a.flags_given)
+		peertool_error(cmd, "block height unknown (no BIP34 height in a version >= 2 "
+		                    "coinbase): using today's consensus flags; --height N gives "
+		                    "the rules of its time");
 
 	first_in = xcalloc(b.n_tx + 1, sizeof(*first_in));
 	pre = xcalloc(b.n_tx ? b.n_tx : 1, sizeof(*pre));
@@ -696,13 +851,11 @@ int peertool_verify_block(int argc, char **argv)
 				goto oom;
 		}
 	}
-	struct verify_round round = {&b, pre, a.flags};
+	struct verify_round round = {&b, pre, flags};
 	if (run_jobs(cmd, a.par, &round, &jobs))
 		goto out;
 	double ms = now_ms() - t0;
 
-	struct proto_hash hash;
-	proto_block_header_hash(&b.hdr, &hash);
 	json_t *txs = json_array();
 	for (uint32_t t = 0; t < b.n_tx; t++) {
 		struct proto_tx *tx = &b.txs[t];
@@ -725,7 +878,14 @@ int peertool_verify_block(int argc, char **argv)
 	}
 	json_t *root = json_object();
 	json_object_set_new(root, "hash", peertool_json_hash(&hash));
-	json_object_set_new(root, "flags", flags_json(a.flags));
+	json_object_set_new(root, "chain", json_string(a.chain->name));
+	json_object_set_new(root, "height", height < 0 ? json_null() : json_integer(height));
+	json_object_set_new(root, "height_source", json_string(HEIGHT_SOURCE_NAMES[hsrc]));
+	json_object_set_new(root, "flags", flags_json(flags));
+	json_object_set_new(root, "flags_source",
+	                    json_string(a.flags_given            ? "option"
+	                                : hsrc == HEIGHT_UNKNOWN ? "consensus"
+	                                                         : "height"));
 	json_object_set_new(root, "par", json_integer(a.par));
 	json_object_set_new(root, "verdict", json_string(valid == n_inputs ? "valid" : "invalid"));
 	json_object_set_new(root, "txs", txs);

@@ -351,16 +351,20 @@ def test_verify_block_genesis_chain_par1_par2(tmp_path):
             for n, o in enumerate(tx.vout):
                 lines.append("%s:%d %d %s" % (b2lx(tx.GetTxid()), n, o.nValue, o.scriptPubKey.hex()))
     pv = write(tmp_path, "chain-prevouts.txt", "\n".join(lines) + "\n")
-    # The rules Core applies at heights 0-4 (GetBlockScriptFlags): BIP66's
-    # strict DER came much later, and these blocks sign as 2009 did.
+    # Version 1 blocks carry no BIP34 height, so --height gives it; at
+    # heights 0-4 Core (GetBlockScriptFlags) checks only what it applies
+    # from genesis: BIP66's strict DER came much later, and these blocks
+    # sign as 2009 did.
+    assert all(b.nVersion == 1 for _, b in blocks)
     flags = "P2SH,WITNESS,TAPROOT"
     total_inputs = 0
     for h, (raw, b) in enumerate(blocks):
         path = write(tmp_path, "block%d.raw" % h, raw)
         reports = []
         for par in (1, 2):
-            r = peertool("verify-block", "--prevouts", pv, "--flags", flags, "--par", par, path)
+            r = peertool("verify-block", "--prevouts", pv, "--height", h, "--par", par, path)
             assert r.returncode == 0, (h, par, r.stderr, r.stdout)
+            assert r.stderr == b"", r.stderr
             got = result(r)
             assert got["par"] == par
             del got["par"]
@@ -370,6 +374,8 @@ def test_verify_block_genesis_chain_par1_par2(tmp_path):
         n_in = sum(len(tx.vin) for tx in b.vtx[1:])
         total_inputs += n_in
         assert got["hash"] == CHAIN_HASHES[h]
+        assert (got["chain"], got["height"], got["height_source"]) == ("main", h, "option")
+        assert (got["flags"], got["flags_source"]) == (flags, "height")
         assert got["verdict"] == "valid"
         assert got["summary"] == {"txs": len(b.vtx), "inputs": n_in, "valid": n_in, "invalid": 0}
         assert [t["txid"] for t in got["txs"]] == [b2lx(tx.GetTxid()) for tx in b.vtx]
@@ -379,23 +385,50 @@ def test_verify_block_genesis_chain_par1_par2(tmp_path):
                 ["%s:%d" % (b2lx(i.prevout.hash), i.prevout.n) for i in tx.vin]
             assert all(i["result"] == "valid" for i in t["inputs"])
         # hex on stdin gives the same report
-        r = peertool("verify-block", "--prevouts", pv, "--flags", flags, "--par", 2, "-",
+        r = peertool("verify-block", "--prevouts", pv, "--height", h, "--par", 2, "-",
                      stdin=raw.hex().encode())
         assert r.returncode == 0
         got = result(r)
         del got["par"]
         assert got == reports[0]
+        # The same flags by name, height unknown: the same verdicts.
+        r = peertool("verify-block", "--prevouts", pv, "--flags", flags, "--par", 1, path)
+        assert r.returncode == 0, (h, r.stdout)
+        got = result(r)
+        assert (got["height"], got["height_source"]) == (None, "unknown")
+        assert (got["flags"], got["flags_source"]) == (flags, "option")
+        assert got["txs"] == reports[0]["txs"]
     assert total_inputs == 4
 
-    # Under today's rules (the default) their padded R values break BIP66,
-    # and every thread count says so for every input.
+    # With no height the default is today's rules: their padded R values
+    # break BIP66, every thread count says so for every input, and stderr
+    # says why.
+    block3 = str(tmp_path / "block3.raw")
     for par in (1, 2):
-        r = peertool("verify-block", "--prevouts", pv, "--par", par, str(tmp_path / "block3.raw"))
+        r = peertool("verify-block", "--prevouts", pv, "--par", par, block3)
         assert r.returncode == 1
+        assert b"block height unknown" in r.stderr and b"--height" in r.stderr, r.stderr
         got = result(r)
         assert got["verdict"] == "invalid"
+        assert (got["height"], got["height_source"], got["flags_source"]) == (None, "unknown", "consensus")
+        assert got["flags"] == CONSENSUS
         assert [i["result"] for t in got["txs"][1:] for i in t["inputs"]] == ["SIG_DER", "SIG_DER"]
         assert got["summary"] == {"txs": 3, "inputs": 2, "valid": 0, "invalid": 2}
+
+    # BIP66 from mainnet's height 363,725 on, regtest's 1 (its segwit, and
+    # so NULLDUMMY, from 0), testnet3's 330,776.
+    for chain, height, ok in [("main", 363724, True), ("main", 363725, False),
+                              ("regtest", 0, True), ("regtest", 1, False),
+                              ("test", 330775, True), ("test", 330776, False),
+                              ("testnet4", 1, False), ("signet", 1, False)]:
+        r = peertool("verify-block", "--prevouts", pv, "--chain", chain, "--height", height, block3)
+        assert r.returncode == (0 if ok else 1), (chain, height, r.stdout)
+        got = result(r)
+        assert (got["chain"], got["height"]) == (chain, height)
+        want = ["valid"] * 2 if ok else ["SIG_DER"] * 2
+        assert [i["result"] for t in got["txs"][1:] for i in t["inputs"]] == want, (chain, height)
+    r = peertool("verify-block", "--prevouts", pv, "--chain", "regtest", "--height", 0, block3)
+    assert result(r)["flags"] == "P2SH,NULLDUMMY,WITNESS,TAPROOT"
 
     # Without the prevouts, block 4's spend names what it is missing.
     empty = write(tmp_path, "empty.txt", "")
@@ -409,11 +442,11 @@ def test_verify_block_genesis_chain_par1_par2(tmp_path):
     assert r.returncode == 1 and b"missing prevout 29c25cf0" in r.stderr
 
 
-def make_block(txs):
+def make_block(txs, coinbase_script=CScript([b"\x01\x02"]), version=0x20000000):
     """A block holding txs after a coinbase; verify-block checks scripts, not the header."""
-    cb = CMutableTransaction([CTxIn(COutPoint(), CScript([b"\x01\x02"]), 0xFFFFFFFF)],
+    cb = CMutableTransaction([CTxIn(COutPoint(), coinbase_script, 0xFFFFFFFF)],
                              [CTxOut(50 * 10**8, p2wpkh(key(98).pub))])
-    header = dict(nVersion=0x20000000, hashPrevBlock=b"\x00" * 32, nTime=1700000000, nBits=0x207FFFFF)
+    header = dict(nVersion=version, hashPrevBlock=b"\x00" * 32, nTime=1700000000, nBits=0x207FFFFF)
     vtx = [cb] + list(txs)
     root = CBlock(vtx=vtx, **header).calc_merkle_root()
     b = CBlock(hashMerkleRoot=root, vtx=vtx, **header)
@@ -466,6 +499,93 @@ def test_verify_block_in_block_spends_and_parallel_results(tmp_path):
         assert result(r)["summary"] == {"txs": 3, "inputs": 31, "valid": 31, "invalid": 0}
 
 
+# Core's flag names in the order peertool prints them, and the consensus set.
+FLAG_ORDER = ["P2SH", "DERSIG", "NULLDUMMY", "CHECKLOCKTIMEVERIFY", "CHECKSEQUENCEVERIFY",
+              "WITNESS", "TAPROOT"]
+CONSENSUS = ",".join(FLAG_ORDER)
+
+
+def flag_list(*names):
+    assert set(names) <= set(FLAG_ORDER)
+    return ",".join(f for f in FLAG_ORDER if f in names)
+
+
+BASE = ("P2SH", "WITNESS", "TAPROOT")  # Core applies these from genesis
+
+
+def test_verify_block_flags_by_bip34_height(tmp_path):
+    spends = [Spend("p2pkh", key(40), 20_000, fake_txid(40), 0),
+              Spend("p2wpkh", key(41), 30_000, fake_txid(41), 1)]
+    pv = prevouts_file(tmp_path, spends)
+    tx = build_tx(spends)
+
+    def run(coinbase_script, version=2, *opts):
+        raw = make_block([tx], coinbase_script, version)
+        r = peertool("verify-block", "--prevouts", pv, *opts, "-", stdin=raw)
+        assert r.returncode == 0, (coinbase_script.hex(), opts, r.stderr, r.stdout)
+        got = result(r)
+        assert got["verdict"] == "valid"
+        return got, r.stderr
+
+    # Mainnet's activation heights, each side of each one.
+    for height, names in [
+        (227931, BASE),
+        (363724, BASE),
+        (363725, BASE + ("DERSIG",)),
+        (388381, BASE + ("DERSIG", "CHECKLOCKTIMEVERIFY")),
+        (419327, BASE + ("DERSIG", "CHECKLOCKTIMEVERIFY")),
+        (419328, BASE + ("DERSIG", "CHECKLOCKTIMEVERIFY", "CHECKSEQUENCEVERIFY")),
+        (481823, BASE + ("DERSIG", "CHECKLOCKTIMEVERIFY", "CHECKSEQUENCEVERIFY")),
+        (481824, FLAG_ORDER),
+        (2**31 - 1, FLAG_ORDER),
+    ]:
+        for version in (2, 4, 0x20000000):
+            got, err = run(CScript([height, b"peerd"]), version)
+            assert (got["height"], got["height_source"]) == (height, "bip34"), (height, version)
+            assert (got["flags"], got["flags_source"]) == (flag_list(*names), "height"), height
+            assert err == b"", err
+    # The small heights are opcodes, as Core writes them.
+    for height in (0, 1, 16, 17, 128):
+        got, _ = run(CScript([height, b"peerd"]), 2)
+        assert (got["height"], got["height_source"]) == (height, "bip34")
+        assert got["flags"] == flag_list(*BASE)
+
+    # The network's heights: testnet3 has BIP66 at 330,776, BIP65 at
+    # 581,885; regtest everything from 1.
+    got, _ = run(CScript([400000, b"x"]), 2, "--chain", "test")
+    assert (got["chain"], got["height"]) == ("test", 400000)
+    assert got["flags"] == flag_list(*BASE, "DERSIG")
+    got, _ = run(CScript([3, b"x"]), 2, "--chain", "regtest")
+    assert got["flags"] == CONSENSUS
+
+    # Not a height: version 1, pushes Core would not write (a padded or
+    # negative number, 5 as a push instead of OP_5, more than 4 bytes), or
+    # no push at all. Today's rules then apply.
+    for script, version in [
+        (CScript([500000, b"x"]), 1),
+        (CScript([b"\x20\xa1\x07\x00", b"x"]), 2),
+        (CScript([b"\x81", b"x"]), 2),
+        (CScript([b"\x05", b"x"]), 2),
+        (CScript([b"\x00\x00\x00\x00\x01", b"x"]), 2),
+        (CScript(b"\x61\x61"), 2),
+        (CScript(b"\x04\x01\x02"), 2),  # a push cut short
+    ]:
+        got, err = run(script, version)
+        assert (got["height"], got["height_source"]) == (None, "unknown"), script.hex()
+        assert (got["flags"], got["flags_source"]) == (CONSENSUS, "consensus")
+        assert b"block height unknown" in err
+
+    # --height beats the coinbase, --flags beats both.
+    got, _ = run(CScript([500000, b"x"]), 2, "--height", 100)
+    assert (got["height"], got["height_source"], got["flags"]) == (100, "option", flag_list(*BASE))
+    got, err = run(CScript([500000, b"x"]), 2, "--flags", "P2SH")
+    assert (got["height"], got["height_source"]) == (500000, "bip34")
+    assert (got["flags"], got["flags_source"]) == ("P2SH", "option")
+    got, err = run(CScript([500000, b"x"]), 1, "--flags", "P2SH,WITNESS")
+    assert (got["height_source"], got["flags"], got["flags_source"]) == ("unknown", "P2SH,WITNESS", "option")
+    assert err == b""  # the flags were chosen: nothing to warn about
+
+
 def test_verify_block_usage(tmp_path):
     pv = write(tmp_path, "p.txt", "")
     for args, msg in [
@@ -474,10 +594,23 @@ def test_verify_block_usage(tmp_path):
         (["--prevouts", pv, "--par", "two", "x"], b"--par wants"),
         (["--prevouts", pv, "--flags", "NOPE", "x"], b"unknown flag in 'NOPE'"),
         (["--prevouts", pv, "--par"], b"--par needs a value"),
+        (["--prevouts", pv, "--height", "-1", "x"], b"--height wants 0 to 2147483647, not '-1'"),
+        (["--prevouts", pv, "--height", "2147483648", "x"], b"--height wants"),
+        (["--prevouts", pv, "--height", "99999999999999999999", "x"], b"--height wants"),
+        (["--prevouts", pv, "--height", "12a", "x"], b"--height wants"),
+        (["--prevouts", pv, "--height", "", "x"], b"--height wants"),
+        (["--prevouts", pv, "--height"], b"--height needs a value"),
+        (["--prevouts", pv, "--chain", "mars", "x"], b"unknown chain 'mars'"),
+        (["--prevouts", pv, "--chain"], b"--chain needs a value"),
     ]:
         r = peertool("verify-block", *args)
         assert r.returncode == 2 and msg in r.stderr, (args, r.stderr)
         assert b"usage: peertool verify-block" in r.stderr
+        assert r.stdout == b""
+    # Heights are a block's: verify-tx has none.
+    for opt in ("--height", "--chain"):
+        r = peertool("verify-tx", "--prevouts", pv, opt, "1", "x")
+        assert r.returncode == 2 and b"unknown option '%s'" % opt.encode() in r.stderr
     r = peertool("verify-block", "--prevouts", pv, "-", stdin=b"\x01\x00")
     assert r.returncode == 1 and b"invalid block at byte" in r.stderr
 
