@@ -10,9 +10,9 @@
 
 #include "base/alloc.h"
 
-#define BENCH_MAX 256
+#define BENCH_MAX       256
 #define BENCH_TARGET_NS 300000000ull /* 0.3 s a measured run */
-#define BENCH_NOTE_MAX 512
+#define BENCH_NOTE_MAX  512
 
 struct bench_entry {
 	const char *name;
@@ -125,7 +125,8 @@ static void run_bench(const struct bench_entry *b, struct bench_ctx *ctx, size_t
 	size_t n = b->fixed_n ? b->fixed_n : 1;
 	run_once(b, ctx, n);
 	if (!b->fixed_n) {
-		while (ctx->t1 - ctx->t0 < BENCH_TARGET_NS / 10 && n < (1ull << 40) && !ctx->failed) {
+		while (ctx->t1 - ctx->t0 < BENCH_TARGET_NS / 10 && n < (1ull << 40) &&
+		       !ctx->failed) {
 			n *= 10;
 			run_once(b, ctx, n);
 		}
