@@ -18,6 +18,7 @@ for m in $mods; do
 	"$PKG_CONFIG" --exists "$mod" 2>/dev/null || missing="$missing $deb"
 done
 command -v clang >/dev/null 2>&1 || missing="$missing clang"
+command -v clang-format >/dev/null 2>&1 || missing="$missing clang-format"
 # libFuzzer and the sanitizer runtimes for clang.
 [ -n "$(ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a 2>/dev/null)" ] ||
 	missing="$missing libclang-rt-14-dev"

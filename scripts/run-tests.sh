@@ -94,9 +94,19 @@ suite_integration() {
 	fi
 }
 
+suite_format() {
+	command -v clang-format >/dev/null 2>&1 || return 0
+	files=$(git ls-files '*.c' '*.h' 2>/dev/null)
+	[ -n "$files" ] || return 0 # not a git checkout: nothing to list
+	echo "== formatting (.clang-format)"
+	# shellcheck disable=SC2086 # one argument per file
+	run "clang-format" clang-format --dry-run --Werror $files
+}
+
 case "$only" in
 unit) suite_unit ;;
 all)
+	suite_format
 	suite_unit
 	suite_asan
 	suite_tsan
