@@ -80,6 +80,7 @@ obj = $(patsubst %.c,$(1)/obj/%.o,$(2))
 LIB := $(BUILD)/libpeerd.a
 DLIB := $(BUILD)/libpeerd-daemon.a
 ASAN_DLIB := $(BUILD)/asan/libpeerd-daemon.a
+FUZZ_DLIB := $(BUILD)/fuzz/libpeerd-daemon.a
 ASAN_LIB := $(BUILD)/asan/libpeerd.a
 TSAN_LIB := $(BUILD)/tsan/libpeerd.a
 FUZZ_LIB := $(BUILD)/fuzz/libpeerd.a
@@ -131,6 +132,7 @@ endef
 $(eval $(call make_lib,$(LIB),$(BUILD),$(LIB_SRCS)))
 $(eval $(call make_lib,$(DLIB),$(BUILD),$(DAEMON_LIB_SRCS)))
 $(eval $(call make_lib,$(ASAN_DLIB),$(BUILD)/asan,$(DAEMON_LIB_SRCS)))
+$(eval $(call make_lib,$(FUZZ_DLIB),$(BUILD)/fuzz,$(DAEMON_LIB_SRCS)))
 $(eval $(call make_lib,$(ASAN_LIB),$(BUILD)/asan,$(LIB_SRCS)))
 $(eval $(call make_lib,$(TSAN_LIB),$(BUILD)/tsan,$(LIB_SRCS)))
 $(eval $(call make_lib,$(FUZZ_LIB),$(BUILD)/fuzz,$(LIB_SRCS)))
@@ -193,7 +195,7 @@ $(BUILD)/tsan/test/%: $(BUILD)/tsan/obj/tests/unit/%.o $(call obj,$(BUILD)/tsan,
 	$(Q)$(CC) $(TSAN_FLAGS) -o $@ $^ $(LDLIBS_ALL) $(TEST_LIBS)
 
 # ---- fuzz targets (clang libFuzzer) -----------------------------------
-$(BUILD)/fuzz/bin/%: $(BUILD)/fuzz/obj/tests/fuzz/%.o $(FUZZ_LIB)
+$(BUILD)/fuzz/bin/%: $(BUILD)/fuzz/obj/tests/fuzz/%.o $(FUZZ_DLIB) $(FUZZ_LIB)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
 	$(Q)$(FUZZ_CC) -fsanitize=fuzzer,address,undefined -o $@ $^ $(LDLIBS_ALL)
