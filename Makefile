@@ -221,7 +221,7 @@ unit: $(TESTS)
 
 bench: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) $(BUILD)/bin/peerbench $(BINS)
-	@VECTORS=$(VECTORS) $(BUILD)/bin/peerbench $(BENCH)
+	@VECTORS=$(VECTORS) $(BUILD)/bin/peerbench '$(value BENCH)'
 
 run: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all
