@@ -32,13 +32,6 @@
 /** banlist.json entry version (Core's CBanEntry::CURRENT_VERSION). */
 #define BAN_ENTRY_VERSION 1
 
-static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-
-static bool is_v4(const uint8_t net[16])
-{
-	return memcmp(net, v4mapped, 12) == 0;
-}
-
 static void apply_prefix(uint8_t net[16], uint8_t prefix)
 {
 	for (int i = 0; i < 16; i++) {
@@ -92,7 +85,8 @@ int ban_parse_subnet(const char *s, uint8_t net[16], uint8_t *prefix)
 	uint8_t a4[4];
 	bool v4 = inet_pton(AF_INET, host, a4) == 1;
 	if (v4) {
-		memcpy(net, v4mapped, 12);
+		memset(net, 0, 10);
+		net[10] = net[11] = 0xff;
 		memcpy(net + 12, a4, 4);
 	} else if (inet_pton(AF_INET6, host, net) != 1) {
 		return -EINVAL;
@@ -124,7 +118,7 @@ int ban_parse_subnet(const char *s, uint8_t net[16], uint8_t *prefix)
 void ban_format_subnet(const uint8_t net[16], uint8_t prefix, char *out, size_t outlen)
 {
 	char ip[INET6_ADDRSTRLEN];
-	if (is_v4(net) && prefix >= 96) {
+	if (net_ip16_is_v4(net) && prefix >= 96) {
 		inet_ntop(AF_INET, net + 12, ip, sizeof(ip));
 		snprintf(out, outlen, "%s/%u", ip, prefix - 96u);
 	} else {
@@ -240,6 +234,10 @@ static int load(struct daemon *d)
 		b.created = json_is_integer(created) ? json_integer_value(created) : now;
 		if (b.until <= now)
 			continue;
+		/* A hand-edited creation time outside [0, now] would make
+		 * listbanned's duration (until - created) overflow. */
+		if (b.created < 0 || b.created > now)
+			b.created = now;
 		if (entries_reserve(s))
 			break;
 		s->v[s->n++] = b;

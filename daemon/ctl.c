@@ -357,17 +357,55 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 	process(c);
 }
 
+static void reject_close_cb(uv_handle_t *h);
+
+/*
+ * Accept a connection peerd cannot serve (out of memory) and close it at
+ * once: libuv stops watching a listener whose connection is left
+ * unaccepted, which would end the control socket for good. The handle is
+ * preallocated in the server; while it is still closing the connection
+ * waits for its close callback.
+ */
+static void reject_client(struct daemon *d)
+{
+	struct ctl_server *s = &d->ctl;
+	if (s->reject_busy) {
+		s->reject_pending = true;
+		return;
+	}
+	s->reject_pending = false;
+	if (uv_pipe_init(d->loop, &s->reject, 0))
+		return;
+	s->reject.data = d;
+	s->reject_busy = true;
+	(void)uv_accept((uv_stream_t *)&s->pipe, (uv_stream_t *)&s->reject);
+	uv_close((uv_handle_t *)&s->reject, reject_close_cb);
+}
+
+static void reject_close_cb(uv_handle_t *h)
+{
+	struct daemon *d = h->data;
+	struct ctl_server *s = &d->ctl;
+	s->reject_busy = false;
+	if (s->reject_pending && !uv_is_closing((uv_handle_t *)&s->pipe))
+		reject_client(d);
+}
+
 static void on_client(uv_stream_t *server, int status)
 {
 	struct daemon *d = server->data;
 	if (status < 0)
 		return;
 	struct ctl_client *c = xcalloc(1, sizeof(*c));
-	if (!c)
+	if (!c) {
+		DLOG_WARNING(&d->log, DLOG_CTL, "out of memory: control client refused");
+		reject_client(d);
 		return;
+	}
 	c->d = d;
 	if (uv_pipe_init(d->loop, &c->pipe, 0)) {
 		xfree(c);
+		reject_client(d);
 		return;
 	}
 	c->pipe.data = c;
@@ -426,6 +464,17 @@ int ctl_start(struct daemon *d)
 	}
 	if (!s->path)
 		return -ENOMEM;
+	/* libuv before 1.46 silently truncates a longer path in bind(): the
+	 * socket would appear elsewhere than peerctl and the unlink at
+	 * shutdown look. */
+	struct sockaddr_un sa;
+	if (strlen(s->path) >= sizeof(sa.sun_path)) {
+		DLOG_ERR(&d->log, DLOG_CTL,
+		         "control socket path %s is longer than %zu bytes; set a shorter "
+		         "controlsocket=",
+		         s->path, sizeof(sa.sun_path) - 1);
+		return -ENAMETOOLONG;
+	}
 	struct stat st;
 	if (lstat(s->path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode)) {

@@ -152,9 +152,8 @@ static const char *network_name(const union net_addr *a)
 	if (net_addr_is_local(a))
 		return "not_publicly_routable";
 	uint8_t ip[16];
-	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 	net_addr_ip16(a, ip);
-	return memcmp(ip, mapped, 12) == 0 ? "ipv4" : "ipv6";
+	return net_ip16_is_v4(ip) ? "ipv4" : "ipv6";
 }
 
 static json_t *per_msg(const uint64_t *bytes)
@@ -384,7 +383,10 @@ static void m_setban(struct daemon *d, json_t *args, struct ctl_result *res)
 			fail(res, CTL_INVALID_PARAMS, "setban: bantime must not be negative");
 			return;
 		}
-		until = now + (t ? t : CTL_DEFAULT_BANTIME_S);
+		/* Saturate: a relative bantime near INT64_MAX is "forever", not a
+		 * wrapped (already expired) timestamp. */
+		int64_t rel = t ? t : CTL_DEFAULT_BANTIME_S;
+		until = rel > INT64_MAX - now ? INT64_MAX : now + rel;
 	}
 	int err = ban_add(d, net, prefix, until);
 	if (err == -EEXIST) {

@@ -127,6 +127,8 @@ void net_addr_format(const union net_addr *a, char *out);
 void net_addr_format_ip(const union net_addr *a, char *out);
 /** The address as 16 bytes, IPv4 mapped into ::ffff:0:0/96. */
 void net_addr_ip16(const union net_addr *a, uint8_t ip[16]);
+/** Whether a 16-byte address is IPv4-mapped (::ffff:a.b.c.d). Any thread. */
+bool net_ip16_is_v4(const uint8_t ip[16]);
 /** Port in host order. */
 uint16_t net_addr_port(const union net_addr *a);
 /** Loopback (127/8 or ::1, also IPv4-mapped). */
@@ -227,6 +229,7 @@ struct peer {
 	struct hset *known_inv; /**< allocated on the first inv: idle peers cost nothing */
 	uint32_t tx_announced;  /**< tracked announcements naming this peer */
 	uint32_t tx_inflight;   /**< getdata requests outstanding to this peer */
+	uint32_t blocks_owed;   /**< genesis copies asked for, deferred while send-paused */
 	/* misbehaviour */
 	uint32_t decode_errors;
 };
@@ -322,6 +325,8 @@ void inv_on_msg(struct peer *p, const struct proto_msg *m);
 void inv_tick(struct daemon *d, uint64_t now_ms);
 /** Free a closing peer's inventory state (its tracker entries are cleaned lazily). */
 void inv_peer_gone(struct peer *p);
+/** The send queue drained: serve deferred getdata blocks until paused again. Loop thread. */
+void inv_getdata_resume(struct peer *p);
 /** Announcements tracked now. */
 uint32_t inv_tracked(const struct daemon *d);
 
@@ -451,6 +456,9 @@ struct ctl_server {
 	bool bound;                 /**< the socket file is ours to remove */
 	struct ctl_client *clients; /**< doubly linked */
 	uint32_t n_clients;
+	uv_pipe_t reject;    /**< accepts and closes a client peerd has no memory for */
+	bool reject_busy;    /**< reject is closing */
+	bool reject_pending; /**< a connection waits for reject to be free */
 };
 
 /** Bind datadir/control.sock (or controlsocket=), mode 0600. 0 or negative (logged). */

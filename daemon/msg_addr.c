@@ -71,10 +71,9 @@ static bool routable4(const uint8_t *a)
 static bool routable6(const uint8_t *a)
 {
 	static const uint8_t zero[16];
-	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 	if (memcmp(a, zero, 15) == 0) /* :: and ::1 */
 		return false;
-	if (memcmp(a, mapped, 12) == 0)
+	if (net_ip16_is_v4(a))
 		return routable4(a + 12);
 	if ((a[0] & 0xfe) == 0xfc) /* RFC4193 unique local */
 		return false;

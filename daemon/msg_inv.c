@@ -318,6 +318,28 @@ static void on_inv(struct peer *p, const struct proto_inv *inv)
 	batch_send(p, PROTO_CMD_GETDATA);
 }
 
+void inv_getdata_resume(struct peer *p)
+{
+	struct daemon *d = p->d;
+	const struct proto_params *pp = d->params;
+	if (!p->blocks_owed || p->send_paused || p->state == PEER_CLOSING)
+		return;
+	d->txw.len = 0;
+	d->txw.err = 0;
+	proto_frame_write(&d->txw, pp->magic, "block", pp->genesis, pp->genesis_len);
+	if (d->txw.err) {
+		p->blocks_owed = 0;
+		return;
+	}
+	/* One copy at a time, as Core: a send-paused peer gets no more
+	 * until its queue drains (peer_flow_update calls back here). */
+	while (p->blocks_owed && !p->send_paused && p->state != PEER_CLOSING) {
+		p->blocks_owed--;
+		peer_send_frame(p, PROTO_CMD_BLOCK, d->txw.buf, d->txw.len);
+		d->stats.blocks_served++;
+	}
+}
+
 static void on_getdata(struct peer *p, const struct proto_inv *inv)
 {
 	struct daemon *d = p->d;
@@ -328,20 +350,21 @@ static void on_getdata(struct peer *p, const struct proto_inv *inv)
 		uint32_t base = v->type & ~(uint32_t)PROTO_INV_WITNESS_FLAG;
 		d->stats.getdata_items++;
 		if (base == PROTO_INV_BLOCK && proto_hash_eq(&v->hash, &pp->genesis_hash)) {
-			/* The one block peerd has. */
-			d->txw.len = 0;
-			d->txw.err = 0;
-			proto_frame_write(&d->txw, pp->magic, "block", pp->genesis,
-			                  pp->genesis_len);
-			if (!d->txw.err) {
-				peer_send_frame(p, PROTO_CMD_BLOCK, d->txw.buf, d->txw.len);
-				d->stats.blocks_served++;
-			}
+			/* The one block peerd has. Counted, then served until the
+			 * peer is send-paused and the rest as its queue drains:
+			 * queueing every copy at once let one getdata naming it
+			 * 50,000 times hold ~15 MB past maxsendbuffer. While any
+			 * is owed the peer stays paused, so no further message is
+			 * processed and the count is bounded by one message's. */
+			p->blocks_owed++;
 			continue;
 		}
 		if (batch_add(d, v))
 			break;
 	}
+	if (p->state == PEER_CLOSING)
+		return;
+	inv_getdata_resume(p);
 	if (p->state == PEER_CLOSING)
 		return;
 	d->stats.notfound_sent += d->out.inv.n;

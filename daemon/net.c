@@ -37,6 +37,14 @@
 
 /* ---- addresses ------------------------------------------------------- */
 
+/* ::ffff:0:0/96, where IPv4 addresses live in 16-byte form. */
+static const uint8_t v4mapped_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+bool net_ip16_is_v4(const uint8_t ip[16])
+{
+	return memcmp(ip, v4mapped_prefix, sizeof(v4mapped_prefix)) == 0;
+}
+
 void net_addr_format_ip(const union net_addr *a, char *out)
 {
 	out[0] = 0;
@@ -44,8 +52,7 @@ void net_addr_format_ip(const union net_addr *a, char *out)
 		uv_ip4_name(&a->in4, out, INET6_ADDRSTRLEN);
 	} else if (a->sa.sa_family == AF_INET6) {
 		const uint8_t *b = a->in6.sin6_addr.s6_addr;
-		static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-		if (memcmp(b, mapped, 12) == 0)
+		if (net_ip16_is_v4(b))
 			snprintf(out, INET6_ADDRSTRLEN, "%u.%u.%u.%u", b[12], b[13], b[14], b[15]);
 		else
 			uv_ip6_name(&a->in6, out, INET6_ADDRSTRLEN);
@@ -88,9 +95,8 @@ bool net_addr_is_local(const union net_addr *a)
 {
 	uint8_t ip[16];
 	static const uint8_t loop6[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
-	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 	net_addr_ip16(a, ip);
-	if (memcmp(ip, mapped, 12) == 0)
+	if (net_ip16_is_v4(ip))
 		return ip[12] == 127;
 	return memcmp(ip, loop6, 16) == 0;
 }

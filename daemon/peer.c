@@ -303,6 +303,11 @@ void peer_flow_update(struct peer *p)
 	p->send_paused = false;
 	DLOG_DBG(&d->log, DLOG_NET, "peer=%llu send queue drained: resuming",
 	         (unsigned long long)p->id);
+	/* Deferred getdata blocks go first, as Core's ProcessGetData runs
+	 * before new messages; they may pause the peer again. */
+	inv_getdata_resume(p);
+	if (p->send_paused || p->state == PEER_CLOSING)
+		return;
 	/* Messages that waited in the rx buffer are processed now; reading
 	 * restarts once the buffer has room again. */
 	transport_process(p);

@@ -74,17 +74,26 @@ static uint8_t *read_all(const char *cmd, const char *path, size_t *len)
 	size_t cap = 65536, n = 0;
 	uint8_t *buf = xmalloc(cap);
 	while (buf) {
+		/* The limit is on bytes read, not on the buffer: the buffer
+		 * doubles past PEERTOOL_MAX_INPUT, so checking its size let
+		 * up to 8 MiB through. One byte over is enough to refuse. */
+		if (n > PEERTOOL_MAX_INPUT) {
+			peertool_error(cmd, "%s: input larger than %zu bytes", path,
+			               (size_t)PEERTOOL_MAX_INPUT);
+			goto fail;
+		}
 		if (n == cap) {
-			if (cap >= PEERTOOL_MAX_INPUT) {
-				peertool_error(cmd, "%s: input larger than %zu bytes", path,
-				               (size_t)PEERTOOL_MAX_INPUT);
-				goto fail;
-			}
-			uint8_t *p = xrealloc(buf, cap * 2);
-			if (!p)
+			size_t ncap =
+			    cap * 2 > PEERTOOL_MAX_INPUT ? PEERTOOL_MAX_INPUT + 1 : cap * 2;
+			uint8_t *p = xrealloc(buf, ncap);
+			if (!p) {
+				/* Not a partial input passed off as the whole. */
+				xfree(buf);
+				buf = NULL;
 				break;
+			}
 			buf = p;
-			cap *= 2;
+			cap = ncap;
 		}
 		size_t got = fread(buf + n, 1, cap - n, f);
 		n += got;
