@@ -236,6 +236,13 @@ json_t *ctl_reply(struct daemon *d, const char *line, size_t len, unsigned *flag
 			json_decref(v);
 			return error_obj(NULL, CTL_INVALID_REQUEST, "Invalid Request: empty batch");
 		}
+		if (json_array_size(v) > CTL_MAX_BATCH) {
+			size_t n = json_array_size(v);
+			json_decref(v);
+			return error_obj(NULL, CTL_INVALID_REQUEST,
+			                 "Invalid Request: batch of %zu requests (max %u)", n,
+			                 CTL_MAX_BATCH);
+		}
 		out = json_array();
 		size_t k;
 		json_t *req;

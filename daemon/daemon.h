@@ -497,6 +497,13 @@ struct ctl_result {
  */
 void ctl_call(struct daemon *d, const char *method, struct json_t *params, struct ctl_result *res);
 
+/**
+ * Requests in one JSON-RPC batch. A 64 KiB line holds thousands of calls,
+ * and each getpeerinfo reply can be large: the bound keeps one line from
+ * building a reply of hundreds of MB on the loop thread.
+ */
+#define CTL_MAX_BATCH 100u
+
 /** What ctl_reply asks of the connection, besides sending the reply. */
 enum ctl_reply_flags {
 	CTL_REPLY_CLOSE = 1u << 0, /**< close after the reply: the line was not JSON */

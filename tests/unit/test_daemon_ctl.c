@@ -266,6 +266,32 @@ static void test_batch(void **state)
 	json_decref(r);
 }
 
+/* CTL_MAX_BATCH requests are answered; one more is refused whole. */
+static void test_batch_bound(void **state)
+{
+	struct tf *t = *state;
+	static const char req[] = "{\"method\": \"uptime\", \"id\": 1},";
+	char line[(CTL_MAX_BATCH + 1) * sizeof(req) + 4];
+	for (unsigned n = CTL_MAX_BATCH; n <= CTL_MAX_BATCH + 1; n++) {
+		size_t len = 0;
+		line[len++] = '[';
+		for (unsigned i = 0; i < n; i++) {
+			memcpy(line + len, req, sizeof(req) - 1);
+			len += sizeof(req) - 1;
+		}
+		line[len - 1] = ']'; /* replaces the last comma */
+		line[len] = 0;
+		json_t *r = reply(t, line, NULL);
+		if (n == CTL_MAX_BATCH) {
+			if (!json_is_array(r) || json_array_size(r) != n)
+				fail_msg("batch of %u: %s", n, dump(r));
+		} else {
+			assert_error(r, CTL_INVALID_REQUEST, "null");
+		}
+		json_decref(r);
+	}
+}
+
 static void test_notifications_get_no_reply(void **state)
 {
 	struct tf *t = *state;
@@ -626,6 +652,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_method_not_found, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_invalid_params, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_success_and_ids, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_batch_bound, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_batch, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_notifications_get_no_reply, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_stop_flag, setup, teardown),
