@@ -44,6 +44,8 @@ static int daemon_job_run(void *job, void *arg)
 /* mkdir -p with mode 0700 for what it creates. */
 static int make_dirs(const char *path)
 {
+	if (!*path)
+		return -EINVAL; /* conf/ refuses an empty datadir; never walk past the NUL */
 	char *p = xstrdup(path);
 	if (!p)
 		return -ENOMEM;
