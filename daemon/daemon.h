@@ -610,6 +610,12 @@ struct daemon {
 	/* listeners */
 	uv_tcp_t *listeners;
 	uint32_t n_listeners;
+	/* Rejecting a connection when even its handle cannot be allocated
+	 * (net.c accept_and_close): a preallocated handle, whether it is still
+	 * closing, and which listeners wait for it. */
+	uv_tcp_t reject_spare;
+	bool reject_busy;
+	bool reject_waiting[NET_MAX_LISTENERS];
 
 	/* peers, sorted by id (ids only grow, so append keeps the order) */
 	struct peer **peers;

@@ -176,19 +176,57 @@ static void reject_close_cb(uv_handle_t *h)
 	xfree(h);
 }
 
-/* Accept and close at once: the 126th-inbound rule, bans. */
+static void spare_close_cb(uv_handle_t *h);
+
+/* Take the pending connection with the preallocated handle and close it;
+ * while that handle is still closing, the listener waits its turn. */
+static void reject_with_spare(struct daemon *d, uv_stream_t *server)
+{
+	size_t i = (size_t)((uv_tcp_t *)server - d->listeners);
+	if (d->reject_busy || uv_tcp_init(d->loop, &d->reject_spare)) {
+		d->reject_waiting[i] = true;
+		return;
+	}
+	d->reject_busy = true;
+	d->reject_spare.data = d;
+	(void)uv_accept(server, (uv_stream_t *)&d->reject_spare);
+	uv_close((uv_handle_t *)&d->reject_spare, spare_close_cb);
+}
+
+static void spare_close_cb(uv_handle_t *h)
+{
+	struct daemon *d = h->data;
+	d->reject_busy = false;
+	for (uint32_t i = 0; i < d->n_listeners; i++) {
+		uv_handle_t *l = (uv_handle_t *)&d->listeners[i];
+		if (!d->reject_waiting[i])
+			continue;
+		d->reject_waiting[i] = false;
+		if (!uv_is_closing(l)) {
+			reject_with_spare(d, (uv_stream_t *)l);
+			return;
+		}
+	}
+}
+
+/*
+ * Accept and close at once: the 126th-inbound rule, bans. The connection
+ * must be taken even when its handle cannot be allocated: libuv stops
+ * watching a listener whose pending connection is left unaccepted, which
+ * would end inbound connections for good.
+ */
 static void accept_and_close(uv_stream_t *server)
 {
 	struct daemon *d = server->data;
 	uv_tcp_t *t = xmalloc(sizeof(*t));
-	if (!t)
-		return;
-	if (uv_tcp_init(d->loop, t)) {
-		xfree(t);
+	if (t && uv_tcp_init(d->loop, t) == 0) {
+		(void)uv_accept(server, (uv_stream_t *)t);
+		uv_close((uv_handle_t *)t, reject_close_cb);
 		return;
 	}
-	(void)uv_accept(server, (uv_stream_t *)t);
-	uv_close((uv_handle_t *)t, reject_close_cb);
+	xfree(t);
+	DLOG_WARNING(&d->log, DLOG_NET, "out of memory: inbound connection closed");
+	reject_with_spare(d, server);
 }
 
 static void on_connection(uv_stream_t *server, int status)

@@ -9,7 +9,9 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -279,6 +281,84 @@ static void test_ctl_accept_oom_keeps_listening(void **state)
 	uv_run(&t->loop, UV_RUN_NOWAIT);
 }
 
+/* A free loopback port: bind to 0, read it back, release it. */
+static uint16_t free_port(void)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	close(fd);
+	return ntohs(sa.sin_port);
+}
+
+static int tcp_connect(uint16_t port)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+	                         .sin_port = htons(port),
+	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	assert_true(fd >= 0);
+	int rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	assert_true(rc == 0 || errno == EINPROGRESS);
+	return fd;
+}
+
+/* Run the loop until peerd closes fd (recv returns 0); false on timeout. */
+static bool closed_by_peerd(struct tf *t, int fd)
+{
+	char c;
+	for (int i = 0; i < 2000; i++) {
+		uv_run(&t->loop, UV_RUN_NOWAIT);
+		ssize_t n = recv(fd, &c, 1, 0);
+		if (n == 0 || (n < 0 && errno == ECONNRESET))
+			return true;
+		usleep(500);
+	}
+	return false;
+}
+
+/* With no inbound slot every connection is accepted and closed at once.
+ * When even the handle for that cannot be allocated, the connection must
+ * still be taken: libuv otherwise stops watching the listener for good. */
+static void test_p2p_reject_oom_keeps_listening(void **state)
+{
+	struct tf *t = *state;
+	uint16_t port = free_port();
+	t->conf.listen = true;
+	t->conf.port = port;
+	t->conf.bind.v[0] = xstrdup("127.0.0.1");
+	assert_non_null(t->conf.bind.v[0]);
+	t->conf.bind.n = 1;
+	t->d->maxconnections = 0;
+	assert_int_equal(net_start_listeners(t->d), 0);
+
+	int a = tcp_connect(port);
+	base_alloc_fail_after(0);
+	for (int i = 0; i < 20 && !base_alloc_injected(); i++) {
+		uv_run(&t->loop, UV_RUN_NOWAIT);
+		usleep(500);
+	}
+	base_alloc_fail_after(-1);
+	if (!closed_by_peerd(t, a))
+		fail_msg("the connection refused under OOM was never closed");
+	int b = tcp_connect(port);
+	if (!closed_by_peerd(t, b))
+		fail_msg("listener stalled: a later connection was never accepted");
+	assert_true(t->d->stats.inbound_rejected_full >= 2);
+	close(a);
+	close(b);
+	net_close_listeners(t->d);
+	for (int i = 0; i < 10; i++)
+		uv_run(&t->loop, UV_RUN_NOWAIT);
+	/* peerd frees the listener array at exit (main.c); the fixture has no main. */
+	xfree(t->d->listeners);
+	t->d->listeners = NULL;
+	t->d->n_listeners = 0;
+}
+
 int main(void)
 {
 	tf_global_init();
@@ -288,6 +368,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_ctl_socket_path_too_long, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_getdata_repeated_block_bounded, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ctl_accept_oom_keeps_listening, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_p2p_reject_oom_keeps_listening, setup, teardown),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	proto_freelist_drain();
