@@ -298,7 +298,12 @@ int main(int argc, char **argv)
 	req = json_pack("{s:s, s:i, s:s, s:O}", "jsonrpc", "2.0", "id", 1, "method", argv[argi],
 	                "params", params);
 	if (!req) {
-		if (!json_string(argv[argi])) {
+		/* Tell a bad method name (jansson refuses invalid UTF-8) from
+		 * out of memory. */
+		json_t *probe = json_string(argv[argi]);
+		bool bad_name = !probe;
+		json_decref(probe);
+		if (bad_name) {
 			fprintf(stderr, "peerctl: method name is not valid UTF-8\n");
 			goto out;
 		}
