@@ -98,8 +98,11 @@ FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/bin/%,$(FUZZ_SRCS))
 
 all: $(BINS)
 
-# Keep intermediate objects (test and fuzz mains) so rebuilds stay incremental.
-.SECONDARY:
+# Test and fuzz mains are made only through pattern rules, so make would
+# delete them as intermediates; keep them so rebuilds stay incremental.
+.SECONDARY: $(foreach v,$(BUILD) $(BUILD)/asan $(BUILD)/tsan, \
+		$(call obj,$(v),$(TEST_SRCS) $(TESTUTIL_SRCS))) \
+	$(call obj,$(BUILD)/fuzz,$(FUZZ_SRCS))
 
 # ---- objects, one tree per build flavour -------------------------------
 $(BUILD)/obj/%.o: %.c
