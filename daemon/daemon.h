@@ -651,6 +651,16 @@ struct daemon {
 	struct pool_queue *checkq;
 };
 
+/**
+ * Set up the daemon's state for `loop` and `c` (kept by reference): limits,
+ * log, codec scratch, inventory and address state. Opens no handle and
+ * touches no file (bans: ban_init; listeners, timers, signals: main.c).
+ * 0, or -ENOMEM. Loop thread. (context.c)
+ */
+int daemon_init(struct daemon *d, uv_loop_t *loop, const struct peerd_conf *c);
+/** Free what daemon_init and the modules allocated; handles must be closed already. */
+void daemon_release(struct daemon *d);
+
 /** Begin a clean shutdown (signals, the stop method). Idempotent. */
 void daemon_shutdown(struct daemon *d, const char *why);
 

@@ -176,44 +176,14 @@ static int start_signal(struct daemon *d, uv_signal_t *s, int signum)
 	return err;
 }
 
-static int daemon_init(struct daemon *d, uv_loop_t *loop, const struct peerd_conf *c)
+/* The tick and the shutdown grace timer, which only peerd itself runs. */
+static int init_timers(struct daemon *d)
 {
-	memset(d, 0, sizeof(*d));
-	d->loop = loop;
-	d->conf = c;
-	d->params = c->params;
-	dlog_init(&d->log, c);
-	d->start_time = (int64_t)time(NULL);
-	d->start_ms = uv_now(loop);
-	proto_random(d->sip_key, sizeof(d->sip_key));
-	d->max_sendq = (uint64_t)c->maxsendbuffer_kb * 1000u;
-	d->max_recvq = (uint64_t)c->maxreceivebuffer_kb * 1000u;
-	d->peertimeout_ms = (uint64_t)c->peertimeout_s * 1000u;
-	d->maxconnections = c->maxconnections > 0 ? (uint32_t)c->maxconnections : 0;
-	proto_msg_init(&d->in);
-	proto_msg_init(&d->out);
-	proto_writer_init(&d->txw);
-	if (uv_timer_init(loop, &d->tick) || uv_timer_init(loop, &d->shutdown_timer))
+	if (uv_timer_init(d->loop, &d->tick) || uv_timer_init(d->loop, &d->shutdown_timer))
 		return -ENOMEM;
 	d->tick.data = d;
 	d->shutdown_timer.data = d;
-	inv_init(d);
-	addr_init(d);
 	return 0;
-}
-
-static void daemon_release(struct daemon *d)
-{
-	ban_release(d);
-	inv_release(d);
-	addr_release(d);
-	proto_msg_release(&d->in);
-	proto_msg_release(&d->out);
-	proto_writer_release(&d->txw);
-	xfree(d->peers);
-	xfree(d->listeners);
-	pool_queue_free(d->checkq);
-	d->checkq = NULL;
 }
 
 static int start(struct daemon *d)
@@ -303,8 +273,10 @@ int main(int argc, char **argv)
 	}
 	struct daemon *d = xcalloc(1, sizeof(*d));
 	int exit_code = 0;
-	if (!d || daemon_init(d, &loop, &conf)) {
+	if (!d || daemon_init(d, &loop, &conf) || init_timers(d)) {
 		fprintf(stderr, "peerd: out of memory\n");
+		if (d)
+			daemon_release(d);
 		xfree(d);
 		uv_loop_close(&loop);
 		conf_release(&conf);

@@ -110,29 +110,17 @@ static void setup(void)
 	atexit(rm_datadir);
 	g.conf.datadir = xstrdup(g.dir);
 	struct daemon *d = &g.d;
-	d->loop = &g.loop;
-	d->conf = &g.conf;
-	d->params = g.conf.params;
-	dlog_init(&d->log, NULL);
+	if (daemon_init(d, &g.loop, &g.conf))
+		die("daemon_init");
 	d->log.out = fopen("/dev/null", "w");
 	if (!d->log.out)
 		die("/dev/null");
 	d->log.timestamps = false;
 	/* Every debug line's formatting runs under the sanitizers. */
 	d->log.debug = (1u << DLOG_CAT__COUNT) - 1;
-	d->start_time = (int64_t)time(NULL);
-	d->start_ms = uv_now(&g.loop);
-	proto_random(d->sip_key, sizeof(d->sip_key));
-	d->max_sendq = (uint64_t)g.conf.maxsendbuffer_kb * 1000u;
-	d->max_recvq = (uint64_t)g.conf.maxreceivebuffer_kb * 1000u;
-	d->peertimeout_ms = (uint64_t)g.conf.peertimeout_s * 1000u;
-	d->maxconnections = (uint32_t)g.conf.maxconnections;
-	proto_msg_init(&d->in);
-	proto_msg_init(&d->out);
-	proto_writer_init(&d->txw);
 	proto_writer_init(&g.w);
-	if (inv_init(d) || addr_init(d) || ban_init(d))
-		die("daemon state init");
+	if (ban_init(d))
+		die("ban_init");
 	g.ready = true;
 }
 

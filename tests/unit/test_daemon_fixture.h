@@ -88,26 +88,11 @@ TF_FN struct tf *tf_new(void)
 	struct daemon *d = calloc(1, sizeof(*d));
 	assert_non_null(d);
 	t->d = d;
-	d->loop = &t->loop;
-	d->conf = &t->conf;
-	d->params = t->conf.params;
-	dlog_init(&d->log, NULL);
+	assert_int_equal(daemon_init(d, &t->loop, &t->conf), 0);
 	d->log.out = t->log;
 	d->log.timestamps = false;
 	/* Debug lines on: their formatting runs under the sanitizers too. */
 	d->log.debug = (1u << DLOG_CAT__COUNT) - 1;
-	d->start_time = (int64_t)time(NULL);
-	d->start_ms = uv_now(&t->loop);
-	proto_random(d->sip_key, sizeof(d->sip_key));
-	d->max_sendq = (uint64_t)t->conf.maxsendbuffer_kb * 1000u;
-	d->max_recvq = (uint64_t)t->conf.maxreceivebuffer_kb * 1000u;
-	d->peertimeout_ms = (uint64_t)t->conf.peertimeout_s * 1000u;
-	d->maxconnections = (uint32_t)t->conf.maxconnections;
-	proto_msg_init(&d->in);
-	proto_msg_init(&d->out);
-	proto_writer_init(&d->txw);
-	assert_int_equal(inv_init(d), 0);
-	assert_int_equal(addr_init(d), 0);
 	assert_int_equal(ban_init(d), 0);
 	return t;
 }
@@ -140,13 +125,7 @@ TF_FN void tf_free(struct tf *t)
 	ctl_close(d);
 	uv_run(&t->loop, UV_RUN_DEFAULT);
 	assert_int_equal(d->n_peers, 0);
-	ban_release(d);
-	inv_release(d);
-	addr_release(d);
-	proto_msg_release(&d->in);
-	proto_msg_release(&d->out);
-	proto_writer_release(&d->txw);
-	xfree(d->peers);
+	daemon_release(d);
 	int rc = uv_loop_close(&t->loop);
 	if (rc)
 		fail_msg("uv_loop_close: %s (a handle was left open)", uv_strerror(rc));
