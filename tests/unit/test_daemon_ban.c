@@ -16,18 +16,6 @@
 #include "tests/unit/test_daemon_fixture.h"
 #include "tests/unit/testutil.h"
 
-static int setup(void **state)
-{
-	*state = tf_new();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	tf_free(*state);
-	return 0;
-}
-
 static enum ban_verdict check(struct tf *t, const char *addr)
 {
 	union net_addr a;
@@ -532,18 +520,20 @@ int main(void)
 	tf_global_init();
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_parse_and_format),
-	    cmocka_unit_test_setup_teardown(test_subnet_matching, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_add_remove, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_ban_disconnects_matching_peers, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_expiry, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_persistence_round_trip, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_load_core_file, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_corrupt_banlist, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_misbehaving_inbound_discouraged, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_misbehaving_each_limit, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_misbehaving_manual_or_local_not_discouraged, setup,
-	                                    teardown),
-	    cmocka_unit_test_setup_teardown(test_discouraged_set_bounded, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_subnet_matching, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_add_remove, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_ban_disconnects_matching_peers, tf_setup,
+	                                    tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_expiry, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_persistence_round_trip, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_load_core_file, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_corrupt_banlist, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_misbehaving_inbound_discouraged, tf_setup,
+	                                    tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_misbehaving_each_limit, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_misbehaving_manual_or_local_not_discouraged,
+	                                    tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_discouraged_set_bounded, tf_setup, tf_teardown),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	proto_freelist_drain();

@@ -18,19 +18,6 @@
 #include "tests/unit/test_daemon_fixture.h"
 #include "tests/unit/testutil.h"
 
-static int setup(void **state)
-{
-	*state = tf_new();
-	tf_shutdown_calls = 0;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	tf_free(*state);
-	return 0;
-}
-
 /* ---- function level ------------------------------------------------------- */
 
 /* ctl_reply on a NUL-terminated line. */
@@ -647,22 +634,23 @@ int main(void)
 {
 	tf_global_init();
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_parse_error, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_invalid_request, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_method_not_found, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_invalid_params, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_success_and_ids, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_batch_bound, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_batch, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_notifications_get_no_reply, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_stop_flag, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_reply_oom, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_socket_session, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_socket_last_line_without_newline, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_socket_overlong_line, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_socket_stop, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_socket_stop_notification, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_socket_path_checks, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_parse_error, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_invalid_request, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_method_not_found, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_invalid_params, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_success_and_ids, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_batch_bound, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_batch, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_notifications_get_no_reply, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_stop_flag, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_reply_oom, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_socket_session, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_socket_last_line_without_newline, tf_setup,
+	                                    tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_socket_overlong_line, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_socket_stop, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_socket_stop_notification, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_socket_path_checks, tf_setup, tf_teardown),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	proto_freelist_drain();

@@ -94,6 +94,7 @@ TF_FN struct tf *tf_new(void)
 	/* Debug lines on: their formatting runs under the sanitizers too. */
 	d->log.debug = (1u << DLOG_CAT__COUNT) - 1;
 	assert_int_equal(ban_init(d), 0);
+	tf_shutdown_calls = 0;
 	return t;
 }
 
@@ -138,6 +139,20 @@ TF_FN void tf_free(struct tf *t)
 	tf_rmdir(t->dir);
 	free(d);
 	free(t);
+}
+
+/** cmocka group setup: a fresh daemon per test in *state. */
+TF_FN int tf_setup(void **state)
+{
+	*state = tf_new();
+	return 0;
+}
+
+/** cmocka group teardown: tf_free of *state. */
+TF_FN int tf_teardown(void **state)
+{
+	tf_free(*state);
+	return 0;
 }
 
 /**

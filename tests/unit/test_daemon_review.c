@@ -19,19 +19,6 @@
 #include "tests/unit/test_daemon_fixture.h"
 #include "tests/unit/testutil.h"
 
-static int setup(void **state)
-{
-	*state = tf_new();
-	tf_shutdown_calls = 0;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	tf_free(*state);
-	return 0;
-}
-
 /* ctl_reply on a NUL-terminated request; the reply must exist. */
 static json_t *call(struct tf *t, const char *line)
 {
@@ -359,12 +346,16 @@ int main(void)
 {
 	tf_global_init();
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_setban_huge_bantime, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_loaded_ban_created_out_of_range, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_ctl_socket_path_too_long, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_getdata_repeated_block_bounded, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_ctl_accept_oom_keeps_listening, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_p2p_reject_oom_keeps_listening, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_setban_huge_bantime, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_loaded_ban_created_out_of_range, tf_setup,
+	                                    tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_ctl_socket_path_too_long, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_getdata_repeated_block_bounded, tf_setup,
+	                                    tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_ctl_accept_oom_keeps_listening, tf_setup,
+	                                    tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_p2p_reject_oom_keeps_listening, tf_setup,
+	                                    tf_teardown),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	proto_freelist_drain();

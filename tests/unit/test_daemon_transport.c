@@ -13,18 +13,6 @@
 #include "tests/unit/test_daemon_fixture.h"
 #include "tests/unit/testutil.h"
 
-static int setup(void **state)
-{
-	*state = tf_new();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	tf_free(*state);
-	return 0;
-}
-
 /* ---- frames ------------------------------------------------------------ */
 
 static void frame_feefilter(struct tf *t, struct proto_writer *w, int64_t rate)
@@ -613,23 +601,24 @@ int main(void)
 {
 	tf_global_init();
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_split_every_boundary, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_bad_magic_first_byte, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_bad_magic_fourth_byte, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_bad_magic_after_handshake, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_oversize_closes_before_allocating, setup,
-	                                    teardown),
-	    cmocka_unit_test_setup_teardown(test_max_message_exact_buffer, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_exact_buffer_boundary, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_bad_checksum_dropped, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_bad_command_dropped, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_undecodable_dropped, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_gate_before_version, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_handshake_through_transport, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_disconnect_mid_buffer, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_freelist_buffer_returned, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_rx_buffer_oom, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_send_paused_waits, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_split_every_boundary, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_bad_magic_first_byte, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_bad_magic_fourth_byte, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_bad_magic_after_handshake, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_oversize_closes_before_allocating, tf_setup,
+	                                    tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_max_message_exact_buffer, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_exact_buffer_boundary, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_bad_checksum_dropped, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_bad_command_dropped, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_undecodable_dropped, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_gate_before_version, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_handshake_through_transport, tf_setup,
+	                                    tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_disconnect_mid_buffer, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_freelist_buffer_returned, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_rx_buffer_oom, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_send_paused_waits, tf_setup, tf_teardown),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	proto_freelist_drain();

@@ -14,18 +14,6 @@
 #include "tests/unit/test_daemon_fixture.h"
 #include "tests/unit/testutil.h"
 
-static int setup(void **state)
-{
-	*state = tf_new();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	tf_free(*state);
-	return 0;
-}
-
 /* Hand `cmd` (inv or notfound) with n entries tf_hash(tag, first + i) of `type` to p. */
 static void send_invs(struct peer *p, enum proto_cmd cmd, uint32_t type, uint8_t tag,
                       uint32_t first, uint32_t n)
@@ -470,17 +458,18 @@ int main(void)
 {
 	tf_global_init();
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_one_announcer_asked, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_timeout_falls_back, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_notfound_falls_back, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_announcer_gone, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_inflight_limit, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_peer_announcement_limit, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_total_limit, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_received_tx_not_requested_again, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_wtxid_relay, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_unsolicited_tx, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_getdata_served, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_one_announcer_asked, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_timeout_falls_back, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_notfound_falls_back, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_announcer_gone, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_inflight_limit, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_peer_announcement_limit, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_total_limit, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_received_tx_not_requested_again, tf_setup,
+	                                    tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_wtxid_relay, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_unsolicited_tx, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_getdata_served, tf_setup, tf_teardown),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	proto_freelist_drain();
