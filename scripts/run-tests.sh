@@ -36,29 +36,27 @@ run() { # name, command...
 
 mkdir -p "$BUILD/test-logs"
 
+run_each() { # prefix dir: every test binary in dir, logged as prefix-name
+	for t in "$2"/test_*; do
+		[ -x "$t" ] || continue
+		run "$1-$(basename "$t")" "$t"
+	done
+}
+
 suite_unit() {
 	echo "== unit tests"
-	for t in "$BUILD"/test/test_*; do
-		[ -x "$t" ] || continue
-		run "unit-$(basename "$t")" "$t"
-	done
+	run_each unit "$BUILD/test"
 }
 
 suite_asan() {
 	echo "== unit tests under ASan+UBSan"
-	for t in "$BUILD"/asan/test/test_*; do
-		[ -x "$t" ] || continue
-		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-			run "asan-$(basename "$t")" "$t"
-	done
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		run_each asan "$BUILD/asan/test"
 }
 
 suite_tsan() {
 	echo "== pool/ tests under TSan"
-	for t in "$BUILD"/tsan/test/test_*; do
-		[ -x "$t" ] || continue
-		TSAN_OPTIONS=halt_on_error=1 run "tsan-$(basename "$t")" "$t"
-	done
+	TSAN_OPTIONS=halt_on_error=1 run_each tsan "$BUILD/tsan/test"
 }
 
 suite_fuzz() {
