@@ -1,0 +1,168 @@
+/**
+ * chain/coins.h: the UTXO set: an LMDB database (chainstate/) and an
+ * in-memory cache over it, as Core's CCoinsViewDB under CCoinsViewCache.
+ *
+ * Part of chain/chain.h: include that, not this file.
+ *
+ * A coin created and spent between two flushes never reaches the database
+ * (Core's FRESH); a spent coin the database holds is a tombstone in the
+ * cache until the flush deletes it. The coins, the best block hash and the
+ * caller's other records (the block index) change in one LMDB write
+ * transaction, so the database is always at exactly one block.
+ *
+ * Threads: one thread owns a chain_db and its coins cache.
+ */
+#ifndef PEERD_CHAIN_COINS_H
+#define PEERD_CHAIN_COINS_H
+
+#ifndef PEERD_CHAIN_PARTS
+#error "include chain/chain.h, not chain/coins.h"
+#endif
+
+/* ---------------------------------------------------------------------- */
+/* The database: one LMDB environment, a few tables                        */
+
+/** Tables of the chainstate database. */
+enum chain_table {
+	CHAIN_TABLE_COINS = 0, /**< outpoint key -> coin (chain/coinsdb.c's format) */
+	CHAIN_TABLE_INDEX,     /**< block hash -> chain_node record */
+	CHAIN_TABLE_META,      /**< short names -> values: best block, format version, files */
+	CHAIN_TABLE__COUNT,
+};
+
+/** An open chainstate database; opaque. */
+struct chain_db;
+/** A write transaction, alive only inside chain_db_write's callback. */
+struct chain_db_txn;
+
+/**
+ * Open (creating) the LMDB environment in directory `dir` (created if
+ * missing, mode 0700). The map grows on demand: nobody sizes it. `*out` is
+ * the caller's (chain_db_close). 0, CHAIN_EIO, CHAIN_EDB or CHAIN_ENOMEM.
+ */
+CHAIN_WUR int chain_db_open(struct chain_db **out, const char *dir);
+/** Close; NULL is fine. */
+void chain_db_close(struct chain_db *db);
+
+/**
+ * Run `fn` inside one write transaction and commit it. When the map is
+ * full, the transaction is aborted, the map grown, and `fn` run again from
+ * the start: fn must only put and delete. fn's non-zero return aborts and
+ * is returned. 0, fn's error, CHAIN_EDB or CHAIN_EIO.
+ */
+CHAIN_WUR int chain_db_write(struct chain_db *db, int (*fn)(struct chain_db_txn *t, void *arg),
+                             void *arg);
+/** Put a record (replacing). 0, CHAIN_EDB or CHAIN_EOVERFLOW (key over LMDB's 511 bytes). */
+CHAIN_WUR int chain_db_put(struct chain_db_txn *t, enum chain_table table, const void *key,
+                           size_t klen, const void *val, size_t vlen);
+/** Delete a record; a missing one is not an error. 0 or CHAIN_EDB. */
+CHAIN_WUR int chain_db_del(struct chain_db_txn *t, enum chain_table table, const void *key,
+                           size_t klen);
+/**
+ * Read one record into buf (cap bytes); *len gets its size. 0,
+ * CHAIN_ENOTFOUND, CHAIN_EOVERFLOW (bigger than cap: *len says how big)
+ * or CHAIN_EDB.
+ */
+CHAIN_WUR int chain_db_get(struct chain_db *db, enum chain_table table, const void *key,
+                           size_t klen, void *buf, size_t cap, size_t *len);
+/**
+ * Walk a table in key order (memcmp), calling fn with each record; the
+ * pointers are valid only during the call. Stops at fn's first non-zero
+ * return, which it returns. 0, fn's error or CHAIN_EDB.
+ */
+CHAIN_WUR int chain_db_foreach(struct chain_db *db, enum chain_table table,
+                               int (*fn)(const void *key, size_t klen, const void *val, size_t vlen,
+                                         void *arg),
+                               void *arg);
+/** Bytes the database files take on disk (Core's `disk_size`). */
+uint64_t chain_db_disk_size(struct chain_db *db);
+
+/* ---------------------------------------------------------------------- */
+/* Coins                                                                   */
+
+/** Largest script kept in the UTXO set (Core: larger ones are unspendable). */
+#define CHAIN_MAX_COIN_SCRIPT 10000u
+
+/**
+ * One coin, borrowed: `script` points into the cache and is valid only
+ * until the next call of any chain_coins_* function on that cache.
+ */
+struct chain_coin {
+	int64_t value;
+	uint32_t height;
+	bool coinbase;
+	uint32_t script_len;
+	const uint8_t *script;
+};
+
+/** The UTXO cache over a database; opaque. */
+struct chain_coins;
+
+/**
+ * A cache over `db` that aims to stay under `cache_bytes` (Core's dbcache
+ * share for coins; the caller flushes when chain_coins_memory passes it).
+ * Reads the best block from the database. 0, CHAIN_ENOMEM or CHAIN_EDB.
+ */
+CHAIN_WUR int chain_coins_new(struct chain_coins **out, struct chain_db *db, size_t cache_bytes);
+/** Free the cache, dropping unflushed changes; NULL is fine. */
+void chain_coins_free(struct chain_coins *c);
+
+/**
+ * Look a coin up: cache first, then the database (filling the cache).
+ * 0, CHAIN_ENOTFOUND (never created, or spent), CHAIN_ENOMEM, CHAIN_EDB
+ * or CHAIN_ECORRUPT.
+ */
+CHAIN_WUR int chain_coins_get(struct chain_coins *c, const struct proto_outpoint *op,
+                              struct chain_coin *out);
+/**
+ * Add a coin (the script is copied). A provably unspendable script
+ * (starting with OP_RETURN, or over CHAIN_MAX_COIN_SCRIPT) is not added
+ * and returns 0, as Core's AddCoin. Adding over an unspent coin is
+ * CHAIN_EEXIST unless `possible_overwrite` (Core's BIP30 exception cases).
+ * 0, CHAIN_EEXIST, CHAIN_ENOMEM or CHAIN_EDB.
+ */
+CHAIN_WUR int chain_coins_add(struct chain_coins *c, const struct proto_outpoint *op,
+                              const struct chain_coin *coin, bool possible_overwrite);
+/** Spend (remove) a coin. 0, CHAIN_ENOTFOUND, CHAIN_ENOMEM or CHAIN_EDB. */
+CHAIN_WUR int chain_coins_spend(struct chain_coins *c, const struct proto_outpoint *op);
+
+/** The block the coins are at (all zero before the first block). */
+const struct proto_hash *chain_coins_best_block(const struct chain_coins *c);
+/** Say which block the cache is now at (written at the next flush). */
+void chain_coins_set_best_block(struct chain_coins *c, const struct proto_hash *hash);
+
+/** Bytes the cache uses (entries, scripts, table). */
+size_t chain_coins_memory(const struct chain_coins *c);
+/** Entries in the cache, and of them those not yet written. */
+size_t chain_coins_cached(const struct chain_coins *c);
+size_t chain_coins_dirty(const struct chain_coins *c);
+
+/**
+ * Write every change and the best block in one transaction, together with
+ * what `extra` (may be NULL) puts in the same transaction. `empty`: drop
+ * every entry afterwards (Core's Flush), else keep clean entries (Sync).
+ * On failure the cache is unchanged. 0, extra's error, CHAIN_EDB, CHAIN_EIO.
+ */
+CHAIN_WUR int chain_coins_flush(struct chain_coins *c, bool empty,
+                                int (*extra)(struct chain_db_txn *t, void *arg), void *arg);
+
+/** gettxoutsetinfo's figures for the coins at the best block (Core's CCoinsStats). */
+struct chain_utxo_stats {
+	struct proto_hash best_block;
+	uint64_t txouts;             /**< unspent outputs */
+	uint64_t transactions;       /**< transactions with at least one */
+	uint64_t bogosize;           /**< Core's GetBogoSize sum */
+	int64_t total_amount;        /**< satoshis */
+	uint8_t hash_serialized[32]; /**< hash_serialized_3, internal byte order */
+	uint64_t disk_size;
+};
+
+/**
+ * Compute the stats over every coin, cache merged over the database in
+ * outpoint order (the database's key order, as Core's LevelDB order), as
+ * Core's ComputeUTXOStats with CoinStatsHashType::HASH_SERIALIZED. Does not
+ * flush. 0, CHAIN_ENOMEM, CHAIN_EDB or CHAIN_ECORRUPT.
+ */
+CHAIN_WUR int chain_coins_stats(struct chain_coins *c, struct chain_utxo_stats *out);
+
+#endif

@@ -1,0 +1,113 @@
+/**
+ * chain/store.h: the block store: blocks appended to blocks/blkNNNNN.dat
+ * and their undo data to blocks/revNNNNN.dat, in Bitcoin Core's formats,
+ * so Core's -loadblock and peertool read peerd's files and the other way
+ * round.
+ *
+ * Part of chain/chain.h: include that, not this file.
+ *
+ * Record formats (Core's):
+ *   blk: magic (4, LE) | size (4, LE) | block
+ *   rev: magic (4, LE) | size (4, LE) | CBlockUndo | SHA256d(prev block hash | CBlockUndo)
+ * A CBlockUndo is a CompactSize count of CTxUndo (one per non-coinbase
+ * transaction), each a CompactSize count of spent coins in input order,
+ * each coin as Core's TxInUndoFormatter: VARINT(height*2+coinbase), a
+ * VARINT 0 when height > 0, then the output with Core's amount
+ * compression and script compression.
+ *
+ * Threads: one thread owns a store.
+ */
+#ifndef PEERD_CHAIN_STORE_H
+#define PEERD_CHAIN_STORE_H
+
+#ifndef PEERD_CHAIN_PARTS
+#error "include chain/chain.h, not chain/store.h"
+#endif
+
+/** A blk file is closed once it would pass this size (Core MAX_BLOCKFILE_SIZE). */
+#define CHAIN_MAX_BLOCKFILE_SIZE 0x8000000u
+
+/** Where a record is: file number and the offset of the data after magic and size. */
+struct chain_pos {
+	int32_t file;
+	uint32_t pos;
+};
+
+/** One spent coin, owned (script from xmalloc). */
+struct chain_undo_coin {
+	int64_t value;
+	uint32_t height;
+	bool coinbase;
+	uint32_t script_len;
+	uint8_t *script;
+};
+
+/**
+ * The coins a block spent: for each non-coinbase transaction (tx i + 1 of
+ * the block is entry i) the coins its inputs spent, in input order.
+ * n_coins[i] coins start at coins[first[i]]. Owned; chain_block_undo_release.
+ */
+struct chain_block_undo {
+	uint32_t n_tx;
+	uint32_t *first;
+	uint32_t *n_coins;
+	uint32_t total;
+	struct chain_undo_coin *coins;
+};
+
+/** Zero an undo so it can be filled or released. */
+void chain_block_undo_init(struct chain_block_undo *u);
+/** Free everything an undo owns; it is then as after init. */
+void chain_block_undo_release(struct chain_block_undo *u);
+/** Core's serialization of a CBlockUndo into w (errors in w->err). */
+void chain_block_undo_encode(const struct chain_block_undo *u, struct proto_writer *w);
+/**
+ * Decode Core's serialization (every count checked against the bytes
+ * left before anything is allocated). 0, CHAIN_ECORRUPT or CHAIN_ENOMEM.
+ */
+CHAIN_WUR int chain_block_undo_decode(const uint8_t *data, size_t len, struct chain_block_undo *u);
+
+/** The store; opaque. */
+struct chain_store;
+
+/**
+ * Open the store in `dir` (created if missing) for the network with wire
+ * magic `magic`: finds the last blk file and appends there. 0, CHAIN_EIO
+ * or CHAIN_ENOMEM.
+ */
+CHAIN_WUR int chain_store_open(struct chain_store **out, const char *dir, uint32_t magic);
+/** fsync and close; NULL is fine. */
+void chain_store_close(struct chain_store *s);
+
+/**
+ * Append a block (raw serialization) to the current blk file, moving to
+ * the next file when this one would pass CHAIN_MAX_BLOCKFILE_SIZE.
+ * *pos gets where it is. 0, CHAIN_EIO or CHAIN_EOVERFLOW.
+ */
+CHAIN_WUR int chain_store_write_block(struct chain_store *s, const uint8_t *raw, size_t len,
+                                      struct chain_pos *pos);
+/**
+ * Read the block at pos into an xmalloc'd buffer (*raw, *len; the caller
+ * frees). Checks the record's magic and size. 0, CHAIN_ENOTFOUND,
+ * CHAIN_ECORRUPT, CHAIN_EIO or CHAIN_ENOMEM.
+ */
+CHAIN_WUR int chain_store_read_block(struct chain_store *s, const struct chain_pos *pos,
+                                     uint8_t **raw, size_t *len);
+/**
+ * Append undo data for a block whose parent is `prev`, to rev file
+ * `file` (the block's blk file number, as Core). *pos gets where. 0,
+ * CHAIN_EIO or CHAIN_ENOMEM.
+ */
+CHAIN_WUR int chain_store_write_undo(struct chain_store *s, int32_t file,
+                                     const struct chain_block_undo *u,
+                                     const struct proto_hash *prev, struct chain_pos *pos);
+/**
+ * Read undo data back and check its checksum against `prev`. 0,
+ * CHAIN_ENOTFOUND, CHAIN_ECORRUPT, CHAIN_EIO or CHAIN_ENOMEM.
+ */
+CHAIN_WUR int chain_store_read_undo(struct chain_store *s, const struct chain_pos *pos,
+                                    const struct proto_hash *prev, struct chain_block_undo *u);
+/** fsync the files written since the last sync (before a database flush). 0 or CHAIN_EIO. */
+CHAIN_WUR int chain_store_sync(struct chain_store *s);
+
+#endif
