@@ -20,8 +20,8 @@
  * chain/ uses proto, script, pool, base and LMDB, never libuv. One thread
  * owns a chain and everything reached from it (the validation thread in
  * peerd); nothing here locks except the check queue it drives. Parts of
- * this face live in chain/index.h, chain/coins.h and chain/store.h: include
- * this file, not those.
+ * this face live in chain/index.h, chain/coins.h, chain/store.h and
+ * chain/check.h: include this file, not those.
  */
 #ifndef PEERD_CHAIN_H
 #define PEERD_CHAIN_H
@@ -104,6 +104,7 @@ void chain_state_clear(struct chain_state *st);
 #include "chain/index.h"
 #include "chain/coins.h"
 #include "chain/store.h"
+#include "chain/check.h"
 #undef PEERD_CHAIN_PARTS
 
 #endif

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "chain/chain.h"
 #include "pool/pool.h"
 #include "script/script.h"
 #include "tools/peertool.h"
@@ -547,63 +548,11 @@ out:
 	return rc;
 }
 
-/* ---- script flags by height: Core's GetBlockScriptFlags -------------------------- */
+/* ---- block height: --height, or the coinbase's BIP34 push (flags: chain/rules.c) --- */
 
 /* Where a block's height came from; names as printed in "height_source". */
 enum height_source { HEIGHT_UNKNOWN, HEIGHT_OPTION, HEIGHT_BIP34 };
 static const char *const HEIGHT_SOURCE_NAMES[] = {"unknown", "option", "bip34"};
-
-/*
- * Core turns P2SH, WITNESS and TAPROOT on from genesis because only these
- * blocks broke them before they activated; each gets its own base set
- * (Core's consensus.script_flag_exceptions, per network).
- */
-struct flag_exception {
-	enum proto_net net;
-	const char *hash; /* display order */
-	uint32_t flags;
-};
-static const struct flag_exception FLAG_EXCEPTIONS[] = {
-    /* mainnet 170,060: spends a P2SH output without P2SH rules (BIP16) */
-    {PROTO_NET_MAIN, "00000000000002dc756eebf4f49723ed8d30cc28a5f108eb94b1ba88ac4f9c22",
-     SCRIPT_VERIFY_NONE},
-    /* mainnet 692,261: spends a v1 witness output before taproot */
-    {PROTO_NET_MAIN, "0000000000000000000f14c35b2d841e986ab5441de8c585d5ffe55ea1e395ad",
-     SCRIPT_VERIFY_P2SH | SCRIPT_VERIFY_WITNESS},
-    /* testnet3's BIP16 violator */
-    {PROTO_NET_TESTNET3, "00000000dd30457c001f4095d208cc1296b0eed002427aa599874af7a432b105",
-     SCRIPT_VERIFY_NONE},
-};
-
-/*
- * The flags Core checks a block's scripts with on network p. height < 0
- * (unknown) counts as above every activation height, which gives today's
- * consensus set for all but the excepted blocks.
- */
-static uint32_t block_script_flags(const struct proto_params *p, const struct proto_hash *hash,
-                                   int64_t height)
-{
-	uint32_t flags = SCRIPT_VERIFY_P2SH | SCRIPT_VERIFY_WITNESS | SCRIPT_VERIFY_TAPROOT;
-	char hex[65];
-	if (height < 0)
-		height = VERIFY_MAX_HEIGHT;
-	proto_hash_to_hex(hash, hex);
-	for (size_t i = 0; i < sizeof(FLAG_EXCEPTIONS) / sizeof(FLAG_EXCEPTIONS[0]); i++) {
-		if (FLAG_EXCEPTIONS[i].net == p->net && !strcmp(FLAG_EXCEPTIONS[i].hash, hex))
-			flags = FLAG_EXCEPTIONS[i].flags;
-	}
-	/* The buried deployments: active from their height on. */
-	if (height >= p->bip66_height)
-		flags |= SCRIPT_VERIFY_DERSIG;
-	if (height >= p->bip65_height)
-		flags |= SCRIPT_VERIFY_CHECKLOCKTIMEVERIFY;
-	if (height >= p->csv_height)
-		flags |= SCRIPT_VERIFY_CHECKSEQUENCEVERIFY;
-	/* BIP147 came with segwit */
-	if (height >= p->segwit_height)
-		flags |= SCRIPT_VERIFY_NULLDUMMY;
-	return flags;
-}
 
 /*
  * BIP34's height in a coinbase scriptSig: only when it starts with exactly
@@ -814,7 +763,8 @@ int peertool_verify_block(int argc, char **argv)
 		height = block_bip34_height(&b);
 		hsrc = height < 0 ? HEIGHT_UNKNOWN : HEIGHT_BIP34;
 	}
-	uint32_t flags = a.flags_given ? a.flags : block_script_flags(a.chain, &hash, height);
+	uint32_t flags =
+	    a.flags_given ? a.flags : chain_block_script_flags(a.chain, &hash, (int32_t)height);
 	if (hsrc == HEIGHT_UNKNOWN && !a.flags_given)
 		peertool_error(cmd, "block height unknown (no BIP34 height in a version >= 2 "
 		                    "coinbase): using today's consensus flags; --height N gives "
