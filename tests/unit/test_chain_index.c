@@ -411,9 +411,9 @@ static void test_mainnet_genesis_chain(void **state)
 	struct chain_index *idx2;
 	assert_int_equal(chain_index_new(&idx2, &early), 0);
 	tu_record_header(&r, 1, &h);
-	if (h.version < 2)
-		tu_assert_reject(chain_index_add_header(idx2, &h, NOW, NULL, &st), &st,
-		                 CHAIN_RESULT_INVALID_HEADER, "bad-version(0x00000001)");
+	assert_int_equal(h.version, 1);
+	tu_assert_reject(chain_index_add_header(idx2, &h, NOW, NULL, &st), &st,
+	                 CHAIN_RESULT_INVALID_HEADER, "bad-version(0x00000001)");
 	/* a header that is not the chain's (flip the merkle root): high-hash at difficulty 1 */
 	h.merkle_root.b[0] ^= 1;
 	tu_assert_reject(chain_index_add_header(idx, &h, NOW, NULL, &st), &st,
