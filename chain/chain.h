@@ -104,6 +104,7 @@ void chain_state_clear(struct chain_state *st);
 #include "chain/index.h"
 #include "chain/coins.h"
 #include "chain/store.h"
+#include "chain/compress.h"
 #undef PEERD_CHAIN_PARTS
 
 #endif
