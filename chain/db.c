@@ -129,7 +129,13 @@ static int rd_begin(struct chain_db *db, MDB_txn **out)
 		int rc = db->rd ? mdb_txn_renew(db->rd)
 		                : mdb_txn_begin(db->env, NULL, MDB_RDONLY, &db->rd);
 		if (rc == MDB_MAP_RESIZED && attempt == 0) {
-			/* Another process grew the map: take its size and retry. */
+			/* Another process grew the map: take its size and retry
+			 * with a new reader (the failed renew left this one
+			 * finished, and set_mapsize wants none alive). */
+			if (db->rd) {
+				mdb_txn_abort(db->rd);
+				db->rd = NULL;
+			}
 			int err = adopt_resized_map(db);
 			if (err)
 				return err;
