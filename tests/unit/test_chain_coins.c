@@ -202,16 +202,18 @@ static void undo_free(struct undo *u)
 /* Run one chain_coins_* call, retrying after injected allocation failures
  * when `oom` says to inject them: the call must then fail cleanly with
  * CHAIN_ENOMEM and succeed when run again. */
-static long oom_next;
+static long oom_next, oom_hits;
 #define RUN(oom, call)                                                                             \
 	do {                                                                                       \
 		if (oom) {                                                                         \
-			base_alloc_fail_after(oom_next++ % 4);                                     \
+			base_alloc_fail_after(oom_next++ % 2);                                     \
 			int e_ = (call);                                                           \
 			int inj_ = base_alloc_injected();                                          \
 			base_alloc_fail_after(-1);                                                 \
-			if (e_ == CHAIN_ENOMEM && inj_)                                            \
+			if (e_ == CHAIN_ENOMEM && inj_) {                                          \
+				oom_hits++;                                                        \
 				e_ = (call);                                                       \
+			}                                                                          \
 			CHECK(e_);                                                                 \
 		} else {                                                                           \
 			CHECK(call);                                                               \
@@ -455,6 +457,9 @@ static void test_replay_oom(void **state)
 	(void)state;
 	static const struct mode m = {.name = "oom", .flush_every = 7, .oom = true};
 	run_replay(&m);
+	print_message("%ld calls failed with an injected allocation failure and were rerun\n",
+	              oom_hits);
+	assert_true(oom_hits >= 15);
 }
 
 /* ---- FRESH, DIRTY and tombstones ------------------------------------- */
@@ -763,6 +768,66 @@ static int put_raw(struct chain_db_txn *t, void *arg)
 	return chain_db_put(t, CHAIN_TABLE_COINS, r->k, r->kl, r->v, r->vl);
 }
 
+static int extra_put(struct chain_db_txn *t, void *arg)
+{
+	int *fail = arg;
+	if (*fail)
+		return *fail;
+	return chain_db_put(t, CHAIN_TABLE_INDEX, "node", 4, "rec", 3);
+}
+
+/* A failed flush changes nothing; extra's records share the transaction. */
+static void test_flush_failure_and_extra(void **state)
+{
+	(void)state;
+	struct env e;
+	env_init(&e);
+	struct proto_outpoint a = outpoint(7, 0), b = outpoint(7, 1);
+	struct chain_coin c = coin_of(10, 1, P2WPKH, sizeof(P2WPKH));
+	CHECK(chain_coins_add(e.coins, &a, &c, false));
+	CHECK(chain_coins_flush(e.coins, false, NULL, NULL));
+	CHECK(chain_coins_spend(e.coins, &a));
+	CHECK(chain_coins_add(e.coins, &b, &c, false));
+	struct proto_hash best;
+	memset(best.b, 0xab, 32);
+	chain_coins_set_best_block(e.coins, &best);
+	struct chain_utxo_stats before, after;
+	CHECK(chain_coins_stats(e.coins, &before));
+	int fail = CHAIN_EINVALID;
+	CHECK_ERR(chain_coins_flush(e.coins, true, extra_put, &fail), CHAIN_EINVALID);
+	assert_int_equal(chain_coins_dirty(e.coins), 2);
+	assert_int_equal(chain_coins_cached(e.coins), 2);
+	assert_int_equal(count_records(e.db), 1); /* still a's */
+	char buf[8];
+	size_t len;
+	CHECK_ERR(chain_db_get(e.db, CHAIN_TABLE_INDEX, "node", 4, buf, sizeof(buf), &len),
+	          CHAIN_ENOTFOUND);
+	/* An allocation failure in the flush (the sorted list) too. */
+	base_alloc_fail_after(0);
+	CHECK_ERR(chain_coins_flush(e.coins, true, extra_put, &fail), CHAIN_ENOMEM);
+	base_alloc_fail_after(-1);
+	assert_int_equal(chain_coins_dirty(e.coins), 2);
+	/* And in the stats walk (sorted list, cursor, group buffer). */
+	for (long k = 0; k < 3; k++) {
+		base_alloc_fail_after(k);
+		CHECK_ERR(chain_coins_stats(e.coins, &after), CHAIN_ENOMEM);
+		base_alloc_fail_after(-1);
+	}
+	CHECK(chain_coins_stats(e.coins, &after));
+	assert_memory_equal(&before, &after, sizeof(before));
+	fail = 0;
+	CHECK(chain_coins_flush(e.coins, true, extra_put, &fail));
+	CHECK(chain_db_get(e.db, CHAIN_TABLE_INDEX, "node", 4, buf, sizeof(buf), &len));
+	assert_int_equal(len, 3);
+	CHECK(chain_coins_stats(e.coins, &after));
+	assert_memory_equal(before.hash_serialized, after.hash_serialized, 32);
+	assert_int_equal(after.txouts, 1);
+	env_close(&e);
+	env_open(&e);
+	assert_memory_equal(chain_coins_best_block(e.coins)->b, best.b, 32);
+	env_release(&e);
+}
+
 /* Memory per coin at a realistic size: P2WPKH coins, cache only. */
 static void test_memory_per_coin(void **state)
 {
@@ -824,6 +889,7 @@ int main(void)
 	    cmocka_unit_test(test_unspendable_and_big_scripts),
 	    cmocka_unit_test(test_stats_numeric_order),
 	    cmocka_unit_test(test_map_growth),
+	    cmocka_unit_test(test_flush_failure_and_extra),
 	    cmocka_unit_test(test_memory_per_coin),
 	    cmocka_unit_test(test_corrupt_record),
 	    cmocka_unit_test(test_replay_never_flush),

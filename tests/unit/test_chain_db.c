@@ -257,7 +257,7 @@ static void test_map_resized_by_other_process(void **state)
 			_exit(2);
 		static char val[200];
 		static struct op ops[3000];
-		static char keys[3000][8];
+		static char keys[3000][16];
 		for (int i = 0; i < 3000; i++) {
 			snprintf(keys[i], sizeof(keys[i]), "k%05d", i);
 			ops[i] = (struct op){CHAIN_TABLE_INDEX, keys[i], val, sizeof(val), false};
@@ -298,7 +298,7 @@ static void test_foreach_returns_fn_error(void **state)
 	tmpdir(dir);
 	struct chain_db *db;
 	CHECK(chain_db_open(&db, dir));
-	static char keys[1200][8];
+	static char keys[1200][16];
 	static struct op ops[1200];
 	for (int i = 0; i < 1200; i++) {
 		snprintf(keys[i], sizeof(keys[i]), "k%05d", i);
