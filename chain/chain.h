@@ -105,6 +105,7 @@ void chain_state_clear(struct chain_state *st);
 #include "chain/coins.h"
 #include "chain/store.h"
 #include "chain/check.h"
+#include "chain/compress.h"
 #undef PEERD_CHAIN_PARTS
 
 #endif

@@ -38,7 +38,10 @@ struct chain_db_txn;
 /**
  * Open (creating) the LMDB environment in directory `dir` (created if
  * missing, mode 0700). The map grows on demand: nobody sizes it. `*out` is
- * the caller's (chain_db_close). 0, CHAIN_EIO, CHAIN_EDB or CHAIN_ENOMEM.
+ * the caller's (chain_db_close). A new database gets a format-version
+ * record; an existing one without it, or with a version this code does
+ * not read, fails with CHAIN_ECORRUPT (and a line on stderr saying why).
+ * 0, CHAIN_EIO, CHAIN_EDB, CHAIN_ECORRUPT or CHAIN_ENOMEM.
  */
 CHAIN_WUR int chain_db_open(struct chain_db **out, const char *dir);
 /** Close; NULL is fine. */
@@ -101,7 +104,8 @@ struct chain_coins;
 /**
  * A cache over `db` that aims to stay under `cache_bytes` (Core's dbcache
  * share for coins; the caller flushes when chain_coins_memory passes it).
- * Reads the best block from the database. 0, CHAIN_ENOMEM or CHAIN_EDB.
+ * Reads the best block from the database. 0, CHAIN_ENOMEM, CHAIN_EDB or
+ * CHAIN_ECORRUPT (a best-block record that is not 32 bytes).
  */
 CHAIN_WUR int chain_coins_new(struct chain_coins **out, struct chain_db *db, size_t cache_bytes);
 /** Free the cache, dropping unflushed changes; NULL is fine. */
@@ -119,6 +123,9 @@ CHAIN_WUR int chain_coins_get(struct chain_coins *c, const struct proto_outpoint
  * (starting with OP_RETURN, or over CHAIN_MAX_COIN_SCRIPT) is not added
  * and returns 0, as Core's AddCoin. Adding over an unspent coin is
  * CHAIN_EEXIST unless `possible_overwrite` (Core's BIP30 exception cases).
+ * As Core, only the cache is consulted: without `possible_overwrite` the
+ * caller vouches that the database holds no unspent coin at `op` (true
+ * for every non-coinbase output since BIP34), so a new entry is FRESH.
  * 0, CHAIN_EEXIST, CHAIN_ENOMEM or CHAIN_EDB.
  */
 CHAIN_WUR int chain_coins_add(struct chain_coins *c, const struct proto_outpoint *op,

@@ -1,0 +1,494 @@
+/*
+ * chain/db.c: the chainstate's LMDB environment: one environment in a
+ * directory, one named database per enum chain_table, a map that grows
+ * by doubling when full, and one read transaction kept for the life of
+ * the handle and reset between reads (Knot Resolver's cdb_lmdb.c is the
+ * model).
+ *
+ * Why these choices:
+ * - MDB_NOTLS: the read transaction belongs to the handle, not to the
+ *   thread that first used it, so reset/renew work from whichever thread
+ *   owns the chain at the time.
+ * - Default sync (no MDB_NOSYNC, no MDB_NOMETASYNC): a committed flush
+ *   survives kill -9 and power loss, which is the whole point of a flush.
+ * - The read transaction is reset after every get, walk or cursor: a
+ *   reader left open pins the pages it saw, and every later write would
+ *   have to allocate new pages instead of reusing those.
+ * - The map only grows between transactions (LMDB's rule for
+ *   mdb_env_set_mapsize); a write that hits MDB_MAP_FULL is aborted and
+ *   run again from the start, which chain_db_write's contract allows.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <lmdb.h>
+
+#include "base/alloc.h"
+#include "chain/chain.h"
+#include "chain/coins_internal.h"
+
+/* The format of everything this database holds; bump on any change. */
+#define DB_FORMAT_VERSION 1u
+static const char VERSION_KEY[] = "version";
+
+/* 64 MiB of address space to start: small enough for any host, and a
+ * regtest or test database never grows it. Doubling means a mainnet
+ * chainstate (~10 GiB) is reached in ~8 growths. */
+#define DB_DEFAULT_MAP ((size_t)64 << 20)
+
+static size_t test_initial_map;
+
+static const char *const TABLE_NAME[CHAIN_TABLE__COUNT] = {
+    [CHAIN_TABLE_COINS] = "coins",
+    [CHAIN_TABLE_INDEX] = "index",
+    [CHAIN_TABLE_META] = "meta",
+};
+
+struct chain_db {
+	MDB_env *env;
+	MDB_dbi dbi[CHAIN_TABLE__COUNT];
+	MDB_txn *rd;       /* the read transaction; reset while rd_depth == 0 */
+	unsigned rd_depth; /* nested users of rd (a get inside a walk) */
+	size_t map_size;
+	char *dir;
+	struct chain_db_counters ctr;
+};
+
+struct chain_db_txn {
+	struct chain_db *db;
+	MDB_txn *txn;
+	bool map_full; /* a put or delete hit MDB_MAP_FULL: grow and rerun */
+	int mdb_err;   /* the first LMDB error seen, for the caller's mapping */
+};
+
+struct chain_db_cursor {
+	struct chain_db *db;
+	MDB_cursor *cur;
+	bool started;
+};
+
+void chain_db_test_initial_map(size_t bytes)
+{
+	test_initial_map = bytes;
+}
+
+/* LMDB's and the system's errors as chain_err. */
+static int map_err(int rc)
+{
+	switch (rc) {
+	case MDB_SUCCESS:
+		return 0;
+	case MDB_NOTFOUND:
+		return CHAIN_ENOTFOUND;
+	case MDB_CORRUPTED:
+	case MDB_PAGE_NOTFOUND:
+	case MDB_INVALID:
+	case MDB_VERSION_MISMATCH:
+		return CHAIN_ECORRUPT;
+	case MDB_BAD_VALSIZE:
+		return CHAIN_EOVERFLOW;
+	case ENOMEM:
+		return CHAIN_ENOMEM;
+	case EIO:
+	case ENOSPC:
+	case EDQUOT:
+	case EROFS:
+	case EACCES:
+	case EPERM:
+		return CHAIN_EIO;
+	default:
+		return CHAIN_EDB;
+	}
+}
+
+/* ---- read transaction ------------------------------------------------ */
+
+/* The read transaction is not active here (depth 0): LMDB needs that for
+ * mdb_env_set_mapsize, and a reset reader holds no reader slot. */
+static int adopt_resized_map(struct chain_db *db)
+{
+	int rc = mdb_env_set_mapsize(db->env, 0);
+	if (rc)
+		return map_err(rc);
+	MDB_envinfo info;
+	if (!mdb_env_info(db->env, &info))
+		db->map_size = info.me_mapsize;
+	return 0;
+}
+
+static int rd_begin(struct chain_db *db, MDB_txn **out)
+{
+	if (db->rd_depth) {
+		db->rd_depth++;
+		*out = db->rd;
+		return 0;
+	}
+	for (int attempt = 0;; attempt++) {
+		int rc = db->rd ? mdb_txn_renew(db->rd)
+		                : mdb_txn_begin(db->env, NULL, MDB_RDONLY, &db->rd);
+		if (rc == MDB_MAP_RESIZED && attempt == 0) {
+			/* Another process grew the map: take its size and retry
+			 * with a new reader (the failed renew left this one
+			 * finished, and set_mapsize wants none alive). */
+			if (db->rd) {
+				mdb_txn_abort(db->rd);
+				db->rd = NULL;
+			}
+			int err = adopt_resized_map(db);
+			if (err)
+				return err;
+			continue;
+		}
+		if (rc) {
+			/* Start over with a new reader next time. */
+			if (db->rd) {
+				mdb_txn_abort(db->rd);
+				db->rd = NULL;
+			}
+			return map_err(rc);
+		}
+		break;
+	}
+	db->rd_depth = 1;
+	*out = db->rd;
+	return 0;
+}
+
+static void rd_end(struct chain_db *db)
+{
+	if (db->rd_depth && --db->rd_depth == 0)
+		mdb_txn_reset(db->rd);
+}
+
+/* ---- open and close -------------------------------------------------- */
+
+/* Inside the open's write transaction: a new database gets the version
+ * record; an existing one must carry the version this code reads. */
+static int check_version(struct chain_db *db, MDB_txn *txn)
+{
+	MDB_val k = {.mv_size = sizeof(VERSION_KEY) - 1, .mv_data = (void *)VERSION_KEY};
+	MDB_val v;
+	int rc = mdb_get(txn, db->dbi[CHAIN_TABLE_META], &k, &v);
+	if (rc == MDB_NOTFOUND) {
+		MDB_stat st;
+		for (int t = 0; t < CHAIN_TABLE__COUNT; t++) {
+			rc = mdb_stat(txn, db->dbi[t], &st);
+			if (rc)
+				return map_err(rc);
+			if (st.ms_entries) {
+				fprintf(stderr,
+				        "chain: %s: chainstate has records but no format version "
+				        "(not written by peerd?)\n",
+				        db->dir);
+				return CHAIN_ECORRUPT;
+			}
+		}
+		uint8_t ver[4];
+		proto_put_le32(ver, DB_FORMAT_VERSION);
+		v.mv_size = sizeof(ver);
+		v.mv_data = ver;
+		return map_err(mdb_put(txn, db->dbi[CHAIN_TABLE_META], &k, &v, 0));
+	}
+	if (rc)
+		return map_err(rc);
+	uint32_t found = v.mv_size == 4 ? proto_le32(v.mv_data) : 0;
+	if (v.mv_size != 4 || found != DB_FORMAT_VERSION) {
+		fprintf(stderr,
+		        "chain: %s: unknown chainstate format version %u (record of %zu bytes); "
+		        "this peerd reads version %u: reindex or use the matching peerd\n",
+		        db->dir, (unsigned)found, v.mv_size, DB_FORMAT_VERSION);
+		return CHAIN_ECORRUPT;
+	}
+	return 0;
+}
+
+static int open_tables(struct chain_db *db)
+{
+	MDB_txn *txn;
+	int rc = mdb_txn_begin(db->env, NULL, 0, &txn);
+	if (rc)
+		return map_err(rc);
+	for (int t = 0; t < CHAIN_TABLE__COUNT && !rc; t++)
+		rc = mdb_dbi_open(txn, TABLE_NAME[t], MDB_CREATE, &db->dbi[t]);
+	int err = rc ? map_err(rc) : check_version(db, txn);
+	if (err) {
+		mdb_txn_abort(txn);
+		return err;
+	}
+	return map_err(mdb_txn_commit(txn));
+}
+
+int chain_db_open(struct chain_db **out, const char *dir)
+{
+	*out = NULL;
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return CHAIN_EIO;
+	struct chain_db *db = xcalloc(1, sizeof(*db));
+	if (!db)
+		return CHAIN_ENOMEM;
+	int err = CHAIN_ENOMEM;
+	db->dir = xstrdup(dir);
+	if (!db->dir)
+		goto fail;
+	db->map_size = test_initial_map ? test_initial_map : DB_DEFAULT_MAP;
+	int rc = mdb_env_create(&db->env);
+	if (!rc)
+		rc = mdb_env_set_maxdbs(db->env, CHAIN_TABLE__COUNT);
+	if (!rc)
+		rc = mdb_env_set_mapsize(db->env, db->map_size);
+	if (!rc)
+		rc = mdb_env_open(db->env, dir, MDB_NOTLS, 0600);
+	if (rc) {
+		err = map_err(rc);
+		goto fail;
+	}
+	/* An existing environment keeps the larger map it grew to. */
+	MDB_envinfo info;
+	if (!mdb_env_info(db->env, &info))
+		db->map_size = info.me_mapsize;
+	err = open_tables(db);
+	if (err)
+		goto fail;
+	db->ctr.map_size = db->map_size;
+	*out = db;
+	return 0;
+fail:
+	chain_db_close(db);
+	return err;
+}
+
+void chain_db_close(struct chain_db *db)
+{
+	if (!db)
+		return;
+	if (db->rd)
+		mdb_txn_abort(db->rd);
+	if (db->env)
+		mdb_env_close(db->env);
+	xfree(db->dir);
+	xfree(db);
+}
+
+/* ---- writes ---------------------------------------------------------- */
+
+static int grow_map(struct chain_db *db)
+{
+	/* No transaction of ours may be live: drop the (reset) reader too,
+	 * the next read begins a fresh one. */
+	if (db->rd_depth)
+		return CHAIN_EDB;
+	if (db->rd) {
+		mdb_txn_abort(db->rd);
+		db->rd = NULL;
+	}
+	size_t next;
+	if (base_mul_size(db->map_size, 2, &next))
+		return CHAIN_EOVERFLOW;
+	int rc = mdb_env_set_mapsize(db->env, next);
+	if (rc)
+		return map_err(rc);
+	db->map_size = next;
+	db->ctr.map_size = next;
+	db->ctr.map_grows++;
+	return 0;
+}
+
+int chain_db_write(struct chain_db *db, int (*fn)(struct chain_db_txn *t, void *arg), void *arg)
+{
+	for (int resized = 0;;) {
+		struct chain_db_txn t = {.db = db};
+		int rc = mdb_txn_begin(db->env, NULL, 0, &t.txn);
+		if (rc == MDB_MAP_RESIZED && !resized) {
+			resized = 1;
+			int err = db->rd_depth ? CHAIN_EDB : adopt_resized_map(db);
+			if (err)
+				return err;
+			continue;
+		}
+		if (rc)
+			return map_err(rc);
+		int err = fn(&t, arg);
+		if (err || t.map_full) {
+			mdb_txn_abort(t.txn);
+			if (!t.map_full)
+				return err;
+		} else {
+			rc = mdb_txn_commit(t.txn);
+			if (!rc) {
+				db->ctr.commits++;
+				return 0;
+			}
+			if (rc != MDB_MAP_FULL)
+				return map_err(rc);
+		}
+		/* Full: the transaction is gone; grow and run fn again. */
+		err = grow_map(db);
+		if (err)
+			return err;
+	}
+}
+
+/* Remember what went wrong inside fn, so chain_db_write can tell a full
+ * map (rerun) from a real failure whatever fn does with the code. */
+static int txn_fail(struct chain_db_txn *t, int rc)
+{
+	if (rc == MDB_MAP_FULL)
+		t->map_full = true;
+	if (!t->mdb_err)
+		t->mdb_err = rc;
+	return map_err(rc);
+}
+
+int chain_db_put(struct chain_db_txn *t, enum chain_table table, const void *key, size_t klen,
+                 const void *val, size_t vlen)
+{
+	if ((unsigned)table >= CHAIN_TABLE__COUNT)
+		return CHAIN_EARG;
+	if (klen == 0 || klen > (size_t)mdb_env_get_maxkeysize(t->db->env))
+		return CHAIN_EOVERFLOW;
+	MDB_val k = {.mv_size = klen, .mv_data = (void *)key};
+	MDB_val v = {.mv_size = vlen, .mv_data = (void *)val};
+	int rc = mdb_put(t->txn, t->db->dbi[table], &k, &v, 0);
+	if (rc)
+		return txn_fail(t, rc);
+	t->db->ctr.puts++;
+	return 0;
+}
+
+int chain_db_del(struct chain_db_txn *t, enum chain_table table, const void *key, size_t klen)
+{
+	if ((unsigned)table >= CHAIN_TABLE__COUNT)
+		return CHAIN_EARG;
+	if (klen == 0 || klen > (size_t)mdb_env_get_maxkeysize(t->db->env))
+		return 0; /* no such key can exist */
+	MDB_val k = {.mv_size = klen, .mv_data = (void *)key};
+	int rc = mdb_del(t->txn, t->db->dbi[table], &k, NULL);
+	if (rc == MDB_NOTFOUND)
+		return 0;
+	if (rc)
+		return txn_fail(t, rc);
+	t->db->ctr.dels++;
+	return 0;
+}
+
+/* ---- reads ----------------------------------------------------------- */
+
+int chain_db_get(struct chain_db *db, enum chain_table table, const void *key, size_t klen,
+                 void *buf, size_t cap, size_t *len)
+{
+	if ((unsigned)table >= CHAIN_TABLE__COUNT)
+		return CHAIN_EARG;
+	if (klen == 0 || klen > (size_t)mdb_env_get_maxkeysize(db->env))
+		return CHAIN_ENOTFOUND;
+	MDB_txn *txn;
+	int err = rd_begin(db, &txn);
+	if (err)
+		return err;
+	MDB_val k = {.mv_size = klen, .mv_data = (void *)key};
+	MDB_val v;
+	err = map_err(mdb_get(txn, db->dbi[table], &k, &v));
+	if (!err) {
+		*len = v.mv_size;
+		if (v.mv_size > cap)
+			err = CHAIN_EOVERFLOW;
+		else if (v.mv_size)
+			memcpy(buf, v.mv_data, v.mv_size);
+	}
+	rd_end(db);
+	return err;
+}
+
+int chain_db_cursor_open(struct chain_db *db, enum chain_table table, struct chain_db_cursor **out)
+{
+	*out = NULL;
+	if ((unsigned)table >= CHAIN_TABLE__COUNT)
+		return CHAIN_EARG;
+	struct chain_db_cursor *c = xcalloc(1, sizeof(*c));
+	if (!c)
+		return CHAIN_ENOMEM;
+	MDB_txn *txn;
+	int err = rd_begin(db, &txn);
+	if (err) {
+		xfree(c);
+		return err;
+	}
+	c->db = db;
+	int rc = mdb_cursor_open(txn, db->dbi[table], &c->cur);
+	if (rc) {
+		rd_end(db);
+		xfree(c);
+		return map_err(rc);
+	}
+	*out = c;
+	return 0;
+}
+
+int chain_db_cursor_next(struct chain_db_cursor *c, const uint8_t **key, size_t *klen,
+                         const uint8_t **val, size_t *vlen)
+{
+	MDB_val k, v;
+	int rc = mdb_cursor_get(c->cur, &k, &v, c->started ? MDB_NEXT : MDB_FIRST);
+	if (rc)
+		return map_err(rc);
+	c->started = true;
+	*key = k.mv_data;
+	*klen = k.mv_size;
+	*val = v.mv_data;
+	*vlen = v.mv_size;
+	return 0;
+}
+
+void chain_db_cursor_close(struct chain_db_cursor *c)
+{
+	if (!c)
+		return;
+	mdb_cursor_close(c->cur);
+	rd_end(c->db);
+	xfree(c);
+}
+
+int chain_db_foreach(struct chain_db *db, enum chain_table table,
+                     int (*fn)(const void *key, size_t klen, const void *val, size_t vlen,
+                               void *arg),
+                     void *arg)
+{
+	struct chain_db_cursor *c;
+	int err = chain_db_cursor_open(db, table, &c);
+	if (err)
+		return err;
+	const uint8_t *k = NULL, *v = NULL;
+	size_t kl = 0, vl = 0;
+	for (;;) {
+		err = chain_db_cursor_next(c, &k, &kl, &v, &vl);
+		if (err) {
+			if (err == CHAIN_ENOTFOUND)
+				err = 0; /* the end, not fn's answer */
+			break;
+		}
+		err = fn(k, kl, v, vl, arg);
+		if (err)
+			break;
+	}
+	chain_db_cursor_close(c);
+	return err;
+}
+
+uint64_t chain_db_disk_size(struct chain_db *db)
+{
+	/* LMDB's data file; the lock file is not data. Without MDB_WRITEMAP
+	 * the file grows with the pages used, not with the map. */
+	char path[4096];
+	struct stat st;
+	if ((size_t)snprintf(path, sizeof(path), "%s/data.mdb", db->dir) >= sizeof(path))
+		return 0;
+	if (stat(path, &st))
+		return 0;
+	return (uint64_t)st.st_size;
+}
+
+void chain_db_get_counters(const struct chain_db *db, struct chain_db_counters *out)
+{
+	*out = db->ctr;
+}

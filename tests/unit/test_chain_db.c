@@ -1,0 +1,616 @@
+/*
+ * tests/unit/test_chain_db.c: the chainstate's LMDB layer (format version,
+ * reads, writes, walks, a map grown by another process) and Core's
+ * compact encodings (VARINT, amounts, scripts) with Core's own vectors.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <secp256k1.h>
+
+#include "base/alloc.h"
+#include "chain/chain.h"
+#include "chain/coins_internal.h"
+#include "proto/proto.h"
+#include "tests/unit/testutil.h"
+
+#define CHECK(expr)           check_chain((expr), 0, #expr, __LINE__)
+#define CHECK_ERR(expr, want) check_chain((expr), (want), #expr, __LINE__)
+
+static void check_chain(int got, int want, const char *what, int line)
+{
+	if (got != want)
+		fail_msg("line %d: %s: got %d (%s), want %d (%s)", line, what, got,
+		         chain_strerror(got), want, chain_strerror(want));
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void tmpdir(char dir[64])
+{
+	strcpy(dir, "/tmp/peerd-db-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+}
+
+static void rmdir_all(const char *dir)
+{
+	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/* ---- a generic write job --------------------------------------------- */
+
+struct op {
+	enum chain_table table;
+	const char *key;
+	const void *val;
+	size_t vlen;
+	bool del;
+};
+
+struct job {
+	const struct op *ops;
+	size_t n;
+	int fail_with; /* returned after the ops when non-zero */
+	unsigned runs;
+};
+
+static int run_job(struct chain_db_txn *t, void *arg)
+{
+	struct job *j = arg;
+	j->runs++;
+	for (size_t i = 0; i < j->n; i++) {
+		const struct op *o = &j->ops[i];
+		int err = o->del
+		              ? chain_db_del(t, o->table, o->key, strlen(o->key))
+		              : chain_db_put(t, o->table, o->key, strlen(o->key), o->val, o->vlen);
+		if (err)
+			return err;
+	}
+	return j->fail_with;
+}
+
+static int count_cb(const void *k, size_t kl, const void *v, size_t vl, void *arg)
+{
+	(void)k;
+	(void)kl;
+	(void)v;
+	(void)vl;
+	size_t *n = arg;
+	(*n)++;
+	return *n == 1000 ? -99 : 0;
+}
+
+static void test_put_get_del_walk(void **state)
+{
+	(void)state;
+	char dir[64];
+	tmpdir(dir);
+	struct chain_db *db;
+	CHECK(chain_db_open(&db, dir));
+	const struct op ops[] = {
+	    {CHAIN_TABLE_INDEX, "b", "two", 3, false},   {CHAIN_TABLE_INDEX, "a", "one", 3, false},
+	    {CHAIN_TABLE_INDEX, "c", "three", 5, false}, {CHAIN_TABLE_INDEX, "c", NULL, 0, true},
+	    {CHAIN_TABLE_INDEX, "zz", NULL, 0, true}, /* missing: fine */
+	};
+	struct job j = {ops, 5, 0, 0};
+	CHECK(chain_db_write(db, run_job, &j));
+	char buf[8];
+	size_t len;
+	CHECK(chain_db_get(db, CHAIN_TABLE_INDEX, "a", 1, buf, sizeof(buf), &len));
+	assert_int_equal(len, 3);
+	assert_memory_equal(buf, "one", 3);
+	CHECK_ERR(chain_db_get(db, CHAIN_TABLE_INDEX, "a", 1, buf, 2, &len), CHAIN_EOVERFLOW);
+	assert_int_equal(len, 3);
+	CHECK_ERR(chain_db_get(db, CHAIN_TABLE_INDEX, "c", 1, buf, sizeof(buf), &len),
+	          CHAIN_ENOTFOUND);
+	/* Tables are apart. */
+	CHECK_ERR(chain_db_get(db, CHAIN_TABLE_COINS, "a", 1, buf, sizeof(buf), &len),
+	          CHAIN_ENOTFOUND);
+
+	/* A failing job leaves nothing behind and returns its error. */
+	const struct op bad[] = {{CHAIN_TABLE_INDEX, "d", "x", 1, false}};
+	struct job jb = {bad, 1, CHAIN_EINVALID, 0};
+	CHECK_ERR(chain_db_write(db, run_job, &jb), CHAIN_EINVALID);
+	CHECK_ERR(chain_db_get(db, CHAIN_TABLE_INDEX, "d", 1, buf, sizeof(buf), &len),
+	          CHAIN_ENOTFOUND);
+
+	/* Key limits. */
+	char big[600];
+	memset(big, 'k', sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+	const struct op toolong[] = {{CHAIN_TABLE_INDEX, big, "x", 1, false}};
+	struct job jt = {toolong, 1, 0, 0};
+	CHECK_ERR(chain_db_write(db, run_job, &jt), CHAIN_EOVERFLOW);
+
+	/* Walk in key order; fn's error stops it and comes back. */
+	struct chain_db_cursor *cur;
+	CHECK(chain_db_cursor_open(db, CHAIN_TABLE_INDEX, &cur));
+	const uint8_t *k, *v;
+	size_t kl, vl;
+	CHECK(chain_db_cursor_next(cur, &k, &kl, &v, &vl));
+	assert_memory_equal(k, "a", 1);
+	/* A get inside a walk shares the read transaction. */
+	CHECK(chain_db_get(db, CHAIN_TABLE_INDEX, "b", 1, buf, sizeof(buf), &len));
+	CHECK(chain_db_cursor_next(cur, &k, &kl, &v, &vl));
+	assert_memory_equal(k, "b", 1);
+	assert_memory_equal(v, "two", 3);
+	CHECK_ERR(chain_db_cursor_next(cur, &k, &kl, &v, &vl), CHAIN_ENOTFOUND);
+	chain_db_cursor_close(cur);
+	size_t n = 0;
+	CHECK(chain_db_foreach(db, CHAIN_TABLE_INDEX, count_cb, &n));
+	assert_int_equal(n, 2);
+
+	/* The walk must not pin pages: a write after it reuses them. */
+	struct chain_db_counters c;
+	chain_db_get_counters(db, &c);
+	assert_int_equal(c.commits, 1);
+	assert_true(chain_db_disk_size(db) > 0);
+	chain_db_close(db);
+	rmdir_all(dir);
+}
+
+static int put_version(struct chain_db_txn *t, void *arg)
+{
+	const uint8_t *v = arg;
+	return chain_db_put(t, CHAIN_TABLE_META, "version", 7, v, v[4]);
+}
+
+static int del_version(struct chain_db_txn *t, void *arg)
+{
+	(void)arg;
+	int err =
+	    chain_db_put(t, CHAIN_TABLE_META, "best", 4, "0123456789abcdef0123456789abcdef", 32);
+	return err ? err : chain_db_del(t, CHAIN_TABLE_META, "version", 7);
+}
+
+static void test_format_version(void **state)
+{
+	(void)state;
+	char dir[64];
+	tmpdir(dir);
+	struct chain_db *db;
+	CHECK(chain_db_open(&db, dir));
+	uint8_t v[4];
+	size_t len;
+	CHECK(chain_db_get(db, CHAIN_TABLE_META, "version", 7, v, sizeof(v), &len));
+	assert_int_equal(len, 4);
+	assert_int_equal(proto_le32(v), 1);
+	chain_db_close(db);
+	/* Opening again finds it and keeps it. */
+	CHECK(chain_db_open(&db, dir));
+	/* An unknown version. */
+	uint8_t future[5] = {2, 0, 0, 0, 4};
+	CHECK(chain_db_write(db, put_version, future));
+	chain_db_close(db);
+	CHECK_ERR(chain_db_open(&db, dir), CHAIN_ECORRUPT);
+	assert_null(db);
+	rmdir_all(dir);
+
+	/* A version record of the wrong size. */
+	tmpdir(dir);
+	CHECK(chain_db_open(&db, dir));
+	uint8_t odd[5] = {1, 0, 0, 0, 3};
+	CHECK(chain_db_write(db, put_version, odd));
+	chain_db_close(db);
+	CHECK_ERR(chain_db_open(&db, dir), CHAIN_ECORRUPT);
+	rmdir_all(dir);
+
+	/* Records but no version at all. */
+	tmpdir(dir);
+	CHECK(chain_db_open(&db, dir));
+	CHECK(chain_db_write(db, del_version, NULL));
+	chain_db_close(db);
+	CHECK_ERR(chain_db_open(&db, dir), CHAIN_ECORRUPT);
+	rmdir_all(dir);
+
+	/* A best block of the wrong size is corrupt for the coins cache. */
+	tmpdir(dir);
+	CHECK(chain_db_open(&db, dir));
+	struct chain_coins *coins;
+	CHECK(chain_coins_new(&coins, db, 1 << 20));
+	assert_true(proto_hash_is_zero(chain_coins_best_block(coins)));
+	chain_coins_free(coins);
+	const struct op badbest[] = {{CHAIN_TABLE_META, "best", "short", 5, false}};
+	struct job j = {badbest, 1, 0, 0};
+	CHECK(chain_db_write(db, run_job, &j));
+	CHECK_ERR(chain_coins_new(&coins, db, 1 << 20), CHAIN_ECORRUPT);
+	chain_db_close(db);
+	rmdir_all(dir);
+
+	/* Not a directory we can make. */
+	CHECK_ERR(chain_db_open(&db, "/proc/no/such/dir"), CHAIN_EIO);
+}
+
+/* Another process grows the map; this one must adopt the new size
+ * (MDB_MAP_RESIZED) for its reads and its writes. */
+static void test_map_resized_by_other_process(void **state)
+{
+	(void)state;
+	char dir[64];
+	tmpdir(dir);
+	chain_db_test_initial_map(64 << 10);
+	struct chain_db *db;
+	CHECK(chain_db_open(&db, dir));
+	size_t n0 = 0;
+	CHECK(chain_db_foreach(db, CHAIN_TABLE_INDEX, count_cb, &n0)); /* reader exists, reset */
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct chain_db *other;
+		if (chain_db_open(&other, dir))
+			_exit(2);
+		static char val[200];
+		static struct op ops[3000];
+		static char keys[3000][16];
+		for (int i = 0; i < 3000; i++) {
+			snprintf(keys[i], sizeof(keys[i]), "k%05d", i);
+			ops[i] = (struct op){CHAIN_TABLE_INDEX, keys[i], val, sizeof(val), false};
+		}
+		struct job j = {ops, 3000, 0, 0};
+		int err = chain_db_write(other, run_job, &j);
+		struct chain_db_counters c;
+		chain_db_get_counters(other, &c);
+		chain_db_close(other);
+		_exit(err ? 3 : c.map_grows ? 0 : 4);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	chain_db_test_initial_map(0);
+	/* The read sees the other process's records past our old map. */
+	char buf[256];
+	size_t len;
+	CHECK(chain_db_get(db, CHAIN_TABLE_INDEX, "k02999", 6, buf, sizeof(buf), &len));
+	assert_int_equal(len, 200);
+	size_t n = 0;
+	/* count_cb stops the walk at the 1000th record. */
+	assert_int_equal(chain_db_foreach(db, CHAIN_TABLE_INDEX, count_cb, &n), -99);
+	assert_int_equal(n, 1000);
+	const struct op more[] = {{CHAIN_TABLE_INDEX, "zzz", "v", 1, false}};
+	struct job j = {more, 1, 0, 0};
+	CHECK(chain_db_write(db, run_job, &j));
+	CHECK(chain_db_get(db, CHAIN_TABLE_INDEX, "zzz", 3, buf, sizeof(buf), &len));
+	chain_db_close(db);
+	rmdir_all(dir);
+}
+
+static void test_foreach_returns_fn_error(void **state)
+{
+	(void)state;
+	char dir[64];
+	tmpdir(dir);
+	struct chain_db *db;
+	CHECK(chain_db_open(&db, dir));
+	static char keys[1200][16];
+	static struct op ops[1200];
+	for (int i = 0; i < 1200; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "k%05d", i);
+		ops[i] = (struct op){CHAIN_TABLE_INDEX, keys[i], "v", 1, false};
+	}
+	struct job j = {ops, 1200, 0, 0};
+	CHECK(chain_db_write(db, run_job, &j));
+	size_t n = 0;
+	assert_int_equal(chain_db_foreach(db, CHAIN_TABLE_INDEX, count_cb, &n), -99);
+	assert_int_equal(n, 1000);
+	chain_db_close(db);
+	rmdir_all(dir);
+}
+
+/* ---- Core's encodings ------------------------------------------------ */
+
+static void test_varint_vectors(void **state)
+{
+	(void)state;
+	/* serialize_tests.cpp varints_bitpatterns. */
+	static const struct {
+		uint64_t v;
+		const char *hex;
+	} vec[] = {
+	    {0, "00"},
+	    {0x7f, "7f"},
+	    {0x80, "8000"},
+	    {0x1234, "a334"},
+	    {0xffff, "82fe7f"},
+	    {0x123456, "c7e756"},
+	    {0x80123456u, "86ffc7e756"},
+	    {0xffffffffu, "8efefefe7f"},
+	    {0x7fffffffffffffffull, "fefefefefefefefe7f"},
+	    {0xffffffffffffffffull, "80fefefefefefefefe7f"},
+	};
+	for (size_t i = 0; i < sizeof(vec) / sizeof(vec[0]); i++) {
+		uint8_t b[CHAIN_VARINT_MAX];
+		size_t n = chain_varint_encode(b, vec[i].v);
+		char *hex = tu_hex(b, n);
+		assert_string_equal(hex, vec[i].hex);
+		free(hex);
+		struct proto_reader r;
+		proto_reader_init(&r, b, n);
+		uint64_t back;
+		CHECK(chain_varint_read(&r, UINT64_MAX, &back));
+		assert_true(back == vec[i].v);
+		assert_int_equal(proto_reader_left(&r), 0);
+	}
+	/* Truncated, over the caller's max, and over 64 bits. */
+	struct proto_reader r;
+	uint64_t v;
+	proto_reader_init(&r, "\x80", 1);
+	CHECK_ERR(chain_varint_read(&r, UINT64_MAX, &v), CHAIN_ECORRUPT);
+	proto_reader_init(&r, "\x8e\xfe\xfe\xfe\x7f", 5);
+	CHECK_ERR(chain_varint_read(&r, UINT32_MAX - 1, &v), CHAIN_ECORRUPT);
+	assert_int_equal(proto_reader_offset(&r), 0);
+	proto_reader_init(&r, "\x81\xfe\xfe\xfe\xfe\xfe\xfe\xfe\xfe\x7f", 10);
+	CHECK_ERR(chain_varint_read(&r, UINT64_MAX, &v), CHAIN_ECORRUPT);
+}
+
+static void test_key_order(void **state)
+{
+	(void)state;
+	/* memcmp of keys and chain_coin_key_cmp agree, for indices around
+	 * every VARINT length change. */
+	static const uint32_t ns[] = {0,     1,       127,     128,     129,        255,
+	                              256,   16510,   16511,   16512,   16513,      65535,
+	                              65536, 2113663, 2113664, 2113665, 0x7fffffff, 0xffffffff};
+	const size_t n = sizeof(ns) / sizeof(ns[0]);
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = 0; j < n; j++) {
+			struct proto_outpoint a = {.n = ns[i]}, b = {.n = ns[j]};
+			uint8_t ka[CHAIN_COIN_KEY_MAX], kb[CHAIN_COIN_KEY_MAX];
+			size_t la = chain_coin_key_encode(ka, &a),
+			       lb = chain_coin_key_encode(kb, &b);
+			int m = memcmp(ka, kb, la < lb ? la : lb);
+			if (!m)
+				m = la < lb ? -1 : la > lb;
+			int c = chain_coin_key_cmp(&a, &b);
+			assert_int_equal(m < 0 ? -1 : m > 0, c < 0 ? -1 : c > 0);
+			struct proto_outpoint back;
+			CHECK(chain_coin_key_decode(ka, la, &back));
+			assert_int_equal(back.n, ns[i]);
+		}
+	}
+	/* The txid decides first. */
+	struct proto_outpoint a = {.n = 5}, b = {.n = 1};
+	b.txid.b[31] = 1;
+	assert_true(chain_coin_key_cmp(&a, &b) < 0);
+	uint8_t k[40] = {0};
+	struct proto_outpoint back;
+	CHECK_ERR(chain_coin_key_decode(k, 32, &back), CHAIN_ECORRUPT);
+	k[32] = 0x7f;
+	CHECK_ERR(chain_coin_key_decode(k, 34, &back), CHAIN_ECORRUPT); /* trailing */
+}
+
+#define COIN 100000000ull
+#define CENT 1000000ull
+
+static void test_amounts(void **state)
+{
+	(void)state;
+	/* compress_tests.cpp */
+	static const uint64_t pairs[][2] = {
+	    {0, 0x0},    {1, 0x1},          {CENT, 0x7},
+	    {COIN, 0x9}, {50 * COIN, 0x32}, {21000000 * COIN, 0x1406f40},
+	};
+	for (size_t i = 0; i < 6; i++) {
+		assert_int_equal(chain_compress_amount(pairs[i][0]), pairs[i][1]);
+		assert_int_equal(chain_decompress_amount(pairs[i][1]), pairs[i][0]);
+	}
+	for (uint64_t i = 1; i <= 100000; i++)
+		assert_int_equal(chain_decompress_amount(chain_compress_amount(i)), i);
+	for (uint64_t i = 1; i <= 10000; i++)
+		assert_int_equal(chain_decompress_amount(chain_compress_amount(i * CENT)),
+		                 i * CENT);
+	for (uint64_t i = 1; i <= 1000; i++)
+		assert_int_equal(chain_decompress_amount(chain_compress_amount(i * COIN)),
+		                 i * COIN);
+	for (uint64_t i = 1; i <= 100; i++)
+		assert_int_equal(chain_decompress_amount(chain_compress_amount(i * 50 * COIN)),
+		                 i * 50 * COIN);
+	for (uint64_t i = 0; i < 100000; i++)
+		assert_int_equal(chain_compress_amount(chain_decompress_amount(i)), i);
+}
+
+/* Compress, check the form, decompress, check the round trip. */
+static void script_round_trip(const uint8_t *s, size_t len, const char *want_hex)
+{
+	struct proto_writer w;
+	proto_writer_init(&w);
+	chain_script_compress(&w, s, (uint32_t)len);
+	assert_int_equal(w.err, 0);
+	char *hex = tu_hex(w.buf, w.len);
+	assert_string_equal(hex, want_hex);
+	free(hex);
+	struct proto_reader r;
+	proto_reader_init(&r, w.buf, w.len);
+	uint8_t special[CHAIN_SCRIPT_SPECIAL_MAX];
+	const uint8_t *out;
+	uint32_t olen;
+	CHECK(chain_script_decompress(&r, special, &out, &olen));
+	assert_int_equal(proto_reader_left(&r), 0);
+	tu_assert_bytes_equal(out, olen, s, len);
+	proto_writer_release(&w);
+}
+
+static void test_scripts(void **state)
+{
+	(void)state;
+	size_t len;
+	char want[400];
+	uint8_t *s;
+	/* P2PKH -> 00 + hash160 */
+	s = tu_unhex("76a914000102030405060708090a0b0c0d0e0f1011121388ac", &len);
+	script_round_trip(s, len, "00000102030405060708090a0b0c0d0e0f10111213");
+	free(s);
+	/* P2SH -> 01 + hash160 */
+	s = tu_unhex("a914000102030405060708090a0b0c0d0e0f1011121387", &len);
+	script_round_trip(s, len, "01000102030405060708090a0b0c0d0e0f10111213");
+	free(s);
+	/* P2PK with G compressed (even y): 02 + x */
+	static const char gx[] = "79be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798";
+	static const char gy[] = "483ada7726a3c4655da4fbfc0e1108a8fd17b448a68554199c47d08ffb10d4b8";
+	char hex[200];
+	snprintf(hex, sizeof(hex), "2102%sac", gx);
+	s = tu_unhex(hex, &len);
+	snprintf(want, sizeof(want), "02%s", gx);
+	script_round_trip(s, len, want);
+	free(s);
+	/* 03 + x (Core does not check a compressed key is on the curve). */
+	snprintf(hex, sizeof(hex), "2103%sac", gx);
+	s = tu_unhex(hex, &len);
+	snprintf(want, sizeof(want), "03%s", gx);
+	script_round_trip(s, len, want);
+	free(s);
+	/* P2PK with G uncompressed: y even -> 04 + x */
+	snprintf(hex, sizeof(hex), "4104%s%sac", gx, gy);
+	s = tu_unhex(hex, &len);
+	snprintf(want, sizeof(want), "04%s", gx);
+	script_round_trip(s, len, want);
+	free(s);
+	/* -G uncompressed: y odd -> 05 + x */
+	secp256k1_context *ctx = secp256k1_context_create(SECP256K1_CONTEXT_NONE);
+	uint8_t gser[65], neg[67];
+	snprintf(hex, sizeof(hex), "04%s%s", gx, gy);
+	uint8_t *graw = tu_unhex(hex, &len);
+	secp256k1_pubkey pk;
+	assert_int_equal(secp256k1_ec_pubkey_parse(ctx, &pk, graw, 65), 1);
+	assert_int_equal(secp256k1_ec_pubkey_negate(ctx, &pk), 1);
+	size_t glen = 65;
+	secp256k1_ec_pubkey_serialize(ctx, gser, &glen, &pk, SECP256K1_EC_UNCOMPRESSED);
+	assert_int_equal(gser[64] & 1, 1);
+	neg[0] = 65;
+	memcpy(neg + 1, gser, 65);
+	neg[66] = 0xac;
+	snprintf(want, sizeof(want), "05%s", gx);
+	script_round_trip(neg, sizeof(neg), want);
+	free(graw);
+
+	/* An uncompressed key whose x is not on the curve: plain form
+	 * (Core's compress_p2pk_scripts_not_on_curve), and 04/05 with that
+	 * x do not decompress. */
+	uint8_t x[32] = {0};
+	for (x[31] = 1;; x[31]++) {
+		uint8_t k[33] = {0x02};
+		memcpy(k + 1, x, 32);
+		if (!secp256k1_ec_pubkey_parse(ctx, &pk, k, 33))
+			break;
+	}
+	uint8_t p2pk[67] = {65, 0x04};
+	memcpy(p2pk + 2, x, 32);
+	p2pk[66] = 0xac;
+	char *body = tu_hex(p2pk, sizeof(p2pk));
+	snprintf(want, sizeof(want), "49%s", body); /* VARINT(67 + 6) */
+	script_round_trip(p2pk, sizeof(p2pk), want);
+	free(body);
+	for (uint8_t type = 4; type <= 5; type++) {
+		uint8_t enc[33] = {type};
+		memcpy(enc + 1, x, 32);
+		struct proto_reader r;
+		proto_reader_init(&r, enc, sizeof(enc));
+		uint8_t special[CHAIN_SCRIPT_SPECIAL_MAX];
+		const uint8_t *out;
+		uint32_t olen;
+		CHECK_ERR(chain_script_decompress(&r, special, &out, &olen), CHAIN_ECORRUPT);
+	}
+	secp256k1_context_destroy(ctx);
+
+	/* Anything else: VARINT(len + 6) and the bytes. P2WPKH, P2TR, empty. */
+	s = tu_unhex("0014000102030405060708090a0b0c0d0e0f10111213", &len);
+	script_round_trip(s, len, "1c0014000102030405060708090a0b0c0d0e0f10111213");
+	free(s);
+	script_round_trip(NULL, 0, "06");
+	/* 10,000 bytes plus 6: a two-byte VARINT. */
+	static uint8_t big[10000];
+	memset(big, 0x51, sizeof(big));
+	struct proto_writer w;
+	proto_writer_init(&w);
+	chain_script_compress(&w, big, sizeof(big));
+	assert_int_equal(w.len, 2 + sizeof(big));
+	proto_writer_release(&w);
+
+	/* Over MAX_SCRIPT_SIZE on disk: read as OP_RETURN, as Core. */
+	static uint8_t huge[3 + 10001];
+	uint8_t vi[CHAIN_VARINT_MAX];
+	size_t vn = chain_varint_encode(vi, 10001 + 6);
+	memcpy(huge, vi, vn);
+	struct proto_reader r;
+	proto_reader_init(&r, huge, vn + 10001);
+	uint8_t special[CHAIN_SCRIPT_SPECIAL_MAX];
+	const uint8_t *out;
+	uint32_t olen;
+	CHECK(chain_script_decompress(&r, special, &out, &olen));
+	assert_int_equal(olen, 1);
+	assert_int_equal(out[0], 0x6a);
+	assert_int_equal(proto_reader_left(&r), 0);
+	/* Truncated special and plain forms. */
+	proto_reader_init(&r, "\x00\x01\x02", 3);
+	CHECK_ERR(chain_script_decompress(&r, special, &out, &olen), CHAIN_ECORRUPT);
+	proto_reader_init(&r, "\x10\x01\x02", 3);
+	CHECK_ERR(chain_script_decompress(&r, special, &out, &olen), CHAIN_ECORRUPT);
+}
+
+static void test_coin_record(void **state)
+{
+	(void)state;
+	/* Core's Coin serialization of a P2PKH coinbase coin at height 100
+	 * worth 50 BTC: VARINT(201) 8049, VARINT(0x32) 32, 00 + hash160. */
+	size_t len;
+	uint8_t *s = tu_unhex("76a914000102030405060708090a0b0c0d0e0f1011121388ac", &len);
+	struct chain_coin c = {.value = 50 * COIN,
+	                       .height = 100,
+	                       .coinbase = true,
+	                       .script_len = (uint32_t)len,
+	                       .script = s};
+	uint8_t val[CHAIN_COIN_VAL_MAX];
+	size_t n = chain_coin_value_encode(val, &c);
+	char *hex = tu_hex(val, n);
+	assert_string_equal(hex, "80493200000102030405060708090a0b0c0d0e0f10111213");
+	free(hex);
+	struct chain_coin back;
+	uint8_t special[CHAIN_SCRIPT_SPECIAL_MAX];
+	CHECK(chain_coin_value_decode(val, n, &back, special));
+	assert_int_equal(back.value, 50 * COIN);
+	assert_int_equal(back.height, 100);
+	assert_true(back.coinbase);
+	tu_assert_bytes_equal(back.script, back.script_len, s, len);
+	/* Every truncation fails cleanly. */
+	for (size_t cut = 0; cut < n; cut++)
+		CHECK_ERR(chain_coin_value_decode(val, cut, &back, special), CHAIN_ECORRUPT);
+	/* An amount over 21 million BTC. */
+	uint8_t bad[32];
+	size_t k = chain_varint_encode(bad, 2);
+	k += chain_varint_encode(bad + k, chain_compress_amount(21000001 * COIN));
+	bad[k++] = 6;
+	CHECK_ERR(chain_coin_value_decode(bad, k, &back, special), CHAIN_ECORRUPT);
+	free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_put_get_del_walk),
+	    cmocka_unit_test(test_format_version),
+	    cmocka_unit_test(test_map_resized_by_other_process),
+	    cmocka_unit_test(test_foreach_returns_fn_error),
+	    cmocka_unit_test(test_varint_vectors),
+	    cmocka_unit_test(test_key_order),
+	    cmocka_unit_test(test_amounts),
+	    cmocka_unit_test(test_scripts),
+	    cmocka_unit_test(test_coin_record),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
