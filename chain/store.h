@@ -71,7 +71,8 @@ CHAIN_WUR int chain_block_undo_decode(const uint8_t *data, size_t len, struct ch
 struct chain_store;
 
 /**
- * Open the store in `dir` (created if missing) for the network with wire
+ * Open the store in `dir`, the directory that holds the blk and rev files
+ * (peerd's <netdir>/blocks; created if missing), for the network with wire
  * magic `magic`: finds the last blk file and appends there. 0, CHAIN_EIO
  * or CHAIN_ENOMEM.
  */
@@ -109,5 +110,11 @@ CHAIN_WUR int chain_store_read_undo(struct chain_store *s, const struct chain_po
                                     const struct proto_hash *prev, struct chain_block_undo *u);
 /** fsync the files written since the last sync (before a database flush). 0 or CHAIN_EIO. */
 CHAIN_WUR int chain_store_sync(struct chain_store *s);
+/**
+ * Tests only: start a new blk file once one would reach `max` bytes
+ * instead of CHAIN_MAX_BLOCKFILE_SIZE (0 restores that), so a test
+ * crosses file boundaries with a few small blocks.
+ */
+void chain_store_set_max_file_size(struct chain_store *s, uint32_t max);
 
 #endif

@@ -1,0 +1,527 @@
+/*
+ * chain/store.c: the block store: blkNNNNN.dat and revNNNNN.dat in the
+ * directory given to chain_store_open (peerd passes <netdir>/blocks), in
+ * Bitcoin Core's record formats (see chain/store.h).
+ *
+ * Appends go to the end of the highest-numbered blk file, as Core's
+ * FindNextBlockPos: a record that would take the file to
+ * CHAIN_MAX_BLOCKFILE_SIZE or past it starts the next file instead. A
+ * crash can leave a torn record at a file's end; nothing points at it, and
+ * the next append starts at the file's real end (its size on disk), so a
+ * reader scanning for magic, like Core's -loadblock, steps over it.
+ *
+ * Undo records go to the rev file with the block's file number, at that
+ * file's end; each carries SHA256d(parent hash || undo bytes) so a record
+ * read back for the wrong block or damaged on disk is caught.
+ *
+ * File descriptors: a small cache, least recently used out. The file
+ * being appended to stays in it because every write touches it; files
+ * read for serving or undo come and go. A written file stays "dirty"
+ * until chain_store_sync fsyncs it; one evicted while dirty is fsynced
+ * before it is closed, so a sync never misses data.
+ *
+ * Threads: one thread owns a store (chain/chain.h).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "chain/chain.h"
+
+/* Core's MAX_BLOCK_SERIALIZED_SIZE: no valid block is larger. */
+#define STORE_MAX_BLOCK 4000000u
+/* magic and size before every record (Core's STORAGE_HEADER_BYTES). */
+#define STORE_HEADER 8u
+/* The checksum after an undo record. */
+#define STORE_CHECKSUM 32u
+/* Open files kept: the blk and rev being appended to plus a few readers. */
+#define STORE_FDS 8
+
+struct store_fd {
+	int fd; /* -1: slot free */
+	int32_t file;
+	bool rev;
+	bool dirty;    /* written since the last fsync */
+	uint64_t used; /* tick of the last use, for LRU */
+};
+
+struct chain_store {
+	char *dir;
+	uint32_t magic;
+	uint32_t max_file; /* CHAIN_MAX_BLOCKFILE_SIZE; lowered by tests */
+	int32_t cur;       /* blk file being appended to */
+	uint64_t cur_size; /* its size: where the next record goes */
+	bool dir_dirty;    /* a file was created since the last sync */
+	uint64_t tick;
+	struct store_fd fds[STORE_FDS];
+};
+
+/* ---------------------------------------------------------------------- */
+/* Files and descriptors                                                   */
+
+static int make_dirs(const char *path)
+{
+	char *p = xstrdup(path);
+	if (!p)
+		return CHAIN_ENOMEM;
+	int rc = 0;
+	/* Every prefix ending at a '/', then the whole path. */
+	for (char *s = p + 1;; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		char c = *s;
+		*s = '\0';
+		if (mkdir(p, 0700) && errno != EEXIST) {
+			rc = CHAIN_EIO;
+			break;
+		}
+		*s = c;
+		if (!c)
+			break;
+	}
+	xfree(p);
+	if (!rc) {
+		struct stat st;
+		if (stat(path, &st) || !S_ISDIR(st.st_mode))
+			rc = CHAIN_EIO;
+	}
+	return rc;
+}
+
+/* "<dir>/blk00042.dat" into a buffer of PATH_MAX-ish size. */
+static int file_path(const struct chain_store *s, bool rev, int32_t file, char *out, size_t cap)
+{
+	int n = snprintf(out, cap, "%s/%s%05d.dat", s->dir, rev ? "rev" : "blk", (int)file);
+	return n < 0 || (size_t)n >= cap ? CHAIN_EIO : 0;
+}
+
+/* fsync a slot's file if it was written to. 0 or CHAIN_EIO. */
+static int flush_slot(struct store_fd *f)
+{
+	if (f->fd < 0 || !f->dirty)
+		return 0;
+	if (fsync(f->fd))
+		return CHAIN_EIO;
+	f->dirty = false;
+	return 0;
+}
+
+static int close_slot(struct store_fd *f)
+{
+	int rc = flush_slot(f);
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+	f->dirty = false;
+	return rc;
+}
+
+/*
+ * A descriptor for blk/rev file `file`, opening it when not cached. With
+ * `create` a missing file is created (and the directory marked for
+ * fsync); without, a missing file is CHAIN_ENOTFOUND.
+ */
+static int get_fd(struct chain_store *s, bool rev, int32_t file, bool create, int *fd)
+{
+	struct store_fd *victim = NULL;
+	for (int i = 0; i < STORE_FDS; i++) {
+		struct store_fd *f = &s->fds[i];
+		if (f->fd >= 0 && f->file == file && f->rev == rev) {
+			f->used = ++s->tick;
+			*fd = f->fd;
+			return 0;
+		}
+		/* Prefer a free slot, then the least recently used. */
+		if (!victim || (victim->fd >= 0 && (f->fd < 0 || f->used < victim->used)))
+			victim = f;
+	}
+
+	char path[4096];
+	if (file_path(s, rev, file, path, sizeof(path)))
+		return CHAIN_EIO;
+	int nfd = open(path, O_RDWR | O_CLOEXEC);
+	if (nfd < 0 && errno == ENOENT && create) {
+		nfd = open(path, O_RDWR | O_CLOEXEC | O_CREAT, 0600);
+		if (nfd >= 0)
+			s->dir_dirty = true;
+	}
+	if (nfd < 0)
+		return errno == ENOENT ? CHAIN_ENOTFOUND : CHAIN_EIO;
+	if (close_slot(victim)) {
+		close(nfd);
+		return CHAIN_EIO;
+	}
+	victim->fd = nfd;
+	victim->file = file;
+	victim->rev = rev;
+	victim->dirty = false;
+	victim->used = ++s->tick;
+	*fd = nfd;
+	return 0;
+}
+
+static void mark_dirty(struct chain_store *s, int fd)
+{
+	for (int i = 0; i < STORE_FDS; i++)
+		if (s->fds[i].fd == fd)
+			s->fds[i].dirty = true;
+}
+
+static int file_size(int fd, uint64_t *size)
+{
+	struct stat st;
+	if (fstat(fd, &st))
+		return CHAIN_EIO;
+	*size = (uint64_t)st.st_size;
+	return 0;
+}
+
+/* Write all of iov at off, retrying short writes. 0 or CHAIN_EIO. */
+static int write_all(int fd, uint64_t off, struct iovec *iov, int n)
+{
+	while (n > 0) {
+		ssize_t w = pwritev(fd, iov, n, (off_t)off);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return CHAIN_EIO;
+		}
+		off += (uint64_t)w;
+		while (n > 0 && (size_t)w >= iov->iov_len) {
+			w -= (ssize_t)iov->iov_len;
+			iov++;
+			n--;
+		}
+		if (n > 0) {
+			iov->iov_base = (uint8_t *)iov->iov_base + w;
+			iov->iov_len -= (size_t)w;
+		}
+	}
+	return 0;
+}
+
+/* Read exactly len bytes at off. 0, CHAIN_EIO, or CHAIN_ECORRUPT at end of file. */
+static int read_all(int fd, uint64_t off, uint8_t *buf, size_t len)
+{
+	while (len) {
+		ssize_t r = pread(fd, buf, len, (off_t)off);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return CHAIN_EIO;
+		}
+		if (r == 0)
+			return CHAIN_ECORRUPT;
+		buf += r;
+		len -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+/*
+ * Append one record (magic, size, body, optional trailer) at the end of
+ * fd, which is `end` bytes long. On a failed write the file is cut back
+ * so that no partial record stays in the middle of later ones.
+ */
+static int append_record(struct chain_store *s, int fd, uint64_t end, const uint8_t *body,
+                         size_t len, const uint8_t *trailer, size_t tlen)
+{
+	uint8_t hdr[STORE_HEADER];
+	proto_put_le32(hdr, s->magic);
+	proto_put_le32(hdr + 4, (uint32_t)len);
+	struct iovec iov[3] = {
+	    {.iov_base = hdr, .iov_len = sizeof(hdr)},
+	    {.iov_base = (void *)body, .iov_len = len},
+	    {.iov_base = (void *)trailer, .iov_len = tlen},
+	};
+	mark_dirty(s, fd);
+	int rc = write_all(fd, end, iov, tlen ? 3 : 2);
+	if (rc && ftruncate(fd, (off_t)end)) {
+		/* Nothing more to do: the torn tail is unreferenced. */
+	}
+	return rc;
+}
+
+/*
+ * Check the record header before `pos` and return the body's size in
+ * *len. `trailer` bytes must follow the body inside the file; `max`
+ * bounds the size field.
+ */
+static int check_record(struct chain_store *s, int fd, uint32_t pos, uint64_t max, size_t trailer,
+                        uint32_t *len)
+{
+	uint64_t size;
+	if (file_size(fd, &size))
+		return CHAIN_EIO;
+	if (pos > size)
+		return CHAIN_ENOTFOUND;
+	uint8_t hdr[STORE_HEADER];
+	int rc = read_all(fd, pos - STORE_HEADER, hdr, sizeof(hdr));
+	if (rc)
+		return rc;
+	uint32_t n = proto_le32(hdr + 4);
+	if (proto_le32(hdr) != s->magic || n > max)
+		return CHAIN_ECORRUPT;
+	/* A size running past the end of the file: truncated or garbage. */
+	if ((uint64_t)pos + n + trailer > size)
+		return CHAIN_ECORRUPT;
+	*len = n;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Open and close                                                          */
+
+/* The number in "blkNNNNN.dat" (five or more digits), or -1. */
+static int32_t blk_number(const char *name)
+{
+	size_t len = strlen(name);
+	if (len < 12 || strncmp(name, "blk", 3) || strcmp(name + len - 4, ".dat"))
+		return -1;
+	int64_t n = 0;
+	for (size_t i = 3; i < len - 4; i++) {
+		if (name[i] < '0' || name[i] > '9')
+			return -1;
+		n = n * 10 + (name[i] - '0');
+		if (n > INT32_MAX)
+			return -1;
+	}
+	return (int32_t)n;
+}
+
+int chain_store_open(struct chain_store **out, const char *dir, uint32_t magic)
+{
+	*out = NULL;
+	struct chain_store *s = xcalloc(1, sizeof(*s));
+	if (!s)
+		return CHAIN_ENOMEM;
+	for (int i = 0; i < STORE_FDS; i++)
+		s->fds[i].fd = -1;
+	s->magic = magic;
+	s->max_file = CHAIN_MAX_BLOCKFILE_SIZE;
+	int rc = CHAIN_ENOMEM;
+	if (!(s->dir = xstrdup(dir)))
+		goto fail;
+	if ((rc = make_dirs(dir)))
+		goto fail;
+
+	/* The highest-numbered blk file, whatever lies below it. */
+	DIR *d = opendir(dir);
+	if (!d) {
+		rc = CHAIN_EIO;
+		goto fail;
+	}
+	struct dirent *e;
+	int32_t last = -1;
+	while ((e = readdir(d)))
+		if (blk_number(e->d_name) > last)
+			last = blk_number(e->d_name);
+	closedir(d);
+
+	s->cur = last < 0 ? 0 : last;
+	if (last >= 0) {
+		int fd;
+		if ((rc = get_fd(s, false, s->cur, false, &fd)) ||
+		    (rc = file_size(fd, &s->cur_size)))
+			goto fail;
+	}
+	*out = s;
+	return 0;
+fail:
+	chain_store_close(s);
+	return rc == CHAIN_ENOTFOUND ? CHAIN_EIO : rc;
+}
+
+void chain_store_close(struct chain_store *s)
+{
+	if (!s)
+		return;
+	/* Nobody can hear an error here; chain_store_sync is where it is seen. */
+	if (chain_store_sync(s)) {
+		/* close cannot report; a caller who cares syncs first. */
+	}
+	for (int i = 0; i < STORE_FDS; i++)
+		if (close_slot(&s->fds[i])) {
+			/* as above */
+		}
+	xfree(s->dir);
+	xfree(s);
+}
+
+void chain_store_set_max_file_size(struct chain_store *s, uint32_t max)
+{
+	s->max_file = max ? max : CHAIN_MAX_BLOCKFILE_SIZE;
+}
+
+int chain_store_sync(struct chain_store *s)
+{
+	int rc = 0;
+	for (int i = 0; i < STORE_FDS; i++)
+		if (flush_slot(&s->fds[i]))
+			rc = CHAIN_EIO;
+	if (s->dir_dirty) {
+		/* A new file's name is only durable once its directory is synced. */
+		int dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0 || fsync(dfd))
+			rc = CHAIN_EIO;
+		else
+			s->dir_dirty = false;
+		if (dfd >= 0)
+			close(dfd);
+	}
+	return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Blocks                                                                  */
+
+int chain_store_write_block(struct chain_store *s, const uint8_t *raw, size_t len,
+                            struct chain_pos *pos)
+{
+	if (len > STORE_MAX_BLOCK)
+		return CHAIN_EOVERFLOW;
+	uint64_t add = STORE_HEADER + len;
+	/* Core moves on when the record would reach the limit; an empty file
+	 * takes any block, so a limit below one block cannot loop. */
+	if (s->cur_size > 0 && s->cur_size + add >= s->max_file) {
+		if (s->cur == INT32_MAX)
+			return CHAIN_EOVERFLOW;
+		s->cur++;
+		s->cur_size = 0;
+	}
+	if (s->cur_size + add > UINT32_MAX)
+		return CHAIN_EOVERFLOW;
+	int fd;
+	int rc = get_fd(s, false, s->cur, true, &fd);
+	if (rc)
+		return rc == CHAIN_ENOTFOUND ? CHAIN_EIO : rc;
+	/* The file may have been written behind our back (a torn record of
+	 * a crash is accounted for at open); trust its real size. */
+	uint64_t end;
+	if ((rc = file_size(fd, &end)))
+		return rc;
+	if (end != s->cur_size) {
+		s->cur_size = end;
+		if (s->cur_size + add > UINT32_MAX)
+			return CHAIN_EOVERFLOW;
+	}
+	if ((rc = append_record(s, fd, s->cur_size, raw, len, NULL, 0)))
+		return rc;
+	pos->file = s->cur;
+	pos->pos = (uint32_t)(s->cur_size + STORE_HEADER);
+	s->cur_size += add;
+	return 0;
+}
+
+int chain_store_read_block(struct chain_store *s, const struct chain_pos *pos, uint8_t **raw,
+                           size_t *len)
+{
+	*raw = NULL;
+	*len = 0;
+	if (pos->file < 0 || pos->pos < STORE_HEADER)
+		return CHAIN_ENOTFOUND;
+	int fd;
+	uint32_t n;
+	int rc = get_fd(s, false, pos->file, false, &fd);
+	if (rc || (rc = check_record(s, fd, pos->pos, STORE_MAX_BLOCK, 0, &n)))
+		return rc;
+	uint8_t *buf = xmalloc(n);
+	if (!buf)
+		return CHAIN_ENOMEM;
+	if ((rc = read_all(fd, pos->pos, buf, n))) {
+		xfree(buf);
+		return rc;
+	}
+	*raw = buf;
+	*len = n;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Undo                                                                    */
+
+/* SHA256d(prev || undo): Core's checksum, which ties a record to its block's parent. */
+static void undo_checksum(const struct proto_hash *prev, const uint8_t *undo, size_t len,
+                          uint8_t out[32])
+{
+	struct proto_sha256 c;
+	proto_sha256_init(&c);
+	proto_sha256_update(&c, prev->b, 32);
+	proto_sha256_update(&c, undo, len);
+	proto_sha256d_final(&c, out);
+}
+
+int chain_store_write_undo(struct chain_store *s, int32_t file, const struct chain_block_undo *u,
+                           const struct proto_hash *prev, struct chain_pos *pos)
+{
+	if (file < 0)
+		return CHAIN_EARG;
+	struct proto_writer w;
+	proto_writer_init(&w);
+	chain_block_undo_encode(u, &w);
+	int rc = 0;
+	if (w.err) {
+		rc = w.err == PROTO_ENOMEM ? CHAIN_ENOMEM : CHAIN_EARG;
+		goto out;
+	}
+	if (w.len > UINT32_MAX) {
+		rc = CHAIN_EOVERFLOW;
+		goto out;
+	}
+	uint8_t sum[STORE_CHECKSUM];
+	undo_checksum(prev, w.buf, w.len, sum);
+
+	int fd;
+	uint64_t end;
+	if ((rc = get_fd(s, true, file, true, &fd)) || (rc = file_size(fd, &end))) {
+		if (rc == CHAIN_ENOTFOUND)
+			rc = CHAIN_EIO;
+		goto out;
+	}
+	if (end + STORE_HEADER + w.len + STORE_CHECKSUM > UINT32_MAX) {
+		rc = CHAIN_EOVERFLOW;
+		goto out;
+	}
+	if ((rc = append_record(s, fd, end, w.buf, w.len, sum, sizeof(sum))))
+		goto out;
+	pos->file = file;
+	pos->pos = (uint32_t)(end + STORE_HEADER);
+out:
+	proto_writer_release(&w);
+	return rc;
+}
+
+int chain_store_read_undo(struct chain_store *s, const struct chain_pos *pos,
+                          const struct proto_hash *prev, struct chain_block_undo *u)
+{
+	chain_block_undo_init(u);
+	if (pos->file < 0 || pos->pos < STORE_HEADER)
+		return CHAIN_ENOTFOUND;
+	int fd;
+	uint32_t n;
+	/* No fixed bound on an undo record; check_record keeps it inside the file. */
+	int rc = get_fd(s, true, pos->file, false, &fd);
+	if (rc || (rc = check_record(s, fd, pos->pos, UINT32_MAX, STORE_CHECKSUM, &n)))
+		return rc;
+	uint8_t *buf = xmalloc((size_t)n + STORE_CHECKSUM);
+	if (!buf)
+		return CHAIN_ENOMEM;
+	if ((rc = read_all(fd, pos->pos, buf, (size_t)n + STORE_CHECKSUM)))
+		goto out;
+	uint8_t sum[STORE_CHECKSUM];
+	undo_checksum(prev, buf, n, sum);
+	if (memcmp(sum, buf + n, STORE_CHECKSUM)) {
+		rc = CHAIN_ECORRUPT;
+		goto out;
+	}
+	rc = chain_block_undo_decode(buf, n, u);
+out:
+	xfree(buf);
+	return rc;
+}
