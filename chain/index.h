@@ -74,6 +74,8 @@ struct chain_node {
 	uint32_t data_pos; /**< offset of the block's bytes (after magic and length) */
 	uint32_t undo_pos; /**< offset of the undo data (after magic and length) */
 	bool dirty;        /**< changed since the index was last written to the database */
+	bool linked; /**< it and every ancestor have their data (Core's HaveNumChainTxs); not stored
+	              */
 };
 
 /** The block index; opaque. */
