@@ -113,6 +113,8 @@ struct chain {
 	struct chain_nodes candidates;
 	/** Blocks with data whose parent has none yet (Core's m_blocks_unlinked). */
 	struct chain_nodes unlinked;
+	uint64_t
+	    chain_tx; /**< transactions in the active chain (Core's m_chain_tx_count of the tip) */
 	uint32_t next_seq;
 	int64_t last_flush;
 	struct chain_pos flushed_end; /**< the block store's end at the last flush */
