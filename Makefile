@@ -23,8 +23,10 @@ DESTDIR ?=
 PKG_CONFIG ?= pkg-config
 FUZZ_CC ?= clang
 BUILD ?= build
-# Test data lives beside the checkout, never inside it (see README).
-VECTORS ?= $(abspath $(CURDIR)/../shared/vectors)
+# Test data is vendored in tests/data (see tests/data/README.md);
+# VECTORS=/path points the tests and benchmarks elsewhere.
+TESTDATA := $(abspath $(CURDIR)/tests/data)
+VECTORS ?= $(TESTDATA)
 PYTHON ?= /usr/bin/python3
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 BENCH ?=
@@ -53,7 +55,7 @@ WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Werror
 STD := -std=c11 -D_GNU_SOURCE
 OPT ?= -O2 -g
 # -MMD -MP: header dependencies without a separate depend step.
-ALL_CFLAGS = $(STD) $(OPT) $(WARN) -I. -MMD -MP $(PKG_CFLAGS) $(CFLAGS)
+ALL_CFLAGS = $(STD) $(OPT) $(WARN) -I. -MMD -MP $(PKG_CFLAGS) $(DEFS) $(CFLAGS)
 LDLIBS_ALL = $(PKG_LIBS) -lpthread -lm
 
 # -fno-sanitize-recover: a UBSan finding fails the test instead of printing.
@@ -177,6 +179,11 @@ $(BUILD)/bin/peerbench: $(call obj,$(BUILD),$(BENCH_SRCS)) $(LIB)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)
+
+# The test helpers and the benchmark harness find tests/data by its
+# absolute path when VECTORS is unset, whatever the working directory.
+$(foreach v,$(BUILD) $(BUILD)/asan $(BUILD)/tsan,$(call obj,$(v),$(TESTUTIL_SRCS))) \
+$(call obj,$(BUILD),bench/bench.c): DEFS = -DPEERD_TESTDATA='"$(TESTDATA)"'
 
 # ---- unit tests: plain, ASan+UBSan, TSan (pool/) ----------------------
 $(BUILD)/obj/tests/unit/%.o $(BUILD)/asan/obj/tests/unit/%.o $(BUILD)/tsan/obj/tests/unit/%.o: CFLAGS += $(TEST_CFLAGS)

@@ -2,13 +2,13 @@
 # Run peerd's test suites in order and print one total line at the end.
 #   scripts/run-tests.sh            every suite
 #   scripts/run-tests.sh unit       only the plain unit tests
-# Environment: BUILD (build dir), VECTORS (shared test data), PYTHON,
+# Environment: BUILD (build dir), VECTORS (test data, default tests/data), PYTHON,
 # FUZZ_SECONDS (fuzzing time per target after its corpus).
 set -u
 BUILD=${BUILD:-build}
 PYTHON=${PYTHON:-/usr/bin/python3}
 FUZZ_SECONDS=${FUZZ_SECONDS:-3}
-export VECTORS=${VECTORS:-$(cd "$(dirname "$0")/.." && pwd)/../shared/vectors}
+export VECTORS=${VECTORS:-$(cd "$(dirname "$0")/.." && pwd)/tests/data}
 only=${1:-all}
 
 passed=0
@@ -16,7 +16,7 @@ failed=0
 failures=""
 
 if [ ! -d "$VECTORS" ]; then
-	echo "run-tests: test vectors not found at $VECTORS (expected ../shared/vectors beside the checkout)" >&2
+	echo "run-tests: test vectors not found at $VECTORS (the checkout's tests/data, or VECTORS=/path)" >&2
 	exit 1
 fi
 
