@@ -3,7 +3,9 @@
 #   make            build everything under build/ (binaries in build/bin/)
 #   make test       install missing dependencies, build, run unit tests,
 #                   the same tests under ASan+UBSan, pool/ under TSan,
-#                   a fuzz smoke run and the integration tests
+#                   a fuzz smoke run and the integration tests (with the
+#                   interop tests when a bitcoind is found)
+#   make interop    build, then only the tests with Bitcoin Core as the peer
 #   make bench      run the benchmarks (BENCH=REGEX for a subset)
 #   make run        build and run something real (see README)
 #   make fuzz       build the libFuzzer targets (clang)
@@ -95,7 +97,7 @@ ASAN_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/asan/test/%,$(TEST_SRCS))
 TSAN_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tsan/test/%,$(TSAN_TEST_SRCS))
 FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/bin/%,$(FUZZ_SRCS))
 
-.PHONY: all test test-build unit bench fuzz fuzz-smoke integration run deps \
+.PHONY: all test test-build unit interop bench fuzz fuzz-smoke integration run deps \
 	install uninstall clean format
 
 all: $(BINS)
@@ -228,6 +230,12 @@ test: deps
 
 unit: $(TESTS)
 	@VECTORS=$(VECTORS) BUILD=$(BUILD) scripts/run-tests.sh unit
+
+# Only tests/integration/test_interop*.py: peerd with Bitcoin Core as the
+# peer (BITCOIND=/path, else ../shared/bin, else PATH; skipped without one).
+interop: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) all
+	@VECTORS=$(VECTORS) BUILD=$(BUILD) PYTHON=$(PYTHON) scripts/run-tests.sh interop
 
 bench: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) $(BUILD)/bin/peerbench $(BINS)
