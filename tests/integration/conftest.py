@@ -482,8 +482,9 @@ def make_bitcoind(request, tmp_path):
         t.join(timeout=60)
     for n in started:
         n.kill()  # only if stop() itself got stuck
+    dest = os.path.join(BUILD, "test-logs", "bitcoind", request.node.name.replace("/", "_"))
+    shutil.rmtree(dest, ignore_errors=True)  # an earlier failure's logs
     if _test_failed(request.node) and started:
-        dest = os.path.join(BUILD, "test-logs", "bitcoind", request.node.name.replace("/", "_"))
         os.makedirs(dest, exist_ok=True)
         for n in started:
             if os.path.exists(n.debug_log):
