@@ -16,8 +16,8 @@ static void status_text(const struct daemon *d, char *out, size_t len)
 {
 	char chain[64];
 	validation_status(d, chain, sizeof(chain));
-	snprintf(out, len, "%s; %u peers (%u inbound, %u outbound)", chain,
-	         d->n_inbound + d->n_outbound, d->n_inbound, d->n_outbound);
+	snprintf(out, len, "%u peers (%u inbound, %u outbound); %s", d->n_inbound + d->n_outbound,
+	         d->n_inbound, d->n_outbound, chain);
 }
 
 void notify_ready(struct daemon *d)
