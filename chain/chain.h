@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pool/pool.h"
 #include "proto/proto.h"
 
 /** On every fallible call: an ignored error code is a compile error (-Werror). */
@@ -106,6 +107,123 @@ void chain_state_clear(struct chain_state *st);
 #include "chain/store.h"
 #include "chain/check.h"
 #include "chain/compress.h"
+#include "chain/connect.h"
 #undef PEERD_CHAIN_PARTS
+
+/* ---------------------------------------------------------------------- */
+/* The chain: index, coins, block store and the active chain together      */
+
+/** Log levels of chain_log_fn, as the daemon's. */
+enum chain_log_level { CHAIN_LOG_ERROR, CHAIN_LOG_WARN, CHAIN_LOG_INFO, CHAIN_LOG_DEBUG };
+/** Where chain/ logs (the daemon's logger; NULL: nowhere). Validating thread. */
+typedef void (*chain_log_fn)(void *arg, enum chain_log_level level, const char *msg);
+
+/** Default coins cache, MiB (Core's -dbcache). */
+#define CHAIN_DBCACHE_DEFAULT_MIB 450
+/** Smallest coins cache accepted, MiB (Core's MIN_DB_CACHE). */
+#define CHAIN_DBCACHE_MIN_MIB 4
+/** Seconds between flushes of the coins and index while nothing forces one. */
+#define CHAIN_FLUSH_INTERVAL 3600
+
+/** How to open a chain. */
+struct chain_config {
+	const struct proto_params *params;
+	const char *dir;      /**< the network's directory: chainstate/ and blocks/ go inside */
+	size_t dbcache_bytes; /**< coins cache budget (0: the default) */
+	int par;              /**< script-check threads, bitcoind's -par (0: one per core) */
+	chain_log_fn log;     /**< may be NULL */
+	void *log_arg;
+	int64_t (*now)(void); /**< clock in seconds (NULL: time()); tests move it */
+};
+
+/** An open chain; opaque. One thread owns it. */
+struct chain;
+
+/**
+ * Open the chain in cfg->dir: the database, the block store and the index;
+ * store the genesis block on first start; then replay any block the block
+ * files hold past the last flush (what a crash or kill -9 left), so the
+ * chain comes back exactly where it was. 0, CHAIN_ENOMEM, CHAIN_EIO,
+ * CHAIN_EDB or CHAIN_ECORRUPT.
+ */
+CHAIN_WUR int chain_open(struct chain **out, const struct chain_config *cfg);
+/** Flush everything and close; NULL is fine. Returns the flush's error (the chain is freed anyway).
+ */
+int chain_close(struct chain *c);
+/** Write the coins, the index and the best block in one transaction (after syncing the block
+ * files). */
+CHAIN_WUR int chain_flush(struct chain *c);
+
+/** The network. */
+const struct proto_params *chain_params(const struct chain *c);
+/** The block index (read access for RPCs and sync; the chain's thread only). */
+struct chain_index *chain_get_index(struct chain *c);
+/** The coins (for gettxout and stats; the chain's thread only). */
+struct chain_coins *chain_get_coins(struct chain *c);
+/** The script-check pipeline (for stats). */
+struct chain_checker *chain_get_checker(struct chain *c);
+/** The active chain's last block. */
+struct chain_node *chain_tip(const struct chain *c);
+/** Height of the tip. */
+int32_t chain_height(const struct chain *c);
+/** The active chain's block at height, or NULL. */
+struct chain_node *chain_at(const struct chain *c, int32_t height);
+/** True if n is on the active chain. */
+bool chain_contains(const struct chain *c, const struct chain_node *n);
+/** Core's IsInitialBlockDownload without the sticky latch: tip older than 24 h. */
+bool chain_tip_is_old(const struct chain *c);
+
+/** What happened to a submitted block (Core's submitblock answers). */
+enum chain_submit {
+	CHAIN_SUBMIT_ACCEPTED = 0,      /**< valid and stored (null) */
+	CHAIN_SUBMIT_DUPLICATE,         /**< already had it ("duplicate") */
+	CHAIN_SUBMIT_DUPLICATE_INVALID, /**< already had it, invalid ("duplicate-invalid") */
+	CHAIN_SUBMIT_INCONCLUSIVE,      /**< stored but not on the best chain ("inconclusive") */
+	CHAIN_SUBMIT_REJECTED,          /**< invalid: st says why */
+};
+
+/**
+ * Accept a block as Core's ProcessNewBlock with force (submitblock,
+ * a requested download): check it, store it, and move the active chain to
+ * the most-work valid chain. `raw` is the block's serialization (stored as
+ * is); `b` its decoding. *result says what happened; st the reject reason.
+ * 0 (see *result), or a fatal error (I/O, database, memory).
+ */
+CHAIN_WUR int chain_submit_block(struct chain *c, const uint8_t *raw, size_t len,
+                                 struct proto_block *b, enum chain_submit *result,
+                                 struct chain_state *st);
+
+/**
+ * Accept headers in order (Core's ProcessNewBlockHeaders); *last gets the
+ * last node accepted. 0, CHAIN_EINVALID (st says why; earlier ones were
+ * kept) or CHAIN_ENOMEM.
+ */
+CHAIN_WUR int chain_accept_headers(struct chain *c, const struct proto_block_header *h, size_t n,
+                                   struct chain_node **last, struct chain_state *st);
+
+/** Read a stored block's bytes (xmalloc'd, the caller frees). 0, CHAIN_ENOTFOUND (no data), ... */
+CHAIN_WUR int chain_read_block(struct chain *c, const struct chain_node *n, uint8_t **raw,
+                               size_t *len);
+/** Read a connected block's undo data. 0, CHAIN_ENOTFOUND, ... */
+CHAIN_WUR int chain_read_undo(struct chain *c, const struct chain_node *n,
+                              struct chain_block_undo *u);
+
+/**
+ * Core's invalidateblock: mark n (and its descendants) invalid, disconnect
+ * back below it if it is active, then activate the best remaining chain.
+ * 0, CHAIN_EARG (genesis) or a fatal error.
+ */
+CHAIN_WUR int chain_invalidate(struct chain *c, struct chain_node *n, struct chain_state *st);
+/** Core's reconsiderblock: clear the marks on n, its ancestors and descendants, and activate. */
+CHAIN_WUR int chain_reconsider(struct chain *c, struct chain_node *n, struct chain_state *st);
+
+/** Counters of a chain, for getstats. */
+struct chain_stats {
+	uint64_t blocks_connected, blocks_disconnected, blocks_rejected;
+	uint64_t reorgs, flushes, replayed;
+	uint64_t connect_ns; /**< total time connecting */
+	size_t coins_memory, coins_cached, index_nodes, index_memory;
+};
+void chain_get_stats(struct chain *c, struct chain_stats *out);
 
 #endif

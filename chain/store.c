@@ -525,3 +525,72 @@ out:
 	xfree(buf);
 	return rc;
 }
+
+/* ---------------------------------------------------------------------- */
+/* Reading the files back in order (recovery)                              */
+
+void chain_store_tell(const struct chain_store *s, struct chain_pos *end)
+{
+	end->file = s->cur;
+	end->pos = (uint32_t)s->cur_size;
+}
+
+/* Walk one file's records from offset `off`; *stop set at a torn record. */
+static int scan_file(struct chain_store *s, int32_t file, uint64_t off,
+                     int (*fn)(const struct chain_pos *, const uint8_t *, size_t, void *),
+                     void *arg, bool *stop)
+{
+	int fd;
+	int rc = get_fd(s, false, file, false, &fd);
+	if (rc == CHAIN_ENOTFOUND)
+		return 0; /* never written: nothing to replay */
+	uint64_t size;
+	if (rc || (rc = file_size(fd, &size)))
+		return rc;
+	uint8_t *buf = NULL;
+	size_t cap = 0;
+	while (off + STORE_HEADER <= size) {
+		uint8_t hdr[STORE_HEADER];
+		if ((rc = read_all(fd, off, hdr, sizeof(hdr))))
+			break;
+		uint32_t n = proto_le32(hdr + 4);
+		if (proto_le32(hdr) != s->magic || n > STORE_MAX_BLOCK ||
+		    off + STORE_HEADER + n > size) {
+			*stop = true;
+			break;
+		}
+		if (n > cap) {
+			uint8_t *nb = xrealloc(buf, n);
+			if (!nb) {
+				rc = CHAIN_ENOMEM;
+				break;
+			}
+			buf = nb;
+			cap = n;
+		}
+		if ((rc = read_all(fd, off + STORE_HEADER, buf, n)))
+			break;
+		struct chain_pos pos = {.file = file, .pos = (uint32_t)(off + STORE_HEADER)};
+		if ((rc = fn(&pos, buf, n, arg)))
+			break;
+		off += STORE_HEADER + n;
+	}
+	xfree(buf);
+	/* A record cut short at the end is a crash's tail, not an error. */
+	return rc == CHAIN_ECORRUPT ? (*stop = true, 0) : rc;
+}
+
+int chain_store_scan(struct chain_store *s, const struct chain_pos *from,
+                     int (*fn)(const struct chain_pos *pos, const uint8_t *raw, size_t len,
+                               void *arg),
+                     void *arg)
+{
+	bool stop = false;
+	for (int32_t f = from->file < 0 ? 0 : from->file; f <= s->cur && !stop; f++) {
+		uint64_t off = f == from->file ? from->pos : 0;
+		int rc = scan_file(s, f, off, fn, arg, &stop);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}

@@ -108,6 +108,21 @@ CHAIN_WUR int chain_store_write_undo(struct chain_store *s, int32_t file,
  */
 CHAIN_WUR int chain_store_read_undo(struct chain_store *s, const struct chain_pos *pos,
                                     const struct proto_hash *prev, struct chain_block_undo *u);
+/** Where the next block would go: the current blk file and its length. */
+void chain_store_tell(const struct chain_store *s, struct chain_pos *end);
+/**
+ * Read every block record from `from` (a chain_store_tell position) to the
+ * end of the last blk file, in order, calling fn with each block's
+ * position and bytes (valid during the call). A torn or corrupt record ends
+ * the walk quietly: it is what a crash leaves at the tail. fn's non-zero
+ * return stops the walk and is returned. 0, fn's error, CHAIN_EIO or
+ * CHAIN_ENOMEM.
+ */
+CHAIN_WUR int chain_store_scan(struct chain_store *s, const struct chain_pos *from,
+                               int (*fn)(const struct chain_pos *pos, const uint8_t *raw,
+                                         size_t len, void *arg),
+                               void *arg);
+
 /** fsync the files written since the last sync (before a database flush). 0 or CHAIN_EIO. */
 CHAIN_WUR int chain_store_sync(struct chain_store *s);
 /**

@@ -30,7 +30,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -59,28 +58,6 @@ static void chain_log_cb(void *arg, enum chain_log_level level, const char *msg)
 	if (!dlog_enabled(&d->log, lvl, cat))
 		return;
 	dlog_write(&d->log, lvl, cat, "%s", msg);
-}
-
-/* ---- UpdateTip ------------------------------------------------------------ */
-
-/* Core's UpdateTip line, written when a job moved the tip. */
-static void log_update_tip(struct daemon *d, struct chain *c)
-{
-	struct chain_node *tip = chain_tip(c);
-	char hex[65], date[32];
-	proto_hash_to_hex(&tip->hash, hex);
-	time_t t = (time_t)tip->time;
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	double work = chain_work_double(&tip->work);
-	struct chain_stats st;
-	chain_get_stats(c, &st);
-	DLOG_INFO_(&d->log, DLOG_VALIDATION,
-	           "UpdateTip: new best=%s height=%d version=0x%08x log2_work=%.6f tx=%u "
-	           "date='%s' cache=%.1fMiB(%zutxo)",
-	           hex, tip->height, (uint32_t)tip->version, work > 0 ? log2(work) : 0.0, tip->n_tx,
-	           date, (double)st.coins_memory / (1 << 20), st.coins_cached);
 }
 
 /* ---- the thread ----------------------------------------------------------- */
@@ -128,13 +105,10 @@ static void thread_main(void *arg)
 		uv_mutex_unlock(&v->mu);
 
 		/* The job runs unlocked: the loop may post more meanwhile. */
-		struct chain_node *before = v->chain ? chain_tip(v->chain) : NULL;
 		atomic_store_explicit(&v->busy, true, memory_order_relaxed);
 		j->cancelled = false;
 		j->work(v->chain, j);
 		atomic_store_explicit(&v->busy, false, memory_order_relaxed);
-		if (v->chain && chain_tip(v->chain) != before)
-			log_update_tip(d, v->chain);
 		publish(v);
 
 		uv_mutex_lock(&v->mu);
@@ -216,10 +190,10 @@ static void async_cb(uv_async_t *a)
 	}
 }
 
-/* <datadir> for now; <datadir>/<network>/ once the datadir layout changes. */
+/* The network's directory: <datadir> for main, <datadir>/regtest/ etc. */
 const char *validation_netdir(const struct daemon *d)
 {
-	return d->conf->datadir;
+	return d->conf->netdir;
 }
 
 int validation_start(struct daemon *d, struct chain *c)

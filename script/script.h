@@ -355,6 +355,11 @@ enum script_error {
 const char *script_error_name(int err);
 /** A one-line English description of an error; never NULL. */
 const char *script_error_string(int err);
+/**
+ * Bitcoin Core's ScriptErrorString, word for word ("unknown error" for
+ * codes Core lacks): what reject reasons quote. Never NULL.
+ */
+const char *script_error_core_string(int err);
 /** Error code from its name ("EVAL_FALSE"), or -1 if unknown. */
 int script_error_from_name(const char *name);
 

@@ -1,0 +1,420 @@
+/*
+ * chain/activate.c: the active chain and how it moves: connecting and
+ * disconnecting the tip, choosing the most-work valid chain, reorgs,
+ * invalid marking, invalidateblock and reconsiderblock (Core's
+ * ActivateBestChain, ConnectTip, DisconnectTip, InvalidateBlock).
+ *
+ * Candidates are linked blocks (data for them and every ancestor) that are
+ * not known invalid; the best is the one with the most work, the earlier
+ * arrival winning a tie, as in Core. The set stays small: ancestors of the
+ * tip leave it as the tip passes them.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "chain/internal.h"
+
+int chain_nodes_push(struct chain_nodes *a, struct chain_node *n)
+{
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 64;
+		struct chain_node **v = xreallocarray(a->v, cap, sizeof(*v));
+		if (!v)
+			return CHAIN_ENOMEM;
+		a->v = v;
+		a->cap = cap;
+	}
+	a->v[a->n++] = n;
+	return 0;
+}
+
+void chain_nodes_remove(struct chain_nodes *a, size_t i)
+{
+	a->v[i] = a->v[--a->n];
+}
+
+void chain_nodes_release(struct chain_nodes *a)
+{
+	xfree(a->v);
+	memset(a, 0, sizeof(*a));
+}
+
+void chain_logf(const struct chain *c, enum chain_log_level level, const char *fmt, ...)
+{
+	if (!c->cfg.log)
+		return;
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	c->cfg.log(c->cfg.log_arg, level, msg);
+}
+
+int64_t chain_now(const struct chain *c)
+{
+	return c->cfg.now ? c->cfg.now() : (int64_t)time(NULL);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+struct chain_node *chain_tip(const struct chain *c)
+{
+	return c->active.n ? c->active.v[c->active.n - 1] : NULL;
+}
+
+int32_t chain_height(const struct chain *c)
+{
+	return (int32_t)c->active.n - 1;
+}
+
+struct chain_node *chain_at(const struct chain *c, int32_t height)
+{
+	if (height < 0 || (size_t)height >= c->active.n)
+		return NULL;
+	return c->active.v[height];
+}
+
+bool chain_contains(const struct chain *c, const struct chain_node *n)
+{
+	return n && chain_at(c, n->height) == n;
+}
+
+/* ---- candidates ----------------------------------------------------------- */
+
+/* Does a beat b as a tip? More work, then earlier arrival. */
+static bool better(const struct chain_node *a, const struct chain_node *b)
+{
+	int cmp = chain_work_cmp(&a->work, &b->work);
+	if (cmp)
+		return cmp > 0;
+	return a->seq < b->seq;
+}
+
+static struct chain_node *best_candidate(struct chain *c)
+{
+	struct chain_node *best = NULL;
+	for (size_t i = 0; i < c->candidates.n;) {
+		struct chain_node *n = c->candidates.v[i];
+		if (chain_node_failed(n)) {
+			chain_nodes_remove(&c->candidates, i);
+			continue;
+		}
+		if (!best || better(n, best))
+			best = n;
+		i++;
+	}
+	return best;
+}
+
+/* Ancestors of the tip can never be a better tip again (until an invalidate re-adds them). */
+static void prune_candidates(struct chain *c)
+{
+	struct chain_node *tip = chain_tip(c);
+	for (size_t i = 0; i < c->candidates.n;) {
+		struct chain_node *n = c->candidates.v[i];
+		if (n != tip && chain_contains(c, n))
+			chain_nodes_remove(&c->candidates, i);
+		else
+			i++;
+	}
+}
+
+static int add_candidate_fn(struct chain_node *n, void *arg)
+{
+	struct chain *c = arg;
+	struct chain_node *tip = chain_tip(c);
+	if (n->linked && !chain_node_failed(n) && chain_node_level(n) >= CHAIN_VALID_TRANSACTIONS &&
+	    (!tip || chain_work_cmp(&n->work, &tip->work) >= 0))
+		return chain_nodes_push(&c->candidates, n);
+	return 0;
+}
+
+/* Rebuild the candidate set from the whole index (after marks were cleared). */
+static int rebuild_candidates(struct chain *c)
+{
+	c->candidates.n = 0;
+	return chain_index_foreach(c->idx, add_candidate_fn, c);
+}
+
+/* ---- invalid marks --------------------------------------------------------- */
+
+struct mark_arg {
+	struct chain_node *root;
+	uint32_t set, clear;
+};
+
+static int mark_descendant(struct chain_node *n, void *arg)
+{
+	struct mark_arg *m = arg;
+	if (n != m->root && n->height > m->root->height &&
+	    chain_node_ancestor(n, m->root->height) == m->root) {
+		uint32_t st = (n->status & ~m->clear) | m->set;
+		if (st != n->status) {
+			n->status = st;
+			n->dirty = true;
+		}
+	}
+	return 0;
+}
+
+void chain_mark_invalid(struct chain *c, struct chain_node *n)
+{
+	n->status |= CHAIN_FAILED_VALID;
+	n->dirty = true;
+	struct mark_arg m = {.root = n, .set = CHAIN_FAILED_CHILD};
+	(void)chain_index_foreach(c->idx, mark_descendant, &m);
+	chain_index_recompute_best(c->idx);
+	char hex[65];
+	proto_hash_to_hex(&n->hash, hex);
+	chain_logf(c, CHAIN_LOG_WARN, "InvalidChainFound: invalid block=%s height=%d", hex,
+	           n->height);
+}
+
+/* ---- moving the tip ------------------------------------------------------------ */
+
+static int read_block(struct chain *c, const struct chain_node *n)
+{
+	uint8_t *raw;
+	size_t len;
+	int err = chain_read_block(c, n, &raw, &len);
+	if (err)
+		return err;
+	int perr = proto_block_decode(raw, len, &c->blk, NULL);
+	xfree(raw);
+	if (perr) {
+		char hex[65];
+		proto_hash_to_hex(&n->hash, hex);
+		chain_logf(c, CHAIN_LOG_ERROR, "block %s on disk does not decode: %s", hex,
+		           proto_strerror(perr));
+		return perr == PROTO_ENOMEM ? CHAIN_ENOMEM : CHAIN_ECORRUPT;
+	}
+	return 0;
+}
+
+/*
+ * Core's UpdateTip line. progress is the tip's height over the best
+ * header's: Core estimates it from transaction counts, which peerd does
+ * not keep for blocks it has not seen; heights say the same while syncing.
+ */
+static void log_tip(struct chain *c, const struct chain_node *n, const char *what)
+{
+	char hex[65], date[32];
+	proto_hash_to_hex(&n->hash, hex);
+	time_t t = (time_t)n->time;
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	const struct chain_node *best = chain_index_best_header(c->idx);
+	double progress = best->height > 0 ? (double)n->height / best->height : 1.0;
+	chain_logf(c, CHAIN_LOG_INFO,
+	           "%s: new best=%s height=%d version=0x%08x log2_work=%.6f tx=%llu date='%s' "
+	           "progress=%.6f cache=%.1fMiB(%zutxo)",
+	           what, hex, n->height, (unsigned)n->version, log2(chain_work_double(&n->work)),
+	           (unsigned long long)c->chain_tx, date, progress > 1.0 ? 1.0 : progress,
+	           chain_coins_memory(c->coins) / 1048576.0, chain_coins_cached(c->coins));
+}
+
+/* Core's ConnectTip for n, whose parent is the tip. */
+static int connect_tip(struct chain *c, struct chain_node *n, struct chain_state *st)
+{
+	uint64_t t0 = mono_ns();
+	int err = read_block(c, n);
+	if (err)
+		return err;
+	struct chain_block_undo undo;
+	chain_block_undo_init(&undo);
+	struct chain_connect_info info;
+	err = chain_connect_block(c->coins, c->ck, &c->blk, n, c->p, false, &undo, &info, st);
+	if (err)
+		return err;
+	struct chain_pos pos = {0};
+	if (!proto_hash_eq(&n->hash, &c->p->genesis_hash)) {
+		err = chain_store_write_undo(c->store, n->file, &undo, &n->prev->hash, &pos);
+		chain_block_undo_release(&undo);
+		if (err)
+			return err;
+		n->undo_pos = pos.pos;
+		n->status |= CHAIN_HAVE_UNDO;
+	}
+	if (chain_node_level(n) < CHAIN_VALID_SCRIPTS)
+		n->status = (n->status & ~(uint32_t)CHAIN_VALID_MASK) | CHAIN_VALID_SCRIPTS;
+	n->dirty = true;
+	if ((err = chain_nodes_push(&c->active, n)))
+		return err;
+	c->chain_tx += n->n_tx;
+	c->stats.blocks_connected++;
+	c->stats.connect_ns += mono_ns() - t0;
+	log_tip(c, n, "UpdateTip");
+	return 0;
+}
+
+/* Core's DisconnectTip. */
+static int disconnect_tip(struct chain *c)
+{
+	struct chain_node *n = chain_tip(c);
+	if (!n || !n->prev)
+		return CHAIN_EARG;
+	int err = read_block(c, n);
+	if (err)
+		return err;
+	struct chain_block_undo undo;
+	chain_block_undo_init(&undo);
+	if ((err = chain_read_undo(c, n, &undo)))
+		return err;
+	bool unclean = false;
+	err = chain_disconnect_block(c->coins, &c->blk, n, c->p, &undo, &unclean);
+	chain_block_undo_release(&undo);
+	if (err)
+		return err;
+	if (unclean) {
+		char hex[65];
+		proto_hash_to_hex(&n->hash, hex);
+		chain_logf(c, CHAIN_LOG_WARN, "DisconnectBlock %s: coins did not match exactly",
+		           hex);
+	}
+	c->active.n--;
+	c->chain_tx -= n->n_tx;
+	c->stats.blocks_disconnected++;
+	/* It may be a better tip again later (a reorg that fails half way). */
+	if (!chain_node_failed(n) && (err = chain_nodes_push(&c->candidates, n)))
+		return err;
+	log_tip(c, n->prev, "DisconnectTip");
+	return 0;
+}
+
+/* The blocks from just above `fork` up to `to`, in ascending order. */
+static int path_up(struct chain_node *fork, struct chain_node *to, struct chain_nodes *out)
+{
+	out->n = 0;
+	for (struct chain_node *n = to; n != fork; n = n->prev) {
+		int err = chain_nodes_push(out, n);
+		if (err)
+			return err;
+	}
+	for (size_t i = 0, j = out->n; i < j / 2; i++) {
+		struct chain_node *t = out->v[i];
+		out->v[i] = out->v[j - 1 - i];
+		out->v[j - 1 - i] = t;
+	}
+	return 0;
+}
+
+/* One step: reach `best` or fail on the way. *invalid set when a block failed. */
+static int activate_step(struct chain *c, struct chain_node *best, const struct chain_node *watch,
+                         bool *watch_found, struct chain_state *watch_st)
+{
+	struct chain_node *fork = chain_node_fork(chain_tip(c), best);
+	bool disconnected = false;
+	int err;
+	while (chain_tip(c) != fork) {
+		if ((err = disconnect_tip(c)))
+			return err;
+		disconnected = true;
+	}
+	if (disconnected)
+		c->stats.reorgs++;
+	struct chain_nodes path = {0};
+	if ((err = path_up(fork, best, &path)))
+		goto out;
+	for (size_t i = 0; i < path.n; i++) {
+		struct chain_node *n = path.v[i];
+		struct chain_state st;
+		chain_state_clear(&st);
+		err = connect_tip(c, n, &st);
+		if (n == watch && watch_found && (err == 0 || err == CHAIN_EINVALID)) {
+			*watch_found = true;
+			if (watch_st)
+				*watch_st = st;
+		}
+		if (err == CHAIN_EINVALID) {
+			char hex[65];
+			proto_hash_to_hex(&n->hash, hex);
+			chain_logf(c, CHAIN_LOG_WARN, "ConnectBlock %s failed, %s (%s)", hex,
+			           st.reason, st.debug);
+			c->stats.blocks_rejected++;
+			chain_mark_invalid(c, n);
+			err = 0;
+			break;
+		}
+		if (err)
+			goto out;
+		prune_candidates(c);
+		if ((err = chain_maybe_flush(c)))
+			goto out;
+	}
+out:
+	chain_nodes_release(&path);
+	return err;
+}
+
+int chain_activate(struct chain *c, const struct chain_node *watch, bool *watch_found,
+                   struct chain_state *watch_st)
+{
+	for (;;) {
+		struct chain_node *best = best_candidate(c);
+		struct chain_node *tip = chain_tip(c);
+		if (!best || (tip && !better(best, tip)))
+			break;
+		int err = activate_step(c, best, watch, watch_found, watch_st);
+		if (err)
+			return err;
+	}
+	prune_candidates(c);
+	return 0;
+}
+
+/* ---- invalidateblock / reconsiderblock -------------------------------------------- */
+
+int chain_invalidate(struct chain *c, struct chain_node *n, struct chain_state *st)
+{
+	if (!n->prev)
+		return chain_reject(st, CHAIN_RESULT_CONSENSUS, "genesis",
+		                    "the genesis block cannot be invalidated");
+	int err;
+	while (chain_contains(c, n)) {
+		if ((err = disconnect_tip(c)))
+			return err;
+	}
+	chain_mark_invalid(c, n);
+	/* Everything with at least the new tip's work may be the best again. */
+	if ((err = rebuild_candidates(c)))
+		return err;
+	return chain_activate(c, NULL, NULL, NULL);
+}
+
+static int clear_marks(struct chain_node *n, void *arg)
+{
+	struct chain_node *root = arg;
+	if (!chain_node_failed(n))
+		return 0;
+	bool related = false;
+	if (n->height >= root->height)
+		related = chain_node_ancestor(n, root->height) == root;
+	else
+		related = chain_node_ancestor(root, n->height) == n;
+	if (related) {
+		n->status &= ~(uint32_t)CHAIN_FAILED_MASK;
+		n->dirty = true;
+	}
+	return 0;
+}
+
+int chain_reconsider(struct chain *c, struct chain_node *n, struct chain_state *st)
+{
+	(void)st;
+	(void)chain_index_foreach(c->idx, clear_marks, n);
+	chain_index_recompute_best(c->idx);
+	int err = rebuild_candidates(c);
+	if (err)
+		return err;
+	return chain_activate(c, NULL, NULL, NULL);
+}

@@ -1,0 +1,407 @@
+/*
+ * chain/chainstate.c: opening a chain, flushing it, and coming back after
+ * a crash.
+ *
+ * What is on disk: the block files (blocks appended as they are
+ * accepted), and one LMDB database holding the coins, the block index and
+ * the best block, all changed together in one transaction per flush. A
+ * flush first syncs the block and undo files, so the database never names
+ * data that is not on disk, and records how far the block files reached.
+ * After a crash the database is at the last flush; the blocks written
+ * after it are still in the block files, so opening reads them again from
+ * that point (a torn last record is ignored) and connects them: the chain
+ * comes back where it was.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "chain/internal.h"
+
+static const char META_STORE_END[] = "store_end";
+
+/* ---- flushing ---------------------------------------------------------------- */
+
+struct flush_arg {
+	struct chain *c;
+	struct chain_pos end;
+	struct chain_db_txn *t;
+	int err;
+};
+
+static int put_dirty(struct chain_node *n, void *arg)
+{
+	struct flush_arg *f = arg;
+	if (!n->dirty)
+		return 0;
+	uint8_t rec[CHAIN_NODE_RECORD_SIZE];
+	chain_node_encode(n, rec);
+	return chain_db_put(f->t, CHAIN_TABLE_INDEX, n->hash.b, sizeof(n->hash.b), rec,
+	                    sizeof(rec));
+}
+
+static int flush_extra(struct chain_db_txn *t, void *arg)
+{
+	struct flush_arg *f = arg;
+	f->t = t;
+	int err = chain_index_foreach(f->c->idx, put_dirty, f);
+	if (err)
+		return err;
+	uint8_t end[8];
+	for (int i = 0; i < 4; i++) {
+		end[i] = (uint8_t)((uint32_t)f->end.file >> (8 * i));
+		end[4 + i] = (uint8_t)(f->end.pos >> (8 * i));
+	}
+	return chain_db_put(t, CHAIN_TABLE_META, META_STORE_END, sizeof(META_STORE_END) - 1, end,
+	                    sizeof(end));
+}
+
+static int clear_dirty(struct chain_node *n, void *arg)
+{
+	(void)arg;
+	n->dirty = false;
+	return 0;
+}
+
+static int flush(struct chain *c, bool empty)
+{
+	int err = chain_store_sync(c->store);
+	if (err)
+		return err;
+	struct flush_arg f = {.c = c};
+	chain_store_tell(c->store, &f.end);
+	if ((err = chain_coins_flush(c->coins, empty, flush_extra, &f)))
+		return err;
+	(void)chain_index_foreach(c->idx, clear_dirty, NULL);
+	c->flushed_end = f.end;
+	c->last_flush = chain_now(c);
+	c->stats.flushes++;
+	return 0;
+}
+
+int chain_flush(struct chain *c)
+{
+	return flush(c, false);
+}
+
+int chain_maybe_flush(struct chain *c)
+{
+	size_t budget = c->cfg.dbcache_bytes;
+	if (chain_coins_memory(c->coins) > budget) {
+		chain_logf(c, CHAIN_LOG_DEBUG, "coins cache at %zu bytes of %zu: flushing",
+		           chain_coins_memory(c->coins), budget);
+		return flush(c, true);
+	}
+	if (chain_now(c) - c->last_flush >= CHAIN_FLUSH_INTERVAL)
+		return flush(c, false);
+	return 0;
+}
+
+/* ---- loading the index --------------------------------------------------------------- */
+
+struct loaded {
+	struct chain_node node;
+	struct proto_hash prev;
+};
+
+struct load_arg {
+	struct loaded *v;
+	size_t n, cap;
+	int err;
+};
+
+static int collect(const void *key, size_t klen, const void *val, size_t vlen, void *arg)
+{
+	(void)key;
+	(void)klen;
+	struct load_arg *la = arg;
+	if (la->n == la->cap) {
+		size_t cap = la->cap ? la->cap * 2 : 1024;
+		struct loaded *v = xreallocarray(la->v, cap, sizeof(*v));
+		if (!v)
+			return CHAIN_ENOMEM;
+		la->v = v;
+		la->cap = cap;
+	}
+	struct loaded *l = &la->v[la->n];
+	int err = chain_node_decode(val, vlen, &l->node, &l->prev);
+	if (err)
+		return err;
+	la->n++;
+	return 0;
+}
+
+static int by_height(const void *a, const void *b)
+{
+	const struct loaded *x = a, *y = b;
+	return (x->node.height > y->node.height) - (x->node.height < y->node.height);
+}
+
+/* Read every index record back, parents first; link the ones with data. */
+static int load_index(struct chain *c)
+{
+	struct load_arg la = {0};
+	int err = chain_db_foreach(c->db, CHAIN_TABLE_INDEX, collect, &la);
+	if (err)
+		goto out;
+	if (la.n)
+		qsort(la.v, la.n, sizeof(*la.v), by_height);
+	for (size_t i = 0; i < la.n; i++) {
+		struct chain_node *n = chain_index_find(c->idx, &la.v[i].node.hash);
+		if (n && !n->prev) {
+			/* genesis: the index made it; take what the record knows */
+			n->status = la.v[i].node.status;
+			n->file = la.v[i].node.file;
+			n->data_pos = la.v[i].node.data_pos;
+			n->undo_pos = la.v[i].node.undo_pos;
+			n->n_tx = la.v[i].node.n_tx;
+			n->seq = la.v[i].node.seq;
+		} else if ((err = chain_index_insert_loaded(c->idx, &la.v[i].node, &la.v[i].prev,
+		                                            &n))) {
+			goto out;
+		}
+		n->dirty = false;
+		if (n->seq >= c->next_seq)
+			c->next_seq = n->seq + 1;
+		if (n->status & CHAIN_HAVE_DATA) {
+			if (!n->prev || n->prev->linked)
+				n->linked = true;
+			else if ((err = chain_nodes_push(&c->unlinked, n)))
+				goto out;
+		}
+	}
+	chain_index_recompute_best(c->idx);
+out:
+	xfree(la.v);
+	return err;
+}
+
+static int read_store_end(struct chain *c)
+{
+	uint8_t end[8];
+	size_t len = 0;
+	int err = chain_db_get(c->db, CHAIN_TABLE_META, META_STORE_END, sizeof(META_STORE_END) - 1,
+	                       end, sizeof(end), &len);
+	if (err == CHAIN_ENOTFOUND)
+		return 0;
+	if (err)
+		return err;
+	if (len != sizeof(end))
+		return CHAIN_ECORRUPT;
+	uint32_t file = 0, pos = 0;
+	for (int i = 0; i < 4; i++) {
+		file |= (uint32_t)end[i] << (8 * i);
+		pos |= (uint32_t)end[4 + i] << (8 * i);
+	}
+	c->flushed_end.file = (int32_t)file;
+	c->flushed_end.pos = pos;
+	return 0;
+}
+
+/* ---- replay after a crash --------------------------------------------------------------- */
+
+static int replay_one(const struct chain_pos *pos, const uint8_t *raw, size_t len, void *arg)
+{
+	struct chain *c = arg;
+	int perr = proto_block_decode(raw, len, &c->blk, NULL);
+	if (perr)
+		return perr == PROTO_ENOMEM ? CHAIN_ENOMEM : 0; /* not ours to judge: skip */
+	struct chain_node *n;
+	struct chain_state st;
+	chain_state_clear(&st);
+	int err = chain_accept_block(c, raw, len, &c->blk, pos, &n, &st);
+	if (err == CHAIN_EINVALID) {
+		chain_logf(c, CHAIN_LOG_DEBUG, "replay: block at %d:%u not accepted: %s", pos->file,
+		           pos->pos, st.reason);
+		return 0;
+	}
+	if (!err)
+		c->stats.replayed++;
+	return err;
+}
+
+/* ---- open and close ----------------------------------------------------------------------- */
+
+static char *join(const char *dir, const char *name)
+{
+	size_t n = strlen(dir) + strlen(name) + 2;
+	char *p = xmalloc(n);
+	if (p)
+		snprintf(p, n, "%s/%s", dir, name);
+	return p;
+}
+
+static int store_genesis(struct chain *c)
+{
+	struct chain_node *g = chain_index_genesis(c->idx);
+	if (g->status & CHAIN_HAVE_DATA)
+		return 0;
+	struct chain_pos pos;
+	int err = chain_store_write_block(c->store, c->p->genesis, c->p->genesis_len, &pos);
+	if (err)
+		return err;
+	return chain_block_stored(c, g, &pos, 1);
+}
+
+/* The active chain from genesis to the block the coins are at. */
+static int load_active(struct chain *c)
+{
+	const struct proto_hash *best = chain_coins_best_block(c->coins);
+	if (proto_hash_is_zero(best)) {
+		/* A new database: connect genesis, which adds no coins. */
+		struct chain_node *g = chain_index_genesis(c->idx);
+		struct chain_state st;
+		int err =
+		    chain_connect_block(c->coins, c->ck, NULL, g, c->p, false, NULL, NULL, &st);
+		if (err)
+			return err;
+		g->status = (g->status & ~(uint32_t)CHAIN_VALID_MASK) | CHAIN_VALID_SCRIPTS;
+		g->dirty = true;
+		c->chain_tx = 1;
+		return chain_nodes_push(&c->active, g);
+	}
+	struct chain_node *tip = chain_index_find(c->idx, best);
+	if (!tip) {
+		chain_logf(c, CHAIN_LOG_ERROR, "the coins are at a block the index does not have");
+		return CHAIN_ECORRUPT;
+	}
+	c->active.n = 0;
+	for (int32_t h = 0; h <= tip->height; h++) {
+		struct chain_node *a = chain_node_ancestor(tip, h);
+		int err = chain_nodes_push(&c->active, a);
+		if (err)
+			return err;
+		c->chain_tx += a->n_tx;
+	}
+	return 0;
+}
+
+static int add_candidate(struct chain_node *n, void *arg)
+{
+	struct chain *c = arg;
+	if (n->linked && !chain_node_failed(n) &&
+	    chain_work_cmp(&n->work, &chain_tip(c)->work) >= 0)
+		return chain_nodes_push(&c->candidates, n);
+	return 0;
+}
+
+int chain_open(struct chain **out, const struct chain_config *cfg)
+{
+	struct chain *c = xcalloc(1, sizeof(*c));
+	char *sub = NULL;
+	int err = CHAIN_ENOMEM;
+	if (!c)
+		return CHAIN_ENOMEM;
+	c->cfg = *cfg;
+	c->p = cfg->params;
+	if (!c->cfg.dbcache_bytes)
+		c->cfg.dbcache_bytes = (size_t)CHAIN_DBCACHE_DEFAULT_MIB << 20;
+	proto_block_init(&c->blk);
+	if (!(c->dir = xstrdup(cfg->dir)))
+		goto fail;
+	if (mkdir(c->dir, 0700) && errno != EEXIST) {
+		chain_logf(c, CHAIN_LOG_ERROR, "cannot create %s: %s", c->dir, strerror(errno));
+		err = CHAIN_EIO;
+		goto fail;
+	}
+	if (!(sub = join(c->dir, "chainstate")))
+		goto fail;
+	if ((err = chain_db_open(&c->db, sub)))
+		goto fail;
+	xfree(sub);
+	if (!(sub = join(c->dir, "blocks")))
+		goto fail;
+	if ((err = chain_store_open(&c->store, sub, c->p->magic)))
+		goto fail;
+	if ((err = chain_checker_new(&c->ck, cfg->par)) || (err = chain_index_new(&c->idx, c->p)) ||
+	    (err = load_index(c)) || (err = read_store_end(c)) ||
+	    (err = chain_coins_new(&c->coins, c->db, c->cfg.dbcache_bytes)) ||
+	    (err = load_active(c)))
+		goto fail;
+	/* Blocks written after the last flush (a crash): read them again. */
+	if ((err = chain_store_scan(c->store, &c->flushed_end, replay_one, c)) ||
+	    (err = store_genesis(c)) || (err = chain_index_foreach(c->idx, add_candidate, c)) ||
+	    (err = chain_activate(c, NULL, NULL, NULL)) || (err = flush(c, false)))
+		goto fail;
+	if (c->stats.replayed)
+		chain_logf(c, CHAIN_LOG_INFO, "replayed %llu blocks written after the last flush",
+		           (unsigned long long)c->stats.replayed);
+	xfree(sub);
+	*out = c;
+	return 0;
+fail:
+	xfree(sub);
+	chain_logf(c, CHAIN_LOG_ERROR, "cannot open the chain in %s: %s", cfg->dir,
+	           chain_strerror(err));
+	/* Closed without a flush: nothing of this run is trusted. */
+	chain_checker_free(c->ck);
+	chain_coins_free(c->coins);
+	chain_index_free(c->idx);
+	chain_store_close(c->store);
+	chain_db_close(c->db);
+	proto_block_release(&c->blk);
+	chain_nodes_release(&c->active);
+	chain_nodes_release(&c->candidates);
+	chain_nodes_release(&c->unlinked);
+	xfree(c->dir);
+	xfree(c);
+	return err;
+}
+
+int chain_close(struct chain *c)
+{
+	if (!c)
+		return 0;
+	int err = flush(c, true);
+	if (err)
+		chain_logf(c, CHAIN_LOG_ERROR, "final flush failed: %s", chain_strerror(err));
+	chain_checker_free(c->ck);
+	chain_coins_free(c->coins);
+	chain_index_free(c->idx);
+	chain_store_close(c->store);
+	chain_db_close(c->db);
+	proto_block_release(&c->blk);
+	chain_nodes_release(&c->active);
+	chain_nodes_release(&c->candidates);
+	chain_nodes_release(&c->unlinked);
+	xfree(c->dir);
+	xfree(c);
+	return err;
+}
+
+const struct proto_params *chain_params(const struct chain *c)
+{
+	return c->p;
+}
+
+struct chain_index *chain_get_index(struct chain *c)
+{
+	return c->idx;
+}
+
+struct chain_coins *chain_get_coins(struct chain *c)
+{
+	return c->coins;
+}
+
+struct chain_checker *chain_get_checker(struct chain *c)
+{
+	return c->ck;
+}
+
+bool chain_tip_is_old(const struct chain *c)
+{
+	const struct chain_node *tip = chain_tip(c);
+	return !tip || (int64_t)tip->time < chain_now(c) - 24 * 60 * 60;
+}
+
+void chain_get_stats(struct chain *c, struct chain_stats *out)
+{
+	*out = c->stats;
+	out->coins_memory = chain_coins_memory(c->coins);
+	out->coins_cached = chain_coins_cached(c->coins);
+	out->index_nodes = chain_index_count(c->idx);
+	out->index_memory = chain_index_memory(c->idx);
+}

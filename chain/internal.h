@@ -1,0 +1,162 @@
+/**
+ * chain/internal.h: what chain/'s files share and nobody else sees.
+ *
+ * The block view (view.c): the coins one block reads and writes while it
+ * is being connected, over the coins cache, so a block that fails leaves
+ * the cache exactly as it was (Core connects into a child CCoinsViewCache
+ * for the same reason). Outputs created and spent inside the block never
+ * reach the cache at all.
+ */
+#ifndef PEERD_CHAIN_INTERNAL_H
+#define PEERD_CHAIN_INTERNAL_H
+
+#include "chain/chain.h"
+
+/*
+ * chain_check_header for a header whose hash the caller has already
+ * computed (chain_index_add_header needs it anyway: no second SHA-256d).
+ */
+CHAIN_WUR int chain_check_header_hashed(const struct proto_block_header *h,
+                                        const struct proto_hash *hash, const struct proto_params *p,
+                                        struct chain_state *st);
+
+/** One outpoint the block touched. */
+struct chain_view_entry {
+	struct proto_outpoint op;
+	int64_t value;
+	uint32_t height;
+	bool coinbase;
+	bool created; /**< an output of this block (else fetched from the cache) */
+	bool spent;   /**< spent by this block */
+	uint32_t script_len;
+	const uint8_t *script; /**< into the block's blob (created) or the view's arena */
+};
+
+/** Bytes per arena chunk for fetched scripts; bigger scripts get a chunk of their own. */
+#define CHAIN_VIEW_CHUNK 65536u
+
+struct chain_view_chunk;
+
+/**
+ * The view: entries in the order they were first touched (which is the
+ * order they are applied in), a hash table over them, and an arena of
+ * chunks that never move, so a fetched script's pointer stays valid while
+ * workers read it.
+ */
+struct chain_view {
+	struct chain_coins *base;
+	struct chain_view_entry *entries;
+	size_t n, cap;
+	uint32_t *slots; /**< index + 1 into entries, 0 empty */
+	size_t n_slots;  /**< a power of two */
+	uint8_t key[16]; /**< SipHash key, random per view: a block cannot aim collisions */
+	struct chain_view_chunk *chunks;
+};
+
+/** An empty view over `base`. Allocates nothing. */
+void chain_view_init(struct chain_view *v, struct chain_coins *base);
+/** Free everything; the view is then as after init (over the same base). */
+void chain_view_release(struct chain_view *v);
+/** Forget every entry but keep storage for the next block. */
+void chain_view_reset(struct chain_view *v);
+/** Make room for about `n` entries without growing later. 0 or CHAIN_ENOMEM. */
+CHAIN_WUR int chain_view_reserve(struct chain_view *v, size_t n);
+
+/**
+ * The unspent coin at `op`: this block's outputs first, then the cache
+ * (copied into the view). *out points into the view: valid until the
+ * view is reset. 0, CHAIN_ENOTFOUND (missing or spent) or the cache's error.
+ */
+CHAIN_WUR int chain_view_fetch(struct chain_view *v, const struct proto_outpoint *op,
+                               struct chain_view_entry **out);
+/**
+ * Record an output of this block (script borrowed: it must outlive the
+ * view's use). Unspendable scripts are skipped as chain_coins_add skips
+ * them. 0 or CHAIN_ENOMEM.
+ */
+CHAIN_WUR int chain_view_create(struct chain_view *v, const struct proto_outpoint *op,
+                                int64_t value, const uint8_t *script, uint32_t script_len,
+                                uint32_t height, bool coinbase);
+/**
+ * Write the view's changes into the cache: spent fetched coins are spent,
+ * unspent created ones added. An error other than CHAIN_ENOMEM-before-any-
+ * change leaves the cache partly updated: the caller must treat it as fatal.
+ */
+CHAIN_WUR int chain_view_apply(struct chain_view *v);
+
+/** Core's IsUnspendable for a scriptPubKey: OP_RETURN first, or over the script size limit. */
+static inline bool chain_script_unspendable(const uint8_t *script, size_t len)
+{
+	return (len > 0 && script[0] == 0x6a) || len > CHAIN_MAX_COIN_SCRIPT;
+}
+
+/* ---------------------------------------------------------------------- */
+/* struct chain (chainstate.c, accept.c, activate.c)                       */
+
+/** A growable array of node pointers. */
+struct chain_nodes {
+	struct chain_node **v;
+	size_t n, cap;
+};
+
+/** Append; 0 or CHAIN_ENOMEM. */
+CHAIN_WUR int chain_nodes_push(struct chain_nodes *a, struct chain_node *n);
+/** Remove the element at i (order not kept). */
+void chain_nodes_remove(struct chain_nodes *a, size_t i);
+/** Free the storage. */
+void chain_nodes_release(struct chain_nodes *a);
+
+struct chain {
+	const struct proto_params *p;
+	struct chain_config cfg;
+	char *dir;
+	struct chain_index *idx;
+	struct chain_db *db;
+	struct chain_coins *coins;
+	struct chain_store *store;
+	struct chain_checker *ck;
+	/** The active chain: active.v[h] is the block at height h. */
+	struct chain_nodes active;
+	/** Linked blocks that may become the tip (Core's setBlockIndexCandidates). */
+	struct chain_nodes candidates;
+	/** Blocks with data whose parent has none yet (Core's m_blocks_unlinked). */
+	struct chain_nodes unlinked;
+	uint64_t
+	    chain_tx; /**< transactions in the active chain (Core's m_chain_tx_count of the tip) */
+	uint32_t next_seq;
+	int64_t last_flush;
+	struct chain_pos flushed_end; /**< the block store's end at the last flush */
+	struct proto_block blk;       /**< scratch for blocks read back from disk */
+	struct chain_stats stats;
+};
+
+/** Log through the configured logger (printf-style). */
+void chain_logf(const struct chain *c, enum chain_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/** Seconds since the epoch by the configured clock. */
+int64_t chain_now(const struct chain *c);
+
+/** Record a block's data as stored at pos and link it (accept.c). */
+CHAIN_WUR int chain_block_stored(struct chain *c, struct chain_node *n, const struct chain_pos *pos,
+                                 uint32_t n_tx);
+/**
+ * Core's AcceptBlock on a checked, decoded block whose bytes are at `pos`
+ * (NULL: write them to the store first). *node gets its index node.
+ */
+CHAIN_WUR int chain_accept_block(struct chain *c, const uint8_t *raw, size_t len,
+                                 struct proto_block *b, const struct chain_pos *pos,
+                                 struct chain_node **node, struct chain_state *st);
+/**
+ * Core's ActivateBestChain: reach the most-work valid candidate,
+ * disconnecting and connecting as needed. `watch` (may be NULL): if that
+ * block is connected or fails while this runs, *watch_found is set and
+ * watch_st gets its verdict (submitblock's state catcher).
+ */
+CHAIN_WUR int chain_activate(struct chain *c, const struct chain_node *watch, bool *watch_found,
+                             struct chain_state *watch_st);
+/** Mark n failed and every descendant failed-child; drop them from candidates. */
+void chain_mark_invalid(struct chain *c, struct chain_node *n);
+/** Flush if the coins cache is over budget or the interval passed. */
+CHAIN_WUR int chain_maybe_flush(struct chain *c);
+
+#endif
