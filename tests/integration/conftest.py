@@ -338,6 +338,10 @@ class Peerd:
         cmd = list(wrapper) + [PEERD_BIN, "-chain=" + chain, "-datadir=" + self.datadir, "-logtimestamps=0"]
         if listen:
             cmd += ["-bind=127.0.0.1", "-port=%d" % self.port]
+        elif not any(a.startswith("-bind") for a in args):
+            # Never the default port on every address: loopback tests only,
+            # and another node on this machine may hold it.
+            cmd += ["-listen=0"]
         cmd += list(args)
         self.cmd = cmd
         self.listen = listen
