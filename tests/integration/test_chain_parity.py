@@ -203,9 +203,25 @@ def answer(call):
 
 
 class Pair:
-    def __init__(self, core, peerd):
+    def __init__(self, core, peerd, binary, tmp):
         self.core = core
         self.peerd = peerd
+        self.binary = binary
+        self.tmp = tmp
+
+    def restart(self, core_args=(), peerd_args=()):
+        """Stop both (Core by RPC, peerd by SIGTERM) and start them again on the
+        same data with other options; Core's wallet is loaded again."""
+        core, self.core = self.core, None
+        assert core.stop() == 0, core.tail()
+        peerd, self.peerd = self.peerd, None
+        rc, _ = peerd.stop(timeout=15)
+        assert rc == 0, peerd.log()
+        self.core = bitcoind.Bitcoind(self.binary, self.tmp / "core", name="core0", args=core_args)
+        self.core.wait_ready()
+        self.core.rpc("loadwallet", core.wallet)
+        self.core.wallet = core.wallet
+        self.peerd = Peerd(self.tmp, name="peerd", listen=False, args=peerd_args)
 
     def submit(self, raw):
         """Both answers to one submitblock (Core first); asserts they are the same."""
@@ -294,20 +310,18 @@ def pair(tmp_path_factory):
     if binary is None:
         pytest.skip(why)
     tmp = tmp_path_factory.mktemp("parity")
-    core = peerd = None
+    core = peerd = p = None
     try:
         core = bitcoind.Bitcoind(binary, tmp / "core", name="core0")
         core.wait_ready()
         core.create_wallet()
         core.fund_wallet(per_type=5)  # 20 coinbases of each type's address, then 100 blocks
         # Wallet spends of each input type, mined.
-        for kind, dest in (("legacy", "bech32m"), ("p2sh-segwit", "legacy"), ("bech32", "p2sh-segwit"),
-                           ("bech32m", "bech32")):
-            addr_utxos = [u for u in core.rpc("listunspent", 1, 9999999, wallet=core.wallet)
-                          if u["spendable"] and u["amount"] >= 10
-                          and u["desc"].startswith({"legacy": "pkh(", "p2sh-segwit": "sh(wpkh(",
-                                                    "bech32": "wpkh(", "bech32m": "tr("}[kind])]
-            core.send_typed(addr_utxos[0], dest, amount=Decimal("3"))
+        for kind, dest in (("pkh(", "bech32m"), ("sh(wpkh(", "legacy"), ("wpkh(", "p2sh-segwit"),
+                           ("tr(", "bech32")):
+            utxo = next(u for u in core.rpc("listunspent", 1, 9999999, wallet=core.wallet)
+                        if u["spendable"] and u["amount"] >= 10 and u["desc"].startswith(kind))
+            core.send_typed(utxo, dest, amount=Decimal("3"))
         core.mine(1)
         core.send_to(core.new_address("bech32"), Decimal("7"))
         core.mine(4)
@@ -318,18 +332,21 @@ def pair(tmp_path_factory):
             raw = core.getblock(core.getblockhash(h), 0)
             r = c.call("submitblock", raw)
             assert r is None, "Core's block %d: peerd answered %r" % (h, r)
-        p = Pair(core, peerd)
+        p = Pair(core, peerd, binary, tmp)
         p.same_state()
         yield p
     except BaseException:
         dest = os.path.join(BUILD, "test-logs", "chain_parity")
         os.makedirs(dest, exist_ok=True)
+        core, peerd = (p.core, p.peerd) if p else (core, peerd)
         if core is not None and os.path.exists(core.debug_log):
             shutil.copy(core.debug_log, os.path.join(dest, "core-debug.log"))
         if peerd is not None:
             shutil.copy(peerd.log_path, os.path.join(dest, "peerd.log"))
         raise
     finally:
+        if p is not None:
+            core, peerd = p.core, p.peerd
         _stop_all(core, peerd)
 
 
@@ -638,6 +655,8 @@ def test_precedence_bad_signature_then_belowout(pair):
     # With script-check workers (Core's and peerd's default par on this
     # machine), the signatures are checked after the loop over the block's
     # transactions, whose own rules fail first: the later tx's reason wins.
+    assert pair.peerd.rpc("getstats")["checkqueue"]["workers"] >= 1
+    assert script_threads(pair.core) >= 1
     a = pair.utxos("pkh(")[0]
     bad_sig = pair.signed(a)
     _damage_sig_in_script_sig(bad_sig)
@@ -799,6 +818,74 @@ def test_valid_block_after_everything(pair):
     # The chain still moves on, and the tips agree at the end.
     b = pair.block()
     assert pair.submit(b.raw()) is None
+    pair.same_state()
+
+
+def test_bad_blk_sigops_p2sh(pair):
+    # Counted in ConnectBlock only: redeem scripts of 520 CHECKMULTISIGs are
+    # 10,400 sigops each (no key count before them: 20 apiece), so two
+    # inputs cost 83,200 > 80,000; the legacy count of the block is 0.
+    redeem = bytes([OP_CHECKMULTISIG]) * 520
+    p2sh = CScript(b"\xa9\x14" + hashlib.new("ripemd160", hashlib.sha256(redeem).digest()).digest() + b"\x87")
+    u = pair.utxos("wpkh(")[0]
+    fund = CMutableTransaction([CMutableTxIn(COutPoint(lx(u["txid"]), u["vout"]))],
+                               [CTxOut(COIN, p2sh), CTxOut(COIN, p2sh)], 0, 2)
+    signed = pair.core.rpc("signrawtransactionwithwallet", tx_bytes(fund).hex(), wallet=pair.core.wallet)
+    assert signed["complete"], signed
+    fund = CMutableTransaction.from_tx(CMutableTransaction.deserialize(x(signed["hex"])))
+    b = pair.block()
+    b.txs = [fund]
+    assert pair.submit(b.raw()) is None
+    pair.same_state()
+
+    fid = hexid(txid(fund))
+    spend = plain_tx([(fid, 0), (fid, 1)], [(COIN, [OP_TRUE])])
+    for i in range(2):
+        spend.vin[i].scriptSig = CScript([redeem])
+    b = pair.block()
+    b.txs = [spend]
+    rejected(pair, b.raw(), "bad-blk-sigops", again="duplicate-invalid")
+    # One input is 41,600 cost: within the limit, and the script fails instead.
+    one = plain_tx([(fid, 0)], [(COIN // 2, [OP_TRUE])])
+    one.vin[0].scriptSig = CScript([redeem])
+    b = pair.block()
+    b.txs = [one]
+    reason = pair.submit(b.raw())
+    assert reason.startswith("mandatory-script-verify-flag-failed ("), reason
+    pair.same_state()
+
+
+def script_threads(core):
+    """Core's script-check worker threads, as its debug.log says at startup."""
+    import re
+
+    with open(core.debug_log, errors="replace") as f:
+        found = re.findall(r"Script verification uses (\d+) additional threads", f.read())
+    assert found, "no script-thread line in Core's debug.log"
+    return int(found[-1])
+
+
+def test_precedence_without_script_threads(pair):
+    # Both restarted with -par=1: no script-check workers, so the first
+    # failing transaction's script is found before the later one's amounts.
+    # (Also: both keep every tip, valid or not, across a restart.)
+    a = pair.utxos("pkh(")[0]
+    bad_sig = pair.signed(a)
+    _damage_sig_in_script_sig(bad_sig)
+    c = pair.utxos("wpkh(")[0]
+    below = pair.signed(c, amount=c["amount"] + 1)
+    assert pair.peerd.rpc("getstats")["checkqueue"]["workers"] >= 1
+    assert script_threads(pair.core) >= 1
+    pair.restart(core_args=("-par=1",), peerd_args=("-par=1",))
+    assert pair.peerd.rpc("getstats")["checkqueue"]["workers"] == 0
+    assert script_threads(pair.core) == 0
+    pair.same_state()
+    b = pair.block()
+    b.txs = [bad_sig, below]
+    rejected(pair, b.raw(),
+             SCRIPT_FAILED % "Script evaluated without error but finished with a false/empty top stack element",
+             again="duplicate-invalid")
+    pair.restart()
     pair.same_state()
 
 
