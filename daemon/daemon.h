@@ -508,7 +508,7 @@ int validation_open(struct daemon *d);
  * jobs with no chain, as the unit tests do). 0 or a libuv error.
  */
 int validation_start(struct daemon *d, struct chain *c);
-/** The directory of this network's chain state: <datadir> for now. */
+/** The directory of this network's chain state: <datadir>/<network>/. */
 const char *validation_netdir(const struct daemon *d);
 /**
  * Hand a job to the thread. 0, or -ESHUTDOWN when no thread runs or it is
