@@ -27,6 +27,7 @@ int daemon_init(struct daemon *d, uv_loop_t *loop, const struct peerd_conf *c)
 	proto_msg_init(&d->in);
 	proto_msg_init(&d->out);
 	proto_writer_init(&d->txw);
+	chainview_init(&d->view);
 	if (inv_init(d) || addr_init(d))
 		return -ENOMEM;
 	return 0;
@@ -46,5 +47,7 @@ void daemon_release(struct daemon *d)
 	d->peers = NULL;
 	xfree(d->listeners);
 	d->listeners = NULL;
+	/* Results still queued may update the view: it goes after them. */
 	validation_release(d);
+	chainview_release(&d->view);
 }

@@ -48,6 +48,7 @@
 
 struct pool_queue;
 struct chain;
+struct chain_node;
 
 /* ---------------------------------------------------------------------- */
 /* Identity                                                                */
@@ -58,10 +59,11 @@ struct chain;
 /** User agent in version (BIP14). */
 #define DAEMON_USER_AGENT "/peerd:" PEERD_VERSION_STRING "/"
 /**
- * Services peerd offers: witness serialization only. It cannot serve
- * blocks yet (no chain/), so it does not claim NODE_NETWORK.
+ * Services peerd offers: it stores and serves the whole chain
+ * (NODE_NETWORK) with witnesses (NODE_WITNESS). Core starts headers sync
+ * only with peers that claim NODE_NETWORK or NODE_NETWORK_LIMITED.
  */
-#define DAEMON_LOCAL_SERVICES ((uint64_t)PROTO_NODE_WITNESS)
+#define DAEMON_LOCAL_SERVICES ((uint64_t)(PROTO_NODE_NETWORK | PROTO_NODE_WITNESS))
 /** feefilter peerd sends: Core's default minimum relay fee, sat/kvB. */
 #define DAEMON_FEEFILTER_SAT_KVB 1000
 
@@ -74,6 +76,8 @@ struct chain;
 #define PEER_BIP31_VERSION 60000
 /** First version with sendcmpct (SHORT_IDS_BLOCKS_VERSION). */
 #define PEER_SHORT_IDS_VERSION 70014
+/** First version with sendheaders (SENDHEADERS_VERSION, BIP130). */
+#define PEER_SENDHEADERS_VERSION 70012
 /** First version with feefilter (FEEFILTER_VERSION). */
 #define PEER_FEEFILTER_VERSION 70013
 /** First version with wtxidrelay (WTXID_RELAY_VERSION). */
@@ -232,6 +236,11 @@ struct peer {
 	uint32_t tx_announced;  /**< tracked announcements naming this peer */
 	uint32_t tx_inflight;   /**< getdata requests outstanding to this peer */
 	uint32_t blocks_owed;   /**< genesis copies asked for, deferred while send-paused */
+	/* block serving (serve.c): one getdata's block requests, in order */
+	struct proto_inv_vec *serve_q; /**< requests not yet read; xmalloc'd */
+	uint32_t serve_head, serve_n;  /**< next to read; entries in serve_q */
+	uint32_t serve_cap;
+	bool serve_busy; /**< a read job for this peer is out */
 	/* misbehaviour */
 	uint32_t decode_errors;
 };
@@ -263,6 +272,8 @@ int peer_send_msg(struct peer *p, const struct proto_msg *m);
 void peer_send_frame(struct peer *p, enum proto_cmd cmd, const uint8_t *frame, size_t len);
 /** Resume processing and reading when the send queue drained (write callback). */
 void peer_flow_update(struct peer *p);
+/** Process messages that waited in the rx buffer and restart reading if it was stopped. */
+void peer_resume(struct peer *p);
 /** Housekeeping: connect/handshake/inactivity timeouts and pings. */
 void peer_tick(struct peer *p, uint64_t now_ms);
 /** Peer by id, or NULL (binary search; d->peers is sorted by id). */
@@ -331,6 +342,83 @@ void inv_peer_gone(struct peer *p);
 void inv_getdata_resume(struct peer *p);
 /** Announcements tracked now. */
 uint32_t inv_tracked(const struct daemon *d);
+/** Remember that the peer has (announced, sent or was told of) this hash. */
+void inv_known_add(struct peer *p, const struct proto_hash *h);
+/** Whether the peer is known to have this hash. */
+bool inv_known_has(const struct peer *p, const struct proto_hash *h);
+
+/* ---- chainview.c: the loop's copy of the active chain ------------------- */
+
+/** A block of the active chain as the loop keeps it: hash and header. */
+struct chainview_rec {
+	struct proto_hash hash;
+	uint8_t header[PROTO_BLOCK_HEADER_SIZE]; /**< serialized, ready for a headers reply */
+};
+
+/** The active chain, genesis first; loop thread only. */
+struct chainview {
+	struct chainview_rec *recs; /**< recs[h] is the block at height h */
+	uint32_t n, cap;            /**< n = tip height + 1; 0 before the first update */
+	struct hmap idx;            /**< fingerprint of hash -> height */
+};
+
+/**
+ * What changed in the active chain: blocks above fork_height are gone and
+ * recs (heights fork_height + 1 ...) are the new ones, up to the tip.
+ * Built on the validation thread, delivered to the loop as a result.
+ */
+struct chainview_update {
+	int32_t fork_height; /**< -1: the whole chain follows */
+	int32_t old_height;  /**< the published tip's height before, -1 if none */
+	uint32_t n;
+	struct chainview_rec recs[];
+};
+
+/** An empty view. */
+void chainview_init(struct chainview *v);
+/** Free the view. */
+void chainview_release(struct chainview *v);
+/** Height of the active chain's block with this hash, or -1. Loop thread. */
+int32_t chainview_find(const struct daemon *d, const struct proto_hash *h);
+/** The tip's height, -1 before the chain is known. Loop thread. */
+int32_t chainview_height(const struct daemon *d);
+/** The record at height, or NULL. Loop thread. */
+const struct chainview_rec *chainview_at(const struct daemon *d, int32_t height);
+/** Apply an update. 0, -EINVAL (does not fit), -ENOMEM, -EOVERFLOW. Loop thread. */
+int chainview_apply(struct daemon *d, const struct chainview_update *u);
+/**
+ * The validation thread's side: the update that takes a view from
+ * *published to the chain's tip, or NULL when nothing changed (or out of
+ * memory: *published is then kept, so the next call retries). Moves
+ * *published to the tip. The caller owns the result.
+ */
+struct chainview_update *chainview_update_new(struct chain *c, const struct chain_node **published);
+
+/* ---- serve.c: blocks for getdata, read on the validation thread --------- */
+
+/** Blocks (getdata entries) queued per peer; one getdata holds at most PROTO_MAX_INV. */
+#define SERVE_MAX_QUEUE PROTO_MAX_INV
+
+/** Queue a getdata entry (answered in order). 0, or -ENOMEM / -ENOSPC (the entry is dropped). */
+int serve_queue(struct peer *p, const struct proto_inv_vec *v);
+/** Start reading the next queued block unless one is out or the peer is send-paused. */
+void serve_next(struct peer *p);
+/** Whether the peer waits for blocks to be served: its messages are not processed meanwhile. */
+static inline bool serve_pending(const struct peer *p)
+{
+	return p->serve_busy || p->serve_n > p->serve_head;
+}
+/** Free a closing peer's queue. */
+void serve_peer_gone(struct peer *p);
+
+/* ---- relay.c: announcing new tips --------------------------------------- */
+
+/** Blocks announced by headers at most; more go as one inv of the tip (Core
+ * MAX_BLOCKS_TO_ANNOUNCE). */
+#define RELAY_MAX_BLOCKS_TO_ANNOUNCE 8u
+
+/** The active chain moved (u was just applied to the view): tell every peer. Loop thread. */
+void relay_new_tip(struct daemon *d, const struct chainview_update *u);
 
 /* ---- msg_headers.c --------------------------------------------------- */
 
@@ -491,9 +579,10 @@ struct validation {
 	uint64_t posted, jobs_run;            /**< (mu) counters */
 	bool initialized, started, joined;    /**< loop thread only */
 	struct chain *chain;
-	_Atomic int32_t height;  /**< the tip's height, -1 when no chain */
-	_Atomic int32_t headers; /**< the best header's height */
-	_Atomic bool busy;       /**< a job is running */
+	const struct chain_node *published; /**< the tip the loop's view was last given (thread) */
+	_Atomic int32_t height;             /**< the tip's height, -1 when no chain */
+	_Atomic int32_t headers;            /**< the best header's height */
+	_Atomic bool busy;                  /**< a job is running */
 };
 
 /**
@@ -645,9 +734,11 @@ struct daemon_stats {
 	uint64_t tx_requested, tx_request_timeouts, tx_received, tx_unsolicited;
 	uint64_t tx_decoded, tx_bytes;
 	uint64_t getdata_items, notfound_sent, notfound_recv, blocks_served;
+	uint64_t blocks_not_served; /**< asked for, but unknown, not allowed or unreadable */
 	uint64_t blocks_recv;
 	/* headers */
 	uint64_t headers_msgs, headers_entries, getheaders_answered;
+	uint64_t getblocks_answered, blocks_announced_headers, blocks_announced_inv;
 	/* addr */
 	uint64_t addr_entries, addr_learned, addr_unroutable, getaddr_answered, getaddr_ignored;
 };
@@ -759,6 +850,8 @@ struct daemon {
 
 	/** The validation thread, which owns the chain and its check queue. */
 	struct validation val;
+	/** The active chain as the validation thread last published it. */
+	struct chainview view;
 };
 
 /**

@@ -10,9 +10,9 @@
  *     an outbound peer getaddr (Core's one-time address fetch);
  *   on the peer's verack: sendcmpct(high_bandwidth=false, version 2), then
  *     what Core's SendMessages sends next: ping, feefilter.
- * Core sends sendheaders once it knows a peer's headers chain has the
- * minimum chain work; peerd has no headers chain until chain/ exists, so it
- * does not send sendheaders yet.
+ *   then sendheaders (BIP130, version >= 70012) between them, as peerd
+ *     has a chain to announce. Core waits until it knows the peer's
+ *     chain has the minimum work; on regtest that is at once.
  *
  * Timeouts (Core's InactivityCheck): from peertimeout seconds after the
  * connection opened, a peer that has not both sent and received a message,
@@ -96,8 +96,9 @@ void handshake_send_version(struct peer *p)
 	v->nonce = p->local_nonce;
 	v->user_agent_len = (uint32_t)strlen(DAEMON_USER_AGENT);
 	memcpy(v->user_agent, DAEMON_USER_AGENT, v->user_agent_len);
-	/* peerd's chain is the genesis block: height 0. */
-	v->start_height = 0;
+	/* The active chain's height as the loop last heard it. */
+	int32_t height = chainview_height(d);
+	v->start_height = height > 0 ? height : 0;
 	v->relay = true;
 	v->has_relay = true;
 	p->sent_version = true;
@@ -191,6 +192,9 @@ static void on_verack(struct peer *p)
 	if (p->state != PEER_ACTIVE)
 		return;
 	send_ping(p, daemon_now_ms(d));
+	/* BIP130, where Core's SendMessages sends it: after the ping. */
+	if (p->state == PEER_ACTIVE && common_version(p) >= PEER_SENDHEADERS_VERSION)
+		send_empty(p, PROTO_CMD_SENDHEADERS);
 	if (p->state == PEER_ACTIVE && common_version(p) >= PEER_FEEFILTER_VERSION) {
 		d->out.cmd = PROTO_CMD_FEEFILTER;
 		d->out.feerate = DAEMON_FEEFILTER_SAT_KVB;

@@ -1,59 +1,122 @@
 /*
- * daemon/msg_headers.c: getheaders, getblocks and headers until chain/
- * exists.
+ * daemon/msg_headers.c: getheaders, getblocks and headers.
  *
- * peerd's chain is the network's genesis block, so it answers as Bitcoin
- * Core would with that chain:
- *   getheaders with an empty locator asks for the one header named by
- *     hash_stop: the genesis header if that is what was asked, else no
- *     reply (Core: "if (!pindex) return").
+ * Replies come from the loop's copy of the active chain (chainview.c), so
+ * the loop never waits for the validation thread to answer, as Core 29's
+ * ProcessMessage does it:
  *   getheaders with a locator: the fork point is the first locator hash on
- *     peerd's chain, or genesis when none is; the reply holds the headers
- *     after it, which is none, so an empty headers message.
- *   getblocks: nothing follows genesis, so nothing to announce.
+ *     the active chain (Core's FindForkInGlobalIndex), genesis when none
+ *     is; the reply holds up to 2,000 headers after it, ending at
+ *     hash_stop if that comes first.
+ *   getheaders with an empty locator asks for the one header named by
+ *     hash_stop; no reply when peerd does not have it on its chain.
+ *   getblocks: an inv of up to 500 blocks after the fork point, ending
+ *     at hash_stop.
  *   A locator of more than 101 hashes (MAX_LOCATOR_SZ) disconnects.
  *   headers received are decoded and counted; over 2,000 in one message is
  *     misbehaviour (see transport.c and ban.c).
+ * The headers reply is framed straight from the view's serialized headers:
+ * one pass, no header decoded or re-encoded.
  */
 #include "daemon/daemon.h"
 
 #include <errno.h>
 #include <string.h>
 
-static int genesis_header(const struct daemon *d, struct proto_block_header *h)
+/** Blocks in one getblocks answer (Core's limit in ProcessMessage). */
+#define HEADERS_GETBLOCKS_MAX 500
+
+/* Height of the fork point: the first locator hash on the active chain. */
+static int32_t locator_fork(const struct daemon *d, const struct proto_locator *l)
 {
-	struct proto_reader r;
-	proto_reader_init(&r, d->params->genesis, d->params->genesis_len);
-	return proto_block_header_decode(&r, h);
+	for (uint32_t i = 0; i < l->n; i++) {
+		int32_t h = chainview_find(d, &l->hashes[i]);
+		if (h >= 0)
+			return h;
+	}
+	return 0;
+}
+
+/* Send headers for heights [from, to] (to < from: an empty headers). */
+static void send_headers(struct peer *p, int32_t from, int32_t to)
+{
+	struct daemon *d = p->d;
+	struct proto_writer *w = &d->txw;
+	w->len = 0;
+	w->err = 0;
+	size_t start = proto_frame_begin(w);
+	uint32_t n = to >= from ? (uint32_t)(to - from + 1) : 0;
+	proto_write_compact(w, n);
+	for (int32_t h = from; h <= to; h++) {
+		proto_write_bytes(w, chainview_at(d, h)->header, PROTO_BLOCK_HEADER_SIZE);
+		proto_write_u8(w, 0); /* the transaction count, always 0 in headers */
+	}
+	proto_frame_end(w, start, d->params->magic, "headers");
+	if (w->err)
+		return;
+	peer_send_frame(p, PROTO_CMD_HEADERS, w->buf, w->len);
+	d->stats.getheaders_answered++;
 }
 
 static void on_getheaders(struct peer *p, const struct proto_locator *l)
 {
 	struct daemon *d = p->d;
-	struct proto_headers *out = &d->out.headers;
-	out->n = 0;
+	int32_t tip = chainview_height(d);
+	if (tip < 0)
+		return;
 	if (l->n == 0) {
-		if (!proto_hash_eq(&l->stop, &d->params->genesis_hash)) {
+		int32_t h = chainview_find(d, &l->stop);
+		if (h < 0) {
 			DLOG_DBG(&d->log, DLOG_MSG,
 			         "getheaders for an unknown block from peer=%llu: no reply",
 			         (unsigned long long)p->id);
 			return;
 		}
-		if (out->cap < 1) {
-			struct proto_block_header *n = xreallocarray(out->h, 1, sizeof(*n));
-			if (!n)
-				return;
-			out->h = n;
-			out->cap = 1;
-		}
-		if (genesis_header(d, &out->h[0]))
-			return;
-		out->n = 1;
+		send_headers(p, h, h);
+		return;
 	}
-	d->out.cmd = PROTO_CMD_HEADERS;
+	int32_t from = locator_fork(d, l) + 1;
+	int32_t to = from + (int32_t)PROTO_MAX_HEADERS - 1;
+	if (to > tip)
+		to = tip;
+	int32_t stop = chainview_find(d, &l->stop);
+	if (stop >= from && stop < to)
+		to = stop;
+	send_headers(p, from, to);
+}
+
+static void on_getblocks(struct peer *p, const struct proto_locator *l)
+{
+	struct daemon *d = p->d;
+	int32_t tip = chainview_height(d);
+	if (tip < 0)
+		return;
+	int32_t from = locator_fork(d, l) + 1;
+	int32_t to = from + HEADERS_GETBLOCKS_MAX - 1;
+	if (to > tip)
+		to = tip;
+	int32_t stop = chainview_find(d, &l->stop);
+	if (stop >= from && stop < to)
+		to = stop;
+	if (to < from)
+		return;
+	struct proto_inv *inv = &d->out.inv;
+	uint32_t n = (uint32_t)(to - from + 1);
+	if (inv->cap < n) {
+		struct proto_inv_vec *v = xreallocarray(inv->v, n, sizeof(*v));
+		if (!v)
+			return;
+		inv->v = v;
+		inv->cap = n;
+	}
+	inv->n = 0;
+	for (int32_t h = from; h <= to; h++)
+		inv->v[inv->n++] = (struct proto_inv_vec){.type = PROTO_INV_BLOCK,
+		                                          .hash = chainview_at(d, h)->hash};
+	d->out.cmd = PROTO_CMD_INV;
 	if (peer_send_msg(p, &d->out) == 0)
-		d->stats.getheaders_answered++;
-	out->n = 0;
+		d->stats.getblocks_answered++;
+	inv->n = 0;
 }
 
 void headers_on_msg(struct peer *p, const struct proto_msg *m)
@@ -68,6 +131,8 @@ void headers_on_msg(struct peer *p, const struct proto_msg *m)
 		}
 		if (m->cmd == PROTO_CMD_GETHEADERS)
 			on_getheaders(p, &m->locator);
+		else
+			on_getblocks(p, &m->locator);
 		break;
 	case PROTO_CMD_HEADERS:
 		if (m->headers.n > PROTO_MAX_HEADERS) {

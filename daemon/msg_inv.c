@@ -16,8 +16,9 @@
  *   - a received transaction is decoded and its txid and wtxid go into the
  *     bounded seen-set "seen_txs". It is not validated and not relayed:
  *     there is no mempool until chain/ validates transactions.
- *   - getdata: peerd has the genesis block and nothing else, so it serves
- *     that block and answers everything else with notfound.
+ *   - getdata: blocks are served from the block files (serve.c), an
+ *     unknown block is ignored and a transaction answered with notfound,
+ *     as Core does.
  *   - block invs and block messages are counted (and decoded); nothing more.
  *   - mempool: peerd does not offer bloom filters, so, as Core, the peer is
  *     disconnected.
@@ -118,6 +119,16 @@ static int known_insert(struct peer *p, uint64_t fp)
 		hset_init(p->known_inv, INV_KNOWN_MAX);
 	}
 	return hset_insert(p->known_inv, fp);
+}
+
+void inv_known_add(struct peer *p, const struct proto_hash *h)
+{
+	(void)known_insert(p, hash_fp(p->d, h));
+}
+
+bool inv_known_has(const struct peer *p, const struct proto_hash *h)
+{
+	return p->known_inv && hset_contains(p->known_inv, hash_fp(p->d, h));
 }
 
 /* ---- the request tracker -------------------------------------------- */
@@ -344,21 +355,33 @@ static void on_getdata(struct peer *p, const struct proto_inv *inv)
 {
 	struct daemon *d = p->d;
 	const struct proto_params *pp = d->params;
+	bool have_chain = chainview_height(d) >= 0;
 	d->out.inv.n = 0;
 	for (uint32_t i = 0; i < inv->n && p->state != PEER_CLOSING; i++) {
 		const struct proto_inv_vec *v = &inv->v[i];
 		uint32_t base = v->type & ~(uint32_t)PROTO_INV_WITNESS_FLAG;
 		d->stats.getdata_items++;
+		if (have_chain) {
+			/* Answered in order; blocks read on the validation
+			 * thread (serve.c). */
+			(void)serve_queue(p, v);
+			continue;
+		}
 		if (base == PROTO_INV_BLOCK && proto_hash_eq(&v->hash, &pp->genesis_hash)) {
-			/* The one block peerd has. Counted, then served until the
-			 * peer is send-paused and the rest as its queue drains:
-			 * queueing every copy at once let one getdata naming it
-			 * 50,000 times hold ~15 MB past maxsendbuffer. While any
-			 * is owed the peer stays paused, so no further message is
-			 * processed and the count is bounded by one message's. */
+			/* No chain open (unit tests): the one block peerd has.
+			 * Counted, then served until the peer is send-paused and
+			 * the rest as its queue drains: queueing every copy at
+			 * once let one getdata naming it 50,000 times hold ~15 MB
+			 * past maxsendbuffer. While any is owed the peer stays
+			 * paused, so no further message is processed and the
+			 * count is bounded by one message's. */
 			p->blocks_owed++;
 			continue;
 		}
+		/* Core answers only transactions with notfound; other block
+		 * kinds (filtered, compact) and unknown blocks get nothing. */
+		if (base != PROTO_INV_TX && base != PROTO_INV_WTX)
+			continue;
 		if (batch_add(d, v))
 			break;
 	}
@@ -367,6 +390,10 @@ static void on_getdata(struct peer *p, const struct proto_inv *inv)
 	inv_getdata_resume(p);
 	if (p->state == PEER_CLOSING)
 		return;
+	if (have_chain) {
+		serve_next(p);
+		return;
+	}
 	d->stats.notfound_sent += d->out.inv.n;
 	batch_send(p, PROTO_CMD_NOTFOUND);
 }

@@ -162,6 +162,7 @@ static void peer_close_cb(uv_handle_t *h)
 	struct daemon *d = p->d;
 	transport_release(p);
 	inv_peer_gone(p);
+	serve_peer_gone(p);
 	if (p->target)
 		net_peer_closed(p);
 	peers_remove(d, p);
@@ -306,12 +307,20 @@ void peer_flow_update(struct peer *p)
 	/* Deferred getdata blocks go first, as Core's ProcessGetData runs
 	 * before new messages; they may pause the peer again. */
 	inv_getdata_resume(p);
-	if (p->send_paused || p->state == PEER_CLOSING)
+	serve_next(p);
+	if (p->send_paused || serve_pending(p) || p->state == PEER_CLOSING)
+		return;
+	peer_resume(p);
+}
+
+void peer_resume(struct peer *p)
+{
+	if (p->state == PEER_CLOSING)
 		return;
 	/* Messages that waited in the rx buffer are processed now; reading
 	 * restarts once the buffer has room again. */
 	transport_process(p);
-	if (p->state != PEER_CLOSING && p->recv_paused && !p->send_paused) {
+	if (p->state != PEER_CLOSING && p->recv_paused && !p->send_paused && !serve_pending(p)) {
 		p->recv_paused = false;
 		int err =
 		    uv_read_start((uv_stream_t *)&p->tcp, transport_alloc_cb, transport_read_cb);

@@ -305,7 +305,9 @@ void transport_process(struct peer *p)
 			}
 			break;
 		}
-		if (p->send_paused)
+		/* Replies are owed (send queue full, blocks being read): the
+		 * next message waits, as Core's ProcessMessages does. */
+		if (p->send_paused || serve_pending(p))
 			break;
 		struct proto_frame_header h;
 		int err = proto_frame_header_parse(at, d->params->magic, &h);
@@ -374,7 +376,7 @@ void transport_process(struct peer *p)
 		rx->start = 0;
 		rx->end = avail;
 	}
-	if (p->send_paused && p->reading &&
+	if ((p->send_paused || serve_pending(p)) && p->reading &&
 	    (rx->end == rx->cap || (uint64_t)(rx->end - rx->start) >= d->max_recvq))
 		stop_reading(p);
 }

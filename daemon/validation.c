@@ -87,11 +87,59 @@ static void publish(struct validation *v)
 	atomic_store_explicit(&v->headers, best ? best->height : -1, memory_order_relaxed);
 }
 
+/* ---- the active chain, published to the loop's view ------------------------ */
+
+/* An update on its way to the loop, as a result like any other. */
+struct view_job {
+	struct val_job job;
+	struct chainview_update *u;
+};
+
+/* Loop thread: apply the update, then announce the new tip. */
+static void view_done(struct daemon *d, struct val_job *j)
+{
+	struct view_job *vj = (struct view_job *)j;
+	int err = chainview_apply(d, vj->u);
+	if (err)
+		DLOG_ERR(&d->log, DLOG_VALIDATION, "cannot update the chain view: %s",
+		         strerror(-err));
+	else if (!d->shutting_down && d->peers)
+		relay_new_tip(d, vj->u);
+	xfree(vj->u);
+	xfree(vj);
+}
+
+/* Validation thread, unlocked: the update since the last one, or NULL. */
+static struct view_job *view_update(struct validation *v)
+{
+	if (!v->chain || chain_tip(v->chain) == v->published)
+		return NULL;
+	struct view_job *vj = xmalloc(sizeof(*vj));
+	if (!vj)
+		return NULL;
+	const struct chain_node *before = v->published;
+	vj->u = chainview_update_new(v->chain, &v->published);
+	if (!vj->u) {
+		v->published = before;
+		xfree(vj);
+		return NULL;
+	}
+	memset(&vj->job, 0, sizeof(vj->job));
+	vj->job.done = view_done;
+	return vj;
+}
+
 static void thread_main(void *arg)
 {
 	struct validation *v = arg;
 	struct daemon *d = v->d;
+	/* The chain as it was opened, before any job. */
+	struct view_job *first = view_update(v);
 	uv_mutex_lock(&v->mu);
+	if (first) {
+		queue_push(&v->out_head, &v->out_tail, &first->job);
+		wake_loop_locked(v);
+	}
 	for (;;) {
 		while (!v->stopping && (v->held || !v->in_head))
 			uv_cond_wait(&v->cv, &v->mu);
@@ -110,10 +158,14 @@ static void thread_main(void *arg)
 		j->work(v->chain, j);
 		atomic_store_explicit(&v->busy, false, memory_order_relaxed);
 		publish(v);
+		struct view_job *vj = view_update(v);
 
 		uv_mutex_lock(&v->mu);
 		v->running = false;
 		v->jobs_run++;
+		/* The view first: a job's done callback sees the chain it made. */
+		if (vj)
+			queue_push(&v->out_head, &v->out_tail, &vj->job);
 		queue_push(&v->out_head, &v->out_tail, j);
 		wake_loop_locked(v);
 	}

@@ -52,16 +52,16 @@ def test_handshake_order_inbound(peerd):
     v = p.received[0].obj
     assert v.nVersion == PROTO_VERSION, v
     assert v.strSubVer.startswith(b"/peerd:"), v.strSubVer
-    assert v.nServices == 8, "localservices %x" % v.nServices
+    assert v.nServices == 9, "localservices %x" % v.nServices  # NETWORK | WITNESS
     assert v.nNonce != 0
     assert v.fRelay
     p.send(msg_verack())
     # After our verack: sendcmpct (declining high-bandwidth, version 2),
-    # then ping and feefilter, as Core's SendMessages.
-    after = [p.recv() for _ in range(3)]
-    assert [m.command for m in after] == ["sendcmpct", "ping", "feefilter"], after
+    # then ping, sendheaders and feefilter, as Core's SendMessages.
+    after = [p.recv() for _ in range(4)]
+    assert [m.command for m in after] == ["sendcmpct", "ping", "sendheaders", "feefilter"], after
     assert after[0].obj == {"high_bandwidth": False, "version": 2}, after[0].obj
-    assert after[2].obj == 1000, "feefilter %r" % after[2].obj
+    assert after[3].obj == 1000, "feefilter %r" % after[3].obj
     info = peerd.rpc("getpeerinfo")
     assert len(info) == 1
     assert info[0]["subver"].startswith("/python-bitcoinlib"), info[0]

@@ -182,16 +182,13 @@ def test_genesis_block_and_headers_match_core(make_peerd, bitcoind_node):
     info = core.wait_for_peer(lambda p: p["subver"] == PEERD_SUBVER, 3, "peerd")
     time.sleep(1.0)  # what Core sends right after the handshake
     info = core.wait_for_peer(lambda p: p["subver"] == PEERD_SUBVER, 1, "peerd")
-    if "getheaders" in info["bytessent_per_msg"]:
-        info = core.wait_for_peer(lambda p: p["subver"] == PEERD_SUBVER and "headers" in p["bytesrecv_per_msg"],
-                                  5, "peerd's headers reply")
-        assert d.rpc("getstats")["headers"]["getheaders_answered"] >= 1
-    else:
-        # Core starts headers sync only from a peer that can serve blocks
-        # (NODE_NETWORK or NODE_NETWORK_LIMITED); peerd advertises neither
-        # until it stores the chain, so today Core never asks it.
-        services = int(d.rpc("getnetworkinfo")["localservices"], 16)
-        assert services & (1 | 1 << 10) == 0, "peerd serves blocks but Core sent no getheaders"
+    # Core starts headers sync only from a peer that can serve blocks
+    # (NODE_NETWORK or NODE_NETWORK_LIMITED): peerd claims NODE_NETWORK.
+    assert int(d.rpc("getnetworkinfo")["localservices"], 16) & 1
+    assert "getheaders" in info["bytessent_per_msg"], info["bytessent_per_msg"]
+    info = core.wait_for_peer(lambda p: p["subver"] == PEERD_SUBVER and "headers" in p["bytesrecv_per_msg"],
+                              5, "peerd's headers reply")
+    assert d.rpc("getstats")["headers"]["getheaders_answered"] >= 1
 
 
 def alive(p, nonce):

@@ -1,0 +1,106 @@
+"""peerd serves the chain to Bitcoin Core: headers, blocks and announcements.
+
+A miner Core node (never connected to peerd) makes the blocks; peerd gets
+them by submitblock on its control socket; a second Core node that knows
+only peerd syncs from it (getheaders answered from peerd's view of the
+active chain, getdata from its block files) and then follows new tips
+through peerd's announcements. Skipped without a bitcoind.
+"""
+import time
+
+import pytest
+from bitcoin.messages import msg_getdata, msg_getheaders
+from bitcoin.net import CInv
+
+from bitcoind import wait_until
+from conftest import PROTO_VERSION
+
+pytestmark = pytest.mark.interop
+
+MSG_BLOCK, MSG_WITNESS_BLOCK = 2, 0x40000002
+SYNC_TIMEOUT = 60
+
+
+def mine(core, n):
+    """n blocks paying to OP_TRUE: no wallet needed."""
+    desc = core.rpc("getdescriptorinfo", "raw(51)")["descriptor"]
+    return core.rpc("generatetodescriptor", n, desc, timeout=120)
+
+
+def feed(d, miner, hashes):
+    for h in hashes:
+        assert d.rpc("submitblock", miner.getblock(h, 0)) is None
+
+
+def test_core_syncs_from_peerd_and_follows(make_peerd, make_bitcoind):
+    miner, follower = make_bitcoind(2)
+    hashes = mine(miner, 300)
+    d = make_peerd("-peertimeout=20")
+    feed(d, miner, hashes)
+    assert d.rpc("getbestblockhash") == miner.getbestblockhash()
+    t0 = time.monotonic()
+    follower.connect_to("127.0.0.1:%d" % d.port)
+    wait_until(lambda: follower.getbestblockhash() == miner.getbestblockhash(), SYNC_TIMEOUT,
+               "Core to sync 300 blocks from peerd")
+    took = time.monotonic() - t0
+    stats = d.rpc("getstats")
+    assert stats["headers"]["getheaders_answered"] >= 1, stats["headers"]
+    assert stats["inventory"]["blocks_served"] >= 300, stats["inventory"]
+    # Core sees peerd as a full node.
+    info = follower.wait_for_peer(lambda p: p["subver"].startswith("/peerd:"), 5, "peerd")
+    assert int(info["services"], 16) & 9 == 9, info["services"]
+    assert info["startingheight"] == 300, info
+    # Five more, one at a time: each reaches Core by announcement.
+    for h in mine(miner, 5):
+        feed(d, miner, [h])
+        wait_until(lambda: follower.getbestblockhash() == h, 10, "Core to follow block %s" % h)
+    stats = d.rpc("getstats")["headers"]
+    assert stats["announced_by_headers"] + stats["announced_by_inv"] >= 5, stats
+    print("300 blocks to Core in %.2f s" % took)
+
+
+def test_getheaders_and_getdata_from_a_script(make_peerd, bitcoind_node):
+    miner = bitcoind_node
+    hashes = mine(miner, 30)
+    d = make_peerd("-peertimeout=20")
+    feed(d, miner, hashes)
+    p = d.peer()
+    p.handshake()
+    # Locator at height 10: headers 11..30, each as Core serializes it.
+    gh = msg_getheaders()
+    gh.locator.nVersion = PROTO_VERSION
+    gh.locator.vHave = [bytes.fromhex(hashes[9])[::-1]]
+    gh.hashstop = b"\0" * 32
+    p.send(gh)
+    payload = p.recv_until("headers").payload
+    assert payload[0] == 20 and len(payload) == 1 + 20 * 81, len(payload)
+    for i in range(20):
+        core_hdr = bytes.fromhex(miner.getblockheader(hashes[10 + i], False))
+        assert payload[1 + 81 * i:81 * (i + 1)] == core_hdr
+        assert payload[81 * (i + 1)] == 0
+    # hash_stop cuts the reply short.
+    gh.hashstop = bytes.fromhex(hashes[14])[::-1]
+    p.send(gh)
+    assert p.recv_until("headers").payload[0] == 5
+    # Blocks: witness and non-witness forms as Core serves them; an
+    # unknown block is ignored, an unknown transaction notfound, in order.
+    g = msg_getdata()
+    unknown = CInv()
+    unknown.type, unknown.hash = MSG_BLOCK, b"\x07" * 32
+    tx = CInv()
+    tx.type, tx.hash = 1, b"\x05" * 32
+    wb = CInv()
+    wb.type, wb.hash = MSG_WITNESS_BLOCK, bytes.fromhex(hashes[29])[::-1]
+    nb = CInv()
+    nb.type, nb.hash = MSG_BLOCK, bytes.fromhex(hashes[28])[::-1]
+    g.inv = [unknown, wb, tx, nb]
+    p.send(g)
+    got = [p.recv() for _ in range(3)]
+    assert [m.command for m in got] == ["block", "notfound", "block"], got
+    assert got[0].payload == bytes.fromhex(miner.getblock(hashes[29], 0))
+    stripped = miner.getblock(hashes[28], 2)["tx"][0]
+    assert bytes.fromhex(stripped["hex"]) != got[2].payload[81:]  # witness gone
+    assert got[2].payload[:80] == bytes.fromhex(miner.getblockheader(hashes[28], False))
+    core_tx = miner.decoderawtransaction(stripped["hex"])
+    assert core_tx["txid"] == stripped["txid"]
+    p.close()
