@@ -241,6 +241,11 @@ struct peer {
 	uint32_t serve_head, serve_n;  /**< next to read; entries in serve_q */
 	uint32_t serve_cap;
 	bool serve_busy; /**< a read job for this peer is out */
+	/* sync (sync.c) */
+	int32_t best_height;      /**< highest block it showed us (headers, inv, block); -1 none */
+	uint32_t blocks_inflight; /**< blocks asked of it, not yet received */
+	uint64_t getheaders_ms;   /**< loop time of the last unanswered getheaders, 0 = none */
+	bool sync_started;        /**< it was sent the first getheaders */
 	/* misbehaviour */
 	uint32_t decode_errors;
 };
@@ -419,6 +424,77 @@ void serve_peer_gone(struct peer *p);
 
 /** The active chain moved (u was just applied to the view): tell every peer. Loop thread. */
 void relay_new_tip(struct daemon *d, const struct chainview_update *u);
+
+/* ---- sync.c: headers-first sync and block download ---------------------- */
+
+/** Blocks past the last common block that may be asked for (Core BLOCK_DOWNLOAD_WINDOW). */
+#define SYNC_WINDOW 1024u
+/** Blocks in flight per peer (Core MAX_BLOCKS_IN_TRANSIT_PER_PEER). */
+#define SYNC_MAX_INFLIGHT_PER_PEER 16u
+/** First stall timeout (Core BLOCK_STALLING_TIMEOUT_DEFAULT). */
+#define SYNC_STALL_TIMEOUT_MS 2000u
+/** The stall timeout doubles up to this (Core BLOCK_STALLING_TIMEOUT_MAX). */
+#define SYNC_STALL_TIMEOUT_MAX_MS 64000u
+/** Per new tip the stall timeout shrinks to this percentage (Core: 0.85). */
+#define SYNC_STALL_DECAY_PCT 85u
+/** A block asked this long ago without an answer: the peer goes (Core's base, 10 min). */
+#define SYNC_BLOCK_TIMEOUT_MS (10u * 60u * 1000u)
+/** A getheaders unanswered this long may be repeated (Core HEADERS_RESPONSE_TIME). */
+#define SYNC_HEADERS_RESPONSE_MS (2u * 60u * 1000u)
+/** A best header younger than this: getheaders to every new peer (Core: 24 h). */
+#define SYNC_RECENT_HEADER_S (24 * 60 * 60)
+/** Received block bytes waiting for the validation thread, at most (back-pressure). */
+#define SYNC_MAX_QUEUE_BYTES (64u << 20)
+/** Locator hashes kept (chain/'s CHAIN_LOCATOR_MAX; daemon.h does not include chain/). */
+#define SYNC_LOCATOR_MAX 40u
+
+/** One block of the download window. */
+struct sync_block {
+	struct proto_hash hash;
+	int32_t height;
+	bool received;     /**< handed to the validation thread */
+	uint64_t peer;     /**< asked of peer id + 1; 0: not in flight */
+	uint64_t asked_ms; /**< loop time it was asked */
+};
+
+/** The download: window, queue and counters. Loop thread. */
+struct sync_state {
+	struct sync_block *win; /**< the window, lowest height first */
+	uint32_t n_win;
+	int32_t best_height, tip_height;
+	uint32_t best_time;
+	struct proto_hash locator[SYNC_LOCATOR_MAX]; /**< of the best header's parent */
+	uint32_t n_locator;
+	uint32_t n_sync_started;
+	bool refresh_posted;
+	uint64_t queue_bytes, queue_bytes_max, queue_blocks;
+	uint64_t stall_since_ms, stall_timeout_ms;
+	uint64_t blocks_requested, blocks_accepted, blocks_invalid, blocks_dropped;
+	uint64_t getheaders_sent, unconnecting, stalls, misbehaving;
+};
+
+/** Empty state. */
+void sync_init(struct daemon *d);
+/** Free the window. */
+void sync_release(struct daemon *d);
+/** The handshake is done: start headers sync with p if Core would. */
+void sync_peer_ready(struct peer *p);
+/** A headers message (n <= 2,000): to the validation thread. */
+void sync_on_headers(struct peer *p, const struct proto_headers *h);
+/** A block inv: getheaders if the block is unknown. */
+void sync_on_block_inv(struct peer *p, const struct proto_hash *h);
+/** A block message's payload (copied; decoded on the validation thread). */
+void sync_on_block(struct peer *p, const uint8_t *payload, size_t len);
+/** The active chain moved: refresh the window. */
+void sync_new_tip(struct daemon *d);
+/** Ask peers for the window's blocks. */
+void sync_schedule(struct daemon *d);
+/** Every tick: stalling and timeouts. */
+void sync_tick(struct daemon *d, uint64_t now_ms);
+/** A peer closes: its blocks are free to ask of others. */
+void sync_peer_gone(struct peer *p);
+/** getstats' "sync" object (new reference). */
+struct json_t *sync_stats_json(struct daemon *d);
 
 /* ---- msg_headers.c --------------------------------------------------- */
 
@@ -852,6 +928,8 @@ struct daemon {
 	struct validation val;
 	/** The active chain as the validation thread last published it. */
 	struct chainview view;
+	/** Headers sync and block download. */
+	struct sync_state sync;
 };
 
 /**

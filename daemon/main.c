@@ -64,6 +64,7 @@ static void on_tick(uv_timer_t *t)
 	/* peer_tick may disconnect, which only marks: the array is stable. */
 	for (uint32_t i = 0; i < d->n_peers; i++)
 		peer_tick(d->peers[i], now);
+	sync_tick(d, now);
 	if (++d->tick_count % DAEMON_SLOW_TICKS)
 		return;
 	inv_tick(d, now);

@@ -195,6 +195,9 @@ static void on_verack(struct peer *p)
 	/* BIP130, where Core's SendMessages sends it: after the ping. */
 	if (p->state == PEER_ACTIVE && common_version(p) >= PEER_SENDHEADERS_VERSION)
 		send_empty(p, PROTO_CMD_SENDHEADERS);
+	/* Then Core's "start block sync": a getheaders if this peer is one. */
+	if (p->state == PEER_ACTIVE)
+		sync_peer_ready(p);
 	if (p->state == PEER_ACTIVE && common_version(p) >= PEER_FEEFILTER_VERSION) {
 		d->out.cmd = PROTO_CMD_FEEFILTER;
 		d->out.feerate = DAEMON_FEEFILTER_SAT_KVB;

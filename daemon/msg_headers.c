@@ -141,6 +141,7 @@ void headers_on_msg(struct peer *p, const struct proto_msg *m)
 		}
 		d->stats.headers_msgs++;
 		d->stats.headers_entries += m->headers.n;
+		sync_on_headers(p, &m->headers);
 		break;
 	default:
 		break;

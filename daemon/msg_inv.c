@@ -322,6 +322,10 @@ static void on_inv(struct peer *p, const struct proto_inv *inv)
 		} else if (base == PROTO_INV_BLOCK) {
 			d->stats.inv_block++;
 			(void)known_insert(p, hash_fp(d, &v->hash));
+			int32_t h = chainview_find(d, &v->hash);
+			if (h > p->best_height)
+				p->best_height = h;
+			sync_on_block_inv(p, &v->hash);
 		} else {
 			d->stats.inv_other++;
 		}
@@ -477,7 +481,7 @@ void inv_on_msg(struct peer *p, const struct proto_msg *m)
 		on_tx(p, &d->in.tx);
 		break;
 	case PROTO_CMD_BLOCK:
-		d->stats.blocks_recv++;
+		/* Blocks go to sync_on_block undecoded (transport.c). */
 		break;
 	case PROTO_CMD_MEMPOOL:
 		peer_disconnect(p, "mempool request with bloom filters disabled");

@@ -96,6 +96,7 @@ struct peer *peer_new(struct daemon *d, bool inbound)
 	p->state = inbound ? PEER_HANDSHAKE : PEER_CONNECTING;
 	p->ping_us = -1;
 	p->minping_us = -1;
+	p->best_height = -1;
 	p->start_height = -1;
 	p->connect_ms = daemon_now_ms(d);
 	p->conntime = (int64_t)time(NULL);
@@ -163,6 +164,7 @@ static void peer_close_cb(uv_handle_t *h)
 	transport_release(p);
 	inv_peer_gone(p);
 	serve_peer_gone(p);
+	sync_peer_gone(p);
 	if (p->target)
 		net_peer_closed(p);
 	peers_remove(d, p);

@@ -243,6 +243,12 @@ static void dispatch(struct peer *p, const struct proto_frame_header *h, const u
 		         (unsigned long long)p->id);
 		return;
 	}
+	if (cmd == PROTO_CMD_BLOCK) {
+		/* Decoded on the validation thread, not here: a 4 MB block
+		 * would hold the loop for milliseconds. */
+		sync_on_block(p, payload, h->length);
+		return;
+	}
 	size_t off = 0;
 	int err = proto_msg_decode(cmd, payload, h->length, &d->in, &off);
 	if (err) {

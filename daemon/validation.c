@@ -103,8 +103,10 @@ static void view_done(struct daemon *d, struct val_job *j)
 	if (err)
 		DLOG_ERR(&d->log, DLOG_VALIDATION, "cannot update the chain view: %s",
 		         strerror(-err));
-	else if (!d->shutting_down && d->peers)
+	else if (!d->shutting_down && d->peers) {
 		relay_new_tip(d, vj->u);
+		sync_new_tip(d);
+	}
 	xfree(vj->u);
 	xfree(vj);
 }

@@ -1,0 +1,687 @@
+/*
+ * daemon/sync.c: following the chain from peers, as Core 29's
+ * net_processing does it: headers first, then blocks from several peers at
+ * once.
+ *
+ * Headers: a getheaders with the locator of the best header's parent goes
+ * to the first peer that can serve blocks (NODE_NETWORK or
+ * NODE_NETWORK_LIMITED), and to every such peer, inbound included, once the
+ * best header is less than 24 h old. A headers message goes to the
+ * validation thread (chain_accept_headers); a full one (2,000) is followed
+ * by a getheaders from its last header; one whose first header does not
+ * connect, and a block inv for a block peerd does not know, by a getheaders
+ * from the best header. Headers that break a rule are Misbehaving (which
+ * never bans a loopback or manual peer: ban.c).
+ *
+ * Blocks: after every sync job the validation thread works out the
+ * download window, the blocks of the best header chain past the last
+ * block both it and the active chain hold, at most SYNC_WINDOW deep, that
+ * peerd has no data for. The loop asks peers for them, lowest first, at
+ * most SYNC_MAX_INFLIGHT_PER_PEER each, only of a peer whose chain (from its
+ * version and headers) reaches that height. A block received is copied
+ * and handed to the validation thread undecoded (chain_submit_block
+ * stores a block that arrives before its parent and connects it when its
+ * turn comes); the bytes handed over and not yet done are the queue,
+ * capped at SYNC_MAX_QUEUE_BYTES: over it, no new block is asked for.
+ * The window is the bound on blocks kept out of order.
+ *
+ * Stalling (Core's BLOCK_STALLING_TIMEOUT): when a peer could take a block
+ * but the window has none left to give, and the window's first block is
+ * still in flight from another peer, that peer is stalling the download:
+ * after the stall timeout (2 s, doubling for each peer dropped up to 64 s,
+ * shrinking back by 15% per new tip) it is disconnected, and its blocks go
+ * to others.
+ *
+ * Thread: everything here runs on the loop thread except the work
+ * functions, which run on the validation thread and touch only their job
+ * and the chain.
+ */
+#include "daemon/daemon.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "chain/chain.h"
+
+_Static_assert(SYNC_LOCATOR_MAX == CHAIN_LOCATOR_MAX, "daemon.h's copy of chain/'s limit");
+
+/* ---- jobs ------------------------------------------------------------------ */
+
+/** What every sync job brings back: the window and the best header. */
+struct sync_result {
+	int32_t best_height;
+	uint32_t best_time;
+	int32_t tip_height;
+	uint32_t n_locator; /**< locator of the best header's parent */
+	struct proto_hash locator[SYNC_LOCATOR_MAX];
+	uint32_t n_want;
+	struct sync_block want[SYNC_WINDOW];
+};
+
+enum sync_job_kind { SYNC_JOB_HEADERS, SYNC_JOB_BLOCK, SYNC_JOB_REFRESH };
+
+struct sync_job {
+	struct val_job job;
+	enum sync_job_kind kind;
+	uint64_t peer_id;
+	/* headers */
+	struct proto_block_header *headers;
+	uint32_t n_headers;
+	int err;
+	struct chain_state st;
+	int32_t last_height; /**< the last header accepted (or the block's height) */
+	struct proto_hash last_hash;
+	uint32_t n_last_locator; /**< locator from the last header, for a full message */
+	struct proto_hash last_locator[SYNC_LOCATOR_MAX];
+	/* block */
+	uint8_t *raw;
+	size_t len;
+	enum chain_submit submit;
+	/* both */
+	struct sync_result res;
+};
+
+/* Validation thread: the window and the best header's locator. */
+static void compute_window(struct chain *c, struct sync_result *r)
+{
+	struct chain_index *idx = chain_get_index(c);
+	struct chain_node *best = chain_index_best_header(idx);
+	struct chain_node *tip = chain_tip(c);
+	r->best_height = best->height;
+	r->best_time = best->time;
+	r->tip_height = tip->height;
+	r->n_locator = (uint32_t)chain_node_locator(best->prev ? best->prev : best, r->locator,
+	                                            SYNC_LOCATOR_MAX);
+	r->n_want = 0;
+	if (chain_work_cmp(&best->work, &tip->work) <= 0)
+		return;
+	struct chain_node *fork = chain_node_fork(tip, best);
+	int32_t top = fork->height + (int32_t)SYNC_WINDOW;
+	if (top > best->height)
+		top = best->height;
+	struct chain_node *n = chain_node_ancestor(best, top);
+	uint32_t k = 0;
+	struct sync_block tmp[SYNC_WINDOW];
+	for (; n && n != fork && k < SYNC_WINDOW; n = n->prev) {
+		if ((n->status & CHAIN_HAVE_DATA) || chain_node_failed(n))
+			continue;
+		memset(&tmp[k], 0, sizeof(tmp[k]));
+		tmp[k].hash = n->hash;
+		tmp[k].height = n->height;
+		k++;
+	}
+	/* Lowest first: the order the chain needs them in. */
+	for (uint32_t i = 0; i < k; i++) {
+		r->want[i] = tmp[k - 1 - i];
+	}
+	r->n_want = k;
+}
+
+static void headers_work(struct chain *c, struct val_job *j)
+{
+	struct sync_job *sj = (struct sync_job *)j;
+	if (!c)
+		return;
+	struct chain_node *last = NULL;
+	chain_state_clear(&sj->st);
+	sj->err = chain_accept_headers(c, sj->headers, sj->n_headers, &last, &sj->st);
+	if (last) {
+		sj->last_height = last->height;
+		sj->last_hash = last->hash;
+		sj->n_last_locator =
+		    (uint32_t)chain_node_locator(last, sj->last_locator, SYNC_LOCATOR_MAX);
+	}
+	compute_window(c, &sj->res);
+}
+
+static void block_work(struct chain *c, struct val_job *j)
+{
+	struct sync_job *sj = (struct sync_job *)j;
+	if (!c)
+		return;
+	struct proto_block b;
+	proto_block_init(&b);
+	chain_state_clear(&sj->st);
+	if (proto_block_decode(sj->raw, sj->len, &b, NULL)) {
+		sj->submit = CHAIN_SUBMIT_REJECTED;
+		snprintf(sj->st.reason, sizeof(sj->st.reason), "block-decode-failed");
+		sj->st.result = CHAIN_RESULT_CONSENSUS;
+	} else {
+		sj->err = chain_submit_block(c, sj->raw, sj->len, &b, &sj->submit, &sj->st);
+		proto_block_header_hash(&b.hdr, &sj->last_hash);
+		struct chain_node *n = chain_index_find(chain_get_index(c), &sj->last_hash);
+		sj->last_height = n ? n->height : -1;
+	}
+	proto_block_release(&b);
+	xfree(sj->raw);
+	sj->raw = NULL;
+	compute_window(c, &sj->res);
+}
+
+static void refresh_work(struct chain *c, struct val_job *j)
+{
+	struct sync_job *sj = (struct sync_job *)j;
+	if (c)
+		compute_window(c, &sj->res);
+}
+
+/* ---- the loop side ------------------------------------------------------- */
+
+static void sync_done(struct daemon *d, struct val_job *j);
+
+static struct sync_job *job_new(enum sync_job_kind kind, const struct peer *p, val_work_fn work)
+{
+	struct sync_job *sj = xmalloc(sizeof(*sj));
+	if (!sj)
+		return NULL;
+	memset(sj, 0, sizeof(*sj));
+	sj->kind = kind;
+	sj->peer_id = p ? p->id : UINT64_MAX;
+	sj->job.work = work;
+	sj->job.done = sync_done;
+	sj->last_height = -1;
+	return sj;
+}
+
+static void job_free(struct sync_job *sj)
+{
+	xfree(sj->headers);
+	xfree(sj->raw);
+	xfree(sj);
+}
+
+static bool can_serve(const struct peer *p)
+{
+	return (p->services & (PROTO_NODE_NETWORK | PROTO_NODE_NETWORK_LIMITED)) != 0;
+}
+
+static bool best_header_recent(const struct daemon *d)
+{
+	return d->sync.best_time &&
+	       (int64_t)d->sync.best_time > (int64_t)time(NULL) - SYNC_RECENT_HEADER_S;
+}
+
+/* A getheaders to p from `loc` (the best header's when NULL). */
+static void send_getheaders(struct peer *p, const struct proto_hash *loc, uint32_t n)
+{
+	struct daemon *d = p->d;
+	struct sync_state *s = &d->sync;
+	if (!loc) {
+		loc = s->locator;
+		n = s->n_locator;
+	}
+	if (!n) {
+		/* No sync result yet: the genesis block is a locator too. */
+		loc = &d->params->genesis_hash;
+		n = 1;
+	}
+	struct proto_locator *l = &d->out.locator;
+	if (l->cap < n) {
+		struct proto_hash *h = xreallocarray(l->hashes, n, sizeof(*h));
+		if (!h)
+			return;
+		l->hashes = h;
+		l->cap = n;
+	}
+	memcpy(l->hashes, loc, n * sizeof(*loc));
+	l->n = n;
+	l->version = PROTO_VERSION;
+	memset(&l->stop, 0, sizeof(l->stop));
+	d->out.cmd = PROTO_CMD_GETHEADERS;
+	if (peer_send_msg(p, &d->out) == 0) {
+		p->getheaders_ms = daemon_now_ms(d);
+		s->getheaders_sent++;
+	}
+	l->n = 0;
+}
+
+/* Core's MaybeSendGetHeaders: not while one is outstanding (2 minutes). */
+static void maybe_getheaders(struct peer *p)
+{
+	uint64_t now = daemon_now_ms(p->d);
+	if (p->getheaders_ms && now - p->getheaders_ms < SYNC_HEADERS_RESPONSE_MS)
+		return;
+	send_getheaders(p, NULL, 0);
+}
+
+void sync_peer_ready(struct peer *p)
+{
+	struct daemon *d = p->d;
+	if (p->sync_started || !can_serve(p) || chainview_height(d) < 0)
+		return;
+	if (d->sync.n_sync_started == 0 || best_header_recent(d)) {
+		p->sync_started = true;
+		d->sync.n_sync_started++;
+		send_getheaders(p, NULL, 0);
+	}
+}
+
+/* Clear in-flight marks of peers that are gone; recount per peer. */
+static void recount(struct daemon *d)
+{
+	struct sync_state *s = &d->sync;
+	for (uint32_t i = 0; i < d->n_peers; i++)
+		d->peers[i]->blocks_inflight = 0;
+	for (uint32_t i = 0; i < s->n_win; i++) {
+		struct sync_block *b = &s->win[i];
+		if (!b->peer)
+			continue;
+		struct peer *q = daemon_peer_by_id(d, b->peer - 1);
+		if (!q || q->state == PEER_CLOSING) {
+			b->peer = 0;
+			continue;
+		}
+		q->blocks_inflight++;
+	}
+}
+
+/* Take a new window, keeping what is in flight. */
+static void take_window(struct daemon *d, const struct sync_result *r)
+{
+	struct sync_state *s = &d->sync;
+	uint64_t now = daemon_now_ms(d);
+	struct sync_block *nw = NULL;
+	if (r->n_want) {
+		nw = xreallocarray(NULL, r->n_want, sizeof(*nw));
+		if (!nw)
+			return;
+		memcpy(nw, r->want, r->n_want * sizeof(*nw));
+	}
+	/* Both are in height order: walk them together. */
+	uint32_t j = 0;
+	for (uint32_t i = 0; i < r->n_want; i++) {
+		while (j < s->n_win && s->win[j].height < nw[i].height)
+			j++;
+		if (j < s->n_win && proto_hash_eq(&s->win[j].hash, &nw[i].hash)) {
+			nw[i].peer = s->win[j].peer;
+			nw[i].asked_ms = s->win[j].asked_ms;
+			nw[i].received = s->win[j].received;
+		}
+	}
+	/* The first block changed: whoever stalled it no longer does. */
+	if (!r->n_want || !s->n_win || !proto_hash_eq(&nw[0].hash, &s->win[0].hash))
+		s->stall_since_ms = 0;
+	xfree(s->win);
+	s->win = nw;
+	s->n_win = r->n_want;
+	s->best_height = r->best_height;
+	s->best_time = r->best_time;
+	s->n_locator = r->n_locator;
+	memcpy(s->locator, r->locator, r->n_locator * sizeof(r->locator[0]));
+	if (r->tip_height > s->tip_height) {
+		/* Progress: the stall timeout shrinks back toward its base. */
+		uint64_t t = s->stall_timeout_ms * SYNC_STALL_DECAY_PCT / 100u;
+		s->stall_timeout_ms = t < SYNC_STALL_TIMEOUT_MS ? SYNC_STALL_TIMEOUT_MS : t;
+	}
+	s->tip_height = r->tip_height;
+	(void)now;
+	recount(d);
+}
+
+/* Mark the window's block `hash` received from p; true when it was asked of p. */
+static bool mark_received(struct daemon *d, struct peer *p, const struct proto_hash *h)
+{
+	struct sync_state *s = &d->sync;
+	for (uint32_t i = 0; i < s->n_win; i++) {
+		if (!proto_hash_eq(&s->win[i].hash, h))
+			continue;
+		bool asked = s->win[i].peer == p->id + 1;
+		if (s->win[i].peer) {
+			struct peer *q = daemon_peer_by_id(d, s->win[i].peer - 1);
+			if (q && q->blocks_inflight)
+				q->blocks_inflight--;
+		}
+		s->win[i].peer = 0;
+		s->win[i].received = true;
+		return asked;
+	}
+	return false;
+}
+
+/* Core's MaybePunishNodeForBlock (not via a compact block). */
+static void punish(struct peer *p, const struct chain_state *st, const char *what)
+{
+	switch (st->result) {
+	case CHAIN_RESULT_CONSENSUS:
+	case CHAIN_RESULT_MUTATED:
+	case CHAIN_RESULT_CACHED_INVALID:
+	case CHAIN_RESULT_INVALID_HEADER:
+	case CHAIN_RESULT_INVALID_PREV:
+	case CHAIN_RESULT_MISSING_PREV: {
+		char why[CHAIN_REASON_MAX + 32];
+		snprintf(why, sizeof(why), "invalid %s: %s", what, st->reason);
+		p->d->sync.misbehaving++;
+		ban_misbehaving(p, why);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+static void headers_done(struct daemon *d, struct sync_job *sj, struct peer *p)
+{
+	if (!p)
+		return;
+	if (sj->last_height > p->best_height)
+		p->best_height = sj->last_height;
+	if (sj->last_height >= 0)
+		inv_known_add(p, &sj->last_hash);
+	if (sj->err == CHAIN_EINVALID) {
+		if (sj->st.result == CHAIN_RESULT_MISSING_PREV && sj->last_height < 0) {
+			/* The first header does not connect: ask from our best. */
+			d->sync.unconnecting++;
+			send_getheaders(p, NULL, 0);
+			return;
+		}
+		punish(p, &sj->st, "header");
+		return;
+	}
+	if (sj->err)
+		return;
+	if (sj->n_headers == PROTO_MAX_HEADERS && sj->n_last_locator)
+		send_getheaders(p, sj->last_locator, sj->n_last_locator);
+}
+
+static void block_done(struct daemon *d, struct sync_job *sj, struct peer *p)
+{
+	struct sync_state *s = &d->sync;
+	s->queue_bytes -= sj->len;
+	s->queue_blocks--;
+	/* Done with: if the chain still lacks it (a mutated copy), the
+	 * next window lists it again and it may be asked anew. */
+	for (uint32_t i = 0; i < s->n_win; i++) {
+		if (proto_hash_eq(&s->win[i].hash, &sj->last_hash))
+			s->win[i].received = false;
+	}
+	if (sj->err) {
+		DLOG_ERR(&d->log, DLOG_VALIDATION, "block from peer=%llu: %s",
+		         (unsigned long long)sj->peer_id, chain_strerror(sj->err));
+		return;
+	}
+	if (sj->submit == CHAIN_SUBMIT_REJECTED) {
+		s->blocks_invalid++;
+		if (p)
+			punish(p, &sj->st, "block");
+		return;
+	}
+	if (p && sj->last_height > p->best_height)
+		p->best_height = sj->last_height;
+	s->blocks_accepted++;
+}
+
+static void sync_done(struct daemon *d, struct val_job *j)
+{
+	struct sync_job *sj = (struct sync_job *)j;
+	struct sync_state *s = &d->sync;
+	if (sj->kind == SYNC_JOB_REFRESH)
+		s->refresh_posted = false;
+	if (j->cancelled || d->shutting_down) {
+		if (sj->kind == SYNC_JOB_BLOCK) {
+			s->queue_bytes -= sj->len;
+			s->queue_blocks--;
+		}
+		job_free(sj);
+		return;
+	}
+	struct peer *p = daemon_peer_by_id(d, sj->peer_id);
+	if (p && p->state == PEER_CLOSING)
+		p = NULL;
+	if (sj->kind == SYNC_JOB_HEADERS)
+		headers_done(d, sj, p);
+	else if (sj->kind == SYNC_JOB_BLOCK)
+		block_done(d, sj, p);
+	take_window(d, &sj->res);
+	job_free(sj);
+	sync_schedule(d);
+}
+
+void sync_on_headers(struct peer *p, const struct proto_headers *h)
+{
+	struct daemon *d = p->d;
+	/* An answer: the next getheaders may go at once (Core clears
+	 * m_last_getheaders_timestamp here). */
+	p->getheaders_ms = 0;
+	if (h->n == 0)
+		return;
+	struct sync_job *sj = job_new(SYNC_JOB_HEADERS, p, headers_work);
+	if (!sj)
+		return;
+	sj->headers = xreallocarray(NULL, h->n, sizeof(*sj->headers));
+	if (!sj->headers) {
+		job_free(sj);
+		return;
+	}
+	memcpy(sj->headers, h->h, h->n * sizeof(*sj->headers));
+	sj->n_headers = h->n;
+	if (validation_post(d, &sj->job))
+		job_free(sj);
+}
+
+void sync_on_block_inv(struct peer *p, const struct proto_hash *h)
+{
+	struct daemon *d = p->d;
+	if (chainview_find(d, h) >= 0)
+		return;
+	for (uint32_t i = 0; i < d->sync.n_win; i++) {
+		if (proto_hash_eq(&d->sync.win[i].hash, h))
+			return;
+	}
+	/* Unknown (or not yet on our chain): learn its headers first. */
+	maybe_getheaders(p);
+}
+
+void sync_on_block(struct peer *p, const uint8_t *payload, size_t len)
+{
+	struct daemon *d = p->d;
+	struct sync_state *s = &d->sync;
+	d->stats.blocks_recv++;
+	if (len < PROTO_BLOCK_HEADER_SIZE)
+		return;
+	struct proto_block_header hdr;
+	struct proto_reader r;
+	proto_reader_init(&r, payload, PROTO_BLOCK_HEADER_SIZE);
+	if (proto_block_header_decode(&r, &hdr))
+		return;
+	struct proto_hash hash;
+	proto_block_header_hash(&hdr, &hash);
+	inv_known_add(p, &hash);
+	bool asked = mark_received(d, p, &hash);
+	/* Unasked blocks are taken while the queue has room (a peer
+	 * announcing by block, as Core's "unrequested" path); asked ones
+	 * always, or the window would never move. */
+	if (!asked && s->queue_bytes + len > SYNC_MAX_QUEUE_BYTES) {
+		s->blocks_dropped++;
+		return;
+	}
+	struct sync_job *sj = job_new(SYNC_JOB_BLOCK, p, block_work);
+	if (!sj)
+		return;
+	sj->raw = xmalloc(len);
+	if (!sj->raw) {
+		job_free(sj);
+		return;
+	}
+	memcpy(sj->raw, payload, len);
+	sj->len = len;
+	if (validation_post(d, &sj->job)) {
+		job_free(sj);
+		return;
+	}
+	s->queue_bytes += len;
+	s->queue_blocks++;
+	if (s->queue_bytes > s->queue_bytes_max)
+		s->queue_bytes_max = s->queue_bytes;
+	sync_schedule(d);
+}
+
+void sync_new_tip(struct daemon *d)
+{
+	struct sync_state *s = &d->sync;
+	if (s->refresh_posted)
+		return;
+	struct sync_job *sj = job_new(SYNC_JOB_REFRESH, NULL, refresh_work);
+	if (!sj)
+		return;
+	if (validation_post(d, &sj->job)) {
+		job_free(sj);
+		return;
+	}
+	s->refresh_posted = true;
+}
+
+/* Whether p may be asked for blocks now. */
+static bool can_download_from(const struct peer *p)
+{
+	return p->state == PEER_ACTIVE && p->handshake_done && can_serve(p) && !p->send_paused &&
+	       p->blocks_inflight < SYNC_MAX_INFLIGHT_PER_PEER;
+}
+
+/* Ask p for what it can give; true when the window had nothing for it. */
+static bool fill_peer(struct daemon *d, struct peer *p, uint64_t now)
+{
+	struct sync_state *s = &d->sync;
+	struct proto_inv *inv = &d->out.inv;
+	inv->n = 0;
+	bool starved = true;
+	for (uint32_t i = 0; i < s->n_win && p->blocks_inflight < SYNC_MAX_INFLIGHT_PER_PEER; i++) {
+		struct sync_block *b = &s->win[i];
+		if (b->received || b->peer || b->height > p->best_height)
+			continue;
+		if (inv->n == inv->cap) {
+			uint32_t ncap = inv->cap ? inv->cap * 2 : SYNC_MAX_INFLIGHT_PER_PEER;
+			struct proto_inv_vec *v = xreallocarray(inv->v, ncap, sizeof(*v));
+			if (!v)
+				break;
+			inv->v = v;
+			inv->cap = ncap;
+		}
+		inv->v[inv->n++] =
+		    (struct proto_inv_vec){.type = PROTO_INV_WITNESS_BLOCK, .hash = b->hash};
+		b->peer = p->id + 1;
+		b->asked_ms = now;
+		p->blocks_inflight++;
+		starved = false;
+	}
+	if (inv->n) {
+		d->out.cmd = PROTO_CMD_GETDATA;
+		(void)peer_send_msg(p, &d->out);
+		s->blocks_requested += inv->n;
+		inv->n = 0;
+	}
+	return starved;
+}
+
+void sync_schedule(struct daemon *d)
+{
+	struct sync_state *s = &d->sync;
+	if (!s->n_win || s->queue_bytes > SYNC_MAX_QUEUE_BYTES)
+		return;
+	uint64_t now = daemon_now_ms(d);
+	bool someone_starved = false;
+	for (uint32_t i = 0; i < d->n_peers; i++) {
+		struct peer *p = d->peers[i];
+		if (!can_download_from(p))
+			continue;
+		/* Starved only counts for a peer that has the blocks. */
+		if (fill_peer(d, p, now) && p->best_height >= s->win[0].height)
+			someone_starved = true;
+	}
+	/* Stalling: a peer waits for work while the window's first block is
+	 * still out with someone else. */
+	if (someone_starved && s->win[0].peer && !s->win[0].received) {
+		if (!s->stall_since_ms)
+			s->stall_since_ms = now;
+	} else {
+		s->stall_since_ms = 0;
+	}
+}
+
+void sync_tick(struct daemon *d, uint64_t now)
+{
+	struct sync_state *s = &d->sync;
+	sync_schedule(d);
+	if (s->stall_since_ms && s->n_win && s->win[0].peer &&
+	    now - s->stall_since_ms > s->stall_timeout_ms) {
+		struct peer *q = daemon_peer_by_id(d, s->win[0].peer - 1);
+		s->stall_since_ms = 0;
+		if (q && q->state != PEER_CLOSING) {
+			DLOG_INFO_(&d->log, DLOG_NET,
+			           "peer=%llu is stalling block download, disconnecting",
+			           (unsigned long long)q->id);
+			s->stalls++;
+			peer_disconnect(q, "stalling block download");
+			/* Core doubles the timeout for the next one. */
+			s->stall_timeout_ms *= 2;
+			if (s->stall_timeout_ms > SYNC_STALL_TIMEOUT_MAX_MS)
+				s->stall_timeout_ms = SYNC_STALL_TIMEOUT_MAX_MS;
+		}
+		recount(d);
+		sync_schedule(d);
+	}
+	/* A block asked long ago from a peer that is still there (Core's
+	 * BLOCK_DOWNLOAD_TIMEOUT_BASE): that peer goes. */
+	for (uint32_t i = 0; i < s->n_win; i++) {
+		struct sync_block *b = &s->win[i];
+		if (b->peer && now - b->asked_ms > SYNC_BLOCK_TIMEOUT_MS) {
+			struct peer *q = daemon_peer_by_id(d, b->peer - 1);
+			if (q && q->state != PEER_CLOSING)
+				peer_disconnect(q, "block download timeout");
+			b->peer = 0;
+		}
+	}
+}
+
+void sync_peer_gone(struct peer *p)
+{
+	struct daemon *d = p->d;
+	struct sync_state *s = &d->sync;
+	if (p->sync_started && s->n_sync_started)
+		s->n_sync_started--;
+	for (uint32_t i = 0; i < s->n_win; i++) {
+		if (s->win[i].peer == p->id + 1)
+			s->win[i].peer = 0;
+	}
+	p->blocks_inflight = 0;
+}
+
+void sync_init(struct daemon *d)
+{
+	memset(&d->sync, 0, sizeof(d->sync));
+	d->sync.stall_timeout_ms = SYNC_STALL_TIMEOUT_MS;
+	d->sync.tip_height = -1;
+}
+
+void sync_release(struct daemon *d)
+{
+	xfree(d->sync.win);
+	d->sync.win = NULL;
+	d->sync.n_win = 0;
+}
+
+json_t *sync_stats_json(struct daemon *d)
+{
+	const struct sync_state *s = &d->sync;
+	uint32_t inflight = 0, received = 0;
+	for (uint32_t i = 0; i < s->n_win; i++) {
+		inflight += s->win[i].peer != 0;
+		received += s->win[i].received;
+	}
+	return json_pack(
+	    "{s:i, s:i, s:I, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+	    "s:I, s:I, s:I, s:I}",
+	    "best_header_height", (int)s->best_height, "tip_height", (int)s->tip_height, "window",
+	    (json_int_t)s->n_win, "in_flight", (int)inflight, "received_waiting", (int)received,
+	    "sync_peers", (int)s->n_sync_started, "queue_blocks", (json_int_t)s->queue_blocks,
+	    "queue_bytes", (json_int_t)s->queue_bytes, "queue_bytes_max",
+	    (json_int_t)s->queue_bytes_max, "queue_bytes_cap", (json_int_t)SYNC_MAX_QUEUE_BYTES,
+	    "blocks_requested", (json_int_t)s->blocks_requested, "blocks_accepted",
+	    (json_int_t)s->blocks_accepted, "blocks_invalid", (json_int_t)s->blocks_invalid,
+	    "blocks_dropped", (json_int_t)s->blocks_dropped, "getheaders_sent",
+	    (json_int_t)s->getheaders_sent, "unconnecting_headers", (json_int_t)s->unconnecting,
+	    "stalling_disconnects", (json_int_t)s->stalls, "stall_timeout_ms",
+	    (json_int_t)s->stall_timeout_ms);
+}

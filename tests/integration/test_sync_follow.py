@@ -1,0 +1,71 @@
+"""peerd follows the chain from Bitcoin Core: headers first, blocks from
+several peers at once, announcements, reorgs. Skipped without a bitcoind."""
+import pytest
+
+from bitcoind import ADDRESS_TYPES, wait_until
+
+pytestmark = pytest.mark.interop
+
+SYNC_TIMEOUT = 90
+
+
+def mine(core, n):
+    """n blocks paying to OP_TRUE: no wallet needed."""
+    desc = core.rpc("getdescriptorinfo", "raw(51)")["descriptor"]
+    return core.rpc("generatetodescriptor", n, desc, timeout=120)
+
+
+def utxo_hash(node_rpc):
+    return node_rpc("gettxoutsetinfo")["hash_serialized_3"]
+
+
+def same_tip(d, core):
+    return d.rpc("getbestblockhash") == core.getbestblockhash()
+
+
+def make_wallet_chain(core, blocks=300):
+    """A chain with wallet transactions of every script type, `blocks` high."""
+    core.create_wallet()
+    coinbases = core.fund_wallet(per_type=3)
+    utxos = {t: core.spendable(coinbases[t]) for t in ADDRESS_TYPES}
+    for src in ADDRESS_TYPES:
+        for dst in ADDRESS_TYPES:
+            if utxos[src]:
+                core.send_typed(utxos[src].pop(), dst)
+        core.mine(1)
+    left = blocks - core.getblockcount()
+    if left > 0:
+        core.mine(left)
+
+
+def test_peerd_syncs_from_core_and_follows(make_peerd, bitcoind_node):
+    core = bitcoind_node
+    make_wallet_chain(core)
+    d = make_peerd("-connect=127.0.0.1:%d" % core.port, "-peertimeout=20", listen=False)
+    wait_until(lambda: same_tip(d, core), SYNC_TIMEOUT, "peerd to reach Core's tip")
+    assert d.rpc("getblockcount") == core.getblockcount() >= 300
+    assert utxo_hash(d.rpc) == utxo_hash(core.rpc)
+    s = d.rpc("getstats")["sync"]
+    assert s["blocks_accepted"] >= 300 and s["blocks_invalid"] == 0, s
+    assert s["queue_bytes"] == 0 and s["window"] == 0, s
+    # Core mines on: peerd follows through announcements.
+    for _ in range(5):
+        h = core.mine(1)[0]
+        wait_until(lambda: d.rpc("getbestblockhash") == h, 10, "peerd to follow %s" % h)
+    assert utxo_hash(d.rpc) == utxo_hash(core.rpc)
+
+
+def test_peerd_reorgs_to_the_longer_fork(make_peerd, make_bitcoind):
+    a, b = make_bitcoind(2)
+    a.connect_nodes(b)
+    mine(a, 110)
+    b.wait_for_blockcount(110)
+    a.disconnect(address="127.0.0.1:%d" % b.port)
+    mine(a, 3)  # a's branch: 113
+    mine(b, 6)  # b's branch: 116, more work
+    d = make_peerd("-connect=127.0.0.1:%d" % a.port, "-peertimeout=20", listen=False)
+    wait_until(lambda: same_tip(d, a), SYNC_TIMEOUT, "peerd to reach a's tip")
+    d.rpc("addnode", "127.0.0.1:%d" % b.port, "onetry")
+    wait_until(lambda: same_tip(d, b), SYNC_TIMEOUT, "peerd to reorg to b's longer fork")
+    assert d.rpc("getblockcount") == 116
+    assert utxo_hash(d.rpc) == utxo_hash(b.rpc)
