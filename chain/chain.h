@@ -130,6 +130,8 @@ typedef void (*chain_log_fn)(void *arg, enum chain_log_level level, const char *
 #define CHAIN_DBCACHE_DEFAULT_MIB 450
 /** Smallest coins cache accepted, MiB (Core's MIN_DB_CACHE). */
 #define CHAIN_DBCACHE_MIN_MIB 4
+/** A tip older than this, seconds: initial block download (Core DEFAULT_MAX_TIP_AGE). */
+#define CHAIN_MAX_TIP_AGE (24 * 60 * 60)
 /** Seconds between flushes of the coins and index while nothing forces one. */
 #define CHAIN_FLUSH_INTERVAL 3600
 
@@ -142,6 +144,7 @@ struct chain_config {
 	chain_log_fn log;     /**< may be NULL */
 	void *log_arg;
 	int64_t (*now)(void); /**< clock in seconds (NULL: time()); tests move it */
+	int64_t max_tip_age;  /**< seconds; an older tip is initial block download (0: 24 h) */
 };
 
 /** An open chain; opaque. One thread owns it. */
@@ -180,6 +183,11 @@ struct chain_node *chain_at(const struct chain *c, int32_t height);
 bool chain_contains(const struct chain *c, const struct chain_node *n);
 /** Core's IsInitialBlockDownload without the sticky latch: tip older than 24 h. */
 bool chain_tip_is_old(const struct chain *c);
+/**
+ * Core's IsInitialBlockDownload: true while the tip is older than 24 h;
+ * once false, false for good (the latch, logged as Core logs it).
+ */
+bool chain_in_ibd(struct chain *c);
 
 /** What happened to a submitted block (Core's submitblock answers). */
 enum chain_submit {

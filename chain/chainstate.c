@@ -390,7 +390,22 @@ struct chain_checker *chain_get_checker(struct chain *c)
 bool chain_tip_is_old(const struct chain *c)
 {
 	const struct chain_node *tip = chain_tip(c);
-	return !tip || (int64_t)tip->time < chain_now(c) - 24 * 60 * 60;
+	int64_t age = c->cfg.max_tip_age > 0 ? c->cfg.max_tip_age : CHAIN_MAX_TIP_AGE;
+	return !tip || (int64_t)tip->time < chain_now(c) - age;
+}
+
+bool chain_in_ibd(struct chain *c)
+{
+	if (c->finished_ibd)
+		return false;
+	/* Core also requires the minimum chain work; peerd's parameters do
+	 * not carry it yet, so only the tip's age counts (regtest's minimum
+	 * is zero anyway). */
+	if (chain_tip_is_old(c))
+		return true;
+	chain_logf(c, CHAIN_LOG_INFO, "%s", "Leaving InitialBlockDownload (latching to false)");
+	c->finished_ibd = true;
+	return false;
 }
 
 void chain_get_stats(struct chain *c, struct chain_stats *out)

@@ -108,6 +108,7 @@ void chain_nodes_release(struct chain_nodes *a);
 
 struct chain {
 	const struct proto_params *p;
+	bool finished_ibd; /**< chain_in_ibd latched to false (Core's m_cached_finished_ibd) */
 	struct chain_config cfg;
 	char *dir;
 	struct chain_index *idx;

@@ -47,6 +47,10 @@
 #define CONF_MAX_BUFFER_KB 4000000
 /** A day: a handshake slower than that is a stuck peer. */
 #define CONF_MAX_PEERTIMEOUT_S 86400
+/** maxtipage= default, seconds (bitcoind's DEFAULT_MAX_TIP_AGE: 24 h). */
+#define CONF_DEFAULT_MAXTIPAGE_S 86400
+/** maxtipage= at most: about 68 years, so a regtest genesis of 2011 is young. */
+#define CONF_MAX_MAXTIPAGE_S 2147483647
 /**
  * Free-list capacities: the defaults equal proto/'s (spelled as plain
  * numbers for -help); 1,048,576 script buffers are 512 MiB.
@@ -147,6 +151,7 @@ struct peerd_conf {
 	/** Per peer, in 1,000 bytes: no replies are made for a peer with more queued. */
 	size_t maxsendbuffer_kb;
 	int peertimeout_s;      /**< seconds a new peer has to finish the handshake */
+	int64_t maxtipage_s;    /**< a tip older than this: initial block download */
 	char *controlsocket;    /**< default netdir/control.sock */
 	struct conf_list debug; /**< categories; "1" or "all" = every one */
 	uint32_t debug_mask;    /**< the same as CONF_DEBUG_* bits, for cheap checks on hot paths */

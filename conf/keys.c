@@ -67,6 +67,11 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                             STR(CONF_DEFAULT_PEERTIMEOUT_S),
                             "Seconds a new peer has to complete the handshake (1-" STR(
                                 CONF_MAX_PEERTIMEOUT_S) ")."},
+    [CONF_K_MAXTIPAGE] = {"maxtipage", CONF_KIND_UINT, 0, 1, CONF_MAX_MAXTIPAGE_S, "<s>",
+                          STR(CONF_DEFAULT_MAXTIPAGE_S),
+                          "While the tip is older than this many seconds peerd is in initial\n"
+                          "block download: no transactions asked for, no tips announced\n"
+                          "(bitcoind's debug option -maxtipage)."},
     [CONF_K_MAXRECEIVEBUFFER] =
         {"maxreceivebuffer", CONF_KIND_UINT, 0, 1, CONF_MAX_BUFFER_KB, "<n>",
          STR(CONF_DEFAULT_MAXRECEIVEBUFFER_KB),

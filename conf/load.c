@@ -598,6 +598,8 @@ static int apply(struct loader *L, struct peerd_conf *c)
 	    (size_t)uint_of(scalar(L, CONF_K_MAXSENDBUFFER, lv, nl), CONF_DEFAULT_MAXSENDBUFFER_KB);
 	c->peertimeout_s =
 	    (int)uint_of(scalar(L, CONF_K_PEERTIMEOUT, lv, nl), CONF_DEFAULT_PEERTIMEOUT_S);
+	c->maxtipage_s =
+	    (int64_t)uint_of(scalar(L, CONF_K_MAXTIPAGE, lv, nl), CONF_DEFAULT_MAXTIPAGE_S);
 	c->binaryfreelist =
 	    (size_t)uint_of(scalar(L, CONF_K_BINARYFREELIST, lv, nl), CONF_DEFAULT_BINARYFREELIST);
 	c->scriptfreelist =
@@ -650,6 +652,7 @@ void conf_defaults(struct peerd_conf *c)
 	c->maxreceivebuffer_kb = CONF_DEFAULT_MAXRECEIVEBUFFER_KB;
 	c->maxsendbuffer_kb = CONF_DEFAULT_MAXSENDBUFFER_KB;
 	c->peertimeout_s = CONF_DEFAULT_PEERTIMEOUT_S;
+	c->maxtipage_s = CONF_DEFAULT_MAXTIPAGE_S;
 	c->logtimestamps = true;
 	c->binaryfreelist = CONF_DEFAULT_BINARYFREELIST;
 	c->scriptfreelist = CONF_DEFAULT_SCRIPTFREELIST;

@@ -73,6 +73,7 @@ const struct chainview_rec *chainview_at(const struct daemon *d, int32_t height)
 int chainview_apply(struct daemon *d, const struct chainview_update *u)
 {
 	struct chainview *v = &d->view;
+	v->ibd = u->ibd;
 	uint32_t keep = (uint32_t)(u->fork_height + 1);
 	if (keep > v->n)
 		return -EINVAL;
@@ -123,6 +124,7 @@ struct chainview_update *chainview_update_new(struct chain *c, const struct chai
 	u->fork_height = fork_height;
 	u->n = n;
 	u->old_height = *published ? (*published)->height : -1;
+	u->ibd = chain_in_ibd(c);
 	const struct chain_node *at = tip;
 	for (uint32_t i = n; i-- > 0; at = at->prev) {
 		struct proto_block_header h;

@@ -255,7 +255,7 @@ static void m_getblockchaininfo(struct chain *c, const struct ctl_chain_ctx *x, 
 	json_object_set_new(o, "time", json_integer(tip->time));
 	json_object_set_new(o, "mediantime", json_integer(chain_node_mtp(tip)));
 	json_object_set_new(o, "verificationprogress", ctl_json_double(progress(c)));
-	json_object_set_new(o, "initialblockdownload", json_boolean(chain_tip_is_old(c)));
+	json_object_set_new(o, "initialblockdownload", json_boolean(chain_in_ibd(c)));
 	chain_work_hex(&tip->work, buf);
 	json_object_set_new(o, "chainwork", json_string(buf));
 	json_object_set_new(o, "size_on_disk", json_integer((json_int_t)blocks_size(x->netdir)));

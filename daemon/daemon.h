@@ -66,6 +66,12 @@ struct chain_node;
 #define DAEMON_LOCAL_SERVICES ((uint64_t)(PROTO_NODE_NETWORK | PROTO_NODE_WITNESS))
 /** feefilter peerd sends: Core's default minimum relay fee, sat/kvB. */
 #define DAEMON_FEEFILTER_SAT_KVB 1000
+/**
+ * feefilter during initial block download: Core asks for MAX_MONEY per kvB
+ * and rounds it down to its top fee bucket (FeeFilterRounder), which is
+ * this, so no peer sends transactions.
+ */
+#define DAEMON_FEEFILTER_IBD_SAT_KVB 9170997
 
 /* ---------------------------------------------------------------------- */
 /* Protocol constants (Core 29's names in comments)                        */
@@ -221,9 +227,10 @@ struct peer {
 	int32_t version;
 	int32_t start_height;
 	uint64_t services;
-	char *subver;         /**< sanitized user agent, xmalloc'd; NULL before version */
-	uint64_t local_nonce; /**< our version nonce (self-connection detection) */
-	int64_t feefilter;    /**< sat/kvB from the peer's feefilter */
+	char *subver;           /**< sanitized user agent, xmalloc'd; NULL before version */
+	uint64_t local_nonce;   /**< our version nonce (self-connection detection) */
+	int64_t feefilter;      /**< sat/kvB from the peer's feefilter */
+	int64_t sent_feefilter; /**< sat/kvB of the last feefilter sent, 0 = none */
 	uint64_t cmpct_version;
 	/* ping */
 	uint64_t ping_nonce;    /**< outstanding ping, 0 = none */
@@ -365,6 +372,7 @@ struct chainview {
 	struct chainview_rec *recs; /**< recs[h] is the block at height h */
 	uint32_t n, cap;            /**< n = tip height + 1; 0 before the first update */
 	struct hmap idx;            /**< fingerprint of hash -> height */
+	bool ibd; /**< initial block download, as of the last update (false before any) */
 };
 
 /**
@@ -375,6 +383,7 @@ struct chainview {
 struct chainview_update {
 	int32_t fork_height; /**< -1: the whole chain follows */
 	int32_t old_height;  /**< the published tip's height before, -1 if none */
+	bool ibd;            /**< chain_in_ibd at the new tip */
 	uint32_t n;
 	struct chainview_rec recs[];
 };
@@ -424,6 +433,8 @@ void serve_peer_gone(struct peer *p);
 
 /** The active chain moved (u was just applied to the view): tell every peer. Loop thread. */
 void relay_new_tip(struct daemon *d, const struct chainview_update *u);
+/** Initial block download ended: send the real feefilter to peers told MAX_MONEY. */
+void relay_ibd_over(struct daemon *d);
 
 /* ---- sync.c: headers-first sync and block download ---------------------- */
 

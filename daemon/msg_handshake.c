@@ -200,7 +200,9 @@ static void on_verack(struct peer *p)
 		sync_peer_ready(p);
 	if (p->state == PEER_ACTIVE && common_version(p) >= PEER_FEEFILTER_VERSION) {
 		d->out.cmd = PROTO_CMD_FEEFILTER;
-		d->out.feerate = DAEMON_FEEFILTER_SAT_KVB;
+		d->out.feerate =
+		    d->view.ibd ? DAEMON_FEEFILTER_IBD_SAT_KVB : DAEMON_FEEFILTER_SAT_KVB;
+		p->sent_feefilter = d->out.feerate;
 		(void)peer_send_msg(p, &d->out);
 	}
 }

@@ -318,6 +318,9 @@ static void on_inv(struct peer *p, const struct proto_inv *inv)
 			}
 			if (hset_contains(&d->inv.seen_txs, fp))
 				continue;
+			/* Core: nothing is asked for during initial block download. */
+			if (d->view.ibd)
+				continue;
 			track(p, v, fp, now);
 		} else if (base == PROTO_INV_BLOCK) {
 			d->stats.inv_block++;
@@ -476,6 +479,10 @@ void inv_on_msg(struct peer *p, const struct proto_msg *m)
 		on_notfound(p, &m->inv);
 		break;
 	case PROTO_CMD_TX:
+		/* Core drops transactions during initial block download:
+		 * they cannot be validated yet. */
+		if (d->view.ibd)
+			break;
 		/* m is d->in, the daemon's own scratch message; the tx's id
 		 * cache is filled in place, so use the mutable name. */
 		on_tx(p, &d->in.tx);

@@ -250,7 +250,7 @@ static void maybe_getheaders(struct peer *p)
 void sync_peer_ready(struct peer *p)
 {
 	struct daemon *d = p->d;
-	if (p->sync_started || !can_serve(p) || chainview_height(d) < 0)
+	if (p->sync_started || !can_serve(p))
 		return;
 	if (d->sync.n_sync_started == 0 || best_header_recent(d)) {
 		p->sync_started = true;
@@ -670,7 +670,7 @@ json_t *sync_stats_json(struct daemon *d)
 		inflight += s->win[i].peer != 0;
 		received += s->win[i].received;
 	}
-	return json_pack(
+	json_t *o = json_pack(
 	    "{s:i, s:i, s:I, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
 	    "s:I, s:I, s:I, s:I}",
 	    "best_header_height", (int)s->best_height, "tip_height", (int)s->tip_height, "window",
@@ -684,4 +684,7 @@ json_t *sync_stats_json(struct daemon *d)
 	    (json_int_t)s->getheaders_sent, "unconnecting_headers", (json_int_t)s->unconnecting,
 	    "stalling_disconnects", (json_int_t)s->stalls, "stall_timeout_ms",
 	    (json_int_t)s->stall_timeout_ms);
+	if (o)
+		json_object_set_new(o, "initialblockdownload", json_boolean(d->view.ibd));
+	return o;
 }

@@ -99,11 +99,14 @@ struct view_job {
 static void view_done(struct daemon *d, struct val_job *j)
 {
 	struct view_job *vj = (struct view_job *)j;
+	bool was_ibd = d->view.ibd;
 	int err = chainview_apply(d, vj->u);
 	if (err)
 		DLOG_ERR(&d->log, DLOG_VALIDATION, "cannot update the chain view: %s",
 		         strerror(-err));
 	else if (!d->shutting_down && d->peers) {
+		if (was_ibd && !d->view.ibd)
+			relay_ibd_over(d);
 		relay_new_tip(d, vj->u);
 		sync_new_tip(d);
 	}
@@ -297,6 +300,7 @@ int validation_open(struct daemon *d)
 	    .dir = validation_netdir(d),
 	    .dbcache_bytes = mib << 20,
 	    .par = cf->par,
+	    .max_tip_age = cf->maxtipage_s,
 	    .log = chain_log_cb,
 	    .log_arg = d,
 	};

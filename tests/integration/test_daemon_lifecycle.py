@@ -87,7 +87,8 @@ def test_no_leaks_under_valgrind(make_peerd):
     leak check must report nothing definite or indirect (exit 99 otherwise)."""
     vg = ["valgrind", "--quiet", "--leak-check=full", "--show-leak-kinds=definite,indirect",
           "--errors-for-leak-kinds=definite,indirect", "--error-exitcode=99", "--track-fds=no"]
-    d = make_peerd("-peertimeout=20", "-debug=all", wrapper=vg)
+    # -maxtipage: out of initial block download, so the tx inv is asked for.
+    d = make_peerd("-peertimeout=20", "-debug=all", "-maxtipage=2147483647", wrapper=vg)
     p = P2P(d.port, timeout=20)
     p.handshake()
     p.recv_until("ping", timeout=20)

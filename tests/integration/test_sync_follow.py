@@ -1,5 +1,7 @@
 """peerd follows the chain from Bitcoin Core: headers first, blocks from
 several peers at once, announcements, reorgs. Skipped without a bitcoind."""
+from decimal import Decimal
+
 import pytest
 
 from bitcoind import ADDRESS_TYPES, wait_until
@@ -69,3 +71,21 @@ def test_peerd_reorgs_to_the_longer_fork(make_peerd, make_bitcoind):
     wait_until(lambda: same_tip(d, b), SYNC_TIMEOUT, "peerd to reorg to b's longer fork")
     assert d.rpc("getblockcount") == 116
     assert utxo_hash(d.rpc) == utxo_hash(b.rpc)
+
+
+def test_initial_block_download_as_core(make_peerd, bitcoind_node):
+    core = bitcoind_node
+    mine(core, 20)
+    d = make_peerd("-peertimeout=20")
+    # The tip (regtest genesis, 2011) is old: initial block download.
+    assert d.rpc("getblockchaininfo")["initialblockdownload"] is True
+    assert d.rpc("getstats")["sync"]["initialblockdownload"] is True
+    d.rpc("addnode", "127.0.0.1:%d" % core.port, "onetry")
+    wait_until(lambda: same_tip(d, core), SYNC_TIMEOUT, "peerd to sync 20 blocks")
+    assert d.rpc("getblockchaininfo")["initialblockdownload"] is False
+    # During IBD peerd told Core MAX_MONEY (rounded as Core: 9,170,997
+    # sat/kvB = 0.09170997 BTC/kvB); after it, Core's default 1,000.
+    info = wait_until(lambda: core.wait_for_peer(
+        lambda p: p["subver"].startswith("/peerd:") and p["minfeefilter"] == Decimal("0.00001"), 5,
+        "peerd's feefilter after IBD"), 5, "feefilter")
+    assert info["bytesrecv_per_msg"]["feefilter"] == 64, info["bytesrecv_per_msg"]  # two of them
