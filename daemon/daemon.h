@@ -249,10 +249,13 @@ struct peer {
 	uint32_t serve_cap;
 	bool serve_busy; /**< a read job for this peer is out */
 	/* sync (sync.c) */
-	int32_t best_height;      /**< highest block it showed us (headers, inv, block); -1 none */
-	uint32_t blocks_inflight; /**< blocks asked of it, not yet received */
-	uint64_t getheaders_ms;   /**< loop time of the last unanswered getheaders, 0 = none */
-	bool sync_started;        /**< it was sent the first getheaders */
+	int32_t best_height; /**< highest block it showed us (headers, inv, block); -1 none */
+	struct proto_hash best_hash; /**< that block (Core's pindexBestKnownBlock) */
+	int32_t avail_height;        /**< its best block's fork with our best header chain: it has
+	                                  the window's blocks up to here; -1 none */
+	uint32_t blocks_inflight;    /**< blocks asked of it, not yet received */
+	uint64_t getheaders_ms;      /**< loop time of the last unanswered getheaders, 0 = none */
+	bool sync_started;           /**< it was sent the first getheaders */
 	/* misbehaviour */
 	uint32_t decode_errors;
 };

@@ -325,9 +325,6 @@ static void on_inv(struct peer *p, const struct proto_inv *inv)
 		} else if (base == PROTO_INV_BLOCK) {
 			d->stats.inv_block++;
 			(void)known_insert(p, hash_fp(d, &v->hash));
-			int32_t h = chainview_find(d, &v->hash);
-			if (h > p->best_height)
-				p->best_height = h;
 			sync_on_block_inv(p, &v->hash);
 		} else {
 			d->stats.inv_other++;

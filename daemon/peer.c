@@ -97,6 +97,7 @@ struct peer *peer_new(struct daemon *d, bool inbound)
 	p->ping_us = -1;
 	p->minping_us = -1;
 	p->best_height = -1;
+	p->avail_height = -1;
 	p->start_height = -1;
 	p->connect_ms = daemon_now_ms(d);
 	p->conntime = (int64_t)time(NULL);

@@ -50,8 +50,17 @@ _Static_assert(SYNC_LOCATOR_MAX == CHAIN_LOCATOR_MAX, "daemon.h's copy of chain/
 
 /* ---- jobs ------------------------------------------------------------------ */
 
+/** A peer's best known block, and (computed) how far it shares our best chain. */
+struct sync_peer_best {
+	uint64_t id;
+	struct proto_hash hash;
+	int32_t avail;
+};
+
 /** What every sync job brings back: the window and the best header. */
 struct sync_result {
+	struct sync_peer_best *peers; /**< in: every peer's best block; out: avail filled */
+	uint32_t n_peers;
 	int32_t best_height;
 	uint32_t best_time;
 	int32_t tip_height;
@@ -96,6 +105,13 @@ static void compute_window(struct chain *c, struct sync_result *r)
 	r->n_locator = (uint32_t)chain_node_locator(best->prev ? best->prev : best, r->locator,
 	                                            SYNC_LOCATOR_MAX);
 	r->n_want = 0;
+	/* Core's FindNextBlocksToDownload asks a peer only for ancestors of
+	 * its best known block: here, up to its fork with our best chain. */
+	for (uint32_t i = 0; i < r->n_peers; i++) {
+		struct chain_node *pn = chain_index_find(idx, &r->peers[i].hash);
+		struct chain_node *f = pn ? chain_node_fork(pn, best) : NULL;
+		r->peers[i].avail = f ? f->height : -1;
+	}
 	if (chain_work_cmp(&best->work, &tip->work) <= 0)
 		return;
 	struct chain_node *fork = chain_node_fork(tip, best);
@@ -129,6 +145,10 @@ static void headers_work(struct chain *c, struct val_job *j)
 	chain_state_clear(&sj->st);
 	sj->err = chain_accept_headers(c, sj->headers, sj->n_headers, &last, &sj->st);
 	if (last) {
+		for (uint32_t i = 0; i < sj->res.n_peers; i++) {
+			if (sj->res.peers[i].id == sj->peer_id)
+				sj->res.peers[i].hash = last->hash;
+		}
 		sj->last_height = last->height;
 		sj->last_hash = last->hash;
 		sj->n_last_locator =
@@ -188,9 +208,53 @@ static struct sync_job *job_new(enum sync_job_kind kind, const struct peer *p, v
 
 static void job_free(struct sync_job *sj)
 {
+	xfree(sj->res.peers);
 	xfree(sj->headers);
 	xfree(sj->raw);
 	xfree(sj);
+}
+
+/* Every peer's best known block, for the validation thread to place. */
+static void fill_peers(struct daemon *d, struct sync_job *sj)
+{
+	if (!d->n_peers)
+		return;
+	sj->res.peers = xreallocarray(NULL, d->n_peers, sizeof(*sj->res.peers));
+	if (!sj->res.peers)
+		return;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < d->n_peers; i++) {
+		const struct peer *p = d->peers[i];
+		/* All of them: a headers job fills in its sender's new best
+		 * (a peer with none yet has the zero hash, found nowhere). */
+		if (p->state != PEER_ACTIVE)
+			continue;
+		sj->res.peers[n].id = p->id;
+		sj->res.peers[n].hash = p->best_hash;
+		sj->res.peers[n].avail = -1;
+		n++;
+	}
+	sj->res.n_peers = n;
+}
+
+/* Post a job with the peers' best blocks. 0 or -ESHUTDOWN (sj freed). */
+static int post(struct daemon *d, struct sync_job *sj)
+{
+	fill_peers(d, sj);
+	if (validation_post(d, &sj->job)) {
+		job_free(sj);
+		return -ESHUTDOWN;
+	}
+	return 0;
+}
+
+/* A block p has, at `height`: its best known block if higher. */
+static void saw_block(struct peer *p, const struct proto_hash *h, int32_t height)
+{
+	if (height <= p->best_height)
+		return;
+	p->best_height = height;
+	p->best_hash = *h;
 }
 
 static bool can_serve(const struct peer *p)
@@ -318,6 +382,11 @@ static void take_window(struct daemon *d, const struct sync_result *r)
 	}
 	s->tip_height = r->tip_height;
 	(void)now;
+	for (uint32_t i = 0; i < r->n_peers; i++) {
+		struct peer *p = daemon_peer_by_id(d, r->peers[i].id);
+		if (p && proto_hash_eq(&p->best_hash, &r->peers[i].hash))
+			p->avail_height = r->peers[i].avail;
+	}
 	recount(d);
 }
 
@@ -366,10 +435,10 @@ static void headers_done(struct daemon *d, struct sync_job *sj, struct peer *p)
 {
 	if (!p)
 		return;
-	if (sj->last_height > p->best_height)
-		p->best_height = sj->last_height;
-	if (sj->last_height >= 0)
+	if (sj->last_height >= 0) {
+		saw_block(p, &sj->last_hash, sj->last_height);
 		inv_known_add(p, &sj->last_hash);
+	}
 	if (sj->err == CHAIN_EINVALID) {
 		if (sj->st.result == CHAIN_RESULT_MISSING_PREV && sj->last_height < 0) {
 			/* The first header does not connect: ask from our best. */
@@ -408,8 +477,8 @@ static void block_done(struct daemon *d, struct sync_job *sj, struct peer *p)
 			punish(p, &sj->st, "block");
 		return;
 	}
-	if (p && sj->last_height > p->best_height)
-		p->best_height = sj->last_height;
+	if (p && sj->last_height >= 0)
+		saw_block(p, &sj->last_hash, sj->last_height);
 	s->blocks_accepted++;
 }
 
@@ -457,15 +526,22 @@ void sync_on_headers(struct peer *p, const struct proto_headers *h)
 	}
 	memcpy(sj->headers, h->h, h->n * sizeof(*sj->headers));
 	sj->n_headers = h->n;
-	if (validation_post(d, &sj->job))
-		job_free(sj);
+	(void)post(d, sj);
 }
 
 void sync_on_block_inv(struct peer *p, const struct proto_hash *h)
 {
 	struct daemon *d = p->d;
-	if (chainview_find(d, h) >= 0)
+	int32_t height = chainview_find(d, h);
+	if (height >= 0) {
+		/* On our active chain: the validation thread places it
+		 * against the best header chain with the next refresh. */
+		if (height > p->best_height) {
+			saw_block(p, h, height);
+			sync_new_tip(d);
+		}
 		return;
+	}
 	for (uint32_t i = 0; i < d->sync.n_win; i++) {
 		if (proto_hash_eq(&d->sync.win[i].hash, h))
 			return;
@@ -507,10 +583,8 @@ void sync_on_block(struct peer *p, const uint8_t *payload, size_t len)
 	}
 	memcpy(sj->raw, payload, len);
 	sj->len = len;
-	if (validation_post(d, &sj->job)) {
-		job_free(sj);
+	if (post(d, sj))
 		return;
-	}
 	s->queue_bytes += len;
 	s->queue_blocks++;
 	if (s->queue_bytes > s->queue_bytes_max)
@@ -524,12 +598,8 @@ void sync_new_tip(struct daemon *d)
 	if (s->refresh_posted)
 		return;
 	struct sync_job *sj = job_new(SYNC_JOB_REFRESH, NULL, refresh_work);
-	if (!sj)
+	if (!sj || post(d, sj))
 		return;
-	if (validation_post(d, &sj->job)) {
-		job_free(sj);
-		return;
-	}
 	s->refresh_posted = true;
 }
 
@@ -549,7 +619,7 @@ static bool fill_peer(struct daemon *d, struct peer *p, uint64_t now)
 	bool starved = true;
 	for (uint32_t i = 0; i < s->n_win && p->blocks_inflight < SYNC_MAX_INFLIGHT_PER_PEER; i++) {
 		struct sync_block *b = &s->win[i];
-		if (b->received || b->peer || b->height > p->best_height)
+		if (b->received || b->peer || b->height > p->avail_height)
 			continue;
 		if (inv->n == inv->cap) {
 			uint32_t ncap = inv->cap ? inv->cap * 2 : SYNC_MAX_INFLIGHT_PER_PEER;
@@ -587,7 +657,7 @@ void sync_schedule(struct daemon *d)
 		if (!can_download_from(p))
 			continue;
 		/* Starved only counts for a peer that has the blocks. */
-		if (fill_peer(d, p, now) && p->best_height >= s->win[0].height)
+		if (fill_peer(d, p, now) && p->avail_height >= s->win[0].height)
 			someone_starved = true;
 	}
 	/* Stalling: a peer waits for work while the window's first block is

@@ -104,3 +104,25 @@ def test_getheaders_and_getdata_from_a_script(make_peerd, bitcoind_node):
     core_tx = miner.decoderawtransaction(stripped["hex"])
     assert core_tx["txid"] == stripped["txid"]
     p.close()
+
+
+def test_blocks_cross_peerd_between_two_cores_within_5s(make_peerd, make_bitcoind):
+    left, right = make_bitcoind(2)
+    mine(left, 10)
+    d = make_peerd("-connect=127.0.0.1:%d" % left.port, "-peertimeout=20")
+    right.connect_to("127.0.0.1:%d" % d.port)
+    wait_until(lambda: right.getbestblockhash() == left.getbestblockhash(), SYNC_TIMEOUT,
+               "the right Core to sync through peerd")
+    for _ in range(3):
+        t0 = time.monotonic()
+        h = mine(left, 1)[0]
+        wait_until(lambda: right.getbestblockhash() == h, 5, "block %s to cross peerd" % h)
+        assert time.monotonic() - t0 < 5
+    # A longer fork on the right reaches the left through peerd too.
+    right.disconnect(address="127.0.0.1:%d" % d.port)
+    mine(left, 1)
+    fork = mine(right, 3)
+    right.connect_to("127.0.0.1:%d" % d.port)
+    wait_until(lambda: left.getbestblockhash() == fork[-1], SYNC_TIMEOUT, "left Core to reorg via peerd")
+    assert d.rpc("getstats")["sync"]["stalling_disconnects"] == 0
+    assert d.rpc("getbestblockhash") == fork[-1]

@@ -1,0 +1,108 @@
+"""Peers that misbehave while peerd syncs: a staller, a sender of a
+mutated block, of headers that do not connect and of headers without
+proof of work. peerd drops or ignores each as Core does and keeps syncing
+from Bitcoin Core. Skipped without a bitcoind."""
+import struct
+import time
+
+import pytest
+from bitcoin.messages import msg_verack
+
+from bitcoind import wait_until
+from conftest import GENESIS_HASH, frame, sha256d
+
+pytestmark = pytest.mark.interop
+
+NODE_NETWORK_WITNESS = 9
+
+
+def mine(core, n):
+    desc = core.rpc("getdescriptorinfo", "raw(51)")["descriptor"]
+    return core.rpc("generatetodescriptor", n, desc, timeout=120)
+
+
+def full_node_peer(d):
+    """A scripted inbound peer that claims NODE_NETWORK | NODE_WITNESS."""
+    p = d.peer()
+    v = p.version_msg()
+    v.nServices = NODE_NETWORK_WITNESS
+    p.send(v)
+    p.send_raw(frame("wtxidrelay"))
+    p.send_raw(frame("sendaddrv2"))
+    p.send(msg_verack())
+    p.recv_until("verack")
+    return p
+
+
+def regtest_header(prev):
+    """A header on `prev` with regtest's proof of work (nonce ground)."""
+    target = 0x7fffff << (8 * (0x20 - 3))
+    for nonce in range(1000):
+        hdr = struct.pack("<i", 0x20000000) + prev + b"\x00" * 32 + struct.pack(
+            "<III", int(time.time()), 0x207fffff, nonce)
+        if int.from_bytes(sha256d(hdr), "little") <= target:
+            return hdr
+    raise AssertionError("no nonce found")
+
+
+def headers_payload(raw_headers):
+    assert len(raw_headers) < 0xfd
+    return bytes([len(raw_headers)]) + b"".join(h + b"\x00" for h in raw_headers)
+
+
+def test_stalling_peer_is_dropped_and_its_blocks_asked_of_core(make_peerd, bitcoind_node):
+    core = bitcoind_node
+    hashes = mine(core, 40)
+    d = make_peerd("-peertimeout=20")
+    staller = full_node_peer(d)
+    staller.send_raw(frame("headers", headers_payload(
+        [bytes.fromhex(core.getblockheader(h, False)) for h in hashes])))
+    gd = staller.recv_until("getdata", timeout=5)
+    assert gd.payload[0] == 16  # at most 16 blocks in flight per peer
+    t0 = time.monotonic()
+    d.rpc("addnode", "127.0.0.1:%d" % core.port, "onetry")
+    wait_until(lambda: d.rpc("getbestblockhash") == hashes[-1], 30, "peerd to sync around the staller")
+    took = time.monotonic() - t0
+    s = d.rpc("getstats")["sync"]
+    assert s["stalling_disconnects"] == 1, s
+    assert staller.is_closed(timeout=2)
+    # The stall timeout is 2 s (Core's BLOCK_STALLING_TIMEOUT_DEFAULT).
+    assert 2.0 <= took < 15, took
+
+
+def test_mutated_block_disconnects_sender_sync_goes_on(make_peerd, bitcoind_node):
+    core = bitcoind_node
+    hashes = mine(core, 3)
+    d = make_peerd("-peertimeout=20")
+    bad = full_node_peer(d)
+    raw = bytearray(bytes.fromhex(core.getblock(hashes[0], 0)))
+    raw[36] ^= 1  # the merkle root no longer matches the transactions
+    bad.send_raw(frame("block", bytes(raw)))
+    assert bad.is_closed(timeout=5), "peerd kept a peer that sent a mutated block"
+    assert d.rpc("getstats")["sync"]["blocks_invalid"] == 1
+    d.rpc("addnode", "127.0.0.1:%d" % core.port, "onetry")
+    wait_until(lambda: d.rpc("getbestblockhash") == hashes[-1], 30, "peerd to sync from Core")
+
+
+def test_unconnecting_headers_get_a_getheaders(make_peerd):
+    d = make_peerd("-peertimeout=20")
+    p = full_node_peer(d)
+    p.recv_until("getheaders", timeout=5)  # the sync's first, at the handshake
+    hdr = regtest_header(prev=b"\x42" * 32)
+    p.send_raw(frame("headers", headers_payload([hdr])))
+    gh = p.recv_until("getheaders", timeout=5)
+    # peerd's locator: its best header (genesis).
+    assert gh.payload[4] == 1 and gh.payload[5:37] == GENESIS_HASH, gh.payload.hex()
+    assert d.rpc("getstats")["sync"]["unconnecting_headers"] >= 1
+    assert not p.is_closed(timeout=0.5)
+
+
+def test_header_without_proof_of_work_disconnects(make_peerd):
+    d = make_peerd("-peertimeout=20")
+    p = full_node_peer(d)
+    # Mainnet's difficulty on regtest: the hash is far above the target.
+    hdr = struct.pack("<i", 0x20000000) + GENESIS_HASH + b"\x00" * 32 + struct.pack("<III", int(time.time()), 0x1d00ffff, 0)
+    p.send_raw(frame("headers", headers_payload([hdr])))
+    assert p.is_closed(timeout=5), "peerd kept a peer that sent a header without proof of work"
+    # Loopback: disconnected, never discouraged or banned (Core's NoBan for local).
+    assert d.rpc("listbanned") == []
