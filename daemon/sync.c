@@ -648,6 +648,13 @@ static bool fill_peer(struct daemon *d, struct peer *p, uint64_t now)
 void sync_schedule(struct daemon *d)
 {
 	struct sync_state *s = &d->sync;
+	/* As Core's SendMessages, every time: a peer not yet asked for
+	 * headers is asked once the best header became recent. */
+	for (uint32_t i = 0; i < d->n_peers; i++) {
+		struct peer *p = d->peers[i];
+		if (p->state == PEER_ACTIVE && p->handshake_done && !p->sync_started)
+			sync_peer_ready(p);
+	}
 	if (!s->n_win || s->queue_bytes > SYNC_MAX_QUEUE_BYTES)
 		return;
 	uint64_t now = daemon_now_ms(d);

@@ -89,3 +89,25 @@ def test_initial_block_download_as_core(make_peerd, bitcoind_node):
         lambda p: p["subver"].startswith("/peerd:") and p["minfeefilter"] == Decimal("0.00001"), 5,
         "peerd's feefilter after IBD"), 5, "feefilter")
     assert info["bytesrecv_per_msg"]["feefilter"] == 64, info["bytesrecv_per_msg"]  # two of them
+
+
+def test_peerd_syncs_2100_blocks_from_two_cores_at_once(make_peerd, make_bitcoind):
+    a, b = make_bitcoind(2)
+    make_wallet_chain(a, blocks=150)
+    mine(a, 1950)  # past 2,000: headers come in more than one message
+    b.connect_nodes(a)
+    wait_until(lambda: b.getbestblockhash() == a.getbestblockhash(), SYNC_TIMEOUT, "b to sync from a")
+    d = make_peerd("-connect=127.0.0.1:%d" % a.port, "-connect=127.0.0.1:%d" % b.port,
+                   "-peertimeout=20", listen=False)
+    wait_until(lambda: same_tip(d, a), SYNC_TIMEOUT, "peerd to sync 2,100 blocks")
+    assert utxo_hash(d.rpc) == utxo_hash(a.rpc)
+    ours, core = d.rpc("getblockchaininfo"), a.getblockchaininfo()
+    for k in ("chain", "blocks", "headers", "bestblockhash", "bits", "difficulty", "time",
+              "mediantime", "chainwork", "initialblockdownload"):
+        assert ours[k] == (float(core[k]) if k == "difficulty" else core[k]), (k, ours[k], core[k])
+    # Blocks came from both.
+    got = [p["bytesrecv_per_msg"].get("block", 0) for p in d.rpc("getpeerinfo")]
+    assert len(got) == 2 and all(g > 0 for g in got), got
+    s = d.rpc("getstats")
+    assert s["headers"]["headers_received"] >= 2100, s["headers"]  # a full 2,000, then more
+    assert s["sync"]["stalling_disconnects"] == 0 and s["sync"]["queue_bytes"] == 0, s["sync"]
