@@ -1,5 +1,6 @@
 """peerd follows the chain from Bitcoin Core: headers first, blocks from
 several peers at once, announcements, reorgs. Skipped without a bitcoind."""
+import os
 from decimal import Decimal
 
 import pytest
@@ -111,3 +112,34 @@ def test_peerd_syncs_2100_blocks_from_two_cores_at_once(make_peerd, make_bitcoin
     s = d.rpc("getstats")
     assert s["headers"]["headers_received"] >= 2100, s["headers"]  # a full 2,000, then more
     assert s["sync"]["stalling_disconnects"] == 0 and s["sync"]["queue_bytes"] == 0, s["sync"]
+
+
+def test_restart_mid_sync_sigterm_and_kill9(make_peerd, bitcoind_node):
+    core = bitcoind_node
+    make_wallet_chain(core, blocks=150)
+    mine(core, 2850)
+    tip = core.getblockcount()
+    args = ("-connect=127.0.0.1:%d" % core.port, "-peertimeout=20")
+    heights = []
+    for how in ("sigterm", "kill9"):
+        d = make_peerd(*args, listen=False, name="peerd-restart")
+        start = d.rpc("getblockcount")
+        wait_until(lambda: d.rpc("getblockcount") >= start + 300, SYNC_TIMEOUT, "some progress")
+        if how == "sigterm":
+            rc, took = d.stop(timeout=20)
+            assert rc == 0, d.log()
+        else:
+            d.kill()
+            # The killed process left its socket file; the fixture's
+            # readiness check looks for it, so it goes.
+            os.remove(d.sock_path)
+        heights.append(start)
+    d = make_peerd(*args, listen=False, name="peerd-restart")
+    heights.append(d.rpc("getblockcount"))
+    wait_until(lambda: same_tip(d, core), SYNC_TIMEOUT, "peerd to finish after restarts")
+    assert utxo_hash(d.rpc) == utxo_hash(core.rpc)
+    # Each start resumed where the last one left off (never from genesis),
+    # and both stops came mid-sync.
+    assert heights[1] >= heights[0] + 300 and heights[2] >= heights[1] + 300, (heights, tip)
+    assert heights[2] < tip, (heights, tip)
+    print("heights at each start", heights, "of", tip)
