@@ -25,6 +25,10 @@ DESTDIR ?=
 PKG_CONFIG ?= pkg-config
 FUZZ_CC ?= clang
 BUILD ?= build
+# One spelling for the same directory (BUILD=build or BUILD=$PWD/build), so
+# the dependency files name the targets make is asked for and a header
+# change always rebuilds what includes it.
+override BUILD := $(patsubst $(CURDIR)/%,%,$(abspath $(BUILD)))
 # Test data is vendored in tests/data (see tests/data/README.md);
 # VECTORS=/path points the tests and benchmarks elsewhere.
 TESTDATA := $(abspath $(CURDIR)/tests/data)
