@@ -30,6 +30,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "json/json.h"
+
 /** Longest request line accepted. */
 #define CTL_MAX_LINE 65536u
 /** Clients connected at once; more are closed on accept. */
@@ -177,7 +179,7 @@ static void send_json(struct ctl_client *c, json_t *v)
 {
 	if (!v)
 		return;
-	char *s = ctl_json_dumps(v);
+	char *s = json_format(v, JSON_COMPACT);
 	json_decref(v);
 	if (!s || c->closing) {
 		xfree(s);
