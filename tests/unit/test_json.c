@@ -84,6 +84,24 @@ static void test_target(void **state)
 	            "\"0000000000000000000000000000000000000000000000000000000000000000\"");
 }
 
+/* o's keys are exactly want[0..n), in that order (Core's field order). */
+static void assert_keys(const json_t *o, const char *const *want, size_t n)
+{
+	size_t i = 0;
+	const char *key;
+	json_t *v;
+	json_object_foreach((json_t *)o, key, v)
+	{
+		(void)v;
+		if (i >= n || strcmp(key, want[i]))
+			fail_msg("key %zu: got \"%s\", want \"%s\"", i, key,
+			         i < n ? want[i] : "(end)");
+		i++;
+	}
+	if (i != n)
+		fail_msg("%zu keys, want %zu (first missing \"%s\")", i, n, want[i]);
+}
+
 static const struct proto_block_header regtest_like = {
     .version = 0x20000000,
     .time = 1296688602,
@@ -99,16 +117,7 @@ static void test_header_bare(void **state)
 	json_t *o = json_block_header(&h, NULL);
 	const char *want[] = {"hash", "version", "versionHex", "merkleroot",
 	                      "time", "nonce",   "bits",       "difficulty"};
-	size_t i = 0;
-	const char *key;
-	json_t *v;
-	json_object_foreach(o, key, v)
-	{
-		assert_true(i < sizeof(want) / sizeof(want[0]));
-		assert_string_equal(key, want[i]);
-		i++;
-	}
-	assert_int_equal(i, sizeof(want) / sizeof(want[0]));
+	assert_keys(o, want, sizeof(want) / sizeof(want[0]));
 	assert_string_equal(json_string_value(json_object_get(o, "versionHex")), "20000000");
 	json_decref(o);
 	/* with a parent it names it */
@@ -141,16 +150,7 @@ static void test_header_info(void **state)
 	    "merkleroot",   "time",          "mediantime", "nonce",   "bits",
 	    "target",       "difficulty",    "chainwork",  "nTx",     "previousblockhash",
 	    "nextblockhash"};
-	size_t i = 0;
-	const char *key;
-	json_t *v;
-	json_object_foreach(o, key, v)
-	{
-		assert_true(i < sizeof(want) / sizeof(want[0]));
-		assert_string_equal(key, want[i]);
-		i++;
-	}
-	assert_int_equal(i, sizeof(want) / sizeof(want[0]));
+	assert_keys(o, want, sizeof(want) / sizeof(want[0]));
 	assert_int_equal(json_integer_value(json_object_get(o, "nTx")), 2);
 	json_decref(o);
 }
