@@ -80,7 +80,7 @@ def test_regtest_chain_and_reorg(make_peerd, core):
     stale = records(os.path.join(REGTEST, "regtest_stale_branch.dat"))
     assert len(main) == 265 and len(stale) == 3
     cps = core["checkpoints"]
-    peerd = make_peerd("-listen=0", listen=False, name="chain")
+    peerd = make_peerd(listen=False, name="chain")
 
     submit_all(peerd, main[:140])
     check_checkpoint(peerd, cps["after-maturity"])
@@ -143,13 +143,13 @@ def test_regtest_chain_and_reorg(make_peerd, core):
     utxo = peerd.rpc("gettxoutsetinfo")["hash_serialized_3"]
     peerd.stop()
     assert "chain state flushed" in peerd.log()
-    again = make_peerd("-listen=0", listen=False, name="chain")
+    again = make_peerd(listen=False, name="chain")
     assert again.rpc("getbestblockhash") == tip
     assert again.rpc("gettxoutsetinfo")["hash_serialized_3"] == utxo
 
 
 def test_batch_mixes_loop_and_chain_methods(make_peerd):
-    peerd = make_peerd("-listen=0", listen=False)
+    peerd = make_peerd(listen=False)
     c = peerd.ctl()
     batch = [
         {"jsonrpc": "2.0", "id": 1, "method": "getblockcount"},
