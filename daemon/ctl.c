@@ -30,8 +30,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "json/json.h"
-
 /** Longest request line accepted. */
 #define CTL_MAX_LINE 65536u
 /** Clients connected at once; more are closed on accept. */

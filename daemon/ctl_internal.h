@@ -12,6 +12,8 @@
 #include <jansson.h>
 
 #include "daemon/daemon.h"
+/* Results are built with json/: Core's amounts, hashes, blocks, json_format. */
+#include "json/json.h"
 
 /** Most parameters a method takes. */
 #define CTL_MAX_PARAMS 4
