@@ -30,7 +30,7 @@
 #include "pool/pool.h"
 #include "script/script.h"
 #include "tools/peertool.h"
-#include "tools/peertool_json.h"
+#include "json/json.h"
 
 /** Longest prevouts line (a 10,000-byte script in hex plus the rest). */
 #define VERIFY_MAX_LINE (2u * SCRIPT_MAX_SIZE + 256u)
@@ -453,7 +453,7 @@ static json_t *flags_json(uint32_t flags)
 	return json_string(buf);
 }
 
-/* Printed here rather than with peertool_json_print: "ms" is a real, and
+/* Printed here rather than with json_print: "ms" is a real, and
  * 9 significant digits keep it readable (0.358, not 0.35799999999999998). */
 static int print_result(const char *cmd, json_t *root)
 {
@@ -528,7 +528,7 @@ int peertool_verify_tx(int argc, char **argv)
 	double ms = now_ms() - t0;
 
 	json_t *root = json_object();
-	json_object_set_new(root, "txid", peertool_json_hash(&tx.txid));
+	json_object_set_new(root, "txid", json_hash(&tx.txid));
 	json_object_set_new(root, "flags", flags_json(a.flags));
 	json_object_set_new(root, "check", json_string(check ? reject : "ok"));
 	json_object_set_new(root, "verdict",
@@ -812,7 +812,7 @@ int peertool_verify_block(int argc, char **argv)
 		json_t *o = json_object(), *ins = json_array();
 		const char *reject = checks[t] ? script_tx_reason(checks[t]) : NULL;
 		bool coinbase = t == 0 && proto_tx_is_coinbase(tx);
-		json_object_set_new(o, "txid", peertool_json_hash(&tx->txid));
+		json_object_set_new(o, "txid", json_hash(&tx->txid));
 		json_object_set_new(o, "check", json_string(reject ? reject : "ok"));
 		if (coinbase)
 			json_object_set_new(o, "coinbase", json_true());
@@ -827,7 +827,7 @@ int peertool_verify_block(int argc, char **argv)
 		json_array_append_new(txs, o);
 	}
 	json_t *root = json_object();
-	json_object_set_new(root, "hash", peertool_json_hash(&hash));
+	json_object_set_new(root, "hash", json_hash(&hash));
 	json_object_set_new(root, "chain", json_string(a.chain->name));
 	json_object_set_new(root, "height", height < 0 ? json_null() : json_integer(height));
 	json_object_set_new(root, "height_source", json_string(HEIGHT_SOURCE_NAMES[hsrc]));
