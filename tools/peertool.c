@@ -19,32 +19,43 @@ struct subcommand {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *usage;
+	void (*help)(FILE *out); /* `peertool help NAME`; NULL: the usage line */
 };
 
 static const struct subcommand subcommands[] = {
     {"decode-tx", peertool_decode_tx,
      "decode-tx [--hex] [--chain NAME] FILE|-\n"
-     "                                print a transaction as JSON (decoderawtransaction shape)"},
+     "                                print a transaction as JSON (decoderawtransaction shape)",
+     NULL},
     {"decode-block", peertool_decode_block,
      "decode-block [--hex] [--chain NAME] FILE|-\n"
-     "                                print a block as JSON (getblock HASH 2 shape)"},
+     "                                print a block as JSON (getblock HASH 2 shape)",
+     NULL},
     {"decode-msg", peertool_decode_msg,
      "decode-msg [--hex] [--chain NAME] FILE|-\n"
-     "                                print a framed P2P message as JSON"},
+     "                                print a framed P2P message as JSON",
+     NULL},
     {"verify-tx", peertool_verify_tx,
      "verify-tx --prevouts FILE [--flags LIST] TX\n"
-     "                                verify every input's script"},
+     "                                verify every input's script",
+     NULL},
     {"verify-block", peertool_verify_block,
      "verify-block --prevouts FILE [--flags LIST] [--chain NAME] [--height N] [--par N] BLOCK\n"
      "                                verify every input of a block on N threads, with\n"
-     "                                Core's flags for its height (--height, else BIP34)"},
+     "                                Core's flags for its height (--height, else BIP34)",
+     NULL},
+    {"chaingen", peertool_chaingen,
+     "chaingen --blocks N [--seed S] [--txs-per-block K] [--out FILE] [...]\n"
+     "                                write a deterministic signed regtest chain in\n"
+     "                                block-file format (peertool help chaingen)",
+     peertool_chaingen_help},
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out, "Usage: peertool COMMAND [ARGS...]\n\n"
 	             "Offline tools for Bitcoin P2P data. FILE may be '-' for stdin.\n\n"
-	             "Commands:\n");
+	             "Commands (peertool help COMMAND for more):\n");
 	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
 		fprintf(out, "  %s\n", subcommands[i].usage);
 	fprintf(out,
@@ -158,6 +169,20 @@ uint8_t *peertool_read_input(const char *cmd, const char *path, int hex, size_t 
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "help") && argc > 2) {
+		for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++) {
+			if (strcmp(argv[2], subcommands[i].name))
+				continue;
+			if (subcommands[i].help)
+				subcommands[i].help(stdout);
+			else
+				printf("usage: peertool %s\n", subcommands[i].usage);
+			return 0;
+		}
+		fprintf(stderr, "peertool: unknown command '%s'\n", argv[2]);
 		usage(stderr);
 		return 2;
 	}

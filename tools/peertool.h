@@ -10,6 +10,7 @@
 #define PEERD_PEERTOOL_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 struct proto_params;
@@ -19,6 +20,10 @@ int peertool_decode_block(int argc, char **argv);
 int peertool_decode_msg(int argc, char **argv);
 int peertool_verify_tx(int argc, char **argv);
 int peertool_verify_block(int argc, char **argv);
+/** Write a deterministic signed regtest chain (tools/peertool_chaingen.c). */
+int peertool_chaingen(int argc, char **argv);
+/** chaingen's full help: usage, options, an example and exit codes. */
+void peertool_chaingen_help(FILE *f);
 
 /**
  * Read FILE (or stdin for "-") whole; with `hex`, decode hex text (whitespace
