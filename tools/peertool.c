@@ -49,6 +49,11 @@ static const struct subcommand subcommands[] = {
      "                                write a deterministic signed regtest chain in\n"
      "                                block-file format (peertool help chaingen)",
      peertool_chaingen_help},
+    {"connect-blocks", peertool_connect_blocks,
+     "connect-blocks [--chain NAME] [--par N] [--dbcache MIB] [--utxo-stats] DATADIR FILE...\n"
+     "                                validate block files into the chain at DATADIR\n"
+     "                                (peertool help connect-blocks)",
+     peertool_connect_help},
 };
 
 static void usage(FILE *out)

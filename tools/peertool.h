@@ -25,6 +25,11 @@ int peertool_chaingen(int argc, char **argv);
 /** chaingen's full help: usage, options, an example and exit codes. */
 void peertool_chaingen_help(FILE *f);
 
+/** Validate block-file records into a chain on disk (tools/peertool_connect.c). */
+int peertool_connect_blocks(int argc, char **argv);
+/** connect-blocks' full help: usage, options, an example and exit codes. */
+void peertool_connect_help(FILE *f);
+
 /**
  * Read FILE (or stdin for "-") whole; with `hex`, decode hex text (whitespace
  * ignored). Returns a new xmalloc'd buffer or NULL after printing an error.
