@@ -57,7 +57,8 @@ static const char USAGE[] =
     "                         [--inputs-per-tx N|MIN-MAX] [--outputs-per-tx N|MIN-MAX]\n"
     "                         [--mix all|TYPE[,TYPE...]] [--start-time T] [--out FILE]\n"
     "                         [--bench-block ecdsa|schnorr|mixed] [--bench-txs N]\n"
-    "                         [--genesis] [--spent-out FILE] [--no-verify]";
+    "                         [--genesis] [--spent-out FILE] [--no-verify]\n"
+    "                         [--fork-at H [--fork-seed S]]";
 
 void peertool_chaingen_help(FILE *f)
 {
@@ -86,7 +87,12 @@ void peertool_chaingen_help(FILE *f)
 	        "  --genesis           write regtest's genesis block as the first record\n"
 	        "  --spent-out FILE    write every spent output as 'TXID:VOUT SATS SPK_HEX',\n"
 	        "                      the prevouts format of verify-tx and verify-block\n"
-	        "  --no-verify         skip checking every input with peerd's script/ (faster)\n\n"
+	        "  --no-verify         skip checking every input with peerd's script/ (faster)\n"
+	        "  --fork-at H         blocks 1..H as without it; above H the choices come from\n"
+	        "                      --fork-seed (default \"fork\") and every block is 1 s\n"
+	        "                      later, so each differs: two runs with different fork\n"
+	        "                      seeds (or one without --fork-at) are competing branches\n"
+	        "                      from H, spending the same coins differently. H < N.\n\n"
 	        "Options take '--key value' or '--key=value'. Spends start at height 101;\n"
 	        "transactions are version 2, locktime 0, fee 2-4 sat/vB, standard.\n\n"
 	        "Example:\n"
@@ -118,6 +124,8 @@ struct cg_args {
 	uint32_t bench_txs;
 	bool genesis;
 	bool verify;
+	uint32_t fork_at; /* 0: no fork */
+	const char *fork_seed;
 };
 
 #define CG_BIT(t)   (1u << (t))
@@ -258,6 +266,12 @@ static int apply_option(struct cg_args *a, const char *name, const char *val)
 		else
 			return usage_error("--bench-block wants ecdsa, schnorr or mixed, not '%s'",
 			                   val);
+	} else if (!strcmp(name, "--fork-at")) {
+		if (parse_u64(val, 1, CG_MAX_BLOCKS, &v))
+			return usage_error("--fork-at wants 1 to 1000000, not '%s'", val);
+		a->fork_at = (uint32_t)v;
+	} else if (!strcmp(name, "--fork-seed")) {
+		a->fork_seed = val;
 	} else if (!strcmp(name, "--bench-txs")) {
 		if (parse_u64(val, 1, CG_MAX_TXS, &v))
 			return usage_error("--bench-txs wants 1 to 20000, not '%s'", val);
@@ -269,9 +283,9 @@ static int apply_option(struct cg_args *a, const char *name, const char *val)
 }
 
 static const char *const VALUED[] = {
-    "--seed",       "--blocks", "--txs-per-block", "--inputs-per-tx", "--outputs-per-tx",
-    "--start-time", "--out",    "--spent-out",     "--mix",           "--bench-block",
-    "--bench-txs",
+    "--seed",       "--blocks",  "--txs-per-block", "--inputs-per-tx", "--outputs-per-tx",
+    "--start-time", "--out",     "--spent-out",     "--mix",           "--bench-block",
+    "--bench-txs",  "--fork-at", "--fork-seed",
 };
 
 /* 0, 2 after a usage error, or 3 when help was printed (exit 0). */
@@ -286,6 +300,7 @@ static int parse_args(int argc, char **argv, struct cg_args *a)
 	a->mix = CG_MIX_ALL;
 	a->bench_txs = CG_BENCH_TXS;
 	a->verify = true;
+	a->fork_seed = "fork";
 	for (int i = 1; i < argc; i++) {
 		char name[32];
 		const char *arg = argv[i], *val = NULL, *eq = strchr(arg, '=');
@@ -327,6 +342,8 @@ static int parse_args(int argc, char **argv, struct cg_args *a)
 	}
 	if (!a->blocks)
 		return usage_error("%s", "--blocks N is required");
+	if (a->fork_at && a->fork_at >= a->blocks)
+		return usage_error("%s", "--fork-at H wants H below --blocks N");
 	if (a->bench != CG_BENCH_NONE && a->blocks < CG_COINBASE_MATURITY + 2)
 		return usage_error("%s", "--bench-block needs --blocks 102 or more (block 1's "
 		                         "coinbase matures at 101)");
@@ -449,6 +466,7 @@ struct chaingen {
 	size_t io_cap;
 	struct proto_hash prev;
 	uint32_t time0;
+	uint32_t time_shift; /* --fork-at: 1 above the fork, so each block differs */
 	FILE *out, *spent_out;
 	struct cg_stats st;
 };
@@ -982,7 +1000,7 @@ static int finish_block(struct chaingen *g, int32_t height)
 	struct proto_block_header h = {
 	    .version = CG_BLOCK_VERSION,
 	    .prev = g->prev,
-	    .time = g->time0 + (uint32_t)height * CG_SPACING,
+	    .time = g->time0 + (uint32_t)height * CG_SPACING + g->time_shift,
 	    .bits = g->p->pow_limit_bits,
 	};
 	struct proto_hash hash;
@@ -1101,6 +1119,20 @@ oom:
 
 /* ---- the command ---------------------------------------------------------------- */
 
+/*
+ * --fork-at: from here on the choices come from the fork seed. The wallet
+ * (keys, owners, spendable coins) carries on unchanged, so the branch
+ * spends the same coins as the unforked chain would, in other transactions.
+ */
+static void fork_choices(struct chaingen *g)
+{
+	uint8_t rs[32];
+	proto_tagged_hash("peertool/chaingen/fork", (const uint8_t *)g->a->fork_seed,
+	                  strlen(g->a->fork_seed), rs);
+	g->rng ^= proto_le64(rs);
+	g->time_shift = 1;
+}
+
 static void print_summary(struct chaingen *g)
 {
 	char tip[65];
@@ -1205,9 +1237,12 @@ int peertool_chaingen(int argc, char **argv)
 	}
 	if (a.genesis && write_record(&g, g.p->genesis, g.p->genesis_len))
 		goto out;
-	for (uint32_t h = 1; h <= a.blocks; h++)
+	for (uint32_t h = 1; h <= a.blocks; h++) {
 		if (make_block(&g, (int32_t)h))
 			goto out;
+		if (h == a.fork_at)
+			fork_choices(&g);
+	}
 	rc = 0;
 out:
 	if (close_file(g.spent_out, a.spent_out))
