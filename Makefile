@@ -5,6 +5,7 @@
 #                   the same tests under ASan+UBSan, pool/ under TSan,
 #                   a fuzz smoke run and the integration tests
 #   make bench      run the benchmarks (BENCH=REGEX for a subset)
+#   make soak       the long integration runs (2,000-block kill -9 test)
 #   make run        build and run something real (see README)
 #   make fuzz       build the libFuzzer targets (clang)
 #   make deps       check dependencies; as root, apt-get what is missing
@@ -93,7 +94,7 @@ ASAN_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/asan/test/%,$(TEST_SRCS))
 TSAN_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tsan/test/%,$(TSAN_TEST_SRCS))
 FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/bin/%,$(FUZZ_SRCS))
 
-.PHONY: all test test-build unit bench fuzz fuzz-smoke integration run deps \
+.PHONY: all test test-build unit bench soak fuzz fuzz-smoke integration run deps \
 	install uninstall clean format
 
 all: $(BINS)
@@ -225,6 +226,12 @@ unit: $(TESTS)
 bench: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) $(BUILD)/bin/peerbench $(BINS)
 	@VECTORS=$(VECTORS) $(BUILD)/bin/peerbench '$(value BENCH)'
+
+# The long runs `make test` leaves out (pytest marker `soak`).
+soak: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) $(BINS)
+	@VECTORS=$(VECTORS) BUILD=$(BUILD) PEERD_SOAK=1 $(PYTHON) -m pytest -q -p no:cacheprovider \
+		-m soak tests/integration
 
 run: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all

@@ -424,3 +424,9 @@ def make_peerd(tmp_path):
 def peerd(make_peerd):
     """A peerd on regtest with a short peertimeout."""
     return make_peerd("-peertimeout=3")
+
+
+def pytest_configure(config):
+    # Long runs (test_chain_connect's 2,000-block crash run) skip unless
+    # PEERD_SOAK=1: `make soak`.
+    config.addinivalue_line("markers", "soak: a long run, only with PEERD_SOAK=1 (make soak)")
