@@ -20,6 +20,9 @@ int peertool_decode_block(int argc, char **argv);
 int peertool_decode_msg(int argc, char **argv);
 int peertool_verify_tx(int argc, char **argv);
 int peertool_verify_block(int argc, char **argv);
+/** verify-tx's and verify-block's full help: usage, options, examples, exit codes. */
+void peertool_verify_tx_help(FILE *f);
+void peertool_verify_block_help(FILE *f);
 /** Write a deterministic signed regtest chain (tools/peertool_chaingen.c). */
 int peertool_chaingen(int argc, char **argv);
 /** chaingen's full help: usage, options, an example and exit codes. */

@@ -23,7 +23,7 @@ import subprocess
 import time
 
 import pytest
-from bitcoin.core import CBlock, b2lx
+from bitcoin.core import CBlock, CMutableTransaction, b2lx
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.join(ROOT, os.environ.get("BUILD", "build"))
@@ -298,3 +298,132 @@ def test_kill9_while_connecting(tmp_path):
 def test_kill9_while_connecting_2000(tmp_path):
     killed, heights = crash_run(tmp_path, 2000, 10, seed=2000)
     assert killed >= 10, heights
+
+
+# ---- verify-block: CheckBlock, contextual checks and ConnectBlock against a chain ----------
+
+
+REGTEST_TARGET = 0x7FFFFF << (8 * (0x20 - 3))
+
+
+def mine(raw):
+    """The block with its merkle root recomputed and a nonce meeting regtest's target."""
+    b = CBlock.deserialize(raw)
+    raw = bytearray(raw)
+    raw[36:68] = b.calc_merkle_root()
+    for nonce in range(1 << 20):
+        raw[76:80] = struct.pack("<I", nonce)
+        if int.from_bytes(CBlock.deserialize(bytes(raw[:80]) + b"\0").GetHash(), "little") <= REGTEST_TARGET:
+            return bytes(raw)
+    raise AssertionError("no nonce")
+
+
+def verify(*args):
+    r = peertool("verify-block", "--chain", "regtest", *args)
+    return r.returncode, (json.loads(r.stdout) if r.stdout else None), r.stderr.decode()
+
+
+@pytest.fixture(scope="module")
+def vchain(tmp_path_factory):
+    """A 130-block chaingen chain and its continuation: blocks 1..129 in a datadir,
+    block 130 (spending earlier coins) to verify, and the prevouts it spends."""
+    d = tmp_path_factory.mktemp("verify")
+    full = chaingen(d / "full.dat", 130, "--seed", "verify", "--spent-out", d / "spent.txt")
+    recs = records(full)
+    head = write_records(d / "head.dat", recs[:129])
+    connect(d / "dd", head)
+    return d, recs
+
+
+def test_verify_block_whole_rules_without_chain(tmp_path, vchain):
+    d, recs = vchain
+    blk = recs[129]
+    pv = str(d / "spent.txt")
+    (tmp_path / "b.raw").write_bytes(blk)
+    rc, got, err = verify("--prevouts", pv, tmp_path / "b.raw")
+    assert rc == 0 and got["verdict"] == "valid", (got, err)
+    assert (got["height"], got["height_source"]) == (130, "bip34")
+    assert got["checks"] == {"check_block": "ok", "contextual": "ok"}
+    # A broken nonce: Core's high-hash, whatever the scripts say. (The block's
+    # hash moves with the nonce; find one that misses the target.)
+    bad = bytearray(blk)
+    for nonce in range(1000):
+        bad[76:80] = struct.pack("<I", nonce)
+        if int.from_bytes(CBlock.deserialize(bytes(bad[:80]) + b"\0").GetHash(), "little") > REGTEST_TARGET:
+            break
+    (tmp_path / "n.raw").write_bytes(bytes(bad))
+    rc, got, _ = verify("--prevouts", pv, tmp_path / "n.raw")
+    assert (rc, got["verdict"], got["reject_reason"]) == (1, "invalid", "high-hash")
+    assert got["summary"]["invalid"] == 0  # every script is fine: the block is not
+    # --no-pow (Core's fCheckPOW=false) lets the proof of work go.
+    rc, got, _ = verify("--no-pow", "--prevouts", pv, tmp_path / "n.raw")
+    assert (rc, got["reject_reason"]) == (0, None)
+    # A broken merkle root, mined again: bad-txnmrklroot.
+    bad = bytearray(blk)
+    bad[40] ^= 0x55
+    b = CBlock.deserialize(bytes(bad))
+    for nonce in range(1 << 20):
+        bad[76:80] = struct.pack("<I", nonce)
+        if int.from_bytes(CBlock.deserialize(bytes(bad[:80]) + b"\0").GetHash(), "little") <= REGTEST_TARGET:
+            break
+    assert b.hashMerkleRoot != b.calc_merkle_root()
+    (tmp_path / "m.raw").write_bytes(bytes(bad))
+    rc, got, _ = verify("--prevouts", pv, tmp_path / "m.raw")
+    assert (rc, got["reject_reason"], got["checks"]["check_block"]) == (1, "bad-txnmrklroot", "bad-txnmrklroot")
+    # Without the witness commitment (the coinbase's last output gone), mined
+    # again: ContextualCheckBlock's unexpected-witness, needing only the height.
+    cb = CBlock.deserialize(blk)
+    mcb = CMutableTransaction.from_tx(cb.vtx[0])
+    mcb.vout = mcb.vout[:1]
+    mcb.wit = type(mcb.wit)()
+    vtx = [mcb] + list(cb.vtx[1:])
+    nb = CBlock(nVersion=cb.nVersion, hashPrevBlock=cb.hashPrevBlock, nTime=cb.nTime, nBits=cb.nBits,
+                vtx=vtx, hashMerkleRoot=CBlock(vtx=vtx).calc_merkle_root())
+    (tmp_path / "w.raw").write_bytes(mine(nb.serialize()))
+    rc, got, _ = verify("--prevouts", pv, tmp_path / "w.raw")
+    assert (rc, got["checks"]["check_block"], got["reject_reason"]) == (1, "ok", "unexpected-witness")
+
+
+def test_verify_block_with_utxo(tmp_path, vchain):
+    d, recs = vchain
+    dd = str(d / "dd")
+    (tmp_path / "b.raw").write_bytes(recs[129])
+    rc, got, err = verify("--utxo", dd, "--par", 2, tmp_path / "b.raw")
+    assert rc == 0 and got["verdict"] == "valid", (got, err)
+    assert (got["height"], got["height_source"]) == (130, "parent")
+    assert got["checks"] == {"check_block": "ok", "contextual": "ok", "connect": "ok"}
+    n_in = sum(len(tx.vin) for tx in CBlock.deserialize(recs[129]).vtx[1:])
+    assert got["summary"]["inputs"] == got["summary"]["valid"] == n_in
+    # Just checking: the chain did not move.
+    assert connect(dd, os.devnull)["height"] == 129
+    # Its coinbase paying one satoshi too much: bad-cb-amount, which only
+    # ConnectBlock sees (the sum of fees comes from the UTXO set).
+    b = CBlock.deserialize(recs[129])
+    mcb = CMutableTransaction.from_tx(b.vtx[0])
+    mcb.vout[0].nValue += 1
+    vtx = [mcb] + list(b.vtx[1:])
+    nb = CBlock(nVersion=b.nVersion, hashPrevBlock=b.hashPrevBlock, nTime=b.nTime, nBits=b.nBits, vtx=vtx)
+    (tmp_path / "a.raw").write_bytes(mine(nb.serialize()))
+    rc, got, _ = verify("--utxo", dd, tmp_path / "a.raw")
+    assert (rc, got["checks"]["connect"], got["reject_reason"]) == (1, "bad-cb-amount", "bad-cb-amount")
+    assert got["summary"]["invalid"] == 0
+    # Block 129 again on top of 129's parent: not the tip, so ConnectBlock
+    # cannot run against this UTXO set; the verdict stays open (exit 1).
+    (tmp_path / "old.raw").write_bytes(recs[128])
+    rc, got, _ = verify("--utxo", dd, tmp_path / "old.raw")
+    assert (rc, got["verdict"]) == (1, "inconclusive")
+    assert got["checks"]["connect"].startswith("skipped")
+    # A block whose parent the chain lacks.
+    rc, got, _ = verify("--utxo", str(tmp_path / "nowhere"), tmp_path / "b.raw")
+    assert rc == 1 and got is None
+    empty = tmp_path / "empty"
+    connect(empty, os.devnull)
+    rc, got, _ = verify("--utxo", empty, tmp_path / "b.raw")
+    assert (rc, got["reject_reason"]) == (1, "prev-blk-not-found")
+    # Usage: one source of spent outputs; help has an example and exit codes.
+    r = peertool("verify-block", "--utxo", dd, "--prevouts", "x", "b")
+    assert r.returncode == 2 and b"give one" in r.stderr
+    r = peertool("verify-block", "b")
+    assert r.returncode == 2 and b"--prevouts FILE or --utxo DATADIR" in r.stderr
+    r = peertool("help", "verify-block")
+    assert r.returncode == 0 and b"Example" in r.stdout and b"Exit codes" in r.stdout
