@@ -223,9 +223,28 @@ test: deps
 unit: $(TESTS)
 	@VECTORS=$(VECTORS) BUILD=$(BUILD) scripts/run-tests.sh unit
 
+# Blocks for bench/bench_connect.c, made by peertool chaingen (never
+# committed: they are generated, deterministic, and 0.5-5 MB each).
+BENCH_DATA := $(BUILD)/bench
+BENCH_BLOCKS := $(addprefix $(BENCH_DATA)/,connect_ecdsa.dat connect_schnorr.dat \
+	connect_mixed.dat chain2000.dat)
+
+$(BENCH_DATA)/connect_%.dat: $(BUILD)/bin/peertool
+	$(call msg,GEN,$@)
+	@mkdir -p $(@D)
+	$(Q)$(BUILD)/bin/peertool chaingen --seed bench --blocks 102 --bench-block $* \
+		--out $@.tmp >/dev/null && mv $@.tmp $@
+
+$(BENCH_DATA)/chain2000.dat: $(BUILD)/bin/peertool
+	$(call msg,GEN,$@)
+	@mkdir -p $(@D)
+	$(Q)$(BUILD)/bin/peertool chaingen --seed bench --blocks 2000 --no-verify \
+		--out $@.tmp >/dev/null && mv $@.tmp $@
+
 bench: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) $(BUILD)/bin/peerbench $(BINS)
-	@VECTORS=$(VECTORS) $(BUILD)/bin/peerbench '$(value BENCH)'
+	@$(MAKE) --no-print-directory $(BENCH_BLOCKS)
+	@VECTORS=$(VECTORS) BENCH_DATA=$(BENCH_DATA) $(BUILD)/bin/peerbench '$(value BENCH)'
 
 # The long runs `make test` leaves out (pytest marker `soak`).
 soak: deps
