@@ -19,9 +19,6 @@
  *                          a fresh datadir (chain_open to chain_close, the
  *                          default cache, par 0). One op = one block; the note
  *                          has blocks/s, UTXO flushes and peak RSS.
- *   HeaderIndex100k        100,000 regtest headers into a new block index
- *                          (chain_index_add_header). One op = one header; the
- *                          note has bytes per header.
  *
  * The blocks come from `peertool chaingen` (make bench writes them to
  * $BENCH_DATA, default build/bench, before it runs this): connect_ecdsa.dat,
@@ -52,7 +49,6 @@
 /** Signatures timed single-threaded for the limit, per kind. */
 #define LIMIT_SIGS   500
 #define CHAIN_BLOCKS 2000
-#define HEADERS_N    100000
 
 static uint64_t now_ns(void)
 {
@@ -374,62 +370,4 @@ out:
 	if (r)
 		xfree(r->buf);
 	xfree(r);
-}
-
-/* ---- HeaderIndex100k --------------------------------------------------------- */
-
-/* 100,000 regtest headers on genesis, mined (regtest passes every other hash). */
-static struct proto_block_header *make_headers(void)
-{
-	const struct proto_params *p = proto_params(PROTO_NET_REGTEST);
-	struct proto_block_header *h = xmalloc(HEADERS_N * sizeof(*h));
-	struct proto_hash prev = p->genesis_hash, hash;
-	uint32_t t0 = proto_le32(p->genesis + 68);
-	if (!h)
-		return NULL;
-	for (uint32_t i = 0; i < HEADERS_N; i++) {
-		h[i] = (struct proto_block_header){
-		    .version = 0x20000000,
-		    .prev = prev,
-		    .time = t0 + 600 * (i + 1),
-		    .bits = p->pow_limit_bits,
-		};
-		proto_sha256d(&i, sizeof(i), h[i].merkle_root.b);
-		for (;; h[i].nonce++) {
-			proto_block_header_hash(&h[i], &hash);
-			if (proto_check_pow(&hash, h[i].bits, &p->pow_limit))
-				break;
-		}
-		prev = hash;
-	}
-	return h;
-}
-
-BENCH_N(HeaderIndex100k, HEADERS_N)
-{
-	static struct proto_block_header *h;
-	const struct proto_params *p = proto_params(PROTO_NET_REGTEST);
-	struct chain_index *idx = NULL;
-	if (!h && !(h = make_headers())) {
-		bench_fail(ctx, "out of memory");
-		return;
-	}
-	if (chain_index_new(&idx, p)) {
-		bench_fail(ctx, "chain_index_new failed");
-		return;
-	}
-	int64_t now = (int64_t)h[HEADERS_N - 1].time + 3600;
-	bench_reset(ctx);
-	for (size_t i = 0; i < n && i < HEADERS_N; i++) {
-		struct chain_state st;
-		if (chain_index_add_header(idx, &h[i], now, NULL, &st)) {
-			bench_fail(ctx, "header %zu: %s", i, st.reason);
-			break;
-		}
-	}
-	bench_stop(ctx);
-	bench_note(ctx, "%zu headers, %.0f bytes/header in memory (chain_index_memory)",
-	           chain_index_count(idx),
-	           (double)chain_index_memory(idx) / (double)chain_index_count(idx));
-	chain_index_free(idx);
 }

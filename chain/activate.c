@@ -200,15 +200,27 @@ static int read_block(struct chain *c, const struct chain_node *n)
 	return 0;
 }
 
+/*
+ * Core's UpdateTip line. progress is the tip's height over the best
+ * header's: Core estimates it from transaction counts, which peerd does
+ * not keep for blocks it has not seen; heights say the same while syncing.
+ */
 static void log_tip(struct chain *c, const struct chain_node *n, const char *what)
 {
-	char hex[65];
+	char hex[65], date[32];
 	proto_hash_to_hex(&n->hash, hex);
-	chain_logf(
-	    c, CHAIN_LOG_INFO,
-	    "%s: new best=%s height=%d version=0x%08x log2_work=%.6f tx=%u cache=%.1fMiB(%zutxo)",
-	    what, hex, n->height, (unsigned)n->version, log2(chain_work_double(&n->work)), n->n_tx,
-	    chain_coins_memory(c->coins) / 1048576.0, chain_coins_cached(c->coins));
+	time_t t = (time_t)n->time;
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	const struct chain_node *best = chain_index_best_header(c->idx);
+	double progress = best->height > 0 ? (double)n->height / best->height : 1.0;
+	chain_logf(c, CHAIN_LOG_INFO,
+	           "%s: new best=%s height=%d version=0x%08x log2_work=%.6f tx=%llu date='%s' "
+	           "progress=%.6f cache=%.1fMiB(%zutxo)",
+	           what, hex, n->height, (unsigned)n->version, log2(chain_work_double(&n->work)),
+	           (unsigned long long)c->chain_tx, date, progress > 1.0 ? 1.0 : progress,
+	           chain_coins_memory(c->coins) / 1048576.0, chain_coins_cached(c->coins));
 }
 
 /* Core's ConnectTip for n, whose parent is the tip. */
@@ -238,6 +250,7 @@ static int connect_tip(struct chain *c, struct chain_node *n, struct chain_state
 	n->dirty = true;
 	if ((err = chain_nodes_push(&c->active, n)))
 		return err;
+	c->chain_tx += n->n_tx;
 	c->stats.blocks_connected++;
 	c->stats.connect_ns += mono_ns() - t0;
 	log_tip(c, n, "UpdateTip");
@@ -269,6 +282,7 @@ static int disconnect_tip(struct chain *c)
 		           hex);
 	}
 	c->active.n--;
+	c->chain_tx -= n->n_tx;
 	c->stats.blocks_disconnected++;
 	/* It may be a better tip again later (a reorg that fails half way). */
 	if (!chain_node_failed(n) && (err = chain_nodes_push(&c->candidates, n)))

@@ -259,6 +259,7 @@ static int load_active(struct chain *c)
 			return err;
 		g->status = (g->status & ~(uint32_t)CHAIN_VALID_MASK) | CHAIN_VALID_SCRIPTS;
 		g->dirty = true;
+		c->chain_tx = 1;
 		return chain_nodes_push(&c->active, g);
 	}
 	struct chain_node *tip = chain_index_find(c->idx, best);
@@ -268,9 +269,11 @@ static int load_active(struct chain *c)
 	}
 	c->active.n = 0;
 	for (int32_t h = 0; h <= tip->height; h++) {
-		int err = chain_nodes_push(&c->active, chain_node_ancestor(tip, h));
+		struct chain_node *a = chain_node_ancestor(tip, h);
+		int err = chain_nodes_push(&c->active, a);
 		if (err)
 			return err;
+		c->chain_tx += a->n_tx;
 	}
 	return 0;
 }

@@ -8,18 +8,24 @@
  * checked before any rule whose failure would mark the block itself
  * invalid, so a peer cannot get a good block marked bad by mangling it.
  */
-#include "chain/chain.h"
+#include "chain/internal.h"
 #include "script/script.h"
+
+int chain_check_header_hashed(const struct proto_block_header *h, const struct proto_hash *hash,
+                              const struct proto_params *p, struct chain_state *st)
+{
+	if (!proto_check_pow(hash, h->bits, &p->pow_limit))
+		return chain_reject(st, CHAIN_RESULT_INVALID_HEADER, "high-hash",
+		                    "proof of work failed");
+	return 0;
+}
 
 int chain_check_header(const struct proto_block_header *h, const struct proto_params *p,
                        struct chain_state *st)
 {
 	struct proto_hash hash;
 	proto_block_header_hash(h, &hash);
-	if (!proto_check_pow(&hash, h->bits, &p->pow_limit))
-		return chain_reject(st, CHAIN_RESULT_INVALID_HEADER, "high-hash",
-		                    "proof of work failed");
-	return 0;
+	return chain_check_header_hashed(h, &hash, p, st);
 }
 
 /* Serialized size without witness data (Core's TX_NO_WITNESS(block)). */

@@ -6,9 +6,11 @@
  *
  * Part of chain/chain.h: include that, not this file.
  *
- * Everything here is pure: no allocation but the merkle leaf array a
- * block keeps for reuse (proto_block_merkle_root), no globals; any thread
- * may call it on data it owns. Index nodes are only read.
+ * Everything here is pure: no globals, and no allocation but the merkle
+ * leaf array a block keeps for reuse (proto_block_merkle_root) and the
+ * sorted copy script_check_transaction makes of a large transaction's
+ * outpoints; any thread may call it on data it owns. Index nodes are
+ * only read.
  */
 #ifndef PEERD_CHAIN_CHECK_H
 #define PEERD_CHAIN_CHECK_H

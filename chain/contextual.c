@@ -14,6 +14,8 @@
 
 /** Core's MINIMUM_WITNESS_COMMITMENT: OP_RETURN, push 36, 4-byte tag, 32-byte hash. */
 #define WITNESS_COMMITMENT_HASH_OFF 6u
+/** Where a header keeps its bits: after version, prev, merkle root and time. */
+#define GENESIS_BITS_OFF 72u
 /** The coinbase witness reserved value is exactly this long (BIP141). */
 #define WITNESS_NONCE_SIZE 32u
 
@@ -31,7 +33,13 @@ uint32_t chain_next_work_required(const struct chain_node *prev, uint32_t time,
 		if ((int64_t)time > (int64_t)last->time + p->pow_target_spacing * 2)
 			return p->pow_limit_bits;
 		/* ... else it needs the difficulty of the last block that did
-		 * not use that exception (or a period's first block). */
+		 * not use that exception (or a period's first block). Without
+		 * retargeting and with genesis at the limit (regtest) every block
+		 * is at the limit, so the walk (up to a period of nodes) would
+		 * find nothing else: skip it. */
+		if (p->pow_no_retargeting && p->genesis_len >= PROTO_BLOCK_HEADER_SIZE &&
+		    proto_le32(p->genesis + GENESIS_BITS_OFF) == p->pow_limit_bits)
+			return p->pow_limit_bits;
 		const struct chain_node *n = last;
 		while (n->prev && n->height % interval != 0 && n->bits == p->pow_limit_bits)
 			n = n->prev;

@@ -19,7 +19,7 @@
  *
  * One thread owns an index (chain/index.h); nothing here locks.
  */
-#include "chain/chain.h"
+#include "chain/internal.h"
 
 /** Nodes per slab: 1,024 x 168 bytes is 168 KiB, one allocation. */
 #define CHAIN_SLAB_SHIFT 10
@@ -297,7 +297,7 @@ int chain_index_add_header(struct chain_index *idx, const struct proto_block_hea
 		}
 		return 0;
 	}
-	if ((err = chain_check_header(h, idx->params, st)))
+	if ((err = chain_check_header_hashed(h, &hash, idx->params, st)))
 		return err;
 	struct chain_node *prev = lookup(idx, &h->prev);
 	if (!prev) {

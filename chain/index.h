@@ -119,8 +119,9 @@ CHAIN_WUR int chain_index_add_header(struct chain_index *idx, const struct proto
 /**
  * Insert a node read back from the database (chain_node_decode), trusting
  * its stored status and work; its parent must already be in the index
- * (load in height order). 0, CHAIN_EEXIST, CHAIN_ENOTFOUND (no parent) or
- * CHAIN_ENOMEM.
+ * (load in height order). The genesis record (zero prev hash) updates the
+ * genesis node chain_index_new made (status, n_tx, seq, file positions).
+ * 0, CHAIN_EEXIST, CHAIN_ENOTFOUND (no parent) or CHAIN_ENOMEM.
  */
 CHAIN_WUR int chain_index_insert_loaded(struct chain_index *idx, const struct chain_node *loaded,
                                         const struct proto_hash *prev_hash,

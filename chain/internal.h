@@ -12,6 +12,14 @@
 
 #include "chain/chain.h"
 
+/*
+ * chain_check_header for a header whose hash the caller has already
+ * computed (chain_index_add_header needs it anyway: no second SHA-256d).
+ */
+CHAIN_WUR int chain_check_header_hashed(const struct proto_block_header *h,
+                                        const struct proto_hash *hash, const struct proto_params *p,
+                                        struct chain_state *st);
+
 /** One outpoint the block touched. */
 struct chain_view_entry {
 	struct proto_outpoint op;
@@ -113,6 +121,8 @@ struct chain {
 	struct chain_nodes candidates;
 	/** Blocks with data whose parent has none yet (Core's m_blocks_unlinked). */
 	struct chain_nodes unlinked;
+	uint64_t
+	    chain_tx; /**< transactions in the active chain (Core's m_chain_tx_count of the tip) */
 	uint32_t next_seq;
 	int64_t last_flush;
 	struct chain_pos flushed_end; /**< the block store's end at the last flush */

@@ -22,210 +22,10 @@
  * every count against the bytes that remain, so the second pass, which
  * allocates, only ever allocates what the input can back.
  */
-#include <secp256k1.h>
-
 #include "chain/chain.h"
 
-/* Core's MAX_SCRIPT_SIZE: a longer script in undo data is read as OP_RETURN. */
-#define UNDO_MAX_SCRIPT 10000u
-/* Script kinds below this are compressed templates (Core's nSpecialScripts). */
-#define UNDO_SPECIAL_SCRIPTS 6u
 /* Fewest bytes a coin can take: code, amount, kind 6 with no script bytes. */
 #define UNDO_MIN_COIN 3u
-/* Longest Core VarInt of a 64-bit value: ceil(64 / 7) groups. */
-#define UNDO_VARINT_MAX 10u
-
-#define OP_DUP         0x76
-#define OP_HASH160     0xa9
-#define OP_EQUAL       0x87
-#define OP_EQUALVERIFY 0x88
-#define OP_CHECKSIG    0xac
-#define OP_RETURN      0x6a
-
-/* ---------------------------------------------------------------------- */
-/* Core's VarInt                                                           */
-
-static void write_varint(struct proto_writer *w, uint64_t n)
-{
-	uint8_t tmp[UNDO_VARINT_MAX];
-	size_t len = 0;
-	/* Built last group first; every group but the last has the high bit
-	 * and stands for one more than its bits (the "- 1" below). */
-	for (;;) {
-		tmp[len] = (uint8_t)((n & 0x7f) | (len ? 0x80 : 0x00));
-		if (n <= 0x7f)
-			break;
-		n = (n >> 7) - 1;
-		len++;
-	}
-	uint8_t out[UNDO_VARINT_MAX];
-	for (size_t i = 0; i <= len; i++)
-		out[i] = tmp[len - i];
-	proto_write_bytes(w, out, len + 1);
-}
-
-/*
- * Read a VarInt no larger than `max` (UINT32_MAX for Core's unsigned int
- * fields, UINT64_MAX for uint64_t ones). Core throws on values that would
- * not fit the field; so do we (-1), and on a truncated input.
- */
-static int read_varint(struct proto_reader *r, uint64_t max, uint64_t *v)
-{
-	uint64_t n = 0;
-	for (;;) {
-		uint8_t c;
-		if (proto_read_u8(r, &c))
-			return -1;
-		if (n > (max >> 7))
-			return -1;
-		n = (n << 7) | (c & 0x7f);
-		if (!(c & 0x80))
-			break;
-		if (n == max)
-			return -1;
-		n++;
-	}
-	*v = n;
-	return 0;
-}
-
-/* ---------------------------------------------------------------------- */
-/* Core's amount and script compression                                    */
-/* TODO: share with chain/compress.c when merged.                          */
-
-/*
- * Values are mostly round numbers: strip up to nine trailing decimal
- * zeros into an exponent, and when any were left (e < 9) fold the last
- * non-zero digit (1..9) in as well.
- */
-static uint64_t compress_amount(uint64_t n)
-{
-	if (n == 0)
-		return 0;
-	unsigned e = 0;
-	while (n % 10 == 0 && e < 9) {
-		n /= 10;
-		e++;
-	}
-	if (e < 9) {
-		uint64_t d = n % 10;
-		n /= 10;
-		return 1 + (n * 9 + d - 1) * 10 + e;
-	}
-	return 1 + (n - 1) * 10 + 9;
-}
-
-/* The inverse; wraps (defined, unsigned) on hostile input, caught by the range check after. */
-static uint64_t decompress_amount(uint64_t x)
-{
-	if (x == 0)
-		return 0;
-	x--;
-	unsigned e = (unsigned)(x % 10);
-	x /= 10;
-	uint64_t n;
-	if (e < 9) {
-		uint64_t d = x % 9 + 1;
-		x /= 9;
-		n = x * 10 + d;
-	} else {
-		n = x + 1;
-	}
-	while (e--)
-		n *= 10;
-	return n;
-}
-
-/*
- * The compressed form of a template script into out (kind byte + 20 or
- * 32 bytes), returning its length, or 0 when the script is not one of
- * the templates and is stored as it is.
- */
-static size_t compress_script(const uint8_t *s, size_t len, uint8_t out[33])
-{
-	if (len == 25 && s[0] == OP_DUP && s[1] == OP_HASH160 && s[2] == 20 &&
-	    s[23] == OP_EQUALVERIFY && s[24] == OP_CHECKSIG) {
-		out[0] = 0x00;
-		memcpy(out + 1, s + 3, 20);
-		return 21;
-	}
-	if (len == 23 && s[0] == OP_HASH160 && s[1] == 20 && s[22] == OP_EQUAL) {
-		out[0] = 0x01;
-		memcpy(out + 1, s + 2, 20);
-		return 21;
-	}
-	if (len == 35 && s[0] == 33 && s[34] == OP_CHECKSIG && (s[1] == 0x02 || s[1] == 0x03)) {
-		out[0] = s[1];
-		memcpy(out + 1, s + 2, 32);
-		return 33;
-	}
-	if (len == 67 && s[0] == 65 && s[66] == OP_CHECKSIG && s[1] == 0x04) {
-		/* Only a key on the curve compresses: decompression must give
-		 * back the same 65 bytes. */
-		secp256k1_pubkey pk;
-		if (!secp256k1_ec_pubkey_parse(secp256k1_context_static, &pk, s + 1, 65))
-			return 0;
-		out[0] = (uint8_t)(0x04 | (s[65] & 0x01));
-		memcpy(out + 1, s + 2, 32);
-		return 33;
-	}
-	return 0;
-}
-
-/* Bytes that follow a special kind: 20 for a hash, 32 for a key's x. */
-static size_t special_size(uint64_t kind)
-{
-	return kind < 2 ? 20 : 32;
-}
-
-/*
- * Rebuild the script of a special kind from its payload into out (67
- * bytes suffice). The length, or 0 when a kind 4/5 x coordinate is not on
- * the curve (Core then leaves the script empty; corrupt data to us).
- */
-static uint32_t decompress_script(uint64_t kind, const uint8_t *in, uint8_t out[67])
-{
-	switch (kind) {
-	case 0:
-		out[0] = OP_DUP;
-		out[1] = OP_HASH160;
-		out[2] = 20;
-		memcpy(out + 3, in, 20);
-		out[23] = OP_EQUALVERIFY;
-		out[24] = OP_CHECKSIG;
-		return 25;
-	case 1:
-		out[0] = OP_HASH160;
-		out[1] = 20;
-		memcpy(out + 2, in, 20);
-		out[22] = OP_EQUAL;
-		return 23;
-	case 2:
-	case 3:
-		out[0] = 33;
-		out[1] = (uint8_t)kind;
-		memcpy(out + 2, in, 32);
-		out[34] = OP_CHECKSIG;
-		return 35;
-	default: {
-		uint8_t comp[33];
-		secp256k1_pubkey pk;
-		size_t n = 65;
-		comp[0] = (uint8_t)(kind - 2);
-		memcpy(comp + 1, in, 32);
-		if (!secp256k1_ec_pubkey_parse(secp256k1_context_static, &pk, comp, 33))
-			return 0;
-		out[0] = 65;
-		secp256k1_ec_pubkey_serialize(secp256k1_context_static, out + 1, &n, &pk,
-		                              SECP256K1_EC_UNCOMPRESSED);
-		out[66] = OP_CHECKSIG;
-		return 67;
-	}
-	}
-}
-
-/* ---------------------------------------------------------------------- */
-/* Encoding                                                                */
 
 void chain_block_undo_init(struct chain_block_undo *u)
 {
@@ -252,18 +52,10 @@ static void encode_coin(const struct chain_undo_coin *c, struct proto_writer *w)
 			w->err = PROTO_EVALUE;
 		return;
 	}
-	write_varint(w, (uint64_t)c->height * 2 + (c->coinbase ? 1 : 0));
+	chain_varint_write(w, (uint64_t)c->height * 2 + (c->coinbase ? 1 : 0));
 	if (c->height > 0)
-		write_varint(w, 0);
-	write_varint(w, compress_amount((uint64_t)c->value));
-	uint8_t comp[33];
-	size_t n = compress_script(c->script, c->script_len, comp);
-	if (n) {
-		proto_write_bytes(w, comp, n);
-	} else {
-		write_varint(w, (uint64_t)c->script_len + UNDO_SPECIAL_SCRIPTS);
-		proto_write_bytes(w, c->script, c->script_len);
-	}
+		chain_varint_write(w, 0);
+	chain_txout_compress(w, c->value, c->script, c->script_len);
 }
 
 void chain_block_undo_encode(const struct chain_block_undo *u, struct proto_writer *w)
@@ -292,50 +84,22 @@ void chain_block_undo_encode(const struct chain_block_undo *u, struct proto_writ
  */
 static int decode_coin(struct proto_reader *r, struct chain_undo_coin *c)
 {
-	uint64_t code, dummy, amount, kind;
-	if (read_varint(r, UINT32_MAX, &code))
+	uint64_t code, dummy;
+	if (chain_varint_read(r, UINT32_MAX, &code))
 		return CHAIN_ECORRUPT;
-	if (code / 2 > 0 && read_varint(r, UINT32_MAX, &dummy))
+	if (code / 2 > 0 && chain_varint_read(r, UINT32_MAX, &dummy))
 		return CHAIN_ECORRUPT;
-	if (read_varint(r, UINT64_MAX, &amount))
-		return CHAIN_ECORRUPT;
-	uint64_t value = decompress_amount(amount);
-	/* Every coin Core ever stored is in the money range. */
-	if (value > (uint64_t)PROTO_MAX_MONEY)
-		return CHAIN_ECORRUPT;
-	if (read_varint(r, UINT32_MAX, &kind))
-		return CHAIN_ECORRUPT;
-
-	uint8_t buf[67];
+	/* Amounts outside the money range and keys off the curve are corrupt:
+	 * Core never stored either. */
+	uint8_t special[CHAIN_SCRIPT_SPECIAL_MAX];
 	const uint8_t *src;
 	uint32_t len;
-	if (kind < UNDO_SPECIAL_SCRIPTS) {
-		const uint8_t *payload;
-		if (proto_read_span(r, special_size(kind), &payload))
-			return CHAIN_ECORRUPT;
-		len = decompress_script(kind, payload, buf);
-		if (!len)
-			return CHAIN_ECORRUPT;
-		src = buf;
-	} else {
-		uint64_t n = kind - UNDO_SPECIAL_SCRIPTS;
-		if (n > proto_reader_left(r))
-			return CHAIN_ECORRUPT;
-		if (n > UNDO_MAX_SCRIPT) {
-			/* Core's reading: an overlong (unspendable) script becomes OP_RETURN. */
-			buf[0] = OP_RETURN;
-			len = 1;
-			src = buf;
-			r->p += n;
-		} else {
-			len = (uint32_t)n;
-			src = r->p;
-			r->p += n;
-		}
-	}
+	int64_t value;
+	if (chain_txout_decompress(r, &value, special, &src, &len))
+		return CHAIN_ECORRUPT;
 	if (!c)
 		return 0;
-	c->value = (int64_t)value;
+	c->value = value;
 	c->height = (uint32_t)(code / 2);
 	c->coinbase = code & 1;
 	c->script_len = len;

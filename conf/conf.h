@@ -63,7 +63,7 @@
 #define CONF_MAX_HOST 253
 /** The config file looked for in the datadir when -conf is not given. */
 #define CONF_CONF_FILENAME "peerd.conf"
-/** The control socket's name in the datadir (default controlsocket). */
+/** The control socket's name in the network's directory (default controlsocket). */
 #define CONF_SOCKET_FILENAME "control.sock"
 /** The default datadir's name under $HOME (outside systemd). */
 #define CONF_DATADIR_NAME ".peerd"
@@ -115,7 +115,15 @@ struct peerd_conf {
 	const struct proto_params *params; /**< chain= / regtest=1 etc. (default main) */
 	char *conf_file; /**< -conf, or datadir/peerd.conf if present; NULL if no file was read */
 	char *datadir;   /**< default ~/.peerd, or $STATE_DIRECTORY under systemd */
-	bool listen;     /**< default 1 (0 when connect= is set, as bitcoind; 1 when bind= is) */
+	/** datadir given by -datadir or datadir=: it must exist (conf_check_datadir). */
+	bool datadir_set;
+	/**
+	 * Everything one network owns (bans, control socket, .lock, later
+	 * blocks/ and chainstate/): datadir itself for main, else
+	 * datadir/conf_net_subdir(), as bitcoind's GetDataDirNet.
+	 */
+	char *netdir;
+	bool listen; /**< default 1 (0 when connect= is set, as bitcoind; 1 when bind= is) */
 	/** IP[:port], IPv6 in [brackets] or bare: split with conf_hostport(v, c->port). */
 	struct conf_list bind;
 	uint16_t port; /**< default: the network's port */
@@ -131,7 +139,7 @@ struct peerd_conf {
 	/** Per peer, in 1,000 bytes: no replies are made for a peer with more queued. */
 	size_t maxsendbuffer_kb;
 	int peertimeout_s;      /**< seconds a new peer has to finish the handshake */
-	char *controlsocket;    /**< default datadir/control.sock */
+	char *controlsocket;    /**< default netdir/control.sock */
 	struct conf_list debug; /**< categories; "1" or "all" = every one */
 	uint32_t debug_mask;    /**< the same as CONF_DEBUG_* bits, for cheap checks on hot paths */
 	bool logtimestamps;     /**< prefix log lines with a timestamp */
@@ -173,6 +181,23 @@ __attribute__((warn_unused_result)) int conf_load(struct peerd_conf *c, int argc
 __attribute__((warn_unused_result)) int conf_load_args(struct peerd_conf *c, int argc, char **argv,
                                                        unsigned flags, int *argi, char *err,
                                                        size_t errlen);
+
+/**
+ * The subdirectory of the datadir where a network's state lives, as
+ * bitcoind's: "" for main (its state is at the top), "testnet3",
+ * "testnet4", "signet", "regtest". Static storage; any thread.
+ */
+const char *conf_net_subdir(enum proto_net net);
+
+/**
+ * A datadir named by -datadir or datadir= must exist (bitcoind's rule: a
+ * mistyped path is an error, not a new directory); the default one is
+ * created by whoever uses it. 0, or CONF_EVALUE with Core's message
+ * ("Specified data directory \"X\" does not exist.") in err. Separate from
+ * conf_load, which never looks at the file system beyond the config file.
+ */
+__attribute__((warn_unused_result)) int conf_check_datadir(const struct peerd_conf *c, char *err,
+                                                           size_t errlen);
 
 /** Free everything conf_load allocated and reset c to defaults; safe to call twice. */
 void conf_release(struct peerd_conf *c);

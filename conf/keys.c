@@ -26,8 +26,11 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
     [CONF_K_DATADIR] =
         {"datadir", CONF_KIND_PATH, CONF_KF_NONEG, 0, 0, "<dir>",
          "$STATE_DIRECTORY under systemd, else ~/" CONF_DATADIR_NAME,
-         "Data directory: bans, the control socket and the default config file.\n"
-         "Only -datadir on the command line decides where the default config file is."},
+         "Data directory: the default config file at its top; each network's state\n"
+         "(bans, control socket, .lock) in <datadir>/regtest, testnet3, testnet4 or\n"
+         "signet, main's in the datadir itself (as bitcoind). A -datadir that does not\n"
+         "exist is an error; the default one is created. Only -datadir on the command\n"
+         "line decides where the default config file is."},
     [CONF_K_CHAIN] =
         {"chain", CONF_KIND_CHAIN, CONF_KF_TOP | CONF_KF_NONEG, 0, 0, "<net>", "main",
          "Network: main, test (testnet3), testnet4, signet or regtest. At most one of\n"
@@ -83,7 +86,7 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                                STR(CONF_DEFAULT_SCRIPTFREELIST),
                                "Capacity of the global free list of 512-byte script buffers."},
     [CONF_K_CONTROLSOCKET] = {"controlsocket", CONF_KIND_PATH, CONF_KF_NONEG, 0, 0, "<path>",
-                              "<datadir>/" CONF_SOCKET_FILENAME,
+                              "<datadir>/[<network>/]" CONF_SOCKET_FILENAME,
                               "Unix socket for JSON-RPC control (peerctl), mode 0600. At most " STR(
                                   CONF_MAX_SOCKET_PATH) " bytes."},
     [CONF_K_DEBUG] = {"debug", CONF_KIND_DEBUG, CONF_KF_NEGCLR | CONF_KF_ZEROCLR, 0, 0,

@@ -334,7 +334,8 @@ static int parse_file(struct loader *L, const char *path, bool required, bool *f
 
 	*found = false;
 	if (!f) {
-		if (errno == ENOENT && !required)
+		/* ENOTDIR: the datadir is not a directory; conf_check_datadir says so better. */
+		if ((errno == ENOENT || errno == ENOTDIR) && !required)
 			return 0;
 		return fail(L, CONF_EFILE, "%s: cannot read config file: %s", path,
 		            strerror(errno));
@@ -544,22 +545,28 @@ static int apply(struct loader *L, struct peerd_conf *c)
 	const char *v;
 	bool set, bind_set;
 
-	if ((v = scalar(L, CONF_K_DATADIR, lv, nl)) && (rc = dup_path(L, &c->datadir, v, NULL)))
-		return rc;
+	if ((v = scalar(L, CONF_K_DATADIR, lv, nl))) {
+		if ((rc = dup_path(L, &c->datadir, v, NULL)))
+			return rc;
+		c->datadir_set = true;
+	}
 	if (!c->datadir && (rc = default_datadir(L, &c->datadir)))
+		return rc;
+	const char *sub = conf_net_subdir(c->params->net);
+	if ((rc = dup_path(L, &c->netdir, c->datadir, *sub ? sub : NULL)))
 		return rc;
 	if ((v = scalar(L, CONF_K_CONTROLSOCKET, lv, nl))) {
 		if ((rc = dup_path(L, &c->controlsocket, v, NULL)))
 			return rc;
 	} else {
-		if ((rc = dup_path(L, &c->controlsocket, c->datadir, CONF_SOCKET_FILENAME)))
+		if ((rc = dup_path(L, &c->controlsocket, c->netdir, CONF_SOCKET_FILENAME)))
 			return rc;
 		if (strlen(c->controlsocket) > CONF_MAX_SOCKET_PATH)
 			return fail(L, CONF_EVALUE,
-			            "controlsocket=%s (datadir/" CONF_SOCKET_FILENAME
+			            "controlsocket=%s (<datadir>/%s%s" CONF_SOCKET_FILENAME
 			            "): too long for a "
 			            "Unix socket (max %d bytes); set a shorter -controlsocket",
-			            c->controlsocket, CONF_MAX_SOCKET_PATH);
+			            c->controlsocket, sub, *sub ? "/" : "", CONF_MAX_SOCKET_PATH);
 	}
 
 	if ((rc = fill_list(L, CONF_K_BIND, lv, nl, &c->bind, &bind_set)) ||
@@ -602,6 +609,33 @@ static int apply(struct loader *L, struct peerd_conf *c)
 
 /* ---- public -------------------------------------------------------------- */
 
+const char *conf_net_subdir(enum proto_net net)
+{
+	switch (net) {
+	case PROTO_NET_TESTNET3:
+		return "testnet3";
+	case PROTO_NET_TESTNET4:
+		return "testnet4";
+	case PROTO_NET_SIGNET:
+		return "signet";
+	case PROTO_NET_REGTEST:
+		return "regtest";
+	default:
+		return "";
+	}
+}
+
+int conf_check_datadir(const struct peerd_conf *c, char *err, size_t errlen)
+{
+	struct stat st;
+	if (!c->datadir_set || (stat(c->datadir, &st) == 0 && S_ISDIR(st.st_mode)))
+		return 0;
+	if (errlen)
+		snprintf(err, errlen, "Specified data directory \"%s\" does not exist.",
+		         c->datadir);
+	return CONF_EVALUE;
+}
+
 void conf_defaults(struct peerd_conf *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -631,6 +665,7 @@ void conf_release(struct peerd_conf *c)
 {
 	xfree(c->conf_file);
 	xfree(c->datadir);
+	xfree(c->netdir);
 	xfree(c->controlsocket);
 	list_release(&c->bind);
 	list_release(&c->connect);

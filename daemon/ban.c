@@ -11,7 +11,7 @@
  *
  * Bans (setban) are subnets with an expiry; banned addresses are refused on
  * accept, and a new ban disconnects matching peers at once. They persist in
- * <datadir>/banlist.json in Core's format ({"banned_nets": [{"version": 1,
+ * <netdir>/banlist.json in Core's format ({"banned_nets": [{"version": 1,
  * "ban_created", "banned_until", "address": "1.2.3.0/24"}]}), written
  * atomically (temporary file, then rename) whenever they change and at
  * shutdown, and loaded at startup. The file is tiny and changes only on an
@@ -255,11 +255,11 @@ int ban_init(struct daemon *d)
 	struct ban_state *s = &d->ban;
 	memset(s, 0, sizeof(*s));
 	hset_init(&s->discouraged, BAN_DISCOURAGE_MAX);
-	size_t n = strlen(d->conf->datadir) + sizeof("/banlist.json");
+	size_t n = strlen(d->conf->netdir) + sizeof("/banlist.json");
 	s->path = xmalloc(n);
 	if (!s->path)
 		return -ENOMEM;
-	snprintf(s->path, n, "%s/banlist.json", d->conf->datadir);
+	snprintf(s->path, n, "%s/banlist.json", d->conf->netdir);
 	return load(d);
 }
 

@@ -37,6 +37,8 @@ int daemon_init(struct daemon *d, uv_loop_t *loop, const struct peerd_conf *c)
 void daemon_release(struct daemon *d)
 {
 	ban_release(d);
+	/* Last of what touches the netdir: bans are saved before the lock goes. */
+	datadir_close(d);
 	inv_release(d);
 	addr_release(d);
 	proto_msg_release(&d->in);

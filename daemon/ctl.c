@@ -2,8 +2,8 @@
  * daemon/ctl.c: the control socket server: newline-delimited JSON-RPC 2.0
  * on a Unix socket, served on the loop thread.
  *
- * Socket: <datadir>/control.sock, or controlsocket=; created with mode 0600
- * (umask around bind, then chmod). At startup an existing socket file that
+ * Socket: <netdir>/control.sock (the network's directory in the datadir), or controlsocket=;
+ * created with mode 0600 (umask around bind, then chmod). At startup an existing socket file that
  * nobody listens on (connect() fails with ECONNREFUSED: a crashed peerd's
  * leftover) is replaced; one that answers means another peerd is running,
  * a clear startup error; anything else at that path is left alone and is
@@ -464,10 +464,10 @@ int ctl_start(struct daemon *d)
 	if (c->controlsocket && c->controlsocket[0]) {
 		s->path = xstrdup(c->controlsocket);
 	} else {
-		size_t n = strlen(c->datadir) + sizeof("/control.sock");
+		size_t n = strlen(c->netdir) + sizeof("/control.sock");
 		s->path = xmalloc(n);
 		if (s->path)
-			snprintf(s->path, n, "%s/control.sock", c->datadir);
+			snprintf(s->path, n, "%s/control.sock", c->netdir);
 	}
 	if (!s->path)
 		return -ENOMEM;

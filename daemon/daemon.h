@@ -370,7 +370,7 @@ struct ban_state {
 	struct ban_entry *v;
 	uint32_t n, cap;
 	struct hset discouraged; /**< fingerprints of discouraged IPs */
-	char *path;              /**< datadir/banlist.json */
+	char *path;              /**< netdir/banlist.json */
 	bool dirty;
 };
 
@@ -381,7 +381,7 @@ enum ban_verdict {
 	BAN_BANNED,
 };
 
-/** Load datadir/banlist.json (missing is fine; unreadable or malformed: logged, ignored). */
+/** Load netdir/banlist.json (missing is fine; unreadable or malformed: logged, ignored). */
 int ban_init(struct daemon *d);
 /** Save if changed, free. */
 void ban_release(struct daemon *d);
@@ -461,7 +461,7 @@ struct ctl_server {
 	bool reject_pending; /**< a connection waits for reject to be free */
 };
 
-/** Bind datadir/control.sock (or controlsocket=), mode 0600. 0 or negative (logged). */
+/** Bind netdir/control.sock (or controlsocket=), mode 0600. 0 or negative (logged). */
 int ctl_start(struct daemon *d);
 /** Close the server and every client; remove the socket file. */
 void ctl_close(struct daemon *d);
@@ -581,6 +581,20 @@ uint64_t stats_rss_bytes(void);
 /** Open file descriptors (entries of /proc/self/fd), -1 if unknown. */
 int stats_open_fds(void);
 
+/* ---- datadir.c: the data directory and its lock ------------------------ */
+
+/**
+ * Make the datadir when it is the default one (a named one must already
+ * exist: conf_check_datadir), then the network's directory in it
+ * (conf->netdir), and lock <netdir>/.lock for as long as the process
+ * lives, so a second peerd on the same data stops before it touches
+ * anything. 0, -EAGAIN when another process holds the lock, or another
+ * negative errno; the reason is logged in Core's words. Main thread.
+ */
+int datadir_open(struct daemon *d);
+/** Give the lock up (closing its file); harmless when not taken. */
+void datadir_close(struct daemon *d);
+
 /* ---- notify.c: systemd ------------------------------------------------- */
 
 /** READY=1 with the first STATUS= (once listening). */
@@ -633,6 +647,8 @@ struct daemon {
 	uv_signal_t sig_term, sig_int, sig_hup;
 	uv_timer_t shutdown_timer;
 	bool shutting_down;
+	int lock_fd; /**< <netdir>/.lock, held while running; valid only when `locked` */
+	bool locked;
 	uint64_t last_status_ms;
 	char last_status[128];
 

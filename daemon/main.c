@@ -3,9 +3,11 @@
  * signals and clean shutdown.
  *
  * Startup order: configuration (conf/), allocation hooks for libuv and
- * jansson (so every allocation is counted like peerd's own), the datadir,
- * file-descriptor limits, bans, the control socket (a live one means
- * another peerd runs: stop before touching the P2P port), listeners,
+ * jansson (so every allocation is counted like peerd's own), the datadir
+ * and the network's directory in it, locked (a second peerd on the same
+ * data stops here, before touching anything), file-descriptor limits,
+ * bans, the control socket (a live one means another peerd runs: stop
+ * before touching the P2P port), listeners,
  * outbound targets, signals, the housekeeping timer, then READY=1.
  *
  * Shutdown (SIGTERM, SIGINT, or the stop method): STOPPING=1, listeners
@@ -39,32 +41,6 @@ static int daemon_job_run(void *job, void *arg)
 	(void)job;
 	(void)arg;
 	return 0;
-}
-
-/* mkdir -p with mode 0700 for what it creates. */
-static int make_dirs(const char *path)
-{
-	if (!*path)
-		return -EINVAL; /* conf/ refuses an empty datadir; never walk past the NUL */
-	char *p = xstrdup(path);
-	if (!p)
-		return -ENOMEM;
-	int rc = 0;
-	for (char *s = p + 1;; s++) {
-		if (*s != '/' && *s)
-			continue;
-		char c = *s;
-		*s = 0;
-		if (mkdir(p, 0700) != 0 && errno != EEXIST) {
-			rc = -errno;
-			break;
-		}
-		*s = c;
-		if (!c)
-			break;
-	}
-	xfree(p);
-	return rc;
 }
 
 /* Raise the soft RLIMIT_NOFILE to the hard limit; shrink maxconnections if still short. */
@@ -189,12 +165,9 @@ static int init_timers(struct daemon *d)
 static int start(struct daemon *d)
 {
 	const struct peerd_conf *c = d->conf;
-	int err = make_dirs(c->datadir);
-	if (err) {
-		DLOG_ERR(&d->log, DLOG_MAIN, "cannot create datadir %s: %s", c->datadir,
-		         strerror(-err));
+	int err = datadir_open(d);
+	if (err)
 		return err;
-	}
 	fit_fd_limit(d);
 	if ((err = ban_init(d)))
 		return err;
@@ -222,8 +195,9 @@ static int start(struct daemon *d)
 		return err;
 	net_tick(d, daemon_now_ms(d));
 	DLOG_INFO_(&d->log, DLOG_MAIN,
-	           "peerd %s on %s: datadir %s, maxconnections %u, %u check-queue workers",
-	           DAEMON_VERSION_STRING, d->params->name, c->datadir, d->maxconnections,
+	           "peerd %s on %s: datadir %s (this network's in %s), maxconnections %u, "
+	           "%u check-queue workers",
+	           DAEMON_VERSION_STRING, d->params->name, c->datadir, c->netdir, d->maxconnections,
 	           d->checkq ? pool_queue_workers(d->checkq) : 0);
 	notify_ready(d);
 	return 0;
@@ -258,6 +232,8 @@ int main(int argc, char **argv)
 		conf_release(&conf);
 		return 0;
 	}
+	if (!rc)
+		rc = conf_check_datadir(&conf, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "peerd: %s\n", err[0] ? err : "configuration error");
 		conf_release(&conf);

@@ -20,14 +20,15 @@ mkdir -p "$DATADIR"
 
 cat <<MSG
 peerd on regtest: P2P on 127.0.0.1:$PORT, datadir $DATADIR
-control socket: $DATADIR/control.sock
+regtest's state (bans, .lock): $DATADIR/regtest/
+control socket: $DATADIR/regtest/control.sock
 
-In another terminal:
-  $PEERCTL -datadir=$DATADIR getnetworkinfo
-  $PEERCTL -datadir=$DATADIR getpeerinfo
-  $PEERCTL -datadir=$DATADIR getstats
-  $PEERCTL -datadir=$DATADIR addnode 127.0.0.1:18445 add
-  $PEERCTL -datadir=$DATADIR stop
+In another terminal (-regtest finds regtest's socket, as bitcoin-cli):
+  $PEERCTL -regtest -datadir=$DATADIR getnetworkinfo
+  $PEERCTL -regtest -datadir=$DATADIR getpeerinfo
+  $PEERCTL -regtest -datadir=$DATADIR getstats
+  $PEERCTL -regtest -datadir=$DATADIR addnode 127.0.0.1:18445 add
+  $PEERCTL -regtest -datadir=$DATADIR stop
 A regtest bitcoind can connect with: bitcoind -regtest -connect=127.0.0.1:$PORT
 Ctrl-C (SIGINT) shuts peerd down cleanly.
 

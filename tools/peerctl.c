@@ -39,7 +39,10 @@ static const char usage[] =
     "Options (the same keys and config file as peerd, so both find the same\n"
     "socket; an option after METHOD is an ARG):\n"
     "  -datadir=<dir>          peerd's data directory (default: $STATE_DIRECTORY,\n"
-    "                          else ~/.peerd); the socket is <datadir>/control.sock\n"
+    "                          else ~/.peerd); the socket is control.sock in the\n"
+    "                          network's directory: <datadir>/regtest/ for\n"
+    "                          -regtest (testnet3/, testnet4/, signet/), the\n"
+    "                          datadir itself for main\n"
     "  -conf=<file>            config file to read (default <datadir>/peerd.conf)\n"
     "  -controlsocket=<path>   the socket itself, overriding the above\n"
     "  -chain=<net>, -regtest, -signet, -testnet, -testnet4\n"
@@ -274,6 +277,9 @@ int main(int argc, char **argv)
 		rc = 0;
 		goto out;
 	}
+	/* As bitcoin-cli: a mistyped -datadir is named, not reported as a missing socket. */
+	if (!lr)
+		lr = conf_check_datadir(&c, err, sizeof(err));
 	if (lr) {
 		fprintf(stderr, "peerctl: %s\n", err);
 		goto out;

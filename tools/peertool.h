@@ -9,6 +9,7 @@
 #ifndef PEERD_PEERTOOL_H
 #define PEERD_PEERTOOL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -27,6 +28,18 @@ void peertool_verify_block_help(FILE *f);
 int peertool_chaingen(int argc, char **argv);
 /** chaingen's full help: usage, options, an example and exit codes. */
 void peertool_chaingen_help(FILE *f);
+
+/**
+ * The network's directory in a bitcoind-style DATADIR (DATADIR itself for
+ * main, else DATADIR/regtest, testnet3, ...: conf_net_subdir), created
+ * with DATADIR when `create`, and locked as peerd locks it (an OFD write
+ * lock on NETDIR/.lock), so a running peerd and a tool never share it.
+ * Writes the path to out (cap bytes) and the lock's descriptor to *lock_fd
+ * (the caller closes it: that releases the lock). 0, or -1 after printing
+ * why not.
+ */
+int peertool_netdir(const char *cmd, const char *datadir, const struct proto_params *p, bool create,
+                    char *out, size_t cap, int *lock_fd);
 
 /** Validate block-file records into a chain on disk (tools/peertool_connect.c). */
 int peertool_connect_blocks(int argc, char **argv);

@@ -17,338 +17,30 @@
  * comes from a splitmix64 stream seeded from the seed, keys and Schnorr
  * aux_rand from tagged hashes of it (tools/peertool_wallet.c).
  */
-#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "script/script.h"
 #include "tools/peertool.h"
-#include "tools/peertool_wallet.h"
+#include "tools/peertool_chaingen.h"
 
-#define CG_CMD "chaingen"
-/** Confirmations before a coinbase output may be spent (Core's COINBASE_MATURITY). */
-#define CG_COINBASE_MATURITY 100
-/** Most blocks one run makes: ~2 years of regtest time, far more than a test needs. */
-#define CG_MAX_BLOCKS 1000000u
-/** Most transactions per block the options accept (the weight budget cuts in first). */
-#define CG_MAX_TXS 20000u
-/** Most inputs or outputs per transaction the options accept. */
-#define CG_MAX_IO 100u
 /** Smallest output the wallet makes: far above every type's dust threshold. */
 #define CG_MIN_SPLIT 10000
 /** Block weight left for transactions: Core's miner keeps 4,000 for the coinbase. */
 #define CG_WEIGHT_BUDGET (PROTO_MAX_BLOCK_WEIGHT - 4000u)
 /** Sigop cost allowed (Core's MAX_BLOCK_SIGOPS_COST) less the coinbase's share (miner's 400). */
 #define CG_SIGOP_BUDGET (80000u - 400u)
-/** Bench block shape, as Core's bench/connectblock.cpp: 5 outputs of 1 BTC, 1,000 txs. */
+/** Bench block shape, as Core's bench/connectblock.cpp: 5 outputs of 1 BTC. */
 #define CG_BENCH_OUTPUTS 5u
-#define CG_BENCH_TXS     1000u
 /** Block version Core's miner sets with no deployment signalling (VERSIONBITS_TOP_BITS). */
 #define CG_BLOCK_VERSION 0x20000000
 /** Seconds between blocks: regtest's target spacing. */
 #define CG_SPACING 600
-
-static const char USAGE[] =
-    "usage: peertool chaingen --blocks N [--seed S] [--txs-per-block K]\n"
-    "                         [--inputs-per-tx N|MIN-MAX] [--outputs-per-tx N|MIN-MAX]\n"
-    "                         [--mix all|TYPE[,TYPE...]] [--start-time T] [--out FILE]\n"
-    "                         [--bench-block ecdsa|schnorr|mixed] [--bench-txs N]\n"
-    "                         [--genesis] [--spent-out FILE] [--no-verify]\n"
-    "                         [--fork-at H [--fork-seed S]]";
-
-void peertool_chaingen_help(FILE *f)
-{
-	fprintf(f,
-	        "%s\n\n"
-	        "Write a deterministic, signed regtest chain of N blocks on top of regtest's\n"
-	        "genesis, in block-file format (records: magic fabfb5da, 4-byte LE length,\n"
-	        "raw block). The same arguments always give byte-identical output.\n\n"
-	        "  --seed S            text all keys and choices derive from (default \"peerd\")\n"
-	        "  --blocks N          blocks to make, heights 1..N (required, 1..%u)\n"
-	        "  --txs-per-block K   transactions per block once coins mature (default 5)\n"
-	        "  --inputs-per-tx R   inputs per transaction, N or MIN-MAX (default 1-3)\n"
-	        "  --outputs-per-tx R  outputs per transaction, N or MIN-MAX (default 2-3)\n"
-	        "  --mix LIST          output types to create, comma-separated: all (default),\n"
-	        "                      p2pkh, p2sh-multisig, p2sh-p2wpkh, p2wpkh, p2wsh-multisig,\n"
-	        "                      p2tr-key, p2tr-script; groups p2sh, p2wsh, p2tr,\n"
-	        "                      multisig, ecdsa, schnorr\n"
-	        "  --start-time T      block h has time T + 600*h (default: genesis time)\n"
-	        "  --out FILE          output file (default stdout, never a terminal)\n"
-	        "  --bench-block KIND  end with Core's ConnectBlock benchmark: block N-1 spends\n"
-	        "                      block 1's coinbase into 5 outputs of 1 BTC (P2WPKH for\n"
-	        "                      ecdsa, P2TR key path for schnorr, 4 and 1 for mixed);\n"
-	        "                      block N holds --bench-txs transactions (default %u),\n"
-	        "                      each spending all 5 outputs of the one before. Load\n"
-	        "                      records 1..N-1, then time connecting record N. N >= 102.\n"
-	        "  --genesis           write regtest's genesis block as the first record\n"
-	        "  --spent-out FILE    write every spent output as 'TXID:VOUT SATS SPK_HEX',\n"
-	        "                      the prevouts format of verify-tx and verify-block\n"
-	        "  --no-verify         skip checking every input with peerd's script/ (faster)\n"
-	        "  --fork-at H         blocks 1..H as without it; above H the choices come from\n"
-	        "                      --fork-seed (default \"fork\") and every block is 1 s\n"
-	        "                      later, so each differs: two runs with different fork\n"
-	        "                      seeds (or one without --fork-at) are competing branches\n"
-	        "                      from H, spending the same coins differently. H < N.\n\n"
-	        "Options take '--key value' or '--key=value'. Spends start at height 101;\n"
-	        "transactions are version 2, locktime 0, fee 2-4 sat/vB, standard.\n\n"
-	        "Example:\n"
-	        "  peertool chaingen --seed test --blocks 150 --out chain.dat\n\n"
-	        "Exit codes: 0 written, 1 generation or I/O failure, 2 usage error.\n"
-	        "With --out, a JSON summary (tip hash, counts) goes to stdout.\n",
-	        USAGE, CG_MAX_BLOCKS, CG_BENCH_TXS);
-}
-
-/* ---- options ---------------------------------------------------------------- */
-
-enum cg_bench { CG_BENCH_NONE, CG_BENCH_ECDSA, CG_BENCH_SCHNORR, CG_BENCH_MIXED };
-
-struct cg_range {
-	unsigned lo, hi;
-};
-
-struct cg_args {
-	const char *seed;
-	uint32_t blocks;
-	uint32_t txs_per_block;
-	struct cg_range ins, outs;
-	int64_t start_time; /* -1: the genesis block's time */
-	const char *start_text;
-	const char *out;
-	const char *spent_out;
-	unsigned mix; /* bit per enum peertool_coin_type */
-	enum cg_bench bench;
-	uint32_t bench_txs;
-	bool genesis;
-	bool verify;
-	uint32_t fork_at; /* 0: no fork */
-	const char *fork_seed;
-};
-
-#define CG_BIT(t)   (1u << (t))
-#define CG_MIX_ALL  ((1u << PEERTOOL_COIN__COUNT) - 1)
-#define CG_MIX_TR   (CG_BIT(PEERTOOL_COIN_P2TR_KEY) | CG_BIT(PEERTOOL_COIN_P2TR_SCRIPT))
-#define CG_MIX_MULT (CG_BIT(PEERTOOL_COIN_P2SH_MULTI) | CG_BIT(PEERTOOL_COIN_P2WSH_MULTI))
-
-static const struct {
-	const char *name;
-	unsigned bits;
-} MIX_NAMES[] = {
-    {"all", CG_MIX_ALL},
-    {"p2sh", CG_BIT(PEERTOOL_COIN_P2SH_MULTI)},
-    {"p2wsh", CG_BIT(PEERTOOL_COIN_P2WSH_MULTI)},
-    {"p2tr", CG_MIX_TR},
-    {"multisig", CG_MIX_MULT},
-    {"ecdsa", CG_MIX_ALL & ~CG_MIX_TR},
-    {"schnorr", CG_MIX_TR},
-};
-
-static int usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "peertool: %s: ", CG_CMD);
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n%s\n", USAGE);
-	return 2;
-}
-
-/* A decimal in [lo, hi]; 0, or -1 when not one. */
-static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *v)
-{
-	char *end;
-	if (!isdigit((unsigned char)s[0]))
-		return -1;
-	errno = 0;
-	unsigned long long x = strtoull(s, &end, 10);
-	if (*end || errno || x < lo || x > hi)
-		return -1;
-	*v = x;
-	return 0;
-}
-
-/* "N" or "MIN-MAX" within 1..CG_MAX_IO. */
-static int parse_range(const char *s, struct cg_range *r)
-{
-	char buf[32];
-	uint64_t lo, hi;
-	const char *dash = strchr(s, '-');
-	if (!dash) {
-		if (parse_u64(s, 1, CG_MAX_IO, &lo))
-			return -1;
-		r->lo = r->hi = (unsigned)lo;
-		return 0;
-	}
-	if ((size_t)(dash - s) >= sizeof(buf))
-		return -1;
-	memcpy(buf, s, (size_t)(dash - s));
-	buf[dash - s] = 0;
-	if (parse_u64(buf, 1, CG_MAX_IO, &lo) || parse_u64(dash + 1, 1, CG_MAX_IO, &hi) || lo > hi)
-		return -1;
-	r->lo = (unsigned)lo;
-	r->hi = (unsigned)hi;
-	return 0;
-}
-
-/* Comma-separated type and group names; 0, or -1 with *bad at the unknown word. */
-static int parse_mix(const char *s, unsigned *mix, char *bad, size_t bad_cap)
-{
-	*mix = 0;
-	while (*s) {
-		size_t n = strcspn(s, ",");
-		bool found = false;
-		for (int t = 0; t < PEERTOOL_COIN__COUNT && !found; t++) {
-			const char *name = peertool_coin_type_name((enum peertool_coin_type)t);
-			if (strlen(name) == n && !strncmp(s, name, n)) {
-				*mix |= CG_BIT(t);
-				found = true;
-			}
-		}
-		for (size_t i = 0; i < sizeof(MIX_NAMES) / sizeof(MIX_NAMES[0]) && !found; i++) {
-			if (strlen(MIX_NAMES[i].name) == n && !strncmp(s, MIX_NAMES[i].name, n)) {
-				*mix |= MIX_NAMES[i].bits;
-				found = true;
-			}
-		}
-		if (!found) {
-			snprintf(bad, bad_cap, "%.*s", (int)n, s);
-			return -1;
-		}
-		s += n;
-		if (*s == ',')
-			s++;
-	}
-	return *mix ? 0 : -1;
-}
-
-static int apply_option(struct cg_args *a, const char *name, const char *val)
-{
-	uint64_t v;
-	char bad[64];
-	if (!strcmp(name, "--seed")) {
-		a->seed = val;
-	} else if (!strcmp(name, "--blocks")) {
-		if (parse_u64(val, 1, CG_MAX_BLOCKS, &v))
-			return usage_error("--blocks wants 1 to 1000000, not '%s'", val);
-		a->blocks = (uint32_t)v;
-	} else if (!strcmp(name, "--txs-per-block")) {
-		if (parse_u64(val, 0, CG_MAX_TXS, &v))
-			return usage_error("--txs-per-block wants 0 to 20000, not '%s'", val);
-		a->txs_per_block = (uint32_t)v;
-	} else if (!strcmp(name, "--inputs-per-tx")) {
-		if (parse_range(val, &a->ins))
-			return usage_error("--inputs-per-tx wants N or MIN-MAX in 1..100, not '%s'",
-			                   val);
-	} else if (!strcmp(name, "--outputs-per-tx")) {
-		if (parse_range(val, &a->outs))
-			return usage_error(
-			    "--outputs-per-tx wants N or MIN-MAX in 1..100, not '%s'", val);
-	} else if (!strcmp(name, "--start-time")) {
-		if (parse_u64(val, 0, UINT32_MAX, &v))
-			return usage_error("--start-time wants seconds since 1970, not '%s'", val);
-		a->start_time = (int64_t)v;
-		a->start_text = val;
-	} else if (!strcmp(name, "--out")) {
-		a->out = val;
-	} else if (!strcmp(name, "--spent-out")) {
-		a->spent_out = val;
-	} else if (!strcmp(name, "--mix")) {
-		if (parse_mix(val, &a->mix, bad, sizeof(bad)))
-			return usage_error("unknown output type '%s' in --mix", bad);
-	} else if (!strcmp(name, "--bench-block")) {
-		if (!strcmp(val, "ecdsa"))
-			a->bench = CG_BENCH_ECDSA;
-		else if (!strcmp(val, "schnorr"))
-			a->bench = CG_BENCH_SCHNORR;
-		else if (!strcmp(val, "mixed"))
-			a->bench = CG_BENCH_MIXED;
-		else
-			return usage_error("--bench-block wants ecdsa, schnorr or mixed, not '%s'",
-			                   val);
-	} else if (!strcmp(name, "--fork-at")) {
-		if (parse_u64(val, 1, CG_MAX_BLOCKS, &v))
-			return usage_error("--fork-at wants 1 to 1000000, not '%s'", val);
-		a->fork_at = (uint32_t)v;
-	} else if (!strcmp(name, "--fork-seed")) {
-		a->fork_seed = val;
-	} else if (!strcmp(name, "--bench-txs")) {
-		if (parse_u64(val, 1, CG_MAX_TXS, &v))
-			return usage_error("--bench-txs wants 1 to 20000, not '%s'", val);
-		a->bench_txs = (uint32_t)v;
-	} else {
-		return usage_error("unknown option '%s'", name);
-	}
-	return 0;
-}
-
-static const char *const VALUED[] = {
-    "--seed",       "--blocks",  "--txs-per-block", "--inputs-per-tx", "--outputs-per-tx",
-    "--start-time", "--out",     "--spent-out",     "--mix",           "--bench-block",
-    "--bench-txs",  "--fork-at", "--fork-seed",
-};
-
-/* 0, 2 after a usage error, or 3 when help was printed (exit 0). */
-static int parse_args(int argc, char **argv, struct cg_args *a)
-{
-	memset(a, 0, sizeof(*a));
-	a->seed = "peerd";
-	a->txs_per_block = 5;
-	a->ins = (struct cg_range){1, 3};
-	a->outs = (struct cg_range){2, 3};
-	a->start_time = -1;
-	a->mix = CG_MIX_ALL;
-	a->bench_txs = CG_BENCH_TXS;
-	a->verify = true;
-	a->fork_seed = "fork";
-	for (int i = 1; i < argc; i++) {
-		char name[32];
-		const char *arg = argv[i], *val = NULL, *eq = strchr(arg, '=');
-		if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
-			peertool_chaingen_help(stdout);
-			return 3;
-		}
-		if (strncmp(arg, "--", 2))
-			return usage_error("unexpected argument '%s'", arg);
-		size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
-		if (n >= sizeof(name))
-			return usage_error("unknown option '%s'", arg);
-		memcpy(name, arg, n);
-		name[n] = 0;
-		if (!strcmp(name, "--genesis") || !strcmp(name, "--no-verify")) {
-			if (eq)
-				return usage_error("%s takes no value", name);
-			if (!strcmp(name, "--genesis"))
-				a->genesis = true;
-			else
-				a->verify = false;
-			continue;
-		}
-		bool valued = false;
-		for (size_t k = 0; k < sizeof(VALUED) / sizeof(VALUED[0]); k++)
-			valued = valued || !strcmp(name, VALUED[k]);
-		if (!valued)
-			return usage_error("unknown option '%s'", name);
-		if (eq) {
-			val = eq + 1;
-		} else {
-			if (i + 1 >= argc)
-				return usage_error("%s needs a value", name);
-			val = argv[++i];
-		}
-		int rc = apply_option(a, name, val);
-		if (rc)
-			return rc;
-	}
-	if (!a->blocks)
-		return usage_error("%s", "--blocks N is required");
-	if (a->fork_at && a->fork_at >= a->blocks)
-		return usage_error("%s", "--fork-at H wants H below --blocks N");
-	if (a->bench != CG_BENCH_NONE && a->blocks < CG_COINBASE_MATURITY + 2)
-		return usage_error("%s", "--bench-block needs --blocks 102 or more (block 1's "
-		                         "coinbase matures at 101)");
-	return 0;
-}
 
 /* ---- the wallet's coins ------------------------------------------------------- */
 
@@ -437,7 +129,7 @@ struct cg_out {
 };
 
 struct chaingen {
-	const struct cg_args *a;
+	const struct peertool_cg_args *a;
 	const struct proto_params *p;
 	struct peertool_wallet w;
 	uint64_t rng;
@@ -480,7 +172,7 @@ static uint64_t rng_next(struct chaingen *g)
 	return z ^ (z >> 31);
 }
 
-static unsigned rng_range(struct chaingen *g, const struct cg_range *r)
+static unsigned rng_range(struct chaingen *g, const struct peertool_cg_range *r)
 {
 	return r->lo + (unsigned)(rng_next(g) % (r->hi - r->lo + 1));
 }
@@ -491,7 +183,7 @@ static uint8_t mix_type(unsigned mix, unsigned n)
 	unsigned count = (unsigned)__builtin_popcount(mix);
 	unsigned k = n % count;
 	for (uint8_t t = 0; t < PEERTOOL_COIN__COUNT; t++) {
-		if (!(mix & CG_BIT(t)))
+		if (!(mix & PEERTOOL_CG_BIT(t)))
 			continue;
 		if (k-- == 0)
 			return t;
@@ -614,7 +306,7 @@ static int verify_tx(struct chaingen *g, const struct cg_coin *ins, int32_t heig
 	struct script_precomputed pre;
 	int check = script_check_transaction(&g->tx);
 	if (check) {
-		peertool_error(CG_CMD,
+		peertool_error(PEERTOOL_CG_CMD,
 		               "height %" PRId32 ": generated tx fails CheckTransaction: %s",
 		               height, script_tx_reason(check));
 		return -1;
@@ -624,7 +316,7 @@ static int verify_tx(struct chaingen *g, const struct cg_coin *ins, int32_t heig
 		int err = SCRIPT_ERR_OK;
 		if (script_verify_input(&g->tx, i, &g->spent[i], SCRIPT_VERIFY_STANDARD, &pre,
 		                        &err)) {
-			peertool_error(CG_CMD,
+			peertool_error(PEERTOOL_CG_CMD,
 			               "height %" PRId32 ": input %" PRIu32
 			               " (%s) does not verify: %s",
 			               height, i, peertool_coin_type_name(ins[i].type),
@@ -646,7 +338,7 @@ static int make_tx(struct chaingen *g, const struct cg_coin *ins, size_t n_in,
 {
 	struct script_precomputed pre;
 	if (reserve_io(g, n_in)) {
-		peertool_error(CG_CMD, "out of memory");
+		peertool_error(PEERTOOL_CG_CMD, "out of memory");
 		return -1;
 	}
 	for (size_t i = 0; i < n_in; i++) {
@@ -673,7 +365,8 @@ static int make_tx(struct chaingen *g, const struct cg_coin *ins, size_t n_in,
 		                         &k) ||
 		    peertool_wallet_sign(&g->w, &g->tx, (uint32_t)i, &pre, g->spent, &k, &opts,
 		                         &g->sigs[i])) {
-			peertool_error(CG_CMD, "height %" PRId32 ": cannot sign a %s input", height,
+			peertool_error(PEERTOOL_CG_CMD,
+			               "height %" PRId32 ": cannot sign a %s input", height,
 			               peertool_coin_type_name(ins[i].type));
 			return -1;
 		}
@@ -686,7 +379,7 @@ static int make_tx(struct chaingen *g, const struct cg_coin *ins, size_t n_in,
 		return -1;
 	proto_write_bytes(&g->txs, g->txw.buf, g->txw.len);
 	if (g->txs.err || push_ids(g, &g->tx.txid, &g->tx.wtxid)) {
-		peertool_error(CG_CMD, "out of memory");
+		peertool_error(PEERTOOL_CG_CMD, "out of memory");
 		return -1;
 	}
 	*txid = g->tx.txid;
@@ -703,7 +396,7 @@ static int make_tx(struct chaingen *g, const struct cg_coin *ins, size_t n_in,
 		g->st.created[outs[o].type]++;
 	return 0;
 fail_internal:
-	peertool_error(CG_CMD, "internal error: cannot encode a transaction");
+	peertool_error(PEERTOOL_CG_CMD, "internal error: cannot encode a transaction");
 	return -1;
 }
 
@@ -767,13 +460,13 @@ static bool take_coin(struct chaingen *g, struct cg_coin *c)
  */
 static int regular_tx(struct chaingen *g, int32_t height)
 {
-	struct cg_coin ins[CG_MAX_IO];
-	struct cg_out outs[CG_MAX_IO];
+	struct cg_coin ins[PEERTOOL_CG_MAX_IO];
+	struct cg_out outs[PEERTOOL_CG_MAX_IO];
 	unsigned n_in = rng_range(g, &g->a->ins), n_out = rng_range(g, &g->a->outs);
 	size_t n = 0, vsize = 11; /* version, locktime, counts, segwit marker */
 	int64_t total = 0;
 	unsigned sigops = 0;
-	uint8_t types[CG_MAX_IO];
+	uint8_t types[PEERTOOL_CG_MAX_IO];
 
 	for (unsigned o = 0; o < n_out; o++) {
 		types[o] = mix_type(g->a->mix, g->out_rr + o);
@@ -783,7 +476,8 @@ static int regular_tx(struct chaingen *g, int32_t height)
 	int64_t rate = (int64_t)(2 + rng_next(g) % 3), fee = 0;
 	/* The inputs asked for, then more while they cannot pay the fee and
 	 * one output: late in a long chain coins can be small. */
-	while ((n < n_in || total - fee < CG_MIN_SPLIT) && n < CG_MAX_IO && take_coin(g, &ins[n])) {
+	while ((n < n_in || total - fee < CG_MIN_SPLIT) && n < PEERTOOL_CG_MAX_IO &&
+	       take_coin(g, &ins[n])) {
 		total += ins[n].value;
 		vsize += peertool_wallet_input_vsize((enum peertool_coin_type)ins[n].type);
 		sigops += input_sigop_cost(ins[n].type);
@@ -826,22 +520,22 @@ static int regular_tx(struct chaingen *g, int32_t height)
 		struct cg_coin c;
 		coin_from(&c, &txid, o, &outs[o], height, false);
 		if (queue_push(&g->pending, &c)) {
-			peertool_error(CG_CMD, "out of memory");
+			peertool_error(PEERTOOL_CG_CMD, "out of memory");
 			return -1;
 		}
 	}
 	return 1;
 fail_keys:
-	peertool_error(CG_CMD, "cannot derive keys");
+	peertool_error(PEERTOOL_CG_CMD, "cannot derive keys");
 	return -1;
 }
 
 /* The benchmark's five outputs (Core's CreateKeysAndOutputs): ECDSA ones first. */
 static int bench_outputs(struct chaingen *g, struct cg_out outs[CG_BENCH_OUTPUTS])
 {
-	unsigned schnorr = g->a->bench == CG_BENCH_SCHNORR ? 5
-	                   : g->a->bench == CG_BENCH_MIXED ? 1
-	                                                   : 0;
+	unsigned schnorr = g->a->bench == PEERTOOL_CG_BENCH_SCHNORR ? 5
+	                   : g->a->bench == PEERTOOL_CG_BENCH_MIXED ? 1
+	                                                            : 0;
 	/* The same five keys for every transaction, as in Core's benchmark. */
 	if (g->have_bench_outs) {
 		memcpy(outs, g->bench_outs, sizeof(g->bench_outs));
@@ -851,7 +545,7 @@ static int bench_outputs(struct chaingen *g, struct cg_out outs[CG_BENCH_OUTPUTS
 		uint8_t t =
 		    o >= CG_BENCH_OUTPUTS - schnorr ? PEERTOOL_COIN_P2TR_KEY : PEERTOOL_COIN_P2WPKH;
 		if (plan_output(g, t, PROTO_COIN, &outs[o])) {
-			peertool_error(CG_CMD, "cannot derive keys");
+			peertool_error(PEERTOOL_CG_CMD, "cannot derive keys");
 			return -1;
 		}
 	}
@@ -874,7 +568,7 @@ static int bench_block(struct chaingen *g, int32_t height, bool setup)
 		return -1;
 	if (setup) {
 		if (!g->have_reserved) {
-			peertool_error(CG_CMD,
+			peertool_error(PEERTOOL_CG_CMD,
 			               "internal error: no coin reserved for the benchmark");
 			return -1;
 		}
@@ -898,7 +592,7 @@ static int bench_block(struct chaingen *g, int32_t height, bool setup)
 		struct cg_coin c;
 		coin_from(&c, &txid, o, &outs[o], height, false);
 		if (queue_push(&g->pending, &c)) {
-			peertool_error(CG_CMD, "out of memory");
+			peertool_error(PEERTOOL_CG_CMD, "out of memory");
 			return -1;
 		}
 	}
@@ -987,7 +681,8 @@ static int write_record(struct chaingen *g, const uint8_t *data, size_t len)
 	proto_put_le32(head, g->p->magic);
 	proto_put_le32(head + 4, (uint32_t)len);
 	if (fwrite(head, 1, 8, g->out) != 8 || fwrite(data, 1, len, g->out) != len) {
-		peertool_error(CG_CMD, "cannot write: %s", strerror(errno));
+		peertool_error(PEERTOOL_CG_CMD, "cannot write %s: %s",
+		               g->a->out ? g->a->out : "stdout", strerror(errno));
 		return -1;
 	}
 	g->st.bytes += 8 + len;
@@ -1006,7 +701,7 @@ static int finish_block(struct chaingen *g, int32_t height)
 	struct proto_hash hash;
 	bool mutated;
 	if (proto_merkle_root(g->txids, g->n_tx, NULL, &h.merkle_root, &mutated)) {
-		peertool_error(CG_CMD, "out of memory");
+		peertool_error(PEERTOOL_CG_CMD, "out of memory");
 		return -1;
 	}
 	/* Regtest's target passes about every other hash. */
@@ -1015,8 +710,8 @@ static int finish_block(struct chaingen *g, int32_t height)
 		if (proto_check_pow(&hash, h.bits, &g->p->pow_limit))
 			break;
 		if (++h.nonce == 0) {
-			peertool_error(CG_CMD, "height %" PRId32 ": no nonce meets the target",
-			               height);
+			peertool_error(PEERTOOL_CG_CMD,
+			               "height %" PRId32 ": no nonce meets the target", height);
 			return -1;
 		}
 	}
@@ -1028,7 +723,7 @@ static int finish_block(struct chaingen *g, int32_t height)
 	proto_write_bytes(b, g->txw.buf, g->txw.len);
 	proto_write_bytes(b, g->txs.buf, g->txs.len);
 	if (b->err) {
-		peertool_error(CG_CMD, "out of memory");
+		peertool_error(PEERTOOL_CG_CMD, "out of memory");
 		return -1;
 	}
 	if (g->a->verify) {
@@ -1040,7 +735,7 @@ static int finish_block(struct chaingen *g, int32_t height)
 		uint32_t weight = err ? 0 : proto_block_weight(&blk);
 		proto_block_release(&blk);
 		if (err || weight > PROTO_MAX_BLOCK_WEIGHT) {
-			peertool_error(CG_CMD, "height %" PRId32 ": block %s", height,
+			peertool_error(PEERTOOL_CG_CMD, "height %" PRId32 ": block %s", height,
 			               err ? proto_strerror(err) : "over the weight limit");
 			return -1;
 		}
@@ -1053,7 +748,8 @@ static int finish_block(struct chaingen *g, int32_t height)
 static int mature(struct chaingen *g, int32_t height)
 {
 	const struct cg_coin *c;
-	while ((c = queue_front(&g->immature)) && height - c->height >= CG_COINBASE_MATURITY) {
+	while ((c = queue_front(&g->immature)) &&
+	       height - c->height >= PEERTOOL_CG_COINBASE_MATURITY) {
 		if (queue_push(&g->spendable[c->type], c))
 			return -1;
 		queue_pop(&g->immature);
@@ -1066,7 +762,7 @@ static int make_block(struct chaingen *g, int32_t height)
 	struct cg_out pay;
 	struct cg_coin cb;
 	int32_t n = (int32_t)g->a->blocks;
-	bool bench = g->a->bench != CG_BENCH_NONE && height >= n - 1;
+	bool bench = g->a->bench != PEERTOOL_CG_BENCH_NONE && height >= n - 1;
 	uint8_t cb_type;
 
 	g->txs.len = 0;
@@ -1079,7 +775,7 @@ static int make_block(struct chaingen *g, int32_t height)
 	if (bench) {
 		if (bench_block(g, height, height == n - 1))
 			return -1;
-	} else if (height > CG_COINBASE_MATURITY) {
+	} else if (height > PEERTOOL_CG_COINBASE_MATURITY) {
 		for (uint32_t k = 0; k < g->a->txs_per_block; k++) {
 			int rc = regular_tx(g, height);
 			if (rc < 0)
@@ -1091,14 +787,15 @@ static int make_block(struct chaingen *g, int32_t height)
 	/* Core's benchmark pays its coinbases to a taproot key. */
 	cb_type = bench ? PEERTOOL_COIN_P2TR_KEY : mix_type(g->a->mix, g->cb_rr++);
 	if (make_coinbase(g, height, cb_type, &pay)) {
-		peertool_error(CG_CMD, "height %" PRId32 ": cannot build the coinbase", height);
+		peertool_error(PEERTOOL_CG_CMD, "height %" PRId32 ": cannot build the coinbase",
+		               height);
 		return -1;
 	}
 	g->st.created[cb_type]++;
 	if (finish_block(g, height))
 		return -1;
 	coin_from(&cb, &g->txids[0], 0, &pay, height, true);
-	if (g->a->bench != CG_BENCH_NONE && height == 1) {
+	if (g->a->bench != PEERTOOL_CG_BENCH_NONE && height == 1) {
 		/* Core's benchmark spends the first coinbase; keep it for that. */
 		g->reserved = cb;
 		g->have_reserved = true;
@@ -1113,7 +810,7 @@ static int make_block(struct chaingen *g, int32_t height)
 	g->pending.head = g->pending.len = 0;
 	return 0;
 oom:
-	peertool_error(CG_CMD, "out of memory");
+	peertool_error(PEERTOOL_CG_CMD, "out of memory");
 	return -1;
 }
 
@@ -1171,6 +868,14 @@ static void chaingen_release(struct chaingen *g)
 	peertool_wallet_release(&g->w);
 }
 
+/* Whether f is a regular file: only such a file may be removed after a failure
+ * (--out /dev/full, or a pipe, must be left alone). */
+static bool is_regular(FILE *f)
+{
+	struct stat st;
+	return f && f != stdout && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
+}
+
 /* Close a file we opened; 0, or -1 after printing why (a full disk shows here). */
 static int close_file(FILE *f, const char *path)
 {
@@ -1179,11 +884,11 @@ static int close_file(FILE *f, const char *path)
 	if (f == stdout) {
 		if (fflush(f) == 0)
 			return 0;
-		peertool_error(CG_CMD, "cannot write stdout: %s", strerror(errno));
+		peertool_error(PEERTOOL_CG_CMD, "cannot write stdout: %s", strerror(errno));
 		return -1;
 	}
 	if (fclose(f)) {
-		peertool_error(CG_CMD, "cannot write %s: %s", path, strerror(errno));
+		peertool_error(PEERTOOL_CG_CMD, "cannot write %s: %s", path, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -1191,9 +896,9 @@ static int close_file(FILE *f, const char *path)
 
 int peertool_chaingen(int argc, char **argv)
 {
-	struct cg_args a;
+	struct peertool_cg_args a;
 	struct chaingen g;
-	int rc = parse_args(argc, argv, &a);
+	int rc = peertool_cg_parse_args(argc, argv, &a);
 	if (rc)
 		return rc == 3 ? 0 : rc;
 	memset(&g, 0, sizeof(g));
@@ -1206,8 +911,9 @@ int peertool_chaingen(int argc, char **argv)
 	/* Block 1 must be after genesis (median time past), block N in 32 bits. */
 	if (start + CG_SPACING <= genesis_time ||
 	    start + (int64_t)CG_SPACING * a.blocks > (int64_t)UINT32_MAX)
-		return usage_error("--start-time %s puts blocks before genesis or past 2106",
-		                   a.start_time < 0 ? "(default)" : a.start_text);
+		return peertool_cg_usage_error(
+		    "--start-time %s puts blocks before genesis or past 2106",
+		    a.start_time < 0 ? "(default)" : a.start_text);
 	g.time0 = (uint32_t)start;
 	proto_writer_init(&g.txs);
 	proto_writer_init(&g.txw);
@@ -1215,11 +921,12 @@ int peertool_chaingen(int argc, char **argv)
 	proto_tx_init(&g.tx);
 	rc = 1;
 	if (!a.out && isatty(STDOUT_FILENO)) {
-		rc = usage_error("%s", "refusing to write blocks to a terminal: use --out FILE");
+		rc = peertool_cg_usage_error(
+		    "%s", "refusing to write blocks to a terminal: use --out FILE");
 		goto out;
 	}
 	if (peertool_wallet_init(&g.w, a.seed)) {
-		peertool_error(CG_CMD, "cannot create a libsecp256k1 context");
+		peertool_error(PEERTOOL_CG_CMD, "cannot create a libsecp256k1 context");
 		goto out;
 	}
 	/* The choice stream's seed: its own tag, so it shares nothing with keys. */
@@ -1228,11 +935,11 @@ int peertool_chaingen(int argc, char **argv)
 	g.rng = proto_le64(rs);
 	g.out = a.out && strcmp(a.out, "-") ? fopen(a.out, "wb") : stdout;
 	if (!g.out) {
-		peertool_error(CG_CMD, "cannot open %s: %s", a.out, strerror(errno));
+		peertool_error(PEERTOOL_CG_CMD, "cannot open %s: %s", a.out, strerror(errno));
 		goto out;
 	}
 	if (a.spent_out && !(g.spent_out = fopen(a.spent_out, "w"))) {
-		peertool_error(CG_CMD, "cannot open %s: %s", a.spent_out, strerror(errno));
+		peertool_error(PEERTOOL_CG_CMD, "cannot open %s: %s", a.spent_out, strerror(errno));
 		goto out;
 	}
 	if (a.genesis && write_record(&g, g.p->genesis, g.p->genesis_len))
@@ -1244,11 +951,17 @@ int peertool_chaingen(int argc, char **argv)
 			fork_choices(&g);
 	}
 	rc = 0;
-out:
+out:;
+	/* A half-written chain must not pass for a whole one. */
+	bool out_reg = is_regular(g.out), spent_reg = is_regular(g.spent_out);
 	if (close_file(g.spent_out, a.spent_out))
 		rc = 1;
 	if (close_file(g.out, a.out))
 		rc = 1;
+	if (rc == 1 && out_reg)
+		unlink(a.out);
+	if (rc == 1 && spent_reg)
+		unlink(a.spent_out);
 	if (rc == 0 && g.out != stdout)
 		print_summary(&g);
 	chaingen_release(&g);

@@ -33,6 +33,7 @@
 #include "base/alloc.h"
 #include "chain/chain.h"
 #include "tools/peertool.h"
+#include "conf/conf.h"
 #include "tools/peertool_json.h"
 
 #define CB_CMD "connect-blocks"
@@ -60,9 +61,10 @@ void peertool_connect_help(FILE *f)
 	        "submitblock would take them, and print a JSON report: tip hash, height and\n"
 	        "chainwork, blocks accepted / duplicate / rejected (first reject reasons),\n"
 	        "seconds, blocks/s, UTXO flushes and peak RSS. Blocks may come in any order: one\n"
-	        "whose parent is unknown waits for it. DATADIR holds chainstate/ and blocks/\n"
-	        "directly (no network subdirectory). Running again with the same files\n"
-	        "continues, also after a crash or kill -9.\n\n"
+	        "whose parent is unknown waits for it. DATADIR is laid out as peerd's and\n"
+	        "bitcoind's: the chain goes in DATADIR/regtest/ (testnet3/, testnet4/,\n"
+	        "signet/; main's at the top), locked as peerd locks it. Running again with\n"
+	        "the same files continues, also after a crash or kill -9.\n\n"
 	        "  --chain NAME     network whose magic and rules apply (default regtest)\n"
 	        "  --par N          script-check threads in all, this one included\n"
 	        "                   (bitcoind's -par; default 0: one per core)\n"
@@ -498,6 +500,44 @@ static json_t *report(struct cb *cb, double secs)
 	return o;
 }
 
+/* ---- the data directory ----------------------------------------------------------- */
+
+int peertool_netdir(const char *cmd, const char *datadir, const struct proto_params *p, bool create,
+                    char *out, size_t cap, int *lock_fd)
+{
+	const char *sub = conf_net_subdir(p->net);
+	char lock[4096];
+	if ((size_t)snprintf(out, cap, "%s%s%s", datadir, *sub ? "/" : "", sub) >= cap ||
+	    (size_t)snprintf(lock, sizeof(lock), "%s/.lock", out) >= sizeof(lock)) {
+		peertool_error(cmd, "%s: path too long", datadir);
+		return -1;
+	}
+	if (create && ((mkdir(datadir, 0700) && errno != EEXIST) ||
+	               (*sub && mkdir(out, 0700) && errno != EEXIST))) {
+		peertool_error(cmd, "cannot create %s: %s", out, strerror(errno));
+		return -1;
+	}
+	struct stat sb;
+	if (stat(out, &sb) || !S_ISDIR(sb.st_mode)) {
+		peertool_error(cmd, "%s: no such directory", out);
+		return -1;
+	}
+	int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	if (fd < 0 || fcntl(fd, F_OFD_SETLK, &fl)) {
+		bool busy = fd >= 0 && (errno == EAGAIN || errno == EACCES);
+		peertool_error(cmd,
+		               busy ? "%s is in use (peerd or another peertool holds %s)"
+		                    : "cannot lock %s: %s",
+		               out, busy ? lock : strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	*lock_fd = fd;
+	return 0;
+}
+
 /* ---- the command ------------------------------------------------------------------ */
 
 int peertool_connect_blocks(int argc, char **argv)
@@ -506,6 +546,8 @@ int peertool_connect_blocks(int argc, char **argv)
 	struct cb cb;
 	struct cb_file *files = NULL;
 	json_t *out = NULL;
+	char netdir[4096];
+	int lock_fd = -1;
 	int rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc == 3 ? 0 : rc;
@@ -523,13 +565,11 @@ int peertool_connect_blocks(int argc, char **argv)
 		if (map_file(&files[i]))
 			goto out;
 	}
-	if (mkdir(a.datadir, 0700) && errno != EEXIST) {
-		peertool_error(CB_CMD, "cannot create %s: %s", a.datadir, strerror(errno));
+	if (peertool_netdir(CB_CMD, a.datadir, a.p, true, netdir, sizeof(netdir), &lock_fd))
 		goto out;
-	}
 	struct chain_config cfg = {
 	    .params = a.p,
-	    .dir = a.datadir,
+	    .dir = netdir,
 	    .dbcache_bytes = (size_t)(a.dbcache_mib * (1 << 20)),
 	    .par = a.par,
 	    .log = a.verbose ? log_stderr : NULL,
@@ -537,7 +577,7 @@ int peertool_connect_blocks(int argc, char **argv)
 	double t0 = now_s();
 	int err = chain_open(&cb.c, &cfg);
 	if (err) {
-		peertool_error(CB_CMD, "cannot open the chain in %s: %s", a.datadir,
+		peertool_error(CB_CMD, "cannot open the chain in %s: %s", netdir,
 		               chain_strerror(err));
 		goto out;
 	}
@@ -578,6 +618,8 @@ out:
 		peertool_error(CB_CMD, "closing the chain failed");
 		rc = 1;
 	}
+	if (lock_fd >= 0)
+		close(lock_fd); /* after chain_close: the chain is on disk */
 	json_decref(out);
 	json_decref(cb.reasons);
 	proto_block_release(&cb.b);

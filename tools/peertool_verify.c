@@ -36,7 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "chain/chain.h"
@@ -85,7 +85,8 @@ void peertool_verify_block_help(FILE *f)
 	        "  --prevouts FILE  the spent outputs, as verify-tx's; the contextual checks\n"
 	        "                   use a stand-in parent at the block's height (--height,\n"
 	        "                   else its BIP34 height; skipped when unknown)\n"
-	        "  --utxo DATADIR   a chain made by peertool connect-blocks: the parent from\n"
+	        "  --utxo DATADIR   a chain made by peertool connect-blocks or peerd (the\n"
+	        "                   network's directory in it, locked): the parent from\n"
 	        "                   its index, the header's contextual checks too, the spent\n"
 	        "                   outputs from its UTXO set, and the whole of ConnectBlock in\n"
 	        "                   just-check mode (fees, maturity, BIP68, sigops, coinbase\n"
@@ -886,24 +887,21 @@ static int prevouts_from_coins(struct chain *c, const struct proto_block *b, str
  * 0, 1 after printing why the chain cannot be used, or a chain error.
  */
 static int check_on_chain(const char *cmd, const struct verify_args *a, struct chain **cp,
-                          struct proto_block *b, bool block_ok, struct block_checks *bc,
-                          struct prevmap *m, int64_t *height, json_t *root)
+                          int *lock_fd, struct proto_block *b, bool block_ok,
+                          struct block_checks *bc, struct prevmap *m, int64_t *height, json_t *root)
 {
 	const struct proto_params *p = a->chain;
-	struct chain_config cfg = {.params = p, .dir = a->utxo, .par = a->par};
+	char netdir[4096];
+	struct chain_config cfg = {.params = p, .dir = netdir, .par = a->par};
 	struct chain_state st;
-	struct stat sb;
 	int err;
 	chain_state_clear(&st);
 	snprintf(bc->connect, sizeof(bc->connect), "not run");
-	/* chain_open creates a chain where there is none: a typo must not. */
-	if (stat(a->utxo, &sb) || !S_ISDIR(sb.st_mode)) {
-		peertool_error(cmd, "--utxo %s: no such directory", a->utxo);
+	/* Not created: chain_open would make a chain where a typo points. */
+	if (peertool_netdir(cmd, a->utxo, p, false, netdir, sizeof(netdir), lock_fd))
 		return 1;
-	}
 	if ((err = chain_open(cp, &cfg))) {
-		peertool_error(cmd, "cannot open the chain in %s: %s", a->utxo,
-		               chain_strerror(err));
+		peertool_error(cmd, "cannot open the chain in %s: %s", netdir, chain_strerror(err));
 		return 1;
 	}
 	struct chain *c = *cp;
@@ -979,6 +977,7 @@ int peertool_verify_block(int argc, char **argv)
 	int *checks = NULL;
 	uint8_t *data = NULL;
 	struct chain *chain = NULL;
+	int lock_fd = -1;
 	struct block_checks bc;
 	struct chain_state st;
 	json_t *root = NULL;
@@ -1018,7 +1017,7 @@ int peertool_verify_block(int argc, char **argv)
 	err = stage(&bc, bc.check, chain_check_block(&b, a.chain, !a.no_pow, true, &st), &st);
 	if (!err && a.utxo) {
 		int64_t h = -1;
-		err = check_on_chain(cmd, &a, &chain, &b, !bc.reject, &bc, &m, &h, root);
+		err = check_on_chain(cmd, &a, &chain, &lock_fd, &b, !bc.reject, &bc, &m, &h, root);
 		if (err == 1)
 			goto out;
 		if (h >= 0) {
@@ -1148,6 +1147,8 @@ out:
 	json_decref(root);
 	if (chain && chain_close(chain))
 		peertool_error(cmd, "closing the chain in %s failed", a.utxo);
+	if (lock_fd >= 0)
+		close(lock_fd);
 	pool_vec_release(&jobs, NULL, NULL);
 	xfree(first_in);
 	xfree(pre);

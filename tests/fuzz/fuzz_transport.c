@@ -109,6 +109,7 @@ static void setup(void)
 		die("mkdtemp");
 	atexit(rm_datadir);
 	g.conf.datadir = xstrdup(g.dir);
+	g.conf.netdir = xstrdup(g.dir);
 	struct daemon *d = &g.d;
 	if (daemon_init(d, &g.loop, &g.conf))
 		die("daemon_init");

@@ -50,7 +50,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int err = chain_block_undo_decode(data, size, &u);
 	check(err == 0 || err == CHAIN_ECORRUPT, "unexpected error code");
 	if (err) {
-		check(u.n_tx == 0 && u.total == 0 && !u.coins && !u.first, "undo not empty on error");
+		check(u.n_tx == 0 && u.total == 0 && !u.coins && !u.first,
+		      "undo not empty on error");
 		return 0;
 	}
 

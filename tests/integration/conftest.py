@@ -315,16 +315,26 @@ class Ctl:
         self.sock.close()
 
 
+def netdir_of(datadir, chain):
+    """Where a network's state lives in a datadir (Core's GetDataDirNet)."""
+    sub = {"main": "", "test": "testnet3", "testnet4": "testnet4", "signet": "signet", "regtest": "regtest"}[chain]
+    return os.path.join(datadir, sub) if sub else datadir
+
+
 class Peerd:
     """One running peerd."""
 
-    def __init__(self, tmp_path, args=(), port=None, wrapper=(), name="peerd", listen=True):
+    def __init__(self, tmp_path, args=(), port=None, wrapper=(), name="peerd", listen=True, chain="regtest"):
         self.datadir = str(tmp_path / name)
         os.makedirs(self.datadir, exist_ok=True)
+        self.chain = chain
+        # As bitcoind: main's state at the top of the datadir, every other
+        # network's in a directory of its own (bans, control socket, .lock).
+        self.netdir = netdir_of(self.datadir, chain)
         self.port = port or free_port()
-        self.sock_path = os.path.join(self.datadir, "control.sock")
-        self.log_path = os.path.join(self.datadir, "stderr.log")
-        cmd = list(wrapper) + [PEERD_BIN, "-regtest", "-datadir=" + self.datadir, "-logtimestamps=0"]
+        self.sock_path = os.path.join(self.netdir, "control.sock")
+        self.log_path = os.path.join(self.datadir, "stderr-%s.log" % chain)
+        cmd = list(wrapper) + [PEERD_BIN, "-chain=" + chain, "-datadir=" + self.datadir, "-logtimestamps=0"]
         if listen:
             cmd += ["-bind=127.0.0.1", "-port=%d" % self.port]
         cmd += list(args)

@@ -14,6 +14,7 @@ share blocks 1..H and then spend the same coins in different transactions.
 The long crash run (2,000 blocks) is marked `soak`: `make soak` runs it
 (PEERD_SOAK=1); `make test` runs a 600-block one.
 """
+import fcntl
 import json
 import os
 import random
@@ -154,6 +155,24 @@ def test_rejects_reasons_and_exit_code(tmp_path):
         assert r.returncode == 2 and b"usage: peertool connect-blocks" in r.stderr, args
     r = peertool("help", "connect-blocks")
     assert r.returncode == 0 and b"Example:" in r.stdout and b"Exit codes:" in r.stdout
+
+
+def test_datadir_layout_and_lock(tmp_path):
+    """bitcoind's layout (DATADIR/regtest/) and peerd's lock: a second user of
+    the same network directory is turned away, not let in to corrupt it."""
+    dd = tmp_path / "dd"
+    got = connect(dd, os.devnull)
+    assert got["height"] == 0
+    assert (dd / "regtest" / "chainstate").is_dir() and (dd / "regtest" / "blocks").is_dir()
+    with open(dd / "regtest" / ".lock", "r+") as f:
+        fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)  # POSIX locks conflict with OFD ones
+        r = peertool("connect-blocks", dd, os.devnull)
+        assert r.returncode == 1 and b"is in use" in r.stderr, r.stderr
+        blk = tmp_path / "b1.raw"
+        blk.write_bytes(records(os.path.join(REGTEST, "regtest_chain.dat"))[0])
+        r = peertool("verify-block", "--chain", "regtest", "--utxo", dd, blk)
+        assert r.returncode == 1 and b"is in use" in r.stderr, r.stderr
+    assert connect(dd, os.devnull)["height"] == 0
 
 
 # ---- chaingen branches: reorgs of depth 1, 10 and 150 ---------------------------------

@@ -183,7 +183,7 @@ def test_setban_listbanned_persist(make_peerd, tmp_path):
     assert d.rpc("getstats")["peers"]["inbound_rejected_banned"] >= 1
     rc, _ = d.stop()
     assert rc == 0
-    with open(os.path.join(d.datadir, "banlist.json")) as f:
+    with open(os.path.join(d.netdir, "banlist.json")) as f:
         saved = json.load(f)
     assert len(saved["banned_nets"]) == 3 and all(e["version"] == 1 for e in saved["banned_nets"])
     # Loaded at startup.
@@ -207,26 +207,30 @@ def test_stop_method(make_peerd):
 
 
 def test_stale_socket_replaced_live_socket_refused(make_peerd, tmp_path):
-    datadir = tmp_path / "stale"
-    datadir.mkdir()
+    netdir = tmp_path / "stale" / "regtest"
+    netdir.mkdir(parents=True)
     s = socket.socket(socket.AF_UNIX)
-    s.bind(str(datadir / "control.sock"))
+    s.bind(str(netdir / "control.sock"))
     s.close()  # the file stays: a crashed daemon's leftover
     d = make_peerd(name="stale")
     assert d.rpc("uptime") >= 0
-    # A second peerd on the same datadir finds a live socket: clear error.
-    r = subprocess.run([d.cmd[0], "-regtest", "-datadir=" + d.datadir, "-listen=0"], capture_output=True,
-                       timeout=10, text=True)
+    # A second peerd on another datadir but told to use the same socket
+    # finds it live: clear error. (On the same datadir the .lock stops it
+    # first: test_daemon_datadir.py.)
+    other = tmp_path / "other"
+    other.mkdir()
+    r = subprocess.run([d.cmd[0], "-regtest", "-datadir=%s" % other, "-controlsocket=" + d.sock_path,
+                        "-listen=0"], capture_output=True, timeout=10, text=True)
     assert r.returncode == 1
-    assert "already running" in r.stderr, r.stderr
+    assert "is peerd already running?" in r.stderr, r.stderr
     assert d.rpc("getconnectioncount") == 0
 
 
 @pytest.mark.skipif(not os.path.exists(PEERCTL_BIN), reason="peerctl not built")
 def test_peerctl(peerd):
     def run(*args):
-        return subprocess.run([PEERCTL_BIN, "-datadir=" + peerd.datadir, *args], capture_output=True, text=True,
-                              timeout=10)
+        return subprocess.run([PEERCTL_BIN, "-regtest", "-datadir=" + peerd.datadir, *args], capture_output=True,
+                              text=True, timeout=10)
     r = run("getconnectioncount")
     assert r.returncode == 0 and r.stdout.strip() == "0", (r.stdout, r.stderr)
     r = run("getnetworkinfo")

@@ -26,10 +26,11 @@ def test_help_and_bad_config(tmp_path):
 
 def test_port_in_use_is_a_clear_error(make_peerd, tmp_path):
     a = make_peerd()
+    (tmp_path / "other").mkdir()
     r = subprocess.run([PEERD_BIN, "-regtest", "-datadir=%s" % (tmp_path / "other"), "-bind=127.0.0.1",
                         "-port=%d" % a.port], capture_output=True, text=True, timeout=10)
     assert r.returncode == 1 and "unable to bind" in r.stderr, r.stderr
-    assert not os.path.exists(tmp_path / "other" / "control.sock")
+    assert not os.path.exists(tmp_path / "other" / "regtest" / "control.sock")
 
 
 def test_sigterm_under_traffic(make_peerd):
@@ -76,7 +77,7 @@ def test_sigint_and_banlist_saved(make_peerd):
     d.rpc("setban", "10.9.0.0/16", "add")
     d.proc.send_signal(signal.SIGINT)
     assert d.proc.wait(timeout=5) == 0
-    assert os.path.exists(os.path.join(d.datadir, "banlist.json"))
+    assert os.path.exists(os.path.join(d.netdir, "banlist.json"))
     assert not os.path.exists(d.sock_path)
 
 

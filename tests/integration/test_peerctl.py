@@ -203,6 +203,15 @@ def test_timeout(tmp):
     assert 0.9 <= took < 5, took
 
 
+def test_mistyped_datadir(tmp):
+    """As bitcoin-cli: a -datadir that does not exist is named as such."""
+    missing = os.path.join(tmp, "no-such-dir")
+    r = peerctl(f"-datadir={missing}", "-regtest", "uptime")
+    assert r.returncode == 1
+    assert r.stderr == f'peerctl: Specified data directory "{missing}" does not exist.\n', r.stderr
+    assert not os.path.exists(missing)
+
+
 def test_finds_socket_like_peerd(tmp):
     """-datadir, -conf (controlsocket= in the file) and a network section."""
     datadir = os.path.join(tmp, "dd")
@@ -214,6 +223,21 @@ def test_finds_socket_like_peerd(tmp):
     finally:
         srv.close()
     assert r.returncode == 0 and r.stdout == "via datadir\n", r.stderr
+
+    # Another network's socket is in its own directory, found from the same
+    # network flags peerd takes.
+    os.mkdir(os.path.join(datadir, "regtest"))
+    sock = os.path.join(datadir, "regtest", "control.sock")
+    for flag in ("-regtest", "-chain=regtest"):
+        srv = FakePeerd(sock, reply_line(result="via " + flag))
+        try:
+            r = peerctl(f"-datadir={datadir}", flag, "uptime")
+        finally:
+            srv.close()
+        assert r.returncode == 0 and r.stdout == f"via {flag}\n", r.stderr
+    r = peerctl(f"-datadir={datadir}", "-signet", "uptime")
+    assert r.returncode == 1
+    assert f"control socket {datadir}/signet/control.sock:" in r.stderr, r.stderr
 
     other = os.path.join(tmp, "other.sock")
     conf = os.path.join(tmp, "peerd.conf")

@@ -209,7 +209,9 @@ def test_two_thousand_blocks_in_seconds(tmp):
     s = chaingen(path, "--seed", "perf", "--blocks", "2000")
     took = time.monotonic() - t0
     assert s["txs"] > 5 * 1800 * 0.9, s
-    assert took < 30, "2,000 blocks took %.1f s" % took
+    # about 5 s on 2 shared cores; ASan+UBSan builds (the suite's second pass) ~2x
+    limit = 60 if "asan" in PEERTOOL else 30
+    assert took < limit, "2,000 blocks took %.1f s" % took
 
 
 # ---- Bitcoin Core ----------------------------------------------------------------

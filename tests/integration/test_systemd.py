@@ -123,12 +123,18 @@ def test_execstart_options_parse_like_peerd(tmp_path):
     for d in dirs.values():
         d.mkdir()
     (tmp_path / "etc" / "peerd").mkdir()
-    shutil.copy(os.path.join(ROOT, "conf", "peerd.conf"), tmp_path / "etc" / "peerd" / "peerd.conf")
     args = []
     for a in one("ExecStart").split()[1:]:
         for spec, d in dirs.items():
             a = a.replace(spec, str(d))
         args.append(a)
+    # -datadir names the StateDirectory, which systemd creates before
+    # ExecStart: until it exists, a named datadir is an error (bitcoind's rule).
+    shutil.copy(os.path.join(ROOT, "conf", "peerd.conf"), tmp_path / "etc" / "peerd" / "peerd.conf")
+    r = run(PEERCTL, *args, "getnetworkinfo")
+    assert r.returncode == 1
+    assert r.stderr == f'peerctl: Specified data directory "{tmp_path / "lib" / "peerd"}" does not exist.\n', r.stderr
+    (tmp_path / "lib" / "peerd").mkdir()
     r = run(PEERCTL, *args, "-rpcclienttimeout=5", "getnetworkinfo")
     sock = tmp_path / "run" / "peerd" / "control.sock"
     assert r.returncode == 1, r.stdout + r.stderr

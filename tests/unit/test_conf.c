@@ -787,10 +787,12 @@ static void test_help_and_version(void **state)
 		conf_release(&c);
 	}
 	static const char *const defaults[] = {
-	    "Default: 125\n",       "Default: 5000\n",  "Default: 1000\n", "Default: 60\n",
-	    "Default: 1024\n",      "Default: 12500\n", "Default: 30\n",   "main 8333",
-	    "regtest 18444",        "signet 38333",     "testnet4 48333",  "<datadir>/control.sock",
-	    "<datadir>/peerd.conf", "~/.peerd",         "\n  -help\n",     "\n  -version\n",
+	    "Default: 125\n",       "Default: 5000\n", "Default: 1000\n",
+	    "Default: 60\n",        "Default: 1024\n", "Default: 12500\n",
+	    "Default: 30\n",        "main 8333",       "regtest 18444",
+	    "signet 38333",         "testnet4 48333",  "<datadir>/[<network>/]control.sock",
+	    "<datadir>/peerd.conf", "~/.peerd",        "\n  -help\n",
+	    "\n  -version\n",
 	};
 	for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++) {
 		if (!strstr(h, defaults[i]))
@@ -1017,6 +1019,85 @@ static void test_out_of_memory(void **state)
 	assert_true(failures > 5);
 }
 
+/* Each network's directory under the datadir (Core's layout) and the socket in it. */
+static void test_netdir(void **state)
+{
+	(void)state;
+	struct peerd_conf c;
+	static const struct {
+		const char *arg, *netdir;
+	} cases[] = {
+	    {"-chain=main", "/d"},
+	    {"-regtest", "/d/regtest"},
+	    {"-chain=regtest", "/d/regtest"},
+	    {"-testnet", "/d/testnet3"},
+	    {"-chain=test", "/d/testnet3"},
+	    {"-testnet4", "/d/testnet4"},
+	    {"-signet", "/d/signet"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		expect_ok(LOAD(&c, "-datadir=/d", cases[i].arg));
+		assert_string_equal(c.datadir, "/d");
+		assert_string_equal(c.netdir, cases[i].netdir);
+		assert_string_equal(c.controlsocket, opt("%s/control.sock", cases[i].netdir));
+		assert_true(c.datadir_set);
+		conf_release(&c);
+		assert_null(c.netdir);
+	}
+	/* A trailing slash on the datadir is not doubled. */
+	expect_ok(LOAD(&c, "-datadir=/d/", "-regtest"));
+	assert_string_equal(c.netdir, "/d/regtest");
+	conf_release(&c);
+	/* The config file stays at the top of the datadir, whatever the network. */
+	char dd[PATH_MAX + 16];
+	snprintf(dd, sizeof(dd), "%s/nd", tmpdir);
+	mkdir(dd, 0700);
+	write_conf("nd/peerd.conf", "[regtest]\nport=1234\n");
+	expect_ok(LOAD(&c, opt("-datadir=%s", dd), "-regtest"));
+	assert_string_equal(c.conf_file, opt("%s/peerd.conf", dd));
+	assert_int_equal(c.port, 1234);
+	assert_string_equal(c.netdir, opt("%s/regtest", dd));
+	tu_assert_err(conf_check_datadir(&c, err, sizeof(err)), 0);
+	conf_release(&c);
+	/* datadir= in the file moves the network directory with it. */
+	const char *p = write_conf("nd.conf", "signet=1\ndatadir=/from/file\n");
+	expect_ok(LOAD(&c, opt("-conf=%s", p)));
+	assert_string_equal(c.netdir, "/from/file/signet");
+	assert_true(c.datadir_set);
+	tu_assert_err(conf_check_datadir(&c, err, sizeof(err)), CONF_EVALUE);
+	assert_string_equal(err, "Specified data directory \"/from/file\" does not exist.");
+	conf_release(&c);
+}
+
+/* A named datadir must exist (Core's message); the default need not yet. */
+static void test_check_datadir(void **state)
+{
+	(void)state;
+	struct peerd_conf c;
+	expect_ok(LOAD(&c, "-datadir=/nonexistent/dd", "-regtest"));
+	tu_assert_err(conf_check_datadir(&c, err, sizeof(err)), CONF_EVALUE);
+	assert_string_equal(err, "Specified data directory \"/nonexistent/dd\" does not exist.");
+	conf_release(&c);
+	/* A file is not a directory either. */
+	const char *f = write_conf("plainfile", "x");
+	expect_ok(LOAD(&c, opt("-datadir=%s", f)));
+	tu_assert_err(conf_check_datadir(&c, err, sizeof(err)), CONF_EVALUE);
+	conf_release(&c);
+	expect_ok(LOAD(&c, opt("-datadir=%s", tmpdir)));
+	tu_assert_err(conf_check_datadir(&c, err, sizeof(err)), 0);
+	conf_release(&c);
+	/* The default (~/.peerd, or $STATE_DIRECTORY) is created by peerd when missing. */
+	char home[PATH_MAX + 16];
+	snprintf(home, sizeof(home), "%s/nohome", tmpdir);
+	setenv("HOME", home, 1);
+	unsetenv("STATE_DIRECTORY");
+	expect_ok(LOAD(&c, "-regtest"));
+	assert_false(c.datadir_set);
+	assert_string_equal(c.netdir, opt("%s/.peerd/regtest", home));
+	tu_assert_err(conf_check_datadir(&c, err, sizeof(err)), 0);
+	conf_release(&c);
+}
+
 int main(void)
 {
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/peerd-test-conf-XXXXXX");
@@ -1043,6 +1124,8 @@ int main(void)
 	    cmocka_unit_test_setup(test_positional, setup_env),
 	    cmocka_unit_test_setup(test_file_syntax_details, setup_env),
 	    cmocka_unit_test(test_hostport),
+	    cmocka_unit_test_setup(test_netdir, setup_env),
+	    cmocka_unit_test_setup(test_check_datadir, setup_env),
 	    cmocka_unit_test_setup(test_example_config, setup_env),
 	    cmocka_unit_test_setup(test_out_of_memory, setup_env),
 	};

@@ -615,7 +615,9 @@ static void test_socket_path_checks(void **state)
 	/* A live one means another peerd: refused, and not removed. */
 	struct tf *other = tf_new();
 	xfree(other->conf.datadir);
+	xfree(other->conf.netdir);
 	other->conf.datadir = xstrdup(t->dir);
+	other->conf.netdir = xstrdup(t->dir);
 	assert_int_equal(ctl_start(other->d), -EADDRINUSE);
 	ctl_close(other->d);
 	assert_int_equal(lstat(path, &st), 0);

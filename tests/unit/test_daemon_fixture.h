@@ -80,8 +80,11 @@ TF_FN struct tf *tf_new(void)
 	t->conf.params = proto_params(PROTO_NET_REGTEST);
 	snprintf(t->dir, sizeof(t->dir), "/tmp/peerd-dunit-XXXXXX");
 	assert_non_null(mkdtemp(t->dir));
+	/* Flat: the temporary directory is both the datadir and the network's. */
 	t->conf.datadir = xstrdup(t->dir);
+	t->conf.netdir = xstrdup(t->dir);
 	assert_non_null(t->conf.datadir);
+	assert_non_null(t->conf.netdir);
 	t->log = tmpfile();
 	assert_non_null(t->log);
 
