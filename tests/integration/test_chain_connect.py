@@ -513,3 +513,17 @@ def test_core_blk_files(tmp_path):
     for k in ("hash_serialized_3", "txouts", "transactions", "bogosize"):
         assert u[k] == want[k], k
     assert round(u["total_amount"] * COIN) == round(want["total_amount"] * COIN)
+
+
+def test_verify_block_without_transactions(tmp_path, vchain):
+    """A header and no transactions: CheckBlock's reason, and the contextual
+    checks (which read the coinbase) are not run on it."""
+    d, recs = vchain
+    (tmp_path / "e.raw").write_bytes(recs[129][:80] + b"\x00")
+    empty = tmp_path / "none.txt"
+    empty.write_text("")
+    rc, got, _ = verify("--prevouts", empty, tmp_path / "e.raw")
+    assert (rc, got["reject_reason"], got["checks"]["contextual"]) == (1, "bad-txnmrklroot", "not run")
+    rc, got, _ = verify("--utxo", d / "dd", tmp_path / "e.raw")
+    assert (rc, got["reject_reason"]) == (1, "bad-txnmrklroot")
+    assert got["checks"]["contextual"].startswith("not run") and got["checks"]["connect"] == "not run"
