@@ -37,6 +37,12 @@
 #define CONF_MAX_LIST 64
 /** Script threads at most. */
 #define CONF_MAX_PAR 64
+/** dbcache= default, MiB (bitcoind's DEFAULT_DB_CACHE). */
+#define CONF_DEFAULT_DBCACHE_MIB 450
+/** Smaller dbcache= values are raised to this, as bitcoind's MIN_DB_CACHE. */
+#define CONF_MIN_DBCACHE_MIB 4
+/** Largest dbcache= accepted (1 TiB). */
+#define CONF_MAX_DBCACHE_MIB 1048576
 /** Buffers are in units of 1,000 bytes, as bitcoind's; 4 GB is far past any sane setting. */
 #define CONF_MAX_BUFFER_KB 4000000
 /** A day: a handshake slower than that is a stuck peer. */
@@ -85,7 +91,8 @@ enum conf_debug {
 	CONF_DEBUG_INV = 1u << 8,        /**< "inv": inventory, transaction requests */
 	CONF_DEBUG_ADDR = 1u << 9,       /**< "addr": addr/addrv2/getaddr */
 	CONF_DEBUG_BAN = 1u << 10,       /**< "ban": misbehaviour, discouragement, bans */
-	CONF_DEBUG_ALL = (1u << 11) - 1, /**< "all" or "1" */
+	CONF_DEBUG_BENCH = 1u << 11,     /**< "bench": validation timings */
+	CONF_DEBUG_ALL = (1u << 12) - 1, /**< "all" or "1" */
 };
 
 /** Error codes of conf_load. */
@@ -134,6 +141,7 @@ struct peerd_conf {
 	struct conf_list addnode; /**< host[:port], as connect */
 	int maxconnections;       /**< peers, inbound and outbound together */
 	int par;                  /**< script threads, 0 = auto */
+	size_t dbcache_mib;       /**< UTXO cache budget in MiB (bitcoind's -dbcache) */
 	/** Per peer, in 1,000 bytes: a peer with more unprocessed input is not read. */
 	size_t maxreceivebuffer_kb;
 	/** Per peer, in 1,000 bytes: no replies are made for a peer with more queued. */

@@ -79,6 +79,13 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
     [CONF_K_PAR] = {"par", CONF_KIND_UINT, 0, 0, CONF_MAX_PAR, "<n>", "0",
                     "Script verification threads (0 = one per core; at most " STR(
                         CONF_MAX_PAR) ")."},
+    [CONF_K_DBCACHE] =
+        {"dbcache", CONF_KIND_UINT, 0, 0, CONF_MAX_DBCACHE_MIB, "<n>",
+         STR(CONF_DEFAULT_DBCACHE_MIB),
+         "UTXO cache size in MiB (at most " STR(CONF_MAX_DBCACHE_MIB) "; below " STR(
+             CONF_MIN_DBCACHE_MIB) " counts as " STR(CONF_MIN_DBCACHE_MIB) ").\nThe chain state is "
+                                                                           "flushed to disk when "
+                                                                           "the cache is full."},
     [CONF_K_BINARYFREELIST] = {"binaryfreelist", CONF_KIND_UINT, 0, 0, CONF_MAX_FREELIST, "<n>",
                                STR(CONF_DEFAULT_BINARYFREELIST),
                                "Capacity of the global free list of 8-byte decode buffers."},
@@ -126,8 +133,8 @@ static const struct {
     {"mempool", CONF_DEBUG_MEMPOOL}, {"validation", CONF_DEBUG_VALIDATION},
     {"main", CONF_DEBUG_MAIN},       {"handshake", CONF_DEBUG_HANDSHAKE},
     {"inv", CONF_DEBUG_INV},         {"addr", CONF_DEBUG_ADDR},
-    {"ban", CONF_DEBUG_BAN},         {"all", CONF_DEBUG_ALL},
-    {"1", CONF_DEBUG_ALL},
+    {"ban", CONF_DEBUG_BAN},         {"bench", CONF_DEBUG_BENCH},
+    {"all", CONF_DEBUG_ALL},         {"1", CONF_DEBUG_ALL},
 };
 
 /* "net, msg, ..., validation": the category names for -help and error messages. */

@@ -590,6 +590,8 @@ static int apply(struct loader *L, struct peerd_conf *c)
 	c->maxconnections =
 	    (int)uint_of(scalar(L, CONF_K_MAXCONNECTIONS, lv, nl), CONF_DEFAULT_MAXCONNECTIONS);
 	c->par = (int)uint_of(scalar(L, CONF_K_PAR, lv, nl), 0);
+	c->dbcache_mib =
+	    (size_t)uint_of(scalar(L, CONF_K_DBCACHE, lv, nl), CONF_DEFAULT_DBCACHE_MIB);
 	c->maxreceivebuffer_kb = (size_t)uint_of(scalar(L, CONF_K_MAXRECEIVEBUFFER, lv, nl),
 	                                         CONF_DEFAULT_MAXRECEIVEBUFFER_KB);
 	c->maxsendbuffer_kb =
@@ -644,6 +646,7 @@ void conf_defaults(struct peerd_conf *c)
 	c->port = c->params ? c->params->default_port : 8333;
 	c->maxconnections = CONF_DEFAULT_MAXCONNECTIONS;
 	c->par = 0;
+	c->dbcache_mib = CONF_DEFAULT_DBCACHE_MIB;
 	c->maxreceivebuffer_kb = CONF_DEFAULT_MAXRECEIVEBUFFER_KB;
 	c->maxsendbuffer_kb = CONF_DEFAULT_MAXSENDBUFFER_KB;
 	c->peertimeout_s = CONF_DEFAULT_PEERTIMEOUT_S;

@@ -10,8 +10,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "pool/pool.h"
-
 int daemon_init(struct daemon *d, uv_loop_t *loop, const struct peerd_conf *c)
 {
 	memset(d, 0, sizeof(*d));
@@ -48,6 +46,5 @@ void daemon_release(struct daemon *d)
 	d->peers = NULL;
 	xfree(d->listeners);
 	d->listeners = NULL;
-	pool_queue_free(d->checkq);
-	d->checkq = NULL;
+	validation_release(d);
 }

@@ -18,7 +18,7 @@
  * bad params, application errors) leaves the connection open. Other
  * clients and the daemon are never affected by one client's input.
  */
-#include "daemon/daemon.h"
+#include "daemon/ctl_internal.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -40,6 +40,8 @@
 /** Replies queued to one client before peerd stops reading its requests. */
 #define CTL_MAX_PENDING 32u
 
+struct ctl_line;
+
 struct ctl_client {
 	uv_pipe_t pipe;
 	struct daemon *d;
@@ -47,10 +49,41 @@ struct ctl_client {
 	char *buf;
 	size_t len, cap;
 	uint32_t pending_writes;
+	struct ctl_line *line; /**< the line whose chain requests run now, or NULL */
 	bool closing;
 	bool close_after_write; /**< an unrecoverable error was answered, or EOF */
 	bool stop_after_write;  /**< the stop method was answered */
 	bool read_paused;       /**< CTL_MAX_PENDING replies queued: not reading */
+	bool reading;           /**< uv_read_start in effect */
+	bool eof;               /**< the client shut down its side */
+};
+
+/*
+ * One request line being answered: a reply slot per request, filled in
+ * request order by loop methods at once and by chain methods when their
+ * job comes back. The line, not the client, is what a job points to: a
+ * client that closes only clears `c`, and the last job to finish frees the
+ * line, so a result that arrives after the client left is dropped safely.
+ */
+struct ctl_line {
+	struct ctl_client *c; /**< NULL: no client (ctl_reply) or it is gone */
+	json_t **slots;       /**< replies by request; NULL: none (notification, OOM) */
+	size_t n;
+	bool batch;
+	unsigned flags;       /**< enum ctl_reply_flags so far */
+	uint32_t outstanding; /**< chain jobs not yet back */
+};
+
+/* A chain method's request on its way to the validation thread and back. */
+struct ctl_job {
+	struct val_job base; /* first: the validation queue links it */
+	struct ctl_line *line;
+	size_t slot;
+	json_t *id; /**< loop thread only; NULL for a notification */
+	const struct ctl_method *m;
+	struct ctl_chain_ctx ctx;
+	json_t *args; /**< a deep copy: the validation thread's until the work is done */
+	struct ctl_result res;
 };
 
 struct ctl_wreq {
@@ -64,6 +97,8 @@ static void client_close_cb(uv_handle_t *h)
 {
 	struct ctl_client *c = h->data;
 	struct daemon *d = c->d;
+	if (c->line)
+		c->line->c = NULL; /* its jobs finish and free it without us */
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -87,6 +122,25 @@ static void process(struct ctl_client *c);
 static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
 static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 
+/* Read from the client exactly when its requests can be taken: not while
+ * its replies pile up, not while a line waits for the validation thread
+ * (requests wait in the socket meanwhile), not after EOF or an error. */
+static void update_reading(struct ctl_client *c)
+{
+	bool want = !c->closing && !c->close_after_write && !c->read_paused && !c->line && !c->eof;
+	if (want == c->reading)
+		return;
+	if (want) {
+		if (uv_read_start((uv_stream_t *)&c->pipe, alloc_cb, read_cb)) {
+			client_close(c);
+			return;
+		}
+	} else {
+		uv_read_stop((uv_stream_t *)&c->pipe);
+	}
+	c->reading = want;
+}
+
 /* A client that pipelines requests without reading the replies is paused
  * (its unread requests wait in the socket) until it catches up. */
 static void maybe_resume(struct ctl_client *c)
@@ -96,9 +150,7 @@ static void maybe_resume(struct ctl_client *c)
 		return;
 	c->read_paused = false;
 	process(c);
-	if (!c->read_paused && !c->closing && !c->close_after_write &&
-	    uv_read_start((uv_stream_t *)&c->pipe, alloc_cb, read_cb))
-		client_close(c);
+	update_reading(c);
 }
 
 static void write_cb(uv_write_t *req, int status)
@@ -114,7 +166,7 @@ static void write_cb(uv_write_t *req, int status)
 	}
 	if (c->closing)
 		return;
-	if (status < 0 || (c->close_after_write && c->pending_writes == 0))
+	if (status < 0 || (c->close_after_write && c->pending_writes == 0 && !c->line))
 		client_close(c);
 	else
 		maybe_resume(c);
@@ -125,7 +177,7 @@ static void send_json(struct ctl_client *c, json_t *v)
 {
 	if (!v)
 		return;
-	char *s = json_dumps(v, JSON_COMPACT);
+	char *s = ctl_json_dumps(v);
 	json_decref(v);
 	if (!s || c->closing) {
 		xfree(s);
@@ -169,107 +221,259 @@ static json_t *error_obj(json_t *id, int code, const char *fmt, ...)
 	                 "message", msg, "id", id ? id : json_null());
 }
 
-/* One request object; a response, or NULL for a notification. */
-static json_t *handle_request(struct daemon *d, json_t *req, unsigned *flags)
+/* A method's outcome as a response for `id` (borrowed), or NULL for a notification. */
+static json_t *response(json_t *id, bool notification, struct ctl_result *res, unsigned *flags)
 {
-	if (!json_is_object(req))
-		return error_obj(NULL, CTL_INVALID_REQUEST,
+	if (res->stop)
+		*flags |= CTL_REPLY_STOP;
+	if (notification) {
+		json_decref(res->result);
+		return NULL;
+	}
+	if (res->err_code) {
+		json_decref(res->result);
+		return error_obj(json_incref(id), res->err_code, "%s", res->err_msg);
+	}
+	return json_pack("{s:s, s:o, s:O}", "jsonrpc", "2.0", "result",
+	                 res->result ? res->result : json_null(), "id", id ? id : json_null());
+}
+
+/* ---- chain methods: a job to the validation thread ------------------------ */
+
+static void line_finish(struct daemon *d, struct ctl_line *L);
+
+/* Validation thread. */
+static void job_work(struct chain *chain, struct val_job *vj)
+{
+	struct ctl_job *j = (struct ctl_job *)vj;
+	if (!chain)
+		ctl_fail(&j->res, CTL_MISC_ERROR, "the chain is not loaded");
+	else
+		j->m->chain_fn(chain, &j->ctx, j->args, &j->res);
+	json_decref(j->args);
+	j->args = NULL;
+}
+
+/* Loop thread: the result goes into its slot; the last one answers the line. */
+static void job_done(struct daemon *d, struct val_job *vj)
+{
+	struct ctl_job *j = (struct ctl_job *)vj;
+	struct ctl_line *L = j->line;
+	if (vj->cancelled) {
+		json_decref(j->args);
+		ctl_fail(&j->res, CTL_MISC_ERROR, "peerd is shutting down");
+	} else if (j->m->finish && !j->res.err_code) {
+		j->m->finish(d, NULL, &j->res);
+	}
+	json_t *r = response(j->id, !j->id, &j->res, &L->flags);
+	if (j->id)
+		L->slots[j->slot] = r;
+	json_decref(j->id);
+	xfree(j);
+	if (--L->outstanding == 0)
+		line_finish(d, L);
+}
+
+/* Post m to the validation thread for slot `slot`; false (res set) when it cannot go. */
+static bool post_chain(struct daemon *d, struct ctl_line *L, size_t slot,
+                       const struct ctl_method *m, json_t *id, json_t *params,
+                       struct ctl_result *res)
+{
+	json_t *args = ctl_positional(m, params, res);
+	if (!args) {
+		if (!res->err_code)
+			ctl_fail(res, CTL_INTERNAL_ERROR, "out of memory");
+		return false;
+	}
+	if (!ctl_check_count(m, args, res)) {
+		json_decref(args);
+		return false;
+	}
+	struct ctl_job *j = xcalloc(1, sizeof(*j));
+	/* A deep copy: nothing the loop holds is shared with the thread
+	 * (jansson's reference counts are not meant for two threads). */
+	json_t *copy = j ? json_deep_copy(args) : NULL;
+	json_decref(args);
+	if (!copy) {
+		xfree(j);
+		ctl_fail(res, CTL_INTERNAL_ERROR, "out of memory");
+		return false;
+	}
+	j->base.work = job_work;
+	j->base.done = job_done;
+	j->line = L;
+	j->slot = slot;
+	j->id = id ? json_incref(id) : NULL;
+	j->m = m;
+	j->ctx.net = d->params;
+	j->ctx.netdir = validation_netdir(d);
+	j->args = copy;
+	if (validation_post(d, &j->base)) {
+		json_decref(copy);
+		json_decref(j->id);
+		xfree(j);
+		ctl_fail(res, CTL_MISC_ERROR, "peerd is shutting down");
+		return false;
+	}
+	L->outstanding++;
+	return true;
+}
+
+/* One request object: its reply into L->slots[slot] now, or a chain job that fills it later. */
+static void handle_request(struct daemon *d, struct ctl_line *L, size_t slot, json_t *req)
+{
+	json_t **out = &L->slots[slot];
+	if (!json_is_object(req)) {
+		*out = error_obj(NULL, CTL_INVALID_REQUEST,
 		                 "Invalid Request: a request must be a JSON object");
+		return;
+	}
 	json_t *id = json_object_get(req, "id");
 	bool notification = id == NULL;
 	if (id && !json_is_string(id) && !json_is_integer(id) && !json_is_real(id) &&
-	    !json_is_null(id))
-		return error_obj(NULL, CTL_INVALID_REQUEST,
+	    !json_is_null(id)) {
+		*out = error_obj(NULL, CTL_INVALID_REQUEST,
 		                 "Invalid Request: id must be a string, a number or null");
+		return;
+	}
 	json_t *ver = json_object_get(req, "jsonrpc");
-	if (ver && (!json_is_string(ver) || strcmp(json_string_value(ver), "2.0") != 0))
-		return error_obj(json_incref(id), CTL_INVALID_REQUEST,
+	if (ver && (!json_is_string(ver) || strcmp(json_string_value(ver), "2.0") != 0)) {
+		*out = error_obj(json_incref(id), CTL_INVALID_REQUEST,
 		                 "Invalid Request: jsonrpc must be \"2.0\"");
+		return;
+	}
 	json_t *method = json_object_get(req, "method");
-	if (!json_is_string(method))
-		return error_obj(json_incref(id), CTL_INVALID_REQUEST,
+	if (!json_is_string(method)) {
+		*out = error_obj(json_incref(id), CTL_INVALID_REQUEST,
 		                 "Invalid Request: method must be a string");
+		return;
+	}
 	json_t *params = json_object_get(req, "params");
-	if (params && !json_is_array(params) && !json_is_object(params) && !json_is_null(params))
-		return error_obj(json_incref(id), CTL_INVALID_PARAMS,
+	if (params && !json_is_array(params) && !json_is_object(params) && !json_is_null(params)) {
+		*out = error_obj(json_incref(id), CTL_INVALID_PARAMS,
 		                 "Invalid params: params must be an array or an object");
+		return;
+	}
 	if (json_is_null(params))
 		params = NULL;
 
 	struct ctl_result res;
 	memset(&res, 0, sizeof(res));
-	DLOG_DBG(&d->log, DLOG_CTL, "request %s", json_string_value(method));
-	ctl_call(d, json_string_value(method), params, &res);
-	if (res.stop)
-		*flags |= CTL_REPLY_STOP;
-	if (notification) {
-		json_decref(res.result);
-		return NULL;
+	const char *name = json_string_value(method);
+	DLOG_DBG(&d->log, DLOG_CTL, "request %s", name);
+	const struct ctl_method *m = ctl_method_lookup(name);
+	/* A chain method goes to the validation thread when there is one and
+	 * a client to answer later; a loop method (or a chain method that
+	 * has a loop fallback) runs here and now. */
+	if (m && m->chain_fn && L->c && d->val.started) {
+		if (post_chain(d, L, slot, m, notification ? NULL : id, params, &res))
+			return;
+	} else {
+		ctl_call(d, name, params, &res);
 	}
-	if (res.err_code) {
-		json_decref(res.result);
-		return error_obj(json_incref(id), res.err_code, "%s", res.err_msg);
-	}
-	json_t *out = json_pack("{s:s, s:o, s:O}", "jsonrpc", "2.0", "result",
-	                        res.result ? res.result : json_null(), "id", id);
-	return out;
+	*out = response(id, notification, &res, &L->flags);
 }
 
-json_t *ctl_reply(struct daemon *d, const char *line, size_t len, unsigned *flags)
+static void line_free(struct ctl_line *L)
+{
+	for (size_t i = 0; i < L->n; i++)
+		json_decref(L->slots[i]);
+	xfree(L->slots);
+	xfree(L);
+}
+
+/* The reply to a finished line: the single response, or the batch's array
+ * of responses in request order (none at all for notifications only). */
+static json_t *line_assemble(struct ctl_line *L)
+{
+	if (!L->batch) {
+		json_t *r = L->slots[0];
+		L->slots[0] = NULL;
+		return r;
+	}
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < L->n; i++) {
+		if (L->slots[i])
+			json_array_append(a, L->slots[i]);
+	}
+	if (a && !json_array_size(a)) {
+		json_decref(a);
+		a = NULL;
+	}
+	return a;
+}
+
+/*
+ * Start answering one line (len bytes, no newline) for client c (NULL:
+ * chain methods cannot wait, see handle_request). Returns the line when
+ * chain jobs are still out (it is then answered by line_finish), else
+ * NULL with the reply in *reply (NULL: nothing to write) and *flags set.
+ */
+static struct ctl_line *line_start(struct daemon *d, struct ctl_client *c, const char *text,
+                                   size_t len, json_t **reply, unsigned *flags)
 {
 	*flags = 0;
+	*reply = NULL;
 	size_t i = 0;
-	while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
+	while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r'))
 		i++;
 	if (i == len)
 		return NULL; /* blank line */
 	json_error_t jerr;
-	json_t *v = json_loadb(line, len, JSON_DECODE_ANY, &jerr);
+	json_t *v = json_loadb(text, len, JSON_DECODE_ANY, &jerr);
 	if (!v) {
 		*flags |= CTL_REPLY_CLOSE;
-		return error_obj(NULL, CTL_PARSE_ERROR, "Parse error: %s (column %d)", jerr.text,
-		                 jerr.column);
+		*reply = error_obj(NULL, CTL_PARSE_ERROR, "Parse error: %s (column %d)", jerr.text,
+		                   jerr.column);
+		return NULL;
 	}
-	json_t *out;
-	if (json_is_array(v)) {
-		if (json_array_size(v) == 0) {
-			json_decref(v);
-			return error_obj(NULL, CTL_INVALID_REQUEST, "Invalid Request: empty batch");
-		}
-		if (json_array_size(v) > CTL_MAX_BATCH) {
-			size_t n = json_array_size(v);
-			json_decref(v);
-			return error_obj(NULL, CTL_INVALID_REQUEST,
-			                 "Invalid Request: batch of %zu requests (max %u)", n,
-			                 CTL_MAX_BATCH);
-		}
-		out = json_array();
-		size_t k;
-		json_t *req;
-		json_array_foreach(v, k, req)
-		{
-			json_t *r = handle_request(d, req, flags);
-			if (r && out)
-				json_array_append_new(out, r);
-			else
-				json_decref(r);
-		}
-		/* A batch of notifications only gets no reply at all (JSON-RPC 2.0). */
-		if (out && !json_array_size(out)) {
-			json_decref(out);
-			out = NULL;
-		}
-	} else {
-		out = handle_request(d, v, flags);
+	bool batch = json_is_array(v);
+	size_t n = batch ? json_array_size(v) : 1;
+	if (batch && n == 0) {
+		json_decref(v);
+		*reply = error_obj(NULL, CTL_INVALID_REQUEST, "Invalid Request: empty batch");
+		return NULL;
 	}
+	if (batch && n > CTL_MAX_BATCH) {
+		json_decref(v);
+		*reply =
+		    error_obj(NULL, CTL_INVALID_REQUEST,
+		              "Invalid Request: batch of %zu requests (max %u)", n, CTL_MAX_BATCH);
+		return NULL;
+	}
+	struct ctl_line *L = xcalloc(1, sizeof(*L));
+	if (L)
+		L->slots = xcalloc(n, sizeof(*L->slots));
+	if (!L || !L->slots) {
+		xfree(L);
+		json_decref(v);
+		return NULL;
+	}
+	L->c = c;
+	L->n = n;
+	L->batch = batch;
+	for (size_t k = 0; k < n; k++)
+		handle_request(d, L, k, batch ? json_array_get(v, k) : v);
 	json_decref(v);
-	return out;
+	if (L->outstanding)
+		return L;
+	*flags = L->flags;
+	*reply = line_assemble(L);
+	line_free(L);
+	return NULL;
 }
 
-static void handle_line(struct ctl_client *c, const char *line, size_t len)
+json_t *ctl_reply(struct daemon *d, const char *line, size_t len, unsigned *flags)
 {
-	unsigned flags;
-	json_t *r = ctl_reply(c->d, line, len, &flags);
+	json_t *r;
+	struct ctl_line *L = line_start(d, NULL, line, len, &r, flags);
+	(void)L; /* without a client nothing is posted: never pending */
+	return r;
+}
+
+/* Write a line's reply and act on its flags. */
+static void deliver(struct ctl_client *c, json_t *r, unsigned flags)
+{
 	if (flags & CTL_REPLY_STOP)
 		c->stop_after_write = true;
 	send_json(c, r);
@@ -284,15 +488,47 @@ static void handle_line(struct ctl_client *c, const char *line, size_t len)
 	}
 }
 
+static void line_finish(struct daemon *d, struct ctl_line *L)
+{
+	(void)d;
+	struct ctl_client *c = L->c;
+	unsigned flags = L->flags;
+	json_t *r = line_assemble(L);
+	line_free(L);
+	if (!c) {
+		json_decref(r); /* the client left: nobody to answer */
+		return;
+	}
+	c->line = NULL;
+	if (c->closing) {
+		json_decref(r);
+		return;
+	}
+	deliver(c, r, flags);
+	/* Requests that waited behind this line go on now. */
+	process(c);
+	update_reading(c);
+}
+
+static void handle_line(struct ctl_client *c, const char *line, size_t len)
+{
+	unsigned flags;
+	json_t *r;
+	struct ctl_line *L = line_start(c->d, c, line, len, &r, &flags);
+	if (L) {
+		c->line = L;
+		update_reading(c);
+		return;
+	}
+	deliver(c, r, flags);
+}
+
 static void process(struct ctl_client *c)
 {
 	size_t start = 0;
-	while (!c->closing && !c->close_after_write) {
+	while (!c->closing && !c->close_after_write && !c->line) {
 		if (c->pending_writes >= CTL_MAX_PENDING) {
-			if (!c->read_paused) {
-				c->read_paused = true;
-				uv_read_stop((uv_stream_t *)&c->pipe);
-			}
+			c->read_paused = true;
 			break;
 		}
 		char *nl = memchr(c->buf + start, '\n', c->len - start);
@@ -308,21 +544,37 @@ static void process(struct ctl_client *c)
 		memmove(c->buf, c->buf + start, c->len - start);
 		c->len -= start;
 	}
+	if (c->line || c->closing) {
+		update_reading(c);
+		return;
+	}
 	/* Over-long: no newline within the first CTL_MAX_LINE + 1 bytes
 	 * (a paused client may have many complete lines buffered). */
-	if (!c->closing && !c->close_after_write && c->len > CTL_MAX_LINE &&
+	if (!c->close_after_write && c->len > CTL_MAX_LINE &&
 	    !memchr(c->buf, '\n', CTL_MAX_LINE + 1)) {
 		send_json(c, error_obj(NULL, CTL_INVALID_REQUEST,
 		                       "Invalid Request: request line longer than %u bytes",
 		                       CTL_MAX_LINE));
 		c->close_after_write = true;
 	}
+	/* EOF: once every complete line is answered, a last request without
+	 * a newline is answered too, then the connection closes. */
+	if (c->eof && !c->close_after_write && !c->read_paused && !memchr(c->buf, '\n', c->len)) {
+		if (c->len) {
+			size_t n = c->len;
+			c->len = 0;
+			handle_line(c, c->buf, n);
+			if (c->line)
+				return;
+		}
+		c->close_after_write = true;
+	}
 	if (c->close_after_write) {
-		uv_read_stop((uv_stream_t *)&c->pipe);
 		c->len = 0;
-		if (!c->pending_writes && !c->closing)
+		if (!c->pending_writes && !c->stop_after_write && !c->closing)
 			client_close(c);
 	}
+	update_reading(c);
 }
 
 static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
@@ -349,15 +601,10 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 	if (c->closing || nread == 0)
 		return;
 	if (nread < 0) {
-		/* EOF: a last request without a newline is still answered. */
-		if (nread == UV_EOF && c->len && !c->close_after_write) {
-			handle_line(c, c->buf, c->len);
-			c->len = 0;
-		}
-		uv_read_stop(s);
-		c->close_after_write = true;
-		if (!c->pending_writes && !c->stop_after_write)
-			client_close(c);
+		c->eof = true;
+		if (nread != UV_EOF)
+			c->close_after_write = true;
+		process(c);
 		return;
 	}
 	c->len += (size_t)nread;
@@ -431,8 +678,7 @@ static void on_client(uv_stream_t *server, int status)
 		client_close(c);
 		return;
 	}
-	if (uv_read_start((uv_stream_t *)&c->pipe, alloc_cb, read_cb))
-		client_close(c);
+	update_reading(c);
 }
 
 /* Is something listening at path? 0: no (stale or absent), 1: yes, <0 error. */

@@ -7,7 +7,7 @@
  * peerd's own. Parameters may be positional (an array) or named (an
  * object, with the names shown by help). Runs on the loop thread.
  */
-#include "daemon/daemon.h"
+#include "daemon/ctl_internal.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -18,23 +18,12 @@
 
 /** Default setban duration (Core DEFAULT_MISBEHAVING_BANTIME). */
 #define CTL_DEFAULT_BANTIME_S (24 * 3600)
-#define CTL_MAX_PARAMS        4
 
-typedef void (*ctl_method_fn)(struct daemon *d, json_t *args, struct ctl_result *res);
+#define fail ctl_fail
+#define ok   ctl_ok
+#define arg  ctl_arg
 
-struct ctl_method {
-	const char *name;
-	ctl_method_fn fn;
-	int min, max;                       /**< parameter count */
-	const char *params[CTL_MAX_PARAMS]; /**< names, for named calls and help */
-	const char *usage;
-	const char *help;
-};
-
-static void fail(struct ctl_result *res, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void fail(struct ctl_result *res, int code, const char *fmt, ...)
+void ctl_fail(struct ctl_result *res, int code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -45,7 +34,7 @@ static void fail(struct ctl_result *res, int code, const char *fmt, ...)
 	res->result = NULL;
 }
 
-static void ok(struct ctl_result *res, json_t *v)
+void ctl_ok(struct ctl_result *res, json_t *v)
 {
 	if (!v) {
 		fail(res, CTL_INTERNAL_ERROR, "out of memory building the result");
@@ -54,8 +43,7 @@ static void ok(struct ctl_result *res, json_t *v)
 	res->result = v;
 }
 
-/* The i-th argument, or NULL when absent or null. */
-static json_t *arg(json_t *args, size_t i)
+json_t *ctl_arg(json_t *args, size_t i)
 {
 	json_t *v = json_array_get(args, i);
 	return json_is_null(v) ? NULL : v;
@@ -249,6 +237,22 @@ static void m_getstats(struct daemon *d, json_t *args, struct ctl_result *res)
 	ok(res, stats_json(d));
 }
 
+/* The loop's statistics with the validation thread's part merged in. */
+static void m_getstats_finish(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	(void)args;
+	if (res->err_code)
+		return;
+	json_t *s = stats_json(d);
+	if (!s) {
+		fail(res, CTL_INTERNAL_ERROR, "out of memory building the result");
+		return;
+	}
+	json_object_update(s, res->result);
+	json_decref(res->result);
+	res->result = s;
+}
+
 static void m_addnode(struct daemon *d, json_t *args, struct ctl_result *res)
 {
 	json_t *node = arg(args, 0), *cmd = arg(args, 1);
@@ -431,25 +435,39 @@ static const struct ctl_method methods[] = {
      m_help,
      0,
      1,
-     {"command"},
+     {"command", NULL, NULL},
      "help ( \"command\" )",
-     "List the methods, or describe one."},
-    {"uptime", m_uptime, 0, 0, {0}, "uptime", "Seconds since peerd started."},
-    {"stop", m_stop, 0, 0, {0}, "stop", "Shut peerd down cleanly (after this reply is sent)."},
+     "List the methods, or describe one.",
+     NULL,
+     NULL},
+    {"uptime", m_uptime, 0, 0, {0}, "uptime", "Seconds since peerd started.", NULL, NULL},
+    {"stop",
+     m_stop,
+     0,
+     0,
+     {0},
+     "stop",
+     "Shut peerd down cleanly (after this reply is sent).",
+     NULL,
+     NULL},
     {"getnetworkinfo",
      m_getnetworkinfo,
      0,
      0,
      {0},
      "getnetworkinfo",
-     "Version, subversion, protocol version, local services and connection counts."},
+     "Version, subversion, protocol version, local services and connection counts.",
+     NULL,
+     NULL},
     {"getconnectioncount",
      m_getconnectioncount,
      0,
      0,
      {0},
      "getconnectioncount",
-     "Number of connected peers, inbound and outbound (connections in progress not counted)."},
+     "Number of connected peers, inbound and outbound (connections in progress not counted).",
+     NULL,
+     NULL},
     {"getpeerinfo",
      m_getpeerinfo,
      0,
@@ -457,36 +475,48 @@ static const struct ctl_method methods[] = {
      {0},
      "getpeerinfo",
      "One object per connected peer, with Core's fields plus peerd's flow-control and inventory "
-     "state."},
+     "state.",
+     NULL,
+     NULL},
     {"getnettotals",
      m_getnettotals,
      0,
      0,
      {0},
      "getnettotals",
-     "Bytes received and sent since start."},
+     "Bytes received and sent since start.",
+     NULL,
+     NULL},
     {"getstats",
      m_getstats,
      0,
      0,
      {0},
      "getstats",
-     "Per-message counts and bytes, decode errors by code, free lists, check queue, connection, "
-     "inventory and process statistics."},
+     "Per-message counts and bytes, decode errors by code, free lists, connection, inventory "
+     "and process statistics; from the validation thread: the chain's counters (blocks "
+     "connected, reorgs, flushes, time connecting), the coins cache and the check queue "
+     "(jobs, rounds, busy and idle time per thread).",
+     ctl_chain_getstats,
+     m_getstats_finish},
     {"addnode",
      m_addnode,
      2,
      2,
-     {"node", "command"},
+     {"node", "command", NULL, NULL},
      "addnode \"node\" \"add|remove|onetry\"",
-     "Add or remove an outbound destination (reconnected with backoff), or try one connection."},
+     "Add or remove an outbound destination (reconnected with backoff), or try one connection.",
+     NULL,
+     NULL},
     {"disconnectnode",
      m_disconnectnode,
      0,
      2,
-     {"address", "nodeid"},
+     {"address", "nodeid", NULL, NULL},
      "disconnectnode ( \"address\" nodeid )",
-     "Disconnect a peer by address (\"ip:port\") or, with an empty address, by id."},
+     "Disconnect a peer by address (\"ip:port\") or, with an empty address, by id.",
+     NULL,
+     NULL},
     {"setban",
      m_setban,
      2,
@@ -494,24 +524,32 @@ static const struct ctl_method methods[] = {
      {"subnet", "command", "bantime", "absolute"},
      "setban \"subnet\" \"add|remove\" ( bantime absolute )",
      "Ban or unban an IP or subnet (default 86400 s; absolute: bantime is a unix time). Saved in "
-     "banlist.json."},
-    {"listbanned", m_listbanned, 0, 0, {0}, "listbanned", "The banned subnets."},
+     "banlist.json.",
+     NULL,
+     NULL},
+    {"listbanned", m_listbanned, 0, 0, {0}, "listbanned", "The banned subnets.", NULL, NULL},
     {"clearbanned",
      m_clearbanned,
      0,
      0,
      {0},
      "clearbanned",
-     "Remove every ban and discouragement."},
+     "Remove every ban and discouragement.",
+     NULL,
+     NULL},
 };
 
 #define N_METHODS (sizeof(methods) / sizeof(methods[0]))
 
-static const struct ctl_method *lookup(const char *name)
+const struct ctl_method *ctl_method_lookup(const char *name)
 {
 	for (size_t i = 0; i < N_METHODS; i++) {
 		if (strcmp(methods[i].name, name) == 0)
 			return &methods[i];
+	}
+	for (size_t i = 0; i < ctl_n_chain_methods; i++) {
+		if (strcmp(ctl_chain_methods[i].name, name) == 0)
+			return &ctl_chain_methods[i];
 	}
 	return NULL;
 }
@@ -524,10 +562,10 @@ static void m_help(struct daemon *d, json_t *args, struct ctl_result *res)
 		fail(res, CTL_INVALID_PARAMS, "help: command must be a string");
 		return;
 	}
-	char buf[4096];
+	char buf[8192];
 	size_t n = 0;
 	if (cmd) {
-		const struct ctl_method *m = lookup(json_string_value(cmd));
+		const struct ctl_method *m = ctl_method_lookup(json_string_value(cmd));
 		if (!m) {
 			snprintf(buf, sizeof(buf), "help: unknown command: %s",
 			         json_string_value(cmd));
@@ -537,14 +575,17 @@ static void m_help(struct daemon *d, json_t *args, struct ctl_result *res)
 		ok(res, json_string(buf));
 		return;
 	}
+	n += (size_t)snprintf(buf + n, sizeof(buf) - n, "== Control ==");
 	for (size_t i = 0; i < N_METHODS && n < sizeof(buf); i++)
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? "\n" : "",
-		                      methods[i].usage);
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\n%s", methods[i].usage);
+	if (n < sizeof(buf))
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\n\n== Blockchain ==");
+	for (size_t i = 0; i < ctl_n_chain_methods && n < sizeof(buf); i++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\n%s", ctl_chain_methods[i].usage);
 	ok(res, json_string(buf));
 }
 
-/* Named parameters into positional ones, by the method's names. */
-static json_t *positional(const struct ctl_method *m, json_t *params, struct ctl_result *res)
+json_t *ctl_positional(const struct ctl_method *m, json_t *params, struct ctl_result *res)
 {
 	if (!params)
 		return json_array();
@@ -581,19 +622,8 @@ oom:
 	return NULL;
 }
 
-void ctl_call(struct daemon *d, const char *method, json_t *params, struct ctl_result *res)
+bool ctl_check_count(const struct ctl_method *m, json_t *args, struct ctl_result *res)
 {
-	const struct ctl_method *m = lookup(method);
-	if (!m) {
-		fail(res, CTL_METHOD_NOT_FOUND, "Method not found: %s (try help)", method);
-		return;
-	}
-	json_t *args = positional(m, params, res);
-	if (!args) {
-		if (!res->err_code)
-			fail(res, CTL_INTERNAL_ERROR, "out of memory");
-		return;
-	}
 	int n = (int)json_array_size(args);
 	if (n < m->min || n > m->max) {
 		if (m->min == m->max)
@@ -603,9 +633,32 @@ void ctl_call(struct daemon *d, const char *method, json_t *params, struct ctl_r
 			fail(res, CTL_INVALID_PARAMS,
 			     "%s takes %d to %d parameters, got %d; usage: %s", m->name, m->min,
 			     m->max, n, m->usage);
+		return false;
+	}
+	return true;
+}
+
+void ctl_call(struct daemon *d, const char *method, json_t *params, struct ctl_result *res)
+{
+	const struct ctl_method *m = ctl_method_lookup(method);
+	if (!m) {
+		fail(res, CTL_METHOD_NOT_FOUND, "Method not found: %s (try help)", method);
+		return;
+	}
+	json_t *args = ctl_positional(m, params, res);
+	if (!args) {
+		if (!res->err_code)
+			fail(res, CTL_INTERNAL_ERROR, "out of memory");
+		return;
+	}
+	if (!ctl_check_count(m, args, res)) {
 		json_decref(args);
 		return;
 	}
-	m->fn(d, args, res);
+	if (m->fn)
+		m->fn(d, args, res);
+	else
+		fail(res, CTL_MISC_ERROR,
+		     "%s runs on the validation thread: call it on the control socket", m->name);
 	json_decref(args);
 }

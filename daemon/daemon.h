@@ -34,6 +34,7 @@
 #define PEERD_DAEMON_H
 
 #include <netinet/in.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -46,6 +47,7 @@
 #include "proto/proto.h"
 
 struct pool_queue;
+struct chain;
 
 /* ---------------------------------------------------------------------- */
 /* Identity                                                                */
@@ -445,6 +447,89 @@ bool net_is_local_nonce(struct daemon *d, uint64_t nonce);
 /** Inbound connections allowed: maxconnections minus the outbound reserve. */
 uint32_t net_max_inbound(const struct daemon *d);
 
+/* ---- validation.c: the validation thread -------------------------------- */
+
+struct val_job;
+/** A job's work: runs on the validation thread with the chain (NULL when none is open). */
+typedef void (*val_work_fn)(struct chain *c, struct val_job *j);
+/**
+ * A job's completion: runs on the loop thread once the work ran, or with
+ * j->cancelled set when it never will (shutdown); it owns and frees j.
+ */
+typedef void (*val_done_fn)(struct daemon *d, struct val_job *j);
+
+/**
+ * A unit of work for the validation thread, embedded first in the
+ * caller's own struct. Between validation_post and done, the job belongs
+ * to the validation side: the loop must not touch it.
+ */
+struct val_job {
+	struct val_job *next;
+	val_work_fn work;
+	val_done_fn done;
+	bool cancelled; /**< set when work never ran */
+};
+
+/**
+ * The validation thread and its two queues. Fields marked (mu) are
+ * guarded by mu; `chain` belongs to the thread while it runs; the atomics
+ * are published by the thread for the loop's status line.
+ */
+struct validation {
+	struct daemon *d;
+	uv_thread_t thread;
+	uv_mutex_t mu;
+	uv_cond_t cv;                         /**< wakes the thread: work, hold changes, stop */
+	uv_async_t async;                     /**< wakes the loop: results, exit */
+	struct val_job *in_head, **in_tail;   /**< (mu) posted, not started */
+	struct val_job *out_head, **out_tail; /**< (mu) finished or cancelled */
+	bool stopping;                        /**< (mu) finish the running job, then close */
+	bool held;                            /**< (mu) tests: take no job until released */
+	bool running;                         /**< (mu) a job is being worked on */
+	bool async_open;                      /**< (mu) the thread may uv_async_send */
+	bool exited;                          /**< (mu) the chain is closed; join me */
+	uint64_t posted, jobs_run;            /**< (mu) counters */
+	bool initialized, started, joined;    /**< loop thread only */
+	struct chain *chain;
+	_Atomic int32_t height;  /**< the tip's height, -1 when no chain */
+	_Atomic int32_t headers; /**< the best header's height */
+	_Atomic bool busy;       /**< a job is running */
+};
+
+/**
+ * Open the chain in validation_netdir with dbcache and par from the
+ * configuration and start the thread that owns it. Startup only (before
+ * READY=1): opening replays blocks written after the last flush. 0 or a
+ * negative error (logged). Loop thread.
+ */
+int validation_open(struct daemon *d);
+/**
+ * Start the thread with an already opened chain `c` (taken over; NULL runs
+ * jobs with no chain, as the unit tests do). 0 or a libuv error.
+ */
+int validation_start(struct daemon *d, struct chain *c);
+/** The directory of this network's chain state: <datadir> for now. */
+const char *validation_netdir(const struct daemon *d);
+/**
+ * Hand a job to the thread. 0, or -ESHUTDOWN when no thread runs or it is
+ * stopping (the job was not taken: the caller still owns it). Loop thread.
+ */
+int validation_post(struct daemon *d, struct val_job *j);
+/** Ask the thread to stop after its current job and close (flush) the chain. Idempotent. */
+void validation_stop(struct daemon *d);
+/** Tests: keep the thread from starting jobs (true) or let it go on (false). */
+void validation_hold(struct daemon *d, bool hold);
+/** The loop's handles are being force-closed: close the async handle, the thread stops using it.
+ */
+void validation_detach(struct daemon *d);
+/**
+ * Stop, join (waiting for the flush), run the done callback of every result
+ * left, free the queues. After the loop ended, or from daemon_release.
+ */
+void validation_release(struct daemon *d);
+/** "height N" or "height N of M headers (P%)" for STATUS=. Loop thread. */
+void validation_status(const struct daemon *d, char *out, size_t len);
+
 /* ---- ctl.c / ctl_methods.c: the control socket ------------------------- */
 
 struct ctl_client;
@@ -476,11 +561,17 @@ enum ctl_err {
 	CTL_METHOD_NOT_FOUND = -32601,
 	CTL_INVALID_PARAMS = -32602,
 	CTL_INTERNAL_ERROR = -32603,
-	CTL_MISC_ERROR = -1,            /**< RPC_MISC_ERROR */
-	CTL_NODE_ALREADY_ADDED = -23,   /**< RPC_CLIENT_NODE_ALREADY_ADDED */
-	CTL_NODE_NOT_ADDED = -24,       /**< RPC_CLIENT_NODE_NOT_ADDED */
-	CTL_NODE_NOT_CONNECTED = -29,   /**< RPC_CLIENT_NODE_NOT_CONNECTED */
-	CTL_INVALID_IP_OR_SUBNET = -30, /**< RPC_CLIENT_INVALID_IP_OR_SUBNET */
+	CTL_MISC_ERROR = -1,             /**< RPC_MISC_ERROR */
+	CTL_TYPE_ERROR = -3,             /**< RPC_TYPE_ERROR */
+	CTL_INVALID_ADDRESS_OR_KEY = -5, /**< RPC_INVALID_ADDRESS_OR_KEY ("Block not found") */
+	CTL_INVALID_PARAMETER = -8,      /**< RPC_INVALID_PARAMETER */
+	CTL_VERIFY_ERROR = -25,          /**< RPC_VERIFY_ERROR */
+	CTL_DATABASE_ERROR = -20,        /**< RPC_DATABASE_ERROR */
+	CTL_DESERIALIZATION_ERROR = -22, /**< RPC_DESERIALIZATION_ERROR ("Block decode failed") */
+	CTL_NODE_ALREADY_ADDED = -23,    /**< RPC_CLIENT_NODE_ALREADY_ADDED */
+	CTL_NODE_NOT_ADDED = -24,        /**< RPC_CLIENT_NODE_NOT_ADDED */
+	CTL_NODE_NOT_CONNECTED = -29,    /**< RPC_CLIENT_NODE_NOT_CONNECTED */
+	CTL_INVALID_IP_OR_SUBNET = -30,  /**< RPC_CLIENT_INVALID_IP_OR_SUBNET */
 };
 
 /** A method's outcome: a result (owned, may be json null) or an error. */
@@ -574,8 +665,11 @@ static inline void stats_err(struct daemon_stats *s, int err)
 		s->decode_err[-err]++;
 }
 
-/** getstats' result (new reference). */
+/** getstats' result without the chain's part (new reference). Loop thread. */
 struct json_t *stats_json(struct daemon *d);
+struct pool_queue_stats;
+/** A check queue's counters as getstats shows them (new reference). Any thread. */
+struct json_t *stats_checkqueue_json(const struct pool_queue_stats *qs, unsigned workers);
 /** Resident set size in bytes from /proc/self/statm, 0 if unknown. */
 uint64_t stats_rss_bytes(void);
 /** Open file descriptors (entries of /proc/self/fd), -1 if unknown. */
@@ -650,7 +744,7 @@ struct daemon {
 	int lock_fd; /**< <netdir>/.lock, held while running; valid only when `locked` */
 	bool locked;
 	uint64_t last_status_ms;
-	char last_status[128];
+	char last_status[192];
 
 	struct ctl_server ctl;
 	struct inv_state inv;
@@ -663,8 +757,8 @@ struct daemon {
 	struct proto_msg out;    /**< the message being sent */
 	struct proto_writer txw; /**< growable; frames are encoded here */
 
-	/** The check queue (par threads); idle until chain/ gives it script checks. */
-	struct pool_queue *checkq;
+	/** The validation thread, which owns the chain and its check queue. */
+	struct validation val;
 };
 
 /**

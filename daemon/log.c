@@ -18,8 +18,16 @@
 #define DLOG_LINE_MAX 2048
 
 static const char *const cat_names[DLOG_CAT__COUNT] = {
-    [DLOG_MAIN] = "main", [DLOG_NET] = "net",   [DLOG_MSG] = "msg", [DLOG_HANDSHAKE] = "handshake",
-    [DLOG_INV] = "inv",   [DLOG_ADDR] = "addr", [DLOG_BAN] = "ban", [DLOG_CTL] = "ctl",
+    [DLOG_MAIN] = "main",
+    [DLOG_NET] = "net",
+    [DLOG_MSG] = "msg",
+    [DLOG_HANDSHAKE] = "handshake",
+    [DLOG_INV] = "inv",
+    [DLOG_ADDR] = "addr",
+    [DLOG_BAN] = "ban",
+    [DLOG_CTL] = "ctl",
+    [DLOG_VALIDATION] = "validation",
+    [DLOG_BENCH] = "bench",
 };
 
 static const char *const level_names[] = {"ERROR", "WARN", "INFO", "DEBUG"};

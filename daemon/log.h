@@ -30,14 +30,16 @@ enum dlog_level {
 
 /** Debug categories, as named by -debug=. */
 enum dlog_cat {
-	DLOG_MAIN = 0,  /**< startup, shutdown, signals, systemd */
-	DLOG_NET,       /**< listeners, connections, flow control */
-	DLOG_MSG,       /**< every message sent and received */
-	DLOG_HANDSHAKE, /**< version/verack and ping */
-	DLOG_INV,       /**< inventory, transaction requests */
-	DLOG_ADDR,      /**< addr/addrv2/getaddr */
-	DLOG_BAN,       /**< misbehaviour, discouragement, bans */
-	DLOG_CTL,       /**< control socket */
+	DLOG_MAIN = 0,   /**< startup, shutdown, signals, systemd */
+	DLOG_NET,        /**< listeners, connections, flow control */
+	DLOG_MSG,        /**< every message sent and received */
+	DLOG_HANDSHAKE,  /**< version/verack and ping */
+	DLOG_INV,        /**< inventory, transaction requests */
+	DLOG_ADDR,       /**< addr/addrv2/getaddr */
+	DLOG_BAN,        /**< misbehaviour, discouragement, bans */
+	DLOG_CTL,        /**< control socket */
+	DLOG_VALIDATION, /**< the validation thread: blocks, tips, flushes (Core's "validation") */
+	DLOG_BENCH,      /**< validation timings (Core's "bench") */
 	DLOG_CAT__COUNT
 };
 

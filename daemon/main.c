@@ -29,20 +29,6 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "pool/pool.h"
-
-/** The check queue's job until chain/ provides script checks. */
-struct daemon_job {
-	uint64_t unused;
-};
-
-static int daemon_job_run(void *job, void *arg)
-{
-	(void)job;
-	(void)arg;
-	return 0;
-}
-
 /* Raise the soft RLIMIT_NOFILE to the hard limit; shrink maxconnections if still short. */
 static void fit_fd_limit(struct daemon *d)
 {
@@ -102,6 +88,8 @@ static void on_grace(uv_timer_t *t)
 {
 	struct daemon *d = t->data;
 	DLOG_WARNING(&d->log, DLOG_MAIN, "shutdown grace period over: closing what is left");
+	/* The validation thread may still be flushing: main() waits for it. */
+	validation_detach(d);
 	uv_walk(d->loop, close_any, NULL);
 }
 
@@ -122,6 +110,7 @@ void daemon_shutdown(struct daemon *d, const char *why)
 	for (uint32_t i = 0; i < d->n_peers; i++)
 		peer_disconnect(d->peers[i], "shutting down");
 	net_release_targets(d);
+	validation_stop(d);
 	if (ban_save(d) == 0)
 		DLOG_DBG(&d->log, DLOG_MAIN, "bans saved");
 	/* The grace timer must not itself keep the loop alive. */
@@ -165,40 +154,37 @@ static int init_timers(struct daemon *d)
 static int start(struct daemon *d)
 {
 	const struct peerd_conf *c = d->conf;
-	int err = datadir_open(d);
-	if (err)
+	/* Signals first: once the control socket exists a supervisor may send
+	 * SIGTERM at any moment (opening the chain can take a while), and it
+	 * must mean a clean shutdown, never the default action. */
+	int err;
+	if ((err = start_signal(d, &d->sig_term, SIGTERM)) ||
+	    (err = start_signal(d, &d->sig_int, SIGINT)) ||
+	    (err = start_signal(d, &d->sig_hup, SIGHUP)))
+		return err;
+	if ((err = datadir_open(d)))
 		return err;
 	fit_fd_limit(d);
 	if ((err = ban_init(d)))
 		return err;
-	struct pool_queue_config qc = {
-	    .job_size = sizeof(struct daemon_job),
-	    .run = daemon_job_run,
-	    .par = c->par,
-	};
-	err = pool_queue_new(&d->checkq, &qc);
-	if (err) {
-		DLOG_WARNING(&d->log, DLOG_MAIN, "check queue not started: %s", pool_strerror(err));
-		d->checkq = NULL;
-	}
 	if ((err = ctl_start(d)))
+		return err;
+	/* After the control socket and the datadir lock, so another peerd is
+	 * found before its chain state is touched; before the loop runs, so no
+	 * request arrives before the chain is there. */
+	if ((err = validation_open(d)))
 		return err;
 	if ((err = net_start_listeners(d)))
 		return err;
 	if ((err = net_init_targets(d)))
 		return err;
-	if ((err = start_signal(d, &d->sig_term, SIGTERM)) ||
-	    (err = start_signal(d, &d->sig_int, SIGINT)) ||
-	    (err = start_signal(d, &d->sig_hup, SIGHUP)))
-		return err;
 	if ((err = uv_timer_start(&d->tick, on_tick, DAEMON_TICK_MS, DAEMON_TICK_MS)))
 		return err;
 	net_tick(d, daemon_now_ms(d));
 	DLOG_INFO_(&d->log, DLOG_MAIN,
-	           "peerd %s on %s: datadir %s (this network's in %s), maxconnections %u, "
-	           "%u check-queue workers",
-	           DAEMON_VERSION_STRING, d->params->name, c->datadir, c->netdir, d->maxconnections,
-	           d->checkq ? pool_queue_workers(d->checkq) : 0);
+	           "peerd %s on %s: datadir %s (this network's in %s), maxconnections %u",
+	           DAEMON_VERSION_STRING, d->params->name, c->datadir, c->netdir,
+	           d->maxconnections);
 	notify_ready(d);
 	return 0;
 }
@@ -207,6 +193,8 @@ static int start(struct daemon *d)
 static void abort_start(struct daemon *d)
 {
 	d->shutting_down = true;
+	validation_stop(d);
+	validation_detach(d);
 	ctl_close(d);
 	net_close_listeners(d);
 	net_release_targets(d);
@@ -263,6 +251,9 @@ int main(int argc, char **argv)
 		abort_start(d);
 	}
 	uv_run(&loop, UV_RUN_DEFAULT);
+	/* Normally the thread is gone already (its async handle kept the loop
+	 * running until the chain was flushed); after the grace timer, wait. */
+	validation_release(d);
 	/* Whatever is still open (the unref'd grace timer) closes now. */
 	uv_walk(&loop, close_any, NULL);
 	uv_run(&loop, UV_RUN_DEFAULT);

@@ -14,13 +14,15 @@
 
 static void status_text(const struct daemon *d, char *out, size_t len)
 {
-	snprintf(out, len, "%u peers (%u inbound, %u outbound)", d->n_inbound + d->n_outbound,
-	         d->n_inbound, d->n_outbound);
+	char chain[64];
+	validation_status(d, chain, sizeof(chain));
+	snprintf(out, len, "%u peers (%u inbound, %u outbound); %s", d->n_inbound + d->n_outbound,
+	         d->n_inbound, d->n_outbound, chain);
 }
 
 void notify_ready(struct daemon *d)
 {
-	char msg[192];
+	char msg[256];
 	status_text(d, d->last_status, sizeof(d->last_status));
 	snprintf(msg, sizeof(msg), "READY=1\nSTATUS=%s", d->last_status);
 	d->last_status_ms = daemon_now_ms(d);
@@ -42,7 +44,7 @@ void notify_status(struct daemon *d, bool force)
 		return;
 	memcpy(d->last_status, s, sizeof(s));
 	d->last_status_ms = now;
-	char msg[192];
+	char msg[256];
 	snprintf(msg, sizeof(msg), "STATUS=%s", s);
 	(void)sd_notify(0, msg);
 }

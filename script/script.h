@@ -634,6 +634,20 @@ const char *script_type_name(enum script_type type);
  */
 int script_to_asm(const uint8_t *script, size_t len, bool sighash_decode, struct proto_writer *w);
 
+/**
+ * Core's InferDescriptor(script)->ToString() as bitcoin-cli prints it with no
+ * wallet, checksum included: pk(), multi(), rawtr(), addr() or raw()
+ * (script/descriptor.c). Returns a new xmalloc'd string (caller xfrees),
+ * or NULL when out of memory.
+ */
+char *script_descriptor(const uint8_t *spk, size_t len, const struct proto_params *net);
+/**
+ * The BIP380 checksum of the len characters at desc: 8 characters and a
+ * NUL into out. Returns 0, or -1 if a character is outside the descriptor
+ * character set.
+ */
+int script_desc_checksum(const char *desc, size_t len, char out[9]);
+
 /** Room for any address script_address writes, NUL included (bech32's 90 + 1). */
 #define SCRIPT_ADDRESS_MAX 91u
 

@@ -52,21 +52,6 @@ void peertool_connect_help(FILE *f);
  */
 uint8_t *peertool_read_input(const char *cmd, const char *path, int hex, size_t *len);
 
-/**
- * Core's InferDescriptor(script)->ToString() as bitcoin-cli prints it with no
- * wallet, checksum included: pk(), multi(), rawtr(), addr() or raw()
- * (tools/peertool_desc.c). Returns a new xmalloc'd string (caller xfrees),
- * or NULL when out of memory.
- */
-char *peertool_descriptor(const uint8_t *spk, size_t len, const struct proto_params *net);
-
-/**
- * The BIP380 checksum of the len characters at desc: 8 characters and a
- * NUL into out. Returns 0, or -1 if a character is outside the descriptor
- * character set.
- */
-int peertool_desc_checksum(const char *desc, size_t len, char out[9]);
-
 /** Print "peertool: CMD: message" to stderr (printf-style). */
 void peertool_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -104,7 +104,7 @@ json_t *peertool_json_script_pubkey(const uint8_t *script, size_t len,
 		return NULL;
 	/* Core's ScriptToUniv order: asm, desc, hex, address, type. */
 	json_object_set_new(o, "asm", json_asm(script, len, false));
-	char *desc = peertool_descriptor(script, len, net);
+	char *desc = script_descriptor(script, len, net);
 	json_object_set_new(o, "desc", desc ? json_string(desc) : NULL);
 	xfree(desc);
 	json_object_set_new(o, "hex", peertool_json_hex(script, len));

@@ -425,12 +425,12 @@ static void test_debug(void **state)
 
 	expect_error(LOAD(&c, "-datadir=/d", "-debug=nett"), CONF_EVALUE,
 	             "command line: -debug=nett: unknown category (net, msg, ctl, conf, mempool, "
-	             "validation, main, handshake, inv, addr, ban; all, 1, 0, none)",
+	             "validation, main, handshake, inv, addr, ban, bench; all, 1, 0, none)",
 	             &c);
 	/* The daemon's own categories are known too, and bits are distinct. */
 	static const char *const cats[] = {"net",     "msg",        "ctl",  "conf",
 	                                   "mempool", "validation", "main", "handshake",
-	                                   "inv",     "addr",       "ban"};
+	                                   "inv",     "addr",       "ban",  "bench"};
 	uint32_t seen = 0;
 	for (size_t i = 0; i < sizeof(cats) / sizeof(cats[0]); i++) {
 		uint32_t bit = conf_debug_category(cats[i]);

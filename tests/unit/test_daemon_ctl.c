@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -632,8 +633,188 @@ static void test_socket_path_checks(void **state)
 	assert_int_not_equal(lstat(path, &st), 0);
 }
 
+/* ---- chain methods: the validation thread and back ------------------------- */
+
+/* Run the loop until the validation thread has nothing queued or running. */
+static void drain_validation(struct tf *t)
+{
+	struct validation *v = &t->d->val;
+	for (int spins = 0; spins < 30000; spins++) {
+		uv_run(&t->loop, UV_RUN_NOWAIT);
+		uv_mutex_lock(&v->mu);
+		bool idle = !v->in_head && !v->running && !v->out_head;
+		uv_mutex_unlock(&v->mu);
+		if (idle)
+			return;
+		usleep(100);
+	}
+	fail_msg("the validation thread did not finish its jobs");
+}
+
+/* Jobs posted to the validation thread so far. */
+static uint64_t posted(struct tf *t)
+{
+	uv_mutex_lock(&t->d->val.mu);
+	uint64_t n = t->d->val.posted;
+	uv_mutex_unlock(&t->d->val.mu);
+	return n;
+}
+
+/* The id of element i of a batch reply, or -1 when it has none. */
+static json_int_t batch_id(json_t *a, size_t i)
+{
+	json_t *id = json_object_get(json_array_get(a, i), "id");
+	return json_is_integer(id) ? json_integer_value(id) : -1;
+}
+
+static void test_chain_method_without_client(void **state)
+{
+	struct tf *t = *state;
+	/* ctl_reply has no client to answer later: a chain method is refused
+	 * at once instead of blocking the loop. */
+	json_t *r = reply(t, "{\"method\": \"getblockcount\", \"id\": 1}", NULL);
+	assert_error(r, CTL_MISC_ERROR, "1");
+	json_decref(r);
+	/* help lists both kinds. */
+	r = reply(t, "{\"method\": \"help\", \"id\": 2}", NULL);
+	const char *text = json_string_value(json_object_get(r, "result"));
+	assert_non_null(strstr(text, "getblockchaininfo"));
+	assert_non_null(strstr(text, "getpeerinfo"));
+	json_decref(r);
+}
+
+static void test_async_batch_order(void **state)
+{
+	struct tf *t = *state;
+	assert_int_equal(ctl_start(t->d), 0);
+	assert_int_equal(validation_start(t->d, NULL), 0);
+	validation_hold(t->d, true);
+	int fd = client_connect(t);
+	client_sends(t, fd,
+	             "[{\"method\": \"getblockcount\", \"id\": 1},"
+	             " {\"method\": \"uptime\", \"id\": 2},"
+	             " {\"method\": \"getbestblockhash\"},"
+	             " {\"method\": \"getblockhash\", \"params\": [0], \"id\": 3},"
+	             " {\"method\": \"nosuch\", \"id\": 4}]\n"
+	             "{\"method\": \"uptime\", \"id\": 5}\n");
+	for (int i = 0; i < 200; i++)
+		uv_run(&t->loop, UV_RUN_NOWAIT);
+	/* Nothing yet: the batch waits for its chain parts, and the next
+	 * line waits behind the batch. */
+	char b;
+	assert_true(recv(fd, &b, 1, MSG_DONTWAIT) < 0 && errno == EAGAIN);
+	/* Another client is not held up. */
+	int other = client_connect(t);
+	client_sends(t, other, "{\"method\": \"uptime\", \"id\": 9}\n");
+	struct replies r;
+	client_wait(t, other, &r, 1, false);
+	close(other);
+
+	validation_hold(t->d, false);
+	client_wait(t, fd, &r, 2, false);
+	json_t *a = line_json(&r, 0);
+	assert_true(json_is_array(a));
+	assert_int_equal(json_array_size(a), 4); /* the notification has no reply */
+	for (size_t i = 0; i < 4; i++)
+		assert_int_equal(batch_id(a, i), (json_int_t)i + 1);
+	/* No chain in the fixture: the chain parts say so, in their places. */
+	assert_error(json_array_get(a, 0), CTL_MISC_ERROR, "1");
+	assert_true(json_is_integer(json_object_get(json_array_get(a, 1), "result")));
+	assert_error(json_array_get(a, 2), CTL_MISC_ERROR, "3");
+	assert_error(json_array_get(a, 3), CTL_METHOD_NOT_FOUND, "4");
+	json_decref(a);
+	json_t *v = line_json(&r, 1);
+	assert_int_equal(json_integer_value(json_object_get(v, "id")), 5);
+	json_decref(v);
+	/* Params errors are found on the loop, before anything is posted. */
+	client_sends(t, fd, "{\"method\": \"getblockhash\", \"id\": 6}\n");
+	client_wait(t, fd, &r, 1, false);
+	v = line_json(&r, 0);
+	assert_error(v, CTL_INVALID_PARAMS, "6");
+	json_decref(v);
+	close(fd);
+}
+
+static void test_async_client_closes_mid_request(void **state)
+{
+	struct tf *t = *state;
+	assert_int_equal(ctl_start(t->d), 0);
+	assert_int_equal(validation_start(t->d, NULL), 0);
+
+	/* The client hangs up while its batch is queued: its requests are not
+	 * read meanwhile, so the server learns of it when the reply cannot be
+	 * written, and closes it then. */
+	validation_hold(t->d, true);
+	int fd = client_connect(t);
+	client_sends(t, fd,
+	             "[{\"method\": \"getblockcount\", \"id\": 1}, {\"method\": \"getdifficulty\", "
+	             "\"id\": 2}]\n");
+	for (int i = 0; i < 2000 && posted(t) < 2; i++)
+		uv_run(&t->loop, UV_RUN_NOWAIT);
+	assert_int_equal(posted(t), 2);
+	close(fd);
+	validation_hold(t->d, false);
+	drain_validation(t);
+	for (int i = 0; i < 2000 && t->d->ctl.n_clients; i++) {
+		uv_run(&t->loop, UV_RUN_NOWAIT);
+		usleep(100);
+	}
+	assert_int_equal(t->d->ctl.n_clients, 0);
+
+	/* The server closes the client first (as at shutdown) while its jobs
+	 * wait: they finish with nobody to answer, and the line is freed by
+	 * the last of them, never used after its client (ASan run). */
+	validation_hold(t->d, true);
+	fd = client_connect(t);
+	client_sends(t, fd,
+	             "[{\"method\": \"getblockcount\", \"id\": 3}, {\"method\": \"uptime\", "
+	             "\"id\": 4}, {\"method\": \"getbestblockhash\", \"id\": 5}]\n");
+	for (int i = 0; i < 2000 && posted(t) < 4; i++)
+		uv_run(&t->loop, UV_RUN_NOWAIT);
+	assert_int_equal(posted(t), 4);
+	ctl_close(t->d);
+	for (int i = 0; i < 2000 && t->d->ctl.n_clients; i++)
+		uv_run(&t->loop, UV_RUN_NOWAIT);
+	assert_int_equal(t->d->ctl.n_clients, 0);
+	validation_hold(t->d, false);
+	drain_validation(t);
+	close(fd);
+}
+
+static void test_async_shutdown_in_flight(void **state)
+{
+	struct tf *t = *state;
+	assert_int_equal(ctl_start(t->d), 0);
+	assert_int_equal(validation_start(t->d, NULL), 0);
+	validation_hold(t->d, true);
+	int fd = client_connect(t);
+	client_sends(t, fd, "{\"method\": \"getblockcount\", \"id\": 1}\n");
+	for (int i = 0; i < 2000 && posted(t) == 0; i++)
+		uv_run(&t->loop, UV_RUN_NOWAIT);
+	/* Shutdown begins with the job still queued: it comes back cancelled
+	 * and its client gets an answer instead of silence. */
+	validation_stop(t->d);
+	struct replies r;
+	client_wait(t, fd, &r, 1, false);
+	json_t *v = line_json(&r, 0);
+	assert_error(v, CTL_MISC_ERROR, "1");
+	assert_non_null(
+	    strstr(json_string_value(json_object_get(json_object_get(v, "error"), "message")),
+	           "shutting down"));
+	json_decref(v);
+	/* Posting after the stop is refused at once, not queued forever. */
+	client_sends(t, fd, "{\"method\": \"getblockcount\", \"id\": 2}\n");
+	client_wait(t, fd, &r, 1, false);
+	v = line_json(&r, 0);
+	assert_error(v, CTL_MISC_ERROR, "2");
+	json_decref(v);
+	close(fd);
+}
+
 int main(void)
 {
+	/* As peerd: a client gone before its reply is an error code, not a signal. */
+	signal(SIGPIPE, SIG_IGN);
 	tf_global_init();
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_parse_error, tf_setup, tf_teardown),
@@ -653,6 +834,12 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_socket_stop, tf_setup, tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_socket_stop_notification, tf_setup, tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_socket_path_checks, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_chain_method_without_client, tf_setup,
+	                                    tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_async_batch_order, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_async_client_closes_mid_request, tf_setup,
+	                                    tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_async_shutdown_in_flight, tf_setup, tf_teardown),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	proto_freelist_drain();

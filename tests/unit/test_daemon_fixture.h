@@ -127,6 +127,8 @@ TF_FN void tf_free(struct tf *t)
 	for (uint32_t i = 0; i < d->n_peers; i++)
 		peer_disconnect(d->peers[i], "test over");
 	ctl_close(d);
+	/* A validation thread a test started keeps the loop alive until it exits. */
+	validation_stop(d);
 	uv_run(&t->loop, UV_RUN_DEFAULT);
 	assert_int_equal(d->n_peers, 0);
 	daemon_release(d);

@@ -1,5 +1,5 @@
 /*
- * tools/peertool_desc.c: output descriptors as bitcoin-cli prints them in
+ * script/descriptor.c: output descriptors as bitcoin-cli prints them in
  * decoderawtransaction's "desc" field: Core's InferDescriptor with no
  * wallet behind it, then the BIP380 checksum.
  *
@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "script/script.h"
-#include "tools/peertool.h"
 
 /** BIP380: the characters a descriptor may hold, in checksum order. */
 static const char DESC_INPUT_CHARSET[] = "0123456789()[],'/*abcdefgh@:$%{}"
@@ -37,7 +36,7 @@ static uint64_t desc_polymod(uint64_t c, unsigned val)
 	return c;
 }
 
-int peertool_desc_checksum(const char *desc, size_t len, char out[DESC_CHECKSUM_LEN + 1])
+int script_desc_checksum(const char *desc, size_t len, char out[DESC_CHECKSUM_LEN + 1])
 {
 	uint64_t c = 1;
 	unsigned cls = 0, cls_count = 0;
@@ -136,7 +135,7 @@ static void infer(struct proto_writer *w, const uint8_t *spk, size_t len,
 	put_str(w, ")");
 }
 
-char *peertool_descriptor(const uint8_t *spk, size_t len, const struct proto_params *net)
+char *script_descriptor(const uint8_t *spk, size_t len, const struct proto_params *net)
 {
 	struct proto_writer w;
 	char sum[DESC_CHECKSUM_LEN + 1];
@@ -146,7 +145,7 @@ char *peertool_descriptor(const uint8_t *spk, size_t len, const struct proto_par
 	infer(&w, spk, len, net);
 	/* Only hex, addresses and fixed words were written: always in the
 	 * charset. */
-	if (!w.err && peertool_desc_checksum((const char *)w.buf, w.len, sum) == 0) {
+	if (!w.err && script_desc_checksum((const char *)w.buf, w.len, sum) == 0) {
 		proto_write_u8(&w, '#');
 		proto_write_bytes(&w, sum, DESC_CHECKSUM_LEN);
 		proto_write_u8(&w, 0);

@@ -1,0 +1,966 @@
+/*
+ * daemon/ctl_chain.c: the control methods that read or change the chain.
+ * They run on the validation thread, which owns the chain (ctl.c posts
+ * them there and answers the client when they come back), so nothing here
+ * ever runs on the loop thread.
+ *
+ * Names, parameters, result fields (in Core's order) and error codes are
+ * Bitcoin Core 29's (rpc/blockchain.cpp, rpc/mining.cpp). peerd has no
+ * mempool yet, so gettxout's include_mempool is accepted and ignored.
+ */
+#include "daemon/ctl_internal.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "chain/chain.h"
+#include "daemon/ctl_json.h"
+#include "pool/pool.h"
+
+#define fail ctl_fail
+#define ok   ctl_ok
+#define arg  ctl_arg
+
+/* ---- parameters ----------------------------------------------------------- */
+
+/* Core's ParseHashV: 64 hex digits, else RPC_INVALID_PARAMETER. */
+static bool param_hash(json_t *v, const char *name, struct proto_hash *out, struct ctl_result *res)
+{
+	if (!json_is_string(v)) {
+		fail(res, CTL_TYPE_ERROR, "%s must be a string", name);
+		return false;
+	}
+	const char *s = json_string_value(v);
+	size_t n = strlen(s);
+	if (n != 64) {
+		fail(res, CTL_INVALID_PARAMETER, "%s must be of length 64 (not %zu, for '%s')",
+		     name, n, s);
+		return false;
+	}
+	if (proto_hash_from_hex(s, out)) {
+		fail(res, CTL_INVALID_PARAMETER, "%s must be hexadecimal string (not '%s')", name,
+		     s);
+		return false;
+	}
+	return true;
+}
+
+/* The block a hash names, or NULL with Core's "Block not found". */
+static struct chain_node *param_block(struct chain *c, json_t *v, struct ctl_result *res)
+{
+	struct proto_hash h;
+	if (!param_hash(v, "blockhash", &h, res))
+		return NULL;
+	struct chain_node *n = chain_index_find(chain_get_index(c), &h);
+	if (!n)
+		fail(res, CTL_INVALID_ADDRESS_OR_KEY, "Block not found");
+	return n;
+}
+
+/* An integer parameter (absent: def). */
+static bool param_int(json_t *v, const char *name, int64_t def, int64_t *out,
+                      struct ctl_result *res)
+{
+	if (!v) {
+		*out = def;
+		return true;
+	}
+	if (!json_is_integer(v)) {
+		fail(res, CTL_TYPE_ERROR, "%s must be an integer", name);
+		return false;
+	}
+	*out = json_integer_value(v);
+	return true;
+}
+
+/* A boolean parameter (absent: def). */
+static bool param_bool(json_t *v, const char *name, bool def, bool *out, struct ctl_result *res)
+{
+	if (!v) {
+		*out = def;
+		return true;
+	}
+	if (!json_is_boolean(v)) {
+		fail(res, CTL_TYPE_ERROR, "%s must be a boolean", name);
+		return false;
+	}
+	*out = json_is_true(v);
+	return true;
+}
+
+/* ---- shared pieces -------------------------------------------------------- */
+
+/* The 256-bit target of compact bits, 64 hex digits most significant first. */
+static void target_hex(uint32_t bits, char out[65])
+{
+	uint8_t t[32] = {0}; /* big-endian */
+	uint32_t mant = bits & 0x007fffff;
+	int exp = (int)(bits >> 24);
+	bool neg = (bits & 0x00800000) != 0;
+	if (!neg) {
+		for (int i = 0; i < 3; i++) {
+			uint8_t byte = (uint8_t)(mant >> (8 * (2 - i)));
+			int pos = 32 - exp +
+			          i; /* byte i of the mantissa sits at exp - i from the right */
+			if (pos >= 0 && pos < 32)
+				t[pos] = byte;
+		}
+	}
+	proto_hex_encode(t, 32, out);
+}
+
+static json_t *hex32(uint32_t v)
+{
+	char buf[9];
+	snprintf(buf, sizeof(buf), "%08x", v);
+	return json_string(buf);
+}
+
+/* Core's blockheaderToJSON fields, in its order, into o. */
+static void header_fields(struct chain *c, const struct chain_node *n, json_t *o, bool with_tx)
+{
+	struct chain_node *tip = chain_tip(c);
+	bool active = chain_contains(c, n);
+	char buf[65];
+	json_object_set_new(o, "hash", ctl_json_hash(&n->hash));
+	json_object_set_new(o, "confirmations",
+	                    json_integer(active ? tip->height - n->height + 1 : -1));
+	json_object_set_new(o, "height", json_integer(n->height));
+	json_object_set_new(o, "version", json_integer(n->version));
+	json_object_set_new(o, "versionHex", hex32((uint32_t)n->version));
+	json_object_set_new(o, "merkleroot", ctl_json_hash(&n->merkle_root));
+	json_object_set_new(o, "time", json_integer(n->time));
+	json_object_set_new(o, "mediantime", json_integer(chain_node_mtp(n)));
+	json_object_set_new(o, "nonce", json_integer(n->nonce));
+	json_object_set_new(o, "bits", hex32(n->bits));
+	target_hex(n->bits, buf);
+	json_object_set_new(o, "target", json_string(buf));
+	json_object_set_new(o, "difficulty", ctl_json_double(chain_difficulty(n->bits)));
+	chain_work_hex(&n->work, buf);
+	json_object_set_new(o, "chainwork", json_string(buf));
+	json_object_set_new(o, "nTx", json_integer(n->n_tx));
+	if (n->prev)
+		json_object_set_new(o, "previousblockhash", ctl_json_hash(&n->prev->hash));
+	struct chain_node *next = active ? chain_at(c, n->height + 1) : NULL;
+	if (next)
+		json_object_set_new(o, "nextblockhash", ctl_json_hash(&next->hash));
+	(void)with_tx;
+}
+
+/* Bytes of blk and rev files (Core's size_on_disk). */
+static uint64_t blocks_size(const char *netdir)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/blocks", netdir);
+	DIR *dir = opendir(path);
+	if (!dir)
+		return 0;
+	uint64_t total = 0;
+	struct dirent *e;
+	while ((e = readdir(dir)) != NULL) {
+		if (strncmp(e->d_name, "blk", 3) != 0 && strncmp(e->d_name, "rev", 3) != 0)
+			continue;
+		char f[4352];
+		struct stat st;
+		snprintf(f, sizeof(f), "%s/%s", path, e->d_name);
+		if (stat(f, &st) == 0)
+			total += (uint64_t)st.st_size;
+	}
+	closedir(dir);
+	return total;
+}
+
+/*
+ * Core's GuessVerificationProgress without chainTxData: peerd has no
+ * transaction-count estimate for any network, so the figure is the share
+ * of time since genesis that the tip covers (1 for a tip within a day).
+ */
+static double progress(struct chain *c)
+{
+	struct chain_node *tip = chain_tip(c);
+	struct chain_node *gen = chain_at(c, 0);
+	int64_t now = (int64_t)time(NULL);
+	/* Core's formula with regtest's empty chainTxData is always 1. */
+	if (chain_params(c)->net == PROTO_NET_REGTEST || !chain_tip_is_old(c) || !gen ||
+	    now <= (int64_t)gen->time)
+		return 1.0;
+	double p =
+	    (double)((int64_t)tip->time - (int64_t)gen->time) / (double)(now - (int64_t)gen->time);
+	return p < 0 ? 0 : p > 1 ? 1 : p;
+}
+
+/* ---- blockchain ------------------------------------------------------------ */
+
+static void m_getblockcount(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                            struct ctl_result *res)
+{
+	(void)x;
+	(void)args;
+	ok(res, json_integer(chain_height(c)));
+}
+
+static void m_getbestblockhash(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                               struct ctl_result *res)
+{
+	(void)x;
+	(void)args;
+	ok(res, ctl_json_hash(&chain_tip(c)->hash));
+}
+
+static void m_getdifficulty(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                            struct ctl_result *res)
+{
+	(void)x;
+	(void)args;
+	ok(res, ctl_json_double(chain_difficulty(chain_tip(c)->bits)));
+}
+
+static void m_getblockhash(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                           struct ctl_result *res)
+{
+	(void)x;
+	int64_t h;
+	if (!param_int(arg(args, 0), "height", -1, &h, res))
+		return;
+	if (h < 0 || h > chain_height(c)) {
+		fail(res, CTL_INVALID_PARAMETER, "Block height out of range");
+		return;
+	}
+	ok(res, ctl_json_hash(&chain_at(c, (int32_t)h)->hash));
+}
+
+static void m_getblockchaininfo(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                                struct ctl_result *res)
+{
+	(void)args;
+	struct chain_node *tip = chain_tip(c);
+	struct chain_node *best = chain_index_best_header(chain_get_index(c));
+	char buf[65];
+	json_t *o = json_object();
+	if (!o) {
+		ok(res, NULL);
+		return;
+	}
+	json_object_set_new(o, "chain", json_string(x->net->name));
+	json_object_set_new(o, "blocks", json_integer(tip->height));
+	json_object_set_new(o, "headers", json_integer(best ? best->height : tip->height));
+	json_object_set_new(o, "bestblockhash", ctl_json_hash(&tip->hash));
+	json_object_set_new(o, "bits", hex32(tip->bits));
+	target_hex(tip->bits, buf);
+	json_object_set_new(o, "target", json_string(buf));
+	json_object_set_new(o, "difficulty", ctl_json_double(chain_difficulty(tip->bits)));
+	json_object_set_new(o, "time", json_integer(tip->time));
+	json_object_set_new(o, "mediantime", json_integer(chain_node_mtp(tip)));
+	json_object_set_new(o, "verificationprogress", ctl_json_double(progress(c)));
+	json_object_set_new(o, "initialblockdownload", json_boolean(chain_tip_is_old(c)));
+	chain_work_hex(&tip->work, buf);
+	json_object_set_new(o, "chainwork", json_string(buf));
+	json_object_set_new(o, "size_on_disk", json_integer((json_int_t)blocks_size(x->netdir)));
+	json_object_set_new(o, "pruned", json_false());
+	json_object_set_new(o, "warnings", json_array());
+	ok(res, o);
+}
+
+static void m_getblockheader(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                             struct ctl_result *res)
+{
+	(void)x;
+	bool verbose;
+	struct chain_node *n = param_block(c, arg(args, 0), res);
+	if (!n || !param_bool(arg(args, 1), "verbose", true, &verbose, res))
+		return;
+	if (!verbose) {
+		struct proto_block_header h;
+		struct proto_writer w;
+		chain_node_header(n, &h);
+		proto_writer_init(&w);
+		proto_block_header_encode(&h, &w);
+		ok(res, w.err ? NULL : ctl_json_hex(w.buf, w.len));
+		proto_writer_release(&w);
+		return;
+	}
+	json_t *o = json_object();
+	if (o)
+		header_fields(c, n, o, false);
+	ok(res, o);
+}
+
+/* Core's verbosity: a number 0-3, or a boolean (true 1, false 0). */
+static bool param_verbosity(json_t *v, int *out, struct ctl_result *res)
+{
+	if (!v)
+		*out = 1;
+	else if (json_is_boolean(v))
+		*out = json_is_true(v) ? 1 : 0;
+	else if (json_is_integer(v))
+		*out = (int)json_integer_value(v);
+	else {
+		fail(res, CTL_TYPE_ERROR, "verbosity must be a number or a boolean");
+		return false;
+	}
+	return true;
+}
+
+static json_t *block_json(struct chain *c, const struct ctl_chain_ctx *x, struct chain_node *n,
+                          struct proto_block *b, int verbosity, struct ctl_result *res)
+{
+	struct chain_block_undo undo;
+	chain_block_undo_init(&undo);
+	bool have_undo = false;
+	if (verbosity >= 2 && (n->status & CHAIN_HAVE_UNDO) && n->prev) {
+		int err = chain_read_undo(c, n, &undo);
+		have_undo = err == 0 && undo.n_tx + 1 == b->n_tx;
+	}
+	json_t *o = json_object();
+	if (!o)
+		goto out;
+	header_fields(c, n, o, true);
+	uint32_t weight = proto_block_weight(b);
+	json_object_set_new(o, "strippedsize",
+	                    json_integer((weight - b->size) / (PROTO_WITNESS_SCALE - 1)));
+	json_object_set_new(o, "size", json_integer(b->size));
+	json_object_set_new(o, "weight", json_integer(weight));
+	json_t *txs = json_array();
+	for (uint32_t i = 0; txs && i < b->n_tx; i++) {
+		struct proto_tx *tx = &b->txs[i];
+		if (verbosity == 1) {
+			proto_tx_compute_ids(tx);
+			json_array_append_new(txs, ctl_json_hash(&tx->txid));
+			continue;
+		}
+		const struct chain_undo_coin *spent = NULL;
+		if (have_undo && i > 0 && undo.n_coins[i - 1] == tx->n_in)
+			spent = &undo.coins[undo.first[i - 1]];
+		json_array_append_new(txs, ctl_json_tx(tx, x->net, spent, verbosity >= 3, true));
+	}
+	json_object_set_new(o, "tx", txs);
+out:
+	chain_block_undo_release(&undo);
+	if (!o)
+		fail(res, CTL_INTERNAL_ERROR, "out of memory");
+	return o;
+}
+
+static void m_getblock(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                       struct ctl_result *res)
+{
+	int verbosity;
+	struct chain_node *n = param_block(c, arg(args, 0), res);
+	if (!n || !param_verbosity(arg(args, 1), &verbosity, res))
+		return;
+	if (!(n->status & CHAIN_HAVE_DATA)) {
+		fail(res, CTL_MISC_ERROR, "Block not available (not fully downloaded)");
+		return;
+	}
+	uint8_t *raw = NULL;
+	size_t len = 0;
+	int err = chain_read_block(c, n, &raw, &len);
+	if (err) {
+		fail(res, CTL_MISC_ERROR, "Block not found on disk: %s", chain_strerror(err));
+		return;
+	}
+	if (verbosity <= 0) {
+		ok(res, ctl_json_hex(raw, len));
+		xfree(raw);
+		return;
+	}
+	struct proto_block b;
+	proto_block_init(&b);
+	if (proto_block_decode(raw, len, &b, NULL)) {
+		fail(res, CTL_MISC_ERROR, "Block read from disk does not decode");
+	} else {
+		json_t *o = block_json(c, x, n, &b, verbosity, res);
+		if (o)
+			ok(res, o);
+	}
+	proto_block_release(&b);
+	xfree(raw);
+}
+
+/* ---- getchaintips ----------------------------------------------------------- */
+
+struct tips_walk {
+	struct chain *c;
+	struct chain_node **v; /**< nodes off the active chain */
+	size_t n, cap;
+	bool oom;
+};
+
+static int collect_off_chain(struct chain_node *n, void *arg)
+{
+	struct tips_walk *w = arg;
+	if (chain_contains(w->c, n))
+		return 0;
+	if (w->n == w->cap) {
+		size_t ncap = w->cap ? w->cap * 2 : 64;
+		struct chain_node **nv = xreallocarray(w->v, ncap, sizeof(*nv));
+		if (!nv) {
+			w->oom = true;
+			return 1;
+		}
+		w->v = nv;
+		w->cap = ncap;
+	}
+	w->v[w->n++] = n;
+	return 0;
+}
+
+static int cmp_ptr(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t) * (struct chain_node *const *)a;
+	uintptr_t y = (uintptr_t) * (struct chain_node *const *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Core's order: greater height first; equal heights in a fixed order (by hash here). */
+static int cmp_tips(const void *a, const void *b)
+{
+	const struct chain_node *x = *(struct chain_node *const *)a;
+	const struct chain_node *y = *(struct chain_node *const *)b;
+	if (x->height != y->height)
+		return x->height > y->height ? -1 : 1;
+	return memcmp(x->hash.b, y->hash.b, 32);
+}
+
+static const char *tip_status(struct chain *c, const struct chain_node *n)
+{
+	if (chain_contains(c, n))
+		return "active";
+	if (chain_node_failed(n))
+		return "invalid";
+	if (!n->linked)
+		return "headers-only";
+	if (chain_node_level(n) >= CHAIN_VALID_SCRIPTS)
+		return "valid-fork";
+	if (chain_node_level(n) >= CHAIN_VALID_TREE)
+		return "valid-headers";
+	return "unknown";
+}
+
+static void m_getchaintips(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                           struct ctl_result *res)
+{
+	(void)x;
+	(void)args;
+	struct tips_walk w = {.c = c};
+	(void)chain_index_foreach(chain_get_index(c), collect_off_chain, &w);
+	struct chain_node **prevs = w.n ? xcalloc(w.n, sizeof(*prevs)) : NULL;
+	struct chain_node **tips = xcalloc(w.n + 1, sizeof(*tips));
+	json_t *a = json_array();
+	if (w.oom || (w.n && !prevs) || !tips || !a) {
+		json_decref(a);
+		fail(res, CTL_INTERNAL_ERROR, "out of memory");
+		goto out;
+	}
+	/* A node off the active chain is a tip unless another such node
+	 * builds on it (Core: setOrphans minus setPrevs). */
+	for (size_t i = 0; i < w.n; i++)
+		prevs[i] = w.v[i]->prev;
+	qsort(prevs, w.n, sizeof(*prevs), cmp_ptr);
+	size_t nt = 0;
+	tips[nt++] = chain_tip(c);
+	for (size_t i = 0; i < w.n; i++) {
+		if (!bsearch(&w.v[i], prevs, w.n, sizeof(*prevs), cmp_ptr))
+			tips[nt++] = w.v[i];
+	}
+	qsort(tips, nt, sizeof(*tips), cmp_tips);
+	struct chain_node *active_tip = chain_tip(c);
+	for (size_t i = 0; i < nt; i++) {
+		struct chain_node *t = tips[i];
+		struct chain_node *fork = chain_node_fork(t, active_tip);
+		json_array_append_new(a, json_pack("{s:i, s:o, s:i, s:s}", "height", (int)t->height,
+		                                   "hash", ctl_json_hash(&t->hash), "branchlen",
+		                                   (int)(t->height - (fork ? fork->height : 0)),
+		                                   "status", tip_status(c, t)));
+	}
+	ok(res, a);
+out:
+	xfree(prevs);
+	xfree(tips);
+	xfree(w.v);
+}
+
+/* ---- UTXO set ----------------------------------------------------------- */
+
+static void m_gettxout(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                       struct ctl_result *res)
+{
+	struct proto_outpoint op;
+	int64_t n;
+	bool mempool;
+	if (!param_hash(arg(args, 0), "txid", &op.txid, res) ||
+	    !param_int(arg(args, 1), "n", -1, &n, res) ||
+	    !param_bool(arg(args, 2), "include_mempool", true, &mempool, res))
+		return;
+	if (n < 0 || n > UINT32_MAX) {
+		fail(res, CTL_INVALID_PARAMETER, "Invalid parameter: n must be non-negative");
+		return;
+	}
+	op.n = (uint32_t)n;
+	struct chain_coin coin;
+	int err = chain_coins_get(chain_get_coins(c), &op, &coin);
+	if (err == CHAIN_ENOTFOUND) {
+		ok(res, json_null());
+		return;
+	}
+	if (err) {
+		fail(res, CTL_MISC_ERROR, "reading the coin: %s", chain_strerror(err));
+		return;
+	}
+	struct chain_node *tip = chain_tip(c);
+	json_t *o = json_object();
+	if (!o) {
+		ok(res, NULL);
+		return;
+	}
+	json_object_set_new(o, "bestblock", ctl_json_hash(&tip->hash));
+	json_object_set_new(o, "confirmations",
+	                    json_integer(tip->height - (int32_t)coin.height + 1));
+	json_object_set_new(o, "value", ctl_json_amount(coin.value));
+	json_object_set_new(o, "scriptPubKey",
+	                    ctl_json_script_pubkey(coin.script, coin.script_len, x->net));
+	json_object_set_new(o, "coinbase", json_boolean(coin.coinbase));
+	ok(res, o);
+}
+
+static void m_gettxoutsetinfo(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                              struct ctl_result *res)
+{
+	(void)x;
+	json_t *ht = arg(args, 0);
+	const char *type = ht && json_is_string(ht) ? json_string_value(ht) : "hash_serialized_3";
+	if (ht && !json_is_string(ht)) {
+		fail(res, CTL_TYPE_ERROR, "hash_type must be a string");
+		return;
+	}
+	bool none = strcmp(type, "none") == 0;
+	if (!none && strcmp(type, "hash_serialized_3") != 0) {
+		if (strcmp(type, "muhash") == 0)
+			fail(res, CTL_INVALID_PARAMETER,
+			     "hash_type muhash is not supported by peerd (use hash_serialized_3)");
+		else
+			fail(res, CTL_INVALID_PARAMETER, "'%s' is not a valid hash_type", type);
+		return;
+	}
+	if (arg(args, 1)) {
+		fail(res, CTL_INVALID_PARAMETER,
+		     "Querying specific block heights requires coinstatsindex");
+		return;
+	}
+	/* Core flushes first, so disk_size describes the whole set. */
+	int err = chain_flush(c);
+	struct chain_utxo_stats st;
+	if (!err)
+		err = chain_coins_stats(chain_get_coins(c), &st);
+	if (err) {
+		fail(res, CTL_INTERNAL_ERROR, "Unable to read UTXO set: %s", chain_strerror(err));
+		return;
+	}
+	struct chain_node *n = chain_index_find(chain_get_index(c), &st.best_block);
+	json_t *o = json_object();
+	if (!o) {
+		ok(res, NULL);
+		return;
+	}
+	json_object_set_new(o, "height", json_integer(n ? n->height : chain_height(c)));
+	json_object_set_new(o, "bestblock", ctl_json_hash(&st.best_block));
+	json_object_set_new(o, "txouts", json_integer((json_int_t)st.txouts));
+	json_object_set_new(o, "bogosize", json_integer((json_int_t)st.bogosize));
+	if (!none) {
+		struct proto_hash h;
+		memcpy(h.b, st.hash_serialized, 32);
+		json_object_set_new(o, "hash_serialized_3", ctl_json_hash(&h));
+	}
+	json_object_set_new(o, "total_amount", ctl_json_amount(st.total_amount));
+	json_object_set_new(o, "transactions", json_integer((json_int_t)st.transactions));
+	json_object_set_new(o, "disk_size", json_integer((json_int_t)st.disk_size));
+	ok(res, o);
+}
+
+/* ---- invalidate / reconsider ---------------------------------------------- */
+
+static void m_invalidateblock(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                              struct ctl_result *res)
+{
+	(void)x;
+	struct chain_node *n = param_block(c, arg(args, 0), res);
+	if (!n)
+		return;
+	struct chain_state st;
+	chain_state_clear(&st);
+	int err = chain_invalidate(c, n, &st);
+	if (err)
+		fail(res, CTL_DATABASE_ERROR, "%s", st.reason[0] ? st.reason : chain_strerror(err));
+	else
+		ok(res, json_null());
+}
+
+static void m_reconsiderblock(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                              struct ctl_result *res)
+{
+	(void)x;
+	struct chain_node *n = param_block(c, arg(args, 0), res);
+	if (!n)
+		return;
+	struct chain_state st;
+	chain_state_clear(&st);
+	int err = chain_reconsider(c, n, &st);
+	if (err)
+		fail(res, CTL_DATABASE_ERROR, "%s", st.reason[0] ? st.reason : chain_strerror(err));
+	else
+		ok(res, json_null());
+}
+
+/* ---- submitblock ------------------------------------------------------------ */
+
+/*
+ * Core's UpdateUncommittedBlockStructures: a block whose coinbase commits
+ * to witnesses (an output starting 6a24aa21a9ed) but carries no witness
+ * gets the 32-byte zero witness nonce the commitment is computed with,
+ * when segwit is active after the parent. The raw bytes are rebuilt (they
+ * are what the store keeps) and decoded again into b. 0, or -1 on OOM or
+ * when the rebuilt block does not decode.
+ */
+static int add_witness_nonce(struct chain *c, uint8_t **raw, size_t *len, struct proto_block *b)
+{
+	struct proto_tx *cb = &b->txs[0];
+	if (b->n_tx == 0 || cb->has_witness || cb->n_in != 1 ||
+	    proto_block_witness_commitment_index(b) < 0)
+		return 0;
+	const struct proto_params *p = chain_params(c);
+	struct chain_node *prev = chain_index_find(chain_get_index(c), &b->hdr.prev);
+	if (!prev || prev->height + 1 < p->segwit_height)
+		return 0;
+	/* Header and tx count stay; the coinbase is written again with the
+	 * witness; every other transaction is copied as it was. */
+	struct proto_reader r;
+	proto_reader_init(&r, *raw, *len);
+	struct proto_block_header h;
+	uint64_t n_tx;
+	if (proto_block_header_decode(&r, &h) || proto_read_compact(&r, UINT32_MAX, &n_tx))
+		return -1;
+	size_t cb_start = proto_reader_offset(&r);
+	size_t cb_end = cb_start + cb->size;
+	struct proto_writer w;
+	proto_writer_init(&w);
+	proto_write_bytes(&w, *raw, cb_start);
+	proto_write_bytes(&w, *raw + cb_start, 4); /* version */
+	proto_write_u8(&w, 0x00);                  /* BIP144 marker */
+	proto_write_u8(&w, 0x01);                  /* flag */
+	proto_write_bytes(&w, *raw + cb_start + 4, cb->size - 8);
+	proto_write_u8(&w, 1);  /* one witness item for the one input */
+	proto_write_u8(&w, 32); /* of 32 bytes */
+	static const uint8_t zero[32];
+	proto_write_bytes(&w, zero, 32);
+	proto_write_bytes(&w, *raw + cb_end - 4, 4); /* locktime */
+	proto_write_bytes(&w, *raw + cb_end, *len - cb_end);
+	if (w.err) {
+		proto_writer_release(&w);
+		return -1;
+	}
+	xfree(*raw);
+	*raw = w.buf;
+	*len = w.len;
+	w.buf = NULL;
+	proto_writer_release(&w);
+	return proto_block_decode(*raw, *len, b, NULL) ? -1 : 0;
+}
+
+static void m_submitblock(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                          struct ctl_result *res)
+{
+	(void)x;
+	json_t *hex = arg(args, 0);
+	if (!json_is_string(hex)) {
+		fail(res, CTL_TYPE_ERROR, "hexdata must be a string");
+		return;
+	}
+	size_t hl = json_string_length(hex);
+	uint8_t *raw = xmalloc(hl / 2 + 1);
+	size_t len = 0;
+	struct proto_block b;
+	proto_block_init(&b);
+	if (!raw) {
+		fail(res, CTL_INTERNAL_ERROR, "out of memory");
+		return;
+	}
+	if (proto_hex_decode(json_string_value(hex), hl, raw, hl / 2 + 1, &len) ||
+	    proto_block_decode(raw, len, &b, NULL)) {
+		fail(res, CTL_DESERIALIZATION_ERROR, "Block decode failed");
+		goto out;
+	}
+	if (b.n_tx == 0 || !proto_tx_is_coinbase(&b.txs[0])) {
+		fail(res, CTL_DESERIALIZATION_ERROR, "Block does not start with a coinbase");
+		goto out;
+	}
+	if (add_witness_nonce(c, &raw, &len, &b)) {
+		fail(res, CTL_INTERNAL_ERROR, "out of memory");
+		goto out;
+	}
+	enum chain_submit result;
+	struct chain_state st;
+	chain_state_clear(&st);
+	int err = chain_submit_block(c, raw, len, &b, &result, &st);
+	if (err) {
+		fail(res, CTL_MISC_ERROR, "submitblock: %s", chain_strerror(err));
+		goto out;
+	}
+	switch (result) {
+	case CHAIN_SUBMIT_ACCEPTED:
+		ok(res, json_null());
+		break;
+	case CHAIN_SUBMIT_DUPLICATE:
+		ok(res, json_string("duplicate"));
+		break;
+	case CHAIN_SUBMIT_DUPLICATE_INVALID:
+		ok(res, json_string("duplicate-invalid"));
+		break;
+	case CHAIN_SUBMIT_INCONCLUSIVE:
+		ok(res, json_string("inconclusive"));
+		break;
+	case CHAIN_SUBMIT_REJECTED:
+	default:
+		ok(res, json_string(st.reason[0] ? st.reason : "rejected"));
+		break;
+	}
+out:
+	proto_block_release(&b);
+	xfree(raw);
+}
+
+/* ---- verifychain -------------------------------------------------------- */
+
+/*
+ * Core's VerifyDB, levels 0-2 for real: 0 reads each block back from its
+ * blk file, 1 runs CheckBlock on it (proof of work and merkle root
+ * included) and checks it hashes to its index entry, 2 reads its undo data
+ * back (checksum against the parent) and checks it fits the block. Levels
+ * 3 and 4 (disconnecting and reconnecting in memory) are accepted and run
+ * levels 0-2: peerd's chain/ has no in-memory coins view to disconnect
+ * into yet, so the answer says what was checked in the log only.
+ */
+static void m_verifychain(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                          struct ctl_result *res)
+{
+	int64_t level, nblocks;
+	if (!param_int(arg(args, 0), "checklevel", 3, &level, res) ||
+	    !param_int(arg(args, 1), "nblocks", 6, &nblocks, res))
+		return;
+	if (level < 0 || level > 4) {
+		fail(res, CTL_INVALID_PARAMETER, "checklevel must be in the range 0-4");
+		return;
+	}
+	int32_t height = chain_height(c);
+	if (nblocks <= 0 || nblocks > height)
+		nblocks = height;
+	bool good = true;
+	struct proto_block b;
+	proto_block_init(&b);
+	for (int32_t h = height; good && h > height - nblocks && h > 0; h--) {
+		struct chain_node *n = chain_at(c, h);
+		uint8_t *raw = NULL;
+		size_t len = 0;
+		if (chain_read_block(c, n, &raw, &len)) {
+			good = false;
+			break;
+		}
+		if (level >= 1) {
+			struct chain_state st;
+			struct proto_hash hash;
+			good = proto_block_decode(raw, len, &b, NULL) == 0 &&
+			       chain_check_block(&b, x->net, true, true, &st) == 0;
+			if (good) {
+				proto_block_header_hash(&b.hdr, &hash);
+				good = proto_hash_eq(&hash, &n->hash);
+			}
+		}
+		if (good && level >= 2) {
+			struct chain_block_undo u;
+			chain_block_undo_init(&u);
+			good = chain_read_undo(c, n, &u) == 0 && u.n_tx + 1 == b.n_tx;
+			for (uint32_t i = 0; good && i < u.n_tx; i++)
+				good = u.n_coins[i] == b.txs[i + 1].n_in;
+			chain_block_undo_release(&u);
+		}
+		xfree(raw);
+	}
+	proto_block_release(&b);
+	ok(res, json_boolean(good));
+}
+
+/* ---- getstats' chain part ------------------------------------------------------ */
+
+void ctl_chain_getstats(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                        struct ctl_result *res)
+{
+	(void)x;
+	(void)args;
+	struct chain_stats s;
+	chain_get_stats(c, &s);
+	struct chain_checker *ck = chain_get_checker(c);
+	struct pool_queue_stats qs;
+	chain_checker_stats(ck, &qs);
+	struct chain_coins *coins = chain_get_coins(c);
+	json_t *chain = json_pack(
+	    "{s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "height", (int)chain_height(c),
+	    "blocks_connected", (json_int_t)s.blocks_connected, "blocks_disconnected",
+	    (json_int_t)s.blocks_disconnected, "blocks_rejected", (json_int_t)s.blocks_rejected,
+	    "reorgs", (json_int_t)s.reorgs, "flushes", (json_int_t)s.flushes, "replayed",
+	    (json_int_t)s.replayed, "connect_ms", (json_int_t)(s.connect_ns / 1000000u),
+	    "index_nodes", (json_int_t)s.index_nodes, "index_bytes", (json_int_t)s.index_memory);
+	json_t *cache = json_pack("{s:I, s:I, s:I}", "bytes", (json_int_t)chain_coins_memory(coins),
+	                          "entries", (json_int_t)chain_coins_cached(coins), "dirty",
+	                          (json_int_t)chain_coins_dirty(coins));
+	json_t *o = json_pack("{s:o, s:o, s:o}", "chain", chain ? chain : json_null(),
+	                      "coins_cache", cache ? cache : json_null(), "checkqueue",
+	                      stats_checkqueue_json(&qs, chain_checker_workers(ck)));
+	ok(res, o);
+}
+
+/* ---- the table ------------------------------------------------------------ */
+
+const struct ctl_method ctl_chain_methods[] = {
+    {"getblockchaininfo",
+     NULL,
+     0,
+     0,
+     {0},
+     "getblockchaininfo",
+     "The active chain: chain, blocks, headers, bestblockhash, bits, target, difficulty, time, "
+     "mediantime, verificationprogress, initialblockdownload, chainwork, size_on_disk, pruned, "
+     "warnings.",
+     m_getblockchaininfo,
+     NULL},
+    {"getblockcount",
+     NULL,
+     0,
+     0,
+     {0},
+     "getblockcount",
+     "Height of the active chain's tip.",
+     m_getblockcount,
+     NULL},
+    {"getbestblockhash",
+     NULL,
+     0,
+     0,
+     {0},
+     "getbestblockhash",
+     "Hash of the active chain's tip.",
+     m_getbestblockhash,
+     NULL},
+    {"getblockhash",
+     NULL,
+     1,
+     1,
+     {"height"},
+     "getblockhash height",
+     "Hash of the active chain's block at height (-8 when out of range).",
+     m_getblockhash,
+     NULL},
+    {"getblockheader",
+     NULL,
+     1,
+     2,
+     {"blockhash", "verbose"},
+     "getblockheader \"blockhash\" ( verbose )",
+     "A header as an object (verbose true, the default) or 80 bytes of hex (false).",
+     m_getblockheader,
+     NULL},
+    {"getblock",
+     NULL,
+     1,
+     2,
+     {"blockhash", "verbosity"},
+     "getblock \"blockhash\" ( verbosity )",
+     "A stored block: 0 hex; 1 (default) an object with txids; 2 transactions decoded, with "
+     "fees from the block's undo data; 3 also each input's prevout.",
+     m_getblock,
+     NULL},
+    {"getchaintips",
+     NULL,
+     0,
+     0,
+     {0},
+     "getchaintips",
+     "Every tip in the block index: height, hash, branchlen, status (active, valid-fork, "
+     "valid-headers, headers-only, invalid).",
+     m_getchaintips,
+     NULL},
+    {"getdifficulty",
+     NULL,
+     0,
+     0,
+     {0},
+     "getdifficulty",
+     "Proof-of-work difficulty of the tip, as a multiple of the minimum.",
+     m_getdifficulty,
+     NULL},
+    {"gettxout",
+     NULL,
+     2,
+     3,
+     {"txid", "n", "include_mempool"},
+     "gettxout \"txid\" n ( include_mempool )",
+     "An unspent output of the active chain, or null. include_mempool is accepted and ignored: "
+     "peerd has no mempool yet.",
+     m_gettxout,
+     NULL},
+    {"gettxoutsetinfo",
+     NULL,
+     0,
+     3,
+     {"hash_type", "hash_or_height", "use_index"},
+     "gettxoutsetinfo ( \"hash_type\" )",
+     "Statistics of the UTXO set at the tip: height, bestblock, txouts, bogosize, "
+     "hash_serialized_3 (hash_type hash_serialized_3, the default, or none), total_amount, "
+     "transactions, disk_size. Flushes the chain state first.",
+     m_gettxoutsetinfo,
+     NULL},
+    {"invalidateblock",
+     NULL,
+     1,
+     1,
+     {"blockhash"},
+     "invalidateblock \"blockhash\"",
+     "Mark a block and its descendants invalid and move the tip off them.",
+     m_invalidateblock,
+     NULL},
+    {"reconsiderblock",
+     NULL,
+     1,
+     1,
+     {"blockhash"},
+     "reconsiderblock \"blockhash\"",
+     "Clear invalidateblock's marks on a block, its ancestors and descendants, and activate the "
+     "best chain.",
+     m_reconsiderblock,
+     NULL},
+    {"submitblock",
+     NULL,
+     1,
+     2,
+     {"hexdata", "dummy"},
+     "submitblock \"hexdata\" ( \"dummy\" )",
+     "Validate and store a block: null when accepted, else duplicate, duplicate-invalid, "
+     "inconclusive or the reject reason. A coinbase witness nonce is added when the block "
+     "commits to witnesses without one, as Core does.",
+     m_submitblock,
+     NULL},
+    {"verifychain",
+     NULL,
+     0,
+     2,
+     {"checklevel", "nblocks"},
+     "verifychain ( checklevel nblocks )",
+     "Check the last nblocks (default 6, 0 all) blocks: level 0 reads them back, 1 runs "
+     "CheckBlock, 2 reads and matches their undo data; 3 and 4 (default 3) run levels 0-2 "
+     "only. true or false.",
+     m_verifychain,
+     NULL},
+};
+
+const size_t ctl_n_chain_methods = sizeof(ctl_chain_methods) / sizeof(ctl_chain_methods[0]);

@@ -1,0 +1,85 @@
+/**
+ * daemon/ctl_internal.h: what the control socket's files share: the
+ * method table entry and the helpers methods fill their result with.
+ *
+ * A method runs either on the loop thread (`fn`) or on the validation
+ * thread (`chain_fn`, with the chain; then `finish`, if any, on the loop
+ * thread with the result so far). ctl.c decides which by the entry alone.
+ */
+#ifndef PEERD_DAEMON_CTL_INTERNAL_H
+#define PEERD_DAEMON_CTL_INTERNAL_H
+
+#include <jansson.h>
+
+#include "daemon/daemon.h"
+
+/** Most parameters a method takes. */
+#define CTL_MAX_PARAMS 4
+
+/** What a chain method may know besides the chain (plain values: any thread). */
+struct ctl_chain_ctx {
+	const struct proto_params *net;
+	const char *netdir; /**< the network's directory (blocks/ and chainstate/ inside) */
+};
+
+/** A loop-thread method (or a chain method's loop-thread finish). */
+typedef void (*ctl_method_fn)(struct daemon *d, json_t *args, struct ctl_result *res);
+/**
+ * A chain method: runs on the validation thread. `c` is the chain (never
+ * NULL: ctl.c answers for a missing one), `net` the network, `args`
+ * positional and owned by the job until this returns.
+ */
+typedef void (*ctl_chain_fn)(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                             struct ctl_result *res);
+
+/** One method. */
+struct ctl_method {
+	const char *name;
+	ctl_method_fn fn;                   /**< loop thread; NULL for a chain method */
+	int min, max;                       /**< parameter count */
+	const char *params[CTL_MAX_PARAMS]; /**< names, for named calls and help */
+	const char *usage;
+	const char *help;
+	ctl_chain_fn chain_fn; /**< validation thread; NULL for a loop method */
+	ctl_method_fn finish;  /**< loop thread, after chain_fn (args NULL); may be NULL */
+};
+
+/** getstats' chain part: {"chain", "coins", "checkqueue"} (ctl_chain.c). */
+void ctl_chain_getstats(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                        struct ctl_result *res);
+
+/** The method called `name` (loop or chain), or NULL. */
+const struct ctl_method *ctl_method_lookup(const char *name);
+/** The chain methods (ctl_chain.c) and their count. */
+extern const struct ctl_method ctl_chain_methods[];
+extern const size_t ctl_n_chain_methods;
+
+/**
+ * Named parameters into positional ones by m's names (a new reference),
+ * or NULL with res set. Any thread (it only touches `params`).
+ */
+json_t *ctl_positional(const struct ctl_method *m, json_t *params, struct ctl_result *res);
+/** Check the count of positional args against m; false with res set. */
+bool ctl_check_count(const struct ctl_method *m, json_t *args, struct ctl_result *res);
+
+/** Set an error (drops any result). Any thread. */
+void ctl_fail(struct ctl_result *res, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/** Set the result (takes the reference); NULL means out of memory. Any thread. */
+void ctl_ok(struct ctl_result *res, json_t *v);
+/** The i-th argument, or NULL when absent or null. */
+json_t *ctl_arg(json_t *args, size_t i);
+
+/*
+ * Amounts and other numbers Core prints in a form jansson cannot (BTC
+ * with exactly 8 decimals, doubles as %.16g, unsigned 64-bit) are tagged
+ * strings that ctl.c turns into bare numbers when it writes the line.
+ */
+/** BTC amount from satoshis, printed as Core prints it (50.00000000). */
+json_t *ctl_json_amount(int64_t sats);
+/** A double as Core's UniValue prints it (%.16g). */
+json_t *ctl_json_double(double v);
+/** Serialize v compactly with the tagged numbers unwrapped (xmalloc'd; NULL on OOM). */
+char *ctl_json_dumps(const json_t *v);
+
+#endif
