@@ -430,6 +430,9 @@ def peerd(make_peerd):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "interop: runs peerd against a real Bitcoin Core (bitcoind)")
+    # Long runs (test_chain_connect's 2,000-block crash run) skip unless
+    # PEERD_SOAK=1: `make soak`.
+    config.addinivalue_line("markers", "soak: a long run, only with PEERD_SOAK=1 (make soak)")
 
 
 @pytest.hookimpl(hookwrapper=True)
