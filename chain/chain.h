@@ -225,6 +225,16 @@ CHAIN_WUR int chain_invalidate(struct chain *c, struct chain_node *n, struct cha
 /** Core's reconsiderblock: clear the marks on n, its ancestors and descendants, and activate. */
 CHAIN_WUR int chain_reconsider(struct chain *c, struct chain_node *n, struct chain_state *st);
 
+/**
+ * Core's verifychain: check the last `nblocks` blocks of the active chain
+ * (all when <= 0 or more than there are) at `level` 0-4: read back (0),
+ * CheckBlock (1), undo data (2), disconnect on a scratch copy of the coins
+ * (3), connect again with every rule (4). The chain itself is not changed
+ * (it is flushed first). 0 when all is well, CHAIN_EINVALID (st says which
+ * block and what), CHAIN_EARG for a bad level, or a fatal error.
+ */
+CHAIN_WUR int chain_verify(struct chain *c, int level, int32_t nblocks, struct chain_state *st);
+
 /** Counters of a chain, for getstats. */
 struct chain_stats {
 	uint64_t blocks_connected, blocks_disconnected, blocks_rejected;
