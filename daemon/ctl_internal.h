@@ -53,6 +53,9 @@ const struct ctl_method *ctl_method_lookup(const char *name);
 /** The chain methods (ctl_chain.c) and their count. */
 extern const struct ctl_method ctl_chain_methods[];
 extern const size_t ctl_n_chain_methods;
+/** The mining methods (ctl_mining.c), chain methods too, and their count. */
+extern const struct ctl_method ctl_mining_methods[];
+extern const size_t ctl_n_mining_methods;
 
 /**
  * Named parameters into positional ones by m's names (a new reference),

@@ -648,6 +648,20 @@ char *script_descriptor(const uint8_t *spk, size_t len, const struct proto_param
  */
 int script_desc_checksum(const char *desc, size_t len, char out[9]);
 
+/**
+ * Core's descriptor Parse (checksum optional, checked when given) and
+ * Expand for the descriptors that need no keys: raw(HEX) and
+ * addr(ADDRESS) on network `net`. The scriptPubKey goes to spk (cap
+ * bytes) and *spk_len. Returns 0; SCRIPT_ADDRESS_EINVALID when `desc` is
+ * no valid descriptor; SCRIPT_ADDRESS_ENONE for a descriptor that needs
+ * keys or scripts peerd has no wallet for (pkh(), wpkh(), tr(), ...);
+ * SCRIPT_ADDRESS_ESPACE when the script does not fit. `why` (may be
+ * NULL) gets Core's reason ("Raw script is not hex", "Provided checksum
+ * ... does not match computed checksum ...") or peerd's.
+ */
+int script_descriptor_parse(const char *desc, const struct proto_params *net, uint8_t *spk,
+                            size_t cap, size_t *spk_len, char *why, size_t why_cap);
+
 /** Room for any address script_address writes, NUL included (bech32's 90 + 1). */
 #define SCRIPT_ADDRESS_MAX 91u
 
