@@ -10,10 +10,9 @@
  * fees to a seed-derived key, and always a BIP141 witness commitment with
  * its 32-byte zero witness nonce (GenerateCoinbaseCommitment): the coinbase,
  * commitment and nonce grind are chain/miner.c's, as peerd's generatetoaddress
- * makes them. From height
- * 101 on (coinbase maturity) blocks also carry signed transactions that
- * spend earlier outputs of seven types and create new ones; the in-memory
- * wallet below tracks what is spendable.
+ * makes them. From height 101 on (coinbase maturity) blocks also carry signed
+ * transactions that spend earlier outputs of seven types and create new ones;
+ * the in-memory wallet below tracks what is spendable.
  *
  * Same arguments, same bytes: no clock and no OS randomness. Every choice
  * comes from a splitmix64 stream seeded from the seed, keys and Schnorr
