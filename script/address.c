@@ -598,7 +598,8 @@ static int put_spk(const uint8_t *pre, size_t pre_len, const uint8_t *data, size
 		return SCRIPT_ADDRESS_ESPACE;
 	memcpy(spk, pre, pre_len);
 	memcpy(spk + pre_len, data, len);
-	memcpy(spk + pre_len + len, post, post_len);
+	if (post_len) /* a witness program has none: post may be NULL */
+		memcpy(spk + pre_len + len, post, post_len);
 	*spk_len = pre_len + len + post_len;
 	return 0;
 }

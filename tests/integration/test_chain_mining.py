@@ -433,9 +433,9 @@ def compare(ours, theirs, path="$", skip=()):
         assert ours == theirs, "%s: %r != %r" % (path, ours, theirs)
 
 
-# Fields Core 29 prints that peerd documents as absent: "coinbase_tx"
-# (newer Core's summary of the coinbase in getblock) is not made.
-ABSENT = ("coinbase_tx",)
+# Fields Core prints that peerd documents as absent: none today (getblock
+# verbosity 1 and 2, getblockheader and the coinbase all match field for field).
+ABSENT = ()
 
 
 def same_state(d, core, heights):
