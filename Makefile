@@ -3,7 +3,9 @@
 #   make            build everything under build/ (binaries in build/bin/)
 #   make test       install missing dependencies, build, run unit tests,
 #                   the same tests under ASan+UBSan, pool/ under TSan,
-#                   a fuzz smoke run and the integration tests
+#                   a fuzz smoke run and the integration tests (with the
+#                   interop tests when a bitcoind is found)
+#   make interop    build, then only the tests with Bitcoin Core as the peer
 #   make bench      run the benchmarks (BENCH=REGEX for a subset)
 #   make run        build and run something real (see README)
 #   make fuzz       build the libFuzzer targets (clang)
@@ -23,8 +25,14 @@ DESTDIR ?=
 PKG_CONFIG ?= pkg-config
 FUZZ_CC ?= clang
 BUILD ?= build
-# Test data lives beside the checkout, never inside it (see README).
-VECTORS ?= $(abspath $(CURDIR)/../shared/vectors)
+# One spelling for the same directory (BUILD=build or BUILD=$PWD/build), so
+# the dependency files name the targets make is asked for and a header
+# change always rebuilds what includes it.
+override BUILD := $(patsubst $(CURDIR)/%,%,$(abspath $(BUILD)))
+# Test data is vendored in tests/data (see tests/data/README.md);
+# VECTORS=/path points the tests and benchmarks elsewhere.
+TESTDATA := $(abspath $(CURDIR)/tests/data)
+VECTORS ?= $(TESTDATA)
 PYTHON ?= /usr/bin/python3
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 BENCH ?=
@@ -53,7 +61,7 @@ WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Werror
 STD := -std=c11 -D_GNU_SOURCE
 OPT ?= -O2 -g
 # -MMD -MP: header dependencies without a separate depend step.
-ALL_CFLAGS = $(STD) $(OPT) $(WARN) -I. -MMD -MP $(PKG_CFLAGS) $(CFLAGS)
+ALL_CFLAGS = $(STD) $(OPT) $(WARN) -I. -MMD -MP $(PKG_CFLAGS) $(DEFS) $(CFLAGS)
 LDLIBS_ALL = $(PKG_LIBS) -lpthread -lm
 
 # -fno-sanitize-recover: a UBSan finding fails the test instead of printing.
@@ -93,7 +101,7 @@ ASAN_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/asan/test/%,$(TEST_SRCS))
 TSAN_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tsan/test/%,$(TSAN_TEST_SRCS))
 FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/bin/%,$(FUZZ_SRCS))
 
-.PHONY: all test test-build unit bench fuzz fuzz-smoke integration run deps \
+.PHONY: all test test-build unit interop bench fuzz fuzz-smoke integration run deps \
 	install uninstall clean format
 
 all: $(BINS)
@@ -178,6 +186,11 @@ $(BUILD)/bin/peerbench: $(call obj,$(BUILD),$(BENCH_SRCS)) $(LIB)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)
 
+# The test helpers and the benchmark harness find tests/data by its
+# absolute path when VECTORS is unset, whatever the working directory.
+$(foreach v,$(BUILD) $(BUILD)/asan $(BUILD)/tsan,$(call obj,$(v),$(TESTUTIL_SRCS))) \
+$(call obj,$(BUILD),bench/bench.c): DEFS = -DPEERD_TESTDATA='"$(TESTDATA)"'
+
 # ---- unit tests: plain, ASan+UBSan, TSan (pool/) ----------------------
 $(BUILD)/obj/tests/unit/%.o $(BUILD)/asan/obj/tests/unit/%.o $(BUILD)/tsan/obj/tests/unit/%.o: CFLAGS += $(TEST_CFLAGS)
 
@@ -221,6 +234,12 @@ test: deps
 
 unit: $(TESTS)
 	@VECTORS=$(VECTORS) BUILD=$(BUILD) scripts/run-tests.sh unit
+
+# Only tests/integration/test_interop*.py: peerd with Bitcoin Core as the
+# peer (BITCOIND=/path, else ../shared/bin, else PATH; skipped without one).
+interop: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) all
+	@VECTORS=$(VECTORS) BUILD=$(BUILD) PYTHON=$(PYTHON) scripts/run-tests.sh interop
 
 bench: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) $(BUILD)/bin/peerbench $(BINS)

@@ -10,6 +10,11 @@
 
 #include "base/alloc.h"
 
+/* The Makefile passes the checkout's tests/data as an absolute path. */
+#ifndef PEERD_TESTDATA
+#define PEERD_TESTDATA "tests/data"
+#endif
+
 #define BENCH_MAX       256
 #define BENCH_TARGET_NS 300000000ull /* 0.3 s a measured run */
 #define BENCH_NOTE_MAX  512
@@ -86,7 +91,7 @@ const char *bench_vector(const char *rel)
 {
 	static char path[4096];
 	const char *dir = getenv("VECTORS");
-	snprintf(path, sizeof(path), "%s/%s", dir && *dir ? dir : "../shared/vectors", rel);
+	snprintf(path, sizeof(path), "%s/%s", dir && *dir ? dir : PEERD_TESTDATA, rel);
 	return path;
 }
 

@@ -37,7 +37,7 @@ void bench_stop(struct bench_ctx *ctx);
 void bench_note(struct bench_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** Mark the benchmark failed (wrong result): the harness exits non-zero. */
 void bench_fail(struct bench_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/** Path of a file under the shared test vectors (VECTORS env, else ../shared/vectors). */
+/** Path of a file under the test data (VECTORS env, else the checkout's tests/data). */
 const char *bench_vector(const char *rel);
 /** Read a whole file into a new xmalloc'd buffer; exits on failure. */
 uint8_t *bench_read_file(const char *path, size_t *len);

@@ -63,8 +63,11 @@ int chain_accept_block(struct chain *c, const uint8_t *raw, size_t len, struct p
 	proto_block_header_hash(&b->hdr, &hash);
 	struct chain_node *n = chain_index_find(c->idx, &hash);
 	*node = n;
-	if (n && (n->status & CHAIN_HAVE_DATA))
-		return 0;
+	/* Core's ProcessNewBlock: CheckBlock before anything is looked up, so
+	 * a mangled copy of a block we know (same header, a transaction
+	 * repeated or dropped) is answered with what is wrong with it, not
+	 * with what is known of the header. Then AcceptBlockHeader's
+	 * "duplicate-invalid", then AcceptBlock's "already have it". */
 	int err = chain_check_block(b, c->p, true, true, st);
 	if (err)
 		return err;
@@ -75,6 +78,8 @@ int chain_accept_block(struct chain *c, const uint8_t *raw, size_t len, struct p
 		*node = n;
 	} else if (chain_node_failed(n)) {
 		return chain_reject(st, CHAIN_RESULT_CACHED_INVALID, "duplicate-invalid", NULL);
+	} else if (n->status & CHAIN_HAVE_DATA) {
+		return 0;
 	}
 	/* Genesis has no parent to check against: it is the network's. */
 	err = n->prev ? chain_check_block_contextual(b, n->prev, c->p, st) : 0;
@@ -100,20 +105,19 @@ int chain_submit_block(struct chain *c, const uint8_t *raw, size_t len, struct p
 	if (!st)
 		st = &local;
 	chain_state_clear(st);
+	/* No answer from the index before the block is checked: since
+	 * bitcoin/bitcoin#31175 (Core 29) submitblock looks nothing up first,
+	 * and "duplicate" / "duplicate-invalid" come out of acceptance. */
 	struct proto_hash hash;
 	proto_block_header_hash(&b->hdr, &hash);
 	struct chain_node *n = chain_index_find(c->idx, &hash);
-	if (n && chain_node_level(n) >= CHAIN_VALID_SCRIPTS && !chain_node_failed(n)) {
-		*result = CHAIN_SUBMIT_DUPLICATE;
-		return 0;
-	}
-	if (n && chain_node_failed(n)) {
-		*result = CHAIN_SUBMIT_DUPLICATE_INVALID;
-		return 0;
-	}
 	bool had_data = n && (n->status & CHAIN_HAVE_DATA);
 	int err = chain_accept_block(c, raw, len, b, NULL, &n, st);
 	if (err == CHAIN_EINVALID) {
+		if (st->result == CHAIN_RESULT_CACHED_INVALID) {
+			*result = CHAIN_SUBMIT_DUPLICATE_INVALID;
+			return 0;
+		}
 		c->stats.blocks_rejected++;
 		*result = CHAIN_SUBMIT_REJECTED;
 		return 0;

@@ -73,8 +73,16 @@ enum chain_result {
 	CHAIN_RESULT_TIME_FUTURE,    /**< more than 2 hours in the future */
 };
 
-/** Longest reject reason kept (Core's are under 64 bytes, with a script error in brackets). */
-#define CHAIN_REASON_MAX 112
+/**
+ * Longest reject reason kept, with its NUL. The longest is a script failure:
+ * CHAIN_SCRIPT_REASON_PREFIX, Core's longest ScriptErrorString (80 bytes:
+ * "Script evaluated without error but finished with a false/empty top
+ * stack element") and ")": 118 bytes. Kept with room to spare, since
+ * submitblock's answer must be Core's word for word.
+ */
+#define CHAIN_REASON_MAX 160
+/** A script failure's reject reason: this, Core's ScriptErrorString, ")". */
+#define CHAIN_SCRIPT_REASON_PREFIX "mandatory-script-verify-flag-failed ("
 /** Longest debug message kept. */
 #define CHAIN_DEBUG_MAX 192
 

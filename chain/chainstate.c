@@ -287,6 +287,22 @@ static int add_candidate(struct chain_node *n, void *arg)
 	return 0;
 }
 
+/* Everything a chain holds, in reverse order of chain_open; no flush. */
+static void free_chain(struct chain *c)
+{
+	chain_checker_free(c->ck);
+	chain_coins_free(c->coins);
+	chain_index_free(c->idx);
+	chain_store_close(c->store);
+	chain_db_close(c->db);
+	proto_block_release(&c->blk);
+	chain_nodes_release(&c->active);
+	chain_nodes_release(&c->candidates);
+	chain_nodes_release(&c->unlinked);
+	xfree(c->dir);
+	xfree(c);
+}
+
 int chain_open(struct chain **out, const struct chain_config *cfg)
 {
 	struct chain *c = xcalloc(1, sizeof(*c));
@@ -336,17 +352,7 @@ fail:
 	chain_logf(c, CHAIN_LOG_ERROR, "cannot open the chain in %s: %s", cfg->dir,
 	           chain_strerror(err));
 	/* Closed without a flush: nothing of this run is trusted. */
-	chain_checker_free(c->ck);
-	chain_coins_free(c->coins);
-	chain_index_free(c->idx);
-	chain_store_close(c->store);
-	chain_db_close(c->db);
-	proto_block_release(&c->blk);
-	chain_nodes_release(&c->active);
-	chain_nodes_release(&c->candidates);
-	chain_nodes_release(&c->unlinked);
-	xfree(c->dir);
-	xfree(c);
+	free_chain(c);
 	return err;
 }
 
@@ -357,17 +363,7 @@ int chain_close(struct chain *c)
 	int err = flush(c, true);
 	if (err)
 		chain_logf(c, CHAIN_LOG_ERROR, "final flush failed: %s", chain_strerror(err));
-	chain_checker_free(c->ck);
-	chain_coins_free(c->coins);
-	chain_index_free(c->idx);
-	chain_store_close(c->store);
-	chain_db_close(c->db);
-	proto_block_release(&c->blk);
-	chain_nodes_release(&c->active);
-	chain_nodes_release(&c->candidates);
-	chain_nodes_release(&c->unlinked);
-	xfree(c->dir);
-	xfree(c);
+	free_chain(c);
 	return err;
 }
 

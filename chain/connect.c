@@ -341,7 +341,7 @@ static int reject_script(struct chain_state *st, struct proto_block *b, int code
 	int err = code & 0xff;
 	uint32_t tx_index = ((uint32_t)code >> 8) - 1;
 	char reason[CHAIN_REASON_MAX], hex[65] = "?";
-	snprintf(reason, sizeof(reason), "mandatory-script-verify-flag-failed (%s)",
+	snprintf(reason, sizeof(reason), CHAIN_SCRIPT_REASON_PREFIX "%s)",
 	         script_error_core_string(err));
 	if (tx_index < b->n_tx)
 		txid_hex(&b->txs[tx_index], hex);

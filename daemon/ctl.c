@@ -30,8 +30,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-/** Longest request line accepted. */
-#define CTL_MAX_LINE 65536u
 /** Clients connected at once; more are closed on accept. */
 #define CTL_MAX_CLIENTS 128u
 /** First read buffer; it doubles up to CTL_MAX_LINE + CTL_READ_CHUNK. */

@@ -626,9 +626,10 @@ static void m_reconsiderblock(struct chain *c, const struct ctl_chain_ctx *x, js
  */
 static int add_witness_nonce(struct chain *c, uint8_t **raw, size_t *len, struct proto_block *b)
 {
+	if (b->n_tx == 0)
+		return 0;
 	struct proto_tx *cb = &b->txs[0];
-	if (b->n_tx == 0 || cb->has_witness || cb->n_in != 1 ||
-	    proto_block_witness_commitment_index(b) < 0)
+	if (cb->has_witness || cb->n_in != 1 || proto_block_witness_commitment_index(b) < 0)
 		return 0;
 	const struct proto_params *p = chain_params(c);
 	struct chain_node *prev = chain_index_find(chain_get_index(c), &b->hdr.prev);
@@ -690,10 +691,6 @@ static void m_submitblock(struct chain *c, const struct ctl_chain_ctx *x, json_t
 	if (proto_hex_decode(json_string_value(hex), hl, raw, hl / 2 + 1, &len) ||
 	    proto_block_decode(raw, len, &b, NULL)) {
 		fail(res, CTL_DESERIALIZATION_ERROR, "Block decode failed");
-		goto out;
-	}
-	if (b.n_tx == 0 || !proto_tx_is_coinbase(&b.txs[0])) {
-		fail(res, CTL_DESERIALIZATION_ERROR, "Block does not start with a coinbase");
 		goto out;
 	}
 	if (add_witness_nonce(c, &raw, &len, &b)) {

@@ -508,7 +508,7 @@ int validation_open(struct daemon *d);
  * jobs with no chain, as the unit tests do). 0 or a libuv error.
  */
 int validation_start(struct daemon *d, struct chain *c);
-/** The directory of this network's chain state: <datadir> for now. */
+/** The directory of this network's chain state: <datadir>/<network>/. */
 const char *validation_netdir(const struct daemon *d);
 /**
  * Hand a job to the thread. 0, or -ESHUTDOWN when no thread runs or it is
@@ -589,11 +589,18 @@ struct ctl_result {
 void ctl_call(struct daemon *d, const char *method, struct json_t *params, struct ctl_result *res);
 
 /**
- * Requests in one JSON-RPC batch. A 64 KiB line holds thousands of calls,
+ * Requests in one JSON-RPC batch. One line can hold thousands of calls,
  * and each getpeerinfo reply can be large: the bound keeps one line from
  * building a reply of hundreds of MB on the loop thread.
  */
 #define CTL_MAX_BATCH 100u
+/**
+ * Longest request line accepted: a submitblock of the largest block
+ * (PROTO_MAX_MESSAGE bytes as hex) with room for the JSON around it, as
+ * Core's RPC takes any block. A client's buffer grows only as its bytes
+ * arrive.
+ */
+#define CTL_MAX_LINE (2u * PROTO_MAX_MESSAGE + 65536u)
 
 /** What ctl_reply asks of the connection, besides sending the reply. */
 enum ctl_reply_flags {

@@ -154,8 +154,15 @@ static int init_timers(struct daemon *d)
 static int start(struct daemon *d)
 {
 	const struct peerd_conf *c = d->conf;
-	int err = datadir_open(d);
-	if (err)
+	/* Signals first: once the control socket exists a supervisor may send
+	 * SIGTERM at any moment (opening the chain can take a while), and it
+	 * must mean a clean shutdown, never the default action. */
+	int err;
+	if ((err = start_signal(d, &d->sig_term, SIGTERM)) ||
+	    (err = start_signal(d, &d->sig_int, SIGINT)) ||
+	    (err = start_signal(d, &d->sig_hup, SIGHUP)))
+		return err;
+	if ((err = datadir_open(d)))
 		return err;
 	fit_fd_limit(d);
 	if ((err = ban_init(d)))
@@ -170,10 +177,6 @@ static int start(struct daemon *d)
 	if ((err = net_start_listeners(d)))
 		return err;
 	if ((err = net_init_targets(d)))
-		return err;
-	if ((err = start_signal(d, &d->sig_term, SIGTERM)) ||
-	    (err = start_signal(d, &d->sig_int, SIGINT)) ||
-	    (err = start_signal(d, &d->sig_hup, SIGHUP)))
 		return err;
 	if ((err = uv_timer_start(&d->tick, on_tick, DAEMON_TICK_MS, DAEMON_TICK_MS)))
 		return err;

@@ -27,6 +27,20 @@ command -v clang-format >/dev/null 2>&1 || missing="$missing clang-format"
 command -v valgrind >/dev/null 2>&1 || missing="$missing valgrind"
 command -v systemd-analyze >/dev/null 2>&1 || missing="$missing systemd"
 
+# Bitcoin Core for the interop tests, found as they find it: $BITCOIND,
+# else ../shared/bin/ beside the checkout, else bitcoind on PATH. Without
+# one those tests are skipped; with one, its runtime libraries must be there.
+root=$(cd "$(dirname "$0")/.." && pwd)
+bitcoind=${BITCOIND:-}
+[ -z "$bitcoind" ] && [ -x "$root/../shared/bin/bitcoind" ] && bitcoind=$root/../shared/bin/bitcoind
+[ -z "$bitcoind" ] && bitcoind=$(command -v bitcoind 2>/dev/null)
+if [ -n "$bitcoind" ] && [ -x "$bitcoind" ]; then
+	for deb in libevent-2.1-7 libevent-extra-2.1-7 libevent-pthreads-2.1-7 libsqlite3-0; do
+		dpkg -s "$deb" 2>/dev/null | grep -q '^Status: install ok installed' ||
+			missing="$missing $deb"
+	done
+fi
+
 if [ -z "$missing" ]; then
 	echo "deps: all dependencies present"
 	exit 0

@@ -2,21 +2,26 @@
 # Run peerd's test suites in order and print one total line at the end.
 #   scripts/run-tests.sh            every suite
 #   scripts/run-tests.sh unit       only the plain unit tests
-# Environment: BUILD (build dir), VECTORS (shared test data), PYTHON,
-# FUZZ_SECONDS (fuzzing time per target after its corpus).
+#   scripts/run-tests.sh interop    only the tests with Bitcoin Core as the peer
+# Environment: BUILD (build dir), VECTORS (test data, default tests/data), PYTHON,
+# FUZZ_SECONDS (fuzzing time per target after its corpus), BITCOIND and
+# BITCOIN_CLI (Bitcoin Core for the interop tests; default ../shared/bin/
+# beside the checkout, else PATH; without one those tests are skipped and
+# counted as skipped).
 set -u
 BUILD=${BUILD:-build}
 PYTHON=${PYTHON:-/usr/bin/python3}
 FUZZ_SECONDS=${FUZZ_SECONDS:-3}
-export VECTORS=${VECTORS:-$(cd "$(dirname "$0")/.." && pwd)/../shared/vectors}
+export VECTORS=${VECTORS:-$(cd "$(dirname "$0")/.." && pwd)/tests/data}
 only=${1:-all}
 
 passed=0
 failed=0
+skipped=0
 failures=""
 
 if [ ! -d "$VECTORS" ]; then
-	echo "run-tests: test vectors not found at $VECTORS (expected ../shared/vectors beside the checkout)" >&2
+	echo "run-tests: test vectors not found at $VECTORS (the checkout's tests/data, or VECTORS=/path)" >&2
 	exit 1
 fi
 
@@ -35,6 +40,36 @@ run() { # name, command...
 }
 
 mkdir -p "$BUILD/test-logs"
+
+# A pytest run's skipped tests, from its -rs summary ("SKIPPED [N] file:line:
+# reason"): one line per reason, added to the total. Skips for want of a
+# bitcoind read "interop: N tests skipped: no bitcoind (set BITCOIND=/path)".
+report_skips() { # name of the run (its log is $BUILD/test-logs/NAME.log)
+	log="$BUILD/test-logs/$1.log"
+	[ -f "$log" ] || return 0
+	summary=$(awk -v run="$1" '
+		/^SKIPPED \[[0-9]+\] / {
+			n = substr($2, 2, length($2) - 2) + 0
+			reason = $0
+			sub(/^SKIPPED \[[0-9]+\] [^ ]*:[0-9]+: /, "", reason)
+			label = (reason ~ /bitcoind/) ? "interop" : run
+			key = label ": " reason
+			if (!(key in count)) order[++keys] = key
+			count[key] += n
+			total += n
+		}
+		END {
+			for (i = 1; i <= keys; i++) {
+				k = order[i]
+				split(k, part, ": ")
+				printf "  SKIP  %s: %d test%s skipped: %s\n", part[1], count[k],
+					count[k] == 1 ? "" : "s", substr(k, length(part[1]) + 3)
+			}
+			printf "%d\n", total
+		}' "$log")
+	printf '%s\n' "$summary" | sed '$d'
+	skipped=$((skipped + $(printf '%s\n' "$summary" | tail -n 1)))
+}
 
 run_each() { # prefix dir: every test binary in dir, logged as prefix-name
 	for t in "$2"/test_*; do
@@ -79,17 +114,33 @@ suite_fuzz() {
 suite_integration() {
 	[ -d tests/integration ] || return 0
 	ls tests/integration/test_*.py >/dev/null 2>&1 || return 0
-	echo "== integration tests (pytest)"
-	BUILD="$BUILD" run "integration" "$PYTHON" -m pytest -q -p no:cacheprovider tests/integration
+	echo "== integration tests (pytest; test_interop*: Bitcoin Core as the peer)"
+	BUILD="$BUILD" run "integration" "$PYTHON" -m pytest -q -rs -p no:cacheprovider tests/integration
+	report_skips integration
 	if [ -x "$BUILD/asan/bin/peerd" ] && [ -x "$BUILD/asan/bin/peertool" ] &&
 		[ -x "$BUILD/asan/bin/peerctl" ]; then
 		echo "== integration tests against ASan+UBSan binaries (leaks fail)"
+		# The interop tests run here too when a bitcoind was found (a Core
+		# peer reaches paths the scripted peers do not); without one they
+		# were reported skipped above, once.
+		marks="" # pytest -m "": every test
+		grep -q '^SKIPPED .*bitcoind' "$BUILD/test-logs/integration.log" 2>/dev/null &&
+			marks="not interop"
 		BUILD="$BUILD" PEERD_BIN="$BUILD/asan/bin/peerd" \
 			PEERTOOL_BIN="$BUILD/asan/bin/peertool" PEERCTL_BIN="$BUILD/asan/bin/peerctl" \
 			ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-			run "integration-asan" "$PYTHON" -m pytest -q -p no:cacheprovider tests/integration \
-			-k "not valgrind and not systemd"
+			run "integration-asan" "$PYTHON" -m pytest -q -rs -p no:cacheprovider tests/integration \
+			-k "not valgrind and not systemd and not test_data" -m "$marks"
+		report_skips integration-asan
 	fi
+}
+
+suite_interop() {
+	echo "== interop tests (Bitcoin Core as the peer)"
+	# shellcheck disable=SC2046 # one argument per file
+	BUILD="$BUILD" run "interop" "$PYTHON" -m pytest -q -rs -p no:cacheprovider \
+		$(ls tests/integration/test_interop*.py)
+	report_skips interop
 }
 
 suite_format() {
@@ -103,6 +154,7 @@ suite_format() {
 
 case "$only" in
 unit) suite_unit ;;
+interop) suite_interop ;;
 all)
 	suite_format
 	suite_unit
@@ -119,5 +171,5 @@ esac
 
 echo
 [ -n "$failures" ] && echo "failed:$failures"
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -14,6 +14,7 @@ deadline, and every daemon is stopped (SIGTERM, then SIGKILL) at teardown.
 import hashlib
 import json
 import os
+import shutil
 import signal
 import socket
 import struct
@@ -337,6 +338,10 @@ class Peerd:
         cmd = list(wrapper) + [PEERD_BIN, "-chain=" + chain, "-datadir=" + self.datadir, "-logtimestamps=0"]
         if listen:
             cmd += ["-bind=127.0.0.1", "-port=%d" % self.port]
+        elif not any(a.startswith("-bind") for a in args):
+            # Never the default port on every address: loopback tests only,
+            # and another node on this machine may hold it.
+            cmd += ["-listen=0"]
         cmd += list(args)
         self.cmd = cmd
         self.listen = listen
@@ -434,3 +439,75 @@ def make_peerd(tmp_path):
 def peerd(make_peerd):
     """A peerd on regtest with a short peertimeout."""
     return make_peerd("-peertimeout=3")
+
+
+# ---- Bitcoin Core as the peer (tests/integration/bitcoind.py) -------------
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "interop: runs peerd against a real Bitcoin Core (bitcoind)")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    # Keep each phase's report on the item, so fixtures know at teardown
+    # whether the test failed (and keep bitcoind's logs then).
+    outcome = yield
+    rep = outcome.get_result()
+    setattr(item, "rep_" + rep.when, rep)
+
+
+def _test_failed(node):
+    return any(getattr(getattr(node, "rep_" + w, None), "failed", False) for w in ("setup", "call"))
+
+
+@pytest.fixture
+def make_bitcoind(request, tmp_path):
+    """Factory: make_bitcoind(count=1, args=(), small=False) starts count regtest
+    bitcoinds at once (see bitcoind.Bitcoind) and returns them when all answer
+    RPC. Skips the test when no bitcoind is found. Every node is stopped at
+    teardown, failure or not; when the test failed, each node's debug.log is
+    copied to $BUILD/test-logs/bitcoind/<test>/ and its tail printed."""
+    import threading
+
+    import bitcoind
+
+    binary, why = bitcoind.find_bitcoind()
+    if binary is None:
+        pytest.skip(why)
+    started = []
+
+    def make(count=1, args=(), small=False):
+        new = []
+        for _ in range(count):
+            n = bitcoind.Bitcoind(binary, tmp_path / "core", name="core%d" % len(started), args=args, small=small)
+            started.append(n)
+            new.append(n)
+        for n in new:
+            n.wait_ready()
+        return new
+
+    yield make
+    # Stop them all at once: each takes about a second.
+    codes = {}
+    threads = [threading.Thread(target=lambda n=n: codes.__setitem__(n.name, n.stop())) for n in started]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    for n in started:
+        n.kill()  # only if stop() itself got stuck
+    dest = os.path.join(BUILD, "test-logs", "bitcoind", request.node.name.replace("/", "_"))
+    shutil.rmtree(dest, ignore_errors=True)  # an earlier failure's logs
+    if _test_failed(request.node) and started:
+        os.makedirs(dest, exist_ok=True)
+        for n in started:
+            if os.path.exists(n.debug_log):
+                shutil.copy(n.debug_log, os.path.join(dest, n.name + "-debug.log"))
+            print("---- %s (exit %s) debug.log tail; full log in %s\n%s"
+                  % (n.name, codes.get(n.name), dest, n.tail(30)))
+
+
+@pytest.fixture
+def bitcoind_node(make_bitcoind):
+    """One regtest bitcoind with Core's defaults (v2transport on) and a wallet-capable setup."""
+    return make_bitcoind(1)[0]

@@ -1,6 +1,6 @@
 """peerd's chain methods against Bitcoin Core's answers.
 
-Core's regtest chain (../shared/vectors/regtest, or $VECTORS/regtest) goes in
+Core's regtest chain (tests/data/regtest, or $VECTORS/regtest) goes in
 through submitblock, with the reorg it contains replayed; every checkpoint's
 best block, chain work and gettxoutsetinfo, the final getchaintips and
 getblock verbosity 2 must be what Core printed. Then invalidateblock /
@@ -14,7 +14,7 @@ import pytest
 
 from conftest import ROOT, RpcError
 
-VECTORS = os.environ.get("VECTORS", os.path.join(ROOT, "..", "shared", "vectors"))
+VECTORS = os.environ.get("VECTORS") or os.path.join(ROOT, "tests", "data")
 REGTEST = os.path.join(VECTORS, "regtest")
 
 

@@ -25,7 +25,7 @@ from bitcoin.core import CBlock, b2lx
 
 from conftest import BUILD, ROOT, free_port
 
-VECTORS = os.environ.get("VECTORS", os.path.join(os.path.dirname(ROOT), "shared", "vectors"))
+VECTORS = os.environ.get("VECTORS") or os.path.join(ROOT, "tests", "data")
 TEST_BIN = os.path.join(BUILD, "test", "test_chain_store")
 MAGIC = bytes.fromhex("fabfb5da")
 

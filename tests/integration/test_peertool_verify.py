@@ -42,7 +42,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # $BUILD may be relative to the checkout (make passes "build").
 BUILD = os.path.join(ROOT, os.environ.get("BUILD", "build"))
 PEERTOOL = os.environ.get("PEERTOOL_BIN", os.path.join(BUILD, "bin", "peertool"))
-VECTORS = os.environ.get("VECTORS", os.path.join(ROOT, "..", "shared", "vectors"))
+# The vendored test data unless $VECTORS points elsewhere.
+VECTORS = os.environ.get("VECTORS") or os.path.join(ROOT, "tests", "data")
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -4,7 +4,7 @@
  * mainnet-genesis chain and mainnet block 413,567) passes both; then each
  * reject reason from a crafted block made out of a valid one. Also the
  * height rules: BIP34 script, subsidy, script flags, finality and BIP68
- * sequence locks.
+ * sequence locks, and that every script failure's reason is kept whole.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -748,6 +748,36 @@ static void test_sequence_locks(void **state)
 	assert_false(chain_tx_sequence_locks_ok(&tx, true, heights, tip));
 }
 
+/* submitblock answers Core's reason word for word: a script failure's
+ * reason, the longest kind, must fit a chain_state whatever the error
+ * (Core's EVAL_FALSE text once lost its last seven bytes). */
+static void test_script_reasons_fit(void **state)
+{
+	(void)state;
+	for (int err = 0; err < SCRIPT_ERR__COUNT; err++) {
+		char want[256];
+		int n = snprintf(want, sizeof(want), CHAIN_SCRIPT_REASON_PREFIX "%s)",
+		                 script_error_core_string(err));
+		assert_true(n > 0 && (size_t)n < sizeof(want));
+		if ((size_t)n >= CHAIN_REASON_MAX)
+			fail_msg("script error %s: reason of %d bytes, CHAIN_REASON_MAX %d",
+			         script_error_name(err), n, CHAIN_REASON_MAX);
+		struct chain_state st;
+		chain_state_clear(&st);
+		assert_int_equal(chain_reject(&st, CHAIN_RESULT_CONSENSUS, want, NULL),
+		                 CHAIN_EINVALID);
+		assert_string_equal(st.reason, want);
+	}
+	/* The longest, spelled out as Core answers it. */
+	struct chain_state st;
+	chain_state_clear(&st);
+	char reason[CHAIN_REASON_MAX];
+	snprintf(reason, sizeof(reason), CHAIN_SCRIPT_REASON_PREFIX "%s)",
+	         script_error_core_string(SCRIPT_ERR_EVAL_FALSE));
+	assert_string_equal(reason, "mandatory-script-verify-flag-failed (Script evaluated without "
+	                            "error but finished with a false/empty top stack element)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -755,7 +785,7 @@ int main(void)
 	    cmocka_unit_test(test_check_block_rejects), cmocka_unit_test(test_contextual_rejects),
 	    cmocka_unit_test(test_bip34_script),        cmocka_unit_test(test_subsidy),
 	    cmocka_unit_test(test_script_flags),        cmocka_unit_test(test_is_final),
-	    cmocka_unit_test(test_sequence_locks),
+	    cmocka_unit_test(test_sequence_locks),      cmocka_unit_test(test_script_reasons_fit),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

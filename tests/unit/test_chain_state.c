@@ -7,7 +7,8 @@
  * the same chain. Then the stale branch and the reorg that replaced it;
  * reopening; a crash (a child process that exits without closing); and
  * crafted blocks for the rules ConnectBlock enforces, with Core's reasons
- * and Core's precedence with and without worker threads.
+ * and Core's precedence with and without worker threads; mangled copies of
+ * known blocks answered as Core 29's submitblock does.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -516,6 +517,81 @@ static void test_crafted_precedence_inline(void **state)
 	crafted(state, 1, build_script_then_belowout, 50 * PROTO_COIN, EQUALVERIFY_REASON);
 }
 
+/* The bytes of a block with one more transaction (`extra`) after the ones it has:
+ * the same header, so the same hash. */
+static void append_tx(const struct proto_writer *blk, size_t n_tx, const uint8_t *extra,
+                      size_t extra_len, struct proto_writer *out)
+{
+	proto_writer_init(out);
+	proto_write_bytes(out, blk->buf, PROTO_BLOCK_HEADER_SIZE);
+	size_t skip = PROTO_BLOCK_HEADER_SIZE + proto_compact_size(n_tx);
+	proto_write_compact(out, n_tx + 1);
+	proto_write_bytes(out, blk->buf + skip, blk->len - skip);
+	proto_write_bytes(out, extra, extra_len);
+	assert_int_equal(out->err, 0);
+}
+
+/*
+ * Core 29's submitblock (bitcoin/bitcoin#31175) checks a block before it
+ * looks its hash up: a mangled copy of a known block is answered with its
+ * own fault (CheckBlock's), not "duplicate" or "duplicate-invalid"; the
+ * block itself still gets those.
+ */
+static void test_crafted_mutated_copies(void **state)
+{
+	struct fixture *f = *state;
+	struct chain *c = open_chain(f, 2, 0);
+	submit_range(c, &f->main_chain, 0, 140);
+	enum chain_submit res;
+	struct chain_state st;
+
+	/* Invalid: two transactions spending nothing; the copy repeats the last. */
+	struct proto_writer txs, blk, copy;
+	proto_writer_init(&txs);
+	put_coinbase(&txs, 141, 50 * PROTO_COIN);
+	struct proto_hash nowhere;
+	memset(nowhere.b, 0x42, 32);
+	put_tx(&txs, &nowhere, 0, NULL, 0, 1000);
+	size_t last = txs.len;
+	put_tx(&txs, &nowhere, 1, NULL, 0, 1000);
+	make_block(chain_tip(c), txs.buf, txs.len, 3, &blk);
+	assert_string_equal(submit_raw(c, blk.buf, blk.len, &res, &st),
+	                    "bad-txns-inputs-missingorspent");
+	assert_int_equal(res, CHAIN_SUBMIT_REJECTED);
+	append_tx(&blk, 3, txs.buf + last, txs.len - last, &copy);
+	assert_string_equal(submit_raw(c, copy.buf, copy.len, &res, &st), "bad-txns-duplicate");
+	assert_int_equal(res, CHAIN_SUBMIT_REJECTED);
+	(void)submit_raw(c, blk.buf, blk.len, &res, &st);
+	assert_int_equal(res, CHAIN_SUBMIT_DUPLICATE_INVALID);
+	assert_int_equal(chain_height(c), 140);
+	proto_writer_release(&copy);
+	proto_writer_release(&blk);
+
+	/* Valid: the coinbase alone; the copy has a transaction the root lacks. */
+	proto_writer_release(&txs);
+	proto_writer_init(&txs);
+	put_coinbase(&txs, 141, 50 * PROTO_COIN);
+	make_block(chain_tip(c), txs.buf, txs.len, 1, &blk);
+	struct proto_writer extra;
+	proto_writer_init(&extra);
+	put_tx(&extra, &nowhere, 2, NULL, 0, 1000);
+	append_tx(&blk, 1, extra.buf, extra.len, &copy);
+	(void)submit_raw(c, blk.buf, blk.len, &res, &st);
+	assert_int_equal(res, CHAIN_SUBMIT_ACCEPTED);
+	assert_int_equal(chain_height(c), 141);
+	assert_string_equal(submit_raw(c, copy.buf, copy.len, &res, &st), "bad-txnmrklroot");
+	assert_int_equal(res, CHAIN_SUBMIT_REJECTED);
+	(void)submit_raw(c, blk.buf, blk.len, &res, &st);
+	assert_int_equal(res, CHAIN_SUBMIT_DUPLICATE);
+	assert_int_equal(chain_height(c), 141);
+
+	proto_writer_release(&extra);
+	proto_writer_release(&copy);
+	proto_writer_release(&blk);
+	proto_writer_release(&txs);
+	assert_int_equal(chain_close(c), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -532,6 +608,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_crafted_script_inline, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_crafted_precedence_workers, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_crafted_precedence_inline, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_crafted_mutated_copies, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

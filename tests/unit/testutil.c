@@ -11,11 +11,16 @@
 #include "proto/proto.h"
 #include "tests/unit/testutil.h"
 
+/* The Makefile passes the checkout's tests/data as an absolute path. */
+#ifndef PEERD_TESTDATA
+#define PEERD_TESTDATA "tests/data"
+#endif
+
 const char *tu_vector(const char *rel)
 {
 	static char path[4096];
 	const char *dir = getenv("VECTORS");
-	snprintf(path, sizeof(path), "%s/%s", dir && *dir ? dir : "../shared/vectors", rel);
+	snprintf(path, sizeof(path), "%s/%s", dir && *dir ? dir : PEERD_TESTDATA, rel);
 	return path;
 }
 
@@ -23,7 +28,7 @@ uint8_t *tu_read_file(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
 	if (!f)
-		fail_msg("cannot open %s (set VECTORS to ../shared/vectors)", path);
+		fail_msg("cannot open %s (test data: tests/data, or set VECTORS)", path);
 	fseek(f, 0, SEEK_END);
 	long sz = ftell(f);
 	fseek(f, 0, SEEK_SET);

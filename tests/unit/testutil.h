@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/** Path of a file under the shared vectors (env VECTORS, else ../shared/vectors). */
+/** Path of a file under the test data (env VECTORS, else the checkout's tests/data). */
 const char *tu_vector(const char *rel);
 /** Read a whole file (malloc'd, caller frees with free()); fails the test if missing. */
 uint8_t *tu_read_file(const char *path, size_t *len);
