@@ -26,6 +26,7 @@
 #ifndef PEERD_CHAIN_H
 #define PEERD_CHAIN_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

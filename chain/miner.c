@@ -12,6 +12,7 @@
  * Neither the commitment nor the fees depend on the coinbase itself, so
  * the passes converge at once.
  */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "chain/internal.h"
@@ -63,7 +64,8 @@ void chain_miner_coinbase(const struct chain_coinbase *cb, struct proto_writer *
 }
 
 enum chain_grind chain_miner_grind(struct proto_block_header *h, const struct proto_hash *pow_limit,
-                                   uint64_t *max_tries, struct proto_hash *hash)
+                                   uint64_t *max_tries, const _Atomic bool *interrupt,
+                                   struct proto_hash *hash)
 {
 	/* Core's loop, test for test: the budget first, then the nonce's
 	 * end, then the hash. */
@@ -72,6 +74,8 @@ enum chain_grind chain_miner_grind(struct proto_block_header *h, const struct pr
 			return CHAIN_GRIND_NO_TRIES;
 		if (h->nonce == UINT32_MAX)
 			return CHAIN_GRIND_WRAPPED;
+		if (interrupt && atomic_load_explicit(interrupt, memory_order_relaxed))
+			return CHAIN_GRIND_INTERRUPTED;
 		proto_block_header_hash(h, hash);
 		if (proto_check_pow(hash, h->bits, pow_limit))
 			return CHAIN_GRIND_FOUND;
@@ -239,11 +243,12 @@ int chain_mine(struct chain *c, const struct chain_mine_args *a, uint64_t *max_t
 	if (err)
 		goto out;
 	struct proto_hash hash;
-	switch (chain_miner_grind(&m.hdr, &c->p->pow_limit, max_tries, &hash)) {
+	switch (chain_miner_grind(&m.hdr, &c->p->pow_limit, max_tries, a->interrupt, &hash)) {
 	case CHAIN_GRIND_FOUND:
 		break;
 	case CHAIN_GRIND_NO_TRIES:
 	case CHAIN_GRIND_WRAPPED:
+	case CHAIN_GRIND_INTERRUPTED:
 		err = CHAIN_ENOTFOUND;
 		goto out;
 	}

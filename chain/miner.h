@@ -58,9 +58,10 @@ void chain_miner_coinbase(const struct chain_coinbase *cb, struct proto_writer *
 
 /** How a grind ended. */
 enum chain_grind {
-	CHAIN_GRIND_FOUND = 0, /**< h->nonce meets the target */
-	CHAIN_GRIND_NO_TRIES,  /**< *max_tries reached 0 first */
-	CHAIN_GRIND_WRAPPED,   /**< the nonce reached 0xffffffff: a new template is needed */
+	CHAIN_GRIND_FOUND = 0,   /**< h->nonce meets the target */
+	CHAIN_GRIND_NO_TRIES,    /**< *max_tries reached 0 first */
+	CHAIN_GRIND_WRAPPED,     /**< the nonce reached 0xffffffff: a new template is needed */
+	CHAIN_GRIND_INTERRUPTED, /**< *interrupt was set */
 };
 
 /**
@@ -68,10 +69,12 @@ enum chain_grind {
  * header's hash meets h->bits, taking one from *max_tries per step (the
  * budget is shared by every block of one generatetoaddress, as Core's).
  * A budget of k tests k nonces; a nonce that meets the target costs
- * nothing. *hash gets the last hash computed.
+ * nothing. *hash gets the last hash computed. `interrupt` (may be NULL),
+ * when another thread sets it, stops the grind (Core's m_interrupt).
  */
 enum chain_grind chain_miner_grind(struct proto_block_header *h, const struct proto_hash *pow_limit,
-                                   uint64_t *max_tries, struct proto_hash *hash);
+                                   uint64_t *max_tries, const _Atomic bool *interrupt,
+                                   struct proto_hash *hash);
 
 /** One transaction for chain_mine, serialized (witness form or not). Borrowed. */
 struct chain_mine_tx {
@@ -85,7 +88,8 @@ struct chain_mine_args {
 	uint32_t spk_len;
 	const struct chain_mine_tx *txs; /**< after the coinbase, in this order; may be NULL */
 	size_t n_txs;
-	bool submit; /**< hand the block to chain_submit_block */
+	bool submit;                   /**< hand the block to chain_submit_block */
+	const _Atomic bool *interrupt; /**< may be NULL: see chain_miner_grind */
 };
 
 /** A block chain_mine made. */
@@ -115,9 +119,9 @@ void chain_mined_release(struct chain_mined *m);
  *
  * 0: a block in *out. CHAIN_EINVALID: the block breaks a rule before any
  * grinding (a bad transaction; st has Core's reason and debug message).
- * CHAIN_ENOTFOUND: no block: *max_tries ran out (it is 0), or the nonce
- * space did (it is not: call again for a new template, as Core's loop
- * does). CHAIN_EARG: a transaction does not decode. Else a fatal error.
+ * CHAIN_ENOTFOUND: no block: *max_tries ran out (it is 0), the grind was
+ * interrupted, or the nonce space ran out (call again for a new
+ * template, as Core's loop does). CHAIN_EARG: a transaction does not decode. Else a fatal error.
  */
 CHAIN_WUR int chain_mine(struct chain *c, const struct chain_mine_args *a, uint64_t *max_tries,
                          struct chain_mined *out, struct chain_state *st);

@@ -20,6 +20,8 @@
 struct ctl_chain_ctx {
 	const struct proto_params *net;
 	const char *netdir; /**< the network's directory (blocks/ and chainstate/ inside) */
+	const _Atomic bool
+	    *interrupt; /**< set when peerd shuts down: a long method returns early */
 };
 
 /** A loop-thread method (or a chain method's loop-thread finish). */

@@ -13,6 +13,7 @@
  */
 #include "daemon/ctl_internal.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -82,8 +83,10 @@ static void m_generatetoaddress(struct chain *c, const struct ctl_chain_ctx *x, 
 		ok(res, NULL);
 		return;
 	}
-	struct chain_mine_args a = {.spk = spk, .spk_len = (uint32_t)spk_len, .submit = true};
-	while (n > 0) {
+	struct chain_mine_args a = {
+	    .spk = spk, .spk_len = (uint32_t)spk_len, .submit = true, .interrupt = x->interrupt};
+	/* As Core's loop: a shutdown ends it with the blocks so far. */
+	while (n > 0 && !(x->interrupt && atomic_load(x->interrupt))) {
 		struct chain_mined m;
 		struct chain_state st;
 		int err = chain_mine(c, &a, &max_tries, &m, &st);
@@ -256,6 +259,7 @@ static void m_generateblock(struct chain *c, const struct ctl_chain_ctx *x, json
 	    .txs = txs,
 	    .n_txs = n_txs,
 	    .submit = submit,
+	    .interrupt = x->interrupt,
 	};
 	uint64_t max_tries = CHAIN_MINER_MAX_TRIES;
 	struct chain_mined m;

@@ -660,7 +660,7 @@ static int finish_block(struct chaingen *g, int32_t height)
 	}
 	/* Regtest's target passes about every other hash: no budget needed. */
 	uint64_t tries = UINT64_MAX;
-	if (chain_miner_grind(&h, &g->p->pow_limit, &tries, &hash) != CHAIN_GRIND_FOUND) {
+	if (chain_miner_grind(&h, &g->p->pow_limit, &tries, NULL, &hash) != CHAIN_GRIND_FOUND) {
 		peertool_error(PEERTOOL_CG_CMD, "height %" PRId32 ": no nonce meets the target",
 		               height);
 		return -1;

@@ -199,6 +199,22 @@ def test_generatetoaddress_every_address_type(make_peerd, regtest_params):
     assert "generateblock" in d.rpc("help")
 
 
+def test_shutdown_ends_a_long_generatetoaddress(make_peerd):
+    """SIGTERM during generatetoaddress: Core's m_interrupt ends the loop, the
+    blocks so far are flushed, peerd exits promptly and cleanly."""
+    d = make_peerd(name="long")
+    c = d.ctl()
+    c.send_line(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "generatetoaddress",
+                            "params": [1000000, SHORT_V1]}) + "\n")
+    time.sleep(1.0)
+    rc, took = d.stop(timeout=15)
+    assert rc == 0 and took < 10, (rc, took, d.log()[-2000:])
+    again = make_peerd(name="long")
+    height = again.rpc("getblockcount")
+    assert 0 < height < 1000000
+    assert again.rpc("getblockchaininfo")["blocks"] == height
+
+
 def spend(outpoint_txid, vout, amount, kind, outputs):
     """A version-2 transaction spending one output of KEY (p2pkh or p2wpkh) to `outputs`."""
     tx = CMutableTransaction([CMutableTxIn(COutPoint(lx(outpoint_txid), vout), nSequence=0xFFFFFFFE)], outputs,

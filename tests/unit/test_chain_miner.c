@@ -94,11 +94,13 @@ static void test_grind_budget(void **state)
 	struct proto_hash hash;
 	uint64_t tries = 0;
 	/* no budget: nothing is tried, even a nonce that would do */
-	assert_int_equal(chain_miner_grind(&h, &p->pow_limit, &tries, &hash), CHAIN_GRIND_NO_TRIES);
+	assert_int_equal(chain_miner_grind(&h, &p->pow_limit, &tries, NULL, &hash),
+	                 CHAIN_GRIND_NO_TRIES);
 	assert_int_equal(h.nonce, 0);
 	/* regtest's target: found within a few; each miss costs one try */
 	tries = 1000;
-	assert_int_equal(chain_miner_grind(&h, &p->pow_limit, &tries, &hash), CHAIN_GRIND_FOUND);
+	assert_int_equal(chain_miner_grind(&h, &p->pow_limit, &tries, NULL, &hash),
+	                 CHAIN_GRIND_FOUND);
 	assert_int_equal(tries, 1000 - h.nonce);
 	assert_true(proto_check_pow(&hash, h.bits, &p->pow_limit));
 	struct proto_hash again;
@@ -108,13 +110,23 @@ static void test_grind_budget(void **state)
 	h.nonce = 0;
 	h.bits = 0x03000001;
 	tries = 10;
-	assert_int_equal(chain_miner_grind(&h, &p->pow_limit, &tries, &hash), CHAIN_GRIND_NO_TRIES);
+	assert_int_equal(chain_miner_grind(&h, &p->pow_limit, &tries, NULL, &hash),
+	                 CHAIN_GRIND_NO_TRIES);
 	assert_int_equal(h.nonce, 10);
 	assert_int_equal(tries, 0);
+	/* an interrupt stops it before the next hash, the budget untouched */
+	_Atomic bool stop = true;
+	h.nonce = 0;
+	tries = 10;
+	assert_int_equal(chain_miner_grind(&h, &p->pow_limit, &tries, &stop, &hash),
+	                 CHAIN_GRIND_INTERRUPTED);
+	assert_int_equal(h.nonce, 0);
+	assert_int_equal(tries, 10);
 	/* the last nonce is not tried: a new template is Core's answer */
 	h.nonce = UINT32_MAX - 2;
 	tries = 100;
-	assert_int_equal(chain_miner_grind(&h, &p->pow_limit, &tries, &hash), CHAIN_GRIND_WRAPPED);
+	assert_int_equal(chain_miner_grind(&h, &p->pow_limit, &tries, NULL, &hash),
+	                 CHAIN_GRIND_WRAPPED);
 	assert_int_equal(h.nonce, UINT32_MAX);
 	assert_int_equal(tries, 98);
 }
