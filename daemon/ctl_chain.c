@@ -459,7 +459,9 @@ static void m_getchaintips(struct chain *c, const struct ctl_chain_ctx *x, json_
 	 * builds on it (Core: setOrphans minus setPrevs). */
 	for (size_t i = 0; i < w.n; i++)
 		prevs[i] = w.v[i]->prev;
-	qsort(prevs, w.n, sizeof(*prevs), cmp_ptr);
+	/* No fork, no array: qsort's base may not be NULL even for 0 (UBSan). */
+	if (w.n)
+		qsort(prevs, w.n, sizeof(*prevs), cmp_ptr);
 	size_t nt = 0;
 	tips[nt++] = chain_tip(c);
 	for (size_t i = 0; i < w.n; i++) {
