@@ -220,7 +220,7 @@ CHAIN_WUR int chain_read_undo(struct chain *c, const struct chain_node *n,
 /**
  * Core's invalidateblock: mark n (and its descendants) invalid, disconnect
  * back below it if it is active, then activate the best remaining chain.
- * 0, CHAIN_EARG (genesis) or a fatal error.
+ * 0, CHAIN_EINVALID for genesis (st: "genesis"), or a fatal error.
  */
 CHAIN_WUR int chain_invalidate(struct chain *c, struct chain_node *n, struct chain_state *st);
 /** Core's reconsiderblock: clear the marks on n, its ancestors and descendants, and activate. */

@@ -175,7 +175,7 @@ static void send_json(struct ctl_client *c, json_t *v)
 {
 	if (!v)
 		return;
-	char *s = ctl_json_dumps(v);
+	char *s = json_format(v, JSON_COMPACT);
 	json_decref(v);
 	if (!s || c->closing) {
 		xfree(s);

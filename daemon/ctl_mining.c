@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "chain/chain.h"
-#include "daemon/ctl_json.h"
+#include "json/json.h"
 #include "script/script.h"
 
 #define fail ctl_fail
@@ -112,7 +112,7 @@ static void m_generatetoaddress(struct chain *c, const struct ctl_chain_ctx *x, 
 			not_accepted(res, &st);
 			return;
 		}
-		json_array_append_new(hashes, ctl_json_hash(&h));
+		json_array_append_new(hashes, json_hash(&h));
 		n--;
 	}
 	ok(res, hashes);
@@ -287,9 +287,9 @@ static void m_generateblock(struct chain *c, const struct ctl_chain_ctx *x, json
 	} else {
 		json_t *o = json_object();
 		if (o) {
-			json_object_set_new(o, "hash", ctl_json_hash(&m.hash));
+			json_object_set_new(o, "hash", json_hash(&m.hash));
 			if (!submit)
-				json_object_set_new(o, "hex", ctl_json_hex(m.raw, m.len));
+				json_object_set_new(o, "hex", json_hex(m.raw, m.len));
 		}
 		ok(res, o);
 	}

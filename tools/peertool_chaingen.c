@@ -158,6 +158,7 @@ struct chaingen {
 	size_t io_cap;
 	struct proto_hash prev;
 	uint32_t time0;
+	uint32_t time_shift; /* --fork-at: 1 above the fork, so each block differs */
 	FILE *out, *spent_out;
 	struct cg_stats st;
 };
@@ -649,7 +650,7 @@ static int finish_block(struct chaingen *g, int32_t height)
 	struct proto_block_header h = {
 	    .version = CHAIN_MINER_BLOCK_VERSION,
 	    .prev = g->prev,
-	    .time = g->time0 + (uint32_t)height * CG_SPACING,
+	    .time = g->time0 + (uint32_t)height * CG_SPACING + g->time_shift,
 	    .bits = g->p->pow_limit_bits,
 	};
 	struct proto_hash hash;
@@ -766,6 +767,20 @@ oom:
 
 /* ---- the command ---------------------------------------------------------------- */
 
+/*
+ * --fork-at: from here on the choices come from the fork seed. The wallet
+ * (keys, owners, spendable coins) carries on unchanged, so the branch
+ * spends the same coins as the unforked chain would, in other transactions.
+ */
+static void fork_choices(struct chaingen *g)
+{
+	uint8_t rs[32];
+	proto_tagged_hash("peertool/chaingen/fork", (const uint8_t *)g->a->fork_seed,
+	                  strlen(g->a->fork_seed), rs);
+	g->rng ^= proto_le64(rs);
+	g->time_shift = 1;
+}
+
 static void print_summary(struct chaingen *g)
 {
 	char tip[65];
@@ -880,9 +895,12 @@ int peertool_chaingen(int argc, char **argv)
 	}
 	if (a.genesis && write_record(&g, g.p->genesis, g.p->genesis_len))
 		goto out;
-	for (uint32_t h = 1; h <= a.blocks; h++)
+	for (uint32_t h = 1; h <= a.blocks; h++) {
 		if (make_block(&g, (int32_t)h))
 			goto out;
+		if (h == a.fork_at)
+			fork_choices(&g);
+	}
 	rc = 0;
 out:;
 	/* A half-written chain must not pass for a whole one. */

@@ -4,19 +4,15 @@ peerd mines on its own to every address type and the chain methods must
 describe what it made; python-bitcoinlib (an independent implementation)
 makes the addresses, checks the merkle roots and witness commitment of the
 blocks, and signs the transactions generateblock puts in a block. Then,
-with a real bitcoind ($BITCOIND, ../shared/bin/bitcoind beside the
-checkout, or PATH; skipped without one), side by side: Core mines a chain
+with a real bitcoind (tests/integration/bitcoind.py's make_bitcoind:
+$BITCOIND, ../shared/bin/bitcoind beside the checkout, or PATH; skipped
+without one), side by side: Core mines a chain
 whose wallet spends outputs of the four address types, peerd takes Core's
 blocks through submitblock and must answer as Core does; then peerd mines
 and Core must accept every block.
 """
-import base64
 import hashlib
-import http.client
 import json
-import os
-import shutil
-import subprocess
 import time
 from decimal import Decimal
 
@@ -48,7 +44,8 @@ from bitcoin.core.script import (
 )
 from bitcoin.wallet import CKey, P2PKHBitcoinAddress, P2SHBitcoinAddress, P2WPKHBitcoinAddress
 
-from conftest import ROOT, RpcError, free_port, wait_for
+import bitcoind
+from conftest import RpcError
 from test_peertool import descsum
 
 GENESIS = "0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206"
@@ -321,113 +318,28 @@ def test_generateblock_with_signed_transactions(make_peerd, regtest_params):
 # ---- side by side with Bitcoin Core --------------------------------------------
 
 
-def find_bitcoind():
-    for cand in (os.environ.get("BITCOIND"), os.path.join(os.path.dirname(ROOT), "shared", "bin", "bitcoind"),
-                 shutil.which("bitcoind")):
-        if cand and os.access(cand, os.X_OK):
-            return cand
-    return None
-
-
-BITCOIND = find_bitcoind()
-
-
-class Core:
-    """A regtest bitcoind with a wallet, RPC on loopback by cookie, no P2P."""
-
-    def __init__(self, datadir):
-        self.datadir = datadir
-        os.makedirs(datadir, exist_ok=True)
-        self.port = free_port()
-        self.log = open(os.path.join(datadir, "stdout.log"), "w")
-        self.proc = subprocess.Popen(
-            [BITCOIND, "-regtest", "-datadir=" + datadir, "-listen=0", "-connect=0", "-dnsseed=0",
-             "-fixedseeds=0", "-natpmp=0", "-discover=0", "-daemon=0", "-server=1", "-printtoconsole=0",
-             "-rpcbind=127.0.0.1", "-rpcallowip=127.0.0.1", "-rpcport=%d" % self.port,
-             "-fallbackfee=0.0002", "-par=1", "-dbcache=16"],
-            stdout=self.log, stderr=subprocess.STDOUT)
-        self.cookie = os.path.join(datadir, "regtest", ".cookie")
-        try:
-            wait_for(self._up, timeout=60, interval=0.1, what="bitcoind RPC")
-        except BaseException:
-            self.stop()
-            raise
-
-    def _up(self):
-        if self.proc.poll() is not None:
-            raise AssertionError("bitcoind exited with %s" % self.proc.returncode)
-        if not os.path.exists(self.cookie):
-            return False
-        try:
-            self.rpc("getblockcount")
-            return True
-        except (OSError, RpcError):
-            return False
-
-    def rpc(self, method, *params, timeout=60):
-        with open(self.cookie) as f:
-            auth = base64.b64encode(f.read().strip().encode()).decode()
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        try:
-            body = json.dumps({"jsonrpc": "1.0", "id": 1, "method": method, "params": list(params)})
-            conn.request("POST", "/", body, {"Authorization": "Basic " + auth, "Content-Type": "application/json"})
-            r = json.loads(conn.getresponse().read(), parse_float=Decimal)
-        finally:
-            conn.close()
-        if r.get("error"):
-            raise RpcError(r["error"]["code"], r["error"]["message"])
-        return r["result"]
-
-    def stop(self):
-        try:
-            if self.proc.poll() is None:
-                try:
-                    self.rpc("stop", timeout=10)
-                except (OSError, RpcError):
-                    pass
-                self.proc.wait(timeout=60)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-            self.log.close()
-
-
-@pytest.fixture
-def core(tmp_path):
-    if BITCOIND is None:
-        pytest.skip("no bitcoind ($BITCOIND, ../shared/bin, PATH)")
-    c = Core(str(tmp_path / "core"))
-    yield c
-    c.stop()
-
-
-TYPES = ("legacy", "p2sh-segwit", "bech32", "bech32m")
+TYPES = bitcoind.ADDRESS_TYPES  # legacy, p2sh-segwit, bech32, bech32m
 
 
 def core_mine_with_wallet(core, rounds):
-    """101 blocks, then `rounds` blocks each with a spend from every address type to the next."""
-    core.rpc("createwallet", "w")
-    mine_to = core.rpc("getnewaddress", "", "bech32")
-    core.rpc("generatetoaddress", 101, mine_to)
-    owned = {t: [] for t in TYPES}  # our addresses by type
-    for r in range(rounds):
+    """One mature coinbase per address type (104 blocks, tests/integration/bitcoind.py's
+    fund_wallet), then `rounds` blocks, each with a spend from every type to the next."""
+    core.create_wallet()
+    funded = core.fund_wallet(per_type=1)
+    pool = {t: list(core.spendable(funded[t])) for t in TYPES}  # outputs by type
+    fee = Decimal("0.0001")
+    for _ in range(rounds):
+        made = []
         for i, t in enumerate(TYPES):
-            dest_type = TYPES[(i + 1) % 4]
-            dest = core.rpc("getnewaddress", "", dest_type)
-            owned[dest_type].append(dest)
-            coins = [u for u in core.rpc("listunspent", 1) if u["address"] in owned[t] and u["amount"] > Decimal("0.01")]
-            if not coins:
-                core.rpc("sendtoaddress", dest, "%.8f" % (1 + r + i / 10))
-                continue
-            u = coins[0]
-            raw = core.rpc("createrawtransaction", [{"txid": u["txid"], "vout": u["vout"]}],
-                           {dest: "%.8f" % (u["amount"] - Decimal("0.00002"))})
-            signed = core.rpc("signrawtransactionwithwallet", raw)
-            assert signed["complete"], signed
-            core.rpc("sendrawtransaction", signed["hex"])
-        core.rpc("generatetoaddress", 1, mine_to)
-    return owned
+            u = pool[t].pop(0)
+            nxt = TYPES[(i + 1) % 4]
+            amount = (u["amount"] / 4).quantize(Decimal("0.00000001"))
+            txid, _ = core.send_typed(u, nxt, amount=amount, fee=fee, change_type=t)
+            made += [(nxt, {"txid": txid, "vout": 0, "amount": amount}),
+                     (t, {"txid": txid, "vout": 1, "amount": u["amount"] - amount - fee})]
+        core.mine(1)
+        for t, u in made:
+            pool[t].append(u)
 
 
 def compare(ours, theirs, path="$", skip=()):
@@ -473,9 +385,11 @@ def same_state(d, core, heights):
         compare(ours[k], theirs[k], "gettxoutsetinfo." + k)
 
 
-def test_side_by_side_with_core(make_peerd, core):
+@pytest.mark.interop
+def test_side_by_side_with_core(make_peerd, make_bitcoind):
     t0 = time.monotonic()
-    core_mine_with_wallet(core, rounds=19)
+    core = make_bitcoind(1)[0]
+    core_mine_with_wallet(core, rounds=16)
     tip = core.rpc("getblockcount")
     assert tip == 120
     d = make_peerd()
@@ -494,7 +408,7 @@ def test_side_by_side_with_core(make_peerd, core):
     same_state(d, core, sample)
 
     # The other way: peerd mines, Core takes every block.
-    addrs = [core.rpc("getnewaddress", "", t) for t in TYPES]
+    addrs = [core.new_address(t) for t in TYPES]
     mined = []
     for i in range(20):
         mined += d.rpc("generatetoaddress", 1, addrs[i % 4])
@@ -504,11 +418,10 @@ def test_side_by_side_with_core(make_peerd, core):
     assert core.rpc("getbestblockhash") == mined[-1]
     same_state(d, core, [120, 121, 125, 139, 140])
     # Core's wallet sees its coinbases (immature) from peerd's blocks.
-    wtx = core.rpc("gettransaction", d.rpc("getblock", mined[0])["tx"][0])
+    wtx = core.rpc("gettransaction", d.rpc("getblock", mined[0])["tx"][0], wallet=core.wallet)
     assert wtx["confirmations"] == 20 and wtx["details"][0]["category"] == "immature"
     # and a block generateblock made with one of Core's transactions
-    dest = core.rpc("getnewaddress", "", "bech32m")
-    txid = core.rpc("sendtoaddress", dest, "1.5")
+    txid = core.send_to(core.new_address("bech32m"), Decimal("1.5"))
     raw = core.rpc("getrawtransaction", txid)
     got = d.rpc("generateblock", addrs[0], [raw], False)
     assert core.rpc("submitblock", got["hex"]) is None

@@ -70,7 +70,7 @@ static void free_blocks(struct blocks *b)
 }
 
 struct fixture {
-	char dir[256];
+	char dir[TU_TMPDIR_MAX];
 	struct blocks main_chain; /* heights 1..265 */
 	struct blocks stale;      /* heights 261..263 of the losing branch */
 	json_t *core;             /* regtest_chain.json */
@@ -79,8 +79,7 @@ struct fixture {
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	snprintf(f->dir, sizeof(f->dir), "/tmp/peerd-chain-XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
+	tu_tmpdir(f->dir, "chain");
 	load_blocks("regtest/regtest_chain.dat", &f->main_chain);
 	load_blocks("regtest/regtest_stale_branch.dat", &f->stale);
 	assert_int_equal(f->main_chain.n, 265);
@@ -96,9 +95,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	char cmd[300];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-	assert_int_equal(system(cmd), 0);
+	tu_rmtree(f->dir);
 	free_blocks(&f->main_chain);
 	free_blocks(&f->stale);
 	json_decref(f->core);
