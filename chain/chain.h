@@ -20,12 +20,13 @@
  * chain/ uses proto, script, pool, base and LMDB, never libuv. One thread
  * owns a chain and everything reached from it (the validation thread in
  * peerd); nothing here locks except the check queue it drives. Parts of
- * this face live in chain/index.h, chain/coins.h, chain/store.h and
- * chain/check.h: include this file, not those.
+ * this face live in chain/index.h, chain/coins.h, chain/store.h,
+ * chain/check.h and chain/miner.h: include this file, not those.
  */
 #ifndef PEERD_CHAIN_H
 #define PEERD_CHAIN_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -243,5 +244,10 @@ struct chain_stats {
 	size_t coins_memory, coins_cached, index_nodes, index_memory;
 };
 void chain_get_stats(struct chain *c, struct chain_stats *out);
+
+/* Making blocks needs the whole chain above (chain_submit_block). */
+#define PEERD_CHAIN_PARTS
+#include "chain/miner.h"
+#undef PEERD_CHAIN_PARTS
 
 #endif

@@ -305,6 +305,7 @@ static bool post_chain(struct daemon *d, struct ctl_line *L, size_t slot,
 	j->m = m;
 	j->ctx.net = d->params;
 	j->ctx.netdir = validation_netdir(d);
+	j->ctx.interrupt = &d->val.interrupt;
 	j->args = copy;
 	if (validation_post(d, &j->base)) {
 		json_decref(copy);

@@ -22,6 +22,8 @@
 struct ctl_chain_ctx {
 	const struct proto_params *net;
 	const char *netdir; /**< the network's directory (blocks/ and chainstate/ inside) */
+	const _Atomic bool
+	    *interrupt; /**< set when peerd shuts down: a long method returns early */
 };
 
 /** A loop-thread method (or a chain method's loop-thread finish). */
@@ -55,6 +57,9 @@ const struct ctl_method *ctl_method_lookup(const char *name);
 /** The chain methods (ctl_chain.c) and their count. */
 extern const struct ctl_method ctl_chain_methods[];
 extern const size_t ctl_n_chain_methods;
+/** The mining methods (ctl_mining.c), chain methods too, and their count. */
+extern const struct ctl_method ctl_mining_methods[];
+extern const size_t ctl_n_mining_methods;
 
 /**
  * Named parameters into positional ones by m's names (a new reference),

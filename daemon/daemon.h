@@ -494,6 +494,7 @@ struct validation {
 	_Atomic int32_t height;  /**< the tip's height, -1 when no chain */
 	_Atomic int32_t headers; /**< the best header's height */
 	_Atomic bool busy;       /**< a job is running */
+	_Atomic bool interrupt;  /**< set with stopping: a long job (mining) ends early */
 };
 
 /**
