@@ -344,9 +344,16 @@ class Peerd:
             raise AssertionError("peerd exited with %s:\n%s" % (self.proc.returncode, self.log()))
         if not os.path.exists(self.sock_path):
             return False
-        if not self.listen:
-            return True
         try:
+            if not self.listen:
+                # The socket file appears at bind(), a moment before listen():
+                # ready is when a client can connect.
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                try:
+                    s.connect(self.sock_path)
+                finally:
+                    s.close()
+                return True
             socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
             return True
         except OSError:
