@@ -7,6 +7,7 @@
 #                   interop tests when a bitcoind is found)
 #   make interop    build, then only the tests with Bitcoin Core as the peer
 #   make bench      run the benchmarks (BENCH=REGEX for a subset)
+#   make soak       the long integration runs (2,000-block kill -9 test)
 #   make run        build and run something real (see README)
 #   make fuzz       build the libFuzzer targets (clang)
 #   make deps       check dependencies; as root, apt-get what is missing
@@ -25,6 +26,10 @@ DESTDIR ?=
 PKG_CONFIG ?= pkg-config
 FUZZ_CC ?= clang
 BUILD ?= build
+# One spelling for the same directory (BUILD=build or BUILD=$PWD/build), so
+# the dependency files name the targets make is asked for and a header
+# change always rebuilds what includes it.
+override BUILD := $(patsubst $(CURDIR)/%,%,$(abspath $(BUILD)))
 # Test data is vendored in tests/data (see tests/data/README.md);
 # VECTORS=/path points the tests and benchmarks elsewhere.
 TESTDATA := $(abspath $(CURDIR)/tests/data)
@@ -66,7 +71,7 @@ ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno
 TSAN_FLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
 FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 
-LIB_DIRS := base proto script pool chain conf
+LIB_DIRS := base proto script pool chain conf json
 LIB_SRCS := $(wildcard $(addsuffix /*.c,$(LIB_DIRS)))
 DAEMON_SRCS := $(wildcard daemon/*.c)
 # Everything of peerd but main(), so unit tests can link daemon internals.
@@ -97,7 +102,7 @@ ASAN_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/asan/test/%,$(TEST_SRCS))
 TSAN_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tsan/test/%,$(TSAN_TEST_SRCS))
 FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/bin/%,$(FUZZ_SRCS))
 
-.PHONY: all test test-build unit interop bench fuzz fuzz-smoke integration run deps \
+.PHONY: all test test-build unit interop bench soak fuzz fuzz-smoke integration run deps \
 	install uninstall clean format
 
 all: $(BINS)
@@ -237,9 +242,34 @@ interop: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@VECTORS=$(VECTORS) BUILD=$(BUILD) PYTHON=$(PYTHON) scripts/run-tests.sh interop
 
+# Blocks for bench/bench_connect.c, made by peertool chaingen (never
+# committed: they are generated, deterministic, and 0.5-5 MB each).
+BENCH_DATA := $(BUILD)/bench
+BENCH_BLOCKS := $(addprefix $(BENCH_DATA)/,connect_ecdsa.dat connect_schnorr.dat \
+	connect_mixed.dat chain2000.dat)
+
+$(BENCH_DATA)/connect_%.dat: $(BUILD)/bin/peertool
+	$(call msg,GEN,$@)
+	@mkdir -p $(@D)
+	$(Q)$(BUILD)/bin/peertool chaingen --seed bench --blocks 102 --bench-block $* \
+		--out $@.tmp >/dev/null && mv $@.tmp $@
+
+$(BENCH_DATA)/chain2000.dat: $(BUILD)/bin/peertool
+	$(call msg,GEN,$@)
+	@mkdir -p $(@D)
+	$(Q)$(BUILD)/bin/peertool chaingen --seed bench --blocks 2000 --no-verify \
+		--out $@.tmp >/dev/null && mv $@.tmp $@
+
 bench: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) $(BUILD)/bin/peerbench $(BINS)
-	@VECTORS=$(VECTORS) $(BUILD)/bin/peerbench '$(value BENCH)'
+	@$(MAKE) --no-print-directory $(BENCH_BLOCKS)
+	@VECTORS=$(VECTORS) BENCH_DATA=$(BENCH_DATA) $(BUILD)/bin/peerbench '$(value BENCH)'
+
+# The long runs `make test` leaves out (pytest marker `soak`).
+soak: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) $(BINS)
+	@VECTORS=$(VECTORS) BUILD=$(BUILD) PEERD_SOAK=1 $(PYTHON) -m pytest -q -p no:cacheprovider \
+		-m soak tests/integration
 
 run: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all

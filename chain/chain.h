@@ -20,12 +20,13 @@
  * chain/ uses proto, script, pool, base and LMDB, never libuv. One thread
  * owns a chain and everything reached from it (the validation thread in
  * peerd); nothing here locks except the check queue it drives. Parts of
- * this face live in chain/index.h, chain/coins.h, chain/store.h and
- * chain/check.h: include this file, not those.
+ * this face live in chain/index.h, chain/coins.h, chain/store.h,
+ * chain/check.h and chain/miner.h: include this file, not those.
  */
 #ifndef PEERD_CHAIN_H
 #define PEERD_CHAIN_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -227,11 +228,21 @@ CHAIN_WUR int chain_read_undo(struct chain *c, const struct chain_node *n,
 /**
  * Core's invalidateblock: mark n (and its descendants) invalid, disconnect
  * back below it if it is active, then activate the best remaining chain.
- * 0, CHAIN_EARG (genesis) or a fatal error.
+ * 0, CHAIN_EINVALID for genesis (st: "genesis"), or a fatal error.
  */
 CHAIN_WUR int chain_invalidate(struct chain *c, struct chain_node *n, struct chain_state *st);
 /** Core's reconsiderblock: clear the marks on n, its ancestors and descendants, and activate. */
 CHAIN_WUR int chain_reconsider(struct chain *c, struct chain_node *n, struct chain_state *st);
+
+/**
+ * Core's verifychain: check the last `nblocks` blocks of the active chain
+ * (all when <= 0 or more than there are) at `level` 0-4: read back (0),
+ * CheckBlock (1), undo data (2), disconnect on a scratch copy of the coins
+ * (3), connect again with every rule (4). The chain itself is not changed
+ * (it is flushed first). 0 when all is well, CHAIN_EINVALID (st says which
+ * block and what), CHAIN_EARG for a bad level, or a fatal error.
+ */
+CHAIN_WUR int chain_verify(struct chain *c, int level, int32_t nblocks, struct chain_state *st);
 
 /** Counters of a chain, for getstats. */
 struct chain_stats {
@@ -241,5 +252,10 @@ struct chain_stats {
 	size_t coins_memory, coins_cached, index_nodes, index_memory;
 };
 void chain_get_stats(struct chain *c, struct chain_stats *out);
+
+/* Making blocks needs the whole chain above (chain_submit_block). */
+#define PEERD_CHAIN_PARTS
+#include "chain/miner.h"
+#undef PEERD_CHAIN_PARTS
 
 #endif

@@ -7,10 +7,11 @@
  * becomes one job: a plain struct whose spent scriptPubKey lives inline
  * when it is at most 28 bytes (pool_sbuf, Core's prevector<28>), valid
  * after memcpy, so the job vector grows by realloc and the queue takes it
- * without copying. Jobs of a transaction go to the queue as soon as the
- * transaction's other checks pass, so the workers verify signatures while
- * this thread looks up the next transaction's coins; at the end this
- * thread works through the rest with them (pool_queue_complete).
+ * without copying. Jobs go to the queue in batches of CHAIN_JOB_HANDOFF
+ * once their transactions' other checks pass, so the workers verify
+ * signatures while this thread looks up the next transactions' coins; at
+ * the end this thread works through the rest with them
+ * (pool_queue_complete).
  *
  * Verdict precedence is Core 29's: with workers, the loop keeps going
  * past transactions whose scripts are still being checked, so a later
@@ -34,6 +35,15 @@ struct check_job {
 	uint32_t tx_index;
 	struct pool_sbuf spk; /* the spent output's script: inline up to 28 bytes */
 };
+
+/*
+ * Jobs handed to the queue at once. One hand-over per transaction (Core's
+ * control.Add per tx) takes the queue's lock and wakes a worker a thousand
+ * times for a block of 1,000 small transactions; batches of this many keep
+ * the workers fed (a batch is milliseconds of signature checks) while this
+ * thread's share of the work stays small.
+ */
+#define CHAIN_JOB_HANDOFF 64u
 
 struct check_round {
 	uint32_t flags;
@@ -381,7 +391,7 @@ static int add_script_checks(struct chain_checker *ck, struct proto_block *b, ui
 			return CHAIN_ENOMEM;
 		}
 	}
-	if (ck->q && ck->jobs.len && pool_queue_take_vec(ck->q, &ck->jobs))
+	if (ck->q && ck->jobs.len >= CHAIN_JOB_HANDOFF && pool_queue_take_vec(ck->q, &ck->jobs))
 		return CHAIN_ENOMEM;
 	return 0;
 }
@@ -558,7 +568,10 @@ int chain_connect_block(struct chain_coins *coins, struct chain_checker *ck, str
 			                   (long long)paid, (long long)reward);
 	}
 	if (ck->q) {
-		/* Jobs of a transaction that failed to queue are still ours. */
+		/* The last jobs not yet handed over; after a failure nobody needs
+		 * their verdict, so they are released unrun. */
+		if (!err && ck->jobs.len && pool_queue_take_vec(ck->q, &ck->jobs))
+			err = CHAIN_ENOMEM;
 		pool_vec_clear(&ck->jobs, job_release, NULL);
 		int verdict = pool_queue_complete(ck->q);
 		if (verdict && !err)

@@ -30,8 +30,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-/** Longest request line accepted. */
-#define CTL_MAX_LINE 65536u
 /** Clients connected at once; more are closed on accept. */
 #define CTL_MAX_CLIENTS 128u
 /** First read buffer; it doubles up to CTL_MAX_LINE + CTL_READ_CHUNK. */
@@ -177,7 +175,7 @@ static void send_json(struct ctl_client *c, json_t *v)
 {
 	if (!v)
 		return;
-	char *s = ctl_json_dumps(v);
+	char *s = json_format(v, JSON_COMPACT);
 	json_decref(v);
 	if (!s || c->closing) {
 		xfree(s);
@@ -307,6 +305,7 @@ static bool post_chain(struct daemon *d, struct ctl_line *L, size_t slot,
 	j->m = m;
 	j->ctx.net = d->params;
 	j->ctx.netdir = validation_netdir(d);
+	j->ctx.interrupt = &d->val.interrupt;
 	j->args = copy;
 	if (validation_post(d, &j->base)) {
 		json_decref(copy);

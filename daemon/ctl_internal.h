@@ -12,6 +12,8 @@
 #include <jansson.h>
 
 #include "daemon/daemon.h"
+/* Results are built with json/: Core's amounts, hashes, blocks, json_format. */
+#include "json/json.h"
 
 /** Most parameters a method takes. */
 #define CTL_MAX_PARAMS 4
@@ -20,6 +22,8 @@
 struct ctl_chain_ctx {
 	const struct proto_params *net;
 	const char *netdir; /**< the network's directory (blocks/ and chainstate/ inside) */
+	const _Atomic bool
+	    *interrupt; /**< set when peerd shuts down: a long method returns early */
 };
 
 /** A loop-thread method (or a chain method's loop-thread finish). */
@@ -53,6 +57,9 @@ const struct ctl_method *ctl_method_lookup(const char *name);
 /** The chain methods (ctl_chain.c) and their count. */
 extern const struct ctl_method ctl_chain_methods[];
 extern const size_t ctl_n_chain_methods;
+/** The mining methods (ctl_mining.c), chain methods too, and their count. */
+extern const struct ctl_method ctl_mining_methods[];
+extern const size_t ctl_n_mining_methods;
 
 /**
  * Named parameters into positional ones by m's names (a new reference),
@@ -69,17 +76,5 @@ void ctl_fail(struct ctl_result *res, int code, const char *fmt, ...)
 void ctl_ok(struct ctl_result *res, json_t *v);
 /** The i-th argument, or NULL when absent or null. */
 json_t *ctl_arg(json_t *args, size_t i);
-
-/*
- * Amounts and other numbers Core prints in a form jansson cannot (BTC
- * with exactly 8 decimals, doubles as %.16g, unsigned 64-bit) are tagged
- * strings that ctl.c turns into bare numbers when it writes the line.
- */
-/** BTC amount from satoshis, printed as Core prints it (50.00000000). */
-json_t *ctl_json_amount(int64_t sats);
-/** A double as Core's UniValue prints it (%.16g). */
-json_t *ctl_json_double(double v);
-/** Serialize v compactly with the tagged numbers unwrapped (xmalloc'd; NULL on OOM). */
-char *ctl_json_dumps(const json_t *v);
 
 #endif

@@ -673,6 +673,7 @@ struct validation {
 	_Atomic int32_t height;             /**< the tip's height, -1 when no chain */
 	_Atomic int32_t headers;            /**< the best header's height */
 	_Atomic bool busy;                  /**< a job is running */
+	_Atomic bool interrupt; /**< set with stopping: a long job (mining) ends early */
 };
 
 /**
@@ -768,11 +769,18 @@ struct ctl_result {
 void ctl_call(struct daemon *d, const char *method, struct json_t *params, struct ctl_result *res);
 
 /**
- * Requests in one JSON-RPC batch. A 64 KiB line holds thousands of calls,
+ * Requests in one JSON-RPC batch. One line can hold thousands of calls,
  * and each getpeerinfo reply can be large: the bound keeps one line from
  * building a reply of hundreds of MB on the loop thread.
  */
 #define CTL_MAX_BATCH 100u
+/**
+ * Longest request line accepted: a submitblock of the largest block
+ * (PROTO_MAX_MESSAGE bytes as hex) with room for the JSON around it, as
+ * Core's RPC takes any block. A client's buffer grows only as its bytes
+ * arrive.
+ */
+#define CTL_MAX_LINE (2u * PROTO_MAX_MESSAGE + 65536u)
 
 /** What ctl_reply asks of the connection, besides sending the reply. */
 enum ctl_reply_flags {

@@ -264,6 +264,7 @@ int validation_start(struct daemon *d, struct chain *c)
 	atomic_init(&v->height, -1);
 	atomic_init(&v->headers, -1);
 	atomic_init(&v->busy, false);
+	atomic_init(&v->interrupt, false);
 	publish(v);
 	int err = uv_mutex_init(&v->mu);
 	if (err)
@@ -351,6 +352,8 @@ void validation_stop(struct daemon *d)
 	struct validation *v = &d->val;
 	if (!v->started)
 		return;
+	/* Read by the running job without the lock, as Core's m_interrupt. */
+	atomic_store_explicit(&v->interrupt, true, memory_order_relaxed);
 	uv_mutex_lock(&v->mu);
 	v->stopping = true;
 	uv_cond_signal(&v->cv);

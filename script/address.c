@@ -6,12 +6,15 @@
  *   script_to_asm      the asm text (Core's ScriptToAsmStr)
  *   script_address     the address (ExtractDestination + EncodeDestination):
  *                      base58check, BIP173 bech32, BIP350 bech32m
+ *   script_address_decode  the other way (DecodeDestination +
+ *                      GetScriptForDestination), with Core's error texts
  *
  * Pure and allocation-free except for the caller's writer.
  */
 #include "script/internal.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <secp256k1.h>
 #include <secp256k1_extrakeys.h>
 #include <stdio.h>
@@ -31,6 +34,13 @@
 /** Checksum constants: BIP173 bech32 (version 0), BIP350 bech32m (1..16). */
 #define ADDR_BECH32_CONST  1u
 #define ADDR_BECH32M_CONST 0x2bc830a3u
+/** BIP141: witness programs are 2..40 bytes (Core's BECH32_WITNESS_PROG_MAX_LEN). */
+#define ADDR_WITNESS_PROG_MIN 2u
+#define ADDR_WITNESS_PROG_MAX 40u
+/** A bech32 checksum is six characters. */
+#define ADDR_BECH32_CHECKSUM 6u
+/** Base58 strings decoded without a checksum are bounded as Core bounds them (100 bytes). */
+#define ADDR_BASE58_MAX_BYTES 100u
 /** Script numbers in templates and asm are at most 4 bytes (Core's nDefaultMaxNumSize). */
 #define ADDR_MAX_NUM_SIZE 4u
 
@@ -402,6 +412,306 @@ int script_address(const uint8_t *script, size_t len, const struct proto_params 
 		 * decoderawtransaction prints no address for it. */
 		return SCRIPT_ADDRESS_ENONE;
 	}
+}
+
+/* ---- decoding ------------------------------------------------------------- */
+
+/* Core's IsSpace: the C locale's white space. */
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\f' || c == '\n' || c == '\r' || c == '\t' || c == '\v';
+}
+
+/*
+ * Core's DecodeBase58: white space around it is skipped, leading '1's are
+ * zero bytes, and the result may be at most `max` bytes. The number goes
+ * into out (cap >= max) big-endian; *len gets its size. False for any
+ * other character or a longer result.
+ */
+static bool base58_decode(const char *s, uint8_t *out, size_t max, size_t *len)
+{
+	/* log(58)/log(256) < 0.733: bytes for each digit, rounded up */
+	uint8_t b256[ADDR_BASE58_MAX_BYTES * 138 / 100 * 733 / 1000 + 2];
+	size_t zeros = 0, size = 0;
+	while (is_space(*s))
+		s++;
+	while (*s == '1') {
+		if (++zeros > max)
+			return false;
+		s++;
+	}
+	size_t n_digits = strlen(s);
+	size_t room = n_digits * 733 / 1000 + 1;
+	if (room > sizeof(b256))
+		return false;
+	memset(b256, 0, room);
+	for (; *s && !is_space(*s); s++) {
+		const char *d = strchr(BASE58_ALPHABET, *s);
+		if (!d || !*s)
+			return false;
+		unsigned carry = (unsigned)(d - BASE58_ALPHABET);
+		size_t i = 0;
+		/* b256 = b256 * 58 + digit, least significant byte last */
+		for (size_t k = room; k-- > 0 && (carry || i < size); i++) {
+			carry += 58u * b256[k];
+			b256[k] = (uint8_t)(carry & 0xff);
+			carry >>= 8;
+		}
+		size = i;
+		if (zeros + size > max)
+			return false;
+	}
+	while (is_space(*s))
+		s++;
+	if (*s)
+		return false;
+	memset(out, 0, zeros);
+	memcpy(out + zeros, b256 + room - size, size);
+	*len = zeros + size;
+	return true;
+}
+
+/* Core's DecodeBase58Check for at most `max` payload bytes. */
+static bool base58check_decode(const char *s, uint8_t *out, size_t max, size_t *len)
+{
+	uint8_t sum[32];
+	if (!base58_decode(s, out, max + 4, len) || *len < 4)
+		return false;
+	*len -= 4;
+	proto_sha256d(out, *len, sum);
+	return memcmp(sum, out + *len, 4) == 0;
+}
+
+/* What bech32_decode found. */
+struct bech32 {
+	enum { BECH32_NONE, BECH32_V0, BECH32_M } encoding;
+	char hrp[ADDR_BECH32_MAX_LEN];
+	uint8_t data[ADDR_BECH32_MAX_LEN]; /* 5-bit values, checksum excluded */
+	size_t n_data;
+	const char *error; /* with BECH32_NONE: why, in Core's words */
+};
+
+/* BIP173/BIP350 decoding as Core's bech32::Decode: printable ASCII, one
+ * case, at most 90 characters, a non-empty hrp before the last '1', at
+ * least the checksum after it, and a checksum of either kind. */
+static void bech32_decode(const char *s, struct bech32 *out)
+{
+	size_t n = strlen(s), sep = n;
+	bool lower = false, upper = false;
+	out->encoding = BECH32_NONE;
+	out->n_data = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < 33 || c > 126) {
+			out->error = "Invalid character or mixed case";
+			return;
+		}
+		lower = lower || (c >= 'a' && c <= 'z');
+		upper = upper || (c >= 'A' && c <= 'Z');
+		if (c == '1')
+			sep = i;
+	}
+	if (lower && upper) {
+		out->error = "Invalid character or mixed case";
+		return;
+	}
+	if (n > ADDR_BECH32_MAX_LEN) {
+		out->error = "Bech32 string too long";
+		return;
+	}
+	if (sep == n) {
+		out->error = "Missing separator";
+		return;
+	}
+	if (sep == 0 || sep + ADDR_BECH32_CHECKSUM >= n) {
+		out->error = "Invalid separator position";
+		return;
+	}
+	uint32_t chk = 1;
+	for (size_t i = 0; i < sep; i++) {
+		char c = s[i];
+		out->hrp[i] = (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+	}
+	out->hrp[sep] = 0;
+	for (size_t i = 0; i < sep; i++)
+		chk = bech32_step(chk) ^ ((uint8_t)out->hrp[i] >> 5);
+	chk = bech32_step(chk);
+	for (size_t i = 0; i < sep; i++)
+		chk = bech32_step(chk) ^ ((uint8_t)out->hrp[i] & 31);
+	for (size_t i = sep + 1; i < n; i++) {
+		char c = s[i];
+		c = (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+		const char *d = strchr(BECH32_CHARSET, c);
+		if (!d || !c) {
+			out->error = "Invalid Base 32 character";
+			return;
+		}
+		uint8_t v = (uint8_t)(d - BECH32_CHARSET);
+		chk = bech32_step(chk) ^ v;
+		if (i < n - ADDR_BECH32_CHECKSUM)
+			out->data[out->n_data++] = v;
+	}
+	if (chk == ADDR_BECH32_CONST)
+		out->encoding = BECH32_V0;
+	else if (chk == ADDR_BECH32M_CONST)
+		out->encoding = BECH32_M;
+	else
+		out->error = "Invalid Bech32 checksum";
+}
+
+/* Core's ConvertBits<5, 8, false>: whole bytes, at most 4 bits of zero padding. */
+static bool bits_5_to_8(const uint8_t *in, size_t n, uint8_t *out, size_t cap, size_t *len)
+{
+	uint32_t acc = 0;
+	unsigned bits = 0;
+	*len = 0;
+	for (size_t i = 0; i < n; i++) {
+		acc = (acc << 5 | in[i]) & 0xfff;
+		bits += 5;
+		if (bits >= 8) {
+			bits -= 8;
+			if (*len == cap)
+				return false;
+			out[(*len)++] = (uint8_t)(acc >> bits);
+		}
+	}
+	return bits < 5 && ((acc << (8 - bits)) & 0xff) == 0;
+}
+
+static void set_why(char *why, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void set_why(char *why, size_t cap, const char *fmt, ...)
+{
+	if (!why || !cap)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, cap, fmt, ap);
+	va_end(ap);
+}
+
+/* The scriptPubKey of a decoded destination: pkh, sh, or a witness program. */
+static int put_spk(const uint8_t *pre, size_t pre_len, const uint8_t *data, size_t len,
+                   const uint8_t *post, size_t post_len, uint8_t *spk, size_t cap, size_t *spk_len)
+{
+	if (pre_len + len + post_len > cap)
+		return SCRIPT_ADDRESS_ESPACE;
+	memcpy(spk, pre, pre_len);
+	memcpy(spk + pre_len, data, len);
+	if (post_len) /* a witness program has none: post may be NULL */
+		memcpy(spk + pre_len + len, post, post_len);
+	*spk_len = pre_len + len + post_len;
+	return 0;
+}
+
+static int decode_base58(const char *addr, const struct proto_params *net, uint8_t *spk, size_t cap,
+                         size_t *spk_len, char *why, size_t why_cap)
+{
+	uint8_t data[ADDR_BASE58_MAX_BYTES + 1];
+	size_t len;
+	bool is_main = net->net == PROTO_NET_MAIN;
+	uint8_t pkh = is_main ? ADDR_MAIN_PKH_VERSION : ADDR_TEST_PKH_VERSION;
+	uint8_t sh = is_main ? ADDR_MAIN_SH_VERSION : ADDR_TEST_SH_VERSION;
+	if (!base58check_decode(addr, data, 21, &len)) {
+		if (!base58_decode(addr, data, ADDR_BASE58_MAX_BYTES, &len))
+			set_why(why, why_cap,
+			        "Invalid or unsupported Segwit (Bech32) or Base58 encoding.");
+		else
+			set_why(why, why_cap,
+			        "Invalid checksum or length of Base58 address (P2PKH or P2SH)");
+		return SCRIPT_ADDRESS_EINVALID;
+	}
+	if (len == 21 && data[0] == pkh) {
+		static const uint8_t pre[3] = {SCRIPT_OP_DUP, SCRIPT_OP_HASH160, 20};
+		static const uint8_t post[2] = {SCRIPT_OP_EQUALVERIFY, SCRIPT_OP_CHECKSIG};
+		return put_spk(pre, 3, data + 1, 20, post, 2, spk, cap, spk_len);
+	}
+	if (len == 21 && data[0] == sh) {
+		static const uint8_t pre[2] = {SCRIPT_OP_HASH160, 20};
+		static const uint8_t post[1] = {SCRIPT_OP_EQUAL};
+		return put_spk(pre, 2, data + 1, 20, post, 1, spk, cap, spk_len);
+	}
+	if (len >= 1 && (data[0] == pkh || data[0] == sh))
+		set_why(why, why_cap, "Invalid length for Base58 address (P2PKH or P2SH)");
+	else
+		set_why(why, why_cap, "Invalid or unsupported Base58-encoded address.");
+	return SCRIPT_ADDRESS_EINVALID;
+}
+
+static int decode_segwit(const char *addr, const struct proto_params *net, uint8_t *spk, size_t cap,
+                         size_t *spk_len, char *why, size_t why_cap)
+{
+	struct bech32 b;
+	uint8_t prog[ADDR_BECH32_MAX_LEN];
+	size_t len;
+	bech32_decode(addr, &b);
+	if (b.encoding == BECH32_NONE) {
+		set_why(why, why_cap, "%s", b.error);
+		return SCRIPT_ADDRESS_EINVALID;
+	}
+	if (b.n_data == 0) {
+		set_why(why, why_cap, "Empty Bech32 data section");
+		return SCRIPT_ADDRESS_EINVALID;
+	}
+	if (strcmp(b.hrp, net->bech32_hrp) != 0) {
+		set_why(why, why_cap,
+		        "Invalid or unsupported prefix for Segwit (Bech32) address (expected %s, "
+		        "got %s).",
+		        net->bech32_hrp, b.hrp);
+		return SCRIPT_ADDRESS_EINVALID;
+	}
+	unsigned version = b.data[0];
+	/* BIP350: the checksum kind is the witness version's. */
+	if (version == 0 && b.encoding != BECH32_V0) {
+		set_why(why, why_cap, "Version 0 witness address must use Bech32 checksum");
+		return SCRIPT_ADDRESS_EINVALID;
+	}
+	if (version != 0 && b.encoding != BECH32_M) {
+		set_why(why, why_cap, "Version 1+ witness address must use Bech32m checksum");
+		return SCRIPT_ADDRESS_EINVALID;
+	}
+	if (!bits_5_to_8(b.data + 1, b.n_data - 1, prog, sizeof(prog), &len)) {
+		set_why(why, why_cap, "Invalid padding in Bech32 data section");
+		return SCRIPT_ADDRESS_EINVALID;
+	}
+	const char *bytes = len == 1 ? "byte" : "bytes";
+	if (version == 0 && len != ADDR_WITNESS_V0_KEYHASH_SIZE &&
+	    len != ADDR_WITNESS_V0_SCRIPTHASH_SIZE) {
+		set_why(why, why_cap, "Invalid Bech32 v0 address program size (%zu %s), per BIP141",
+		        len, bytes);
+		return SCRIPT_ADDRESS_EINVALID;
+	}
+	/* Version 1 with 2 bytes is pay-to-anchor; it passes the checks below. */
+	if (version > 16) {
+		set_why(why, why_cap, "Invalid Bech32 address witness version");
+		return SCRIPT_ADDRESS_EINVALID;
+	}
+	if (len < ADDR_WITNESS_PROG_MIN || len > ADDR_WITNESS_PROG_MAX) {
+		set_why(why, why_cap, "Invalid Bech32 address program size (%zu %s)", len, bytes);
+		return SCRIPT_ADDRESS_EINVALID;
+	}
+	uint8_t pre[2] = {(uint8_t)(version ? SCRIPT_OP_1 + version - 1 : SCRIPT_OP_0),
+	                  (uint8_t)len};
+	return put_spk(pre, 2, prog, len, NULL, 0, spk, cap, spk_len);
+}
+
+int script_address_decode(const char *addr, const struct proto_params *net, uint8_t *spk,
+                          size_t cap, size_t *spk_len, char *why, size_t why_cap)
+{
+	set_why(why, why_cap, "%s", "");
+	/* Core: a string that starts with the network's hrp, in either case,
+	 * is read as bech32 only; a bech32 address of another network falls
+	 * to base58 and fails there. */
+	size_t hrp_len = strlen(net->bech32_hrp);
+	bool is_bech32 = strlen(addr) >= hrp_len;
+	for (size_t i = 0; is_bech32 && i < hrp_len; i++) {
+		char c = addr[i];
+		c = (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+		is_bech32 = c == net->bech32_hrp[i];
+	}
+	if (is_bech32)
+		return decode_segwit(addr, net, spk, cap, spk_len, why, why_cap);
+	return decode_base58(addr, net, spk, cap, spk_len, why, why_cap);
 }
 
 bool script_xonly_pubkey_valid(const uint8_t key[32])

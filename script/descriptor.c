@@ -157,3 +157,85 @@ char *script_descriptor(const uint8_t *spk, size_t len, const struct proto_param
 	proto_writer_release(&w);
 	return out;
 }
+
+/* ---- parsing ---------------------------------------------------------------- */
+
+/* The descriptor functions Core knows at the top level that need keys or
+ * scripts behind them; peerd has no wallet to expand them with. */
+static const char *const KEYED_FUNCS[] = {
+    "pk",    "pkh",         "wpkh",    "combo",         "sh",   "wsh", "tr",
+    "multi", "sortedmulti", "multi_a", "sortedmulti_a", "rawtr"};
+
+int script_descriptor_parse(const char *desc, const struct proto_params *net, uint8_t *spk,
+                            size_t cap, size_t *spk_len, char *why, size_t why_cap)
+{
+	char sum[DESC_CHECKSUM_LEN + 1];
+	const char *hash = strchr(desc, '#');
+	size_t body = hash ? (size_t)(hash - desc) : strlen(desc);
+	if (why && why_cap)
+		why[0] = 0;
+	/* Core's CheckChecksum: optional here, but right when given. */
+	if (hash && strchr(hash + 1, '#')) {
+		snprintf(why, why_cap, "Multiple '#' symbols");
+		return SCRIPT_ADDRESS_EINVALID;
+	}
+	if (hash && strlen(hash + 1) != DESC_CHECKSUM_LEN) {
+		snprintf(why, why_cap, "Expected 8 character checksum, not %zu characters",
+		         strlen(hash + 1));
+		return SCRIPT_ADDRESS_EINVALID;
+	}
+	if (script_desc_checksum(desc, body, sum)) {
+		snprintf(why, why_cap, "Invalid characters in payload");
+		return SCRIPT_ADDRESS_EINVALID;
+	}
+	if (hash && memcmp(hash + 1, sum, DESC_CHECKSUM_LEN)) {
+		snprintf(why, why_cap,
+		         "Provided checksum '%s' does not match computed checksum '%s'", hash + 1,
+		         sum);
+		return SCRIPT_ADDRESS_EINVALID;
+	}
+	const char *open = memchr(desc, '(', body);
+	if (!open || body < 2 || desc[body - 1] != ')') {
+		snprintf(why, why_cap, "'%.*s' is not a valid descriptor function", (int)body,
+		         desc);
+		return SCRIPT_ADDRESS_EINVALID;
+	}
+	size_t name_len = (size_t)(open - desc);
+	const char *arg = open + 1;
+	size_t arg_len = body - name_len - 2;
+	if (name_len == 3 && !memcmp(desc, "raw", 3)) {
+		/* Core's IsHex: non-empty, even, hex digits only */
+		if (arg_len == 0 || arg_len % 2 ||
+		    proto_hex_decode(arg, arg_len, spk, cap, spk_len) != 0) {
+			if (arg_len / 2 > cap && arg_len % 2 == 0) {
+				return SCRIPT_ADDRESS_ESPACE;
+			}
+			snprintf(why, why_cap, "Raw script is not hex");
+			return SCRIPT_ADDRESS_EINVALID;
+		}
+		return 0;
+	}
+	if (name_len == 4 && !memcmp(desc, "addr", 4)) {
+		char addr[SCRIPT_ADDRESS_MAX + 1];
+		if (arg_len >= sizeof(addr)) {
+			snprintf(why, why_cap, "Address is not valid");
+			return SCRIPT_ADDRESS_EINVALID;
+		}
+		memcpy(addr, arg, arg_len);
+		addr[arg_len] = 0;
+		int rc = script_address_decode(addr, net, spk, cap, spk_len, NULL, 0);
+		if (rc == SCRIPT_ADDRESS_EINVALID)
+			snprintf(why, why_cap, "Address is not valid");
+		return rc;
+	}
+	for (size_t i = 0; i < sizeof(KEYED_FUNCS) / sizeof(KEYED_FUNCS[0]); i++) {
+		if (strlen(KEYED_FUNCS[i]) == name_len && !memcmp(desc, KEYED_FUNCS[i], name_len)) {
+			snprintf(why, why_cap,
+			         "%.*s() needs keys: peerd expands raw() and addr() only",
+			         (int)name_len, desc);
+			return SCRIPT_ADDRESS_ENONE;
+		}
+	}
+	snprintf(why, why_cap, "'%.*s' is not a valid descriptor function", (int)body, desc);
+	return SCRIPT_ADDRESS_EINVALID;
+}

@@ -648,13 +648,28 @@ char *script_descriptor(const uint8_t *spk, size_t len, const struct proto_param
  */
 int script_desc_checksum(const char *desc, size_t len, char out[9]);
 
+/**
+ * Core's descriptor Parse (checksum optional, checked when given) and
+ * Expand for the descriptors that need no keys: raw(HEX) and
+ * addr(ADDRESS) on network `net`. The scriptPubKey goes to spk (cap
+ * bytes) and *spk_len. Returns 0; SCRIPT_ADDRESS_EINVALID when `desc` is
+ * no valid descriptor; SCRIPT_ADDRESS_ENONE for a descriptor that needs
+ * keys or scripts peerd has no wallet for (pkh(), wpkh(), tr(), ...);
+ * SCRIPT_ADDRESS_ESPACE when the script does not fit. `why` (may be
+ * NULL) gets Core's reason ("Raw script is not hex", "Provided checksum
+ * ... does not match computed checksum ...") or peerd's.
+ */
+int script_descriptor_parse(const char *desc, const struct proto_params *net, uint8_t *spk,
+                            size_t cap, size_t *spk_len, char *why, size_t why_cap);
+
 /** Room for any address script_address writes, NUL included (bech32's 90 + 1). */
 #define SCRIPT_ADDRESS_MAX 91u
 
-/** script_address errors; out is not written on either. */
+/** script_address and script_address_decode errors; out is not written on any. */
 enum script_address_err {
 	SCRIPT_ADDRESS_ENONE = -1, /**< the script has no address (pubkey, multisig, nulldata...) */
-	SCRIPT_ADDRESS_ESPACE = -2, /**< out is smaller than the address */
+	SCRIPT_ADDRESS_ESPACE = -2,   /**< out is smaller than the address (or the script) */
+	SCRIPT_ADDRESS_EINVALID = -3, /**< not an address of the network: `why` says how */
 };
 
 /**
@@ -668,6 +683,27 @@ enum script_address_err {
  */
 int script_address(const uint8_t *script, size_t len, const struct proto_params *net, char *out,
                    size_t cap);
+
+/** Room for any scriptPubKey script_address_decode writes: OP_n, a push, 40 bytes. */
+#define SCRIPT_ADDRESS_SPK_MAX 42u
+/** Room for any reason script_address_decode gives, NUL included. */
+#define SCRIPT_ADDRESS_WHY_MAX 160u
+
+/**
+ * Core's DecodeDestination + GetScriptForDestination on network `net`:
+ * base58check P2PKH and P2SH with the network's version bytes (white
+ * space around the string ignored, as Core's DecodeBase58); for a string
+ * starting with net->bech32_hrp in either case, BIP173/BIP350: one case
+ * only, at most 90 characters, bech32 for witness version 0 and bech32m
+ * for 1..16, programs of 20 or 32 bytes for v0 and 2..40 otherwise, no
+ * padding over 4 bits or non-zero. The scriptPubKey goes to spk (cap
+ * bytes; SCRIPT_ADDRESS_SPK_MAX always suffices) and *spk_len. On
+ * SCRIPT_ADDRESS_EINVALID, `why` (may be NULL) gets Core's reason
+ * ("Invalid Bech32 checksum", "Version 1+ witness address must use
+ * Bech32m checksum"...). Returns 0 or a script_address_err.
+ */
+int script_address_decode(const char *addr, const struct proto_params *net, uint8_t *spk,
+                          size_t cap, size_t *spk_len, char *why, size_t why_cap);
 
 /**
  * Whether 32 bytes are the x coordinate of a point on the curve (Core's

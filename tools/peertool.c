@@ -38,17 +38,24 @@ static const struct subcommand subcommands[] = {
     {"verify-tx", peertool_verify_tx,
      "verify-tx --prevouts FILE [--flags LIST] TX\n"
      "                                verify every input's script",
-     NULL},
+     peertool_verify_tx_help},
     {"verify-block", peertool_verify_block,
-     "verify-block --prevouts FILE [--flags LIST] [--chain NAME] [--height N] [--par N] BLOCK\n"
-     "                                verify every input of a block on N threads, with\n"
-     "                                Core's flags for its height (--height, else BIP34)",
-     NULL},
+     "verify-block --prevouts FILE|--utxo DATADIR [--flags LIST] [--chain NAME] [--height N]\n"
+     "             [--par N] [--no-pow] BLOCK\n"
+     "                                check a block as Core does (CheckBlock, contextual\n"
+     "                                checks, scripts on N threads; with --utxo the whole\n"
+     "                                of ConnectBlock against a chain), with Core's reasons",
+     peertool_verify_block_help},
     {"chaingen", peertool_chaingen,
      "chaingen --blocks N [--seed S] [--txs-per-block K] [--out FILE] [...]\n"
      "                                write a deterministic signed regtest chain in\n"
      "                                block-file format (peertool help chaingen)",
      peertool_chaingen_help},
+    {"connect-blocks", peertool_connect_blocks,
+     "connect-blocks [--chain NAME] [--par N] [--dbcache MIB] [--utxo-stats] DATADIR FILE...\n"
+     "                                validate block files into the chain at DATADIR\n"
+     "                                (peertool help connect-blocks)",
+     peertool_connect_help},
 };
 
 static void usage(FILE *out)

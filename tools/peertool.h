@@ -9,6 +9,7 @@
 #ifndef PEERD_PEERTOOL_H
 #define PEERD_PEERTOOL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -20,10 +21,30 @@ int peertool_decode_block(int argc, char **argv);
 int peertool_decode_msg(int argc, char **argv);
 int peertool_verify_tx(int argc, char **argv);
 int peertool_verify_block(int argc, char **argv);
+/** verify-tx's and verify-block's full help: usage, options, examples, exit codes. */
+void peertool_verify_tx_help(FILE *f);
+void peertool_verify_block_help(FILE *f);
 /** Write a deterministic signed regtest chain (tools/peertool_chaingen.c). */
 int peertool_chaingen(int argc, char **argv);
 /** chaingen's full help: usage, options, an example and exit codes. */
 void peertool_chaingen_help(FILE *f);
+
+/**
+ * The network's directory in a bitcoind-style DATADIR (DATADIR itself for
+ * main, else DATADIR/regtest, testnet3, ...: conf_net_subdir), created
+ * with DATADIR when `create`, and locked as peerd locks it (an OFD write
+ * lock on NETDIR/.lock), so a running peerd and a tool never share it.
+ * Writes the path to out (cap bytes) and the lock's descriptor to *lock_fd
+ * (the caller closes it: that releases the lock). 0, or -1 after printing
+ * why not.
+ */
+int peertool_netdir(const char *cmd, const char *datadir, const struct proto_params *p, bool create,
+                    char *out, size_t cap, int *lock_fd);
+
+/** Validate block-file records into a chain on disk (tools/peertool_connect.c). */
+int peertool_connect_blocks(int argc, char **argv);
+/** connect-blocks' full help: usage, options, an example and exit codes. */
+void peertool_connect_help(FILE *f);
 
 /**
  * Read FILE (or stdin for "-") whole; with `hex`, decode hex text (whitespace

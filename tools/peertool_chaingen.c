@@ -8,10 +8,11 @@
  * 0x20000000, bits 0x207fffff, time start + 600 * height, the BIP34 height
  * push as `CScript() << height << OP_0`, a coinbase paying subsidy plus
  * fees to a seed-derived key, and always a BIP141 witness commitment with
- * its 32-byte zero witness nonce (GenerateCoinbaseCommitment). From height
- * 101 on (coinbase maturity) blocks also carry signed transactions that
- * spend earlier outputs of seven types and create new ones; the in-memory
- * wallet below tracks what is spendable.
+ * its 32-byte zero witness nonce (GenerateCoinbaseCommitment): the coinbase,
+ * commitment and nonce grind are chain/miner.c's, as peerd's generatetoaddress
+ * makes them. From height 101 on (coinbase maturity) blocks also carry signed
+ * transactions that spend earlier outputs of seven types and create new ones;
+ * the in-memory wallet below tracks what is spendable.
  *
  * Same arguments, same bytes: no clock and no OS randomness. Every choice
  * comes from a splitmix64 stream seeded from the seed, keys and Schnorr
@@ -25,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "chain/chain.h"
 #include "script/script.h"
 #include "tools/peertool.h"
 #include "tools/peertool_chaingen.h"
@@ -37,8 +39,6 @@
 #define CG_SIGOP_BUDGET (80000u - 400u)
 /** Bench block shape, as Core's bench/connectblock.cpp: 5 outputs of 1 BTC. */
 #define CG_BENCH_OUTPUTS 5u
-/** Block version Core's miner sets with no deployment signalling (VERSIONBITS_TOP_BITS). */
-#define CG_BLOCK_VERSION 0x20000000
 /** Seconds between blocks: regtest's target spacing. */
 #define CG_SPACING 600
 
@@ -158,6 +158,7 @@ struct chaingen {
 	size_t io_cap;
 	struct proto_hash prev;
 	uint32_t time0;
+	uint32_t time_shift; /* --fork-at: 1 above the fork, so each block differs */
 	FILE *out, *spent_out;
 	struct cg_stats st;
 };
@@ -188,13 +189,6 @@ static uint8_t mix_type(unsigned mix, unsigned n)
 			return t;
 	}
 	return 0;
-}
-
-static int64_t block_subsidy(const struct proto_params *p, int32_t height)
-{
-	unsigned halvings = (unsigned)height / p->subsidy_halving_interval;
-	/* Core: a shift by 64 or more is undefined, and the subsidy is 0 by then. */
-	return halvings >= 64 ? 0 : (50 * PROTO_COIN) >> halvings;
 }
 
 /* Make room for n inputs/outputs in the per-transaction scratch arrays. */
@@ -599,29 +593,6 @@ static int bench_block(struct chaingen *g, int32_t height, bool setup)
 	return 0;
 }
 
-/* `CScript() << height << OP_0`: OP_1..OP_16 or a minimal script number, then OP_0. */
-static size_t coinbase_script(int32_t height, uint8_t out[8])
-{
-	size_t n = 0;
-	if (height >= 1 && height <= 16) {
-		out[n++] = (uint8_t)(SCRIPT_OP_1 + height - 1);
-	} else {
-		uint8_t num[5];
-		size_t k = 0;
-		for (uint32_t v = (uint32_t)height; v; v >>= 8)
-			num[k++] = (uint8_t)v;
-		if (num[k - 1] & 0x80) /* keep it positive */
-			num[k++] = 0;
-		out[n++] = (uint8_t)k;
-		memcpy(out + n, num, k);
-		n += k;
-	}
-	/* The extranonce slot; it also keeps heights 1..16 at Core's two-byte
-	 * minimum coinbase scriptSig (bad-cb-length). */
-	out[n++] = SCRIPT_OP_0;
-	return n;
-}
-
 /*
  * The coinbase, written into g->txw: subsidy plus fees to a fresh owner,
  * then the witness commitment over the block's wtxids, and the 32-byte zero
@@ -629,43 +600,28 @@ static size_t coinbase_script(int32_t height, uint8_t out[8])
  */
 static int make_coinbase(struct chaingen *g, int32_t height, uint8_t type, struct cg_out *pay)
 {
-	uint8_t sig[8], commit[38], nonce[32] = {0}, buf[64];
+	uint8_t commit[CHAIN_WITNESS_COMMITMENT_SIZE];
 	struct proto_hash root;
 	bool mutated;
 	struct proto_writer *w = &g->txw;
-	size_t sig_len = coinbase_script(height, sig);
 
-	if (plan_output(g, type, block_subsidy(g->p, height) + g->fees, pay))
+	if (plan_output(g, type, chain_block_subsidy(height, g->p) + g->fees, pay))
 		return -1;
 	/* BIP141: the coinbase's own wtxid counts as zero. */
 	memset(g->wtxids[0].b, 0, 32);
 	if (proto_merkle_root(g->wtxids, g->n_tx, NULL, &root, &mutated))
 		return -1;
-	memcpy(buf, root.b, 32);
-	memcpy(buf + 32, nonce, 32);
-	commit[0] = SCRIPT_OP_RETURN;
-	commit[1] = 36;
-	commit[2] = 0xaa;
-	commit[3] = 0x21;
-	commit[4] = 0xa9;
-	commit[5] = 0xed;
-	proto_sha256d(buf, 64, commit + 6);
-
-	struct proto_txin in = {.prevout.n = 0xffffffffu, .sequence = 0xffffffffu};
-	struct proto_txout pay_out = {.value = pay->value}, commit_out = {.value = 0};
+	chain_miner_commitment(&root, commit);
+	struct chain_coinbase cb = {
+	    .height = height,
+	    .spk = pay->spk,
+	    .spk_len = pay->spk_len,
+	    .value = pay->value,
+	    .commitment = commit,
+	};
 	w->len = 0;
 	w->err = 0;
-	proto_write_u32le(w, 2);
-	proto_write_u8(w, 0);
-	proto_write_u8(w, 1);
-	proto_write_compact(w, 1);
-	proto_txin_encode(&in, sig, (uint32_t)sig_len, w);
-	proto_write_compact(w, 2);
-	proto_txout_encode(&pay_out, pay->spk, pay->spk_len, w);
-	proto_txout_encode(&commit_out, commit, sizeof(commit), w);
-	proto_write_compact(w, 1);
-	proto_write_varbytes(w, nonce, sizeof(nonce));
-	proto_write_u32le(w, 0);
+	chain_miner_coinbase(&cb, w);
 	if (w->err || proto_tx_decode_buf(w->buf, w->len, &g->tx, NULL))
 		return -1;
 	proto_tx_compute_ids(&g->tx);
@@ -692,9 +648,9 @@ static int write_record(struct chaingen *g, const uint8_t *data, size_t len)
 static int finish_block(struct chaingen *g, int32_t height)
 {
 	struct proto_block_header h = {
-	    .version = CG_BLOCK_VERSION,
+	    .version = CHAIN_MINER_BLOCK_VERSION,
 	    .prev = g->prev,
-	    .time = g->time0 + (uint32_t)height * CG_SPACING,
+	    .time = g->time0 + (uint32_t)height * CG_SPACING + g->time_shift,
 	    .bits = g->p->pow_limit_bits,
 	};
 	struct proto_hash hash;
@@ -703,16 +659,12 @@ static int finish_block(struct chaingen *g, int32_t height)
 		peertool_error(PEERTOOL_CG_CMD, "out of memory");
 		return -1;
 	}
-	/* Regtest's target passes about every other hash. */
-	for (;;) {
-		proto_block_header_hash(&h, &hash);
-		if (proto_check_pow(&hash, h.bits, &g->p->pow_limit))
-			break;
-		if (++h.nonce == 0) {
-			peertool_error(PEERTOOL_CG_CMD,
-			               "height %" PRId32 ": no nonce meets the target", height);
-			return -1;
-		}
+	/* Regtest's target passes about every other hash: no budget needed. */
+	uint64_t tries = UINT64_MAX;
+	if (chain_miner_grind(&h, &g->p->pow_limit, &tries, NULL, &hash) != CHAIN_GRIND_FOUND) {
+		peertool_error(PEERTOOL_CG_CMD, "height %" PRId32 ": no nonce meets the target",
+		               height);
+		return -1;
 	}
 	struct proto_writer *b = &g->blk;
 	b->len = 0;
@@ -814,6 +766,20 @@ oom:
 }
 
 /* ---- the command ---------------------------------------------------------------- */
+
+/*
+ * --fork-at: from here on the choices come from the fork seed. The wallet
+ * (keys, owners, spendable coins) carries on unchanged, so the branch
+ * spends the same coins as the unforked chain would, in other transactions.
+ */
+static void fork_choices(struct chaingen *g)
+{
+	uint8_t rs[32];
+	proto_tagged_hash("peertool/chaingen/fork", (const uint8_t *)g->a->fork_seed,
+	                  strlen(g->a->fork_seed), rs);
+	g->rng ^= proto_le64(rs);
+	g->time_shift = 1;
+}
 
 static void print_summary(struct chaingen *g)
 {
@@ -929,9 +895,12 @@ int peertool_chaingen(int argc, char **argv)
 	}
 	if (a.genesis && write_record(&g, g.p->genesis, g.p->genesis_len))
 		goto out;
-	for (uint32_t h = 1; h <= a.blocks; h++)
+	for (uint32_t h = 1; h <= a.blocks; h++) {
 		if (make_block(&g, (int32_t)h))
 			goto out;
+		if (h == a.fork_at)
+			fork_choices(&g);
+	}
 	rc = 0;
 out:;
 	/* A half-written chain must not pass for a whole one. */

@@ -56,6 +56,8 @@ struct peertool_cg_args {
 	uint32_t bench_txs;
 	bool genesis;
 	bool verify;
+	uint32_t fork_at;      /**< --fork-at: 0 for none */
+	const char *fork_seed; /**< --fork-seed: the choices above fork_at */
 };
 
 /**

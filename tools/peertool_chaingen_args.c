@@ -17,7 +17,8 @@ static const char USAGE[] =
     "                         [--inputs-per-tx N|MIN-MAX] [--outputs-per-tx N|MIN-MAX]\n"
     "                         [--mix all|TYPE[,TYPE...]] [--start-time T] [--out FILE]\n"
     "                         [--bench-block ecdsa|schnorr|mixed] [--bench-txs N]\n"
-    "                         [--genesis] [--spent-out FILE] [--no-verify]";
+    "                         [--genesis] [--spent-out FILE] [--no-verify]\n"
+    "                         [--fork-at H [--fork-seed S]]";
 
 void peertool_chaingen_help(FILE *f)
 {
@@ -46,7 +47,12 @@ void peertool_chaingen_help(FILE *f)
 	        "  --genesis           write regtest's genesis block as the first record\n"
 	        "  --spent-out FILE    write every spent output as 'TXID:VOUT SATS SPK_HEX',\n"
 	        "                      the prevouts format of verify-tx and verify-block\n"
-	        "  --no-verify         skip checking every input with peerd's script/ (faster)\n\n"
+	        "  --no-verify         skip checking every input with peerd's script/ (faster)\n"
+	        "  --fork-at H         blocks 1..H as without it; above H the choices come from\n"
+	        "                      --fork-seed (default \"fork\") and every block is 1 s\n"
+	        "                      later, so each differs: two runs with different fork\n"
+	        "                      seeds (or one without --fork-at) are competing branches\n"
+	        "                      from H, spending the same coins differently. H < N.\n\n"
 	        "Options take '--key value' or '--key=value'. Spends start at height 101;\n"
 	        "transactions are version 2, locktime 0, fee 2-4 sat/vB, standard.\n\n"
 	        "Example:\n"
@@ -198,6 +204,13 @@ static int apply_option(struct peertool_cg_args *a, const char *name, const char
 		else
 			return peertool_cg_usage_error(
 			    "--bench-block wants ecdsa, schnorr or mixed, not '%s'", val);
+	} else if (!strcmp(name, "--fork-at")) {
+		if (parse_u64(val, 1, PEERTOOL_CG_MAX_BLOCKS, &v))
+			return peertool_cg_usage_error("--fork-at wants 1 to 1000000, not '%s'",
+			                               val);
+		a->fork_at = (uint32_t)v;
+	} else if (!strcmp(name, "--fork-seed")) {
+		a->fork_seed = val;
 	} else if (!strcmp(name, "--bench-txs")) {
 		if (parse_u64(val, 1, PEERTOOL_CG_MAX_TXS, &v))
 			return peertool_cg_usage_error("--bench-txs wants 1 to 20000, not '%s'",
@@ -210,9 +223,9 @@ static int apply_option(struct peertool_cg_args *a, const char *name, const char
 }
 
 static const char *const VALUED[] = {
-    "--seed",       "--blocks", "--txs-per-block", "--inputs-per-tx", "--outputs-per-tx",
-    "--start-time", "--out",    "--spent-out",     "--mix",           "--bench-block",
-    "--bench-txs",
+    "--seed",       "--blocks",  "--txs-per-block", "--inputs-per-tx", "--outputs-per-tx",
+    "--start-time", "--out",     "--spent-out",     "--mix",           "--bench-block",
+    "--bench-txs",  "--fork-at", "--fork-seed",
 };
 
 int peertool_cg_parse_args(int argc, char **argv, struct peertool_cg_args *a)
@@ -226,6 +239,7 @@ int peertool_cg_parse_args(int argc, char **argv, struct peertool_cg_args *a)
 	a->mix = PEERTOOL_CG_MIX_ALL;
 	a->bench_txs = PEERTOOL_CG_BENCH_TXS;
 	a->verify = true;
+	a->fork_seed = "fork";
 	for (int i = 1; i < argc; i++) {
 		char name[32];
 		const char *arg = argv[i], *val = NULL, *eq = strchr(arg, '=');
@@ -267,6 +281,8 @@ int peertool_cg_parse_args(int argc, char **argv, struct peertool_cg_args *a)
 	}
 	if (!a->blocks)
 		return peertool_cg_usage_error("%s", "--blocks N is required");
+	if (a->fork_at && a->fork_at >= a->blocks)
+		return peertool_cg_usage_error("%s", "--fork-at H wants H below --blocks N");
 	if (a->bench != PEERTOOL_CG_BENCH_NONE && a->blocks < PEERTOOL_CG_COINBASE_MATURITY + 2)
 		return peertool_cg_usage_error(
 		    "%s", "--bench-block needs --blocks 102 or more (block 1's "

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "json/json.h"
 #include "tools/peertool.h"
-#include "tools/peertool_json.h"
 
 /** What decode-tx, decode-block and decode-msg accept. */
 struct decode_args {
@@ -71,7 +71,7 @@ static int decode_error(const char *cmd, const char *what, int err, size_t off)
 
 static int print_json(const char *cmd, json_t *v)
 {
-	int rc = v && !peertool_json_print(v) ? 0 : 1;
+	int rc = v && !json_print(stdout, v) ? 0 : 1;
 	if (rc)
 		peertool_error(cmd, "out of memory");
 	json_decref(v);
@@ -104,7 +104,7 @@ int peertool_decode_tx(int argc, char **argv)
 	if (err)
 		rc = decode_error(argv[0], "transaction", err, off);
 	else
-		rc = print_json(argv[0], peertool_json_tx(&tx, 0, net_or_main(a.net)));
+		rc = print_json(argv[0], json_tx(&tx, net_or_main(a.net), NULL, 0));
 	proto_tx_release(&tx);
 	xfree(data);
 	return rc;
@@ -124,7 +124,7 @@ int peertool_decode_block(int argc, char **argv)
 	if (err)
 		rc = decode_error(argv[0], "block", err, off);
 	else
-		rc = print_json(argv[0], peertool_json_block(&b, net_or_main(a.net)));
+		rc = print_json(argv[0], json_block(&b, NULL, net_or_main(a.net), 2, NULL));
 	proto_block_release(&b);
 	xfree(data);
 	return rc;
@@ -214,7 +214,7 @@ static json_t *json_addr_entry(const struct proto_addr_entry *e)
 	         e->addr_len == 16 && inet_ntop(AF_INET6, e->addr, buf, sizeof(buf)))
 		json_object_set_new(o, "address", json_string(buf));
 	else
-		json_object_set_new(o, "address", peertool_json_hex(e->addr, e->addr_len));
+		json_object_set_new(o, "address", json_hex(e->addr, e->addr_len));
 	json_object_set_new(o, "port", json_integer(e->port));
 	return o;
 }
@@ -227,7 +227,7 @@ static json_t *json_version(const struct proto_version *v)
 	json_object_set_new(o, "timestamp", json_integer(v->timestamp));
 	json_object_set_new(o, "addr_recv", json_netaddr(&v->addr_recv));
 	json_object_set_new(o, "addr_from", json_netaddr(&v->addr_from));
-	json_object_set_new(o, "nonce", peertool_json_u64(v->nonce));
+	json_object_set_new(o, "nonce", json_u64(v->nonce));
 	json_object_set_new(o, "user_agent", json_stringn(v->user_agent, v->user_agent_len));
 	json_object_set_new(o, "start_height", json_integer(v->start_height));
 	if (v->has_relay)
@@ -243,7 +243,7 @@ static json_t *json_inv(const struct proto_inv *inv)
 		const char *name = inv_type_name(inv->v[i].type);
 		json_object_set_new(e, "type",
 		                    name ? json_string(name) : json_integer(inv->v[i].type));
-		json_object_set_new(e, "hash", peertool_json_hash(&inv->v[i].hash));
+		json_object_set_new(e, "hash", json_hash(&inv->v[i].hash));
 		json_array_append_new(arr, e);
 	}
 	json_t *o = json_object();
@@ -261,7 +261,7 @@ static json_t *json_payload(struct proto_msg *m, const struct proto_params *net)
 	case PROTO_CMD_PING:
 	case PROTO_CMD_PONG:
 		o = json_object();
-		json_object_set_new(o, "nonce", peertool_json_u64(m->nonce));
+		json_object_set_new(o, "nonce", json_u64(m->nonce));
 		return o;
 	case PROTO_CMD_INV:
 	case PROTO_CMD_GETDATA:
@@ -272,23 +272,23 @@ static json_t *json_payload(struct proto_msg *m, const struct proto_params *net)
 		o = json_object();
 		arr = json_array();
 		for (uint32_t i = 0; i < m->locator.n; i++)
-			json_array_append_new(arr, peertool_json_hash(&m->locator.hashes[i]));
+			json_array_append_new(arr, json_hash(&m->locator.hashes[i]));
 		json_object_set_new(o, "version", json_integer(m->locator.version));
 		json_object_set_new(o, "locator", arr);
-		json_object_set_new(o, "hashstop", peertool_json_hash(&m->locator.stop));
+		json_object_set_new(o, "hashstop", json_hash(&m->locator.stop));
 		return o;
 	case PROTO_CMD_HEADERS:
 		o = json_object();
 		arr = json_array();
 		for (uint32_t i = 0; i < m->headers.n; i++)
-			json_array_append_new(arr, peertool_json_header(&m->headers.h[i]));
+			json_array_append_new(arr, json_block_header(&m->headers.h[i], NULL));
 		json_object_set_new(o, "count", json_integer(m->headers.n));
 		json_object_set_new(o, "headers", arr);
 		return o;
 	case PROTO_CMD_TX:
-		return peertool_json_tx(&m->tx, 0, net);
+		return json_tx(&m->tx, net, NULL, 0);
 	case PROTO_CMD_BLOCK:
-		return peertool_json_block(&m->block, net);
+		return json_block(&m->block, NULL, net, 2, NULL);
 	case PROTO_CMD_ADDR:
 	case PROTO_CMD_ADDRV2:
 		o = json_object();
@@ -308,7 +308,7 @@ static json_t *json_payload(struct proto_msg *m, const struct proto_params *net)
 	case PROTO_CMD_SENDCMPCT:
 		o = json_object();
 		json_object_set_new(o, "high_bandwidth", json_boolean(m->sendcmpct.high_bandwidth));
-		json_object_set_new(o, "version", peertool_json_u64(m->sendcmpct.version));
+		json_object_set_new(o, "version", json_u64(m->sendcmpct.version));
 		return o;
 	default:
 		return json_object();
@@ -372,10 +372,10 @@ int peertool_decode_msg(int argc, char **argv)
 	json_object_set_new(o, "network", json_string(net->name));
 	json_object_set_new(o, "command", json_string(h.command));
 	json_object_set_new(o, "length", json_integer(h.length));
-	json_object_set_new(o, "checksum", peertool_json_hex(h.checksum, 4));
+	json_object_set_new(o, "checksum", json_hex(h.checksum, 4));
 	if (h.cmd == PROTO_CMD_UNKNOWN) {
 		json_object_set_new(o, "known", json_false());
-		json_object_set_new(o, "payload_hex", peertool_json_hex(payload, h.length));
+		json_object_set_new(o, "payload_hex", json_hex(payload, h.length));
 	} else {
 		err = proto_msg_decode(h.cmd, payload, h.length, &m, &off);
 		if (err) {

@@ -20,7 +20,10 @@
  *   - each address decodes back, with a decoder written here from BIP173,
  *     BIP350 and the base58check definition (script/ has no decoder), to the
  *     network's version byte or hrp, the witness version and the program or
- *     hash script_solve found.
+ *     hash script_solve found;
+ *   - script_address_decode (script/'s own decoder) gives the script back
+ *     from every address, and, given the input as text, either refuses it
+ *     or gives a script whose address decodes to that script again.
  * Any failed check aborts, which libFuzzer reports as a crash.
  */
 #include <stdint.h>
@@ -303,6 +306,10 @@ static void check_address(const uint8_t *s, size_t len, const struct proto_param
 		check(n > 0 && n < SCRIPT_ADDRESS_MAX);
 		check(strcmp(a, b) == 0);
 		check_decodes_back(a, net, t, sol);
+		uint8_t spk[SCRIPT_ADDRESS_SPK_MAX];
+		size_t spk_len;
+		check(script_address_decode(a, net, spk, sizeof(spk), &spk_len, NULL, 0) == 0);
+		check(spk_len == len && memcmp(spk, s, len) == 0);
 		char *c;
 		check(address_into(s, len, net, n + 1, &c) == 0);
 		check(strcmp(a, c) == 0);
@@ -321,6 +328,26 @@ static void check_address(const uint8_t *s, size_t len, const struct proto_param
 	free(b);
 }
 
+/* The input as text: refused, or a script whose own address decodes to it. */
+static void check_text(const uint8_t *data, size_t size, const struct proto_params *net)
+{
+	char *text = malloc(size + 1);
+	check(text != NULL);
+	memcpy(text, data, size);
+	text[size] = 0;
+	uint8_t spk[SCRIPT_ADDRESS_SPK_MAX], again[SCRIPT_ADDRESS_SPK_MAX];
+	size_t n, m;
+	char why[SCRIPT_ADDRESS_WHY_MAX], addr[SCRIPT_ADDRESS_MAX];
+	int rc = script_address_decode(text, net, spk, sizeof(spk), &n, why, sizeof(why));
+	check(rc == 0 || (rc == SCRIPT_ADDRESS_EINVALID && why[0]));
+	if (rc == 0) {
+		check(script_address(spk, n, net, addr, sizeof(addr)) == 0);
+		check(script_address_decode(addr, net, again, sizeof(again), &m, NULL, 0) == 0);
+		check(m == n && memcmp(spk, again, n) == 0);
+	}
+	free(text);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -334,5 +361,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_asm(data, size, true);
 	for (int net = 0; net < PROTO_NET__COUNT; net++)
 		check_address(data, size, proto_params((enum proto_net)net), t, &sol);
+	for (int net = 0; net < PROTO_NET__COUNT; net++)
+		check_text(data, size, proto_params((enum proto_net)net));
 	return 0;
 }

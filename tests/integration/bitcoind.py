@@ -95,7 +95,8 @@ def find_bitcoin_cli():
 
 
 def free_port():
-    """A loopback port nobody listens on, never one already handed out in this process."""
+    """A loopback port nobody listens on, never one already handed out in this
+    process (so two daemons of one test are never given the same port)."""
     for _ in range(100):
         s = socket.socket()
         s.bind(("127.0.0.1", 0))
@@ -107,8 +108,9 @@ def free_port():
     raise RuntimeError("no free port")
 
 
-def wait_until(pred, timeout, what, interval=0.05):
-    """pred()'s first truthy value, or AssertionError after timeout seconds."""
+def wait_until(pred, timeout=5.0, what="condition", interval=0.02):
+    """pred()'s first truthy value, or AssertionError after timeout seconds.
+    (conftest.py's wait_for, the name the peerd tests use.)"""
     deadline = time.monotonic() + timeout
     while True:
         v = pred()

@@ -27,7 +27,11 @@ import pytest
 from bitcoin.core import CBlockHeader
 from bitcoin.messages import messagemap
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# One free-port picker and one deadline wait for peerd and bitcoind alike.
+import bitcoind
+from bitcoind import ROOT, free_port
+from bitcoind import wait_until as wait_for
+
 # $BUILD (as `make test` passes it) or build/, relative to the checkout.
 BUILD = os.path.join(ROOT, os.environ.get("BUILD", "build"))
 PEERD_BIN = os.environ.get("PEERD_BIN", os.path.join(BUILD, "bin", "peerd"))
@@ -75,25 +79,6 @@ def read_compact(f):
     if b < 0xFD:
         return b
     return struct.unpack({0xFD: "<H", 0xFE: "<I", 0xFF: "<Q"}[b], f.read({0xFD: 2, 0xFE: 4, 0xFF: 8}[b]))[0]
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def wait_for(pred, timeout=5.0, interval=0.02, what="condition"):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = pred()
-        if v:
-            return v
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out after %.1fs waiting for %s" % (timeout, what))
-        time.sleep(interval)
 
 
 class Msg:
@@ -359,9 +344,16 @@ class Peerd:
             raise AssertionError("peerd exited with %s:\n%s" % (self.proc.returncode, self.log()))
         if not os.path.exists(self.sock_path):
             return False
-        if not self.listen:
-            return True
         try:
+            if not self.listen:
+                # The socket file appears at bind(), a moment before listen():
+                # ready is when a client can connect.
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                try:
+                    s.connect(self.sock_path)
+                finally:
+                    s.close()
+                return True
             socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
             return True
         except OSError:
@@ -445,6 +437,9 @@ def peerd(make_peerd):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "interop: runs peerd against a real Bitcoin Core (bitcoind)")
+    # Long runs (test_chain_connect's 2,000-block crash run) skip unless
+    # PEERD_SOAK=1: `make soak`.
+    config.addinivalue_line("markers", "soak: a long run, only with PEERD_SOAK=1 (make soak)")
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -468,8 +463,6 @@ def make_bitcoind(request, tmp_path):
     teardown, failure or not; when the test failed, each node's debug.log is
     copied to $BUILD/test-logs/bitcoind/<test>/ and its tail printed."""
     import threading
-
-    import bitcoind
 
     binary, why = bitcoind.find_bitcoind()
     if binary is None:

@@ -905,23 +905,10 @@ def test_precedence_without_script_threads(pair):
     pair.same_state()
 
 
-# ---- known differences (strict xfail: they fail loudly once fixed) ------------------
+# ---- the cases that were once known differences ----------------------------------------
 # Last in the file: Core keeps the bad-blk-weight block as an invalid tip that
 # peerd never sees, which would make every later getchaintips differ.
 
-CTL_LINE_LIMIT = pytest.mark.xfail(
-    strict=True,
-    reason="peerd bug (daemon/ctl.c): a control-socket request line over CTL_MAX_LINE "
-           "(65,536 bytes) is refused with -32600, so submitblock cannot take a block over "
-           "~32 KB; Core's RPC takes any size")
-PRECHECK = pytest.mark.xfail(
-    strict=True,
-    reason="peerd bug (daemon/ctl_chain.c m_submitblock): keeps the 'Block does not start "
-           "with a coinbase' (-22) pre-check that Core removed (bitcoin/bitcoin#31175, in 29): "
-           "Core validates the block and answers bad-cb-missing / bad-blk-length")
-
-
-@PRECHECK
 def test_bad_cb_missing(pair):
     # Core 29 validates it (no RPC pre-check since #31175): CheckBlock's reason.
     b = pair.block()
@@ -931,7 +918,6 @@ def test_bad_cb_missing(pair):
 
 
 
-@PRECHECK
 def test_no_transactions(pair):
     # No transactions: the merkle root of nothing is zero; then CheckBlock's size rule.
     b = pair.block()
@@ -941,7 +927,6 @@ def test_no_transactions(pair):
     rejected(pair, b.raw(), "bad-blk-length")
 
 
-@CTL_LINE_LIMIT
 def test_bad_blk_length(pair):
     # Over 1,000,000 bytes without witness: two transactions with big outputs.
     b = pair.block()
@@ -952,7 +937,6 @@ def test_bad_blk_length(pair):
 
 
 
-@CTL_LINE_LIMIT
 def test_bad_blk_weight(pair):
     # ~990,000 bytes without witness (under bad-blk-length's limit), plus a
     # committed witness that takes the weight over 4,000,000.

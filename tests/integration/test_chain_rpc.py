@@ -117,6 +117,7 @@ def test_regtest_chain_and_reorg(make_peerd, core):
     assert out["scriptPubKey"] == cb["vout"][0]["scriptPubKey"]
     assert c.call("gettxout", cb["txid"], 99) is None
     assert c.call("verifychain", 2, 20) is True
+    assert c.call("verifychain", 4, 0) is True  # every block, disconnected and connected again
 
     # Errors as Core's.
     with pytest.raises(RpcError) as e:

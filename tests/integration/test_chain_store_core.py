@@ -9,40 +9,34 @@ the rev check runs in the same binary (PEERD_CORE_BLOCKS). python-bitcoinlib
 parses the exported records on its own, so the file is also checked by an
 implementation that is not peerd's.
 
-Skipped when no bitcoind is found: $BITCOIND, ../shared/bin/bitcoind beside
-the checkout, then PATH.
+bitcoind comes from the make_bitcoind fixture (tests/integration/bitcoind.py),
+which skips the test when none is found.
 """
 import json
 import os
-import shutil
 import struct
 import subprocess
-import time
+from pathlib import Path
 
 import pytest
 
 from bitcoin.core import CBlock, b2lx
 
-from conftest import BUILD, ROOT, free_port
+from bitcoind import wait_until
+from conftest import BUILD, ROOT
 
 VECTORS = os.environ.get("VECTORS") or os.path.join(ROOT, "tests", "data")
 TEST_BIN = os.path.join(BUILD, "test", "test_chain_store")
 MAGIC = bytes.fromhex("fabfb5da")
 
 
-def find_bitcoind():
-    for cand in (os.environ.get("BITCOIND"), os.path.join(os.path.dirname(ROOT), "shared", "bin", "bitcoind"),
-                 shutil.which("bitcoind")):
-        if cand and os.path.isfile(cand) and os.access(cand, os.X_OK):
-            return cand
-    return None
-
-
-BITCOIND = find_bitcoind()
-pytestmark = [
-    pytest.mark.skipif(BITCOIND is None, reason="no bitcoind ($BITCOIND, ../shared/bin, PATH)"),
-    pytest.mark.skipif(not os.path.exists(TEST_BIN), reason=f"{TEST_BIN} not built"),
-]
+pytestmark = pytest.mark.skipif(not os.path.exists(TEST_BIN), reason=f"{TEST_BIN} not built")
+# -loadblock: import the file at startup. -checkblockindex=0: this build
+# asserts in CheckBlockIndex when -loadblock starts importing before genesis
+# is active (regtest turns the check on by default); it is a debug check,
+# not validation. -blocksxor=0: Core 28+ XORs new block files with a random
+# key; plain files let us compare them with ours.
+CORE_ARGS = ("-checkblockindex=0", "-blocksxor=0")
 
 
 def run_unit(env_extra):
@@ -62,45 +56,7 @@ def records(data):
     return out, p
 
 
-class Bitcoind:
-    def __init__(self, datadir, loadblock):
-        self.datadir = datadir
-        self.rpcport = free_port()
-        self.cli_bin = os.path.join(os.path.dirname(BITCOIND), "bitcoin-cli")
-        if not os.path.exists(self.cli_bin):
-            self.cli_bin = shutil.which("bitcoin-cli")
-        self.log = open(os.path.join(datadir, "stdout.log"), "w")
-        # No P2P at all: -listen=0 and -connect=0; RPC on loopback only.
-        # -checkblockindex=0: this build asserts in CheckBlockIndex when
-        # -loadblock starts importing before genesis is active (regtest
-        # turns the check on by default); it is a debug check, not validation.
-        # -blocksxor=0: Core 28+ XORs new block files with a random key;
-        # plain files let us compare them with ours.
-        self.proc = subprocess.Popen(
-            [BITCOIND, "-regtest", f"-datadir={datadir}", f"-loadblock={loadblock}", "-listen=0", "-connect=0",
-             "-dnsseed=0", "-fixedseeds=0", "-checkblockindex=0", "-blocksxor=0", "-natpmp=0", "-discover=0", "-daemon=0", "-server=1",
-             "-rpcbind=127.0.0.1", "-rpcallowip=127.0.0.1", f"-rpcport={self.rpcport}", "-printtoconsole=0"],
-            stdout=self.log, stderr=subprocess.STDOUT)
-
-    def rpc(self, *args):
-        r = subprocess.run([self.cli_bin, "-regtest", f"-datadir={self.datadir}", f"-rpcport={self.rpcport}",
-                            "-rpcwait", "-rpcwaittimeout=30", *args], capture_output=True, text=True, timeout=60)
-        if r.returncode != 0:
-            raise RuntimeError(r.stderr)
-        return r.stdout.strip()
-
-    def stop(self):
-        try:
-            self.rpc("stop")
-            self.proc.wait(timeout=60)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
-            self.log.close()
-
-
-def test_bitcoind_loads_our_blk_file_and_we_read_its_rev_file(tmp_path):
+def test_bitcoind_loads_our_blk_file_and_we_read_its_rev_file(tmp_path, make_bitcoind):
     store = tmp_path / "store"
     run_unit({"PEERD_STORE_EXPORT": str(store)})
     ours = (store / "blk00000.dat").read_bytes()
@@ -120,24 +76,16 @@ def test_bitcoind_loads_our_blk_file_and_we_read_its_rev_file(tmp_path):
         prev = b2lx(blk.GetHash())
         assert prev == hashes[height]
 
-    core_dir = tmp_path / "core"
-    core_dir.mkdir()
-    node = Bitcoind(str(core_dir), str(store / "blk00000.dat"))
-    try:
-        deadline = time.time() + 120
-        count = -1
-        while time.time() < deadline:
-            count = int(node.rpc("getblockcount"))
-            if count >= 265:
-                break
-            time.sleep(0.5)
-        assert count == 265
-        assert node.rpc("getbestblockhash") == hashes[265]
-    finally:
-        node.stop()
+    (node,) = make_bitcoind(1, args=("-loadblock=%s" % (store / "blk00000.dat"), *CORE_ARGS),
+                            small=True)
+    wait_until(lambda: node.getblockcount() >= 265, 120, "Core to import 265 blocks")
+    assert node.getblockcount() == 265
+    assert node.getbestblockhash() == hashes[265]
+    # Stopped here, not at teardown: its blk and rev files are read below.
+    assert node.stop() == 0
 
     # Core's blk file holds its genesis record, then our records byte for byte.
-    core_blocks = core_dir / "regtest" / "blocks"
+    core_blocks = Path(node.datadir) / "regtest" / "blocks"
     core_blk = (core_blocks / "blk00000.dat").read_bytes()
     genesis_recs, _ = records(core_blk[:8 + struct.unpack_from("<I", core_blk, 4)[0]])
     assert len(genesis_recs) == 1

@@ -417,15 +417,21 @@ def test_verify_block_genesis_chain_par1_par2(tmp_path):
         assert got["summary"] == {"txs": 3, "inputs": 2, "valid": 0, "invalid": 2}
 
     # BIP66 from mainnet's height 363,725 on, regtest's 1 (its segwit, and
-    # so NULLDUMMY, from 0), testnet3's 330,776.
-    for chain, height, ok in [("main", 363724, True), ("main", 363725, False),
-                              ("regtest", 0, True), ("regtest", 1, False),
-                              ("test", 330775, True), ("test", 330776, False),
-                              ("testnet4", 1, False), ("signet", 1, False)]:
+    # so NULLDUMMY, from 0), testnet3's 330,776. The scripts say so; the
+    # block as a whole also fails ContextualCheckBlock wherever BIP34 is
+    # active at the claimed height (block 3 has no height in its coinbase),
+    # and that reason comes first, as in Core.
+    for chain, height, ok, reject in [
+            ("main", 363724, True, "bad-cb-height"), ("main", 363725, False, "bad-cb-height"),
+            ("regtest", 0, True, None), ("regtest", 1, False, "bad-cb-height"),
+            ("test", 330775, True, "bad-cb-height"), ("test", 330776, False, "bad-cb-height"),
+            ("testnet4", 1, False, "bad-cb-height"), ("signet", 1, False, "bad-cb-height")]:
         r = peertool("verify-block", "--prevouts", pv, "--chain", chain, "--height", height, block3)
-        assert r.returncode == (0 if ok else 1), (chain, height, r.stdout)
+        assert r.returncode == (0 if reject is None else 1), (chain, height, r.stdout)
         got = result(r)
         assert (got["chain"], got["height"]) == (chain, height)
+        assert got["reject_reason"] == reject, (chain, height)
+        assert got["checks"]["check_block"] == "ok"
         want = ["valid"] * 2 if ok else ["SIG_DER"] * 2
         assert [i["result"] for t in got["txs"][1:] for i in t["inputs"]] == want, (chain, height)
     r = peertool("verify-block", "--prevouts", pv, "--chain", "regtest", "--height", 0, block3)
@@ -443,10 +449,27 @@ def test_verify_block_genesis_chain_par1_par2(tmp_path):
     assert r.returncode == 1 and b"missing prevout 29c25cf0" in r.stderr
 
 
-def make_block(txs, coinbase_script=CScript([b"\x01\x02"]), version=0x20000000):
-    """A block holding txs after a coinbase; verify-block checks scripts, not the header."""
+def sha256d(b):
+    return hashlib.sha256(hashlib.sha256(b).digest()).digest()
+
+
+def merkle(leaves):
+    while len(leaves) > 1:
+        if len(leaves) % 2:
+            leaves = leaves + leaves[-1:]
+        leaves = [sha256d(leaves[i] + leaves[i + 1]) for i in range(0, len(leaves), 2)]
+    return leaves[0]
+
+
+def make_block(txs, coinbase_script=CScript([500000, b"peerd"]), version=0x20000000):
+    """A block holding txs after a coinbase with a BIP141 witness commitment.
+    Its nonce is not ground: verify-block needs --no-pow (Core's fCheckPOW)."""
+    wtxids = [b"\x00" * 32] + [tx.GetHash() for tx in txs]  # BIP141: the coinbase's is zero
+    nonce = b"\x00" * 32
+    commit = CScript(b"\x6a\x24\xaa\x21\xa9\xed" + sha256d(merkle(wtxids) + nonce))
     cb = CMutableTransaction([CTxIn(COutPoint(), coinbase_script, 0xFFFFFFFF)],
-                             [CTxOut(50 * 10**8, p2wpkh(key(98).pub))])
+                             [CTxOut(50 * 10**8, p2wpkh(key(98).pub)), CTxOut(0, commit)])
+    cb.wit = CTxWitness([CTxInWitness(CScriptWitness([nonce]))])
     header = dict(nVersion=version, hashPrevBlock=b"\x00" * 32, nTime=1700000000, nBits=0x207FFFFF)
     vtx = [cb] + list(txs)
     root = CBlock(vtx=vtx, **header).calc_merkle_root()
@@ -472,7 +495,7 @@ def test_verify_block_in_block_spends_and_parallel_results(tmp_path):
     path = write(tmp_path, "block.raw", raw)
     reports = []
     for par in (1, 2, 4, 0):
-        r = peertool("verify-block", "--prevouts", pv, "--par", par, path)
+        r = peertool("verify-block", "--no-pow", "--prevouts", pv, "--par", par, path)
         assert r.returncode == 1, (par, r.stderr)
         got = result(r)
         del got["par"]
@@ -482,6 +505,10 @@ def test_verify_block_in_block_spends_and_parallel_results(tmp_path):
     got = reports[0]
     assert got["verdict"] == "invalid"
     assert got["summary"] == {"txs": 3, "inputs": 31, "valid": 29, "invalid": 2}
+    # Core's reason: the first failing input in block order (input 6 before 14).
+    assert got["reject_reason"] == "mandatory-script-verify-flag-failed " \
+        "(Script evaluated without error but finished with a false/empty top stack element)"
+    assert got["checks"] == {"check_block": "ok", "contextual": "ok"}
     results = [i["result"] for i in got["txs"][1]["inputs"]]
     assert results[bad_sh] == "EVAL_FALSE" and results[bad_w] == "EVAL_FALSE"
     assert got["txs"][1]["inputs"][legacy] == {
@@ -495,7 +522,7 @@ def test_verify_block_in_block_spends_and_parallel_results(tmp_path):
     # All correct: exit 0 on any number of threads.
     pv = prevouts_file(tmp_path, spends)
     for par in (1, 3):
-        r = peertool("verify-block", "--prevouts", pv, "--par", par, "-", stdin=raw)
+        r = peertool("verify-block", "--no-pow", "--prevouts", pv, "--par", par, "-", stdin=raw)
         assert r.returncode == 0, r.stdout
         assert result(r)["summary"] == {"txs": 3, "inputs": 31, "valid": 31, "invalid": 0}
 
@@ -522,10 +549,20 @@ def test_verify_block_flags_by_bip34_height(tmp_path):
 
     def run(coinbase_script, version=2, *opts):
         raw = make_block([tx], coinbase_script, version)
-        r = peertool("verify-block", "--prevouts", pv, *opts, "-", stdin=raw)
-        assert r.returncode == 0, (coinbase_script.hex(), opts, r.stderr, r.stdout)
+        r = peertool("verify-block", "--no-pow", "--prevouts", pv, *opts, "-", stdin=raw)
         got = result(r)
-        assert got["verdict"] == "valid"
+        # Every script passes under the height's flags. The block as a whole
+        # does only where it may carry witness data: from segwit's height on
+        # (mainnet 481,824), or where the height is unknown (no contextual
+        # checks without one).
+        assert got["summary"]["invalid"] == 0, (coinbase_script.hex(), opts, r.stdout)
+        assert got["checks"]["check_block"] == "ok"
+        h = got["height"]
+        segwit = {"main": 481824, "test": 834624, "regtest": 0}[got["chain"]]
+        if h is None or h >= segwit:
+            assert r.returncode == 0 and got["verdict"] == "valid", (h, r.stdout)
+        else:
+            assert r.returncode == 1 and got["reject_reason"] == "unexpected-witness", (h, r.stdout)
         return got, r.stderr
 
     # Mainnet's activation heights, each side of each one.
@@ -576,7 +613,8 @@ def test_verify_block_flags_by_bip34_height(tmp_path):
         assert (got["flags"], got["flags_source"]) == (CONSENSUS, "consensus")
         assert b"block height unknown" in err
 
-    # --height beats the coinbase, --flags beats both.
+    # --height beats the coinbase, --flags beats both. (At 100 the block's
+    # witness data comes first: unexpected-witness, checked in run.)
     got, _ = run(CScript([500000, b"x"]), 2, "--height", 100)
     assert (got["height"], got["height_source"], got["flags"]) == (100, "option", flag_list(*BASE))
     got, err = run(CScript([500000, b"x"]), 2, "--flags", "P2SH")

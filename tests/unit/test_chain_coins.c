@@ -9,7 +9,6 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,29 +22,15 @@
 #include "chain/coins_internal.h"
 #include "proto/proto.h"
 #include "tests/unit/testutil.h"
+#include "tests/unit/testutil_chain.h"
 
-#define CHECK(expr)           tu_assert_chain((expr), 0, #expr, __LINE__)
-#define CHECK_ERR(expr, want) tu_assert_chain((expr), (want), #expr, __LINE__)
-
-static void tu_assert_chain(int got, int want, const char *what, int line)
-{
-	if (got != want)
-		fail_msg("line %d: %s: got %d (%s), want %d (%s)", line, what, got,
-		         chain_strerror(got), want, chain_strerror(want));
-}
+#define CHECK(expr)           tu_assert_chain_err((expr), 0)
+#define CHECK_ERR(expr, want) tu_assert_chain_err((expr), (want))
 
 /* ---- scratch directories --------------------------------------------- */
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 struct env {
-	char dir[64];
+	char dir[TU_TMPDIR_MAX];
 	struct chain_db *db;
 	struct chain_coins *coins;
 };
@@ -66,15 +51,14 @@ static void env_close(struct env *e)
 
 static void env_init(struct env *e)
 {
-	strcpy(e->dir, "/tmp/peerd-coins-XXXXXX");
-	assert_non_null(mkdtemp(e->dir));
+	tu_tmpdir(e->dir, "coins");
 	env_open(e);
 }
 
 static void env_release(struct env *e)
 {
 	env_close(e);
-	nftw(e->dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	tu_rmtree(e->dir);
 }
 
 /* ---- the regtest chain and Core's figures ----------------------------- */

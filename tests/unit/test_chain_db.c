@@ -8,7 +8,6 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,35 +21,10 @@
 #include "chain/coins_internal.h"
 #include "proto/proto.h"
 #include "tests/unit/testutil.h"
+#include "tests/unit/testutil_chain.h"
 
-#define CHECK(expr)           check_chain((expr), 0, #expr, __LINE__)
-#define CHECK_ERR(expr, want) check_chain((expr), (want), #expr, __LINE__)
-
-static void check_chain(int got, int want, const char *what, int line)
-{
-	if (got != want)
-		fail_msg("line %d: %s: got %d (%s), want %d (%s)", line, what, got,
-		         chain_strerror(got), want, chain_strerror(want));
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static void tmpdir(char dir[64])
-{
-	strcpy(dir, "/tmp/peerd-db-XXXXXX");
-	assert_non_null(mkdtemp(dir));
-}
-
-static void rmdir_all(const char *dir)
-{
-	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
-}
+#define CHECK(expr)           tu_assert_chain_err((expr), 0)
+#define CHECK_ERR(expr, want) tu_assert_chain_err((expr), (want))
 
 /* ---- a generic write job --------------------------------------------- */
 
@@ -98,8 +72,8 @@ static int count_cb(const void *k, size_t kl, const void *v, size_t vl, void *ar
 static void test_put_get_del_walk(void **state)
 {
 	(void)state;
-	char dir[64];
-	tmpdir(dir);
+	char dir[TU_TMPDIR_MAX];
+	tu_tmpdir(dir, "db");
 	struct chain_db *db;
 	CHECK(chain_db_open(&db, dir));
 	const struct op ops[] = {
@@ -161,7 +135,7 @@ static void test_put_get_del_walk(void **state)
 	assert_int_equal(c.commits, 1);
 	assert_true(chain_db_disk_size(db) > 0);
 	chain_db_close(db);
-	rmdir_all(dir);
+	tu_rmtree(dir);
 }
 
 static int put_version(struct chain_db_txn *t, void *arg)
@@ -181,8 +155,8 @@ static int del_version(struct chain_db_txn *t, void *arg)
 static void test_format_version(void **state)
 {
 	(void)state;
-	char dir[64];
-	tmpdir(dir);
+	char dir[TU_TMPDIR_MAX];
+	tu_tmpdir(dir, "db");
 	struct chain_db *db;
 	CHECK(chain_db_open(&db, dir));
 	uint8_t v[4];
@@ -199,27 +173,27 @@ static void test_format_version(void **state)
 	chain_db_close(db);
 	CHECK_ERR(chain_db_open(&db, dir), CHAIN_ECORRUPT);
 	assert_null(db);
-	rmdir_all(dir);
+	tu_rmtree(dir);
 
 	/* A version record of the wrong size. */
-	tmpdir(dir);
+	tu_tmpdir(dir, "db");
 	CHECK(chain_db_open(&db, dir));
 	uint8_t odd[5] = {1, 0, 0, 0, 3};
 	CHECK(chain_db_write(db, put_version, odd));
 	chain_db_close(db);
 	CHECK_ERR(chain_db_open(&db, dir), CHAIN_ECORRUPT);
-	rmdir_all(dir);
+	tu_rmtree(dir);
 
 	/* Records but no version at all. */
-	tmpdir(dir);
+	tu_tmpdir(dir, "db");
 	CHECK(chain_db_open(&db, dir));
 	CHECK(chain_db_write(db, del_version, NULL));
 	chain_db_close(db);
 	CHECK_ERR(chain_db_open(&db, dir), CHAIN_ECORRUPT);
-	rmdir_all(dir);
+	tu_rmtree(dir);
 
 	/* A best block of the wrong size is corrupt for the coins cache. */
-	tmpdir(dir);
+	tu_tmpdir(dir, "db");
 	CHECK(chain_db_open(&db, dir));
 	struct chain_coins *coins;
 	CHECK(chain_coins_new(&coins, db, 1 << 20));
@@ -230,7 +204,7 @@ static void test_format_version(void **state)
 	CHECK(chain_db_write(db, run_job, &j));
 	CHECK_ERR(chain_coins_new(&coins, db, 1 << 20), CHAIN_ECORRUPT);
 	chain_db_close(db);
-	rmdir_all(dir);
+	tu_rmtree(dir);
 
 	/* Not a directory we can make. */
 	CHECK_ERR(chain_db_open(&db, "/proc/no/such/dir"), CHAIN_EIO);
@@ -241,8 +215,8 @@ static void test_format_version(void **state)
 static void test_map_resized_by_other_process(void **state)
 {
 	(void)state;
-	char dir[64];
-	tmpdir(dir);
+	char dir[TU_TMPDIR_MAX];
+	tu_tmpdir(dir, "db");
 	chain_db_test_initial_map(64 << 10);
 	struct chain_db *db;
 	CHECK(chain_db_open(&db, dir));
@@ -288,14 +262,14 @@ static void test_map_resized_by_other_process(void **state)
 	CHECK(chain_db_write(db, run_job, &j));
 	CHECK(chain_db_get(db, CHAIN_TABLE_INDEX, "zzz", 3, buf, sizeof(buf), &len));
 	chain_db_close(db);
-	rmdir_all(dir);
+	tu_rmtree(dir);
 }
 
 static void test_foreach_returns_fn_error(void **state)
 {
 	(void)state;
-	char dir[64];
-	tmpdir(dir);
+	char dir[TU_TMPDIR_MAX];
+	tu_tmpdir(dir, "db");
 	struct chain_db *db;
 	CHECK(chain_db_open(&db, dir));
 	static char keys[1200][16];
@@ -310,7 +284,7 @@ static void test_foreach_returns_fn_error(void **state)
 	assert_int_equal(chain_db_foreach(db, CHAIN_TABLE_INDEX, count_cb, &n), -99);
 	assert_int_equal(n, 1000);
 	chain_db_close(db);
-	rmdir_all(dir);
+	tu_rmtree(dir);
 }
 
 /* ---- Core's encodings ------------------------------------------------ */

@@ -70,7 +70,7 @@ static void free_blocks(struct blocks *b)
 }
 
 struct fixture {
-	char dir[256];
+	char dir[TU_TMPDIR_MAX];
 	struct blocks main_chain; /* heights 1..265 */
 	struct blocks stale;      /* heights 261..263 of the losing branch */
 	json_t *core;             /* regtest_chain.json */
@@ -79,8 +79,7 @@ struct fixture {
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	snprintf(f->dir, sizeof(f->dir), "/tmp/peerd-chain-XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
+	tu_tmpdir(f->dir, "chain");
 	load_blocks("regtest/regtest_chain.dat", &f->main_chain);
 	load_blocks("regtest/regtest_stale_branch.dat", &f->stale);
 	assert_int_equal(f->main_chain.n, 265);
@@ -96,9 +95,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	char cmd[300];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-	assert_int_equal(system(cmd), 0);
+	tu_rmtree(f->dir);
 	free_blocks(&f->main_chain);
 	free_blocks(&f->stale);
 	json_decref(f->core);
@@ -221,6 +218,39 @@ static void run_core_chain(void **state, int par, size_t dbcache)
 	/* Everything is on disk: reopening finds the same tip and coins. */
 	c = open_chain(f, par, dbcache);
 	expect_checkpoint(c, f, "after-reorg");
+	/* verifychain at every level over the whole chain, and the chain unchanged */
+	for (int level = 0; level <= 4; level++) {
+		if (chain_verify(c, level, 0, &st))
+			fail_msg("verifychain level %d: %s (%s)", level, st.reason, st.debug);
+	}
+	expect_checkpoint(c, f, "after-reorg");
+	assert_int_equal(chain_close(c), 0);
+}
+
+/* Damaged undo data is what verifychain level 2 and up are for. */
+static void test_verify_finds_damaged_undo(void **state)
+{
+	struct fixture *f = *state;
+	struct chain *c = open_chain(f, 2, 0);
+	submit_range(c, &f->main_chain, 0, 150);
+	struct chain_state st;
+	assert_int_equal(chain_verify(c, 4, 10, &st), 0);
+	assert_int_equal(chain_close(c), 0);
+	/* Flip a byte in the middle of the last undo record's data. */
+	char path[400];
+	snprintf(path, sizeof(path), "%s/blocks/rev00000.dat", f->dir);
+	FILE *fp = fopen(path, "r+b");
+	assert_non_null(fp);
+	assert_int_equal(fseek(fp, -60, SEEK_END), 0);
+	int byte = fgetc(fp);
+	assert_int_equal(fseek(fp, -60, SEEK_END), 0);
+	fputc(byte ^ 0x55, fp);
+	fclose(fp);
+	c = open_chain(f, 2, 0);
+	assert_int_equal(chain_verify(c, 1, 10, &st), 0);
+	assert_int_equal(chain_verify(c, 2, 10, &st), CHAIN_EINVALID);
+	assert_non_null(strstr(st.debug, "undo"));
+	assert_int_equal(chain_height(c), 150);
 	assert_int_equal(chain_close(c), 0);
 }
 
@@ -598,6 +628,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_core_chain_workers, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_core_chain_inline_tiny_cache, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_crash_replay, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_verify_finds_damaged_undo, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_crafted_valid_empty, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_crafted_cb_amount, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_crafted_missing, setup, teardown),

@@ -15,7 +15,6 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <secp256k1.h>
 #include <stdio.h>
@@ -35,35 +34,6 @@
 static uint32_t regtest_magic(void)
 {
 	return proto_params(PROTO_NET_REGTEST)->magic;
-}
-
-static char *tmpdir_new(void)
-{
-	char tmpl[] = "/tmp/peerd-store-XXXXXX";
-	char *d = mkdtemp(tmpl);
-	assert_non_null(d);
-	char *out = strdup(d);
-	assert_non_null(out);
-	return out;
-}
-
-/* The store's directory holds only files; remove them and it. */
-static void tmpdir_free(char *dir)
-{
-	DIR *d = opendir(dir);
-	if (d) {
-		struct dirent *e;
-		char path[4096];
-		while ((e = readdir(d))) {
-			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-			unlink(path);
-		}
-		closedir(d);
-	}
-	rmdir(dir);
-	free(dir);
 }
 
 static char *path_in(const char *dir, const char *name)
@@ -149,7 +119,8 @@ static void test_regtest_chain(void **state)
 	struct records rec;
 	struct chain_pos pos[REGTEST_BLOCKS];
 	records_load(&rec);
-	char *dir = tmpdir_new();
+	char dir[TU_TMPDIR_MAX];
+	tu_tmpdir(dir, "store");
 	write_chain(dir, &rec, pos);
 
 	/* One file holding exactly the input's records, positions after each prefix. */
@@ -176,7 +147,7 @@ static void test_regtest_chain(void **state)
 	expect_block(s, &pos[rec.n - 1], rec.file + rec.off[rec.n - 1], rec.size[rec.n - 1]);
 	chain_store_close(s);
 	assert_int_equal(size_of(path_in(dir, "blk00000.dat")), (off_t)(rec.len + 8 + rec.size[0]));
-	tmpdir_free(dir);
+	tu_rmtree(dir);
 
 	const char *export = getenv("PEERD_STORE_EXPORT");
 	if (export && *export)
@@ -191,7 +162,8 @@ static void test_file_boundaries(void **state)
 	struct records rec;
 	struct chain_pos pos[REGTEST_BLOCKS];
 	records_load(&rec);
-	char *dir = tmpdir_new();
+	char dir[TU_TMPDIR_MAX];
+	tu_tmpdir(dir, "store");
 	const uint32_t max = 4096;
 
 	struct chain_store *s;
@@ -241,7 +213,7 @@ static void test_file_boundaries(void **state)
 	assert_int_equal(big.pos, 8);
 	expect_block(s, &big, rec.file + rec.off[5], rec.size[5]);
 	chain_store_close(s);
-	tmpdir_free(dir);
+	tu_rmtree(dir);
 	free(rec.file);
 }
 
@@ -252,7 +224,8 @@ static void test_torn_tail(void **state)
 	struct records rec;
 	struct chain_pos pos[REGTEST_BLOCKS];
 	records_load(&rec);
-	char *dir = tmpdir_new();
+	char dir[TU_TMPDIR_MAX];
+	tu_tmpdir(dir, "store");
 	struct chain_store *s;
 	tu_assert_err(chain_store_open(&s, dir, regtest_magic()), 0);
 	for (size_t i = 0; i < 3; i++)
@@ -272,7 +245,7 @@ static void test_torn_tail(void **state)
 	for (size_t i = 0; i < 4; i++)
 		expect_block(s, &pos[i], rec.file + rec.off[i], rec.size[i]);
 	chain_store_close(s);
-	tmpdir_free(dir);
+	tu_rmtree(dir);
 	free(rec.file);
 }
 
@@ -283,7 +256,8 @@ static void test_block_errors(void **state)
 	struct records rec;
 	struct chain_pos pos[2];
 	records_load(&rec);
-	char *dir = tmpdir_new();
+	char dir[TU_TMPDIR_MAX];
+	tu_tmpdir(dir, "store");
 	struct chain_store *s;
 	tu_assert_err(chain_store_open(&s, dir, regtest_magic()), 0);
 	for (size_t i = 0; i < 2; i++)
@@ -341,7 +315,7 @@ static void test_block_errors(void **state)
 	assert_null(raw);
 
 	chain_store_close(s);
-	tmpdir_free(dir);
+	tu_rmtree(dir);
 	free(rec.file);
 }
 
@@ -796,7 +770,8 @@ static void sample_undo(struct chain_block_undo *u)
 static void test_undo_records(void **state)
 {
 	(void)state;
-	char *dir = tmpdir_new();
+	char dir[TU_TMPDIR_MAX];
+	tu_tmpdir(dir, "store");
 	struct chain_store *s;
 	struct chain_block_undo u, d;
 	struct proto_hash prev, other;
@@ -925,14 +900,15 @@ static void test_undo_records(void **state)
 	chain_block_undo_release(&empty);
 	chain_block_undo_release(&u);
 	chain_store_close(s);
-	tmpdir_free(dir);
+	tu_rmtree(dir);
 }
 
 /* Many files open at once: the descriptor cache evicts and reopens, dirty files synced first. */
 static void test_many_files(void **state)
 {
 	(void)state;
-	char *dir = tmpdir_new();
+	char dir[TU_TMPDIR_MAX];
+	tu_tmpdir(dir, "store");
 	struct chain_store *s;
 	struct chain_block_undo u, d;
 	struct proto_hash prev;
@@ -950,14 +926,15 @@ static void test_many_files(void **state)
 	tu_assert_err(chain_store_sync(s), 0);
 	chain_store_close(s);
 	chain_block_undo_release(&u);
-	tmpdir_free(dir);
+	tu_rmtree(dir);
 }
 
 /* The store's directory is created, and a path that is a file is an error. */
 static void test_open_errors(void **state)
 {
 	(void)state;
-	char *dir = tmpdir_new();
+	char dir[TU_TMPDIR_MAX];
+	tu_tmpdir(dir, "store");
 	char sub[4096];
 	snprintf(sub, sizeof(sub), "%s/a/b", dir);
 	struct chain_store *s;
@@ -974,7 +951,7 @@ static void test_open_errors(void **state)
 	tu_assert_err(chain_store_open(&s, f, regtest_magic()), CHAIN_EIO);
 	assert_null(s);
 	chain_store_close(NULL);
-	tmpdir_free(dir);
+	tu_rmtree(dir);
 }
 
 /* Core's own rev file: every record reads (checksum against the block's

@@ -530,7 +530,7 @@ static void test_socket_overlong_line(void **state)
 	struct tf *t = *state;
 	assert_int_equal(ctl_start(t->d), 0);
 	int fd = client_connect(t);
-	size_t n = 70000;
+	size_t n = CTL_MAX_LINE + 4096;
 	char *big = malloc(n);
 	assert_non_null(big);
 	memset(big, ' ', n);

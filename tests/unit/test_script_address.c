@@ -213,7 +213,133 @@ static void expect_address(const char *hex, enum proto_net net, const char *want
 		    out[0] != 'n' && *p >= 'A' && *p <= 'Z')
 			fail_msg("bech32 address %s is not lowercase", out);
 	}
+	/* and back: the address decodes to the script, in the vector's case */
+	uint8_t spk[SCRIPT_ADDRESS_SPK_MAX];
+	size_t spk_len = 0;
+	char why[SCRIPT_ADDRESS_WHY_MAX];
+	rc = script_address_decode(want, proto_params(net), spk, sizeof(spk), &spk_len, why,
+	                           sizeof(why));
+	if (rc)
+		fail_msg("address %s on %s does not decode (%d): %s", want, proto_params(net)->name,
+		         rc, why);
+	if (spk_len != len || memcmp(spk, s, len)) {
+		char *got = tu_hex(spk, spk_len);
+		fail_msg("address %s decodes to\n  %s\nexpected\n  %s", want, got, hex);
+	}
 	free(s);
+}
+
+/* An address that must not decode on net, and Core's reason for it. */
+static void expect_invalid(const char *addr, enum proto_net net, const char *reason)
+{
+	uint8_t spk[SCRIPT_ADDRESS_SPK_MAX];
+	size_t spk_len = 0;
+	char why[SCRIPT_ADDRESS_WHY_MAX];
+	int rc = script_address_decode(addr, proto_params(net), spk, sizeof(spk), &spk_len, why,
+	                               sizeof(why));
+	if (rc != SCRIPT_ADDRESS_EINVALID)
+		fail_msg("address %s on %s: got %d, expected EINVALID (%s)", addr,
+		         proto_params(net)->name, rc, reason);
+	if (reason && strcmp(why, reason))
+		fail_msg("address %s on %s:\n  reason   %s\n  expected %s", addr,
+		         proto_params(net)->name, why, reason);
+}
+
+static void test_address_decode_invalid(void **state)
+{
+	(void)state;
+	static const char *const bad_b32 =
+	    "Invalid or unsupported Segwit (Bech32) or Base58 encoding.";
+	static const char *const want_m = "Version 1+ witness address must use Bech32m checksum";
+	static const char *const want_b = "Version 0 witness address must use Bech32 checksum";
+	static const char *const padding = "Invalid padding in Bech32 data section";
+	/* BIP350's invalid addresses, with Core 29's DecodeDestination reasons */
+	expect_invalid("tc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vq5zuyut",
+	               PROTO_NET_MAIN, bad_b32);
+	expect_invalid("bc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vqh2y7hd",
+	               PROTO_NET_MAIN, want_m);
+	expect_invalid("tb1z0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vqglt7rf",
+	               PROTO_NET_TESTNET3, want_m);
+	expect_invalid("BC1S0XLXVLHEMJA6C4DQV22UAPCTQUPFHLXM9H8Z3K2E72Q4K9HCZ7VQ54WELL",
+	               PROTO_NET_MAIN, want_m);
+	expect_invalid("bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kemeawh", PROTO_NET_MAIN, want_b);
+	expect_invalid("tb1q0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vq24jc47",
+	               PROTO_NET_TESTNET3, want_b);
+	expect_invalid("bc1p38j9r5y49hruaue7wxjce0updqjuyyx0kh56v8s25huc6995vvpql3jow4",
+	               PROTO_NET_MAIN, "Invalid Base 32 character");
+	expect_invalid("BC130XLXVLHEMJA6C4DQV22UAPCTQUPFHLXM9H8Z3K2E72Q4K9HCZ7VQ7ZWS8R",
+	               PROTO_NET_MAIN, "Invalid Bech32 address witness version");
+	expect_invalid("bc1pw5dgrnzv", PROTO_NET_MAIN,
+	               "Invalid Bech32 address program size (1 byte)");
+	expect_invalid(
+	    "bc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7v8n0nx0muaewav253zgeav",
+	    PROTO_NET_MAIN, "Invalid Bech32 address program size (41 bytes)");
+	expect_invalid("BC1QR508D6QEJXTDG4Y5R3ZARVARYV98GJ9P", PROTO_NET_MAIN,
+	               "Invalid Bech32 v0 address program size (16 bytes), per BIP141");
+	expect_invalid("tb1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vq47Zagq",
+	               PROTO_NET_TESTNET3, "Invalid character or mixed case");
+	expect_invalid("bc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7v07qwwzcrf",
+	               PROTO_NET_MAIN, padding);
+	expect_invalid("tb1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vpggkg4j",
+	               PROTO_NET_TESTNET3, padding);
+	expect_invalid("bc1gmk9yu", PROTO_NET_MAIN, "Empty Bech32 data section");
+	/* BIP173's invalid addresses: still invalid under BIP350, some for new reasons */
+	expect_invalid("tc1qw508d6qejxtdg4y5r3zarvary0c5xw7kg3g4ty", PROTO_NET_MAIN, bad_b32);
+	expect_invalid("bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t5", PROTO_NET_MAIN,
+	               "Invalid Bech32 checksum");
+	expect_invalid("BC13W508D6QEJXTDG4Y5R3ZARVARY0C5XW7KN40WF2", PROTO_NET_MAIN, want_m);
+	expect_invalid("bc1rw5uspcuh", PROTO_NET_MAIN, want_m);
+	expect_invalid(
+	    "bc10w508d6qejxtdg4y5r3zarvary0c5xw7kw508d6qejxtdg4y5r3zarvary0c5xw7kw5rljs90",
+	    PROTO_NET_MAIN, NULL);
+	expect_invalid("tb1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3q0sL5k7",
+	               PROTO_NET_TESTNET3, "Invalid character or mixed case");
+	expect_invalid("bc1zw508d6qejxtdg4y5r3zarvaryvqyzf3du", PROTO_NET_MAIN, NULL);
+	expect_invalid("tb1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3pjxtptv",
+	               PROTO_NET_TESTNET3, padding);
+	/* a valid address of another network */
+	expect_invalid("bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4", PROTO_NET_REGTEST, bad_b32);
+	expect_invalid("tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx", PROTO_NET_MAIN, bad_b32);
+	expect_invalid("1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa", PROTO_NET_REGTEST,
+	               "Invalid or unsupported Base58-encoded address.");
+	expect_invalid("mpXwg4jMtRhuSpVq4xS3HFHmCmWp9NyGKt", PROTO_NET_MAIN,
+	               "Invalid or unsupported Base58-encoded address.");
+	/* base58: a typo breaks the checksum; '0' is no digit; too short */
+	expect_invalid("1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNb", PROTO_NET_MAIN,
+	               "Invalid checksum or length of Base58 address (P2PKH or P2SH)");
+	expect_invalid("1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfN0", PROTO_NET_MAIN, bad_b32);
+	expect_invalid("", PROTO_NET_MAIN,
+	               "Invalid checksum or length of Base58 address (P2PKH or P2SH)");
+	expect_invalid("bcrt1", PROTO_NET_REGTEST, "Invalid separator position");
+	expect_invalid("bcrt", PROTO_NET_REGTEST, "Missing separator");
+	/* a bech32m address of 91 characters */
+	expect_invalid("bcrt1pamhwamhwamhwamhwamhwamhwamhwamhwamhwamhwamhwamhwamhqz6nvlhqqqqqqqqqqq"
+	               "qqqqqqqqqqq",
+	               PROTO_NET_REGTEST, NULL);
+}
+
+static void test_address_decode_forms(void **state)
+{
+	(void)state;
+	uint8_t spk[SCRIPT_ADDRESS_SPK_MAX];
+	size_t len = 0;
+	/* Core's DecodeBase58 skips white space around the digits */
+	assert_int_equal(script_address_decode(" 1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa\n",
+	                                       proto_params(PROTO_NET_MAIN), spk, sizeof(spk), &len,
+	                                       NULL, 0),
+	                 0);
+	assert_int_equal(len, 25);
+	/* the scriptPubKey must fit */
+	assert_int_equal(script_address_decode("1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa",
+	                                       proto_params(PROTO_NET_MAIN), spk, 24, &len, NULL,
+	                                       0),
+	                 SCRIPT_ADDRESS_ESPACE);
+	/* an upper-case regtest address is the same address */
+	assert_int_equal(script_address_decode("BCRT1PAMHQK96EDN", proto_params(PROTO_NET_REGTEST),
+	                                       spk, sizeof(spk), &len, NULL, 0),
+	                 0);
+	assert_int_equal(len, 4);
+	assert_memory_equal(spk, "\x51\x02\xee\xee", 4);
 }
 
 static void test_address_vectors(void **state)
@@ -309,6 +435,8 @@ int main(void)
 	    cmocka_unit_test(test_asm_writer_full),
 	    cmocka_unit_test(test_address_vectors),
 	    cmocka_unit_test(test_address_none_and_space),
+	    cmocka_unit_test(test_address_decode_invalid),
+	    cmocka_unit_test(test_address_decode_forms),
 	    cmocka_unit_test(test_xonly),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,9 +1,10 @@
-/* tests/unit/testutil.c: file, hex and comparison helpers for unit tests. */
+/* tests/unit/testutil.c: file, hex, scratch-directory and comparison helpers for unit tests. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,29 @@ const char *tu_vector(const char *rel)
 	const char *dir = getenv("VECTORS");
 	snprintf(path, sizeof(path), "%s/%s", dir && *dir ? dir : PEERD_TESTDATA, rel);
 	return path;
+}
+
+void tu_tmpdir(char dir[TU_TMPDIR_MAX], const char *tag)
+{
+	int n = snprintf(dir, TU_TMPDIR_MAX, "/tmp/peerd-%s-XXXXXX", tag);
+	if (n < 0 || n >= TU_TMPDIR_MAX)
+		fail_msg("tu_tmpdir: tag '%s' too long", tag);
+	if (!mkdtemp(dir))
+		fail_msg("mkdtemp %s failed", dir);
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+void tu_rmtree(const char *dir)
+{
+	/* Depth first, so each directory is empty by the time it is removed. */
+	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
 }
 
 uint8_t *tu_read_file(const char *path, size_t *len)

@@ -17,6 +17,13 @@ uint8_t *tu_unhex(const char *hex, size_t *len);
 /** Hex of bytes into a malloc'd NUL-terminated string. */
 char *tu_hex(const uint8_t *data, size_t len);
 
+/** Room for a tu_tmpdir path. */
+#define TU_TMPDIR_MAX 64
+/** Create a fresh directory /tmp/peerd-<tag>-XXXXXX and write its path to dir; fails the test. */
+void tu_tmpdir(char dir[TU_TMPDIR_MAX], const char *tag);
+/** Remove dir and everything below it (symbolic links are removed, not followed). */
+void tu_rmtree(const char *dir);
+
 struct proto_hash;
 
 /** Assert a proto/ error code, naming both codes, the expression and the line. */

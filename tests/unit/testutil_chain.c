@@ -63,6 +63,13 @@ void tu_grind(struct proto_block_header *h, const struct proto_params *p)
 	fail_msg("no nonce found for bits %08x", h->bits);
 }
 
+void tu_assert_chain_err_impl(int got, int want, const char *what, const char *file, int line)
+{
+	if (got != want)
+		fail_msg("%s:%d: %s: got %d (%s), want %d (%s)", file, line, what, got,
+		         chain_strerror(got), want, chain_strerror(want));
+}
+
 void tu_assert_reject_impl(int rc, const struct chain_state *st, int want_result,
                            const char *want_reason, const char *file, int line)
 {

@@ -27,6 +27,11 @@ void tu_record_header(const struct tu_records *r, size_t i, struct proto_block_h
 /** Change the nonce until the header satisfies its bits (only for easy targets: regtest). */
 void tu_grind(struct proto_block_header *h, const struct proto_params *p);
 
+/** Assert a chain/ error code, naming both codes, the expression and the line. */
+#define tu_assert_chain_err(got, want)                                                             \
+	tu_assert_chain_err_impl((got), (want), #got, __FILE__, __LINE__)
+void tu_assert_chain_err_impl(int got, int want, const char *what, const char *file, int line);
+
 /** Assert a verdict: rc CHAIN_EINVALID with this result and reason. */
 #define tu_assert_reject(rc, st, want_result, want_reason)                                         \
 	tu_assert_reject_impl((rc), (st), (want_result), (want_reason), __FILE__, __LINE__)

@@ -1,0 +1,373 @@
+/*
+ * bench/bench_connect.c: connecting blocks, as Bitcoin Core's
+ * bench/connectblock.cpp measures it, and whole chains.
+ *
+ *   ConnectBlockAllEcdsa,    Core's block: 1,000 transactions, each spending all
+ *   ConnectBlockAllSchnorr,  5 outputs (1 BTC each) of the one before: P2WPKH
+ *   ConnectBlockMixed-       (ECDSA), P2TR key path (Schnorr), or 4 P2WPKH and
+ *     EcdsaSchnorr           1 P2TR. Blocks 1..101 are connected untimed (the
+ *                          spent outputs are then in the coins cache, warm);
+ *                          one op = chain_connect_block of block 102 in
+ *                          just-check mode (Core connects into a throwaway
+ *                          view: the same work). Script checks on the check
+ *                          queue with par 3: 2 workers and this thread, as
+ *                          Core's test setup. The note compares a block with
+ *                          the limit its 5,000 signatures set: 5,000 x this
+ *                          run's single-thread libsecp256k1 verify time /
+ *                          threads (and / cores, when there are fewer).
+ *   ConnectChain2000       a 2,000-block chaingen chain from block files into
+ *                          a fresh datadir (chain_open to chain_close, the
+ *                          default cache, par 0). One op = one block; the note
+ *                          has blocks/s, UTXO flushes and peak RSS.
+ *
+ * The blocks come from `peertool chaingen` (make bench writes them to
+ * $BENCH_DATA, default build/bench, before it runs this): connect_ecdsa.dat,
+ * connect_schnorr.dat, connect_mixed.dat (--blocks 102 --bench-block KIND)
+ * and chain2000.dat (--blocks 2000). A missing file fails the benchmark
+ * with the command that makes it.
+ */
+#include "bench/bench.h"
+
+#include <secp256k1.h>
+#include <secp256k1_extrakeys.h>
+#include <secp256k1_schnorrsig.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/alloc.h"
+#include "chain/chain.h"
+
+/** Rounds of each ConnectBlock benchmark: each is 5,000 signature checks. */
+#define CONNECT_ROUNDS 10
+/** Script-check threads in all for ConnectBlock*: Core's setup has 2 workers. */
+#define CONNECT_PAR 3
+/** Signatures in Core's benchmark block: 1,000 transactions of 5 inputs. */
+#define CONNECT_SIGS 5000
+/** Signatures timed single-threaded for the limit, per kind. */
+#define LIMIT_SIGS   500
+#define CHAIN_BLOCKS 2000
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static const char *data_path(const char *file)
+{
+	static char path[4096];
+	const char *dir = getenv("BENCH_DATA");
+	snprintf(path, sizeof(path), "%s/%s", dir && *dir ? dir : "build/bench", file);
+	return path;
+}
+
+/* The records of a block file, pointing into buf. */
+struct records {
+	uint8_t *buf;
+	size_t n;
+	const uint8_t *blk[CHAIN_BLOCKS + 1];
+	uint32_t len[CHAIN_BLOCKS + 1];
+};
+
+static int load_records(struct bench_ctx *ctx, const char *file, struct records *r)
+{
+	const char *path = data_path(file);
+	size_t len, off = 0;
+	if (access(path, R_OK)) {
+		bench_fail(ctx, "%s missing: make bench writes it with peertool chaingen", path);
+		return -1;
+	}
+	r->buf = bench_read_file(path, &len);
+	r->n = 0;
+	while (off + 8 <= len && r->n < CHAIN_BLOCKS + 1) {
+		uint32_t n = proto_le32(r->buf + off + 4);
+		if (proto_le32(r->buf + off) != proto_params(PROTO_NET_REGTEST)->magic ||
+		    n > len - off - 8)
+			break;
+		r->blk[r->n] = r->buf + off + 8;
+		r->len[r->n++] = n;
+		off += 8 + n;
+	}
+	if (off != len) {
+		bench_fail(ctx, "%s: not regtest block-file records", path);
+		return -1;
+	}
+	return 0;
+}
+
+static int make_dir(char dir[64])
+{
+	snprintf(dir, 64, "/tmp/peerd-bench-XXXXXX");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static void remove_dir(const char *dir)
+{
+	char cmd[96];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "bench: could not remove %s\n", dir);
+}
+
+/* Submit records [0, n); 0 or -1 after bench_fail. */
+static int submit_records(struct bench_ctx *ctx, struct chain *c, const struct records *r, size_t n)
+{
+	struct proto_block b;
+	int rc = 0;
+	proto_block_init(&b);
+	for (size_t i = 0; i < n && !rc; i++) {
+		enum chain_submit res;
+		struct chain_state st;
+		chain_state_clear(&st);
+		if (proto_block_decode(r->blk[i], r->len[i], &b, NULL) ||
+		    chain_submit_block(c, r->blk[i], r->len[i], &b, &res, &st) ||
+		    (res != CHAIN_SUBMIT_ACCEPTED && res != CHAIN_SUBMIT_DUPLICATE)) {
+			bench_fail(ctx, "block %zu not accepted: %s", i + 1, st.reason);
+			rc = -1;
+		}
+	}
+	proto_block_release(&b);
+	return rc;
+}
+
+/* ---- the limit: single-thread libsecp256k1 verification ------------------------ */
+
+static struct {
+	int ready;
+	secp256k1_context *ctx;
+	secp256k1_pubkey pub[LIMIT_SIGS];
+	secp256k1_ecdsa_signature sig[LIMIT_SIGS];
+	secp256k1_xonly_pubkey xpub[LIMIT_SIGS];
+	uint8_t schnorr[LIMIT_SIGS][64];
+	uint8_t msg[LIMIT_SIGS][32];
+} lim;
+
+static int limit_setup(void)
+{
+	if (lim.ready)
+		return 0;
+	lim.ctx = secp256k1_context_create(SECP256K1_CONTEXT_NONE);
+	if (!lim.ctx)
+		return -1;
+	for (size_t i = 0; i < LIMIT_SIGS; i++) {
+		uint8_t key[32];
+		secp256k1_keypair kp;
+		/* Deterministic keys and messages: a tagged hash of the index. */
+		proto_tagged_hash("peerd/bench/key", &i, sizeof(i), key);
+		proto_tagged_hash("peerd/bench/msg", &i, sizeof(i), lim.msg[i]);
+		if (!secp256k1_ec_pubkey_create(lim.ctx, &lim.pub[i], key) ||
+		    !secp256k1_ecdsa_sign(lim.ctx, &lim.sig[i], lim.msg[i], key, NULL, NULL) ||
+		    !secp256k1_keypair_create(lim.ctx, &kp, key) ||
+		    !secp256k1_keypair_xonly_pub(lim.ctx, &lim.xpub[i], NULL, &kp) ||
+		    !secp256k1_schnorrsig_sign32(lim.ctx, lim.schnorr[i], lim.msg[i], &kp, NULL))
+			return -1;
+	}
+	lim.ready = 1;
+	return 0;
+}
+
+/* Nanoseconds per verification on this thread, best of three passes. */
+static double verify_ns(struct bench_ctx *ctx, bool schnorr)
+{
+	uint64_t best = UINT64_MAX;
+	for (int pass = 0; pass < 3; pass++) {
+		uint64_t t0 = now_ns();
+		for (size_t i = 0; i < LIMIT_SIGS; i++) {
+			int ok = schnorr ? secp256k1_schnorrsig_verify(lim.ctx, lim.schnorr[i],
+			                                               lim.msg[i], 32, &lim.xpub[i])
+			                 : secp256k1_ecdsa_verify(lim.ctx, &lim.sig[i], lim.msg[i],
+			                                          &lim.pub[i]);
+			if (!ok)
+				bench_fail(ctx, "signature %zu does not verify", i);
+		}
+		uint64_t t = now_ns() - t0;
+		best = t < best ? t : best;
+	}
+	return (double)best / LIMIT_SIGS;
+}
+
+/* ---- ConnectBlock* ------------------------------------------------------------ */
+
+static void connect_block_bench(struct bench_ctx *ctx, size_t n, const char *file,
+                                unsigned n_schnorr)
+{
+	const struct proto_params *p = proto_params(PROTO_NET_REGTEST);
+	struct records *r = xcalloc(1, sizeof(*r));
+	struct chain *c = NULL;
+	struct chain_checker *ck = NULL;
+	struct proto_block b;
+	struct chain_state st;
+	char dir[64] = "";
+	proto_block_init(&b);
+	chain_state_clear(&st);
+	if (!r || load_records(ctx, file, r))
+		goto out;
+	if (limit_setup()) {
+		bench_fail(ctx, "secp256k1 setup failed");
+		goto out;
+	}
+	struct chain_config cfg = {.params = p, .par = 1};
+	if (make_dir(dir) || (cfg.dir = dir, chain_open(&c, &cfg)) ||
+	    chain_checker_new(&ck, CONNECT_PAR)) {
+		bench_fail(ctx, "cannot set up a chain in %s", dir);
+		goto out;
+	}
+	if (submit_records(ctx, c, r, r->n - 1))
+		goto out;
+	/* Block 102, checked once as Core's ConnectBlock does (its CheckBlock
+	 * result is cached on the block): the timed part is ConnectBlock. */
+	size_t last = r->n - 1;
+	struct chain_node node = {.prev = chain_tip(c), .height = chain_height(c) + 1};
+	if (proto_block_decode(r->blk[last], r->len[last], &b, NULL) ||
+	    chain_check_block(&b, p, true, true, &st)) {
+		bench_fail(ctx, "the benchmark block does not pass CheckBlock: %s", st.reason);
+		goto out;
+	}
+	proto_block_header_hash(&b.hdr, &node.hash);
+	node.version = b.hdr.version;
+	node.time = b.hdr.time;
+	node.bits = b.hdr.bits;
+	struct chain_connect_info info;
+	/* One untimed round: starts the workers and sizes the buffers. */
+	if (chain_connect_block(chain_get_coins(c), ck, &b, &node, p, true, NULL, &info, &st)) {
+		bench_fail(ctx, "ConnectBlock failed: %s (%s)", st.reason, st.debug);
+		goto out;
+	}
+	if (info.jobs != CONNECT_SIGS)
+		bench_fail(ctx, "%u script checks, not %u", info.jobs, CONNECT_SIGS);
+	unsigned threads = chain_checker_workers(ck) + 1;
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t best = UINT64_MAX;
+	bench_reset(ctx);
+	uint64_t t_start = now_ns();
+	for (size_t i = 0; i < n; i++) {
+		uint64_t t0 = now_ns();
+		if (chain_connect_block(chain_get_coins(c), ck, &b, &node, p, true, NULL, &info,
+		                        &st))
+			bench_fail(ctx, "ConnectBlock failed: %s", st.reason);
+		uint64_t t = now_ns() - t0;
+		best = t < best ? t : best;
+	}
+	bench_stop(ctx);
+	double mean = (double)(now_ns() - t_start) / (double)n;
+	/* The limit after the runs too: a quiet moment flatters the limit, not us. */
+	double e = verify_ns(ctx, false), s = verify_ns(ctx, true);
+	double sigs = (double)(CONNECT_SIGS - n_schnorr) * e + (double)n_schnorr * s;
+	unsigned usable = cores > 0 && (unsigned)cores < threads ? (unsigned)cores : threads;
+	bench_note(ctx,
+	           "single-thread verify %.1f us ECDSA, %.1f us Schnorr; %u sigs; limit "
+	           "(%u threads) %.2f ms/block, mean %.2f ms = efficiency %.1f%% (best "
+	           "%.1f%%); on %u cores limit %.2f ms = %.1f%%",
+	           e / 1e3, s / 1e3, CONNECT_SIGS, threads, sigs / threads / 1e6, mean / 1e6,
+	           100.0 * sigs / threads / mean, 100.0 * sigs / threads / (double)best, usable,
+	           sigs / usable / 1e6, 100.0 * sigs / usable / mean);
+out:
+	proto_block_release(&b);
+	chain_checker_free(ck);
+	if (c && chain_close(c))
+		bench_fail(ctx, "chain_close failed");
+	if (dir[0])
+		remove_dir(dir);
+	if (r)
+		xfree(r->buf);
+	xfree(r);
+}
+
+BENCH_N(ConnectBlockAllEcdsa, CONNECT_ROUNDS)
+{
+	connect_block_bench(ctx, n, "connect_ecdsa.dat", 0);
+}
+
+BENCH_N(ConnectBlockAllSchnorr, CONNECT_ROUNDS)
+{
+	connect_block_bench(ctx, n, "connect_schnorr.dat", CONNECT_SIGS);
+}
+
+BENCH_N(ConnectBlockMixedEcdsaSchnorr, CONNECT_ROUNDS)
+{
+	/* Core's mix: 4 P2WPKH and 1 P2TR output per transaction. */
+	connect_block_bench(ctx, n, "connect_mixed.dat", CONNECT_SIGS / 5);
+}
+
+/* ---- ConnectChain2000 --------------------------------------------------------- */
+
+/* The process's peak resident set in KiB (VmHWM), or -1. */
+static long peak_rss_kib(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kib = -1;
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "VmHWM:", 6))
+			kib = strtol(line + 6, NULL, 10);
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+/* Start a new peak at the current size (Linux: clear_refs 5). */
+static void reset_peak_rss(void)
+{
+	FILE *f = fopen("/proc/self/clear_refs", "w");
+	if (f) {
+		fputs("5", f);
+		fclose(f);
+	}
+}
+
+BENCH_N(ConnectChain2000, CHAIN_BLOCKS)
+{
+	struct records *r = xcalloc(1, sizeof(*r));
+	struct chain *c = NULL;
+	char dir[64] = "";
+	if (!r || load_records(ctx, "chain2000.dat", r))
+		goto out;
+	if (r->n != CHAIN_BLOCKS || n != CHAIN_BLOCKS) {
+		bench_fail(ctx, "chain2000.dat has %zu blocks, not %d", r->n, CHAIN_BLOCKS);
+		goto out;
+	}
+	struct chain_config cfg = {.params = proto_params(PROTO_NET_REGTEST)};
+	if (make_dir(dir)) {
+		bench_fail(ctx, "cannot make a directory");
+		goto out;
+	}
+	cfg.dir = dir;
+	reset_peak_rss();
+	long rss0 = peak_rss_kib();
+	bench_reset(ctx);
+	uint64_t t0 = now_ns();
+	if (chain_open(&c, &cfg)) {
+		bench_fail(ctx, "chain_open failed");
+		goto out;
+	}
+	int bad = submit_records(ctx, c, r, r->n);
+	struct chain_stats cs;
+	chain_get_stats(c, &cs);
+	int err = chain_close(c);
+	c = NULL;
+	bench_stop(ctx);
+	double secs = (double)(now_ns() - t0) / 1e9;
+	long rss1 = peak_rss_kib();
+	if (bad || err || cs.blocks_connected != CHAIN_BLOCKS) {
+		bench_fail(ctx, "connected %llu blocks", (unsigned long long)cs.blocks_connected);
+		goto out;
+	}
+	bench_note(ctx,
+	           "%d blocks in %.2f s = %.0f blocks/s (open to close, default dbcache, "
+	           "par 0); %llu UTXO flushes before close (chain_open's included), 1 at "
+	           "close; peak RSS %.1f MiB (%.1f MiB before the chain opened)",
+	           CHAIN_BLOCKS, secs, CHAIN_BLOCKS / secs, (unsigned long long)cs.flushes,
+	           (double)rss1 / 1024.0, (double)rss0 / 1024.0);
+out:
+	if (c && chain_close(c))
+		bench_fail(ctx, "chain_close failed");
+	if (dir[0])
+		remove_dir(dir);
+	if (r)
+		xfree(r->buf);
+	xfree(r);
+}

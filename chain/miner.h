@@ -1,0 +1,129 @@
+/**
+ * chain/miner.h: making blocks as Bitcoin Core's miner makes them
+ * (node/miner.cpp's BlockAssembler and rpc/mining.cpp's GenerateBlock):
+ * the coinbase, the BIP141 witness commitment, the proof-of-work grind,
+ * and a whole block on the active tip, checked as Core's
+ * TestBlockValidity and submitted through chain_submit_block.
+ *
+ * Part of chain/chain.h: include that, not this file.
+ *
+ * The first three are pure (any thread, on data the caller owns);
+ * peertool's chain generator uses them too, so there is one coinbase
+ * and one grind in the tree. chain_mine is the chain's thread's.
+ */
+#ifndef PEERD_CHAIN_MINER_H
+#define PEERD_CHAIN_MINER_H
+
+#ifndef PEERD_CHAIN_PARTS
+#error "include chain/chain.h, not chain/miner.h"
+#endif
+
+/** Block version Core's miner sets with no deployment signalling (VERSIONBITS_TOP_BITS). */
+#define CHAIN_MINER_BLOCK_VERSION 0x20000000
+/** Coinbase version: Core's CTransaction::CURRENT_VERSION. */
+#define CHAIN_MINER_COINBASE_VERSION 2
+/** Nonces tried before giving up (Core's DEFAULT_MAX_TRIES). */
+#define CHAIN_MINER_MAX_TRIES 1000000u
+/** The commitment output's script: OP_RETURN, a 36-byte push of aa21a9ed and a hash. */
+#define CHAIN_WITNESS_COMMITMENT_SIZE 38u
+
+/**
+ * Core's GenerateCoinbaseCommitment script for a block whose witness
+ * merkle root (the wtxids, the coinbase's counted as zero: BIP141) is
+ * `witness_root`: OP_RETURN, a 36-byte push of aa21a9ed and
+ * SHA256d(witness_root || 32 zero bytes), the zero bytes being the
+ * coinbase's witness nonce.
+ */
+void chain_miner_commitment(const struct proto_hash *witness_root,
+                            uint8_t out[CHAIN_WITNESS_COMMITMENT_SIZE]);
+
+/** What a coinbase says. */
+struct chain_coinbase {
+	int32_t height;            /**< of the block; >= 0 */
+	const uint8_t *spk;        /**< the reward's scriptPubKey */
+	uint32_t spk_len;          /**< its length */
+	int64_t value;             /**< satoshis: subsidy plus whatever fees are claimed */
+	const uint8_t *commitment; /**< CHAIN_WITNESS_COMMITMENT_SIZE bytes, or NULL: none */
+};
+
+/**
+ * Append Core's miner coinbase to w: version 2; one input spending the null
+ * outpoint with scriptSig `CScript() << height << OP_0` (the BIP34 push,
+ * then the extra-nonce slot, which also keeps heights 1..16 at the two
+ * bytes bad-cb-length wants) and sequence 0xffffffff; the reward output;
+ * with a commitment, the commitment output and the 32-byte zero witness
+ * nonce as the input's witness. Lock time 0. Errors in w->err.
+ */
+void chain_miner_coinbase(const struct chain_coinbase *cb, struct proto_writer *w);
+
+/** How a grind ended. */
+enum chain_grind {
+	CHAIN_GRIND_FOUND = 0,   /**< h->nonce meets the target */
+	CHAIN_GRIND_NO_TRIES,    /**< *max_tries reached 0 first */
+	CHAIN_GRIND_WRAPPED,     /**< the nonce reached 0xffffffff: a new template is needed */
+	CHAIN_GRIND_INTERRUPTED, /**< *interrupt was set */
+};
+
+/**
+ * Core's GenerateBlock loop: from h->nonce, step the nonce until the
+ * header's hash meets h->bits, taking one from *max_tries per step (the
+ * budget is shared by every block of one generatetoaddress, as Core's).
+ * A budget of k tests k nonces; a nonce that meets the target costs
+ * nothing. *hash gets the last hash computed. `interrupt` (may be NULL),
+ * when another thread sets it, stops the grind (Core's m_interrupt).
+ */
+enum chain_grind chain_miner_grind(struct proto_block_header *h, const struct proto_hash *pow_limit,
+                                   uint64_t *max_tries, const _Atomic bool *interrupt,
+                                   struct proto_hash *hash);
+
+/** One transaction for chain_mine, serialized (witness form or not). Borrowed. */
+struct chain_mine_tx {
+	const uint8_t *raw;
+	size_t len;
+};
+
+/** What to mine. */
+struct chain_mine_args {
+	const uint8_t *spk; /**< the reward's scriptPubKey */
+	uint32_t spk_len;
+	const struct chain_mine_tx *txs; /**< after the coinbase, in this order; may be NULL */
+	size_t n_txs;
+	bool submit;                   /**< hand the block to chain_submit_block */
+	const _Atomic bool *interrupt; /**< may be NULL: see chain_miner_grind */
+};
+
+/** A block chain_mine made. */
+struct chain_mined {
+	uint8_t *raw; /**< the block's bytes, xmalloc'd: chain_mined_release frees */
+	size_t len;
+	struct proto_hash hash;
+	int32_t height;
+	int64_t fees;                /**< claimed by the coinbase */
+	enum chain_submit submitted; /**< with args->submit: what chain_submit_block said */
+};
+
+/** Free a chain_mined's bytes; it is then empty. */
+void chain_mined_release(struct chain_mined *m);
+
+/**
+ * Make a block on the active tip as Core's CreateNewBlock and
+ * GenerateBlock: version 0x20000000; time max(MTP(tip) + 1, now) (and, on
+ * BIP94 networks, at a retarget no more than 600 s before the tip);
+ * bits from chain_next_work_required; the coinbase above paying subsidy
+ * plus the fees of a->txs, which are found by connecting the block
+ * against the coins without changing them (Core's TestBlockValidity:
+ * contextual header checks, CheckBlock without proof of work,
+ * ContextualCheckBlock, ConnectBlock); the commitment when segwit is
+ * active at the height. Then the grind, and with a->submit
+ * chain_submit_block, whose verdict is out->submitted.
+ *
+ * 0: a block in *out. CHAIN_EINVALID: the block breaks a rule before any
+ * grinding (a bad transaction; st has Core's reason and debug message).
+ * CHAIN_ENOTFOUND: no block: *max_tries ran out (it is 0), the grind was
+ * interrupted, or the nonce space ran out (call again for a new
+ * template, as Core's loop does). CHAIN_EARG: a transaction does not decode. Else a fatal error.
+ */
+CHAIN_WUR int chain_mine(struct chain *c, const struct chain_mine_args *a, uint64_t *max_tries,
+                         struct chain_mined *out, struct chain_state *st);
+
+#endif
