@@ -138,8 +138,7 @@ static int add_candidate_fn(struct chain_node *n, void *arg)
 	return 0;
 }
 
-/* Rebuild the candidate set from the whole index (after marks were cleared). */
-static int rebuild_candidates(struct chain *c)
+int chain_rebuild_candidates(struct chain *c)
 {
 	c->candidates.n = 0;
 	return chain_index_foreach(c->idx, add_candidate_fn, c);
@@ -386,7 +385,7 @@ int chain_invalidate(struct chain *c, struct chain_node *n, struct chain_state *
 	}
 	chain_mark_invalid(c, n);
 	/* Everything with at least the new tip's work may be the best again. */
-	if ((err = rebuild_candidates(c)))
+	if ((err = chain_rebuild_candidates(c)))
 		return err;
 	return chain_activate(c, NULL, NULL, NULL);
 }
@@ -413,7 +412,7 @@ int chain_reconsider(struct chain *c, struct chain_node *n, struct chain_state *
 	(void)st;
 	(void)chain_index_foreach(c->idx, clear_marks, n);
 	chain_index_recompute_best(c->idx);
-	int err = rebuild_candidates(c);
+	int err = chain_rebuild_candidates(c);
 	if (err)
 		return err;
 	return chain_activate(c, NULL, NULL, NULL);

@@ -149,20 +149,10 @@ static int load_index(struct chain *c)
 	if (la.n)
 		qsort(la.v, la.n, sizeof(*la.v), by_height);
 	for (size_t i = 0; i < la.n; i++) {
-		struct chain_node *n = chain_index_find(c->idx, &la.v[i].node.hash);
-		if (n && !n->prev) {
-			/* genesis: the index made it; take what the record knows */
-			n->status = la.v[i].node.status;
-			n->file = la.v[i].node.file;
-			n->data_pos = la.v[i].node.data_pos;
-			n->undo_pos = la.v[i].node.undo_pos;
-			n->n_tx = la.v[i].node.n_tx;
-			n->seq = la.v[i].node.seq;
-		} else if ((err = chain_index_insert_loaded(c->idx, &la.v[i].node, &la.v[i].prev,
-		                                            &n))) {
+		/* Genesis's record updates the node chain_index_new made. */
+		struct chain_node *n;
+		if ((err = chain_index_insert_loaded(c->idx, &la.v[i].node, &la.v[i].prev, &n)))
 			goto out;
-		}
-		n->dirty = false;
 		if (n->seq >= c->next_seq)
 			c->next_seq = n->seq + 1;
 		if (n->status & CHAIN_HAVE_DATA) {
@@ -278,15 +268,6 @@ static int load_active(struct chain *c)
 	return 0;
 }
 
-static int add_candidate(struct chain_node *n, void *arg)
-{
-	struct chain *c = arg;
-	if (n->linked && !chain_node_failed(n) &&
-	    chain_work_cmp(&n->work, &chain_tip(c)->work) >= 0)
-		return chain_nodes_push(&c->candidates, n);
-	return 0;
-}
-
 /* Everything a chain holds, in reverse order of chain_open; no flush. */
 static void free_chain(struct chain *c)
 {
@@ -338,7 +319,7 @@ int chain_open(struct chain **out, const struct chain_config *cfg)
 		goto fail;
 	/* Blocks written after the last flush (a crash): read them again. */
 	if ((err = chain_store_scan(c->store, &c->flushed_end, replay_one, c)) ||
-	    (err = store_genesis(c)) || (err = chain_index_foreach(c->idx, add_candidate, c)) ||
+	    (err = store_genesis(c)) || (err = chain_rebuild_candidates(c)) ||
 	    (err = chain_activate(c, NULL, NULL, NULL)) || (err = flush(c, false)))
 		goto fail;
 	if (c->stats.replayed)

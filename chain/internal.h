@@ -155,6 +155,12 @@ CHAIN_WUR int chain_accept_block(struct chain *c, const uint8_t *raw, size_t len
  */
 CHAIN_WUR int chain_activate(struct chain *c, const struct chain_node *watch, bool *watch_found,
                              struct chain_state *watch_st);
+/**
+ * Rebuild the candidate set from the whole index: every linked block not
+ * marked failed with at least the tip's work (at open, and after marks
+ * were set or cleared).
+ */
+CHAIN_WUR int chain_rebuild_candidates(struct chain *c);
 /** Mark n failed and every descendant failed-child; drop them from candidates. */
 void chain_mark_invalid(struct chain *c, struct chain_node *n);
 /** Flush if the coins cache is over budget or the interval passed. */
