@@ -518,36 +518,34 @@ static void m_gettxoutsetinfo(struct chain *c, const struct ctl_chain_ctx *x, js
 
 /* ---- invalidate / reconsider ---------------------------------------------- */
 
-static void m_invalidateblock(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
-                              struct ctl_result *res)
+/* invalidateblock and reconsiderblock: a block hash in, null or the error out. */
+static void mark_block(struct chain *c, json_t *args, struct ctl_result *res,
+                       int (*mark)(struct chain *, struct chain_node *, struct chain_state *))
 {
-	(void)x;
 	struct chain_node *n = param_block(c, arg(args, 0), res);
 	if (!n)
 		return;
 	struct chain_state st;
 	chain_state_clear(&st);
-	int err = chain_invalidate(c, n, &st);
+	int err = mark(c, n, &st);
 	if (err)
 		fail(res, CTL_DATABASE_ERROR, "%s", st.reason[0] ? st.reason : chain_strerror(err));
 	else
 		ok(res, json_null());
 }
 
+static void m_invalidateblock(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                              struct ctl_result *res)
+{
+	(void)x;
+	mark_block(c, args, res, chain_invalidate);
+}
+
 static void m_reconsiderblock(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                               struct ctl_result *res)
 {
 	(void)x;
-	struct chain_node *n = param_block(c, arg(args, 0), res);
-	if (!n)
-		return;
-	struct chain_state st;
-	chain_state_clear(&st);
-	int err = chain_reconsider(c, n, &st);
-	if (err)
-		fail(res, CTL_DATABASE_ERROR, "%s", st.reason[0] ? st.reason : chain_strerror(err));
-	else
-		ok(res, json_null());
+	mark_block(c, args, res, chain_reconsider);
 }
 
 /* ---- submitblock ------------------------------------------------------------ */
