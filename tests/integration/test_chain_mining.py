@@ -45,7 +45,7 @@ from bitcoin.core.script import (
 from bitcoin.wallet import CKey, P2PKHBitcoinAddress, P2SHBitcoinAddress, P2WPKHBitcoinAddress
 
 import bitcoind
-from conftest import RpcError
+from conftest import RpcError, sha256d
 from test_peertool import descsum
 
 GENESIS = "0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206"
@@ -53,10 +53,6 @@ GENESIS = "0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206"
 TAPROOT = "bcrt1pamhwamhwamhwamhwamhwamhwamhwamhwamhwamhwamhwamhwamhqz6nvlh"
 SHORT_V1 = "bcrt1pamhqk96edn"
 COIN = 100_000_000
-
-
-def sha256d(b):
-    return hashlib.sha256(hashlib.sha256(b).digest()).digest()
 
 
 KEY = CKey(hashlib.sha256(b"peerd-miner-test").digest())

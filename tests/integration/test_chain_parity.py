@@ -42,7 +42,7 @@ from bitcoin.core import COIN, COutPoint, CMutableTransaction, CMutableTxIn, CTx
 from bitcoin.core.script import CScript, OP_CHECKMULTISIG, OP_CHECKSIG, OP_TRUE
 
 import bitcoind
-from conftest import BUILD, PeerClosed, Peerd, RpcError as CtlError
+from conftest import BUILD, PeerClosed, Peerd, RpcError as CtlError, sha256d, ser_compact as compact
 
 pytestmark = pytest.mark.interop
 
@@ -55,20 +55,6 @@ TRACE = bool(os.environ.get("PARITY_TRACE"))
 
 
 # ---- hashing and serialisation, by hand ------------------------------------
-
-def sha256d(b):
-    return hashlib.sha256(hashlib.sha256(b).digest()).digest()
-
-
-def compact(n):
-    if n < 0xFD:
-        return bytes([n])
-    if n <= 0xFFFF:
-        return b"\xfd" + struct.pack("<H", n)
-    if n <= 0xFFFFFFFF:
-        return b"\xfe" + struct.pack("<I", n)
-    return b"\xff" + struct.pack("<Q", n)
-
 
 def tx_bytes(tx, witness=True):
     return tx.serialize({"include_witness": witness})

@@ -37,6 +37,7 @@ from bitcoin.core.script import (
     SignatureHash,
 )
 from bitcoin.wallet import CKey
+from conftest import sha256d
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # $BUILD may be relative to the checkout (make passes "build").
@@ -447,10 +448,6 @@ def test_verify_block_genesis_chain_par1_par2(tmp_path):
     # Block 3 spends both outputs of block 2's second transaction.
     r = peertool("verify-block", "--prevouts", empty, "--par", 1, str(tmp_path / "block3.raw"))
     assert r.returncode == 1 and b"missing prevout 29c25cf0" in r.stderr
-
-
-def sha256d(b):
-    return hashlib.sha256(hashlib.sha256(b).digest()).digest()
 
 
 def merkle(leaves):
