@@ -72,6 +72,18 @@ enum chain_result {
 	CHAIN_RESULT_MISSING_PREV,   /**< the previous block is unknown */
 	CHAIN_RESULT_INVALID_PREV,   /**< the previous block is invalid */
 	CHAIN_RESULT_TIME_FUTURE,    /**< more than 2 hours in the future */
+	/* Transactions (Core's TxValidationResult); CONSENSUS above serves both. */
+	CHAIN_RESULT_TX_INPUTS_NOT_STANDARD, /**< spends an input in a non-standard way */
+	CHAIN_RESULT_TX_NOT_STANDARD,        /**< breaks a standardness rule */
+	CHAIN_RESULT_TX_MISSING_INPUTS,      /**< an input is unknown: maybe an orphan */
+	CHAIN_RESULT_TX_PREMATURE_SPEND,     /**< non-final, or spends an immature coinbase */
+	CHAIN_RESULT_TX_WITNESS_MUTATED,     /**< witness invalid, maybe third-party malleated */
+	CHAIN_RESULT_TX_WITNESS_STRIPPED,    /**< witness missing where one is needed */
+	CHAIN_RESULT_TX_CONFLICT,            /**< spends what the chain or mempool spent */
+	CHAIN_RESULT_TX_MEMPOOL_POLICY,      /**< mempool limits or fees (not a peer's fault) */
+	CHAIN_RESULT_TX_NO_MEMPOOL,          /**< no mempool to accept into */
+	CHAIN_RESULT_TX_RECONSIDERABLE,      /**< fee too low alone; may pass in a package */
+	CHAIN_RESULT_TX_UNKNOWN,             /**< accepted already, or another reason to ignore */
 };
 
 /**
