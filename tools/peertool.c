@@ -4,11 +4,15 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/opt.h"
+#include "base/version.h"
 #include "proto/proto.h"
 
 /* Inputs are transactions, blocks or messages: bounded by the largest
@@ -19,22 +23,23 @@ struct subcommand {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *usage;
-	void (*help)(FILE *out); /* `peertool help NAME`; NULL: the usage line */
+	void (*help)(FILE *out); /* `peertool help NAME` and NAME --help */
 };
 
 static const struct subcommand subcommands[] = {
     {"decode-tx", peertool_decode_tx,
-     "decode-tx [--hex] [--chain NAME] FILE|-\n"
+     "decode-tx [--hex] [--chain NAME] FILE|HEX|-\n"
      "                                print a transaction as JSON (decoderawtransaction shape)",
-     NULL},
+     peertool_decode_tx_help},
     {"decode-block", peertool_decode_block,
-     "decode-block [--hex] [--chain NAME] FILE|-\n"
-     "                                print a block as JSON (getblock HASH 2 shape)",
-     NULL},
+     "decode-block [--hex] [--chain NAME] FILE|HEX|-\n"
+     "                                print a block, or each record of a block file, as JSON\n"
+     "                                (getblock HASH 2 shape)",
+     peertool_decode_block_help},
     {"decode-msg", peertool_decode_msg,
-     "decode-msg [--hex] [--chain NAME] FILE|-\n"
-     "                                print a framed P2P message as JSON",
-     NULL},
+     "decode-msg [--hex] [--chain NAME] FILE|HEX|-\n"
+     "                                print framed P2P messages as JSON",
+     peertool_decode_msg_help},
     {"verify-tx", peertool_verify_tx,
      "verify-tx --prevouts FILE [--flags LIST] TX\n"
      "                                verify every input's script",
@@ -60,16 +65,23 @@ static const struct subcommand subcommands[] = {
 
 static void usage(FILE *out)
 {
-	fprintf(out, "Usage: peertool COMMAND [ARGS...]\n\n"
-	             "Offline tools for Bitcoin P2P data. FILE may be '-' for stdin.\n\n"
-	             "Commands (peertool help COMMAND for more):\n");
+	fprintf(out, "Usage: peertool COMMAND [OPTIONS] [ARGS...]\n"
+	             "       peertool help COMMAND | -help | -version\n\n"
+	             "Offline tools for Bitcoin P2P data. FILE may be '-' for stdin; a\n"
+	             "transaction, block or message may also be given as hex, on the command\n"
+	             "line or in a file.\n\n"
+	             "Commands (peertool help COMMAND, or COMMAND --help, for more):\n");
 	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
 		fprintf(out, "  %s\n", subcommands[i].usage);
 	fprintf(out,
 	        "\n--chain (main, test, testnet4, signet, regtest; default main, or the\n"
 	        "frame's network for decode-msg) picks the network of addresses, and for\n"
 	        "verify-block the heights its soft forks activated at.\n"
-	        "Errors print one line naming the problem and the byte offset; exit code 1.\n");
+	        "Options take -key=value, --key=value or --key value, in any order.\n\n"
+	        "Exit codes: 0 success; 1 bad input or a failed check (one line on stderr\n"
+	        "naming the problem and the byte offset); 2 usage error.\n\n"
+	        "Example:\n"
+	        "  peertool decode-block --chain regtest blk00000.dat\n");
 }
 
 void peertool_error(const char *cmd, const char *fmt, ...)
@@ -138,38 +150,97 @@ fail:
 	return NULL;
 }
 
-uint8_t *peertool_read_input(const char *cmd, const char *path, int hex, size_t *len)
+int peertool_chain_arg(const struct base_opt_cmd *c, const char *val,
+                       const struct proto_params **out)
 {
-	size_t n = 0;
-	uint8_t *buf = read_all(cmd, path, &n);
-	if (!buf || !hex) {
-		*len = n;
-		return buf;
+	char low[16];
+	size_t n = strlen(val);
+	if (n < sizeof(low)) {
+		for (size_t i = 0; i <= n; i++)
+			low[i] = (char)tolower((unsigned char)val[i]);
+		*out = proto_params_by_name(!strcmp(low, "testnet3") ? "test" : low);
+		if (*out)
+			return 0;
 	}
-	/* Decode in place: squeeze out whitespace, then hex pairs. */
-	size_t k = 0;
+	return base_opt_usage_error(c, "unknown chain '%s' (main, test, testnet4, signet, regtest)",
+	                            val);
+}
+
+/* Whether s is non-empty, even-length hex: a transaction or block typed in. */
+static bool is_hex_arg(const char *s)
+{
+	size_t n = strlen(s);
+	for (size_t i = 0; i < n; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return false;
+	return n > 0 && n % 2 == 0;
+}
+
+/* Squeeze whitespace out of buf[0..n) and decode the hex in place: 0 with
+ * *out_len, or -1 after an error (when `strict`) or when it is not hex. */
+static int hex_in_place(const char *cmd, const char *what, uint8_t *buf, size_t n, bool strict,
+                        size_t *out_len)
+{
+	size_t k = 0, bad;
+	/* Look before changing anything: a file that is not hex stays raw. */
+	for (bad = 0; bad < n; bad++)
+		if (!isxdigit(buf[bad]) && !isspace(buf[bad]))
+			break;
+	if (bad < n && !strict)
+		return -1;
+	if (bad < n) {
+		peertool_error(cmd, "%s: invalid hex character at offset %zu", what, bad);
+		return -1;
+	}
 	for (size_t i = 0; i < n; i++)
 		if (!isspace(buf[i]))
 			buf[k++] = buf[i];
-	/* Find a bad character first: decoding in place overwrites the text. */
-	size_t bad = 0;
-	while (bad < k && isxdigit(buf[bad]))
-		bad++;
+	if (k == 0 && !strict)
+		return -1;
+	if (k % 2) {
+		peertool_error(cmd, "%s: hex input has odd length %zu", what, k);
+		return -2;
+	}
+	if (proto_hex_decode((const char *)buf, k, buf, k, out_len)) {
+		peertool_error(cmd, "%s: invalid hex input", what);
+		return -2;
+	}
+	return 0;
+}
+
+uint8_t *peertool_read_input(const char *cmd, const char *path, int hex, size_t *len)
+{
+	size_t n = 0;
+	uint8_t *buf = NULL;
+	const char *what = strcmp(path, "-") ? path : "stdin";
+	if (strcmp(path, "-") && is_hex_arg(path) && access(path, F_OK) != 0) {
+		/* Hex on the command line, as bitcoin-cli decoderawtransaction HEX. */
+		n = strlen(path);
+		if (n > PEERTOOL_MAX_INPUT) {
+			peertool_error(cmd, "hex argument longer than %zu characters",
+			               (size_t)PEERTOOL_MAX_INPUT);
+			return NULL;
+		}
+		buf = xmalloc(n ? n : 1);
+		if (!buf) {
+			peertool_error(cmd, "out of memory");
+			return NULL;
+		}
+		memcpy(buf, path, n);
+		what = "argument";
+		hex = 1;
+	} else if (!(buf = read_all(cmd, path, &n))) {
+		return NULL;
+	}
 	size_t out_len;
-	if (bad < k || k % 2) {
-		if (bad < k)
-			peertool_error(cmd, "invalid hex character at offset %zu", bad);
-		else
-			peertool_error(cmd, "hex input has odd length %zu", k);
+	int r = hex_in_place(cmd, what, buf, n, hex, &out_len);
+	if (r == 0) {
+		n = out_len;
+	} else if (r == -2 || hex) {
 		xfree(buf);
 		return NULL;
 	}
-	if (proto_hex_decode((const char *)buf, k, buf, k, &out_len)) {
-		peertool_error(cmd, "invalid hex input");
-		xfree(buf);
-		return NULL;
-	}
-	*len = out_len;
+	*len = n;
 	return buf;
 }
 
@@ -183,18 +254,18 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++) {
 			if (strcmp(argv[2], subcommands[i].name))
 				continue;
-			if (subcommands[i].help)
-				subcommands[i].help(stdout);
-			else
-				printf("usage: peertool %s\n", subcommands[i].usage);
+			subcommands[i].help(stdout);
 			return 0;
 		}
 		fprintf(stderr, "peertool: unknown command '%s'\n", argv[2]);
 		usage(stderr);
 		return 2;
 	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-help") ||
-	    !strcmp(argv[1], "help")) {
+	if (!strcmp(argv[1], "-version") || !strcmp(argv[1], "--version")) {
+		printf("peertool %s\n", PEERD_VERSION_STRING);
+		return 0;
+	}
+	if (base_opt_is_help(argv[1]) || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return 0;
 	}

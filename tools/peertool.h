@@ -21,6 +21,10 @@ int peertool_decode_block(int argc, char **argv);
 int peertool_decode_msg(int argc, char **argv);
 int peertool_verify_tx(int argc, char **argv);
 int peertool_verify_block(int argc, char **argv);
+/** decode-tx's, decode-block's and decode-msg's full help: usage, input forms, examples, exit codes. */
+void peertool_decode_tx_help(FILE *f);
+void peertool_decode_block_help(FILE *f);
+void peertool_decode_msg_help(FILE *f);
 /** verify-tx's and verify-block's full help: usage, options, examples, exit codes. */
 void peertool_verify_tx_help(FILE *f);
 void peertool_verify_block_help(FILE *f);
@@ -47,10 +51,22 @@ int peertool_connect_blocks(int argc, char **argv);
 void peertool_connect_help(FILE *f);
 
 /**
- * Read FILE (or stdin for "-") whole; with `hex`, decode hex text (whitespace
- * ignored). Returns a new xmalloc'd buffer or NULL after printing an error.
+ * Read an input argument whole: "-" is stdin, else a file, else (when no
+ * such file exists and the argument is hex) the argument itself as hex.
+ * Contents that are all hex digits and whitespace are decoded as hex; with
+ * `hex` they must be. Returns a new xmalloc'd buffer or NULL after printing
+ * an error.
  */
 uint8_t *peertool_read_input(const char *cmd, const char *path, int hex, size_t *len);
+
+struct base_opt_cmd;
+/**
+ * A --chain value in any case (main, test, testnet4, signet, regtest; also
+ * Core's -chain names "testnet3"): *out set, 0; or 2 after a usage error
+ * listing the names.
+ */
+int peertool_chain_arg(const struct base_opt_cmd *c, const char *val,
+                       const struct proto_params **out);
 
 /** Print "peertool: CMD: message" to stderr (printf-style). */
 void peertool_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -28,6 +28,7 @@
 
 #include "chain/chain.h"
 #include "script/script.h"
+#include "base/opt.h"
 #include "tools/peertool.h"
 #include "tools/peertool_chaingen.h"
 
@@ -851,7 +852,7 @@ int peertool_chaingen(int argc, char **argv)
 	struct chaingen g;
 	int rc = peertool_cg_parse_args(argc, argv, &a);
 	if (rc)
-		return rc == 3 ? 0 : rc;
+		return rc == BASE_OPT_HELP ? 0 : rc;
 	memset(&g, 0, sizeof(g));
 	g.a = &a;
 	g.p = proto_params(PROTO_NET_REGTEST);

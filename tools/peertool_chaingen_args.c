@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/opt.h"
 #include "tools/peertool.h"
 #include "tools/peertool_chaingen.h"
 
@@ -53,7 +54,7 @@ void peertool_chaingen_help(FILE *f)
 	        "                      later, so each differs: two runs with different fork\n"
 	        "                      seeds (or one without --fork-at) are competing branches\n"
 	        "                      from H, spending the same coins differently. H < N.\n\n"
-	        "Options take '--key value' or '--key=value'. Spends start at height 101;\n"
+	        "Options take -key=value, --key=value or --key value. Spends start at 101;\n"
 	        "transactions are version 2, locktime 0, fee 2-4 sat/vB, standard.\n\n"
 	        "Example:\n"
 	        "  peertool chaingen --seed test --blocks 150 --out chain.dat\n\n"
@@ -222,14 +223,42 @@ static int apply_option(struct peertool_cg_args *a, const char *name, const char
 	return 0;
 }
 
-static const char *const VALUED[] = {
-    "--seed",       "--blocks",  "--txs-per-block", "--inputs-per-tx", "--outputs-per-tx",
-    "--start-time", "--out",     "--spent-out",     "--mix",           "--bench-block",
-    "--bench-txs",  "--fork-at", "--fork-seed",
+enum { CG_OPT_GENESIS = 100, CG_OPT_NO_VERIFY };
+
+/* Valued options: id is the index, apply_option matches the name. */
+static const struct base_opt_spec CG_OPTS[] = {
+    {"seed", 0, true},          {"blocks", 1, true},
+    {"txs-per-block", 2, true}, {"inputs-per-tx", 3, true},
+    {"outputs-per-tx", 4, true}, {"start-time", 5, true},
+    {"out", 6, true},           {"spent-out", 7, true},
+    {"mix", 8, true},           {"bench-block", 9, true},
+    {"bench-txs", 10, true},    {"fork-at", 11, true},
+    {"fork-seed", 12, true},    {"genesis", CG_OPT_GENESIS, false},
+    {"no-verify", CG_OPT_NO_VERIFY, false},
 };
+static const struct base_opt_cmd CG_CMD = {
+    "peertool", PEERTOOL_CG_CMD, USAGE, CG_OPTS, sizeof(CG_OPTS) / sizeof(CG_OPTS[0]),
+    peertool_chaingen_help};
+
+static int set_option(void *ctx, int id, const char *val)
+{
+	struct peertool_cg_args *a = ctx;
+	char name[32];
+	if (id == CG_OPT_GENESIS) {
+		a->genesis = true;
+		return 0;
+	}
+	if (id == CG_OPT_NO_VERIFY) {
+		a->verify = false;
+		return 0;
+	}
+	snprintf(name, sizeof(name), "--%s", CG_OPTS[id].name);
+	return apply_option(a, name, val);
+}
 
 int peertool_cg_parse_args(int argc, char **argv, struct peertool_cg_args *a)
 {
+	size_t n_pos;
 	memset(a, 0, sizeof(*a));
 	a->seed = "peerd";
 	a->txs_per_block = 5;
@@ -240,45 +269,9 @@ int peertool_cg_parse_args(int argc, char **argv, struct peertool_cg_args *a)
 	a->bench_txs = PEERTOOL_CG_BENCH_TXS;
 	a->verify = true;
 	a->fork_seed = "fork";
-	for (int i = 1; i < argc; i++) {
-		char name[32];
-		const char *arg = argv[i], *val = NULL, *eq = strchr(arg, '=');
-		if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
-			peertool_chaingen_help(stdout);
-			return 3;
-		}
-		if (strncmp(arg, "--", 2))
-			return peertool_cg_usage_error("unexpected argument '%s'", arg);
-		size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
-		if (n >= sizeof(name))
-			return peertool_cg_usage_error("unknown option '%s'", arg);
-		memcpy(name, arg, n);
-		name[n] = 0;
-		if (!strcmp(name, "--genesis") || !strcmp(name, "--no-verify")) {
-			if (eq)
-				return peertool_cg_usage_error("%s takes no value", name);
-			if (!strcmp(name, "--genesis"))
-				a->genesis = true;
-			else
-				a->verify = false;
-			continue;
-		}
-		bool valued = false;
-		for (size_t k = 0; k < sizeof(VALUED) / sizeof(VALUED[0]); k++)
-			valued = valued || !strcmp(name, VALUED[k]);
-		if (!valued)
-			return peertool_cg_usage_error("unknown option '%s'", name);
-		if (eq) {
-			val = eq + 1;
-		} else {
-			if (i + 1 >= argc)
-				return peertool_cg_usage_error("%s needs a value", name);
-			val = argv[++i];
-		}
-		int rc = apply_option(a, name, val);
-		if (rc)
-			return rc;
-	}
+	int rc = base_opt_parse(&CG_CMD, argc, argv, set_option, a, NULL, 0, &n_pos);
+	if (rc)
+		return rc;
 	if (!a->blocks)
 		return peertool_cg_usage_error("%s", "--blocks N is required");
 	if (a->fork_at && a->fork_at >= a->blocks)

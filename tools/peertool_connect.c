@@ -32,6 +32,7 @@
 
 #include "base/alloc.h"
 #include "chain/chain.h"
+#include "base/opt.h"
 #include "tools/peertool.h"
 #include "conf/conf.h"
 #include "json/json.h"
@@ -145,60 +146,73 @@ static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
 	return 0;
 }
 
-/* 0, 2 after a usage error, or 3 for --help (printed). */
+enum { CB_OPT_CHAIN, CB_OPT_PAR, CB_OPT_DBCACHE, CB_OPT_UTXO_STATS, CB_OPT_VERBOSE };
+
+static const struct base_opt_spec CB_OPTS[] = {
+    {"chain", CB_OPT_CHAIN, true},           {"par", CB_OPT_PAR, true},
+    {"dbcache", CB_OPT_DBCACHE, true},       {"utxo-stats", CB_OPT_UTXO_STATS, false},
+    {"verbose", CB_OPT_VERBOSE, false},
+};
+static const struct base_opt_cmd CB_OPT_CMD = {
+    "peertool", CB_CMD, USAGE, CB_OPTS, sizeof(CB_OPTS) / sizeof(CB_OPTS[0]),
+    peertool_connect_help};
+
+static int set_option(void *ctx, int id, const char *val)
+{
+	struct cb_args *a = ctx;
+	unsigned v;
+	char *end;
+	switch (id) {
+	case CB_OPT_CHAIN:
+		return peertool_chain_arg(&CB_OPT_CMD, val, &a->p);
+	case CB_OPT_PAR:
+		if (parse_uint(val, 0, CB_MAX_PAR, &v))
+			return usage_error("--par wants 0 to 64, not '%s'", val);
+		a->par = (int)v;
+		return 0;
+	case CB_OPT_DBCACHE:
+		errno = 0;
+		a->dbcache_mib = strtod(val, &end);
+		/* Fractions of a MiB are for tests that want many flushes. */
+		if (!*val || *end || errno || !(a->dbcache_mib >= CB_MIN_DBCACHE) ||
+		    a->dbcache_mib > CB_MAX_DBCACHE)
+			return usage_error("--dbcache wants 0.01 to 1048576 MiB, not '%s'", val);
+		return 0;
+	case CB_OPT_UTXO_STATS:
+		a->utxo_stats = true;
+		return 0;
+	default:
+		a->verbose = true;
+		return 0;
+	}
+}
+
+/* 0, 2 after a usage error, or BASE_OPT_HELP for --help (printed). */
 static int parse_args(int argc, char **argv, struct cb_args *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->p = proto_params(PROTO_NET_REGTEST);
 	a->dbcache_mib = CHAIN_DBCACHE_DEFAULT_MIB;
-	int i = 1;
-	for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
-		char *name = argv[i], *val = NULL, *eq = strchr(name, '=');
-		if (!strcmp(name, "--")) {
-			i++;
-			break;
-		}
-		if (!strcmp(name, "--help")) {
-			peertool_connect_help(stdout);
-			return 3;
-		}
-		if (!strcmp(name, "--utxo-stats") || !strcmp(name, "--verbose")) {
-			*(name[2] == 'u' ? &a->utxo_stats : &a->verbose) = true;
-			continue;
-		}
-		if (eq) {
-			*eq = '\0';
-			val = eq + 1;
-		}
-		if (strcmp(name, "--chain") && strcmp(name, "--par") && strcmp(name, "--dbcache"))
-			return usage_error("unknown option '%s'", name);
-		if (!val && (val = argv[++i]) == NULL)
-			return usage_error("%s needs a value", name);
-		unsigned v;
-		if (!strcmp(name, "--chain")) {
-			if (!(a->p = proto_params_by_name(val)))
-				return usage_error("unknown chain '%s'", val);
-		} else if (!strcmp(name, "--par")) {
-			if (parse_uint(val, 0, CB_MAX_PAR, &v))
-				return usage_error("--par wants 0 to 64, not '%s'", val);
-			a->par = (int)v;
-		} else {
-			char *end;
-			errno = 0;
-			a->dbcache_mib = strtod(val, &end);
-			/* Fractions of a MiB are for tests that want many flushes. */
-			if (!*val || *end || errno || !(a->dbcache_mib >= CB_MIN_DBCACHE) ||
-			    a->dbcache_mib > CB_MAX_DBCACHE)
-				return usage_error("--dbcache wants 0.01 to 1048576 MiB, not '%s'",
-				                   val);
-		}
+	/* DATADIR and the files are argv's own pointers, in order. */
+	const char **pos = xcalloc((size_t)argc, sizeof(*pos));
+	size_t n = 0;
+	if (!pos) {
+		peertool_error(CB_CMD, "out of memory");
+		return 1;
 	}
-	if (argc - i < 2)
-		return usage_error("%s", argc - i < 1 ? "DATADIR and FILE needed" : "FILE needed");
-	a->datadir = argv[i];
-	a->files = argv + i + 1;
-	a->n_files = argc - i - 1;
-	return 0;
+	int rc = base_opt_parse(&CB_OPT_CMD, argc, argv, set_option, a, pos, (size_t)argc, &n);
+	if (!rc && n < 2)
+		rc = usage_error("%s", n < 1 ? "DATADIR and FILE needed" : "FILE needed");
+	if (!rc) {
+		/* Compact the arguments at the front of argv so files point into it. */
+		for (size_t i = 0; i < n; i++)
+			argv[1 + i] = (char *)pos[i];
+		a->datadir = argv[1];
+		a->files = argv + 2;
+		a->n_files = (int)n - 1;
+	}
+	xfree(pos);
+	return rc;
 }
 
 /* ---- the orphan pool -------------------------------------------------------- */
@@ -550,7 +564,7 @@ int peertool_connect_blocks(int argc, char **argv)
 	int lock_fd = -1;
 	int rc = parse_args(argc, argv, &a);
 	if (rc)
-		return rc == 3 ? 0 : rc;
+		return rc == BASE_OPT_HELP ? 0 : rc;
 	memset(&cb, 0, sizeof(cb));
 	cb.a = &a;
 	cb.reasons = json_array();

@@ -42,6 +42,7 @@
 #include "chain/chain.h"
 #include "pool/pool.h"
 #include "script/script.h"
+#include "base/opt.h"
 #include "tools/peertool.h"
 #include "json/json.h"
 
@@ -67,8 +68,11 @@ void peertool_verify_tx_help(FILE *f)
 	        "given in FILE one a line: TXID:VOUT AMOUNT_SATS SCRIPTPUBKEY_HEX (# comments\n"
 	        "and blank lines allowed). TX is raw or hex, '-' for stdin. --flags picks\n"
 	        "script flags by Core's names (default: the consensus set).\n\n"
+	        "Options take -key=value, --key=value or --key value. Flag names go in any\n"
+	        "case; an unknown one is answered with the list. Every spent output missing\n"
+	        "from FILE is named (exit 1). README shows how to make FILE from blocks.\n\n"
 	        "Example:\n"
-	        "  peertool verify-tx --prevouts spent.txt tx.hex\n\n"
+	        "  peertool verify-tx --prevouts=spent.txt --flags=P2SH,WITNESS tx.hex\n\n"
 	        "Exit codes: 0 every input valid, 1 an input or the transaction invalid or\n"
 	        "bad input, 2 usage error.\n",
 	        USAGE_TX);
@@ -98,9 +102,10 @@ void peertool_verify_block_help(FILE *f)
 	        "Examples:\n"
 	        "  peertool verify-block --chain regtest --prevouts spent.txt block.hex\n"
 	        "  peertool verify-block --chain regtest --utxo /tmp/dd block.raw\n\n"
+	        "Options take -key=value, --key=value or --key value.\n\n"
 	        "Exit codes: 0 the block is valid; 1 invalid (reject_reason says why),\n"
-	        "inconclusive (--utxo and the parent is not the tip) or bad input; 2 usage\n"
-	        "error.\n",
+	        "inconclusive (--utxo and the parent is not the tip) or bad input;\n"
+	        "2 usage error.\n",
 	        USAGE_BLOCK);
 }
 
@@ -342,124 +347,132 @@ out:
 	return rc;
 }
 
-/* ---- input: raw or hex --------------------------------------------------- */
-
-/* Read TX/BLOCK; hex when every non-space byte is a hex digit. */
-static uint8_t *read_tx_or_block(const char *cmd, const char *path, size_t *len)
-{
-	size_t n;
-	uint8_t *buf = peertool_read_input(cmd, path, 0, &n);
-	if (!buf)
-		return NULL;
-	size_t digits = 0;
-	bool hex = n > 0;
-	for (size_t i = 0; i < n && hex; i++) {
-		if (isxdigit(buf[i]))
-			digits++;
-		else if (!isspace(buf[i]))
-			hex = false;
-	}
-	if (hex && digits > 0) {
-		size_t k = 0;
-		for (size_t i = 0; i < n; i++) {
-			if (!isspace(buf[i]))
-				buf[k++] = buf[i];
-		}
-		if (proto_hex_decode((const char *)buf, k, buf, k, &n)) {
-			peertool_error(cmd, "%s: hex input has odd length %zu", path, k);
-			xfree(buf);
-			return NULL;
-		}
-	}
-	*len = n;
-	return buf;
-}
-
 /* ---- arguments ------------------------------------------------------------ */
 
-static int usage_error(const char *cmd, const char *usage, const char *fmt, const char *arg)
+enum {
+	VOPT_PREVOUTS,
+	VOPT_FLAGS,
+	VOPT_UTXO,
+	VOPT_CHAIN,
+	VOPT_HEIGHT,
+	VOPT_PAR,
+	VOPT_NO_POW,
+};
+
+static const struct base_opt_spec TX_OPTS[] = {
+    {"prevouts", VOPT_PREVOUTS, true},
+    {"flags", VOPT_FLAGS, true},
+};
+static const struct base_opt_spec BLOCK_OPTS[] = {
+    {"prevouts", VOPT_PREVOUTS, true}, {"utxo", VOPT_UTXO, true},
+    {"flags", VOPT_FLAGS, true},       {"chain", VOPT_CHAIN, true},
+    {"height", VOPT_HEIGHT, true},     {"par", VOPT_PAR, true},
+    {"no-pow", VOPT_NO_POW, false},
+};
+static const struct base_opt_cmd CMD_TX = {"peertool",
+                                           "verify-tx",
+                                           USAGE_TX,
+                                           TX_OPTS,
+                                           sizeof(TX_OPTS) / sizeof(TX_OPTS[0]),
+                                           peertool_verify_tx_help};
+static const struct base_opt_cmd CMD_BLOCK = {"peertool",
+                                              "verify-block",
+                                              USAGE_BLOCK,
+                                              BLOCK_OPTS,
+                                              sizeof(BLOCK_OPTS) / sizeof(BLOCK_OPTS[0]),
+                                              peertool_verify_block_help};
+
+struct verify_parse {
+	struct verify_args *a;
+	const struct base_opt_cmd *c;
+};
+
+/* --flags: Core's names in any case; an unknown one is named with the valid ones. */
+static int flags_arg(const struct base_opt_cmd *c, const char *val, struct verify_args *a)
 {
-	fprintf(stderr, "peertool: %s: ", cmd);
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n%s\n", usage);
-	return 2;
+	char up[1024], all[1024];
+	const char *bad = NULL;
+	size_t n = strlen(val);
+	if (n >= sizeof(up))
+		return base_opt_usage_error(c, "--flags: list longer than %zu characters",
+		                            sizeof(up) - 1);
+	/* Flag names are upper case, the two sets' names lower case. */
+	for (size_t i = 0; i <= n; i++)
+		up[i] = (char)toupper((unsigned char)val[i]);
+	for (char *t = up; *t;) {
+		size_t k = strcspn(t, ",");
+		if ((k == 8 && !strncmp(t, "STANDARD", 8)) || (k == 9 && !strncmp(t, "CONSENSUS", 9)))
+			for (size_t i = 0; i < k; i++)
+				t[i] = (char)tolower((unsigned char)t[i]);
+		t += k + (t[k] == ',');
+	}
+	if (!script_flags_parse(up, &a->flags, &bad)) {
+		a->flags_given = true;
+		return 0;
+	}
+	script_flags_format(UINT32_MAX, all, sizeof(all));
+	return base_opt_usage_error(c, "unknown flag in '%s' (valid, comma-separated, any case: consensus, "
+	                            "standard, NONE or %s)",
+	                            bad ? val + (bad - up) : val, all);
 }
 
-/* Parse the options; 0, or 2 after printing a usage error. */
+static int set_option(void *ctx, int id, const char *val)
+{
+	struct verify_parse *vp = ctx;
+	struct verify_args *a = vp->a;
+	uint64_t v;
+	int rc = 0;
+	switch (id) {
+	case VOPT_PREVOUTS:
+		a->prevouts = val;
+		break;
+	case VOPT_UTXO:
+		a->utxo = val;
+		break;
+	case VOPT_FLAGS:
+		rc = flags_arg(vp->c, val, a);
+		break;
+	case VOPT_CHAIN:
+		rc = peertool_chain_arg(vp->c, val, &a->chain);
+		break;
+	case VOPT_HEIGHT:
+		if (!(rc = base_opt_uint(vp->c, "height", val, 0, VERIFY_MAX_HEIGHT, &v)))
+			a->height = (int64_t)v;
+		break;
+	case VOPT_PAR:
+		if (!(rc = base_opt_uint(vp->c, "par", val, 0, VERIFY_MAX_PAR, &v)))
+			a->par = (int)v;
+		break;
+	case VOPT_NO_POW:
+		a->no_pow = true;
+		break;
+	}
+	return rc;
+}
+
+/* Parse the options; 0, BASE_OPT_HELP after the help, or 2 after a usage error. */
 static int parse_args(int argc, char **argv, bool block, struct verify_args *a)
 {
-	const char *usage = block ? USAGE_BLOCK : USAGE_TX;
-	const char *cmd = argv[0];
+	const struct base_opt_cmd *c = block ? &CMD_BLOCK : &CMD_TX;
+	struct verify_parse vp = {a, c};
+	size_t n_pos;
 	memset(a, 0, sizeof(*a));
 	a->flags = SCRIPT_VERIFY_CONSENSUS;
 	a->chain = proto_params(PROTO_NET_MAIN);
 	a->height = -1;
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i];
-		if (block && !strcmp(arg, "--no-pow")) {
-			a->no_pow = true;
-			continue;
-		}
-		if (!strcmp(arg, "--prevouts") || !strcmp(arg, "--flags") ||
-		    (block && (!strcmp(arg, "--par") || !strcmp(arg, "--chain") ||
-		               !strcmp(arg, "--height") || !strcmp(arg, "--utxo")))) {
-			if (i + 1 >= argc)
-				return usage_error(cmd, usage, "%s needs a value", arg);
-			const char *val = argv[++i];
-			if (!strcmp(arg, "--prevouts")) {
-				a->prevouts = val;
-			} else if (!strcmp(arg, "--utxo")) {
-				a->utxo = val;
-			} else if (!strcmp(arg, "--flags")) {
-				const char *bad = NULL;
-				if (script_flags_parse(val, &a->flags, &bad))
-					return usage_error(cmd, usage, "unknown flag in '%s'", bad);
-				a->flags_given = true;
-			} else if (!strcmp(arg, "--chain")) {
-				a->chain = proto_params_by_name(val);
-				if (!a->chain)
-					return usage_error(
-					    cmd, usage,
-					    "unknown chain '%s' (main, test, testnet4, "
-					    "signet, regtest)",
-					    val);
-			} else if (!strcmp(arg, "--height")) {
-				char *end;
-				errno = 0;
-				long long h = strtoll(val, &end, 10);
-				if (!isdigit((unsigned char)val[0]) || *end || errno ||
-				    h > VERIFY_MAX_HEIGHT)
-					return usage_error(
-					    cmd, usage, "--height wants 0 to 2147483647, not '%s'",
-					    val);
-				a->height = h;
-			} else {
-				char *end;
-				long par = strtol(val, &end, 10);
-				if (!isdigit((unsigned char)val[0]) || *end || par < 0 ||
-				    par > VERIFY_MAX_PAR)
-					return usage_error(
-					    cmd, usage,
-					    "--par wants 0 (one per core) to 64, not '%s'", val);
-				a->par = (int)par;
-			}
-		} else if (arg[0] == '-' && arg[1]) {
-			return usage_error(cmd, usage, "unknown option '%s'", arg);
-		} else if (!a->input) {
-			a->input = arg;
-		} else {
-			return usage_error(cmd, usage, "unexpected argument '%s'", arg);
-		}
-	}
+	int rc = base_opt_parse(c, argc, argv, set_option, &vp, &a->input, 1, &n_pos);
+	if (rc)
+		return rc;
 	if (a->prevouts && a->utxo)
-		return usage_error(cmd, usage, "%s",
-		                   "--prevouts and --utxo both name the spent outputs: give one");
+		return base_opt_usage_error(
+		    c, "--prevouts and --utxo both name the spent outputs: give one");
 	if (!a->prevouts && !a->utxo)
-		return usage_error(cmd, usage, "%s",
-		                   block ? "--prevouts FILE or --utxo DATADIR is required"
-		                         : "--prevouts FILE is required");
-	if (!a->input)
-		return usage_error(cmd, usage, "%s", "no transaction or block given");
+		return base_opt_usage_error(c, "%s",
+		                            block ? "--prevouts FILE or --utxo DATADIR is required"
+		                                  : "--prevouts FILE is required");
+	if (!n_pos)
+		return base_opt_usage_error(c, "no %s given (a file, '-' for stdin, or hex)",
+		                            block ? "block" : "transaction");
 	/* Core refuses these combinations; give what they imply instead. */
 	if (a->flags & SCRIPT_VERIFY_CLEANSTACK)
 		a->flags |= SCRIPT_VERIFY_WITNESS;
@@ -552,12 +565,12 @@ int peertool_verify_tx(int argc, char **argv)
 	size_t len, off = 0, valid = 0;
 	int rc = parse_args(argc, argv, false, &a);
 	if (rc)
-		return rc;
+		return rc == BASE_OPT_HELP ? 0 : rc;
 	proto_tx_init(&tx);
 	rc = 1;
 	if (load_prevouts(cmd, a.prevouts, &m))
 		goto out;
-	if (!(data = read_tx_or_block(cmd, a.input, &len)))
+	if (!(data = peertool_read_input(cmd, a.input, 0, &len)))
 		goto out;
 	int err = proto_tx_decode_buf(data, len, &tx, &off);
 	if (err) {
@@ -571,6 +584,8 @@ int peertool_verify_tx(int argc, char **argv)
 		peertool_error(cmd, "out of memory");
 		goto out;
 	}
+	/* Every missing one named: a user fixes the file once, not once per input. */
+	uint32_t missing = 0;
 	for (uint32_t i = 0; i < tx.n_in; i++) {
 		const struct prev_entry *e = map_get(&m, &tx.vin[i].prevout);
 		if (!e) {
@@ -578,9 +593,15 @@ int peertool_verify_tx(int argc, char **argv)
 			proto_hash_to_hex(&tx.vin[i].prevout.txid, hex);
 			peertool_error(cmd, "missing prevout %s:%" PRIu32 " (input %" PRIu32 ")",
 			               hex, tx.vin[i].prevout.n, i);
-			goto out;
+			missing++;
+			continue;
 		}
 		spent[i] = e->out;
+	}
+	if (missing) {
+		peertool_error(cmd, "%" PRIu32 " of %" PRIu32 " spent outputs missing from %s",
+		               missing, tx.n_in, a.prevouts);
+		goto out;
 	}
 
 	double t0 = now_ms();
@@ -715,13 +736,13 @@ static int queue_par(int par)
 /*
  * Resolve every input's spent output, in block order: an output of an
  * earlier transaction of the block, else the prevouts file. 0, or 1 after
- * printing the missing outpoint.
+ * printing every missing outpoint (quiet: 1 at the first, printing nothing).
  */
 static int resolve_block(const char *cmd, struct proto_block *b, struct prevmap *m,
                          struct script_spent_output *spent, const size_t *first_in, bool quiet)
 {
 	struct prevmap in_block;
-	size_t outs = 0;
+	size_t outs = 0, missing = 0;
 	int rc = 1;
 	for (uint32_t t = 0; t < b->n_tx; t++)
 		outs += b->txs[t].n_out;
@@ -746,7 +767,8 @@ static int resolve_block(const char *cmd, struct proto_block *b, struct prevmap 
 					               "missing prevout %s:%" PRIu32 " (tx %" PRIu32
 					               " input %" PRIu32 ")",
 					               hex, tx->vin[i].prevout.n, t, i);
-					goto out;
+					missing++;
+					continue;
 				}
 				spent[first_in[t] + i] = e->out;
 			}
@@ -764,6 +786,10 @@ static int resolve_block(const char *cmd, struct proto_block *b, struct prevmap 
 				goto out;
 			}
 		}
+	}
+	if (missing) {
+		peertool_error(cmd, "%zu spent outputs missing", missing);
+		goto out;
 	}
 	rc = 0;
 out:
@@ -989,7 +1015,7 @@ int peertool_verify_block(int argc, char **argv)
 	size_t len, off = 0, n_inputs = 0, valid = 0, total_in = 0;
 	int rc = parse_args(argc, argv, true, &a);
 	if (rc)
-		return rc;
+		return rc == BASE_OPT_HELP ? 0 : rc;
 	proto_block_init(&b);
 	pool_vec_init(&jobs, sizeof(struct verify_job));
 	memset(&bc, 0, sizeof(bc));
@@ -997,7 +1023,7 @@ int peertool_verify_block(int argc, char **argv)
 	rc = 1;
 	if (a.prevouts && load_prevouts(cmd, a.prevouts, &m))
 		goto out;
-	if (!(data = read_tx_or_block(cmd, a.input, &len)))
+	if (!(data = peertool_read_input(cmd, a.input, 0, &len)))
 		goto out;
 	int err = proto_block_decode(data, len, &b, &off);
 	if (err) {

@@ -558,3 +558,133 @@ def test_block_outputs_match_bitcoinlib_addresses():
                 assert vin["scriptSig"]["hex"] == refin.scriptSig.hex()
                 assert "[error]" not in vin["scriptSig"]["asm"]
     assert {"pubkeyhash", "scripthash"} <= seen
+
+
+# ---- one option syntax, help and version on every subcommand ----------------
+
+SUBCOMMANDS = ["decode-tx", "decode-block", "decode-msg", "verify-tx", "verify-block", "chaingen",
+               "connect-blocks"]
+
+
+def test_help_and_version_everywhere():
+    r = peertool("-version")
+    assert r.returncode == 0 and re.match(rb"peertool \d+\.\d+\.\d+\n$", r.stdout), r.stdout
+    assert peertool("--version").stdout == r.stdout
+    top = peertool("help")
+    assert top.returncode == 0 and b"Exit codes" in top.stdout
+    for flag in ("-h", "-help", "--help"):
+        r = peertool(flag)
+        assert r.returncode == 0 and r.stdout == top.stdout, flag
+    for cmd in SUBCOMMANDS:
+        assert cmd.encode() in top.stdout
+        want = peertool("help", cmd)
+        assert want.returncode == 0, cmd
+        text = want.stdout.decode()
+        assert text.startswith("usage: peertool " + cmd), (cmd, text)
+        assert "Example" in text and "Exit codes" in text and "2 usage error" in text, (cmd, text)
+        for flag in ("-h", "-help", "--help"):
+            r = peertool(cmd, flag)
+            assert r.returncode == 0 and r.stdout == want.stdout, (cmd, flag, r.stderr)
+        # A usage error: exit 2, the usage on stderr, nothing on stdout.
+        r = peertool(cmd, "--no-such-option=1")
+        assert r.returncode == 2 and r.stdout == b"", (cmd, r.stdout)
+        assert b"unknown option '--no-such-option'" in r.stderr, (cmd, r.stderr)
+        assert b"usage: peertool " + cmd.encode() in r.stderr, (cmd, r.stderr)
+
+
+def test_decode_option_spellings(tmp_path):
+    tx = bytes.fromhex(SEGWIT_TX)
+    f = tmp_path / "tx.raw"
+    f.write_bytes(tx)
+    want = peertool("decode-tx", "--chain", "regtest", str(f))
+    assert want.returncode == 0, want.stderr
+    for form in (["--chain=regtest", str(f)], ["-chain=regtest", str(f)], ["-chain", "REGTEST", str(f)],
+                 [str(f), "--chain", "Regtest"], ["--chain=regtest", "--", str(f)]):
+        r = peertool("decode-tx", *form)
+        assert r.returncode == 0 and r.stdout == want.stdout, (form, r.stderr)
+    r = peertool("decode-tx", "--hex=1", str(f))
+    assert r.returncode == 2 and b"--hex takes no value" in r.stderr
+    r = peertool("decode-tx", "--chain=mars", str(f))
+    assert r.returncode == 2 and b"unknown chain 'mars' (main, test, testnet4, signet, regtest)" in r.stderr
+
+
+def test_hex_inputs_without_flag(tmp_path):
+    want = peertool("decode-tx", "--hex", "-", stdin=SEGWIT_TX.encode())
+    assert want.returncode == 0, want.stderr
+    # hex on the command line, as bitcoin-cli decoderawtransaction HEX
+    r = peertool("decode-tx", SEGWIT_TX)
+    assert r.returncode == 0 and r.stdout == want.stdout, r.stderr
+    # a file holding hex (with a newline), and stdin holding hex, no --hex
+    f = tmp_path / "tx.hex"
+    f.write_text(SEGWIT_TX[:100] + "\n" + SEGWIT_TX[100:] + "\n")
+    r = peertool("decode-tx", str(f))
+    assert r.returncode == 0 and r.stdout == want.stdout, r.stderr
+    r = peertool("decode-tx", "-", stdin=SEGWIT_TX.upper().encode())
+    assert r.returncode == 0 and r.stdout == want.stdout, r.stderr
+    # raw stays raw
+    r = peertool("decode-tx", "-", stdin=bytes.fromhex(SEGWIT_TX))
+    assert r.returncode == 0 and r.stdout == want.stdout, r.stderr
+    # a block as hex on the command line
+    raw = open(os.path.join(VECTORS, "blocks", "genesis_chain_0_to_4.dat"), "rb").read()
+    n = int.from_bytes(raw[4:8], "little")
+    r = peertool("decode-block", raw[8 : 8 + n].hex())
+    assert r.returncode == 0, r.stderr
+    assert decode_json(r.stdout)["hash"] == "000000000019d6689c085ae165831e934ff763ae46a2a6c172b3f1b60a8ce26f"
+
+
+def test_decode_block_file_records(tmp_path):
+    path = os.path.join(VECTORS, "blocks", "genesis_chain_0_to_4.dat")
+    raw = open(path, "rb").read()
+    recs, off = [], 0
+    while off < len(raw):
+        n = int.from_bytes(raw[off + 4 : off + 8], "little")
+        recs.append(raw[off : off + 8 + n])
+        off += 8 + n
+    assert len(recs) == 5
+    r = peertool("decode-block", path)
+    assert r.returncode == 0, r.stderr
+    got = decode_json(r.stdout)
+    assert isinstance(got, list) and len(got) == 5
+    for g, rec in zip(got, recs):
+        assert g["hash"] == b2lx(CBlock.deserialize(rec[8:]).GetHash())
+    # one record: one block, as for a raw block
+    one = tmp_path / "one.dat"
+    one.write_bytes(recs[2])
+    r = peertool("decode-block", str(one))
+    assert r.returncode == 0, r.stderr
+    assert decode_json(r.stdout) == got[2]
+    # Core preallocates blk files: zeros after the last record are padding
+    padded = tmp_path / "blk00000.dat"
+    padded.write_bytes(raw + b"\0" * 4096)
+    r = peertool("decode-block", str(padded))
+    assert r.returncode == 0 and len(decode_json(r.stdout)) == 5, r.stderr
+    # a cut record names what was expected and where
+    cut = tmp_path / "cut.dat"
+    cut.write_bytes(raw + recs[1][:8] + b"\1\2")
+    r = peertool("decode-block", str(cut))
+    assert r.returncode == 1 and r.stdout == b""
+    assert b"record 5 at byte %d" % len(raw) in r.stderr and b"runs past the end" in r.stderr, r.stderr
+    junk = tmp_path / "junk.dat"
+    junk.write_bytes(raw + b"\1" * 12)
+    r = peertool("decode-block", str(junk))
+    assert r.returncode == 1 and b"expected a network magic" in r.stderr, r.stderr
+
+
+def test_decode_msg_several(tmp_path):
+    frames = frame(msg_ping(nonce=7)) + frame(msg_ping(nonce=8))
+    inv = msg_inv()
+    frames += frame(inv)
+    r = peertool("decode-msg", "-", stdin=frames)
+    assert r.returncode == 0, r.stderr
+    got = decode_json(r.stdout)
+    assert [m["command"] for m in got] == ["ping", "ping", "inv"]
+    assert [got[0]["payload"]["nonce"], got[1]["payload"]["nonce"]] == [7, 8]
+    # as hex on the command line too
+    r = peertool("decode-msg", frames.hex())
+    assert r.returncode == 0 and decode_json(r.stdout) == got
+    # a broken second frame names its byte offset
+    bad = bytearray(frames)
+    first = len(frame(msg_ping(nonce=7)))
+    bad[first + 24] ^= 0xFF
+    r = peertool("decode-msg", "-", stdin=bytes(bad))
+    assert r.returncode == 1 and b"bad checksum at byte %d" % (first + 20) in r.stderr, r.stderr
