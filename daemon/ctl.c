@@ -82,6 +82,7 @@ struct ctl_job {
 	struct ctl_chain_ctx ctx;
 	json_t *args; /**< a deep copy: the validation thread's until the work is done */
 	struct ctl_result res;
+	bool legacy; /**< a JSON-RPC 1.0 request: answered in its shape */
 };
 
 struct ctl_wreq {
@@ -236,6 +237,22 @@ static json_t *response(json_t *id, bool notification, struct ctl_result *res, u
 	                 res->result ? res->result : json_null(), "id", id ? id : json_null());
 }
 
+/*
+ * A JSON-RPC 1.0 reply, as Core gives one (its curl examples send 1.0):
+ * both "result" and "error", one of them null, and no "jsonrpc".
+ */
+static json_t *legacy_shape(json_t *r)
+{
+	if (!r)
+		return NULL;
+	json_object_del(r, "jsonrpc");
+	if (!json_object_get(r, "result"))
+		json_object_set_new(r, "result", json_null());
+	if (!json_object_get(r, "error"))
+		json_object_set_new(r, "error", json_null());
+	return r;
+}
+
 /* ---- chain methods: a job to the validation thread ------------------------ */
 
 static void line_finish(struct daemon *d, struct ctl_line *L);
@@ -264,6 +281,8 @@ static void job_done(struct daemon *d, struct val_job *vj)
 		j->m->finish(d, NULL, &j->res);
 	}
 	json_t *r = response(j->id, !j->id, &j->res, &L->flags);
+	if (j->legacy)
+		r = legacy_shape(r);
 	if (j->id)
 		L->slots[j->slot] = r;
 	json_decref(j->id);
@@ -274,7 +293,7 @@ static void job_done(struct daemon *d, struct val_job *vj)
 
 /* Post m to the validation thread for slot `slot`; false (res set) when it cannot go. */
 static bool post_chain(struct daemon *d, struct ctl_line *L, size_t slot,
-                       const struct ctl_method *m, json_t *id, json_t *params,
+                       const struct ctl_method *m, json_t *id, json_t *params, bool legacy,
                        struct ctl_result *res)
 {
 	json_t *args = ctl_positional(m, params, res);
@@ -307,6 +326,7 @@ static bool post_chain(struct daemon *d, struct ctl_line *L, size_t slot,
 	j->ctx.netdir = validation_netdir(d);
 	j->ctx.interrupt = &d->val.interrupt;
 	j->args = copy;
+	j->legacy = legacy;
 	if (validation_post(d, &j->base)) {
 		json_decref(copy);
 		json_decref(j->id);
@@ -336,9 +356,10 @@ static void handle_request(struct daemon *d, struct ctl_line *L, size_t slot, js
 		return;
 	}
 	json_t *ver = json_object_get(req, "jsonrpc");
-	if (ver && (!json_is_string(ver) || strcmp(json_string_value(ver), "2.0") != 0)) {
+	bool legacy = json_is_string(ver) && strcmp(json_string_value(ver), "1.0") == 0;
+	if (ver && !legacy && (!json_is_string(ver) || strcmp(json_string_value(ver), "2.0") != 0)) {
 		*out = error_obj(json_incref(id), CTL_INVALID_REQUEST,
-		                 "Invalid Request: jsonrpc must be \"2.0\"");
+		                 "Invalid Request: jsonrpc must be \"2.0\" or \"1.0\"");
 		return;
 	}
 	json_t *method = json_object_get(req, "method");
@@ -365,12 +386,14 @@ static void handle_request(struct daemon *d, struct ctl_line *L, size_t slot, js
 	 * a client to answer later; a loop method (or a chain method that
 	 * has a loop fallback) runs here and now. */
 	if (m && m->chain_fn && L->c && d->val.started) {
-		if (post_chain(d, L, slot, m, notification ? NULL : id, params, &res))
+		if (post_chain(d, L, slot, m, notification ? NULL : id, params, legacy, &res))
 			return;
 	} else {
 		ctl_call(d, name, params, &res);
 	}
 	*out = response(id, notification, &res, &L->flags);
+	if (legacy)
+		*out = legacy_shape(*out);
 }
 
 static void line_free(struct ctl_line *L)

@@ -125,14 +125,14 @@ static void m_getnetworkinfo(struct daemon *d, json_t *args, struct ctl_result *
 	char hex[17];
 	services_hex(DAEMON_LOCAL_SERVICES, hex);
 	ok(res,
-	   json_pack("{s:i, s:s, s:i, s:s, s:o, s:b, s:i, s:b, s:i, s:i, s:i, s:i, s:s, s:[], s:s}",
+	   json_pack("{s:i, s:s, s:i, s:s, s:o, s:b, s:i, s:b, s:i, s:i, s:i, s:i, s:s, s:[], s:[]}",
 	             "version", DAEMON_VERSION_NUMBER, "subversion", DAEMON_USER_AGENT,
 	             "protocolversion", PROTO_VERSION, "localservices", hex, "localservicesnames",
 	             services_names(DAEMON_LOCAL_SERVICES), "localrelay", 1, "timeoffset", 0,
 	             "networkactive", 1, "connections", (int)(d->n_inbound + d->n_outbound),
 	             "connections_in", (int)d->n_inbound, "connections_out", (int)d->n_outbound,
 	             "maxconnections", (int)d->maxconnections, "chain", d->params->name,
-	             "localaddresses", "warnings", ""));
+	             "localaddresses", "warnings"));
 }
 
 static const char *network_name(const union net_addr *a)
@@ -178,16 +178,19 @@ static json_t *peer_json(const struct peer *p)
 	    "session_id", "");
 	if (!o)
 		return NULL;
+	/* Seconds as Core prints them (16 significant digits: 0.000452, not
+	 * jansson's 0.00045199999999999998), the fee filter as an amount
+	 * (BTC/kvB with eight decimals). */
 	if (p->ping_us >= 0)
-		json_object_set_new(o, "pingtime", json_real((double)p->ping_us / 1e6));
+		json_object_set_new(o, "pingtime", json_double((double)p->ping_us / 1e6));
 	if (p->minping_us >= 0)
-		json_object_set_new(o, "minping", json_real((double)p->minping_us / 1e6));
+		json_object_set_new(o, "minping", json_double((double)p->minping_us / 1e6));
 	if (p->ping_nonce) {
 		uint64_t now_us = uv_hrtime() / 1000u;
 		json_object_set_new(o, "pingwait",
-		                    json_real((double)(now_us - p->ping_start_us) / 1e6));
+		                    json_double((double)(now_us - p->ping_start_us) / 1e6));
 	}
-	json_object_set_new(o, "minfeefilter", json_real((double)p->feefilter / 1e8));
+	json_object_set_new(o, "minfeefilter", json_amount((int64_t)p->feefilter));
 	json_object_set_new(o, "bytessent_per_msg", per_msg(p->msgbytes->sent));
 	json_object_set_new(o, "bytesrecv_per_msg", per_msg(p->msgbytes->recv));
 	/* peerd's own: the state behind flow control and inventory. */
@@ -603,9 +606,21 @@ json_t *ctl_positional(const struct ctl_method *m, json_t *params, struct ctl_re
 	json_t *a = json_array();
 	const char *key;
 	json_t *v;
+	/* bitcoin-cli -named sends positional arguments mixed in as "args". */
+	json_t *pos = json_object_get(params, "args");
+	if (json_is_array(pos)) {
+		size_t i;
+		json_array_foreach(pos, i, v)
+		{
+			if (json_array_append(a, v))
+				goto oom;
+		}
+	}
 	json_object_foreach(params, key, v)
 	{
 		int idx = -1;
+		if (v == pos && json_is_array(pos))
+			continue;
 		for (int i = 0; i < m->max; i++) {
 			if (m->params[i] && strcmp(m->params[i], key) == 0)
 				idx = i;

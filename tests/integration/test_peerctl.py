@@ -104,7 +104,8 @@ def call(tmp, reply, *args, chunks=1):
 def test_help_and_version():
     r = peerctl("-help")
     assert r.returncode == 0 and r.stdout.startswith("Usage: peerctl"), r
-    for key in ("-datadir=", "-conf=", "-controlsocket=", "-rpcclienttimeout="):
+    for key in ("-datadir=", "-conf=", "-controlsocket=", "-rpcclienttimeout=", "-named", "-stdin",
+                "-rpcwait", "-rpcwaittimeout=", "-getinfo", "-netinfo", "Exit status", "Example"):
         assert key in r.stdout
     assert r.stderr == ""
     r = peerctl("-version")
@@ -167,9 +168,16 @@ def test_null_result_prints_nothing(tmp):
 def test_error_reply(tmp):
     r, _ = call(tmp, reply_line(result=None, error={"code": -32601, "message": "Method not found"}),
                 "nosuchmethod")
-    assert r.returncode == 1
+    # bitcoin-cli's exit status: the code's absolute value (the OS keeps its low 8 bits).
+    assert r.returncode == 32601 % 256
     assert r.stdout == ""
     assert r.stderr == "error code: -32601\nerror message:\nMethod not found\n"
+
+
+@pytest.mark.parametrize("code", [-8, -1, -5, -28, -32602])
+def test_error_exit_status_is_the_code(tmp, code):
+    r, _ = call(tmp, reply_line(error={"code": code, "message": "m"}), "x")
+    assert r.returncode == abs(code) % 256, (code, r.returncode)
 
 
 def test_reply_in_pieces(tmp):
@@ -256,3 +264,160 @@ def test_finds_socket_like_peerd(tmp):
                        timeout=30, env=env)
     assert r.returncode == 1
     assert f"control socket {tmp}/.peerd/control.sock:" in r.stderr, r.stderr
+
+
+# ---- bitcoin-cli's habits: -named, -stdin, -rpcwait, numbers as sent ---------
+
+
+def test_named_params(tmp):
+    r, srv = call(tmp, reply_line(result="h"), "-named", "getblock", "blockhash=00ff", "verbosity=2")
+    assert r.returncode == 0, r.stderr
+    assert srv.request_json()["params"] == {"blockhash": "00ff", "verbosity": 2}
+    # Positional arguments mixed in go to "args", as bitcoin-cli sends them.
+    r, srv = call(tmp, reply_line(result="h"), "-named", "getblock", "00ff", "verbosity=0")
+    assert srv.request_json()["params"] == {"args": ["00ff"], "verbosity": 0}
+    r = peerctl(f"-controlsocket={tmp}/x.sock", "-named", "m", "a=1", "a=2")
+    assert r.returncode == 1 and "parameter a given more than once" in r.stderr
+
+
+def test_stdin_args(tmp):
+    path = os.path.join(tmp, "ctl.sock")
+    srv = FakePeerd(path, reply_line(result=None))
+    try:
+        r = subprocess.run([PEERCTL, f"-controlsocket={path}", "-stdin", "addnode", "1.2.3.4"],
+                           input="add\n7\n\n", capture_output=True, text=True, timeout=30)
+    finally:
+        srv.close()
+    assert r.returncode == 0, r.stderr
+    assert srv.request_json()["params"] == ["1.2.3.4", "add", 7, ""]
+
+
+def test_rpcwait(tmp):
+    path = os.path.join(tmp, "late.sock")
+    proc = subprocess.Popen([PEERCTL, f"-controlsocket={path}", "-rpcwait", "-rpcwaittimeout=20", "uptime"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.8)
+    assert proc.poll() is None, proc.communicate()
+    srv = FakePeerd(path, reply_line(result=42))
+    try:
+        out, err = proc.communicate(timeout=20)
+    finally:
+        srv.close()
+    assert proc.returncode == 0 and out == "42\n", err
+    # Without a peerd, -rpcwaittimeout ends the wait: exit 1.
+    t0 = time.monotonic()
+    r = peerctl(f"-controlsocket={path}", "-rpcwait", "-rpcwaittimeout=1", "uptime")
+    took = time.monotonic() - t0
+    assert r.returncode == 1 and "after 1 s (-rpcwaittimeout)" in r.stderr, r.stderr
+    assert 0.9 <= took < 5, took
+    r = peerctl(f"-controlsocket={path}", "-rpcwaittimeout=x", "uptime")
+    assert r.returncode == 1 and "-rpcwaittimeout wants seconds" in r.stderr
+
+
+def test_numbers_printed_as_sent(tmp):
+    """Amounts keep eight decimals, doubles 16 digits: nothing re-rounded."""
+    raw = (b'{"jsonrpc":"2.0","result":{"minfeefilter":0.00001000,"pingtime":0.000452,'
+           b'"difficulty":4.656542373906925e-10,"n":[1,2.50000000,{}],"e":[],"s":"a,b:{c}"},"id":1}\n')
+    r, _ = call(tmp, raw, "getpeerinfo")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == (
+        '{\n  "minfeefilter": 0.00001000,\n  "pingtime": 0.000452,\n'
+        '  "difficulty": 4.656542373906925e-10,\n  "n": [\n    1,\n    2.50000000,\n    {}\n  ],\n'
+        '  "e": [],\n  "s": "a,b:{c}"\n}\n'), r.stdout
+
+
+def test_finds_systemd_socket(tmp):
+    """No -datadir/-conf/-controlsocket and no ~/.peerd socket: the unit's."""
+    env = dict(os.environ, HOME=tmp)
+    env.pop("STATE_DIRECTORY", None)
+    run_sock = os.path.join(tmp, "run.sock")
+    env["PEERCTL_SYSTEM_SOCKET"] = run_sock
+    env["PEERCTL_SYSTEM_CONF"] = os.path.join(tmp, "none.conf")
+    srv = FakePeerd(run_sock, reply_line(result="via unit"))
+    try:
+        r = subprocess.run([PEERCTL, "uptime"], capture_output=True, text=True, timeout=30, env=env)
+    finally:
+        srv.close()
+    assert r.returncode == 0 and r.stdout == "via unit\n", r.stderr
+    # No runtime socket: the system config's controlsocket= (its [regtest] section for -regtest).
+    conf_sock = os.path.join(tmp, "conf.sock")
+    conf = os.path.join(tmp, "system.conf")
+    with open(conf, "w") as f:
+        f.write(f"[regtest]\ncontrolsocket={conf_sock}\n")
+    env["PEERCTL_SYSTEM_CONF"] = conf
+    srv = FakePeerd(conf_sock, reply_line(result="via conf"))
+    try:
+        r = subprocess.run([PEERCTL, "-regtest", "uptime"], capture_output=True, text=True, timeout=30, env=env)
+    finally:
+        srv.close()
+    assert r.returncode == 0 and r.stdout == "via conf\n", r.stderr
+    # An explicit -datadir is never second-guessed.
+    os.mkdir(os.path.join(tmp, "dd"))
+    r = subprocess.run([PEERCTL, f"-datadir={tmp}/dd", "uptime"], capture_output=True, text=True,
+                       timeout=30, env=env)
+    assert r.returncode == 1 and f"{tmp}/dd/control.sock" in r.stderr, r.stderr
+
+
+# ---- against a real peerd -----------------------------------------------------
+
+
+def run_peerctl(d, *args, **kw):
+    return subprocess.run([PEERCTL, "-regtest", f"-datadir={d.datadir}", *args], capture_output=True,
+                          text=True, timeout=30, **kw)
+
+
+def test_real_peerd_numbers_and_warnings(peerd):
+    p = peerd.connected_peer()
+    try:
+        r = run_peerctl(peerd, "getpeerinfo")
+        assert r.returncode == 0, r.stderr
+        # An amount as Core prints it: eight decimals, from peerd's own text.
+        assert '"minfeefilter": 0.00000000' in r.stdout, r.stdout
+        r = run_peerctl(peerd, "getblockchaininfo")
+        assert '"difficulty": 4.656542373906925e-10,' in r.stdout, r.stdout
+        r = run_peerctl(peerd, "getnetworkinfo")
+        assert json.loads(r.stdout)["warnings"] == []
+        r = run_peerctl(peerd, "getblockheader", "00")
+        assert r.returncode == 8 and r.stderr.startswith("error code: -8\n"), (r.returncode, r.stderr)
+        # -named reaches peerd's named parameters.
+        r = run_peerctl(peerd, "-named", "getblockhash", "height=0")
+        assert r.returncode == 0 and r.stdout == "0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206\n"
+        # -getinfo: one screen
+        r = run_peerctl(peerd, "-getinfo")
+        assert r.returncode == 0, r.stderr
+        for want in ("Chain: regtest", "Blocks: 0", "Headers: 0", "Network: in 1, out 0, total 1",
+                     "Free lists:", "binary", "script", "Check queue:", "Warnings: (none)"):
+            assert want in r.stdout, (want, r.stdout)
+        # -netinfo: counts, and a row per peer from level 1
+        r = run_peerctl(peerd, "-netinfo")
+        assert r.returncode == 0, r.stderr
+        rows = {l.split()[0]: l.split()[1:] for l in r.stdout.splitlines() if l.split()[:1] in (["in"], ["out"], ["total"])}
+        assert rows["in"][3] == "1" and rows["out"][3] == "0" and rows["total"][3] == "1", r.stdout
+        r = run_peerctl(peerd, "-netinfo", "4")
+        assert r.returncode == 0, r.stderr
+        peer_rows = [l for l in r.stdout.splitlines() if l.startswith(" in ")]
+        assert len(peer_rows) == 1 and "full" in peer_rows[0] and "127.0.0.1:" in peer_rows[0], r.stdout
+        r = run_peerctl(peerd, "-netinfo", "9")
+        assert r.returncode == 1 and "LEVEL, 0 to 4" in r.stderr
+    finally:
+        p.close()
+
+
+def test_jsonrpc_1_0_requests(peerd):
+    """Core's curl examples send JSON-RPC 1.0: answered in its shape."""
+    ctl = peerd.ctl()
+    ctl.send_line('{"jsonrpc":"1.0","id":"curltest","method":"getblockcount","params":[]}\n')
+    assert ctl.read_line() == {"result": 0, "error": None, "id": "curltest"}
+    ctl.send_line('{"jsonrpc":"1.0","id":"curltest","method":"nosuch","params":[]}\n')
+    r = ctl.read_line()
+    assert r["result"] is None and r["error"]["code"] == -32601 and r["id"] == "curltest", r
+    # a chain method (answered from the validation thread) too
+    ctl.send_line('{"jsonrpc":"1.0","id":7,"method":"getbestblockhash","params":[]}\n')
+    r = ctl.read_line()
+    assert r == {"result": "0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206",
+                 "error": None, "id": 7}, r
+    # 2.0 is unchanged
+    r = ctl.call_raw("getblockcount", [])
+    assert r == {"jsonrpc": "2.0", "result": 0, "id": r["id"]}
+    ctl.send_line('{"jsonrpc":"3.0","id":1,"method":"getblockcount"}\n')
+    assert ctl.read_line()["error"]["code"] == -32600
