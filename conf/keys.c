@@ -49,9 +49,11 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
     [CONF_K_BIND] = {"bind", CONF_KIND_BIND, CONF_KF_NEGCLR, 0, 0, "<addr>[:<port>]",
                      "0.0.0.0 and :: on -port",
                      "Listen on this IPv4 or IPv6 address (IPv6 as [addr]:port or bare addr).\n"
-                     "Without a port, -port is used. Repeatable."},
+                     "Without a port, -port is used. Repeatable. In the config file\n"
+                     "outside a section: main only, as bitcoind."},
     [CONF_K_PORT] = {"port", CONF_KIND_UINT, 0, 1, 65535, "<port>", NULL,
-                     "Port to listen on when bind= does not name one."},
+                     "Port to listen on when bind= does not name one. In the config\n"
+                     "file outside a section: main only, as bitcoind."},
     [CONF_K_CONNECT] = {"connect", CONF_KIND_PEER, CONF_KF_NEGCLR | CONF_KF_ZEROCLR, 0, 0,
                         "<host>[:<port>]", "none",
                         "Connect only to these peers (plus addnode=); the port defaults to the\n"

@@ -569,7 +569,11 @@ static int apply(struct loader *L, struct peerd_conf *c)
 			            c->controlsocket, sub, *sub ? "/" : "", CONF_MAX_SOCKET_PATH);
 	}
 
-	if ((rc = fill_list(L, CONF_K_BIND, lv, nl, &c->bind, &bind_set)) ||
+	/* bitcoind's network-only keys: at the top of the file they are main's,
+	 * so a test network needs its section (a top-level port= never moves
+	 * a regtest node onto main's port). */
+	const int nl_netonly = c->params->net == PROTO_NET_MAIN ? nl : nl - 1;
+	if ((rc = fill_list(L, CONF_K_BIND, lv, nl_netonly, &c->bind, &bind_set)) ||
 	    (rc = fill_list(L, CONF_K_CONNECT, lv, nl, &c->connect, &c->connect_set)) ||
 	    (rc = fill_list(L, CONF_K_ADDNODE, lv, nl, &c->addnode, &set)) ||
 	    (rc = fill_list(L, CONF_K_DEBUG, lv, nl, &c->debug, &set)))
@@ -586,7 +590,7 @@ static int apply(struct loader *L, struct peerd_conf *c)
 	else
 		c->listen = c->connect.n == 0;
 
-	c->port = (uint16_t)uint_of(scalar(L, CONF_K_PORT, lv, nl), c->params->default_port);
+	c->port = (uint16_t)uint_of(scalar(L, CONF_K_PORT, lv, nl_netonly), c->params->default_port);
 	c->maxconnections =
 	    (int)uint_of(scalar(L, CONF_K_MAXCONNECTIONS, lv, nl), CONF_DEFAULT_MAXCONNECTIONS);
 	c->par = (int)uint_of(scalar(L, CONF_K_PAR, lv, nl), 0);

@@ -257,10 +257,16 @@ static void test_precedence(void **state)
 	expect_ok(LOAD(&c, opt("-conf=%s", p), "-regtest"));
 	assert_int_equal(c.port, 2000);
 	conf_release(&c);
+	/* port= at the top is main's only, as bitcoind's network-only keys:
+	 * signet keeps its own default. */
 	expect_ok(LOAD(&c, opt("-conf=%s", p), "-signet"));
+	assert_int_equal(c.port, 38333);
+	conf_release(&c);
+	expect_ok(LOAD(&c, opt("-conf=%s", p)));
 	assert_int_equal(c.port, 1000);
 	conf_release(&c);
 }
+
 
 static void test_network_ports(void **state)
 {
@@ -845,6 +851,30 @@ static void test_positional(void **state)
 	conf_release(&c);
 }
 
+static void test_network_only_keys(void **state)
+{
+	(void)state;
+	struct peerd_conf c;
+	const char *p = write_conf("netonly.conf", "port=1111\nbind=127.0.0.9\nmaxconnections=7\n");
+	const char *conf = opt("-conf=%s", p);
+	/* main: the top of the file applies */
+	expect_ok(LOAD(&c, conf));
+	assert_int_equal(c.port, 1111);
+	ASSERT_LIST(&c.bind, "127.0.0.9");
+	conf_release(&c);
+	/* regtest: port and bind need [regtest]; other keys still apply */
+	expect_ok(LOAD(&c, conf, "-regtest"));
+	assert_int_equal(c.port, 18444);
+	assert_int_equal(c.bind.n, 0);
+	assert_int_equal(c.maxconnections, 7);
+	conf_release(&c);
+	/* the command line applies on every network */
+	expect_ok(LOAD(&c, conf, "-regtest", "-port=2222", "-bind=127.0.0.8"));
+	assert_int_equal(c.port, 2222);
+	ASSERT_LIST(&c.bind, "127.0.0.8");
+	conf_release(&c);
+}
+
 static void test_file_syntax_details(void **state)
 {
 	(void)state;
@@ -859,8 +889,11 @@ static void test_file_syntax_details(void **state)
 	                                       "   [regtest]   \n"
 	                                       "   par=3\n"
 	                                       "datadir=/with space/dir");
+	expect_ok(LOAD(&c, opt("-conf=%s", p)));
+	assert_int_equal(c.port, 1234); /* main's: port= at the top is network-only */
+	conf_release(&c);
 	expect_ok(LOAD(&c, opt("-conf=%s", p), "-regtest"));
-	assert_int_equal(c.port, 1234);
+	assert_int_equal(c.port, 18444);
 	assert_int_equal(c.maxconnections, 9);
 	assert_int_equal(c.par, 3);
 	ASSERT_LIST(&c.addnode, "1.2.3.4");
@@ -1110,6 +1143,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_state_directory, setup_env),
 	    cmocka_unit_test_setup(test_datadir_picks_conf, setup_env),
 	    cmocka_unit_test_setup(test_precedence, setup_env),
+	    cmocka_unit_test_setup(test_network_only_keys, setup_env),
 	    cmocka_unit_test_setup(test_network_ports, setup_env),
 	    cmocka_unit_test_setup(test_sections_only_their_network, setup_env),
 	    cmocka_unit_test_setup(test_repeatable, setup_env),
