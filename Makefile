@@ -11,6 +11,8 @@
 #   make run        build and run something real (see README)
 #   make fuzz       build the libFuzzer targets (clang)
 #   make deps       check dependencies; as root, apt-get what is missing
+#   make man        the man pages under build/man/ (from doc/*.1.in and
+#                   each binary's own -help)
 #   make install    PREFIX=/usr/local DESTDIR=
 #
 # V=1 shows the commands.
@@ -22,6 +24,10 @@ SYSCONFDIR ?= /etc
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+MANDIR ?= $(PREFIX)/share/man
+# bash-completion's own directory for a /usr install; under /usr/local its
+# completions dir is searched too (bash-completion 2.x: XDG_DATA_DIRS).
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 DESTDIR ?=
 PKG_CONFIG ?= pkg-config
 FUZZ_CC ?= clang
@@ -103,7 +109,7 @@ TSAN_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tsan/test/%,$(TSAN_TEST_SRCS))
 FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/bin/%,$(FUZZ_SRCS))
 
 .PHONY: all test test-build unit interop bench soak fuzz fuzz-smoke integration run deps \
-	install uninstall clean format
+	install uninstall clean format man
 
 all: $(BINS)
 
@@ -277,7 +283,13 @@ run: deps
 
 # The unit's other paths use systemd specifiers (%E, %S, %t); only the
 # binary's location depends on PREFIX. An existing config is never replaced.
-install: all
+# The pages take their option lists from the binaries' -help (doc/mkman.sh).
+MAN_PAGES := $(BUILD)/man/peerd.1 $(BUILD)/man/peerctl.1 $(BUILD)/man/peertool.1
+man: $(MAN_PAGES)
+$(MAN_PAGES): $(BINS) doc/mkman.sh doc/help2roff.awk $(wildcard doc/*.1.in)
+	sh doc/mkman.sh $(BUILD)/bin $(BUILD)/man
+
+install: all man
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) \
 		$(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(SYSCONFDIR)/peerd
 	install -m 0755 $(BINS) $(DESTDIR)$(BINDIR)/
@@ -287,6 +299,11 @@ install: all
 	install -m 0644 systemd/peerd.tmpfiles $(DESTDIR)$(TMPFILESDIR)/peerd.conf
 	[ -e $(DESTDIR)$(SYSCONFDIR)/peerd/peerd.conf ] || \
 		install -m 0644 conf/peerd.conf $(DESTDIR)$(SYSCONFDIR)/peerd/peerd.conf
+	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR)
+	install -m 0644 $(BUILD)/man/peerd.1 $(BUILD)/man/peerctl.1 $(BUILD)/man/peertool.1 \
+		$(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 contrib/completion/peerctl.bash $(DESTDIR)$(BASHCOMPDIR)/peerctl
+	install -m 0644 contrib/completion/peertool.bash $(DESTDIR)$(BASHCOMPDIR)/peertool
 	@echo "next: systemd-sysusers; systemd-tmpfiles --create peerd.conf;" \
 		"systemctl daemon-reload; systemctl enable --now peerd"
 
@@ -294,6 +311,8 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(BINS)))
 	rm -f $(DESTDIR)$(UNITDIR)/peerd.service $(DESTDIR)$(SYSUSERSDIR)/peerd.conf \
 		$(DESTDIR)$(TMPFILESDIR)/peerd.conf
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,peerd.1 peerctl.1 peertool.1) \
+		$(DESTDIR)$(BASHCOMPDIR)/peerctl $(DESTDIR)$(BASHCOMPDIR)/peertool
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -38,3 +38,84 @@ def test_install_and_uninstall_with_destdir(tmp_path):
     assert not (dest / "opt/peerd/bin/peerd").exists()
     assert not (dest / "opt/peerd/lib/systemd/system/peerd.service").exists()
     assert conf.exists()  # configuration is the operator's: uninstall keeps it
+    # Man pages and completions go too.
+    assert not (dest / "opt/peerd/share/man/man1/peerd.1").exists()
+    assert not (dest / "opt/peerd/share/bash-completion/completions/peerctl").exists()
+
+
+BINDIR = os.path.join(BUILD, "bin")
+
+
+def help_options(*cmd):
+    """Every -option a binary's help lists at the start of a line."""
+    import re
+    out = subprocess.run([os.path.join(BINDIR, cmd[0]), *cmd[1:]], capture_output=True, text=True,
+                         timeout=30).stdout
+    return sorted(set(re.findall(r"^  (-[a-z0-9]+)", out, re.M)))
+
+
+def test_man_pages_and_completion_installed(tmp_path):
+    import shutil
+    import re
+    dest = tmp_path / "stage"
+    r = make("install", f"DESTDIR={dest}", "PREFIX=/usr")
+    assert r.returncode == 0, r.stderr
+    man1 = dest / "usr/share/man/man1"
+    for name in ("peerd", "peerctl", "peertool"):
+        page = man1 / (name + ".1")
+        assert page.is_file(), page
+        text = page.read_text()
+        assert text.startswith(".\\\"") and ".TH %s 1" % name.upper() in text
+        assert "@OPTIONS@" not in text and "@COMMANDS@" not in text and "@VERSION@" not in text
+        if shutil.which("groff"):
+            # roff without warnings (-ww: all of them)
+            g = subprocess.run(["groff", "-man", "-ww", "-z", str(page)], capture_output=True,
+                               text=True, timeout=30)
+            assert g.returncode == 0 and g.stderr == "", (name, g.stderr)
+    # The pages list what the binaries accept: every option of -help.
+    peerd_page = (man1 / "peerd.1").read_text().replace("\\-", "-")
+    opts = help_options("peerd", "-help")
+    assert "-datadir" in opts and "-port" in opts and len(opts) > 20, opts
+    for o in opts:
+        assert re.search(r"^\.B %s\b" % re.escape(o), peerd_page, re.M), o
+    peerctl_page = (man1 / "peerctl.1").read_text().replace("\\-", "-")
+    for o in ("-named", "-stdin", "-rpcwait", "-rpcwaittimeout", "-getinfo", "-netinfo", "-datadir"):
+        assert re.search(r"^\.B %s\b" % re.escape(o), peerctl_page, re.M), o
+    tool_page = (man1 / "peertool.1").read_text().replace("\\-", "-")
+    for cmd in ("decode-tx", "decode-block", "decode-msg", "verify-tx", "verify-block", "chaingen",
+                "connect-blocks"):
+        assert ".SS %s\n" % cmd in tool_page, cmd
+    comp = dest / "usr/share/bash-completion/completions"
+    for name in ("peerctl", "peertool"):
+        f = comp / name
+        assert f.is_file() and "complete -F _%s %s" % (name, name) in f.read_text()
+        assert subprocess.run(["bash", "-n", str(f)]).returncode == 0
+
+
+def complete(script, *words):
+    """What the completion function offers for the last word (bash's own splitting of '=')."""
+    import shlex
+    fn = "_" + os.path.basename(script).split(".")[0]
+    cmd = ("PATH=%s:$PATH; source %s; COMP_WORDS=(%s); COMP_CWORD=%d; %s; printf '%%s\\n' \"${COMPREPLY[@]}\""
+           % (shlex.quote(BINDIR), shlex.quote(script), " ".join(shlex.quote(w) for w in words),
+              len(words) - 1, fn))
+    r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    return [l for l in r.stdout.splitlines() if l]
+
+
+def test_bash_completion(peerd):
+    tool = os.path.join(ROOT, "contrib", "completion", "peertool.bash")
+    assert complete(tool, "peertool", "dec") == ["decode-tx", "decode-block", "decode-msg"]
+    assert complete(tool, "peertool", "help", "conn") == ["connect-blocks"]
+    opts = complete(tool, "peertool", "verify-block", "--")
+    assert {"--prevouts", "--utxo", "--flags", "--chain", "--height", "--par", "--no-pow", "--help"} <= set(opts), opts
+    assert complete(tool, "peertool", "decode-tx", "--chain", "=", "reg") == ["regtest"]
+    assert complete(tool, "peertool", "decode-tx", "--chain", "sig") == ["signet"]
+    ctl = os.path.join(ROOT, "contrib", "completion", "peerctl.bash")
+    assert complete(ctl, "peerctl", "-rpcw") == ["-rpcwait", "-rpcwaittimeout="]
+    # Methods come from the running peerd, found with the options on the line.
+    got = complete(ctl, "peerctl", "-regtest", "-datadir", "=", peerd.datadir, "getblockc")
+    assert got == ["getblockchaininfo", "getblockcount"], got
+    got = complete(ctl, "peerctl", "-regtest", "-datadir", "=", peerd.datadir, "help", "getpe")
+    assert got == ["getpeerinfo"], got
