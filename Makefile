@@ -295,8 +295,10 @@ install: all man
 	install -m 0755 $(BINS) $(DESTDIR)$(BINDIR)/
 	sed 's|/usr/local/bin/peerd|$(BINDIR)/peerd|' systemd/peerd.service > $(BUILD)/peerd.service
 	install -m 0644 $(BUILD)/peerd.service $(DESTDIR)$(UNITDIR)/peerd.service
-	install -m 0644 systemd/peerd.sysusers $(DESTDIR)$(SYSUSERSDIR)/peerd.conf
-	install -m 0644 systemd/peerd.tmpfiles $(DESTDIR)$(TMPFILESDIR)/peerd.conf
+	sed 's|/usr/local/lib/sysusers.d|$(SYSUSERSDIR)|' systemd/peerd.sysusers > $(BUILD)/peerd.sysusers
+	sed 's|/usr/local/lib/tmpfiles.d|$(TMPFILESDIR)|' systemd/peerd.tmpfiles > $(BUILD)/peerd.tmpfiles
+	install -m 0644 $(BUILD)/peerd.sysusers $(DESTDIR)$(SYSUSERSDIR)/peerd.conf
+	install -m 0644 $(BUILD)/peerd.tmpfiles $(DESTDIR)$(TMPFILESDIR)/peerd.conf
 	[ -e $(DESTDIR)$(SYSCONFDIR)/peerd/peerd.conf ] || \
 		install -m 0644 conf/peerd.conf $(DESTDIR)$(SYSCONFDIR)/peerd/peerd.conf
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR)

@@ -119,3 +119,29 @@ def test_bash_completion(peerd):
     assert got == ["getblockchaininfo", "getblockcount"], got
     got = complete(ctl, "peerctl", "-regtest", "-datadir", "=", peerd.datadir, "help", "getpe")
     assert got == ["getpeerinfo"], got
+
+
+def test_installed_snippets_name_their_paths_and_staged_verify(tmp_path):
+    """The README's staging recipe: make install DESTDIR=..., then
+    systemd-analyze verify --root on the staged tree."""
+    import shutil
+    dest = tmp_path / "stage"
+    r = make("install", f"DESTDIR={dest}", "PREFIX=/usr")
+    assert r.returncode == 0, r.stderr
+    sysusers = (dest / "usr/lib/sysusers.d/peerd.conf").read_text()
+    tmpfiles = (dest / "usr/lib/tmpfiles.d/peerd.conf").read_text()
+    assert "Installed as /usr/lib/sysusers.d/peerd.conf" in sysusers, sysusers
+    assert "Installed as /usr/lib/tmpfiles.d/peerd.conf" in tmpfiles, tmpfiles
+    assert "/usr/local" not in sysusers + tmpfiles
+    analyze = shutil.which("systemd-analyze")
+    if not analyze:
+        return
+    r = subprocess.run([analyze, "verify", "--recursive-errors=no", f"--root={dest}", "peerd.service"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "peerd" not in r.stdout + r.stderr, r.stdout + r.stderr
+    # It looks inside the stage: without the staged binary it fails.
+    (dest / "usr/bin/peerd").unlink()
+    r = subprocess.run([analyze, "verify", "--recursive-errors=no", f"--root={dest}", "peerd.service"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and "/usr/bin/peerd" in r.stdout + r.stderr, r.stdout + r.stderr
