@@ -23,15 +23,15 @@ int base_opt_usage_error(const struct base_opt_cmd *c, const char *fmt, ...)
 	return BASE_OPT_USAGE;
 }
 
-int base_opt_uint(const struct base_opt_cmd *c, const char *name, const char *val, uint64_t lo, uint64_t hi,
-             uint64_t *out)
+int base_opt_uint(const struct base_opt_cmd *c, const char *name, const char *val, uint64_t lo,
+                  uint64_t hi, uint64_t *out)
 {
 	char *end;
 	errno = 0;
 	unsigned long long v = isdigit((unsigned char)val[0]) ? strtoull(val, &end, 10) : 0;
 	if (!isdigit((unsigned char)val[0]) || *end || errno || v < lo || v > hi)
 		return base_opt_usage_error(c, "--%s wants %llu to %llu, not '%s'", name,
-		                       (unsigned long long)lo, (unsigned long long)hi, val);
+		                            (unsigned long long)lo, (unsigned long long)hi, val);
 	*out = v;
 	return 0;
 }
@@ -52,15 +52,18 @@ static void list_options(const struct base_opt_cmd *c, char *out, size_t cap)
 	out[0] = 0;
 	for (size_t i = 0; i < c->n_opts && k < cap; i++) {
 		int w = snprintf(out + k, cap - k, "%s--%s",
-		                 i == 0 ? "" : i + 1 == c->n_opts ? " or " : ", ", c->opts[i].name);
+		                 i == 0               ? ""
+		                 : i + 1 == c->n_opts ? " or "
+		                                      : ", ",
+		                 c->opts[i].name);
 		if (w < 0)
 			break;
 		k += (size_t)w;
 	}
 }
 
-int base_opt_parse(const struct base_opt_cmd *c, int argc, char **argv, base_opt_set_fn set, void *ctx,
-              const char **pos, size_t max_pos, size_t *n_pos)
+int base_opt_parse(const struct base_opt_cmd *c, int argc, char **argv, base_opt_set_fn set,
+                   void *ctx, const char **pos, size_t max_pos, size_t *n_pos)
 {
 	bool options = true;
 	*n_pos = 0;
@@ -88,10 +91,11 @@ int base_opt_parse(const struct base_opt_cmd *c, int argc, char **argv, base_opt
 			char known[512];
 			list_options(c, known, sizeof(known));
 			if (c->n_opts == 0)
-				return base_opt_usage_error(c, "unknown option '%.*s' (%s takes none)",
-				                       (int)(n + (size_t)(name - arg)), arg, c->cmd);
+				return base_opt_usage_error(
+				    c, "unknown option '%.*s' (%s takes none)",
+				    (int)(n + (size_t)(name - arg)), arg, c->cmd);
 			return base_opt_usage_error(c, "unknown option '%.*s' (known: %s)",
-			                       (int)(n + (size_t)(name - arg)), arg, known);
+			                            (int)(n + (size_t)(name - arg)), arg, known);
 		}
 		const char *val = NULL;
 		if (o->value) {

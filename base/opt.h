@@ -53,8 +53,8 @@ typedef int (*base_opt_set_fn)(void *ctx, int id, const char *val);
  * max_pos is a usage error. Returns 0, BASE_OPT_HELP after printing the help on
  * stdout, or BASE_OPT_USAGE after printing a usage error on stderr.
  */
-int base_opt_parse(const struct base_opt_cmd *c, int argc, char **argv, base_opt_set_fn set, void *ctx,
-              const char **pos, size_t max_pos, size_t *n_pos);
+int base_opt_parse(const struct base_opt_cmd *c, int argc, char **argv, base_opt_set_fn set,
+                   void *ctx, const char **pos, size_t max_pos, size_t *n_pos);
 
 /** Print "PROG: CMD: <message>" and the usage to stderr; returns BASE_OPT_USAGE. */
 int base_opt_usage_error(const struct base_opt_cmd *c, const char *fmt, ...)
@@ -64,8 +64,8 @@ int base_opt_usage_error(const struct base_opt_cmd *c, const char *fmt, ...)
  * A decimal integer in [lo, hi] (no sign, no spaces). 0, or BASE_OPT_USAGE after
  * naming the option, the range and the value.
  */
-int base_opt_uint(const struct base_opt_cmd *c, const char *name, const char *val, uint64_t lo, uint64_t hi,
-             uint64_t *out);
+int base_opt_uint(const struct base_opt_cmd *c, const char *name, const char *val, uint64_t lo,
+                  uint64_t hi, uint64_t *out);
 
 /** True for -h, -help and --help. */
 bool base_opt_is_help(const char *arg);

@@ -590,7 +590,8 @@ static int apply(struct loader *L, struct peerd_conf *c)
 	else
 		c->listen = c->connect.n == 0;
 
-	c->port = (uint16_t)uint_of(scalar(L, CONF_K_PORT, lv, nl_netonly), c->params->default_port);
+	c->port =
+	    (uint16_t)uint_of(scalar(L, CONF_K_PORT, lv, nl_netonly), c->params->default_port);
 	c->maxconnections =
 	    (int)uint_of(scalar(L, CONF_K_MAXCONNECTIONS, lv, nl), CONF_DEFAULT_MAXCONNECTIONS);
 	c->par = (int)uint_of(scalar(L, CONF_K_PAR, lv, nl), 0);

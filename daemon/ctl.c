@@ -357,7 +357,8 @@ static void handle_request(struct daemon *d, struct ctl_line *L, size_t slot, js
 	}
 	json_t *ver = json_object_get(req, "jsonrpc");
 	bool legacy = json_is_string(ver) && strcmp(json_string_value(ver), "1.0") == 0;
-	if (ver && !legacy && (!json_is_string(ver) || strcmp(json_string_value(ver), "2.0") != 0)) {
+	if (ver && !legacy &&
+	    (!json_is_string(ver) || strcmp(json_string_value(ver), "2.0") != 0)) {
 		*out = error_obj(json_incref(id), CTL_INVALID_REQUEST,
 		                 "Invalid Request: jsonrpc must be \"2.0\" or \"1.0\"");
 		return;

@@ -242,7 +242,6 @@ fail:
 	return NULL;
 }
 
-
 /* Connect, retrying while peerd is not up yet when -rpcwait. 0 with *fd, or 1 after a message. */
 static int connect_waiting(const struct peerctl *pc, int *fd)
 {
@@ -262,9 +261,10 @@ static int connect_waiting(const struct peerctl *pc, int *fd)
 			return 1;
 		}
 		if (deadline >= 0 && now_ms() >= deadline) {
-			fprintf(stderr,
-			        "peerctl: no control socket at %s after %d s (-rpcwaittimeout): %s\n",
-			        pc->socket, pc->wait_timeout_s, strerror(e));
+			fprintf(
+			    stderr,
+			    "peerctl: no control socket at %s after %d s (-rpcwaittimeout): %s\n",
+			    pc->socket, pc->wait_timeout_s, strerror(e));
 			return 1;
 		}
 		struct timespec ts = {0, PEERCTL_WAIT_STEP_MS * 1000000L};
@@ -277,8 +277,8 @@ int peerctl_request(const struct peerctl *pc, const char *method, json_t *params
 {
 	int fd = -1, rc = 1;
 	char *line = NULL, *text = NULL;
-	json_t *req = json_pack("{s:s, s:i, s:s, s:O}", "jsonrpc", "2.0", "id", 1, "method",
-	                        method, "params", params);
+	json_t *req = json_pack("{s:s, s:i, s:s, s:O}", "jsonrpc", "2.0", "id", 1, "method", method,
+	                        "params", params);
 	*reply = NULL;
 	if (raw)
 		*raw = NULL;
@@ -414,9 +414,10 @@ static int take_own_options(int argc, char **argv, struct ctl_opts *o, char **ou
 		} else if (is_opt(a, "rpcwaittimeout")) {
 			const char *eq = strchr(a, '=');
 			if (!eq || parse_seconds(eq + 1, &o->wait_timeout_s)) {
-				fprintf(stderr,
-				        "peerctl: -rpcwaittimeout wants seconds, 0 to 86400: '%s'\n",
-				        a);
+				fprintf(
+				    stderr,
+				    "peerctl: -rpcwaittimeout wants seconds, 0 to 86400: '%s'\n",
+				    a);
 				return 1;
 			}
 		} else if (is_opt(a, "rpcwait")) {
@@ -560,7 +561,8 @@ static json_t *build_params(char **args, int n, bool named)
 			continue;
 		}
 		if (!eq || eq == a) {
-			if ((!pos && (!(pos = json_array()) || json_object_set_new(params, "args", pos))) ||
+			if ((!pos &&
+			     (!(pos = json_array()) || json_object_set_new(params, "args", pos))) ||
 			    json_array_append_new(pos, v)) {
 				if (!json_object_get(params, "args"))
 					json_decref(pos);

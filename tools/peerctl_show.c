@@ -183,7 +183,8 @@ int peerctl_print_result(const json_t *reply, const char *raw)
 	} else if (!json_is_null(result) && raw && member_text(raw, "result", &a, &b)) {
 		reindent(stdout, raw, a, b);
 	} else if (!json_is_null(result)) {
-		char *s = json_dumps(result, JSON_INDENT(2) | JSON_ENCODE_ANY | JSON_REAL_PRECISION(16));
+		char *s =
+		    json_dumps(result, JSON_INDENT(2) | JSON_ENCODE_ANY | JSON_REAL_PRECISION(16));
 		if (!s) {
 			fprintf(stderr, "peerctl: out of memory printing the reply\n");
 			return 1;
@@ -249,8 +250,8 @@ static void print_freelist(const char *name, const json_t *fl)
 	if (!fl)
 		return;
 	printf("  %-7s %lld of %lld in use (high water %lld), %lld free; %lld hits, %lld misses\n",
-	       name, num(fl, "in_use"), num(fl, "capacity"), num(fl, "high_water"),
-	       num(fl, "free"), num(fl, "hits"), num(fl, "misses"));
+	       name, num(fl, "in_use"), num(fl, "capacity"), num(fl, "high_water"), num(fl, "free"),
+	       num(fl, "hits"), num(fl, "misses"));
 }
 
 int peerctl_getinfo(const struct peerctl *pc)
@@ -298,11 +299,12 @@ int peerctl_getinfo(const struct peerctl *pc)
 	json_t *cq = json_object_get(stats, "checkqueue");
 	if (cq) {
 		long long busy = num(cq, "busy_ms"), idle = num(cq, "idle_ms");
-		printf("Check queue: %lld threads, %lld rounds (%lld failed), %lld jobs; busy %lld ms,"
-		       " idle %lld ms (%.1f%% busy)\n",
-		       num(cq, "threads"), num(cq, "rounds"), num(cq, "rounds_failed"),
-		       num(cq, "jobs"), busy, idle,
-		       busy + idle ? 100.0 * (double)busy / (double)(busy + idle) : 0.0);
+		printf(
+		    "Check queue: %lld threads, %lld rounds (%lld failed), %lld jobs; busy %lld ms,"
+		    " idle %lld ms (%.1f%% busy)\n",
+		    num(cq, "threads"), num(cq, "rounds"), num(cq, "rounds_failed"),
+		    num(cq, "jobs"), busy, idle,
+		    busy + idle ? 100.0 * (double)busy / (double)(busy + idle) : 0.0);
 	}
 	printf("\n");
 	print_warnings(json_object_get(chain ? chain : net, "warnings"));

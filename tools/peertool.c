@@ -73,15 +73,14 @@ static void usage(FILE *out)
 	             "Commands (peertool help COMMAND, or COMMAND --help, for more):\n");
 	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
 		fprintf(out, "  %s\n", subcommands[i].usage);
-	fprintf(out,
-	        "\n--chain (main, test, testnet4, signet, regtest; default main, or the\n"
-	        "frame's network for decode-msg) picks the network of addresses, and for\n"
-	        "verify-block the heights its soft forks activated at.\n"
-	        "Options take -key=value, --key=value or --key value, in any order.\n\n"
-	        "Exit codes: 0 success; 1 bad input or a failed check (one line on stderr\n"
-	        "naming the problem and the byte offset); 2 usage error.\n\n"
-	        "Example:\n"
-	        "  peertool decode-block --chain regtest blk00000.dat\n");
+	fprintf(out, "\n--chain (main, test, testnet4, signet, regtest; default main, or the\n"
+	             "frame's network for decode-msg) picks the network of addresses, and for\n"
+	             "verify-block the heights its soft forks activated at.\n"
+	             "Options take -key=value, --key=value or --key value, in any order.\n\n"
+	             "Exit codes: 0 success; 1 bad input or a failed check (one line on stderr\n"
+	             "naming the problem and the byte offset); 2 usage error.\n\n"
+	             "Example:\n"
+	             "  peertool decode-block --chain regtest blk00000.dat\n");
 }
 
 void peertool_error(const char *cmd, const char *fmt, ...)

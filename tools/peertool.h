@@ -21,7 +21,8 @@ int peertool_decode_block(int argc, char **argv);
 int peertool_decode_msg(int argc, char **argv);
 int peertool_verify_tx(int argc, char **argv);
 int peertool_verify_block(int argc, char **argv);
-/** decode-tx's, decode-block's and decode-msg's full help: usage, input forms, examples, exit codes. */
+/** decode-tx's, decode-block's and decode-msg's full help: usage, input forms, examples, exit
+ * codes. */
 void peertool_decode_tx_help(FILE *f);
 void peertool_decode_block_help(FILE *f);
 void peertool_decode_msg_help(FILE *f);

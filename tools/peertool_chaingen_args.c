@@ -227,18 +227,28 @@ enum { CG_OPT_GENESIS = 100, CG_OPT_NO_VERIFY };
 
 /* Valued options: id is the index, apply_option matches the name. */
 static const struct base_opt_spec CG_OPTS[] = {
-    {"seed", 0, true},          {"blocks", 1, true},
-    {"txs-per-block", 2, true}, {"inputs-per-tx", 3, true},
-    {"outputs-per-tx", 4, true}, {"start-time", 5, true},
-    {"out", 6, true},           {"spent-out", 7, true},
-    {"mix", 8, true},           {"bench-block", 9, true},
-    {"bench-txs", 10, true},    {"fork-at", 11, true},
-    {"fork-seed", 12, true},    {"genesis", CG_OPT_GENESIS, false},
+    {"seed", 0, true},
+    {"blocks", 1, true},
+    {"txs-per-block", 2, true},
+    {"inputs-per-tx", 3, true},
+    {"outputs-per-tx", 4, true},
+    {"start-time", 5, true},
+    {"out", 6, true},
+    {"spent-out", 7, true},
+    {"mix", 8, true},
+    {"bench-block", 9, true},
+    {"bench-txs", 10, true},
+    {"fork-at", 11, true},
+    {"fork-seed", 12, true},
+    {"genesis", CG_OPT_GENESIS, false},
     {"no-verify", CG_OPT_NO_VERIFY, false},
 };
-static const struct base_opt_cmd CG_CMD = {
-    "peertool", PEERTOOL_CG_CMD, USAGE, CG_OPTS, sizeof(CG_OPTS) / sizeof(CG_OPTS[0]),
-    peertool_chaingen_help};
+static const struct base_opt_cmd CG_CMD = {"peertool",
+                                           PEERTOOL_CG_CMD,
+                                           USAGE,
+                                           CG_OPTS,
+                                           sizeof(CG_OPTS) / sizeof(CG_OPTS[0]),
+                                           peertool_chaingen_help};
 
 static int set_option(void *ctx, int id, const char *val)
 {

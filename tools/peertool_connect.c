@@ -149,12 +149,12 @@ static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
 enum { CB_OPT_CHAIN, CB_OPT_PAR, CB_OPT_DBCACHE, CB_OPT_UTXO_STATS, CB_OPT_VERBOSE };
 
 static const struct base_opt_spec CB_OPTS[] = {
-    {"chain", CB_OPT_CHAIN, true},           {"par", CB_OPT_PAR, true},
-    {"dbcache", CB_OPT_DBCACHE, true},       {"utxo-stats", CB_OPT_UTXO_STATS, false},
+    {"chain", CB_OPT_CHAIN, true},      {"par", CB_OPT_PAR, true},
+    {"dbcache", CB_OPT_DBCACHE, true},  {"utxo-stats", CB_OPT_UTXO_STATS, false},
     {"verbose", CB_OPT_VERBOSE, false},
 };
 static const struct base_opt_cmd CB_OPT_CMD = {
-    "peertool", CB_CMD, USAGE, CB_OPTS, sizeof(CB_OPTS) / sizeof(CB_OPTS[0]),
+    "peertool",           CB_CMD, USAGE, CB_OPTS, sizeof(CB_OPTS) / sizeof(CB_OPTS[0]),
     peertool_connect_help};
 
 static int set_option(void *ctx, int id, const char *val)

@@ -26,15 +26,20 @@ static const struct base_opt_spec DECODE_OPTS[] = {
     {"chain", DECODE_OPT_CHAIN, true},
 };
 
-
 #define DECODE_CMD(NAME, USAGE, HELP)                                                              \
-	{"peertool", NAME, USAGE, DECODE_OPTS, sizeof(DECODE_OPTS) / sizeof(DECODE_OPTS[0]), HELP}
+	{                                                                                          \
+		"peertool", NAME, USAGE, DECODE_OPTS,                                              \
+		    sizeof(DECODE_OPTS) / sizeof(DECODE_OPTS[0]), HELP                             \
+	}
 static const struct base_opt_cmd CMD_TX =
-    DECODE_CMD("decode-tx", "usage: peertool decode-tx [--hex] [--chain NAME] FILE|HEX|-", peertool_decode_tx_help);
-static const struct base_opt_cmd CMD_BLOCK = DECODE_CMD(
-    "decode-block", "usage: peertool decode-block [--hex] [--chain NAME] FILE|HEX|-", peertool_decode_block_help);
+    DECODE_CMD("decode-tx", "usage: peertool decode-tx [--hex] [--chain NAME] FILE|HEX|-",
+               peertool_decode_tx_help);
+static const struct base_opt_cmd CMD_BLOCK =
+    DECODE_CMD("decode-block", "usage: peertool decode-block [--hex] [--chain NAME] FILE|HEX|-",
+               peertool_decode_block_help);
 static const struct base_opt_cmd CMD_MSG =
-    DECODE_CMD("decode-msg", "usage: peertool decode-msg [--hex] [--chain NAME] FILE|HEX|-", peertool_decode_msg_help);
+    DECODE_CMD("decode-msg", "usage: peertool decode-msg [--hex] [--chain NAME] FILE|HEX|-",
+               peertool_decode_msg_help);
 
 static const char INPUT_HELP[] =
     "The input is a file, '-' for stdin, or the hex itself on the command line\n"
@@ -237,7 +242,8 @@ static json_t *records_json(const char *cmd, const uint8_t *data, size_t len,
 			peertool_error(cmd,
 			               "record %zu at byte %zu: length %" PRIu32
 			               " runs past the end of the input (%zu bytes left)",
-			               json_array_size(list), off, n, len - off - DECODE_RECORD_HEAD);
+			               json_array_size(list), off, n,
+			               len - off - DECODE_RECORD_HEAD);
 			goto fail;
 		}
 		json_t *o = block_json(cmd, data + off + DECODE_RECORD_HEAD, n,
@@ -471,8 +477,8 @@ static json_t *frame_json(const char *cmd, const uint8_t *data, size_t len, size
 	size_t off = 0;
 	const struct proto_params *net = len >= 4 ? proto_params_by_magic(proto_le32(data)) : NULL;
 	if (len < PROTO_HEADER_SIZE) {
-		peertool_error(cmd, "truncated frame header at byte %zu: %zu of %u bytes", base, len,
-		               PROTO_HEADER_SIZE);
+		peertool_error(cmd, "truncated frame header at byte %zu: %zu of %u bytes", base,
+		               len, PROTO_HEADER_SIZE);
 		return NULL;
 	}
 	if (!net) {
@@ -504,8 +510,7 @@ static json_t *frame_json(const char *cmd, const uint8_t *data, size_t len, size
 	}
 	const uint8_t *payload = data + PROTO_HEADER_SIZE;
 	if (proto_frame_verify(&h, payload)) {
-		peertool_error(cmd,
-		               "bad checksum at byte %zu: payload does not match the header",
+		peertool_error(cmd, "bad checksum at byte %zu: payload does not match the header",
 		               base + 20);
 		return NULL;
 	}

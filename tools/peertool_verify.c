@@ -364,9 +364,8 @@ static const struct base_opt_spec TX_OPTS[] = {
     {"flags", VOPT_FLAGS, true},
 };
 static const struct base_opt_spec BLOCK_OPTS[] = {
-    {"prevouts", VOPT_PREVOUTS, true}, {"utxo", VOPT_UTXO, true},
-    {"flags", VOPT_FLAGS, true},       {"chain", VOPT_CHAIN, true},
-    {"height", VOPT_HEIGHT, true},     {"par", VOPT_PAR, true},
+    {"prevouts", VOPT_PREVOUTS, true}, {"utxo", VOPT_UTXO, true},     {"flags", VOPT_FLAGS, true},
+    {"chain", VOPT_CHAIN, true},       {"height", VOPT_HEIGHT, true}, {"par", VOPT_PAR, true},
     {"no-pow", VOPT_NO_POW, false},
 };
 static const struct base_opt_cmd CMD_TX = {"peertool",
@@ -401,7 +400,8 @@ static int flags_arg(const struct base_opt_cmd *c, const char *val, struct verif
 		up[i] = (char)toupper((unsigned char)val[i]);
 	for (char *t = up; *t;) {
 		size_t k = strcspn(t, ",");
-		if ((k == 8 && !strncmp(t, "STANDARD", 8)) || (k == 9 && !strncmp(t, "CONSENSUS", 9)))
+		if ((k == 8 && !strncmp(t, "STANDARD", 8)) ||
+		    (k == 9 && !strncmp(t, "CONSENSUS", 9)))
 			for (size_t i = 0; i < k; i++)
 				t[i] = (char)tolower((unsigned char)t[i]);
 		t += k + (t[k] == ',');
@@ -411,9 +411,11 @@ static int flags_arg(const struct base_opt_cmd *c, const char *val, struct verif
 		return 0;
 	}
 	script_flags_format(UINT32_MAX, all, sizeof(all));
-	return base_opt_usage_error(c, "unknown flag in '%s' (valid, comma-separated, any case: consensus, "
-	                            "standard, NONE or %s)",
-	                            bad ? val + (bad - up) : val, all);
+	return base_opt_usage_error(
+	    c,
+	    "unknown flag in '%s' (valid, comma-separated, any case: consensus, "
+	    "standard, NONE or %s)",
+	    bad ? val + (bad - up) : val, all);
 }
 
 static int set_option(void *ctx, int id, const char *val)

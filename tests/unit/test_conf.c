@@ -267,7 +267,6 @@ static void test_precedence(void **state)
 	conf_release(&c);
 }
 
-
 static void test_network_ports(void **state)
 {
 	(void)state;
