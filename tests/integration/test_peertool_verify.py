@@ -341,7 +341,7 @@ def test_readme_prevouts_example(tmp_path):
     block = readme.split(marker, 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
     assert "peertool verify-tx" in block and "genesis_chain_0_to_4.dat" in block
     os.symlink(os.path.join(ROOT, "tests"), tmp_path / "tests")
-    env = dict(os.environ, PATH=os.path.dirname(PEERTOOL) + ":" + os.environ["PATH"])
+    env = dict(os.environ, PATH=os.path.abspath(os.path.dirname(PEERTOOL)) + ":" + os.environ["PATH"])
     r = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", block], cwd=tmp_path, env=env,
                        capture_output=True, timeout=60)
     assert r.returncode == 0, (r.stdout, r.stderr)

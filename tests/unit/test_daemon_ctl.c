@@ -102,7 +102,7 @@ static void test_invalid_request(void **state)
 	expect_error(t, "[]", CTL_INVALID_REQUEST, "null");
 	expect_error(t, "{\"id\": 1}", CTL_INVALID_REQUEST, "1");
 	expect_error(t, "{\"method\": 5, \"id\": 2}", CTL_INVALID_REQUEST, "2");
-	expect_error(t, "{\"jsonrpc\": \"1.0\", \"method\": \"uptime\", \"id\": \"a\"}",
+	expect_error(t, "{\"jsonrpc\": \"3.0\", \"method\": \"uptime\", \"id\": \"a\"}",
 	             CTL_INVALID_REQUEST, "\"a\"");
 	expect_error(t, "{\"jsonrpc\": 2, \"method\": \"uptime\", \"id\": 3}", CTL_INVALID_REQUEST,
 	             "3");
@@ -113,6 +113,30 @@ static void test_invalid_request(void **state)
 	expect_error(t, "{\"method\": \"uptime\", \"id\": true}", CTL_INVALID_REQUEST, "null");
 	/* Invalid even without an id: a broken request is not a notification. */
 	expect_error(t, "{\"method\": null}", CTL_INVALID_REQUEST, "null");
+}
+
+/* JSON-RPC 1.0 (Core's curl examples): answered with both result and error. */
+static void test_jsonrpc_1_0(void **state)
+{
+	struct tf *t = *state;
+	json_t *r = reply(
+	    t, "{\"jsonrpc\": \"1.0\", \"method\": \"getconnectioncount\", \"id\": \"c\"}", NULL);
+	char *got = json_dumps(r, JSON_COMPACT);
+	json_decref(r);
+	assert_non_null(got);
+	assert_string_equal(got, "{\"result\":0,\"id\":\"c\",\"error\":null}");
+	xfree(got);
+	r = reply(t, "{\"jsonrpc\": \"1.0\", \"method\": \"nosuch\", \"id\": 1}", NULL);
+	got = json_dumps(r, JSON_COMPACT);
+	json_t *err = json_object_get(r, "error");
+	int code = (int)json_integer_value(json_object_get(err, "code"));
+	bool has_result = json_is_null(json_object_get(r, "result"));
+	bool no_version = json_object_get(r, "jsonrpc") == NULL;
+	json_decref(r);
+	xfree(got);
+	assert_int_equal(code, CTL_METHOD_NOT_FOUND);
+	assert_true(has_result);
+	assert_true(no_version);
 }
 
 static void test_method_not_found(void **state)
@@ -818,6 +842,7 @@ int main(void)
 	tf_global_init();
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_parse_error, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_jsonrpc_1_0, tf_setup, tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_invalid_request, tf_setup, tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_method_not_found, tf_setup, tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_invalid_params, tf_setup, tf_teardown),
