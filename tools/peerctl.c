@@ -623,7 +623,7 @@ int main(int argc, char **argv)
 	}
 	conf_loaded = lr == 0;
 	/* As bitcoin-cli: a mistyped -datadir is named, not reported as a missing socket. */
-	if (!lr && o.explicit_socket)
+	if (!lr && (o.explicit_socket || c.datadir_set))
 		lr = conf_check_datadir(&c, err, sizeof(err));
 	if (lr) {
 		fprintf(stderr, "peerctl: %s\n", err);
@@ -634,7 +634,7 @@ int main(int argc, char **argv)
 	                     .wait = o.wait,
 	                     .wait_timeout_s = o.wait_timeout_s};
 	/* Under systemd: the unit's socket when the user's default is not there. */
-	if (!o.explicit_socket && !is_socket(c.controlsocket) &&
+	if (!o.explicit_socket && !c.datadir_set && !is_socket(c.controlsocket) &&
 	    (sys = system_socket(argi, opts)) != NULL)
 		pc.socket = sys;
 

@@ -23,7 +23,7 @@ struct subcommand {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *usage;
-	void (*help)(FILE *out); /* `peertool help NAME` and NAME --help */
+	void (*help)(FILE *out); /* `peertool help NAME` and NAME --help; NULL: the usage */
 };
 
 static const struct subcommand subcommands[] = {
@@ -253,7 +253,10 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++) {
 			if (strcmp(argv[2], subcommands[i].name))
 				continue;
-			subcommands[i].help(stdout);
+			if (subcommands[i].help)
+				subcommands[i].help(stdout);
+			else
+				printf("usage: peertool %s\n", subcommands[i].usage);
 			return 0;
 		}
 		fprintf(stderr, "peertool: unknown command '%s'\n", argv[2]);

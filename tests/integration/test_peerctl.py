@@ -110,6 +110,10 @@ def test_help_and_version():
     assert r.stderr == ""
     r = peerctl("-version")
     assert r.returncode == 0 and r.stdout.startswith("peerctl "), r
+    for flag in ("-h", "--help", "-?"):
+        h = peerctl(flag)
+        assert h.returncode == 0 and h.stdout == peerctl("-help").stdout, flag
+    assert peerctl("--version").stdout == r.stdout
 
 
 def test_no_socket(tmp):
