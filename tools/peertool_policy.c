@@ -137,13 +137,57 @@ static int parse_num(const char *s, long long max, long long *out)
 	return 0;
 }
 
+/* The options, by index into OPTIONS; the 0|1 ones first after the two names. */
+enum option {
+	OPT_PREVOUTS,
+	OPT_CHAIN,
+	OPT_ACCEPTNONSTDTXN,
+	OPT_PERMITBAREMULTISIG,
+	OPT_DATACARRIER,
+	OPT_DATACARRIERSIZE, /* the numbers from here on */
+	OPT_BYTESPERSIGOP,
+	OPT_DUSTRELAYFEE,
+	OPT_MINRELAYTXFEE,
+	OPT__COUNT,
+};
+static const char *const OPTIONS[OPT__COUNT] = {
+    "--prevouts",           "--chain",        "--acceptnonstdtxn",
+    "--permitbaremultisig", "--datacarrier",  "--datacarriersize",
+    "--bytespersigop",      "--dustrelayfee", "--minrelaytxfee",
+};
+
+/* Apply one knob's value (already range-checked) to pol. */
+static void set_knob(struct chain_policy *pol, enum option o, long long v)
+{
+	switch (o) {
+	case OPT_ACCEPTNONSTDTXN:
+		pol->require_standard = v == 0;
+		break;
+	case OPT_PERMITBAREMULTISIG:
+		pol->permit_bare_multisig = v != 0;
+		break;
+	case OPT_DATACARRIER:
+		pol->datacarrier = v != 0;
+		break;
+	case OPT_DATACARRIERSIZE:
+		pol->max_datacarrier_bytes = (uint32_t)v;
+		break;
+	case OPT_BYTESPERSIGOP:
+		pol->bytes_per_sigop = v;
+		break;
+	case OPT_DUSTRELAYFEE:
+		pol->dust_relay_feerate = v;
+		break;
+	case OPT_MINRELAYTXFEE:
+		pol->min_relay_feerate = v;
+		break;
+	default:
+		break;
+	}
+}
+
 static int parse_args(int argc, char **argv, struct policy_args *a)
 {
-	static const char *const knobs[] = {
-	    "--prevouts",    "--chain",         "--acceptnonstdtxn", "--permitbaremultisig",
-	    "--datacarrier", "--datacarriersize", "--bytespersigop",  "--dustrelayfee",
-	    "--minrelaytxfee",
-	};
 	const struct proto_params *chain = proto_params(PROTO_NET_MAIN);
 	long long v;
 	/* Two passes: --chain sets the defaults the other knobs change. */
@@ -152,45 +196,34 @@ static int parse_args(int argc, char **argv, struct policy_args *a)
 		chain_policy_default(&a->pol, chain);
 		for (int i = 1; i < argc; i++) {
 			const char *arg = argv[i];
-			size_t k = 0;
-			while (k < sizeof(knobs) / sizeof(knobs[0]) && strcmp(arg, knobs[k]))
-				k++;
-			if (k == sizeof(knobs) / sizeof(knobs[0])) {
+			int o = 0;
+			while (o < OPT__COUNT && strcmp(arg, OPTIONS[o]))
+				o++;
+			if (o == OPT__COUNT) {
 				if (arg[0] == '-' && arg[1] != '\0')
 					return usage_error("unknown option %s", arg);
 				if (a->input)
-					return usage_error("one transaction only: '%s' is extra", arg);
+					return usage_error("one transaction only: '%s' is extra",
+					                   arg);
 				a->input = arg;
 				continue;
 			}
 			if (i + 1 >= argc)
 				return usage_error("%s needs a value", arg);
 			const char *val = argv[++i];
-			if (k == 0) {
+			bool flag = o < OPT_DATACARRIERSIZE;
+			long long max = o == OPT_DATACARRIERSIZE ? UINT32_MAX : POLICY_MAX_KNOB;
+			if (o == OPT_PREVOUTS) {
 				a->prevouts = val;
-			} else if (k == 1) {
+			} else if (o == OPT_CHAIN) {
 				chain = proto_params_by_name(val);
 				if (!chain)
 					return usage_error("unknown chain '%s'", val);
-			} else if (parse_num(val, k <= 4 ? 1 : POLICY_MAX_KNOB, &v)) {
-				return usage_error(k <= 4 ? "'%s' is not 0 or 1" : "bad number '%s'",
+			} else if (parse_num(val, flag ? 1 : max, &v)) {
+				return usage_error(flag ? "'%s' is not 0 or 1" : "bad number '%s'",
 				                   val);
-			} else if (k == 2) {
-				a->pol.require_standard = v == 0;
-			} else if (k == 3) {
-				a->pol.permit_bare_multisig = v != 0;
-			} else if (k == 4) {
-				a->pol.datacarrier = v != 0;
-			} else if (k == 5) {
-				if (v > UINT32_MAX)
-					return usage_error("bad number '%s'", val);
-				a->pol.max_datacarrier_bytes = (uint32_t)v;
-			} else if (k == 6) {
-				a->pol.bytes_per_sigop = v;
-			} else if (k == 7) {
-				a->pol.dust_relay_feerate = v;
 			} else {
-				a->pol.min_relay_feerate = v;
+				set_knob(&a->pol, (enum option)o, v);
 			}
 		}
 	}

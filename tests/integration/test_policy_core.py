@@ -23,8 +23,9 @@ that every reason of chain/policy.c was met and that the cases number at
 least 20. bare-multisig is asked of a second bitcoind started with
 -permitbaremultisig=0 (and peertool with --permitbaremultisig 0).
 
-bitcoind is found as bitcoind.find_bitcoind() says; without one every test
-here is skipped.
+bitcoind is found as bitcoind.find_bitcoind() says; without one those tests
+are skipped. The last tests need no bitcoind: check-standard's knobs, input
+forms and usage errors.
 """
 import hashlib
 import json
@@ -39,8 +40,6 @@ from bitcoin.core.script import CScript, CScriptWitness, OP_0, OP_1, OP_CHECKMUL
 
 import bitcoind
 from conftest import BUILD
-
-pytestmark = pytest.mark.interop
 
 PEERTOOL = os.environ.get("PEERTOOL_BIN", os.path.join(BUILD, "bin", "peertool"))
 COIN = 100_000_000
@@ -364,6 +363,7 @@ CASES = {
 }
 
 
+@pytest.mark.interop
 @pytest.mark.parametrize("name", list(CASES))
 def test_case(env, name):
     hexstr, want = CASES[name](env)
@@ -379,6 +379,7 @@ REASONS = (
 )
 
 
+@pytest.mark.interop
 def test_every_reason_compared(env):
     missing = [r for r in REASONS if r not in env.seen.values()]
     if len(env.seen) < len(CASES):
@@ -386,3 +387,70 @@ def test_every_reason_compared(env):
     assert not missing, "no case met %s" % missing
     assert sum(1 for r in env.seen.values() if r is None) >= 10  # standard ones
     assert len(env.seen) >= 20
+
+
+# ---- check-standard alone: knobs, input forms, usage (no bitcoind) -----------
+
+def offline_tx(version=2, outs=None, script_sig=b"\x00"):
+    """A one-input transaction spending a made-up coin (no prevouts: context-free checks only)."""
+    outs = outs or [(10_000, CScript(bytes([0, 20]) + b"\xcc" * 20))]
+    t = CMutableTransaction([CMutableTxIn(COutPoint(b"\x11" * 32, 0), CScript(script_sig))],
+                            [CTxOut(v, s) for v, s in outs], nVersion=version)
+    return t.serialize().hex()
+
+
+def run(*args, stdin=None):
+    return subprocess.run([PEERTOOL, "check-standard", *map(str, args)], capture_output=True, text=True,
+                          input=stdin, timeout=60)
+
+
+def test_check_standard_knobs(tmp_path):
+    if not os.path.exists(PEERTOOL):
+        pytest.fail("%s not built (run make)" % PEERTOOL)
+    v4 = offline_tx(version=4)
+    r = run(v4)
+    assert r.returncode == 1 and json.loads(r.stdout)["reject-details"] == "version"
+    # -acceptnonstdtxn=1 (and testnet3, where it is Core's default) skip IsStandardTx
+    assert run("--acceptnonstdtxn", 1, v4).returncode == 0
+    assert run("--chain", "test", v4).returncode == 0
+    assert run("--chain", "test", "--acceptnonstdtxn", 0, v4).returncode == 1
+    # but tx-size-small stays: Core checks it whatever -acceptnonstdtxn says
+    small = offline_tx(outs=[(0, CScript([OP_RETURN, b"\x01\x02"]))], script_sig=b"")
+    got = json.loads(run("--acceptnonstdtxn", 1, small).stdout)
+    assert got["reject-reason"] == "tx-size-small" and got["result"] == "TX_NOT_STANDARD"
+    # -datacarriersize, -datacarrier, -permitbaremultisig, -dustrelayfee
+    ret40 = offline_tx(outs=[(10_000, CScript(bytes([0, 20]) + b"\xcc" * 20)), (0, op_return(40))])
+    assert run(ret40).returncode == 0
+    assert json.loads(run("--datacarriersize", 39, ret40).stdout)["reject-reason"] == "scriptpubkey"
+    assert json.loads(run("--datacarrier", 0, ret40).stdout)["reject-reason"] == "scriptpubkey"
+    bare = offline_tx(outs=[(10_000, multisig(1, 3))])
+    assert run(bare).returncode == 0
+    assert json.loads(run("--permitbaremultisig", 0, bare).stdout)["reject-reason"] == "bare-multisig"
+    two = offline_tx(outs=[(294, CScript(bytes([0, 20]) + b"\xcc" * 20)), (546, CScript(bytes([0x76, 0xA9, 20]) + b"\xaa" * 20 + bytes([0x88, 0xAC])))])
+    assert run(two).returncode == 0
+    assert json.loads(run("--dustrelayfee", 3702, two).stdout)["reject-reason"] == "dust"
+    # the same answer from hex on stdin and from a raw file
+    raw = tmp_path / "v4.raw"
+    raw.write_bytes(bytes.fromhex(v4))
+    a, b, c = (json.loads(x.stdout) for x in (run(v4), run("-", stdin=v4), run(raw)))
+    assert a == b == c
+    # sizes without prevouts: weight-based vsize, legacy sigops only, no fee
+    assert a["vsize"] == len(v4) // 2 and a["weight"] == len(v4) * 2 and a["fee"] is None
+
+
+def test_check_standard_usage(tmp_path):
+    if not os.path.exists(PEERTOOL):
+        pytest.fail("%s not built (run make)" % PEERTOOL)
+    tx = offline_tx()
+    for args in ((), ("--bogus", tx), ("--datacarrier", 2, tx), ("--chain", "nonet", tx),
+                 ("--prevouts",), (tx, tx), ("--datacarriersize", 2 ** 32, tx)):
+        r = run(*args)
+        assert r.returncode == 2 and r.stderr.startswith("peertool: check-standard: "), (args, r.stderr)
+    for bad in ("0200", "abc", tmp_path / "none"):
+        r = run(bad)
+        assert r.returncode == 1 and r.stdout == "" and "check-standard" in r.stderr, (bad, r.stderr)
+    # a prevouts file that lacks the input
+    pv = tmp_path / "p.txt"
+    pv.write_text("# nothing\n")
+    r = run("--prevouts", pv, tx)
+    assert r.returncode == 1 and "missing prevout" in r.stderr
