@@ -133,8 +133,9 @@ uint32_t chain_tx_sigop_cost(const struct proto_tx *tx, const struct chain_coin 
 /**
  * Core's PreCheckEphemeralTx (policy/ephemeral_policy): dust only in a tx
  * paying 0 (base and modified fee). CHAIN_EINVALID with (TX_NOT_STANDARD,
- * "dust", "tx with dust output must be 0-fee"). Core runs it after the
- * sigops check and before the fee checks.
+ * "dust", "tx with dust output must be 0-fee"). Core runs it (with
+ * require_standard) after IsWitnessStandard and before the sigop limit
+ * and the fee checks.
  */
 CHAIN_WUR int chain_policy_check_ephemeral(const struct proto_tx *tx, int64_t base_fee,
                                            int64_t modified_fee, const struct chain_policy *pol,

@@ -8,8 +8,8 @@
  * tip nor a mempool, in Core's order, each with Core's reject reason:
  * CheckTransaction, coinbase, IsStandardTx, tx-size-small; then, with the
  * spent outputs from a prevouts file (verify-tx's format), the input
- * values, AreInputsStandard, IsWitnessStandard, the sigop limit,
- * ephemeral dust and the min relay fee. Finality, conflicts, BIP68,
+ * values, AreInputsStandard, IsWitnessStandard, ephemeral dust, the
+ * sigop limit and the min relay fee. Finality, conflicts, BIP68,
  * coinbase maturity, replacement, package limits and the scripts
  * themselves (verify-tx) are not checked. The answer is testmempoolaccept's
  * fields: "reject-reason", and "reject-details" as Core 29 builds it
@@ -51,8 +51,8 @@ void peertool_check_standard_help(FILE *f)
 	        "Without --prevouts: CheckTransaction, coinbase, IsStandardTx, tx-size-small;\n"
 	        "sigopcost then counts only the legacy sigops, and fee is null. With --prevouts\n"
 	        "FILE (one spent output a line: TXID:VOUT AMOUNT_SATS SCRIPTPUBKEY_HEX, as\n"
-	        "verify-tx): also the input values, AreInputsStandard, IsWitnessStandard, the\n"
-	        "sigop limit, ephemeral dust and the min relay fee. Not checked: finality,\n"
+	        "verify-tx): also the input values, AreInputsStandard, IsWitnessStandard,\n"
+	        "ephemeral dust, the sigop limit and the min relay fee. Not checked: finality,\n"
 	        "mempool conflicts, BIP68, coinbase maturity, replacement, package limits, and\n"
 	        "the scripts (use verify-tx).\n\n"
 	        "TX is hex on the command line, or a file (raw or hex), '-' for stdin.\n"
@@ -311,11 +311,12 @@ static int run_checks(const struct proto_tx *tx, const struct chain_coin *prev,
 		return err;
 	v->sigops = chain_tx_sigop_cost(tx, prev, SCRIPT_VERIFY_STANDARD);
 	v->vsize = chain_policy_vsize(proto_tx_weight(tx), v->sigops, pol->bytes_per_sigop);
-	if ((err = chain_policy_check_sigops(v->sigops, st)))
-		return err;
-	/* no prioritisation here: the modified fee is the fee */
+	/* Core judges ephemeral dust before the sigop limit (no prioritisation
+	 * here: the modified fee is the fee) */
 	if (pol->require_standard &&
 	    (err = chain_policy_check_ephemeral(tx, v->fee, v->fee, pol, st)))
+		return err;
+	if ((err = chain_policy_check_sigops(v->sigops, st)))
 		return err;
 	return chain_policy_check_min_relay_fee(v->fee, v->vsize, pol, st);
 }

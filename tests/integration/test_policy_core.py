@@ -255,6 +255,14 @@ def spend_special(env, name, witness=None, script_sig=b"", fee=FEE, out_spk=None
     return t.serialize().hex()
 
 
+def dusty_spend(env, name, witness):
+    """Spend a SPECIAL coin to one dust output and change, paying FEE."""
+    spk, value = SPECIAL[name]
+    t = env.tx([env.special[name]], [(293, env.addr_spk("bech32")), (value - FEE - 293, env.addr_spk("bech32"))],
+               witnesses=[witness] if witness else None)
+    return t.serialize().hex()
+
+
 def witness_padded(env, weight):
     """An unsigned P2WPKH spend whose one witness item makes the weight exactly `weight`."""
     op, value = env.wallet_coin("bech32")
@@ -357,6 +365,10 @@ CASES = {
                                     "bad-witness-nonstandard"),
     # sigops and fees
     "sigops_16020": lambda e: (spend_special(e, "p2wsh_801", witness=[MULTI801]), "bad-txns-too-many-sigops"),
+    # precedence: ephemeral dust comes after the input rules, before the sigop limit
+    "sigops_16020_and_dust_fee": lambda e: (dusty_spend(e, "p2wsh_801", [MULTI801]), "dust"),
+    "witness_101_and_dust_fee": lambda e: (dusty_spend(e, "p2wsh_true", [b""] * 101 + [b"\x51"]), "bad-witness-nonstandard"),
+    "input_op_true_and_dust_fee": lambda e: (dusty_spend(e, "op_true", None), "bad-txns-nonstandard-inputs"),
     "sigops_16000_fee_short": lambda e: (spend_special(e, "p2wsh_800", witness=[MULTI800], fee=79_999), "min relay fee not met"),
     "sigops_16000_fee_met": lambda e: (spend_special(e, "p2wsh_800", witness=[MULTI800], fee=80_000), "script"),
     "min_relay_fee_100": lambda e: (pay(e, "bech32", change_to(e), fee=100), "min relay fee not met"),
