@@ -365,6 +365,22 @@ CASES = {
                                     "bad-witness-nonstandard"),
     # sigops and fees
     "sigops_16020": lambda e: (spend_special(e, "p2wsh_801", witness=[MULTI801]), "bad-txns-too-many-sigops"),
+    # precedence inside IsStandardTx and around it
+    "precedence_dust_over_multi_op_return": lambda e: (pay(e, "bech32", lambda left: [
+        (545, e.addr_spk("legacy")), (293, e.addr_spk("bech32")), (0, op_return(10)), (0, op_return(20)),
+        (left - 838, e.addr_spk("bech32"))]), "dust"),
+    "precedence_scriptpubkey_over_dust": lambda e: (pay(e, "bech32", lambda left: [
+        (545, e.addr_spk("legacy")), (293, e.addr_spk("bech32")), (1000, CScript([OP_TRUE])),
+        (left - 1838, e.addr_spk("bech32"))]), "scriptpubkey"),
+    "precedence_version_over_tx_size_small": lambda e: (pay(e, "bech32", lambda left: [
+        (left, CScript([OP_RETURN, b"\x01\x02"]))], version=3 + 1), "version"),
+    "precedence_pushonly_over_scriptpubkey": lambda e: (e.tx([e.wallet_coin("legacy")[0]], [(1000, CScript([OP_TRUE]))],
+                                                             script_sigs=[bytes([OP_DUP])]).serialize().hex(),
+                                                        "scriptsig-not-pushonly"),
+    "precedence_inputs_over_witness": lambda e: (e.tx([e.wallet_coin("legacy")[0], e.special["op_true"]],
+                                                      [(COIN, e.addr_spk("bech32"))],
+                                                      witnesses=[[b"\x01"], []]).serialize().hex(),
+                                                 "bad-txns-nonstandard-inputs"),
     # precedence: ephemeral dust comes after the input rules, before the sigop limit
     "sigops_16020_and_dust_fee": lambda e: (dusty_spend(e, "p2wsh_801", [MULTI801]), "dust"),
     "witness_101_and_dust_fee": lambda e: (dusty_spend(e, "p2wsh_true", [b""] * 101 + [b"\x51"]), "bad-witness-nonstandard"),
