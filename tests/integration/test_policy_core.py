@@ -21,7 +21,10 @@ Each case also names the reason Core must give, so that a case that drifts
 off its rule fails instead of testing something else. The last test checks
 that every reason of chain/policy.c was met and that the cases number at
 least 20. bare-multisig is asked of a second bitcoind started with
--permitbaremultisig=0 (and peertool with --permitbaremultisig 0).
+-permitbaremultisig=0 (and peertool with --permitbaremultisig 0), the
+lax_ cases of a third with -acceptnonstdtxn=1 (which skips IsStandardTx,
+the input and witness rules and ephemeral dust, as peertool's
+--acceptnonstdtxn 1 must); both get the first node's blocks.
 
 bitcoind is found as bitcoind.find_bitcoind() says; without one those tests
 are skipped. The last tests need no bitcoind: check-standard's knobs, input
@@ -94,7 +97,7 @@ class Env:
 
     def __init__(self, core, tmp):
         self.core, self.tmp = core, tmp
-        self.strict = None  # the -permitbaremultisig=0 node, started on demand
+        self.others = {}  # NODES name -> a node with other knobs, started on demand
         self.coins = {}  # address type -> one confirmed wallet coin
         self.special = {}  # SPECIAL name -> COutPoint
         self.seen = {}  # case -> Core's reject-reason (None when allowed)
@@ -136,14 +139,15 @@ class Env:
                                          o["scriptPubKey"]["hex"]))
         return lines
 
-    def judge(self, name, hexstr, want, strict=False):
+    def judge(self, name, hexstr, want, kind=None):
         """Core's and peerd's verdicts on hexstr; checks they agree and that
-        Core's reason is `want` (None: allowed; "script": a script failure)."""
+        Core's reason is `want` (None: allowed; "script": a script failure).
+        kind names a node of NODES, else the default one."""
         node = self.core
         args = ["check-standard", "--chain", "regtest"]
-        if strict:
-            node = self.strict_node()
-            args += ["--permitbaremultisig", "0"]
+        if kind:
+            node = self.other_node(kind)
+            args += NODES[kind][1]
         core = node.rpc("testmempoolaccept", [hexstr], 0)[0]
         lines = self.prevouts(hexstr, node)
         if lines is not None:
@@ -178,13 +182,18 @@ class Env:
             assert ours["reject-details"] == core["reject-details"], (core, ours)
         return core, ours
 
-    def strict_node(self):
-        if self.strict is None:
+    def other_node(self, kind):
+        """The node of NODES[kind], started on first use and given the default
+        node's blocks (submitblock), so the same coins exist there."""
+        if kind not in self.others:
             binary, _ = bitcoind.find_bitcoind()
-            self.strict = bitcoind.Bitcoind(binary, self.tmp / "strict", name="strict",
-                                            args=("-permitbaremultisig=0",), small=True)
-            self.strict.wait_ready()
-        return self.strict
+            n = bitcoind.Bitcoind(binary, self.tmp / kind, name=kind, args=NODES[kind][0], small=True)
+            self.others[kind] = n
+            n.wait_ready()
+            for h in range(1, self.core.getblockcount() + 1):
+                assert n.rpc("submitblock", self.core.getblock(self.core.getblockhash(h), 0)) is None
+            assert n.getbestblockhash() == self.core.getbestblockhash()
+        return self.others[kind]
 
 
 @pytest.fixture(scope="module")
@@ -218,7 +227,7 @@ def env(tmp_path_factory):
             assert core.rpc("gettxout", txid, i) is not None, name
         yield e
     finally:
-        for n in (e.strict, core):
+        for n in (*e.others.values(), core):
             if n is not None:
                 n.stop()
                 n.kill()
@@ -228,6 +237,11 @@ def env(tmp_path_factory):
 # Each returns (hex, Core's expected reject-reason: None allowed, "script").
 
 FEE = 10_000
+# Nodes with other knobs: bitcoind's arguments and check-standard's.
+NODES = {
+    "strict": (("-permitbaremultisig=0",), ("--permitbaremultisig", "0")),
+    "lax": (("-acceptnonstdtxn=1",), ("--acceptnonstdtxn", "1")),
+}
 
 
 def pay(env, coin_type, outs_fn, fee=FEE, version=2, sign=True):
@@ -381,6 +395,18 @@ CASES = {
                                                       [(COIN, e.addr_spk("bech32"))],
                                                       witnesses=[[b"\x01"], []]).serialize().hex(),
                                                  "bad-txns-nonstandard-inputs"),
+    # -acceptnonstdtxn=1: no IsStandardTx, AreInputsStandard, IsWitnessStandard
+    # or ephemeral dust; tx-size-small, the sigop limit and fees stay
+    "lax_version_4": lambda e: (pay(e, "bech32", change_to(e), version=4), None),
+    "lax_two_dust": lambda e: (pay(e, "bech32", lambda left: [(545, e.addr_spk("legacy")), (293, e.addr_spk("bech32")),
+                                                              (left - 838, e.addr_spk("bech32"))]), None),
+    "lax_dust_fee": lambda e: (pay(e, "bech32", with_output(e, 293, e.addr_spk("bech32"))), None),
+    "lax_tx_size_small": lambda e: (pay(e, "bech32", lambda left: [(left, CScript([OP_RETURN, b"\x01\x02"]))]),
+                                    "tx-size-small"),
+    "lax_spend_op_true": lambda e: (spend_special(e, "op_true"), None),
+    "lax_p2wsh_101_items": lambda e: (spend_special(e, "p2wsh_true", witness=[b""] * 101 + [b"\x51"]), "script"),
+    "lax_sigops_16020": lambda e: (spend_special(e, "p2wsh_801", witness=[MULTI801]), "bad-txns-too-many-sigops"),
+    "lax_min_relay_fee_100": lambda e: (pay(e, "bech32", change_to(e), fee=100), "min relay fee not met"),
     # precedence: ephemeral dust comes after the input rules, before the sigop limit
     "sigops_16020_and_dust_fee": lambda e: (dusty_spend(e, "p2wsh_801", [MULTI801]), "dust"),
     "witness_101_and_dust_fee": lambda e: (dusty_spend(e, "p2wsh_true", [b""] * 101 + [b"\x51"]), "bad-witness-nonstandard"),
@@ -395,7 +421,8 @@ CASES = {
 @pytest.mark.parametrize("name", list(CASES))
 def test_case(env, name):
     hexstr, want = CASES[name](env)
-    env.judge(name, hexstr, want, strict=(name == "bare_multisig"))
+    kind = "strict" if name == "bare_multisig" else "lax" if name.startswith("lax_") else None
+    env.judge(name, hexstr, want, kind)
 
 
 # The reasons chain/policy.c gives (and check-standard around it), each of
