@@ -1190,8 +1190,8 @@ int peertool_prevouts_for_tx(const char *cmd, const char *path, const struct pro
 		if (!e) {
 			char hex[65];
 			proto_hash_to_hex(&tx->vin[i].prevout.txid, hex);
-			peertool_error(cmd, "missing prevout %s:%" PRIu32 " (input %" PRIu32 ")", hex,
-			               tx->vin[i].prevout.n, i);
+			peertool_error(cmd, "missing prevout %s:%" PRIu32 " (input %" PRIu32 ")",
+			               hex, tx->vin[i].prevout.n, i);
 			goto out;
 		}
 		total += e->out.script_len;
