@@ -17,7 +17,8 @@
  *   feerate      satoshis per 1,000 virtual bytes (sat/kvB), Core's CFeeRate.
  *
  * Everything here is pure: no globals, no allocation, no I/O; any thread
- * may call it on data it owns. A check that rejects returns CHAIN_EINVALID
+ * may call it on data it owns. Transactions are as proto_tx_decode leaves
+ * them (sizes, witness spans); prev[] arrays hold one coin per input. A check that rejects returns CHAIN_EINVALID
  * and fills `st` (which may be NULL) with Core's TxValidationResult, its
  * reject reason and its debug string, byte for byte.
  */
