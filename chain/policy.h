@@ -18,9 +18,10 @@
  *
  * Everything here is pure: no globals, no allocation, no I/O; any thread
  * may call it on data it owns. Transactions are as proto_tx_decode leaves
- * them (sizes, witness spans); prev[] arrays hold one coin per input. A check that rejects returns CHAIN_EINVALID
- * and fills `st` (which may be NULL) with Core's TxValidationResult, its
- * reject reason and its debug string, byte for byte.
+ * them (sizes, witness spans); prev[] arrays hold one coin per input.
+ * A check that rejects returns CHAIN_EINVALID and fills `st` (which may
+ * be NULL) with Core's TxValidationResult, its reject reason and its
+ * debug string, byte for byte.
  */
 #ifndef PEERD_CHAIN_POLICY_H
 #define PEERD_CHAIN_POLICY_H
