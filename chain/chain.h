@@ -21,7 +21,7 @@
  * owns a chain and everything reached from it (the validation thread in
  * peerd); nothing here locks except the check queue it drives. Parts of
  * this face live in chain/index.h, chain/coins.h, chain/store.h,
- * chain/check.h and chain/miner.h: include this file, not those.
+ * chain/check.h, chain/policy.h and chain/miner.h: include this file, not those.
  */
 #ifndef PEERD_CHAIN_H
 #define PEERD_CHAIN_H
@@ -129,6 +129,7 @@ void chain_state_clear(struct chain_state *st);
 #include "chain/check.h"
 #include "chain/compress.h"
 #include "chain/connect.h"
+#include "chain/policy.h"
 #undef PEERD_CHAIN_PARTS
 
 /* ---------------------------------------------------------------------- */
