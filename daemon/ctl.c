@@ -37,6 +37,24 @@
 #define CTL_BACKLOG    128
 /** Replies queued to one client before peerd stops reading its requests. */
 #define CTL_MAX_PENDING 32u
+/** Reply bytes queued to one client before peerd stops reading its requests. */
+#define CTL_MAX_QUEUED (1u << 20)
+/** A client over CTL_MAX_QUEUED whose replies make no progress this long is dropped. */
+#define CTL_WRITE_STALL_MS 10000u
+/**
+ * Reply bytes queued to all clients together: over it, the client with the
+ * most queued is dropped. Two of the largest replies (a getblock of a
+ * 4 MB block is 8 MB of hex) always fit.
+ */
+#define CTL_MAX_QUEUED_TOTAL (64u << 20)
+/**
+ * Read buffers of all clients together. One line may be CTL_MAX_LINE (8
+ * MB): a few such requests fit at once; past it, the client holding the
+ * largest buffer goes.
+ */
+#define CTL_MAX_READ_TOTAL (4u * (CTL_MAX_LINE + CTL_READ_CHUNK))
+/** A read buffer larger than this is freed once empty (a submitblock's 8 MB). */
+#define CTL_KEEP_BUFFER (64u * 1024u)
 
 struct ctl_line;
 
@@ -54,6 +72,11 @@ struct ctl_client {
 	bool read_paused;       /**< CTL_MAX_PENDING replies queued: not reading */
 	bool reading;           /**< uv_read_start in effect */
 	bool eof;               /**< the client shut down its side */
+	bool ready;             /**< on the server's ready list (a line waits its turn) */
+	struct ctl_client *next_ready;
+	size_t queued;      /**< reply bytes not yet written */
+	uint64_t active_ms; /**< loop time of the last request byte or written reply */
+	uint64_t wrote_ms;  /**< loop time a reply was last written (or queued into empty) */
 };
 
 /*
@@ -91,10 +114,27 @@ struct ctl_wreq {
 	char data[];
 };
 
+static void ready_remove(struct ctl_client *c)
+{
+	struct ctl_server *s = &c->d->ctl;
+	if (!c->ready)
+		return;
+	for (struct ctl_client **pp = &s->ready; *pp; pp = &(*pp)->next_ready) {
+		if (*pp == c) {
+			*pp = c->next_ready;
+			break;
+		}
+	}
+	c->ready = false;
+	c->next_ready = NULL;
+}
+
 static void client_close_cb(uv_handle_t *h)
 {
 	struct ctl_client *c = h->data;
 	struct daemon *d = c->d;
+	ready_remove(c);
+	d->ctl.read_bytes -= c->cap;
 	if (c->line)
 		c->line->c = NULL; /* its jobs finish and free it without us */
 	if (c->prev)
@@ -113,10 +153,14 @@ static void client_close(struct ctl_client *c)
 	if (c->closing)
 		return;
 	c->closing = true;
+	c->d->ctl.n_live--;
+	ready_remove(c);
 	uv_close((uv_handle_t *)&c->pipe, client_close_cb);
 }
 
 static void process(struct ctl_client *c);
+static void turn_cb(uv_idle_t *h);
+static void drop_largest_queue(struct daemon *d);
 static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
 static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 
@@ -125,7 +169,8 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
  * (requests wait in the socket meanwhile), not after EOF or an error. */
 static void update_reading(struct ctl_client *c)
 {
-	bool want = !c->closing && !c->close_after_write && !c->read_paused && !c->line && !c->eof;
+	bool want = !c->closing && !c->close_after_write && !c->read_paused && !c->line &&
+	            !c->eof && !c->ready;
 	if (want == c->reading)
 		return;
 	if (want) {
@@ -144,7 +189,7 @@ static void update_reading(struct ctl_client *c)
 static void maybe_resume(struct ctl_client *c)
 {
 	if (!c->read_paused || c->closing || c->close_after_write ||
-	    c->pending_writes > CTL_MAX_PENDING / 2)
+	    c->pending_writes > CTL_MAX_PENDING / 2 || c->queued > CTL_MAX_QUEUED / 2)
 		return;
 	c->read_paused = false;
 	process(c);
@@ -155,8 +200,12 @@ static void write_cb(uv_write_t *req, int status)
 {
 	struct ctl_wreq *w = (struct ctl_wreq *)req;
 	struct ctl_client *c = w->c;
+	c->queued -= w->len;
+	c->d->ctl.queued -= w->len;
 	xfree(w);
 	c->pending_writes--;
+	if (status == 0)
+		c->active_ms = c->wrote_ms = daemon_now_ms(c->d);
 	if (c->stop_after_write && c->pending_writes == 0) {
 		c->stop_after_write = false;
 		daemon_shutdown(c->d, "stop requested on the control socket");
@@ -168,6 +217,24 @@ static void write_cb(uv_write_t *req, int status)
 		client_close(c);
 	else
 		maybe_resume(c);
+}
+
+/* All clients' replies are over CTL_MAX_QUEUED_TOTAL: the client with the
+ * most queued (one not reading its replies, as a rule) goes. */
+static void drop_largest_queue(struct daemon *d)
+{
+	struct ctl_client *victim = NULL;
+	for (struct ctl_client *c = d->ctl.clients; c; c = c->next) {
+		if (!c->closing && (!victim || c->queued > victim->queued))
+			victim = c;
+	}
+	if (!victim)
+		return;
+	d->ctl.queue_closed++;
+	DLOG_WARNING(&d->log, DLOG_CTL,
+	             "control client dropped: %zu reply bytes unread (all clients: over %u)",
+	             victim->queued, CTL_MAX_QUEUED_TOTAL);
+	client_close(victim);
 }
 
 /* Queue a JSON value as one line; takes the reference. */
@@ -201,7 +268,13 @@ static void send_json(struct ctl_client *c, json_t *v)
 		client_close(c);
 		return;
 	}
+	if (!c->pending_writes)
+		c->wrote_ms = daemon_now_ms(c->d);
 	c->pending_writes++;
+	c->queued += w->len;
+	c->d->ctl.queued += w->len;
+	if (c->d->ctl.queued > CTL_MAX_QUEUED_TOTAL)
+		drop_largest_queue(c->d);
 }
 
 static json_t *error_obj(json_t *id, int code, const char *fmt, ...)
@@ -522,28 +595,82 @@ static void handle_line(struct ctl_client *c, const char *line, size_t len)
 	deliver(c, r, flags);
 }
 
+static void ready_add(struct ctl_client *c)
+{
+	struct ctl_server *s = &c->d->ctl;
+	if (c->ready || c->closing)
+		return;
+	struct ctl_client **pp = &s->ready;
+	while (*pp)
+		pp = &(*pp)->next_ready;
+	*pp = c;
+	c->ready = true;
+	c->next_ready = NULL;
+	if (s->turn_init)
+		(void)uv_idle_start(&s->turn, turn_cb);
+}
+
+/* One request line of every ready client, in turn: a client with a
+ * backlog of heavy batches gets one line per loop turn, like any other. */
+static void turn_cb(uv_idle_t *h)
+{
+	struct daemon *d = h->data;
+	struct ctl_server *s = &d->ctl;
+	/* Those ready now, once each; one that stays ready goes to the back. */
+	size_t n = 0;
+	for (struct ctl_client *c = s->ready; c; c = c->next_ready)
+		n++;
+	while (n-- && s->ready) {
+		struct ctl_client *c = s->ready;
+		s->ready = c->next_ready;
+		c->ready = false;
+		c->next_ready = NULL;
+		if (!c->closing)
+			process(c);
+	}
+	if (!d->ctl.ready)
+		uv_idle_stop(h);
+}
+
+static void shrink_buffer(struct ctl_client *c)
+{
+	if (c->len || c->cap <= CTL_KEEP_BUFFER)
+		return;
+	c->d->ctl.read_bytes -= c->cap;
+	xfree(c->buf);
+	c->buf = NULL;
+	c->cap = 0;
+}
+
 static void process(struct ctl_client *c)
 {
 	size_t start = 0;
-	while (!c->closing && !c->close_after_write && !c->line) {
-		if (c->pending_writes >= CTL_MAX_PENDING) {
+	bool more = false;
+	if (!c->closing && !c->close_after_write && !c->line) {
+		if (c->pending_writes >= CTL_MAX_PENDING || c->queued >= CTL_MAX_QUEUED) {
 			c->read_paused = true;
-			break;
+		} else {
+			char *nl = memchr(c->buf, '\n', c->len);
+			size_t n = nl ? (size_t)(nl - c->buf) : 0;
+			if (nl && n <= CTL_MAX_LINE) {
+				handle_line(c, c->buf, n);
+				start = n + 1;
+				more = true;
+			}
 		}
-		char *nl = memchr(c->buf + start, '\n', c->len - start);
-		if (!nl)
-			break;
-		size_t n = (size_t)(nl - (c->buf + start));
-		if (n > CTL_MAX_LINE)
-			break;
-		handle_line(c, c->buf + start, n);
-		start += n + 1;
 	}
 	if (start) {
 		memmove(c->buf, c->buf + start, c->len - start);
 		c->len -= start;
+		shrink_buffer(c);
 	}
 	if (c->line || c->closing) {
+		update_reading(c);
+		return;
+	}
+	/* The next line waits for every other ready client's turn. */
+	if (more && !c->close_after_write && c->len && memchr(c->buf, '\n', c->len)) {
+		ready_add(c);
 		update_reading(c);
 		return;
 	}
@@ -576,6 +703,42 @@ static void process(struct ctl_client *c)
 	update_reading(c);
 }
 
+/*
+ * Room for `more` read-buffer bytes under CTL_MAX_READ_TOTAL? If not, the
+ * client holding the largest buffer (the longest idle of equals) is
+ * dropped to make it: true when c may grow.
+ */
+static bool read_room(struct ctl_client *c, size_t more)
+{
+	struct ctl_server *s = &c->d->ctl;
+	while (s->read_bytes + more > CTL_MAX_READ_TOTAL) {
+		struct ctl_client *victim = NULL;
+		for (struct ctl_client *o = s->clients; o; o = o->next) {
+			if (o->closing || o->cap <= CTL_KEEP_BUFFER)
+				continue;
+			if (!victim || o->cap > victim->cap ||
+			    (o->cap == victim->cap && o->active_ms < victim->active_ms))
+				victim = o;
+		}
+		if (!victim)
+			return false;
+		s->read_closed++;
+		DLOG_WARNING(&c->d->log, DLOG_CTL,
+		             "control client dropped: its %zu-byte request buffer is the largest "
+		             "while all clients hold over %u",
+		             victim->cap, CTL_MAX_READ_TOTAL);
+		/* Its buffer is counted until its close callback: free it now. */
+		s->read_bytes -= victim->cap;
+		xfree(victim->buf);
+		victim->buf = NULL;
+		victim->cap = victim->len = 0;
+		client_close(victim);
+		if (victim == c)
+			return false;
+	}
+	return true;
+}
+
 static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
 	struct ctl_client *c = h->data;
@@ -584,10 +747,13 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 		size_t ncap = c->cap ? c->cap * 2 : CTL_READ_CHUNK;
 		if (ncap > CTL_MAX_LINE + CTL_READ_CHUNK)
 			ncap = CTL_MAX_LINE + CTL_READ_CHUNK;
-		char *nb = xrealloc(c->buf, ncap);
-		if (nb) {
-			c->buf = nb;
-			c->cap = ncap;
+		if (read_room(c, ncap - c->cap)) {
+			char *nb = xrealloc(c->buf, ncap);
+			if (nb) {
+				c->d->ctl.read_bytes += ncap - c->cap;
+				c->buf = nb;
+				c->cap = ncap;
+			}
 		}
 	}
 	*buf = uv_buf_init(c->buf ? c->buf + c->len : NULL, (unsigned)(c->cap - c->len));
@@ -597,7 +763,7 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
 	struct ctl_client *c = s->data;
 	(void)buf;
-	if (c->closing || nread == 0)
+	if (c->closing || nread == 0 || nread == UV_ENOBUFS)
 		return;
 	if (nread < 0) {
 		c->eof = true;
@@ -607,6 +773,7 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 		return;
 	}
 	c->len += (size_t)nread;
+	c->active_ms = daemon_now_ms(c->d);
 	process(c);
 }
 
@@ -644,6 +811,63 @@ static void reject_close_cb(uv_handle_t *h)
 		reject_client(d);
 }
 
+/* Close the client idle longest (not `keep`, none waiting on a call). */
+static void drop_longest_idle(struct daemon *d, struct ctl_client *keep)
+{
+	struct ctl_client *victim = NULL;
+	for (struct ctl_client *c = d->ctl.clients; c; c = c->next) {
+		if (c == keep || c->closing || c->line)
+			continue;
+		if (!victim || c->active_ms < victim->active_ms)
+			victim = c;
+	}
+	if (!victim)
+		return;
+	d->ctl.slot_closed++;
+	DLOG_WARNING(&d->log, DLOG_CTL,
+	             "control client idle %llu ms closed: %u clients is the limit and one slot "
+	             "stays free",
+	             (unsigned long long)(daemon_now_ms(d) - victim->active_ms), CTL_MAX_CLIENTS);
+	client_close(victim);
+}
+
+void ctl_tick(struct daemon *d, uint64_t now_ms)
+{
+	uint64_t idle_ms = (uint64_t)d->conf->controltimeout_s * 1000u;
+	for (struct ctl_client *c = d->ctl.clients; c; c = c->next) {
+		if (c->closing)
+			continue;
+		/* Waiting on a call (a chain job) is not idle. */
+		if (idle_ms && !c->line && now_ms - c->active_ms >= idle_ms) {
+			d->ctl.idle_closed++;
+			DLOG_DBG(&d->log, DLOG_CTL, "control client idle %llu s: closed",
+			         (unsigned long long)((now_ms - c->active_ms) / 1000u));
+			client_close(c);
+			continue;
+		}
+		if (c->queued >= CTL_MAX_QUEUED && now_ms - c->wrote_ms >= CTL_WRITE_STALL_MS) {
+			d->ctl.stall_closed++;
+			DLOG_WARNING(&d->log, DLOG_CTL,
+			             "control client dropped: %zu reply bytes unread for %u s", c->queued,
+			             CTL_WRITE_STALL_MS / 1000u);
+			client_close(c);
+		}
+	}
+}
+
+json_t *ctl_stats_json(struct daemon *d)
+{
+	const struct ctl_server *s = &d->ctl;
+	return json_pack("{s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "clients",
+	                 (int)s->n_live, "max_clients", (int)CTL_MAX_CLIENTS, "idle_timeout_s",
+	                 d->conf->controltimeout_s, "queued_bytes", (json_int_t)s->queued,
+	                 "max_queued_bytes", (json_int_t)CTL_MAX_QUEUED, "read_bytes",
+	                 (json_int_t)s->read_bytes, "idle_closed", (json_int_t)s->idle_closed,
+	                 "slot_closed", (json_int_t)s->slot_closed, "stall_closed",
+	                 (json_int_t)s->stall_closed, "queue_closed", (json_int_t)s->queue_closed,
+	                 "read_closed", (json_int_t)s->read_closed);
+}
+
 static void on_client(uv_stream_t *server, int status)
 {
 	struct daemon *d = server->data;
@@ -667,10 +891,16 @@ static void on_client(uv_stream_t *server, int status)
 		c->next->prev = c;
 	d->ctl.clients = c;
 	d->ctl.n_clients++;
+	d->ctl.n_live++;
+	c->active_ms = c->wrote_ms = daemon_now_ms(d);
 	if (uv_accept(server, (uv_stream_t *)&c->pipe)) {
 		client_close(c);
 		return;
 	}
+	/* One slot always stays free for the next client (peerctl stop must
+	 * get through): the longest-idle client gives its slot up. */
+	if (d->ctl.n_live >= CTL_MAX_CLIENTS && !d->shutting_down)
+		drop_longest_idle(d, c);
 	if (d->ctl.n_clients > CTL_MAX_CLIENTS || d->shutting_down) {
 		DLOG_WARNING(&d->log, DLOG_CTL, "control client refused: %u clients is the limit",
 		             CTL_MAX_CLIENTS);
@@ -753,6 +983,28 @@ int ctl_start(struct daemon *d)
 			return -errno;
 		}
 	}
+	/* libuv reports a missing directory as EACCES (Windows' error): say what it is. */
+	if (lstat(s->path, &st) != 0 && errno == ENOENT) {
+		char *dir = xstrdup(s->path);
+		char *slash = dir ? strrchr(dir, '/') : NULL;
+		if (slash && slash != dir) {
+			*slash = 0;
+			if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+				DLOG_ERR(&d->log, DLOG_CTL,
+				         "cannot bind control socket %s: directory %s does not exist",
+				         s->path, dir);
+				xfree(dir);
+				return -ENOENT;
+			}
+		}
+		xfree(dir);
+	}
+	if (!s->turn_init) {
+		if (uv_idle_init(d->loop, &s->turn))
+			return -ENOMEM;
+		s->turn.data = d;
+		s->turn_init = true;
+	}
 	int err = uv_pipe_init(d->loop, &s->pipe, 0);
 	if (err)
 		return err;
@@ -785,6 +1037,8 @@ void ctl_close(struct daemon *d)
 		uv_close((uv_handle_t *)&s->pipe, NULL);
 	for (struct ctl_client *c = s->clients; c; c = c->next)
 		client_close(c);
+	if (s->turn_init && !uv_is_closing((uv_handle_t *)&s->turn))
+		uv_close((uv_handle_t *)&s->turn, NULL);
 	if (s->bound) {
 		unlink(s->path);
 		s->bound = false;
