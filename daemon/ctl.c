@@ -37,6 +37,8 @@
 #define CTL_BACKLOG    128
 /** Replies queued to one client before peerd stops reading its requests. */
 #define CTL_MAX_PENDING 32u
+/** Requests of a client's line started per loop turn (then other clients go). */
+#define CTL_REQUESTS_PER_TURN 1u
 /** Reply bytes queued to one client before peerd stops reading its requests. */
 #define CTL_MAX_QUEUED (1u << 20)
 /** A client over CTL_MAX_QUEUED whose replies make no progress this long is dropped. */
@@ -93,6 +95,8 @@ struct ctl_line {
 	bool batch;
 	unsigned flags;       /**< enum ctl_reply_flags so far */
 	uint32_t outstanding; /**< chain jobs not yet back */
+	json_t *v;            /**< the parsed line while requests remain, else NULL */
+	size_t next;          /**< the next request to start */
 };
 
 /* A chain method's request on its way to the validation thread and back. */
@@ -113,6 +117,8 @@ struct ctl_wreq {
 	size_t len;
 	char data[];
 };
+
+static void line_free(struct ctl_line *L);
 
 static void ready_remove(struct ctl_client *c)
 {
@@ -135,8 +141,10 @@ static void client_close_cb(uv_handle_t *h)
 	struct daemon *d = c->d;
 	ready_remove(c);
 	d->ctl.read_bytes -= c->cap;
-	if (c->line)
+	if (c->line && c->line->outstanding)
 		c->line->c = NULL; /* its jobs finish and free it without us */
+	else if (c->line)
+		line_free(c->line);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -159,6 +167,8 @@ static void client_close(struct ctl_client *c)
 }
 
 static void process(struct ctl_client *c);
+static void ready_add(struct ctl_client *c);
+static void line_step(struct daemon *d, struct ctl_line *L, size_t max);
 static void turn_cb(uv_idle_t *h);
 static void drop_largest_queue(struct daemon *d);
 static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
@@ -341,7 +351,9 @@ static void job_done(struct daemon *d, struct val_job *vj)
 		L->slots[j->slot] = r;
 	json_decref(j->id);
 	xfree(j);
-	if (--L->outstanding == 0)
+	/* Done when every request started and every job is back (or
+	 * the client left: requests not started are never answered). */
+	if (--L->outstanding == 0 && (L->next == L->n || !L->c))
 		line_finish(d, L);
 }
 
@@ -448,6 +460,7 @@ static void handle_request(struct daemon *d, struct ctl_line *L, size_t slot, js
 
 static void line_free(struct ctl_line *L)
 {
+	json_decref(L->v);
 	for (size_t i = 0; i < L->n; i++)
 		json_decref(L->slots[i]);
 	xfree(L->slots);
@@ -473,6 +486,17 @@ static json_t *line_assemble(struct ctl_line *L)
 		a = NULL;
 	}
 	return a;
+}
+
+/* Start up to `max` more of L's requests; the parsed line goes once all started. */
+static void line_step(struct daemon *d, struct ctl_line *L, size_t max)
+{
+	for (; max && L->next < L->n; max--, L->next++)
+		handle_request(d, L, L->next, L->batch ? json_array_get(L->v, L->next) : L->v);
+	if (L->next == L->n) {
+		json_decref(L->v);
+		L->v = NULL;
+	}
 }
 
 /*
@@ -524,11 +548,12 @@ static struct ctl_line *line_start(struct daemon *d, struct ctl_client *c, const
 	L->c = c;
 	L->n = n;
 	L->batch = batch;
-	for (size_t k = 0; k < n; k++)
-		handle_request(d, L, k, batch ? json_array_get(v, k) : v);
-	json_decref(v);
-	if (L->outstanding)
+	L->v = v;
+	/* A client's line goes a request at a time, in turn with other
+	 * clients (line_continue); without a client, all at once. */
+	if (c)
 		return L;
+	line_step(d, L, n);
 	*flags = L->flags;
 	*reply = line_assemble(L);
 	line_free(L);
@@ -577,9 +602,34 @@ static void line_finish(struct daemon *d, struct ctl_line *L)
 		return;
 	}
 	deliver(c, r, flags);
-	/* Requests that waited behind this line go on now. */
-	process(c);
+	/* Requests that waited behind this line go on in the client's next turn. */
+	if (c->len && memchr(c->buf, '\n', c->len))
+		ready_add(c);
+	else if (c->eof || c->close_after_write)
+		ready_add(c); /* process() closes it or answers its last line */
 	update_reading(c);
+}
+
+/*
+ * Go on with c's line: CTL_REQUESTS_PER_TURN more requests, then the
+ * client waits for its next turn (a batch of 100 heavy calls cannot hold
+ * the loop while another client's uptime waits), its chain jobs, or is
+ * answered now.
+ */
+static void line_continue(struct ctl_client *c)
+{
+	struct ctl_line *L = c->line;
+	line_step(c->d, L, CTL_REQUESTS_PER_TURN);
+	if (L->next < L->n) {
+		ready_add(c);
+		update_reading(c);
+		return;
+	}
+	if (L->outstanding) {
+		update_reading(c);
+		return;
+	}
+	line_finish(c->d, L);
 }
 
 static void handle_line(struct ctl_client *c, const char *line, size_t len)
@@ -589,7 +639,7 @@ static void handle_line(struct ctl_client *c, const char *line, size_t len)
 	struct ctl_line *L = line_start(c->d, c, line, len, &r, &flags);
 	if (L) {
 		c->line = L;
-		update_reading(c);
+		line_continue(c);
 		return;
 	}
 	deliver(c, r, flags);
@@ -646,6 +696,13 @@ static void process(struct ctl_client *c)
 {
 	size_t start = 0;
 	bool more = false;
+	if (c->line) {
+		if (!c->closing && c->line->next < c->line->n)
+			line_continue(c);
+		else
+			update_reading(c);
+		return;
+	}
 	if (!c->closing && !c->close_after_write && !c->line) {
 		if (c->pending_writes >= CTL_MAX_PENDING || c->queued >= CTL_MAX_QUEUED) {
 			c->read_paused = true;
@@ -901,7 +958,7 @@ static void on_client(uv_stream_t *server, int status)
 	 * get through): the longest-idle client gives its slot up. */
 	if (d->ctl.n_live >= CTL_MAX_CLIENTS && !d->shutting_down)
 		drop_longest_idle(d, c);
-	if (d->ctl.n_clients > CTL_MAX_CLIENTS || d->shutting_down) {
+	if (d->ctl.n_live > CTL_MAX_CLIENTS || d->shutting_down) {
 		DLOG_WARNING(&d->log, DLOG_CTL, "control client refused: %u clients is the limit",
 		             CTL_MAX_CLIENTS);
 		client_close(c);
