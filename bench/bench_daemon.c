@@ -971,3 +971,87 @@ out:
 	free(sent_ns);
 	free(rtt);
 }
+
+/*
+ * CtlHostileClients (issue 13): 200 control clients each send 20 lines of
+ * 100 getstats and never read a reply; then `uptime` is asked on a fresh
+ * connection BD_CTL_UPTIMES times. ns/op is the mean uptime round trip
+ * (connect, request, reply); the note has p50/p99/max. Target: p99 under
+ * 200 ms.
+ */
+#define BD_CTL_HOSTILE 200
+#define BD_CTL_BATCHES 20
+#define BD_CTL_UPTIMES 20
+
+BENCH_N(CtlHostileClients, BD_CTL_UPTIMES)
+{
+	struct bd_daemon bd = {0};
+	int fds[BD_CTL_HOSTILE];
+	uint64_t lat[BD_CTL_UPTIMES];
+	size_t nfd = 0;
+	char *line = NULL;
+	raise_nofile();
+	int err = daemon_start(&bd, 125);
+	if (err == -ENOENT) {
+		bench_note(ctx, "skipped: no peerd binary (build it with make, or set PEERD_BIN)");
+		return;
+	}
+	if (err) {
+		bench_fail(ctx, "CtlHostileClients: peerd did not start (%s)", strerror(-err));
+		return;
+	}
+	/* One batch line of 100 getstats. */
+	size_t cap = 100 * 64 + 8, len = 0;
+	line = malloc(cap);
+	if (!line)
+		goto out;
+	line[len++] = '[';
+	for (int i = 0; i < 100; i++)
+		len += (size_t)snprintf(line + len, cap - len,
+		                        "%s{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"getstats\"}",
+		                        i ? "," : "", i);
+	line[len++] = ']';
+	line[len++] = '\n';
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", bd.sock);
+	for (int i = 0; i < BD_CTL_HOSTILE; i++) {
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (fd < 0)
+			break;
+		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+			close(fd);
+			sleep_ms(5);
+			continue;
+		}
+		fds[nfd++] = fd;
+	}
+	/* Each sends its batches as far as peerd takes them. */
+	for (int b = 0; b < BD_CTL_BATCHES; b++)
+		for (size_t i = 0; i < nfd; i++)
+			(void)!send(fds[i], line, len, MSG_NOSIGNAL);
+	sleep_ms(500);
+	bench_reset(ctx);
+	for (size_t i = 0; i < n && i < BD_CTL_UPTIMES; i++) {
+		uint64_t t0 = mono_ns();
+		json_t *r = ctl_call(&bd, "uptime");
+		lat[i] = mono_ns() - t0;
+		if (!r) {
+			bench_fail(ctx, "CtlHostileClients: uptime failed with %zu hostile clients", nfd);
+			goto out;
+		}
+		json_decref(r);
+	}
+	bench_stop(ctx);
+	qsort(lat, BD_CTL_UPTIMES, sizeof(lat[0]), cmp_u64);
+	bench_note(ctx,
+	           "%zu hostile clients x %d batches of 100 getstats, never reading: uptime p50 "
+	           "%.1f ms, p99 %.1f ms, max %.1f ms; peerd RSS %.1f MiB",
+	           nfd, BD_CTL_BATCHES, lat[BD_CTL_UPTIMES / 2] / 1e6,
+	           lat[(BD_CTL_UPTIMES * 99) / 100] / 1e6, lat[BD_CTL_UPTIMES - 1] / 1e6,
+	           rss_of(bd.pid) / 1048576.0);
+out:
+	for (size_t i = 0; i < nfd; i++)
+		close(fds[i]);
+	free(line);
+	daemon_stop(&bd);
+}
