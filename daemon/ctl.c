@@ -37,6 +37,11 @@
 #define CTL_BACKLOG    128
 /** Replies queued to one client before peerd stops reading its requests. */
 #define CTL_MAX_PENDING 32u
+/**
+ * Chain jobs of clients' lines out at once: their results come back to
+ * the loop together, and each may cost a getstats; more wait their turn.
+ */
+#define CTL_MAX_JOBS 16u
 /** Requests of a client's line started per loop turn (then other clients go). */
 #define CTL_REQUESTS_PER_TURN 1u
 /** Reply bytes queued to one client before peerd stops reading its requests. */
@@ -97,6 +102,11 @@ struct ctl_line {
 	uint32_t outstanding; /**< chain jobs not yet back */
 	json_t *v;            /**< the parsed line while requests remain, else NULL */
 	size_t next;          /**< the next request to start */
+	/* A client's replies are kept as text (a getstats tree is ~10x its
+	 * text): texts[k] replaces slots[k] as soon as it is made. */
+	struct daemon *d;
+	char **texts;      /**< NULL without a client (ctl_reply keeps trees) */
+	size_t text_bytes; /**< counted in d->ctl.line_bytes */
 };
 
 /* A chain method's request on its way to the validation thread and back. */
@@ -119,6 +129,7 @@ struct ctl_wreq {
 };
 
 static void line_free(struct ctl_line *L);
+static void slot_pack(struct ctl_line *L, size_t k);
 
 static void ready_remove(struct ctl_client *c)
 {
@@ -234,9 +245,13 @@ static void write_cb(uv_write_t *req, int status)
 static void drop_largest_queue(struct daemon *d)
 {
 	struct ctl_client *victim = NULL;
+	size_t most = 0;
 	for (struct ctl_client *c = d->ctl.clients; c; c = c->next) {
-		if (!c->closing && (!victim || c->queued > victim->queued))
+		size_t held = c->queued + (c->line ? c->line->text_bytes : 0);
+		if (!c->closing && (!victim || held > most)) {
 			victim = c;
+			most = held;
+		}
 	}
 	if (!victim)
 		return;
@@ -248,19 +263,29 @@ static void drop_largest_queue(struct daemon *d)
 }
 
 /* Queue a JSON value as one line; takes the reference. */
+static void send_text(struct ctl_client *c, char *s, size_t n);
+
 static void send_json(struct ctl_client *c, json_t *v)
 {
 	if (!v)
 		return;
 	char *s = json_format(v, JSON_COMPACT);
 	json_decref(v);
-	if (!s || c->closing) {
-		xfree(s);
+	if (!s) {
 		if (!c->closing)
 			client_close(c);
 		return;
 	}
-	size_t n = strlen(s);
+	send_text(c, s, strlen(s));
+}
+
+/* Queue s (n bytes, xmalloc'd, taken) and a newline as one line. */
+static void send_text(struct ctl_client *c, char *s, size_t n)
+{
+	if (c->closing) {
+		xfree(s);
+		return;
+	}
 	struct ctl_wreq *w = xmalloc(sizeof(*w) + n + 1);
 	if (!w) {
 		xfree(s);
@@ -283,7 +308,7 @@ static void send_json(struct ctl_client *c, json_t *v)
 	c->pending_writes++;
 	c->queued += w->len;
 	c->d->ctl.queued += w->len;
-	if (c->d->ctl.queued > CTL_MAX_QUEUED_TOTAL)
+	if (c->d->ctl.queued + c->d->ctl.line_bytes > CTL_MAX_QUEUED_TOTAL)
 		drop_largest_queue(c->d);
 }
 
@@ -347,10 +372,16 @@ static void job_done(struct daemon *d, struct val_job *vj)
 		j->m->finish(d, NULL, &j->res);
 	}
 	json_t *r = response(j->id, !j->id, &j->res, &L->flags);
-	if (j->id)
+	if (j->id) {
 		L->slots[j->slot] = r;
+		slot_pack(L, j->slot);
+	}
 	json_decref(j->id);
 	xfree(j);
+	if (d->ctl.jobs)
+		d->ctl.jobs--;
+	if (d->ctl.ready && d->ctl.turn_init)
+		(void)uv_idle_start(&d->ctl.turn, turn_cb);
 	/* Done when every request started and every job is back (or
 	 * the client left: requests not started are never answered). */
 	if (--L->outstanding == 0 && (L->next == L->n || !L->c))
@@ -400,6 +431,8 @@ static bool post_chain(struct daemon *d, struct ctl_line *L, size_t slot,
 		return false;
 	}
 	L->outstanding++;
+	if (L->c)
+		d->ctl.jobs++;
 	return true;
 }
 
@@ -461,6 +494,12 @@ static void handle_request(struct daemon *d, struct ctl_line *L, size_t slot, js
 static void line_free(struct ctl_line *L)
 {
 	json_decref(L->v);
+	if (L->texts) {
+		for (size_t i = 0; i < L->n; i++)
+			xfree(L->texts[i]);
+		xfree(L->texts);
+		L->d->ctl.line_bytes -= L->text_bytes;
+	}
 	for (size_t i = 0; i < L->n; i++)
 		json_decref(L->slots[i]);
 	xfree(L->slots);
@@ -469,6 +508,63 @@ static void line_free(struct ctl_line *L)
 
 /* The reply to a finished line: the single response, or the batch's array
  * of responses in request order (none at all for notifications only). */
+/* A client line's reply k as text, now (its tree goes). */
+static void slot_pack(struct ctl_line *L, size_t k)
+{
+	if (!L->texts || !L->slots[k])
+		return;
+	char *t = json_format(L->slots[k], JSON_COMPACT);
+	json_decref(L->slots[k]);
+	L->slots[k] = NULL;
+	if (!t)
+		return; /* out of memory: that reply is lost, as in send_json */
+	size_t n = strlen(t);
+	L->texts[k] = t;
+	L->text_bytes += n;
+	L->d->ctl.line_bytes += n;
+	if (L->d->ctl.queued + L->d->ctl.line_bytes > CTL_MAX_QUEUED_TOTAL)
+		drop_largest_queue(L->d);
+}
+
+/* A client line's reply as one text (xmalloc'd, *len bytes), or NULL for none. */
+static char *line_text(struct ctl_line *L, size_t *len)
+{
+	size_t total = 2, count = 0;
+	for (size_t i = 0; i < L->n; i++) {
+		if (L->texts[i]) {
+			total += strlen(L->texts[i]) + 1;
+			count++;
+		}
+	}
+	if (!count)
+		return NULL;
+	if (!L->batch) {
+		char *t = L->texts[0];
+		L->texts[0] = NULL;
+		*len = strlen(t);
+		L->text_bytes -= *len;
+		L->d->ctl.line_bytes -= *len;
+		return t;
+	}
+	char *out = xmalloc(total);
+	if (!out)
+		return NULL;
+	size_t at = 0;
+	out[at++] = '[';
+	for (size_t i = 0; i < L->n; i++) {
+		if (!L->texts[i])
+			continue;
+		if (at > 1)
+			out[at++] = ',';
+		size_t n = strlen(L->texts[i]);
+		memcpy(out + at, L->texts[i], n);
+		at += n;
+	}
+	out[at++] = ']';
+	*len = at;
+	return out;
+}
+
 static json_t *line_assemble(struct ctl_line *L)
 {
 	if (!L->batch) {
@@ -491,8 +587,10 @@ static json_t *line_assemble(struct ctl_line *L)
 /* Start up to `max` more of L's requests; the parsed line goes once all started. */
 static void line_step(struct daemon *d, struct ctl_line *L, size_t max)
 {
-	for (; max && L->next < L->n; max--, L->next++)
+	for (; max && L->next < L->n; max--, L->next++) {
 		handle_request(d, L, L->next, L->batch ? json_array_get(L->v, L->next) : L->v);
+		slot_pack(L, L->next);
+	}
 	if (L->next == L->n) {
 		json_decref(L->v);
 		L->v = NULL;
@@ -549,6 +647,11 @@ static struct ctl_line *line_start(struct daemon *d, struct ctl_client *c, const
 	L->n = n;
 	L->batch = batch;
 	L->v = v;
+	L->d = d;
+	if (c && !(L->texts = xcalloc(n, sizeof(*L->texts)))) {
+		line_free(L);
+		return NULL;
+	}
 	/* A client's line goes a request at a time, in turn with other
 	 * clients (line_continue); without a client, all at once. */
 	if (c)
@@ -569,11 +672,12 @@ json_t *ctl_reply(struct daemon *d, const char *line, size_t len, unsigned *flag
 }
 
 /* Write a line's reply and act on its flags. */
-static void deliver(struct ctl_client *c, json_t *r, unsigned flags)
+static void deliver_text(struct ctl_client *c, char *text, size_t len, unsigned flags)
 {
 	if (flags & CTL_REPLY_STOP)
 		c->stop_after_write = true;
-	send_json(c, r);
+	if (text)
+		send_text(c, text, len);
 	if (flags & CTL_REPLY_CLOSE)
 		c->close_after_write = true;
 	/* A stop sent as a notification gets no reply, so write_cb would
@@ -585,23 +689,35 @@ static void deliver(struct ctl_client *c, json_t *r, unsigned flags)
 	}
 }
 
+static void deliver(struct ctl_client *c, json_t *r, unsigned flags)
+{
+	char *s = r ? json_format(r, JSON_COMPACT) : NULL;
+	json_decref(r);
+	if (r && !s && !c->closing) {
+		client_close(c);
+		return;
+	}
+	deliver_text(c, s, s ? strlen(s) : 0, flags);
+}
+
 static void line_finish(struct daemon *d, struct ctl_line *L)
 {
 	(void)d;
 	struct ctl_client *c = L->c;
 	unsigned flags = L->flags;
-	json_t *r = line_assemble(L);
-	line_free(L);
 	if (!c) {
-		json_decref(r); /* the client left: nobody to answer */
+		line_free(L); /* the client left: nobody to answer */
 		return;
 	}
+	size_t len = 0;
+	char *text = c->closing ? NULL : line_text(L, &len);
+	line_free(L);
 	c->line = NULL;
 	if (c->closing) {
-		json_decref(r);
+		xfree(text);
 		return;
 	}
-	deliver(c, r, flags);
+	deliver_text(c, text, len, flags);
 	/* Requests that waited behind this line go on in the client's next turn. */
 	if (c->len && memchr(c->buf, '\n', c->len))
 		ready_add(c);
@@ -666,11 +782,16 @@ static void turn_cb(uv_idle_t *h)
 {
 	struct daemon *d = h->data;
 	struct ctl_server *s = &d->ctl;
+	/* Enough chain jobs out: the next turn comes with their results. */
+	if (s->jobs >= CTL_MAX_JOBS) {
+		uv_idle_stop(h);
+		return;
+	}
 	/* Those ready now, once each; one that stays ready goes to the back. */
 	size_t n = 0;
 	for (struct ctl_client *c = s->ready; c; c = c->next_ready)
 		n++;
-	while (n-- && s->ready) {
+	while (n-- && s->ready && s->jobs < CTL_MAX_JOBS) {
 		struct ctl_client *c = s->ready;
 		s->ready = c->next_ready;
 		c->ready = false;

@@ -792,6 +792,8 @@ struct ctl_server {
 	/* fairness (ctl.c): limits on what clients hold, lines taken in turn */
 	uint32_t n_live;             /**< clients not closing */
 	uint64_t queued;             /**< reply bytes queued to all clients */
+	uint64_t line_bytes;         /**< reply text of lines still being answered */
+	uint32_t jobs;               /**< chain jobs of clients' lines out now */
 	uint64_t read_bytes;         /**< read buffers allocated for all clients */
 	struct ctl_client *ready;    /**< clients with a request line waiting its turn */
 	uv_idle_t turn;              /**< runs one line of each ready client per loop turn */
