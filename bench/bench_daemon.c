@@ -1036,7 +1036,8 @@ BENCH_N(CtlHostileClients, BD_CTL_UPTIMES)
 		json_t *r = ctl_call(&bd, "uptime");
 		lat[i] = mono_ns() - t0;
 		if (!r) {
-			bench_fail(ctx, "CtlHostileClients: uptime failed with %zu hostile clients", nfd);
+			bench_fail(ctx, "CtlHostileClients: uptime failed with %zu hostile clients",
+			           nfd);
 			goto out;
 		}
 		json_decref(r);
@@ -1068,19 +1069,19 @@ out:
  * pings, and for the 1 MB message plus its ping). ns/op is the flood's
  * length; the note carries the figures.
  */
-#define BD_FRB_HOSTILE  2000
-#define BD_FRB_HONEST   125
-#define BD_FRB_BIG      25
-#define BD_FRB_SECONDS  10
-#define BD_FRB_BLOCK    3999999u
-#define BD_FRB_BIG_MSG  1000000u
-#define BD_FRB_PING_MS  100
-#define BD_FRB_SNDBUF   (64 * 1024)
-#define BD_FRB_MAX_RTT  (BD_FRB_HONEST * (BD_FRB_SECONDS * 1000 / BD_FRB_PING_MS + 10))
+#define BD_FRB_HOSTILE 2000
+#define BD_FRB_HONEST  125
+#define BD_FRB_BIG     25
+#define BD_FRB_SECONDS 10
+#define BD_FRB_BLOCK   3999999u
+#define BD_FRB_BIG_MSG 1000000u
+#define BD_FRB_PING_MS 100
+#define BD_FRB_SNDBUF  (64 * 1024)
+#define BD_FRB_MAX_RTT (BD_FRB_HONEST * (BD_FRB_SECONDS * 1000 / BD_FRB_PING_MS + 10))
 
 struct frb_honest {
 	uint8_t ping[PROTO_HEADER_SIZE + 8]; /* its ping, nonce = index + 1 */
-	int phase;                           /* 0 idle, 1 writing big, 2 writing ping, 3 awaiting pong */
+	int phase; /* 0 idle, 1 writing big, 2 writing ping, 3 awaiting pong */
 	size_t off;
 	uint64_t t0, next;
 };
@@ -1186,7 +1187,8 @@ BENCH_N(FloodRecvBudget, 1)
 	}
 	if (err || !hc || !hs || !fl || !rtt || !big || !block || !bigf || ep < 0 ||
 	    handshake_frames(magic, &w)) {
-		bench_fail(ctx, "FloodRecvBudget: setup failed (%s)", strerror(err < 0 ? -err : ENOMEM));
+		bench_fail(ctx, "FloodRecvBudget: setup failed (%s)",
+		           strerror(err < 0 ? -err : ENOMEM));
 		goto out;
 	}
 	/* The block header (its checksum is never checked: the last byte never comes). */
@@ -1277,14 +1279,16 @@ BENCH_N(FloodRecvBudget, 1)
 			}
 			if (!gone && (evs[e].events & EPOLLOUT) && f->off < block_len) {
 				f->connected = true;
-				ssize_t s = send(f->fd, block + f->off, block_len - f->off, MSG_NOSIGNAL);
+				ssize_t s =
+				    send(f->fd, block + f->off, block_len - f->off, MSG_NOSIGNAL);
 				if (s > 0)
 					f->off += (size_t)s;
 				else if (s < 0 && errno != EAGAIN)
 					gone = true;
 				if (!gone && f->off == block_len) {
 					/* Everything but the last byte: stall, holding it. */
-					struct epoll_event ev = {.events = EPOLLIN, .data.u32 = tag};
+					struct epoll_event ev = {.events = EPOLLIN,
+					                         .data.u32 = tag};
 					epoll_ctl(ep, EPOLL_CTL_MOD, f->fd, &ev);
 				}
 			}
@@ -1311,23 +1315,24 @@ BENCH_N(FloodRecvBudget, 1)
 	json_decref(st);
 	uint64_t hwm = vm_hwm(bd.pid);
 	if (!n_rtt || !n_big) {
-		bench_fail(ctx, "FloodRecvBudget: honest peers got %zu pongs, %zu 1 MB rounds", n_rtt,
-		           n_big);
+		bench_fail(ctx, "FloodRecvBudget: honest peers got %zu pongs, %zu 1 MB rounds",
+		           n_rtt, n_big);
 		goto out;
 	}
 	if (hmax > limit)
 		bench_fail(ctx, "FloodRecvBudget: held %lld over the budget %lld", hmax, limit);
 	qsort(rtt, n_rtt, sizeof(*rtt), cmp_u64);
 	qsort(big, n_big, sizeof(*big), cmp_u64);
-	bench_note(ctx,
-	           "%d hostile peers (%lld cut and back) x 4 MB partial blocks, budget %.1f MiB: "
-	           "held max %.1f MiB (%lld pauses, %lld evictions); peerd RSS %.1f MiB at start, "
-	           "peak %.1f MiB; %d honest pingers: %zu pongs, p50 %.2f ms, p99 %.2f ms, max %.2f "
-	           "ms; %d honest 1 MB senders: %zu served, p50 %.1f ms, p99 %.1f ms",
-	           connected, reconnects, limit / 1048576.0, hmax / 1048576.0, pauses, evictions,
-	           rss0 / 1048576.0, hwm / 1048576.0, BD_FRB_HONEST - BD_FRB_BIG, n_rtt,
-	           rtt[n_rtt / 2] / 1e6, rtt[(n_rtt * 99) / 100] / 1e6, rtt[n_rtt - 1] / 1e6,
-	           BD_FRB_BIG, n_big, big[n_big / 2] / 1e6, big[(n_big * 99) / 100] / 1e6);
+	bench_note(
+	    ctx,
+	    "%d hostile peers (%lld cut and back) x 4 MB partial blocks, budget %.1f MiB: "
+	    "held max %.1f MiB (%lld pauses, %lld evictions); peerd RSS %.1f MiB at start, "
+	    "peak %.1f MiB; %d honest pingers: %zu pongs, p50 %.2f ms, p99 %.2f ms, max %.2f "
+	    "ms; %d honest 1 MB senders: %zu served, p50 %.1f ms, p99 %.1f ms",
+	    connected, reconnects, limit / 1048576.0, hmax / 1048576.0, pauses, evictions,
+	    rss0 / 1048576.0, hwm / 1048576.0, BD_FRB_HONEST - BD_FRB_BIG, n_rtt,
+	    rtt[n_rtt / 2] / 1e6, rtt[(n_rtt * 99) / 100] / 1e6, rtt[n_rtt - 1] / 1e6, BD_FRB_BIG,
+	    n_big, big[n_big / 2] / 1e6, big[(n_big * 99) / 100] / 1e6);
 	(void)held_max;
 out:
 	if (fl)

@@ -607,8 +607,8 @@ static int apply(struct loader *L, struct peerd_conf *c)
 	c->rpcclienttimeout_s = (int)uint_of(scalar(L, CONF_K_RPCCLIENTTIMEOUT, lv, nl),
 	                                     CONF_DEFAULT_RPCCLIENTTIMEOUT_S);
 	c->maxrecvmemory_mib = (size_t)uint_of(scalar(L, CONF_K_MAXRECVMEMORY, lv, nl), 0);
-	c->controltimeout_s = (int)uint_of(scalar(L, CONF_K_CONTROLTIMEOUT, lv, nl),
-	                                   CONF_DEFAULT_CONTROLTIMEOUT_S);
+	c->controltimeout_s =
+	    (int)uint_of(scalar(L, CONF_K_CONTROLTIMEOUT, lv, nl), CONF_DEFAULT_CONTROLTIMEOUT_S);
 	c->logtimestamps = uint_of(scalar(L, CONF_K_LOGTIMESTAMPS, lv, nl), 1) != 0;
 	c->printtoconsole = uint_of(scalar(L, CONF_K_PRINTTOCONSOLE, lv, nl), 1) != 0;
 	return 0;

@@ -282,15 +282,16 @@ static void move_aside(struct daemon *d, const char *why)
 			snprintf(bad, n, "%s.bad-%lld-%d", s->path, (long long)time(NULL), k);
 		if (access(bad, F_OK) != 0 && rename(s->path, bad) == 0) {
 			s->files_moved++;
-			DLOG_WARNING(&d->log, DLOG_BAN,
-			             "%s: %s; moved aside to %s (restore the bans from it by hand); "
-			             "starting with no bans",
-			             s->path, why, bad);
+			DLOG_WARNING(
+			    &d->log, DLOG_BAN,
+			    "%s: %s; moved aside to %s (restore the bans from it by hand); "
+			    "starting with no bans",
+			    s->path, why, bad);
 			xfree(bad);
 			return;
 		}
-		DLOG_ERR(&d->log, DLOG_BAN, "%s: %s, and it cannot be moved to %s: %s", s->path, why,
-		         bad, strerror(errno));
+		DLOG_ERR(&d->log, DLOG_BAN, "%s: %s, and it cannot be moved to %s: %s", s->path,
+		         why, bad, strerror(errno));
 	} else {
 		DLOG_ERR(&d->log, DLOG_BAN, "%s: %s", s->path, why);
 	}

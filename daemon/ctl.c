@@ -1026,8 +1026,8 @@ void ctl_tick(struct daemon *d, uint64_t now_ms)
 		if (c->queued >= CTL_MAX_QUEUED && now_ms - c->wrote_ms >= CTL_WRITE_STALL_MS) {
 			d->ctl.stall_closed++;
 			DLOG_WARNING(&d->log, DLOG_CTL,
-			             "control client dropped: %zu reply bytes unread for %u s", c->queued,
-			             CTL_WRITE_STALL_MS / 1000u);
+			             "control client dropped: %zu reply bytes unread for %u s",
+			             c->queued, CTL_WRITE_STALL_MS / 1000u);
 			client_close(c);
 		}
 	}
@@ -1036,14 +1036,13 @@ void ctl_tick(struct daemon *d, uint64_t now_ms)
 json_t *ctl_stats_json(struct daemon *d)
 {
 	const struct ctl_server *s = &d->ctl;
-	return json_pack("{s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "clients",
-	                 (int)s->n_live, "max_clients", (int)CTL_MAX_CLIENTS, "idle_timeout_s",
-	                 d->conf->controltimeout_s, "queued_bytes", (json_int_t)s->queued,
-	                 "max_queued_bytes", (json_int_t)CTL_MAX_QUEUED, "read_bytes",
-	                 (json_int_t)s->read_bytes, "idle_closed", (json_int_t)s->idle_closed,
-	                 "slot_closed", (json_int_t)s->slot_closed, "stall_closed",
-	                 (json_int_t)s->stall_closed, "queue_closed", (json_int_t)s->queue_closed,
-	                 "read_closed", (json_int_t)s->read_closed);
+	return json_pack(
+	    "{s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "clients", (int)s->n_live,
+	    "max_clients", (int)CTL_MAX_CLIENTS, "idle_timeout_s", d->conf->controltimeout_s,
+	    "queued_bytes", (json_int_t)s->queued, "max_queued_bytes", (json_int_t)CTL_MAX_QUEUED,
+	    "read_bytes", (json_int_t)s->read_bytes, "idle_closed", (json_int_t)s->idle_closed,
+	    "slot_closed", (json_int_t)s->slot_closed, "stall_closed", (json_int_t)s->stall_closed,
+	    "queue_closed", (json_int_t)s->queue_closed, "read_closed", (json_int_t)s->read_closed);
 }
 
 static void on_client(uv_stream_t *server, int status)
@@ -1168,9 +1167,10 @@ int ctl_start(struct daemon *d)
 		if (slash && slash != dir) {
 			*slash = 0;
 			if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-				DLOG_ERR(&d->log, DLOG_CTL,
-				         "cannot bind control socket %s: directory %s does not exist",
-				         s->path, dir);
+				DLOG_ERR(
+				    &d->log, DLOG_CTL,
+				    "cannot bind control socket %s: directory %s does not exist",
+				    s->path, dir);
 				xfree(dir);
 				return -ENOENT;
 			}

@@ -332,12 +332,12 @@ int transport_grow(struct peer *p, uint32_t total);
 
 /** The receive budget; see recvbudget.c. Loop thread. */
 struct recvbudget {
-	uint64_t limit;    /**< maxrecvmemory in bytes */
-	uint64_t held;     /**< granted to large rx buffers now */
-	uint64_t held_max; /**< high-water mark of held */
-	uint32_t waiting;  /**< peers not reading until their message fits */
-	uint64_t pauses;   /**< times a peer began waiting */
-	uint64_t grants;   /**< large buffers granted */
+	uint64_t limit;     /**< maxrecvmemory in bytes */
+	uint64_t held;      /**< granted to large rx buffers now */
+	uint64_t held_max;  /**< high-water mark of held */
+	uint32_t waiting;   /**< peers not reading until their message fits */
+	uint64_t pauses;    /**< times a peer began waiting */
+	uint64_t grants;    /**< large buffers granted */
 	uint64_t evictions; /**< stalling holders disconnected for waiters */
 	uint64_t trims;     /**< malloc_trim calls */
 	uint64_t last_grant_ms;
@@ -613,10 +613,10 @@ struct ban_state {
 	struct hset discouraged; /**< fingerprints of discouraged IPs */
 	char *path;              /**< netdir/banlist.json */
 	bool dirty;
-	bool nosave;               /**< the file could not be read nor moved aside: never overwrite */
-	struct hmap index;         /**< fingerprint of (net, prefix) -> slot in v */
-	uint32_t by_prefix[129];   /**< entries per prefix length: the lengths ban_check tries */
-	uint64_t files_moved;      /**< banlist.json files moved aside (unparsable or over the limit) */
+	bool nosave;             /**< the file could not be read nor moved aside: never overwrite */
+	struct hmap index;       /**< fingerprint of (net, prefix) -> slot in v */
+	uint32_t by_prefix[129]; /**< entries per prefix length: the lengths ban_check tries */
+	uint64_t files_moved; /**< banlist.json files moved aside (unparsable or over the limit) */
 };
 
 /** Whether an inbound connection from this address is refused. */
@@ -790,13 +790,13 @@ struct ctl_server {
 	bool reject_busy;    /**< reject is closing */
 	bool reject_pending; /**< a connection waits for reject to be free */
 	/* fairness (ctl.c): limits on what clients hold, lines taken in turn */
-	uint32_t n_live;             /**< clients not closing */
-	uint64_t queued;             /**< reply bytes queued to all clients */
-	uint64_t line_bytes;         /**< reply text of lines still being answered */
-	uint32_t jobs;               /**< chain jobs of clients' lines out now */
-	uint64_t read_bytes;         /**< read buffers allocated for all clients */
-	struct ctl_client *ready;    /**< clients with a request line waiting its turn */
-	uv_idle_t turn;              /**< runs one line of each ready client per loop turn */
+	uint32_t n_live;          /**< clients not closing */
+	uint64_t queued;          /**< reply bytes queued to all clients */
+	uint64_t line_bytes;      /**< reply text of lines still being answered */
+	uint32_t jobs;            /**< chain jobs of clients' lines out now */
+	uint64_t read_bytes;      /**< read buffers allocated for all clients */
+	struct ctl_client *ready; /**< clients with a request line waiting its turn */
+	uv_idle_t turn;           /**< runs one line of each ready client per loop turn */
 	bool turn_init;
 	uint64_t idle_closed, slot_closed, stall_closed, queue_closed, read_closed;
 };
@@ -901,8 +901,8 @@ struct daemon_stats {
 	uint64_t v2_probes; /**< connections whose first bytes were not our magic */
 	uint64_t handshake_timeouts, inactivity_timeouts, ping_timeouts;
 	uint64_t send_pauses, recv_pauses;
-	uint64_t rx_large_buffers; /**< exactly-sized rx buffers allocated */
-	uint64_t rx_pool_fail;     /**< rx buffer unavailable (OOM): peer dropped */
+	uint64_t rx_large_buffers;  /**< exactly-sized rx buffers allocated */
+	uint64_t rx_pool_fail;      /**< rx buffer unavailable (OOM): peer dropped */
 	uint64_t bloom_disconnects; /**< filterload/filteradd/filterclear without NODE_BLOOM */
 	/* inventory */
 	uint64_t inv_tx, inv_block, inv_other, inv_known_dup;

@@ -95,7 +95,9 @@ static void start_reading(struct peer *p)
  * trickle under RECV_MIN_RATE_BPS on average since its grant. */
 static bool stalling(const struct peer *q, uint64_t now)
 {
-	if (now - q->lastrecv_ms >= RECV_STALL_MS)
+	/* A waiter was not read while it waited: its clock starts at the grant. */
+	uint64_t last = q->lastrecv_ms > q->rx.grant_ms ? q->lastrecv_ms : q->rx.grant_ms;
+	if (now - last >= RECV_STALL_MS)
 		return true;
 	uint64_t held_ms = now - q->rx.grant_ms;
 	if (held_ms < RECV_STALL_MS)
@@ -113,7 +115,8 @@ static bool evict_for(struct daemon *d, uint64_t need)
 		struct peer *victim = NULL;
 		for (uint32_t i = 0; i < d->n_peers; i++) {
 			struct peer *q = d->peers[i];
-			if (q->state == PEER_CLOSING || !q->rx.buf || q->rx.pooled || !q->rx.granted)
+			if (q->state == PEER_CLOSING || !q->rx.buf || q->rx.pooled ||
+			    !q->rx.granted)
 				continue;
 			if (!stalling(q, now))
 				continue;

@@ -29,7 +29,7 @@ import time
 
 import pytest
 
-from conftest import MAGIC, PEERCTL_BIN, PEERD_BIN, Ctl, PeerClosed, frame, wait_for
+from conftest import MAGIC, P2P, PEERCTL_BIN, PEERD_BIN, Ctl, frame, wait_for
 
 ASAN = "/asan/" in os.environ.get("PEERD_BIN", "")
 
@@ -421,6 +421,22 @@ def test_bloom_filter_messages_disconnect(peerd, command, payload):
     q = peerd.connected_peer()  # and only that peer: others stay
     q.send_raw(frame("ping", struct.pack("<Q", 5)))
     assert q.recv_until("pong").command == "pong"
+
+
+@pytest.mark.interop
+def test_bloom_filter_messages_as_core(make_peerd, bitcoind_node):
+    """Core 29 (no -peerbloomfilters) and peerd answer each filter message alike: disconnect."""
+    d = make_peerd()
+    for command, payload in (("filterload", b"\x01\x00" + struct.pack("<IIB", 1, 0, 0)),
+                             ("filteradd", b"\x01\x00"), ("filterclear", b"")):
+        verdicts = []
+        for port in (bitcoind_node.port, d.port):
+            p = P2P(port, timeout=10)
+            p.handshake()
+            p.send_raw(frame(command, payload))
+            verdicts.append(p.is_closed(timeout=5))
+            p.close()
+        assert verdicts == [True, True], "%s: Core closed %s, peerd closed %s" % (command, verdicts[0], verdicts[1])
 
 
 def test_controlsocket_in_missing_directory_named(tmp_path):
