@@ -28,9 +28,13 @@
  *
  * Memory back: a large rx buffer is an exact-size allocation over glibc's
  * mmap threshold. glibc raises that threshold when such a block is freed
- * (up to 32 MiB), after which 4 MB buffers come from the heap, where a
- * flood leaves them fragmented and RSS never drops (measured: 195 MB kept
- * against a 3.9 MB baseline). recvbudget_init pins the threshold, so every
+ * (up to 32 MiB), after which 4 MB buffers come from the heap, where small
+ * blocks allocated between them (peers, free-list buffers that are never
+ * freed) can pin freed pages, and only the heap's top is given back by
+ * free(): issue 13 saw 195 MB kept after floods against a 3.9 MB baseline.
+ * (The flood orders tried on this machine's glibc 2.36 gave memory back
+ * without this too; the fix makes it independent of allocation order.)
+ * recvbudget_malloc_setup pins the threshold, so every
  * large buffer is its own mapping and goes back to the kernel on free, and
  * caps the malloc arenas; the tick calls malloc_trim once the loop has
  * freed much memory and is quiet again, for the small blocks (peers,
