@@ -15,6 +15,10 @@
  *                 smallest message first, then oldest: the largest
  *                 partial messages are the ones kept paused, and a peer
  *                 with an ordinary block goes before a flood of 4 MB ones.
+ *   headroom      a message may fill the budget only up to a headroom in
+ *                 proportion to its size (a 4 MB one leaves a quarter, a
+ *                 1 MB one a sixteenth), so a flood of 4 MB messages
+ *                 leaves room for ordinary blocks to go straight through.
  *   stalled       a waiter that does not fit evicts holders that stall:
  *                 no byte for RECV_STALL_MS, or under RECV_MIN_RATE_BPS
  *                 on average once held that long. The largest such buffer
@@ -53,6 +57,8 @@
 #define RECV_ARENA_MAX 4
 /** Freed since the last trim before malloc_trim is worth a call. */
 #define RECV_TRIM_AFTER_BYTES (8u << 20)
+/** A largest message leaves 1/RECV_HEADROOM_DIV of the budget free (smaller: less). */
+#define RECV_HEADROOM_DIV 4u
 /** The trim waits until no large buffer was taken for this long (the flood is over). */
 #define RECV_TRIM_QUIET_MS 1000u
 
@@ -110,12 +116,27 @@ static bool stalling(const struct peer *q, uint64_t now)
 	return got * 1000u < (uint64_t)RECV_MIN_RATE_BPS * held_ms;
 }
 
+/*
+ * Whether a message of `need` bytes may be granted now. A message leaves
+ * headroom in proportion to its size (a 4 MB one a quarter of the budget,
+ * a 1 MB one a sixteenth): a flood of the largest messages cannot take the
+ * room ordinary blocks need, so those go on without waiting for a stalled
+ * holder's eviction. Alone, any message up to the limit fits.
+ */
+static bool fits(const struct recvbudget *b, uint64_t need)
+{
+	if (b->held == 0)
+		return need <= b->limit;
+	uint64_t headroom = b->limit / RECV_HEADROOM_DIV * need / PROTO_MAX_MESSAGE;
+	return b->held + need + headroom <= b->limit;
+}
+
 /* Disconnect stalling holders, largest first, until `need` fits. True when it fits. */
 static bool evict_for(struct daemon *d, uint64_t need)
 {
 	struct recvbudget *b = &d->rxb;
 	uint64_t now = daemon_now_ms(d);
-	while (b->held + need > b->limit) {
+	while (!fits(b, need)) {
 		struct peer *victim = NULL;
 		for (uint32_t i = 0; i < d->n_peers; i++) {
 			struct peer *q = d->peers[i];

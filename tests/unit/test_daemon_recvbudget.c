@@ -169,6 +169,42 @@ static void test_small_messages_never_wait(void **state)
 	proto_writer_release(&s);
 }
 
+/*
+ * Largest messages leave headroom: with 16 MiB, 4 MB messages stop at
+ * three held (a fourth would leave less than a quarter free), while a
+ * 1 MB one still goes in at once.
+ */
+static void test_headroom_for_smaller_messages(void **state)
+{
+	struct tf *t = *state;
+	struct recvbudget *b = &t->d->rxb;
+	b->limit = 16u << 20;
+	const size_t huge = PROTO_MAX_MESSAGE - 1, block = 1000000;
+	struct proto_writer w[5];
+	struct peer *p[5];
+	for (int i = 0; i < 5; i++) {
+		proto_writer_init(&w[i]);
+		p[i] = tf_peer(t, true, TF_ADDR);
+	}
+	for (int i = 0; i < 4; i++)
+		start_message(t, p[i], &w[i], huge);
+	assert_false(p[0]->rx_wait || p[1]->rx_wait || p[2]->rx_wait);
+	assert_true(p[3]->rx_wait);
+	assert_int_equal(b->held, 3 * (PROTO_HEADER_SIZE + huge));
+	start_message(t, p[4], &w[4], block);
+	assert_false(p[4]->rx_wait);
+	finish_message(p[4], &w[4]);
+	assert_int_equal(other_count(t), 1);
+	assert_true(p[3]->rx_wait);
+	for (int i = 0; i < 4; i++)
+		finish_message(p[i], &w[i]);
+	assert_int_equal(other_count(t), 5);
+	assert_int_equal(b->held, 0);
+	assert_true(b->held_max <= b->limit);
+	for (int i = 0; i < 5; i++)
+		proto_writer_release(&w[i]);
+}
+
 /* The default scales with maxconnections, with a floor. */
 static void test_default_limit(void **state)
 {
@@ -194,6 +230,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_smallest_waiter_first, tf_setup, tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_stalled_holder_evicted, tf_setup, tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_small_messages_never_wait, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_headroom_for_smaller_messages, tf_setup,
+	                                    tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_default_limit, tf_setup, tf_teardown),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
