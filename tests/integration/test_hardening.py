@@ -355,6 +355,33 @@ def test_ctl_client_not_reading_replies_is_cut_off(make_peerd):
     c.close()
 
 
+LONG_LINE_CLIENTS = 6      # each sends most of an 8 MB line (CTL_MAX_LINE) and waits
+LONG_LINE = 8_000_000
+
+
+def test_ctl_long_lines_bounded_in_total(make_peerd):
+    """One line may be 8 MB (a submitblock); all clients' request buffers
+    together are capped (4 such lines): past it the largest goes."""
+    d = make_peerd()
+    clients = []
+    for _ in range(LONG_LINE_CLIENTS):
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        c.connect(d.sock_path)
+        c.settimeout(10)
+        try:
+            c.sendall(b'{"jsonrpc":"2.0","id":1,"method":"submitblock","params":["' + b"0" * LONG_LINE)
+        except OSError:
+            pass  # dropped while sending: what this test expects of some
+        clients.append(c)
+    wait_for(lambda: _stats(d)["control"]["read_closed"] >= LONG_LINE_CLIENTS - 4, timeout=20,
+             what="clients over the total to be dropped")
+    st = _stats(d)["control"]
+    assert st["read_bytes"] <= 4 * (8_065_536 + 4096) + (1 << 20), st
+    assert d.rpc("uptime") >= 0  # others unaffected
+    for c in clients:
+        c.close()
+
+
 # ---- 4: bans -------------------------------------------------------------------
 
 BANS = 200_000
