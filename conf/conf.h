@@ -61,6 +61,12 @@
 /** peerctl: seconds to wait for a reply (0 = forever). */
 #define CONF_DEFAULT_RPCCLIENTTIMEOUT_S 30
 #define CONF_MAX_RPCCLIENTTIMEOUT_S     86400 /**< a day */
+/** maxrecvmemory= range, MiB: one largest message fits; 1 TiB is far past any sane setting. */
+#define CONF_MIN_MAXRECVMEMORY_MIB 5
+#define CONF_MAX_MAXRECVMEMORY_MIB 1048576
+/** controltimeout= default and limit, seconds: an idle control client is closed. */
+#define CONF_DEFAULT_CONTROLTIMEOUT_S 60
+#define CONF_MAX_CONTROLTIMEOUT_S     86400
 /** A config file larger than this is refused (a real one is a few KB). */
 #define CONF_MAX_FILE_SIZE (1024 * 1024)
 /** Settings (file lines plus arguments) accepted in total. */
@@ -150,9 +156,12 @@ struct peerd_conf {
 	size_t maxreceivebuffer_kb;
 	/** Per peer, in 1,000 bytes: no replies are made for a peer with more queued. */
 	size_t maxsendbuffer_kb;
+	/** All peers' partial messages together, MiB; 0 = scaled to maxconnections. */
+	size_t maxrecvmemory_mib;
 	int peertimeout_s;      /**< seconds a new peer has to finish the handshake */
 	int64_t maxtipage_s;    /**< a tip older than this: initial block download */
 	char *controlsocket;    /**< default netdir/control.sock */
+	int controltimeout_s;   /**< an idle control client is closed after this; 0 = never */
 	struct conf_list debug; /**< categories; "1" or "all" = every one */
 	uint32_t debug_mask;    /**< the same as CONF_DEBUG_* bits, for cheap checks on hot paths */
 	bool logtimestamps;     /**< prefix log lines with a timestamp */

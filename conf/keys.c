@@ -116,6 +116,20 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                                  CONF_MAX_RPCCLIENTTIMEOUT_S, "<s>",
                                  STR(CONF_DEFAULT_RPCCLIENTTIMEOUT_S),
                                  "peerctl: seconds to wait for peerd's reply (0 = forever)."},
+    [CONF_K_MAXRECVMEMORY] =
+        {"maxrecvmemory", CONF_KIND_UINT, 0, CONF_MIN_MAXRECVMEMORY_MIB, CONF_MAX_MAXRECVMEMORY_MIB,
+         "<n>", "maxconnections x 64 KiB, at least 32",
+         "MiB that all peers' partial messages over 512 bytes may hold together\n"
+         "(" STR(CONF_MIN_MAXRECVMEMORY_MIB) "-" STR(
+             CONF_MAX_MAXRECVMEMORY_MIB) "). A peer whose next message does not fit stops\n"
+                                         "being read until it does (smallest message first); one "
+                                         "that stalls\n"
+                                         "holding a large buffer while others wait is "
+                                         "disconnected."},
+    [CONF_K_CONTROLTIMEOUT] = {"controltimeout", CONF_KIND_UINT, 0, 0, CONF_MAX_CONTROLTIMEOUT_S,
+                               "<s>", STR(CONF_DEFAULT_CONTROLTIMEOUT_S),
+                               "Close a control-socket client idle this many seconds (0 = never).\n"
+                               "A client waiting for a reply is not idle."},
     [CONF_K_HELP] = {"help", CONF_KIND_BOOL, CONF_KF_CMDLINE | CONF_KF_NONEG, 0, 1, NULL, "",
                      "Print this help and exit (also -h, -?)."},
     [CONF_K_VERSION] = {"version", CONF_KIND_BOOL, CONF_KF_CMDLINE | CONF_KF_NONEG, 0, 1, NULL, "",

@@ -611,6 +611,9 @@ static int apply(struct loader *L, struct peerd_conf *c)
 	    (size_t)uint_of(scalar(L, CONF_K_SCRIPTFREELIST, lv, nl), CONF_DEFAULT_SCRIPTFREELIST);
 	c->rpcclienttimeout_s = (int)uint_of(scalar(L, CONF_K_RPCCLIENTTIMEOUT, lv, nl),
 	                                     CONF_DEFAULT_RPCCLIENTTIMEOUT_S);
+	c->maxrecvmemory_mib = (size_t)uint_of(scalar(L, CONF_K_MAXRECVMEMORY, lv, nl), 0);
+	c->controltimeout_s =
+	    (int)uint_of(scalar(L, CONF_K_CONTROLTIMEOUT, lv, nl), CONF_DEFAULT_CONTROLTIMEOUT_S);
 	c->logtimestamps = uint_of(scalar(L, CONF_K_LOGTIMESTAMPS, lv, nl), 1) != 0;
 	c->printtoconsole = uint_of(scalar(L, CONF_K_PRINTTOCONSOLE, lv, nl), 1) != 0;
 	return 0;
@@ -663,6 +666,7 @@ void conf_defaults(struct peerd_conf *c)
 	c->scriptfreelist = CONF_DEFAULT_SCRIPTFREELIST;
 	c->printtoconsole = true;
 	c->rpcclienttimeout_s = CONF_DEFAULT_RPCCLIENTTIMEOUT_S;
+	c->controltimeout_s = CONF_DEFAULT_CONTROLTIMEOUT_S;
 }
 
 static void list_release(struct conf_list *l)

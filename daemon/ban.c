@@ -13,24 +13,41 @@
  * accept, and a new ban disconnects matching peers at once. They persist in
  * <netdir>/banlist.json in Core's format ({"banned_nets": [{"version": 1,
  * "ban_created", "banned_until", "address": "1.2.3.0/24"}]}), written
- * atomically (temporary file, then rename) whenever they change and at
- * shutdown, and loaded at startup. The file is tiny and changes only on an
- * operator's command, so it is written synchronously on the loop thread.
+ * whenever they change and at shutdown, and loaded at startup. The file
+ * changes only on an operator's command, so it is written synchronously
+ * on the loop thread.
+ *
+ * Nothing is lost:
+ *   - the store holds every entry up to BAN_MAX_ENTRIES (a million): an
+ *     index by (subnet, prefix) and a count per prefix length make a
+ *     lookup one hash probe per prefix length in use, whatever the count;
+ *   - a banlist.json that does not parse (truncated, hand-broken, not
+ *     Core's shape), or holds more than the limit, is renamed to
+ *     banlist.json.bad-<unix time> with a warning naming it, never
+ *     overwritten; if it can be neither read nor moved, bans are not
+ *     saved at all this run (and a warning says so);
+ *   - a save writes banlist.json.new, fsyncs it, renames it over
+ *     banlist.json and fsyncs the directory: a crash leaves the old file
+ *     or the new one, never a mix.
  */
 #include "daemon/daemon.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 /* BAN_DISCOURAGE_MAX and BAN_MAX_ENTRIES are in daemon.h. */
 /** banlist.json entry version (Core's CBanEntry::CURRENT_VERSION). */
 #define BAN_ENTRY_VERSION 1
+
+static int64_t index_find(const struct daemon *d, const uint8_t net[16], uint8_t prefix);
 
 static void apply_prefix(uint8_t net[16], uint8_t prefix)
 {
@@ -140,8 +157,15 @@ enum ban_verdict ban_check(struct daemon *d, const union net_addr *a)
 	uint8_t ip[16];
 	net_addr_ip16(a, ip);
 	int64_t now = (int64_t)time(NULL);
-	for (uint32_t i = 0; i < s->n; i++) {
-		if (s->v[i].until > now && matches(&s->v[i], ip))
+	/* One probe per prefix length in use: a million /32s cost one. */
+	for (int prefix = 128; prefix >= 0; prefix--) {
+		if (!s->by_prefix[prefix])
+			continue;
+		uint8_t t[16];
+		memcpy(t, ip, 16);
+		apply_prefix(t, (uint8_t)prefix);
+		int64_t i = index_find(d, t, (uint8_t)prefix);
+		if (i >= 0 && s->v[i].until > now && matches(&s->v[i], ip))
 			return BAN_BANNED;
 	}
 	if (hset_contains(&s->discouraged, ip_fp(d, a)))
@@ -180,6 +204,51 @@ void ban_misbehaving(struct peer *p, const char *why)
 	peer_disconnect(p, why);
 }
 
+static uint64_t entry_fp(const struct daemon *d, const uint8_t net[16], uint8_t prefix)
+{
+	uint8_t k[17];
+	memcpy(k, net, 16);
+	k[16] = prefix;
+	uint64_t fp = daemon_fingerprint(d, k, sizeof(k));
+	return fp ? fp : 1; /* 0 marks an empty hmap slot */
+}
+
+/* Index slot i (after it was written). 0, or -ENOMEM. */
+static int index_add(struct daemon *d, uint32_t i)
+{
+	struct ban_state *s = &d->ban;
+	if (hmap_put(&s->index, entry_fp(d, s->v[i].net, s->v[i].prefix), i))
+		return -ENOMEM;
+	s->by_prefix[s->v[i].prefix]++;
+	return 0;
+}
+
+/* Rebuild the index from v (after a sweep or load compacted it). */
+static void index_rebuild(struct daemon *d)
+{
+	struct ban_state *s = &d->ban;
+	hmap_release(&s->index);
+	hmap_init(&s->index);
+	memset(s->by_prefix, 0, sizeof(s->by_prefix));
+	for (uint32_t i = 0; i < s->n; i++) {
+		if (index_add(d, i))
+			DLOG_WARNING(&d->log, DLOG_BAN, "out of memory indexing bans");
+	}
+}
+
+/* The slot of an entry for exactly (net, prefix), or -1. */
+static int64_t index_find(const struct daemon *d, const uint8_t net[16], uint8_t prefix)
+{
+	const struct ban_state *s = &d->ban;
+	uint32_t i;
+	if (!s->by_prefix[prefix] || !hmap_get(&s->index, entry_fp(d, net, prefix), &i) ||
+	    i >= s->n)
+		return -1;
+	if (s->v[i].prefix != prefix || memcmp(s->v[i].net, net, 16) != 0)
+		return -1;
+	return i;
+}
+
 static int entries_reserve(struct ban_state *s)
 {
 	if (s->n < s->cap)
@@ -195,16 +264,54 @@ static int entries_reserve(struct ban_state *s)
 	return 0;
 }
 
+/*
+ * The file cannot be taken as it is (`why`): move it aside so no save
+ * overwrites it. If even that fails, saving is off for this run.
+ */
+static void move_aside(struct daemon *d, const char *why)
+{
+	struct ban_state *s = &d->ban;
+	size_t n = strlen(s->path) + 48;
+	char *bad = xmalloc(n);
+	struct stat st;
+	/* Only a regular file is moved (a directory there is the operator's). */
+	if (bad && lstat(s->path, &st) == 0 && S_ISREG(st.st_mode)) {
+		/* Never over an earlier bad file (two failures in one second). */
+		snprintf(bad, n, "%s.bad-%lld", s->path, (long long)time(NULL));
+		for (int k = 1; k < 100 && access(bad, F_OK) == 0; k++)
+			snprintf(bad, n, "%s.bad-%lld-%d", s->path, (long long)time(NULL), k);
+		if (access(bad, F_OK) != 0 && rename(s->path, bad) == 0) {
+			s->files_moved++;
+			DLOG_WARNING(
+			    &d->log, DLOG_BAN,
+			    "%s: %s; moved aside to %s (restore the bans from it by hand); "
+			    "starting with no bans",
+			    s->path, why, bad);
+			xfree(bad);
+			return;
+		}
+		DLOG_ERR(&d->log, DLOG_BAN, "%s: %s, and it cannot be moved to %s: %s", s->path,
+		         why, bad, strerror(errno));
+	} else {
+		DLOG_ERR(&d->log, DLOG_BAN, "%s: %s", s->path, why);
+	}
+	xfree(bad);
+	s->nosave = true;
+	DLOG_ERR(&d->log, DLOG_BAN,
+	         "%s is kept as it is: bans set during this run will NOT be saved", s->path);
+}
+
 static int load(struct daemon *d)
 {
 	struct ban_state *s = &d->ban;
 	json_error_t jerr;
+	char why[256];
 	if (access(s->path, F_OK) != 0)
 		return 0;
 	json_t *root = json_load_file(s->path, 0, &jerr);
 	if (!root) {
-		DLOG_WARNING(&d->log, DLOG_BAN, "%s:%d: %s; starting with no bans", s->path,
-		             jerr.line, jerr.text);
+		snprintf(why, sizeof(why), "line %d: %s", jerr.line, jerr.text);
+		move_aside(d, why);
 		return 0;
 	}
 	json_t *arr = json_object_get(root, "banned_nets");
@@ -213,9 +320,15 @@ static int load(struct daemon *d)
 	json_t *e;
 	uint32_t loaded = 0, bad = 0;
 	if (!json_is_array(arr)) {
-		DLOG_WARNING(&d->log, DLOG_BAN, "%s: no banned_nets array; starting with no bans",
-		             s->path);
 		json_decref(root);
+		move_aside(d, "no banned_nets array");
+		return 0;
+	}
+	if (json_array_size(arr) > BAN_MAX_ENTRIES) {
+		snprintf(why, sizeof(why), "%zu entries, over the limit of %u",
+		         json_array_size(arr), BAN_MAX_ENTRIES);
+		json_decref(root);
+		move_aside(d, why);
 		return 0;
 	}
 	json_array_foreach(arr, i, e)
@@ -238,12 +351,18 @@ static int load(struct daemon *d)
 		 * listbanned's duration (until - created) overflow. */
 		if (b.created < 0 || b.created > now)
 			b.created = now;
-		if (entries_reserve(s))
-			break;
+		if (entries_reserve(s)) {
+			json_decref(root);
+			s->n = 0;
+			index_rebuild(d);
+			move_aside(d, "out of memory loading it");
+			return 0;
+		}
 		s->v[s->n++] = b;
 		loaded++;
 	}
 	json_decref(root);
+	index_rebuild(d);
 	if (bad)
 		DLOG_WARNING(&d->log, DLOG_BAN, "%s: %u malformed entries ignored", s->path, bad);
 	DLOG_INFO_(&d->log, DLOG_BAN, "loaded %u bans from %s", loaded, s->path);
@@ -255,6 +374,7 @@ int ban_init(struct daemon *d)
 	struct ban_state *s = &d->ban;
 	memset(s, 0, sizeof(*s));
 	hset_init(&s->discouraged, BAN_DISCOURAGE_MAX);
+	hmap_init(&s->index);
 	size_t n = strlen(d->conf->netdir) + sizeof("/banlist.json");
 	s->path = xmalloc(n);
 	if (!s->path)
@@ -263,10 +383,50 @@ int ban_init(struct daemon *d)
 	return load(d);
 }
 
+/* Write root to path and fsync it. 0 or -errno. */
+static int write_synced(json_t *root, const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	FILE *f = fdopen(fd, "w");
+	if (!f) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	int rc = 0;
+	if (json_dumpf(root, f, JSON_INDENT(2)) != 0 || fflush(f) != 0)
+		rc = -EIO;
+	if (!rc && fsync(fileno(f)) != 0)
+		rc = -errno;
+	if (fclose(f) != 0 && !rc)
+		rc = -EIO;
+	return rc;
+}
+
+/* fsync the directory holding path, so the rename itself is durable. */
+static void sync_dir(const char *path)
+{
+	char *dir = xstrdup(path);
+	char *slash = dir ? strrchr(dir, '/') : NULL;
+	if (slash) {
+		*slash = 0;
+		int fd = open(slash == dir ? "/" : dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd >= 0) {
+			(void)fsync(fd);
+			close(fd);
+		}
+	}
+	xfree(dir);
+}
+
 int ban_save(struct daemon *d)
 {
 	struct ban_state *s = &d->ban;
 	int rc = -ENOMEM;
+	if (s->nosave)
+		return -EPERM;
 	json_t *root = json_object();
 	json_t *arr = json_array();
 	size_t tl = strlen(s->path) + 5;
@@ -285,9 +445,9 @@ int ban_save(struct daemon *d)
 	}
 	if (json_object_set(root, "banned_nets", arr))
 		goto out;
-	if (json_dump_file(root, tmp, JSON_INDENT(2)) != 0) {
-		rc = -EIO;
-		DLOG_WARNING(&d->log, DLOG_BAN, "cannot write %s", tmp);
+	if ((rc = write_synced(root, tmp)) != 0) {
+		DLOG_WARNING(&d->log, DLOG_BAN, "cannot write %s: %s", tmp, strerror(-rc));
+		unlink(tmp);
 		goto out;
 	}
 	if (rename(tmp, s->path) != 0) {
@@ -297,6 +457,7 @@ int ban_save(struct daemon *d)
 		unlink(tmp);
 		goto out;
 	}
+	sync_dir(s->path);
 	s->dirty = false;
 	rc = 0;
 out:
@@ -313,6 +474,7 @@ void ban_release(struct daemon *d)
 		(void)ban_save(d);
 	xfree(s->v);
 	xfree(s->path);
+	hmap_release(&s->index);
 	hset_release(&s->discouraged);
 	memset(s, 0, sizeof(*s));
 }
@@ -327,19 +489,16 @@ void ban_sweep(struct daemon *d, int64_t now)
 	}
 	if (j != s->n) {
 		s->n = j;
+		index_rebuild(d);
 		s->dirty = true;
 		(void)ban_save(d);
 	}
 }
 
-static int find(const struct ban_state *s, const uint8_t net[16], uint8_t prefix, int64_t now)
+static int64_t find(const struct daemon *d, const uint8_t net[16], uint8_t prefix, int64_t now)
 {
-	for (uint32_t i = 0; i < s->n; i++) {
-		if (s->v[i].prefix == prefix && memcmp(s->v[i].net, net, 16) == 0 &&
-		    s->v[i].until > now)
-			return (int)i;
-	}
-	return -1;
+	int64_t i = index_find(d, net, prefix);
+	return i >= 0 && d->ban.v[i].until > now ? i : -1;
 }
 
 int ban_add(struct daemon *d, const uint8_t net[16], uint8_t prefix, int64_t until)
@@ -347,16 +506,23 @@ int ban_add(struct daemon *d, const uint8_t net[16], uint8_t prefix, int64_t unt
 	struct ban_state *s = &d->ban;
 	int64_t now = (int64_t)time(NULL);
 	ban_sweep(d, now);
-	if (find(s, net, prefix, now) >= 0)
+	if (find(d, net, prefix, now) >= 0)
 		return -EEXIST;
 	int err = entries_reserve(s);
-	if (err)
+	if (err) {
+		if (err == -ENOSPC)
+			DLOG_WARNING(&d->log, DLOG_BAN, "setban refused: %u bans is the limit",
+			             BAN_MAX_ENTRIES);
 		return err;
-	struct ban_entry *b = &s->v[s->n++];
+	}
+	struct ban_entry *b = &s->v[s->n];
 	memcpy(b->net, net, 16);
 	b->prefix = prefix;
 	b->created = now;
 	b->until = until;
+	if (index_add(d, s->n))
+		return -ENOMEM;
+	s->n++;
 	s->dirty = true;
 	(void)ban_save(d);
 	for (uint32_t i = 0; i < d->n_peers; i++) {
@@ -371,10 +537,15 @@ int ban_add(struct daemon *d, const uint8_t net[16], uint8_t prefix, int64_t unt
 int ban_remove(struct daemon *d, const uint8_t net[16], uint8_t prefix)
 {
 	struct ban_state *s = &d->ban;
-	int i = find(s, net, prefix, (int64_t)time(NULL));
+	int64_t i = find(d, net, prefix, (int64_t)time(NULL));
 	if (i < 0)
 		return -ENOENT;
+	(void)hmap_del(&s->index, entry_fp(d, net, prefix));
+	s->by_prefix[prefix]--;
 	s->v[i] = s->v[--s->n];
+	/* The last entry moved into slot i. */
+	if ((uint32_t)i < s->n)
+		(void)hmap_put(&s->index, entry_fp(d, s->v[i].net, s->v[i].prefix), (uint32_t)i);
 	s->dirty = true;
 	(void)ban_save(d);
 	return 0;
@@ -384,6 +555,7 @@ void ban_clear(struct daemon *d)
 {
 	struct ban_state *s = &d->ban;
 	s->n = 0;
+	index_rebuild(d);
 	/* Core's clearbanned also forgets discouragement. */
 	hset_release(&s->discouraged);
 	hset_init(&s->discouraged, BAN_DISCOURAGE_MAX);

@@ -37,6 +37,31 @@
 #define CTL_BACKLOG    128
 /** Replies queued to one client before peerd stops reading its requests. */
 #define CTL_MAX_PENDING 32u
+/**
+ * Chain jobs of clients' lines out at once: their results come back to
+ * the loop together, and each may cost a getstats; more wait their turn.
+ */
+#define CTL_MAX_JOBS 16u
+/** Requests of a client's line started per loop turn (then other clients go). */
+#define CTL_REQUESTS_PER_TURN 1u
+/** Reply bytes queued to one client before peerd stops reading its requests. */
+#define CTL_MAX_QUEUED (1u << 20)
+/** A client over CTL_MAX_QUEUED whose replies make no progress this long is dropped. */
+#define CTL_WRITE_STALL_MS 10000u
+/**
+ * Reply bytes queued to all clients together: over it, the client with the
+ * most queued is dropped. Two of the largest replies (a getblock of a
+ * 4 MB block is 8 MB of hex) always fit.
+ */
+#define CTL_MAX_QUEUED_TOTAL (64u << 20)
+/**
+ * Read buffers of all clients together. One line may be CTL_MAX_LINE (8
+ * MB): a few such requests fit at once; past it, the client holding the
+ * largest buffer goes.
+ */
+#define CTL_MAX_READ_TOTAL (4u * (CTL_MAX_LINE + CTL_READ_CHUNK))
+/** A read buffer larger than this is freed once empty (a submitblock's 8 MB). */
+#define CTL_KEEP_BUFFER (64u * 1024u)
 
 struct ctl_line;
 
@@ -54,6 +79,11 @@ struct ctl_client {
 	bool read_paused;       /**< CTL_MAX_PENDING replies queued: not reading */
 	bool reading;           /**< uv_read_start in effect */
 	bool eof;               /**< the client shut down its side */
+	bool ready;             /**< on the server's ready list (a line waits its turn) */
+	struct ctl_client *next_ready;
+	size_t queued;      /**< reply bytes not yet written */
+	uint64_t active_ms; /**< loop time of the last request byte or written reply */
+	uint64_t wrote_ms;  /**< loop time a reply was last written (or queued into empty) */
 };
 
 /*
@@ -70,6 +100,13 @@ struct ctl_line {
 	bool batch;
 	unsigned flags;       /**< enum ctl_reply_flags so far */
 	uint32_t outstanding; /**< chain jobs not yet back */
+	json_t *v;            /**< the parsed line while requests remain, else NULL */
+	size_t next;          /**< the next request to start */
+	/* A client's replies are kept as text (a getstats tree is ~10x its
+	 * text): texts[k] replaces slots[k] as soon as it is made. */
+	struct daemon *d;
+	char **texts;      /**< NULL without a client (ctl_reply keeps trees) */
+	size_t text_bytes; /**< counted in d->ctl.line_bytes */
 };
 
 /* A chain method's request on its way to the validation thread and back. */
@@ -92,12 +129,34 @@ struct ctl_wreq {
 	char data[];
 };
 
+static void line_free(struct ctl_line *L);
+static void slot_pack(struct ctl_line *L, size_t k);
+
+static void ready_remove(struct ctl_client *c)
+{
+	struct ctl_server *s = &c->d->ctl;
+	if (!c->ready)
+		return;
+	for (struct ctl_client **pp = &s->ready; *pp; pp = &(*pp)->next_ready) {
+		if (*pp == c) {
+			*pp = c->next_ready;
+			break;
+		}
+	}
+	c->ready = false;
+	c->next_ready = NULL;
+}
+
 static void client_close_cb(uv_handle_t *h)
 {
 	struct ctl_client *c = h->data;
 	struct daemon *d = c->d;
-	if (c->line)
+	ready_remove(c);
+	d->ctl.read_bytes -= c->cap;
+	if (c->line && c->line->outstanding)
 		c->line->c = NULL; /* its jobs finish and free it without us */
+	else if (c->line)
+		line_free(c->line);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -114,10 +173,16 @@ static void client_close(struct ctl_client *c)
 	if (c->closing)
 		return;
 	c->closing = true;
+	c->d->ctl.n_live--;
+	ready_remove(c);
 	uv_close((uv_handle_t *)&c->pipe, client_close_cb);
 }
 
 static void process(struct ctl_client *c);
+static void ready_add(struct ctl_client *c);
+static void line_step(struct daemon *d, struct ctl_line *L, size_t max);
+static void turn_cb(uv_idle_t *h);
+static void drop_largest_queue(struct daemon *d);
 static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
 static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 
@@ -126,7 +191,8 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
  * (requests wait in the socket meanwhile), not after EOF or an error. */
 static void update_reading(struct ctl_client *c)
 {
-	bool want = !c->closing && !c->close_after_write && !c->read_paused && !c->line && !c->eof;
+	bool want = !c->closing && !c->close_after_write && !c->read_paused && !c->line &&
+	            !c->eof && !c->ready;
 	if (want == c->reading)
 		return;
 	if (want) {
@@ -145,7 +211,7 @@ static void update_reading(struct ctl_client *c)
 static void maybe_resume(struct ctl_client *c)
 {
 	if (!c->read_paused || c->closing || c->close_after_write ||
-	    c->pending_writes > CTL_MAX_PENDING / 2)
+	    c->pending_writes > CTL_MAX_PENDING / 2 || c->queued > CTL_MAX_QUEUED / 2)
 		return;
 	c->read_paused = false;
 	process(c);
@@ -156,8 +222,12 @@ static void write_cb(uv_write_t *req, int status)
 {
 	struct ctl_wreq *w = (struct ctl_wreq *)req;
 	struct ctl_client *c = w->c;
+	c->queued -= w->len;
+	c->d->ctl.queued -= w->len;
 	xfree(w);
 	c->pending_writes--;
+	if (status == 0)
+		c->active_ms = c->wrote_ms = daemon_now_ms(c->d);
 	if (c->stop_after_write && c->pending_writes == 0) {
 		c->stop_after_write = false;
 		daemon_shutdown(c->d, "stop requested on the control socket");
@@ -171,20 +241,52 @@ static void write_cb(uv_write_t *req, int status)
 		maybe_resume(c);
 }
 
+/* All clients' replies are over CTL_MAX_QUEUED_TOTAL: the client with the
+ * most queued (one not reading its replies, as a rule) goes. */
+static void drop_largest_queue(struct daemon *d)
+{
+	struct ctl_client *victim = NULL;
+	size_t most = 0;
+	for (struct ctl_client *c = d->ctl.clients; c; c = c->next) {
+		size_t held = c->queued + (c->line ? c->line->text_bytes : 0);
+		if (!c->closing && (!victim || held > most)) {
+			victim = c;
+			most = held;
+		}
+	}
+	if (!victim)
+		return;
+	d->ctl.queue_closed++;
+	DLOG_WARNING(&d->log, DLOG_CTL,
+	             "control client dropped: %zu reply bytes unread (all clients: over %u)",
+	             victim->queued, CTL_MAX_QUEUED_TOTAL);
+	client_close(victim);
+}
+
 /* Queue a JSON value as one line; takes the reference. */
+static void send_text(struct ctl_client *c, char *s, size_t n);
+
 static void send_json(struct ctl_client *c, json_t *v)
 {
 	if (!v)
 		return;
 	char *s = json_format(v, JSON_COMPACT);
 	json_decref(v);
-	if (!s || c->closing) {
-		xfree(s);
+	if (!s) {
 		if (!c->closing)
 			client_close(c);
 		return;
 	}
-	size_t n = strlen(s);
+	send_text(c, s, strlen(s));
+}
+
+/* Queue s (n bytes, xmalloc'd, taken) and a newline as one line. */
+static void send_text(struct ctl_client *c, char *s, size_t n)
+{
+	if (c->closing) {
+		xfree(s);
+		return;
+	}
 	struct ctl_wreq *w = xmalloc(sizeof(*w) + n + 1);
 	if (!w) {
 		xfree(s);
@@ -202,7 +304,13 @@ static void send_json(struct ctl_client *c, json_t *v)
 		client_close(c);
 		return;
 	}
+	if (!c->pending_writes)
+		c->wrote_ms = daemon_now_ms(c->d);
 	c->pending_writes++;
+	c->queued += w->len;
+	c->d->ctl.queued += w->len;
+	if (c->d->ctl.queued + c->d->ctl.line_bytes > CTL_MAX_QUEUED_TOTAL)
+		drop_largest_queue(c->d);
 }
 
 static json_t *error_obj(json_t *id, int code, const char *fmt, ...)
@@ -283,11 +391,19 @@ static void job_done(struct daemon *d, struct val_job *vj)
 	json_t *r = response(j->id, !j->id, &j->res, &L->flags);
 	if (j->legacy)
 		r = legacy_shape(r);
-	if (j->id)
+	if (j->id) {
 		L->slots[j->slot] = r;
+		slot_pack(L, j->slot);
+	}
 	json_decref(j->id);
 	xfree(j);
-	if (--L->outstanding == 0)
+	if (d->ctl.jobs)
+		d->ctl.jobs--;
+	if (d->ctl.ready && d->ctl.turn_init)
+		(void)uv_idle_start(&d->ctl.turn, turn_cb);
+	/* Done when every request started and every job is back (or
+	 * the client left: requests not started are never answered). */
+	if (--L->outstanding == 0 && (L->next == L->n || !L->c))
 		line_finish(d, L);
 }
 
@@ -335,6 +451,8 @@ static bool post_chain(struct daemon *d, struct ctl_line *L, size_t slot,
 		return false;
 	}
 	L->outstanding++;
+	if (L->c)
+		d->ctl.jobs++;
 	return true;
 }
 
@@ -399,6 +517,13 @@ static void handle_request(struct daemon *d, struct ctl_line *L, size_t slot, js
 
 static void line_free(struct ctl_line *L)
 {
+	json_decref(L->v);
+	if (L->texts) {
+		for (size_t i = 0; i < L->n; i++)
+			xfree(L->texts[i]);
+		xfree(L->texts);
+		L->d->ctl.line_bytes -= L->text_bytes;
+	}
 	for (size_t i = 0; i < L->n; i++)
 		json_decref(L->slots[i]);
 	xfree(L->slots);
@@ -407,6 +532,63 @@ static void line_free(struct ctl_line *L)
 
 /* The reply to a finished line: the single response, or the batch's array
  * of responses in request order (none at all for notifications only). */
+/* A client line's reply k as text, now (its tree goes). */
+static void slot_pack(struct ctl_line *L, size_t k)
+{
+	if (!L->texts || !L->slots[k])
+		return;
+	char *t = json_format(L->slots[k], JSON_COMPACT);
+	json_decref(L->slots[k]);
+	L->slots[k] = NULL;
+	if (!t)
+		return; /* out of memory: that reply is lost, as in send_json */
+	size_t n = strlen(t);
+	L->texts[k] = t;
+	L->text_bytes += n;
+	L->d->ctl.line_bytes += n;
+	if (L->d->ctl.queued + L->d->ctl.line_bytes > CTL_MAX_QUEUED_TOTAL)
+		drop_largest_queue(L->d);
+}
+
+/* A client line's reply as one text (xmalloc'd, *len bytes), or NULL for none. */
+static char *line_text(struct ctl_line *L, size_t *len)
+{
+	size_t total = 2, count = 0;
+	for (size_t i = 0; i < L->n; i++) {
+		if (L->texts[i]) {
+			total += strlen(L->texts[i]) + 1;
+			count++;
+		}
+	}
+	if (!count)
+		return NULL;
+	if (!L->batch) {
+		char *t = L->texts[0];
+		L->texts[0] = NULL;
+		*len = strlen(t);
+		L->text_bytes -= *len;
+		L->d->ctl.line_bytes -= *len;
+		return t;
+	}
+	char *out = xmalloc(total);
+	if (!out)
+		return NULL;
+	size_t at = 0;
+	out[at++] = '[';
+	for (size_t i = 0; i < L->n; i++) {
+		if (!L->texts[i])
+			continue;
+		if (at > 1)
+			out[at++] = ',';
+		size_t n = strlen(L->texts[i]);
+		memcpy(out + at, L->texts[i], n);
+		at += n;
+	}
+	out[at++] = ']';
+	*len = at;
+	return out;
+}
+
 static json_t *line_assemble(struct ctl_line *L)
 {
 	if (!L->batch) {
@@ -424,6 +606,19 @@ static json_t *line_assemble(struct ctl_line *L)
 		a = NULL;
 	}
 	return a;
+}
+
+/* Start up to `max` more of L's requests; the parsed line goes once all started. */
+static void line_step(struct daemon *d, struct ctl_line *L, size_t max)
+{
+	for (; max && L->next < L->n; max--, L->next++) {
+		handle_request(d, L, L->next, L->batch ? json_array_get(L->v, L->next) : L->v);
+		slot_pack(L, L->next);
+	}
+	if (L->next == L->n) {
+		json_decref(L->v);
+		L->v = NULL;
+	}
 }
 
 /*
@@ -475,11 +670,17 @@ static struct ctl_line *line_start(struct daemon *d, struct ctl_client *c, const
 	L->c = c;
 	L->n = n;
 	L->batch = batch;
-	for (size_t k = 0; k < n; k++)
-		handle_request(d, L, k, batch ? json_array_get(v, k) : v);
-	json_decref(v);
-	if (L->outstanding)
+	L->v = v;
+	L->d = d;
+	if (c && !(L->texts = xcalloc(n, sizeof(*L->texts)))) {
+		line_free(L);
+		return NULL;
+	}
+	/* A client's line goes a request at a time, in turn with other
+	 * clients (line_continue); without a client, all at once. */
+	if (c)
 		return L;
+	line_step(d, L, n);
 	*flags = L->flags;
 	*reply = line_assemble(L);
 	line_free(L);
@@ -495,11 +696,12 @@ json_t *ctl_reply(struct daemon *d, const char *line, size_t len, unsigned *flag
 }
 
 /* Write a line's reply and act on its flags. */
-static void deliver(struct ctl_client *c, json_t *r, unsigned flags)
+static void deliver_text(struct ctl_client *c, char *text, size_t len, unsigned flags)
 {
 	if (flags & CTL_REPLY_STOP)
 		c->stop_after_write = true;
-	send_json(c, r);
+	if (text)
+		send_text(c, text, len);
 	if (flags & CTL_REPLY_CLOSE)
 		c->close_after_write = true;
 	/* A stop sent as a notification gets no reply, so write_cb would
@@ -511,26 +713,63 @@ static void deliver(struct ctl_client *c, json_t *r, unsigned flags)
 	}
 }
 
+static void deliver(struct ctl_client *c, json_t *r, unsigned flags)
+{
+	char *s = r ? json_format(r, JSON_COMPACT) : NULL;
+	json_decref(r);
+	if (r && !s && !c->closing) {
+		client_close(c);
+		return;
+	}
+	deliver_text(c, s, s ? strlen(s) : 0, flags);
+}
+
 static void line_finish(struct daemon *d, struct ctl_line *L)
 {
 	(void)d;
 	struct ctl_client *c = L->c;
 	unsigned flags = L->flags;
-	json_t *r = line_assemble(L);
-	line_free(L);
 	if (!c) {
-		json_decref(r); /* the client left: nobody to answer */
+		line_free(L); /* the client left: nobody to answer */
 		return;
 	}
+	size_t len = 0;
+	char *text = c->closing ? NULL : line_text(L, &len);
+	line_free(L);
 	c->line = NULL;
 	if (c->closing) {
-		json_decref(r);
+		xfree(text);
 		return;
 	}
-	deliver(c, r, flags);
-	/* Requests that waited behind this line go on now. */
-	process(c);
+	deliver_text(c, text, len, flags);
+	/* Requests that waited behind this line go on in the client's next turn. */
+	if (c->len && memchr(c->buf, '\n', c->len))
+		ready_add(c);
+	else if (c->eof || c->close_after_write)
+		ready_add(c); /* process() closes it or answers its last line */
 	update_reading(c);
+}
+
+/*
+ * Go on with c's line: CTL_REQUESTS_PER_TURN more requests, then the
+ * client waits for its next turn (a batch of 100 heavy calls cannot hold
+ * the loop while another client's uptime waits), its chain jobs, or is
+ * answered now.
+ */
+static void line_continue(struct ctl_client *c)
+{
+	struct ctl_line *L = c->line;
+	line_step(c->d, L, CTL_REQUESTS_PER_TURN);
+	if (L->next < L->n) {
+		ready_add(c);
+		update_reading(c);
+		return;
+	}
+	if (L->outstanding) {
+		update_reading(c);
+		return;
+	}
+	line_finish(c->d, L);
 }
 
 static void handle_line(struct ctl_client *c, const char *line, size_t len)
@@ -540,34 +779,100 @@ static void handle_line(struct ctl_client *c, const char *line, size_t len)
 	struct ctl_line *L = line_start(c->d, c, line, len, &r, &flags);
 	if (L) {
 		c->line = L;
-		update_reading(c);
+		line_continue(c);
 		return;
 	}
 	deliver(c, r, flags);
 }
 
+static void ready_add(struct ctl_client *c)
+{
+	struct ctl_server *s = &c->d->ctl;
+	if (c->ready || c->closing)
+		return;
+	struct ctl_client **pp = &s->ready;
+	while (*pp)
+		pp = &(*pp)->next_ready;
+	*pp = c;
+	c->ready = true;
+	c->next_ready = NULL;
+	if (s->turn_init)
+		(void)uv_idle_start(&s->turn, turn_cb);
+}
+
+/* One request line of every ready client, in turn: a client with a
+ * backlog of heavy batches gets one line per loop turn, like any other. */
+static void turn_cb(uv_idle_t *h)
+{
+	struct daemon *d = h->data;
+	struct ctl_server *s = &d->ctl;
+	/* Enough chain jobs out: the next turn comes with their results. */
+	if (s->jobs >= CTL_MAX_JOBS) {
+		uv_idle_stop(h);
+		return;
+	}
+	/* Those ready now, once each; one that stays ready goes to the back. */
+	size_t n = 0;
+	for (struct ctl_client *c = s->ready; c; c = c->next_ready)
+		n++;
+	while (n-- && s->ready && s->jobs < CTL_MAX_JOBS) {
+		struct ctl_client *c = s->ready;
+		s->ready = c->next_ready;
+		c->ready = false;
+		c->next_ready = NULL;
+		if (!c->closing)
+			process(c);
+	}
+	if (!d->ctl.ready)
+		uv_idle_stop(h);
+}
+
+static void shrink_buffer(struct ctl_client *c)
+{
+	if (c->len || c->cap <= CTL_KEEP_BUFFER)
+		return;
+	c->d->ctl.read_bytes -= c->cap;
+	xfree(c->buf);
+	c->buf = NULL;
+	c->cap = 0;
+}
+
 static void process(struct ctl_client *c)
 {
 	size_t start = 0;
-	while (!c->closing && !c->close_after_write && !c->line) {
-		if (c->pending_writes >= CTL_MAX_PENDING) {
+	bool more = false;
+	if (c->line) {
+		if (!c->closing && c->line->next < c->line->n)
+			line_continue(c);
+		else
+			update_reading(c);
+		return;
+	}
+	if (!c->closing && !c->close_after_write && !c->line) {
+		if (c->pending_writes >= CTL_MAX_PENDING || c->queued >= CTL_MAX_QUEUED) {
 			c->read_paused = true;
-			break;
+		} else {
+			char *nl = memchr(c->buf, '\n', c->len);
+			size_t n = nl ? (size_t)(nl - c->buf) : 0;
+			if (nl && n <= CTL_MAX_LINE) {
+				handle_line(c, c->buf, n);
+				start = n + 1;
+				more = true;
+			}
 		}
-		char *nl = memchr(c->buf + start, '\n', c->len - start);
-		if (!nl)
-			break;
-		size_t n = (size_t)(nl - (c->buf + start));
-		if (n > CTL_MAX_LINE)
-			break;
-		handle_line(c, c->buf + start, n);
-		start += n + 1;
 	}
 	if (start) {
 		memmove(c->buf, c->buf + start, c->len - start);
 		c->len -= start;
+		shrink_buffer(c);
 	}
 	if (c->line || c->closing) {
+		update_reading(c);
+		return;
+	}
+	/* The next line waits for every other ready client's turn. */
+	if (more && !c->close_after_write && c->len && memchr(c->buf, '\n', c->len)) {
+		ready_add(c);
 		update_reading(c);
 		return;
 	}
@@ -600,6 +905,42 @@ static void process(struct ctl_client *c)
 	update_reading(c);
 }
 
+/*
+ * Room for `more` read-buffer bytes under CTL_MAX_READ_TOTAL? If not, the
+ * client holding the largest buffer (the longest idle of equals) is
+ * dropped to make it: true when c may grow.
+ */
+static bool read_room(struct ctl_client *c, size_t more)
+{
+	struct ctl_server *s = &c->d->ctl;
+	while (s->read_bytes + more > CTL_MAX_READ_TOTAL) {
+		struct ctl_client *victim = NULL;
+		for (struct ctl_client *o = s->clients; o; o = o->next) {
+			if (o->closing || o->cap <= CTL_KEEP_BUFFER)
+				continue;
+			if (!victim || o->cap > victim->cap ||
+			    (o->cap == victim->cap && o->active_ms < victim->active_ms))
+				victim = o;
+		}
+		if (!victim)
+			return false;
+		s->read_closed++;
+		DLOG_WARNING(&c->d->log, DLOG_CTL,
+		             "control client dropped: its %zu-byte request buffer is the largest "
+		             "while all clients hold over %u",
+		             victim->cap, CTL_MAX_READ_TOTAL);
+		/* Its buffer is counted until its close callback: free it now. */
+		s->read_bytes -= victim->cap;
+		xfree(victim->buf);
+		victim->buf = NULL;
+		victim->cap = victim->len = 0;
+		client_close(victim);
+		if (victim == c)
+			return false;
+	}
+	return true;
+}
+
 static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
 	struct ctl_client *c = h->data;
@@ -608,10 +949,13 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 		size_t ncap = c->cap ? c->cap * 2 : CTL_READ_CHUNK;
 		if (ncap > CTL_MAX_LINE + CTL_READ_CHUNK)
 			ncap = CTL_MAX_LINE + CTL_READ_CHUNK;
-		char *nb = xrealloc(c->buf, ncap);
-		if (nb) {
-			c->buf = nb;
-			c->cap = ncap;
+		if (read_room(c, ncap - c->cap)) {
+			char *nb = xrealloc(c->buf, ncap);
+			if (nb) {
+				c->d->ctl.read_bytes += ncap - c->cap;
+				c->buf = nb;
+				c->cap = ncap;
+			}
 		}
 	}
 	*buf = uv_buf_init(c->buf ? c->buf + c->len : NULL, (unsigned)(c->cap - c->len));
@@ -621,7 +965,7 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
 	struct ctl_client *c = s->data;
 	(void)buf;
-	if (c->closing || nread == 0)
+	if (c->closing || nread == 0 || nread == UV_ENOBUFS)
 		return;
 	if (nread < 0) {
 		c->eof = true;
@@ -631,6 +975,7 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 		return;
 	}
 	c->len += (size_t)nread;
+	c->active_ms = daemon_now_ms(c->d);
 	process(c);
 }
 
@@ -668,6 +1013,62 @@ static void reject_close_cb(uv_handle_t *h)
 		reject_client(d);
 }
 
+/* Close the client idle longest (not `keep`, none waiting on a call). */
+static void drop_longest_idle(struct daemon *d, struct ctl_client *keep)
+{
+	struct ctl_client *victim = NULL;
+	for (struct ctl_client *c = d->ctl.clients; c; c = c->next) {
+		if (c == keep || c->closing || c->line)
+			continue;
+		if (!victim || c->active_ms < victim->active_ms)
+			victim = c;
+	}
+	if (!victim)
+		return;
+	d->ctl.slot_closed++;
+	DLOG_WARNING(&d->log, DLOG_CTL,
+	             "control client idle %llu ms closed: %u clients is the limit and one slot "
+	             "stays free",
+	             (unsigned long long)(daemon_now_ms(d) - victim->active_ms), CTL_MAX_CLIENTS);
+	client_close(victim);
+}
+
+void ctl_tick(struct daemon *d, uint64_t now_ms)
+{
+	uint64_t idle_ms = (uint64_t)d->conf->controltimeout_s * 1000u;
+	for (struct ctl_client *c = d->ctl.clients; c; c = c->next) {
+		if (c->closing)
+			continue;
+		/* Waiting on a call (a chain job) is not idle. */
+		if (idle_ms && !c->line && now_ms - c->active_ms >= idle_ms) {
+			d->ctl.idle_closed++;
+			DLOG_DBG(&d->log, DLOG_CTL, "control client idle %llu s: closed",
+			         (unsigned long long)((now_ms - c->active_ms) / 1000u));
+			client_close(c);
+			continue;
+		}
+		if (c->queued >= CTL_MAX_QUEUED && now_ms - c->wrote_ms >= CTL_WRITE_STALL_MS) {
+			d->ctl.stall_closed++;
+			DLOG_WARNING(&d->log, DLOG_CTL,
+			             "control client dropped: %zu reply bytes unread for %u s",
+			             c->queued, CTL_WRITE_STALL_MS / 1000u);
+			client_close(c);
+		}
+	}
+}
+
+json_t *ctl_stats_json(struct daemon *d)
+{
+	const struct ctl_server *s = &d->ctl;
+	return json_pack(
+	    "{s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "clients", (int)s->n_live,
+	    "max_clients", (int)CTL_MAX_CLIENTS, "idle_timeout_s", d->conf->controltimeout_s,
+	    "queued_bytes", (json_int_t)s->queued, "max_queued_bytes", (json_int_t)CTL_MAX_QUEUED,
+	    "read_bytes", (json_int_t)s->read_bytes, "idle_closed", (json_int_t)s->idle_closed,
+	    "slot_closed", (json_int_t)s->slot_closed, "stall_closed", (json_int_t)s->stall_closed,
+	    "queue_closed", (json_int_t)s->queue_closed, "read_closed", (json_int_t)s->read_closed);
+}
+
 static void on_client(uv_stream_t *server, int status)
 {
 	struct daemon *d = server->data;
@@ -691,11 +1092,17 @@ static void on_client(uv_stream_t *server, int status)
 		c->next->prev = c;
 	d->ctl.clients = c;
 	d->ctl.n_clients++;
+	d->ctl.n_live++;
+	c->active_ms = c->wrote_ms = daemon_now_ms(d);
 	if (uv_accept(server, (uv_stream_t *)&c->pipe)) {
 		client_close(c);
 		return;
 	}
-	if (d->ctl.n_clients > CTL_MAX_CLIENTS || d->shutting_down) {
+	/* One slot always stays free for the next client (peerctl stop must
+	 * get through): the longest-idle client gives its slot up. */
+	if (d->ctl.n_live >= CTL_MAX_CLIENTS && !d->shutting_down)
+		drop_longest_idle(d, c);
+	if (d->ctl.n_live > CTL_MAX_CLIENTS || d->shutting_down) {
 		DLOG_WARNING(&d->log, DLOG_CTL, "control client refused: %u clients is the limit",
 		             CTL_MAX_CLIENTS);
 		client_close(c);
@@ -777,6 +1184,29 @@ int ctl_start(struct daemon *d)
 			return -errno;
 		}
 	}
+	/* libuv reports a missing directory as EACCES (Windows' error): say what it is. */
+	if (lstat(s->path, &st) != 0 && errno == ENOENT) {
+		char *dir = xstrdup(s->path);
+		char *slash = dir ? strrchr(dir, '/') : NULL;
+		if (slash && slash != dir) {
+			*slash = 0;
+			if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+				DLOG_ERR(
+				    &d->log, DLOG_CTL,
+				    "cannot bind control socket %s: directory %s does not exist",
+				    s->path, dir);
+				xfree(dir);
+				return -ENOENT;
+			}
+		}
+		xfree(dir);
+	}
+	if (!s->turn_init) {
+		if (uv_idle_init(d->loop, &s->turn))
+			return -ENOMEM;
+		s->turn.data = d;
+		s->turn_init = true;
+	}
 	int err = uv_pipe_init(d->loop, &s->pipe, 0);
 	if (err)
 		return err;
@@ -809,6 +1239,8 @@ void ctl_close(struct daemon *d)
 		uv_close((uv_handle_t *)&s->pipe, NULL);
 	for (struct ctl_client *c = s->clients; c; c = c->next)
 		client_close(c);
+	if (s->turn_init && !uv_is_closing((uv_handle_t *)&s->turn))
+		uv_close((uv_handle_t *)&s->turn, NULL);
 	if (s->bound) {
 		unlink(s->path);
 		s->bound = false;

@@ -176,6 +176,12 @@ struct peer_rx {
 	uint32_t start; /**< first unprocessed byte */
 	uint32_t end;   /**< one past the last received byte */
 	bool pooled;    /**< buf came from the script free list */
+	/* the receive budget (recvbudget.c) */
+	uint32_t granted;    /**< bytes of maxrecvmemory this buffer holds, 0 for none */
+	uint32_t want;       /**< while rx_wait: the whole message's size */
+	uint64_t wait_ms;    /**< loop time the wait began */
+	uint64_t grant_ms;   /**< loop time of the grant */
+	uint64_t grant_recv; /**< the peer's bytes_recv at the grant */
 };
 
 /** Per-command byte counters, as Core's bytessent_per_msg ([0]: unknown). */
@@ -209,6 +215,7 @@ struct peer {
 	bool handshake_done : 1; /**< reached PEER_ACTIVE at least once */
 	bool cmpct_high_bandwidth : 1;
 	bool rx_busy : 1; /**< a message from the rx buffer is being handled */
+	bool rx_wait : 1; /**< not reading: its next message waits for maxrecvmemory */
 	/* receive side */
 	struct peer_rx rx;
 	/* send side */
@@ -306,6 +313,56 @@ void transport_read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 void transport_process(struct peer *p);
 /** Give the rx buffer back (free list or heap). */
 void transport_release(struct peer *p);
+/**
+ * Move the start of a message of `total` bytes into an exactly-sized heap
+ * buffer (its budget already granted). 0, or -1 when out of memory.
+ */
+int transport_grow(struct peer *p, uint32_t total);
+
+/* ---- recvbudget.c: maxrecvmemory over all peers' rx buffers ----------- */
+
+/** Default budget per connection allowed (maxconnections x this). */
+#define RECV_BUDGET_PER_PEER (64u * 1024u)
+/** Default budget at least: eight 4 MB messages at once. */
+#define RECV_BUDGET_MIN (32u << 20)
+/** A holder with no byte for this long, while others wait, is disconnected. */
+#define RECV_STALL_MS 2000u
+/** ...as is one held that long that averages less than this (bytes/s). */
+#define RECV_MIN_RATE_BPS (32u * 1024u)
+
+/** The receive budget; see recvbudget.c. Loop thread. */
+struct recvbudget {
+	uint64_t limit;     /**< maxrecvmemory in bytes */
+	uint64_t held;      /**< granted to large rx buffers now */
+	uint64_t held_max;  /**< high-water mark of held */
+	uint32_t waiting;   /**< peers not reading until their message fits */
+	uint64_t pauses;    /**< times a peer began waiting */
+	uint64_t grants;    /**< large buffers granted */
+	uint64_t evictions; /**< stalling holders disconnected for waiters */
+	uint64_t trims;     /**< malloc_trim calls */
+	uint64_t last_grant_ms;
+	uint64_t freed_since_trim;
+	bool pumping, repump;
+};
+
+/** The budget from maxrecvmemory (or its default scaled to maxconnections). */
+void recvbudget_init(struct daemon *d, const struct peerd_conf *c);
+/** Pin glibc's mmap threshold and cap its arenas (peerd's main, before threads). */
+void recvbudget_malloc_setup(void);
+/**
+ * Reserve `total` bytes for p's next message. True: granted (grow the
+ * buffer). False: p stopped reading and waits; it is granted (buffer grown,
+ * reading restarted) by a later release or tick.
+ */
+bool recvbudget_acquire(struct peer *p, uint32_t total);
+/** p's buffer goes (or p closes): give its grant back, serve waiters. */
+void recvbudget_release(struct peer *p);
+/** Serve waiters, evicting stalling holders for them. Reentrant-safe. */
+void recvbudget_pump(struct daemon *d);
+/** Every tick: serve waiters; malloc_trim once a flood is over. */
+void recvbudget_tick(struct daemon *d, uint64_t now_ms);
+/** Count memory freed in bulk (closed peers) toward the next trim. */
+void recvbudget_note_freed(struct daemon *d, uint64_t bytes);
 
 /* ---- msg_handshake.c ------------------------------------------------- */
 
@@ -535,8 +592,12 @@ void addr_on_msg(struct peer *p, const struct proto_msg *m);
 
 /** Discouraged addresses remembered (Core's rolling filter size; at least half kept). */
 #define BAN_DISCOURAGE_MAX 50000u
-/** setban entries at most. */
-#define BAN_MAX_ENTRIES 10000u
+/**
+ * setban entries at most (about 40 MB of entries and index). Core keeps
+ * every entry; a banlist.json with more is moved aside whole and a
+ * warning names it, so no entry is ever silently dropped.
+ */
+#define BAN_MAX_ENTRIES 1000000u
 
 /** One setban entry: a subnet of IPv6 space (IPv4 as ::ffff:0:0/96). */
 struct ban_entry {
@@ -552,6 +613,10 @@ struct ban_state {
 	struct hset discouraged; /**< fingerprints of discouraged IPs */
 	char *path;              /**< netdir/banlist.json */
 	bool dirty;
+	bool nosave;             /**< the file could not be read nor moved aside: never overwrite */
+	struct hmap index;       /**< fingerprint of (net, prefix) -> slot in v */
+	uint32_t by_prefix[129]; /**< entries per prefix length: the lengths ban_check tries */
+	uint64_t files_moved; /**< banlist.json files moved aside (unparsable or over the limit) */
 };
 
 /** Whether an inbound connection from this address is refused. */
@@ -724,12 +789,24 @@ struct ctl_server {
 	uv_pipe_t reject;    /**< accepts and closes a client peerd has no memory for */
 	bool reject_busy;    /**< reject is closing */
 	bool reject_pending; /**< a connection waits for reject to be free */
+	/* fairness (ctl.c): limits on what clients hold, lines taken in turn */
+	uint32_t n_live;          /**< clients not closing */
+	uint64_t queued;          /**< reply bytes queued to all clients */
+	uint64_t line_bytes;      /**< reply text of lines still being answered */
+	uint32_t jobs;            /**< chain jobs of clients' lines out now */
+	uint64_t read_bytes;      /**< read buffers allocated for all clients */
+	struct ctl_client *ready; /**< clients with a request line waiting its turn */
+	uv_idle_t turn;           /**< runs one line of each ready client per loop turn */
+	bool turn_init;
+	uint64_t idle_closed, slot_closed, stall_closed, queue_closed, read_closed;
 };
 
 /** Bind netdir/control.sock (or controlsocket=), mode 0600. 0 or negative (logged). */
 int ctl_start(struct daemon *d);
 /** Close the server and every client; remove the socket file. */
 void ctl_close(struct daemon *d);
+/** Every tick: close idle clients and clients that stopped reading their replies. */
+void ctl_tick(struct daemon *d, uint64_t now_ms);
 
 /**
  * JSON-RPC error codes: the JSON-RPC 2.0 ones, then Core's application
@@ -824,8 +901,9 @@ struct daemon_stats {
 	uint64_t v2_probes; /**< connections whose first bytes were not our magic */
 	uint64_t handshake_timeouts, inactivity_timeouts, ping_timeouts;
 	uint64_t send_pauses, recv_pauses;
-	uint64_t rx_large_buffers; /**< exactly-sized rx buffers allocated */
-	uint64_t rx_pool_fail;     /**< rx buffer unavailable (OOM): peer dropped */
+	uint64_t rx_large_buffers;  /**< exactly-sized rx buffers allocated */
+	uint64_t rx_pool_fail;      /**< rx buffer unavailable (OOM): peer dropped */
+	uint64_t bloom_disconnects; /**< filterload/filteradd/filterclear without NODE_BLOOM */
 	/* inventory */
 	uint64_t inv_tx, inv_block, inv_other, inv_known_dup;
 	uint64_t inv_ignored_full; /**< tracker full or peer at its announcement limit */
@@ -859,6 +937,10 @@ struct json_t *stats_json(struct daemon *d);
 struct pool_queue_stats;
 /** A check queue's counters as getstats shows them (new reference). Any thread. */
 struct json_t *stats_checkqueue_json(const struct pool_queue_stats *qs, unsigned workers);
+/** getstats' "recv_budget": limit, held, held_max, waiting, pauses, grants, evictions, trims. */
+struct json_t *recvbudget_json(struct daemon *d);
+/** getstats' "control": clients, limits, queued bytes, idle/stall drops (ctl.c). */
+struct json_t *ctl_stats_json(struct daemon *d);
 /** Resident set size in bytes from /proc/self/statm, 0 if unknown. */
 uint64_t stats_rss_bytes(void);
 /** Open file descriptors (entries of /proc/self/fd), -1 if unknown. */
@@ -952,6 +1034,8 @@ struct daemon {
 	struct chainview view;
 	/** Headers sync and block download. */
 	struct sync_state sync;
+	/** maxrecvmemory: all peers' large rx buffers together. */
+	struct recvbudget rxb;
 };
 
 /**

@@ -65,6 +65,8 @@ static void on_tick(uv_timer_t *t)
 	for (uint32_t i = 0; i < d->n_peers; i++)
 		peer_tick(d->peers[i], now);
 	sync_tick(d, now);
+	recvbudget_tick(d, now);
+	ctl_tick(d, now);
 	if (++d->tick_count % DAEMON_SLOW_TICKS)
 		return;
 	inv_tick(d, now);
@@ -206,6 +208,8 @@ int main(int argc, char **argv)
 {
 	struct peerd_conf conf;
 	char err[512];
+	/* Before anything allocates (recvbudget.c: memory goes back after floods). */
+	recvbudget_malloc_setup();
 	/* Before anything allocates: libuv and jansson go through the hook too. */
 	uv_replace_allocator(xmalloc, xrealloc, xcalloc, xfree);
 	json_set_alloc_funcs(xmalloc, xfree);

@@ -169,6 +169,7 @@ static void peer_close_cb(uv_handle_t *h)
 	if (p->target)
 		net_peer_closed(p);
 	peers_remove(d, p);
+	recvbudget_note_freed(d, sizeof(*p) + sizeof(*p->msgbytes));
 	xfree(p->subver);
 	xfree(p);
 }
@@ -325,6 +326,9 @@ void peer_resume(struct peer *p)
 	transport_process(p);
 	if (p->state != PEER_CLOSING && p->recv_paused && !p->send_paused && !serve_pending(p)) {
 		p->recv_paused = false;
+		/* A peer waiting for maxrecvmemory reads again when granted. */
+		if (p->rx_wait)
+			return;
 		int err =
 		    uv_read_start((uv_stream_t *)&p->tcp, transport_alloc_cb, transport_read_cb);
 		if (err)

@@ -193,10 +193,27 @@ json_t *stats_json(struct daemon *d)
 	              "open_fds", stats_open_fds(), "uptime", (json_int_t)uptime, "alloc_count",
 	              (json_int_t)base_alloc_count(), "bytes_recv", (json_int_t)s->bytes_recv);
 	json_object_set_new(process, "bytes_sent", json_integer((json_int_t)s->bytes_sent));
-	return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "uptime",
-	                 (json_int_t)uptime, "messages", messages_json(s), "decode_errors",
-	                 errors_json(s), "freelists", freelists_json(), "checkqueue",
-	                 checkqueue_json(d), "sync", sync_stats_json(d), "peers", peers,
-	                 "inventory", inv, "headers", headers, "addr", addr, "bans", bans,
-	                 "process", process);
+	json_t *out =
+	    json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "uptime",
+	              (json_int_t)uptime, "messages", messages_json(s), "decode_errors",
+	              errors_json(s), "freelists", freelists_json(), "checkqueue",
+	              checkqueue_json(d), "sync", sync_stats_json(d), "peers", peers, "inventory",
+	              inv, "headers", headers, "addr", addr, "bans", bans, "process", process);
+	if (out) {
+		json_object_set_new(out, "recv_budget", recvbudget_json(d));
+		json_object_set_new(json_object_get(out, "peers"), "bloom_disconnects",
+		                    json_integer((json_int_t)s->bloom_disconnects));
+		json_object_set_new(out, "control", ctl_stats_json(d));
+	}
+	return out;
+}
+
+json_t *recvbudget_json(struct daemon *d)
+{
+	const struct recvbudget *b = &d->rxb;
+	return json_pack("{s:I, s:I, s:I, s:i, s:I, s:I, s:I, s:I}", "limit", (json_int_t)b->limit,
+	                 "held", (json_int_t)b->held, "held_max", (json_int_t)b->held_max,
+	                 "waiting", (int)b->waiting, "pauses", (json_int_t)b->pauses, "grants",
+	                 (json_int_t)b->grants, "evictions", (json_int_t)b->evictions, "trims",
+	                 (json_int_t)b->trims);
 }

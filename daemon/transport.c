@@ -38,6 +38,7 @@
 void transport_release(struct peer *p)
 {
 	struct peer_rx *rx = &p->rx;
+	recvbudget_release(p);
 	if (!rx->buf)
 		return;
 	if (rx->pooled)
@@ -223,6 +224,13 @@ static void route(struct peer *p, const struct proto_msg *m)
 	}
 }
 
+/* filterload, filteradd, filterclear (BIP37): handled by nodes offering NODE_BLOOM only. */
+static bool is_bloom_filter_cmd(const char *command)
+{
+	return strcmp(command, "filterload") == 0 || strcmp(command, "filteradd") == 0 ||
+	       strcmp(command, "filterclear") == 0;
+}
+
 static void dispatch(struct peer *p, const struct proto_frame_header *h, const uint8_t *payload)
 {
 	struct daemon *d = p->d;
@@ -235,6 +243,12 @@ static void dispatch(struct peer *p, const struct proto_frame_header *h, const u
 	if (cmd == PROTO_CMD_UNKNOWN) {
 		/* Unknown commands are how the protocol grows: skip, count. */
 		stats_err(&d->stats, PROTO_EUNKNOWN);
+		/* BIP111: peerd does not offer NODE_BLOOM, so a connected peer
+		 * sending a filter message goes, as Core 29 does. */
+		if (p->state == PEER_ACTIVE && is_bloom_filter_cmd(h->command)) {
+			d->stats.bloom_disconnects++;
+			peer_disconnect(p, "bloom filter message without NODE_BLOOM offered");
+		}
 		return;
 	}
 	if (!gate(p, cmd)) {
@@ -273,7 +287,7 @@ static void dispatch(struct peer *p, const struct proto_frame_header *h, const u
 
 /* The buffer holds the start of a message of `total` bytes that does not
  * fit: move it into an exactly-sized heap buffer. 0 or -1 (out of memory). */
-static int grow(struct peer *p, uint32_t total)
+int transport_grow(struct peer *p, uint32_t total)
 {
 	struct peer_rx *rx = &p->rx;
 	uint32_t avail = rx->end - rx->start;
@@ -328,7 +342,11 @@ void transport_process(struct peer *p)
 		uint32_t total = PROTO_HEADER_SIZE + h.length;
 		if (avail < total) {
 			if (total > rx->cap) {
-				if (grow(p, total)) {
+				/* maxrecvmemory: without room the peer
+				 * stops reading until it is granted. */
+				if (!recvbudget_acquire(p, total))
+					return;
+				if (transport_grow(p, total)) {
 					peer_disconnect(p, "out of memory for a receive buffer");
 					return;
 				}
