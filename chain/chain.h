@@ -158,6 +158,8 @@ struct chain_config {
 	void *log_arg;
 	int64_t (*now)(void); /**< clock in seconds (NULL: time()); tests move it */
 	int64_t max_tip_age;  /**< seconds; an older tip is initial block download (0: 24 h) */
+	/** Core's -minimumchainwork (NULL: the network's, params->min_chain_work). */
+	const struct chain_work *min_chain_work;
 };
 
 /** An open chain; opaque. One thread owns it. */
@@ -194,11 +196,14 @@ int32_t chain_height(const struct chain *c);
 struct chain_node *chain_at(const struct chain *c, int32_t height);
 /** True if n is on the active chain. */
 bool chain_contains(const struct chain *c, const struct chain_node *n);
+/** The minimum chain work in force (the network's, or -minimumchainwork). */
+const struct chain_work *chain_min_work(const struct chain *c);
 /** Core's IsInitialBlockDownload without the sticky latch: tip older than 24 h. */
 bool chain_tip_is_old(const struct chain *c);
 /**
- * Core's IsInitialBlockDownload: true while the tip is older than 24 h;
- * once false, false for good (the latch, logged as Core logs it).
+ * Core's IsInitialBlockDownload: true while the tip is older than 24 h or
+ * its chain has less work than chain_min_work; once false, false for good (the latch, logged as
+ * Core logs it).
  */
 bool chain_in_ibd(struct chain *c);
 

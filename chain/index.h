@@ -165,6 +165,13 @@ void chain_work_add(struct chain_work *a, const struct chain_work *b);
 int chain_work_cmp(const struct chain_work *a, const struct chain_work *b);
 /** 64 lowercase hex digits, most significant first (Core's `chainwork`); out has 65 bytes. */
 void chain_work_hex(const struct chain_work *w, char out[65]);
+/** Read a 256-bit little-endian number (proto_params.min_chain_work) as work. */
+void chain_work_from_le(const uint8_t in[32], struct chain_work *out);
+/**
+ * Parse work as Core's -minimumchainwork takes it (uint256::FromUserHex):
+ * an optional "0x", then 1 to 64 hex digits. 0 or CHAIN_EARG.
+ */
+CHAIN_WUR int chain_work_from_hex(const char *hex, struct chain_work *out);
 /** The work as a double (for `difficulty`-style figures and progress). */
 double chain_work_double(const struct chain_work *w);
 /** Core's GetDifficulty of compact bits. */

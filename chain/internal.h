@@ -129,6 +129,7 @@ struct chain {
 	struct chain_pos flushed_end; /**< the block store's end at the last flush */
 	struct proto_block blk;       /**< scratch for blocks read back from disk */
 	struct chain_stats stats;
+	struct chain_work min_work; /**< cfg.min_chain_work or the network's */
 };
 
 /** Log through the configured logger (printf-style). */

@@ -65,6 +65,8 @@
 #define CONF_MAX_FILE_SIZE (1024 * 1024)
 /** Settings (file lines plus arguments) accepted in total. */
 #define CONF_MAX_SETTINGS 10000
+/** Longest -minimumchainwork value: "0x" and 64 hex digits. */
+#define CONF_MAX_HEX256 66
 /** Longest path accepted for datadir, conf and controlsocket. */
 #define CONF_MAX_PATH 4095
 /** sun_path holds 108 bytes including the NUL. */
@@ -150,8 +152,10 @@ struct peerd_conf {
 	size_t maxreceivebuffer_kb;
 	/** Per peer, in 1,000 bytes: no replies are made for a peer with more queued. */
 	size_t maxsendbuffer_kb;
-	int peertimeout_s;      /**< seconds a new peer has to finish the handshake */
-	int64_t maxtipage_s;    /**< a tip older than this: initial block download */
+	int peertimeout_s;   /**< seconds a new peer has to finish the handshake */
+	int64_t maxtipage_s; /**< a tip older than this: initial block download */
+	/** -minimumchainwork as given (validated hex), empty: the network's. */
+	char minimumchainwork[CONF_MAX_HEX256 + 1];
 	char *controlsocket;    /**< default netdir/control.sock */
 	struct conf_list debug; /**< categories; "1" or "all" = every one */
 	uint32_t debug_mask;    /**< the same as CONF_DEBUG_* bits, for cheap checks on hot paths */

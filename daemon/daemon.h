@@ -256,6 +256,8 @@ struct peer {
 	uint32_t blocks_inflight;    /**< blocks asked of it, not yet received */
 	uint64_t getheaders_ms;      /**< loop time of the last unanswered getheaders, 0 = none */
 	bool sync_started;           /**< it was sent the first getheaders */
+	bool sent_sendheaders;       /**< BIP130 sendheaders went to it */
+	bool best_min_work;          /**< its best known block has more than the minimum work */
 	/* misbehaviour */
 	uint32_t decode_errors;
 };
@@ -462,6 +464,65 @@ void relay_ibd_over(struct daemon *d);
 /** Locator hashes kept (chain/'s CHAIN_LOCATOR_MAX; daemon.h does not include chain/). */
 #define SYNC_LOCATOR_MAX 40u
 
+/* ---- hsync.c: headers presync (validation thread) ------------------------ */
+
+/** Headers between two commitment bits (Core 29's HEADER_COMMITMENT_PERIOD). */
+#define HSYNC_COMMIT_PERIOD 624u
+/** Redownloaded headers held back before any reach the index (Core 29's REDOWNLOAD_BUFFER_SIZE). */
+#define HSYNC_BUFFER_SIZE 14827u
+/** A presync getheaders: the last header, then the start's locator. */
+#define HSYNC_LOCATOR_MAX (SYNC_LOCATOR_MAX + 1u)
+
+struct hsync;
+/** Every peer's presync state; the validation thread's alone. */
+struct hsync_table {
+	struct hsync **v;
+	uint32_t n, cap;
+};
+
+/** What became of a headers message that went through presync. */
+enum hsync_outcome {
+	HSYNC_OUT_NONE = 0,   /**< not a low-work chain: the index takes the headers */
+	HSYNC_OUT_IGNORED,    /**< a short message of a low-work chain: dropped */
+	HSYNC_OUT_PRESYNC,    /**< counted toward the work; more asked for */
+	HSYNC_OUT_REDOWNLOAD, /**< enough work: the chain is being fetched again */
+	HSYNC_OUT_DONE,       /**< the whole redownloaded chain went to the index */
+	HSYNC_OUT_ABORTED,    /**< the sync ended without enough work (or the peer lied) */
+};
+
+/** hsync_on_headers' answer. */
+struct hsync_result {
+	bool consumed;     /**< presync handled the message: do not give it to the index */
+	bool had_sync;     /**< the peer was in a presync before this message */
+	bool started;      /**< this message started one */
+	bool request_more; /**< send a getheaders with `locator` */
+	enum hsync_outcome outcome;
+	int32_t height;                     /**< how far the peer's chain got */
+	struct proto_block_header *release; /**< checked headers for the index (xmalloc'd) */
+	uint32_t n_release;
+	uint32_t n_locator;
+	struct proto_hash locator[HSYNC_LOCATOR_MAX];
+};
+
+/**
+ * Core's presync for one headers message of peer_id, whose proof of work
+ * and continuity were checked: decides whether the message belongs to a
+ * chain below the anti-DoS work and, if so, runs it through the peer's
+ * presync instead of the index. 0, or CHAIN_ENOMEM. Validation thread.
+ */
+int hsync_on_headers(struct hsync_table *t, struct chain *c, uint64_t peer_id,
+                     const struct proto_block_header *h, uint32_t n, struct hsync_result *r);
+/** The peer is gone or sent an empty headers: its presync goes. Validation thread. */
+void hsync_forget(struct hsync_table *t, uint64_t peer_id);
+/** Free every state (after the validation thread stopped). */
+void hsync_release(struct hsync_table *t);
+/** Bytes held by every presync. Validation thread. */
+size_t hsync_memory(const struct hsync_table *t);
+/** Whether peer_id is in presync. Validation thread. */
+bool hsync_has(struct hsync_table *t, uint64_t peer_id);
+/** Peers in presync. Validation thread. */
+uint32_t hsync_count(const struct hsync_table *t);
+
 /** One block of the download window. */
 struct sync_block {
 	struct proto_hash hash;
@@ -485,6 +546,15 @@ struct sync_state {
 	uint64_t stall_since_ms, stall_timeout_ms;
 	uint64_t blocks_requested, blocks_accepted, blocks_invalid, blocks_dropped;
 	uint64_t getheaders_sent, unconnecting, stalls, misbehaving;
+	/* low-work headers (hsync.c), counted on the loop from job results */
+	uint64_t lowwork_ignored, presync_started, presync_done, presync_aborted;
+	uint64_t presync_msgs;
+	uint32_t presync_peers; /**< peers in presync at the last headers job */
+	uint64_t presync_bytes; /**< what their states held then */
+	uint64_t presync_bytes_max;
+	uint64_t sendheaders_sent;
+	/** Validation thread only: every peer's presync. */
+	struct hsync_table hsync;
 };
 
 /** Empty state. */

@@ -55,6 +55,7 @@ struct sync_peer_best {
 	uint64_t id;
 	struct proto_hash hash;
 	int32_t avail;
+	bool min_work; /**< its chain has more than the minimum work (Core's sendheaders rule) */
 };
 
 /** What every sync job brings back: the window and the best header. */
@@ -70,7 +71,7 @@ struct sync_result {
 	struct sync_block want[SYNC_WINDOW];
 };
 
-enum sync_job_kind { SYNC_JOB_HEADERS, SYNC_JOB_BLOCK, SYNC_JOB_REFRESH };
+enum sync_job_kind { SYNC_JOB_HEADERS, SYNC_JOB_BLOCK, SYNC_JOB_REFRESH, SYNC_JOB_FORGET };
 
 struct sync_job {
 	struct val_job job;
@@ -83,8 +84,13 @@ struct sync_job {
 	struct chain_state st;
 	int32_t last_height; /**< the last header accepted (or the block's height) */
 	struct proto_hash last_hash;
-	uint32_t n_last_locator; /**< locator from the last header, for a full message */
-	struct proto_hash last_locator[SYNC_LOCATOR_MAX];
+	bool ask_more;           /**< send a getheaders from last_locator */
+	uint32_t n_last_locator; /**< locator from the last header, or presync's */
+	struct proto_hash last_locator[HSYNC_LOCATOR_MAX];
+	struct hsync_result hs; /**< what presync made of the message */
+	size_t hsync_bytes;     /**< every presync's memory after this job */
+	uint32_t hsync_peers;
+	struct daemon *d; /**< for the presync table (validation thread's part) */
 	/* block */
 	uint8_t *raw;
 	size_t len;
@@ -105,14 +111,18 @@ static void compute_window(struct chain *c, struct sync_result *r)
 	r->n_locator = (uint32_t)chain_node_locator(best->prev ? best->prev : best, r->locator,
 	                                            SYNC_LOCATOR_MAX);
 	r->n_want = 0;
+	const struct chain_work *min = chain_min_work(c);
 	/* Core's FindNextBlocksToDownload asks a peer only for ancestors of
-	 * its best known block: here, up to its fork with our best chain. */
+	 * its best known block, and only when that block's chain has the
+	 * minimum work: here, up to its fork with our best chain. */
 	for (uint32_t i = 0; i < r->n_peers; i++) {
 		struct chain_node *pn = chain_index_find(idx, &r->peers[i].hash);
-		struct chain_node *f = pn ? chain_node_fork(pn, best) : NULL;
+		bool enough = pn && chain_work_cmp(&pn->work, min) >= 0;
+		struct chain_node *f = enough ? chain_node_fork(pn, best) : NULL;
 		r->peers[i].avail = f ? f->height : -1;
+		r->peers[i].min_work = pn && chain_work_cmp(&pn->work, min) > 0;
 	}
-	if (chain_work_cmp(&best->work, &tip->work) <= 0)
+	if (chain_work_cmp(&best->work, &tip->work) <= 0 || chain_work_cmp(&best->work, min) < 0)
 		return;
 	struct chain_node *fork = chain_node_fork(tip, best);
 	int32_t top = fork->height + (int32_t)SYNC_WINDOW;
@@ -136,6 +146,27 @@ static void compute_window(struct chain *c, struct sync_result *r)
 	r->n_want = k;
 }
 
+/* Core's CheckHeadersPoW: every header's proof of work, and each one's
+ * parent the one before. 0 or CHAIN_EINVALID (st says which). */
+static int check_headers_pow(struct chain *c, const struct proto_block_header *h, uint32_t n,
+                             struct chain_state *st)
+{
+	const struct proto_params *p = chain_params(c);
+	struct proto_hash prev;
+	for (uint32_t i = 0; i < n; i++) {
+		struct proto_hash hash;
+		proto_block_header_hash(&h[i], &hash);
+		if (i && !proto_hash_eq(&h[i].prev, &prev))
+			return chain_reject(st, CHAIN_RESULT_INVALID_HEADER,
+			                    "non-continuous headers sequence", NULL);
+		if (!proto_check_pow(&hash, h[i].bits, &p->pow_limit))
+			return chain_reject(st, CHAIN_RESULT_INVALID_HEADER, "high-hash",
+			                    "header with invalid proof of work");
+		prev = hash;
+	}
+	return 0;
+}
+
 static void headers_work(struct chain *c, struct val_job *j)
 {
 	struct sync_job *sj = (struct sync_job *)j;
@@ -143,7 +174,31 @@ static void headers_work(struct chain *c, struct val_job *j)
 		return;
 	struct chain_node *last = NULL;
 	chain_state_clear(&sj->st);
-	sj->err = chain_accept_headers(c, sj->headers, sj->n_headers, &last, &sj->st);
+	struct hsync_table *hs = &sj->d->sync.hsync;
+	sj->err = check_headers_pow(c, sj->headers, sj->n_headers, &sj->st);
+	if (!sj->err)
+		sj->err = hsync_on_headers(hs, c, sj->peer_id, sj->headers, sj->n_headers, &sj->hs);
+	if (!sj->err && sj->hs.consumed) {
+		/* Presync took the message: only what it released (checked
+		 * against its commitments) goes to the index. */
+		if (sj->hs.n_release)
+			sj->err = chain_accept_headers(c, sj->hs.release, sj->hs.n_release, &last,
+			                               &sj->st);
+		sj->ask_more = sj->hs.request_more;
+		sj->n_last_locator = sj->hs.n_locator;
+		memcpy(sj->last_locator, sj->hs.locator,
+		       sj->hs.n_locator * sizeof(sj->last_locator[0]));
+	} else if (!sj->err) {
+		sj->err = chain_accept_headers(c, sj->headers, sj->n_headers, &last, &sj->st);
+		/* A full message asks for more, unless a presync owns the
+		 * peer's getheaders (Core's !have_headers_sync). */
+		sj->ask_more = sj->n_headers == PROTO_MAX_HEADERS && !hsync_has(hs, sj->peer_id);
+	}
+	xfree(sj->hs.release);
+	sj->hs.release = NULL;
+	sj->hsync_bytes = hsync_memory(hs);
+	sj->hsync_peers = hsync_count(hs);
+	bool presync_locator = sj->hs.consumed;
 	if (last) {
 		for (uint32_t i = 0; i < sj->res.n_peers; i++) {
 			if (sj->res.peers[i].id == sj->peer_id)
@@ -151,10 +206,18 @@ static void headers_work(struct chain *c, struct val_job *j)
 		}
 		sj->last_height = last->height;
 		sj->last_hash = last->hash;
-		sj->n_last_locator =
-		    (uint32_t)chain_node_locator(last, sj->last_locator, SYNC_LOCATOR_MAX);
+		if (!presync_locator)
+			sj->n_last_locator =
+			    (uint32_t)chain_node_locator(last, sj->last_locator, SYNC_LOCATOR_MAX);
 	}
 	compute_window(c, &sj->res);
+}
+
+static void forget_work(struct chain *c, struct val_job *j)
+{
+	struct sync_job *sj = (struct sync_job *)j;
+	(void)c;
+	hsync_forget(&sj->d->sync.hsync, sj->peer_id);
 }
 
 static void block_work(struct chain *c, struct val_job *j)
@@ -200,6 +263,7 @@ static struct sync_job *job_new(enum sync_job_kind kind, const struct peer *p, v
 	memset(sj, 0, sizeof(*sj));
 	sj->kind = kind;
 	sj->peer_id = p ? p->id : UINT64_MAX;
+	sj->d = p ? p->d : NULL;
 	sj->job.work = work;
 	sj->job.done = sync_done;
 	sj->last_height = -1;
@@ -342,6 +406,20 @@ static void recount(struct daemon *d)
 	}
 }
 
+/* Core's MaybeSendSendHeaders: BIP130 once the peer's best known block
+ * has more than the minimum work (so a peer on a useless chain never gets
+ * our tips as headers), once per connection. */
+static void maybe_sendheaders(struct peer *p)
+{
+	if (p->sent_sendheaders || !p->best_min_work || p->state != PEER_ACTIVE ||
+	    p->version < PEER_SENDHEADERS_VERSION)
+		return;
+	p->sent_sendheaders = true;
+	p->d->out.cmd = PROTO_CMD_SENDHEADERS;
+	if (peer_send_msg(p, &p->d->out) == 0)
+		p->d->sync.sendheaders_sent++;
+}
+
 /* Take a new window, keeping what is in flight. */
 static void take_window(struct daemon *d, const struct sync_result *r)
 {
@@ -384,8 +462,11 @@ static void take_window(struct daemon *d, const struct sync_result *r)
 	(void)now;
 	for (uint32_t i = 0; i < r->n_peers; i++) {
 		struct peer *p = daemon_peer_by_id(d, r->peers[i].id);
-		if (p && proto_hash_eq(&p->best_hash, &r->peers[i].hash))
+		if (p && proto_hash_eq(&p->best_hash, &r->peers[i].hash)) {
 			p->avail_height = r->peers[i].avail;
+			p->best_min_work = r->peers[i].min_work;
+			maybe_sendheaders(p);
+		}
 	}
 	recount(d);
 }
@@ -451,8 +532,33 @@ static void headers_done(struct daemon *d, struct sync_job *sj, struct peer *p)
 	}
 	if (sj->err)
 		return;
-	if (sj->n_headers == PROTO_MAX_HEADERS && sj->n_last_locator)
+	if (sj->ask_more && sj->n_last_locator)
 		send_getheaders(p, sj->last_locator, sj->n_last_locator);
+}
+
+/* Count what presync made of a headers job (loop thread). */
+static void count_presync(struct sync_state *s, const struct sync_job *sj)
+{
+	s->presync_peers = sj->hsync_peers;
+	s->presync_bytes = sj->hsync_bytes;
+	if (sj->hsync_bytes > s->presync_bytes_max)
+		s->presync_bytes_max = sj->hsync_bytes;
+	if (sj->hs.consumed)
+		s->presync_msgs++;
+	s->presync_started += sj->hs.started;
+	switch (sj->hs.outcome) {
+	case HSYNC_OUT_IGNORED:
+		s->lowwork_ignored++;
+		break;
+	case HSYNC_OUT_DONE:
+		s->presync_done++;
+		break;
+	case HSYNC_OUT_ABORTED:
+		s->presync_aborted++;
+		break;
+	default:
+		break;
+	}
 }
 
 static void block_done(struct daemon *d, struct sync_job *sj, struct peer *p)
@@ -499,9 +605,14 @@ static void sync_done(struct daemon *d, struct val_job *j)
 	struct peer *p = daemon_peer_by_id(d, sj->peer_id);
 	if (p && p->state == PEER_CLOSING)
 		p = NULL;
-	if (sj->kind == SYNC_JOB_HEADERS)
+	if (sj->kind == SYNC_JOB_FORGET) {
+		job_free(sj);
+		return;
+	}
+	if (sj->kind == SYNC_JOB_HEADERS) {
+		count_presync(s, sj);
 		headers_done(d, sj, p);
-	else if (sj->kind == SYNC_JOB_BLOCK)
+	} else if (sj->kind == SYNC_JOB_BLOCK)
 		block_done(d, sj, p);
 	take_window(d, &sj->res);
 	job_free(sj);
@@ -514,8 +625,13 @@ void sync_on_headers(struct peer *p, const struct proto_headers *h)
 	/* An answer: the next getheaders may go at once (Core clears
 	 * m_last_getheaders_timestamp here). */
 	p->getheaders_ms = 0;
-	if (h->n == 0)
+	if (h->n == 0) {
+		/* Core: an empty headers ends the peer's presync. */
+		struct sync_job *fj = job_new(SYNC_JOB_FORGET, p, forget_work);
+		if (fj)
+			(void)post(d, fj);
 		return;
+	}
 	struct sync_job *sj = job_new(SYNC_JOB_HEADERS, p, headers_work);
 	if (!sj)
 		return;
@@ -718,6 +834,13 @@ void sync_peer_gone(struct peer *p)
 	struct sync_state *s = &d->sync;
 	if (p->sync_started && s->n_sync_started)
 		s->n_sync_started--;
+	/* Its presync state (if any) goes on the validation thread, after
+	 * every job of its that is still queued. */
+	if (!d->shutting_down) {
+		struct sync_job *fj = job_new(SYNC_JOB_FORGET, p, forget_work);
+		if (fj && validation_post(d, &fj->job))
+			job_free(fj);
+	}
 	for (uint32_t i = 0; i < s->n_win; i++) {
 		if (s->win[i].peer == p->id + 1)
 			s->win[i].peer = 0;
@@ -734,6 +857,7 @@ void sync_init(struct daemon *d)
 
 void sync_release(struct daemon *d)
 {
+	hsync_release(&d->sync.hsync);
 	xfree(d->sync.win);
 	d->sync.win = NULL;
 	d->sync.n_win = 0;
@@ -761,7 +885,17 @@ json_t *sync_stats_json(struct daemon *d)
 	    (json_int_t)s->getheaders_sent, "unconnecting_headers", (json_int_t)s->unconnecting,
 	    "stalling_disconnects", (json_int_t)s->stalls, "stall_timeout_ms",
 	    (json_int_t)s->stall_timeout_ms);
-	if (o)
+	if (o) {
 		json_object_set_new(o, "initialblockdownload", json_boolean(d->view.ibd));
+		json_t *ps = json_pack(
+		    "{s:I, s:I, s:I, s:I, s:I, s:i, s:I, s:I, s:I}", "lowwork_ignored",
+		    (json_int_t)s->lowwork_ignored, "started", (json_int_t)s->presync_started,
+		    "done", (json_int_t)s->presync_done, "aborted", (json_int_t)s->presync_aborted,
+		    "messages", (json_int_t)s->presync_msgs, "peers", (int)s->presync_peers,
+		    "bytes", (json_int_t)s->presync_bytes, "bytes_max",
+		    (json_int_t)s->presync_bytes_max, "sendheaders_sent",
+		    (json_int_t)s->sendheaders_sent);
+		json_object_set_new(o, "presync", ps);
+	}
 	return o;
 }
