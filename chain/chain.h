@@ -238,6 +238,21 @@ CHAIN_WUR int chain_accept_headers(struct chain *c, const struct proto_block_hea
 /** Read a stored block's bytes (xmalloc'd, the caller frees). 0, CHAIN_ENOTFOUND (no data), ... */
 CHAIN_WUR int chain_read_block(struct chain *c, const struct chain_node *n, uint8_t **raw,
                                size_t *len);
+/**
+ * chain_submit_block for a block whose frame checksum (the first 4 bytes
+ * of SHA-256d of raw, little-endian as read from a message header) the
+ * caller already checked: kept in the index, so serving never hashes.
+ * chain_submit_block computes it instead.
+ */
+CHAIN_WUR int chain_submit_block_csum(struct chain *c, const uint8_t *raw, size_t len,
+                                      struct proto_block *b, uint32_t csum,
+                                      enum chain_submit *result, struct chain_state *st);
+/**
+ * chain_read_block and the block's frame checksum (*csum) from the index;
+ * computed once and kept when the index lacks it. 0 or as chain_read_block.
+ */
+CHAIN_WUR int chain_read_block_framed(struct chain *c, struct chain_node *n, uint8_t **raw,
+                                      size_t *len, uint32_t *csum);
 /** Read a connected block's undo data. 0, CHAIN_ENOTFOUND, ... */
 CHAIN_WUR int chain_read_undo(struct chain *c, const struct chain_node *n,
                               struct chain_block_undo *u);

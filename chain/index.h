@@ -76,6 +76,9 @@ struct chain_node {
 	bool dirty;        /**< changed since the index was last written to the database */
 	bool linked; /**< it and every ancestor have their data (Core's HaveNumChainTxs); not stored
 	              */
+	bool has_checksum; /**< `checksum` is known (stored blocks; fits the struct's padding) */
+	uint32_t
+	    checksum; /**< the block's frame checksum: first 4 bytes of SHA-256d, as on the wire */
 };
 
 /** The block index; opaque. */
@@ -214,7 +217,11 @@ CHAIN_WUR int chain_check_header_contextual(const struct proto_block_header *h,
 /**
  * Serialized node for the database (little-endian, versioned; the prev
  * hash included so records can be loaded in any order and linked).
- * CHAIN_NODE_RECORD_SIZE bytes.
+ * CHAIN_NODE_RECORD_SIZE bytes. Version 1 leaves bytes 180-191 zero;
+ * the frame checksum went into them later without a new version: bytes
+ * 180-183 the checksum, 184-187 flags (bit 0: the checksum is there), so
+ * a record written before reads as "checksum not known" and one written
+ * now still reads in an older peerd, which ignores those bytes.
  */
 #define CHAIN_NODE_RECORD_SIZE 192
 void chain_node_encode(const struct chain_node *n, uint8_t out[CHAIN_NODE_RECORD_SIZE]);

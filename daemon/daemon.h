@@ -287,6 +287,16 @@ int peer_send_msg(struct peer *p, const struct proto_msg *m);
  * nothing. Updates byte counters and flow control.
  */
 void peer_send_frame(struct peer *p, enum proto_cmd cmd, const uint8_t *frame, size_t len);
+/**
+ * Send a message whose payload (xmalloc'd) the caller gives away, framed
+ * without a copy: `prefix` (magic and command, 16 bytes that must outlive
+ * the write: a daemon field), the length and `csum` (the payload's frame
+ * checksum, known by the caller) in an 8-byte binary free-list buffer,
+ * then the payload where it lies, as one write of three buffers. The
+ * payload is freed once written (or at once on error). Loop thread.
+ */
+void peer_send_owned(struct peer *p, enum proto_cmd cmd, const uint8_t prefix[16], uint8_t *payload,
+                     size_t len, uint32_t csum);
 /** Resume processing and reading when the send queue drained (write callback). */
 void peer_flow_update(struct peer *p);
 /** Process messages that waited in the rx buffer and restart reading if it was stopped. */
@@ -567,8 +577,12 @@ void sync_peer_ready(struct peer *p);
 void sync_on_headers(struct peer *p, const struct proto_headers *h);
 /** A block inv: getheaders if the block is unknown. */
 void sync_on_block_inv(struct peer *p, const struct proto_hash *h);
-/** A block message's payload (copied; decoded on the validation thread). */
-void sync_on_block(struct peer *p, const uint8_t *payload, size_t len);
+/**
+ * A block message's payload (copied; decoded on the validation thread) and
+ * its frame checksum, which transport.c checked: kept in the index so the
+ * block is served without hashing.
+ */
+void sync_on_block(struct peer *p, const uint8_t *payload, size_t len, uint32_t csum);
 /** The active chain moved: refresh the window. */
 void sync_new_tip(struct daemon *d);
 /** Ask peers for the window's blocks. */
@@ -902,7 +916,8 @@ struct daemon_stats {
 	uint64_t tx_requested, tx_request_timeouts, tx_received, tx_unsolicited;
 	uint64_t tx_decoded, tx_bytes;
 	uint64_t getdata_items, notfound_sent, notfound_recv, blocks_served;
-	uint64_t blocks_not_served; /**< asked for, but unknown, not allowed or unreadable */
+	uint64_t blocks_not_served;       /**< asked for, but unknown, not allowed or unreadable */
+	uint64_t blocks_served_reencoded; /**< of blocks_served: witnesses stripped (MSG_BLOCK) */
 	uint64_t blocks_recv;
 	/* headers */
 	uint64_t headers_msgs, headers_entries, getheaders_answered;
@@ -1015,6 +1030,8 @@ struct daemon {
 	struct proto_msg in;     /**< the message being handled */
 	struct proto_msg out;    /**< the message being sent */
 	struct proto_writer txw; /**< growable; frames are encoded here */
+	/** Magic and "block" of a block frame: the first piece of every block served. */
+	uint8_t block_prefix[16];
 
 	/** The validation thread, which owns the chain and its check queue. */
 	struct validation val;

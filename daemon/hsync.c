@@ -164,8 +164,10 @@ static bool permitted_transition(const struct proto_params *p, int64_t height, u
 	uint8_t observed[32], hi[32], lo[32];
 	(void)proto_bits_to_target(new_bits, observed);
 	/* proto_next_work_required clamps the period to [span/4, span*4]. */
-	(void)proto_bits_to_target(proto_next_work_required(p, old_bits, old_bits, 0, span * 4), hi);
-	(void)proto_bits_to_target(proto_next_work_required(p, old_bits, old_bits, 0, span / 4), lo);
+	(void)proto_bits_to_target(proto_next_work_required(p, old_bits, old_bits, 0, span * 4),
+	                           hi);
+	(void)proto_bits_to_target(proto_next_work_required(p, old_bits, old_bits, 0, span / 4),
+	                           lo);
 	return le256_cmp(observed, hi) <= 0 && le256_cmp(observed, lo) >= 0;
 }
 
@@ -366,8 +368,8 @@ static bool pop_ready(struct hsync *s, struct hsync_result *r)
 static void next_locator(const struct hsync *s, struct hsync_result *r)
 {
 	r->locator[0] = s->phase == HSYNC_PRESYNC ? s->last_hash : s->rd_last_hash;
-	r->n_locator = 1 + (uint32_t)chain_node_locator(s->start, r->locator + 1,
-	                                                 HSYNC_LOCATOR_MAX - 1);
+	r->n_locator =
+	    1 + (uint32_t)chain_node_locator(s->start, r->locator + 1, HSYNC_LOCATOR_MAX - 1);
 }
 
 /* Core's ProcessNextHeaders. True when the headers were taken (even if
@@ -382,9 +384,10 @@ static bool process(struct hsync_table *t, struct hsync *s, const struct proto_p
 		ok = presync(s, p, h, n);
 		if (ok && (full || s->phase == HSYNC_REDOWNLOAD))
 			r->request_more = true;
-		r->outcome = ok && r->request_more ? (s->phase == HSYNC_PRESYNC ? HSYNC_OUT_PRESYNC
-		                                                                : HSYNC_OUT_REDOWNLOAD)
-		                                   : HSYNC_OUT_ABORTED;
+		r->outcome =
+		    ok && r->request_more
+		        ? (s->phase == HSYNC_PRESYNC ? HSYNC_OUT_PRESYNC : HSYNC_OUT_REDOWNLOAD)
+		        : HSYNC_OUT_ABORTED;
 	} else {
 		ok = true;
 		for (uint32_t i = 0; i < n && ok; i++)
@@ -423,7 +426,8 @@ static void antidos_threshold(struct chain *c, struct chain_work *out)
 		/* near -= sub, limb by limb with borrow */
 		unsigned __int128 borrow = 0;
 		for (int i = 0; i < 4; i++) {
-			unsigned __int128 d = (unsigned __int128)near.limb[i] - sub.limb[i] - borrow;
+			unsigned __int128 d =
+			    (unsigned __int128)near.limb[i] - sub.limb[i] - borrow;
 			near.limb[i] = (uint64_t)d;
 			borrow = (d >> 64) ? 1 : 0;
 		}

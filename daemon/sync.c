@@ -94,6 +94,7 @@ struct sync_job {
 	/* block */
 	uint8_t *raw;
 	size_t len;
+	uint32_t csum; /**< its frame checksum, checked on receipt */
 	enum chain_submit submit;
 	/* both */
 	struct sync_result res;
@@ -233,7 +234,8 @@ static void block_work(struct chain *c, struct val_job *j)
 		snprintf(sj->st.reason, sizeof(sj->st.reason), "block-decode-failed");
 		sj->st.result = CHAIN_RESULT_CONSENSUS;
 	} else {
-		sj->err = chain_submit_block(c, sj->raw, sj->len, &b, &sj->submit, &sj->st);
+		sj->err = chain_submit_block_csum(c, sj->raw, sj->len, &b, sj->csum, &sj->submit,
+		                                  &sj->st);
 		proto_block_header_hash(&b.hdr, &sj->last_hash);
 		struct chain_node *n = chain_index_find(chain_get_index(c), &sj->last_hash);
 		sj->last_height = n ? n->height : -1;
@@ -666,7 +668,7 @@ void sync_on_block_inv(struct peer *p, const struct proto_hash *h)
 	maybe_getheaders(p);
 }
 
-void sync_on_block(struct peer *p, const uint8_t *payload, size_t len)
+void sync_on_block(struct peer *p, const uint8_t *payload, size_t len, uint32_t csum)
 {
 	struct daemon *d = p->d;
 	struct sync_state *s = &d->sync;
@@ -699,6 +701,7 @@ void sync_on_block(struct peer *p, const uint8_t *payload, size_t len)
 	}
 	memcpy(sj->raw, payload, len);
 	sj->len = len;
+	sj->csum = csum;
 	if (post(d, sj))
 		return;
 	s->queue_bytes += len;
