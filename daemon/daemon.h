@@ -471,6 +471,8 @@ void relay_ibd_over(struct daemon *d);
 #define SYNC_RECENT_HEADER_S (24 * 60 * 60)
 /** Received block bytes waiting for the validation thread, at most (back-pressure). */
 #define SYNC_MAX_QUEUE_BYTES (64u << 20)
+/** While sync jobs queue up, one in this many brings a new download window. */
+#define SYNC_WINDOW_EVERY 16u
 /** Locator hashes kept (chain/'s CHAIN_LOCATOR_MAX; daemon.h does not include chain/). */
 #define SYNC_LOCATOR_MAX 40u
 
@@ -565,6 +567,9 @@ struct sync_state {
 	uint64_t sendheaders_sent;
 	/** Validation thread only: every peer's presync. */
 	struct hsync_table hsync;
+	/** Sync jobs posted and not yet started (both threads). */
+	_Atomic uint32_t jobs_queued;
+	uint32_t window_skips; /**< validation thread: jobs since the last window */
 };
 
 /** Empty state. */

@@ -68,7 +68,11 @@ struct sync_result {
 	uint32_t n_locator; /**< locator of the best header's parent */
 	struct proto_hash locator[SYNC_LOCATOR_MAX];
 	uint32_t n_want;
-	struct sync_block want[SYNC_WINDOW];
+	/** The window, n_want entries (xmalloc'd: a queued block job must not
+	 * carry 1,024 of them, or a full queue of small blocks costs ~60 KB
+	 * each); take_window adopts it. */
+	struct sync_block *want;
+	bool no_window; /**< out of memory computing it: keep the old window */
 };
 
 enum sync_job_kind { SYNC_JOB_HEADERS, SYNC_JOB_BLOCK, SYNC_JOB_REFRESH, SYNC_JOB_FORGET };
@@ -101,7 +105,7 @@ struct sync_job {
 };
 
 /* Validation thread: the window and the best header's locator. */
-static void compute_window(struct chain *c, struct sync_result *r)
+static void compute_window(struct daemon *d, struct chain *c, struct sync_result *r)
 {
 	struct chain_index *idx = chain_get_index(c);
 	struct chain_node *best = chain_index_best_header(idx);
@@ -125,6 +129,17 @@ static void compute_window(struct chain *c, struct sync_result *r)
 	}
 	if (chain_work_cmp(&best->work, &tip->work) <= 0 || chain_work_cmp(&best->work, min) < 0)
 		return;
+	/* While more sync jobs wait behind this one, only every
+	 * SYNC_WINDOW_EVERY-th brings a window: a job done but not yet taken
+	 * by the loop holds its window (up to 57 KB), and a burst of small
+	 * blocks would otherwise queue hundreds of them. The last job of a
+	 * burst always brings one. */
+	struct sync_state *ss = &d->sync;
+	if (atomic_load(&ss->jobs_queued) > 0 && ++ss->window_skips < SYNC_WINDOW_EVERY) {
+		r->no_window = true;
+		return;
+	}
+	ss->window_skips = 0;
 	struct chain_node *fork = chain_node_fork(tip, best);
 	int32_t top = fork->height + (int32_t)SYNC_WINDOW;
 	if (top > best->height)
@@ -139,6 +154,13 @@ static void compute_window(struct chain *c, struct sync_result *r)
 		tmp[k].hash = n->hash;
 		tmp[k].height = n->height;
 		k++;
+	}
+	if (!k)
+		return;
+	r->want = xreallocarray(NULL, k, sizeof(*r->want));
+	if (!r->want) {
+		r->no_window = true;
+		return;
 	}
 	/* Lowest first: the order the chain needs them in. */
 	for (uint32_t i = 0; i < k; i++) {
@@ -171,6 +193,7 @@ static int check_headers_pow(struct chain *c, const struct proto_block_header *h
 static void headers_work(struct chain *c, struct val_job *j)
 {
 	struct sync_job *sj = (struct sync_job *)j;
+	atomic_fetch_sub(&sj->d->sync.jobs_queued, 1);
 	if (!c)
 		return;
 	struct chain_node *last = NULL;
@@ -211,12 +234,13 @@ static void headers_work(struct chain *c, struct val_job *j)
 			sj->n_last_locator =
 			    (uint32_t)chain_node_locator(last, sj->last_locator, SYNC_LOCATOR_MAX);
 	}
-	compute_window(c, &sj->res);
+	compute_window(sj->d, c, &sj->res);
 }
 
 static void forget_work(struct chain *c, struct val_job *j)
 {
 	struct sync_job *sj = (struct sync_job *)j;
+	atomic_fetch_sub(&sj->d->sync.jobs_queued, 1);
 	(void)c;
 	hsync_forget(&sj->d->sync.hsync, sj->peer_id);
 }
@@ -224,6 +248,7 @@ static void forget_work(struct chain *c, struct val_job *j)
 static void block_work(struct chain *c, struct val_job *j)
 {
 	struct sync_job *sj = (struct sync_job *)j;
+	atomic_fetch_sub(&sj->d->sync.jobs_queued, 1);
 	if (!c)
 		return;
 	struct proto_block b;
@@ -243,14 +268,15 @@ static void block_work(struct chain *c, struct val_job *j)
 	proto_block_release(&b);
 	xfree(sj->raw);
 	sj->raw = NULL;
-	compute_window(c, &sj->res);
+	compute_window(sj->d, c, &sj->res);
 }
 
 static void refresh_work(struct chain *c, struct val_job *j)
 {
 	struct sync_job *sj = (struct sync_job *)j;
+	atomic_fetch_sub(&sj->d->sync.jobs_queued, 1);
 	if (c)
-		compute_window(c, &sj->res);
+		compute_window(sj->d, c, &sj->res);
 }
 
 /* ---- the loop side ------------------------------------------------------- */
@@ -275,6 +301,7 @@ static struct sync_job *job_new(enum sync_job_kind kind, const struct peer *p, v
 static void job_free(struct sync_job *sj)
 {
 	xfree(sj->res.peers);
+	xfree(sj->res.want);
 	xfree(sj->headers);
 	xfree(sj->raw);
 	xfree(sj);
@@ -307,7 +334,10 @@ static void fill_peers(struct daemon *d, struct sync_job *sj)
 static int post(struct daemon *d, struct sync_job *sj)
 {
 	fill_peers(d, sj);
+	sj->d = d;
+	atomic_fetch_add(&d->sync.jobs_queued, 1);
 	if (validation_post(d, &sj->job)) {
+		atomic_fetch_sub(&d->sync.jobs_queued, 1);
 		job_free(sj);
 		return -ESHUTDOWN;
 	}
@@ -422,18 +452,11 @@ static void maybe_sendheaders(struct peer *p)
 		p->d->sync.sendheaders_sent++;
 }
 
-/* Take a new window, keeping what is in flight. */
-static void take_window(struct daemon *d, const struct sync_result *r)
+/* The result's window in place of ours, keeping what is in flight. */
+static void replace_window(struct sync_state *s, struct sync_result *r)
 {
-	struct sync_state *s = &d->sync;
-	uint64_t now = daemon_now_ms(d);
-	struct sync_block *nw = NULL;
-	if (r->n_want) {
-		nw = xreallocarray(NULL, r->n_want, sizeof(*nw));
-		if (!nw)
-			return;
-		memcpy(nw, r->want, r->n_want * sizeof(*nw));
-	}
+	struct sync_block *nw = r->want;
+	r->want = NULL;
 	/* Both are in height order: walk them together. */
 	uint32_t j = 0;
 	for (uint32_t i = 0; i < r->n_want; i++) {
@@ -451,6 +474,15 @@ static void take_window(struct daemon *d, const struct sync_result *r)
 	xfree(s->win);
 	s->win = nw;
 	s->n_win = r->n_want;
+}
+
+/* Take a job's result: the window (when it brought one), best header, peers. */
+static void take_window(struct daemon *d, struct sync_result *r)
+{
+	struct sync_state *s = &d->sync;
+	uint64_t now = daemon_now_ms(d);
+	if (!r->no_window)
+		replace_window(s, r);
 	s->best_height = r->best_height;
 	s->best_time = r->best_time;
 	s->n_locator = r->n_locator;
@@ -568,9 +600,12 @@ static void block_done(struct daemon *d, struct sync_job *sj, struct peer *p)
 	struct sync_state *s = &d->sync;
 	s->queue_bytes -= sj->len;
 	s->queue_blocks--;
-	/* Done with: if the chain still lacks it (a mutated copy), the
-	 * next window lists it again and it may be asked anew. */
-	for (uint32_t i = 0; i < s->n_win; i++) {
+	/* Done with: if the chain still lacks it (a mutated copy, an
+	 * error), it may be asked anew. A stored one stays marked: the
+	 * window may be older than this job (compute_window skips some). */
+	bool stored = !sj->err && sj->submit != CHAIN_SUBMIT_REJECTED &&
+	              sj->submit != CHAIN_SUBMIT_DUPLICATE_INVALID;
+	for (uint32_t i = 0; i < s->n_win && !stored; i++) {
 		if (proto_hash_eq(&s->win[i].hash, &sj->last_hash))
 			s->win[i].received = false;
 	}
@@ -841,8 +876,8 @@ void sync_peer_gone(struct peer *p)
 	 * every job of its that is still queued. */
 	if (!d->shutting_down) {
 		struct sync_job *fj = job_new(SYNC_JOB_FORGET, p, forget_work);
-		if (fj && validation_post(d, &fj->job))
-			job_free(fj);
+		if (fj)
+			(void)post(d, fj);
 	}
 	for (uint32_t i = 0; i < s->n_win; i++) {
 		if (s->win[i].peer == p->id + 1)
