@@ -80,13 +80,17 @@ class PeerdNode:
         self.pid = self.proc.pid
 
     def blockcount(self):
+        r = self.call("getblockcount")
+        return -1 if r is None else r
+
+    def call(self, method):
         import json
         import socket
         try:
             s = socket.socket(socket.AF_UNIX)
             s.settimeout(5)
             s.connect(self.sock)
-            s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"getblockcount"}\n')
+            s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"%s"}\n' % method.encode())
             buf = b""
             while not buf.endswith(b"\n"):
                 d = s.recv(4096)
@@ -96,7 +100,7 @@ class PeerdNode:
             s.close()
             return json.loads(buf)["result"]
         except (OSError, ValueError, KeyError):
-            return -1
+            return None
 
     def stop(self):
         self.proc.terminate()
@@ -142,6 +146,11 @@ def timed_sync(make, workdir, source, n):
             print("    at the tip: VmRSS %d kB, RssAnon %d kB, RssFile %d kB, threads %d" % (
                 status_kb(node.pid, "VmRSS"), status_kb(node.pid, "RssAnon"),
                 status_kb(node.pid, "RssFile"), status_kb(node.pid, "Threads")), flush=True)
+            if hasattr(node, "call"):
+                st = node.call("getstats") or {}
+                print("    peerd coins cache %s, free lists %s" % (
+                    st.get("coins_cache"), {k: (v["free"], v["buf_size"]) for k, v in
+                                            st.get("freelists", {}).items()}), flush=True)
             with open("/proc/%d/smaps" % node.pid) as f:
                 head = None
                 for line in f:
