@@ -14,8 +14,8 @@
  *     change, summing the work and keeping one bit per HSYNC_COMMIT_PERIOD
  *     headers: bit 0 of a salted SipHash of the header at a random offset.
  *     Memory: those bits only, at most 6 headers a second since the start's
- *     median time past, over the period (about 590 KB for regtest's 2011
- *     genesis, 100 KB on mainnet from genesis). When the work reaches the
+ *     median time past, over the period (about 600 KB from regtest's 2011
+ *     genesis, 680 KB from mainnet's; the real mainnet chain: 180 bytes). When the work reaches the
  *     threshold, REDOWNLOAD asks for the same chain again from the start,
  *     checks each committed header's bit, and buffers headers (48 bytes
  *     each) until HSYNC_BUFFER_SIZE lie past the oldest; only then, or once
@@ -23,9 +23,9 @@
  *     the index. A peer that serves another chain the second time fails a
  *     commitment (1 in 2 per bit, 1 in 2^23 over the buffer) before it
  *     can push a header into the index.
- * So a low-work peer costs at most the commitment bits plus one buffer
- * (~700 KB) while it syncs, and nothing once it stops; the index never
- * grows for it.
+ * So a low-work peer costs at most the commitment bits plus, once it has
+ * shown the work, one buffer (16,827 x 48 bytes, ~810 KB) while it
+ * syncs, and nothing once it stops; the index never grows for it.
  *
  * Thread: the validation thread only (the table hangs off struct daemon's
  * sync state but the loop never reads it).
