@@ -108,8 +108,8 @@ ASAN_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/asan/test/%,$(TEST_SRCS))
 TSAN_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tsan/test/%,$(TSAN_TEST_SRCS))
 FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/bin/%,$(FUZZ_SRCS))
 
-.PHONY: all test test-build unit interop bench soak fuzz fuzz-smoke integration run deps \
-	install uninstall clean format man
+.PHONY: all test test-build unit interop bench bench-ibd soak fuzz fuzz-smoke integration run \
+	deps install uninstall clean format man
 
 all: $(BINS)
 
@@ -323,3 +323,11 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# Initial block download against Bitcoin Core (outside make test, needs a
+# bitcoind): 20,000 empty and 2,000 transaction blocks from a Core node,
+# synced by peerd and by a second Core node; prints the README's table.
+# BENCH_IBD_ARGS="--runs 2" or "--only empty" to vary.
+bench-ibd: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) all
+	@BUILD=$(BUILD) BENCH_DATA=$(BENCH_DATA) $(PYTHON) scripts/bench-ibd.py $(BENCH_IBD_ARGS)

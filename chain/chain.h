@@ -159,6 +159,8 @@ struct chain_config {
 	void *log_arg;
 	int64_t (*now)(void); /**< clock in seconds (NULL: time()); tests move it */
 	int64_t max_tip_age;  /**< seconds; an older tip is initial block download (0: 24 h) */
+	/** Core's -minimumchainwork (NULL: the network's, params->min_chain_work). */
+	const struct chain_work *min_chain_work;
 };
 
 /** An open chain; opaque. One thread owns it. */
@@ -195,11 +197,14 @@ int32_t chain_height(const struct chain *c);
 struct chain_node *chain_at(const struct chain *c, int32_t height);
 /** True if n is on the active chain. */
 bool chain_contains(const struct chain *c, const struct chain_node *n);
+/** The minimum chain work in force (the network's, or -minimumchainwork). */
+const struct chain_work *chain_min_work(const struct chain *c);
 /** Core's IsInitialBlockDownload without the sticky latch: tip older than 24 h. */
 bool chain_tip_is_old(const struct chain *c);
 /**
- * Core's IsInitialBlockDownload: true while the tip is older than 24 h;
- * once false, false for good (the latch, logged as Core logs it).
+ * Core's IsInitialBlockDownload: true while the tip is older than 24 h or
+ * its chain has less work than chain_min_work; once false, false for good (the latch, logged as
+ * Core logs it).
  */
 bool chain_in_ibd(struct chain *c);
 
@@ -234,6 +239,21 @@ CHAIN_WUR int chain_accept_headers(struct chain *c, const struct proto_block_hea
 /** Read a stored block's bytes (xmalloc'd, the caller frees). 0, CHAIN_ENOTFOUND (no data), ... */
 CHAIN_WUR int chain_read_block(struct chain *c, const struct chain_node *n, uint8_t **raw,
                                size_t *len);
+/**
+ * chain_submit_block for a block whose frame checksum (the first 4 bytes
+ * of SHA-256d of raw, little-endian as read from a message header) the
+ * caller already checked: kept in the index, so serving never hashes.
+ * chain_submit_block computes it instead.
+ */
+CHAIN_WUR int chain_submit_block_csum(struct chain *c, const uint8_t *raw, size_t len,
+                                      struct proto_block *b, uint32_t csum,
+                                      enum chain_submit *result, struct chain_state *st);
+/**
+ * chain_read_block and the block's frame checksum (*csum) from the index;
+ * computed once and kept when the index lacks it. 0 or as chain_read_block.
+ */
+CHAIN_WUR int chain_read_block_framed(struct chain *c, struct chain_node *n, uint8_t **raw,
+                                      size_t *len, uint32_t *csum);
 /** Read a connected block's undo data. 0, CHAIN_ENOTFOUND, ... */
 CHAIN_WUR int chain_read_undo(struct chain *c, const struct chain_node *n,
                               struct chain_block_undo *u);

@@ -293,6 +293,12 @@ int chain_open(struct chain **out, const struct chain_config *cfg)
 		return CHAIN_ENOMEM;
 	c->cfg = *cfg;
 	c->p = cfg->params;
+	if (cfg->min_chain_work)
+		c->min_work = *cfg->min_chain_work;
+	else
+		chain_work_from_le(cfg->params->min_chain_work.b, &c->min_work);
+	/* Only the value was the caller's: the pointer is not kept. */
+	c->cfg.min_chain_work = NULL;
 	if (!c->cfg.dbcache_bytes)
 		c->cfg.dbcache_bytes = (size_t)CHAIN_DBCACHE_DEFAULT_MIB << 20;
 	proto_block_init(&c->blk);
@@ -368,6 +374,11 @@ struct chain_checker *chain_get_checker(struct chain *c)
 	return c->ck;
 }
 
+const struct chain_work *chain_min_work(const struct chain *c)
+{
+	return &c->min_work;
+}
+
 bool chain_tip_is_old(const struct chain *c)
 {
 	const struct chain_node *tip = chain_tip(c);
@@ -379,10 +390,7 @@ bool chain_in_ibd(struct chain *c)
 {
 	if (c->finished_ibd)
 		return false;
-	/* Core also requires the minimum chain work; peerd's parameters do
-	 * not carry it yet, so only the tip's age counts (regtest's minimum
-	 * is zero anyway). */
-	if (chain_tip_is_old(c))
+	if (chain_tip_is_old(c) || chain_work_cmp(&chain_tip(c)->work, &c->min_work) < 0)
 		return true;
 	chain_logf(c, CHAIN_LOG_INFO, "%s", "Leaving InitialBlockDownload (latching to false)");
 	c->finished_ibd = true;

@@ -31,6 +31,8 @@
 #define TABLE_MIN 1024u
 /** Node record format version (first 4 bytes of a record). */
 #define RECORD_VERSION 1u
+/* Flags at byte 184 of a version-1 record (zero in records that predate them). */
+#define RECORD_FLAG_CHECKSUM 1u
 
 struct chain_index {
 	const struct proto_params *params;
@@ -346,6 +348,8 @@ int chain_index_insert_loaded(struct chain_index *idx, const struct chain_node *
 		known->file = loaded->file;
 		known->data_pos = loaded->data_pos;
 		known->undo_pos = loaded->undo_pos;
+		known->has_checksum = loaded->has_checksum;
+		known->checksum = loaded->checksum;
 		known->dirty = false;
 		return 0;
 	}
@@ -499,6 +503,10 @@ void chain_node_encode(const struct chain_node *n, uint8_t out[CHAIN_NODE_RECORD
 	proto_put_le32(out + 168, (uint32_t)n->file);
 	proto_put_le32(out + 172, n->data_pos);
 	proto_put_le32(out + 176, n->undo_pos);
+	if (n->has_checksum) {
+		proto_put_le32(out + 180, n->checksum);
+		proto_put_le32(out + 184, RECORD_FLAG_CHECKSUM);
+	}
 }
 
 int chain_node_decode(const uint8_t *rec, size_t len, struct chain_node *out,
@@ -524,6 +532,10 @@ int chain_node_decode(const uint8_t *rec, size_t len, struct chain_node *out,
 	out->file = (int32_t)proto_le32(rec + 168);
 	out->data_pos = proto_le32(rec + 172);
 	out->undo_pos = proto_le32(rec + 176);
+	if (proto_le32(rec + 184) & RECORD_FLAG_CHECKSUM) {
+		out->checksum = proto_le32(rec + 180);
+		out->has_checksum = true;
+	}
 	if (out->height < 0)
 		return CHAIN_ECORRUPT;
 	/* As Core's LoadBlockIndexGuts, the hash is the header's own: a

@@ -76,6 +76,9 @@ struct chain_node {
 	bool dirty;        /**< changed since the index was last written to the database */
 	bool linked; /**< it and every ancestor have their data (Core's HaveNumChainTxs); not stored
 	              */
+	bool has_checksum; /**< `checksum` is known (stored blocks; fits the struct's padding) */
+	uint32_t
+	    checksum; /**< the block's frame checksum: first 4 bytes of SHA-256d, as on the wire */
 };
 
 /** The block index; opaque. */
@@ -165,6 +168,13 @@ void chain_work_add(struct chain_work *a, const struct chain_work *b);
 int chain_work_cmp(const struct chain_work *a, const struct chain_work *b);
 /** 64 lowercase hex digits, most significant first (Core's `chainwork`); out has 65 bytes. */
 void chain_work_hex(const struct chain_work *w, char out[65]);
+/** Read a 256-bit little-endian number (proto_params.min_chain_work) as work. */
+void chain_work_from_le(const uint8_t in[32], struct chain_work *out);
+/**
+ * Parse work as Core's -minimumchainwork takes it (uint256::FromUserHex):
+ * an optional "0x", then 1 to 64 hex digits. 0 or CHAIN_EARG.
+ */
+CHAIN_WUR int chain_work_from_hex(const char *hex, struct chain_work *out);
 /** The work as a double (for `difficulty`-style figures and progress). */
 double chain_work_double(const struct chain_work *w);
 /** Core's GetDifficulty of compact bits. */
@@ -207,7 +217,11 @@ CHAIN_WUR int chain_check_header_contextual(const struct proto_block_header *h,
 /**
  * Serialized node for the database (little-endian, versioned; the prev
  * hash included so records can be loaded in any order and linked).
- * CHAIN_NODE_RECORD_SIZE bytes.
+ * CHAIN_NODE_RECORD_SIZE bytes. Version 1 leaves bytes 180-191 zero;
+ * the frame checksum went into them later without a new version: bytes
+ * 180-183 the checksum, 184-187 flags (bit 0: the checksum is there), so
+ * a record written before reads as "checksum not known" and one written
+ * now still reads in an older peerd, which ignores those bytes.
  */
 #define CHAIN_NODE_RECORD_SIZE 192
 void chain_node_encode(const struct chain_node *n, uint8_t out[CHAIN_NODE_RECORD_SIZE]);

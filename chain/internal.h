@@ -129,6 +129,9 @@ struct chain {
 	struct chain_pos flushed_end; /**< the block store's end at the last flush */
 	struct proto_block blk;       /**< scratch for blocks read back from disk */
 	struct chain_stats stats;
+	struct chain_work min_work; /**< cfg.min_chain_work or the network's */
+	bool csum_hint_set;         /**< chain_submit_block_csum: the block's frame checksum */
+	uint32_t csum_hint;
 };
 
 /** Log through the configured logger (printf-style). */

@@ -162,3 +162,35 @@ double chain_difficulty(uint32_t bits)
 	}
 	return diff;
 }
+
+void chain_work_from_le(const uint8_t in[32], struct chain_work *out)
+{
+	for (int i = 0; i < LIMBS; i++) {
+		uint64_t v = 0;
+		for (int b = 7; b >= 0; b--)
+			v = (v << 8) | in[8 * i + b];
+		out->limb[i] = v;
+	}
+}
+
+int chain_work_from_hex(const char *hex, struct chain_work *out)
+{
+	/* Core's uint256::FromUserHex: an optional 0x, then 1 to 64 hex
+	 * digits, the number right-aligned. */
+	if (!hex)
+		return CHAIN_EARG;
+	if (hex[0] == '0' && (hex[1] == 'x' || hex[1] == 'X'))
+		hex += 2;
+	size_t n = strlen(hex);
+	if (n == 0 || n > 64)
+		return CHAIN_EARG;
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < n; i++) {
+		int v = proto_hex_digit(hex[i]);
+		if (v < 0)
+			return CHAIN_EARG;
+		size_t nib = n - 1 - i; /* nibble index from the least significant */
+		out->limb[nib / 16] |= (uint64_t)v << (4 * (nib % 16));
+	}
+	return 0;
+}

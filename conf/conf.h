@@ -71,6 +71,8 @@
 #define CONF_MAX_FILE_SIZE (1024 * 1024)
 /** Settings (file lines plus arguments) accepted in total. */
 #define CONF_MAX_SETTINGS 10000
+/** Longest -minimumchainwork value: "0x" and 64 hex digits. */
+#define CONF_MAX_HEX256 66
 /** Longest path accepted for datadir, conf and controlsocket. */
 #define CONF_MAX_PATH 4095
 /** sun_path holds 108 bytes including the NUL. */
@@ -160,6 +162,8 @@ struct peerd_conf {
 	size_t maxrecvmemory_mib;
 	int peertimeout_s;      /**< seconds a new peer has to finish the handshake */
 	int64_t maxtipage_s;    /**< a tip older than this: initial block download */
+	/** -minimumchainwork as given (validated hex), empty: the network's. */
+	char minimumchainwork[CONF_MAX_HEX256 + 1];
 	char *controlsocket;    /**< default netdir/control.sock */
 	int controltimeout_s;   /**< an idle control client is closed after this; 0 = never */
 	struct conf_list debug; /**< categories; "1" or "all" = every one */

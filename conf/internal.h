@@ -28,6 +28,7 @@ enum conf_key {
 	CONF_K_MAXCONNECTIONS,
 	CONF_K_PEERTIMEOUT,
 	CONF_K_MAXTIPAGE,
+	CONF_K_MINIMUMCHAINWORK,
 	CONF_K_MAXRECEIVEBUFFER,
 	CONF_K_MAXSENDBUFFER,
 	CONF_K_PAR,
@@ -48,13 +49,14 @@ enum conf_key {
 
 /** What a key's value is. */
 enum conf_kind {
-	CONF_KIND_BOOL,  /**< 0 or 1 */
-	CONF_KIND_UINT,  /**< decimal integer in [min, max] */
-	CONF_KIND_PATH,  /**< non-empty path up to CONF_MAX_PATH bytes */
-	CONF_KIND_CHAIN, /**< a network name */
-	CONF_KIND_BIND,  /**< repeatable: IP literal with optional port */
-	CONF_KIND_PEER,  /**< repeatable: host with optional port */
-	CONF_KIND_DEBUG, /**< repeatable: debug category */
+	CONF_KIND_BOOL,   /**< 0 or 1 */
+	CONF_KIND_UINT,   /**< decimal integer in [min, max] */
+	CONF_KIND_PATH,   /**< non-empty path up to CONF_MAX_PATH bytes */
+	CONF_KIND_CHAIN,  /**< a network name */
+	CONF_KIND_BIND,   /**< repeatable: IP literal with optional port */
+	CONF_KIND_PEER,   /**< repeatable: host with optional port */
+	CONF_KIND_DEBUG,  /**< repeatable: debug category */
+	CONF_KIND_HEX256, /**< a 256-bit number: optional 0x, 1-64 hex digits */
 };
 
 /** Key flags. */

@@ -74,6 +74,12 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                           "While the tip is older than this many seconds peerd is in initial\n"
                           "block download: no transactions asked for, no tips announced\n"
                           "(bitcoind's debug option -maxtipage)."},
+    [CONF_K_MINIMUMCHAINWORK] = {"minimumchainwork", CONF_KIND_HEX256, CONF_KF_NONEG, 0, 0, "<hex>",
+                                 "the network's",
+                                 "Chains with less work than this are not downloaded and keep\n"
+                                 "peerd in initial block download; their headers are checked\n"
+                                 "without being stored (bitcoind's debug option\n"
+                                 "-minimumchainwork; Core 29's value per network, 0 on regtest)."},
     [CONF_K_MAXRECEIVEBUFFER] =
         {"maxreceivebuffer", CONF_KIND_UINT, 0, 1, CONF_MAX_BUFFER_KB, "<n>",
          STR(CONF_DEFAULT_MAXRECEIVEBUFFER_KB),
@@ -378,6 +384,15 @@ const char *conf_check_value(enum conf_key key, const char *v, char *why, size_t
 		return split_hostport(v, true, 1, host, sizeof(host), &port, why, whylen);
 	case CONF_KIND_PEER:
 		return split_hostport(v, false, 1, host, sizeof(host), &port, why, whylen);
+	case CONF_KIND_HEX256: {
+		const char *h = v;
+		if (h[0] == '0' && (h[1] == 'x' || h[1] == 'X'))
+			h += 2;
+		size_t len = strlen(h);
+		if (len == 0 || len > 64 || strspn(h, "0123456789abcdefABCDEF") != len)
+			return why_set(why, whylen, "not a hex number of 1-64 digits");
+		return NULL;
+	}
 	case CONF_KIND_DEBUG:
 		if (!conf_debug_category(v))
 			return why_set(why, whylen, "unknown category (%s; all, 1, 0, none)",

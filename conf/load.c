@@ -605,6 +605,9 @@ static int apply(struct loader *L, struct peerd_conf *c)
 	    (int)uint_of(scalar(L, CONF_K_PEERTIMEOUT, lv, nl), CONF_DEFAULT_PEERTIMEOUT_S);
 	c->maxtipage_s =
 	    (int64_t)uint_of(scalar(L, CONF_K_MAXTIPAGE, lv, nl), CONF_DEFAULT_MAXTIPAGE_S);
+	c->minimumchainwork[0] = '\0';
+	if ((v = scalar(L, CONF_K_MINIMUMCHAINWORK, lv, nl)))
+		snprintf(c->minimumchainwork, sizeof(c->minimumchainwork), "%s", v);
 	c->binaryfreelist =
 	    (size_t)uint_of(scalar(L, CONF_K_BINARYFREELIST, lv, nl), CONF_DEFAULT_BINARYFREELIST);
 	c->scriptfreelist =

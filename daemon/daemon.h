@@ -263,6 +263,8 @@ struct peer {
 	uint32_t blocks_inflight;    /**< blocks asked of it, not yet received */
 	uint64_t getheaders_ms;      /**< loop time of the last unanswered getheaders, 0 = none */
 	bool sync_started;           /**< it was sent the first getheaders */
+	bool sent_sendheaders;       /**< BIP130 sendheaders went to it */
+	bool best_min_work;          /**< its best known block has more than the minimum work */
 	/* misbehaviour */
 	uint32_t decode_errors;
 };
@@ -292,6 +294,16 @@ int peer_send_msg(struct peer *p, const struct proto_msg *m);
  * nothing. Updates byte counters and flow control.
  */
 void peer_send_frame(struct peer *p, enum proto_cmd cmd, const uint8_t *frame, size_t len);
+/**
+ * Send a message whose payload (xmalloc'd) the caller gives away, framed
+ * without a copy: `prefix` (magic and command, 16 bytes that must outlive
+ * the write: a daemon field), the length and `csum` (the payload's frame
+ * checksum, known by the caller) in an 8-byte binary free-list buffer,
+ * then the payload where it lies, as one write of three buffers. The
+ * payload is freed once written (or at once on error). Loop thread.
+ */
+void peer_send_owned(struct peer *p, enum proto_cmd cmd, const uint8_t prefix[16], uint8_t *payload,
+                     size_t len, uint32_t csum);
 /** Resume processing and reading when the send queue drained (write callback). */
 void peer_flow_update(struct peer *p);
 /** Process messages that waited in the rx buffer and restart reading if it was stopped. */
@@ -514,10 +526,78 @@ void relay_ibd_over(struct daemon *d);
 #define SYNC_HEADERS_RESPONSE_MS (2u * 60u * 1000u)
 /** A best header younger than this: getheaders to every new peer (Core: 24 h). */
 #define SYNC_RECENT_HEADER_S (24 * 60 * 60)
-/** Received block bytes waiting for the validation thread, at most (back-pressure). */
-#define SYNC_MAX_QUEUE_BYTES (64u << 20)
+/**
+ * Received block bytes waiting for the validation thread, at most
+ * (back-pressure). Blocks wait here in memory (Core writes them to disk
+ * on arrival), so this is most of peerd's memory during a signature-bound
+ * sync: 8 MiB is seconds of validation work for any block size (a 4 MB
+ * block still fits: requested blocks are always taken), and at 64 MiB a
+ * 2,000-block sync of 24 KB blocks peaked at 42 MiB RSS (make bench-ibd).
+ */
+#define SYNC_MAX_QUEUE_BYTES (8u << 20)
+/** While sync jobs queue up, one in this many brings a new download window. */
+#define SYNC_WINDOW_EVERY 16u
 /** Locator hashes kept (chain/'s CHAIN_LOCATOR_MAX; daemon.h does not include chain/). */
 #define SYNC_LOCATOR_MAX 40u
+
+/* ---- hsync.c: headers presync (validation thread) ------------------------ */
+
+/** Headers between two commitment bits (Core 29's HEADER_COMMITMENT_PERIOD). */
+#define HSYNC_COMMIT_PERIOD 624u
+/** Redownloaded headers held back before any reach the index (Core 29's REDOWNLOAD_BUFFER_SIZE). */
+#define HSYNC_BUFFER_SIZE 14827u
+/** A presync getheaders: the last header, then the start's locator. */
+#define HSYNC_LOCATOR_MAX (SYNC_LOCATOR_MAX + 1u)
+
+struct hsync;
+/** Every peer's presync state; the validation thread's alone. */
+struct hsync_table {
+	struct hsync **v;
+	uint32_t n, cap;
+};
+
+/** What became of a headers message that went through presync. */
+enum hsync_outcome {
+	HSYNC_OUT_NONE = 0,   /**< not a low-work chain: the index takes the headers */
+	HSYNC_OUT_IGNORED,    /**< a short message of a low-work chain: dropped */
+	HSYNC_OUT_PRESYNC,    /**< counted toward the work; more asked for */
+	HSYNC_OUT_REDOWNLOAD, /**< enough work: the chain is being fetched again */
+	HSYNC_OUT_DONE,       /**< the whole redownloaded chain went to the index */
+	HSYNC_OUT_ABORTED,    /**< the sync ended without enough work (or the peer lied) */
+};
+
+/** hsync_on_headers' answer. */
+struct hsync_result {
+	bool consumed;     /**< presync handled the message: do not give it to the index */
+	bool had_sync;     /**< the peer was in a presync before this message */
+	bool started;      /**< this message started one */
+	bool request_more; /**< send a getheaders with `locator` */
+	enum hsync_outcome outcome;
+	int32_t height;                     /**< how far the peer's chain got */
+	struct proto_block_header *release; /**< checked headers for the index (xmalloc'd) */
+	uint32_t n_release;
+	uint32_t n_locator;
+	struct proto_hash locator[HSYNC_LOCATOR_MAX];
+};
+
+/**
+ * Core's presync for one headers message of peer_id, whose proof of work
+ * and continuity were checked: decides whether the message belongs to a
+ * chain below the anti-DoS work and, if so, runs it through the peer's
+ * presync instead of the index. 0, or CHAIN_ENOMEM. Validation thread.
+ */
+int hsync_on_headers(struct hsync_table *t, struct chain *c, uint64_t peer_id,
+                     const struct proto_block_header *h, uint32_t n, struct hsync_result *r);
+/** The peer is gone or sent an empty headers: its presync goes. Validation thread. */
+void hsync_forget(struct hsync_table *t, uint64_t peer_id);
+/** Free every state (after the validation thread stopped). */
+void hsync_release(struct hsync_table *t);
+/** Bytes held by every presync. Validation thread. */
+size_t hsync_memory(const struct hsync_table *t);
+/** Whether peer_id is in presync. Validation thread. */
+bool hsync_has(struct hsync_table *t, uint64_t peer_id);
+/** Peers in presync. Validation thread. */
+uint32_t hsync_count(const struct hsync_table *t);
 
 /** One block of the download window. */
 struct sync_block {
@@ -542,6 +622,18 @@ struct sync_state {
 	uint64_t stall_since_ms, stall_timeout_ms;
 	uint64_t blocks_requested, blocks_accepted, blocks_invalid, blocks_dropped;
 	uint64_t getheaders_sent, unconnecting, stalls, misbehaving;
+	/* low-work headers (hsync.c), counted on the loop from job results */
+	uint64_t lowwork_ignored, presync_started, presync_done, presync_aborted;
+	uint64_t presync_msgs;
+	uint32_t presync_peers; /**< peers in presync at the last headers job */
+	uint64_t presync_bytes; /**< what their states held then */
+	uint64_t presync_bytes_max;
+	uint64_t sendheaders_sent;
+	/** Validation thread only: every peer's presync. */
+	struct hsync_table hsync;
+	/** Sync jobs posted and not yet started (both threads). */
+	_Atomic uint32_t jobs_queued;
+	uint32_t window_skips; /**< validation thread: jobs since the last window */
 };
 
 /** Empty state. */
@@ -554,8 +646,12 @@ void sync_peer_ready(struct peer *p);
 void sync_on_headers(struct peer *p, const struct proto_headers *h);
 /** A block inv: getheaders if the block is unknown. */
 void sync_on_block_inv(struct peer *p, const struct proto_hash *h);
-/** A block message's payload (copied; decoded on the validation thread). */
-void sync_on_block(struct peer *p, const uint8_t *payload, size_t len);
+/**
+ * A block message's payload (copied; decoded on the validation thread) and
+ * its frame checksum, which transport.c checked: kept in the index so the
+ * block is served without hashing.
+ */
+void sync_on_block(struct peer *p, const uint8_t *payload, size_t len, uint32_t csum);
 /** The active chain moved: refresh the window. */
 void sync_new_tip(struct daemon *d);
 /** Ask peers for the window's blocks. */
@@ -910,7 +1006,8 @@ struct daemon_stats {
 	uint64_t tx_requested, tx_request_timeouts, tx_received, tx_unsolicited;
 	uint64_t tx_decoded, tx_bytes;
 	uint64_t getdata_items, notfound_sent, notfound_recv, blocks_served;
-	uint64_t blocks_not_served; /**< asked for, but unknown, not allowed or unreadable */
+	uint64_t blocks_not_served;       /**< asked for, but unknown, not allowed or unreadable */
+	uint64_t blocks_served_reencoded; /**< of blocks_served: witnesses stripped (MSG_BLOCK) */
 	uint64_t blocks_recv;
 	/* headers */
 	uint64_t headers_msgs, headers_entries, getheaders_answered;
@@ -1027,6 +1124,8 @@ struct daemon {
 	struct proto_msg in;     /**< the message being handled */
 	struct proto_msg out;    /**< the message being sent */
 	struct proto_writer txw; /**< growable; frames are encoded here */
+	/** Magic and "block" of a block frame: the first piece of every block served. */
+	uint8_t block_prefix[16];
 
 	/** The validation thread, which owns the chain and its check queue. */
 	struct validation val;

@@ -192,9 +192,9 @@ static void on_verack(struct peer *p)
 	if (p->state != PEER_ACTIVE)
 		return;
 	send_ping(p, daemon_now_ms(d));
-	/* BIP130, where Core's SendMessages sends it: after the ping. */
-	if (p->state == PEER_ACTIVE && common_version(p) >= PEER_SENDHEADERS_VERSION)
-		send_empty(p, PROTO_CMD_SENDHEADERS);
+	/* BIP130's sendheaders is not sent here: as Core's
+	 * MaybeSendSendHeaders, sync.c sends it once the peer's best known
+	 * block has more than the minimum chain work. */
 	/* Then Core's "start block sync": a getheaders if this peer is one. */
 	if (p->state == PEER_ACTIVE)
 		sync_peer_ready(p);

@@ -209,32 +209,34 @@ void peer_disconnect(struct peer *p, const char *why)
 
 /* ---- sending ------------------------------------------------------------ */
 
+/* A queued write of `len` bytes finished (or was cancelled). */
+static void write_finished(struct peer *p, uint64_t len, int status)
+{
+	if (!p)
+		return;
+	if (BASE_CHECK(p->sendq_bytes >= len))
+		p->sendq_bytes -= len;
+	else
+		p->sendq_bytes = 0;
+	if (p->sendq_reqs)
+		p->sendq_reqs--;
+	if (status < 0 && status != UV_ECANCELED)
+		peer_disconnect(p, uv_strerror(status));
+	else if (p->state != PEER_CLOSING)
+		peer_flow_update(p);
+}
+
 static void peer_write_cb(uv_write_t *req, int status)
 {
 	struct peer_wreq *w = (struct peer_wreq *)req;
-	struct peer *p = req->handle->data;
-	if (p) {
-		if (BASE_CHECK(p->sendq_bytes >= w->len))
-			p->sendq_bytes -= w->len;
-		else
-			p->sendq_bytes = 0;
-		if (p->sendq_reqs)
-			p->sendq_reqs--;
-		if (status < 0 && status != UV_ECANCELED)
-			peer_disconnect(p, uv_strerror(status));
-		else if (p->state != PEER_CLOSING)
-			peer_flow_update(p);
-	}
+	write_finished(req->handle->data, w->len, status);
 	xfree(w);
 }
 
-void peer_send_frame(struct peer *p, enum proto_cmd cmd, const uint8_t *frame, size_t len)
+/* Account a message about to be sent (counters, log). */
+static void count_sent(struct peer *p, enum proto_cmd cmd, size_t len)
 {
 	struct daemon *d = p->d;
-	if (p->state == PEER_CLOSING || p->state == PEER_CONNECTING)
-		return;
-	if ((unsigned)cmd >= PROTO_CMD__COUNT)
-		cmd = PROTO_CMD_UNKNOWN;
 	d->stats.msg[cmd].sent_count++;
 	d->stats.msg[cmd].sent_bytes += len;
 	d->stats.bytes_sent += len;
@@ -244,6 +246,119 @@ void peer_send_frame(struct peer *p, enum proto_cmd cmd, const uint8_t *frame, s
 	p->lastsend_ms = daemon_now_ms(d);
 	DLOG_DBG(&d->log, DLOG_MSG, "send %s (%zu bytes) peer=%llu", proto_cmd_name(cmd), len,
 	         (unsigned long long)p->id);
+}
+
+/* Pause the peer once its queue passed maxsendbuffer (Core's fPauseSend). */
+static void queued(struct peer *p, size_t rest)
+{
+	struct daemon *d = p->d;
+	p->sendq_bytes += rest;
+	p->sendq_reqs++;
+	if (!p->send_paused && p->sendq_bytes > d->max_sendq) {
+		p->send_paused = true;
+		d->stats.send_pauses++;
+		DLOG_DBG(&d->log, DLOG_NET,
+		         "peer=%llu send queue %llu bytes > maxsendbuffer: pausing",
+		         (unsigned long long)p->id, (unsigned long long)p->sendq_bytes);
+	}
+}
+
+/** A write whose pieces stay where they are until it completes. */
+struct peer_wref {
+	uv_write_t req;
+	uint64_t len;     /**< bytes queued */
+	void *lenck;      /**< the frame's length and checksum: an 8-byte binary free-list buffer */
+	uint8_t *payload; /**< owned; freed when written */
+};
+
+static void peer_wref_cb(uv_write_t *req, int status)
+{
+	struct peer_wref *w = (struct peer_wref *)req;
+	write_finished(req->handle->data, w->len, status);
+	proto_freelist_put(PROTO_FREELIST_BINARY, w->lenck);
+	xfree(w->payload);
+	xfree(w);
+}
+
+void peer_send_owned(struct peer *p, enum proto_cmd cmd, const uint8_t prefix[16], uint8_t *payload,
+                     size_t len, uint32_t csum)
+{
+	if (p->state == PEER_CLOSING || p->state == PEER_CONNECTING || len > PROTO_MAX_MESSAGE) {
+		xfree(payload);
+		return;
+	}
+	if ((unsigned)cmd >= PROTO_CMD__COUNT)
+		cmd = PROTO_CMD_UNKNOWN;
+	/* The frame: a 16-byte prefix (magic, command) that lives as long
+	 * as the daemon, 8 bytes of length and checksum that must live
+	 * until the write completes (the binary free list's job), then the
+	 * payload where it lies: nothing is copied or hashed. */
+	uint8_t *lenck = proto_freelist_get(PROTO_FREELIST_BINARY);
+	if (!lenck) {
+		xfree(payload);
+		peer_disconnect(p, "out of memory queueing a send");
+		return;
+	}
+	proto_put_le32(lenck, (uint32_t)len);
+	proto_put_le32(lenck + 4, csum);
+	size_t total = PROTO_HEADER_SIZE + len;
+	count_sent(p, cmd, total);
+	uv_buf_t b[3] = {uv_buf_init((char *)prefix, 16), uv_buf_init((char *)lenck, 8),
+	                 uv_buf_init((char *)payload, (unsigned)len)};
+	size_t done = 0;
+	if (p->sendq_reqs == 0) {
+		int n = uv_try_write((uv_stream_t *)&p->tcp, b, 3);
+		if (n > 0) {
+			done = (size_t)n;
+		} else if (n < 0 && n != UV_EAGAIN) {
+			proto_freelist_put(PROTO_FREELIST_BINARY, lenck);
+			xfree(payload);
+			peer_disconnect(p, uv_strerror(n));
+			return;
+		}
+	}
+	if (done == total) {
+		proto_freelist_put(PROTO_FREELIST_BINARY, lenck);
+		xfree(payload);
+		return;
+	}
+	/* What the kernel did not take: the same pieces, from where it stopped. */
+	unsigned first = 0;
+	size_t skip = done;
+	while (skip >= b[first].len) {
+		skip -= b[first].len;
+		first++;
+	}
+	b[first].base += skip;
+	b[first].len -= skip;
+	struct peer_wref *w = xmalloc(sizeof(*w));
+	if (!w) {
+		proto_freelist_put(PROTO_FREELIST_BINARY, lenck);
+		xfree(payload);
+		peer_disconnect(p, "out of memory queueing a send");
+		return;
+	}
+	w->len = total - done;
+	w->lenck = lenck;
+	w->payload = payload;
+	int err = uv_write(&w->req, (uv_stream_t *)&p->tcp, b + first, 3 - first, peer_wref_cb);
+	if (err) {
+		proto_freelist_put(PROTO_FREELIST_BINARY, lenck);
+		xfree(payload);
+		xfree(w);
+		peer_disconnect(p, uv_strerror(err));
+		return;
+	}
+	queued(p, w->len);
+}
+
+void peer_send_frame(struct peer *p, enum proto_cmd cmd, const uint8_t *frame, size_t len)
+{
+	if (p->state == PEER_CLOSING || p->state == PEER_CONNECTING)
+		return;
+	if ((unsigned)cmd >= PROTO_CMD__COUNT)
+		cmd = PROTO_CMD_UNKNOWN;
+	count_sent(p, cmd, len);
 
 	size_t done = 0;
 	if (p->sendq_reqs == 0) {
@@ -273,15 +388,7 @@ void peer_send_frame(struct peer *p, enum proto_cmd cmd, const uint8_t *frame, s
 		peer_disconnect(p, uv_strerror(err));
 		return;
 	}
-	p->sendq_bytes += rest;
-	p->sendq_reqs++;
-	if (!p->send_paused && p->sendq_bytes > d->max_sendq) {
-		p->send_paused = true;
-		d->stats.send_pauses++;
-		DLOG_DBG(&d->log, DLOG_NET,
-		         "peer=%llu send queue %llu bytes > maxsendbuffer: pausing",
-		         (unsigned long long)p->id, (unsigned long long)p->sendq_bytes);
-	}
+	queued(p, rest);
 }
 
 int peer_send_msg(struct peer *p, const struct proto_msg *m)

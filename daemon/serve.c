@@ -16,9 +16,13 @@
  * gets the block without witnesses (re-encoded on the validation thread),
  * MSG_WITNESS_BLOCK and MSG_CMPCT_BLOCK the stored bytes as they are.
  *
- * The loop only appends, pops and hands a finished frame to peer_send_frame:
- * reading, decoding for the stripped form, and framing (the checksum is a
- * SHA-256d over the whole block) happen on the validation thread.
+ * Serving is cheap: the validation thread reads the stored bytes and takes
+ * the frame checksum from the block index (kept when the block was
+ * stored: chain_read_block_framed), nothing is decoded or hashed; the
+ * loop hands the buffer to peer_send_owned, which writes a constant
+ * prefix, 8 bytes of length and checksum from the binary free list and
+ * the block where it lies. Only a stripped block (MSG_BLOCK) is decoded,
+ * re-encoded and hashed.
  */
 #include "daemon/daemon.h"
 
@@ -37,20 +41,20 @@ struct serve_job {
 	uint64_t peer_id;
 	struct proto_hash hash;
 	bool witness;
-	struct proto_writer frame; /**< the whole "block" frame, or empty when not served */
+	uint8_t *payload; /**< the block to send (xmalloc'd), NULL when not served */
+	size_t len;
+	uint32_t csum; /**< its frame checksum */
+	bool copied;   /**< only for getstats: the payload was re-encoded */
 };
 
-/* Validation thread: the payload to send for n, in raw and len (xmalloc'd). */
-static int read_payload(struct chain *c, const struct chain_node *n, bool witness, uint8_t **raw,
-                        size_t *len)
+/* Validation thread: the block without witnesses, re-encoded in place of raw. */
+static int strip_witness(uint8_t **raw, size_t *len, uint32_t *csum)
 {
-	int err = chain_read_block(c, n, raw, len);
-	if (err || witness)
-		return err;
 	struct proto_block b;
 	proto_block_init(&b);
 	struct proto_writer w;
 	proto_writer_init(&w);
+	int err = 0;
 	if (proto_block_decode(*raw, *len, &b, NULL)) {
 		err = CHAIN_ECORRUPT;
 		goto out;
@@ -67,6 +71,10 @@ static int read_payload(struct chain *c, const struct chain_node *n, bool witnes
 	*raw = w.buf;
 	*len = w.len;
 	w.buf = NULL;
+	/* Other bytes, another checksum: the one case that hashes. */
+	uint8_t h[32];
+	proto_sha256d(*raw, *len, h);
+	*csum = proto_le32(h);
 out:
 	proto_writer_release(&w);
 	proto_block_release(&b);
@@ -79,9 +87,14 @@ static void serve_work(struct chain *c, struct val_job *j)
 	const struct proto_params *pp = sj->d->params;
 	if (!c) {
 		/* No chain open (unit tests): only the genesis block exists. */
-		if (proto_hash_eq(&sj->hash, &pp->genesis_hash))
-			proto_frame_write(&sj->frame, pp->magic, "block", pp->genesis,
-			                  pp->genesis_len);
+		if (proto_hash_eq(&sj->hash, &pp->genesis_hash) &&
+		    (sj->payload = xmalloc(pp->genesis_len))) {
+			memcpy(sj->payload, pp->genesis, pp->genesis_len);
+			sj->len = pp->genesis_len;
+			uint8_t h[32];
+			proto_sha256d(sj->payload, sj->len, h);
+			sj->csum = proto_le32(h);
+		}
 		return;
 	}
 	struct chain_node *n = chain_index_find(chain_get_index(c), &sj->hash);
@@ -89,11 +102,27 @@ static void serve_work(struct chain *c, struct val_job *j)
 		return;
 	if (!chain_contains(c, n) && chain_node_level(n) < CHAIN_VALID_SCRIPTS)
 		return;
-	uint8_t *raw = NULL;
-	size_t len = 0;
-	if (read_payload(c, n, sj->witness, &raw, &len) == 0)
-		proto_frame_write(&sj->frame, pp->magic, "block", raw, len);
-	xfree(raw);
+	/* The stored bytes and the checksum from the index: no decode, no hash. */
+	if (chain_read_block_framed(c, n, &sj->payload, &sj->len, &sj->csum))
+		goto fail;
+	if (!sj->witness) {
+		sj->copied = true;
+		if (strip_witness(&sj->payload, &sj->len, &sj->csum))
+			goto fail;
+	}
+	return;
+fail:
+	xfree(sj->payload);
+	sj->payload = NULL;
+}
+
+/* Magic and command of a block frame (written each time: the same bytes). */
+static const uint8_t *block_prefix(struct daemon *d)
+{
+	memset(d->block_prefix, 0, sizeof(d->block_prefix));
+	proto_put_le32(d->block_prefix, d->params->magic);
+	memcpy(d->block_prefix + 4, "block", 5);
+	return d->block_prefix;
 }
 
 static void serve_done(struct daemon *d, struct val_job *j)
@@ -102,9 +131,12 @@ static void serve_done(struct daemon *d, struct val_job *j)
 	struct peer *p = daemon_peer_by_id(d, sj->peer_id);
 	if (p && p->state != PEER_CLOSING) {
 		p->serve_busy = false;
-		if (!j->cancelled && !sj->frame.err && sj->frame.len) {
-			peer_send_frame(p, PROTO_CMD_BLOCK, sj->frame.buf, sj->frame.len);
+		if (!j->cancelled && sj->payload) {
+			peer_send_owned(p, PROTO_CMD_BLOCK, block_prefix(d), sj->payload, sj->len,
+			                sj->csum);
+			sj->payload = NULL;
 			d->stats.blocks_served++;
+			d->stats.blocks_served_reencoded += sj->copied;
 		} else if (!j->cancelled) {
 			d->stats.blocks_not_served++;
 		}
@@ -115,7 +147,7 @@ static void serve_done(struct daemon *d, struct val_job *j)
 				peer_resume(p);
 		}
 	}
-	proto_writer_release(&sj->frame);
+	xfree(sj->payload);
 	xfree(sj);
 }
 
@@ -199,7 +231,6 @@ void serve_next(struct peer *p)
 		sj->peer_id = p->id;
 		sj->hash = v->hash;
 		sj->witness = cmpct || (v->type & PROTO_INV_WITNESS_FLAG) != 0;
-		proto_writer_init(&sj->frame);
 		if (validation_post(d, &sj->job)) {
 			xfree(sj);
 			continue;

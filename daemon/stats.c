@@ -174,11 +174,12 @@ json_t *stats_json(struct daemon *d)
 	    "known_inventory_bytes", (json_int_t)known_bytes, "seen_txs_bytes",
 	    (json_int_t)hset_bytes(&d->inv.seen_txs));
 	json_t *headers = json_pack(
-	    "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i}", "headers_messages",
+	    "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i}", "headers_messages",
 	    (json_int_t)s->headers_msgs, "headers_received", (json_int_t)s->headers_entries,
 	    "getheaders_answered", (json_int_t)s->getheaders_answered, "getblocks_answered",
 	    (json_int_t)s->getblocks_answered, "blocks_not_served",
-	    (json_int_t)s->blocks_not_served, "announced_by_headers",
+	    (json_int_t)s->blocks_not_served, "blocks_served_stripped",
+	    (json_int_t)s->blocks_served_reencoded, "announced_by_headers",
 	    (json_int_t)s->blocks_announced_headers, "announced_by_inv",
 	    (json_int_t)s->blocks_announced_inv, "view_height", (int)chainview_height(d));
 	json_t *addr = json_pack(

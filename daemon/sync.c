@@ -55,6 +55,7 @@ struct sync_peer_best {
 	uint64_t id;
 	struct proto_hash hash;
 	int32_t avail;
+	bool min_work; /**< its chain has more than the minimum work (Core's sendheaders rule) */
 };
 
 /** What every sync job brings back: the window and the best header. */
@@ -67,10 +68,14 @@ struct sync_result {
 	uint32_t n_locator; /**< locator of the best header's parent */
 	struct proto_hash locator[SYNC_LOCATOR_MAX];
 	uint32_t n_want;
-	struct sync_block want[SYNC_WINDOW];
+	/** The window, n_want entries (xmalloc'd: a queued block job must not
+	 * carry 1,024 of them, or a full queue of small blocks costs ~60 KB
+	 * each); take_window adopts it. */
+	struct sync_block *want;
+	bool no_window; /**< out of memory computing it: keep the old window */
 };
 
-enum sync_job_kind { SYNC_JOB_HEADERS, SYNC_JOB_BLOCK, SYNC_JOB_REFRESH };
+enum sync_job_kind { SYNC_JOB_HEADERS, SYNC_JOB_BLOCK, SYNC_JOB_REFRESH, SYNC_JOB_FORGET };
 
 struct sync_job {
 	struct val_job job;
@@ -83,18 +88,24 @@ struct sync_job {
 	struct chain_state st;
 	int32_t last_height; /**< the last header accepted (or the block's height) */
 	struct proto_hash last_hash;
-	uint32_t n_last_locator; /**< locator from the last header, for a full message */
-	struct proto_hash last_locator[SYNC_LOCATOR_MAX];
+	bool ask_more;           /**< send a getheaders from last_locator */
+	uint32_t n_last_locator; /**< locator from the last header, or presync's */
+	struct proto_hash last_locator[HSYNC_LOCATOR_MAX];
+	struct hsync_result hs; /**< what presync made of the message */
+	size_t hsync_bytes;     /**< every presync's memory after this job */
+	uint32_t hsync_peers;
+	struct daemon *d; /**< for the presync table (validation thread's part) */
 	/* block */
 	uint8_t *raw;
 	size_t len;
+	uint32_t csum; /**< its frame checksum, checked on receipt */
 	enum chain_submit submit;
 	/* both */
 	struct sync_result res;
 };
 
 /* Validation thread: the window and the best header's locator. */
-static void compute_window(struct chain *c, struct sync_result *r)
+static void compute_window(struct daemon *d, struct chain *c, struct sync_result *r)
 {
 	struct chain_index *idx = chain_get_index(c);
 	struct chain_node *best = chain_index_best_header(idx);
@@ -105,15 +116,30 @@ static void compute_window(struct chain *c, struct sync_result *r)
 	r->n_locator = (uint32_t)chain_node_locator(best->prev ? best->prev : best, r->locator,
 	                                            SYNC_LOCATOR_MAX);
 	r->n_want = 0;
+	const struct chain_work *min = chain_min_work(c);
 	/* Core's FindNextBlocksToDownload asks a peer only for ancestors of
-	 * its best known block: here, up to its fork with our best chain. */
+	 * its best known block, and only when that block's chain has the
+	 * minimum work: here, up to its fork with our best chain. */
 	for (uint32_t i = 0; i < r->n_peers; i++) {
 		struct chain_node *pn = chain_index_find(idx, &r->peers[i].hash);
-		struct chain_node *f = pn ? chain_node_fork(pn, best) : NULL;
+		bool enough = pn && chain_work_cmp(&pn->work, min) >= 0;
+		struct chain_node *f = enough ? chain_node_fork(pn, best) : NULL;
 		r->peers[i].avail = f ? f->height : -1;
+		r->peers[i].min_work = pn && chain_work_cmp(&pn->work, min) > 0;
 	}
-	if (chain_work_cmp(&best->work, &tip->work) <= 0)
+	if (chain_work_cmp(&best->work, &tip->work) <= 0 || chain_work_cmp(&best->work, min) < 0)
 		return;
+	/* While more sync jobs wait behind this one, only every
+	 * SYNC_WINDOW_EVERY-th brings a window: a job done but not yet taken
+	 * by the loop holds its window (up to 57 KB), and a burst of small
+	 * blocks would otherwise queue hundreds of them. The last job of a
+	 * burst always brings one. */
+	struct sync_state *ss = &d->sync;
+	if (atomic_load(&ss->jobs_queued) > 0 && ++ss->window_skips < SYNC_WINDOW_EVERY) {
+		r->no_window = true;
+		return;
+	}
+	ss->window_skips = 0;
 	struct chain_node *fork = chain_node_fork(tip, best);
 	int32_t top = fork->height + (int32_t)SYNC_WINDOW;
 	if (top > best->height)
@@ -129,6 +155,13 @@ static void compute_window(struct chain *c, struct sync_result *r)
 		tmp[k].height = n->height;
 		k++;
 	}
+	if (!k)
+		return;
+	r->want = xreallocarray(NULL, k, sizeof(*r->want));
+	if (!r->want) {
+		r->no_window = true;
+		return;
+	}
 	/* Lowest first: the order the chain needs them in. */
 	for (uint32_t i = 0; i < k; i++) {
 		r->want[i] = tmp[k - 1 - i];
@@ -136,14 +169,60 @@ static void compute_window(struct chain *c, struct sync_result *r)
 	r->n_want = k;
 }
 
+/* Core's CheckHeadersPoW: every header's proof of work, and each one's
+ * parent the one before. 0 or CHAIN_EINVALID (st says which). */
+static int check_headers_pow(struct chain *c, const struct proto_block_header *h, uint32_t n,
+                             struct chain_state *st)
+{
+	const struct proto_params *p = chain_params(c);
+	struct proto_hash prev;
+	for (uint32_t i = 0; i < n; i++) {
+		struct proto_hash hash;
+		proto_block_header_hash(&h[i], &hash);
+		if (i && !proto_hash_eq(&h[i].prev, &prev))
+			return chain_reject(st, CHAIN_RESULT_INVALID_HEADER,
+			                    "non-continuous headers sequence", NULL);
+		if (!proto_check_pow(&hash, h[i].bits, &p->pow_limit))
+			return chain_reject(st, CHAIN_RESULT_INVALID_HEADER, "high-hash",
+			                    "header with invalid proof of work");
+		prev = hash;
+	}
+	return 0;
+}
+
 static void headers_work(struct chain *c, struct val_job *j)
 {
 	struct sync_job *sj = (struct sync_job *)j;
+	atomic_fetch_sub(&sj->d->sync.jobs_queued, 1);
 	if (!c)
 		return;
 	struct chain_node *last = NULL;
 	chain_state_clear(&sj->st);
-	sj->err = chain_accept_headers(c, sj->headers, sj->n_headers, &last, &sj->st);
+	struct hsync_table *hs = &sj->d->sync.hsync;
+	sj->err = check_headers_pow(c, sj->headers, sj->n_headers, &sj->st);
+	if (!sj->err)
+		sj->err = hsync_on_headers(hs, c, sj->peer_id, sj->headers, sj->n_headers, &sj->hs);
+	if (!sj->err && sj->hs.consumed) {
+		/* Presync took the message: only what it released (checked
+		 * against its commitments) goes to the index. */
+		if (sj->hs.n_release)
+			sj->err = chain_accept_headers(c, sj->hs.release, sj->hs.n_release, &last,
+			                               &sj->st);
+		sj->ask_more = sj->hs.request_more;
+		sj->n_last_locator = sj->hs.n_locator;
+		memcpy(sj->last_locator, sj->hs.locator,
+		       sj->hs.n_locator * sizeof(sj->last_locator[0]));
+	} else if (!sj->err) {
+		sj->err = chain_accept_headers(c, sj->headers, sj->n_headers, &last, &sj->st);
+		/* A full message asks for more, unless a presync owns the
+		 * peer's getheaders (Core's !have_headers_sync). */
+		sj->ask_more = sj->n_headers == PROTO_MAX_HEADERS && !hsync_has(hs, sj->peer_id);
+	}
+	xfree(sj->hs.release);
+	sj->hs.release = NULL;
+	sj->hsync_bytes = hsync_memory(hs);
+	sj->hsync_peers = hsync_count(hs);
+	bool presync_locator = sj->hs.consumed;
 	if (last) {
 		for (uint32_t i = 0; i < sj->res.n_peers; i++) {
 			if (sj->res.peers[i].id == sj->peer_id)
@@ -151,15 +230,25 @@ static void headers_work(struct chain *c, struct val_job *j)
 		}
 		sj->last_height = last->height;
 		sj->last_hash = last->hash;
-		sj->n_last_locator =
-		    (uint32_t)chain_node_locator(last, sj->last_locator, SYNC_LOCATOR_MAX);
+		if (!presync_locator)
+			sj->n_last_locator =
+			    (uint32_t)chain_node_locator(last, sj->last_locator, SYNC_LOCATOR_MAX);
 	}
-	compute_window(c, &sj->res);
+	compute_window(sj->d, c, &sj->res);
+}
+
+static void forget_work(struct chain *c, struct val_job *j)
+{
+	struct sync_job *sj = (struct sync_job *)j;
+	atomic_fetch_sub(&sj->d->sync.jobs_queued, 1);
+	(void)c;
+	hsync_forget(&sj->d->sync.hsync, sj->peer_id);
 }
 
 static void block_work(struct chain *c, struct val_job *j)
 {
 	struct sync_job *sj = (struct sync_job *)j;
+	atomic_fetch_sub(&sj->d->sync.jobs_queued, 1);
 	if (!c)
 		return;
 	struct proto_block b;
@@ -170,7 +259,8 @@ static void block_work(struct chain *c, struct val_job *j)
 		snprintf(sj->st.reason, sizeof(sj->st.reason), "block-decode-failed");
 		sj->st.result = CHAIN_RESULT_CONSENSUS;
 	} else {
-		sj->err = chain_submit_block(c, sj->raw, sj->len, &b, &sj->submit, &sj->st);
+		sj->err = chain_submit_block_csum(c, sj->raw, sj->len, &b, sj->csum, &sj->submit,
+		                                  &sj->st);
 		proto_block_header_hash(&b.hdr, &sj->last_hash);
 		struct chain_node *n = chain_index_find(chain_get_index(c), &sj->last_hash);
 		sj->last_height = n ? n->height : -1;
@@ -178,14 +268,15 @@ static void block_work(struct chain *c, struct val_job *j)
 	proto_block_release(&b);
 	xfree(sj->raw);
 	sj->raw = NULL;
-	compute_window(c, &sj->res);
+	compute_window(sj->d, c, &sj->res);
 }
 
 static void refresh_work(struct chain *c, struct val_job *j)
 {
 	struct sync_job *sj = (struct sync_job *)j;
+	atomic_fetch_sub(&sj->d->sync.jobs_queued, 1);
 	if (c)
-		compute_window(c, &sj->res);
+		compute_window(sj->d, c, &sj->res);
 }
 
 /* ---- the loop side ------------------------------------------------------- */
@@ -200,6 +291,7 @@ static struct sync_job *job_new(enum sync_job_kind kind, const struct peer *p, v
 	memset(sj, 0, sizeof(*sj));
 	sj->kind = kind;
 	sj->peer_id = p ? p->id : UINT64_MAX;
+	sj->d = p ? p->d : NULL;
 	sj->job.work = work;
 	sj->job.done = sync_done;
 	sj->last_height = -1;
@@ -209,6 +301,7 @@ static struct sync_job *job_new(enum sync_job_kind kind, const struct peer *p, v
 static void job_free(struct sync_job *sj)
 {
 	xfree(sj->res.peers);
+	xfree(sj->res.want);
 	xfree(sj->headers);
 	xfree(sj->raw);
 	xfree(sj);
@@ -241,7 +334,10 @@ static void fill_peers(struct daemon *d, struct sync_job *sj)
 static int post(struct daemon *d, struct sync_job *sj)
 {
 	fill_peers(d, sj);
+	sj->d = d;
+	atomic_fetch_add(&d->sync.jobs_queued, 1);
 	if (validation_post(d, &sj->job)) {
+		atomic_fetch_sub(&d->sync.jobs_queued, 1);
 		job_free(sj);
 		return -ESHUTDOWN;
 	}
@@ -342,18 +438,25 @@ static void recount(struct daemon *d)
 	}
 }
 
-/* Take a new window, keeping what is in flight. */
-static void take_window(struct daemon *d, const struct sync_result *r)
+/* Core's MaybeSendSendHeaders: BIP130 once the peer's best known block
+ * has more than the minimum work (so a peer on a useless chain never gets
+ * our tips as headers), once per connection. */
+static void maybe_sendheaders(struct peer *p)
 {
-	struct sync_state *s = &d->sync;
-	uint64_t now = daemon_now_ms(d);
-	struct sync_block *nw = NULL;
-	if (r->n_want) {
-		nw = xreallocarray(NULL, r->n_want, sizeof(*nw));
-		if (!nw)
-			return;
-		memcpy(nw, r->want, r->n_want * sizeof(*nw));
-	}
+	if (p->sent_sendheaders || !p->best_min_work || p->state != PEER_ACTIVE ||
+	    p->version < PEER_SENDHEADERS_VERSION)
+		return;
+	p->sent_sendheaders = true;
+	p->d->out.cmd = PROTO_CMD_SENDHEADERS;
+	if (peer_send_msg(p, &p->d->out) == 0)
+		p->d->sync.sendheaders_sent++;
+}
+
+/* The result's window in place of ours, keeping what is in flight. */
+static void replace_window(struct sync_state *s, struct sync_result *r)
+{
+	struct sync_block *nw = r->want;
+	r->want = NULL;
 	/* Both are in height order: walk them together. */
 	uint32_t j = 0;
 	for (uint32_t i = 0; i < r->n_want; i++) {
@@ -371,6 +474,15 @@ static void take_window(struct daemon *d, const struct sync_result *r)
 	xfree(s->win);
 	s->win = nw;
 	s->n_win = r->n_want;
+}
+
+/* Take a job's result: the window (when it brought one), best header, peers. */
+static void take_window(struct daemon *d, struct sync_result *r)
+{
+	struct sync_state *s = &d->sync;
+	uint64_t now = daemon_now_ms(d);
+	if (!r->no_window)
+		replace_window(s, r);
 	s->best_height = r->best_height;
 	s->best_time = r->best_time;
 	s->n_locator = r->n_locator;
@@ -384,8 +496,11 @@ static void take_window(struct daemon *d, const struct sync_result *r)
 	(void)now;
 	for (uint32_t i = 0; i < r->n_peers; i++) {
 		struct peer *p = daemon_peer_by_id(d, r->peers[i].id);
-		if (p && proto_hash_eq(&p->best_hash, &r->peers[i].hash))
+		if (p && proto_hash_eq(&p->best_hash, &r->peers[i].hash)) {
 			p->avail_height = r->peers[i].avail;
+			p->best_min_work = r->peers[i].min_work;
+			maybe_sendheaders(p);
+		}
 	}
 	recount(d);
 }
@@ -451,8 +566,33 @@ static void headers_done(struct daemon *d, struct sync_job *sj, struct peer *p)
 	}
 	if (sj->err)
 		return;
-	if (sj->n_headers == PROTO_MAX_HEADERS && sj->n_last_locator)
+	if (sj->ask_more && sj->n_last_locator)
 		send_getheaders(p, sj->last_locator, sj->n_last_locator);
+}
+
+/* Count what presync made of a headers job (loop thread). */
+static void count_presync(struct sync_state *s, const struct sync_job *sj)
+{
+	s->presync_peers = sj->hsync_peers;
+	s->presync_bytes = sj->hsync_bytes;
+	if (sj->hsync_bytes > s->presync_bytes_max)
+		s->presync_bytes_max = sj->hsync_bytes;
+	if (sj->hs.consumed)
+		s->presync_msgs++;
+	s->presync_started += sj->hs.started;
+	switch (sj->hs.outcome) {
+	case HSYNC_OUT_IGNORED:
+		s->lowwork_ignored++;
+		break;
+	case HSYNC_OUT_DONE:
+		s->presync_done++;
+		break;
+	case HSYNC_OUT_ABORTED:
+		s->presync_aborted++;
+		break;
+	default:
+		break;
+	}
 }
 
 static void block_done(struct daemon *d, struct sync_job *sj, struct peer *p)
@@ -460,9 +600,12 @@ static void block_done(struct daemon *d, struct sync_job *sj, struct peer *p)
 	struct sync_state *s = &d->sync;
 	s->queue_bytes -= sj->len;
 	s->queue_blocks--;
-	/* Done with: if the chain still lacks it (a mutated copy), the
-	 * next window lists it again and it may be asked anew. */
-	for (uint32_t i = 0; i < s->n_win; i++) {
+	/* Done with: if the chain still lacks it (a mutated copy, an
+	 * error), it may be asked anew. A stored one stays marked: the
+	 * window may be older than this job (compute_window skips some). */
+	bool stored = !sj->err && sj->submit != CHAIN_SUBMIT_REJECTED &&
+	              sj->submit != CHAIN_SUBMIT_DUPLICATE_INVALID;
+	for (uint32_t i = 0; i < s->n_win && !stored; i++) {
 		if (proto_hash_eq(&s->win[i].hash, &sj->last_hash))
 			s->win[i].received = false;
 	}
@@ -499,9 +642,14 @@ static void sync_done(struct daemon *d, struct val_job *j)
 	struct peer *p = daemon_peer_by_id(d, sj->peer_id);
 	if (p && p->state == PEER_CLOSING)
 		p = NULL;
-	if (sj->kind == SYNC_JOB_HEADERS)
+	if (sj->kind == SYNC_JOB_FORGET) {
+		job_free(sj);
+		return;
+	}
+	if (sj->kind == SYNC_JOB_HEADERS) {
+		count_presync(s, sj);
 		headers_done(d, sj, p);
-	else if (sj->kind == SYNC_JOB_BLOCK)
+	} else if (sj->kind == SYNC_JOB_BLOCK)
 		block_done(d, sj, p);
 	take_window(d, &sj->res);
 	job_free(sj);
@@ -514,8 +662,13 @@ void sync_on_headers(struct peer *p, const struct proto_headers *h)
 	/* An answer: the next getheaders may go at once (Core clears
 	 * m_last_getheaders_timestamp here). */
 	p->getheaders_ms = 0;
-	if (h->n == 0)
+	if (h->n == 0) {
+		/* Core: an empty headers ends the peer's presync. */
+		struct sync_job *fj = job_new(SYNC_JOB_FORGET, p, forget_work);
+		if (fj)
+			(void)post(d, fj);
 		return;
+	}
 	struct sync_job *sj = job_new(SYNC_JOB_HEADERS, p, headers_work);
 	if (!sj)
 		return;
@@ -550,7 +703,7 @@ void sync_on_block_inv(struct peer *p, const struct proto_hash *h)
 	maybe_getheaders(p);
 }
 
-void sync_on_block(struct peer *p, const uint8_t *payload, size_t len)
+void sync_on_block(struct peer *p, const uint8_t *payload, size_t len, uint32_t csum)
 {
 	struct daemon *d = p->d;
 	struct sync_state *s = &d->sync;
@@ -583,6 +736,7 @@ void sync_on_block(struct peer *p, const uint8_t *payload, size_t len)
 	}
 	memcpy(sj->raw, payload, len);
 	sj->len = len;
+	sj->csum = csum;
 	if (post(d, sj))
 		return;
 	s->queue_bytes += len;
@@ -718,6 +872,13 @@ void sync_peer_gone(struct peer *p)
 	struct sync_state *s = &d->sync;
 	if (p->sync_started && s->n_sync_started)
 		s->n_sync_started--;
+	/* Its presync state (if any) goes on the validation thread, after
+	 * every job of its that is still queued. */
+	if (!d->shutting_down) {
+		struct sync_job *fj = job_new(SYNC_JOB_FORGET, p, forget_work);
+		if (fj)
+			(void)post(d, fj);
+	}
 	for (uint32_t i = 0; i < s->n_win; i++) {
 		if (s->win[i].peer == p->id + 1)
 			s->win[i].peer = 0;
@@ -734,6 +895,7 @@ void sync_init(struct daemon *d)
 
 void sync_release(struct daemon *d)
 {
+	hsync_release(&d->sync.hsync);
 	xfree(d->sync.win);
 	d->sync.win = NULL;
 	d->sync.n_win = 0;
@@ -761,7 +923,17 @@ json_t *sync_stats_json(struct daemon *d)
 	    (json_int_t)s->getheaders_sent, "unconnecting_headers", (json_int_t)s->unconnecting,
 	    "stalling_disconnects", (json_int_t)s->stalls, "stall_timeout_ms",
 	    (json_int_t)s->stall_timeout_ms);
-	if (o)
+	if (o) {
 		json_object_set_new(o, "initialblockdownload", json_boolean(d->view.ibd));
+		json_t *ps = json_pack(
+		    "{s:I, s:I, s:I, s:I, s:I, s:i, s:I, s:I, s:I}", "lowwork_ignored",
+		    (json_int_t)s->lowwork_ignored, "started", (json_int_t)s->presync_started,
+		    "done", (json_int_t)s->presync_done, "aborted", (json_int_t)s->presync_aborted,
+		    "messages", (json_int_t)s->presync_msgs, "peers", (int)s->presync_peers,
+		    "bytes", (json_int_t)s->presync_bytes, "bytes_max",
+		    (json_int_t)s->presync_bytes_max, "sendheaders_sent",
+		    (json_int_t)s->sendheaders_sent);
+		json_object_set_new(o, "presync", ps);
+	}
 	return o;
 }

@@ -260,7 +260,7 @@ static void dispatch(struct peer *p, const struct proto_frame_header *h, const u
 	if (cmd == PROTO_CMD_BLOCK) {
 		/* Decoded on the validation thread, not here: a 4 MB block
 		 * would hold the loop for milliseconds. */
-		sync_on_block(p, payload, h->length);
+		sync_on_block(p, payload, h->length, proto_le32(h->checksum));
 		return;
 	}
 	size_t off = 0;

@@ -305,6 +305,12 @@ int validation_open(struct daemon *d)
 	    .log = chain_log_cb,
 	    .log_arg = d,
 	};
+	struct chain_work mcw;
+	if (cf->minimumchainwork[0]) {
+		/* conf/ checked the digits: this cannot fail. */
+		if (chain_work_from_hex(cf->minimumchainwork, &mcw) == 0)
+			cc.min_chain_work = &mcw;
+	}
 	struct chain *c = NULL;
 	uint64_t t0 = uv_hrtime();
 	int err = chain_open(&c, &cc);

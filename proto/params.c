@@ -133,6 +133,8 @@ static const struct proto_params params[PROTO_NET__COUNT] = {
 		.pow_allow_min_difficulty = false,
 		.pow_no_retargeting = false,
 		.enforce_bip94 = false,
+		/* 0xb1f3b93b65b16d035a82be84 */
+		.min_chain_work = {{0x84, 0xbe, 0x82, 0x5a, 0x03, 0x6d, 0xb1, 0x65, 0x3b, 0xb9, 0xf3, 0xb1}},
 		.bip34_height = 227931,
 		.bip65_height = 388381,
 		.bip66_height = 363725,
@@ -158,6 +160,8 @@ static const struct proto_params params[PROTO_NET__COUNT] = {
 		.pow_allow_min_difficulty = true,
 		.pow_no_retargeting = false,
 		.enforce_bip94 = false,
+		/* 0x15f5e0c9f13455b0eb17 */
+		.min_chain_work = {{0x17, 0xeb, 0xb0, 0x55, 0x34, 0xf1, 0xc9, 0xe0, 0xf5, 0x15}},
 		.bip34_height = 21111,
 		.bip65_height = 581885,
 		.bip66_height = 330776,
@@ -183,6 +187,8 @@ static const struct proto_params params[PROTO_NET__COUNT] = {
 		.pow_allow_min_difficulty = true,
 		.pow_no_retargeting = false,
 		.enforce_bip94 = true,
+		/* 0x1d6dce8651b6094e4c1 */
+		.min_chain_work = {{0xc1, 0xe4, 0x94, 0x60, 0x1b, 0x65, 0xe8, 0xdc, 0xd6, 0x01}},
 		.bip34_height = 1,
 		.bip65_height = 1,
 		.bip66_height = 1,
@@ -209,6 +215,8 @@ static const struct proto_params params[PROTO_NET__COUNT] = {
 		.pow_allow_min_difficulty = false,
 		.pow_no_retargeting = false,
 		.enforce_bip94 = false,
+		/* 0x2b517f3d1a1 */
+		.min_chain_work = {{0xa1, 0xd1, 0xf3, 0x17, 0xb5, 0x02}},
 		.bip34_height = 1,
 		.bip65_height = 1,
 		.bip66_height = 1,
@@ -237,6 +245,7 @@ static const struct proto_params params[PROTO_NET__COUNT] = {
 		.pow_allow_min_difficulty = true,
 		.pow_no_retargeting = true,
 		.enforce_bip94 = false,
+		.min_chain_work = {{0}}, /* none: any chain counts */
 		.bip34_height = 1,
 		.bip65_height = 1,
 		.bip66_height = 1,

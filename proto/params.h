@@ -43,6 +43,13 @@ struct proto_params {
 	bool pow_allow_min_difficulty; /**< testnet's 20-minute minimum-difficulty rule */
 	bool pow_no_retargeting;       /**< regtest: difficulty never changes */
 	bool enforce_bip94;            /**< testnet4 timewarp rule */
+	/**
+	 * Core 29's nMinimumChainWork, a 256-bit number stored little-endian
+	 * (display order reversed, like a hash): a chain with less work is
+	 * not downloaded, keeps peerd in initial block download, and its
+	 * headers go through presync (zero on regtest).
+	 */
+	struct proto_hash min_chain_work;
 	/* heights from which each soft fork's rules apply */
 	int32_t bip34_height;
 	int32_t bip65_height;

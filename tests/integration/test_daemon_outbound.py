@@ -44,10 +44,10 @@ def test_outbound_connect_handshake(make_peerd):
     p = srv.accept()
     v = answer_handshake(p)
     assert v.obj.nVersion == 70016 and v.obj.strSubVer.startswith(b"/peerd:")
-    cmds = [p.recv().command for _ in range(8)]
+    cmds = [p.recv().command for _ in range(7)]
     # peerd's reply to our version (with getaddr, as Core to an outbound
     # peer), then what follows our verack.
-    assert cmds == ["wtxidrelay", "sendaddrv2", "verack", "getaddr", "sendcmpct", "ping", "sendheaders", "feefilter"], cmds
+    assert cmds == ["wtxidrelay", "sendaddrv2", "verack", "getaddr", "sendcmpct", "ping", "feefilter"], cmds
     info = wait_for(lambda: d.rpc("getpeerinfo"), what="peer listed")[0]
     assert info["inbound"] is False and info["connection_type"] == "manual", info
     assert info["addr"] == "127.0.0.1:%d" % srv.port

@@ -126,3 +126,43 @@ def test_blocks_cross_peerd_between_two_cores_within_5s(make_peerd, make_bitcoin
     wait_until(lambda: left.getbestblockhash() == fork[-1], SYNC_TIMEOUT, "left Core to reorg via peerd")
     assert d.rpc("getstats")["sync"]["stalling_disconnects"] == 0
     assert d.rpc("getbestblockhash") == fork[-1]
+
+
+def test_served_blocks_come_from_the_index_checksum_after_restart(make_peerd, bitcoind_node):
+    """Blocks received by the network and by submitblock keep their frame
+    checksum in the index (across a restart): a witness block goes out with
+    it, the 8 bytes of length and checksum from the binary free list;
+    only a stripped block is re-encoded."""
+    miner = bitcoind_node
+    hashes = mine(miner, 12)
+    d = make_peerd("-peertimeout=20", name="srv")
+    feed(d, miner, hashes[:6])
+    d.rpc("addnode", "127.0.0.1:%d" % miner.port, "onetry")
+    wait_until(lambda: d.rpc("getbestblockhash") == hashes[-1], SYNC_TIMEOUT, "peerd to sync the rest")
+    rc, _ = d.stop(timeout=10)
+    assert rc == 0
+    d = make_peerd("-peertimeout=20", "-connect=0", name="srv")
+    p = d.peer()
+    p.handshake()
+    before = d.rpc("getstats")
+    g = msg_getdata()
+    want = []
+    for h in (hashes[2], hashes[9], hashes[11]):
+        inv = CInv()
+        inv.type, inv.hash = MSG_WITNESS_BLOCK, bytes.fromhex(h)[::-1]
+        want.append(inv)
+    nb = CInv()
+    nb.type, nb.hash = MSG_BLOCK, bytes.fromhex(hashes[10])[::-1]
+    g.inv = want + [nb]
+    p.send(g)
+    # P2P.recv checks each frame's checksum against the payload.
+    got = [p.recv_until("block", timeout=10) for _ in range(4)]
+    for m, h in zip(got, (hashes[2], hashes[9], hashes[11])):
+        assert m.payload == bytes.fromhex(miner.getblock(h, 0))
+    assert got[3].payload[:80] == bytes.fromhex(miner.getblockheader(hashes[10], False))
+    after = d.rpc("getstats")
+    assert after["headers"]["blocks_served_stripped"] - before["headers"]["blocks_served_stripped"] == 1
+    fl0, fl1 = before["freelists"]["binary"], after["freelists"]["binary"]
+    assert (fl1["hits"] + fl1["misses"]) - (fl0["hits"] + fl0["misses"]) == 4, (fl0, fl1)
+    assert fl1["in_use"] == 0, fl1
+    p.close()

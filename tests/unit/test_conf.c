@@ -492,6 +492,17 @@ static void test_negation(void **state)
 	p = write_conf("neg2.conf", "\nnocontrolsocket=1\n");
 	expect_error(LOAD(&c, opt("-conf=%s", p)), CONF_EVALUE,
 	             opt("%s:2: nocontrolsocket=1: cannot be negated", p), &c);
+	/* -minimumchainwork: Core's hex forms, kept as given; nothing else. */
+	assert_int_equal(LOAD(&c, "-datadir=/d", "-minimumchainwork=0x1772"), 0);
+	assert_string_equal(c.minimumchainwork, "0x1772");
+	conf_release(&c);
+	assert_int_equal(LOAD(&c, "-datadir=/d"), 0);
+	assert_string_equal(c.minimumchainwork, "");
+	conf_release(&c);
+	expect_error(LOAD(&c, "-datadir=/d", "-minimumchainwork=12g4"), CONF_EVALUE,
+	             "command line: -minimumchainwork=12g4: not a hex number of 1-64 digits", &c);
+	expect_error(LOAD(&c, "-datadir=/d", "-minimumchainwork=0x"), CONF_EVALUE,
+	             "command line: -minimumchainwork=0x: not a hex number of 1-64 digits", &c);
 }
 
 static void test_connect_and_listen(void **state)

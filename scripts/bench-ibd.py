@@ -1,0 +1,219 @@
+#!/usr/bin/python3
+"""make bench-ibd: initial block download from a Bitcoin Core node, peerd
+against a second Core node, same data, same sitting.
+
+Two chains from `peertool chaingen` (deterministic; cached in BENCH_DATA):
+  empty  20,000 blocks with only a coinbase (per-block cost)
+  txs     2,000 blocks of 50 signed wallet transactions each, every script
+          type (signature-bound)
+For each chain a source Core node imports it (-loadblock) and serves it
+(-whitelist=download@127.0.0.1: its tip is old, so it is in IBD, and Core
+answers getheaders in IBD only to peers with the download permission).
+Then, one after the other, peerd and a fresh Core node (default settings:
+dbcache 450, par auto; regtest's consistency checks off, as on
+mainnet) start with -connect to the source only and sync
+from scratch. Wall time is from process start to the source's tip (polled
+every 50 ms); peak RSS is VmHWM read just before the node is stopped.
+
+Usage: scripts/bench-ibd.py [--runs N] [--only empty|txs] [--keep DIR]
+Environment: BUILD (default build), BITCOIND, BENCH_DATA (default BUILD/bench).
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
+from bitcoind import Bitcoind, find_bitcoind, free_port, wait_until  # noqa: E402
+
+BUILD = os.environ.get("BUILD", "build")
+BENCH_DATA = os.environ.get("BENCH_DATA", os.path.join(BUILD, "bench"))
+PEERTOOL = os.path.join(BUILD, "bin", "peertool")
+PEERD = os.path.join(BUILD, "bin", "peerd")
+
+CHAINS = {
+    "empty": (20000, ["--txs-per-block", "0"]),
+    "txs": (2000, ["--txs-per-block", "50"]),
+}
+SYNC_TIMEOUT = 1800
+# Core's regtest defaults turn on consistency checks mainnet never runs
+# (-checkblockindex walks the whole block index after every block): off,
+# so Core runs as it does on mainnet. Everything else is Core's default.
+CORE_AS_MAINNET = ["-checkblockindex=0", "-checkmempool=0"]
+
+
+def chain_file(kind):
+    n, extra = CHAINS[kind]
+    path = os.path.join(BENCH_DATA, "ibd_%s_%d.dat" % (kind, n))
+    if not os.path.exists(path):
+        os.makedirs(BENCH_DATA, exist_ok=True)
+        print("generating %s (%d blocks) with peertool chaingen ..." % (path, n), flush=True)
+        subprocess.run([PEERTOOL, "chaingen", "--seed", "ibd", "--blocks", str(n), *extra,
+                        "--no-verify", "--out", path + ".tmp"], check=True, stdout=subprocess.DEVNULL)
+        os.rename(path + ".tmp", path)
+    return path, n
+
+
+def status_kb(pid, key):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+class PeerdNode:
+    def __init__(self, workdir, source_port):
+        self.datadir = os.path.join(workdir, "peerd")
+        os.makedirs(self.datadir)
+        self.log = open(os.path.join(workdir, "peerd.log"), "w")
+        self.sock = os.path.join(self.datadir, "regtest", "control.sock")
+        wrap = os.environ.get("PEERD_WRAPPER", "").split()
+        self.proc = subprocess.Popen(
+            wrap + [PEERD, "-chain=regtest", "-datadir=" + self.datadir, "-listen=0",
+             "-connect=127.0.0.1:%d" % source_port, "-printtoconsole=1"],
+            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.pid = self.proc.pid
+
+    def blockcount(self):
+        r = self.call("getblockcount")
+        return -1 if r is None else r
+
+    def call(self, method):
+        import json
+        import socket
+        try:
+            s = socket.socket(socket.AF_UNIX)
+            s.settimeout(5)
+            s.connect(self.sock)
+            s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"%s"}\n' % method.encode())
+            buf = b""
+            while not buf.endswith(b"\n"):
+                d = s.recv(4096)
+                if not d:
+                    break
+                buf += d
+            s.close()
+            return json.loads(buf)["result"]
+        except (OSError, ValueError, KeyError):
+            return None
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=120)
+        self.log.close()
+
+
+class CoreNode:
+    def __init__(self, workdir, source_port):
+        self.node = Bitcoind(find_bitcoind()[0], workdir, name="core-sync",
+                             args=["-connect=127.0.0.1:%d" % source_port,
+                                   "-disablewallet=1", *CORE_AS_MAINNET], start_timeout=120)
+        self.pid = self.node.pid
+        self.proc = self.node.proc
+
+    def blockcount(self):
+        try:
+            return self.node.rpc("getblockcount", timeout=5)
+        except Exception:
+            return -1
+
+    def stop(self):
+        self.node.stop(timeout=120)
+
+
+def timed_sync(make, workdir, source, n):
+    t0 = time.monotonic()
+    node = make(workdir, source.port)
+    hwm = 0
+    try:
+        deadline = t0 + SYNC_TIMEOUT
+        while True:
+            if node.blockcount() >= n:
+                break
+            if node.proc.poll() is not None:
+                raise SystemExit("the syncing node exited (%s); see %s" % (node.proc.returncode, workdir))
+            if time.monotonic() > deadline:
+                raise SystemExit("timed out syncing in %s" % workdir)
+            time.sleep(0.05)
+        wall = time.monotonic() - t0
+        hwm = status_kb(node.pid, "VmHWM")
+        if os.environ.get("BENCH_IBD_VERBOSE"):
+            print("    at the tip: VmRSS %d kB, RssAnon %d kB, RssFile %d kB, threads %d" % (
+                status_kb(node.pid, "VmRSS"), status_kb(node.pid, "RssAnon"),
+                status_kb(node.pid, "RssFile"), status_kb(node.pid, "Threads")), flush=True)
+            if hasattr(node, "call"):
+                st = node.call("getstats") or {}
+                print("    peerd coins cache %s, free lists %s" % (
+                    st.get("coins_cache"), {k: (v["free"], v["buf_size"]) for k, v in
+                                            st.get("freelists", {}).items()}), flush=True)
+            with open("/proc/%d/smaps" % node.pid) as f:
+                head = None
+                for line in f:
+                    if not line[0].isupper() or line.startswith("VmFlags"):
+                        head = line.strip() if not line.startswith("VmFlags") else head
+                    elif line.startswith("Rss:") and int(line.split()[1]) > 2048:
+                        print("      %s  %s" % (line.split()[1], head), flush=True)
+    finally:
+        node.stop()
+    return wall, hwm
+
+
+def run_chain(kind, runs, keep):
+    path, n = chain_file(kind)
+    top = keep or tempfile.mkdtemp(prefix="peerd-bench-ibd-")
+    os.makedirs(top, exist_ok=True)
+    src = Bitcoind(find_bitcoind()[0], top, name="core-source",
+                   args=["-loadblock=" + os.path.abspath(path), "-whitelist=download@127.0.0.1",
+                         "-disablewallet=1", *CORE_AS_MAINNET], start_timeout=120).wait_ready()
+    try:
+        wait_until(lambda: src.rpc("getblockcount") >= n, 900, "the source to import the chain", 0.5)
+        results = {"peerd": [], "core": []}
+        for r in range(runs):
+            for who, make in (("peerd", PeerdNode), ("core", CoreNode)):
+                wd = os.path.join(top, "%s-%d" % (who, r))
+                os.makedirs(wd)
+                wall, hwm = timed_sync(make, wd, src, n)
+                results[who].append((wall, hwm))
+                print("  %-5s %-5s run %d: %7.2f s  %6.1f blocks/s  peak RSS %7.1f MiB"
+                      % (kind, who, r + 1, wall, n / wall, hwm / 1024.0), flush=True)
+                if not keep:
+                    shutil.rmtree(wd, ignore_errors=True)
+    finally:
+        src.stop(timeout=120)
+        if not keep:
+            shutil.rmtree(top, ignore_errors=True)
+    return n, results
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--only", choices=sorted(CHAINS))
+    ap.add_argument("--keep", help="keep datadirs and logs under this directory")
+    a = ap.parse_args()
+    if not find_bitcoind()[0]:
+        raise SystemExit("bench-ibd needs a bitcoind: %s" % find_bitcoind()[1])
+    table = []
+    for kind in (["empty", "txs"] if not a.only else [a.only]):
+        n, res = run_chain(kind, a.runs, a.keep and os.path.join(a.keep, kind))
+        best = {w: min(res[w]) for w in res}  # fastest run, its RSS
+        peak = {w: max(x[1] for x in res[w]) for w in res}
+        table.append((kind, n, best, peak))
+    print()
+    print("| chain | blocks | peerd s | Core s | peerd blocks/s | Core blocks/s | speed-up "
+          "| peerd peak RSS MiB | Core peak RSS MiB | RSS ratio |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for kind, n, best, peak in table:
+        pw, cw = best["peerd"][0], best["core"][0]
+        pr, cr = peak["peerd"] / 1024.0, peak["core"] / 1024.0
+        print("| %s | %d | %.2f | %.2f | %.0f | %.0f | %.2fx | %.1f | %.1f | %.2f |"
+              % (kind, n, pw, cw, n / pw, n / cw, cw / pw, pr, cr, pr / cr))
+
+
+if __name__ == "__main__":
+    main()
