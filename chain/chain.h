@@ -130,6 +130,7 @@ void chain_state_clear(struct chain_state *st);
 #include "chain/compress.h"
 #include "chain/connect.h"
 #include "chain/policy.h"
+#include "chain/mempool.h"
 #undef PEERD_CHAIN_PARTS
 
 /* ---------------------------------------------------------------------- */
@@ -159,6 +160,7 @@ struct chain_config {
 	void *log_arg;
 	int64_t (*now)(void); /**< clock in seconds (NULL: time()); tests move it */
 	int64_t max_tip_age;  /**< seconds; an older tip is initial block download (0: 24 h) */
+	struct chain_mempool_config mempool; /**< zeroed: Core's defaults, no mempool.dat */
 };
 
 /** An open chain; opaque. One thread owns it. */
