@@ -344,30 +344,17 @@ int chain_check_tx_input_values(struct proto_tx *tx, const struct chain_coin *pr
 	return 0;
 }
 
-/* Core's GetTransactionSigOpCost with the spent coins in ck->prev. */
+/* Core's GetTransactionSigOpCost with the spent coins in ck->prev: the
+ * same sum as chain_tx_sigop_cost, over the block's view entries. */
 static uint32_t tx_sigop_cost(const struct chain_checker *ck, const struct proto_tx *tx,
                               uint32_t flags)
 {
-	uint32_t legacy = 0;
-	for (uint32_t j = 0; j < tx->n_in; j++)
-		legacy += script_sigop_count(proto_txin_script(tx, &tx->vin[j]),
-		                             tx->vin[j].script_len, false);
-	for (uint32_t k = 0; k < tx->n_out; k++)
-		legacy += script_sigop_count(proto_txout_script(tx, &tx->vout[k]),
-		                             tx->vout[k].script_len, false);
-	uint32_t cost = legacy * PROTO_WITNESS_SCALE;
+	uint32_t cost = chain_tx_legacy_sigops(tx) * PROTO_WITNESS_SCALE;
 	if (proto_tx_is_coinbase(tx))
 		return cost;
-	for (uint32_t j = 0; j < tx->n_in; j++) {
-		const struct chain_view_entry *c = ck->prev[j];
-		const uint8_t *sig = proto_txin_script(tx, &tx->vin[j]);
-		uint32_t sig_len = tx->vin[j].script_len;
-		if ((flags & SCRIPT_VERIFY_P2SH) && script_is_p2sh(c->script, c->script_len))
-			cost += script_p2sh_sigop_count(c->script, c->script_len, sig, sig_len) *
-			        PROTO_WITNESS_SCALE;
-		cost += script_witness_sigop_count(sig, sig_len, c->script, c->script_len, tx, j,
-		                                   flags);
-	}
+	for (uint32_t j = 0; j < tx->n_in; j++)
+		cost += chain_input_sigop_cost(tx, j, ck->prev[j]->script, ck->prev[j]->script_len,
+		                               flags);
 	return cost;
 }
 
