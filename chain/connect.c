@@ -489,7 +489,8 @@ static int connect_tx(struct connect_pass *cp, uint32_t i, uint32_t *undo_next)
 	 * script checks (Core's script-execution cache); a real connect
 	 * uses the entry up. */
 	bool cached = !coinbase && ck->sc && !chain_script_cache_is_empty(ck->sc) &&
-	              chain_script_cache_has(ck->sc, proto_tx_wtxid(tx), cp->flags, cp->undo != NULL);
+	              chain_script_cache_has(ck->sc, proto_tx_wtxid(tx), cp->flags, cp->undo != NULL,
+	                                         cp->undo != NULL);
 	if (!coinbase && cached) {
 		cp->info->inputs += tx->n_in;
 		if (cp->undo && (err = record_undo(ck, tx, i, cp->undo, undo_next)))

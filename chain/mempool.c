@@ -730,7 +730,10 @@ void chain_mempool_block_connected(struct chain *c, struct proto_block *b)
 int chain_mempool_block_disconnected(struct chain *c, struct proto_block *b)
 {
 	struct chain_mempool *mp = c->mp;
-	if (!mp || b->n_tx < 2)
+	if (!mp)
+		return 0;
+	mp->reorg_pending = true;
+	if (b->n_tx < 2)
 		return 0;
 	/* Keep the block's transactions (coinbase excluded) in block order;
 	 * blocks are disconnected newest first, so earlier blocks' go in
@@ -776,8 +779,9 @@ static int cmp_entry_seq(const void *a, const void *b)
 int chain_mempool_update_for_reorg(struct chain *c)
 {
 	struct chain_mempool *mp = c->mp;
-	if (!mp)
+	if (!mp || !mp->reorg_pending)
 		return 0;
+	mp->reorg_pending = false;
 	/*
 	 * Core re-adds the disconnected blocks' transactions, links the
 	 * entries that spend them, and re-checks every entry against the new

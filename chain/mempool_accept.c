@@ -690,7 +690,7 @@ static int script_checks(struct ws *w)
 	 * script cache remembers for ConnectBlock. */
 	uint32_t flags = chain_block_script_flags(w->c->p, &w->tip->hash, w->tip->height);
 	struct chain_script_cache *sc = chain_checker_script_cache(ck);
-	if (sc && chain_script_cache_has(sc, &tx->wtxid, flags, false))
+	if (sc && chain_script_cache_has(sc, &tx->wtxid, flags, false, false))
 		goto out;
 	if ((err = chain_checker_verify_tx(ck, tx, spent, pre, flags, &failed, &bad, &serr)))
 		goto out;
