@@ -33,7 +33,7 @@
 #include "script/script.h"
 
 #define LARGE_INPUTS 1000
-#define BLOCK_TXS 1000
+#define BLOCK_TXS    1000
 #define BENCH_ROUNDS 5
 
 static int64_t fake_now;
@@ -101,10 +101,11 @@ static int make_tx(const struct lab *L, const struct proto_outpoint *ins, const 
 	write_tx(L, ins, n_in, outv, n_out, NULL, NULL, &w);
 	int rc = -1;
 	struct script_spent_output *spent = xcalloc(n_in, sizeof(*spent));
-	uint8_t (*sigs)[80] = xcalloc(n_in, 80);
+	uint8_t(*sigs)[80] = xcalloc(n_in, 80);
 	size_t *lens = xcalloc(n_in, sizeof(*lens));
 	struct script_precomputed *pre = xmalloc(sizeof(*pre));
-	if (w.err || !spent || !sigs || !lens || !pre || proto_tx_decode_buf(w.buf, w.len, tx, NULL))
+	if (w.err || !spent || !sigs || !lens || !pre ||
+	    proto_tx_decode_buf(w.buf, w.len, tx, NULL))
 		goto out;
 	for (size_t i = 0; i < n_in; i++) {
 		spent[i].amount = amounts[i];
@@ -149,7 +150,8 @@ static int mine(struct lab *L, const struct chain_mine_tx *txs, size_t n, bool s
 	int err = chain_mine(L->c, &a, &tries, m, &st);
 	fake_now++;
 	if (err)
-		fprintf(stderr, "chain_mine: %s (%s %s)\n", chain_strerror(err), st.reason, st.debug);
+		fprintf(stderr, "chain_mine: %s (%s %s)\n", chain_strerror(err), st.reason,
+		        st.debug);
 	return err ? -1 : 0;
 }
 
@@ -294,7 +296,8 @@ static double accept_large(struct bench_ctx *ctx, size_t n, int par, bool timed)
 		bench_stop(ctx);
 	struct pool_queue_stats qs;
 	chain_checker_stats(chain_get_checker(L.c), &qs);
-	worker_share = qs.jobs_run ? (double)(qs.jobs_run - qs.thread[0].jobs_run) / (double)qs.jobs_run : 0;
+	worker_share =
+	    qs.jobs_run ? (double)(qs.jobs_run - qs.thread[0].jobs_run) / (double)qs.jobs_run : 0;
 	chain_accept_result_release(&r);
 out:
 	proto_writer_release(&w);

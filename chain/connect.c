@@ -314,8 +314,9 @@ static int check_tx_inputs(struct chain_checker *ck, struct proto_tx *tx, int32_
 static void format_money(int64_t v, char out[32])
 {
 	uint64_t a = v < 0 ? (uint64_t)-v : (uint64_t)v;
-	int n = snprintf(out, 32, "%s%llu.%08llu", v < 0 ? "-" : "",
-	                 (unsigned long long)(a / 100000000u), (unsigned long long)(a % 100000000u));
+	int n =
+	    snprintf(out, 32, "%s%llu.%08llu", v < 0 ? "-" : "",
+	             (unsigned long long)(a / 100000000u), (unsigned long long)(a % 100000000u));
 	while (n > 3 && out[n - 1] == '0' && out[n - 3] != '.')
 		out[--n] = 0;
 }
@@ -498,8 +499,8 @@ static int connect_tx(struct connect_pass *cp, uint32_t i, uint32_t *undo_next)
 	 * script checks (Core's script-execution cache); a real connect
 	 * uses the entry up. */
 	bool cached = !coinbase && ck->sc && !chain_script_cache_is_empty(ck->sc) &&
-	              chain_script_cache_has(ck->sc, proto_tx_wtxid(tx), cp->flags, cp->undo != NULL,
-	                                         cp->undo != NULL);
+	              chain_script_cache_has(ck->sc, proto_tx_wtxid(tx), cp->flags,
+	                                     cp->undo != NULL, cp->undo != NULL);
 	if (!coinbase && cached) {
 		cp->info->inputs += tx->n_in;
 		if (cp->undo && (err = record_undo(ck, tx, i, cp->undo, undo_next)))
@@ -726,9 +727,8 @@ void chain_checker_set_script_cache(struct chain_checker *ck, struct chain_scrip
 }
 
 int chain_checker_verify_tx(struct chain_checker *ck, const struct proto_tx *tx,
-                            const struct script_spent_output *spent,
-                            struct script_precomputed *pre, uint32_t flags, bool *failed,
-                            uint32_t *bad_input, int *script_err)
+                            const struct script_spent_output *spent, struct script_precomputed *pre,
+                            uint32_t flags, bool *failed, uint32_t *bad_input, int *script_err)
 {
 	*failed = false;
 	script_precompute(pre, tx, spent, false);

@@ -140,8 +140,7 @@ static int id_grow(struct chain_mempool *mp)
 	return 0;
 }
 
-struct chain_mempool_entry *mp_find_txid(const struct chain_mempool *mp,
-                                         const struct proto_hash *h)
+struct chain_mempool_entry *mp_find_txid(const struct chain_mempool *mp, const struct proto_hash *h)
 {
 	return id_find(mp, mp->by_txid, false, h);
 }
@@ -553,12 +552,23 @@ void mp_remove_set(struct chain_mempool *mp, struct mp_refs *set, enum chain_mem
 		if (!mp->quiet && mp->ev.removed)
 			mp->ev.removed(mp->ev.arg, e, why);
 		switch (why) {
-		case CHAIN_MEMPOOL_REMOVED_EXPIRY: mp->stats.expired++; break;
-		case CHAIN_MEMPOOL_REMOVED_SIZELIMIT: mp->stats.evicted++; break;
-		case CHAIN_MEMPOOL_REMOVED_BLOCK: mp->stats.mined++; break;
-		case CHAIN_MEMPOOL_REMOVED_CONFLICT: mp->stats.conflicted++; break;
-		case CHAIN_MEMPOOL_REMOVED_REPLACED: mp->stats.replaced++; break;
-		case CHAIN_MEMPOOL_REMOVED_REORG: break;
+		case CHAIN_MEMPOOL_REMOVED_EXPIRY:
+			mp->stats.expired++;
+			break;
+		case CHAIN_MEMPOOL_REMOVED_SIZELIMIT:
+			mp->stats.evicted++;
+			break;
+		case CHAIN_MEMPOOL_REMOVED_BLOCK:
+			mp->stats.mined++;
+			break;
+		case CHAIN_MEMPOOL_REMOVED_CONFLICT:
+			mp->stats.conflicted++;
+			break;
+		case CHAIN_MEMPOOL_REMOVED_REPLACED:
+			mp->stats.replaced++;
+			break;
+		case CHAIN_MEMPOOL_REMOVED_REORG:
+			break;
 		}
 		entry_free(e);
 	}
@@ -931,7 +941,8 @@ int chain_mempool_update_for_reorg(struct chain *c)
 			err = mp_accept(mp, &e->tx, &a, &r);
 			mp->quiet = quiet;
 			mp->sequence = seq;
-			struct chain_mempool_entry *now = err ? NULL : mp_find_wtxid(mp, &e->tx.wtxid);
+			struct chain_mempool_entry *now =
+			    err ? NULL : mp_find_wtxid(mp, &e->tx.wtxid);
 			if (now) {
 				now->sequence = e->sequence;
 				now->height = e->height;
@@ -1252,12 +1263,18 @@ const struct chain_policy *chain_mempool_policy(const struct chain *c)
 const char *chain_mempool_removal_str(enum chain_mempool_removal why)
 {
 	switch (why) {
-	case CHAIN_MEMPOOL_REMOVED_EXPIRY: return "expiry";
-	case CHAIN_MEMPOOL_REMOVED_SIZELIMIT: return "sizelimit";
-	case CHAIN_MEMPOOL_REMOVED_REORG: return "reorg";
-	case CHAIN_MEMPOOL_REMOVED_BLOCK: return "block";
-	case CHAIN_MEMPOOL_REMOVED_CONFLICT: return "conflict";
-	case CHAIN_MEMPOOL_REMOVED_REPLACED: return "replaced";
+	case CHAIN_MEMPOOL_REMOVED_EXPIRY:
+		return "expiry";
+	case CHAIN_MEMPOOL_REMOVED_SIZELIMIT:
+		return "sizelimit";
+	case CHAIN_MEMPOOL_REMOVED_REORG:
+		return "reorg";
+	case CHAIN_MEMPOOL_REMOVED_BLOCK:
+		return "block";
+	case CHAIN_MEMPOOL_REMOVED_CONFLICT:
+		return "conflict";
+	case CHAIN_MEMPOOL_REMOVED_REPLACED:
+		return "replaced";
 	}
 	return "unknown";
 }

@@ -88,16 +88,16 @@ struct chain;
  * policy (chain_policy_default) and no mempool.dat.
  */
 struct chain_mempool_config {
-	size_t max_bytes;            /**< -maxmempool in bytes of usage (0: 300 MB) */
-	int64_t expiry;              /**< -mempoolexpiry in seconds (0: 336 h) */
-	uint32_t ancestor_count;     /**< -limitancestorcount (0: 25) */
-	uint32_t ancestor_vbytes;    /**< -limitancestorsize in vbytes (0: 101,000) */
-	uint32_t descendant_count;   /**< -limitdescendantcount (0: 25) */
-	uint32_t descendant_vbytes;  /**< -limitdescendantsize in vbytes (0: 101,000) */
-	bool persist;                /**< -persistmempool: load at open, save at close */
-	bool policy_set;             /**< use `policy` below (else chain_policy_default) */
-	struct chain_policy policy;  /**< relay knobs: min relay fee, dust, datacarrier, ... */
-	size_t script_cache_bytes;   /**< script-execution cache (0: 16 MiB; SIZE_MAX: none) */
+	size_t max_bytes;           /**< -maxmempool in bytes of usage (0: 300 MB) */
+	int64_t expiry;             /**< -mempoolexpiry in seconds (0: 336 h) */
+	uint32_t ancestor_count;    /**< -limitancestorcount (0: 25) */
+	uint32_t ancestor_vbytes;   /**< -limitancestorsize in vbytes (0: 101,000) */
+	uint32_t descendant_count;  /**< -limitdescendantcount (0: 25) */
+	uint32_t descendant_vbytes; /**< -limitdescendantsize in vbytes (0: 101,000) */
+	bool persist;               /**< -persistmempool: load at open, save at close */
+	bool policy_set;            /**< use `policy` below (else chain_policy_default) */
+	struct chain_policy policy; /**< relay knobs: min relay fee, dust, datacarrier, ... */
+	size_t script_cache_bytes;  /**< script-execution cache (0: 16 MiB; SIZE_MAX: none) */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -121,15 +121,15 @@ struct chain_accept_opts {
  * ", debug" when debug is not empty: Core's ValidationState::ToString).
  */
 struct chain_accept_result {
-	bool accepted;            /**< in the mempool now (with test_accept: would be) */
-	bool already_in_mempool;  /**< the same wtxid was there already (Core's MEMPOOL_ENTRY) */
-	bool validated;           /**< package test: this tx was judged (else the package stopped first) */
+	bool accepted;           /**< in the mempool now (with test_accept: would be) */
+	bool already_in_mempool; /**< the same wtxid was there already (Core's MEMPOOL_ENTRY) */
+	bool validated; /**< package test: this tx was judged (else the package stopped first) */
 	struct chain_state state; /**< the verdict when rejected: kind, Core's reason, debug */
 	struct proto_hash txid, wtxid;
-	bool fee_known;             /**< vsize, fee and the feerate below are set */
-	int64_t vsize;              /**< Core's virtual size (with sigops) */
-	int64_t fee;                /**< base fee, satoshis */
-	int64_t effective_feerate;  /**< sat/kvB the tx was judged at (its own, or its package's) */
+	bool fee_known;            /**< vsize, fee and the feerate below are set */
+	int64_t vsize;             /**< Core's virtual size (with sigops) */
+	int64_t fee;               /**< base fee, satoshis */
+	int64_t effective_feerate; /**< sat/kvB the tx was judged at (its own, or its package's) */
 	/** wtxids the effective feerate was computed over (itself for a single tx). */
 	struct proto_hash *effective_includes;
 	size_t n_effective_includes;
@@ -207,20 +207,20 @@ struct chain_mempool_entry;
 /** An entry's figures (Core's getmempoolentry). Plain value. */
 struct chain_mempool_entry_info {
 	struct proto_hash txid, wtxid;
-	int64_t vsize;  /**< Core's vsize (sigop-adjusted) */
+	int64_t vsize; /**< Core's vsize (sigop-adjusted) */
 	uint32_t weight;
-	int64_t fee;          /**< base fee */
-	int64_t modified_fee; /**< fee plus prioritisation */
-	int64_t time;         /**< entry time, seconds since the epoch */
-	int32_t height;       /**< tip height when it entered */
-	uint64_t sequence;    /**< the pool's sequence number when it entered */
+	int64_t fee;                            /**< base fee */
+	int64_t modified_fee;                   /**< fee plus prioritisation */
+	int64_t time;                           /**< entry time, seconds since the epoch */
+	int32_t height;                         /**< tip height when it entered */
+	uint64_t sequence;                      /**< the pool's sequence number when it entered */
 	uint64_t ancestor_count, ancestor_size; /**< itself included; size in vbytes */
 	int64_t ancestor_fees;                  /**< modified fees, itself included */
 	uint64_t descendant_count, descendant_size;
 	int64_t descendant_fees;
 	size_t n_parents, n_children; /**< direct in-mempool relatives */
 	bool bip125_replaceable;      /**< signals BIP125 itself or through an ancestor */
-	size_t usage;                 /**< bytes of memory the entry takes (Core's DynamicMemoryUsage) */
+	size_t usage; /**< bytes of memory the entry takes (Core's DynamicMemoryUsage) */
 };
 
 /** The entry with this txid (wtxid false) or wtxid (true), or NULL. */
@@ -292,17 +292,17 @@ CHAIN_WUR int chain_mempool_descendants(struct chain *c, const struct chain_memp
 
 /** getmempoolinfo's figures. Fees in satoshis, feerates in sat/kvB. */
 struct chain_mempool_info {
-	bool loaded;             /**< mempool.dat was read (or there was nothing to read) */
-	uint64_t size;           /**< transactions */
-	uint64_t bytes;          /**< sum of vsizes */
-	uint64_t usage;          /**< memory usage, bytes */
-	int64_t total_fee;       /**< sum of base fees */
-	uint64_t maxmempool;     /**< the size limit, bytes */
-	int64_t mempoolminfee;   /**< max(rolling min fee, min relay fee) */
-	int64_t minrelaytxfee;   /**< the policy's min relay feerate */
+	bool loaded;           /**< mempool.dat was read (or there was nothing to read) */
+	uint64_t size;         /**< transactions */
+	uint64_t bytes;        /**< sum of vsizes */
+	uint64_t usage;        /**< memory usage, bytes */
+	int64_t total_fee;     /**< sum of base fees */
+	uint64_t maxmempool;   /**< the size limit, bytes */
+	int64_t mempoolminfee; /**< max(rolling min fee, min relay fee) */
+	int64_t minrelaytxfee; /**< the policy's min relay feerate */
 	int64_t incrementalrelayfee;
 	uint64_t unbroadcastcount; /**< always 0: peerd keeps no unbroadcast set */
-	bool fullrbf;            /**< always true (Core 29) */
+	bool fullrbf;              /**< always true (Core 29) */
 };
 
 /** Fill *out. */
@@ -321,12 +321,13 @@ const struct chain_policy *chain_mempool_policy(const struct chain *c);
 enum chain_mempool_removal {
 	CHAIN_MEMPOOL_REMOVED_EXPIRY = 0, /**< older than the expiry */
 	CHAIN_MEMPOOL_REMOVED_SIZELIMIT,  /**< trimmed to fit maxmempool */
-	CHAIN_MEMPOOL_REMOVED_REORG,      /**< no longer valid after a reorg (non-final, immature) */
-	CHAIN_MEMPOOL_REMOVED_BLOCK,      /**< mined in a connected block */
-	CHAIN_MEMPOOL_REMOVED_CONFLICT,   /**< a block spent one of its inputs */
-	CHAIN_MEMPOOL_REMOVED_REPLACED,   /**< replaced by a higher-fee transaction (RBF) */
+	CHAIN_MEMPOOL_REMOVED_REORG,    /**< no longer valid after a reorg (non-final, immature) */
+	CHAIN_MEMPOOL_REMOVED_BLOCK,    /**< mined in a connected block */
+	CHAIN_MEMPOOL_REMOVED_CONFLICT, /**< a block spent one of its inputs */
+	CHAIN_MEMPOOL_REMOVED_REPLACED, /**< replaced by a higher-fee transaction (RBF) */
 };
-/** Core's RemovalReasonToString ("expiry", "sizelimit", "reorg", "block", "conflict", "replaced"). */
+/** Core's RemovalReasonToString ("expiry", "sizelimit", "reorg", "block", "conflict", "replaced").
+ */
 const char *chain_mempool_removal_str(enum chain_mempool_removal why);
 
 /** Why an entry entered the pool. */
@@ -343,7 +344,8 @@ enum chain_mempool_addition {
  * into chain_mempool_* functions that change the pool.
  */
 struct chain_mempool_events {
-	void (*added)(void *arg, const struct chain_mempool_entry *e, enum chain_mempool_addition how);
+	void (*added)(void *arg, const struct chain_mempool_entry *e,
+	              enum chain_mempool_addition how);
 	void (*removed)(void *arg, const struct chain_mempool_entry *e,
 	                enum chain_mempool_removal why);
 	void *arg;
@@ -378,7 +380,7 @@ size_t chain_mempool_limit(struct chain *c);
 /** Mempool and script-cache counters (part of getstats). */
 struct chain_mempool_stats {
 	uint64_t accepted, rejected, replaced, evicted, expired, mined, conflicted, reorg_readded;
-	uint64_t loaded, load_failed; /**< from mempool.dat at open */
+	uint64_t loaded, load_failed;                    /**< from mempool.dat at open */
 	uint64_t script_cache_hits, script_cache_misses; /**< ConnectBlock lookups */
 	uint64_t script_cache_entries, script_cache_capacity;
 	uint64_t accept_ns; /**< total time inside chain_mempool_accept */

@@ -28,19 +28,19 @@ struct ws {
 	const struct mp_args *a;
 	struct chain_state *st;
 	struct chain_node *tip;
-	struct chain_coin *prev;          /* n_in */
-	size_t *off;                      /* script offset into arena, SIZE_MAX: points elsewhere */
-	int32_t *heights;                 /* n_in */
-	uint8_t *arena;                   /* scripts of coins from the cache */
+	struct chain_coin *prev; /* n_in */
+	size_t *off;             /* script offset into arena, SIZE_MAX: points elsewhere */
+	int32_t *heights;        /* n_in */
+	uint8_t *arena;          /* scripts of coins from the cache */
 	size_t arena_len, arena_cap;
-	struct mp_refs parents;           /* direct in-pool parents, unique */
-	struct mp_refs conflicts;         /* direct conflicts, unique */
-	struct mp_refs all_conflicts;     /* conflicts and their descendants */
+	struct mp_refs parents;       /* direct in-pool parents, unique */
+	struct mp_refs conflicts;     /* direct conflicts, unique */
+	struct mp_refs all_conflicts; /* conflicts and their descendants */
 	struct mp_refs ancestors;
 	int64_t fee, mfee, vsize, conflicting_fees, conflicting_size;
 	uint32_t sigops;
 	bool spends_coinbase, sibling_eviction;
-	char hex[65];                     /* txid */
+	char hex[65]; /* txid */
 };
 
 static void ws_release(struct ws *w)
@@ -73,8 +73,9 @@ static int refs_add_unique(struct mp_refs *r, struct chain_mempool_entry *e)
 static void format_money(int64_t v, char out[32])
 {
 	uint64_t a = v < 0 ? (uint64_t)-v : (uint64_t)v;
-	int n = snprintf(out, 32, "%s%llu.%08llu", v < 0 ? "-" : "",
-	                 (unsigned long long)(a / 100000000u), (unsigned long long)(a % 100000000u));
+	int n =
+	    snprintf(out, 32, "%s%llu.%08llu", v < 0 ? "-" : "",
+	             (unsigned long long)(a / 100000000u), (unsigned long long)(a % 100000000u));
 	while (n > 0 && out[n - 1] == '0' && out[n - 3] != '.')
 		out[--n] = 0;
 }
@@ -180,8 +181,8 @@ static int note_missing(struct ws *w, struct chain_accept_result *r)
 			seen = proto_hash_eq(&r->missing_parents[k], h);
 		if (seen)
 			continue;
-		struct proto_hash *v = xreallocarray(r->missing_parents, r->n_missing_parents + 1,
-		                                     sizeof(*v));
+		struct proto_hash *v =
+		    xreallocarray(r->missing_parents, r->n_missing_parents + 1, sizeof(*v));
 		if (!v)
 			return CHAIN_ENOMEM;
 		r->missing_parents = v;
@@ -241,8 +242,8 @@ static int calc_ancestors(struct ws *w, const struct limits *lim, char *msg, siz
 		char hex[65];
 		if (s->desc_size + (uint64_t)w->vsize > lim->desc_size) {
 			proto_hash_to_hex(&s->tx.txid, hex);
-			snprintf(msg, cap, "exceeds descendant size limit for tx %s [limit: %llu]", hex,
-			         (unsigned long long)lim->desc_size);
+			snprintf(msg, cap, "exceeds descendant size limit for tx %s [limit: %llu]",
+			         hex, (unsigned long long)lim->desc_size);
 			ret = 1;
 			goto out;
 		} else if (s->desc_count + 1 > lim->desc_count) {
@@ -333,29 +334,32 @@ static int truc_checks(struct ws *w)
 			continue;
 		proto_hash_to_hex(&a->tx.txid, ph);
 		proto_hash_to_hex(&a->tx.wtxid, pw);
-		return chain_reject(w->st, CHAIN_RESULT_TX_MEMPOOL_POLICY, "TRUC-violation",
-		                    truc ? "version=3 tx %s (wtxid=%s) cannot spend from non-version=3 "
-		                           "tx %s (wtxid=%s)"
-		                         : "non-version=3 tx %s (wtxid=%s) cannot spend from "
-		                           "version=3 tx %s (wtxid=%s)",
-		                    w->hex, wt, ph, pw);
+		return chain_reject(
+		    w->st, CHAIN_RESULT_TX_MEMPOOL_POLICY, "TRUC-violation",
+		    truc ? "version=3 tx %s (wtxid=%s) cannot spend from non-version=3 "
+		           "tx %s (wtxid=%s)"
+		         : "non-version=3 tx %s (wtxid=%s) cannot spend from "
+		           "version=3 tx %s (wtxid=%s)",
+		    w->hex, wt, ph, pw);
 	}
 	if (!truc)
 		return 0;
 	if (w->vsize > CHAIN_TRUC_MAX_VSIZE)
-		return chain_reject(w->st, CHAIN_RESULT_TX_MEMPOOL_POLICY, "TRUC-violation",
-		                    "version=3 tx %s (wtxid=%s) is too big: %lld > %d virtual bytes",
-		                    w->hex, wt, (long long)w->vsize, CHAIN_TRUC_MAX_VSIZE);
+		return chain_reject(
+		    w->st, CHAIN_RESULT_TX_MEMPOOL_POLICY, "TRUC-violation",
+		    "version=3 tx %s (wtxid=%s) is too big: %lld > %d virtual bytes", w->hex, wt,
+		    (long long)w->vsize, CHAIN_TRUC_MAX_VSIZE);
 	if (w->ancestors.n + 1 > 2)
 		return chain_reject(w->st, CHAIN_RESULT_TX_MEMPOOL_POLICY, "TRUC-violation",
 		                    "tx %s (wtxid=%s) would have too many ancestors", w->hex, wt);
 	if (w->ancestors.n == 0)
 		return 0;
 	if (w->vsize > CHAIN_TRUC_CHILD_MAX_VSIZE)
-		return chain_reject(w->st, CHAIN_RESULT_TX_MEMPOOL_POLICY, "TRUC-violation",
-		                    "version=3 child tx %s (wtxid=%s) is too big: %lld > %d virtual "
-		                    "bytes",
-		                    w->hex, wt, (long long)w->vsize, CHAIN_TRUC_CHILD_MAX_VSIZE);
+		return chain_reject(
+		    w->st, CHAIN_RESULT_TX_MEMPOOL_POLICY, "TRUC-violation",
+		    "version=3 child tx %s (wtxid=%s) is too big: %lld > %d virtual "
+		    "bytes",
+		    w->hex, wt, (long long)w->vsize, CHAIN_TRUC_CHILD_MAX_VSIZE);
 	struct chain_mempool_entry *parent = w->ancestors.v[0];
 	bool child_replaced = false;
 	for (uint32_t k = 0; k < parent->children.n && !child_replaced; k++)
@@ -437,8 +441,8 @@ static int prechecks(struct ws *w, struct chain_accept_result *r)
 			struct chain_coin coin;
 			err = chain_coins_get(w->c->coins, &op, &coin);
 			if (err == 0)
-				return chain_reject(st, CHAIN_RESULT_TX_CONFLICT, "txn-already-known",
-				                    NULL);
+				return chain_reject(st, CHAIN_RESULT_TX_CONFLICT,
+				                    "txn-already-known", NULL);
 			if (err != CHAIN_ENOTFOUND)
 				return err;
 		}
@@ -529,9 +533,10 @@ static int replacement_checks(struct ws *w)
 			format_feerate(new_rate, a);
 			format_feerate(old_rate, b);
 			snprintf(reason, sizeof(reason), "insufficient fee%s", sib);
-			return chain_reject(st, CHAIN_RESULT_TX_RECONSIDERABLE, reason,
-			                    "rejecting replacement %s; new feerate %s <= old feerate %s",
-			                    w->hex, a, b);
+			return chain_reject(
+			    st, CHAIN_RESULT_TX_RECONSIDERABLE, reason,
+			    "rejecting replacement %s; new feerate %s <= old feerate %s", w->hex, a,
+			    b);
 		}
 	}
 	/* Rule 5: not too many evicted. */
@@ -540,10 +545,11 @@ static int replacement_checks(struct ws *w)
 		count += w->conflicts.v[i]->desc_count;
 	if (count > CHAIN_MEMPOOL_MAX_REPLACEMENTS) {
 		snprintf(reason, sizeof(reason), "too many potential replacements%s", sib);
-		return chain_reject(st, CHAIN_RESULT_TX_MEMPOOL_POLICY, reason,
-		                    "rejecting replacement %s; too many potential replacements (%llu > "
-		                    "%u)",
-		                    w->hex, (unsigned long long)count, CHAIN_MEMPOOL_MAX_REPLACEMENTS);
+		return chain_reject(
+		    st, CHAIN_RESULT_TX_MEMPOOL_POLICY, reason,
+		    "rejecting replacement %s; too many potential replacements (%llu > "
+		    "%u)",
+		    w->hex, (unsigned long long)count, CHAIN_MEMPOOL_MAX_REPLACEMENTS);
 	}
 	uint64_t ep = mp_new_epoch(mp);
 	w->all_conflicts.n = 0;
@@ -565,7 +571,8 @@ static int replacement_checks(struct ws *w)
 		if (!theirs && mp_find_txid(mp, ph)) {
 			snprintf(reason, sizeof(reason), "replacement-adds-unconfirmed%s", sib);
 			return chain_reject(st, CHAIN_RESULT_TX_MEMPOOL_POLICY, reason,
-			                    "replacement %s adds unconfirmed input, idx %u", w->hex, j);
+			                    "replacement %s adds unconfirmed input, idx %u", w->hex,
+			                    j);
 		}
 	}
 	/* Rules 3 and 4: more fees than everything evicted, plus its own relay. */
@@ -580,19 +587,21 @@ static int replacement_checks(struct ws *w)
 	if (w->mfee < w->conflicting_fees) {
 		format_money(w->mfee, a);
 		format_money(w->conflicting_fees, b);
-		return chain_reject(st, CHAIN_RESULT_TX_RECONSIDERABLE, reason,
-		                    "rejecting replacement %s, less fees than conflicting txs; %s < %s",
-		                    w->hex, a, b);
+		return chain_reject(
+		    st, CHAIN_RESULT_TX_RECONSIDERABLE, reason,
+		    "rejecting replacement %s, less fees than conflicting txs; %s < %s", w->hex, a,
+		    b);
 	}
 	int64_t extra = w->mfee - w->conflicting_fees;
 	int64_t relay = chain_feerate_fee(mp->policy.incremental_relay_feerate, w->vsize);
 	if (extra < relay) {
 		format_money(extra, a);
 		format_money(relay, b);
-		return chain_reject(st, CHAIN_RESULT_TX_RECONSIDERABLE, reason,
-		                    "rejecting replacement %s, not enough additional fees to relay; %s "
-		                    "< %s",
-		                    w->hex, a, b);
+		return chain_reject(
+		    st, CHAIN_RESULT_TX_RECONSIDERABLE, reason,
+		    "rejecting replacement %s, not enough additional fees to relay; %s "
+		    "< %s",
+		    w->hex, a, b);
 	}
 	return 0;
 }
@@ -615,10 +624,11 @@ static int ephemeral_spends(struct ws *w)
 			if (!spent) {
 				char wt[65];
 				proto_hash_to_hex(&tx->wtxid, wt);
-				return chain_reject(w->st, CHAIN_RESULT_TX_MEMPOOL_POLICY,
-				                    "missing-ephemeral-spends",
-				                    "tx %s (wtxid=%s) did not spend parent's ephemeral dust",
-				                    w->hex, wt);
+				return chain_reject(
+				    w->st, CHAIN_RESULT_TX_MEMPOOL_POLICY,
+				    "missing-ephemeral-spends",
+				    "tx %s (wtxid=%s) did not spend parent's ephemeral dust",
+				    w->hex, wt);
 			}
 		}
 	}
@@ -647,15 +657,16 @@ static int script_checks(struct ws *w)
 	uint32_t bad;
 	int serr;
 	/* PolicyScriptChecks: the standard flags, every input a job. */
-	if ((err = chain_checker_verify_tx(ck, tx, spent, pre, SCRIPT_VERIFY_STANDARD, &failed, &bad,
-	                                   &serr)))
+	if ((err = chain_checker_verify_tx(ck, tx, spent, pre, SCRIPT_VERIFY_STANDARD, &failed,
+	                                   &bad, &serr)))
 		goto out;
 	if (failed) {
 		char reason[CHAIN_REASON_MAX];
 		int e2 = SCRIPT_ERR_OK;
 		enum chain_result kind = CHAIN_RESULT_CONSENSUS;
-		if (script_verify_input(tx, bad, &spent[bad], SCRIPT_VERIFY_STANDARD & ~MP_NOT_MANDATORY,
-		                        pre, &e2) == 0) {
+		if (script_verify_input(tx, bad, &spent[bad],
+		                        SCRIPT_VERIFY_STANDARD & ~MP_NOT_MANDATORY, pre,
+		                        &e2) == 0) {
 			snprintf(reason, sizeof(reason), "non-mandatory-script-verify-flag (%s)",
 			         script_error_core_string(serr));
 			kind = CHAIN_RESULT_TX_NOT_STANDARD;
@@ -673,7 +684,8 @@ static int script_checks(struct ws *w)
 			int s1, s2;
 			uint32_t nowit = SCRIPT_VERIFY_STANDARD &
 			                 ~(SCRIPT_VERIFY_WITNESS | SCRIPT_VERIFY_CLEANSTACK);
-			if ((err = chain_checker_verify_tx(ck, tx, spent, pre, nowit, &f1, &b1, &s1)))
+			if ((err =
+			         chain_checker_verify_tx(ck, tx, spent, pre, nowit, &f1, &b1, &s1)))
 				goto out;
 			if (!f1) {
 				if ((err = chain_checker_verify_tx(ck, tx, spent, pre,
@@ -688,8 +700,8 @@ static int script_checks(struct ws *w)
 		char wt[65], ph[65];
 		proto_hash_to_hex(&tx->wtxid, wt);
 		proto_hash_to_hex(&tx->vin[bad].prevout.txid, ph);
-		err = chain_reject(w->st, kind, reason, "input %u of %s (wtxid %s), spending %s:%u", bad,
-		                   w->hex, wt, ph, tx->vin[bad].prevout.n);
+		err = chain_reject(w->st, kind, reason, "input %u of %s (wtxid %s), spending %s:%u",
+		                   bad, w->hex, wt, ph, tx->vin[bad].prevout.n);
 		goto out;
 	}
 	/* ConsensusScriptChecks: the tip's block flags, which is what the
@@ -704,10 +716,11 @@ static int script_checks(struct ws *w)
 		char reason[CHAIN_REASON_MAX];
 		snprintf(reason, sizeof(reason), CHAIN_SCRIPT_REASON_PREFIX "%s)",
 		         script_error_core_string(serr));
-		chain_logf(w->c, CHAIN_LOG_ERROR,
-		           "BUG! PLEASE REPORT THIS! CheckInputScripts failed against latest-block but "
-		           "not STANDARD flags %s, %s",
-		           w->hex, reason);
+		chain_logf(
+		    w->c, CHAIN_LOG_ERROR,
+		    "BUG! PLEASE REPORT THIS! CheckInputScripts failed against latest-block but "
+		    "not STANDARD flags %s, %s",
+		    w->hex, reason);
 		err = chain_reject(w->st, CHAIN_RESULT_CONSENSUS, reason, NULL);
 		goto out;
 	}
@@ -776,7 +789,8 @@ static int finalize(struct ws *w, struct chain_accept_result *r)
 		mp_limit(mp);
 		if (!mp_find_txid(mp, &r->txid)) {
 			r->accepted = false;
-			return chain_reject(w->st, CHAIN_RESULT_TX_RECONSIDERABLE, "mempool full", NULL);
+			return chain_reject(w->st, CHAIN_RESULT_TX_RECONSIDERABLE, "mempool full",
+			                    NULL);
 		}
 	}
 	return 0;
@@ -819,7 +833,8 @@ int mp_accept(struct chain_mempool *mp, struct proto_tx *tx, const struct mp_arg
 	if ((err = push_hash(&r->effective_includes, &r->n_effective_includes, &tx->wtxid)))
 		goto out;
 	for (uint32_t i = 0; i < w.all_conflicts.n; i++) {
-		if ((err = push_hash(&r->replaced_txids, &r->n_replaced, &w.all_conflicts.v[i]->tx.txid)))
+		if ((err = push_hash(&r->replaced_txids, &r->n_replaced,
+		                     &w.all_conflicts.v[i]->tx.txid)))
 			goto out;
 		r->n_replaced--;
 		if ((err = push_hash(&r->replaced_wtxids, &r->n_replaced,
@@ -844,8 +859,8 @@ out:
 	return err;
 }
 
-int chain_mempool_accept(struct chain *c, struct proto_tx *tx,
-                         const struct chain_accept_opts *opts, struct chain_accept_result *r)
+int chain_mempool_accept(struct chain *c, struct proto_tx *tx, const struct chain_accept_opts *opts,
+                         struct chain_accept_result *r)
 {
 	struct chain_accept_opts none = {0};
 	if (!opts)
@@ -889,7 +904,8 @@ static bool well_formed(struct proto_tx *const *txs, size_t n, struct chain_pack
 	for (size_t i = 0; i < n; i++) {
 		for (uint32_t j = 0; j < txs[i]->n_in; j++) {
 			for (size_t k = i + 1; k < n; k++) {
-				if (proto_hash_eq(&txs[i]->vin[j].prevout.txid, proto_tx_txid(txs[k])))
+				if (proto_hash_eq(&txs[i]->vin[j].prevout.txid,
+				                  proto_tx_txid(txs[k])))
 					return package_reject(pkg, "package-not-sorted"), false;
 			}
 		}
@@ -903,7 +919,8 @@ static bool well_formed(struct proto_tx *const *txs, size_t n, struct chain_pack
 				for (uint32_t m = 0; m < txs[k]->n_in; m++) {
 					const struct proto_outpoint *o2 = &txs[k]->vin[m].prevout;
 					if (o2->n == op->n && proto_hash_eq(&o2->txid, &op->txid))
-						return package_reject(pkg, "conflict-in-package"), false;
+						return package_reject(pkg, "conflict-in-package"),
+						       false;
 				}
 			}
 		}
@@ -912,8 +929,7 @@ static bool well_formed(struct proto_tx *const *txs, size_t n, struct chain_pack
 }
 
 int chain_mempool_test_package(struct chain *c, struct proto_tx *const *txs, size_t n,
-                               struct chain_accept_result *results,
-                               struct chain_package_state *pkg)
+                               struct chain_accept_result *results, struct chain_package_state *pkg)
 {
 	struct chain_mempool *mp = c->mp;
 	memset(pkg, 0, sizeof(*pkg));

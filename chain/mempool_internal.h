@@ -15,8 +15,8 @@
 /** Core's MEMPOOL_HEIGHT: the height a coin created by a mempool transaction reports. */
 #define CHAIN_MEMPOOL_HEIGHT 0x7fffffff
 /** Core's TRUC_VERSION and its limits (policy/truc_policy.h). */
-#define CHAIN_TRUC_VERSION 3
-#define CHAIN_TRUC_MAX_VSIZE 10000
+#define CHAIN_TRUC_VERSION         3
+#define CHAIN_TRUC_MAX_VSIZE       10000
 #define CHAIN_TRUC_CHILD_MAX_VSIZE 1000
 
 /** A growable array of entry pointers. */
@@ -34,7 +34,7 @@ struct chain_mempool_entry {
 	int32_t height;
 	uint32_t weight;
 	bool spends_coinbase;
-	uint32_t pos; /* index into pool->entries */
+	uint32_t pos;  /* index into pool->entries */
 	uint64_t mark; /* traversal epoch */
 	uint64_t anc_count, anc_size, desc_count, desc_size;
 	int64_t anc_fees, desc_fees;
@@ -75,13 +75,13 @@ struct chain_mempool {
 	uint64_t epoch;
 	uint64_t total_vsize;
 	int64_t total_fee;
-	size_t usage; /* sum of entry usage */
+	size_t usage;     /* sum of entry usage */
 	int64_t min_time; /* at most the oldest entry's time: expiry scans only when it matters */
 	double rolling_min;
 	int64_t last_rolling_update;
 	bool block_since_bump;
 	bool loaded;
-	bool quiet; /* no events (package test entries) */
+	bool quiet;         /* no events (package test entries) */
 	bool reorg_pending; /* blocks were disconnected: re-add and re-check at the end */
 	struct chain_mempool_events ev;
 	struct chain_mempool_stats stats;
@@ -232,7 +232,7 @@ void chain_checker_set_script_cache(struct chain_checker *ck, struct chain_scrip
  */
 CHAIN_WUR int chain_checker_verify_tx(struct chain_checker *ck, const struct proto_tx *tx,
                                       const struct script_spent_output *spent,
-                                      struct script_precomputed *pre, uint32_t flags,
-                                      bool *failed, uint32_t *bad_input, int *script_err);
+                                      struct script_precomputed *pre, uint32_t flags, bool *failed,
+                                      uint32_t *bad_input, int *script_err);
 
 #endif

@@ -170,7 +170,8 @@ void chain_mempool_load(struct chain *c)
 	int err = read_file(mp->path, &buf, &len);
 	if (err) {
 		if (err != CHAIN_ENOTFOUND)
-			chain_logf(c, CHAIN_LOG_WARN, "Failed to open mempool file %s: %s. Continuing anyway.",
+			chain_logf(c, CHAIN_LOG_WARN,
+			           "Failed to open mempool file %s: %s. Continuing anyway.",
 			           mp->path, chain_strerror(err));
 		mp->loaded = true;
 		return;

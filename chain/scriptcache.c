@@ -20,7 +20,7 @@
 #include "chain/mempool_internal.h"
 
 #define SC_WAYS 4u
-#define SC_KEY 16u
+#define SC_KEY  16u
 
 struct chain_script_cache {
 	uint8_t salt[32];
@@ -79,7 +79,7 @@ void chain_script_cache_add(struct chain_script_cache *sc, const struct proto_ha
 	uint8_t key[SC_KEY];
 	size_t b;
 	make_key(sc, wtxid, flags, key, &b);
-	uint8_t (*way)[SC_KEY] = &sc->slots[b * SC_WAYS];
+	uint8_t(*way)[SC_KEY] = &sc->slots[b * SC_WAYS];
 	size_t free_way = SC_WAYS;
 	for (size_t i = 0; i < SC_WAYS; i++) {
 		if (!memcmp(way[i], key, SC_KEY))
@@ -100,7 +100,7 @@ bool chain_script_cache_has(struct chain_script_cache *sc, const struct proto_ha
 	uint8_t key[SC_KEY];
 	size_t b;
 	make_key(sc, wtxid, flags, key, &b);
-	uint8_t (*way)[SC_KEY] = &sc->slots[b * SC_WAYS];
+	uint8_t(*way)[SC_KEY] = &sc->slots[b * SC_WAYS];
 	for (size_t i = 0; i < SC_WAYS; i++) {
 		if (!memcmp(way[i], key, SC_KEY)) {
 			if (erase) {

@@ -145,7 +145,7 @@ static int64_t clock_now(void)
 }
 
 #define N_COINBASE 130
-#define CB_VALUE 5000000000LL
+#define CB_VALUE   5000000000LL
 
 struct fixture {
 	char dir[TU_TMPDIR_MAX];
@@ -157,7 +157,8 @@ struct fixture {
 
 static struct fixture *F;
 
-static void on_added(void *arg, const struct chain_mempool_entry *e, enum chain_mempool_addition how)
+static void on_added(void *arg, const struct chain_mempool_entry *e,
+                     enum chain_mempool_addition how)
 {
 	struct fixture *f = arg;
 	(void)e;
@@ -480,7 +481,8 @@ static void test_scripts(void **state)
 	struct fixture *f = *state;
 	/* a coin to each of the three witness scripts */
 	struct in_spec in = {.txid = f->cb[7], .n = 0};
-	struct out_spec outs[3] = {{100000000, SPK_IF}, {100000000, SPK_FALSE}, {100000000, SPK_TRUE}};
+	struct out_spec outs[3] = {
+	    {100000000, SPK_IF}, {100000000, SPK_FALSE}, {100000000, SPK_TRUE}};
 	struct proto_tx fund, t;
 	build(&fund, 2, 0, &in, 1, outs, 3);
 	accept_ok(f, &fund);
@@ -492,8 +494,9 @@ static void test_scripts(void **state)
 	struct chain_accept_result r;
 	chain_accept_result_init(&r);
 	assert_false(try_accept(f, &t, false, &r));
-	assert_string_equal(r.state.reason,
-	                    "non-mandatory-script-verify-flag (OP_IF/NOTIF argument must be minimal)");
+	assert_string_equal(
+	    r.state.reason,
+	    "non-mandatory-script-verify-flag (OP_IF/NOTIF argument must be minimal)");
 	assert_int_equal(r.state.result, CHAIN_RESULT_TX_NOT_STANDARD);
 	proto_tx_release(&t);
 	s.wit = WIT_IF_OK;
@@ -506,9 +509,10 @@ static void test_scripts(void **state)
 	o.value = 200000000 - 5000;
 	build(&t, 2, 0, two, 2, &o, 1);
 	assert_false(try_accept(f, &t, false, &r));
-	assert_string_equal(r.state.reason,
-	                    "mandatory-script-verify-flag-failed (Script evaluated without error but "
-	                    "finished with a false/empty top stack element)");
+	assert_string_equal(
+	    r.state.reason,
+	    "mandatory-script-verify-flag-failed (Script evaluated without error but "
+	    "finished with a false/empty top stack element)");
 	assert_int_equal(r.state.result, CHAIN_RESULT_CONSENSUS);
 	proto_tx_release(&t);
 	/* the wrong witness script: a hash mismatch */
@@ -546,7 +550,8 @@ static void test_ancestor_limits(void **state)
 	make_chain(f, 8, 25, 1000, ids);
 	struct proto_tx t;
 	spend1(&t, &ids[24], 0, CB_VALUE - 25000, 1000);
-	expect_reject(f, &t, "too-long-mempool-chain", "too many unconfirmed ancestors [limit: 25]");
+	expect_reject(f, &t, "too-long-mempool-chain",
+	              "too many unconfirmed ancestors [limit: 25]");
 	proto_tx_release(&t);
 	/* descendants: the chain's root has 25 (itself included) */
 	char hex[65], want[160];
@@ -557,8 +562,8 @@ static void test_ancestor_limits(void **state)
 	snprintf(want, sizeof(want), "too many descendants for tx %s [limit: 25]", hex);
 	/* spend the root's output 0? it is spent; make a fan instead */
 	struct in_spec in = {.txid = f->cb[9], .n = 0};
-	struct out_spec fan[3] = {{CB_VALUE / 4, SPK_TRUE}, {CB_VALUE / 4, SPK_TRUE},
-	                          {CB_VALUE / 4, SPK_TRUE}};
+	struct out_spec fan[3] = {
+	    {CB_VALUE / 4, SPK_TRUE}, {CB_VALUE / 4, SPK_TRUE}, {CB_VALUE / 4, SPK_TRUE}};
 	struct proto_tx root;
 	build(&root, 2, 0, &in, 1, fan, 3);
 	accept_ok(f, &root);
@@ -610,7 +615,8 @@ static void test_rbf(void **state)
 	char hex[65], want[200];
 	proto_hash_to_hex(&t.txid, hex);
 	snprintf(want, sizeof(want),
-	         "rejecting replacement %s, less fees than conflicting txs; 0.00005 < 0.00021", hex);
+	         "rejecting replacement %s, less fees than conflicting txs; 0.00005 < 0.00021",
+	         hex);
 	expect_reject(f, &t, "insufficient fee", want);
 	proto_tx_release(&t);
 	/* 21,000 + less than its own relay fee */
@@ -618,7 +624,8 @@ static void test_rbf(void **state)
 	build(&t, 2, 0, &in, 1, &o, 1);
 	proto_hash_to_hex(&t.txid, hex);
 	snprintf(want, sizeof(want),
-	         "rejecting replacement %s, not enough additional fees to relay; 0.0000005 < ", hex);
+	         "rejecting replacement %s, not enough additional fees to relay; 0.0000005 < ",
+	         hex);
 	expect_reject(f, &t, "insufficient fee", want);
 	proto_tx_release(&t);
 	/* a new unconfirmed input */
@@ -660,8 +667,7 @@ static void test_rbf_too_many(void **state)
 	struct out_spec o = {.value = 5 * CB_VALUE - 10000000};
 	struct proto_tx t;
 	build(&t, 2, 0, ins, 5, &o, 1);
-	expect_reject(f, &t, "too many potential replacements",
-	              "rejecting replacement ");
+	expect_reject(f, &t, "too many potential replacements", "rejecting replacement ");
 	proto_tx_release(&t);
 }
 
