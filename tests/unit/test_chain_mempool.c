@@ -799,6 +799,48 @@ static void test_block_reorg_cache(void **state)
 	proto_tx_release(&y);
 }
 
+static void test_witness_variant_and_partial_block(void **state)
+{
+	struct fixture *f = *state;
+	struct proto_tx a, a2, b;
+	spend1(&a, &f->cb[27], 0, CB_VALUE, 3000);
+	accept_ok(f, &a);
+	/* the same txid with another witness: Core's reason, and which wtxid is in */
+	struct in_spec in = {.txid = f->cb[27], .n = 0, .wit = WIT_TRUE_PAD};
+	struct out_spec o = {.value = CB_VALUE - 3000};
+	build(&a2, 2, 0, &in, 1, &o, 1);
+	assert_true(proto_hash_eq(&a.txid, &a2.txid));
+	assert_false(proto_hash_eq(&a.wtxid, &a2.wtxid));
+	struct chain_accept_result r;
+	chain_accept_result_init(&r);
+	assert_false(try_accept(f, &a2, false, &r));
+	assert_string_equal(r.state.reason, "txn-same-nonwitness-data-in-mempool");
+	assert_true(r.has_other_wtxid);
+	assert_true(proto_hash_eq(&r.other_wtxid, &a.wtxid));
+	chain_accept_result_release(&r);
+	/* a child; a block mines only the parent: the child stays, now without ancestors */
+	spend1(&b, &a.txid, 0, CB_VALUE - 3000, 3000);
+	accept_ok(f, &b);
+	uint8_t *raw;
+	size_t len;
+	assert_int_equal(chain_mempool_get_raw(f->c, &a.txid, false, &raw, &len), 0);
+	struct chain_mine_tx mt = {raw, len};
+	mine_txs(f, &mt, 1, NULL);
+	free(raw);
+	assert_null(chain_mempool_find(f->c, &a.txid, false));
+	const struct chain_mempool_entry *eb = chain_mempool_find(f->c, &b.txid, false);
+	assert_non_null(eb);
+	struct chain_mempool_entry_info ib;
+	chain_mempool_entry_info(eb, &ib);
+	assert_int_equal(ib.ancestor_count, 1);
+	assert_int_equal(ib.ancestor_size, ib.vsize);
+	assert_int_equal(ib.ancestor_fees, 3000);
+	assert_int_equal(ib.n_parents, 0);
+	proto_tx_release(&a);
+	proto_tx_release(&a2);
+	proto_tx_release(&b);
+}
+
 static void test_expiry(void **state)
 {
 	struct fixture *f = *state;
@@ -1012,6 +1054,31 @@ static void test_eviction(void **state)
 	free(v);
 }
 
+/* A low-fee parent whose child pays for both outlives higher-fee singles. */
+static void test_eviction_cpfp(void **state)
+{
+	struct fixture *f = *state;
+	struct proto_tx p, c;
+	spend1(&p, &f->cb[31], 0, CB_VALUE, 1000);
+	accept_ok(f, &p);
+	spend1(&c, &p.txid, 0, CB_VALUE - 1000, 50000);
+	accept_ok(f, &c);
+	for (int h = 1; h <= 30; h++) {
+		struct proto_tx t;
+		spend1(&t, &f->cb[h], 0, CB_VALUE, 3000);
+		struct chain_accept_result r;
+		chain_accept_result_init(&r);
+		(void)try_accept(f, &t, false, &r);
+		chain_accept_result_release(&r);
+		proto_tx_release(&t);
+	}
+	assert_true(f->removed[CHAIN_MEMPOOL_REMOVED_SIZELIMIT] > 0);
+	assert_non_null(chain_mempool_find(f->c, &p.txid, false));
+	assert_non_null(chain_mempool_find(f->c, &c.txid, false));
+	proto_tx_release(&p);
+	proto_tx_release(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1024,11 +1091,14 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_truc, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ephemeral_dust, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_block_reorg_cache, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_witness_variant_and_partial_block, setup,
+	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_expiry, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_persist, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_load_core_file, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_package, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_eviction, setup_small, teardown),
+	    cmocka_unit_test_setup_teardown(test_eviction_cpfp, setup_small, teardown),
 	};
 	(void)F;
 	return cmocka_run_group_tests(tests, NULL, NULL);
