@@ -927,6 +927,8 @@ int chain_mempool_update_for_reorg(struct chain *c)
 	}
 	free_disconnected(mp);
 	bool quiet = mp->quiet;
+	/* Old entries coming back are neither new accepts nor rejects. */
+	uint64_t accepted = mp->stats.accepted, rejected = mp->stats.rejected;
 	for (size_t i = 0; i < n_old; i++) {
 		struct chain_mempool_entry *e = old[i];
 		if (!err) {
@@ -956,6 +958,8 @@ int chain_mempool_update_for_reorg(struct chain *c)
 			mp->ev.removed(mp->ev.arg, e, CHAIN_MEMPOOL_REMOVED_REORG);
 		entry_free(e);
 	}
+	mp->stats.accepted = accepted;
+	mp->stats.rejected = rejected;
 	chain_accept_result_release(&r);
 	xfree(old);
 	if (!err)

@@ -841,6 +841,33 @@ static void test_witness_variant_and_partial_block(void **state)
 	proto_tx_release(&b);
 }
 
+/* After a reorg to a lower tip, what is no longer final leaves with reason reorg. */
+static void test_reorg_removes_nonfinal(void **state)
+{
+	struct fixture *f = *state;
+	struct proto_tx t, ok;
+	/* final in the next block (height 131), not at height 130 */
+	struct in_spec in = {.txid = f->cb[28], .n = 0, .seq = 0xfffffffeu};
+	struct out_spec o = {.value = CB_VALUE - 3000};
+	build(&t, 2, N_COINBASE, &in, 1, &o, 1);
+	accept_ok(f, &t);
+	spend1(&ok, &f->cb[29], 0, CB_VALUE, 3000);
+	accept_ok(f, &ok);
+	struct chain_mempool_stats s0, s1;
+	chain_mempool_get_stats(f->c, &s0);
+	unsigned before = f->removed[CHAIN_MEMPOOL_REMOVED_REORG];
+	struct chain_state st;
+	assert_int_equal(chain_invalidate(f->c, chain_tip(f->c), &st), 0);
+	assert_int_equal(chain_height(f->c), N_COINBASE - 1);
+	assert_null(chain_mempool_find(f->c, &t.txid, false));
+	assert_non_null(chain_mempool_find(f->c, &ok.txid, false));
+	assert_int_equal(f->removed[CHAIN_MEMPOOL_REMOVED_REORG], before + 1);
+	chain_mempool_get_stats(f->c, &s1);
+	assert_int_equal(s1.accepted, s0.accepted);
+	proto_tx_release(&t);
+	proto_tx_release(&ok);
+}
+
 static void test_expiry(void **state)
 {
 	struct fixture *f = *state;
@@ -1093,6 +1120,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_block_reorg_cache, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_witness_variant_and_partial_block, setup,
 	                                    teardown),
+	    cmocka_unit_test_setup_teardown(test_reorg_removes_nonfinal, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_expiry, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_persist, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_load_core_file, setup, teardown),
