@@ -258,8 +258,10 @@ enum chain_mempool_order {
 	 * modified feerate, then txid: getrawmempool's order, and the order
 	 * relay announces in. */
 	CHAIN_MEMPOOL_ORDER_DEPTH_SCORE = 0,
-	/** Core's ancestor_score index, best first (mining order): min(own feerate,
-	 * ancestor feerate) descending, then txid; parents come before children. */
+	/** Core's ancestor_score index, best first: min(own feerate, ancestor
+	 * feerate) descending, then txid. Not topological (a child paying for a
+	 * cheap parent sorts first, as in Core's index): use DEPTH_SCORE where
+	 * parents must come first. */
 	CHAIN_MEMPOOL_ORDER_ANCESTOR_SCORE,
 	/** Core's descendant_score index, worst first: what trimming evicts first. */
 	CHAIN_MEMPOOL_ORDER_DESCENDANT_SCORE,
