@@ -31,7 +31,11 @@ struct ws {
 	struct chain_coin *prev; /* n_in */
 	size_t *off;             /* script offset into arena, SIZE_MAX: points elsewhere */
 	int32_t *heights;        /* n_in */
-	uint8_t *arena;          /* scripts of coins from the cache */
+	/* coins this accept read into the cache (Core's coins_to_uncache),
+	 * forgotten again on a reject */
+	struct proto_outpoint *uncache;
+	size_t n_uncache;
+	uint8_t *arena; /* scripts of coins from the cache */
 	size_t arena_len, arena_cap;
 	struct mp_refs parents;       /* direct in-pool parents, unique */
 	struct mp_refs conflicts;     /* direct conflicts, unique */
@@ -48,6 +52,7 @@ static void ws_release(struct ws *w)
 	xfree(w->prev);
 	xfree(w->off);
 	xfree(w->heights);
+	xfree(w->uncache);
 	xfree(w->arena);
 	mp_refs_release(&w->parents);
 	mp_refs_release(&w->conflicts);
@@ -144,6 +149,8 @@ static int fetch_coins(struct ws *w, bool *missing)
 			continue;
 		}
 		struct chain_coin coin;
+		if (!chain_coins_in_cache(w->c->coins, op))
+			w->uncache[w->n_uncache++] = *op;
 		int err = chain_coins_get(w->c->coins, op, &coin);
 		if (err == CHAIN_ENOTFOUND) {
 			*missing = true;
@@ -435,10 +442,14 @@ static int prechecks(struct ws *w, struct chain_accept_result *r)
 	if ((err = fetch_coins(w, &missing)))
 		return err;
 	if (missing) {
-		/* Are the inputs missing because the tx is already confirmed? */
+		/* Are the inputs missing because the tx is already confirmed?
+		 * Core looks in the cache only (HaveCoinInCache): optimistic
+		 * and cheap, no database read for a stranger's txid. */
 		struct proto_outpoint op = {.txid = tx->txid};
 		for (op.n = 0; op.n < tx->n_out; op.n++) {
 			struct chain_coin coin;
+			if (!chain_coins_in_cache(w->c->coins, &op))
+				continue;
 			err = chain_coins_get(w->c->coins, &op, &coin);
 			if (err == 0)
 				return chain_reject(st, CHAIN_RESULT_TX_CONFLICT,
@@ -818,7 +829,8 @@ int mp_accept(struct chain_mempool *mp, struct proto_tx *tx, const struct mp_arg
 	w.prev = xcalloc(n, sizeof(*w.prev));
 	w.off = xcalloc(n, sizeof(*w.off));
 	w.heights = xcalloc(n, sizeof(*w.heights));
-	if (!w.prev || !w.off || !w.heights) {
+	w.uncache = xcalloc(n, sizeof(*w.uncache));
+	if (!w.prev || !w.off || !w.heights || !w.uncache) {
 		err = CHAIN_ENOMEM;
 		goto out;
 	}
@@ -847,6 +859,10 @@ int mp_accept(struct chain_mempool *mp, struct proto_tx *tx, const struct mp_arg
 	}
 	err = finalize(&w, r);
 out:
+	if (err || !r->accepted) {
+		for (size_t i = 0; i < w.n_uncache; i++)
+			chain_coins_uncache(w.c->coins, &w.uncache[i]);
+	}
 	ws_release(&w);
 	if (err == CHAIN_EINVALID) {
 		err = 0;

@@ -868,6 +868,26 @@ static void test_reorg_removes_nonfinal(void **state)
 	proto_tx_release(&ok);
 }
 
+/* A rejected tx leaves no coins behind in the cache (Core's coins_to_uncache). */
+static void test_uncache_on_reject(void **state)
+{
+	struct fixture *f = *state;
+	assert_int_equal(chain_close(f->c), 0); /* the cache starts empty again */
+	open_chain(f);
+	struct chain_coins *coins = chain_get_coins(f->c);
+	struct proto_outpoint op = {.txid = f->cb[30], .n = 0};
+	assert_false(chain_coins_in_cache(coins, &op));
+	struct proto_tx t;
+	spend1(&t, &f->cb[30], 0, CB_VALUE, 10);
+	expect_reject(f, &t, "min relay fee not met", NULL);
+	assert_false(chain_coins_in_cache(coins, &op));
+	proto_tx_release(&t);
+	spend1(&t, &f->cb[30], 0, CB_VALUE, 5000);
+	accept_ok(f, &t);
+	assert_true(chain_coins_in_cache(coins, &op));
+	proto_tx_release(&t);
+}
+
 static void test_expiry(void **state)
 {
 	struct fixture *f = *state;
@@ -1121,6 +1141,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_witness_variant_and_partial_block, setup,
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_reorg_removes_nonfinal, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_uncache_on_reject, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_expiry, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_persist, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_load_core_file, setup, teardown),
