@@ -1,8 +1,9 @@
 /**
  * chain/mempool_internal.h: what the mempool's files share (mempool.c: the
- * entries, indexes, removal, trimming; mempool_accept.c: acceptance;
- * mempool_persist.c: mempool.dat; scriptcache.c: the script-execution
- * cache) and the hooks the rest of chain/ calls.
+ * entries, indexes, adding, removal, trimming; mempool_query.c: reading
+ * it; mempool_chain.c: following blocks and reorgs; mempool_accept.c:
+ * acceptance; mempool_persist.c: mempool.dat; scriptcache.c: the
+ * script-execution cache) and the hooks the rest of chain/ calls.
  *
  * Include after chain/internal.h. Threads: the chain's thread only.
  */
@@ -147,6 +148,18 @@ size_t mp_limit(struct chain_mempool *mp);
 size_t mp_trim(struct chain_mempool *mp, size_t limit);
 /** Core's GetMinFee (sat/kvB, already maxed with the incremental feerate when not 0). */
 int64_t mp_min_fee(struct chain_mempool *mp);
+/** Free an entry that is out of the indexes. */
+void mp_entry_free(struct chain_mempool_entry *e);
+/** Drop the kept transactions of disconnected blocks. */
+void mp_free_disconnected(struct chain_mempool *mp);
+/** Every ancestor of e (e excluded) into out, marked with ep. 0 or CHAIN_ENOMEM. */
+CHAIN_WUR int mp_collect_ancestors(struct chain_mempool_entry *e, uint64_t ep, struct mp_refs *out);
+/** Core's CompareTxMemPoolEntryByDescendantScore: a is trimmed before b. */
+bool mp_desc_less(const struct chain_mempool_entry *a, const struct chain_mempool_entry *b);
+/** Forget txid's prioritisation (it was mined). */
+void mp_clear_delta(struct chain_mempool *mp, const struct proto_hash *txid);
+/** Core's CFeeRate(fee, vsize).GetFeePerK(). */
+int64_t mp_feerate_of(int64_t fee, int64_t vsize);
 /** Estimated bytes an entry of tx takes. */
 size_t mp_entry_usage(const struct proto_tx *tx, uint32_t n_parents);
 /** Deep copy of a transaction (owned storage, ids computed). 0 or CHAIN_ENOMEM. */
