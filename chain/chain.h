@@ -96,8 +96,13 @@ enum chain_result {
 #define CHAIN_REASON_MAX 160
 /** A script failure's reject reason: this, Core's ScriptErrorString, ")". */
 #define CHAIN_SCRIPT_REASON_PREFIX "mandatory-script-verify-flag-failed ("
-/** Longest debug message kept. */
-#define CHAIN_DEBUG_MAX 192
+/**
+ * Longest debug message kept. The longest Core writes for a transaction is
+ * TRUC's "non-version=3 tx T (wtxid=W) cannot spend from version=3 tx T
+ * (wtxid=W)": 4 ids of 64 and 72 bytes of words; a script failure's names
+ * the input, txid, wtxid and the spent outpoint (~240).
+ */
+#define CHAIN_DEBUG_MAX 384
 
 /**
  * A verdict: `result` and Core's reject reason (`reason`, what submitblock
@@ -130,6 +135,7 @@ void chain_state_clear(struct chain_state *st);
 #include "chain/compress.h"
 #include "chain/connect.h"
 #include "chain/policy.h"
+#include "chain/mempool.h"
 #undef PEERD_CHAIN_PARTS
 
 /* ---------------------------------------------------------------------- */
@@ -161,6 +167,7 @@ struct chain_config {
 	int64_t max_tip_age;  /**< seconds; an older tip is initial block download (0: 24 h) */
 	/** Core's -minimumchainwork (NULL: the network's, params->min_chain_work). */
 	const struct chain_work *min_chain_work;
+	struct chain_mempool_config mempool; /**< zeroed: Core's defaults, no mempool.dat */
 };
 
 /** An open chain; opaque. One thread owns it. */
@@ -283,6 +290,10 @@ struct chain_stats {
 	uint64_t reorgs, flushes, replayed;
 	uint64_t connect_ns; /**< total time connecting */
 	size_t coins_memory, coins_cached, index_nodes, index_memory;
+	/** Script-execution cache: ConnectBlock lookups that skipped (hits) or ran (misses)
+	 * a transaction's scripts, and entries held. */
+	uint64_t script_cache_hits, script_cache_misses, script_cache_entries;
+	size_t mempool_size, mempool_usage; /**< transactions and bytes in the mempool */
 };
 void chain_get_stats(struct chain *c, struct chain_stats *out);
 

@@ -563,3 +563,19 @@ int chain_coins_flush(struct chain_coins *c, bool empty,
 	xfree(j.sorted);
 	return 0;
 }
+
+bool chain_coins_in_cache(const struct chain_coins *c, const struct proto_outpoint *op)
+{
+	size_t pos;
+	return table_find(c, op, op_tag(c, op), &pos);
+}
+
+void chain_coins_uncache(struct chain_coins *c, const struct proto_outpoint *op)
+{
+	size_t pos;
+	if (!table_find(c, op, op_tag(c, op), &pos))
+		return;
+	/* Only a clean copy of what the database holds may be forgotten. */
+	if (entry_at(c, c->table[pos].idx1 - 1)->flags == 0)
+		entry_erase(c, pos);
+}

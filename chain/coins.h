@@ -133,6 +133,15 @@ CHAIN_WUR int chain_coins_add(struct chain_coins *c, const struct proto_outpoint
 /** Spend (remove) a coin. 0, CHAIN_ENOTFOUND, CHAIN_ENOMEM or CHAIN_EDB. */
 CHAIN_WUR int chain_coins_spend(struct chain_coins *c, const struct proto_outpoint *op);
 
+/** True when op has an entry in the cache (a coin or a tombstone): no database read. */
+bool chain_coins_in_cache(const struct chain_coins *c, const struct proto_outpoint *op);
+/**
+ * Forget op's entry if it is a clean copy of the database's (Core's
+ * Uncache): the mempool drops what it read for a transaction it rejected,
+ * so invalid transactions cannot fill the cache. Changed entries stay.
+ */
+void chain_coins_uncache(struct chain_coins *c, const struct proto_outpoint *op);
+
 /** The block the coins are at (all zero before the first block). */
 const struct proto_hash *chain_coins_best_block(const struct chain_coins *c);
 /** Say which block the cache is now at (written at the next flush). */

@@ -36,6 +36,7 @@ struct chain_view_entry {
 #define CHAIN_VIEW_CHUNK 65536u
 
 struct chain_view_chunk;
+struct chain_mempool;
 
 /**
  * The view: entries in the order they were first touched (which is the
@@ -132,6 +133,7 @@ struct chain {
 	struct chain_work min_work; /**< cfg.min_chain_work or the network's */
 	bool csum_hint_set;         /**< chain_submit_block_csum: the block's frame checksum */
 	uint32_t csum_hint;
+	struct chain_mempool *mp; /**< the mempool (chain/mempool_internal.h) */
 };
 
 /** Log through the configured logger (printf-style). */

@@ -1,0 +1,402 @@
+/*
+ * chain/mempool_query.c: reading the mempool: entries and their figures,
+ * the orders getrawmempool, relay and trimming use (computed when asked,
+ * a sort of the entry array), ancestors and descendants, info, events,
+ * prioritisation and counters.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "chain/mempool_internal.h"
+
+/* ---- public queries ------------------------------------------------------------- */
+
+const struct chain_mempool_entry *chain_mempool_find(struct chain *c, const struct proto_hash *id,
+                                                     bool wtxid)
+{
+	return wtxid ? mp_find_wtxid(c->mp, id) : mp_find_txid(c->mp, id);
+}
+
+static bool signals_rbf(const struct proto_tx *tx)
+{
+	for (uint32_t j = 0; j < tx->n_in; j++) {
+		if (tx->vin[j].sequence <= 0xfffffffdu)
+			return true;
+	}
+	return false;
+}
+
+void chain_mempool_entry_info(const struct chain_mempool_entry *e,
+                              struct chain_mempool_entry_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->txid = e->tx.txid;
+	out->wtxid = e->tx.wtxid;
+	out->vsize = e->vsize;
+	out->weight = e->weight;
+	out->fee = e->fee;
+	out->modified_fee = e->modified_fee;
+	out->time = e->time;
+	out->height = e->height;
+	out->sequence = e->sequence;
+	out->ancestor_count = e->anc_count;
+	out->ancestor_size = e->anc_size;
+	out->ancestor_fees = e->anc_fees;
+	out->descendant_count = e->desc_count;
+	out->descendant_size = e->desc_size;
+	out->descendant_fees = e->desc_fees;
+	out->n_parents = e->parents.n;
+	out->n_children = e->children.n;
+	out->usage = e->usage;
+	/* Core's IsRBFOptIn: the tx or any in-pool ancestor signals. The
+	 * walk keeps its own visited list (the entry is const here): each
+	 * ancestor is looked at once, so a diamond-shaped family costs no
+	 * more than its size. Out of memory: the tx's own answer. */
+	bool rbf = signals_rbf(&e->tx);
+	struct mp_refs seen = {0};
+	for (uint32_t k = 0; k < e->parents.n && !rbf; k++)
+		if (mp_refs_push(&seen, e->parents.v[k]))
+			break;
+	for (uint32_t i = 0; i < seen.n && !rbf; i++) {
+		const struct chain_mempool_entry *p = seen.v[i];
+		rbf = signals_rbf(&p->tx);
+		for (uint32_t k = 0; k < p->parents.n && !rbf; k++) {
+			bool dup = false;
+			for (uint32_t m = 0; m < seen.n && !dup; m++)
+				dup = seen.v[m] == p->parents.v[k];
+			if (!dup && mp_refs_push(&seen, p->parents.v[k]))
+				break;
+		}
+	}
+	mp_refs_release(&seen);
+	out->bip125_replaceable = rbf;
+}
+
+const struct proto_tx *chain_mempool_entry_tx(const struct chain_mempool_entry *e)
+{
+	return &e->tx;
+}
+
+const struct proto_hash *chain_mempool_entry_txid(const struct chain_mempool_entry *e)
+{
+	return &e->tx.txid;
+}
+
+const struct proto_hash *chain_mempool_entry_wtxid(const struct chain_mempool_entry *e)
+{
+	return &e->tx.wtxid;
+}
+
+size_t chain_mempool_entry_parents(const struct chain_mempool_entry *e,
+                                   const struct chain_mempool_entry **out, size_t cap)
+{
+	for (uint32_t k = 0; k < e->parents.n && k < cap; k++)
+		out[k] = e->parents.v[k];
+	return e->parents.n;
+}
+
+size_t chain_mempool_entry_children(const struct chain_mempool_entry *e,
+                                    const struct chain_mempool_entry **out, size_t cap)
+{
+	for (uint32_t k = 0; k < e->children.n && k < cap; k++)
+		out[k] = e->children.v[k];
+	return e->children.n;
+}
+
+int chain_mempool_get_raw(struct chain *c, const struct proto_hash *id, bool wtxid, uint8_t **raw,
+                          size_t *len)
+{
+	const struct chain_mempool_entry *e = chain_mempool_find(c, id, wtxid);
+	if (!e)
+		return CHAIN_ENOTFOUND;
+	struct proto_writer w;
+	proto_writer_init(&w);
+	proto_tx_encode(&e->tx, &w);
+	if (w.err) {
+		proto_writer_release(&w);
+		return CHAIN_ENOMEM;
+	}
+	*raw = w.buf;
+	*len = w.len;
+	return 0;
+}
+
+const struct chain_mempool_entry *chain_mempool_spender(struct chain *c,
+                                                        const struct proto_outpoint *op)
+{
+	return mp_spender(c->mp, op);
+}
+
+/* ---- orders ---------------------------------------------------------------------- */
+
+static int hash_cmp(const struct proto_hash *a, const struct proto_hash *b)
+{
+	return memcmp(a->b, b->b, 32);
+}
+
+/* Core's CompareTxMemPoolEntryByScore: higher modified feerate first, then higher txid. */
+static int score_cmp(const struct chain_mempool_entry *a, const struct chain_mempool_entry *b)
+{
+	double f1 = (double)a->modified_fee * (double)b->vsize;
+	double f2 = (double)b->modified_fee * (double)a->vsize;
+	if (f1 == f2)
+		return -hash_cmp(&a->tx.txid, &b->tx.txid);
+	return f1 > f2 ? -1 : 1;
+}
+
+int chain_mempool_compare_depth_score(const struct chain_mempool_entry *a,
+                                      const struct chain_mempool_entry *b)
+{
+	if (a->anc_count != b->anc_count)
+		return a->anc_count < b->anc_count ? -1 : 1;
+	return score_cmp(a, b);
+}
+
+static int cmp_depth_score(const void *a, const void *b)
+{
+	return chain_mempool_compare_depth_score(*(const struct chain_mempool_entry *const *)a,
+	                                         *(const struct chain_mempool_entry *const *)b);
+}
+
+/* Core's CompareTxMemPoolEntryByAncestorFee: min(own, ancestor) feerate, higher first. */
+static void anc_score(const struct chain_mempool_entry *e, double *fee, double *size)
+{
+	double f1 = (double)e->modified_fee * (double)e->anc_size;
+	double f2 = (double)e->anc_fees * (double)e->vsize;
+	if (f1 > f2) {
+		*fee = (double)e->anc_fees;
+		*size = (double)e->anc_size;
+	} else {
+		*fee = (double)e->modified_fee;
+		*size = (double)e->vsize;
+	}
+}
+
+static int cmp_anc_score(const void *pa, const void *pb)
+{
+	const struct chain_mempool_entry *a = *(const struct chain_mempool_entry *const *)pa;
+	const struct chain_mempool_entry *b = *(const struct chain_mempool_entry *const *)pb;
+	double af, as, bf, bs;
+	anc_score(a, &af, &as);
+	anc_score(b, &bf, &bs);
+	double f1 = af * bs, f2 = bf * as;
+	if (f1 == f2)
+		return hash_cmp(&a->tx.txid, &b->tx.txid);
+	return f1 > f2 ? -1 : 1;
+}
+
+static int cmp_desc_score(const void *pa, const void *pb)
+{
+	const struct chain_mempool_entry *a = *(const struct chain_mempool_entry *const *)pa;
+	const struct chain_mempool_entry *b = *(const struct chain_mempool_entry *const *)pb;
+	if (mp_desc_less(a, b))
+		return mp_desc_less(b, a) ? 0 : -1;
+	return mp_desc_less(b, a) ? 1 : 0;
+}
+
+static int cmp_time(const void *pa, const void *pb)
+{
+	const struct chain_mempool_entry *a = *(const struct chain_mempool_entry *const *)pa;
+	const struct chain_mempool_entry *b = *(const struct chain_mempool_entry *const *)pb;
+	if (a->time != b->time)
+		return a->time < b->time ? -1 : 1;
+	return hash_cmp(&a->tx.txid, &b->tx.txid);
+}
+
+int chain_mempool_list(struct chain *c, enum chain_mempool_order order,
+                       const struct chain_mempool_entry ***out, size_t *n)
+{
+	struct chain_mempool *mp = c->mp;
+	*out = NULL;
+	*n = 0;
+	if (!mp->n)
+		return 0;
+	const struct chain_mempool_entry **v = xmalloc(mp->n * sizeof(*v));
+	if (!v)
+		return CHAIN_ENOMEM;
+	memcpy(v, mp->entries, mp->n * sizeof(*v));
+	int (*cmp)(const void *, const void *) = cmp_depth_score;
+	if (order == CHAIN_MEMPOOL_ORDER_ANCESTOR_SCORE)
+		cmp = cmp_anc_score;
+	else if (order == CHAIN_MEMPOOL_ORDER_DESCENDANT_SCORE)
+		cmp = cmp_desc_score;
+	else if (order == CHAIN_MEMPOOL_ORDER_TIME)
+		cmp = cmp_time;
+	qsort(v, mp->n, sizeof(*v), cmp);
+	*out = v;
+	*n = mp->n;
+	return 0;
+}
+
+static int relatives(struct chain *c, const struct chain_mempool_entry *ce, bool up,
+                     const struct chain_mempool_entry ***out, size_t *n)
+{
+	struct chain_mempool *mp = c->mp;
+	/* The entry is the pool's own: marking it is how walks remember. */
+	struct chain_mempool_entry *e = mp->entries[ce->pos];
+	struct mp_refs r = {0};
+	uint64_t ep = mp_new_epoch(mp);
+	int err = up ? mp_collect_ancestors(e, ep, &r) : mp_collect_descendants(mp, e, ep, &r);
+	*out = NULL;
+	*n = 0;
+	if (err) {
+		mp_refs_release(&r);
+		return err;
+	}
+	size_t skip = up ? 0 : 1; /* descendants start with e itself */
+	if (r.n > skip) {
+		const struct chain_mempool_entry **v = xmalloc((r.n - skip) * sizeof(*v));
+		if (!v) {
+			mp_refs_release(&r);
+			return CHAIN_ENOMEM;
+		}
+		for (size_t i = skip; i < r.n; i++)
+			v[i - skip] = r.v[i];
+		*out = v;
+		*n = r.n - skip;
+	}
+	mp_refs_release(&r);
+	return 0;
+}
+
+int chain_mempool_ancestors(struct chain *c, const struct chain_mempool_entry *e,
+                            const struct chain_mempool_entry ***out, size_t *n)
+{
+	return relatives(c, e, true, out, n);
+}
+
+int chain_mempool_descendants(struct chain *c, const struct chain_mempool_entry *e,
+                              const struct chain_mempool_entry ***out, size_t *n)
+{
+	return relatives(c, e, false, out, n);
+}
+
+/* ---- info, events, stats ------------------------------------------------------------ */
+
+void chain_mempool_get_info(struct chain *c, struct chain_mempool_info *out)
+{
+	struct chain_mempool *mp = c->mp;
+	memset(out, 0, sizeof(*out));
+	out->loaded = mp->loaded;
+	out->size = mp->n;
+	out->bytes = mp->total_vsize;
+	out->usage = mp->usage;
+	out->total_fee = mp->total_fee;
+	out->maxmempool = mp->cfg.max_bytes;
+	int64_t minfee = mp_min_fee(mp);
+	out->mempoolminfee =
+	    minfee > mp->policy.min_relay_feerate ? minfee : mp->policy.min_relay_feerate;
+	out->minrelaytxfee = mp->policy.min_relay_feerate;
+	out->incrementalrelayfee = mp->policy.incremental_relay_feerate;
+	out->fullrbf = true;
+}
+
+int64_t chain_mempool_min_fee(struct chain *c)
+{
+	return mp_min_fee(c->mp);
+}
+
+uint64_t chain_mempool_sequence(const struct chain *c)
+{
+	return c->mp->sequence;
+}
+
+const struct chain_policy *chain_mempool_policy(const struct chain *c)
+{
+	return &c->mp->policy;
+}
+
+const char *chain_mempool_removal_str(enum chain_mempool_removal why)
+{
+	switch (why) {
+	case CHAIN_MEMPOOL_REMOVED_EXPIRY:
+		return "expiry";
+	case CHAIN_MEMPOOL_REMOVED_SIZELIMIT:
+		return "sizelimit";
+	case CHAIN_MEMPOOL_REMOVED_REORG:
+		return "reorg";
+	case CHAIN_MEMPOOL_REMOVED_BLOCK:
+		return "block";
+	case CHAIN_MEMPOOL_REMOVED_CONFLICT:
+		return "conflict";
+	case CHAIN_MEMPOOL_REMOVED_REPLACED:
+		return "replaced";
+	}
+	return "unknown";
+}
+
+void chain_mempool_set_events(struct chain *c, const struct chain_mempool_events *ev)
+{
+	if (ev)
+		c->mp->ev = *ev;
+	else
+		memset(&c->mp->ev, 0, sizeof(c->mp->ev));
+}
+
+int chain_mempool_prioritise(struct chain *c, const struct proto_hash *txid, int64_t delta)
+{
+	struct chain_mempool *mp = c->mp;
+	size_t i = 0;
+	while (i < mp->n_deltas && !proto_hash_eq(&mp->deltas[i].txid, txid))
+		i++;
+	if (i == mp->n_deltas) {
+		if (mp->n_deltas == mp->cap_deltas) {
+			size_t cap = mp->cap_deltas ? mp->cap_deltas * 2 : 8;
+			struct mp_delta *d = xreallocarray(mp->deltas, cap, sizeof(*d));
+			if (!d)
+				return CHAIN_ENOMEM;
+			mp->deltas = d;
+			mp->cap_deltas = cap;
+		}
+		mp->deltas[i].txid = *txid;
+		mp->deltas[i].delta = 0;
+		mp->n_deltas++;
+	}
+	mp->deltas[i].delta += delta;
+	/* Core's PrioritiseTransaction: the entry, its ancestors' descendant
+	 * fees and its descendants' ancestor fees move by delta. */
+	struct chain_mempool_entry *e = mp_find_txid(mp, txid);
+	if (e) {
+		struct mp_refs r = {0};
+		e->modified_fee += delta;
+		e->anc_fees += delta;
+		e->desc_fees += delta;
+		if (mp_collect_ancestors(e, mp_new_epoch(mp), &r) == 0) {
+			for (uint32_t k = 0; k < r.n; k++)
+				r.v[k]->desc_fees += delta;
+		}
+		r.n = 0;
+		if (mp_collect_descendants(mp, e, mp_new_epoch(mp), &r) == 0) {
+			for (uint32_t k = 1; k < r.n; k++)
+				r.v[k]->anc_fees += delta;
+		}
+		mp_refs_release(&r);
+	}
+	if (mp->deltas[i].delta == 0)
+		mp->deltas[i] = mp->deltas[--mp->n_deltas];
+	return 0;
+}
+
+void chain_mempool_get_stats(struct chain *c, struct chain_mempool_stats *out)
+{
+	*out = c->mp->stats;
+	struct chain_script_cache *sc = chain_checker_script_cache(c->ck);
+	if (sc)
+		chain_script_cache_counters(sc, &out->script_cache_entries,
+		                            &out->script_cache_capacity, &out->script_cache_hits,
+		                            &out->script_cache_misses);
+}
+
+void chain_accept_result_init(struct chain_accept_result *r)
+{
+	memset(r, 0, sizeof(*r));
+}
+
+void chain_accept_result_release(struct chain_accept_result *r)
+{
+	xfree(r->effective_includes);
+	xfree(r->replaced_txids);
+	xfree(r->replaced_wtxids);
+	xfree(r->missing_parents);
+	chain_accept_result_init(r);
+}
