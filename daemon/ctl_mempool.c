@@ -753,7 +753,7 @@ static json_t *tma_result(const struct proto_tx *tx, const struct chain_accept_r
 		json_object_set_new(o, "package-error", json_string(package_error));
 	if (*exit_early || !r->validated)
 		return o; /* not judged: ids only */
-	if (r->accepted) {
+	if (r->accepted && !r->already_in_mempool) {
 		int64_t max_fee = chain_feerate_fee(maxrate, r->vsize);
 		if (max_fee && r->fee > max_fee) {
 			json_object_set_new(o, "allowed", json_false());
@@ -778,7 +778,11 @@ static json_t *tma_result(const struct proto_tx *tx, const struct chain_accept_r
 		return o;
 	}
 	json_object_set_new(o, "allowed", json_false());
-	if (r->state.result == CHAIN_RESULT_TX_MISSING_INPUTS) {
+	if (r->already_in_mempool && !r->state.reason[0]) {
+		/* Core's PreChecks says so before anything else. */
+		json_object_set_new(o, "reject-reason", json_string("txn-already-in-mempool"));
+		json_object_set_new(o, "reject-details", json_string("txn-already-in-mempool"));
+	} else if (r->state.result == CHAIN_RESULT_TX_MISSING_INPUTS) {
 		json_object_set_new(o, "reject-reason", json_string("missing-inputs"));
 	} else {
 		char why[CHAIN_REASON_MAX + CHAIN_DEBUG_MAX + 4];
