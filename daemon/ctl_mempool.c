@@ -676,6 +676,10 @@ static void m_sendrawtransaction(struct chain *c, const struct ctl_chain_ctx *x,
 	char why[CHAIN_REASON_MAX + CHAIN_DEBUG_MAX + 4];
 	proto_tx_init(&tx);
 	chain_accept_result_init(&r);
+	if (!json_is_string(arg(args, 0))) {
+		wrong_type(res, 1, "hexstring", arg(args, 0) ? arg(args, 0) : json_null(), "string");
+		goto out;
+	}
 	if (!param_amount(arg(args, 2), 0, &maxburn, res))
 		goto out;
 	if (!decode_hex_tx(arg(args, 0), &tx)) {

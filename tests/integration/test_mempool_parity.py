@@ -1072,6 +1072,7 @@ def test_getrawtransaction_errors(env):
 
 def test_sendrawtransaction_errors_before_the_mempool(env):
     same(env, "sendrawtransaction", "zz")
+    same(env, "sendrawtransaction", 5)
     same(env, "sendrawtransaction", "0200")
     c = env.take("wsh_true")
     burn = spend([c], [(1000, op_return(4)), (c.value - 1000 - FEE, p2wsh(TRUE))])
@@ -1103,3 +1104,14 @@ def test_mempool_query_errors(env):
     same(env, "getrawmempool", True, True)
     same(env, "getrawmempool", "yes")
     same(env, "getmempooldescendants", "11" * 32, 1)
+
+
+def test_help_lists_the_mempool_methods(env):
+    if CORE_ONLY:
+        pytest.skip("PARITY_CORE_ONLY=1")
+    text = env.peerd.rpc("help")
+    for m in ("getmempoolinfo", "getrawmempool", "getmempoolentry", "getmempoolancestors",
+              "getmempooldescendants", "getrawtransaction", "sendrawtransaction", "testmempoolaccept",
+              "savemempool"):
+        assert "\n" + m in text, m
+        assert env.peerd.rpc("help", m).startswith(m), m
