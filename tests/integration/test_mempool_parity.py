@@ -982,6 +982,53 @@ def test_package_conflict(env):
     assert all(x.get("package-error") == "conflict-in-package" for x in r), r
 
 
+def test_package_child_fails(env):
+    """The child pays nothing: it alone is judged, the parent gets ids only."""
+    p = spend([env.take("wsh_true")])
+    c = spend([p.out(0)], fee=0)
+    r = env.tma([p, c])
+    assert "allowed" not in r[0] and r[1]["allowed"] is False, r
+
+
+def test_package_unrelated(env):
+    r = env.tma([spend([env.take("wsh_true")]), spend([env.take("wsh_true")])])
+    assert [x["allowed"] for x in r] == [True, True], r
+
+
+def test_package_duplicates(env):
+    t = spend([env.take("wsh_true")])
+    r = env.tma([t, t])
+    assert all(x.get("package-error") == "package-contains-duplicates" for x in r), r
+
+
+def test_package_too_large(env):
+    a = big(env.take("wsh_true"), 51_000)
+    b = big(env.take("wsh_true"), 51_000)
+    r = env.tma([a, b])
+    assert all(x.get("package-error", "").startswith("package-too-large") for x in r), r
+
+
+def test_bip68_unconfirmed_parent(env):
+    p = spend([env.take("wsh_true")])
+    env.send(p)
+    env.reject(spend([p.out(0)], seq=1), "non-BIP68-final")
+    env.accept(spend([p.out(0)], seq=0))
+
+
+def test_rbf_evicts_descendants(env):
+    c = env.take("wsh_true")
+    p = spend([c], fee=FEE)
+    env.send(p)
+    kid = spend([p.out(0)], fee=FEE)
+    env.send(kid)
+    # Must pay for both: the parent's and the child's fees plus relay of its own size.
+    env.reject(spend([c], fee=FEE * 2 + 50), "insufficient fee")
+    r = spend([c], fee=FEE * 4)
+    env.accept(r)
+    env.send(r)
+    compare_mempool(env)
+
+
 def test_package_too_many(env):
     txs = [spend([env.take("wsh_true")]) for _ in range(26)]
     r = env.tma(txs)
