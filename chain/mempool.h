@@ -97,7 +97,7 @@ struct chain_mempool_config {
 	bool persist;                /**< -persistmempool: load at open, save at close */
 	bool policy_set;             /**< use `policy` below (else chain_policy_default) */
 	struct chain_policy policy;  /**< relay knobs: min relay fee, dust, datacarrier, ... */
-	size_t script_cache_bytes;   /**< script-execution cache (0: 16 MiB) */
+	size_t script_cache_bytes;   /**< script-execution cache (0: 16 MiB; SIZE_MAX: none) */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -114,8 +114,11 @@ struct chain_accept_opts {
  * What accepting one transaction found. Initialise with
  * chain_accept_result_init, free with chain_accept_result_release (the
  * arrays are xmalloc'd). Filled as far as validation got: txid, wtxid
- * always; vsize and fee once known (`fee_known`, which is what
- * testmempoolaccept prints "fees" for).
+ * always; vsize and fee once known (`fee_known`). testmempoolaccept
+ * prints vsize and "fees" only for an allowed tx, and for a rejected one
+ * "reject-reason" (state.reason; "missing-inputs" for
+ * CHAIN_RESULT_TX_MISSING_INPUTS) and "reject-details" (reason, and
+ * ", debug" when debug is not empty: Core's ValidationState::ToString).
  */
 struct chain_accept_result {
 	bool accepted;            /**< in the mempool now (with test_accept: would be) */

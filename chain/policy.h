@@ -91,18 +91,77 @@ uint32_t chain_policy_dust_outputs(const struct proto_tx *tx, int64_t dust_feera
 /** Core's IsStandardTx: 0, or CHAIN_EINVALID with st = (TX_NOT_STANDARD, Core's reason, Core's debug). */
 CHAIN_WUR int chain_policy_check_standard(const struct proto_tx *tx, const struct chain_policy *pol,
                                           struct chain_state *st);
-/** Core's AreInputsStandard; prev[i] is the coin input i spends. "bad-txns-nonstandard-inputs" + Core's debug. */
+/**
+ * Core's AreInputsStandard; prev[i] is the coin input i spends (n_in of
+ * them). Rejects spending a non-standard or unknown-witness-version output
+ * and a P2SH redeem script with over CHAIN_MAX_P2SH_SIGOPS sigops:
+ * CHAIN_EINVALID with (TX_INPUTS_NOT_STANDARD, "bad-txns-nonstandard-inputs",
+ * no debug: Core 29 gives none). Like Core, expects the scriptSigs to be
+ * push-only (chain_policy_check_standard passed); any other scriptSig of
+ * a P2SH spend is called non-standard.
+ */
 CHAIN_WUR int chain_policy_check_inputs(const struct proto_tx *tx, const struct chain_coin *prev,
                                         struct chain_state *st);
-/** Core's IsWitnessStandard; "bad-witness-nonstandard". */
+/**
+ * Core's IsWitnessStandard, prev[] as above: a witness only on a witness
+ * program (P2SH-wrapped or not; never on pay-to-anchor), P2WSH within the
+ * script/item/count limits, taproot without an annex and with tapscript
+ * items of at most 80 bytes. CHAIN_EINVALID with (TX_WITNESS_MUTATED,
+ * "bad-witness-nonstandard", no debug). Core calls it only for a tx with
+ * a witness; inputs without one pass here anyway.
+ */
 CHAIN_WUR int chain_policy_check_witness(const struct proto_tx *tx, const struct chain_coin *prev,
                                          struct chain_state *st);
-/** Core's GetTransactionSigOpCost with the spent coins prev[] and script flags. */
+/**
+ * Core's GetTransactionSigOpCost with the spent coins prev[] and script
+ * flags (the mempool uses SCRIPT_VERIFY_STANDARD): legacy sigops times 4,
+ * plus P2SH (times 4) and witness sigops of each input. A coinbase counts
+ * only the legacy part and prev is not read.
+ */
 uint32_t chain_tx_sigop_cost(const struct proto_tx *tx, const struct chain_coin *prev,
                              uint32_t flags);
-/** Core's PreCheckEphemeralTx (policy/ephemeral_policy): dust only in a tx paying 0 (base and modified fee). */
+/**
+ * Core's PreCheckEphemeralTx (policy/ephemeral_policy): dust only in a tx
+ * paying 0 (base and modified fee). CHAIN_EINVALID with (TX_NOT_STANDARD,
+ * "dust", "tx with dust output must be 0-fee"). Core runs it after the
+ * sigops check and before the fee checks.
+ */
 CHAIN_WUR int chain_policy_check_ephemeral(const struct proto_tx *tx, int64_t base_fee,
                                            int64_t modified_fee, const struct chain_policy *pol,
                                            struct chain_state *st);
+
+/* ---- More of Core's PreChecks, each one rule with Core's words --------- */
+
+/**
+ * Core's MIN_STANDARD_TX_NONWITNESS_SIZE check (PreChecks, right after
+ * IsStandardTx, and applied even with require_standard off):
+ * (TX_NOT_STANDARD, "tx-size-small") for a tx whose serialization without
+ * witness is under 65 bytes (CVE-2017-12842).
+ */
+CHAIN_WUR int chain_policy_check_nonwitness_size(const struct proto_tx *tx,
+                                                 struct chain_state *st);
+/** Core's GetLegacySigOpCount: scriptSigs and scriptPubKeys, CHECKMULTISIG as 20. */
+uint32_t chain_tx_legacy_sigops(const struct proto_tx *tx);
+/**
+ * Sigop cost of input j spending spk beyond the legacy count: its P2SH
+ * redeem script's sigops times 4 (with SCRIPT_VERIFY_P2SH) plus its
+ * witness sigops. chain_tx_sigop_cost and ConnectBlock sum these.
+ */
+uint32_t chain_input_sigop_cost(const struct proto_tx *tx, uint32_t j, const uint8_t *spk,
+                                uint32_t spk_len, uint32_t flags);
+/**
+ * PreChecks' sigop limit: (TX_NOT_STANDARD, "bad-txns-too-many-sigops",
+ * the cost in decimal) when over CHAIN_MAX_STANDARD_TX_SIGOPS_COST.
+ */
+CHAIN_WUR int chain_policy_check_sigops(uint32_t sigop_cost, struct chain_state *st);
+/**
+ * The second half of Core's CheckFeeRate: (TX_RECONSIDERABLE, "min relay
+ * fee not met", "FEE < WANT") when fee is under pol's min relay feerate
+ * for vsize. The mempool's rolling minimum ("mempool min fee not met")
+ * is the mempool's own check, made first.
+ */
+CHAIN_WUR int chain_policy_check_min_relay_fee(int64_t fee, int64_t vsize,
+                                               const struct chain_policy *pol,
+                                               struct chain_state *st);
 
 #endif
