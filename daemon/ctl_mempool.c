@@ -326,7 +326,8 @@ static json_t *entry_json(const struct chain_mempool_entry *e)
 			proto_hash_to_hex(chain_mempool_entry_txid(rel[i]), hex[i]);
 			ptrs[i] = hex[i];
 		}
-		qsort(ptrs, n, sizeof(*ptrs), cmp_hex);
+		if (n)
+			qsort(ptrs, n, sizeof(*ptrs), cmp_hex);
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(deps, json_string(ptrs[i]));
 		xfree(hex);

@@ -320,6 +320,41 @@ def wallet_signed(env, t):
     return s["hex"]
 
 
+# Where peerd's mempool (chain/, branch `mempool`) still answers otherwise than
+# Core: strict xfails, so each fails once fixed and the marker must go. The
+# verdicts agree in all but two (p2a, bad signature); the rest differ in
+# reject-details only.
+SCRIPT_DETAILS = ("reject-details lacks Core's \", input N of TXID (wtxid WTXID), spending "
+                  "PREVTXID:N\" after a script failure")
+KNOWN_DIFFS = {
+    "test_valid_p2a_spend": "script/: spending pay-to-anchor (witness v1 program 4e73, empty witness) "
+                            "fails 'Witness version reserved for soft-fork upgrades'; Core accepts it",
+    "test_script_mandatory_bad_signature": "the mandatory re-run should report its own error (Core: "
+                                           "'Script evaluated without error but finished with a "
+                                           "false/empty top stack element'), not the first run's NULLFAIL; "
+                                           "and " + SCRIPT_DETAILS,
+    "test_outputs_above_inputs": "bad-txns-in-belowout details: Core prints FormatMoney amounts "
+                                 "('value in (0.20) < value out (0.20000001)') and no ' in transaction TXID'",
+    "test_premature_coinbase_spend": "details: Core has no ' in transaction TXID' suffix in the mempool",
+    "test_rbf_too_many_replacements": "details end in a stray newline",
+    "test_truc_spends_non_truc": "details cut at CHAIN_DEBUG_MAX (Core's TRUC messages are longer)",
+    "test_non_truc_spends_truc": "details cut at CHAIN_DEBUG_MAX (Core's TRUC messages are longer)",
+    "test_truc_child_too_big": "details cut at CHAIN_DEBUG_MAX (Core's TRUC messages are longer)",
+}
+for _t in ("test_script_mandatory_false", "test_script_high_s", "test_script_high_s_segwit",
+           "test_script_non_null_dummy", "test_script_upgradable_nop", "test_script_cleanstack_p2sh",
+           "test_script_minimalif_p2wsh", "test_taproot_op_success", "test_taproot_unknown_leaf_version",
+           "test_taproot_wrong_control_block", "test_script_cltv_unsatisfied"):
+    KNOWN_DIFFS[_t] = SCRIPT_DETAILS
+
+
+@pytest.fixture(autouse=True)
+def _known_diffs(request):
+    why = KNOWN_DIFFS.get(request.node.originalname)
+    if why and not CORE_ONLY:
+        request.node.add_marker(pytest.mark.xfail(strict=True, reason="peerd's mempool: " + why))
+
+
 def test_peerd_side_compared(env):
     """Every case below compares peerd's answer with Core's only when peerd has a mempool."""
     if CORE_ONLY:
@@ -607,8 +642,9 @@ def test_script_upgradable_nop(env):
 
 def test_script_cleanstack_p2sh(env):
     t = spend([env.take("sh_true")])
-    t.vin[0][2] = push(b"\x01") + push(TRUE)
-    env.reject(t, "non-mandatory-script-verify-flag")
+    t.vin[0][2] = bytes([OP_1]) + push(TRUE)
+    r = env.reject(t, "non-mandatory-script-verify-flag")
+    assert "Stack size must be exactly one" in r["reject-reason"], r
 
 
 def test_script_minimalif_p2wsh(env):
@@ -1058,7 +1094,7 @@ def test_sendraw_decode_failed(env):
 def test_block_clears_mempools(env):
     compare_mempool(env)
     before = len(env.core.getrawmempool())
-    assert before > 100
+    assert before > 0
     t = spend([env.take("wsh_true")])
     env.send(t)
     env.mine(1)
