@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
 #include "chain/chain.h"
@@ -386,4 +387,72 @@ BENCH_N(ConnectBlockWarmCache, BENCH_ROUNDS)
 BENCH_N(ConnectBlockColdCache, BENCH_ROUNDS)
 {
 	connect_cache(ctx, n, false);
+}
+
+/* ---- Accept10kTxs ------------------------------------------------------------------ */
+
+#define MANY_TXS 10000
+
+/* Resident set in KiB, or -1. */
+static long rss_kib(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	long pages = -1, resident = -1;
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+		resident = -1;
+	fclose(f);
+	return resident < 0 ? -1 : resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+BENCH_N(Accept10kTxs, MANY_TXS)
+{
+	struct lab L;
+	struct proto_tx *txs = xcalloc(MANY_TXS, sizeof(*txs));
+	struct proto_writer w;
+	proto_writer_init(&w);
+	/* No script cache: its table is preallocated and its pages would be
+	 * counted as they are touched, hiding what the pool itself takes. */
+	if (lab_open(ctx, &L, 2, false, MANY_TXS))
+		goto out;
+	/* one-in-two-out spends of the block's coins, signed before timing */
+	for (size_t i = 0; i < MANY_TXS; i++) {
+		struct proto_outpoint op = {.txid = L.fan, .n = (uint32_t)i};
+		int64_t outv[2] = {L.fan_value / 2, L.fan_value / 2 - 2000};
+		proto_tx_init(&txs[i]);
+		if (make_tx(&L, &op, &L.fan_value, 1, outv, 2, &w, &txs[i])) {
+			bench_fail(ctx, "signing");
+			goto out;
+		}
+	}
+	struct chain_accept_result r;
+	chain_accept_result_init(&r);
+	long rss0 = rss_kib();
+	size_t count = n < MANY_TXS ? n : MANY_TXS;
+	bench_reset(ctx);
+	for (size_t i = 0; i < count; i++) {
+		if (chain_mempool_accept(L.c, &txs[i], NULL, &r) || !r.accepted) {
+			bench_fail(ctx, "tx %zu not accepted: %s (%s)", i, r.state.reason,
+			           r.state.debug);
+			break;
+		}
+	}
+	bench_stop(ctx);
+	long rss1 = rss_kib();
+	struct chain_mempool_info info;
+	chain_mempool_get_info(L.c, &info);
+	bench_note(ctx,
+	           "%llu txs in the pool; usage %llu bytes per tx (the pool's own figure), RSS "
+	           "grew %ld bytes per tx",
+	           (unsigned long long)info.size,
+	           (unsigned long long)(info.size ? info.usage / info.size : 0),
+	           count ? (rss1 - rss0) * 1024 / (long)count : 0);
+	chain_accept_result_release(&r);
+out:
+	for (size_t i = 0; i < MANY_TXS; i++)
+		proto_tx_release(&txs[i]);
+	xfree(txs);
+	proto_writer_release(&w);
+	lab_close(&L);
 }

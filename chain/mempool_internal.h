@@ -76,6 +76,7 @@ struct chain_mempool {
 	uint64_t total_vsize;
 	int64_t total_fee;
 	size_t usage; /* sum of entry usage */
+	int64_t min_time; /* at most the oldest entry's time: expiry scans only when it matters */
 	double rolling_min;
 	int64_t last_rolling_update;
 	bool block_since_bump;
