@@ -322,13 +322,11 @@ def wallet_signed(env, t):
 
 # Where peerd's mempool (chain/, branch `mempool`) still answers otherwise than
 # Core: strict xfails, so each fails once fixed and the marker must go. The
-# verdicts agree in all but two (p2a, bad signature); the rest differ in
-# reject-details only.
+# verdicts agree in all but one (the bad signature's reason); the rest differ
+# in reject-details only.
 SCRIPT_DETAILS = ("reject-details lacks Core's \", input N of TXID (wtxid WTXID), spending "
                   "PREVTXID:N\" after a script failure")
 KNOWN_DIFFS = {
-    "test_valid_p2a_spend": "script/: spending pay-to-anchor (witness v1 program 4e73, empty witness) "
-                            "fails 'Witness version reserved for soft-fork upgrades'; Core accepts it",
     "test_script_mandatory_bad_signature": "the mandatory re-run should report its own error (Core: "
                                            "'Script evaluated without error but finished with a "
                                            "false/empty top stack element'), not the first run's NULLFAIL; "
