@@ -503,8 +503,8 @@ static void m_getmempoolancestors(struct chain *c, const struct ctl_chain_ctx *x
 	relatives_method(c, args, res, chain_mempool_ancestors);
 }
 
-static void m_getmempooldescendants(struct chain *c, const struct ctl_chain_ctx *x,
-                                    json_t *args, struct ctl_result *res)
+static void m_getmempooldescendants(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                                    struct ctl_result *res)
 {
 	(void)x;
 	relatives_method(c, args, res, chain_mempool_descendants);
@@ -615,7 +615,8 @@ static void m_getrawtransaction(struct chain *c, const struct ctl_chain_ctx *x, 
 	chain_node_header(chain_at(c, 0), &gen);
 	if (proto_hash_eq(&txid, &gen.merkle_root)) {
 		fail(res, CTL_INVALID_ADDRESS_OR_KEY,
-		     "The genesis block coinbase is not considered an ordinary transaction and cannot "
+		     "The genesis block coinbase is not considered an ordinary transaction and "
+		     "cannot "
 		     "be retrieved");
 		return;
 	}
@@ -678,7 +679,8 @@ static void m_sendrawtransaction(struct chain *c, const struct ctl_chain_ctx *x,
 	proto_tx_init(&tx);
 	chain_accept_result_init(&r);
 	if (!json_is_string(arg(args, 0))) {
-		wrong_type(res, 1, "hexstring", arg(args, 0) ? arg(args, 0) : json_null(), "string");
+		wrong_type(res, 1, "hexstring", arg(args, 0) ? arg(args, 0) : json_null(),
+		           "string");
 		goto out;
 	}
 	if (!param_amount(arg(args, 2), 0, &maxburn, res))
@@ -691,7 +693,8 @@ static void m_sendrawtransaction(struct chain *c, const struct ctl_chain_ctx *x,
 	for (uint32_t o = 0; o < tx.n_out; o++) {
 		if (output_burns(&tx, &tx.vout[o]) && tx.vout[o].value > maxburn) {
 			fail(res, CTL_VERIFY_ERROR,
-			     "Unspendable output exceeds maximum configured by user (maxburnamount)");
+			     "Unspendable output exceeds maximum configured by user "
+			     "(maxburnamount)");
 			goto out;
 		}
 	}
@@ -704,7 +707,7 @@ static void m_sendrawtransaction(struct chain *c, const struct ctl_chain_ctx *x,
 		struct chain_coin coin;
 		int err = chain_coins_get(chain_get_coins(c), &op, &coin);
 		if (err == 0) {
-			fail(res, CTL_VERIFY_ALREADY_IN_CHAIN, "Transaction outputs already in utxo set");
+			fail(res, CTL_ALREADY_IN_CHAIN, "Transaction outputs already in utxo set");
 			goto out;
 		}
 		if (err != CHAIN_ENOTFOUND) {
@@ -774,7 +777,8 @@ static json_t *tma_result(const struct proto_tx *tx, const struct chain_accept_r
 		json_object_set_new(o, "vsize", json_integer(r->vsize));
 		if (fees) {
 			json_object_set_new(fees, "base", json_amount(r->fee));
-			json_object_set_new(fees, "effective-feerate", json_amount(r->effective_feerate));
+			json_object_set_new(fees, "effective-feerate",
+			                    json_amount(r->effective_feerate));
 			json_object_set_new(fees, "effective-includes", inc ? inc : json_array());
 			inc = NULL;
 		}
@@ -814,7 +818,8 @@ static void m_testmempoolaccept(struct chain *c, const struct ctl_chain_ctx *x, 
 	}
 	n = json_array_size(raws);
 	if (n < 1 || n > CHAIN_MEMPOOL_MAX_PACKAGE_COUNT) {
-		fail(res, CTL_INVALID_PARAMETER, "Array must contain between 1 and %u transactions.",
+		fail(res, CTL_INVALID_PARAMETER,
+		     "Array must contain between 1 and %u transactions.",
 		     CHAIN_MEMPOOL_MAX_PACKAGE_COUNT);
 		return;
 	}
@@ -865,7 +870,8 @@ static void m_testmempoolaccept(struct chain *c, const struct ctl_chain_ctx *x, 
 	out = json_array();
 	bool exit_early = false;
 	for (size_t i = 0; out && i < n; i++) {
-		json_t *o = tma_result(&txs[i], &rs[i], has_perr ? perr : NULL, maxrate, &exit_early);
+		json_t *o =
+		    tma_result(&txs[i], &rs[i], has_perr ? perr : NULL, maxrate, &exit_early);
 		if (!o || json_array_append_new(out, o)) {
 			json_decref(out);
 			out = NULL;
