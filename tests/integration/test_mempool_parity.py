@@ -105,7 +105,7 @@ class Env:
             self.peerd._ctl = None
             return ("connection closed", repr(e))
 
-    def both(self, method, *params, compare=True, always=False):
+    def both(self, method, *params, compare=True):
         """Core's answer (and peerd's, required to be the same unless CORE_ONLY)."""
         a = answer(lambda: self.core.rpc(method, *params))
         if CORE_ONLY:
@@ -113,7 +113,7 @@ class Env:
         b = self.peerd_call(method, *params)
         if TRACE:
             print("%s: Core %r\n  peerd %r" % (method, a, b))
-        if compare and (self.peerd_mempool or always):
+        if compare:
             ca, cb = (strip_entry_fields(a), strip_entry_fields(b)) if method in ENTRY_QUERIES else (a, b)
             assert ordered(cb) == ordered(ca), \
                 "%s: peerd answered\n  %r\nCore answered\n  %r" % (method, b, a)
@@ -251,13 +251,6 @@ def env(tmp_path_factory):
             peerd = Peerd(tmp, name="peerd", listen=False)
         e = Env(core, peerd)
         e.tmp, e.binary = tmp, binary
-        # Until chain/mempool.c is merged peerd answers from stand-ins that
-        # reject everything with "no-mempool": then only Core's side is checked.
-        e.peerd_mempool = False
-        if peerd is not None:
-            probe = Tx().add_in(("ab" * 32, 0), witness=[TRUE]).add_out(1000, p2wsh(TRUE))
-            r = peerd.rpc("testmempoolaccept", [probe.hex()])
-            e.peerd_mempool = r[0].get("reject-reason") != "no-mempool"
         e.used = set()
         addr = core.new_address("bech32")
         e.wallet_desc = core.rpc("getaddressinfo", addr, wallet=core.wallet)["desc"]
@@ -318,48 +311,6 @@ def wallet_signed(env, t):
     s = env.core.rpc("signrawtransactionwithwallet", t.hex(), wallet=env.core.wallet)
     assert s["complete"], s
     return s["hex"]
-
-
-# Where peerd's mempool (chain/, branch `mempool`) still answers otherwise than
-# Core: strict xfails, so each fails once fixed and the marker must go. The
-# verdicts agree in all but one (the bad signature's reason); the rest differ
-# in reject-details only.
-SCRIPT_DETAILS = ("reject-details lacks Core's \", input N of TXID (wtxid WTXID), spending "
-                  "PREVTXID:N\" after a script failure")
-KNOWN_DIFFS = {
-    "test_script_mandatory_bad_signature": "the mandatory re-run should report its own error (Core: "
-                                           "'Script evaluated without error but finished with a "
-                                           "false/empty top stack element'), not the first run's NULLFAIL; "
-                                           "and " + SCRIPT_DETAILS,
-    "test_outputs_above_inputs": "bad-txns-in-belowout details: Core prints FormatMoney amounts "
-                                 "('value in (0.20) < value out (0.20000001)') and no ' in transaction TXID'",
-    "test_premature_coinbase_spend": "details: Core has no ' in transaction TXID' suffix in the mempool",
-    "test_rbf_too_many_replacements": "details end in a stray newline",
-    "test_truc_spends_non_truc": "details cut at CHAIN_DEBUG_MAX (Core's TRUC messages are longer)",
-    "test_non_truc_spends_truc": "details cut at CHAIN_DEBUG_MAX (Core's TRUC messages are longer)",
-    "test_truc_child_too_big": "details cut at CHAIN_DEBUG_MAX (Core's TRUC messages are longer)",
-}
-for _t in ("test_script_mandatory_false", "test_script_high_s", "test_script_high_s_segwit",
-           "test_script_non_null_dummy", "test_script_upgradable_nop", "test_script_cleanstack_p2sh",
-           "test_script_minimalif_p2wsh", "test_taproot_op_success", "test_taproot_unknown_leaf_version",
-           "test_taproot_wrong_control_block", "test_script_cltv_unsatisfied"):
-    KNOWN_DIFFS[_t] = SCRIPT_DETAILS
-
-
-@pytest.fixture(autouse=True)
-def _known_diffs(request):
-    why = KNOWN_DIFFS.get(request.node.originalname)
-    if why and not CORE_ONLY:
-        request.node.add_marker(pytest.mark.xfail(strict=True, reason="peerd's mempool: " + why))
-
-
-def test_peerd_side_compared(env):
-    """Every case below compares peerd's answer with Core's only when peerd has a mempool."""
-    if CORE_ONLY:
-        pytest.skip("PARITY_CORE_ONLY=1")
-    if not env.peerd_mempool:
-        pytest.xfail("peerd has no mempool yet (chain/mempool.c not merged): the cases are checked "
-                     "against Core only")
 
 
 # ==== valid spends of every script type =======================================
@@ -777,7 +728,7 @@ def test_maxfeerate_given(env):
 
 def compare_mempool(env):
     """getrawmempool, getmempoolinfo and every entry, both nodes, times excluded."""
-    if CORE_ONLY or not env.peerd_mempool:
+    if CORE_ONLY:
         return
     a = sorted(env.core.getrawmempool())
     b = sorted(env.peerd.rpc("getrawmempool"))
@@ -1106,7 +1057,7 @@ def test_savemempool_and_restart(env):
     t = spend([env.take("wpkh")])
     env.send(t)
     compare_mempool(env)
-    if CORE_ONLY or not env.peerd_mempool:
+    if CORE_ONLY:
         return
     r = env.peerd.rpc("savemempool")
     assert os.path.exists(r["filename"]), r
@@ -1119,10 +1070,10 @@ def test_savemempool_and_restart(env):
     compare_mempool(env)
 
 
-# ==== what does not need peerd's mempool: always compared ===================================
+# ==== parameters, errors and blocks' transactions ==================================
 
 def same(env, method, *params):
-    return env.both(method, *params, always=True)
+    return env.both(method, *params)
 
 
 def test_getrawtransaction_from_a_block(env):
