@@ -716,6 +716,8 @@ def test_max_fee_exceeded(env):
     env.reject(t, "max-fee-exceeded")
     env.accept(t, maxfeerate=0)
     env.send_error(t, -25, "Fee exceeds maximum configured by user")
+    env.send(t, maxfeerate=0)
+    compare_mempool(env)
 
 
 def test_maxfeerate_given(env):
@@ -762,6 +764,8 @@ def test_sendrawtransaction_and_queries(env):
     env.both("getmempoolentry", "00" * 32)
     env.both("getrawtransaction", child.txid)
     env.both("getrawtransaction", child.txid, 1)
+    env.both("getrawtransaction", child.txid, 2)  # no block: as verbosity 1
+    env.both("getrawtransaction", child.txid, 0, env.core.getbestblockhash())  # not in that block
     env.both("getrawmempool", False, True)
     env.test_sent = sent
 
