@@ -26,9 +26,8 @@ import pytest
 import bitcoind
 from conftest import BUILD, Peerd, PeerClosed, RpcError as CtlError
 from mempool_craft import (
-    Coin, Key, Tx, TRUE, P2A, OP_0, OP_1, OP_2, OP_3, OP_16, OP_NOP, OP_IF, OP_ENDIF, OP_DROP, OP_CHECKSIG,
-    OP_CHECKMULTISIG, OP_CLTV, OP_NOP10, OP_RETURN, hash160, num, op_return, p2pkh, p2sh, p2wpkh, p2wsh, push,
-    script, taproot_leaf)
+    Coin, Key, Tx, TRUE, P2A, OP_1, OP_2, OP_NOP, OP_IF, OP_ENDIF, OP_DROP, OP_CHECKSIG, OP_CHECKMULTISIG,
+    OP_CLTV, OP_NOP10, num, op_return, p2pkh, p2sh, p2wpkh, p2wsh, push, script, taproot_leaf)
 
 pytestmark = pytest.mark.interop
 
