@@ -77,7 +77,7 @@ int64_t chain_policy_vsize(int64_t weight, int64_t sigop_cost, int64_t bytes_per
  * program (whatever its version: a taproot key spend is smaller, but Core
  * kept the P2WPKH figure so as not to lower the dust level).
  */
-#define DUST_SPEND_LEGACY (32u + 4u + 1u + 107u + 4u)
+#define DUST_SPEND_LEGACY  (32u + 4u + 1u + 107u + 4u)
 #define DUST_SPEND_WITNESS (32u + 4u + 1u + 107u / PROTO_WITNESS_SCALE + 4u)
 
 int64_t chain_policy_dust_threshold(const uint8_t *spk, size_t len, int64_t dust_feerate)
@@ -175,7 +175,8 @@ int chain_policy_check_standard(const struct proto_tx *tx, const struct chain_po
 		if (type == SCRIPT_TYPE_NULL_DATA)
 			data_outputs++;
 		else if (type == SCRIPT_TYPE_MULTISIG && !pol->permit_bare_multisig)
-			return chain_reject(st, CHAIN_RESULT_TX_NOT_STANDARD, "bare-multisig", NULL);
+			return chain_reject(st, CHAIN_RESULT_TX_NOT_STANDARD, "bare-multisig",
+			                    NULL);
 	}
 
 	/* One dust output may pass here: chain_policy_check_ephemeral then

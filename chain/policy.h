@@ -17,9 +17,11 @@
  *   feerate      satoshis per 1,000 virtual bytes (sat/kvB), Core's CFeeRate.
  *
  * Everything here is pure: no globals, no allocation, no I/O; any thread
- * may call it on data it owns. A check that rejects returns CHAIN_EINVALID
- * and fills `st` (which may be NULL) with Core's TxValidationResult, its
- * reject reason and its debug string, byte for byte.
+ * may call it on data it owns. Transactions are as proto_tx_decode leaves
+ * them (sizes, witness spans); prev[] arrays hold one coin per input.
+ * A check that rejects returns CHAIN_EINVALID and fills `st` (which may
+ * be NULL) with Core's TxValidationResult, its reject reason and its
+ * debug string, byte for byte.
  */
 #ifndef PEERD_CHAIN_POLICY_H
 #define PEERD_CHAIN_POLICY_H
@@ -30,7 +32,7 @@
 
 /** Core's MAX_STANDARD_TX_WEIGHT: heaviest standard transaction, weight units. */
 #define CHAIN_MAX_STANDARD_TX_WEIGHT 400000u
-/** Core's MIN_STANDARD_TX_NONWITNESS_SIZE: smallest standard tx without witness (CVE-2017-12842). */
+/** Core's MIN_STANDARD_TX_NONWITNESS_SIZE: smallest tx without witness (CVE-2017-12842). */
 #define CHAIN_MIN_STANDARD_TX_NONWITNESS_SIZE 65u
 /** Core's MAX_STANDARD_SCRIPTSIG_SIZE: room for a 15-of-15 P2SH multisig spend. */
 #define CHAIN_MAX_STANDARD_SCRIPTSIG_SIZE 1650u
@@ -88,7 +90,17 @@ bool chain_policy_is_dust(const struct proto_tx *tx, uint32_t out, int64_t dust_
 uint32_t chain_policy_dust_outputs(const struct proto_tx *tx, int64_t dust_feerate, uint32_t *idx,
                                    uint32_t cap);
 
-/** Core's IsStandardTx: 0, or CHAIN_EINVALID with st = (TX_NOT_STANDARD, Core's reason, Core's debug). */
+/**
+ * Core's IsStandardTx: 0, or CHAIN_EINVALID with st = (TX_NOT_STANDARD,
+ * Core's reason, no debug: Core gives none). In Core's order: "version"
+ * (not 1..3), "tx-size" (weight over 400,000), then input by input
+ * "scriptsig-size" (over 1,650 bytes) and "scriptsig-not-pushonly", then
+ * output by output "scriptpubkey" (no standard template, multisig beyond
+ * x-of-3, OP_RETURN over pol->max_datacarrier_bytes or any with
+ * datacarrier off) and "bare-multisig" (unless permitted), then "dust"
+ * (more than CHAIN_MAX_DUST_OUTPUTS_PER_TX dust outputs) and last
+ * "multi-op-return". The mempool calls it only with pol->require_standard.
+ */
 CHAIN_WUR int chain_policy_check_standard(const struct proto_tx *tx, const struct chain_policy *pol,
                                           struct chain_state *st);
 /**
@@ -123,8 +135,9 @@ uint32_t chain_tx_sigop_cost(const struct proto_tx *tx, const struct chain_coin 
 /**
  * Core's PreCheckEphemeralTx (policy/ephemeral_policy): dust only in a tx
  * paying 0 (base and modified fee). CHAIN_EINVALID with (TX_NOT_STANDARD,
- * "dust", "tx with dust output must be 0-fee"). Core runs it after the
- * sigops check and before the fee checks.
+ * "dust", "tx with dust output must be 0-fee"). Core runs it (with
+ * require_standard) after IsWitnessStandard and before the sigop limit
+ * and the fee checks.
  */
 CHAIN_WUR int chain_policy_check_ephemeral(const struct proto_tx *tx, int64_t base_fee,
                                            int64_t modified_fee, const struct chain_policy *pol,
@@ -138,8 +151,7 @@ CHAIN_WUR int chain_policy_check_ephemeral(const struct proto_tx *tx, int64_t ba
  * (TX_NOT_STANDARD, "tx-size-small") for a tx whose serialization without
  * witness is under 65 bytes (CVE-2017-12842).
  */
-CHAIN_WUR int chain_policy_check_nonwitness_size(const struct proto_tx *tx,
-                                                 struct chain_state *st);
+CHAIN_WUR int chain_policy_check_nonwitness_size(const struct proto_tx *tx, struct chain_state *st);
 /** Core's GetLegacySigOpCount: scriptSigs and scriptPubKeys, CHECKMULTISIG as 20. */
 uint32_t chain_tx_legacy_sigops(const struct proto_tx *tx);
 /**

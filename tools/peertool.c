@@ -56,6 +56,12 @@ static const struct subcommand subcommands[] = {
      "                                validate block files into the chain at DATADIR\n"
      "                                (peertool help connect-blocks)",
      peertool_connect_help},
+    {"check-standard", peertool_check_standard,
+     "check-standard [--prevouts FILE] [--chain NAME] [knobs] HEX|FILE|-\n"
+     "                                Core's standardness rules on a transaction, with\n"
+     "                                testmempoolaccept's reject reason (peertool help\n"
+     "                                check-standard)",
+     peertool_check_standard_help},
 };
 
 static void usage(FILE *out)

@@ -55,4 +55,27 @@ uint8_t *peertool_read_input(const char *cmd, const char *path, int hex, size_t 
 /** Print "peertool: CMD: message" to stderr (printf-style). */
 void peertool_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+struct proto_tx;
+struct script_spent_output;
+
+/**
+ * Read a transaction or block from FILE ('-' for stdin), raw or hex
+ * (detected as verify-tx does). A new xmalloc'd buffer, or NULL after
+ * printing why.
+ */
+uint8_t *peertool_read_tx_or_block(const char *cmd, const char *path, size_t *len);
+/**
+ * The outputs tx's inputs spend, from a prevouts file in verify-tx's
+ * format: *spent gets one per input (n_in), their scripts in *arena; the
+ * caller xfrees both. 0, or 1 after printing why (a missing prevout, a
+ * bad line).
+ */
+int peertool_prevouts_for_tx(const char *cmd, const char *path, const struct proto_tx *tx,
+                             struct script_spent_output **spent, uint8_t **arena);
+
+/** Core's standardness rules on one transaction (tools/peertool_policy.c). */
+int peertool_check_standard(int argc, char **argv);
+/** check-standard's full help: usage, what is checked, output, exit codes. */
+void peertool_check_standard_help(FILE *f);
+
 #endif

@@ -1167,3 +1167,58 @@ out:
 	map_release(&m);
 	return rc;
 }
+
+/* ---- shared with check-standard (tools/peertool_policy.c) ------------------ */
+
+uint8_t *peertool_read_tx_or_block(const char *cmd, const char *path, size_t *len)
+{
+	return read_tx_or_block(cmd, path, len);
+}
+
+int peertool_prevouts_for_tx(const char *cmd, const char *path, const struct proto_tx *tx,
+                             struct script_spent_output **spent, uint8_t **arena)
+{
+	struct prevmap m = {0};
+	size_t total = 0, off = 0;
+	int rc = 1;
+	*spent = NULL;
+	*arena = NULL;
+	if (load_prevouts(cmd, path, &m))
+		goto out;
+	for (uint32_t i = 0; i < tx->n_in; i++) {
+		const struct prev_entry *e = map_get(&m, &tx->vin[i].prevout);
+		if (!e) {
+			char hex[65];
+			proto_hash_to_hex(&tx->vin[i].prevout.txid, hex);
+			peertool_error(cmd, "missing prevout %s:%" PRIu32 " (input %" PRIu32 ")",
+			               hex, tx->vin[i].prevout.n, i);
+			goto out;
+		}
+		total += e->out.script_len;
+	}
+	/* The scripts move to one buffer of the caller's: the map goes now. */
+	*spent = xcalloc(tx->n_in ? tx->n_in : 1, sizeof(**spent));
+	*arena = xmalloc(total ? total : 1);
+	if (!*spent || !*arena) {
+		peertool_error(cmd, "out of memory");
+		goto out;
+	}
+	for (uint32_t i = 0; i < tx->n_in; i++) {
+		const struct prev_entry *e = map_get(&m, &tx->vin[i].prevout);
+		(*spent)[i] = e->out;
+		if (e->out.script_len)
+			memcpy(*arena + off, e->out.script, e->out.script_len);
+		(*spent)[i].script = *arena + off;
+		off += e->out.script_len;
+	}
+	rc = 0;
+out:
+	if (rc) {
+		xfree(*spent);
+		xfree(*arena);
+		*spent = NULL;
+		*arena = NULL;
+	}
+	map_release(&m);
+	return rc;
+}

@@ -266,15 +266,15 @@ static void test_feerate_fee(void **state)
 	static const struct {
 		int64_t rate, size, fee;
 	} cases[] = {
-	    {0, 0, 0},        {0, 100000, 0},    {1000, 0, 0},        {1000, 1, 1},
-	    {1000, 121, 121}, {1000, 999, 999},  {1000, 1000, 1000},  {1000, 9000, 9000},
-	    {-1000, 0, 0},    {-1000, 1, -1},    {-1000, 121, -121},  {-1000, 999, -999},
-	    {123, 0, 0},      {123, 8, 1},       {123, 9, 2},         {123, 121, 15},
-	    {123, 999, 123},  {123, 1000, 123},  {123, 9000, 1107},   {-123, 0, 0},
-	    {-123, 8, -1},    {-123, 9, -1},     {-123, 121, -14},    {-123, 999, -122},
-	    {18, 0, 0},       {18, 100, 2},      {18, 200, 4},        {18, 1000, 18},
-	    {1, 1, 1},        {1, 999, 1},       {1, 1001, 2},        {3000, 182, 546},
-	    {3000, 98, 294},  {3702, 182, 674},  {1000, 141, 141},    {1, 4000000, 4000},
+	    {0, 0, 0},        {0, 100000, 0},   {1000, 0, 0},       {1000, 1, 1},
+	    {1000, 121, 121}, {1000, 999, 999}, {1000, 1000, 1000}, {1000, 9000, 9000},
+	    {-1000, 0, 0},    {-1000, 1, -1},   {-1000, 121, -121}, {-1000, 999, -999},
+	    {123, 0, 0},      {123, 8, 1},      {123, 9, 2},        {123, 121, 15},
+	    {123, 999, 123},  {123, 1000, 123}, {123, 9000, 1107},  {-123, 0, 0},
+	    {-123, 8, -1},    {-123, 9, -1},    {-123, 121, -14},   {-123, 999, -122},
+	    {18, 0, 0},       {18, 100, 2},     {18, 200, 4},       {18, 1000, 18},
+	    {1, 1, 1},        {1, 999, 1},      {1, 1001, 2},       {3000, 182, 546},
+	    {3000, 98, 294},  {3702, 182, 674}, {1000, 141, 141},   {1, 4000000, 4000},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		int64_t got = chain_feerate_fee(cases[i].rate, cases[i].size);
@@ -353,11 +353,11 @@ static void test_is_dust_and_list(void **state)
 	struct tb *b = tb_new();
 	static const uint8_t sig[1] = {0};
 	b->in[0].sig = (struct span){sig, 1};
-	tb_out_add(b, 545, P2PKH, sizeof(P2PKH)); /* dust */
-	tb_out_add(b, 546, P2PKH, sizeof(P2PKH)); /* not */
+	tb_out_add(b, 545, P2PKH, sizeof(P2PKH));   /* dust */
+	tb_out_add(b, 546, P2PKH, sizeof(P2PKH));   /* not */
 	tb_out_add(b, 293, P2WPKH, sizeof(P2WPKH)); /* dust */
 	tb_out_add(b, 294, P2WPKH, sizeof(P2WPKH)); /* not */
-	tb_out_add(b, 0, P2A, sizeof(P2A)); /* dust */
+	tb_out_add(b, 0, P2A, sizeof(P2A));         /* dust */
 	proto_tx_init(&tx);
 	tb_build(b, &tx);
 	assert_true(chain_policy_is_dust(&tx, 0, 3000));
@@ -494,13 +494,20 @@ static void test_output_types(void **state)
 		size_t len;
 		bool standard;
 	} cases[] = {
-	    {P2PKH, sizeof(P2PKH), true},  {P2SH, sizeof(P2SH), true},
-	    {P2WPKH, sizeof(P2WPKH), true}, {P2WSH, sizeof(P2WSH), true},
-	    {P2TR, sizeof(P2TR), true},    {WV2, sizeof(WV2), true},
-	    {WV16_40, sizeof(WV16_40), true}, {P2A, sizeof(P2A), true},
-	    {P2PK, sizeof(P2PK), true},    {MS_1OF3, sizeof(MS_1OF3), true},
-	    {MS_2OF3, sizeof(MS_2OF3), true}, {MS_4OF4, sizeof(MS_4OF4), false},
-	    {OP_TRUE, 1, false},           {v0_21, sizeof(v0_21), false},
+	    {P2PKH, sizeof(P2PKH), true},
+	    {P2SH, sizeof(P2SH), true},
+	    {P2WPKH, sizeof(P2WPKH), true},
+	    {P2WSH, sizeof(P2WSH), true},
+	    {P2TR, sizeof(P2TR), true},
+	    {WV2, sizeof(WV2), true},
+	    {WV16_40, sizeof(WV16_40), true},
+	    {P2A, sizeof(P2A), true},
+	    {P2PK, sizeof(P2PK), true},
+	    {MS_1OF3, sizeof(MS_1OF3), true},
+	    {MS_2OF3, sizeof(MS_2OF3), true},
+	    {MS_4OF4, sizeof(MS_4OF4), false},
+	    {OP_TRUE, 1, false},
+	    {v0_21, sizeof(v0_21), false},
 	    {ret_nonpush, sizeof(ret_nonpush), false},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -616,8 +623,9 @@ static void test_ephemeral(void **state)
 	static const int64_t fees[][2] = {{1, 1}, {1, 0}, {0, 1}, {-1, 0}, {100, 200}};
 	for (size_t i = 0; i < 5; i++) {
 		chain_state_clear(&st);
-		tu_assert_reject(chain_policy_check_ephemeral(&tx, fees[i][0], fees[i][1], &pol, &st),
-		                 &st, CHAIN_RESULT_TX_NOT_STANDARD, "dust");
+		tu_assert_reject(
+		    chain_policy_check_ephemeral(&tx, fees[i][0], fees[i][1], &pol, &st), &st,
+		    CHAIN_RESULT_TX_NOT_STANDARD, "dust");
 		assert_string_equal(st.debug, "tx with dust output must be 0-fee");
 	}
 	/* without dust any fee is fine here */
@@ -714,8 +722,9 @@ static void test_inputs(void **state)
 
 	/* spending every standard type is fine, whatever the scriptSig */
 	const struct chain_coin fine[] = {
-	    coin(P2PKH, sizeof(P2PKH)),   coin(P2WPKH, sizeof(P2WPKH)), coin(P2WSH, sizeof(P2WSH)),
-	    coin(P2TR, sizeof(P2TR)),     coin(P2A, sizeof(P2A)),       coin(P2PK, sizeof(P2PK)),
+	    coin(P2PKH, sizeof(P2PKH)),     coin(P2WPKH, sizeof(P2WPKH)),
+	    coin(P2WSH, sizeof(P2WSH)),     coin(P2TR, sizeof(P2TR)),
+	    coin(P2A, sizeof(P2A)),         coin(P2PK, sizeof(P2PK)),
 	    coin(MS_4OF4, sizeof(MS_4OF4)), /* only creating one is non-standard */
 	};
 	for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++) {
@@ -745,8 +754,8 @@ static void test_inputs(void **state)
 	expect_inputs(b, prev, false, __LINE__);
 	/* accurate counting: OP_15 CHECKMULTISIG is 15, OP_16 is 16 */
 	for (unsigned keys = 15; keys <= 16; keys++) {
-		uint8_t short_ms[5] = {SCRIPT_OP_0, 3, SCRIPT_OP_1, (uint8_t)(SCRIPT_OP_1 + keys - 1),
-		                       SCRIPT_OP_CHECKMULTISIG};
+		uint8_t short_ms[5] = {SCRIPT_OP_0, 3, SCRIPT_OP_1,
+		                       (uint8_t)(SCRIPT_OP_1 + keys - 1), SCRIPT_OP_CHECKMULTISIG};
 		b->in[0].sig = (struct span){short_ms, 5};
 		expect_inputs(b, prev, keys == 15, __LINE__);
 	}
@@ -944,7 +953,7 @@ static void test_sigops(void **state)
 	b->n_in = 3;
 	for (int j = 0; j < 3; j++)
 		b->in[j].sig = (struct span){sig0, 1};
-	tb_out_add(b, 1000, P2PKH, sizeof(P2PKH)); /* 1 */
+	tb_out_add(b, 1000, P2PKH, sizeof(P2PKH));     /* 1 */
 	tb_out_add(b, 1000, MS_1OF3, sizeof(MS_1OF3)); /* 20 */
 	/* input 0: P2WPKH (1 witness sigop) */
 	prev[0] = coin(P2WPKH, sizeof(P2WPKH));
@@ -970,7 +979,8 @@ static void test_sigops(void **state)
 	/* without P2SH and WITNESS, only the legacy part */
 	assert_int_equal(chain_tx_sigop_cost(&tx, prev, 0), 84);
 	assert_int_equal(chain_tx_sigop_cost(&tx, prev, SCRIPT_VERIFY_P2SH), 96);
-	assert_int_equal(chain_input_sigop_cost(&tx, 1, P2SH, sizeof(P2SH), SCRIPT_VERIFY_P2SH), 12);
+	assert_int_equal(chain_input_sigop_cost(&tx, 1, P2SH, sizeof(P2SH), SCRIPT_VERIFY_P2SH),
+	                 12);
 
 	/* a coinbase counts its legacy sigops only and reads no coins */
 	struct tb *cb = tb_new();
@@ -985,8 +995,8 @@ static void test_sigops(void **state)
 
 	/* the limit: 16,000 passes, 16,001 does not; Core's debug is the cost */
 	tu_assert_ok(chain_policy_check_sigops(16000, &st), &st);
-	tu_assert_reject(chain_policy_check_sigops(16001, &st), &st,
-	                 CHAIN_RESULT_TX_NOT_STANDARD, "bad-txns-too-many-sigops");
+	tu_assert_reject(chain_policy_check_sigops(16001, &st), &st, CHAIN_RESULT_TX_NOT_STANDARD,
+	                 "bad-txns-too-many-sigops");
 	assert_string_equal(st.debug, "16001");
 	proto_tx_release(&tx);
 	free(b);
@@ -1024,7 +1034,8 @@ static void test_core_wallet_txs(void **state)
 				const struct proto_outpoint *op = &tx->vin[j].prevout;
 				bool found = false;
 				for (size_t bi = 0; bi <= i && !found; bi++) {
-					for (uint32_t ti = 0; ti < blocks[bi].n_tx && !found; ti++) {
+					for (uint32_t ti = 0; ti < blocks[bi].n_tx && !found;
+					     ti++) {
 						struct proto_tx *p = &blocks[bi].txs[ti];
 						if (!proto_hash_eq(&p->txid, &op->txid))
 							continue;
@@ -1054,11 +1065,12 @@ static void test_core_wallet_txs(void **state)
 			tu_assert_ok(chain_policy_check_sigops(cost, &st), &st);
 			int64_t vsize =
 			    chain_policy_vsize(proto_tx_weight(tx), cost, pol.bytes_per_sigop);
-			tu_assert_ok(chain_policy_check_ephemeral(tx, in - out, in - out, &pol, &st),
+			tu_assert_ok(
+			    chain_policy_check_ephemeral(tx, in - out, in - out, &pol, &st), &st);
+			tu_assert_ok(chain_policy_check_min_relay_fee(in - out, vsize, &pol, &st),
 			             &st);
-			tu_assert_ok(chain_policy_check_min_relay_fee(in - out, vsize, &pol, &st), &st);
-			assert_int_equal(chain_policy_dust_outputs(tx, pol.dust_relay_feerate, NULL, 0),
-			                 0);
+			assert_int_equal(
+			    chain_policy_dust_outputs(tx, pol.dust_relay_feerate, NULL, 0), 0);
 			with_witness += tx->has_witness;
 			checked++;
 		}
