@@ -26,8 +26,10 @@
 
 /* ---- parameters ----------------------------------------------------------- */
 
+#define param_hash ctl_param_hash
+
 /* Core's ParseHashV: 64 hex digits, else RPC_INVALID_PARAMETER. */
-static bool param_hash(json_t *v, const char *name, struct proto_hash *out, struct ctl_result *res)
+bool ctl_param_hash(json_t *v, const char *name, struct proto_hash *out, struct ctl_result *res)
 {
 	if (!json_is_string(v)) {
 		fail(res, CTL_TYPE_ERROR, "%s must be a string", name);

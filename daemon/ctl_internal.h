@@ -57,6 +57,14 @@ const struct ctl_method *ctl_method_lookup(const char *name);
 /** The chain methods (ctl_chain.c) and their count. */
 extern const struct ctl_method ctl_chain_methods[];
 extern const size_t ctl_n_chain_methods;
+/** The mempool methods (ctl_mempool.c), chain methods too, and their count. */
+extern const struct ctl_method ctl_mempool_methods[];
+extern const size_t ctl_n_mempool_methods;
+/**
+ * Core's ParseHashV for chain methods (ctl_chain.c): a string of 64 hex
+ * digits into *out; false with res set (-3 not a string, -8 otherwise).
+ */
+bool ctl_param_hash(json_t *v, const char *name, struct proto_hash *out, struct ctl_result *res);
 /** The mining methods (ctl_mining.c), chain methods too, and their count. */
 extern const struct ctl_method ctl_mining_methods[];
 extern const size_t ctl_n_mining_methods;

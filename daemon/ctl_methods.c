@@ -558,6 +558,10 @@ const struct ctl_method *ctl_method_lookup(const char *name)
 		if (strcmp(ctl_mining_methods[i].name, name) == 0)
 			return &ctl_mining_methods[i];
 	}
+	for (size_t i = 0; i < ctl_n_mempool_methods; i++) {
+		if (strcmp(ctl_mempool_methods[i].name, name) == 0)
+			return &ctl_mempool_methods[i];
+	}
 	return NULL;
 }
 
@@ -594,6 +598,11 @@ static void m_help(struct daemon *d, json_t *args, struct ctl_result *res)
 	for (size_t i = 0; i < ctl_n_mining_methods && n < sizeof(buf); i++)
 		n +=
 		    (size_t)snprintf(buf + n, sizeof(buf) - n, "\n%s", ctl_mining_methods[i].usage);
+	if (n < sizeof(buf))
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\n\n== Mempool ==");
+	for (size_t i = 0; i < ctl_n_mempool_methods && n < sizeof(buf); i++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\n%s",
+		                      ctl_mempool_methods[i].usage);
 	ok(res, json_string(buf));
 }
 

@@ -925,6 +925,8 @@ enum ctl_err {
 	CTL_NODE_NOT_ADDED = -24,        /**< RPC_CLIENT_NODE_NOT_ADDED */
 	CTL_NODE_NOT_CONNECTED = -29,    /**< RPC_CLIENT_NODE_NOT_CONNECTED */
 	CTL_INVALID_IP_OR_SUBNET = -30,  /**< RPC_CLIENT_INVALID_IP_OR_SUBNET */
+	CTL_VERIFY_REJECTED = -26,       /**< RPC_VERIFY_REJECTED (the mempool said no) */
+	CTL_ALREADY_IN_CHAIN = -27,      /**< RPC_VERIFY_ALREADY_IN_UTXO_SET */
 };
 
 /** A method's outcome: a result (owned, may be json null) or an error. */

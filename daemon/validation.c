@@ -304,6 +304,10 @@ int validation_open(struct daemon *d)
 	    .max_tip_age = cf->maxtipage_s,
 	    .log = chain_log_cb,
 	    .log_arg = d,
+	    /* Core's -persistmempool default: mempool.dat read at start and
+	     * written at shutdown (no config key yet; every other mempool
+	     * setting is Core's default). */
+	    .mempool = {.persist = true},
 	};
 	struct chain_work mcw;
 	if (cf->minimumchainwork[0]) {

@@ -1,0 +1,1008 @@
+/*
+ * daemon/ctl_mempool.c: the control methods on the mempool: getmempoolinfo,
+ * getrawmempool, getmempoolentry, getmempoolancestors,
+ * getmempooldescendants, getrawtransaction, sendrawtransaction,
+ * testmempoolaccept, savemempool.
+ *
+ * The mempool belongs to the chain, so these are chain methods: they run on
+ * the validation thread (ctl.c posts them there) and read the pool through
+ * chain/mempool.h. Names, parameters, result fields in Core's order, error
+ * codes and messages are Bitcoin Core 29's (rpc/mempool.cpp,
+ * rpc/rawtransaction.cpp, node/transaction.cpp).
+ *
+ * Not kept: Core's unbroadcast set (transactions given to
+ * sendrawtransaction that no peer has asked for yet). peerd's relay owns
+ * announcements, so an entry's "unbroadcast" is false and
+ * getmempoolinfo's "unbroadcastcount" 0.
+ */
+#include "daemon/ctl_internal.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chain/chain.h"
+#include "json/json.h"
+
+#define fail ctl_fail
+#define ok   ctl_ok
+#define arg  ctl_arg
+
+/** Satoshis in a bitcoin. */
+#define CTL_COIN 100000000LL
+/** Core's MAX_MONEY. */
+#define CTL_MAX_MONEY (21000000LL * CTL_COIN)
+/** Core's DEFAULT_MAX_RAW_TX_FEE_RATE: 0.10 BTC/kvB, in sat/kvB. */
+#define CTL_DEFAULT_MAX_FEERATE (CTL_COIN / 10)
+
+/* ---- parameters ----------------------------------------------------------- */
+
+/* A decimal amount string with at most eight decimals (Core's
+ * ParseFixedPoint, exponents aside) into satoshis; false when malformed. */
+static bool parse_fixed(const char *s, int64_t *out)
+{
+	bool neg = *s == '-';
+	if (neg)
+		s++;
+	if (!isdigit((unsigned char)*s))
+		return false;
+	int64_t whole = 0, frac = 0;
+	int ndig = 0, nfrac = 0;
+	for (; isdigit((unsigned char)*s); s++) {
+		if (++ndig > 11) /* more than MAX_MONEY's digits: out of range */
+			return false;
+		whole = whole * 10 + (*s - '0');
+	}
+	if (*s == '.') {
+		s++;
+		if (!isdigit((unsigned char)*s))
+			return false;
+		for (; isdigit((unsigned char)*s); s++) {
+			if (++nfrac > 8)
+				return false;
+			frac = frac * 10 + (*s - '0');
+		}
+	}
+	if (*s)
+		return false;
+	for (; nfrac < 8; nfrac++)
+		frac *= 10;
+	*out = (whole * CTL_COIN + frac) * (neg ? -1 : 1);
+	return true;
+}
+
+/*
+ * Core's AmountFromValue(v, 8): BTC as a number or a string into
+ * satoshis, 0 to MAX_MONEY; absent or null is `def`.
+ */
+static bool param_amount(json_t *v, int64_t def, int64_t *out, struct ctl_result *res)
+{
+	int64_t sats;
+	if (!v || json_is_null(v)) {
+		*out = def;
+		return true;
+	}
+	if (json_is_integer(v)) {
+		json_int_t i = json_integer_value(v);
+		if (i > CTL_MAX_MONEY / CTL_COIN || i < -(CTL_MAX_MONEY / CTL_COIN)) {
+			fail(res, CTL_TYPE_ERROR, "Amount out of range");
+			return false;
+		}
+		sats = (int64_t)i * CTL_COIN;
+	} else if (json_is_real(v)) {
+		double d = json_real_value(v) * (double)CTL_COIN;
+		if (!isfinite(d) || fabs(d) > (double)CTL_MAX_MONEY * 2) {
+			fail(res, CTL_TYPE_ERROR, "Amount out of range");
+			return false;
+		}
+		sats = llround(d);
+		/* More than eight decimals: Core's parser refuses the text. */
+		if (fabs(d - (double)sats) > 1e-3) {
+			fail(res, CTL_TYPE_ERROR, "Invalid amount");
+			return false;
+		}
+	} else if (json_is_string(v)) {
+		if (!parse_fixed(json_string_value(v), &sats)) {
+			fail(res, CTL_TYPE_ERROR, "Invalid amount");
+			return false;
+		}
+	} else {
+		fail(res, CTL_TYPE_ERROR, "Amount is not a number or string");
+		return false;
+	}
+	if (sats < 0 || sats > CTL_MAX_MONEY) {
+		fail(res, CTL_TYPE_ERROR, "Amount out of range");
+		return false;
+	}
+	*out = sats;
+	return true;
+}
+
+/* Core's ParseFeeRate: an amount in BTC/kvB into sat/kvB, below 1 BTC/kvB. */
+static bool param_feerate(json_t *v, int64_t def, int64_t *out, struct ctl_result *res)
+{
+	int64_t sats;
+	if (!param_amount(v, def, &sats, res))
+		return false;
+	if (sats >= CTL_COIN) {
+		fail(res, CTL_INVALID_PARAMETER,
+		     "Fee rates larger than or equal to 1BTC/kvB are not accepted");
+		return false;
+	}
+	*out = sats;
+	return true;
+}
+
+/* UniValue's type names, as Core's argument check prints them. */
+static const char *type_name(json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return "object";
+	case JSON_ARRAY:
+		return "array";
+	case JSON_STRING:
+		return "string";
+	case JSON_INTEGER:
+	case JSON_REAL:
+		return "number";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "bool";
+	default:
+		return "null";
+	}
+}
+
+/* Core's RPCHelpMan argument type check: -3 with its exact text. */
+static void wrong_type(struct ctl_result *res, int pos, const char *name, json_t *v,
+                       const char *expected)
+{
+	fail(res, CTL_TYPE_ERROR,
+	     "Wrong type passed:\n{\n    \"Position %d (%s)\": \"JSON value of type %s is not of "
+	     "expected type %s\"\n}",
+	     pos, name, type_name(v), expected);
+}
+
+/* A boolean parameter at position pos (absent or null: def). */
+static bool param_flag(json_t *v, int pos, const char *name, bool def, bool *out,
+                       struct ctl_result *res)
+{
+	if (!v || json_is_null(v)) {
+		*out = def;
+		return true;
+	}
+	if (!json_is_boolean(v)) {
+		wrong_type(res, pos, name, v, "bool");
+		return false;
+	}
+	*out = json_is_true(v);
+	return true;
+}
+
+/*
+ * Hex into a decoded transaction (Core's DecodeHexTx): false when it is
+ * not hex or not one whole transaction. tx must be initialised.
+ */
+static bool decode_hex_tx(json_t *v, struct proto_tx *tx)
+{
+	if (!json_is_string(v))
+		return false;
+	size_t hl = json_string_length(v);
+	if (hl == 0 || hl % 2)
+		return false;
+	uint8_t *raw = xmalloc(hl / 2);
+	size_t len = 0;
+	bool good = raw && proto_hex_decode(json_string_value(v), hl, raw, hl / 2, &len) == 0 &&
+	            proto_tx_decode_buf(raw, len, tx, NULL) == 0;
+	xfree(raw);
+	if (good)
+		proto_tx_compute_ids(tx);
+	return good;
+}
+
+/* ---- shared pieces ---------------------------------------------------------- */
+
+/* Core's CScript::HasValidOps: every push complete, no opcode above OP_NOP10. */
+static bool script_valid_ops(const uint8_t *s, size_t len)
+{
+	size_t i = 0;
+	while (i < len) {
+		uint8_t op = s[i++];
+		size_t n = 0;
+		if (op >= 1 && op <= 75) {
+			n = op;
+		} else if (op == 0x4c || op == 0x4d || op == 0x4e) {
+			size_t w = op == 0x4c ? 1 : op == 0x4d ? 2 : 4;
+			if (len - i < w)
+				return false;
+			for (size_t k = 0; k < w; k++)
+				n |= (size_t)s[i + k] << (8 * k);
+			i += w;
+		} else if (op > 0xb9) {
+			return false;
+		}
+		if (len - i < n)
+			return false;
+		i += n;
+	}
+	return true;
+}
+
+/* Core's IsUnspendable (OP_RETURN first, or longer than MAX_SCRIPT_SIZE) or not HasValidOps. */
+static bool output_burns(const struct proto_tx *tx, const struct proto_txout *out)
+{
+	const uint8_t *s = tx->blob + out->script_off;
+	size_t len = out->script_len;
+	return (len > 0 && s[0] == 0x6a) || len > 10000 || !script_valid_ops(s, len);
+}
+
+/* Core's ValidationState::ToString: the reason, then ", debug" when there is one. */
+static void state_string(const struct chain_state *st, char *buf, size_t cap)
+{
+	if (st->debug[0])
+		snprintf(buf, cap, "%s, %s", st->reason, st->debug);
+	else
+		snprintf(buf, cap, "%s", st->reason);
+}
+
+/* Core's std::set<txiter, CompareIteratorByHash>: txids by their stored
+ * (internal) bytes, the order getmempoolancestors and "spentby" list. */
+static int cmp_entry_txid(const void *a, const void *b)
+{
+	const struct chain_mempool_entry *x = *(const struct chain_mempool_entry *const *)a;
+	const struct chain_mempool_entry *y = *(const struct chain_mempool_entry *const *)b;
+	return memcmp(chain_mempool_entry_txid(x)->b, chain_mempool_entry_txid(y)->b, 32);
+}
+
+/* Core's std::set<std::string> of hex txids ("depends"). */
+static int cmp_hex(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The entry's direct parents or children, xmalloc'd (*out NULL when none). */
+static bool relatives(const struct chain_mempool_entry *e, bool children,
+                      const struct chain_mempool_entry ***out, size_t *n)
+{
+	size_t cnt = children ? chain_mempool_entry_children(e, NULL, 0)
+	                      : chain_mempool_entry_parents(e, NULL, 0);
+	*out = NULL;
+	*n = 0;
+	if (!cnt)
+		return true;
+	*out = xcalloc(cnt, sizeof(**out));
+	if (!*out)
+		return false;
+	*n = children ? chain_mempool_entry_children(e, *out, cnt)
+	              : chain_mempool_entry_parents(e, *out, cnt);
+	if (*n > cnt)
+		*n = cnt;
+	return true;
+}
+
+/* Core's entryToJSON: one mempool entry as getmempoolentry prints it. */
+static json_t *entry_json(const struct chain_mempool_entry *e)
+{
+	struct chain_mempool_entry_info in;
+	chain_mempool_entry_info(e, &in);
+	json_t *o = json_object();
+	json_t *fees = json_object();
+	json_t *deps = json_array();
+	json_t *spent = json_array();
+	const struct chain_mempool_entry **rel = NULL;
+	size_t n = 0;
+	if (!o || !fees || !deps || !spent)
+		goto oom;
+	json_object_set_new(o, "vsize", json_integer(in.vsize));
+	json_object_set_new(o, "weight", json_integer(in.weight));
+	json_object_set_new(o, "time", json_integer(in.time));
+	json_object_set_new(o, "height", json_integer(in.height));
+	json_object_set_new(o, "descendantcount", json_integer((json_int_t)in.descendant_count));
+	json_object_set_new(o, "descendantsize", json_integer((json_int_t)in.descendant_size));
+	json_object_set_new(o, "ancestorcount", json_integer((json_int_t)in.ancestor_count));
+	json_object_set_new(o, "ancestorsize", json_integer((json_int_t)in.ancestor_size));
+	json_object_set_new(o, "wtxid", json_hash(&in.wtxid));
+	json_object_set_new(fees, "base", json_amount(in.fee));
+	json_object_set_new(fees, "modified", json_amount(in.modified_fee));
+	json_object_set_new(fees, "ancestor", json_amount(in.ancestor_fees));
+	json_object_set_new(fees, "descendant", json_amount(in.descendant_fees));
+	json_object_set_new(o, "fees", fees);
+	fees = NULL;
+	/* depends: the parents' txids as hex, sorted as strings. */
+	if (!relatives(e, false, &rel, &n))
+		goto oom;
+	{
+		char(*hex)[65] = n ? xcalloc(n, sizeof(*hex)) : NULL;
+		const char **ptrs = n ? xcalloc(n, sizeof(*ptrs)) : NULL;
+		if (n && (!hex || !ptrs)) {
+			xfree(hex);
+			xfree(ptrs);
+			goto oom;
+		}
+		for (size_t i = 0; i < n; i++) {
+			proto_hash_to_hex(chain_mempool_entry_txid(rel[i]), hex[i]);
+			ptrs[i] = hex[i];
+		}
+		if (n)
+			qsort(ptrs, n, sizeof(*ptrs), cmp_hex);
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(deps, json_string(ptrs[i]));
+		xfree(hex);
+		xfree(ptrs);
+	}
+	xfree(rel);
+	rel = NULL;
+	json_object_set_new(o, "depends", deps);
+	deps = NULL;
+	if (!relatives(e, true, &rel, &n))
+		goto oom;
+	if (n)
+		qsort(rel, n, sizeof(*rel), cmp_entry_txid);
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(spent, json_hash(chain_mempool_entry_txid(rel[i])));
+	xfree(rel);
+	json_object_set_new(o, "spentby", spent);
+	json_object_set_new(o, "bip125-replaceable", json_boolean(in.bip125_replaceable));
+	json_object_set_new(o, "unbroadcast", json_false());
+	return o;
+oom:
+	xfree(rel);
+	json_decref(o);
+	json_decref(fees);
+	json_decref(deps);
+	json_decref(spent);
+	return NULL;
+}
+
+/* The entry a txid parameter names, or NULL with Core's error. */
+static const struct chain_mempool_entry *param_entry(struct chain *c, json_t *v,
+                                                     struct ctl_result *res)
+{
+	struct proto_hash h;
+	if (!ctl_param_hash(v, "parameter 1", &h, res))
+		return NULL;
+	const struct chain_mempool_entry *e = chain_mempool_find(c, &h, false);
+	if (!e)
+		fail(res, CTL_INVALID_ADDRESS_OR_KEY, "Transaction not in mempool");
+	return e;
+}
+
+/* ---- queries -------------------------------------------------------------- */
+
+static void m_getmempoolinfo(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                             struct ctl_result *res)
+{
+	(void)x;
+	(void)args;
+	struct chain_mempool_info in;
+	chain_mempool_get_info(c, &in);
+	json_t *o = json_object();
+	if (!o) {
+		ok(res, NULL);
+		return;
+	}
+	json_object_set_new(o, "loaded", json_boolean(in.loaded));
+	json_object_set_new(o, "size", json_integer((json_int_t)in.size));
+	json_object_set_new(o, "bytes", json_integer((json_int_t)in.bytes));
+	json_object_set_new(o, "usage", json_integer((json_int_t)in.usage));
+	json_object_set_new(o, "total_fee", json_amount(in.total_fee));
+	json_object_set_new(o, "maxmempool", json_integer((json_int_t)in.maxmempool));
+	json_object_set_new(o, "mempoolminfee", json_amount(in.mempoolminfee));
+	json_object_set_new(o, "minrelaytxfee", json_amount(in.minrelaytxfee));
+	json_object_set_new(o, "incrementalrelayfee", json_amount(in.incrementalrelayfee));
+	json_object_set_new(o, "unbroadcastcount", json_integer((json_int_t)in.unbroadcastcount));
+	json_object_set_new(o, "fullrbf", json_boolean(in.fullrbf));
+	ok(res, o);
+}
+
+static void m_getrawmempool(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                            struct ctl_result *res)
+{
+	(void)x;
+	bool verbose, seq;
+	if (!param_flag(arg(args, 0), 1, "verbose", false, &verbose, res) ||
+	    !param_flag(arg(args, 1), 2, "mempool_sequence", false, &seq, res))
+		return;
+	if (verbose && seq) {
+		fail(res, CTL_INVALID_PARAMETER,
+		     "Verbose results cannot contain mempool sequence values.");
+		return;
+	}
+	const struct chain_mempool_entry **v = NULL;
+	size_t n = 0;
+	if (chain_mempool_list(c, CHAIN_MEMPOOL_ORDER_DEPTH_SCORE, &v, &n)) {
+		fail(res, CTL_INTERNAL_ERROR, "out of memory");
+		return;
+	}
+	json_t *o = verbose ? json_object() : json_array();
+	for (size_t i = 0; o && i < n; i++) {
+		if (verbose) {
+			char hex[65];
+			proto_hash_to_hex(chain_mempool_entry_txid(v[i]), hex);
+			json_t *e = entry_json(v[i]);
+			if (!e || json_object_set_new(o, hex, e)) {
+				json_decref(o);
+				o = NULL;
+			}
+		} else if (json_array_append_new(o, json_hash(chain_mempool_entry_txid(v[i])))) {
+			json_decref(o);
+			o = NULL;
+		}
+	}
+	xfree(v);
+	if (o && seq) {
+		json_t *w = json_object();
+		if (w) {
+			json_object_set_new(w, "txids", o);
+			json_object_set_new(w, "mempool_sequence",
+			                    json_u64(chain_mempool_sequence(c)));
+		} else {
+			json_decref(o);
+		}
+		o = w;
+	}
+	ok(res, o);
+}
+
+static void m_getmempoolentry(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                              struct ctl_result *res)
+{
+	(void)x;
+	const struct chain_mempool_entry *e = param_entry(c, arg(args, 0), res);
+	if (e)
+		ok(res, entry_json(e));
+}
+
+/* getmempoolancestors and getmempooldescendants: one body, the walk differs. */
+static void relatives_method(struct chain *c, json_t *args, struct ctl_result *res,
+                             int (*walk)(struct chain *, const struct chain_mempool_entry *,
+                                         const struct chain_mempool_entry ***, size_t *))
+{
+	bool verbose;
+	/* Core checks every argument's type before looking anything up. */
+	if (!param_flag(arg(args, 1), 2, "verbose", false, &verbose, res))
+		return;
+	const struct chain_mempool_entry *e = param_entry(c, arg(args, 0), res);
+	if (!e)
+		return;
+	const struct chain_mempool_entry **v = NULL;
+	size_t n = 0;
+	if (walk(c, e, &v, &n)) {
+		fail(res, CTL_INTERNAL_ERROR, "out of memory");
+		return;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_entry_txid);
+	json_t *o = verbose ? json_object() : json_array();
+	for (size_t i = 0; o && i < n; i++) {
+		int err;
+		if (verbose) {
+			char hex[65];
+			proto_hash_to_hex(chain_mempool_entry_txid(v[i]), hex);
+			json_t *j = entry_json(v[i]);
+			err = !j || json_object_set_new(o, hex, j);
+		} else {
+			err = json_array_append_new(o, json_hash(chain_mempool_entry_txid(v[i])));
+		}
+		if (err) {
+			json_decref(o);
+			o = NULL;
+		}
+	}
+	xfree(v);
+	ok(res, o);
+}
+
+static void m_getmempoolancestors(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                                  struct ctl_result *res)
+{
+	(void)x;
+	relatives_method(c, args, res, chain_mempool_ancestors);
+}
+
+static void m_getmempooldescendants(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                                    struct ctl_result *res)
+{
+	(void)x;
+	relatives_method(c, args, res, chain_mempool_descendants);
+}
+
+/* ---- getrawtransaction ------------------------------------------------------- */
+
+/* Core's ParseVerbosity with booleans allowed (default 0). */
+static bool param_tx_verbosity(json_t *v, int *out, struct ctl_result *res)
+{
+	if (!v || json_is_null(v))
+		*out = 0;
+	else if (json_is_boolean(v))
+		*out = json_is_true(v) ? 1 : 0;
+	else if (json_is_integer(v))
+		*out = (int)json_integer_value(v);
+	else {
+		fail(res, CTL_TYPE_ERROR, "verbosity must be a number or a boolean");
+		return false;
+	}
+	return true;
+}
+
+/*
+ * A block's transaction for getrawtransaction with a blockhash: the
+ * block is read and searched; with verbosity 2 its undo data gives the
+ * fee and prevouts. Core's TxToJSON adds the block's fields after.
+ */
+static void tx_in_block(struct chain *c, const struct ctl_chain_ctx *x, struct chain_node *n,
+                        const struct proto_hash *txid, int verbosity, struct ctl_result *res)
+{
+	if (!(n->status & CHAIN_HAVE_DATA)) {
+		fail(res, CTL_MISC_ERROR, "Block not available");
+		return;
+	}
+	uint8_t *raw = NULL;
+	size_t len = 0;
+	struct proto_block b;
+	struct chain_block_undo undo;
+	proto_block_init(&b);
+	chain_block_undo_init(&undo);
+	int err = chain_read_block(c, n, &raw, &len);
+	if (err || proto_block_decode(raw, len, &b, NULL)) {
+		fail(res, CTL_MISC_ERROR, "Block not available");
+		goto out;
+	}
+	uint32_t i;
+	for (i = 0; i < b.n_tx; i++) {
+		if (proto_hash_eq(proto_tx_txid(&b.txs[i]), txid))
+			break;
+	}
+	if (i == b.n_tx) {
+		fail(res, CTL_INVALID_ADDRESS_OR_KEY,
+		     "No such transaction found in the provided block. Use gettransaction for "
+		     "wallet transactions.");
+		goto out;
+	}
+	struct proto_tx *tx = &b.txs[i];
+	if (verbosity <= 0) {
+		struct proto_writer w;
+		proto_writer_init(&w);
+		proto_tx_encode(tx, &w);
+		ok(res, w.err ? NULL : json_hex(w.buf, w.len));
+		proto_writer_release(&w);
+		goto out;
+	}
+	const struct chain_undo_coin *spent = NULL;
+	if (verbosity >= 2 && i > 0 && (n->status & CHAIN_HAVE_UNDO) && n->prev &&
+	    chain_read_undo(c, n, &undo) == 0 && undo.n_tx + 1 == b.n_tx &&
+	    undo.n_coins[i - 1] == tx->n_in)
+		spent = &undo.coins[undo.first[i - 1]];
+	bool active = chain_contains(c, n);
+	json_t *t = json_tx(tx, x->net, spent, JSON_TX_HEX | (spent ? JSON_TX_PREVOUT : 0));
+	json_t *o = json_object();
+	if (!t || !o) {
+		json_decref(t);
+		json_decref(o);
+		ok(res, NULL);
+		goto out;
+	}
+	json_object_set_new(o, "in_active_chain", json_boolean(active));
+	json_object_update(o, t);
+	json_decref(t);
+	json_object_set_new(o, "blockhash", json_hash(&n->hash));
+	if (active) {
+		json_object_set_new(o, "confirmations",
+		                    json_integer(chain_tip(c)->height - n->height + 1));
+		json_object_set_new(o, "time", json_integer(n->time));
+		json_object_set_new(o, "blocktime", json_integer(n->time));
+	} else {
+		json_object_set_new(o, "confirmations", json_integer(0));
+	}
+	ok(res, o);
+out:
+	chain_block_undo_release(&undo);
+	proto_block_release(&b);
+	xfree(raw);
+}
+
+static void m_getrawtransaction(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                                struct ctl_result *res)
+{
+	struct proto_hash txid;
+	int verbosity;
+	if (!ctl_param_hash(arg(args, 0), "parameter 1", &txid, res))
+		return;
+	struct proto_block_header gen;
+	chain_node_header(chain_at(c, 0), &gen);
+	if (proto_hash_eq(&txid, &gen.merkle_root)) {
+		fail(res, CTL_INVALID_ADDRESS_OR_KEY,
+		     "The genesis block coinbase is not considered an ordinary transaction and "
+		     "cannot "
+		     "be retrieved");
+		return;
+	}
+	if (!param_tx_verbosity(arg(args, 1), &verbosity, res))
+		return;
+	if (arg(args, 2)) {
+		struct proto_hash bh;
+		if (!ctl_param_hash(arg(args, 2), "parameter 3", &bh, res))
+			return;
+		struct chain_node *n = chain_index_find(chain_get_index(c), &bh);
+		if (!n) {
+			fail(res, CTL_INVALID_ADDRESS_OR_KEY, "Block hash not found");
+			return;
+		}
+		tx_in_block(c, x, n, &txid, verbosity, res);
+		return;
+	}
+	uint8_t *raw = NULL;
+	size_t len = 0;
+	int err = chain_mempool_get_raw(c, &txid, false, &raw, &len);
+	if (err == CHAIN_ENOTFOUND) {
+		fail(res, CTL_INVALID_ADDRESS_OR_KEY,
+		     "No such mempool transaction. Use -txindex or provide a block hash to enable "
+		     "blockchain transaction queries. Use gettransaction for wallet transactions.");
+		return;
+	}
+	if (err) {
+		fail(res, CTL_INTERNAL_ERROR, "out of memory");
+		return;
+	}
+	if (verbosity <= 0) {
+		ok(res, json_hex(raw, len));
+		xfree(raw);
+		return;
+	}
+	/* A mempool transaction has no block, so no undo: Core prints verbosity
+	 * 2 as 1 for it. */
+	struct proto_tx tx;
+	proto_tx_init(&tx);
+	if (proto_tx_decode_buf(raw, len, &tx, NULL))
+		fail(res, CTL_INTERNAL_ERROR, "mempool transaction does not decode");
+	else
+		ok(res, json_tx(&tx, x->net, NULL, JSON_TX_HEX));
+	proto_tx_release(&tx);
+	xfree(raw);
+}
+
+/* ---- sendrawtransaction / testmempoolaccept ---------------------------------- */
+
+/* Core's BroadcastTransaction, without relay (peerd's relay announces what
+ * enters the pool). */
+static void m_sendrawtransaction(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                                 struct ctl_result *res)
+{
+	(void)x;
+	struct proto_tx tx;
+	struct chain_accept_result r;
+	int64_t maxrate, maxburn;
+	char why[CHAIN_REASON_MAX + CHAIN_DEBUG_MAX + 4];
+	proto_tx_init(&tx);
+	chain_accept_result_init(&r);
+	if (!json_is_string(arg(args, 0))) {
+		wrong_type(res, 1, "hexstring", arg(args, 0) ? arg(args, 0) : json_null(),
+		           "string");
+		goto out;
+	}
+	if (!param_amount(arg(args, 2), 0, &maxburn, res))
+		goto out;
+	if (!decode_hex_tx(arg(args, 0), &tx)) {
+		fail(res, CTL_DESERIALIZATION_ERROR,
+		     "TX decode failed. Make sure the tx has at least one input.");
+		goto out;
+	}
+	for (uint32_t o = 0; o < tx.n_out; o++) {
+		if (output_burns(&tx, &tx.vout[o]) && tx.vout[o].value > maxburn) {
+			fail(res, CTL_VERIFY_ERROR,
+			     "Unspendable output exceeds maximum configured by user "
+			     "(maxburnamount)");
+			goto out;
+		}
+	}
+	if (!param_feerate(arg(args, 1), CTL_DEFAULT_MAX_FEERATE, &maxrate, res))
+		goto out;
+	int64_t max_fee = chain_feerate_fee(maxrate, proto_tx_vsize(&tx));
+	/* Already confirmed: any of its outputs in the UTXO set. */
+	for (uint32_t o = 0; o < tx.n_out; o++) {
+		struct proto_outpoint op = {.txid = tx.txid, .n = o};
+		struct chain_coin coin;
+		int err = chain_coins_get(chain_get_coins(c), &op, &coin);
+		if (err == 0) {
+			fail(res, CTL_ALREADY_IN_CHAIN, "Transaction outputs already in utxo set");
+			goto out;
+		}
+		if (err != CHAIN_ENOTFOUND) {
+			fail(res, CTL_MISC_ERROR, "reading the coins: %s", chain_strerror(err));
+			goto out;
+		}
+	}
+	/* The same txid in the pool (any witness): nothing to do, as Core. */
+	if (chain_mempool_find(c, &tx.txid, false)) {
+		ok(res, json_hash(&tx.txid));
+		goto out;
+	}
+	for (int pass = max_fee > 0 ? 0 : 1; pass < 2; pass++) {
+		struct chain_accept_opts opts = {.test_accept = pass == 0};
+		int err = chain_mempool_accept(c, &tx, &opts, &r);
+		if (err) {
+			fail(res, CTL_VERIFY_ERROR, "%s", chain_strerror(err));
+			goto out;
+		}
+		if (!r.accepted) {
+			/* Core's HandleATMPError: missing inputs and internal errors
+			 * are -25, every other rejection -26; the state as text. */
+			state_string(&r.state, why, sizeof(why));
+			bool rejected = r.state.result != CHAIN_RESULT_TX_MISSING_INPUTS &&
+			                r.state.result != CHAIN_RESULT_TX_NO_MEMPOOL;
+			fail(res, rejected ? CTL_VERIFY_REJECTED : CTL_VERIFY_ERROR, "%s", why);
+			goto out;
+		}
+		if (pass == 0 && r.fee > max_fee) {
+			fail(res, CTL_VERIFY_ERROR,
+			     "Fee exceeds maximum configured by user (e.g. -maxtxfee, maxfeerate)");
+			goto out;
+		}
+	}
+	ok(res, json_hash(&tx.txid));
+out:
+	chain_accept_result_release(&r);
+	proto_tx_release(&tx);
+}
+
+/* One testmempoolaccept result object (Core's field order). */
+static json_t *tma_result(const struct proto_tx *tx, const struct chain_accept_result *r,
+                          const char *package_error, int64_t maxrate, bool *exit_early)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "txid", json_hash(&tx->txid));
+	json_object_set_new(o, "wtxid", json_hash(&tx->wtxid));
+	if (package_error)
+		json_object_set_new(o, "package-error", json_string(package_error));
+	if (*exit_early || !r->validated)
+		return o; /* not judged: ids only */
+	if (r->accepted && !r->already_in_mempool) {
+		int64_t max_fee = chain_feerate_fee(maxrate, r->vsize);
+		if (max_fee && r->fee > max_fee) {
+			json_object_set_new(o, "allowed", json_false());
+			json_object_set_new(o, "reject-reason", json_string("max-fee-exceeded"));
+			*exit_early = true;
+			return o;
+		}
+		json_t *fees = json_object();
+		json_t *inc = json_array();
+		for (size_t i = 0; inc && i < r->n_effective_includes; i++)
+			json_array_append_new(inc, json_hash(&r->effective_includes[i]));
+		json_object_set_new(o, "allowed", json_true());
+		json_object_set_new(o, "vsize", json_integer(r->vsize));
+		if (fees) {
+			json_object_set_new(fees, "base", json_amount(r->fee));
+			json_object_set_new(fees, "effective-feerate",
+			                    json_amount(r->effective_feerate));
+			json_object_set_new(fees, "effective-includes", inc ? inc : json_array());
+			inc = NULL;
+		}
+		json_decref(inc);
+		json_object_set_new(o, "fees", fees ? fees : json_null());
+		return o;
+	}
+	json_object_set_new(o, "allowed", json_false());
+	if (r->already_in_mempool && !r->state.reason[0]) {
+		/* Core's PreChecks says so before anything else. */
+		json_object_set_new(o, "reject-reason", json_string("txn-already-in-mempool"));
+		json_object_set_new(o, "reject-details", json_string("txn-already-in-mempool"));
+	} else if (r->state.result == CHAIN_RESULT_TX_MISSING_INPUTS) {
+		json_object_set_new(o, "reject-reason", json_string("missing-inputs"));
+	} else {
+		char why[CHAIN_REASON_MAX + CHAIN_DEBUG_MAX + 4];
+		state_string(&r->state, why, sizeof(why));
+		json_object_set_new(o, "reject-reason", json_string(r->state.reason));
+		json_object_set_new(o, "reject-details", json_string(why));
+	}
+	return o;
+}
+
+static void m_testmempoolaccept(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                                struct ctl_result *res)
+{
+	(void)x;
+	json_t *raws = arg(args, 0);
+	int64_t maxrate;
+	struct proto_tx *txs = NULL, **ptrs = NULL;
+	struct chain_accept_result *rs = NULL;
+	size_t n = 0;
+	json_t *out = NULL;
+	if (!json_is_array(raws)) {
+		wrong_type(res, 1, "rawtxs", raws ? raws : json_null(), "array");
+		return;
+	}
+	n = json_array_size(raws);
+	if (n < 1 || n > CHAIN_MEMPOOL_MAX_PACKAGE_COUNT) {
+		fail(res, CTL_INVALID_PARAMETER,
+		     "Array must contain between 1 and %u transactions.",
+		     CHAIN_MEMPOOL_MAX_PACKAGE_COUNT);
+		return;
+	}
+	if (!param_feerate(arg(args, 1), CTL_DEFAULT_MAX_FEERATE, &maxrate, res))
+		return;
+	txs = xcalloc(n, sizeof(*txs));
+	ptrs = xcalloc(n, sizeof(*ptrs));
+	rs = xcalloc(n, sizeof(*rs));
+	if (!txs || !ptrs || !rs) {
+		fail(res, CTL_INTERNAL_ERROR, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		proto_tx_init(&txs[i]);
+		chain_accept_result_init(&rs[i]);
+		ptrs[i] = &txs[i];
+	}
+	for (size_t i = 0; i < n; i++) {
+		json_t *h = json_array_get(raws, i);
+		if (!decode_hex_tx(h, &txs[i])) {
+			fail(res, CTL_DESERIALIZATION_ERROR,
+			     "TX decode failed: %s Make sure the tx has at least one input.",
+			     json_is_string(h) ? json_string_value(h) : "");
+			goto out;
+		}
+	}
+	struct chain_package_state pkg = {0};
+	int err;
+	if (n == 1) {
+		struct chain_accept_opts opts = {.test_accept = true};
+		err = chain_mempool_accept(c, &txs[0], &opts, &rs[0]);
+		rs[0].validated = true;
+	} else {
+		err = chain_mempool_test_package(c, ptrs, n, rs, &pkg);
+	}
+	if (err) {
+		fail(res, CTL_INTERNAL_ERROR, "%s", chain_strerror(err));
+		goto out;
+	}
+	char perr[CHAIN_REASON_MAX + CHAIN_DEBUG_MAX + 4];
+	bool has_perr = pkg.result == CHAIN_PACKAGE_POLICY;
+	if (has_perr) {
+		if (pkg.debug[0])
+			snprintf(perr, sizeof(perr), "%s, %s", pkg.reason, pkg.debug);
+		else
+			snprintf(perr, sizeof(perr), "%s", pkg.reason);
+	}
+	out = json_array();
+	bool exit_early = false;
+	for (size_t i = 0; out && i < n; i++) {
+		json_t *o =
+		    tma_result(&txs[i], &rs[i], has_perr ? perr : NULL, maxrate, &exit_early);
+		if (!o || json_array_append_new(out, o)) {
+			json_decref(out);
+			out = NULL;
+		}
+	}
+	ok(res, out);
+out:
+	for (size_t i = 0; txs && rs && i < n; i++) {
+		proto_tx_release(&txs[i]);
+		chain_accept_result_release(&rs[i]);
+	}
+	xfree(txs);
+	xfree(ptrs);
+	xfree(rs);
+}
+
+/* ---- savemempool ---------------------------------------------------------------- */
+
+static void m_savemempool(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                          struct ctl_result *res)
+{
+	(void)x;
+	(void)args;
+	struct chain_mempool_info in;
+	chain_mempool_get_info(c, &in);
+	if (!in.loaded) {
+		fail(res, CTL_MISC_ERROR, "The mempool was not loaded yet");
+		return;
+	}
+	if (chain_mempool_save(c)) {
+		fail(res, CTL_MISC_ERROR, "Unable to dump mempool to disk");
+		return;
+	}
+	ok(res, json_pack("{s:s}", "filename", chain_mempool_path(c)));
+}
+
+/* ---- the table ------------------------------------------------------------ */
+
+const struct ctl_method ctl_mempool_methods[] = {
+    {"getmempoolinfo",
+     NULL,
+     0,
+     0,
+     {0},
+     "getmempoolinfo",
+     "The mempool: loaded, size, bytes, usage, total_fee, maxmempool, mempoolminfee, "
+     "minrelaytxfee, incrementalrelayfee, unbroadcastcount (always 0), fullrbf.",
+     m_getmempoolinfo,
+     NULL},
+    {"getrawmempool",
+     NULL,
+     0,
+     2,
+     {"verbose", "mempool_sequence"},
+     "getrawmempool ( verbose mempool_sequence )",
+     "The mempool's txids (fewest ancestors, then best feerate first); verbose true: an object "
+     "of getmempoolentry results by txid; mempool_sequence true: {txids, mempool_sequence}.",
+     m_getrawmempool,
+     NULL},
+    {"getmempoolentry",
+     NULL,
+     1,
+     1,
+     {"txid"},
+     "getmempoolentry \"txid\"",
+     "One mempool transaction: vsize, weight, time, height, descendant and ancestor counts "
+     "and sizes, wtxid, fees {base, modified, ancestor, descendant}, depends, spentby, "
+     "bip125-replaceable, unbroadcast.",
+     m_getmempoolentry,
+     NULL},
+    {"getmempoolancestors",
+     NULL,
+     1,
+     2,
+     {"txid", "verbose"},
+     "getmempoolancestors \"txid\" ( verbose )",
+     "The txids of a mempool transaction's in-mempool ancestors (verbose: their entries).",
+     m_getmempoolancestors,
+     NULL},
+    {"getmempooldescendants",
+     NULL,
+     1,
+     2,
+     {"txid", "verbose"},
+     "getmempooldescendants \"txid\" ( verbose )",
+     "The txids of a mempool transaction's in-mempool descendants (verbose: their entries).",
+     m_getmempooldescendants,
+     NULL},
+    {"getrawtransaction",
+     NULL,
+     1,
+     3,
+     {"txid", "verbosity", "blockhash"},
+     "getrawtransaction \"txid\" ( verbosity \"blockhash\" )",
+     "A mempool transaction, or one in the block blockhash: 0 hex (default), 1 decoded, 2 "
+     "decoded with the fee and each input's prevout (block transactions only). peerd has no "
+     "transaction index.",
+     m_getrawtransaction,
+     NULL},
+    {"sendrawtransaction",
+     NULL,
+     1,
+     3,
+     {"hexstring", "maxfeerate", "maxburnamount"},
+     "sendrawtransaction \"hexstring\" ( maxfeerate maxburnamount )",
+     "Validate a transaction and add it to the mempool; its txid. maxfeerate (BTC/kvB, default "
+     "0.10, 0: no limit) refuses a higher fee; maxburnamount (BTC, default 0) the most an "
+     "unspendable output may hold. Errors as Core: -22 decode, -25 missing inputs "
+     "or fee above maxfeerate, -26 rejected (the reason), -27 already confirmed.",
+     m_sendrawtransaction,
+     NULL},
+    {"testmempoolaccept",
+     NULL,
+     1,
+     2,
+     {"rawtxs", "maxfeerate"},
+     "testmempoolaccept [\"rawtx\",...] ( maxfeerate )",
+     "Would the mempool take these (1-25, parents first; more than one is a package)? Per "
+     "transaction: txid, wtxid, package-error, allowed, vsize, fees {base, effective-feerate, "
+     "effective-includes}, reject-reason, reject-details, as Core. Changes nothing.",
+     m_testmempoolaccept,
+     NULL},
+    {"savemempool",
+     NULL,
+     0,
+     0,
+     {0},
+     "savemempool",
+     "Write the mempool to <netdir>/mempool.dat (Core's format); {filename}.",
+     m_savemempool,
+     NULL},
+};
+
+const size_t ctl_n_mempool_methods = sizeof(ctl_mempool_methods) / sizeof(ctl_mempool_methods[0]);
