@@ -167,12 +167,15 @@ json_t *stats_json(struct daemon *d)
 	    "tx_request_timeouts", (json_int_t)s->tx_request_timeouts, "tx_received",
 	    (json_int_t)s->tx_received, "tx_unsolicited", (json_int_t)s->tx_unsolicited,
 	    "tx_decoded", (json_int_t)s->tx_decoded, "tx_bytes", (json_int_t)s->tx_bytes,
-	    "seen_txs", (json_int_t)hset_count(&d->inv.seen_txs), "getdata_items",
+	    "tx_accepted", (json_int_t)s->tx_accepted, "getdata_items",
 	    (json_int_t)s->getdata_items, "notfound_sent", (json_int_t)s->notfound_sent,
 	    "notfound_received", (json_int_t)s->notfound_recv, "blocks_served",
 	    (json_int_t)s->blocks_served, "blocks_received", (json_int_t)s->blocks_recv,
-	    "known_inventory_bytes", (json_int_t)known_bytes, "seen_txs_bytes",
-	    (json_int_t)hset_bytes(&d->inv.seen_txs));
+	    "known_inventory_bytes", (json_int_t)known_bytes, "tx_rejected",
+	    (json_int_t)s->tx_rejected);
+	json_object_set_new(inv, "tx_orphaned", json_integer((json_int_t)s->tx_orphaned));
+	json_object_set_new(inv, "tx_already_have", json_integer((json_int_t)s->tx_already_have));
+	json_object_set_new(inv, "tx_punished", json_integer((json_int_t)s->tx_punished));
 	json_t *headers = json_pack(
 	    "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i}", "headers_messages",
 	    (json_int_t)s->headers_msgs, "headers_received", (json_int_t)s->headers_entries,
@@ -193,10 +196,13 @@ json_t *stats_json(struct daemon *d)
 	              "open_fds", stats_open_fds(), "uptime", (json_int_t)uptime, "alloc_count",
 	              (json_int_t)base_alloc_count(), "bytes_recv", (json_int_t)s->bytes_recv);
 	json_object_set_new(process, "bytes_sent", json_integer((json_int_t)s->bytes_sent));
-	return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "uptime",
+	json_t *all = json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "uptime",
 	                 (json_int_t)uptime, "messages", messages_json(s), "decode_errors",
 	                 errors_json(s), "freelists", freelists_json(), "checkqueue",
 	                 checkqueue_json(d), "sync", sync_stats_json(d), "peers", peers,
 	                 "inventory", inv, "headers", headers, "addr", addr, "bans", bans,
 	                 "process", process);
+	if (all)
+		json_object_set_new(all, "relay", txrelay_stats_json(d));
+	return all;
 }
