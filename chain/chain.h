@@ -21,7 +21,7 @@
  * owns a chain and everything reached from it (the validation thread in
  * peerd); nothing here locks except the check queue it drives. Parts of
  * this face live in chain/index.h, chain/coins.h, chain/store.h,
- * chain/check.h and chain/miner.h: include this file, not those.
+ * chain/check.h, chain/policy.h and chain/miner.h: include this file, not those.
  */
 #ifndef PEERD_CHAIN_H
 #define PEERD_CHAIN_H
@@ -129,6 +129,8 @@ void chain_state_clear(struct chain_state *st);
 #include "chain/check.h"
 #include "chain/compress.h"
 #include "chain/connect.h"
+#include "chain/policy.h"
+#include "chain/mempool.h"
 #undef PEERD_CHAIN_PARTS
 
 /* ---------------------------------------------------------------------- */
@@ -158,6 +160,7 @@ struct chain_config {
 	void *log_arg;
 	int64_t (*now)(void); /**< clock in seconds (NULL: time()); tests move it */
 	int64_t max_tip_age;  /**< seconds; an older tip is initial block download (0: 24 h) */
+	struct chain_mempool_config mempool; /**< zeroed: Core's defaults, no mempool.dat */
 };
 
 /** An open chain; opaque. One thread owns it. */

@@ -22,7 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "chain/internal.h"
+#include "chain/mempool_internal.h"
 #include "pool/pool.h"
 #include "script/script.h"
 
@@ -59,7 +59,9 @@ struct chain_checker {
 	struct script_spent_output *spent;
 	struct chain_view_entry **prev;
 	int32_t *prev_heights;
+	struct chain_coin *coins; /* the spent coins, for the checks shared with the mempool */
 	size_t in_cap;
+	struct chain_script_cache *sc; /* may be NULL */
 };
 
 /* The failure code carries the transaction so the log can name it. */
@@ -134,6 +136,8 @@ void chain_checker_free(struct chain_checker *ck)
 	xfree(ck->spent);
 	xfree(ck->prev);
 	xfree(ck->prev_heights);
+	xfree(ck->coins);
+	chain_script_cache_free(ck->sc);
 	xfree(ck);
 }
 
@@ -174,6 +178,10 @@ static int reserve_scratch(struct chain_checker *ck, size_t n_tx, size_t max_in)
 		if (!h)
 			return CHAIN_ENOMEM;
 		ck->prev_heights = h;
+		struct chain_coin *cc = xreallocarray(ck->coins, max_in, sizeof(*cc));
+		if (!cc)
+			return CHAIN_ENOMEM;
+		ck->coins = cc;
 		ck->in_cap = max_in;
 	}
 	return 0;
@@ -282,9 +290,26 @@ static int check_tx_inputs(struct chain_checker *ck, struct proto_tx *tx, int32_
 		if (err)
 			return err;
 	}
-	int64_t in = 0;
 	for (uint32_t j = 0; j < tx->n_in; j++) {
 		const struct chain_view_entry *c = ck->prev[j];
+		ck->coins[j] = (struct chain_coin){
+		    .value = c->value,
+		    .height = c->height,
+		    .coinbase = c->coinbase,
+		    .script_len = c->script_len,
+		    .script = c->script,
+		};
+	}
+	return chain_check_tx_input_values(tx, ck->coins, spend_height, fee, st);
+}
+
+int chain_check_tx_input_values(struct proto_tx *tx, const struct chain_coin *prev,
+                                int32_t spend_height, int64_t *fee, struct chain_state *st)
+{
+	char hex[65];
+	int64_t in = 0;
+	for (uint32_t j = 0; j < tx->n_in; j++) {
+		const struct chain_coin *c = &prev[j];
 		if (c->coinbase && spend_height - (int64_t)c->height < CHAIN_COINBASE_MATURITY) {
 			txid_hex(tx, hex);
 			return chain_reject(
@@ -319,30 +344,17 @@ static int check_tx_inputs(struct chain_checker *ck, struct proto_tx *tx, int32_
 	return 0;
 }
 
-/* Core's GetTransactionSigOpCost with the spent coins in ck->prev. */
+/* Core's GetTransactionSigOpCost with the spent coins in ck->prev: the
+ * same sum as chain_tx_sigop_cost, over the block's view entries. */
 static uint32_t tx_sigop_cost(const struct chain_checker *ck, const struct proto_tx *tx,
                               uint32_t flags)
 {
-	uint32_t legacy = 0;
-	for (uint32_t j = 0; j < tx->n_in; j++)
-		legacy += script_sigop_count(proto_txin_script(tx, &tx->vin[j]),
-		                             tx->vin[j].script_len, false);
-	for (uint32_t k = 0; k < tx->n_out; k++)
-		legacy += script_sigop_count(proto_txout_script(tx, &tx->vout[k]),
-		                             tx->vout[k].script_len, false);
-	uint32_t cost = legacy * PROTO_WITNESS_SCALE;
+	uint32_t cost = chain_tx_legacy_sigops(tx) * PROTO_WITNESS_SCALE;
 	if (proto_tx_is_coinbase(tx))
 		return cost;
-	for (uint32_t j = 0; j < tx->n_in; j++) {
-		const struct chain_view_entry *c = ck->prev[j];
-		const uint8_t *sig = proto_txin_script(tx, &tx->vin[j]);
-		uint32_t sig_len = tx->vin[j].script_len;
-		if ((flags & SCRIPT_VERIFY_P2SH) && script_is_p2sh(c->script, c->script_len))
-			cost += script_p2sh_sigop_count(c->script, c->script_len, sig, sig_len) *
-			        PROTO_WITNESS_SCALE;
-		cost += script_witness_sigop_count(sig, sig_len, c->script, c->script_len, tx, j,
-		                                   flags);
-	}
+	for (uint32_t j = 0; j < tx->n_in; j++)
+		cost += chain_input_sigop_cost(tx, j, ck->prev[j]->script, ck->prev[j]->script_len,
+		                               flags);
 	return cost;
 }
 
@@ -473,7 +485,18 @@ static int connect_tx(struct connect_pass *cp, uint32_t i, uint32_t *undo_next)
 	if (cp->info->sigops > CHAIN_MAX_BLOCK_SIGOPS_COST)
 		return chain_reject(cp->st, CHAIN_RESULT_CONSENSUS, "bad-blk-sigops",
 		                    "too many sigops");
-	if (!coinbase) {
+	/* A transaction the mempool verified under these flags needs no
+	 * script checks (Core's script-execution cache); a real connect
+	 * uses the entry up. */
+	bool cached = !coinbase && ck->sc && !chain_script_cache_is_empty(ck->sc) &&
+	              chain_script_cache_has(ck->sc, proto_tx_wtxid(tx), cp->flags, cp->undo != NULL);
+	if (!coinbase && cached) {
+		cp->info->inputs += tx->n_in;
+		if (cp->undo && (err = record_undo(ck, tx, i, cp->undo, undo_next)))
+			return err;
+		for (uint32_t j = 0; j < tx->n_in; j++)
+			ck->prev[j]->spent = true;
+	} else if (!coinbase) {
 		for (uint32_t j = 0; j < tx->n_in; j++) {
 			ck->spent[j].amount = ck->prev[j]->value;
 			ck->spent[j].script = ck->prev[j]->script;
@@ -676,5 +699,79 @@ int chain_disconnect_block(struct chain_coins *coins, struct proto_block *b,
 		}
 	}
 	chain_coins_set_best_block(coins, &node->prev->hash);
+	return 0;
+}
+
+/* ---- shared with the mempool ----------------------------------------------- */
+
+struct chain_script_cache *chain_checker_script_cache(struct chain_checker *ck)
+{
+	return ck->sc;
+}
+
+void chain_checker_set_script_cache(struct chain_checker *ck, struct chain_script_cache *sc)
+{
+	chain_script_cache_free(ck->sc);
+	ck->sc = sc;
+}
+
+int chain_checker_verify_tx(struct chain_checker *ck, const struct proto_tx *tx,
+                            const struct script_spent_output *spent,
+                            struct script_precomputed *pre, uint32_t flags, bool *failed,
+                            uint32_t *bad_input, int *script_err)
+{
+	*failed = false;
+	script_precompute(pre, tx, spent, false);
+	int verdict = 0;
+	if (ck->q && tx->n_in > 1) {
+		struct check_round round = {.flags = flags};
+		pool_queue_begin(ck->q, &round);
+		int err = 0;
+		for (uint32_t j = 0; j < tx->n_in && !err; j++) {
+			struct check_job *job = pool_vec_emplace(&ck->jobs);
+			if (!job) {
+				err = CHAIN_ENOMEM;
+				break;
+			}
+			job->tx = tx;
+			job->pre = pre;
+			job->amount = spent[j].amount;
+			job->in = j;
+			job->tx_index = 0;
+			pool_sbuf_init(&job->spk);
+			if (pool_sbuf_assign(&job->spk, spent[j].script, spent[j].script_len)) {
+				ck->jobs.len--;
+				err = CHAIN_ENOMEM;
+			}
+			if (!err && ck->jobs.len >= CHAIN_JOB_HANDOFF &&
+			    pool_queue_take_vec(ck->q, &ck->jobs))
+				err = CHAIN_ENOMEM;
+		}
+		if (!err && ck->jobs.len && pool_queue_take_vec(ck->q, &ck->jobs))
+			err = CHAIN_ENOMEM;
+		pool_vec_clear(&ck->jobs, job_release, NULL);
+		verdict = pool_queue_complete(ck->q);
+		if (err)
+			return err;
+		if (!verdict)
+			return 0;
+	}
+	/* In place, in input order: without workers this is the check; after
+	 * a parallel failure it finds the first failing input, the one Core
+	 * (checking in order) reports. */
+	for (uint32_t j = 0; j < tx->n_in; j++) {
+		int serr = SCRIPT_ERR_OK;
+		if (script_verify_input(tx, j, &spent[j], flags, pre, &serr)) {
+			*failed = true;
+			*bad_input = j;
+			*script_err = serr ? serr : SCRIPT_ERR_UNKNOWN_ERROR;
+			return 0;
+		}
+	}
+	if (verdict) { /* cannot happen (the checks are deterministic): fail safe */
+		*failed = true;
+		*bad_input = 0;
+		*script_err = verdict & 0xff;
+	}
 	return 0;
 }

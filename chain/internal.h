@@ -36,6 +36,7 @@ struct chain_view_entry {
 #define CHAIN_VIEW_CHUNK 65536u
 
 struct chain_view_chunk;
+struct chain_mempool;
 
 /**
  * The view: entries in the order they were first touched (which is the
@@ -129,6 +130,7 @@ struct chain {
 	struct chain_pos flushed_end; /**< the block store's end at the last flush */
 	struct proto_block blk;       /**< scratch for blocks read back from disk */
 	struct chain_stats stats;
+	struct chain_mempool *mp; /**< the mempool (chain/mempool_internal.h) */
 };
 
 /** Log through the configured logger (printf-style). */

@@ -1,0 +1,386 @@
+/**
+ * chain/mempool.h: the mempool: transactions that are valid on top of the
+ * active chain and may go in the next block, kept with Core 29's policy
+ * (validation.cpp's MemPoolAccept, txmempool.cpp, policy/rbf.cpp,
+ * policy/truc_policy.cpp, policy/ephemeral_policy.cpp) and saved in Core's
+ * mempool.dat format.
+ *
+ * Part of chain/chain.h: include that, not this file.
+ *
+ * Glossary
+ *   entry          one mempool transaction with its fee, size, time and
+ *                  the bookkeeping of its in-mempool relatives
+ *                  (Core's CTxMemPoolEntry). Opaque; read it through
+ *                  chain_mempool_entry_info and the accessors below.
+ *   parent/child   an entry that spends an output of another entry.
+ *   ancestors      parents, their parents, ...; "ancestor count/size/fees"
+ *                  include the entry itself, as Core's.
+ *   descendants    children, their children, ...; counts include the entry.
+ *   modified fee   the fee plus a prioritisetransaction delta (Core's
+ *                  GetModifiedFee); equal to the fee unless prioritised.
+ *   vsize          Core's GetTxSize: max(weight, sigop cost * bytes per
+ *                  sigop) / 4 rounded up (chain_policy_vsize).
+ *   feerate        satoshis per 1,000 vbytes (sat/kvB), Core's CFeeRate.
+ *   min fee        the rolling minimum feerate (Core's GetMinFee): raised
+ *                  when the pool trims itself to its size limit, decaying
+ *                  back with a 12-hour half-life (shorter while the pool
+ *                  is small).
+ *   sequence       a counter bumped at every addition and removal (Core's
+ *                  mempool sequence number, getrawmempool's
+ *                  mempool_sequence); each entry keeps the value it
+ *                  entered with.
+ *   script cache   a salted hash of (wtxid, script flags) of transactions
+ *                  whose scripts all passed (Core's
+ *                  m_script_execution_cache); ConnectBlock skips the script
+ *                  checks of a transaction found there.
+ *
+ * Ownership: struct chain owns the mempool (chain_open creates and loads
+ * it, chain_close saves when persisting and frees it). Entry pointers and
+ * the transactions they hold belong to the mempool and stay valid until
+ * that entry is removed (by any chain_mempool_* call that changes the pool,
+ * by a block connected or disconnected, or by chain_close); copy what you
+ * keep.
+ *
+ * Threads: the chain's thread (the validation thread) only, like every
+ * other chain/ call. Script checks run on the chain's check queue workers
+ * inside chain_mempool_accept.
+ */
+#ifndef PEERD_CHAIN_MEMPOOL_H
+#define PEERD_CHAIN_MEMPOOL_H
+
+#ifndef PEERD_CHAIN_PARTS
+#error "include chain/chain.h, not chain/mempool.h"
+#endif
+
+struct chain;
+
+/* ---------------------------------------------------------------------- */
+/* Configuration                                                           */
+
+/** Core's DEFAULT_MAX_MEMPOOL_SIZE_MB (-maxmempool): 300 MB, in bytes of memory usage. */
+#define CHAIN_MEMPOOL_DEFAULT_MAX_BYTES (300u * 1000u * 1000u)
+/** Core's DEFAULT_MEMPOOL_EXPIRY_HOURS (-mempoolexpiry): 336 h, in seconds. */
+#define CHAIN_MEMPOOL_DEFAULT_EXPIRY (336 * 60 * 60)
+/** Core's DEFAULT_ANCESTOR_LIMIT / DEFAULT_DESCENDANT_LIMIT: entries, itself included. */
+#define CHAIN_MEMPOOL_DEFAULT_CHAIN_COUNT 25u
+/** Core's DEFAULT_ANCESTOR_SIZE_LIMIT_KVB / DEFAULT_DESCENDANT_SIZE_LIMIT_KVB, in vbytes. */
+#define CHAIN_MEMPOOL_DEFAULT_CHAIN_VBYTES 101000u
+/** Core's EXTRA_DESCENDANT_TX_SIZE_LIMIT: the CPFP carve-out's largest transaction, vbytes. */
+#define CHAIN_MEMPOOL_CARVEOUT_VBYTES 10000u
+/** Core's MAX_REPLACEMENT_CANDIDATES: most transactions one replacement may evict. */
+#define CHAIN_MEMPOOL_MAX_REPLACEMENTS 100u
+/** Core's ROLLING_FEE_HALFLIFE: the rolling minimum fee's half-life, seconds. */
+#define CHAIN_MEMPOOL_FEE_HALFLIFE (60 * 60 * 12)
+/** Core's MAX_PACKAGE_COUNT: most transactions in a package. */
+#define CHAIN_MEMPOOL_MAX_PACKAGE_COUNT 25u
+/** Core's MAX_PACKAGE_WEIGHT: heaviest package, weight units. */
+#define CHAIN_MEMPOOL_MAX_PACKAGE_WEIGHT 404000u
+/** Default script-execution cache size in bytes (Core's -maxsigcachesize share: 16 MiB). */
+#define CHAIN_SCRIPT_CACHE_DEFAULT_BYTES (16u << 20)
+/** Core's MEMPOOL_DUMP_VERSION (mempool.dat with an XOR key). */
+#define CHAIN_MEMPOOL_DUMP_VERSION 2u
+/** Core's MEMPOOL_DUMP_VERSION_NO_XOR_KEY; read, never written. */
+#define CHAIN_MEMPOOL_DUMP_VERSION_NO_XOR_KEY 1u
+
+/**
+ * Mempool settings, part of struct chain_config (`mempool`). A zeroed
+ * struct means Core's defaults for every number, the network's default
+ * policy (chain_policy_default) and no mempool.dat.
+ */
+struct chain_mempool_config {
+	size_t max_bytes;            /**< -maxmempool in bytes of usage (0: 300 MB) */
+	int64_t expiry;              /**< -mempoolexpiry in seconds (0: 336 h) */
+	uint32_t ancestor_count;     /**< -limitancestorcount (0: 25) */
+	uint32_t ancestor_vbytes;    /**< -limitancestorsize in vbytes (0: 101,000) */
+	uint32_t descendant_count;   /**< -limitdescendantcount (0: 25) */
+	uint32_t descendant_vbytes;  /**< -limitdescendantsize in vbytes (0: 101,000) */
+	bool persist;                /**< -persistmempool: load at open, save at close */
+	bool policy_set;             /**< use `policy` below (else chain_policy_default) */
+	struct chain_policy policy;  /**< relay knobs: min relay fee, dust, datacarrier, ... */
+	size_t script_cache_bytes;   /**< script-execution cache (0: 16 MiB) */
+};
+
+/* ---------------------------------------------------------------------- */
+/* Accepting transactions                                                  */
+
+/** How to accept (Core's MemPoolAccept::ATMPArgs). Zeroed: a plain relay accept. */
+struct chain_accept_opts {
+	bool test_accept;    /**< testmempoolaccept: check everything, change nothing */
+	bool bypass_limits;  /**< skip the fee floors and the size trim (reorg re-adds, load) */
+	int64_t accept_time; /**< entry time, seconds (0: the chain's clock) */
+};
+
+/**
+ * What accepting one transaction found. Initialise with
+ * chain_accept_result_init, free with chain_accept_result_release (the
+ * arrays are xmalloc'd). Filled as far as validation got: txid, wtxid
+ * always; vsize and fee once known (`fee_known`, which is what
+ * testmempoolaccept prints "fees" for).
+ */
+struct chain_accept_result {
+	bool accepted;            /**< in the mempool now (with test_accept: would be) */
+	bool already_in_mempool;  /**< the same wtxid was there already (Core's MEMPOOL_ENTRY) */
+	bool validated;           /**< package test: this tx was judged (else the package stopped first) */
+	struct chain_state state; /**< the verdict when rejected: kind, Core's reason, debug */
+	struct proto_hash txid, wtxid;
+	bool fee_known;             /**< vsize, fee and the feerate below are set */
+	int64_t vsize;              /**< Core's virtual size (with sigops) */
+	int64_t fee;                /**< base fee, satoshis */
+	int64_t effective_feerate;  /**< sat/kvB the tx was judged at (its own, or its package's) */
+	/** wtxids the effective feerate was computed over (itself for a single tx). */
+	struct proto_hash *effective_includes;
+	size_t n_effective_includes;
+	/** Transactions this one replaced (RBF), txids and wtxids in the same order. */
+	struct proto_hash *replaced_txids, *replaced_wtxids;
+	size_t n_replaced;
+	/** A tx with the same txid but another witness is in the pool (Core's m_other_wtxid). */
+	bool has_other_wtxid;
+	struct proto_hash other_wtxid;
+	/** For CHAIN_RESULT_TX_MISSING_INPUTS: the txids of the missing parents, unique. */
+	struct proto_hash *missing_parents;
+	size_t n_missing_parents;
+};
+
+/** Zero a result (allocates nothing). */
+void chain_accept_result_init(struct chain_accept_result *r);
+/** Free a result's arrays; it is then as after init. */
+void chain_accept_result_release(struct chain_accept_result *r);
+
+/**
+ * Core's AcceptToMemoryPool for one transaction: PreChecks (Core's order
+ * and reasons), replacement rules, TRUC, ephemeral dust, package limits,
+ * scripts on the worker pool with the standard flags (a failure re-run
+ * without the non-mandatory flags to pick `non-mandatory-script-verify-flag
+ * (...)` or `mandatory-script-verify-flag-failed (...)`), then the tip's
+ * block flags (filling the script cache); then, unless opts->test_accept,
+ * the tx enters the pool (evicting what it replaces) and the pool is
+ * trimmed to its size (the tx itself may be trimmed: "mempool full").
+ * `tx` is the caller's and is copied; its ids are computed. opts may be
+ * NULL. `r` (initialised by the caller; released and refilled here) says
+ * what happened. Returns 0 when a verdict was reached (accepted or not:
+ * see r->accepted and r->state), or a fatal error (CHAIN_ENOMEM, the
+ * coins database's errors).
+ */
+CHAIN_WUR int chain_mempool_accept(struct chain *c, struct proto_tx *tx,
+                                   const struct chain_accept_opts *opts,
+                                   struct chain_accept_result *r);
+
+/** A package's verdict as a whole (Core's PackageValidationResult). */
+enum chain_package_result {
+	CHAIN_PACKAGE_UNSET = 0,     /**< no package-wide failure */
+	CHAIN_PACKAGE_POLICY,        /**< the package breaks a package rule (reason says which) */
+	CHAIN_PACKAGE_TX,            /**< at least one transaction failed ("transaction failed") */
+	CHAIN_PACKAGE_MEMPOOL_ERROR, /**< the mempool could not take it */
+};
+
+/** Package-wide verdict: kind plus Core's reason and debug ("package-not-sorted", ...). */
+struct chain_package_state {
+	enum chain_package_result result;
+	char reason[CHAIN_REASON_MAX];
+	char debug[CHAIN_DEBUG_MAX];
+};
+
+/**
+ * testmempoolaccept with several transactions (Core's ProcessNewPackage
+ * with test_accept: AcceptMultipleTransactions): package rules first
+ * (package-too-many-transactions, package-too-large,
+ * package-contains-duplicates, package-not-sorted, conflict-in-package),
+ * then each transaction in order against the chain, the pool and the
+ * earlier ones (their outputs visible, their spends conflicts). Nothing is
+ * added to the pool. `results[i]` (n of them, initialised by the caller)
+ * gets transaction i's verdict; results[i].validated is false for those
+ * not reached. `pkg` gets the package verdict. 0 or a fatal error.
+ */
+CHAIN_WUR int chain_mempool_test_package(struct chain *c, struct proto_tx *const *txs, size_t n,
+                                         struct chain_accept_result *results,
+                                         struct chain_package_state *pkg);
+
+/* ---------------------------------------------------------------------- */
+/* Queries                                                                 */
+
+/** One mempool transaction; opaque (see the glossary). */
+struct chain_mempool_entry;
+
+/** An entry's figures (Core's getmempoolentry). Plain value. */
+struct chain_mempool_entry_info {
+	struct proto_hash txid, wtxid;
+	int64_t vsize;  /**< Core's vsize (sigop-adjusted) */
+	uint32_t weight;
+	int64_t fee;          /**< base fee */
+	int64_t modified_fee; /**< fee plus prioritisation */
+	int64_t time;         /**< entry time, seconds since the epoch */
+	int32_t height;       /**< tip height when it entered */
+	uint64_t sequence;    /**< the pool's sequence number when it entered */
+	uint64_t ancestor_count, ancestor_size; /**< itself included; size in vbytes */
+	int64_t ancestor_fees;                  /**< modified fees, itself included */
+	uint64_t descendant_count, descendant_size;
+	int64_t descendant_fees;
+	size_t n_parents, n_children; /**< direct in-mempool relatives */
+	bool bip125_replaceable;      /**< signals BIP125 itself or through an ancestor */
+	size_t usage;                 /**< bytes of memory the entry takes (Core's DynamicMemoryUsage) */
+};
+
+/** The entry with this txid (wtxid false) or wtxid (true), or NULL. */
+const struct chain_mempool_entry *chain_mempool_find(struct chain *c, const struct proto_hash *id,
+                                                     bool wtxid);
+/** Fill *out with e's figures. */
+void chain_mempool_entry_info(const struct chain_mempool_entry *e,
+                              struct chain_mempool_entry_info *out);
+/** e's transaction (owned by the pool; ids computed). */
+const struct proto_tx *chain_mempool_entry_tx(const struct chain_mempool_entry *e);
+/** e's txid and wtxid. */
+const struct proto_hash *chain_mempool_entry_txid(const struct chain_mempool_entry *e);
+const struct proto_hash *chain_mempool_entry_wtxid(const struct chain_mempool_entry *e);
+/**
+ * e's direct parents (children) into out[0..cap); returns how many there
+ * are, which may be more than cap.
+ */
+size_t chain_mempool_entry_parents(const struct chain_mempool_entry *e,
+                                   const struct chain_mempool_entry **out, size_t cap);
+size_t chain_mempool_entry_children(const struct chain_mempool_entry *e,
+                                    const struct chain_mempool_entry **out, size_t cap);
+/**
+ * The raw transaction (with witness) of the entry with this txid or wtxid,
+ * xmalloc'd for the caller to free. 0, CHAIN_ENOTFOUND or CHAIN_ENOMEM.
+ */
+CHAIN_WUR int chain_mempool_get_raw(struct chain *c, const struct proto_hash *id, bool wtxid,
+                                    uint8_t **raw, size_t *len);
+/** The entry spending outpoint op, or NULL (gettxout's include_mempool, orphans). */
+const struct chain_mempool_entry *chain_mempool_spender(struct chain *c,
+                                                        const struct proto_outpoint *op);
+
+/** Orders for chain_mempool_list. */
+enum chain_mempool_order {
+	/** Core's GetSortedDepthAndScore: fewest ancestors first, then higher
+	 * modified feerate, then txid: getrawmempool's order, and the order
+	 * relay announces in. */
+	CHAIN_MEMPOOL_ORDER_DEPTH_SCORE = 0,
+	/** Core's ancestor_score index, best first (mining order): min(own feerate,
+	 * ancestor feerate) descending, then txid; parents come before children. */
+	CHAIN_MEMPOOL_ORDER_ANCESTOR_SCORE,
+	/** Core's descendant_score index, worst first: what trimming evicts first. */
+	CHAIN_MEMPOOL_ORDER_DESCENDANT_SCORE,
+	/** Entry time, oldest first (then txid): what expiry removes first. */
+	CHAIN_MEMPOOL_ORDER_TIME,
+};
+
+/**
+ * Every entry in `order` into an xmalloc'd array the caller frees (*out
+ * NULL when the pool is empty). Pointers valid until the pool changes.
+ * 0 or CHAIN_ENOMEM.
+ */
+CHAIN_WUR int chain_mempool_list(struct chain *c, enum chain_mempool_order order,
+                                 const struct chain_mempool_entry ***out, size_t *n);
+/**
+ * Core's CompareDepthAndScore: negative when a comes before b in
+ * CHAIN_MEMPOOL_ORDER_DEPTH_SCORE (relay sorts its announcements with it).
+ */
+int chain_mempool_compare_depth_score(const struct chain_mempool_entry *a,
+                                      const struct chain_mempool_entry *b);
+/**
+ * e's in-mempool ancestors (descendants), e excluded, into an xmalloc'd
+ * array the caller frees (*out NULL when none), in no particular order
+ * (getmempoolancestors sorts as it likes). 0 or CHAIN_ENOMEM.
+ */
+CHAIN_WUR int chain_mempool_ancestors(struct chain *c, const struct chain_mempool_entry *e,
+                                      const struct chain_mempool_entry ***out, size_t *n);
+CHAIN_WUR int chain_mempool_descendants(struct chain *c, const struct chain_mempool_entry *e,
+                                        const struct chain_mempool_entry ***out, size_t *n);
+
+/** getmempoolinfo's figures. Fees in satoshis, feerates in sat/kvB. */
+struct chain_mempool_info {
+	bool loaded;             /**< mempool.dat was read (or there was nothing to read) */
+	uint64_t size;           /**< transactions */
+	uint64_t bytes;          /**< sum of vsizes */
+	uint64_t usage;          /**< memory usage, bytes */
+	int64_t total_fee;       /**< sum of base fees */
+	uint64_t maxmempool;     /**< the size limit, bytes */
+	int64_t mempoolminfee;   /**< max(rolling min fee, min relay fee) */
+	int64_t minrelaytxfee;   /**< the policy's min relay feerate */
+	int64_t incrementalrelayfee;
+	uint64_t unbroadcastcount; /**< always 0: peerd keeps no unbroadcast set */
+	bool fullrbf;            /**< always true (Core 29) */
+};
+
+/** Fill *out. */
+void chain_mempool_get_info(struct chain *c, struct chain_mempool_info *out);
+/** Core's GetMinFee: the rolling minimum feerate now, sat/kvB (0 when none). */
+int64_t chain_mempool_min_fee(struct chain *c);
+/** The pool's sequence number (see the glossary). */
+uint64_t chain_mempool_sequence(const struct chain *c);
+/** The policy in force (the config's or the network's default). */
+const struct chain_policy *chain_mempool_policy(const struct chain *c);
+
+/* ---------------------------------------------------------------------- */
+/* Events, persistence, upkeep                                             */
+
+/** Why an entry left the pool (Core's MemPoolRemovalReason). */
+enum chain_mempool_removal {
+	CHAIN_MEMPOOL_REMOVED_EXPIRY = 0, /**< older than the expiry */
+	CHAIN_MEMPOOL_REMOVED_SIZELIMIT,  /**< trimmed to fit maxmempool */
+	CHAIN_MEMPOOL_REMOVED_REORG,      /**< no longer valid after a reorg (non-final, immature) */
+	CHAIN_MEMPOOL_REMOVED_BLOCK,      /**< mined in a connected block */
+	CHAIN_MEMPOOL_REMOVED_CONFLICT,   /**< a block spent one of its inputs */
+	CHAIN_MEMPOOL_REMOVED_REPLACED,   /**< replaced by a higher-fee transaction (RBF) */
+};
+/** Core's RemovalReasonToString ("expiry", "sizelimit", "reorg", "block", "conflict", "replaced"). */
+const char *chain_mempool_removal_str(enum chain_mempool_removal why);
+
+/** Why an entry entered the pool. */
+enum chain_mempool_addition {
+	CHAIN_MEMPOOL_ADDED_ACCEPT = 0, /**< chain_mempool_accept */
+	CHAIN_MEMPOOL_ADDED_REORG,      /**< re-added from a disconnected block */
+	CHAIN_MEMPOOL_ADDED_LOAD,       /**< read from mempool.dat at open */
+};
+
+/**
+ * Callbacks on the chain's thread; any may be NULL. The entry is valid
+ * during the call only (for `removed`, it is already out of the indexes
+ * but its transaction and ids are intact). Callbacks must not call back
+ * into chain_mempool_* functions that change the pool.
+ */
+struct chain_mempool_events {
+	void (*added)(void *arg, const struct chain_mempool_entry *e, enum chain_mempool_addition how);
+	void (*removed)(void *arg, const struct chain_mempool_entry *e,
+	                enum chain_mempool_removal why);
+	void *arg;
+};
+/** Set (replace) the callbacks; NULL clears them. */
+void chain_mempool_set_events(struct chain *c, const struct chain_mempool_events *ev);
+
+/**
+ * Write the pool to `<dir>/mempool.dat` in Core's format version 2 (XOR
+ * key), through a temporary file, fsync and rename (savemempool). 0,
+ * CHAIN_EIO or CHAIN_ENOMEM.
+ */
+CHAIN_WUR int chain_mempool_save(struct chain *c);
+/** The path chain_mempool_save writes (owned by the chain). */
+const char *chain_mempool_path(const struct chain *c);
+
+/**
+ * Core's prioritisetransaction: add `delta` satoshis to the modified fee
+ * of txid (kept for a tx not yet in the pool, as Core's mapDeltas).
+ * 0 or CHAIN_ENOMEM.
+ */
+CHAIN_WUR int chain_mempool_prioritise(struct chain *c, const struct proto_hash *txid,
+                                       int64_t delta);
+
+/**
+ * Remove entries older than the expiry and trim to the size limit, as
+ * Core's LimitMempoolSize (which runs after every accept anyway); for a
+ * periodic timer. Returns how many were removed.
+ */
+size_t chain_mempool_limit(struct chain *c);
+
+/** Mempool and script-cache counters (part of getstats). */
+struct chain_mempool_stats {
+	uint64_t accepted, rejected, replaced, evicted, expired, mined, conflicted, reorg_readded;
+	uint64_t loaded, load_failed; /**< from mempool.dat at open */
+	uint64_t script_cache_hits, script_cache_misses; /**< ConnectBlock lookups */
+	uint64_t script_cache_entries, script_cache_capacity;
+	uint64_t accept_ns; /**< total time inside chain_mempool_accept */
+};
+/** Fill *out. */
+void chain_mempool_get_stats(struct chain *c, struct chain_mempool_stats *out);
+
+#endif

@@ -1,0 +1,221 @@
+/**
+ * chain/mempool_internal.h: what the mempool's files share (mempool.c: the
+ * entries, indexes, removal, trimming; mempool_accept.c: acceptance;
+ * mempool_persist.c: mempool.dat; scriptcache.c: the script-execution
+ * cache) and the hooks the rest of chain/ calls.
+ *
+ * Include after chain/internal.h. Threads: the chain's thread only.
+ */
+#ifndef PEERD_CHAIN_MEMPOOL_INTERNAL_H
+#define PEERD_CHAIN_MEMPOOL_INTERNAL_H
+
+#include "chain/internal.h"
+#include "script/script.h"
+
+/** Core's MEMPOOL_HEIGHT: the height a coin created by a mempool transaction reports. */
+#define CHAIN_MEMPOOL_HEIGHT 0x7fffffff
+/** Core's TRUC_VERSION and its limits (policy/truc_policy.h). */
+#define CHAIN_TRUC_VERSION 3
+#define CHAIN_TRUC_MAX_VSIZE 10000
+#define CHAIN_TRUC_CHILD_MAX_VSIZE 1000
+
+/** A growable array of entry pointers. */
+struct mp_refs {
+	struct chain_mempool_entry **v;
+	uint32_t n, cap;
+};
+
+struct chain_mempool_entry {
+	struct proto_tx tx; /* owned copy, ids computed */
+	int64_t fee, modified_fee, time;
+	int64_t vsize;
+	int64_t sigop_cost;
+	uint64_t sequence;
+	int32_t height;
+	uint32_t weight;
+	bool spends_coinbase;
+	uint32_t pos; /* index into pool->entries */
+	uint64_t mark; /* traversal epoch */
+	uint64_t anc_count, anc_size, desc_count, desc_size;
+	int64_t anc_fees, desc_fees;
+	struct mp_refs parents, children;
+	size_t usage;
+};
+
+/** outpoint -> the entry spending it (Core's mapNextTx). */
+struct mp_spend {
+	struct proto_outpoint op;
+	struct chain_mempool_entry *e; /* NULL: empty slot */
+};
+
+/** A prioritisetransaction delta (Core's mapDeltas). */
+struct mp_delta {
+	struct proto_hash txid;
+	int64_t delta;
+};
+
+struct chain_script_cache;
+
+struct chain_mempool {
+	struct chain *c;
+	struct chain_mempool_config cfg; /* defaults filled in */
+	struct chain_policy policy;
+	char *path; /* <dir>/mempool.dat */
+	struct chain_mempool_entry **entries;
+	size_t n, cap;
+	/* open addressing with linear probing, backward-shift deletion */
+	struct chain_mempool_entry **by_txid, **by_wtxid;
+	size_t id_mask; /* both tables have id_mask + 1 slots */
+	struct mp_spend *spends;
+	size_t spend_mask, n_spends;
+	uint8_t key[16]; /* SipHash key of all three */
+	struct mp_delta *deltas;
+	size_t n_deltas, cap_deltas;
+	uint64_t sequence;
+	uint64_t epoch;
+	uint64_t total_vsize;
+	int64_t total_fee;
+	size_t usage; /* sum of entry usage */
+	double rolling_min;
+	int64_t last_rolling_update;
+	bool block_since_bump;
+	bool loaded;
+	bool quiet; /* no events (package test entries) */
+	struct chain_mempool_events ev;
+	struct chain_mempool_stats stats;
+	/* transactions of blocks disconnected and not yet re-added (reorg) */
+	struct proto_tx *disconnected;
+	size_t n_disconnected, cap_disconnected;
+	/* per-accept scratch */
+	struct mp_refs scratch_a, scratch_b, scratch_c;
+};
+
+/* ---- mempool.c ---------------------------------------------------------- */
+
+/** Create the chain's pool from cfg (defaults filled in). 0 or CHAIN_ENOMEM. */
+CHAIN_WUR int chain_mempool_new(struct chain_mempool **out, struct chain *c,
+                                const struct chain_mempool_config *cfg, const char *dir);
+/** Free everything; NULL is fine. */
+void chain_mempool_free(struct chain_mempool *mp);
+
+/** Entry by txid / wtxid. */
+struct chain_mempool_entry *mp_find_txid(const struct chain_mempool *mp,
+                                         const struct proto_hash *h);
+struct chain_mempool_entry *mp_find_wtxid(const struct chain_mempool *mp,
+                                          const struct proto_hash *h);
+/** The entry spending op, or NULL. */
+struct chain_mempool_entry *mp_spender(const struct chain_mempool *mp,
+                                       const struct proto_outpoint *op);
+/** The prioritisation delta of txid (0 when none). */
+int64_t mp_delta_of(const struct chain_mempool *mp, const struct proto_hash *txid);
+
+/** A new epoch for marking entries visited. */
+uint64_t mp_new_epoch(struct chain_mempool *mp);
+/** Append to a refs array. 0 or CHAIN_ENOMEM. */
+CHAIN_WUR int mp_refs_push(struct mp_refs *r, struct chain_mempool_entry *e);
+void mp_refs_release(struct mp_refs *r);
+/**
+ * Add e and all its in-pool descendants (not yet marked with epoch `ep`)
+ * to out, marking them. 0 or CHAIN_ENOMEM.
+ */
+CHAIN_WUR int mp_collect_descendants(struct chain_mempool *mp, struct chain_mempool_entry *e,
+                                     uint64_t ep, struct mp_refs *out);
+
+/**
+ * Insert a new entry (the tx moved into it) with its direct parents
+ * `parents` (in-pool entries) and update every ancestor's descendant
+ * figures. The entry's own ancestor figures are computed here. Fires
+ * `added` (unless quiet). 0 or CHAIN_ENOMEM (nothing changed).
+ */
+CHAIN_WUR int mp_add_entry(struct chain_mempool *mp, struct chain_mempool_entry *e,
+                           const struct mp_refs *parents, enum chain_mempool_addition how);
+/**
+ * Remove the entries in `set` (a set closed under descendants, or
+ * `mined` for entries leaving with a block whose descendants stay) with
+ * reason `why`: fixes relatives' figures, fires `removed`, frees them.
+ */
+void mp_remove_set(struct chain_mempool *mp, struct mp_refs *set, enum chain_mempool_removal why,
+                   bool mined);
+/** Remove e and its descendants. */
+void mp_remove_recursive(struct chain_mempool *mp, struct chain_mempool_entry *e,
+                         enum chain_mempool_removal why);
+/** Core's LimitMempoolSize: expire, then trim to the size. Returns how many left. */
+size_t mp_limit(struct chain_mempool *mp);
+/** Core's TrimToSize to `limit` bytes of usage. Returns how many left. */
+size_t mp_trim(struct chain_mempool *mp, size_t limit);
+/** Core's GetMinFee (sat/kvB, already maxed with the incremental feerate when not 0). */
+int64_t mp_min_fee(struct chain_mempool *mp);
+/** Estimated bytes an entry of tx takes. */
+size_t mp_entry_usage(const struct proto_tx *tx, uint32_t n_parents);
+/** Deep copy of a transaction (owned storage, ids computed). 0 or CHAIN_ENOMEM. */
+CHAIN_WUR int mp_tx_copy(struct proto_tx *dst, struct proto_tx *src);
+
+/* ---- mempool_accept.c ---------------------------------------------------- */
+
+/** Accept internals: `trusted` skips the script checks (re-adding entries that passed them). */
+CHAIN_WUR int mp_accept(struct chain_mempool *mp, struct proto_tx *tx,
+                        const struct chain_accept_opts *opts, bool trusted,
+                        enum chain_mempool_addition how, struct chain_accept_result *r);
+
+/* ---- hooks from activate.c ------------------------------------------------ */
+
+/** Core's removeForBlock: b was just connected at height. */
+void chain_mempool_block_connected(struct chain *c, struct proto_block *b);
+/** Keep b's transactions (but the coinbase) for re-adding after the reorg. 0 or CHAIN_ENOMEM. */
+CHAIN_WUR int chain_mempool_block_disconnected(struct chain *c, struct proto_block *b);
+/**
+ * Core's MaybeUpdateMempoolForReorg once the tip settled: re-add the kept
+ * transactions, then re-check every entry against the new tip (removing
+ * the non-final, immature and now invalid with reason reorg). 0 or a
+ * fatal error.
+ */
+CHAIN_WUR int chain_mempool_update_for_reorg(struct chain *c);
+
+/* ---- mempool_persist.c ---------------------------------------------------- */
+
+/** Read mempool.dat into the pool (a damaged file is logged and skipped). */
+void chain_mempool_load(struct chain *c);
+
+/* ---- scriptcache.c --------------------------------------------------------- */
+
+/** A script cache of about `bytes`; NULL when out of memory. */
+struct chain_script_cache *chain_script_cache_new(size_t bytes);
+void chain_script_cache_free(struct chain_script_cache *sc);
+/** Remember that wtxid's scripts pass under flags. */
+void chain_script_cache_add(struct chain_script_cache *sc, const struct proto_hash *wtxid,
+                            uint32_t flags);
+/** Was it remembered? `erase`: forget it on a hit (a block has used it). Counts hits/misses. */
+bool chain_script_cache_has(struct chain_script_cache *sc, const struct proto_hash *wtxid,
+                            uint32_t flags, bool erase);
+/** Nothing cached (ConnectBlock then skips computing wtxids). */
+bool chain_script_cache_is_empty(const struct chain_script_cache *sc);
+/** Entries, capacity, hits and misses. */
+void chain_script_cache_counters(const struct chain_script_cache *sc, uint64_t *entries,
+                                 uint64_t *capacity, uint64_t *hits, uint64_t *misses);
+
+/* ---- connect.c: shared with the mempool ------------------------------------ */
+
+/**
+ * Core's Consensus::CheckTxInputs after HaveInputs: maturity, value
+ * ranges, in >= out, with prev[i] the coin input i spends. 0 with *fee,
+ * or CHAIN_EINVALID.
+ */
+CHAIN_WUR int chain_check_tx_input_values(struct proto_tx *tx, const struct chain_coin *prev,
+                                          int32_t spend_height, int64_t *fee,
+                                          struct chain_state *st);
+/** The checker's script cache (NULL when none). */
+struct chain_script_cache *chain_checker_script_cache(struct chain_checker *ck);
+/** Give the checker a script cache (it takes ownership). */
+void chain_checker_set_script_cache(struct chain_checker *ck, struct chain_script_cache *sc);
+/**
+ * Run tx's script checks under `flags` on the check queue (in place
+ * without workers). spent[i] is input i's spent output; pre is filled
+ * here. Returns 0 when all pass, else *bad_input is the first failing
+ * input (in input order) and *script_err its error; or CHAIN_ENOMEM.
+ */
+CHAIN_WUR int chain_checker_verify_tx(struct chain_checker *ck, const struct proto_tx *tx,
+                                      const struct script_spent_output *spent,
+                                      struct script_precomputed *pre, uint32_t flags,
+                                      bool *failed, uint32_t *bad_input, int *script_err);
+
+#endif
