@@ -585,6 +585,13 @@ void txrelay_trickle(struct daemon *d, uint64_t now_ms);
 /** The mempool entry with this id (wtxid or txid), or NULL. Loop thread. */
 const struct relay_tx *txrelay_find(const struct daemon *d, const struct proto_hash *h,
                                     bool wtxid);
+/**
+ * Put a transaction in the mirror as the mempool's feed does (meta's ids,
+ * fees, vsize and ancestors; raw copied) and, with `announce`, queue it
+ * for every peer. For tests and benchmarks; the entry, or NULL (out of memory).
+ */
+const struct relay_tx *txrelay_mirror_add(struct daemon *d, const struct relay_tx *meta,
+                                          const uint8_t *raw, size_t len, bool announce);
 /** Initial block download ended: peers told the IBD filter get the real one now. */
 void txrelay_ibd_over(struct daemon *d);
 /** The active chain moved: forget recent rejects (Core's ActiveTipChange). */

@@ -418,6 +418,31 @@ static struct relay_tx *entry_add(struct daemon *d, struct feed_item *it)
 	return e;
 }
 
+static void relay_to_all(struct daemon *d, const struct relay_tx *e);
+
+const struct relay_tx *txrelay_mirror_add(struct daemon *d, const struct relay_tx *meta,
+                                          const uint8_t *raw, size_t len, bool announce)
+{
+	struct feed_item it;
+	memset(&it, 0, sizeof(it));
+	it.txid = meta->txid;
+	it.wtxid = meta->wtxid;
+	it.fee = meta->fee;
+	it.modified_fee = meta->modified_fee;
+	it.vsize = meta->vsize;
+	it.ancestors = meta->ancestors;
+	it.raw = xmalloc(len ? len : 1);
+	if (!it.raw)
+		return NULL;
+	memcpy(it.raw, raw, len);
+	it.len = (uint32_t)len;
+	const struct relay_tx *e = entry_add(d, &it);
+	xfree(it.raw);
+	if (e && announce)
+		relay_to_all(d, e);
+	return e;
+}
+
 /* ---- announcements --------------------------------------------------------- */
 
 static uint64_t exp_delay_ms(uint64_t avg_ms)
