@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "chain/internal.h"
+#include "chain/mempool_internal.h"
 
 int chain_nodes_push(struct chain_nodes *a, struct chain_node *n)
 {
@@ -251,6 +251,7 @@ static int connect_tip(struct chain *c, struct chain_node *n, struct chain_state
 		return err;
 	c->chain_tx += n->n_tx;
 	c->stats.blocks_connected++;
+	chain_mempool_block_connected(c, &c->blk);
 	c->stats.connect_ns += mono_ns() - t0;
 	log_tip(c, n, "UpdateTip");
 	return 0;
@@ -273,6 +274,8 @@ static int disconnect_tip(struct chain *c)
 	err = chain_disconnect_block(c->coins, &c->blk, n, c->p, &undo, &unclean);
 	chain_block_undo_release(&undo);
 	if (err)
+		return err;
+	if ((err = chain_mempool_block_disconnected(c, &c->blk)))
 		return err;
 	if (unclean) {
 		char hex[65];
@@ -368,7 +371,8 @@ int chain_activate(struct chain *c, const struct chain_node *watch, bool *watch_
 			return err;
 	}
 	prune_candidates(c);
-	return 0;
+	/* Blocks were disconnected: their transactions go back to the pool. */
+	return chain_mempool_update_for_reorg(c);
 }
 
 /* ---- invalidateblock / reconsiderblock -------------------------------------------- */

@@ -265,6 +265,10 @@ struct chain_stats {
 	uint64_t reorgs, flushes, replayed;
 	uint64_t connect_ns; /**< total time connecting */
 	size_t coins_memory, coins_cached, index_nodes, index_memory;
+	/** Script-execution cache: ConnectBlock lookups that skipped (hits) or ran (misses)
+	 * a transaction's scripts, and entries held. */
+	uint64_t script_cache_hits, script_cache_misses, script_cache_entries;
+	size_t mempool_size, mempool_usage; /**< transactions and bytes in the mempool */
 };
 void chain_get_stats(struct chain *c, struct chain_stats *out);
 

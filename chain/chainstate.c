@@ -18,7 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "chain/internal.h"
+#include "chain/mempool_internal.h"
 
 static const char META_STORE_END[] = "store_end";
 
@@ -271,6 +271,7 @@ static int load_active(struct chain *c)
 /* Everything a chain holds, in reverse order of chain_open; no flush. */
 static void free_chain(struct chain *c)
 {
+	chain_mempool_free(c->mp);
 	chain_checker_free(c->ck);
 	chain_coins_free(c->coins);
 	chain_index_free(c->idx);
@@ -317,6 +318,15 @@ int chain_open(struct chain **out, const struct chain_config *cfg)
 	    (err = chain_coins_new(&c->coins, c->db, c->cfg.dbcache_bytes)) ||
 	    (err = load_active(c)))
 		goto fail;
+	if ((err = chain_mempool_new(&c->mp, c, &cfg->mempool, c->dir)))
+		goto fail;
+	struct chain_script_cache *sc =
+	    chain_script_cache_new(c->mp->cfg.script_cache_bytes);
+	if (!sc) {
+		err = CHAIN_ENOMEM;
+		goto fail;
+	}
+	chain_checker_set_script_cache(c->ck, sc);
 	/* Blocks written after the last flush (a crash): read them again. */
 	if ((err = chain_store_scan(c->store, &c->flushed_end, replay_one, c)) ||
 	    (err = store_genesis(c)) || (err = chain_rebuild_candidates(c)) ||
@@ -326,6 +336,8 @@ int chain_open(struct chain **out, const struct chain_config *cfg)
 		chain_logf(c, CHAIN_LOG_INFO, "replayed %llu blocks written after the last flush",
 		           (unsigned long long)c->stats.replayed);
 	xfree(sub);
+	if (cfg->mempool.persist)
+		chain_mempool_load(c);
 	*out = c;
 	return 0;
 fail:
@@ -341,6 +353,8 @@ int chain_close(struct chain *c)
 {
 	if (!c)
 		return 0;
+	if (c->mp && c->mp->cfg.persist && c->mp->loaded && chain_mempool_save(c))
+		chain_logf(c, CHAIN_LOG_ERROR, "%s", "could not save the mempool");
 	int err = flush(c, true);
 	if (err)
 		chain_logf(c, CHAIN_LOG_ERROR, "final flush failed: %s", chain_strerror(err));
@@ -396,4 +410,11 @@ void chain_get_stats(struct chain *c, struct chain_stats *out)
 	out->coins_cached = chain_coins_cached(c->coins);
 	out->index_nodes = chain_index_count(c->idx);
 	out->index_memory = chain_index_memory(c->idx);
+	struct chain_mempool_stats ms;
+	chain_mempool_get_stats(c, &ms);
+	out->script_cache_hits = ms.script_cache_hits;
+	out->script_cache_misses = ms.script_cache_misses;
+	out->script_cache_entries = ms.script_cache_entries;
+	out->mempool_size = c->mp->n;
+	out->mempool_usage = c->mp->usage;
 }

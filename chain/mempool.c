@@ -12,6 +12,7 @@
  * four trees: acceptance, the hot path, then touches only the hash tables.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -813,8 +814,11 @@ int chain_mempool_update_for_reorg(struct chain *c)
 	struct chain_accept_result r;
 	chain_accept_result_init(&r);
 	for (size_t i = 0; i < mp->n_disconnected && !err; i++) {
-		struct chain_accept_opts o = {.bypass_limits = true};
-		err = mp_accept(mp, &mp->disconnected[i], &o, false, CHAIN_MEMPOOL_ADDED_REORG, &r);
+		struct mp_args a = {.bypass_limits = true,
+		                    .allow_replacement = true,
+		                    .allow_carveouts = true,
+		                    .how = CHAIN_MEMPOOL_ADDED_REORG};
+		err = mp_accept(mp, &mp->disconnected[i], &a, &r);
 		if (!err && r.accepted)
 			mp->stats.reorg_readded++;
 	}
@@ -823,10 +827,15 @@ int chain_mempool_update_for_reorg(struct chain *c)
 	for (size_t i = 0; i < n_old; i++) {
 		struct chain_mempool_entry *e = old[i];
 		if (!err) {
-			struct chain_accept_opts o = {.bypass_limits = true, .accept_time = e->time};
+			struct mp_args a = {.bypass_limits = true,
+			                    .allow_replacement = true,
+			                    .allow_carveouts = true,
+			                    .trusted = true,
+			                    .accept_time = e->time,
+			                    .how = CHAIN_MEMPOOL_ADDED_REORG};
 			uint64_t seq = mp->sequence;
 			mp->quiet = true; /* the same entry again: nobody needs to hear of it */
-			err = mp_accept(mp, &e->tx, &o, true, CHAIN_MEMPOOL_ADDED_REORG, &r);
+			err = mp_accept(mp, &e->tx, &a, &r);
 			mp->quiet = quiet;
 			mp->sequence = seq;
 			struct chain_mempool_entry *now = err ? NULL : mp_find_wtxid(mp, &e->tx.wtxid);

@@ -114,8 +114,11 @@ struct chain_accept_opts {
  * What accepting one transaction found. Initialise with
  * chain_accept_result_init, free with chain_accept_result_release (the
  * arrays are xmalloc'd). Filled as far as validation got: txid, wtxid
- * always; vsize and fee once known (`fee_known`, which is what
- * testmempoolaccept prints "fees" for).
+ * always; vsize and fee once known (`fee_known`). testmempoolaccept
+ * prints vsize and "fees" only for an allowed tx, and for a rejected one
+ * "reject-reason" (state.reason; "missing-inputs" for
+ * CHAIN_RESULT_TX_MISSING_INPUTS) and "reject-details" (reason, and
+ * ", debug" when debug is not empty: Core's ValidationState::ToString).
  */
 struct chain_accept_result {
 	bool accepted;            /**< in the mempool now (with test_accept: would be) */

@@ -152,10 +152,21 @@ CHAIN_WUR int mp_tx_copy(struct proto_tx *dst, struct proto_tx *src);
 
 /* ---- mempool_accept.c ---------------------------------------------------- */
 
-/** Accept internals: `trusted` skips the script checks (re-adding entries that passed them). */
-CHAIN_WUR int mp_accept(struct chain_mempool *mp, struct proto_tx *tx,
-                        const struct chain_accept_opts *opts, bool trusted,
-                        enum chain_mempool_addition how, struct chain_accept_result *r);
+/** How mp_accept runs (Core's ATMPArgs). */
+struct mp_args {
+	bool test_accept;       /* judge only */
+	bool bypass_limits;     /* no fee floors, no trim */
+	bool allow_replacement; /* else a conflict is "bip125-replacement-disallowed" */
+	bool allow_carveouts;   /* CPFP carve-out and the single-conflict allowance */
+	bool no_trim;           /* add without LimitMempoolSize (package test entries) */
+	bool trusted;           /* skip script checks: the entry passed them before (reorg) */
+	int64_t accept_time;    /* 0: now */
+	enum chain_mempool_addition how;
+};
+
+/** One transaction through acceptance; see chain_mempool_accept. */
+CHAIN_WUR int mp_accept(struct chain_mempool *mp, struct proto_tx *tx, const struct mp_args *a,
+                        struct chain_accept_result *r);
 
 /* ---- hooks from activate.c ------------------------------------------------ */
 
