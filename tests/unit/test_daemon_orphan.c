@@ -38,7 +38,7 @@ static void make_tx(struct proto_tx *tx, struct proto_writer *w, const struct pr
                     uint32_t tag, uint32_t pad)
 {
 	proto_writer_init(w);
-	proto_write_u32(w, 2);
+	proto_write_u32le(w, 2);
 	proto_write_compact(w, 2);
 	uint8_t *script = calloc(1, pad ? pad : 1);
 	assert_non_null(script);
@@ -51,7 +51,7 @@ static void make_tx(struct proto_tx *tx, struct proto_writer *w, const struct pr
 	struct proto_txout o = {.value = 1000};
 	uint8_t spk[1] = {0x51};
 	proto_txout_encode(&o, spk, 1, w);
-	proto_write_u32(w, 0);
+	proto_write_u32le(w, 0);
 	assert_int_equal(w->err, 0);
 	proto_tx_init(tx);
 	assert_int_equal(proto_tx_decode_buf(w->buf, w->len, tx, NULL), 0);
@@ -201,7 +201,7 @@ static void test_workset(void **state)
 	assert_null(orphan_take_work(&o, 9));
 	assert_false(orphan_next_worker(&o, &peer));
 	/* An output index past the parent's outputs is no child of it. */
-	assert_int_equal(orphan_add_children_to_workset(&o, &hash_of(5, 0), 0), 0);
+	assert_int_equal(orphan_add_children_to_workset(&o, &parent, 0), 0);
 	orphan_release(&o);
 }
 
