@@ -251,3 +251,45 @@ def test_privacy_timers_and_never_back(make_peerd, make_bitcoind):
     assert max(gaps_out) > 0.3, gaps_out
     s = relay_stats(d)
     assert s["trickles"] > 0 and s["skipped_known"] >= 0, s
+
+
+def test_bad_transactions_as_core(make_peerd, make_bitcoind):
+    """Core 29 punishes only a consensus failure (here a bad signature:
+    mandatory-script-verify-flag-failed); a policy failure leaves the peer
+    alone, and a rejected transaction is not asked for again."""
+    a, b, d = line(make_peerd, make_bitcoind)
+    good, bad = P2P(d.port), P2P(d.port)
+    good.handshake()
+    bad.handshake()
+    coins = confirmed_utxos(a, 8)
+    segwit = [u for u in coins if u["desc"].startswith("wpkh(")]
+    coins = [coins[0] if coins[0] is not segwit[0] else coins[1], segwit[0]]
+    # Non-standard: version 4 ("version", TX_NOT_STANDARD).
+    dest = a.new_address("bech32")
+    raw = a.rpc("createrawtransaction", [{"txid": coins[0]["txid"], "vout": coins[0]["vout"]}],
+                [{dest: coins[0]["amount"] - Decimal("0.0002")}])
+    raw = "04000000" + raw[8:]
+    v4 = a.rpc("signrawtransactionwithwallet", raw, wallet=a.wallet)["hex"]
+    v4_wtxid = a.rpc("decoderawtransaction", v4)["hash"]
+    assert a.rpc("testmempoolaccept", [v4])[0]["reject-reason"] == "version"
+    good.send_raw(frame("tx", bytes.fromhex(v4)))
+    wait_until(lambda: d.rpc("getstats")["inventory"]["tx_rejected"] == 1, 10, "the rejection")
+    assert not good.is_closed(0.5)
+    # Announced again by someone else: already rejected, not asked for.
+    good.send_raw(frame("inv", b"\x01" + struct.pack("<I", MSG_WTX) + bytes.fromhex(v4_wtxid)[::-1]))
+    assert "getdata" not in good.commands_for(0.5)
+    # A signature that does not verify: consensus-invalid, the sender goes.
+    hx, _, _ = signed_spend(a, coins[1])
+    sig = a.rpc("decoderawtransaction", hx)["vin"][0]["txinwitness"][0]
+    flipped = sig[:20] + ("0" if sig[20] != "0" else "1") + sig[21:]
+    forged = hx.replace(sig, flipped)
+    reason = a.rpc("testmempoolaccept", [forged])[0]["reject-reason"]
+    assert reason.startswith("mandatory-script-verify-flag-failed"), reason
+    bad.send_raw(frame("tx", bytes.fromhex(forged)))
+    assert bad.is_closed(5)
+    inv = d.rpc("getstats")["inventory"]
+    assert inv["tx_punished"] == 1, inv
+    # A loopback peer is only disconnected, never discouraged (ban.c); the
+    # other one stays.
+    assert not good.is_closed(0.3)
+    good.close()
