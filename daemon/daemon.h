@@ -480,6 +480,13 @@ void relay_ibd_over(struct daemon *d);
 #define RELAY_CONFIRMED_MAX 48000u
 /** Connected blocks whose transactions the validation thread reads for relay at most per update. */
 #define RELAY_FEED_MAX_BLOCKS 8u
+/**
+ * Transaction bytes waiting for the validation thread, at most: past it a
+ * received transaction is dropped (counted), so a peer flooding large
+ * transactions cannot grow the queue without bound (Core reads no further
+ * message of a peer until its transaction is done).
+ */
+#define RELAY_MAX_QUEUE_BYTES (32u << 20)
 /** Fee filter buckets (Core's FeeFilterRounder: 500 sat/kvB times 1.1^k up to 1e7). */
 #define RELAY_FEE_BUCKETS_MAX 128u
 
@@ -526,6 +533,7 @@ struct relay_stats {
 	uint64_t getdata_tx, served, served_block, notfound;
 	uint64_t feefilters_sent, feeds, added, removed, raw_dropped;
 	uint64_t orphan_jobs;
+	uint64_t queue_bytes, queue_dropped; /**< tx bytes with the validation thread; drops */
 };
 
 /** Transaction relay; loop thread except where marked (validation thread). */

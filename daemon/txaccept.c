@@ -39,6 +39,7 @@
 
 struct tx_job {
 	struct val_job job;
+	struct daemon *d; /**< set once posted: its bytes count in the queue */
 	uint64_t peer;
 	bool first_time; /**< false: an orphan being reconsidered */
 	uint8_t *raw;
@@ -150,6 +151,8 @@ static void tx_work(struct chain *c, struct val_job *j)
 
 static void job_free(struct tx_job *tj)
 {
+	if (tj->d)
+		tj->d->txr.st.queue_bytes -= tj->len;
 	chain_accept_result_release(&tj->r);
 	xfree(tj->raw);
 	xfree(tj);
@@ -321,6 +324,21 @@ static struct tx_job *job_new(uint64_t peer, const uint8_t *raw, size_t len, boo
 	return tj;
 }
 
+/* Hand a job to the validation thread, within the queue's byte budget. */
+static int post(struct daemon *d, struct tx_job *tj)
+{
+	struct relay_stats *st = &d->txr.st;
+	if (st->queue_bytes + tj->len > RELAY_MAX_QUEUE_BYTES) {
+		st->queue_dropped++;
+		return -ENOSPC;
+	}
+	if (validation_post(d, &tj->job))
+		return -ESHUTDOWN;
+	tj->d = d;
+	st->queue_bytes += tj->len;
+	return 0;
+}
+
 void txaccept_orphan_kick(struct daemon *d)
 {
 	struct txrelay_state *r = &d->txr;
@@ -332,7 +350,7 @@ void txaccept_orphan_kick(struct daemon *d)
 		struct tx_job *tj = job_new(peer, o->raw, o->len, false);
 		if (!tj)
 			return;
-		if (validation_post(d, &tj->job)) {
+		if (post(d, tj)) {
 			job_free(tj);
 			return;
 		}
@@ -390,6 +408,6 @@ void txaccept_on_tx(struct peer *p, struct proto_tx *tx)
 		if (cand[i] != p->id && tj->n_cand < INV_MAX_ANNOUNCERS)
 			tj->cand[tj->n_cand++] = cand[i];
 	}
-	if (validation_post(d, &tj->job))
+	if (post(d, tj))
 		job_free(tj);
 }

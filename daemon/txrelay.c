@@ -955,6 +955,9 @@ json_t *txrelay_stats_json(struct daemon *d)
 	    "recent_confirmed", (json_int_t)hset_count(&r->confirmed));
 	json_object_set_new(j, "raw_dropped", json_integer((json_int_t)s->raw_dropped));
 	json_object_set_new(j, "queue_full", json_integer((json_int_t)s->queue_full));
+	json_object_set_new(j, "validation_queue_bytes", json_integer((json_int_t)s->queue_bytes));
+	json_object_set_new(j, "validation_queue_dropped",
+	                    json_integer((json_int_t)s->queue_dropped));
 	json_object_set_new(j, "block_txs", json_integer((json_int_t)r->block.n));
 	json_object_set_new(j, "orphans", orph);
 	return j;
