@@ -96,8 +96,13 @@ enum chain_result {
 #define CHAIN_REASON_MAX 160
 /** A script failure's reject reason: this, Core's ScriptErrorString, ")". */
 #define CHAIN_SCRIPT_REASON_PREFIX "mandatory-script-verify-flag-failed ("
-/** Longest debug message kept. */
-#define CHAIN_DEBUG_MAX 192
+/**
+ * Longest debug message kept. The longest Core writes for a transaction is
+ * TRUC's "non-version=3 tx T (wtxid=W) cannot spend from version=3 tx T
+ * (wtxid=W)": 4 ids of 64 and 72 bytes of words; a script failure's names
+ * the input, txid, wtxid and the spent outpoint (~240).
+ */
+#define CHAIN_DEBUG_MAX 384
 
 /**
  * A verdict: `result` and Core's reject reason (`reason`, what submitblock

@@ -320,13 +320,15 @@ int chain_open(struct chain **out, const struct chain_config *cfg)
 		goto fail;
 	if ((err = chain_mempool_new(&c->mp, c, &cfg->mempool, c->dir)))
 		goto fail;
-	struct chain_script_cache *sc =
-	    chain_script_cache_new(c->mp->cfg.script_cache_bytes);
-	if (!sc) {
-		err = CHAIN_ENOMEM;
-		goto fail;
+	if (c->mp->cfg.script_cache_bytes != SIZE_MAX) {
+		struct chain_script_cache *sc =
+		    chain_script_cache_new(c->mp->cfg.script_cache_bytes);
+		if (!sc) {
+			err = CHAIN_ENOMEM;
+			goto fail;
+		}
+		chain_checker_set_script_cache(c->ck, sc);
 	}
-	chain_checker_set_script_cache(c->ck, sc);
 	/* Blocks written after the last flush (a crash): read them again. */
 	if ((err = chain_store_scan(c->store, &c->flushed_end, replay_one, c)) ||
 	    (err = store_genesis(c)) || (err = chain_rebuild_candidates(c)) ||

@@ -300,46 +300,55 @@ static int check_tx_inputs(struct chain_checker *ck, struct proto_tx *tx, int32_
 		    .script = c->script,
 		};
 	}
-	return chain_check_tx_input_values(tx, ck->coins, spend_height, fee, st);
+	int err = chain_check_tx_input_values(tx, ck->coins, spend_height, fee, st);
+	/* Core's ConnectBlock names the transaction after CheckTxInputs' words. */
+	if (err == CHAIN_EINVALID && st) {
+		size_t n = strlen(st->debug);
+		txid_hex(tx, hex);
+		snprintf(st->debug + n, sizeof(st->debug) - n, " in transaction %s", hex);
+	}
+	return err;
+}
+
+/* Core's FormatMoney: at least two decimals, trailing zeros trimmed. */
+static void format_money(int64_t v, char out[32])
+{
+	uint64_t a = v < 0 ? (uint64_t)-v : (uint64_t)v;
+	int n = snprintf(out, 32, "%s%llu.%08llu", v < 0 ? "-" : "",
+	                 (unsigned long long)(a / 100000000u), (unsigned long long)(a % 100000000u));
+	while (n > 3 && out[n - 1] == '0' && out[n - 3] != '.')
+		out[--n] = 0;
 }
 
 int chain_check_tx_input_values(struct proto_tx *tx, const struct chain_coin *prev,
                                 int32_t spend_height, int64_t *fee, struct chain_state *st)
 {
-	char hex[65];
 	int64_t in = 0;
 	for (uint32_t j = 0; j < tx->n_in; j++) {
 		const struct chain_coin *c = &prev[j];
-		if (c->coinbase && spend_height - (int64_t)c->height < CHAIN_COINBASE_MATURITY) {
-			txid_hex(tx, hex);
-			return chain_reject(
-			    st, CHAIN_RESULT_CONSENSUS, "bad-txns-premature-spend-of-coinbase",
-			    "tried to spend coinbase at depth %lld in transaction %s",
-			    (long long)(spend_height - (int64_t)c->height), hex);
-		}
-		in += c->value; /* both at most MAX_MONEY: cannot overflow */
-		if (!money_range(c->value) || !money_range(in)) {
-			txid_hex(tx, hex);
+		if (c->coinbase && spend_height - (int64_t)c->height < CHAIN_COINBASE_MATURITY)
 			return chain_reject(st, CHAIN_RESULT_CONSENSUS,
-			                    "bad-txns-inputvalues-outofrange",
-			                    "inputs values out of range in transaction %s", hex);
-		}
+			                    "bad-txns-premature-spend-of-coinbase",
+			                    "tried to spend coinbase at depth %lld",
+			                    (long long)(spend_height - (int64_t)c->height));
+		in += c->value; /* both at most MAX_MONEY: cannot overflow */
+		if (!money_range(c->value) || !money_range(in))
+			return chain_reject(st, CHAIN_RESULT_CONSENSUS,
+			                    "bad-txns-inputvalues-outofrange", NULL);
 	}
 	/* CheckTransaction bounded every output and the sum by MAX_MONEY. */
 	int64_t out = 0;
 	for (uint32_t k = 0; k < tx->n_out; k++)
 		out += tx->vout[k].value;
 	if (in < out) {
-		txid_hex(tx, hex);
+		char a[32], b[32];
+		format_money(in, a);
+		format_money(out, b);
 		return chain_reject(st, CHAIN_RESULT_CONSENSUS, "bad-txns-in-belowout",
-		                    "value in (%lld) < value out (%lld) in transaction %s",
-		                    (long long)in, (long long)out, hex);
+		                    "value in (%s) < value out (%s)", a, b);
 	}
-	if (!money_range(in - out)) {
-		txid_hex(tx, hex);
-		return chain_reject(st, CHAIN_RESULT_CONSENSUS, "bad-txns-fee-outofrange",
-		                    "fee out of range in transaction %s", hex);
-	}
+	if (!money_range(in - out))
+		return chain_reject(st, CHAIN_RESULT_CONSENSUS, "bad-txns-fee-outofrange", NULL);
 	*fee = in - out;
 	return 0;
 }
@@ -489,7 +498,8 @@ static int connect_tx(struct connect_pass *cp, uint32_t i, uint32_t *undo_next)
 	 * script checks (Core's script-execution cache); a real connect
 	 * uses the entry up. */
 	bool cached = !coinbase && ck->sc && !chain_script_cache_is_empty(ck->sc) &&
-	              chain_script_cache_has(ck->sc, proto_tx_wtxid(tx), cp->flags, cp->undo != NULL);
+	              chain_script_cache_has(ck->sc, proto_tx_wtxid(tx), cp->flags, cp->undo != NULL,
+	                                         cp->undo != NULL);
 	if (!coinbase && cached) {
 		cp->info->inputs += tx->n_in;
 		if (cp->undo && (err = record_undo(ck, tx, i, cp->undo, undo_next)))

@@ -479,6 +479,8 @@ int mp_add_entry(struct chain_mempool *mp, struct chain_mempool_entry *e,
 	mp->total_vsize += (uint64_t)e->vsize;
 	mp->total_fee += e->fee;
 	mp->usage += e->usage;
+	if (mp->n == 1 || e->time < mp->min_time)
+		mp->min_time = e->time;
 	mp->sequence++;
 	fire_added(mp, e, how);
 	return 0;
@@ -657,13 +659,25 @@ size_t mp_trim(struct chain_mempool *mp, size_t limit)
 
 static size_t expire(struct chain_mempool *mp, int64_t cutoff)
 {
+	/* Nothing is old enough: no walk (this runs after every accept). */
+	if (!mp->n || cutoff <= mp->min_time)
+		return 0;
 	struct mp_refs stage = {0};
 	uint64_t ep = mp_new_epoch(mp);
+	int64_t min_time = INT64_MAX;
 	for (size_t i = 0; i < mp->n; i++) {
-		if (mp->entries[i]->time < cutoff &&
-		    mp_collect_descendants(mp, mp->entries[i], ep, &stage))
+		struct chain_mempool_entry *e = mp->entries[i];
+		if (e->time >= cutoff) {
+			if (e->time < min_time)
+				min_time = e->time;
+			continue;
+		}
+		if (mp_collect_descendants(mp, e, ep, &stage)) {
+			min_time = INT64_MIN; /* not all seen: look again next time */
 			break;
+		}
 	}
+	mp->min_time = min_time; /* descendants removed with an old parent only raise it */
 	size_t n = stage.n;
 	if (n)
 		mp_remove_set(mp, &stage, CHAIN_MEMPOOL_REMOVED_EXPIRY, false);
@@ -730,7 +744,10 @@ void chain_mempool_block_connected(struct chain *c, struct proto_block *b)
 int chain_mempool_block_disconnected(struct chain *c, struct proto_block *b)
 {
 	struct chain_mempool *mp = c->mp;
-	if (!mp || b->n_tx < 2)
+	if (!mp)
+		return 0;
+	mp->reorg_pending = true;
+	if (b->n_tx < 2)
 		return 0;
 	/* Keep the block's transactions (coinbase excluded) in block order;
 	 * blocks are disconnected newest first, so earlier blocks' go in
@@ -776,8 +793,9 @@ static int cmp_entry_seq(const void *a, const void *b)
 int chain_mempool_update_for_reorg(struct chain *c)
 {
 	struct chain_mempool *mp = c->mp;
-	if (!mp)
+	if (!mp || !mp->reorg_pending)
 		return 0;
+	mp->reorg_pending = false;
 	/*
 	 * Core re-adds the disconnected blocks' transactions, links the
 	 * entries that spend them, and re-checks every entry against the new
@@ -898,20 +916,27 @@ void chain_mempool_entry_info(const struct chain_mempool_entry *e,
 	out->n_parents = e->parents.n;
 	out->n_children = e->children.n;
 	out->usage = e->usage;
-	/* Core's IsRBFOptIn: the tx or any in-pool ancestor signals. A short
-	 * walk over parents (no marks: the entry is const and the walk is
-	 * bounded by the ancestor limit). */
+	/* Core's IsRBFOptIn: the tx or any in-pool ancestor signals. The
+	 * walk keeps its own visited list (the entry is const here): each
+	 * ancestor is looked at once, so a diamond-shaped family costs no
+	 * more than its size. Out of memory: the tx's own answer. */
 	bool rbf = signals_rbf(&e->tx);
-	const struct chain_mempool_entry *stack[64];
-	size_t sp = 0;
-	for (uint32_t k = 0; k < e->parents.n && sp < 64; k++)
-		stack[sp++] = e->parents.v[k];
-	while (!rbf && sp) {
-		const struct chain_mempool_entry *p = stack[--sp];
+	struct mp_refs seen = {0};
+	for (uint32_t k = 0; k < e->parents.n && !rbf; k++)
+		if (mp_refs_push(&seen, e->parents.v[k]))
+			break;
+	for (uint32_t i = 0; i < seen.n && !rbf; i++) {
+		const struct chain_mempool_entry *p = seen.v[i];
 		rbf = signals_rbf(&p->tx);
-		for (uint32_t k = 0; k < p->parents.n && sp < 64; k++)
-			stack[sp++] = p->parents.v[k];
+		for (uint32_t k = 0; k < p->parents.n && !rbf; k++) {
+			bool dup = false;
+			for (uint32_t m = 0; m < seen.n && !dup; m++)
+				dup = seen.v[m] == p->parents.v[k];
+			if (!dup && mp_refs_push(&seen, p->parents.v[k]))
+				break;
+		}
 	}
+	mp_refs_release(&seen);
 	out->bip125_replaceable = rbf;
 }
 

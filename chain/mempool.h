@@ -97,7 +97,7 @@ struct chain_mempool_config {
 	bool persist;                /**< -persistmempool: load at open, save at close */
 	bool policy_set;             /**< use `policy` below (else chain_policy_default) */
 	struct chain_policy policy;  /**< relay knobs: min relay fee, dust, datacarrier, ... */
-	size_t script_cache_bytes;   /**< script-execution cache (0: 16 MiB) */
+	size_t script_cache_bytes;   /**< script-execution cache (0: 16 MiB; SIZE_MAX: none) */
 };
 
 /* ---------------------------------------------------------------------- */

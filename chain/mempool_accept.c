@@ -542,7 +542,7 @@ static int replacement_checks(struct ws *w)
 		snprintf(reason, sizeof(reason), "too many potential replacements%s", sib);
 		return chain_reject(st, CHAIN_RESULT_TX_MEMPOOL_POLICY, reason,
 		                    "rejecting replacement %s; too many potential replacements (%llu > "
-		                    "%u)\n",
+		                    "%u)",
 		                    w->hex, (unsigned long long)count, CHAIN_MEMPOOL_MAX_REPLACEMENTS);
 	}
 	uint64_t ep = mp_new_epoch(mp);
@@ -660,8 +660,10 @@ static int script_checks(struct ws *w)
 			         script_error_core_string(serr));
 			kind = CHAIN_RESULT_TX_NOT_STANDARD;
 		} else {
+			/* Core (v29.99) names the consensus run's error, not the
+			 * standard run's (NULLFAIL hides a plain false). */
 			snprintf(reason, sizeof(reason), CHAIN_SCRIPT_REASON_PREFIX "%s)",
-			         script_error_core_string(serr));
+			         script_error_core_string(e2 ? e2 : serr));
 		}
 		/* Only the witness missing: the tx itself may be fine (Core's
 		 * TX_WITNESS_STRIPPED, so a peer is not blamed for a strip). */
@@ -683,14 +685,18 @@ static int script_checks(struct ws *w)
 					kind = CHAIN_RESULT_TX_WITNESS_STRIPPED;
 			}
 		}
-		err = chain_reject(w->st, kind, reason, NULL);
+		char wt[65], ph[65];
+		proto_hash_to_hex(&tx->wtxid, wt);
+		proto_hash_to_hex(&tx->vin[bad].prevout.txid, ph);
+		err = chain_reject(w->st, kind, reason, "input %u of %s (wtxid %s), spending %s:%u", bad,
+		                   w->hex, wt, ph, tx->vin[bad].prevout.n);
 		goto out;
 	}
 	/* ConsensusScriptChecks: the tip's block flags, which is what the
 	 * script cache remembers for ConnectBlock. */
 	uint32_t flags = chain_block_script_flags(w->c->p, &w->tip->hash, w->tip->height);
 	struct chain_script_cache *sc = chain_checker_script_cache(ck);
-	if (sc && chain_script_cache_has(sc, &tx->wtxid, flags, false))
+	if (sc && chain_script_cache_has(sc, &tx->wtxid, flags, false, false))
 		goto out;
 	if ((err = chain_checker_verify_tx(ck, tx, spent, pre, flags, &failed, &bad, &serr)))
 		goto out;

@@ -76,11 +76,13 @@ struct chain_mempool {
 	uint64_t total_vsize;
 	int64_t total_fee;
 	size_t usage; /* sum of entry usage */
+	int64_t min_time; /* at most the oldest entry's time: expiry scans only when it matters */
 	double rolling_min;
 	int64_t last_rolling_update;
 	bool block_since_bump;
 	bool loaded;
 	bool quiet; /* no events (package test entries) */
+	bool reorg_pending; /* blocks were disconnected: re-add and re-check at the end */
 	struct chain_mempool_events ev;
 	struct chain_mempool_stats stats;
 	/* transactions of blocks disconnected and not yet re-added (reorg) */
@@ -195,9 +197,13 @@ void chain_script_cache_free(struct chain_script_cache *sc);
 /** Remember that wtxid's scripts pass under flags. */
 void chain_script_cache_add(struct chain_script_cache *sc, const struct proto_hash *wtxid,
                             uint32_t flags);
-/** Was it remembered? `erase`: forget it on a hit (a block has used it). Counts hits/misses. */
+/**
+ * Was it remembered? `erase`: forget it on a hit (a block has used it).
+ * `count`: a real ConnectBlock lookup (not a just-check one such as the
+ * miner's test of its block), counted as a hit or a miss in the stats.
+ */
 bool chain_script_cache_has(struct chain_script_cache *sc, const struct proto_hash *wtxid,
-                            uint32_t flags, bool erase);
+                            uint32_t flags, bool erase, bool count);
 /** Nothing cached (ConnectBlock then skips computing wtxids). */
 bool chain_script_cache_is_empty(const struct chain_script_cache *sc);
 /** Entries, capacity, hits and misses. */

@@ -95,7 +95,7 @@ void chain_script_cache_add(struct chain_script_cache *sc, const struct proto_ha
 }
 
 bool chain_script_cache_has(struct chain_script_cache *sc, const struct proto_hash *wtxid,
-                            uint32_t flags, bool erase)
+                            uint32_t flags, bool erase, bool count)
 {
 	uint8_t key[SC_KEY];
 	size_t b;
@@ -106,12 +106,13 @@ bool chain_script_cache_has(struct chain_script_cache *sc, const struct proto_ha
 			if (erase) {
 				memset(way[i], 0, SC_KEY);
 				sc->entries--;
-				sc->hits++;
 			}
+			if (count)
+				sc->hits++;
 			return true;
 		}
 	}
-	if (erase)
+	if (count)
 		sc->misses++;
 	return false;
 }

@@ -246,6 +246,10 @@ static int verify_witness_program(struct script_exec *ex, const struct witness *
 			return 0;
 		return verify_taproot(ex, w, program);
 	}
+	/* Pay-to-anchor (OP_1 <4e73>, not P2SH-wrapped) is spendable by anyone
+	 * and not an upgrade hook: Core 28+ exempts it from the discouragement. */
+	if (version == 1 && prog_len == 2 && program[0] == 0x4e && program[1] == 0x73 && !is_p2sh)
+		return 0;
 	/* other versions and sizes stay anyone-can-spend for future soft forks */
 	if (ex->flags & SCRIPT_VERIFY_DISCOURAGE_UPGRADABLE_WITNESS_PROGRAM)
 		return -SCRIPT_ERR_DISCOURAGE_UPGRADABLE_WITNESS_PROGRAM;

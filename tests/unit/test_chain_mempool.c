@@ -1,0 +1,959 @@
+/*
+ * tests/unit/test_chain_mempool.c: chain/mempool*.c on a regtest chain
+ * whose coinbases pay P2WSH(OP_TRUE), so transactions need no keys:
+ * acceptance and each rule's Core reason, queries and orders, ancestor
+ * and descendant limits with the carve-out, replacement and each of its
+ * reasons, TRUC, ephemeral dust, script failures (mandatory or not),
+ * eviction with the rolling minimum fee, expiry, blocks removing what
+ * they mine and what conflicts, reorgs returning transactions,
+ * mempool.dat round trip and a damaged file, the script cache on block
+ * connect, and a package test-accept.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chain/chain.h"
+#include "script/script.h"
+#include "tests/unit/testutil.h"
+
+/* ---- scripts ---------------------------------------------------------------- */
+
+/* Witness scripts: OP_TRUE; OP_IF OP_1 OP_ENDIF; OP_0 (always false). */
+static const uint8_t WS_TRUE[] = {0x51};
+static const uint8_t WS_IF[] = {0x63, 0x51, 0x68};
+static const uint8_t WS_FALSE[] = {0x00};
+
+enum spk_kind { SPK_TRUE = 0, SPK_IF, SPK_FALSE, SPK_OPRETURN };
+
+static size_t make_spk(enum spk_kind k, uint8_t out[40])
+{
+	const uint8_t *ws = k == SPK_IF ? WS_IF : k == SPK_FALSE ? WS_FALSE : WS_TRUE;
+	size_t wl = k == SPK_IF ? sizeof(WS_IF) : 1;
+	if (k == SPK_OPRETURN) {
+		out[0] = 0x6a;
+		out[1] = 0x01;
+		out[2] = 0x2a;
+		return 3;
+	}
+	out[0] = 0x00;
+	out[1] = 0x20;
+	proto_sha256(ws, wl, out + 2);
+	return 34;
+}
+
+/* How an input is witnessed. */
+enum wit_kind {
+	WIT_TRUE = 0,  /* [51]: spends SPK_TRUE */
+	WIT_IF_OK,     /* [01, IF script]: spends SPK_IF */
+	WIT_IF_NONMIN, /* [02, IF script]: MINIMALIF, a policy flag */
+	WIT_FALSE,     /* [00]: spends SPK_FALSE, fails for good */
+	WIT_TRUE_PAD,  /* [<80 bytes>, 51]-less: [51] with a dummy first item */
+};
+
+struct in_spec {
+	struct proto_hash txid;
+	uint32_t n;
+	uint32_t seq; /* 0: 0xfffffffd */
+	enum wit_kind wit;
+};
+
+struct out_spec {
+	int64_t value;
+	enum spk_kind kind;
+};
+
+static void write_item(struct proto_writer *w, const uint8_t *p, size_t n)
+{
+	proto_write_compact(w, n);
+	proto_write_bytes(w, p, n);
+}
+
+static void build(struct proto_tx *tx, int32_t version, uint32_t locktime, const struct in_spec *in,
+                  size_t n_in, const struct out_spec *out, size_t n_out)
+{
+	struct proto_writer w;
+	proto_writer_init(&w);
+	proto_write_u32le(&w, (uint32_t)version);
+	proto_write_u8(&w, 0);
+	proto_write_u8(&w, 1);
+	proto_write_compact(&w, n_in);
+	for (size_t i = 0; i < n_in; i++) {
+		struct proto_txin ti = {.prevout = {.txid = in[i].txid, .n = in[i].n},
+		                        .sequence = in[i].seq ? in[i].seq : 0xfffffffdu};
+		proto_txin_encode(&ti, NULL, 0, &w);
+	}
+	proto_write_compact(&w, n_out);
+	for (size_t k = 0; k < n_out; k++) {
+		uint8_t spk[40];
+		size_t len = make_spk(out[k].kind, spk);
+		struct proto_txout o = {.value = out[k].value};
+		proto_txout_encode(&o, spk, (uint32_t)len, &w);
+	}
+	for (size_t i = 0; i < n_in; i++) {
+		static const uint8_t one = 1, two = 2;
+		switch (in[i].wit) {
+		case WIT_TRUE:
+			proto_write_compact(&w, 1);
+			write_item(&w, WS_TRUE, 1);
+			break;
+		case WIT_IF_OK:
+		case WIT_IF_NONMIN:
+			proto_write_compact(&w, 2);
+			write_item(&w, in[i].wit == WIT_IF_OK ? &one : &two, 1);
+			write_item(&w, WS_IF, sizeof(WS_IF));
+			break;
+		case WIT_FALSE:
+			proto_write_compact(&w, 1);
+			write_item(&w, WS_FALSE, 1);
+			break;
+		case WIT_TRUE_PAD:
+			proto_write_compact(&w, 2);
+			write_item(&w, &one, 1);
+			write_item(&w, WS_TRUE, 1);
+			break;
+		}
+	}
+	proto_write_u32le(&w, locktime);
+	assert_int_equal(w.err, 0);
+	proto_tx_init(tx);
+	assert_int_equal(proto_tx_decode_buf(w.buf, w.len, tx, NULL), 0);
+	proto_tx_compute_ids(tx);
+	proto_writer_release(&w);
+}
+
+/* One input, one SPK_TRUE output of value - fee. */
+static void spend1(struct proto_tx *tx, const struct proto_hash *txid, uint32_t n, int64_t value,
+                   int64_t fee)
+{
+	struct in_spec in = {.txid = *txid, .n = n};
+	struct out_spec out = {.value = value - fee};
+	build(tx, 2, 0, &in, 1, &out, 1);
+}
+
+/* ---- fixture ------------------------------------------------------------------- */
+
+static int64_t fake_now;
+static int64_t clock_now(void)
+{
+	return fake_now;
+}
+
+#define N_COINBASE 130
+#define CB_VALUE 5000000000LL
+
+struct fixture {
+	char dir[TU_TMPDIR_MAX];
+	struct chain *c;
+	struct chain_config cfg;
+	struct proto_hash cb[N_COINBASE + 1]; /* coinbase txid by height */
+	unsigned removed[6], added[3];
+};
+
+static struct fixture *F;
+
+static void on_added(void *arg, const struct chain_mempool_entry *e, enum chain_mempool_addition how)
+{
+	struct fixture *f = arg;
+	(void)e;
+	f->added[how]++;
+}
+
+static void on_removed(void *arg, const struct chain_mempool_entry *e,
+                       enum chain_mempool_removal why)
+{
+	struct fixture *f = arg;
+	assert_non_null(chain_mempool_entry_tx(e));
+	f->removed[why]++;
+}
+
+static void mine_txs(struct fixture *f, const struct chain_mine_tx *txs, size_t n,
+                     struct proto_hash *cb_txid)
+{
+	uint8_t spk[40];
+	size_t len = make_spk(SPK_TRUE, spk);
+	struct chain_mine_args a = {
+	    .spk = spk, .spk_len = (uint32_t)len, .txs = txs, .n_txs = n, .submit = true};
+	struct chain_mined m;
+	uint64_t tries = CHAIN_MINER_MAX_TRIES;
+	struct chain_state st;
+	int err = chain_mine(f->c, &a, &tries, &m, &st);
+	if (err)
+		fail_msg("chain_mine: %s (%s %s)", chain_strerror(err), st.reason, st.debug);
+	assert_int_equal(m.submitted, CHAIN_SUBMIT_ACCEPTED);
+	if (cb_txid) {
+		struct proto_block b;
+		proto_block_init(&b);
+		assert_int_equal(proto_block_decode(m.raw, m.len, &b, NULL), 0);
+		*cb_txid = *proto_tx_txid(&b.txs[0]);
+		proto_block_release(&b);
+	}
+	chain_mined_release(&m);
+	fake_now += 1;
+}
+
+static void open_chain(struct fixture *f)
+{
+	int err = chain_open(&f->c, &f->cfg);
+	if (err)
+		fail_msg("chain_open: %s", chain_strerror(err));
+	struct chain_mempool_events ev = {.added = on_added, .removed = on_removed, .arg = f};
+	chain_mempool_set_events(f->c, &ev);
+}
+
+static int setup_with(void **state, size_t max_bytes)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	tu_tmpdir(f->dir, "mempool");
+	const struct proto_params *p = proto_params(PROTO_NET_REGTEST);
+	struct proto_block g;
+	proto_block_init(&g);
+	assert_int_equal(proto_block_decode(p->genesis, p->genesis_len, &g, NULL), 0);
+	fake_now = (int64_t)g.hdr.time + 86400;
+	proto_block_release(&g);
+	f->cfg = (struct chain_config){.params = p, .dir = f->dir, .par = 2, .now = clock_now};
+	f->cfg.mempool.max_bytes = max_bytes;
+	f->cfg.mempool.persist = true;
+	open_chain(f);
+	for (int h = 1; h <= N_COINBASE; h++)
+		mine_txs(f, NULL, 0, &f->cb[h]);
+	F = f;
+	*state = f;
+	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_with(state, 0);
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	assert_int_equal(chain_close(f->c), 0);
+	tu_rmtree(f->dir);
+	free(f);
+	return 0;
+}
+
+/* Accept (or test-accept) and return whether it went in; r is the caller's. */
+static bool try_accept(struct fixture *f, struct proto_tx *tx, bool test,
+                       struct chain_accept_result *r)
+{
+	struct chain_accept_opts o = {.test_accept = test};
+	int err = chain_mempool_accept(f->c, tx, &o, r);
+	if (err)
+		fail_msg("chain_mempool_accept: %s", chain_strerror(err));
+	return r->accepted;
+}
+
+#define accept_ok(f, tx) accept_ok_impl((f), (tx), __LINE__)
+static void accept_ok_impl(struct fixture *f, struct proto_tx *tx, int line)
+{
+	struct chain_accept_result r;
+	chain_accept_result_init(&r);
+	if (!try_accept(f, tx, false, &r))
+		fail_msg("line %d: rejected: %s (%s)", line, r.state.reason, r.state.debug);
+	chain_accept_result_release(&r);
+}
+
+#define expect_reject(f, tx, reason, debug)                                                        \
+	expect_reject_impl((f), (tx), (reason), (debug), __LINE__)
+static void expect_reject_impl(struct fixture *f, struct proto_tx *tx, const char *reason,
+                               const char *debug, int line)
+{
+	struct chain_accept_result r;
+	chain_accept_result_init(&r);
+	if (try_accept(f, tx, false, &r))
+		fail_msg("line %d: accepted, expected %s", line, reason);
+	if (strcmp(r.state.reason, reason))
+		fail_msg("line %d: reason\n  got      %s (%s)\n  expected %s", line, r.state.reason,
+		         r.state.debug, reason);
+	if (debug && strncmp(r.state.debug, debug, strlen(debug)))
+		fail_msg("line %d: debug\n  got      %s\n  expected %s...", line, r.state.debug,
+		         debug);
+	chain_accept_result_release(&r);
+}
+
+static size_t pool_size(struct fixture *f)
+{
+	struct chain_mempool_info info;
+	chain_mempool_get_info(f->c, &info);
+	return info.size;
+}
+
+/* Mine every mempool transaction (parents first). */
+static void mine_pool(struct fixture *f)
+{
+	const struct chain_mempool_entry **v;
+	size_t n;
+	assert_int_equal(chain_mempool_list(f->c, CHAIN_MEMPOOL_ORDER_DEPTH_SCORE, &v, &n), 0);
+	struct chain_mine_tx *txs = calloc(n ? n : 1, sizeof(*txs));
+	uint8_t **raws = calloc(n ? n : 1, sizeof(*raws));
+	for (size_t i = 0; i < n; i++) {
+		size_t len;
+		assert_int_equal(chain_mempool_get_raw(f->c, chain_mempool_entry_txid(v[i]), false,
+		                                       &raws[i], &len),
+		                 0);
+		txs[i].raw = raws[i];
+		txs[i].len = len;
+	}
+	free(v);
+	mine_txs(f, txs, n, NULL);
+	for (size_t i = 0; i < n; i++)
+		free(raws[i]);
+	free(raws);
+	free(txs);
+}
+
+/* ---- tests ------------------------------------------------------------------------ */
+
+static void test_accept_and_query(void **state)
+{
+	struct fixture *f = *state;
+	struct proto_tx a, b;
+	spend1(&a, &f->cb[1], 0, CB_VALUE, 10000);
+	/* test-accept: allowed, nothing added */
+	struct chain_accept_result r;
+	chain_accept_result_init(&r);
+	assert_true(try_accept(f, &a, true, &r));
+	assert_true(r.fee_known);
+	assert_int_equal(r.fee, 10000);
+	assert_int_equal(r.vsize, proto_tx_vsize(&a));
+	assert_int_equal(r.effective_feerate, 10000 * 1000 / r.vsize);
+	assert_int_equal(r.n_effective_includes, 1);
+	assert_true(proto_hash_eq(&r.effective_includes[0], &a.wtxid));
+	assert_int_equal(pool_size(f), 0);
+	uint64_t seq0 = chain_mempool_sequence(f->c);
+	assert_true(try_accept(f, &a, false, &r));
+	assert_int_equal(pool_size(f), 1);
+	assert_int_equal(f->added[CHAIN_MEMPOOL_ADDED_ACCEPT], 1);
+	assert_true(chain_mempool_sequence(f->c) > seq0);
+	/* a child */
+	spend1(&b, &a.txid, 0, CB_VALUE - 10000, 5000);
+	assert_true(try_accept(f, &b, false, &r));
+	const struct chain_mempool_entry *ea = chain_mempool_find(f->c, &a.txid, false);
+	const struct chain_mempool_entry *eb = chain_mempool_find(f->c, &b.wtxid, true);
+	assert_non_null(ea);
+	assert_non_null(eb);
+	struct chain_mempool_entry_info ia, ib;
+	chain_mempool_entry_info(ea, &ia);
+	chain_mempool_entry_info(eb, &ib);
+	assert_int_equal(ia.descendant_count, 2);
+	assert_int_equal(ia.descendant_fees, 15000);
+	assert_int_equal(ia.descendant_size, ia.vsize + ib.vsize);
+	assert_int_equal(ib.ancestor_count, 2);
+	assert_int_equal(ib.ancestor_fees, 15000);
+	assert_int_equal(ib.n_parents, 1);
+	assert_int_equal(ia.n_children, 1);
+	assert_true(ia.bip125_replaceable);
+	assert_int_equal(ia.height, N_COINBASE);
+	assert_int_equal(ia.time, fake_now);
+	const struct chain_mempool_entry *rel[2];
+	assert_int_equal(chain_mempool_entry_children(ea, rel, 2), 1);
+	assert_ptr_equal(rel[0], eb);
+	const struct chain_mempool_entry **v;
+	size_t n;
+	assert_int_equal(chain_mempool_ancestors(f->c, eb, &v, &n), 0);
+	assert_int_equal(n, 1);
+	assert_ptr_equal(v[0], ea);
+	free(v);
+	assert_int_equal(chain_mempool_descendants(f->c, ea, &v, &n), 0);
+	assert_int_equal(n, 1);
+	assert_ptr_equal(v[0], eb);
+	free(v);
+	/* orders: the parent first by depth; the child's higher feerate does not lift it */
+	assert_int_equal(chain_mempool_list(f->c, CHAIN_MEMPOOL_ORDER_DEPTH_SCORE, &v, &n), 0);
+	assert_int_equal(n, 2);
+	assert_ptr_equal(v[0], ea);
+	free(v);
+	/* raw bytes round trip */
+	uint8_t *raw;
+	size_t len;
+	assert_int_equal(chain_mempool_get_raw(f->c, &b.txid, false, &raw, &len), 0);
+	assert_int_equal(len, b.size);
+	free(raw);
+	/* info */
+	struct chain_mempool_info info;
+	chain_mempool_get_info(f->c, &info);
+	assert_int_equal(info.size, 2);
+	assert_int_equal(info.bytes, (uint64_t)(ia.vsize + ib.vsize));
+	assert_int_equal(info.total_fee, 15000);
+	assert_int_equal(info.mempoolminfee, 1000);
+	assert_int_equal(info.minrelaytxfee, 1000);
+	assert_int_equal(info.maxmempool, CHAIN_MEMPOOL_DEFAULT_MAX_BYTES);
+	assert_true(info.usage > 0);
+	/* the spender index */
+	struct proto_outpoint op = {.txid = a.txid, .n = 0};
+	assert_ptr_equal(chain_mempool_spender(f->c, &op), eb);
+	/* again: already there */
+	expect_reject(f, &b, "txn-already-in-mempool", NULL);
+	chain_accept_result_release(&r);
+	proto_tx_release(&a);
+	proto_tx_release(&b);
+}
+
+static void test_prechecks(void **state)
+{
+	struct fixture *f = *state;
+	struct proto_tx t;
+	/* a coinbase */
+	struct in_spec cbin = {.n = 0xffffffffu};
+	struct out_spec o = {.value = 1000};
+	build(&t, 2, 0, &cbin, 1, &o, 1);
+	expect_reject(f, &t, "bad-cb-length", NULL);
+	proto_tx_release(&t);
+	/* outputs over the inputs */
+	spend1(&t, &f->cb[2], 0, CB_VALUE, -1);
+	expect_reject(f, &t, "bad-txns-in-belowout", NULL);
+	proto_tx_release(&t);
+	/* missing inputs: the parent's txid for the orphanage */
+	struct proto_hash unknown;
+	memset(unknown.b, 0x77, 32);
+	spend1(&t, &unknown, 3, CB_VALUE, 1000);
+	struct chain_accept_result r;
+	chain_accept_result_init(&r);
+	assert_false(try_accept(f, &t, false, &r));
+	assert_int_equal(r.state.result, CHAIN_RESULT_TX_MISSING_INPUTS);
+	assert_string_equal(r.state.reason, "bad-txns-inputs-missingorspent");
+	assert_int_equal(r.n_missing_parents, 1);
+	assert_true(proto_hash_eq(&r.missing_parents[0], &unknown));
+	proto_tx_release(&t);
+	/* an immature coinbase (height 40 at tip 130: depth 91) */
+	spend1(&t, &f->cb[N_COINBASE - 90], 0, CB_VALUE, 1000);
+	assert_false(try_accept(f, &t, false, &r));
+	assert_int_equal(r.state.result, CHAIN_RESULT_TX_PREMATURE_SPEND);
+	assert_string_equal(r.state.reason, "bad-txns-premature-spend-of-coinbase");
+	proto_tx_release(&t);
+	/* non-final: a height lock at the next block's height */
+	struct in_spec in = {.txid = f->cb[3], .n = 0, .seq = 0xfffffffeu};
+	struct out_spec out = {.value = CB_VALUE - 1000};
+	build(&t, 2, N_COINBASE + 1, &in, 1, &out, 1);
+	expect_reject(f, &t, "non-final", NULL);
+	proto_tx_release(&t);
+	build(&t, 2, N_COINBASE, &in, 1, &out, 1);
+	assert_true(try_accept(f, &t, true, &r));
+	proto_tx_release(&t);
+	/* BIP68: a coin at height 31 has 100 confirmations in the next block */
+	in.txid = f->cb[31];
+	in.seq = 101; /* blocks */
+	build(&t, 2, 0, &in, 1, &out, 1);
+	expect_reject(f, &t, "non-BIP68-final", NULL);
+	proto_tx_release(&t);
+	in.seq = 100;
+	build(&t, 2, 0, &in, 1, &out, 1);
+	assert_true(try_accept(f, &t, true, &r));
+	proto_tx_release(&t);
+	/* fee below the min relay fee */
+	spend1(&t, &f->cb[4], 0, CB_VALUE, 50);
+	expect_reject(f, &t, "min relay fee not met", "50 < ");
+	proto_tx_release(&t);
+	/* dust: a 330-sat floor for P2WSH; dust needs a zero fee */
+	struct out_spec two[2] = {{.value = CB_VALUE - 10000}, {.value = 100}};
+	in = (struct in_spec){.txid = f->cb[5], .n = 0};
+	build(&t, 2, 0, &in, 1, two, 2);
+	expect_reject(f, &t, "dust", NULL);
+	proto_tx_release(&t);
+	/* non-standard version */
+	in = (struct in_spec){.txid = f->cb[5], .n = 0};
+	build(&t, 4, 0, &in, 1, &out, 1);
+	expect_reject(f, &t, "version", NULL);
+	proto_tx_release(&t);
+	/* already confirmed */
+	spend1(&t, &f->cb[6], 0, CB_VALUE, 2000);
+	accept_ok(f, &t);
+	mine_pool(f);
+	assert_int_equal(pool_size(f), 0);
+	assert_int_equal(f->removed[CHAIN_MEMPOOL_REMOVED_BLOCK], 1);
+	expect_reject(f, &t, "txn-already-known", NULL);
+	proto_tx_release(&t);
+	chain_accept_result_release(&r);
+}
+
+static void test_scripts(void **state)
+{
+	struct fixture *f = *state;
+	/* a coin to each of the three witness scripts */
+	struct in_spec in = {.txid = f->cb[7], .n = 0};
+	struct out_spec outs[3] = {{100000000, SPK_IF}, {100000000, SPK_FALSE}, {100000000, SPK_TRUE}};
+	struct proto_tx fund, t;
+	build(&fund, 2, 0, &in, 1, outs, 3);
+	accept_ok(f, &fund);
+	mine_pool(f);
+	/* MINIMALIF is policy: non-mandatory, not standard */
+	struct in_spec s = {.txid = fund.txid, .n = 0, .wit = WIT_IF_NONMIN};
+	struct out_spec o = {.value = 100000000 - 5000};
+	build(&t, 2, 0, &s, 1, &o, 1);
+	struct chain_accept_result r;
+	chain_accept_result_init(&r);
+	assert_false(try_accept(f, &t, false, &r));
+	assert_string_equal(r.state.reason,
+	                    "non-mandatory-script-verify-flag (OP_IF/NOTIF argument must be minimal)");
+	assert_int_equal(r.state.result, CHAIN_RESULT_TX_NOT_STANDARD);
+	proto_tx_release(&t);
+	s.wit = WIT_IF_OK;
+	build(&t, 2, 0, &s, 1, &o, 1);
+	accept_ok(f, &t);
+	proto_tx_release(&t);
+	/* OP_0 fails for good: mandatory; with several inputs the first bad one counts */
+	struct in_spec two[2] = {{.txid = fund.txid, .n = 2, .wit = WIT_TRUE},
+	                         {.txid = fund.txid, .n = 1, .wit = WIT_FALSE}};
+	o.value = 200000000 - 5000;
+	build(&t, 2, 0, two, 2, &o, 1);
+	assert_false(try_accept(f, &t, false, &r));
+	assert_string_equal(r.state.reason,
+	                    "mandatory-script-verify-flag-failed (Script evaluated without error but "
+	                    "finished with a false/empty top stack element)");
+	assert_int_equal(r.state.result, CHAIN_RESULT_CONSENSUS);
+	proto_tx_release(&t);
+	/* the wrong witness script: a hash mismatch */
+	struct in_spec bad = {.txid = fund.txid, .n = 1, .wit = WIT_TRUE};
+	o.value = 100000000 - 5000;
+	build(&t, 2, 0, &bad, 1, &o, 1);
+	expect_reject(f, &t, "mandatory-script-verify-flag-failed (Witness program hash mismatch)",
+	              NULL);
+	proto_tx_release(&t);
+	chain_accept_result_release(&r);
+	proto_tx_release(&fund);
+}
+
+/* A chain of `n` transactions from coinbase h, each paying `fee`; txids into out. */
+static void make_chain(struct fixture *f, int h, int n, int64_t fee, struct proto_hash *out)
+{
+	struct proto_hash prev = f->cb[h];
+	int64_t value = CB_VALUE;
+	for (int i = 0; i < n; i++) {
+		struct proto_tx t;
+		spend1(&t, &prev, 0, value, fee);
+		accept_ok(f, &t);
+		prev = t.txid;
+		value -= fee;
+		if (out)
+			out[i] = t.txid;
+		proto_tx_release(&t);
+	}
+}
+
+static void test_ancestor_limits(void **state)
+{
+	struct fixture *f = *state;
+	struct proto_hash ids[25];
+	make_chain(f, 8, 25, 1000, ids);
+	struct proto_tx t;
+	spend1(&t, &ids[24], 0, CB_VALUE - 25000, 1000);
+	expect_reject(f, &t, "too-long-mempool-chain", "too many unconfirmed ancestors [limit: 25]");
+	proto_tx_release(&t);
+	/* descendants: the chain's root has 25 (itself included) */
+	char hex[65], want[160];
+	/* a second child of tx 23 (25 descendants on the root): the root is over */
+	struct out_spec two[2] = {{.value = 100000}, {.value = 100000}};
+	(void)two;
+	proto_hash_to_hex(&ids[0], hex);
+	snprintf(want, sizeof(want), "too many descendants for tx %s [limit: 25]", hex);
+	/* spend the root's output 0? it is spent; make a fan instead */
+	struct in_spec in = {.txid = f->cb[9], .n = 0};
+	struct out_spec fan[3] = {{CB_VALUE / 4, SPK_TRUE}, {CB_VALUE / 4, SPK_TRUE},
+	                          {CB_VALUE / 4, SPK_TRUE}};
+	struct proto_tx root;
+	build(&root, 2, 0, &in, 1, fan, 3);
+	accept_ok(f, &root);
+	/* 23 more under output 0 */
+	struct proto_hash prev = root.txid;
+	int64_t value = CB_VALUE / 4;
+	for (int i = 0; i < 23; i++) {
+		spend1(&t, &prev, 0, value, 1000);
+		accept_ok(f, &t);
+		prev = t.txid;
+		value -= 1000;
+		proto_tx_release(&t);
+	}
+	/* the 25th descendant of root, from output 1 */
+	spend1(&t, &root.txid, 1, CB_VALUE / 4, 1000);
+	accept_ok(f, &t);
+	proto_tx_release(&t);
+	/* a 26th would be too many but for the carve-out: small, one ancestor */
+	spend1(&t, &root.txid, 2, CB_VALUE / 4, 1000);
+	accept_ok(f, &t);
+	struct proto_hash carved = t.txid;
+	proto_tx_release(&t);
+	/* no second carve-out: spend the carved child's output */
+	spend1(&t, &carved, 0, CB_VALUE / 4 - 1000, 1000);
+	proto_hash_to_hex(&root.txid, hex);
+	snprintf(want, sizeof(want), "too many descendants for tx %s [limit: 25]", hex);
+	expect_reject(f, &t, "too-long-mempool-chain", want);
+	proto_tx_release(&t);
+	proto_tx_release(&root);
+}
+
+static void test_rbf(void **state)
+{
+	struct fixture *f = *state;
+	struct proto_tx a, b, t;
+	spend1(&a, &f->cb[10], 0, CB_VALUE, 1000);
+	accept_ok(f, &a);
+	/* same feerate: rule 6 */
+	struct in_spec in = {.txid = f->cb[10], .n = 0};
+	struct out_spec o = {.value = CB_VALUE - 1000, .kind = SPK_IF};
+	build(&t, 2, 0, &in, 1, &o, 1);
+	expect_reject(f, &t, "insufficient fee", "rejecting replacement ");
+	proto_tx_release(&t);
+	/* a child of a, so the replacement must pay for both */
+	spend1(&b, &a.txid, 0, CB_VALUE - 1000, 20000);
+	accept_ok(f, &b);
+	o.value = CB_VALUE - 5000;
+	build(&t, 2, 0, &in, 1, &o, 1);
+	char hex[65], want[200];
+	proto_hash_to_hex(&t.txid, hex);
+	snprintf(want, sizeof(want),
+	         "rejecting replacement %s, less fees than conflicting txs; 0.00005 < 0.00021", hex);
+	expect_reject(f, &t, "insufficient fee", want);
+	proto_tx_release(&t);
+	/* 21,000 + less than its own relay fee */
+	o.value = CB_VALUE - 21050;
+	build(&t, 2, 0, &in, 1, &o, 1);
+	proto_hash_to_hex(&t.txid, hex);
+	snprintf(want, sizeof(want),
+	         "rejecting replacement %s, not enough additional fees to relay; 0.0000005 < ", hex);
+	expect_reject(f, &t, "insufficient fee", want);
+	proto_tx_release(&t);
+	/* a new unconfirmed input */
+	struct proto_tx other;
+	spend1(&other, &f->cb[11], 0, CB_VALUE, 1000);
+	accept_ok(f, &other);
+	struct in_spec two[2] = {{.txid = f->cb[10], .n = 0}, {.txid = other.txid, .n = 0}};
+	o.value = CB_VALUE - 100000;
+	build(&t, 2, 0, two, 2, &o, 1);
+	expect_reject(f, &t, "replacement-adds-unconfirmed", "replacement ");
+	proto_tx_release(&t);
+	/* enough: both a and b go, reported as replaced */
+	o.value = CB_VALUE - 100000;
+	build(&t, 2, 0, &in, 1, &o, 1);
+	struct chain_accept_result r;
+	chain_accept_result_init(&r);
+	unsigned before = f->removed[CHAIN_MEMPOOL_REMOVED_REPLACED];
+	assert_true(try_accept(f, &t, false, &r));
+	assert_int_equal(r.n_replaced, 2);
+	assert_int_equal(f->removed[CHAIN_MEMPOOL_REMOVED_REPLACED], before + 2);
+	assert_null(chain_mempool_find(f->c, &a.txid, false));
+	assert_null(chain_mempool_find(f->c, &b.txid, false));
+	chain_accept_result_release(&r);
+	proto_tx_release(&t);
+	proto_tx_release(&a);
+	proto_tx_release(&b);
+	proto_tx_release(&other);
+}
+
+static void test_rbf_too_many(void **state)
+{
+	struct fixture *f = *state;
+	/* five conflicts with 22 transactions each: 110 > 100 */
+	struct in_spec ins[5];
+	for (int k = 0; k < 5; k++) {
+		make_chain(f, 12 + k, 22, 1000, NULL);
+		ins[k] = (struct in_spec){.txid = f->cb[12 + k], .n = 0};
+	}
+	struct out_spec o = {.value = 5 * CB_VALUE - 10000000};
+	struct proto_tx t;
+	build(&t, 2, 0, ins, 5, &o, 1);
+	expect_reject(f, &t, "too many potential replacements",
+	              "rejecting replacement ");
+	proto_tx_release(&t);
+}
+
+static void test_truc(void **state)
+{
+	struct fixture *f = *state;
+	struct proto_tx p, c1, c2, t;
+	/* a non-TRUC parent, a TRUC child: not allowed */
+	spend1(&p, &f->cb[17], 0, CB_VALUE, 2000);
+	accept_ok(f, &p);
+	struct in_spec in = {.txid = p.txid, .n = 0};
+	struct out_spec o = {.value = CB_VALUE - 4000};
+	build(&t, 3, 0, &in, 1, &o, 1);
+	expect_reject(f, &t, "TRUC-violation", "version=3 tx ");
+	proto_tx_release(&t);
+	proto_tx_release(&p);
+	/* a TRUC parent with two outputs: one child, a second is a sibling to evict */
+	in = (struct in_spec){.txid = f->cb[18], .n = 0};
+	struct out_spec two[2] = {{CB_VALUE / 2, SPK_TRUE}, {CB_VALUE / 2 - 2000, SPK_TRUE}};
+	build(&p, 3, 0, &in, 1, two, 2);
+	accept_ok(f, &p);
+	/* a non-TRUC child of it */
+	in = (struct in_spec){.txid = p.txid, .n = 0};
+	o.value = CB_VALUE / 2 - 2000;
+	build(&t, 2, 0, &in, 1, &o, 1);
+	expect_reject(f, &t, "TRUC-violation", "non-version=3 tx ");
+	proto_tx_release(&t);
+	build(&c1, 3, 0, &in, 1, &o, 1);
+	accept_ok(f, &c1);
+	/* a low-fee sibling cannot evict */
+	in.n = 1;
+	o.value = CB_VALUE / 2 - 2000 - 1000;
+	build(&c2, 3, 0, &in, 1, &o, 1);
+	expect_reject(f, &c2, "insufficient fee (including sibling eviction)", NULL);
+	proto_tx_release(&c2);
+	/* a higher-fee one does */
+	o.value = CB_VALUE / 2 - 2000 - 50000;
+	build(&c2, 3, 0, &in, 1, &o, 1);
+	accept_ok(f, &c2);
+	assert_null(chain_mempool_find(f->c, &c1.txid, false));
+	proto_tx_release(&c1);
+	proto_tx_release(&c2);
+	proto_tx_release(&p);
+}
+
+static void test_ephemeral_dust(void **state)
+{
+	struct fixture *f = *state;
+	/* a zero-fee TRUC parent with one dust output, in as a reorg would put it */
+	struct in_spec in = {.txid = f->cb[19], .n = 0};
+	struct out_spec outs[2] = {{CB_VALUE - 0, SPK_TRUE}, {0, SPK_TRUE}};
+	outs[0].value = CB_VALUE;
+	struct proto_tx p, t;
+	build(&p, 3, 0, &in, 1, outs, 2);
+	struct chain_accept_opts opt = {.bypass_limits = true};
+	struct chain_accept_result r;
+	chain_accept_result_init(&r);
+	assert_int_equal(chain_mempool_accept(f->c, &p, &opt, &r), 0);
+	if (!r.accepted)
+		fail_msg("parent: %s (%s)", r.state.reason, r.state.debug);
+	/* a child not spending the dust */
+	in = (struct in_spec){.txid = p.txid, .n = 0};
+	struct out_spec o = {.value = CB_VALUE - 100000};
+	build(&t, 3, 0, &in, 1, &o, 1);
+	expect_reject(f, &t, "missing-ephemeral-spends", "tx ");
+	proto_tx_release(&t);
+	/* spending it too: fine */
+	struct in_spec both[2] = {{.txid = p.txid, .n = 0}, {.txid = p.txid, .n = 1}};
+	build(&t, 3, 0, both, 2, &o, 1);
+	accept_ok(f, &t);
+	proto_tx_release(&t);
+	proto_tx_release(&p);
+	chain_accept_result_release(&r);
+}
+
+static void test_block_reorg_cache(void **state)
+{
+	struct fixture *f = *state;
+	struct proto_tx a, b, x;
+	spend1(&a, &f->cb[20], 0, CB_VALUE, 3000);
+	spend1(&b, &a.txid, 0, CB_VALUE - 3000, 3000);
+	accept_ok(f, &a);
+	accept_ok(f, &b);
+	/* x spends what a block will spend otherwise: a conflict */
+	spend1(&x, &f->cb[21], 0, CB_VALUE, 3000);
+	accept_ok(f, &x);
+	struct chain_stats s0, s1;
+	chain_get_stats(f->c, &s0);
+	/* a block with a and b, and a different spend of cb[21] */
+	struct proto_tx y;
+	spend1(&y, &f->cb[21], 0, CB_VALUE, 9000);
+	struct chain_mine_tx txs[3];
+	uint8_t *raw[3];
+	size_t len;
+	assert_int_equal(chain_mempool_get_raw(f->c, &a.txid, false, &raw[0], &len), 0);
+	txs[0] = (struct chain_mine_tx){raw[0], len};
+	assert_int_equal(chain_mempool_get_raw(f->c, &b.txid, false, &raw[1], &len), 0);
+	txs[1] = (struct chain_mine_tx){raw[1], len};
+	struct proto_writer w;
+	proto_writer_init(&w);
+	proto_tx_encode(&y, &w);
+	txs[2] = (struct chain_mine_tx){w.buf, w.len};
+	unsigned mined = f->removed[CHAIN_MEMPOOL_REMOVED_BLOCK];
+	mine_txs(f, txs, 3, NULL);
+	free(raw[0]);
+	free(raw[1]);
+	proto_writer_release(&w);
+	assert_int_equal(f->removed[CHAIN_MEMPOOL_REMOVED_BLOCK], mined + 2);
+	assert_int_equal(f->removed[CHAIN_MEMPOOL_REMOVED_CONFLICT], 1);
+	assert_null(chain_mempool_find(f->c, &x.txid, false));
+	chain_get_stats(f->c, &s1);
+	/* a and b were verified by the mempool: the block skipped them */
+	assert_int_equal(s1.script_cache_hits - s0.script_cache_hits, 2);
+	assert_int_equal(s1.script_cache_misses - s0.script_cache_misses, 1);
+	/* the block goes away: a and b come back, y too */
+	struct chain_state st;
+	assert_int_equal(chain_invalidate(f->c, chain_tip(f->c), &st), 0);
+	assert_non_null(chain_mempool_find(f->c, &a.txid, false));
+	assert_non_null(chain_mempool_find(f->c, &b.txid, false));
+	assert_non_null(chain_mempool_find(f->c, &y.txid, false));
+	assert_true(f->added[CHAIN_MEMPOOL_ADDED_REORG] >= 3);
+	const struct chain_mempool_entry *eb = chain_mempool_find(f->c, &b.txid, false);
+	struct chain_mempool_entry_info ib;
+	chain_mempool_entry_info(eb, &ib);
+	assert_int_equal(ib.ancestor_count, 2);
+	proto_tx_release(&a);
+	proto_tx_release(&b);
+	proto_tx_release(&x);
+	proto_tx_release(&y);
+}
+
+static void test_expiry(void **state)
+{
+	struct fixture *f = *state;
+	struct proto_tx a, b;
+	spend1(&a, &f->cb[22], 0, CB_VALUE, 3000);
+	accept_ok(f, &a);
+	fake_now += 300 * 3600;
+	spend1(&b, &f->cb[23], 0, CB_VALUE, 3000);
+	accept_ok(f, &b);
+	fake_now += 37 * 3600;
+	unsigned before = f->removed[CHAIN_MEMPOOL_REMOVED_EXPIRY];
+	assert_int_equal(chain_mempool_limit(f->c), 1);
+	assert_int_equal(f->removed[CHAIN_MEMPOOL_REMOVED_EXPIRY], before + 1);
+	assert_null(chain_mempool_find(f->c, &a.txid, false));
+	assert_non_null(chain_mempool_find(f->c, &b.txid, false));
+	proto_tx_release(&a);
+	proto_tx_release(&b);
+}
+
+static void test_persist(void **state)
+{
+	struct fixture *f = *state;
+	struct proto_tx a, b;
+	spend1(&a, &f->cb[24], 0, CB_VALUE, 3000);
+	spend1(&b, &a.txid, 0, CB_VALUE - 3000, 3000);
+	accept_ok(f, &a);
+	accept_ok(f, &b);
+	assert_int_equal(chain_mempool_prioritise(f->c, &b.txid, 777), 0);
+	size_t n = pool_size(f);
+	assert_int_equal(chain_close(f->c), 0);
+	open_chain(f);
+	assert_int_equal(pool_size(f), n);
+	const struct chain_mempool_entry *eb = chain_mempool_find(f->c, &b.txid, false);
+	assert_non_null(eb);
+	struct chain_mempool_entry_info ib;
+	chain_mempool_entry_info(eb, &ib);
+	assert_int_equal(ib.modified_fee, 3777);
+	struct chain_mempool_info info;
+	chain_mempool_get_info(f->c, &info);
+	assert_true(info.loaded);
+	/* damage the file: the chain still opens, with an empty pool */
+	assert_int_equal(chain_close(f->c), 0);
+	char path[TU_TMPDIR_MAX + 32];
+	snprintf(path, sizeof(path), "%s/mempool.dat", f->dir);
+	size_t flen;
+	uint8_t *data = tu_read_file(path, &flen);
+	FILE *fp = fopen(path, "wb");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(data, 1, flen / 2, fp), flen / 2);
+	fclose(fp);
+	free(data);
+	open_chain(f);
+	struct chain_mempool_stats ms;
+	chain_mempool_get_stats(f->c, &ms);
+	assert_int_equal(ms.load_failed, 1);
+	assert_true(pool_size(f) < n);
+	proto_tx_release(&a);
+	proto_tx_release(&b);
+}
+
+static void test_package(void **state)
+{
+	struct fixture *f = *state;
+	struct proto_tx a, b, c;
+	spend1(&a, &f->cb[25], 0, CB_VALUE, 3000);
+	spend1(&b, &a.txid, 0, CB_VALUE - 3000, 3000);
+	spend1(&c, &f->cb[25], 0, CB_VALUE, 5000);
+	struct proto_tx *pkg[3] = {&a, &b, &c};
+	struct chain_accept_result r[3];
+	for (int i = 0; i < 3; i++)
+		chain_accept_result_init(&r[i]);
+	struct chain_package_state ps;
+	size_t before = pool_size(f);
+	assert_int_equal(chain_mempool_test_package(f->c, pkg, 2, r, &ps), 0);
+	assert_int_equal(ps.result, CHAIN_PACKAGE_UNSET);
+	assert_true(r[0].accepted && r[0].validated);
+	assert_true(r[1].accepted && r[1].validated);
+	assert_int_equal(pool_size(f), before);
+	/* not sorted */
+	struct proto_tx *rev[2] = {&b, &a};
+	assert_int_equal(chain_mempool_test_package(f->c, rev, 2, r, &ps), 0);
+	assert_int_equal(ps.result, CHAIN_PACKAGE_POLICY);
+	assert_string_equal(ps.reason, "package-not-sorted");
+	/* a conflict inside */
+	struct proto_tx *conf[2] = {&a, &c};
+	assert_int_equal(chain_mempool_test_package(f->c, conf, 2, r, &ps), 0);
+	assert_string_equal(ps.reason, "conflict-in-package");
+	for (int i = 0; i < 3; i++)
+		chain_accept_result_release(&r[i]);
+	proto_tx_release(&a);
+	proto_tx_release(&b);
+	proto_tx_release(&c);
+}
+
+/* ---- a small pool: eviction and the rolling minimum fee --------------------------- */
+
+static int setup_small(void **state)
+{
+	return setup_with(state, 20000);
+}
+
+static void test_eviction(void **state)
+{
+	struct fixture *f = *state;
+	/* fill with rising fees until something must go */
+	size_t accepted = 0;
+	struct proto_hash first = {{0}};
+	for (int h = 1; h <= 30; h++) {
+		struct proto_tx t;
+		spend1(&t, &f->cb[h], 0, CB_VALUE, 1000 + 100 * h);
+		struct chain_accept_result r;
+		chain_accept_result_init(&r);
+		if (try_accept(f, &t, false, &r))
+			accepted++;
+		if (h == 1)
+			first = t.txid;
+		chain_accept_result_release(&r);
+		proto_tx_release(&t);
+	}
+	assert_true(f->removed[CHAIN_MEMPOOL_REMOVED_SIZELIMIT] > 0);
+	assert_null(chain_mempool_find(f->c, &first, false));
+	struct chain_mempool_info info;
+	chain_mempool_get_info(f->c, &info);
+	assert_true(info.usage <= 20000);
+	int64_t minfee = chain_mempool_min_fee(f->c);
+	assert_true(minfee > 1000);
+	assert_int_equal(info.mempoolminfee, minfee);
+	/* below the new floor: reconsiderable */
+	struct proto_tx t;
+	spend1(&t, &f->cb[31], 0, CB_VALUE, 1100);
+	expect_reject(f, &t, "mempool min fee not met", NULL);
+	proto_tx_release(&t);
+	/* bytes per entry, for the report */
+	struct chain_mempool_entry_info ei;
+	const struct chain_mempool_entry **v;
+	size_t n;
+	assert_int_equal(chain_mempool_list(f->c, CHAIN_MEMPOOL_ORDER_DESCENDANT_SCORE, &v, &n), 0);
+	assert_true(n > 0);
+	chain_mempool_entry_info(v[0], &ei);
+	print_message("mempool: %zu entries, %llu bytes each (1-in-1-out P2WSH)\n", n,
+	              (unsigned long long)ei.usage);
+	free(v);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_accept_and_query, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_prechecks, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_scripts, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ancestor_limits, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_rbf, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_rbf_too_many, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_truc, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ephemeral_dust, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_block_reorg_cache, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_expiry, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_persist, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_package, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_eviction, setup_small, teardown),
+	};
+	(void)F;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
