@@ -472,7 +472,7 @@ void relay_ibd_over(struct daemon *d);
 #define RELAY_FEEFILTER_CHANGE_DELAY_MS (5u * 60u * 1000u)
 /** Raw bytes of mempool transactions the loop keeps to serve getdata (newest first). */
 #define RELAY_RAW_MAX_BYTES (64u << 20)
-/** Announcements waiting per peer at most (Core's queue is unbounded; a peer past this loses the newest). */
+/** Announcements waiting per peer at most (Core's is unbounded; past it the newest are lost). */
 #define RELAY_PEER_QUEUE_MAX 50000u
 /** Rejected wtxids remembered (Core's m_lazy_recent_rejects: 120,000). */
 #define RELAY_REJECTS_MAX 120000u
@@ -508,8 +508,8 @@ struct relay_tx {
 struct relay_peer {
 	uint64_t *q; /**< entry sequences waiting to be announced */
 	uint32_t n, cap;
-	uint64_t next_inv_ms;       /**< next trickle (Core m_next_inv_send_time) */
-	uint64_t last_inv_seq;      /**< entries below it may be served (Core m_last_inv_sequence) */
+	uint64_t next_inv_ms;  /**< next trickle (Core m_next_inv_send_time) */
+	uint64_t last_inv_seq; /**< entries below it may be served (Core m_last_inv_sequence) */
 	uint64_t next_feefilter_ms; /**< Core m_next_send_feefilter */
 };
 
@@ -541,19 +541,21 @@ struct txrelay_state {
 	struct relay_tx *v; /**< slab; free slots chained through next_free */
 	uint32_t cap, used, free_head;
 	struct hmap by_txid, by_wtxid, by_seq;
-	uint64_t seq;      /**< the last entry sequence given */
+	uint64_t seq;       /**< the last entry sequence given */
 	uint64_t raw_floor; /**< the oldest sequence that may still hold raw bytes */
 	uint64_t raw_bytes;
 	struct relay_block_txs block;
-	uint64_t inbound_next_ms; /**< the inbound peers' shared trickle (Core m_next_inv_to_inbounds) */
+	/** The inbound peers' shared trickle time (Core m_next_inv_to_inbounds). */
+	uint64_t inbound_next_ms;
 	struct hset rejects, reconsiderable, confirmed;
 	struct orphanage orphans;
-	bool orphan_busy;  /**< an orphan is with the validation thread */
-	uv_timer_t timer;  /**< the trickle and feefilter timer (RELAY_TIMER_MS) */
+	bool orphan_busy; /**< an orphan is with the validation thread */
+	uv_timer_t timer; /**< the trickle and feefilter timer (RELAY_TIMER_MS) */
 	bool timer_on;
 	double buckets[RELAY_FEE_BUCKETS_MAX];
 	uint32_t n_buckets;
-	_Atomic int64_t minfee; /**< the mempool's rolling minimum fee, published by the validation thread */
+	/** The mempool's rolling minimum fee, published by the validation thread. */
+	_Atomic int64_t minfee;
 	struct relay_stats st;
 	/* validation thread only */
 	struct relay_feed *feed;           /**< events since the last job, NULL when none */
@@ -591,8 +593,7 @@ bool txrelay_serve(struct peer *p, const struct proto_inv_vec *v);
 /** Announce, send feefilters: what the timer runs (tests call it with their clock). */
 void txrelay_trickle(struct daemon *d, uint64_t now_ms);
 /** The mempool entry with this id (wtxid or txid), or NULL. Loop thread. */
-const struct relay_tx *txrelay_find(const struct daemon *d, const struct proto_hash *h,
-                                    bool wtxid);
+const struct relay_tx *txrelay_find(const struct daemon *d, const struct proto_hash *h, bool wtxid);
 /**
  * Put a transaction in the mirror as the mempool's feed does (meta's ids,
  * fees, vsize and ancestors; raw copied) and, with `announce`, queue it
@@ -1093,12 +1094,12 @@ struct daemon {
 	const struct peerd_conf *conf;
 	const struct proto_params *params;
 	struct dlog log;
-	int64_t start_time; /**< unix seconds */
-	uint64_t start_ms;  /**< loop time */
-	uint8_t
-	    sip_key[16]; /**< salt for every fingerprint (known inv, relay map, rejects, addr, discouraged) */
-	uint64_t max_sendq; /**< maxsendbuffer in bytes */
-	uint64_t max_recvq; /**< maxreceivebuffer in bytes */
+	int64_t start_time;  /**< unix seconds */
+	uint64_t start_ms;   /**< loop time */
+	uint8_t sip_key[16]; /**< salt for every fingerprint (known inv, relay map, rejects, addr,
+	                        discouraged) */
+	uint64_t max_sendq;  /**< maxsendbuffer in bytes */
+	uint64_t max_recvq;  /**< maxreceivebuffer in bytes */
 	uint64_t peertimeout_ms;
 	uint32_t maxconnections; /**< after the RLIMIT_NOFILE check */
 

@@ -251,7 +251,8 @@ unsigned orphan_add_children_to_workset(struct orphanage *o, const struct proto_
 		struct orphan_tx *e = &o->v[i];
 		bool spends = false;
 		for (uint32_t j = 0; j < e->n_in && !spends; j++)
-			spends = e->prevouts[j].n < n_out && proto_hash_eq(&e->prevouts[j].txid, txid);
+			spends =
+			    e->prevouts[j].n < n_out && proto_hash_eq(&e->prevouts[j].txid, txid);
 		if (!spends || !e->n_ann)
 			continue;
 		/* One announcer does the work: if the orphan still misses a

@@ -196,12 +196,12 @@ json_t *stats_json(struct daemon *d)
 	              "open_fds", stats_open_fds(), "uptime", (json_int_t)uptime, "alloc_count",
 	              (json_int_t)base_alloc_count(), "bytes_recv", (json_int_t)s->bytes_recv);
 	json_object_set_new(process, "bytes_sent", json_integer((json_int_t)s->bytes_sent));
-	json_t *all = json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "uptime",
-	                 (json_int_t)uptime, "messages", messages_json(s), "decode_errors",
-	                 errors_json(s), "freelists", freelists_json(), "checkqueue",
-	                 checkqueue_json(d), "sync", sync_stats_json(d), "peers", peers,
-	                 "inventory", inv, "headers", headers, "addr", addr, "bans", bans,
-	                 "process", process);
+	json_t *all =
+	    json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "uptime",
+	              (json_int_t)uptime, "messages", messages_json(s), "decode_errors",
+	              errors_json(s), "freelists", freelists_json(), "checkqueue",
+	              checkqueue_json(d), "sync", sync_stats_json(d), "peers", peers, "inventory",
+	              inv, "headers", headers, "addr", addr, "bans", bans, "process", process);
 	if (all)
 		json_object_set_new(all, "relay", txrelay_stats_json(d));
 	return all;

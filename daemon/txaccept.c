@@ -378,7 +378,8 @@ void txaccept_on_tx(struct peer *p, struct proto_tx *tx)
 	uint64_t cand[INV_MAX_ANNOUNCERS];
 	uint32_t n_cand = inv_take_announcers(d, &tx->wtxid, cand, INV_MAX_ANNOUNCERS);
 	if (!proto_hash_eq(&tx->txid, &tx->wtxid))
-		n_cand += inv_take_announcers(d, &tx->txid, cand + n_cand, INV_MAX_ANNOUNCERS - n_cand);
+		n_cand +=
+		    inv_take_announcers(d, &tx->txid, cand + n_cand, INV_MAX_ANNOUNCERS - n_cand);
 	if (txaccept_already_have(d, &tx->wtxid, true, false) ||
 	    hset_contains(&d->txr.reconsiderable, fp(d, &tx->wtxid))) {
 		/* Nothing learned and nobody punished: the filters may err. */

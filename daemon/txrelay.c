@@ -121,7 +121,8 @@ static struct feed_item *feed_push(struct txrelay_state *r)
 }
 
 /* Validation thread: a mempool event. */
-static void on_added(void *arg, const struct chain_mempool_entry *e, enum chain_mempool_addition how)
+static void on_added(void *arg, const struct chain_mempool_entry *e,
+                     enum chain_mempool_addition how)
 {
 	struct daemon *d = arg;
 	struct feed_item *it = feed_push(&d->txr);
@@ -284,7 +285,8 @@ struct val_job *txrelay_feed_take(struct daemon *d, struct chain *c)
 	if (!r->feed_started) {
 		r->feed_started = true;
 		r->feed_tip = chain_tip(c);
-		struct chain_mempool_events ev = {.added = on_added, .removed = on_removed, .arg = d};
+		struct chain_mempool_events ev = {
+		    .added = on_added, .removed = on_removed, .arg = d};
 		chain_mempool_set_events(c, &ev);
 		/* What mempool.dat loaded before the callbacks were there. */
 		const struct chain_mempool_entry **es = NULL;
@@ -610,8 +612,8 @@ static void init_buckets(struct txrelay_state *r)
 	 * 0, then 500 times 1.1^k up to 1e7 sat/kvB, as doubles. */
 	r->n_buckets = 0;
 	r->buckets[r->n_buckets++] = 0;
-	for (double b = DAEMON_FEEFILTER_SAT_KVB / 2; b <= 1e7 && r->n_buckets < RELAY_FEE_BUCKETS_MAX;
-	     b *= 1.1)
+	for (double b = DAEMON_FEEFILTER_SAT_KVB / 2;
+	     b <= 1e7 && r->n_buckets < RELAY_FEE_BUCKETS_MAX; b *= 1.1)
 		r->buckets[r->n_buckets++] = b;
 }
 
@@ -944,8 +946,8 @@ json_t *txrelay_stats_json(struct daemon *d)
 	    (json_int_t)o->erased_for_block, "accepted", (json_int_t)o->accepted);
 	json_t *j = json_pack(
 	    "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
-	    "mempool_mirror", (json_int_t)r->used, "raw_bytes", (json_int_t)r->raw_bytes,
-	    "queued", (json_int_t)s->queued, "announced", (json_int_t)s->announced, "trickles",
+	    "mempool_mirror", (json_int_t)r->used, "raw_bytes", (json_int_t)r->raw_bytes, "queued",
+	    (json_int_t)s->queued, "announced", (json_int_t)s->announced, "trickles",
 	    (json_int_t)s->trickles, "inv_messages", (json_int_t)s->inv_msgs, "skipped_known",
 	    (json_int_t)s->skipped_known, "skipped_gone", (json_int_t)s->skipped_gone,
 	    "skipped_feefilter", (json_int_t)s->skipped_feefilter, "requested",

@@ -225,9 +225,12 @@ static void test_erase_for_block(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_add_and_announcers), cmocka_unit_test(test_weight_limit),
-	    cmocka_unit_test(test_limit_evicts_randomly), cmocka_unit_test(test_expiry),
-	    cmocka_unit_test(test_workset), cmocka_unit_test(test_erase_for_block),
+	    cmocka_unit_test(test_add_and_announcers),
+	    cmocka_unit_test(test_weight_limit),
+	    cmocka_unit_test(test_limit_evicts_randomly),
+	    cmocka_unit_test(test_expiry),
+	    cmocka_unit_test(test_workset),
+	    cmocka_unit_test(test_erase_for_block),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

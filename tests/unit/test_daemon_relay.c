@@ -129,7 +129,8 @@ static void test_inbound_share_a_timer_outbound_do_not(void **state)
 		/* Run the trickle until all four announced it. */
 		uint64_t first[4] = {0, 0, 0, 0};
 		struct peer *ps[4] = {in1, in2, out1, out2};
-		for (int k = 0; k < 100000 && !(first[0] && first[1] && first[2] && first[3]); k++) {
+		for (int k = 0; k < 100000 && !(first[0] && first[1] && first[2] && first[3]);
+		     k++) {
 			now += RELAY_TIMER_MS;
 			txrelay_trickle(t->d, now);
 			for (int i = 0; i < 4; i++) {
@@ -197,7 +198,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_order_fewest_ancestors_then_feerate, tf_setup,
 	                                    tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_broadcast_max, tf_setup, tf_teardown),
-	    cmocka_unit_test_setup_teardown(test_known_and_feefilter_skipped, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_known_and_feefilter_skipped, tf_setup,
+	                                    tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_inbound_share_a_timer_outbound_do_not, tf_setup,
 	                                    tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_getdata_only_after_inv, tf_setup, tf_teardown),
