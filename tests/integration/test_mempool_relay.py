@@ -53,7 +53,15 @@ def line(make_peerd, make_bitcoind, per_type=2):
     wait_until(lambda: len(d.rpc("getpeerinfo")) == 2
                and any(p["version"] and p["transport_protocol_type"] == "v1"
                        for p in a.getpeerinfo()), 15, "A connected to peerd")
-    a.mine(1)
+    # (A block announced in the very moment the connection completes can
+    # go unheard: another one is mined until peerd starts.)
+    for _ in range(6):
+        a.mine(1)
+        try:
+            wait_until(lambda: d.rpc("getblockchaininfo")["headers"] > 0, 5, "peerd to hear of A")
+            break
+        except AssertionError:
+            continue
     wait_until(lambda: b.getbestblockhash() == a.getbestblockhash(), 60, "B to sync through peerd")
     wait_until(lambda: not d.rpc("getblockchaininfo")["initialblockdownload"], 10, "peerd out of IBD")
     return a, b, d
