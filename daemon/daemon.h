@@ -557,6 +557,8 @@ struct txrelay_state {
 	/** The mempool's rolling minimum fee, published by the validation thread. */
 	_Atomic int64_t minfee;
 	struct relay_stats st;
+	const struct relay_tx **pick; /**< trickle scratch, grown to the longest queue */
+	uint32_t pick_cap;
 	/* validation thread only */
 	struct relay_feed *feed;           /**< events since the last job, NULL when none */
 	const struct chain_node *feed_tip; /**< the tip the last feed described */

@@ -586,12 +586,18 @@ static void trickle_peer(struct peer *p, uint64_t now)
 	if (!p->relaytxes)
 		rp->n = 0;
 	if (rp->n) {
-		const struct relay_tx **es = xreallocarray(NULL, rp->n, sizeof(*es));
-		if (es) {
-			uint32_t n = txrelay_pick(p, es);
+		struct txrelay_state *r = &d->txr;
+		if (r->pick_cap < rp->n) {
+			const struct relay_tx **es = xreallocarray(r->pick, rp->n, sizeof(*es));
+			if (es) {
+				r->pick = es;
+				r->pick_cap = rp->n;
+			}
+		}
+		if (r->pick_cap >= rp->n) {
+			uint32_t n = txrelay_pick(p, r->pick);
 			if (n)
-				announce(p, es, n);
-			xfree(es);
+				announce(p, r->pick, n);
 		}
 		if (!rp->n && rp->cap > 1024) {
 			xfree(rp->q);
@@ -895,6 +901,9 @@ void txrelay_release(struct daemon *d)
 	hmap_release(&r->by_txid);
 	hmap_release(&r->by_wtxid);
 	hmap_release(&r->by_seq);
+	xfree(r->pick);
+	r->pick = NULL;
+	r->pick_cap = 0;
 	block_txs_release(&r->block);
 	hset_release(&r->rejects);
 	hset_release(&r->reconsiderable);
