@@ -631,16 +631,83 @@ static bool desc_less(const struct chain_mempool_entry *a, const struct chain_me
 	return f1 < f2;
 }
 
+/* A descendant score with its tie-breaker, as desc_less compares them. */
+struct dscore {
+	double fee, size;
+	int64_t time;
+};
+
+static struct dscore dscore_of(const struct chain_mempool_entry *e)
+{
+	struct dscore d;
+	desc_score(e, &d.fee, &d.size);
+	d.time = e->time;
+	return d;
+}
+
+static bool dscore_less(const struct dscore *a, const struct dscore *b)
+{
+	double f1 = a->fee * b->size, f2 = a->size * b->fee;
+	if (f1 == f2)
+		return a->time >= b->time;
+	return f1 < f2;
+}
+
+/* Candidates kept from one walk over the pool (see mp_trim). */
+#define MP_TRIM_BATCH 64
+
 size_t mp_trim(struct chain_mempool *mp, size_t limit)
 {
+	/*
+	 * Core keeps a descendant-score index; here one walk collects the
+	 * MP_TRIM_BATCH worst entries and evictions are served from them
+	 * until the best of them is no longer below the walk's boundary.
+	 * That is exact because evicting a package never lowers a remaining
+	 * entry's score: only its ancestors change, and removing a package
+	 * whose feerate is at most their score leaves max(own, with
+	 * descendants) where it was or higher. So an entry outside the batch
+	 * stays at or above the boundary, and a batch member at or below it
+	 * is the pool's worst.
+	 */
 	size_t removed = 0;
 	struct mp_refs stage = {0};
+	struct chain_mempool_entry *cand[MP_TRIM_BATCH];
+	struct dscore cs[MP_TRIM_BATCH], bound = {0};
+	size_t nc = 0;
+	bool bounded = false;
 	while (mp->n && mp->usage > limit) {
-		struct chain_mempool_entry *worst = mp->entries[0];
-		for (size_t i = 1; i < mp->n; i++) {
-			if (desc_less(mp->entries[i], worst))
-				worst = mp->entries[i];
+		if (!nc) {
+			for (size_t i = 0; i < mp->n; i++) {
+				struct chain_mempool_entry *e = mp->entries[i];
+				struct dscore d = dscore_of(e);
+				if (nc == MP_TRIM_BATCH && !dscore_less(&d, &cs[nc - 1]))
+					continue;
+				size_t k = nc < MP_TRIM_BATCH ? nc++ : nc - 1;
+				while (k > 0 && dscore_less(&d, &cs[k - 1])) {
+					cs[k] = cs[k - 1];
+					cand[k] = cand[k - 1];
+					k--;
+				}
+				cs[k] = d;
+				cand[k] = e;
+			}
+			bounded = mp->n > nc;
+			bound = cs[nc - 1];
 		}
+		size_t best = 0;
+		struct dscore bs = dscore_of(cand[0]);
+		for (size_t k = 1; k < nc; k++) {
+			struct dscore d = dscore_of(cand[k]);
+			if (dscore_less(&d, &bs)) {
+				bs = d;
+				best = k;
+			}
+		}
+		if (bounded && dscore_less(&bound, &bs)) {
+			nc = 0; /* the batch rose above the rest: walk again */
+			continue;
+		}
+		struct chain_mempool_entry *worst = cand[best];
 		int64_t rate = feerate_of(worst->desc_fees, (int64_t)worst->desc_size) +
 		               mp->policy.incremental_relay_feerate;
 		if ((double)rate > mp->rolling_min) {
@@ -648,8 +715,16 @@ size_t mp_trim(struct chain_mempool *mp, size_t limit)
 			mp->block_since_bump = false;
 		}
 		stage.n = 0;
-		if (mp_collect_descendants(mp, worst, mp_new_epoch(mp), &stage))
+		uint64_t ep = mp_new_epoch(mp);
+		if (mp_collect_descendants(mp, worst, ep, &stage))
 			break;
+		/* Drop what is about to be freed from the batch. */
+		size_t keep = 0;
+		for (size_t k = 0; k < nc; k++) {
+			if (cand[k]->mark != ep)
+				cand[keep++] = cand[k];
+		}
+		nc = keep;
 		removed += stage.n;
 		mp_remove_set(mp, &stage, CHAIN_MEMPOOL_REMOVED_SIZELIMIT, false);
 	}

@@ -853,6 +853,63 @@ static void test_persist(void **state)
 	proto_tx_release(&b);
 }
 
+/* A mempool.dat as Core's savemempool writes it (version 2: XOR key by file offset). */
+static void test_load_core_file(void **state)
+{
+	struct fixture *f = *state;
+	struct proto_tx t;
+	spend1(&t, &f->cb[26], 0, CB_VALUE, 3000);
+	assert_int_equal(chain_close(f->c), 0);
+	struct proto_writer w;
+	proto_writer_init(&w);
+	static const uint8_t key[8] = {0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88};
+	proto_write_u64le(&w, 2);
+	proto_write_compact(&w, 8);
+	proto_write_bytes(&w, key, 8);
+	size_t body = w.len;
+	proto_write_u64le(&w, 1);
+	proto_tx_encode(&t, &w);
+	proto_write_u64le(&w, (uint64_t)fake_now);
+	proto_write_u64le(&w, 500); /* its prioritisation */
+	struct proto_hash other;
+	memset(other.b, 0x42, 32);
+	proto_write_compact(&w, 1); /* a delta for a tx not in the pool */
+	proto_write_hash(&w, &other);
+	proto_write_u64le(&w, 42);
+	proto_write_compact(&w, 2); /* unbroadcast txids: read and ignored */
+	proto_write_hash(&w, &t.txid);
+	proto_write_hash(&w, &other);
+	assert_int_equal(w.err, 0);
+	for (size_t i = body; i < w.len; i++)
+		w.buf[i] ^= key[i % 8];
+	char path[TU_TMPDIR_MAX + 32];
+	snprintf(path, sizeof(path), "%s/mempool.dat", f->dir);
+	FILE *fp = fopen(path, "wb");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(w.buf, 1, w.len, fp), w.len);
+	fclose(fp);
+	proto_writer_release(&w);
+	open_chain(f);
+	const struct chain_mempool_entry *e = chain_mempool_find(f->c, &t.txid, false);
+	assert_non_null(e);
+	struct chain_mempool_entry_info ei;
+	chain_mempool_entry_info(e, &ei);
+	assert_int_equal(ei.fee, 3000);
+	assert_int_equal(ei.modified_fee, 3500);
+	assert_int_equal(ei.time, fake_now);
+	struct chain_mempool_stats ms;
+	chain_mempool_get_stats(f->c, &ms);
+	assert_int_equal(ms.loaded, 1);
+	assert_int_equal(ms.load_failed, 0);
+	/* the other delta waits for its tx: saved again at close */
+	assert_int_equal(chain_mempool_save(f->c), 0);
+	size_t flen;
+	uint8_t *data = tu_read_file(path, &flen);
+	assert_true(flen > 17 + 8 + t.size + 16 + 1 + 40);
+	free(data);
+	proto_tx_release(&t);
+}
+
 static void test_package(void **state)
 {
 	struct fixture *f = *state;
@@ -912,8 +969,20 @@ static void test_eviction(void **state)
 		chain_accept_result_release(&r);
 		proto_tx_release(&t);
 	}
-	assert_true(f->removed[CHAIN_MEMPOOL_REMOVED_SIZELIMIT] > 0);
+	unsigned evicted = f->removed[CHAIN_MEMPOOL_REMOVED_SIZELIMIT];
+	assert_true(evicted > 0);
+	assert_int_equal(accepted, 30);
 	assert_null(chain_mempool_find(f->c, &first, false));
+	/* exactly the lowest feerates went, in order */
+	for (int h = 1; h <= 30; h++) {
+		struct proto_tx t;
+		spend1(&t, &f->cb[h], 0, CB_VALUE, 1000 + 100 * h);
+		bool in = chain_mempool_find(f->c, &t.txid, false) != NULL;
+		if (in != (h > (int)evicted))
+			fail_msg("tx %d (fee %d): in pool %d, %u evicted", h, 1000 + 100 * h, in,
+			         evicted);
+		proto_tx_release(&t);
+	}
 	struct chain_mempool_info info;
 	chain_mempool_get_info(f->c, &info);
 	assert_true(info.usage <= 20000);
@@ -951,6 +1020,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_block_reorg_cache, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_expiry, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_persist, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_load_core_file, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_package, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_eviction, setup_small, teardown),
 	};
