@@ -41,20 +41,20 @@ def line(make_peerd, make_bitcoind, per_type=2):
     to Core B; A and B each know only peerd. Outbound both ways, so each hop
     trickles on a 2 s timer (Core's rate: 35 announcements per trickle, 200
     transactions take ~12 s a hop; through inbound links, 5 s timers, they
-    would need ~30 s each). Waits until all three share A's tip and peerd is
-    out of initial block download."""
+    would need ~30 s each). peerd syncs from A first and connects to B once
+    out of initial block download (as Core, peerd ignores getheaders during
+    IBD, and B would not ask again for 2 minutes)."""
     a, b = make_bitcoind(2)
     a.create_wallet()
     a.fund_wallet(per_type=per_type)
-    d = make_peerd("-connect=127.0.0.1:%d" % b.port, "-peertimeout=20")
+    d = make_peerd("-peertimeout=20")
     a.connect_to("127.0.0.1:%d" % d.port)
-    # peerd's headers sync began with B (its first peer, at genesis); a new
-    # block announced by A makes it ask A, as Core would.
-    wait_until(lambda: len(d.rpc("getpeerinfo")) == 2
+    wait_until(lambda: len(d.rpc("getpeerinfo")) == 1
                and any(p["version"] and p["transport_protocol_type"] == "v1"
                        for p in a.getpeerinfo()), 15, "A connected to peerd")
-    # (A block announced in the very moment the connection completes can
-    # go unheard: another one is mined until peerd starts.)
+    # A new block announced by A makes peerd ask A for headers. (One
+    # announced in the very moment the connection completes can go
+    # unheard: another one is mined until peerd starts.)
     for _ in range(6):
         a.mine(1)
         try:
@@ -65,16 +65,8 @@ def line(make_peerd, make_bitcoind, per_type=2):
     wait_until(lambda: d.rpc("getblockchaininfo")["blocks"] == a.getblockcount(), 60,
                "peerd to sync from A")
     wait_until(lambda: not d.rpc("getblockchaininfo")["initialblockdownload"], 10, "peerd out of IBD")
-    # B asked peerd for headers when both were at genesis; it follows
-    # peerd's announcements. (Seen once in ~10 runs: B did not hear of the
-    # tip peerd reached while leaving IBD; one more block settles it.)
-    for _ in range(3):
-        try:
-            wait_until(lambda: b.getbestblockhash() == a.getbestblockhash(), 20, "B to sync")
-            break
-        except AssertionError:
-            a.mine(1)
-    wait_until(lambda: b.getbestblockhash() == a.getbestblockhash(), 20, "B to sync through peerd")
+    d.rpc("addnode", "127.0.0.1:%d" % b.port, "add")
+    wait_until(lambda: b.getbestblockhash() == a.getbestblockhash(), 60, "B to sync through peerd")
     return a, b, d
 
 
@@ -270,9 +262,15 @@ def test_privacy_timers_and_never_back(make_peerd, make_bitcoind):
     other_hex, other_txid, other_wtxid = signed_spend(a, coins[6])
     a.rpc("sendrawtransaction", other_hex)
     wtxids = [w for _, _, w in txs]
-    wait_until(lambda: all(w in r.seen for r in (recs["in1"], recs["in2"], recs["out1"],
-                                                  recs["out2"]) for w in wtxids + [other_wtxid]),
-               40, "every announcement to the four listeners")
+    listeners = ("in1", "in2", "out1", "out2")
+    try:
+        wait_until(lambda: all(w in recs[n].seen for n in listeners for w in wtxids + [other_wtxid]),
+                   40, "every announcement to the four listeners")
+    except AssertionError:
+        missing = {n: [w for w in wtxids + [other_wtxid] if w not in recs[n].seen] for n in listeners}
+        raise AssertionError("missing announcements %r; relay %r; inventory %r; peers %r" % (
+            missing, relay_stats(d), d.rpc("getstats")["inventory"],
+            [(p["id"], p.get("inbound"), p.get("relaytxes")) for p in d.rpc("getpeerinfo")]))
     wait_until(lambda: other_wtxid in recs["sender"].seen, 20, "the sender to hear of A's tx")
     time.sleep(1)
     for r in recs.values():
@@ -282,10 +280,12 @@ def test_privacy_timers_and_never_back(make_peerd, make_bitcoind):
         assert w not in recs["sender"].seen and txid not in recs["sender"].seen
     # Inbound peers share one timer: each transaction reaches both at once.
     gaps_in = [abs(recs["in1"].seen[w] - recs["in2"].seen[w]) for w in wtxids]
-    assert max(gaps_in) < 0.08, gaps_in
+    # (the same loop tick; the margin is for this process's threads on a busy machine)
+    assert max(gaps_in) < 0.25, gaps_in
     # Each outbound peer has its own (average 2 s): they differ.
     gaps_out = [abs(recs["out1"].seen[w] - recs["out2"].seen[w]) for w in wtxids]
-    assert max(gaps_out) > 0.3, gaps_out
+    # (six gaps under 0.5 s each: probability about 1e-4)
+    assert max(gaps_out) > 0.5, gaps_out
     s = relay_stats(d)
     assert s["trickles"] > 0 and s["skipped_known"] >= 0, s
 
