@@ -188,7 +188,7 @@ $(BUILD)/bin/peerctl: $(call obj,$(BUILD),$(PEERCTL_SRCS)) $(LIB)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)
 
-$(BUILD)/bin/peerbench: $(call obj,$(BUILD),$(BENCH_SRCS)) $(LIB)
+$(BUILD)/bin/peerbench: $(call obj,$(BUILD),$(BENCH_SRCS)) $(DLIB) $(LIB)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)

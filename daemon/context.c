@@ -30,7 +30,7 @@ int daemon_init(struct daemon *d, uv_loop_t *loop, const struct peerd_conf *c)
 	proto_writer_init(&d->txw);
 	chainview_init(&d->view);
 	sync_init(d);
-	if (inv_init(d) || addr_init(d))
+	if (inv_init(d) || addr_init(d) || txrelay_init(d))
 		return -ENOMEM;
 	return 0;
 }
@@ -51,6 +51,7 @@ void daemon_release(struct daemon *d)
 	d->listeners = NULL;
 	/* Results still queued may update the view: it goes after them. */
 	validation_release(d);
+	txrelay_release(d);
 	chainview_release(&d->view);
 	sync_release(d);
 }

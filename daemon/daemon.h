@@ -44,6 +44,7 @@
 #include "conf/conf.h"
 #include "daemon/hset.h"
 #include "daemon/log.h"
+#include "daemon/orphan.h"
 #include "proto/proto.h"
 
 struct pool_queue;
@@ -267,6 +268,8 @@ struct peer {
 	bool best_min_work;          /**< its best known block has more than the minimum work */
 	/* misbehaviour */
 	uint32_t decode_errors;
+	/* transaction relay (txrelay.c): NULL until the handshake is done */
+	struct relay_peer *txr;
 };
 
 /**
@@ -389,8 +392,6 @@ void handshake_tick(struct peer *p, uint64_t now_ms);
 
 /** Known-inventory set per peer (remembers at least half of this). */
 #define INV_KNOWN_MAX 8192u
-/** seen_txs: fingerprints of txids and wtxids received (at least half kept). */
-#define INV_SEEN_TXS_MAX 100000u
 /** Announcements tracked at once, all peers. */
 #define INV_MAX_TRACKED 100000u
 /** Announcements tracked per peer (Core MAX_PEER_TX_ANNOUNCEMENTS). */
@@ -402,9 +403,8 @@ void handshake_tick(struct peer *p, uint64_t now_ms);
 /** Announcers remembered per transaction. */
 #define INV_MAX_ANNOUNCERS 4u
 
-/** Transaction-request tracker and seen_txs. */
+/** Transaction-request tracker. */
 struct inv_state {
-	struct hset seen_txs;  /**< txids and wtxids of transactions received */
 	struct hmap req_index; /**< fingerprint of hash -> slot in reqs */
 	struct inv_req *reqs;  /**< slab; free slots chained through next_free */
 	uint32_t reqs_cap, reqs_used, free_head;
@@ -412,9 +412,9 @@ struct inv_state {
 	size_t pending_cap;
 };
 
-/** Set up the tracker and seen_txs (allocates nothing yet). 0. */
+/** Set up the tracker (allocates nothing yet). 0. */
 int inv_init(struct daemon *d);
-/** Free the tracker and seen_txs. */
+/** Free the tracker. */
 void inv_release(struct daemon *d);
 /** inv, getdata, notfound, tx, block, mempool. */
 void inv_on_msg(struct peer *p, const struct proto_msg *m);
@@ -430,6 +430,19 @@ uint32_t inv_tracked(const struct daemon *d);
 void inv_known_add(struct peer *p, const struct proto_hash *h);
 /** Whether the peer is known to have this hash. */
 bool inv_known_has(const struct peer *p, const struct proto_hash *h);
+/**
+ * A transaction arrived: the peers (ids) that announced `h` go to out[0..cap)
+ * and its tracked announcement is forgotten. Returns how many were written.
+ */
+uint32_t inv_take_announcers(struct daemon *d, const struct proto_hash *h, uint64_t *out,
+                             uint32_t cap);
+/** Forget the announcement of `h` (Core's ForgetTxHash): nothing more is asked for it. */
+void inv_forget(struct daemon *d, const struct proto_hash *h);
+/**
+ * An orphan's parent: track it by txid as announced by p (Core treats an
+ * orphan resolution candidate as announcing every missing parent).
+ */
+void inv_track_parent(struct peer *p, const struct proto_hash *txid);
 
 /* ---- chainview.c: the loop's copy of the active chain ------------------- */
 
@@ -507,6 +520,192 @@ void serve_peer_gone(struct peer *p);
 void relay_new_tip(struct daemon *d, const struct chainview_update *u);
 /** Initial block download ended: send the real feefilter to peers told MAX_MONEY. */
 void relay_ibd_over(struct daemon *d);
+
+/* ---- txrelay.c / txaccept.c: transaction relay -------------------------- */
+
+/** Average gap between announcements to inbound peers, one timer for all (Core 5 s). */
+#define RELAY_INBOUND_INTERVAL_MS 5000u
+/** Average gap between announcements to one outbound peer, its own timer (Core 2 s). */
+#define RELAY_OUTBOUND_INTERVAL_MS 2000u
+/** Core's INVENTORY_BROADCAST_PER_SECOND at 638a4c0bd8. */
+#define RELAY_BROADCAST_PER_SECOND 7u
+/** Core's INVENTORY_BROADCAST_TARGET: per second times the inbound interval. */
+#define RELAY_BROADCAST_TARGET (RELAY_BROADCAST_PER_SECOND * (RELAY_INBOUND_INTERVAL_MS / 1000u))
+/** Core's INVENTORY_BROADCAST_MAX: announcements per trickle at most. */
+#define RELAY_BROADCAST_MAX 1000u
+/** The relay timer's period (Core's message handler wakes every 100 ms). */
+#define RELAY_TIMER_MS 100u
+/** Average gap between feefilter checks (Core AVG_FEEFILTER_BROADCAST_INTERVAL). */
+#define RELAY_FEEFILTER_INTERVAL_MS (10u * 60u * 1000u)
+/** A big change of the filter goes out within this (Core MAX_FEEFILTER_CHANGE_DELAY). */
+#define RELAY_FEEFILTER_CHANGE_DELAY_MS (5u * 60u * 1000u)
+/** Raw bytes of mempool transactions the loop keeps to serve getdata (newest first). */
+#define RELAY_RAW_MAX_BYTES (64u << 20)
+/** Announcements waiting per peer at most (Core's is unbounded; past it the newest are lost). */
+#define RELAY_PEER_QUEUE_MAX 50000u
+/** Rejected wtxids remembered (Core's m_lazy_recent_rejects: 120,000). */
+#define RELAY_REJECTS_MAX 120000u
+/** Recently confirmed txids and wtxids remembered (Core's m_lazy_recent_confirmed_transactions). */
+#define RELAY_CONFIRMED_MAX 48000u
+/** Connected blocks whose transactions the validation thread reads for relay at most per update. */
+#define RELAY_FEED_MAX_BLOCKS 8u
+/**
+ * Transaction bytes waiting for the validation thread, at most: past it a
+ * received transaction is dropped (counted), so a peer flooding large
+ * transactions cannot grow the queue without bound (Core reads no further
+ * message of a peer until its transaction is done).
+ */
+#define RELAY_MAX_QUEUE_BYTES (32u << 20)
+/** Fee filter buckets (Core's FeeFilterRounder: 500 sat/kvB times 1.1^k up to 1e7). */
+#define RELAY_FEE_BUCKETS_MAX 128u
+
+/** A mempool transaction as the loop mirrors it (see txrelay.c). */
+struct relay_tx {
+	struct proto_hash txid, wtxid;
+	int64_t fee;          /**< base fee (feefilter compares it) */
+	int64_t modified_fee; /**< with prioritisation (ordering) */
+	int64_t vsize;
+	uint64_t ancestors; /**< in-mempool ancestors, itself included, when it entered */
+	uint64_t seq;       /**< the loop's entry sequence (Core's mempool sequence) */
+	uint8_t *raw;       /**< with witness; NULL once past RELAY_RAW_MAX_BYTES */
+	uint32_t len;
+	uint32_t next_free; /**< free-list link while unused */
+	bool used;
+};
+
+/** Per-peer relay state, allocated when the handshake is done. */
+struct relay_peer {
+	uint64_t *q; /**< entry sequences waiting to be announced */
+	uint32_t n, cap;
+	uint64_t next_inv_ms;  /**< next trickle (Core m_next_inv_send_time) */
+	uint64_t last_inv_seq; /**< entries below it may be served (Core m_last_inv_sequence) */
+	uint64_t next_feefilter_ms; /**< Core m_next_send_feefilter */
+};
+
+/** The most recent block's transactions, for getdata (Core m_most_recent_block_txs). */
+struct relay_block_txs {
+	uint8_t *buf; /**< every tx with witness, back to back */
+	struct relay_block_tx {
+		struct proto_hash txid, wtxid;
+		uint32_t off, len;
+	} * v;
+	uint32_t n;
+	struct hmap idx; /**< fingerprint of txid and of wtxid -> index in v */
+};
+
+struct relay_feed;
+
+/** Relay counters for getstats. */
+struct relay_stats {
+	uint64_t queued, announced, trickles, inv_msgs, skipped_known, skipped_gone,
+	    skipped_feefilter, queue_full;
+	uint64_t getdata_tx, served, served_block, notfound;
+	uint64_t feefilters_sent, feeds, added, removed, raw_dropped;
+	uint64_t orphan_jobs;
+	uint64_t queue_bytes, queue_dropped; /**< tx bytes with the validation thread; drops */
+};
+
+/** Transaction relay; loop thread except where marked (validation thread). */
+struct txrelay_state {
+	struct relay_tx *v; /**< slab; free slots chained through next_free */
+	uint32_t cap, used, free_head;
+	struct hmap by_txid, by_wtxid, by_seq;
+	uint64_t seq;       /**< the last entry sequence given */
+	uint64_t raw_floor; /**< the oldest sequence that may still hold raw bytes */
+	uint64_t raw_bytes;
+	struct relay_block_txs block;
+	/** The inbound peers' shared trickle time (Core m_next_inv_to_inbounds). */
+	uint64_t inbound_next_ms;
+	struct hset rejects, reconsiderable, confirmed;
+	struct orphanage orphans;
+	bool orphan_busy; /**< an orphan is with the validation thread */
+	uv_timer_t timer; /**< the trickle and feefilter timer (RELAY_TIMER_MS) */
+	bool timer_on;
+	double buckets[RELAY_FEE_BUCKETS_MAX];
+	uint32_t n_buckets;
+	/** The mempool's rolling minimum fee, published by the validation thread. */
+	_Atomic int64_t minfee;
+	struct relay_stats st;
+	const struct relay_tx **pick; /**< trickle scratch, grown to the longest queue */
+	uint32_t pick_cap;
+	/* validation thread only */
+	struct relay_feed *feed;           /**< events since the last job, NULL when none */
+	const struct chain_node *feed_tip; /**< the tip the last feed described */
+	bool feed_started;                 /**< events registered, the loaded pool described */
+};
+
+/** Set up (allocates nothing). 0. Loop thread, from daemon_init. */
+int txrelay_init(struct daemon *d);
+/** Free everything (the timer must be closed already). */
+void txrelay_release(struct daemon *d);
+/** Start the trickle timer (main.c, once the loop runs). 0 or a libuv error. */
+int txrelay_start(struct daemon *d);
+/** Stop and close the timer (shutdown). */
+void txrelay_stop(struct daemon *d);
+/**
+ * Validation thread, after every job (and once before the first): the
+ * mempool's additions and removals since the last call, the transactions
+ * of newly connected blocks and the rolling minimum fee, as a job for the
+ * loop (NULL when nothing happened). The first call registers the
+ * mempool's event callbacks and describes what mempool.dat loaded.
+ */
+struct val_job *txrelay_feed_take(struct daemon *d, struct chain *c);
+/** The handshake is done: relay state, the first feefilter (Core's timing). */
+void txrelay_peer_ready(struct peer *p);
+/** A closing peer: its queue and orphan announcements go. */
+void txrelay_peer_gone(struct peer *p);
+/**
+ * Serve a getdata entry for a transaction (Core's FindTxForGetData): a
+ * mempool transaction that entered before the last inv sent to p, or one
+ * of the most recent block. True when sent; false: the caller answers
+ * notfound.
+ */
+bool txrelay_serve(struct peer *p, const struct proto_inv_vec *v);
+/** Announce, send feefilters: what the timer runs (tests call it with their clock). */
+void txrelay_trickle(struct daemon *d, uint64_t now_ms);
+/** The mempool entry with this id (wtxid or txid), or NULL. Loop thread. */
+const struct relay_tx *txrelay_find(const struct daemon *d, const struct proto_hash *h, bool wtxid);
+/**
+ * Put a transaction in the mirror as the mempool's feed does (meta's ids,
+ * fees, vsize and ancestors; raw copied) and, with `announce`, queue it
+ * for every peer. For tests and benchmarks; the entry, or NULL (out of memory).
+ */
+const struct relay_tx *txrelay_mirror_add(struct daemon *d, const struct relay_tx *meta,
+                                          const uint8_t *raw, size_t len, bool announce);
+/** Initial block download ended: peers told the IBD filter get the real one now. */
+void txrelay_ibd_over(struct daemon *d);
+/** The active chain moved: forget recent rejects (Core's ActiveTipChange). */
+void txrelay_new_tip(struct daemon *d);
+/** Core's FeeFilterRounder::round with `coin` (a random value) picking the bucket. */
+int64_t txrelay_round_fee(const struct daemon *d, int64_t fee, uint64_t coin);
+/**
+ * Core's announcement order for p's queue: fewest ancestors first, then
+ * higher modified feerate, then hash; returns the entries to announce now
+ * (at most Core's broadcast_max for the queue's size) in `out` (xmalloc'd
+ * by the caller, room for p->txr->n), dropping what must never be sent
+ * (known, gone, under the peer's feefilter) from the queue. Returns the
+ * count. Exposed for tests.
+ */
+uint32_t txrelay_pick(struct peer *p, const struct relay_tx **out);
+/** getstats' "relay" object (new reference). */
+struct json_t *txrelay_stats_json(struct daemon *d);
+
+/** A tx message (ids computed): known-tx bookkeeping, then to the mempool. */
+void txaccept_on_tx(struct peer *p, struct proto_tx *tx);
+/**
+ * An inv entry for a transaction: true when nothing is to be asked for it
+ * (Core's AddTxAnnouncement: already have it, or an orphan this peer now
+ * helps resolve).
+ */
+bool txaccept_inv_have(struct peer *p, const struct proto_inv_vec *v);
+/** Core's AlreadyHaveTx. */
+bool txaccept_already_have(struct daemon *d, const struct proto_hash *h, bool wtxid,
+                           bool include_reconsiderable);
+/** A transaction entered the mempool: its orphans get reconsidered. */
+void txaccept_parent_accepted(struct daemon *d, const struct proto_hash *txid,
+                              const struct proto_hash *wtxid, uint32_t n_out);
+/** Start the next orphan reconsideration if none is running. */
+void txaccept_orphan_kick(struct daemon *d);
 
 /* ---- sync.c: headers-first sync and block download ---------------------- */
 
@@ -1007,6 +1206,8 @@ struct daemon_stats {
 	uint64_t inv_ignored_full; /**< tracker full or peer at its announcement limit */
 	uint64_t tx_requested, tx_request_timeouts, tx_received, tx_unsolicited;
 	uint64_t tx_decoded, tx_bytes;
+	uint64_t tx_already_have; /**< received but already known (mempool, orphan, rejected) */
+	uint64_t tx_accepted, tx_rejected, tx_orphaned, tx_punished;
 	uint64_t getdata_items, notfound_sent, notfound_recv, blocks_served;
 	uint64_t blocks_not_served;       /**< asked for, but unknown, not allowed or unreadable */
 	uint64_t blocks_served_reencoded; /**< of blocks_served: witnesses stripped (MSG_BLOCK) */
@@ -1076,12 +1277,12 @@ struct daemon {
 	const struct peerd_conf *conf;
 	const struct proto_params *params;
 	struct dlog log;
-	int64_t start_time; /**< unix seconds */
-	uint64_t start_ms;  /**< loop time */
-	uint8_t
-	    sip_key[16]; /**< salt for every fingerprint (known inv, seen_txs, addr, discouraged) */
-	uint64_t max_sendq; /**< maxsendbuffer in bytes */
-	uint64_t max_recvq; /**< maxreceivebuffer in bytes */
+	int64_t start_time;  /**< unix seconds */
+	uint64_t start_ms;   /**< loop time */
+	uint8_t sip_key[16]; /**< salt for every fingerprint (known inv, relay map, rejects, addr,
+	                        discouraged) */
+	uint64_t max_sendq;  /**< maxsendbuffer in bytes */
+	uint64_t max_recvq;  /**< maxreceivebuffer in bytes */
 	uint64_t peertimeout_ms;
 	uint32_t maxconnections; /**< after the RLIMIT_NOFILE check */
 
@@ -1137,6 +1338,8 @@ struct daemon {
 	struct sync_state sync;
 	/** maxrecvmemory: all peers' large rx buffers together. */
 	struct recvbudget rxb;
+	/** Transaction relay: the mempool's mirror, announcements, orphans. */
+	struct txrelay_state txr;
 };
 
 /**

@@ -105,6 +105,7 @@ void daemon_shutdown(struct daemon *d, const char *why)
 	notify_stopping(d);
 	uv_timer_stop(&d->tick);
 	uv_close((uv_handle_t *)&d->tick, close_cb_noop);
+	txrelay_stop(d);
 	uv_close((uv_handle_t *)&d->sig_term, close_cb_noop);
 	uv_close((uv_handle_t *)&d->sig_int, close_cb_noop);
 	uv_close((uv_handle_t *)&d->sig_hup, close_cb_noop);
@@ -182,6 +183,8 @@ static int start(struct daemon *d)
 	if ((err = net_init_targets(d)))
 		return err;
 	if ((err = uv_timer_start(&d->tick, on_tick, DAEMON_TICK_MS, DAEMON_TICK_MS)))
+		return err;
+	if ((err = txrelay_start(d)))
 		return err;
 	net_tick(d, daemon_now_ms(d));
 	DLOG_INFO_(&d->log, DLOG_MAIN,

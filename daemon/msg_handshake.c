@@ -198,13 +198,9 @@ static void on_verack(struct peer *p)
 	/* Then Core's "start block sync": a getheaders if this peer is one. */
 	if (p->state == PEER_ACTIVE)
 		sync_peer_ready(p);
-	if (p->state == PEER_ACTIVE && common_version(p) >= PEER_FEEFILTER_VERSION) {
-		d->out.cmd = PROTO_CMD_FEEFILTER;
-		d->out.feerate =
-		    d->view.ibd ? DAEMON_FEEFILTER_IBD_SAT_KVB : DAEMON_FEEFILTER_SAT_KVB;
-		p->sent_feefilter = d->out.feerate;
-		(void)peer_send_msg(p, &d->out);
-	}
+	/* Transaction relay starts: Core's first feefilter (txrelay.c). */
+	if (p->state == PEER_ACTIVE)
+		txrelay_peer_ready(p);
 }
 
 static void on_pong(struct peer *p, uint64_t nonce)

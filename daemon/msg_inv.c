@@ -1,25 +1,24 @@
 /*
- * daemon/msg_inv.c: inv, getdata, notfound, tx, block and mempool until
- * chain/ exists.
+ * daemon/msg_inv.c: inv, getdata, notfound, tx, block and mempool.
  *
- * What peerd does with inventory now, and nothing more:
  *   - every inv entry is remembered in the announcing peer's bounded
  *     known-inventory set (salted SipHash fingerprints; the set is
  *     allocated on the peer's first inv, so idle peers cost nothing). A
  *     repeat announcement from the same peer is skipped at once.
- *   - each announced transaction not yet seen is requested once, from one
- *     announcer at a time (Core's TxRequestTracker, simplified): up to 100
- *     requests in flight per peer, up to 5,000 tracked announcements per
- *     peer, 100,000 in all. A request unanswered after 60 s
- *     (GETDATA_TX_INTERVAL), or answered with notfound, falls back to the
- *     next announcer; when none is left the announcement is forgotten.
- *   - a received transaction is decoded and its txid and wtxid go into the
- *     bounded seen-set "seen_txs". It is not validated and not relayed:
- *     there is no mempool until chain/ validates transactions.
- *   - getdata: blocks are served from the block files (serve.c), an
- *     unknown block is ignored and a transaction answered with notfound,
- *     as Core does.
- *   - block invs and block messages are counted (and decoded); nothing more.
+ *   - each announced transaction peerd does not already have (mempool,
+ *     orphanage, recent rejects, recently confirmed: txaccept.c) is
+ *     requested once, from one announcer at a time (Core's
+ *     TxRequestTracker, simplified): up to 100 requests in flight per
+ *     peer, up to 5,000 tracked announcements per peer, 100,000 in all. A
+ *     request unanswered after 60 s (GETDATA_TX_INTERVAL), or answered
+ *     with notfound, falls back to the next announcer; when none is left
+ *     the announcement is forgotten. An orphan's missing parents are
+ *     tracked here too, by txid, as announced by each of its announcers.
+ *   - a received transaction goes to the mempool (txaccept.c).
+ *   - getdata: blocks are served from the block files (serve.c),
+ *     transactions from the relay mirror (txrelay.c), notfound otherwise.
+ *   - block invs start a headers sync (sync.c); block messages go to
+ *     sync.c undecoded.
  *   - mempool: peerd does not offer bloom filters, so, as Core, the peer is
  *     disconnected.
  * Peers that negotiated wtxidrelay announce by wtxid (MSG_WTX) and others
@@ -58,7 +57,6 @@ int inv_init(struct daemon *d)
 {
 	struct inv_state *s = &d->inv;
 	memset(s, 0, sizeof(*s));
-	hset_init(&s->seen_txs, INV_SEEN_TXS_MAX);
 	hmap_init(&s->req_index);
 	s->free_head = INV_NONE;
 	return 0;
@@ -67,7 +65,6 @@ int inv_init(struct daemon *d)
 void inv_release(struct daemon *d)
 {
 	struct inv_state *s = &d->inv;
-	hset_release(&s->seen_txs);
 	hmap_release(&s->req_index);
 	xfree(s->reqs);
 	s->reqs = NULL;
@@ -83,6 +80,7 @@ uint32_t inv_tracked(const struct daemon *d)
 
 void inv_peer_gone(struct peer *p)
 {
+	txrelay_peer_gone(p);
 	if (p->known_inv) {
 		hset_release(p->known_inv);
 		xfree(p->known_inv);
@@ -316,10 +314,10 @@ static void on_inv(struct peer *p, const struct proto_inv *inv)
 				d->stats.inv_known_dup++;
 				continue;
 			}
-			if (hset_contains(&d->inv.seen_txs, fp))
-				continue;
 			/* Core: nothing is asked for during initial block download. */
 			if (d->view.ibd)
+				continue;
+			if (txaccept_inv_have(p, v))
 				continue;
 			track(p, v, fp, now);
 		} else if (base == PROTO_INV_BLOCK) {
@@ -386,6 +384,8 @@ static void on_getdata(struct peer *p, const struct proto_inv *inv)
 		 * kinds (filtered, compact) and unknown blocks get nothing. */
 		if (base != PROTO_INV_TX && base != PROTO_INV_WTX)
 			continue;
+		if (txrelay_serve(p, v))
+			continue;
 		if (batch_add(d, v))
 			break;
 	}
@@ -435,31 +435,53 @@ static void on_tx(struct peer *p, struct proto_tx *tx)
 	d->stats.tx_received++;
 	d->stats.tx_decoded++;
 	d->stats.tx_bytes += tx->size;
-	uint64_t fp_txid = hash_fp(d, &tx->txid);
-	uint64_t fp_wtxid = proto_hash_eq(&tx->txid, &tx->wtxid) ? fp_txid : hash_fp(d, &tx->wtxid);
 	uint32_t slot;
-	bool found = false;
-	if (req_find(d, fp_wtxid, &slot)) {
-		req_delete(d, slot);
-		found = true;
-	}
-	if (fp_txid != fp_wtxid && req_find(d, fp_txid, &slot)) {
-		req_delete(d, slot);
-		found = true;
-	}
-	if (!found)
+	bool asked = false;
+	if (req_find(d, hash_fp(d, &tx->wtxid), &slot) && d->inv.reqs[slot].requested == ref(p))
+		asked = true;
+	if (req_find(d, hash_fp(d, &tx->txid), &slot) && d->inv.reqs[slot].requested == ref(p))
+		asked = true;
+	if (!asked)
 		d->stats.tx_unsolicited++;
-	(void)hset_insert(&d->inv.seen_txs, fp_txid);
-	if (fp_wtxid != fp_txid)
-		(void)hset_insert(&d->inv.seen_txs, fp_wtxid);
-	(void)known_insert(p, p->wtxidrelay ? fp_wtxid : fp_txid);
 	if (dlog_enabled(&d->log, DLOG_DEBUG, DLOG_INV)) {
 		char hex[65];
 		proto_hash_to_hex(&tx->txid, hex);
-		DLOG_DBG(&d->log, DLOG_INV,
-		         "tx %s (%u bytes, %u in, %u out) from peer=%llu: seen, not validated", hex,
+		DLOG_DBG(&d->log, DLOG_INV, "tx %s (%u bytes, %u in, %u out) from peer=%llu", hex,
 		         tx->size, tx->n_in, tx->n_out, (unsigned long long)p->id);
 	}
+	txaccept_on_tx(p, tx);
+}
+
+uint32_t inv_take_announcers(struct daemon *d, const struct proto_hash *h, uint64_t *out,
+                             uint32_t cap)
+{
+	uint32_t slot, n = 0;
+	if (!req_find(d, hash_fp(d, h), &slot))
+		return 0;
+	struct inv_req *e = &d->inv.reqs[slot];
+	if (!proto_hash_eq(&e->hash, h))
+		return 0;
+	for (uint8_t i = 0; i < e->n_ann && n < cap; i++)
+		out[n++] = e->ann[i] - 1;
+	req_delete(d, slot);
+	return n;
+}
+
+void inv_forget(struct daemon *d, const struct proto_hash *h)
+{
+	uint32_t slot;
+	if (req_find(d, hash_fp(d, h), &slot) && proto_hash_eq(&d->inv.reqs[slot].hash, h))
+		req_delete(d, slot);
+}
+
+void inv_track_parent(struct peer *p, const struct proto_hash *txid)
+{
+	struct daemon *d = p->d;
+	struct proto_inv_vec v = {.type = PROTO_INV_TX, .hash = *txid};
+	/* Inside on_inv the batch holds that inv's requests, to this same
+	 * peer: sending them with the parent's keeps the order. */
+	track(p, &v, hash_fp(d, txid), daemon_now_ms(d));
+	batch_send(p, PROTO_CMD_GETDATA);
 }
 
 void inv_on_msg(struct peer *p, const struct proto_msg *m)

@@ -77,29 +77,17 @@ static void announce(struct peer *p, const struct chainview_update *u)
 	announce_inv(p, tip);
 }
 
-/* IBD is over: the feefilter that asked for no transactions is lifted. */
-static void lift_feefilter(struct peer *p)
-{
-	struct daemon *d = p->d;
-	if (p->sent_feefilter != DAEMON_FEEFILTER_IBD_SAT_KVB)
-		return;
-	d->out.cmd = PROTO_CMD_FEEFILTER;
-	d->out.feerate = DAEMON_FEEFILTER_SAT_KVB;
-	if (peer_send_msg(p, &d->out) == 0)
-		p->sent_feefilter = DAEMON_FEEFILTER_SAT_KVB;
-}
-
+/* IBD is over: the feefilter that asked for no transactions is lifted
+ * (txrelay.c sends Core's filter to every peer told the IBD one). */
 void relay_ibd_over(struct daemon *d)
 {
-	for (uint32_t i = 0; i < d->n_peers; i++) {
-		struct peer *p = d->peers[i];
-		if (p->state == PEER_ACTIVE)
-			lift_feefilter(p);
-	}
+	txrelay_ibd_over(d);
 }
 
 void relay_new_tip(struct daemon *d, const struct chainview_update *u)
 {
+	/* Rejected transactions may be valid on the new tip. */
+	txrelay_new_tip(d);
 	/* Core's UpdatedBlockTip: no announcements during initial block
 	 * download. */
 	if (u->ibd)

@@ -209,7 +209,9 @@ void serve_next(struct peer *p)
 		const struct proto_inv_vec *v = &p->serve_q[p->serve_head++];
 		uint32_t base = v->type & ~(uint32_t)PROTO_INV_WITNESS_FLAG;
 		if (base == PROTO_INV_TX || base == PROTO_INV_WTX) {
-			add_notfound(d, v);
+			/* From the relay mirror (txrelay.c), else notfound. */
+			if (!txrelay_serve(p, v))
+				add_notfound(d, v);
 			continue;
 		}
 		/* A compact block request (Core asks its high-bandwidth peers

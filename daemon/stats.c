@@ -167,12 +167,15 @@ json_t *stats_json(struct daemon *d)
 	    "tx_request_timeouts", (json_int_t)s->tx_request_timeouts, "tx_received",
 	    (json_int_t)s->tx_received, "tx_unsolicited", (json_int_t)s->tx_unsolicited,
 	    "tx_decoded", (json_int_t)s->tx_decoded, "tx_bytes", (json_int_t)s->tx_bytes,
-	    "seen_txs", (json_int_t)hset_count(&d->inv.seen_txs), "getdata_items",
+	    "tx_accepted", (json_int_t)s->tx_accepted, "getdata_items",
 	    (json_int_t)s->getdata_items, "notfound_sent", (json_int_t)s->notfound_sent,
 	    "notfound_received", (json_int_t)s->notfound_recv, "blocks_served",
 	    (json_int_t)s->blocks_served, "blocks_received", (json_int_t)s->blocks_recv,
-	    "known_inventory_bytes", (json_int_t)known_bytes, "seen_txs_bytes",
-	    (json_int_t)hset_bytes(&d->inv.seen_txs));
+	    "known_inventory_bytes", (json_int_t)known_bytes, "tx_rejected",
+	    (json_int_t)s->tx_rejected);
+	json_object_set_new(inv, "tx_orphaned", json_integer((json_int_t)s->tx_orphaned));
+	json_object_set_new(inv, "tx_already_have", json_integer((json_int_t)s->tx_already_have));
+	json_object_set_new(inv, "tx_punished", json_integer((json_int_t)s->tx_punished));
 	json_t *headers = json_pack(
 	    "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i}", "headers_messages",
 	    (json_int_t)s->headers_msgs, "headers_received", (json_int_t)s->headers_entries,
@@ -205,6 +208,7 @@ json_t *stats_json(struct daemon *d)
 		json_object_set_new(json_object_get(out, "peers"), "bloom_disconnects",
 		                    json_integer((json_int_t)s->bloom_disconnects));
 		json_object_set_new(out, "control", ctl_stats_json(d));
+		json_object_set_new(out, "relay", txrelay_stats_json(d));
 	}
 	return out;
 }

@@ -140,11 +140,14 @@ static void thread_main(void *arg)
 	struct daemon *d = v->d;
 	/* The chain as it was opened, before any job. */
 	struct view_job *first = view_update(v);
+	struct val_job *feed = txrelay_feed_take(d, v->chain);
 	uv_mutex_lock(&v->mu);
-	if (first) {
+	if (first)
 		queue_push(&v->out_head, &v->out_tail, &first->job);
+	if (feed)
+		queue_push(&v->out_head, &v->out_tail, feed);
+	if (first || feed)
 		wake_loop_locked(v);
-	}
 	for (;;) {
 		while (!v->stopping && (v->held || !v->in_head))
 			uv_cond_wait(&v->cv, &v->mu);
@@ -164,6 +167,8 @@ static void thread_main(void *arg)
 		atomic_store_explicit(&v->busy, false, memory_order_relaxed);
 		publish(v);
 		struct view_job *vj = view_update(v);
+		/* The mempool's changes for relay (txrelay.c). */
+		struct val_job *fj = txrelay_feed_take(d, v->chain);
 
 		uv_mutex_lock(&v->mu);
 		v->running = false;
@@ -171,6 +176,8 @@ static void thread_main(void *arg)
 		/* The view first: a job's done callback sees the chain it made. */
 		if (vj)
 			queue_push(&v->out_head, &v->out_tail, &vj->job);
+		if (fj)
+			queue_push(&v->out_head, &v->out_tail, fj);
 		queue_push(&v->out_head, &v->out_tail, j);
 		wake_loop_locked(v);
 	}
