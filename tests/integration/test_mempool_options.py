@@ -1,0 +1,129 @@
+"""Core's mempool and relay-policy options (-maxmempool, -minrelaytxfee,
+-incrementalrelayfee, -dustrelayfee, -datacarriersize, -permitbaremultisig,
+-mempoolexpiry, ...): peerd and a bitcoind started with the same options
+answer getmempoolinfo and testmempoolaccept alike; bad values are refused
+at startup with Core's messages, naming the key.
+"""
+import subprocess
+from decimal import Decimal
+
+import pytest
+
+import bitcoind
+from conftest import BUILD, Peerd
+from mempool_craft import TRUE, OP_1, OP_CHECKMULTISIG, op_return, p2wsh, script
+from test_mempool_parity import COIN, KEY, Env, norm, SPK, _stop_all, spend
+
+PEERD = BUILD + "/bin/peerd"
+
+OPTS = ("-maxmempool=7", "-minrelaytxfee=0.00002", "-incrementalrelayfee=0.00003",
+        "-dustrelayfee=0.0001", "-datacarriersize=40", "-permitbaremultisig=0",
+        "-mempoolexpiry=100", "-bytespersigop=30")
+
+
+def start_fails(tmp_path, *args):
+    """peerd's exit code and stderr for a start that must fail at the config."""
+    p = subprocess.run([PEERD, "-regtest", "-datadir=%s" % tmp_path, "-printtoconsole=1", *args],
+                       capture_output=True, text=True, timeout=30)
+    return p.returncode, p.stderr
+
+
+@pytest.mark.parametrize("args,msg", [
+    (("-maxmempool=4",), "-maxmempool must be at least 5 MB"),
+    (("-limitdescendantsize=200", "-maxmempool=7"), "-maxmempool must be at least 8 MB"),
+    (("-minrelaytxfee=abc",), "Invalid amount for -minrelaytxfee=<amount>: 'abc'"),
+    (("-dustrelayfee=-1",), "Invalid amount for -dustrelayfee=<amount>: '-1'"),
+    (("-incrementalrelayfee=1.123456789",),
+     "Invalid amount for -incrementalrelayfee=<amount>: '1.123456789'"),
+    (("-minrelaytxfee=21000001",), "Invalid amount for -minrelaytxfee=<amount>: '21000001'"),
+    (("-datacarriersize=abc",), "datacarriersize=abc: not a number"),
+    (("-permitbaremultisig=2",), "permitbaremultisig=2: not 0 or 1"),
+])
+def test_config_errors(tmp_path, args, msg):
+    rc, err = start_fails(tmp_path, *args)
+    assert rc != 0 and msg in err, (rc, err)
+
+
+def test_acceptnonstdtxn_refused_on_main(tmp_path):
+    p = subprocess.run([PEERD, "-datadir=%s" % tmp_path, "-acceptnonstdtxn=1", "-connect=0"],
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode != 0
+    assert "acceptnonstdtxn is not currently supported for main chain" in p.stderr, p.stderr
+
+
+def test_help_lists_the_keys():
+    out = subprocess.run([PEERD, "-help"], capture_output=True, text=True, timeout=30).stdout
+    for k in ("maxmempool", "mempoolexpiry", "persistmempool", "minrelaytxfee", "incrementalrelayfee",
+              "dustrelayfee", "permitbaremultisig", "datacarrier", "datacarriersize", "acceptnonstdtxn",
+              "bytespersigop", "limitancestorcount", "limitdescendantsize"):
+        assert "-%s=" % k in out, k
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    """Core and peerd both started with OPTS on the same tip; coins of the kinds below."""
+    binary, why = bitcoind.find_bitcoind()
+    if binary is None:
+        pytest.skip(why)
+    tmp = tmp_path_factory.mktemp("mpopts")
+    core = peerd = None
+    try:
+        core = bitcoind.Bitcoind(binary, tmp / "core", name="core0", args=("-acceptnonstdtxn=0",) + OPTS)
+        core.wait_ready()
+        core.create_wallet()
+        peerd = Peerd(tmp, name="peerd", listen=False, args=OPTS)
+        e = Env(core, peerd)
+        e.used = set()
+        addr = core.new_address("bech32")
+        e.wallet_desc = core.rpc("getaddressinfo", addr, wallet=core.wallet)["desc"]
+        e.change_spk = bytes.fromhex(core.rpc("getaddressinfo", core.new_address("bech32"),
+                                              wallet=core.wallet)["scriptPubKey"])
+        e.mine(101)
+        e.pools["wsh_true"] = e.fund([(COIN // 5, SPK["wsh_true"])] * 10, ["wsh_true"] * 10)
+        yield e
+    finally:
+        _stop_all(core, peerd)
+
+
+
+
+@pytest.mark.interop
+def test_getmempoolinfo_reflects_options(env):
+    a = env.core.rpc("getmempoolinfo")
+    b = norm(env.peerd.rpc("getmempoolinfo"))
+    assert a["maxmempool"] == 7_000_000
+    assert a["minrelaytxfee"] == Decimal("0.00002") and a["incrementalrelayfee"] == Decimal("0.00003")
+    for k in ("maxmempool", "minrelaytxfee", "incrementalrelayfee", "mempoolminfee"):
+        assert b[k] == a[k], (k, a[k], b[k])
+
+
+@pytest.mark.interop
+def test_datacarriersize(env):
+    # 40 bytes of script: 1 + push(38) fits; 1 + push(39) does not.
+    c1, c2 = env.take_n("wsh_true", 2)
+    env.accept(spend([c1], [(c1.value - 20000, p2wsh(TRUE)), (0, op_return(38))]))
+    env.reject(spend([c2], [(c2.value - 20000, p2wsh(TRUE)), (0, op_return(39))]), "scriptpubkey")
+
+
+@pytest.mark.interop
+def test_bare_multisig_refused(env):
+    c = env.take("wsh_true")
+    env.reject(spend([c], [(c.value - 20000, script(OP_1, KEY.pub, OP_1, OP_CHECKMULTISIG))]),
+               "bare-multisig")
+
+
+@pytest.mark.interop
+def test_dustrelayfee(env):
+    # At 0.0001 BTC/kvB a P2WSH output's dust threshold is 10x the default's 330: 1,100 sats.
+    c1, c2 = env.take_n("wsh_true", 2)
+    env.reject(spend([c1], [(c1.value - 21000, p2wsh(TRUE)), (1000, p2wsh(TRUE))]), "dust")
+    env.accept(spend([c2], [(c2.value - 21100, p2wsh(TRUE)), (1100, p2wsh(TRUE))]))
+
+
+@pytest.mark.interop
+def test_minrelaytxfee(env):
+    # 96 vB: 150 sats is under 2 sat/vB (192), 200 is over; both over the default 1 sat/vB.
+    c1, c2 = env.take_n("wsh_true", 2)
+    r = env.reject(spend([c1], fee=150), "min relay fee not met")
+    assert r["reject-details"] == "min relay fee not met, 150 < 192", r
+    env.accept(spend([c2], fee=200))
