@@ -4,6 +4,7 @@
 answer getmempoolinfo and testmempoolaccept alike; bad values are refused
 at startup with Core's messages, naming the key.
 """
+import os
 import subprocess
 from decimal import Decimal
 
@@ -73,13 +74,13 @@ def env(tmp_path_factory):
         core.create_wallet()
         peerd = Peerd(tmp, name="peerd", listen=False, args=OPTS)
         e = Env(core, peerd)
-        e.used = set()
+        e.used, e.binary = set(), binary
         addr = core.new_address("bech32")
         e.wallet_desc = core.rpc("getaddressinfo", addr, wallet=core.wallet)["desc"]
         e.change_spk = bytes.fromhex(core.rpc("getaddressinfo", core.new_address("bech32"),
                                               wallet=core.wallet)["scriptPubKey"])
         e.mine(101)
-        e.pools["wsh_true"] = e.fund([(COIN // 5, SPK["wsh_true"])] * 10, ["wsh_true"] * 10)
+        e.pools["wsh_true"] = e.fund([(COIN // 5, SPK["wsh_true"])] * 20, ["wsh_true"] * 20)
         yield e
     finally:
         _stop_all(core, peerd)
@@ -127,3 +128,59 @@ def test_minrelaytxfee(env):
     r = env.reject(spend([c1], fee=150), "min relay fee not met")
     assert r["reject-details"] == "min relay fee not met, 150 < 192", r
     env.accept(spend([c2], fee=200))
+
+
+def synced(env, node):
+    """node (a Peerd or a Bitcoind) fed env's Core's blocks by submitblock."""
+    call = node.rpc
+    for h in range(call("getblockcount") + 1, env.core.getblockcount() + 1):
+        assert call("submitblock", env.core.getblock(env.core.getblockhash(h), 0)) is None
+    assert call("getbestblockhash") == env.core.getbestblockhash()
+    return node
+
+
+@pytest.mark.interop
+def test_persistmempool_off(env, tmp_path):
+    """-persistmempool=0: no mempool.dat at shutdown, an empty mempool after a restart;
+    the default keeps it (the control that the test can fail)."""
+    c1, c2 = env.take_n("wsh_true", 2)
+    for args, tx, kept in ((("-persistmempool=0",), spend([c1]), 0), ((), spend([c2]), 1)):
+        name = "p%d" % kept
+        p = synced(env, Peerd(tmp_path, name=name, listen=False, args=args))
+        p.rpc("sendrawtransaction", tx.hex())
+        assert p.rpc("getmempoolinfo")["size"] == 1
+        rc, _ = p.stop(timeout=15)
+        assert rc == 0, p.log()
+        assert os.path.exists(os.path.join(p.netdir, "mempool.dat")) == bool(kept)
+        p = Peerd(tmp_path, name=name, listen=False, args=args)
+        try:
+            assert p.rpc("getmempoolinfo")["size"] == kept
+        finally:
+            p.stop(timeout=15)
+
+
+@pytest.mark.interop
+def test_acceptnonstdtxn_on_regtest(env, tmp_path):
+    """-acceptnonstdtxn=1: Core and peerd both take a version-4 transaction (and a
+    bare multisig output, despite -permitbaremultisig=0: Core skips IsStandardTx)."""
+    args = ("-acceptnonstdtxn=1",) + OPTS
+    core = bitcoind.Bitcoind(env.binary, tmp_path / "core", name="core1", args=args)
+    p = None
+    try:
+        core.wait_ready()
+        synced(env, core)
+        p = synced(env, Peerd(tmp_path, name="nonstd", listen=False, args=args))
+        c1, c2 = env.take_n("wsh_true", 2)
+        t1 = spend([c1], version=4)
+        t2 = spend([c2], [(c2.value - 20000, script(OP_1, KEY.pub, OP_1, OP_CHECKMULTISIG))])
+        env.reject(t1, "version")  # the standard pair refuses it
+        for t in (t1, t2):
+            a = core.rpc("testmempoolaccept", [t.hex()])
+            b = norm(p.rpc("testmempoolaccept", [t.hex()]))
+            assert a[0]["allowed"] is True, a
+            assert b == a, (b, a)
+    finally:
+        if p is not None:
+            p.stop(timeout=15)
+        core.stop()
+        core.kill()
