@@ -13,7 +13,7 @@ import pytest
 import bitcoind
 from conftest import BUILD, Peerd
 from mempool_craft import TRUE, OP_1, OP_CHECKMULTISIG, op_return, p2wsh, script
-from test_mempool_parity import COIN, KEY, Env, norm, SPK, _stop_all, spend
+from test_mempool_parity import COIN, KEY, Env, answer, norm, SPK, _stop_all, spend
 
 PEERD = BUILD + "/bin/peerd"
 
@@ -80,7 +80,9 @@ def env(tmp_path_factory):
         e.change_spk = bytes.fromhex(core.rpc("getaddressinfo", core.new_address("bech32"),
                                               wallet=core.wallet)["scriptPubKey"])
         e.mine(101)
-        e.pools["wsh_true"] = e.fund([(COIN // 5, SPK["wsh_true"])] * 20, ["wsh_true"] * 20)
+        e.pools["wsh_true"] = []
+        for _ in range(2):
+            e.pools["wsh_true"] += e.fund([(COIN // 5, SPK["wsh_true"])] * 60, ["wsh_true"] * 60)
         yield e
     finally:
         _stop_all(core, peerd)
@@ -179,6 +181,60 @@ def test_acceptnonstdtxn_on_regtest(env, tmp_path):
             b = norm(p.rpc("testmempoolaccept", [t.hex()]))
             assert a[0]["allowed"] is True, a
             assert b == a, (b, a)
+    finally:
+        if p is not None:
+            p.stop(timeout=15)
+        core.stop()
+        core.kill()
+
+
+@pytest.mark.interop
+def test_maxmempool_eviction(env, tmp_path):
+    """-maxmempool=5: the same big transactions (2,000 outputs, ~86 kvB each) at
+    shuffled feerates go to a Core and a peerd started alike. Both must trim to
+    5 MB, evict lowest feerate first, refuse later low-fee ones with "mempool
+    min fee not met" (or "mempool full") and raise mempoolminfee to at least
+    the highest evicted feerate. The eviction point itself differs: peerd's
+    usage estimate of such a transaction is about half Core's
+    DynamicMemoryUsage (printed at the end; see the report), so the two keep
+    different numbers of transactions and per-send answers are not compared."""
+    args = ("-maxmempool=5",)
+    core = bitcoind.Bitcoind(env.binary, tmp_path / "core", name="core2", args=args)
+    p = None
+    try:
+        core.wait_ready()
+        synced(env, core)
+        p = synced(env, Peerd(tmp_path, name="full", listen=False, args=args))
+        n = 70
+        rates = [2 + (i * 17) % n for i in range(n)]  # sat/vB, a permutation of 2..71
+        sent = []
+        answers = {"Core": [], "peerd": []}
+        for i, coin in enumerate(env.take_n("wsh_true", n)):
+            outs = [(1200, p2wsh(TRUE))] * 2000
+            vsize = spend([coin], outs + [(0, p2wsh(TRUE))]).vsize
+            t = spend([coin], outs + [(coin.value - 1200 * 2000 - rates[i] * vsize, p2wsh(TRUE))])
+            sent.append((t.txid, rates[i]))
+            answers["Core"].append(answer(lambda: core.rpc("sendrawtransaction", t.hex())))
+            answers["peerd"].append(answer(lambda: p.rpc("sendrawtransaction", t.hex())))
+        infos = {}
+        for name, node in (("Core", core), ("peerd", p)):
+            info = norm(node.rpc("getmempoolinfo"))
+            infos[name] = info
+            pool = set(node.rpc("getrawmempool"))
+            errors = [a for a in answers[name] if isinstance(a, tuple)]
+            accepted = [(txid, r) for (txid, r), a in zip(sent, answers[name]) if not isinstance(a, tuple)]
+            evicted = [r for txid, r in accepted if txid not in pool]
+            kept = [r for txid, r in accepted if txid in pool]
+            assert errors and evicted, (name, info)
+            assert all(e[1] == -26 and (e[2] == "mempool full" or e[2].startswith("mempool min fee not met"))
+                       for e in errors), (name, errors)
+            assert info["usage"] <= 5_000_000 and info["maxmempool"] == 5_000_000, (name, info)
+            assert min(kept) > max(evicted), (name, sorted(kept), sorted(evicted))
+            assert info["mempoolminfee"] * 100_000 >= max(evicted), (name, info, max(evicted))
+            print("%s: %d kept, usage %d for %d vbytes (%.2f per vbyte), mempoolminfee %s" % (
+                name, info["size"], info["usage"], info["bytes"], info["usage"] / info["bytes"],
+                info["mempoolminfee"]))
+        assert infos["Core"]["minrelaytxfee"] == infos["peerd"]["minrelaytxfee"]
     finally:
         if p is not None:
             p.stop(timeout=15)
