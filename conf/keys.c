@@ -140,9 +140,10 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                            "<n>", STR(CONF_DEFAULT_MAXMEMPOOL_MB),
                            "Keep the transaction memory pool below <n> megabytes (at least\n"
                            "-limitdescendantsize x 40 bytes: 5 with the default)."},
-    [CONF_K_MEMPOOLEXPIRY] = {"mempoolexpiry", CONF_KIND_UINT, CONF_KF_NONEG, 0,
+    [CONF_K_MEMPOOLEXPIRY] = {"mempoolexpiry", CONF_KIND_UINT, CONF_KF_NONEG, 1,
                               CONF_MAX_MEMPOOLEXPIRY_H, "<n>", STR(CONF_DEFAULT_MEMPOOLEXPIRY_H),
-                              "Do not keep transactions in the mempool longer than <n> hours."},
+                              "Do not keep transactions in the mempool longer than <n> hours\n"
+                              "(at least 1: bitcoind's 0, expire at once, is refused)."},
     [CONF_K_PERSISTMEMPOOL] = {"persistmempool", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "1",
                                "Whether to save the mempool on shutdown (mempool.dat) and load it\n"
                                "on restart."},

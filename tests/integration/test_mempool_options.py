@@ -6,6 +6,7 @@ at startup with Core's messages, naming the key.
 """
 import os
 import subprocess
+import time
 from decimal import Decimal
 
 import pytest
@@ -235,6 +236,64 @@ def test_maxmempool_eviction(env, tmp_path):
                 name, info["size"], info["usage"], info["bytes"], info["usage"] / info["bytes"],
                 info["mempoolminfee"]))
         assert infos["Core"]["minrelaytxfee"] == infos["peerd"]["minrelaytxfee"]
+    finally:
+        if p is not None:
+            p.stop(timeout=15)
+        core.stop()
+        core.kill()
+
+
+def age_mempool_dat(path, tx_len, age):
+    """Core's mempool.dat (version 2, XOR key) of one transaction of tx_len bytes, with
+    that entry's time moved `age` seconds into the past."""
+    import struct
+    d = bytearray(open(path, "rb").read())
+    assert struct.unpack_from("<Q", d, 0)[0] == 2 and d[8] == 8, d[:9].hex()
+    key = d[9:17]
+    at = 17 + 8 + tx_len  # after the count and the transaction: the entry's time
+
+    def xor(pos, data):
+        return bytes(b ^ key[(pos + i) % 8] for i, b in enumerate(data))
+    assert struct.unpack("<q", xor(17, d[17:25]))[0] == 1
+    t = struct.unpack("<q", xor(at, d[at:at + 8]))[0]
+    assert abs(t - time.time()) < 600, t  # really the entry's time
+    d[at:at + 8] = xor(at, struct.pack("<q", t - age))
+    return bytes(d)
+
+
+@pytest.mark.interop
+def test_mempoolexpiry(env, tmp_path):
+    """-mempoolexpiry in hours: neither peerd nor Core has a settable clock here, so the
+    entry is aged in Core's mempool.dat instead (2 hours back) and both nodes load it:
+    with -mempoolexpiry=1 both drop it, with -mempoolexpiry=3 both keep it."""
+    core = bitcoind.Bitcoind(env.binary, tmp_path / "core", name="core3")
+    p = None
+    try:
+        core.wait_ready()
+        synced(env, core)
+        p = synced(env, Peerd(tmp_path, name="exp", listen=False))
+        t = spend([env.take("wsh_true")])
+        assert core.rpc("sendrawtransaction", t.hex()) == p.rpc("sendrawtransaction", t.hex())
+        core.stop()
+        p.stop(timeout=15)
+        core_dat = os.path.join(core.datadir, "regtest", "mempool.dat")
+        aged = age_mempool_dat(core_dat, len(t.ser()), 7200)
+        for hours, want in ((1, 0), (3, 1)):
+            args = ("-mempoolexpiry=%d" % hours,)
+            open(core_dat, "wb").write(aged)
+            open(os.path.join(p.netdir, "mempool.dat"), "wb").write(aged)
+            core = bitcoind.Bitcoind(env.binary, tmp_path / "core", name="core3", args=args)
+            core.wait_ready()
+            p = Peerd(tmp_path, name="exp", listen=False, args=args)
+            deadline = time.time() + 30  # Core loads mempool.dat in the background
+            while not core.rpc("getmempoolinfo")["loaded"]:
+                assert time.time() < deadline, "Core did not load mempool.dat"
+                time.sleep(0.1)
+            assert p.rpc("getmempoolinfo")["loaded"] is True
+            sizes = (core.rpc("getmempoolinfo")["size"], p.rpc("getmempoolinfo")["size"])
+            assert sizes == (want, want), (hours, sizes)
+            core.stop()
+            p.stop(timeout=15)
     finally:
         if p is not None:
             p.stop(timeout=15)
