@@ -489,7 +489,8 @@ const char *conf_check_value(enum conf_key key, const char *v, char *why, size_t
 	case CONF_KIND_AMOUNT: {
 		int64_t sat;
 		if (conf_parse_amount(v, &sat))
-			return why_set(why, whylen, "Invalid amount for -%s=<amount>: '%s'", k->name, v);
+			return why_set(why, whylen, "Invalid amount for -%s=<amount>: '%s'",
+			               k->name, v);
 		return NULL;
 	}
 	case CONF_KIND_DEBUG:

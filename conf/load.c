@@ -557,7 +557,8 @@ static int apply_mempool(struct loader *L, struct peerd_conf *c, const int *lv, 
 	    amount_of(scalar(L, CONF_K_MINRELAYTXFEE, lv, nl), CONF_DEFAULT_MINRELAYTXFEE);
 	c->incrementalrelayfee = amount_of(scalar(L, CONF_K_INCREMENTALRELAYFEE, lv, nl),
 	                                   CONF_DEFAULT_INCREMENTALRELAYFEE);
-	c->dustrelayfee = amount_of(scalar(L, CONF_K_DUSTRELAYFEE, lv, nl), CONF_DEFAULT_DUSTRELAYFEE);
+	c->dustrelayfee =
+	    amount_of(scalar(L, CONF_K_DUSTRELAYFEE, lv, nl), CONF_DEFAULT_DUSTRELAYFEE);
 	c->permitbaremultisig = uint_of(scalar(L, CONF_K_PERMITBAREMULTISIG, lv, nl), 1) != 0;
 	c->datacarrier = uint_of(scalar(L, CONF_K_DATACARRIER, lv, nl), 1) != 0;
 	c->datacarriersize = (uint32_t)uint_of(scalar(L, CONF_K_DATACARRIERSIZE, lv, nl),
@@ -565,19 +566,20 @@ static int apply_mempool(struct loader *L, struct peerd_conf *c, const int *lv, 
 	c->acceptnonstdtxn = -1;
 	if ((v = scalar(L, CONF_K_ACCEPTNONSTDTXN, lv, nl)))
 		c->acceptnonstdtxn = strcmp(v, "1") == 0;
-	c->bytespersigop = (uint32_t)uint_of(scalar(L, CONF_K_BYTESPERSIGOP, lv, nl),
-	                                     CONF_DEFAULT_BYTESPERSIGOP);
+	c->bytespersigop =
+	    (uint32_t)uint_of(scalar(L, CONF_K_BYTESPERSIGOP, lv, nl), CONF_DEFAULT_BYTESPERSIGOP);
 	c->limitancestorcount = (uint32_t)uint_of(scalar(L, CONF_K_LIMITANCESTORCOUNT, lv, nl),
 	                                          CONF_DEFAULT_LIMIT_COUNT);
-	c->limitancestorsize = (uint32_t)uint_of(scalar(L, CONF_K_LIMITANCESTORSIZE, lv, nl),
-	                                         CONF_DEFAULT_LIMIT_KVB);
+	c->limitancestorsize =
+	    (uint32_t)uint_of(scalar(L, CONF_K_LIMITANCESTORSIZE, lv, nl), CONF_DEFAULT_LIMIT_KVB);
 	c->limitdescendantcount = (uint32_t)uint_of(scalar(L, CONF_K_LIMITDESCENDANTCOUNT, lv, nl),
 	                                            CONF_DEFAULT_LIMIT_COUNT);
 	c->limitdescendantsize = (uint32_t)uint_of(scalar(L, CONF_K_LIMITDESCENDANTSIZE, lv, nl),
 	                                           CONF_DEFAULT_LIMIT_KVB);
 
 	if (c->acceptnonstdtxn == 1 && c->params->net == PROTO_NET_MAIN)
-		return fail(L, CONF_EVALUE, "acceptnonstdtxn is not currently supported for main chain");
+		return fail(L, CONF_EVALUE,
+		            "acceptnonstdtxn is not currently supported for main chain");
 	/* Core: max_size_bytes < descendant_size_vbytes * 40 is refused, the
 	 * message rounding the least size up to whole MB. */
 	uint64_t least = (uint64_t)c->limitdescendantsize * 1000u * CONF_MAXMEMPOOL_DESCENDANT_MULT;
