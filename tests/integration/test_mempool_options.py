@@ -182,6 +182,9 @@ def test_acceptnonstdtxn_on_regtest(env, tmp_path):
             b = norm(p.rpc("testmempoolaccept", [t.hex()]))
             assert a[0]["allowed"] is True, a
             assert b == a, (b, a)
+        # -bytespersigop=30 (in OPTS): the bare CHECKMULTISIG output counts 20 legacy
+        # sigops, cost 80, so vsize is 80 x 30 / 4 = 600 for both.
+        assert core.rpc("testmempoolaccept", [t2.hex()])[0]["vsize"] == 600
     finally:
         if p is not None:
             p.stop(timeout=15)
