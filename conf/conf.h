@@ -67,6 +67,25 @@
 /** controltimeout= default and limit, seconds: an idle control client is closed. */
 #define CONF_DEFAULT_CONTROLTIMEOUT_S 60
 #define CONF_MAX_CONTROLTIMEOUT_S     86400
+/** Mempool and relay policy, Core 29's defaults and units (-maxmempool MB, -mempoolexpiry h). */
+#define CONF_DEFAULT_MAXMEMPOOL_MB   300
+#define CONF_MAX_MAXMEMPOOL_MB       1000000 /**< 1 TB: far past any sane setting */
+#define CONF_DEFAULT_MEMPOOLEXPIRY_H 336
+#define CONF_MAX_MEMPOOLEXPIRY_H     1000000 /**< over a century */
+#define CONF_DEFAULT_DATACARRIERSIZE 83      /**< Core's MAX_OP_RETURN_RELAY */
+#define CONF_MAX_DATACARRIERSIZE     4000000 /**< a block's weight: no script is larger */
+#define CONF_DEFAULT_BYTESPERSIGOP   20
+#define CONF_MAX_BYTESPERSIGOP       1000000
+#define CONF_DEFAULT_LIMIT_COUNT     25  /**< -limitancestorcount, -limitdescendantcount */
+#define CONF_DEFAULT_LIMIT_KVB       101 /**< -limitancestorsize, -limitdescendantsize */
+#define CONF_MAX_LIMIT_COUNT         1000000
+#define CONF_MAX_LIMIT_KVB           4000000 /**< so kvB x 1,000 fits 32 bits */
+/** Core's check: -maxmempool at least this many times -limitdescendantsize (in bytes). */
+#define CONF_MAXMEMPOOL_DESCENDANT_MULT 40
+/** Fee rates in satoshis per 1,000 vbytes (Core's defaults for -minrelaytxfee etc.). */
+#define CONF_DEFAULT_MINRELAYTXFEE       1000
+#define CONF_DEFAULT_INCREMENTALRELAYFEE 1000
+#define CONF_DEFAULT_DUSTRELAYFEE        3000
 /** A config file larger than this is refused (a real one is a few KB). */
 #define CONF_MAX_FILE_SIZE (1024 * 1024)
 /** Settings (file lines plus arguments) accepted in total. */
@@ -160,8 +179,8 @@ struct peerd_conf {
 	size_t maxsendbuffer_kb;
 	/** All peers' partial messages together, MiB; 0 = scaled to maxconnections. */
 	size_t maxrecvmemory_mib;
-	int peertimeout_s;      /**< seconds a new peer has to finish the handshake */
-	int64_t maxtipage_s;    /**< a tip older than this: initial block download */
+	int peertimeout_s;   /**< seconds a new peer has to finish the handshake */
+	int64_t maxtipage_s; /**< a tip older than this: initial block download */
 	/** -minimumchainwork as given (validated hex), empty: the network's. */
 	char minimumchainwork[CONF_MAX_HEX256 + 1];
 	char *controlsocket;    /**< default netdir/control.sock */
@@ -173,8 +192,25 @@ struct peerd_conf {
 	size_t scriptfreelist;  /**< capacity for proto_freelist_configure */
 	bool printtoconsole;    /**< log to stderr; 0 logs nothing */
 	int rpcclienttimeout_s; /**< peerctl only: reply timeout, 0 = none */
-	bool help;              /**< -help given */
-	bool version;           /**< -version given */
+	/* Mempool and relay policy (Core's -maxmempool ... -limitdescendantsize). */
+	size_t maxmempool_mb;        /**< MB (10^6 bytes) of mempool memory usage */
+	int64_t mempoolexpiry_h;     /**< hours an entry may stay */
+	bool persistmempool;         /**< mempool.dat read at start, written at shutdown */
+	int64_t minrelaytxfee;       /**< sat/kvB */
+	int64_t incrementalrelayfee; /**< sat/kvB */
+	int64_t dustrelayfee;        /**< sat/kvB */
+	bool permitbaremultisig;     /**< relay bare multisig outputs */
+	bool datacarrier;            /**< relay OP_RETURN outputs */
+	uint32_t datacarriersize;    /**< largest OP_RETURN scriptPubKey relayed, bytes */
+	/** -acceptnonstdtxn: -1 not given (the network's default), else 0/1 (test chains only). */
+	int acceptnonstdtxn;
+	uint32_t bytespersigop;        /**< vbytes charged per sigop */
+	uint32_t limitancestorcount;   /**< entries, itself included */
+	uint32_t limitancestorsize;    /**< kvB */
+	uint32_t limitdescendantcount; /**< entries, itself included */
+	uint32_t limitdescendantsize;  /**< kvB */
+	bool help;                     /**< -help given */
+	bool version;                  /**< -version given */
 };
 
 /**

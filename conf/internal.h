@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "conf/conf.h"
 
@@ -42,6 +43,21 @@ enum conf_key {
 	CONF_K_RPCCLIENTTIMEOUT,
 	CONF_K_MAXRECVMEMORY,
 	CONF_K_CONTROLTIMEOUT,
+	CONF_K_MAXMEMPOOL,
+	CONF_K_MEMPOOLEXPIRY,
+	CONF_K_PERSISTMEMPOOL,
+	CONF_K_MINRELAYTXFEE,
+	CONF_K_INCREMENTALRELAYFEE,
+	CONF_K_DUSTRELAYFEE,
+	CONF_K_PERMITBAREMULTISIG,
+	CONF_K_DATACARRIER,
+	CONF_K_DATACARRIERSIZE,
+	CONF_K_ACCEPTNONSTDTXN,
+	CONF_K_BYTESPERSIGOP,
+	CONF_K_LIMITANCESTORCOUNT,
+	CONF_K_LIMITANCESTORSIZE,
+	CONF_K_LIMITDESCENDANTCOUNT,
+	CONF_K_LIMITDESCENDANTSIZE,
 	CONF_K_HELP,
 	CONF_K_VERSION,
 	CONF_K__COUNT
@@ -57,6 +73,7 @@ enum conf_kind {
 	CONF_KIND_PEER,   /**< repeatable: host with optional port */
 	CONF_KIND_DEBUG,  /**< repeatable: debug category */
 	CONF_KIND_HEX256, /**< a 256-bit number: optional 0x, 1-64 hex digits */
+	CONF_KIND_AMOUNT, /**< BTC as Core's ParseMoney: digits, up to 8 decimals, <= 21e6 */
 };
 
 /** Key flags. */
@@ -100,6 +117,9 @@ const char *conf_check_value(enum conf_key key, const char *v, char *why, size_t
 /** Strict decimal parse; 0 or -1 (not a number), -2 (out of [min, max]). */
 int conf_parse_uint(const char *s, unsigned long long min, unsigned long long max,
                     unsigned long long *out);
+
+/** Core's ParseMoney: BTC text -> satoshis; 0, or -1 when not a valid amount. */
+int conf_parse_amount(const char *s, int64_t *sat);
 
 /** Section name -> network, or -1 for an unknown name. */
 int conf_section_net(const char *name, size_t len);

@@ -136,6 +136,65 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                                "<s>", STR(CONF_DEFAULT_CONTROLTIMEOUT_S),
                                "Close a control-socket client idle this many seconds (0 = never).\n"
                                "A client waiting for a reply is not idle."},
+    [CONF_K_MAXMEMPOOL] = {"maxmempool", CONF_KIND_UINT, CONF_KF_NONEG, 0, CONF_MAX_MAXMEMPOOL_MB,
+                           "<n>", STR(CONF_DEFAULT_MAXMEMPOOL_MB),
+                           "Keep the transaction memory pool below <n> megabytes (at least\n"
+                           "-limitdescendantsize x 40 bytes: 5 with the default)."},
+    [CONF_K_MEMPOOLEXPIRY] = {"mempoolexpiry", CONF_KIND_UINT, CONF_KF_NONEG, 1,
+                              CONF_MAX_MEMPOOLEXPIRY_H, "<n>", STR(CONF_DEFAULT_MEMPOOLEXPIRY_H),
+                              "Do not keep transactions in the mempool longer than <n> hours\n"
+                              "(at least 1: bitcoind's 0, expire at once, is refused)."},
+    [CONF_K_PERSISTMEMPOOL] = {"persistmempool", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "1",
+                               "Whether to save the mempool on shutdown (mempool.dat) and load it\n"
+                               "on restart."},
+    [CONF_K_MINRELAYTXFEE] =
+        {"minrelaytxfee", CONF_KIND_AMOUNT, CONF_KF_NONEG, 0, 0, "<amt>", "0.00001",
+         "Fees (in BTC/kvB) smaller than this are considered zero fee for relaying\n"
+         "and mempool acceptance."},
+    [CONF_K_INCREMENTALRELAYFEE] =
+        {"incrementalrelayfee", CONF_KIND_AMOUNT, CONF_KF_NONEG, 0, 0, "<amt>", "0.00001",
+         "Fee rate (in BTC/kvB) used to define cost of relay, used for mempool\n"
+         "limiting and replacement policy (bitcoind's debug option)."},
+    [CONF_K_DUSTRELAYFEE] =
+        {"dustrelayfee", CONF_KIND_AMOUNT, CONF_KF_NONEG, 0, 0, "<amt>", "0.00003",
+         "Fee rate (in BTC/kvB) used to define dust, the value of an output such\n"
+         "that it will cost more than its value in fees at this fee rate to spend\n"
+         "it (bitcoind's debug option)."},
+    [CONF_K_PERMITBAREMULTISIG] = {"permitbaremultisig", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "1",
+                                   "Relay transactions creating non-P2SH multisig outputs."},
+    [CONF_K_DATACARRIER] = {"datacarrier", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "1",
+                            "Relay and mine data carrier (OP_RETURN) transactions."},
+    [CONF_K_DATACARRIERSIZE] =
+        {"datacarriersize", CONF_KIND_UINT, 0, 0, CONF_MAX_DATACARRIERSIZE, "<n>",
+         STR(CONF_DEFAULT_DATACARRIERSIZE),
+         "Relay and mine transactions whose data-carrying raw scriptPubKey is of\n"
+         "this size or less."},
+    [CONF_K_ACCEPTNONSTDTXN] = {"acceptnonstdtxn", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "0",
+                                "Relay and mine non-standard transactions (test networks only;\n"
+                                "an error on main, as bitcoind's)."},
+    [CONF_K_BYTESPERSIGOP] = {"bytespersigop", CONF_KIND_UINT, 0, 0, CONF_MAX_BYTESPERSIGOP, "<n>",
+                              STR(CONF_DEFAULT_BYTESPERSIGOP),
+                              "Equivalent bytes per sigop in transactions for relay and mining."},
+    [CONF_K_LIMITANCESTORCOUNT] =
+        {"limitancestorcount", CONF_KIND_UINT, CONF_KF_NONEG, 1, CONF_MAX_LIMIT_COUNT, "<n>",
+         STR(CONF_DEFAULT_LIMIT_COUNT),
+         "Do not accept transactions if the number of in-mempool ancestors is <n>\n"
+         "or more (bitcoind's debug option; peerd's least is 1)."},
+    [CONF_K_LIMITANCESTORSIZE] =
+        {"limitancestorsize", CONF_KIND_UINT, CONF_KF_NONEG, 1, CONF_MAX_LIMIT_KVB, "<n>",
+         STR(CONF_DEFAULT_LIMIT_KVB),
+         "Do not accept transactions whose size with all in-mempool ancestors\n"
+         "exceeds <n> kilobytes (bitcoind's debug option)."},
+    [CONF_K_LIMITDESCENDANTCOUNT] =
+        {"limitdescendantcount", CONF_KIND_UINT, CONF_KF_NONEG, 1, CONF_MAX_LIMIT_COUNT, "<n>",
+         STR(CONF_DEFAULT_LIMIT_COUNT),
+         "Do not accept transactions if any ancestor would have <n> or more\n"
+         "in-mempool descendants (bitcoind's debug option; peerd's least is 1)."},
+    [CONF_K_LIMITDESCENDANTSIZE] =
+        {"limitdescendantsize", CONF_KIND_UINT, CONF_KF_NONEG, 1, CONF_MAX_LIMIT_KVB, "<n>",
+         STR(CONF_DEFAULT_LIMIT_KVB),
+         "Do not accept transactions if any ancestor would have more than <n>\n"
+         "kilobytes of in-mempool descendants (bitcoind's debug option)."},
     [CONF_K_HELP] = {"help", CONF_KIND_BOOL, CONF_KF_CMDLINE | CONF_KF_NONEG, 0, 1, NULL, "",
                      "Print this help and exit (also -h, -?)."},
     [CONF_K_VERSION] = {"version", CONF_KIND_BOOL, CONF_KF_CMDLINE | CONF_KF_NONEG, 0, 1, NULL, "",
@@ -234,6 +293,40 @@ int conf_parse_uint(const char *s, unsigned long long min, unsigned long long ma
 	if (overflow || (neg && v != 0) || v < min || v > max)
 		return -2;
 	*out = v;
+	return 0;
+}
+
+int conf_parse_amount(const char *s, int64_t *sat)
+{
+	/* Core's ParseMoney: blanks around are ignored; at most 10 whole
+	 * digits, then optionally '.' and at most 8 fraction digits (a ninth
+	 * is an error, even a zero); no sign; at most 21,000,000 BTC. */
+	const int64_t coin = 100000000;
+	const char *p = s, *end = s + strlen(s);
+	while (p < end && isspace((unsigned char)*p))
+		p++;
+	while (end > p && isspace((unsigned char)end[-1]))
+		end--;
+	if (p == end)
+		return -1;
+	int64_t whole = 0, frac = 0;
+	int nwhole = 0;
+	for (; p < end && *p != '.'; p++) {
+		if (!isdigit((unsigned char)*p) || ++nwhole > 10)
+			return -1;
+		whole = whole * 10 + (*p - '0');
+	}
+	if (p < end) { /* '.' */
+		int64_t mult = coin / 10;
+		for (p++; p < end && isdigit((unsigned char)*p) && mult > 0; p++, mult /= 10)
+			frac += mult * (*p - '0');
+		if (p != end)
+			return -1;
+	}
+	int64_t v = whole * coin + frac;
+	if (v > 21000000 * coin)
+		return -1;
+	*sat = v;
 	return 0;
 }
 
@@ -391,6 +484,13 @@ const char *conf_check_value(enum conf_key key, const char *v, char *why, size_t
 		size_t len = strlen(h);
 		if (len == 0 || len > 64 || strspn(h, "0123456789abcdefABCDEF") != len)
 			return why_set(why, whylen, "not a hex number of 1-64 digits");
+		return NULL;
+	}
+	case CONF_KIND_AMOUNT: {
+		int64_t sat;
+		if (conf_parse_amount(v, &sat))
+			return why_set(why, whylen, "Invalid amount for -%s=<amount>: '%s'",
+			               k->name, v);
 		return NULL;
 	}
 	case CONF_KIND_DEBUG:

@@ -535,6 +535,60 @@ static int pick_chain(struct loader *L, struct peerd_conf *c)
 	return 0;
 }
 
+/* A fee rate key's value in sat/kvB (the check already passed), or dflt. */
+static int64_t amount_of(const char *v, int64_t dflt)
+{
+	int64_t sat;
+	return v && conf_parse_amount(v, &sat) == 0 ? sat : dflt;
+}
+
+/* Mempool and relay policy keys, with Core's cross-key checks
+ * (mempool_args.cpp): -acceptnonstdtxn only on a test chain, and a
+ * -maxmempool that holds 40 times the descendant size limit. */
+static int apply_mempool(struct loader *L, struct peerd_conf *c, const int *lv, int nl)
+{
+	const char *v;
+	c->maxmempool_mb =
+	    (size_t)uint_of(scalar(L, CONF_K_MAXMEMPOOL, lv, nl), CONF_DEFAULT_MAXMEMPOOL_MB);
+	c->mempoolexpiry_h =
+	    (int64_t)uint_of(scalar(L, CONF_K_MEMPOOLEXPIRY, lv, nl), CONF_DEFAULT_MEMPOOLEXPIRY_H);
+	c->persistmempool = uint_of(scalar(L, CONF_K_PERSISTMEMPOOL, lv, nl), 1) != 0;
+	c->minrelaytxfee =
+	    amount_of(scalar(L, CONF_K_MINRELAYTXFEE, lv, nl), CONF_DEFAULT_MINRELAYTXFEE);
+	c->incrementalrelayfee = amount_of(scalar(L, CONF_K_INCREMENTALRELAYFEE, lv, nl),
+	                                   CONF_DEFAULT_INCREMENTALRELAYFEE);
+	c->dustrelayfee =
+	    amount_of(scalar(L, CONF_K_DUSTRELAYFEE, lv, nl), CONF_DEFAULT_DUSTRELAYFEE);
+	c->permitbaremultisig = uint_of(scalar(L, CONF_K_PERMITBAREMULTISIG, lv, nl), 1) != 0;
+	c->datacarrier = uint_of(scalar(L, CONF_K_DATACARRIER, lv, nl), 1) != 0;
+	c->datacarriersize = (uint32_t)uint_of(scalar(L, CONF_K_DATACARRIERSIZE, lv, nl),
+	                                       CONF_DEFAULT_DATACARRIERSIZE);
+	c->acceptnonstdtxn = -1;
+	if ((v = scalar(L, CONF_K_ACCEPTNONSTDTXN, lv, nl)))
+		c->acceptnonstdtxn = strcmp(v, "1") == 0;
+	c->bytespersigop =
+	    (uint32_t)uint_of(scalar(L, CONF_K_BYTESPERSIGOP, lv, nl), CONF_DEFAULT_BYTESPERSIGOP);
+	c->limitancestorcount = (uint32_t)uint_of(scalar(L, CONF_K_LIMITANCESTORCOUNT, lv, nl),
+	                                          CONF_DEFAULT_LIMIT_COUNT);
+	c->limitancestorsize =
+	    (uint32_t)uint_of(scalar(L, CONF_K_LIMITANCESTORSIZE, lv, nl), CONF_DEFAULT_LIMIT_KVB);
+	c->limitdescendantcount = (uint32_t)uint_of(scalar(L, CONF_K_LIMITDESCENDANTCOUNT, lv, nl),
+	                                            CONF_DEFAULT_LIMIT_COUNT);
+	c->limitdescendantsize = (uint32_t)uint_of(scalar(L, CONF_K_LIMITDESCENDANTSIZE, lv, nl),
+	                                           CONF_DEFAULT_LIMIT_KVB);
+
+	if (c->acceptnonstdtxn == 1 && c->params->net == PROTO_NET_MAIN)
+		return fail(L, CONF_EVALUE,
+		            "acceptnonstdtxn is not currently supported for main chain");
+	/* Core: max_size_bytes < descendant_size_vbytes * 40 is refused, the
+	 * message rounding the least size up to whole MB. */
+	uint64_t least = (uint64_t)c->limitdescendantsize * 1000u * CONF_MAXMEMPOOL_DESCENDANT_MULT;
+	if ((uint64_t)c->maxmempool_mb * 1000000u < least)
+		return fail(L, CONF_EVALUE, "-maxmempool must be at least %llu MB",
+		            (unsigned long long)((least + 999999u) / 1000000u));
+	return 0;
+}
+
 static int apply(struct loader *L, struct peerd_conf *c)
 {
 	int rc = pick_chain(L, c);
@@ -619,7 +673,7 @@ static int apply(struct loader *L, struct peerd_conf *c)
 	    (int)uint_of(scalar(L, CONF_K_CONTROLTIMEOUT, lv, nl), CONF_DEFAULT_CONTROLTIMEOUT_S);
 	c->logtimestamps = uint_of(scalar(L, CONF_K_LOGTIMESTAMPS, lv, nl), 1) != 0;
 	c->printtoconsole = uint_of(scalar(L, CONF_K_PRINTTOCONSOLE, lv, nl), 1) != 0;
-	return 0;
+	return apply_mempool(L, c, lv, nl);
 }
 
 /* ---- public -------------------------------------------------------------- */
@@ -670,6 +724,21 @@ void conf_defaults(struct peerd_conf *c)
 	c->printtoconsole = true;
 	c->rpcclienttimeout_s = CONF_DEFAULT_RPCCLIENTTIMEOUT_S;
 	c->controltimeout_s = CONF_DEFAULT_CONTROLTIMEOUT_S;
+	c->maxmempool_mb = CONF_DEFAULT_MAXMEMPOOL_MB;
+	c->mempoolexpiry_h = CONF_DEFAULT_MEMPOOLEXPIRY_H;
+	c->persistmempool = true;
+	c->minrelaytxfee = CONF_DEFAULT_MINRELAYTXFEE;
+	c->incrementalrelayfee = CONF_DEFAULT_INCREMENTALRELAYFEE;
+	c->dustrelayfee = CONF_DEFAULT_DUSTRELAYFEE;
+	c->permitbaremultisig = true;
+	c->datacarrier = true;
+	c->datacarriersize = CONF_DEFAULT_DATACARRIERSIZE;
+	c->acceptnonstdtxn = -1;
+	c->bytespersigop = CONF_DEFAULT_BYTESPERSIGOP;
+	c->limitancestorcount = CONF_DEFAULT_LIMIT_COUNT;
+	c->limitancestorsize = CONF_DEFAULT_LIMIT_KVB;
+	c->limitdescendantcount = CONF_DEFAULT_LIMIT_COUNT;
+	c->limitdescendantsize = CONF_DEFAULT_LIMIT_KVB;
 }
 
 static void list_release(struct conf_list *l)

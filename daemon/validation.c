@@ -311,11 +311,30 @@ int validation_open(struct daemon *d)
 	    .max_tip_age = cf->maxtipage_s,
 	    .log = chain_log_cb,
 	    .log_arg = d,
-	    /* Core's -persistmempool default: mempool.dat read at start and
-	     * written at shutdown (no config key yet; every other mempool
-	     * setting is Core's default). */
-	    .mempool = {.persist = true},
+	    .mempool =
+	        {
+	            .max_bytes = cf->maxmempool_mb * 1000000u,
+	            .expiry = cf->mempoolexpiry_h * 3600,
+	            .ancestor_count = cf->limitancestorcount,
+	            .ancestor_vbytes = cf->limitancestorsize * 1000u,
+	            .descendant_count = cf->limitdescendantcount,
+	            .descendant_vbytes = cf->limitdescendantsize * 1000u,
+	            .persist = cf->persistmempool,
+	            .policy_set = true,
+	        },
 	};
+	/* Core's mempool_args.cpp: start from the network's policy, then the keys. */
+	struct chain_policy *pol = &cc.mempool.policy;
+	chain_policy_default(pol, d->params);
+	pol->min_relay_feerate = cf->minrelaytxfee;
+	pol->incremental_relay_feerate = cf->incrementalrelayfee;
+	pol->dust_relay_feerate = cf->dustrelayfee;
+	pol->permit_bare_multisig = cf->permitbaremultisig;
+	pol->datacarrier = cf->datacarrier;
+	pol->max_datacarrier_bytes = cf->datacarriersize;
+	pol->bytes_per_sigop = cf->bytespersigop;
+	if (cf->acceptnonstdtxn >= 0)
+		pol->require_standard = !cf->acceptnonstdtxn;
 	struct chain_work mcw;
 	if (cf->minimumchainwork[0]) {
 		/* conf/ checked the digits: this cannot fail. */

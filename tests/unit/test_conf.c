@@ -1141,6 +1141,80 @@ static void test_check_datadir(void **state)
 	conf_release(&c);
 }
 
+/* The mempool and relay-policy keys: Core's defaults, amounts as Core's
+ * ParseMoney reads them, and Core's cross-key checks with its messages. */
+static void test_mempool_keys(void **state)
+{
+	(void)state;
+	struct peerd_conf c;
+	expect_ok(LOAD(&c, "-regtest"));
+	assert_int_equal(c.maxmempool_mb, 300);
+	assert_int_equal(c.mempoolexpiry_h, 336);
+	assert_true(c.persistmempool && c.permitbaremultisig && c.datacarrier);
+	assert_int_equal(c.minrelaytxfee, 1000);
+	assert_int_equal(c.incrementalrelayfee, 1000);
+	assert_int_equal(c.dustrelayfee, 3000);
+	assert_int_equal(c.datacarriersize, 83);
+	assert_int_equal(c.acceptnonstdtxn, -1);
+	assert_int_equal(c.bytespersigop, 20);
+	assert_int_equal(c.limitancestorcount, 25);
+	assert_int_equal(c.limitdescendantsize, 101);
+	conf_release(&c);
+
+	static const struct {
+		const char *v;
+		int64_t sat; /* -1: refused */
+	} amounts[] = {
+	    {"0.00001", 1000},
+	    {" 1 ", 100000000},
+	    {"1.", 100000000},
+	    {".5", 50000000},
+	    {"0", 0},
+	    {"21000000", 2100000000000000},
+	    {"0.12345678", 12345678},
+	    {"1.123456789", -1},
+	    {"-1", -1},
+	    {"+1", -1},
+	    {"21000001", -1},
+	    {"1e3", -1},
+	    {"12345678901", -1},
+	    {"1 2", -1},
+	    {"0x10", -1},
+	};
+	for (size_t i = 0; i < sizeof(amounts) / sizeof(amounts[0]); i++) {
+		const char *a = opt("-minrelaytxfee=%s", amounts[i].v);
+		int rc = LOAD(&c, "-regtest", a);
+		if (amounts[i].sat < 0) {
+			char want[128];
+			snprintf(
+			    want, sizeof(want),
+			    "command line: %s: Invalid amount for -minrelaytxfee=<amount>: '%s'", a,
+			    amounts[i].v);
+			expect_error(rc, CONF_EVALUE, want, &c);
+		} else {
+			expect_ok(rc);
+			assert_int_equal(c.minrelaytxfee, amounts[i].sat);
+			conf_release(&c);
+		}
+	}
+
+	expect_ok(LOAD(&c, "-regtest", "-maxmempool=5", "-datacarrier=0", "-datacarriersize=0",
+	               "-acceptnonstdtxn=1", "-limitdescendantsize=125"));
+	assert_int_equal(c.maxmempool_mb, 5);
+	assert_false(c.datacarrier);
+	assert_int_equal(c.datacarriersize, 0);
+	assert_int_equal(c.acceptnonstdtxn, 1);
+	conf_release(&c);
+	expect_error(LOAD(&c, "-regtest", "-maxmempool=4"), CONF_EVALUE,
+	             "-maxmempool must be at least 5 MB", &c);
+	expect_error(LOAD(&c, "-regtest", "-limitdescendantsize=126", "-maxmempool=5"), CONF_EVALUE,
+	             "-maxmempool must be at least 6 MB", &c);
+	expect_error(LOAD(&c, "-acceptnonstdtxn=1"), CONF_EVALUE,
+	             "acceptnonstdtxn is not currently supported for main chain", &c);
+	expect_error(LOAD(&c, "-regtest", "-mempoolexpiry=0"), CONF_EVALUE,
+	             "command line: -mempoolexpiry=0: out of range 1-1000000", &c);
+}
+
 int main(void)
 {
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/peerd-test-conf-XXXXXX");
@@ -1170,6 +1244,7 @@ int main(void)
 	    cmocka_unit_test(test_hostport),
 	    cmocka_unit_test_setup(test_netdir, setup_env),
 	    cmocka_unit_test_setup(test_check_datadir, setup_env),
+	    cmocka_unit_test_setup(test_mempool_keys, setup_env),
 	    cmocka_unit_test_setup(test_example_config, setup_env),
 	    cmocka_unit_test_setup(test_out_of_memory, setup_env),
 	};
