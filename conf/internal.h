@@ -42,6 +42,7 @@ enum conf_key {
 	CONF_K_RPCCLIENTTIMEOUT,
 	CONF_K_MAXRECVMEMORY,
 	CONF_K_CONTROLTIMEOUT,
+	CONF_K_METRICSBIND,
 	CONF_K_HELP,
 	CONF_K_VERSION,
 	CONF_K__COUNT
@@ -57,6 +58,7 @@ enum conf_kind {
 	CONF_KIND_PEER,   /**< repeatable: host with optional port */
 	CONF_KIND_DEBUG,  /**< repeatable: debug category */
 	CONF_KIND_HEX256, /**< a 256-bit number: optional 0x, 1-64 hex digits */
+	CONF_KIND_ADDR,   /**< one IP literal with optional port (metricsbind) */
 };
 
 /** Key flags. */

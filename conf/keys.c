@@ -136,6 +136,13 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                                "<s>", STR(CONF_DEFAULT_CONTROLTIMEOUT_S),
                                "Close a control-socket client idle this many seconds (0 = never).\n"
                                "A client waiting for a reply is not idle."},
+    [CONF_K_METRICSBIND] =
+        {"metricsbind", CONF_KIND_ADDR, CONF_KF_NEGCLR | CONF_KF_ZEROCLR, 0, 0, "<addr>[:<port>]", "off",
+         "Serve Prometheus metrics over HTTP at http://<addr>:<port>/metrics (port\n"
+         "default " STR(CONF_DEFAULT_METRICSPORT) "). An IP literal; IPv6 as [addr]:port. "
+         "Anyone who can reach it\n"
+         "sees the node's statistics: keep it on loopback or behind a firewall.\n"
+         "metricsbind=0 or -nometricsbind turns it off."},
     [CONF_K_HELP] = {"help", CONF_KIND_BOOL, CONF_KF_CMDLINE | CONF_KF_NONEG, 0, 1, NULL, "",
                      "Print this help and exit (also -h, -?)."},
     [CONF_K_VERSION] = {"version", CONF_KIND_BOOL, CONF_KF_CMDLINE | CONF_KF_NONEG, 0, 1, NULL, "",
@@ -384,6 +391,8 @@ const char *conf_check_value(enum conf_key key, const char *v, char *why, size_t
 		return split_hostport(v, true, 1, host, sizeof(host), &port, why, whylen);
 	case CONF_KIND_PEER:
 		return split_hostport(v, false, 1, host, sizeof(host), &port, why, whylen);
+	case CONF_KIND_ADDR:
+		return split_hostport(v, true, 1, host, sizeof(host), &port, why, whylen);
 	case CONF_KIND_HEX256: {
 		const char *h = v;
 		if (h[0] == '0' && (h[1] == 'x' || h[1] == 'X'))

@@ -51,6 +51,7 @@ void daemon_release(struct daemon *d)
 	d->listeners = NULL;
 	/* Results still queued may update the view: it goes after them. */
 	validation_release(d);
+	metrics_release(d);
 	chainview_release(&d->view);
 	sync_release(d);
 }
