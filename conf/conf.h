@@ -67,7 +67,7 @@
 /** controltimeout= default and limit, seconds: an idle control client is closed. */
 #define CONF_DEFAULT_CONTROLTIMEOUT_S 60
 #define CONF_MAX_CONTROLTIMEOUT_S     86400
-/** metricsbind= port when none is given (the Prometheus exporter's, as bitcoind's exporters use). */
+/** metricsbind= port when none is given. */
 #define CONF_DEFAULT_METRICSPORT 9332
 /** A config file larger than this is refused (a real one is a few KB). */
 #define CONF_MAX_FILE_SIZE (1024 * 1024)
@@ -175,10 +175,11 @@ struct peerd_conf {
 	size_t scriptfreelist;  /**< capacity for proto_freelist_configure */
 	bool printtoconsole;    /**< log to stderr; 0 logs nothing */
 	int rpcclienttimeout_s; /**< peerctl only: reply timeout, 0 = none */
-	/** metricsbind= as given (a checked IP[:port]); empty: no metrics endpoint. */
-	char metricsbind[CONF_MAX_HOST + 8];
 	bool help;              /**< -help given */
 	bool version;           /**< -version given */
+
+	/** metricsbind= as given (a checked IP[:port]); empty: no metrics endpoint. */
+	char metricsbind[CONF_MAX_HOST + 8];
 };
 
 /**

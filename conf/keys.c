@@ -136,13 +136,15 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                                "<s>", STR(CONF_DEFAULT_CONTROLTIMEOUT_S),
                                "Close a control-socket client idle this many seconds (0 = never).\n"
                                "A client waiting for a reply is not idle."},
-    [CONF_K_METRICSBIND] =
-        {"metricsbind", CONF_KIND_ADDR, CONF_KF_NEGCLR | CONF_KF_ZEROCLR, 0, 0, "<addr>[:<port>]", "off",
-         "Serve Prometheus metrics over HTTP at http://<addr>:<port>/metrics (port\n"
-         "default " STR(CONF_DEFAULT_METRICSPORT) "). An IP literal; IPv6 as [addr]:port. "
-         "Anyone who can reach it\n"
-         "sees the node's statistics: keep it on loopback or behind a firewall.\n"
-         "metricsbind=0 or -nometricsbind turns it off."},
+    [CONF_K_METRICSBIND] = {"metricsbind", CONF_KIND_ADDR, CONF_KF_NEGCLR | CONF_KF_ZEROCLR, 0, 0,
+                            "<addr>[:<port>]", "off",
+                            "Serve Prometheus metrics at http://<addr>:<port>/metrics (port\n"
+                            "default " STR(CONF_DEFAULT_METRICSPORT) "). An IP literal; IPv6 as "
+                                                                     "[addr]:port. Anyone\n"
+                                                                     "who can reach it sees the "
+                                                                     "node's statistics: keep it\n"
+                                                                     "on loopback. metricsbind=0 "
+                                                                     "turns it off."},
     [CONF_K_HELP] = {"help", CONF_KIND_BOOL, CONF_KF_CMDLINE | CONF_KF_NONEG, 0, 1, NULL, "",
                      "Print this help and exit (also -h, -?)."},
     [CONF_K_VERSION] = {"version", CONF_KIND_BOOL, CONF_KF_CMDLINE | CONF_KF_NONEG, 0, 1, NULL, "",

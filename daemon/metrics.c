@@ -34,15 +34,15 @@
 struct metrics {
 	struct daemon *d;
 	uv_timer_t timer;
-	bool timer_open;     /**< loop thread */
-	bool job_pending;    /**< loop thread: a getstats job is at the validation thread */
-	bool closed;         /**< loop thread: a job coming back late is dropped */
-	json_t *chain_part;  /**< loop thread: the validation thread's last getstats part */
+	bool timer_open;    /**< loop thread */
+	bool job_pending;   /**< loop thread: a getstats job is at the validation thread */
+	bool closed;        /**< loop thread: a job coming back late is dropped */
+	json_t *chain_part; /**< loop thread: the validation thread's last getstats part */
 	struct MHD_Daemon *mhd;
 	uv_mutex_t mu;
-	char *text;          /**< (mu) the published exposition text; NULL before the first */
-	size_t len;          /**< (mu) */
-	uint64_t scrapes;    /**< (mu) requests answered */
+	char *text;       /**< (mu) the published exposition text; NULL before the first */
+	size_t len;       /**< (mu) */
+	uint64_t scrapes; /**< (mu) requests answered */
 };
 
 struct metrics_job {
@@ -68,9 +68,8 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const
 
 /* libmicrohttpd's thread: one call per request (no request body is read). */
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **con_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
 {
 	struct metrics *m = cls;
 	(void)version;
@@ -221,8 +220,9 @@ int metrics_start(struct daemon *d)
 	                          (unsigned)METRICS_CONN_TIMEOUT_S, MHD_OPTION_END);
 	if (!m->mhd) {
 		err = errno ? -errno : -EADDRNOTAVAIL;
-		DLOG_ERR(&d->log, DLOG_MAIN, "metricsbind=%s: cannot listen for HTTP on %s port %u: %s",
-		         c->metricsbind, host, (unsigned)port, uv_strerror(err));
+		DLOG_ERR(&d->log, DLOG_MAIN,
+		         "metricsbind=%s: cannot listen for HTTP on %s port %u: %s", c->metricsbind,
+		         host, (unsigned)port, uv_strerror(err));
 		return err;
 	}
 	if ((err = uv_timer_start(&m->timer, on_timer, METRICS_REBUILD_MS, METRICS_REBUILD_MS)))

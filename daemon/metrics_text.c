@@ -181,7 +181,8 @@ static void render_freelists(struct mbuf *b, json_t *lists)
 		json_t *l;
 		json_object_foreach(lists, list, l)
 		{
-			sample(b, f[i].name, "list", list, NULL, NULL, num(json_object_get(l, f[i].key)));
+			sample(b, f[i].name, "list", list, NULL, NULL,
+			       num(json_object_get(l, f[i].key)));
 		}
 	}
 }
@@ -194,7 +195,8 @@ static void render_checkqueue(struct mbuf *b, json_t *q)
 	} f[] = {
 	    {"threads", "peerd_checkqueue_threads", "gauge",
 	     "Threads checking scripts (the validation thread and its workers).", 1},
-	    {"workers", "peerd_checkqueue_workers", "gauge", "Worker threads of the check queue.", 1},
+	    {"workers", "peerd_checkqueue_workers", "gauge", "Worker threads of the check queue.",
+	     1},
 	    {"rounds", "peerd_checkqueue_rounds_total", "counter", "Batches of checks run.", 1},
 	    {"rounds_failed", "peerd_checkqueue_rounds_failed_total", "counter",
 	     "Batches of checks with a failure.", 1},
@@ -276,12 +278,12 @@ static const struct section sections[] = {
     {"sync.presync", "sync_presync", " peers bytes bytes_max ", "", "Headers presync"},
     {"recv_budget", "recv_budget", " limit held held_max waiting ", "",
      "Receive memory budget (maxrecvmemory)"},
-    {"control", "control", " clients max_clients idle_timeout_s queued_bytes max_queued_bytes ",
-     "", "Control socket"},
+    {"control", "control", " clients max_clients idle_timeout_s queued_bytes max_queued_bytes ", "",
+     "Control socket"},
     {"chain", "chain", " height index_nodes index_bytes ", "", "Validation"},
     {"coins_cache", "coins_cache", " bytes entries dirty ", "", "UTXO cache"},
-    {"mempool", "mempool",
-     " size bytes usage total_fee maxmempool mempoolminfee minrelaytxfee ", "", "Mempool"},
+    {"mempool", "mempool", " size bytes usage total_fee maxmempool mempoolminfee minrelaytxfee ",
+     "", "Mempool"},
     {"mempool.script_cache", "mempool_script_cache", " entries capacity ", "", "Script cache"},
 };
 
@@ -322,7 +324,8 @@ static bool metric_name(const struct section *sec, const char *key, bool counter
 {
 	*scale = 1.0;
 	for (size_t i = 0; i < sizeof(renames) / sizeof(renames[0]); i++) {
-		if (strcmp(renames[i].prefix, sec->prefix) == 0 && strcmp(renames[i].key, key) == 0) {
+		if (strcmp(renames[i].prefix, sec->prefix) == 0 &&
+		    strcmp(renames[i].key, key) == 0) {
 			snprintf(out, outlen, "%s%s", renames[i].name, counter ? "_total" : "");
 			return true;
 		}

@@ -79,12 +79,15 @@ static void test_metrics_render_names_types_units(void **state)
 	assert_has(t, "peerd_decode_errors_total{error=\"short\"} 2\n");
 	assert_has(t, "peerd_freelist_in_use{list=\"script\"} 1\n");
 	assert_has(t, "peerd_freelist_misses_total{list=\"script\"} 5\n");
-	assert_has(t, "peerd_checkqueue_thread_busy_seconds_total{thread=\"0\",role=\"validation\"} 1\n");
-	assert_has(t, "peerd_checkqueue_thread_idle_seconds_total{thread=\"1\",role=\"worker\"} 0.25\n");
+	assert_has(
+	    t, "peerd_checkqueue_thread_busy_seconds_total{thread=\"0\",role=\"validation\"} 1\n");
+	assert_has(
+	    t, "peerd_checkqueue_thread_idle_seconds_total{thread=\"1\",role=\"worker\"} 0.25\n");
 	assert_has(t, "peerd_checkqueue_rounds_total 9\n");
 	/* Generic sections: gauges as listed, counters with _total, units converted. */
 	assert_has(t, "# TYPE peerd_peers_maxconnections gauge\npeerd_peers_maxconnections 125\n");
-	assert_has(t, "# TYPE peerd_peers_disconnects_total counter\npeerd_peers_disconnects_total 4\n");
+	assert_has(
+	    t, "# TYPE peerd_peers_disconnects_total counter\npeerd_peers_disconnects_total 4\n");
 	assert_has(t, "peerd_process_uptime_seconds 5\n");
 	assert_has(t, "peerd_process_allocations 77\n");
 	assert_has(t, "peerd_process_bytes_recv_total 1000\n");
