@@ -162,8 +162,8 @@ struct peerd_conf {
 	size_t maxsendbuffer_kb;
 	/** All peers' partial messages together, MiB; 0 = scaled to maxconnections. */
 	size_t maxrecvmemory_mib;
-	int peertimeout_s;      /**< seconds a new peer has to finish the handshake */
-	int64_t maxtipage_s;    /**< a tip older than this: initial block download */
+	int peertimeout_s;   /**< seconds a new peer has to finish the handshake */
+	int64_t maxtipage_s; /**< a tip older than this: initial block download */
 	/** -minimumchainwork as given (validated hex), empty: the network's. */
 	char minimumchainwork[CONF_MAX_HEX256 + 1];
 	char *controlsocket;    /**< default netdir/control.sock */
