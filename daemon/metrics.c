@@ -40,9 +40,8 @@ struct metrics {
 	json_t *chain_part; /**< loop thread: the validation thread's last getstats part */
 	struct MHD_Daemon *mhd;
 	uv_mutex_t mu;
-	char *text;       /**< (mu) the published exposition text; NULL before the first */
-	size_t len;       /**< (mu) */
-	uint64_t scrapes; /**< (mu) requests answered */
+	char *text; /**< (mu) the published exposition text; NULL before the first */
+	size_t len; /**< (mu) */
 };
 
 struct metrics_job {
@@ -85,7 +84,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	uv_mutex_lock(&m->mu);
 	if (m->text) {
 		r = MHD_create_response_from_buffer(m->len, m->text, MHD_RESPMEM_MUST_COPY);
-		m->scrapes++;
 	}
 	uv_mutex_unlock(&m->mu);
 	if (!r)
