@@ -86,6 +86,8 @@
 #define CONF_DEFAULT_MINRELAYTXFEE       1000
 #define CONF_DEFAULT_INCREMENTALRELAYFEE 1000
 #define CONF_DEFAULT_DUSTRELAYFEE        3000
+/** metricsbind= port when none is given. */
+#define CONF_DEFAULT_METRICSPORT 9332
 /** A config file larger than this is refused (a real one is a few KB). */
 #define CONF_MAX_FILE_SIZE (1024 * 1024)
 /** Settings (file lines plus arguments) accepted in total. */
@@ -211,6 +213,9 @@ struct peerd_conf {
 	uint32_t limitdescendantsize;  /**< kvB */
 	bool help;                     /**< -help given */
 	bool version;                  /**< -version given */
+
+	/** metricsbind= as given (a checked IP[:port]); empty: no metrics endpoint. */
+	char metricsbind[CONF_MAX_HOST + 8];
 };
 
 /**

@@ -58,6 +58,7 @@ enum conf_key {
 	CONF_K_LIMITANCESTORSIZE,
 	CONF_K_LIMITDESCENDANTCOUNT,
 	CONF_K_LIMITDESCENDANTSIZE,
+	CONF_K_METRICSBIND,
 	CONF_K_HELP,
 	CONF_K_VERSION,
 	CONF_K__COUNT
@@ -74,6 +75,7 @@ enum conf_kind {
 	CONF_KIND_DEBUG,  /**< repeatable: debug category */
 	CONF_KIND_HEX256, /**< a 256-bit number: optional 0x, 1-64 hex digits */
 	CONF_KIND_AMOUNT, /**< BTC as Core's ParseMoney: digits, up to 8 decimals, <= 21e6 */
+	CONF_KIND_ADDR,   /**< one IP literal with optional port (metricsbind) */
 };
 
 /** Key flags. */

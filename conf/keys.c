@@ -195,6 +195,15 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
          STR(CONF_DEFAULT_LIMIT_KVB),
          "Do not accept transactions if any ancestor would have more than <n>\n"
          "kilobytes of in-mempool descendants (bitcoind's debug option)."},
+    [CONF_K_METRICSBIND] =
+        {"metricsbind", CONF_KIND_ADDR, CONF_KF_NEGCLR | CONF_KF_ZEROCLR, 0, 0, "<addr>[:<port>]",
+         "off",
+         "Serve Prometheus metrics at http://<addr>:<port>/metrics (port\n"
+         "default " STR(
+             CONF_DEFAULT_METRICSPORT) "). An IP literal; IPv6\n"
+                                       "as [addr]:port. Anyone who can reach it sees the node's\n"
+                                       "statistics: keep it on loopback. metricsbind=0 turns it "
+                                       "off."},
     [CONF_K_HELP] = {"help", CONF_KIND_BOOL, CONF_KF_CMDLINE | CONF_KF_NONEG, 0, 1, NULL, "",
                      "Print this help and exit (also -h, -?)."},
     [CONF_K_VERSION] = {"version", CONF_KIND_BOOL, CONF_KF_CMDLINE | CONF_KF_NONEG, 0, 1, NULL, "",
@@ -477,6 +486,8 @@ const char *conf_check_value(enum conf_key key, const char *v, char *why, size_t
 		return split_hostport(v, true, 1, host, sizeof(host), &port, why, whylen);
 	case CONF_KIND_PEER:
 		return split_hostport(v, false, 1, host, sizeof(host), &port, why, whylen);
+	case CONF_KIND_ADDR:
+		return split_hostport(v, true, 1, host, sizeof(host), &port, why, whylen);
 	case CONF_KIND_HEX256: {
 		const char *h = v;
 		if (h[0] == '0' && (h[1] == 'x' || h[1] == 'X'))

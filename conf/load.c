@@ -673,6 +673,9 @@ static int apply(struct loader *L, struct peerd_conf *c)
 	    (int)uint_of(scalar(L, CONF_K_CONTROLTIMEOUT, lv, nl), CONF_DEFAULT_CONTROLTIMEOUT_S);
 	c->logtimestamps = uint_of(scalar(L, CONF_K_LOGTIMESTAMPS, lv, nl), 1) != 0;
 	c->printtoconsole = uint_of(scalar(L, CONF_K_PRINTTOCONSOLE, lv, nl), 1) != 0;
+	c->metricsbind[0] = '\0';
+	if ((v = scalar(L, CONF_K_METRICSBIND, lv, nl)))
+		snprintf(c->metricsbind, sizeof(c->metricsbind), "%s", v);
 	return apply_mempool(L, c, lv, nl);
 }
 

@@ -52,6 +52,7 @@ void daemon_release(struct daemon *d)
 	/* Results still queued may update the view: it goes after them. */
 	validation_release(d);
 	txrelay_release(d);
+	metrics_release(d);
 	chainview_release(&d->view);
 	sync_release(d);
 }

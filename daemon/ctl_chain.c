@@ -691,6 +691,34 @@ static void m_verifychain(struct chain *c, const struct ctl_chain_ctx *x, json_t
 
 /* ---- getstats' chain part ------------------------------------------------------ */
 
+/* getmempoolinfo's figures (fees in sat/kvB) and the mempool's and script cache's counters. */
+static json_t *getstats_mempool(struct chain *c)
+{
+	struct chain_mempool_info in;
+	struct chain_mempool_stats ms;
+	chain_mempool_get_info(c, &in);
+	chain_mempool_get_stats(c, &ms);
+	json_t *o = json_pack(
+	    "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "size",
+	    (json_int_t)in.size, "bytes", (json_int_t)in.bytes, "usage", (json_int_t)in.usage,
+	    "total_fee", (json_int_t)in.total_fee, "maxmempool", (json_int_t)in.maxmempool,
+	    "mempoolminfee", (json_int_t)in.mempoolminfee, "minrelaytxfee",
+	    (json_int_t)in.minrelaytxfee, "accepted", (json_int_t)ms.accepted, "rejected",
+	    (json_int_t)ms.rejected, "replaced", (json_int_t)ms.replaced, "evicted",
+	    (json_int_t)ms.evicted, "expired", (json_int_t)ms.expired, "mined",
+	    (json_int_t)ms.mined, "conflicted", (json_int_t)ms.conflicted, "accept_ms",
+	    (json_int_t)(ms.accept_ns / 1000000u));
+	json_t *sc = json_pack("{s:I, s:I, s:I, s:I}", "hits", (json_int_t)ms.script_cache_hits,
+	                       "misses", (json_int_t)ms.script_cache_misses, "entries",
+	                       (json_int_t)ms.script_cache_entries, "capacity",
+	                       (json_int_t)ms.script_cache_capacity);
+	if (o)
+		json_object_set_new(o, "script_cache", sc ? sc : json_null());
+	else
+		json_decref(sc);
+	return o ? o : json_null();
+}
+
 void ctl_chain_getstats(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                         struct ctl_result *res)
 {
@@ -715,6 +743,8 @@ void ctl_chain_getstats(struct chain *c, const struct ctl_chain_ctx *x, json_t *
 	json_t *o = json_pack("{s:o, s:o, s:o}", "chain", chain ? chain : json_null(),
 	                      "coins_cache", cache ? cache : json_null(), "checkqueue",
 	                      stats_checkqueue_json(&qs, chain_checker_workers(ck)));
+	if (o)
+		json_object_set_new(o, "mempool", getstats_mempool(c));
 	ok(res, o);
 }
 

@@ -1340,6 +1340,8 @@ struct daemon {
 	struct recvbudget rxb;
 	/** Transaction relay: the mempool's mirror, announcements, orphans. */
 	struct txrelay_state txr;
+	/** The Prometheus endpoint (metrics.c); NULL without metricsbind=. */
+	struct metrics *metrics;
 };
 
 /**
@@ -1366,5 +1368,27 @@ static inline uint64_t daemon_fingerprint(const struct daemon *d, const void *da
 {
 	return proto_siphash(d->sip_key, data, len);
 }
+
+/* ---- metrics.c / metrics_text.c: the Prometheus endpoint --------------- */
+
+struct metrics;
+/**
+ * Start the HTTP server on metricsbind= (nothing without it) in its own
+ * thread, and a 1 s timer that republishes getstats' figures as
+ * Prometheus text. After validation_open. 0 or a negative errno (logged).
+ * Loop thread.
+ */
+int metrics_start(struct daemon *d);
+/** Stop the HTTP server (joins its thread) and close the timer. Idempotent. Loop thread. */
+void metrics_close(struct daemon *d);
+/** Free what metrics_start allocated; after validation_release. Loop thread. */
+void metrics_release(struct daemon *d);
+/**
+ * getstats' result `stats` (stats_json merged with ctl_chain_getstats'
+ * part) in Prometheus' text exposition format. Returns an xmalloc'd
+ * string the caller frees with xfree (its length in *len), or NULL when
+ * out of memory. Any thread.
+ */
+char *metrics_render(struct json_t *stats, size_t *len);
 
 #endif

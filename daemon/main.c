@@ -111,6 +111,7 @@ void daemon_shutdown(struct daemon *d, const char *why)
 	uv_close((uv_handle_t *)&d->sig_hup, close_cb_noop);
 	net_close_listeners(d);
 	ctl_close(d);
+	metrics_close(d);
 	for (uint32_t i = 0; i < d->n_peers; i++)
 		peer_disconnect(d->peers[i], "shutting down");
 	net_release_targets(d);
@@ -178,6 +179,8 @@ static int start(struct daemon *d)
 	 * request arrives before the chain is there. */
 	if ((err = validation_open(d)))
 		return err;
+	if ((err = metrics_start(d)))
+		return err;
 	if ((err = net_start_listeners(d)))
 		return err;
 	if ((err = net_init_targets(d)))
@@ -202,6 +205,7 @@ static void abort_start(struct daemon *d)
 	validation_stop(d);
 	validation_detach(d);
 	ctl_close(d);
+	metrics_close(d);
 	net_close_listeners(d);
 	net_release_targets(d);
 	uv_walk(d->loop, close_any, NULL);

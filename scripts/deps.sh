@@ -8,7 +8,8 @@ PYTHON=${PYTHON:-/usr/bin/python3}
 # pkg-config module -> Debian package
 mods="libuv:libuv1-dev libsodium:libsodium-dev libsecp256k1:libsecp256k1-dev
 nettle:nettle-dev jansson:libjansson-dev inih:libinih-dev
-libsystemd:libsystemd-dev lmdb:liblmdb-dev cmocka:libcmocka-dev"
+libsystemd:libsystemd-dev lmdb:liblmdb-dev cmocka:libcmocka-dev
+libmicrohttpd:libmicrohttpd-dev"
 
 missing=""
 command -v "$PKG_CONFIG" >/dev/null 2>&1 || missing="$missing pkg-config"
@@ -26,6 +27,9 @@ command -v clang-format >/dev/null 2>&1 || missing="$missing clang-format"
 "$PYTHON" -c 'import bitcoin' 2>/dev/null || missing="$missing python3-bitcoinlib"
 command -v valgrind >/dev/null 2>&1 || missing="$missing valgrind"
 command -v systemd-analyze >/dev/null 2>&1 || missing="$missing systemd"
+# promtool and prometheus for the metrics tests (tests/integration/test_metrics.py).
+command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 ||
+	missing="$missing prometheus"
 
 # Bitcoin Core for the interop tests, found as they find it: $BITCOIND,
 # else ../shared/bin/ beside the checkout, else bitcoind on PATH. Without

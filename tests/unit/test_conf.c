@@ -1213,6 +1213,35 @@ static void test_mempool_keys(void **state)
 	             "acceptnonstdtxn is not currently supported for main chain", &c);
 	expect_error(LOAD(&c, "-regtest", "-mempoolexpiry=0"), CONF_EVALUE,
 	             "command line: -mempoolexpiry=0: out of range 1-1000000", &c);
+/* metricsbind=: an IP literal with an optional port; 0 or -nometricsbind turns it off. */
+static void test_metricsbind(void **state)
+{
+	(void)state;
+	struct peerd_conf c;
+	expect_ok(LOAD(&c, "-datadir=/nonexistent/dd"));
+	assert_string_equal(c.metricsbind, "");
+	conf_release(&c);
+	expect_ok(LOAD(&c, "-datadir=/nonexistent/dd", "-metricsbind=127.0.0.1:9400"));
+	assert_string_equal(c.metricsbind, "127.0.0.1:9400");
+	char host[CONF_MAX_HOST + 1];
+	uint16_t port;
+	assert_int_equal(
+	    conf_hostport(c.metricsbind, CONF_DEFAULT_METRICSPORT, host, sizeof(host), &port), 0);
+	assert_string_equal(host, "127.0.0.1");
+	assert_int_equal(port, 9400);
+	conf_release(&c);
+	expect_ok(LOAD(&c, "-datadir=/nonexistent/dd", "-metricsbind=[::1]", "-nometricsbind"));
+	assert_string_equal(c.metricsbind, "");
+	conf_release(&c);
+	expect_ok(LOAD(&c, "-datadir=/nonexistent/dd", "-metricsbind=::1", "-metricsbind=0"));
+	assert_string_equal(c.metricsbind, "");
+	conf_release(&c);
+	expect_error(LOAD(&c, "-datadir=/nonexistent/dd", "-metricsbind=localhost:9332"),
+	             CONF_EVALUE,
+	             "command line: -metricsbind=localhost:9332: not an IPv4 or IPv6 address", &c);
+	expect_error(LOAD(&c, "-datadir=/nonexistent/dd", "-metricsbind=127.0.0.1:70000"),
+	             CONF_EVALUE,
+	             "command line: -metricsbind=127.0.0.1:70000: port out of range 1-65535", &c);
 }
 
 int main(void)
@@ -1247,6 +1276,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_mempool_keys, setup_env),
 	    cmocka_unit_test_setup(test_example_config, setup_env),
 	    cmocka_unit_test_setup(test_out_of_memory, setup_env),
+	    cmocka_unit_test_setup(test_metricsbind, setup_env),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	char cmd[PATH_MAX + 16];
