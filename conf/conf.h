@@ -175,6 +175,10 @@ struct peerd_conf {
 	int rpcclienttimeout_s; /**< peerctl only: reply timeout, 0 = none */
 	bool help;              /**< -help given */
 	bool version;           /**< -version given */
+	char *debuglogfile;       /**< log file (absolute, under netdir if given relative), or NULL */
+	char *pidfile;            /**< pid file (absolute as debuglogfile), or NULL */
+	char *controlsocketgroup; /**< group owning the control socket, or NULL */
+	struct conf_list debugexclude; /**< categories never logged at debug level */
 };
 
 /**
