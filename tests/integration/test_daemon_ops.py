@@ -128,6 +128,7 @@ def test_getrpcinfo(make_peerd):
 @pytest.mark.interop
 def test_core_same_fields_and_codes(peerd, bitcoind_node):
     c = bitcoind_node
+    assert "Satoshi" in c.rpc("getnetworkinfo")["subversion"]
     # Same names, same result shapes.
     assert set(c.rpc("getrpcinfo")) == {"active_commands", "logpath"} <= set(peerd.rpc("getrpcinfo"))
     assert set(c.rpc("getrpcinfo")["active_commands"][0]) == set(peerd.rpc("getrpcinfo")["active_commands"][0])
