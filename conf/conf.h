@@ -160,8 +160,8 @@ struct peerd_conf {
 	size_t maxsendbuffer_kb;
 	/** All peers' partial messages together, MiB; 0 = scaled to maxconnections. */
 	size_t maxrecvmemory_mib;
-	int peertimeout_s;      /**< seconds a new peer has to finish the handshake */
-	int64_t maxtipage_s;    /**< a tip older than this: initial block download */
+	int peertimeout_s;   /**< seconds a new peer has to finish the handshake */
+	int64_t maxtipage_s; /**< a tip older than this: initial block download */
 	/** -minimumchainwork as given (validated hex), empty: the network's. */
 	char minimumchainwork[CONF_MAX_HEX256 + 1];
 	char *controlsocket;    /**< default netdir/control.sock */
@@ -175,9 +175,9 @@ struct peerd_conf {
 	int rpcclienttimeout_s; /**< peerctl only: reply timeout, 0 = none */
 	bool help;              /**< -help given */
 	bool version;           /**< -version given */
-	char *debuglogfile;       /**< log file (absolute, under netdir if given relative), or NULL */
-	char *pidfile;            /**< pid file (absolute as debuglogfile), or NULL */
-	char *controlsocketgroup; /**< group owning the control socket, or NULL */
+	char *debuglogfile;     /**< log file (absolute, under netdir if given relative), or NULL */
+	char *pidfile;          /**< pid file (absolute as debuglogfile), or NULL */
+	char *controlsocketgroup;      /**< group owning the control socket, or NULL */
 	struct conf_list debugexclude; /**< categories never logged at debug level */
 };
 

@@ -35,8 +35,8 @@ static const struct ctl_help_entry entries[] = {
      "    \"pingtime\" : n, \"minping\" : n, \"pingwait\" : n, \"version\" : n,\n"
      "    \"subver\" : \"str\", \"inbound\" : true|false, ... }, ... ]",
      NULL},
-    {"getnettotals",
-     "{ \"totalbytesrecv\" : n, \"totalbytessent\" : n, \"timemillis\" : n }", NULL},
+    {"getnettotals", "{ \"totalbytesrecv\" : n, \"totalbytessent\" : n, \"timemillis\" : n }",
+     NULL},
     {"addnode", "null    (json null)", "\"192.168.0.6:8333\" \"onetry\""},
     {"disconnectnode", "null    (json null)", "\"192.168.0.6:8333\""},
     {"setban", "null    (json null)", "\"192.168.0.6\" \"add\" 86400"},
@@ -53,7 +53,8 @@ static const struct ctl_help_entry entries[] = {
      "8 \"ipv4\""},
     {"getaddednodeinfo",
      "[ { \"addednode\" : \"str\", \"connected\" : true|false,\n"
-     "    \"addresses\" : [ { \"address\" : \"str\", \"connected\" : \"outbound\" }, ... ] }, ... ]",
+     "    \"addresses\" : [ { \"address\" : \"str\", \"connected\" : \"outbound\" }, ... ] }, ... "
+     "]",
      "\"192.168.0.201\""},
     {"logging", "{ \"category\" : true|false, ... }    (object) keys are the categories",
      "\"[\\\"all\\\"]\" \"[\\\"msg\\\"]\""},
@@ -92,13 +93,15 @@ size_t ctl_help_text(const struct ctl_method *m, char *buf, size_t n)
 	for (int i = 0; i < m->max && i < CTL_MAX_PARAMS; i++) {
 		if (!m->params[i])
 			continue;
-		PUT("%d. %s    (%s)\n", i + 1, m->params[i], optional(m, i) ? "optional" : "required");
+		PUT("%d. %s    (%s)\n", i + 1, m->params[i],
+		    optional(m, i) ? "optional" : "required");
 		shown++;
 	}
 	if (!shown)
 		PUT("None\n");
-	PUT("\nResult:\n%s\n\nExamples:\n> peerctl %s%s%s\n", e ? e->result : "See the description above.",
-	    m->name, e && e->example_args ? " " : "", e && e->example_args ? e->example_args : "");
+	PUT("\nResult:\n%s\n\nExamples:\n> peerctl %s%s%s\n",
+	    e ? e->result : "See the description above.", m->name, e && e->example_args ? " " : "",
+	    e && e->example_args ? e->example_args : "");
 	PUT("> peerctl -named %s\n", m->name);
 #undef PUT
 	return k < n ? k : n - 1;

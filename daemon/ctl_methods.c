@@ -129,10 +129,10 @@ static void m_getnetworkinfo(struct daemon *d, json_t *args, struct ctl_result *
 	            "version", DAEMON_VERSION_NUMBER, "subversion", DAEMON_USER_AGENT,
 	            "protocolversion", PROTO_VERSION, "localservices", hex, "localservicesnames",
 	            services_names(DAEMON_LOCAL_SERVICES), "localrelay", 1, "timeoffset", 0,
-	            "networkactive", !d->network_inactive, "connections", (int)(d->n_inbound + d->n_outbound),
-	            "connections_in", (int)d->n_inbound, "connections_out", (int)d->n_outbound,
-	            "maxconnections", (int)d->maxconnections, "chain", d->params->name,
-	            "localaddresses", "warnings"));
+	            "networkactive", !d->network_inactive, "connections",
+	            (int)(d->n_inbound + d->n_outbound), "connections_in", (int)d->n_inbound,
+	            "connections_out", (int)d->n_outbound, "maxconnections", (int)d->maxconnections,
+	            "chain", d->params->name, "localaddresses", "warnings"));
 }
 
 static const char *network_name(const union net_addr *a)

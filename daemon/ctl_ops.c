@@ -114,7 +114,8 @@ static void m_getnodeaddresses(struct daemon *d, json_t *args, struct ctl_result
 	if (jc) {
 		if (!want_type(jc, JSON_INTEGER, "number", res))
 			return;
-		count = json_is_integer(jc) ? json_integer_value(jc) : (json_int_t)json_number_value(jc);
+		count = json_is_integer(jc) ? json_integer_value(jc)
+		                            : (json_int_t)json_number_value(jc);
 	}
 	if (count < 0) {
 		fail(res, CTL_INVALID_PARAMETER, "Address count out of range");
@@ -142,7 +143,8 @@ static void m_getnodeaddresses(struct daemon *d, json_t *args, struct ctl_result
 		const struct proto_addr_entry *e = &d->addr.v[(start + k) % n];
 		const char *net = bip155_name(e->net);
 		char text[INET6_ADDRSTRLEN];
-		if (!net || (want && strcmp(net, want) != 0) || !entry_address(e, text, sizeof(text)))
+		if (!net || (want && strcmp(net, want) != 0) ||
+		    !entry_address(e, text, sizeof(text)))
 			continue;
 		json_array_append_new(a, json_pack("{s:I, s:I, s:s, s:i, s:s}", "time",
 		                                   (json_int_t)e->time, "services",
@@ -158,8 +160,8 @@ static json_t *added_json(const struct net_target *t)
 	if (t->peer && addrs) {
 		char text[NET_ADDRSTRLEN];
 		net_addr_format(&t->peer->addr, text);
-		json_array_append_new(addrs,
-		                      json_pack("{s:s, s:s}", "address", text, "connected", "outbound"));
+		json_array_append_new(
+		    addrs, json_pack("{s:s, s:s}", "address", text, "connected", "outbound"));
 	}
 	return json_pack("{s:s, s:b, s:o}", "addednode", t->name, "connected",
 	                 t->peer && t->peer->handshake_done, "addresses", addrs);
@@ -224,7 +226,8 @@ static void m_logging(struct daemon *d, json_t *args, struct ctl_result *res)
 	    (exc && !want_type(exc, JSON_ARRAY, "array", res)))
 		return;
 	uint32_t before = d->log.debug;
-	if ((inc && logging_apply(d, inc, true, res)) || (exc && logging_apply(d, exc, false, res))) {
+	if ((inc && logging_apply(d, inc, true, res)) ||
+	    (exc && logging_apply(d, exc, false, res))) {
 		d->log.debug = before;
 		return;
 	}
@@ -233,7 +236,8 @@ static void m_logging(struct daemon *d, json_t *args, struct ctl_result *res)
 	json_t *o = json_object();
 	uint32_t mask = d->log.debug;
 	for (int c = 0; o && c < DLOG_CAT__COUNT; c++)
-		json_object_set_new(o, dlog_cat_name((enum dlog_cat)c), json_boolean(mask >> c & 1u));
+		json_object_set_new(o, dlog_cat_name((enum dlog_cat)c),
+		                    json_boolean(mask >> c & 1u));
 	ok(res, o);
 }
 
@@ -254,26 +258,63 @@ static void m_getrpcinfo(struct daemon *d, json_t *args, struct ctl_result *res)
 }
 
 const struct ctl_method ctl_ops_methods[] = {
-    {"ping", m_ping, 0, 0, {0}, "ping",
+    {"ping",
+     m_ping,
+     0,
+     0,
+     {0},
+     "ping",
      "Request that a ping be sent to every connected peer; getpeerinfo's pingtime and "
-     "pingwait show the results.", NULL, NULL},
-    {"setnetworkactive", m_setnetworkactive, 1, 1, {"state", NULL, NULL, NULL},
+     "pingwait show the results.",
+     NULL,
+     NULL},
+    {"setnetworkactive",
+     m_setnetworkactive,
+     1,
+     1,
+     {"state", NULL, NULL, NULL},
      "setnetworkactive state",
      "Disable (false) or enable (true) all P2P network activity: peers are disconnected, "
-     "inbound connections dropped, no outbound attempted.", NULL, NULL},
-    {"getnodeaddresses", m_getnodeaddresses, 0, 2, {"count", "network", NULL, NULL},
+     "inbound connections dropped, no outbound attempted.",
+     NULL,
+     NULL},
+    {"getnodeaddresses",
+     m_getnodeaddresses,
+     0,
+     2,
+     {"count", "network", NULL, NULL},
      "getnodeaddresses ( count \"network\" )",
      "Addresses learned from peers (addr/addrv2), up to count (default 1, 0 = all), "
-     "optionally of one network (ipv4, ipv6, onion, i2p, cjdns).", NULL, NULL},
-    {"getaddednodeinfo", m_getaddednodeinfo, 0, 1, {"node", NULL, NULL, NULL},
+     "optionally of one network (ipv4, ipv6, onion, i2p, cjdns).",
+     NULL,
+     NULL},
+    {"getaddednodeinfo",
+     m_getaddednodeinfo,
+     0,
+     1,
+     {"node", NULL, NULL, NULL},
      "getaddednodeinfo ( \"node\" )",
-     "Information about the nodes added with addnode (not connect= or onetry).", NULL, NULL},
-    {"logging", m_logging, 0, 2, {"include", "exclude", NULL, NULL},
+     "Information about the nodes added with addnode (not connect= or onetry).",
+     NULL,
+     NULL},
+    {"logging",
+     m_logging,
+     0,
+     2,
+     {"include", "exclude", NULL, NULL},
      "logging ( [\"include_category\",...] [\"exclude_category\",...] )",
      "Turn debug categories on (include) or off (exclude) at runtime; all/1 and none/0 name "
-     "every one. Returns each category's state.", NULL, NULL},
-    {"getrpcinfo", m_getrpcinfo, 0, 0, {0}, "getrpcinfo",
-     "Details of the control server: the commands running now and the log file's path.", NULL,
+     "every one. Returns each category's state.",
+     NULL,
+     NULL},
+    {"getrpcinfo",
+     m_getrpcinfo,
+     0,
+     0,
+     {0},
+     "getrpcinfo",
+     "Details of the control server: the commands running now and the log file's path.",
+     NULL,
      NULL},
 };
 

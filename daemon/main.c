@@ -135,8 +135,8 @@ static void on_hup(struct daemon *d)
 	if (c->debuglogfile) {
 		int err = dlog_open_file(&d->log, c->debuglogfile);
 		if (err)
-			DLOG_ERR(&d->log, DLOG_MAIN, "SIGHUP: cannot reopen %s: %s", c->debuglogfile,
-			         strerror(-err));
+			DLOG_ERR(&d->log, DLOG_MAIN, "SIGHUP: cannot reopen %s: %s",
+			         c->debuglogfile, strerror(-err));
 	}
 	struct peerd_conf fresh;
 	char err[512];
