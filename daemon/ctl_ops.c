@@ -157,14 +157,16 @@ static void m_getnodeaddresses(struct daemon *d, json_t *args, struct ctl_result
 static json_t *added_json(const struct net_target *t)
 {
 	json_t *addrs = json_array();
-	if (t->peer && addrs) {
+	/* Core lists a connection once it is one: not while TCP connects. */
+	bool up = t->peer && t->peer->state != PEER_CONNECTING && t->peer->state != PEER_CLOSING;
+	if (up && addrs) {
 		char text[NET_ADDRSTRLEN];
 		net_addr_format(&t->peer->addr, text);
 		json_array_append_new(
 		    addrs, json_pack("{s:s, s:s}", "address", text, "connected", "outbound"));
 	}
-	return json_pack("{s:s, s:b, s:o}", "addednode", t->name, "connected",
-	                 t->peer && t->peer->handshake_done, "addresses", addrs);
+	return json_pack("{s:s, s:b, s:o}", "addednode", t->name, "connected", up, "addresses",
+	                 addrs);
 }
 
 static void m_getaddednodeinfo(struct daemon *d, json_t *args, struct ctl_result *res)
