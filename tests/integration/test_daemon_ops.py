@@ -219,3 +219,29 @@ def test_controlsocketgroup_unknown_group_fails(tmp_path):
 def test_unit_has_execreload():
     unit = os.path.join(os.path.dirname(__file__), "..", "..", "systemd", "peerd.service")
     assert re.search(r"^ExecReload=/bin/kill -HUP \$MAINPID$", open(unit).read(), re.M)
+
+
+def test_getnodeaddresses_returns_learned_addresses(peerd):
+    import struct
+    from conftest import frame, ser_compact
+    p = peerd.connected_peer()
+    now = int(time.time())
+    entries = [(1, bytes([8, 8, 4, i]), 8333 + i) for i in range(1, 4)]
+    entries.append((2, bytes.fromhex("2a010000000000000000000000000001"), 18444))
+    payload = ser_compact(len(entries))
+    for net, ip, port in entries:
+        payload += struct.pack("<I", now) + ser_compact(9) + bytes([net]) + ser_compact(len(ip)) + ip
+        payload += struct.pack(">H", port)
+    p.send_raw(frame("addrv2", payload))
+    got = wait_for(lambda: (lambda a: a if len(a) == 4 else None)(peerd.rpc("getnodeaddresses", 0)),
+                   what="four addresses")
+    assert set(got[0]) == {"time", "services", "address", "port", "network"}
+    assert {(a["address"], a["port"], a["network"]) for a in got} == {
+        ("8.8.4.1", 8334, "ipv4"), ("8.8.4.2", 8335, "ipv4"), ("8.8.4.3", 8336, "ipv4"),
+        ("2a01::1", 18444, "ipv6")}
+    assert all(a["services"] == 9 and a["time"] == now for a in got)
+    assert len(peerd.rpc("getnodeaddresses")) == 1
+    assert len(peerd.rpc("getnodeaddresses", 2, "ipv4")) == 2
+    assert [a["network"] for a in peerd.rpc("getnodeaddresses", 0, "ipv6")] == ["ipv6"]
+    assert peerd.rpc("getnodeaddresses", 0, "onion") == []
+    p.close()
