@@ -216,6 +216,10 @@ struct peerd_conf {
 
 	/** metricsbind= as given (a checked IP[:port]); empty: no metrics endpoint. */
 	char metricsbind[CONF_MAX_HOST + 8];
+	char *debuglogfile; /**< log file (absolute, under netdir if given relative), or NULL */
+	char *pidfile;      /**< pid file (absolute as debuglogfile), or NULL */
+	char *controlsocketgroup;      /**< group owning the control socket, or NULL */
+	struct conf_list debugexclude; /**< categories never logged at debug level */
 };
 
 /**

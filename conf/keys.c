@@ -208,6 +208,21 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                      "Print this help and exit (also -h, -?)."},
     [CONF_K_VERSION] = {"version", CONF_KIND_BOOL, CONF_KF_CMDLINE | CONF_KF_NONEG, 0, 1, NULL, "",
                         "Print the version and exit."},
+    /* Operator keys (issue 12): log file, pid file, control socket group. */
+    [CONF_K_DEBUGLOGFILE] = {"debuglogfile", CONF_KIND_PATH, CONF_KF_NONEG, 0, 0, "<file>", "none",
+                             "Also write the log to this file (relative: in the network's\n"
+                             "directory, as bitcoind's). SIGHUP reopens it (for logrotate)."},
+    [CONF_K_PID] = {"pid", CONF_KIND_PATH, CONF_KF_NONEG, 0, 0, "<file>", "none",
+                    "Write peerd's process id to this file at start, removed at exit\n"
+                    "(relative: in the network's directory)."},
+    [CONF_K_CONTROLSOCKETGROUP] = {"controlsocketgroup", CONF_KIND_PATH, CONF_KF_NONEG, 0, 0,
+                                   "<group>", "none",
+                                   "Give the control socket to this group, mode 0660, so its\n"
+                                   "members can use peerctl."},
+    [CONF_K_DEBUGEXCLUDE] = {"debugexclude", CONF_KIND_DEBUG, CONF_KF_NEGCLR, 0, 0, "<category>",
+                             "none",
+                             "No debug messages of this category, even with -debug=all.\n"
+                             "Repeatable. SIGHUP re-reads debug= and debugexclude=."},
 };
 
 /* Section names are the network names bitcoind uses for them. */

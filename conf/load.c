@@ -475,6 +475,15 @@ static int dup_path(struct loader *L, char **out, const char *a, const char *b)
 	return 0;
 }
 
+/* A path key as bitcoind's -debuglogfile and -pid: relative ones live in the netdir. */
+static int netdir_path(struct loader *L, char **out, const struct peerd_conf *c, const char *v)
+{
+	return v[0] == '/' ? dup_path(L, out, v, NULL) : dup_path(L, out, c->netdir, v);
+}
+
+/* debuglogfile=, pid=, controlsocketgroup= (issue 12's operator keys). */
+static int operator_paths(struct loader *L, struct peerd_conf *c, const int *lv, int nl);
+
 /* Where data lives when neither -datadir nor datadir= says. */
 static int default_datadir(struct loader *L, char **out)
 {
@@ -632,9 +641,16 @@ static int apply(struct loader *L, struct peerd_conf *c)
 	    (rc = fill_list(L, CONF_K_ADDNODE, lv, nl, &c->addnode, &set)) ||
 	    (rc = fill_list(L, CONF_K_DEBUG, lv, nl, &c->debug, &set)))
 		return rc;
+	if ((rc = fill_list(L, CONF_K_DEBUGEXCLUDE, lv, nl, &c->debugexclude, &set)))
+		return rc;
 	c->debug_mask = 0;
 	for (size_t i = 0; i < c->debug.n; i++)
 		c->debug_mask |= conf_debug_category(c->debug.v[i]);
+	/* Core: debugexclude wins over debug, even over debug=all. */
+	for (size_t i = 0; i < c->debugexclude.n; i++)
+		c->debug_mask &= ~conf_debug_category(c->debugexclude.v[i]);
+	if ((rc = operator_paths(L, c, lv, nl)))
+		return rc;
 
 	/* bitcoind: -bind implies -listen, -connect implies -nolisten; an explicit listen wins. */
 	if ((v = scalar(L, CONF_K_LISTEN, lv, nl)))
@@ -761,6 +777,10 @@ void conf_release(struct peerd_conf *c)
 	list_release(&c->connect);
 	list_release(&c->addnode);
 	list_release(&c->debug);
+	list_release(&c->debugexclude);
+	xfree(c->debuglogfile);
+	xfree(c->pidfile);
+	xfree(c->controlsocketgroup);
 	bool help = c->help, version = c->version;
 	conf_defaults(c);
 	/* Kept so a caller can still tell -help from -version after an early release. */
@@ -821,4 +841,19 @@ out:
 int conf_load(struct peerd_conf *c, int argc, char **argv, char *err, size_t errlen)
 {
 	return conf_load_args(c, argc, argv, 0, NULL, err, errlen);
+}
+
+static int operator_paths(struct loader *L, struct peerd_conf *c, const int *lv, int nl)
+{
+	const char *v;
+	int rc;
+	if ((v = scalar(L, CONF_K_DEBUGLOGFILE, lv, nl)) &&
+	    (rc = netdir_path(L, &c->debuglogfile, c, v)))
+		return rc;
+	if ((v = scalar(L, CONF_K_PID, lv, nl)) && (rc = netdir_path(L, &c->pidfile, c, v)))
+		return rc;
+	if ((v = scalar(L, CONF_K_CONTROLSOCKETGROUP, lv, nl)) &&
+	    (rc = dup_path(L, &c->controlsocketgroup, v, NULL)))
+		return rc;
+	return 0;
 }

@@ -21,6 +21,7 @@
 #include "daemon/ctl_internal.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1133,6 +1134,28 @@ static int probe(const char *path)
 	return -err;
 }
 
+/* controlsocketgroup=: the group's members may connect (0660); others still may not. */
+static int ctl_socket_group(struct daemon *d, const char *path)
+{
+	const char *name = d->conf->controlsocketgroup;
+	struct group gr, *found = NULL;
+	char buf[4096];
+	int e = getgrnam_r(name, &gr, buf, sizeof(buf), &found);
+	if (!found) {
+		DLOG_ERR(&d->log, DLOG_CTL, "controlsocketgroup=%s: %s", name,
+		         e ? strerror(e) : "no such group");
+		return -ENOENT;
+	}
+	if (chown(path, (uid_t)-1, gr.gr_gid) || chmod(path, 0660)) {
+		e = errno;
+		DLOG_ERR(&d->log, DLOG_CTL, "controlsocketgroup=%s: cannot give %s to it: %s", name,
+		         path, strerror(e));
+		return -e;
+	}
+	DLOG_INFO_(&d->log, DLOG_CTL, "control socket open to group %s (mode 0660)", name);
+	return 0;
+}
+
 int ctl_start(struct daemon *d)
 {
 	struct ctl_server *s = &d->ctl;
@@ -1223,6 +1246,8 @@ int ctl_start(struct daemon *d)
 	}
 	s->bound = true;
 	(void)chmod(s->path, 0600);
+	if (d->conf->controlsocketgroup && (err = ctl_socket_group(d, s->path)))
+		return err;
 	err = uv_listen((uv_stream_t *)&s->pipe, CTL_BACKLOG, on_client);
 	if (err) {
 		DLOG_ERR(&d->log, DLOG_CTL, "cannot listen on %s: %s", s->path, uv_strerror(err));

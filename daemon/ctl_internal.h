@@ -85,4 +85,12 @@ void ctl_ok(struct ctl_result *res, json_t *v);
 /** The i-th argument, or NULL when absent or null. */
 json_t *ctl_arg(json_t *args, size_t i);
 
+/** The operator methods (ctl_ops.c: ping, logging, ...), loop methods, and their count. */
+extern const struct ctl_method ctl_ops_methods[];
+extern const size_t ctl_n_ops_methods;
+/**
+ * `help METHOD`'s text for m into buf (n bytes, NUL-terminated): usage,
+ * description, Arguments, Result and Examples (ctl_help.c). Returns the length.
+ */
+size_t ctl_help_text(const struct ctl_method *m, char *buf, size_t n);
 #endif

@@ -129,10 +129,10 @@ static void m_getnetworkinfo(struct daemon *d, json_t *args, struct ctl_result *
 	            "version", DAEMON_VERSION_NUMBER, "subversion", DAEMON_USER_AGENT,
 	            "protocolversion", PROTO_VERSION, "localservices", hex, "localservicesnames",
 	            services_names(DAEMON_LOCAL_SERVICES), "localrelay", 1, "timeoffset", 0,
-	            "networkactive", 1, "connections", (int)(d->n_inbound + d->n_outbound),
-	            "connections_in", (int)d->n_inbound, "connections_out", (int)d->n_outbound,
-	            "maxconnections", (int)d->maxconnections, "chain", d->params->name,
-	            "localaddresses", "warnings"));
+	            "networkactive", !d->network_inactive, "connections",
+	            (int)(d->n_inbound + d->n_outbound), "connections_in", (int)d->n_inbound,
+	            "connections_out", (int)d->n_outbound, "maxconnections", (int)d->maxconnections,
+	            "chain", d->params->name, "localaddresses", "warnings"));
 }
 
 static const char *network_name(const union net_addr *a)
@@ -562,6 +562,10 @@ const struct ctl_method *ctl_method_lookup(const char *name)
 		if (strcmp(ctl_mempool_methods[i].name, name) == 0)
 			return &ctl_mempool_methods[i];
 	}
+	for (size_t i = 0; i < ctl_n_ops_methods; i++) {
+		if (strcmp(ctl_ops_methods[i].name, name) == 0)
+			return &ctl_ops_methods[i];
+	}
 	return NULL;
 }
 
@@ -581,7 +585,7 @@ static void m_help(struct daemon *d, json_t *args, struct ctl_result *res)
 			snprintf(buf, sizeof(buf), "help: unknown command: %s",
 			         json_string_value(cmd));
 		} else {
-			snprintf(buf, sizeof(buf), "%s\n\n%s", m->usage, m->help);
+			ctl_help_text(m, buf, sizeof(buf));
 		}
 		ok(res, json_string(buf));
 		return;
@@ -603,6 +607,10 @@ static void m_help(struct daemon *d, json_t *args, struct ctl_result *res)
 	for (size_t i = 0; i < ctl_n_mempool_methods && n < sizeof(buf); i++)
 		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\n%s",
 		                      ctl_mempool_methods[i].usage);
+	if (n < sizeof(buf))
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\n\n== Network ==");
+	for (size_t i = 0; i < ctl_n_ops_methods && n < sizeof(buf); i++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\n%s", ctl_ops_methods[i].usage);
 	ok(res, json_string(buf));
 }
 

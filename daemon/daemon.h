@@ -383,6 +383,8 @@ void recvbudget_note_freed(struct daemon *d, uint64_t bytes);
 
 /** Send our version message (outbound: at connect; inbound: after theirs). */
 void handshake_send_version(struct peer *p);
+/** The ping method: send a ping now to a peer past its handshake. Loop thread. */
+void handshake_ping_now(struct peer *p);
 /** version, verack, ping, pong, wtxidrelay, sendaddrv2, sendcmpct, feefilter, sendheaders. */
 void handshake_on_msg(struct peer *p, const struct proto_msg *m);
 /** Ping and timeout checks for a connected peer. */
@@ -1310,6 +1312,8 @@ struct daemon {
 	uv_timer_t tick;
 	uint32_t tick_count;
 	uv_signal_t sig_term, sig_int, sig_hup;
+	bool pidfile_written;  /**< -pid file written: removed at exit */
+	bool network_inactive; /**< setnetworkactive false: no P2P activity */
 	uv_timer_t shutdown_timer;
 	bool shutting_down;
 	int lock_fd; /**< <netdir>/.lock, held while running; valid only when `locked` */

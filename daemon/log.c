@@ -7,6 +7,8 @@
  */
 #include "daemon/log.h"
 
+#include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/time.h>
@@ -30,6 +32,9 @@ static const char *const cat_names[DLOG_CAT__COUNT] = {
     [DLOG_BENCH] = "bench",
 };
 
+/* Guards dlog.file: SIGHUP swaps it while another thread may be writing. */
+static pthread_mutex_t file_mu = PTHREAD_MUTEX_INITIALIZER;
+
 static const char *const level_names[] = {"ERROR", "WARN", "INFO", "DEBUG"};
 
 const char *dlog_cat_name(enum dlog_cat cat)
@@ -48,17 +53,48 @@ int dlog_cat_lookup(const char *name)
 	return -1;
 }
 
-void dlog_init(struct dlog *l, const struct peerd_conf *c)
+uint32_t dlog_mask_from_conf(const struct peerd_conf *c)
 {
-	l->out = stderr;
-	l->debug = 0;
-	l->timestamps = c ? c->logtimestamps : true;
-	if (!c)
-		return;
+	uint32_t m = 0;
 	for (int i = 0; i < DLOG_CAT__COUNT; i++) {
 		if (conf_debug_enabled(c, cat_names[i]))
-			l->debug |= 1u << i;
+			m |= 1u << i;
 	}
+	return m;
+}
+
+void dlog_init(struct dlog *l, const struct peerd_conf *c)
+{
+	l->out = c && !c->printtoconsole ? NULL : stderr;
+	l->file = NULL;
+	l->debug = c ? dlog_mask_from_conf(c) : 0;
+	l->timestamps = c ? c->logtimestamps : true;
+}
+
+int dlog_open_file(struct dlog *l, const char *path)
+{
+	FILE *f = fopen(path, "a");
+	if (!f)
+		return -errno;
+	/* Line-buffered: a line is in the file as soon as it is written. */
+	setvbuf(f, NULL, _IOLBF, 0);
+	pthread_mutex_lock(&file_mu);
+	FILE *old = l->file;
+	l->file = f;
+	pthread_mutex_unlock(&file_mu);
+	if (old)
+		fclose(old);
+	return 0;
+}
+
+void dlog_close_file(struct dlog *l)
+{
+	pthread_mutex_lock(&file_mu);
+	FILE *old = l->file;
+	l->file = NULL;
+	pthread_mutex_unlock(&file_mu);
+	if (old)
+		fclose(old);
 }
 
 void dlog_write(const struct dlog *l, enum dlog_level lvl, enum dlog_cat cat, const char *fmt, ...)
@@ -92,5 +128,10 @@ void dlog_write(const struct dlog *l, enum dlog_level lvl, enum dlog_cat cat, co
 		n += (size_t)m;
 	}
 	line[n++] = '\n';
-	fwrite(line, 1, n, l->out);
+	if (l->out)
+		fwrite(line, 1, n, l->out);
+	pthread_mutex_lock(&file_mu);
+	if (l->file)
+		fwrite(line, 1, n, l->file);
+	pthread_mutex_unlock(&file_mu);
 }

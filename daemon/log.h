@@ -45,9 +45,12 @@ enum dlog_cat {
 
 /** Logger state; embedded in struct daemon. */
 struct dlog {
-	FILE *out;      /**< stderr */
-	uint32_t debug; /**< bit per enum dlog_cat with debug lines enabled */
+	FILE *out; /**< stderr, or NULL with printtoconsole=0 */
+	/** Bit per enum dlog_cat with debug lines enabled; the logging method
+	 * and SIGHUP change it on the loop thread while others read it. */
+	_Atomic uint32_t debug;
 	bool timestamps;
+	FILE *file; /**< -debuglogfile, or NULL; swapped under log.c's lock */
 };
 
 /** Name of a category as -debug= spells it ("net"); never NULL. */
@@ -81,5 +84,16 @@ void dlog_write(const struct dlog *l, enum dlog_level lvl, enum dlog_cat cat, co
 		if (dlog_enabled((l), DLOG_DEBUG, (cat)))                                          \
 			dlog_write((l), DLOG_DEBUG, (cat), __VA_ARGS__);                           \
 	} while (0)
+
+/**
+ * Open (or, after logrotate renamed it, reopen) the -debuglogfile `path`
+ * for appending; lines already being written finish in the old file.
+ * 0 or -errno (the old file, if any, stays in use). Loop thread.
+ */
+int dlog_open_file(struct dlog *l, const char *path);
+/** Close the log file (at exit). */
+void dlog_close_file(struct dlog *l);
+/** The debug categories' mask from a configuration (debug= less debugexclude=). */
+uint32_t dlog_mask_from_conf(const struct peerd_conf *c);
 
 #endif

@@ -28,6 +28,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Raise the soft RLIMIT_NOFILE to the hard limit; shrink maxconnections if still short. */
 static void fit_fd_limit(struct daemon *d)
@@ -123,12 +124,38 @@ void daemon_shutdown(struct daemon *d, const char *why)
 	uv_unref((uv_handle_t *)&d->shutdown_timer);
 }
 
+/* The command line, kept so SIGHUP can read the configuration again. */
+static int saved_argc;
+static char **saved_argv;
+
+/* SIGHUP as bitcoind's: reopen the log file (logrotate renamed it) and
+ * take debug=/debugexclude= from the config file again. Other keys keep
+ * their start-up values: changing them needs a restart. */
+static void on_hup(struct daemon *d)
+{
+	const struct peerd_conf *c = d->conf;
+	if (c->debuglogfile) {
+		int err = dlog_open_file(&d->log, c->debuglogfile);
+		if (err)
+			DLOG_ERR(&d->log, DLOG_MAIN, "SIGHUP: cannot reopen %s: %s",
+			         c->debuglogfile, strerror(-err));
+	}
+	struct peerd_conf fresh;
+	char err[512];
+	if (conf_load(&fresh, saved_argc, saved_argv, err, sizeof(err)) == 0) {
+		d->log.debug = dlog_mask_from_conf(&fresh);
+		DLOG_INFO_(&d->log, DLOG_MAIN, "SIGHUP: log reopened, debug categories re-read");
+	} else {
+		DLOG_WARNING(&d->log, DLOG_MAIN, "SIGHUP: config not re-read: %s", err);
+	}
+	conf_release(&fresh);
+}
+
 static void on_signal(uv_signal_t *s, int signum)
 {
 	struct daemon *d = s->data;
 	if (signum == SIGHUP) {
-		/* bitcoind reopens its log here; peerd logs to stderr. */
-		DLOG_INFO_(&d->log, DLOG_MAIN, "SIGHUP ignored (logs go to stderr)");
+		on_hup(d);
 		return;
 	}
 	daemon_shutdown(d, signum == SIGTERM ? "SIGTERM" : "SIGINT");
@@ -156,6 +183,29 @@ static int init_timers(struct daemon *d)
 	return 0;
 }
 
+/* -debuglogfile and -pid, once the netdir exists (their default home). */
+static int open_operator_files(struct daemon *d)
+{
+	const struct peerd_conf *c = d->conf;
+	int err;
+	if (c->debuglogfile && (err = dlog_open_file(&d->log, c->debuglogfile))) {
+		DLOG_ERR(&d->log, DLOG_MAIN, "cannot open -debuglogfile %s: %s", c->debuglogfile,
+		         strerror(-err));
+		return err;
+	}
+	if (c->pidfile) {
+		FILE *f = fopen(c->pidfile, "w");
+		if (!f || fprintf(f, "%ld\n", (long)getpid()) < 0 || fclose(f)) {
+			err = -errno;
+			DLOG_ERR(&d->log, DLOG_MAIN, "cannot write -pid file %s: %s", c->pidfile,
+			         strerror(errno));
+			return err ? err : -EIO;
+		}
+		d->pidfile_written = true;
+	}
+	return 0;
+}
+
 static int start(struct daemon *d)
 {
 	const struct peerd_conf *c = d->conf;
@@ -168,6 +218,8 @@ static int start(struct daemon *d)
 	    (err = start_signal(d, &d->sig_hup, SIGHUP)))
 		return err;
 	if ((err = datadir_open(d)))
+		return err;
+	if ((err = open_operator_files(d)))
 		return err;
 	fit_fd_limit(d);
 	if ((err = ban_init(d)))
@@ -223,6 +275,8 @@ int main(int argc, char **argv)
 	/* A peer closing while we write must be an error code, not a signal. */
 	signal(SIGPIPE, SIG_IGN);
 
+	saved_argc = argc;
+	saved_argv = argv;
 	int rc = conf_load(&conf, argc, argv, err, sizeof(err));
 	if (rc == CONF_EHELP) {
 		if (conf.version)
@@ -271,6 +325,9 @@ int main(int argc, char **argv)
 	uv_run(&loop, UV_RUN_DEFAULT);
 	if (exit_code == 0)
 		DLOG_INFO_(&d->log, DLOG_MAIN, "peerd stopped");
+	if (d->pidfile_written)
+		(void)unlink(conf.pidfile);
+	dlog_close_file(&d->log);
 	daemon_release(d);
 	xfree(d);
 	if (uv_loop_close(&loop))

@@ -318,3 +318,10 @@ void handshake_tick(struct peer *p, uint64_t now_ms)
 	if (now_ms - p->ping_last_ms >= PEER_PING_INTERVAL_MS)
 		send_ping(p, now_ms);
 }
+
+void handshake_ping_now(struct peer *p)
+{
+	/* The ping method: a new ping replaces one outstanding, as Core's queued ping does. */
+	if (p->handshake_done && p->state != PEER_CLOSING)
+		send_ping(p, daemon_now_ms(p->d));
+}

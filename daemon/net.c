@@ -236,6 +236,12 @@ static void on_connection(uv_stream_t *server, int status)
 		DLOG_WARNING(&d->log, DLOG_NET, "accept failed: %s", uv_strerror(status));
 		return;
 	}
+	/* setnetworkactive false: Core keeps listening but drops every connection. */
+	if (d->network_inactive) {
+		DLOG_DBG(&d->log, DLOG_NET, "inbound connection dropped: network not active");
+		accept_and_close(server);
+		return;
+	}
 	if (d->shutting_down || d->n_inbound >= net_max_inbound(d)) {
 		if (!d->shutting_down) {
 			d->stats.inbound_rejected_full++;
@@ -623,7 +629,7 @@ void net_release_targets(struct daemon *d)
 
 void net_tick(struct daemon *d, uint64_t now_ms)
 {
-	if (d->shutting_down)
+	if (d->shutting_down || d->network_inactive)
 		return;
 	uint32_t active = 0;
 	for (uint32_t i = 0; i < d->n_targets; i++) {

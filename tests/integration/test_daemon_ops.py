@@ -1,0 +1,247 @@
+"""Operator methods, signals and files (issue 12): Core's ping, setnetworkactive,
+getnodeaddresses, getaddednodeinfo, logging, getrpcinfo; help METHOD's sections;
+SIGHUP log reopen and category re-read; -debuglogfile, -pid; controlsocketgroup."""
+import grp
+import os
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import time
+
+import pytest
+
+from conftest import RpcError, wait_for
+import bitcoind as core
+
+NEW_METHODS = ["getaddednodeinfo", "getnodeaddresses", "setnetworkactive", "ping", "logging", "getrpcinfo"]
+
+
+def err_code(fn):
+    try:
+        fn()
+    except (RpcError, core.RpcError) as e:
+        return e.code
+    raise AssertionError("expected an error")
+
+
+def methods_in_help(text):
+    out = []
+    for line in text.splitlines():
+        if not line or line.startswith("=="):
+            continue
+        out.append(line.split()[0])
+    return out
+
+
+def test_help_sections_for_every_method(peerd):
+    names = methods_in_help(peerd.rpc("help"))
+    assert len(names) > 30
+    for m in NEW_METHODS:
+        assert m in names, m
+    for m in names:
+        text = peerd.rpc("help", m)
+        assert text.startswith(m), (m, text)
+        for section in ("\nArguments:\n", "\nResult:\n", "\nExamples:\n"):
+            assert section in text, (m, section, text)
+    assert "1. state    (required)" in peerd.rpc("help", "setnetworkactive")
+    assert '"networkactive"' in peerd.rpc("help", "getnetworkinfo")
+
+
+def test_ping_updates_pingtime(peerd):
+    from conftest import frame
+    p = peerd.connected_peer()
+    p.commands_for(0.3)  # the handshake's own ping, unanswered
+    n_before = sum(1 for m in p.received if m.command == "ping")
+    assert peerd.rpc("ping") is None
+    m = p.recv_until("ping")
+    assert sum(1 for x in p.received if x.command == "ping") == n_before + 1
+    assert "pingwait" in peerd.rpc("getpeerinfo")[0]
+    p.send_raw(frame("pong", m.payload))
+    wait_for(lambda: "pingtime" in peerd.rpc("getpeerinfo")[0] and
+             "pingwait" not in peerd.rpc("getpeerinfo")[0], what="pingtime")
+    # Another ping arrives only when asked for.
+    assert "ping" not in p.commands_for(0.3)
+    assert peerd.rpc("ping") is None
+    p.recv_until("ping")
+    p.close()
+
+
+def test_setnetworkactive(peerd):
+    assert peerd.rpc("getnetworkinfo")["networkactive"] is True
+    p = peerd.connected_peer()
+    assert peerd.rpc("setnetworkactive", False) is False
+    assert p.is_closed()
+    assert peerd.rpc("getnetworkinfo")["networkactive"] is False
+    # New connections are dropped while inactive.
+    q = peerd.peer()
+    assert q.is_closed()
+    assert peerd.rpc("getconnectioncount") == 0
+    assert err_code(lambda: peerd.rpc("setnetworkactive", "yes")) == -3
+    assert peerd.rpc("setnetworkactive", True) is True
+    assert peerd.rpc("getnetworkinfo")["networkactive"] is True
+    r = peerd.connected_peer()
+    wait_for(lambda: peerd.rpc("getconnectioncount") == 1, what="reconnect")
+    r.close()
+
+
+def test_getnodeaddresses_and_addednodeinfo(peerd):
+    assert peerd.rpc("getnodeaddresses") == []
+    assert peerd.rpc("getnodeaddresses", 0, "ipv4") == []
+    assert err_code(lambda: peerd.rpc("getnodeaddresses", -1)) == -8
+    assert err_code(lambda: peerd.rpc("getnodeaddresses", 1, "foo")) == -8
+    assert peerd.rpc("getaddednodeinfo") == []
+    peerd.rpc("addnode", "127.0.0.1:1", "add")
+    info = peerd.rpc("getaddednodeinfo")
+    assert len(info) == 1 and info[0]["addednode"] == "127.0.0.1:1"
+    assert info[0]["connected"] is False and info[0]["addresses"] == []
+    assert peerd.rpc("getaddednodeinfo", "127.0.0.1:1") == info
+    assert err_code(lambda: peerd.rpc("getaddednodeinfo", "127.0.0.1:2")) == -24
+
+
+def test_logging_runtime(peerd):
+    cats = peerd.rpc("logging")
+    assert cats["net"] is False and cats["ctl"] is False
+    cats = peerd.rpc("logging", ["net", "ctl"])
+    assert cats["net"] is True and cats["ctl"] is True
+    cats = peerd.rpc("logging", [], ["net"])
+    assert cats["net"] is False and cats["ctl"] is True
+    assert all(peerd.rpc("logging", ["all"]).values())
+    assert not any(peerd.rpc("logging", [], ["all"]).values())
+    assert err_code(lambda: peerd.rpc("logging", ["nosuch"])) == -8
+    assert err_code(lambda: peerd.rpc("logging", "net")) == -3
+    # The change is live: debug lines of "net" appear once it is on.
+    peerd.rpc("logging", ["net"])
+    peerd.connected_peer().close()
+    wait_for(lambda: "DEBUG [net]" in peerd.log(), what="a net debug line")
+
+
+def test_getrpcinfo(make_peerd):
+    d = make_peerd("-debuglogfile=peerd.log")
+    info = d.rpc("getrpcinfo")
+    assert info["active_commands"][0]["method"] == "getrpcinfo"
+    assert isinstance(info["active_commands"][0]["duration"], int)
+    assert info["logpath"] == os.path.join(d.netdir, "peerd.log")
+
+
+@pytest.mark.interop
+def test_core_same_fields_and_codes(peerd, bitcoind_node):
+    c = bitcoind_node
+    assert "Satoshi" in c.rpc("getnetworkinfo")["subversion"]
+    # Same names, same result shapes.
+    assert set(c.rpc("getrpcinfo")) == {"active_commands", "logpath"} <= set(peerd.rpc("getrpcinfo"))
+    assert set(c.rpc("getrpcinfo")["active_commands"][0]) == set(peerd.rpc("getrpcinfo")["active_commands"][0])
+    assert c.rpc("ping") is None and peerd.rpc("ping") is None
+    assert c.rpc("getaddednodeinfo") == [] == peerd.rpc("getaddednodeinfo")
+    assert isinstance(c.rpc("logging"), dict) and isinstance(peerd.rpc("logging"), dict)
+    c.rpc("addnode", "127.0.0.1:1", "add")
+    peerd.rpc("addnode", "127.0.0.1:1", "add")
+    ci, pi = c.rpc("getaddednodeinfo")[0], peerd.rpc("getaddednodeinfo")[0]
+    assert set(ci) == set(pi)
+    for fn in [lambda n: n.rpc("getaddednodeinfo", "127.0.0.1:2"),
+               lambda n: n.rpc("getnodeaddresses", -1),
+               lambda n: n.rpc("getnodeaddresses", 1, "foo"),
+               lambda n: n.rpc("logging", ["nosuch"]),
+               lambda n: n.rpc("logging", "net"),
+               lambda n: n.rpc("setnetworkactive", "yes")]:
+        assert err_code(lambda: fn(c)) == err_code(lambda: fn(peerd))
+    assert c.rpc("setnetworkactive", False) is False and peerd.rpc("setnetworkactive", False) is False
+    assert c.rpc("getnetworkinfo")["networkactive"] is False
+    assert peerd.rpc("getnetworkinfo")["networkactive"] is False
+    assert c.rpc("setnetworkactive", True) is True and peerd.rpc("setnetworkactive", True) is True
+
+
+def test_sighup_reopens_log_and_rereads_categories(make_peerd, tmp_path):
+    conf = tmp_path / "peerd.conf"
+    conf.write_text("")
+    d = make_peerd("-conf=%s" % conf, "-debuglogfile=debug.log")
+    logf = os.path.join(d.netdir, "debug.log")
+    assert os.path.exists(logf)
+    assert "peerd" in open(logf).read()
+    assert d.rpc("logging")["net"] is False
+    # logrotate without copy: rename, SIGHUP, a new file appears.
+    os.rename(logf, logf + ".1")
+    conf.write_text("[regtest]\ndebug=net\ndebug=ctl\ndebugexclude=ctl\n")
+    os.kill(d.pid, signal.SIGHUP)
+    wait_for(lambda: os.path.exists(logf), what="a new log file")
+    wait_for(lambda: "SIGHUP" in open(logf).read(), what="the SIGHUP line in the new file")
+    cats = d.rpc("logging")
+    assert cats["net"] is True and cats["ctl"] is False
+    d.connected_peer().close()
+    wait_for(lambda: "DEBUG [net]" in open(logf).read(), what="debug lines in the new file")
+    assert "DEBUG [net]" not in open(logf + ".1").read()
+    rc, _ = d.stop()
+    assert rc == 0
+
+
+def test_pid_file(make_peerd):
+    d = make_peerd("-pid=peerd.pid")
+    path = os.path.join(d.netdir, "peerd.pid")
+    assert open(path).read().strip() == str(d.pid)
+    rc, _ = d.stop()
+    assert rc == 0
+    assert not os.path.exists(path)
+
+
+def test_controlsocketgroup(make_peerd):
+    if os.geteuid() != 0:
+        # chown to a group needs root unless we belong to it: use our own.
+        gname = grp.getgrgid(os.getegid()).gr_name
+        created = False
+    else:
+        gname = "peerdops%d" % os.getpid()
+        if not shutil.which("groupadd"):
+            pytest.skip("groupadd not available")
+        subprocess.run(["groupadd", gname], check=True)
+        created = True
+    try:
+        d = make_peerd("-controlsocketgroup=" + gname)
+        st = os.stat(d.sock_path)
+        assert stat.S_IMODE(st.st_mode) == 0o660, oct(st.st_mode)
+        assert st.st_gid == grp.getgrnam(gname).gr_gid
+        assert d.rpc("uptime") >= 0
+        rc, _ = d.stop()
+        assert rc == 0
+    finally:
+        if created:
+            subprocess.run(["groupdel", gname], check=False)
+
+
+def test_controlsocketgroup_unknown_group_fails(tmp_path):
+    from conftest import PEERD_BIN
+    r = subprocess.run([PEERD_BIN, "-regtest", "-datadir=%s" % tmp_path, "-listen=0",
+                        "-controlsocketgroup=nosuchgroup_peerd"], capture_output=True, text=True, timeout=20)
+    assert r.returncode != 0
+    assert "nosuchgroup_peerd" in r.stderr
+
+
+def test_unit_has_execreload():
+    unit = os.path.join(os.path.dirname(__file__), "..", "..", "systemd", "peerd.service")
+    assert re.search(r"^ExecReload=/bin/kill -HUP \$MAINPID$", open(unit).read(), re.M)
+
+
+def test_getnodeaddresses_returns_learned_addresses(peerd):
+    import struct
+    from conftest import frame, ser_compact
+    p = peerd.connected_peer()
+    now = int(time.time())
+    entries = [(1, bytes([8, 8, 4, i]), 8333 + i) for i in range(1, 4)]
+    entries.append((2, bytes.fromhex("2a010000000000000000000000000001"), 18444))
+    payload = ser_compact(len(entries))
+    for net, ip, port in entries:
+        payload += struct.pack("<I", now) + ser_compact(9) + bytes([net]) + ser_compact(len(ip)) + ip
+        payload += struct.pack(">H", port)
+    p.send_raw(frame("addrv2", payload))
+    got = wait_for(lambda: (lambda a: a if len(a) == 4 else None)(peerd.rpc("getnodeaddresses", 0)),
+                   what="four addresses")
+    assert set(got[0]) == {"time", "services", "address", "port", "network"}
+    assert {(a["address"], a["port"], a["network"]) for a in got} == {
+        ("8.8.4.1", 8334, "ipv4"), ("8.8.4.2", 8335, "ipv4"), ("8.8.4.3", 8336, "ipv4"),
+        ("2a01::1", 18444, "ipv6")}
+    assert all(a["services"] == 9 and a["time"] == now for a in got)
+    assert len(peerd.rpc("getnodeaddresses")) == 1
+    assert len(peerd.rpc("getnodeaddresses", 2, "ipv4")) == 2
+    assert [a["network"] for a in peerd.rpc("getnodeaddresses", 0, "ipv6")] == ["ipv6"]
+    assert peerd.rpc("getnodeaddresses", 0, "onion") == []
+    p.close()
