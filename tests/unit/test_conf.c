@@ -1213,6 +1213,8 @@ static void test_mempool_keys(void **state)
 	             "acceptnonstdtxn is not currently supported for main chain", &c);
 	expect_error(LOAD(&c, "-regtest", "-mempoolexpiry=0"), CONF_EVALUE,
 	             "command line: -mempoolexpiry=0: out of range 1-1000000", &c);
+}
+
 /* metricsbind=: an IP literal with an optional port; 0 or -nometricsbind turns it off. */
 static void test_metricsbind(void **state)
 {
