@@ -10,7 +10,9 @@
  * the update in its done callback (chainview_apply): drop what lies above
  * the fork, append the rest. Updates arrive in the order they were made,
  * through the same queue as every result, so the view is always a chain
- * the validation thread once had, never a mix.
+ * the validation thread once had, never a mix. The first view, the chain
+ * as opened, is built and applied on the loop thread in validation_start,
+ * before the thread or any peer exists, so the view is never empty.
  *
  * Memory: one record (hash + 80-byte header, 112 bytes) per block of the
  * active chain, plus a fingerprint index; on main at 900,000 blocks that is

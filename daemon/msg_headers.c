@@ -62,8 +62,11 @@ static void on_getheaders(struct peer *p, const struct proto_locator *l)
 {
 	struct daemon *d = p->d;
 	int32_t tip = chainview_height(d);
-	if (tip < 0)
+	if (tip < 0) {
+		DLOG_DBG(&d->log, DLOG_MSG, "getheaders from peer=%llu before the chain view: no reply",
+		         (unsigned long long)p->id);
 		return;
+	}
 	if (l->n == 0) {
 		int32_t h = chainview_find(d, &l->stop);
 		if (h < 0) {
@@ -82,6 +85,8 @@ static void on_getheaders(struct peer *p, const struct proto_locator *l)
 	int32_t stop = chainview_find(d, &l->stop);
 	if (stop >= from && stop < to)
 		to = stop;
+	DLOG_DBG(&d->log, DLOG_MSG, "getheaders %d to %d (tip %d) to peer=%llu", from, to, tip,
+	         (unsigned long long)p->id);
 	send_headers(p, from, to);
 }
 

@@ -273,6 +273,18 @@ int validation_start(struct daemon *d, struct chain *c)
 	atomic_init(&v->busy, false);
 	atomic_init(&v->interrupt, false);
 	publish(v);
+	/* The chain as opened goes into the loop's view here, before the loop
+	 * runs: built by the thread, it could come after a peer's handshake
+	 * (under load it did), and a getheaders meeting an empty view went
+	 * unanswered, which stalls a Core peer for its 2-minute getheaders
+	 * timeout. The thread is not started yet: the chain is ours to read. */
+	if (c) {
+		struct chainview_update *u = chainview_update_new(c, &v->published);
+		int verr = u ? chainview_apply(d, u) : UV_ENOMEM;
+		xfree(u);
+		if (verr)
+			return verr;
+	}
 	int err = uv_mutex_init(&v->mu);
 	if (err)
 		return err;
