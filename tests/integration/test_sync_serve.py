@@ -6,10 +6,11 @@ only peerd syncs from it (getheaders answered from peerd's view of the
 active chain, getdata from its block files) and then follows new tips
 through peerd's announcements. Skipped without a bitcoind.
 """
+import struct
 import time
 
 import pytest
-from bitcoin.messages import msg_getdata, msg_getheaders
+from bitcoin.messages import msg_getdata, msg_getheaders, msg_verack
 from bitcoin.net import CInv
 
 from bitcoind import wait_until
@@ -166,3 +167,35 @@ def test_served_blocks_come_from_the_index_checksum_after_restart(make_peerd, bi
     assert (fl1["hits"] + fl1["misses"]) - (fl0["hits"] + fl0["misses"]) == 4, (fl0, fl1)
     assert fl1["in_use"] == 0, fl1
     p.close()
+
+
+def test_getheaders_answered_from_the_first_moment_after_restart(make_peerd, bitcoind_node):
+    """A peer that connects the instant peerd listens finds the chain as
+    stored: its version names the height and a getheaders is answered. (The
+    loop's chain view used to come from the validation thread after start;
+    a getheaders before it went unanswered, and Core then waits 2 minutes
+    before asking that peer again.)"""
+    miner = bitcoind_node
+    hashes = mine(miner, 25)
+    d = make_peerd("-peertimeout=20", "-connect=0", name="early")
+    feed(d, miner, hashes)
+    rc, _ = d.stop(timeout=10)
+    assert rc == 0
+    for _ in range(3):
+        d = make_peerd("-peertimeout=20", "-connect=0", name="early")
+        p = d.peer()
+        p.send(p.version_msg())
+        version = p.recv_until("version").payload
+        assert struct.unpack("<i", version[-5:-1])[0] == 25  # start_height (relay byte last)
+        p.send(msg_verack())
+        p.recv_until("verack")
+        gh = msg_getheaders()
+        gh.locator.nVersion = PROTO_VERSION
+        gh.locator.vHave = [bytes.fromhex(hashes[19])[::-1]]
+        gh.hashstop = b"\0" * 32
+        p.send(gh)
+        payload = p.recv_until("headers").payload
+        assert payload[0] == 5, payload[:1]
+        p.close()
+        rc, _ = d.stop(timeout=10)
+        assert rc == 0
