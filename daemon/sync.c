@@ -6,7 +6,9 @@
  * Headers: a getheaders with the locator of the best header's parent goes
  * to the first peer that can serve blocks (NODE_NETWORK or
  * NODE_NETWORK_LIMITED), and to every such peer, inbound included, once the
- * best header is less than 24 h old. A headers message goes to the
+ * best header is less than 24 h old; besides (not in Core), to a peer that
+ * claims more than our best header while no peer we sync from does
+ * (other_sync_useful). A headers message goes to the
  * validation thread (chain_accept_headers); a full one (2,000) is followed
  * by a getheaders from its last header; one whose first header does not
  * connect, and a block inv for a block peerd does not know, by a getheaders
@@ -407,12 +409,51 @@ static void maybe_getheaders(struct peer *p)
 	send_getheaders(p, NULL, 0);
 }
 
+/* The height our best header chain has reached, as the loop knows it. */
+static int32_t best_known_height(const struct daemon *d)
+{
+	int32_t v = chainview_height(d);
+	return d->sync.best_height > v ? d->sync.best_height : v;
+}
+
+/* Whether p said it has blocks past ours: shown in headers or blocks, or,
+ * before it sent any, claimed in its version. */
+static bool claims_more(const struct peer *p, int32_t ours)
+{
+	if (p->best_height >= 0)
+		return p->best_height > ours;
+	return p->start_height > ours;
+}
+
+/*
+ * Beyond Core's rule: a peer that claims more than our best header may
+ * start a headers sync while no peer we sync from claims more. Core waits
+ * for such a peer to announce a block (or for its 15-minute headers
+ * timeout), so a node whose only sync peer has nothing (a Core node in
+ * IBD ignores getheaders; one at genesis answers empty) sits still while a
+ * later inbound peer has the chain. One getheaders per such peer, and one
+ * such sync at a time: a peer lying in its version costs one message and
+ * delays nothing past Core's behaviour.
+ */
+static bool other_sync_useful(const struct daemon *d, const struct peer *p)
+{
+	int32_t ours = best_known_height(d);
+	if (!claims_more(p, ours))
+		return false;
+	for (uint32_t i = 0; i < d->n_peers; i++) {
+		const struct peer *q = d->peers[i];
+		if (q != p && q->sync_started && q->state == PEER_ACTIVE && claims_more(q, ours))
+			return false;
+	}
+	return true;
+}
+
 void sync_peer_ready(struct peer *p)
 {
 	struct daemon *d = p->d;
 	if (p->sync_started || !can_serve(p))
 		return;
-	if (d->sync.n_sync_started == 0 || best_header_recent(d)) {
+	if (d->sync.n_sync_started == 0 || best_header_recent(d) || other_sync_useful(d, p)) {
 		p->sync_started = true;
 		d->sync.n_sync_started++;
 		send_getheaders(p, NULL, 0);

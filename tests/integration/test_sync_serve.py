@@ -199,3 +199,20 @@ def test_getheaders_answered_from_the_first_moment_after_restart(make_peerd, bit
         p.close()
         rc, _ = d.stop(timeout=10)
         assert rc == 0
+
+
+def test_sync_starts_with_a_later_peer_that_has_the_chain(make_peerd, make_bitcoind):
+    """peerd's only headers-sync peer has nothing past genesis (a Core node
+    in IBD ignores getheaders); a Core node with the chain that connects
+    later is asked for headers at once, not only once it announces a block.
+    (Core itself waits for that announcement, or for its 15-minute headers
+    sync timeout, and only with another outbound peer to turn to.)"""
+    empty, full = make_bitcoind(2)
+    hashes = mine(full, 10)
+    d = make_peerd("-connect=127.0.0.1:%d" % empty.port, "-peertimeout=20")
+    wait_until(lambda: d.rpc("getstats")["sync"]["sync_peers"] == 1, 10,
+               "peerd to start its headers sync with the empty Core")
+    full.connect_to("127.0.0.1:%d" % d.port)
+    wait_until(lambda: d.rpc("getbestblockhash") == hashes[-1], 10, "peerd to sync from the later peer")
+    # ... and the empty Core from peerd, once peerd announces its new tip.
+    wait_until(lambda: empty.getbestblockhash() == hashes[-1], SYNC_TIMEOUT, "the empty Core to follow")
