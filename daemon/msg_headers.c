@@ -63,7 +63,8 @@ static void on_getheaders(struct peer *p, const struct proto_locator *l)
 	struct daemon *d = p->d;
 	int32_t tip = chainview_height(d);
 	if (tip < 0) {
-		DLOG_DBG(&d->log, DLOG_MSG, "getheaders from peer=%llu before the chain view: no reply",
+		DLOG_DBG(&d->log, DLOG_MSG,
+		         "getheaders from peer=%llu before the chain view: no reply",
 		         (unsigned long long)p->id);
 		return;
 	}
