@@ -694,6 +694,14 @@ const char *conf_help(void)
 		}
 		hb_printf(&b, "\n");
 	}
+	/* As peerctl's and peertool's help: an example and the exit status. */
+	hb_printf(&b, "Example:\n"
+	              "  peerd -regtest -datadir=/tmp/dd -bind=127.0.0.1 -debug=net\n"
+	              "\n"
+	              "Exit status: 0 after a clean shutdown (SIGTERM, SIGINT, the stop method)\n"
+	              "and for -help and -version; 1 when startup fails (a bad option or config\n"
+	              "value, the data directory locked by another peerd, a port in use), with\n"
+	              "one line on stderr saying why.\n");
 	built = true;
 	return text;
 }
