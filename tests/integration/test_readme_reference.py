@@ -113,3 +113,11 @@ def test_peerctl_options_in_readme():
     block = section(readme(), "### Control socket and peerctl")
     for o in sorted(opts):
         assert re.search(re.escape(o) + r"\b", block), "peerctl %s is not in README's peerctl section" % o
+
+
+def test_license_shipped_and_named():
+    """Issue 12: a LICENSE, and README's licence section names it."""
+    path = os.path.join(os.path.dirname(README), "LICENSE")
+    text = open(path, encoding="utf-8").read()
+    assert text.startswith("MIT License") and "peerd developers" in text
+    assert "MIT: see `LICENSE`" in section(readme(), "## Licence")
