@@ -121,3 +121,13 @@ def test_license_shipped_and_named():
     text = open(path, encoding="utf-8").read()
     assert text.startswith("MIT License") and "peerd developers" in text
     assert "MIT: see `LICENSE`" in section(readme(), "## Licence")
+
+
+def test_example_config_annotates_every_key():
+    """README: conf/peerd.conf is an annotated example of every key."""
+    conf = open(os.path.join(os.path.dirname(README), "conf", "peerd.conf"), encoding="utf-8").read()
+    aliases = {"regtest", "signet", "testnet", "testnet4"}  # described with chain=
+    missing = [k for k in sorted(help_keys() - aliases - {"conf"})
+               if not re.search(r"^#%s=" % k, conf, re.M)]
+    assert missing == []
+    assert all(a + "=1" in conf for a in aliases)
