@@ -275,7 +275,8 @@ static const struct {
     {"libevent", 0},
     {"mempool", CONF_DEBUG_MEMPOOL},
     {"mempoolrej", 0},
-    {"net", CONF_DEBUG_NET | CONF_DEBUG_MSG | CONF_DEBUG_HANDSHAKE | CONF_DEBUG_INV | CONF_DEBUG_BAN},
+    {"net",
+     CONF_DEBUG_NET | CONF_DEBUG_MSG | CONF_DEBUG_HANDSHAKE | CONF_DEBUG_INV | CONF_DEBUG_BAN},
     {"proxy", 0},
     {"prune", 0},
     {"qt", 0},
@@ -303,9 +304,11 @@ static const char *debug_names(void)
 			                      core_cats[i].name);
 		n += (size_t)snprintf(text + n, sizeof(text) - n, "; peerd's own, finer:");
 		for (size_t i = 0; i < sizeof(debug_cats) / sizeof(debug_cats[0]); i++) {
-			if (debug_cats[i].bit == CONF_DEBUG_ALL || conf_debug_core_index(debug_cats[i].name) >= 0)
+			if (debug_cats[i].bit == CONF_DEBUG_ALL ||
+			    conf_debug_core_index(debug_cats[i].name) >= 0)
 				continue;
-			n += (size_t)snprintf(text + n, sizeof(text) - n, " %s", debug_cats[i].name);
+			n +=
+			    (size_t)snprintf(text + n, sizeof(text) - n, " %s", debug_cats[i].name);
 		}
 	}
 	return text;

@@ -1134,9 +1134,9 @@ enum ctl_err {
 /** A method's outcome: a result (owned, may be json null) or an error. */
 struct ctl_result {
 	struct json_t *result;
-	int err_code; /**< 0 when result is set */
+	int err_code;       /**< 0 when result is set */
 	char err_msg[2048]; /**< room for a method's help text (Core's answer to a wrong count) */
-	bool stop; /**< shut down after the reply is written */
+	bool stop;          /**< shut down after the reply is written */
 };
 
 /**
