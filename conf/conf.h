@@ -128,6 +128,22 @@ enum conf_debug {
 	CONF_DEBUG_ALL = (1u << 12) - 1, /**< "all" or "1" */
 };
 
+/** Bitcoin Core 29's debug categories (addrman ... zmq), as bits of peerd_conf.debug_core. */
+#define CONF_CORE_CATS 28
+/** Every Core category's bit. */
+#define CONF_CORE_ALL ((1u << CONF_CORE_CATS) - 1)
+/** Index of Core's category `name` (0..CONF_CORE_CATS-1, Core's order), or -1. Any thread. */
+int conf_debug_core_index(const char *name);
+/** Core's name of category i ("?" out of range). Any thread. */
+const char *conf_debug_core_name(int i);
+/**
+ * Turn one -debug=/logging name on (on) or off: a Core category (its bit
+ * in *core, and the peerd categories of that kind in *mask), one of peerd's
+ * own names (its CONF_DEBUG_* bit), or "", "1", "all" (every one of both).
+ * Returns 0, or -1 for an unknown name (nothing changed). Any thread.
+ */
+int conf_debug_apply(const char *name, bool on, uint32_t *mask, uint32_t *core);
+
 /** Error codes of conf_load. */
 enum conf_err {
 	CONF_OK = 0,        /**< success */
@@ -189,6 +205,7 @@ struct peerd_conf {
 	int controltimeout_s;   /**< an idle control client is closed after this; 0 = never */
 	struct conf_list debug; /**< categories; "1" or "all" = every one */
 	uint32_t debug_mask;    /**< the same as CONF_DEBUG_* bits, for cheap checks on hot paths */
+	uint32_t debug_core;    /**< Core's categories named (bit i: conf_debug_core_name(i)) */
 	bool logtimestamps;     /**< prefix log lines with a timestamp */
 	size_t binaryfreelist;  /**< capacity for proto_freelist_configure */
 	size_t scriptfreelist;  /**< capacity for proto_freelist_configure */

@@ -111,8 +111,9 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                                   CONF_MAX_SOCKET_PATH) " bytes."},
     [CONF_K_DEBUG] = {"debug", CONF_KIND_DEBUG, CONF_KF_NEGCLR | CONF_KF_ZEROCLR, 0, 0,
                       "<category>", "none",
-                      "Log debug messages of a category (listed below); all or 1 for every\n"
-                      "one; 0 or none for none. -debug alone means all. Repeatable."},
+                      "Log debug messages of a category (listed below: Core's names, then\n"
+                      "peerd's own finer ones); all or 1 for every one; 0 or none for none.\n"
+                      "-debug alone means all. Repeatable."},
     [CONF_K_LOGTIMESTAMPS] = {"logtimestamps", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "1",
                               "Start every log line with a timestamp."},
     [CONF_K_PRINTTOCONSOLE] =
@@ -234,6 +235,7 @@ static const struct {
     {"signet", PROTO_NET_SIGNET}, {"regtest", PROTO_NET_REGTEST},
 };
 
+/* peerd's own category names (finer than Core's; still accepted). */
 static const struct {
 	const char *name;
 	uint32_t bit;
@@ -247,20 +249,106 @@ static const struct {
     {"all", CONF_DEBUG_ALL},         {"1", CONF_DEBUG_ALL},
 };
 
-/* "net, msg, ..., validation": the category names for -help and error messages. */
+/*
+ * Bitcoin Core 29's categories (bitcoind -regtest, `logging`, at 638a4c0bd8),
+ * in its order, each with the peerd categories whose lines are of that kind.
+ * Every peerd category belongs to at most one, so turning a Core category
+ * off never silences another Core category's lines. Core's net covers
+ * connections, each message, the version handshake, inventory and
+ * misbehaviour; the rest have no peerd counterpart (peerd has no wallet,
+ * Tor, ZMQ, ...) and are only remembered, so `logging` reports them back.
+ */
+static const struct {
+	const char *name;
+	uint32_t bits;
+} core_cats[CONF_CORE_CATS] = {
+    {"addrman", CONF_DEBUG_ADDR},
+    {"bench", CONF_DEBUG_BENCH},
+    {"blockstorage", 0},
+    {"cmpctblock", 0},
+    {"coindb", 0},
+    {"estimatefee", 0},
+    {"http", 0},
+    {"i2p", 0},
+    {"ipc", 0},
+    {"leveldb", 0},
+    {"libevent", 0},
+    {"mempool", CONF_DEBUG_MEMPOOL},
+    {"mempoolrej", 0},
+    {"net",
+     CONF_DEBUG_NET | CONF_DEBUG_MSG | CONF_DEBUG_HANDSHAKE | CONF_DEBUG_INV | CONF_DEBUG_BAN},
+    {"proxy", 0},
+    {"prune", 0},
+    {"qt", 0},
+    {"rand", 0},
+    {"reindex", 0},
+    {"rpc", CONF_DEBUG_CTL},
+    {"scan", 0},
+    {"selectcoins", 0},
+    {"tor", 0},
+    {"txpackages", 0},
+    {"txreconciliation", 0},
+    {"validation", CONF_DEBUG_VALIDATION},
+    {"walletdb", 0},
+    {"zmq", 0},
+};
+
+/* "addrman, bench, ...; peerd's own: ...": the names for -help. */
 static const char *debug_names(void)
 {
-	static char text[256];
+	static char text[640];
 	if (!text[0]) {
 		size_t n = 0;
+		for (size_t i = 0; i < CONF_CORE_CATS; i++)
+			n += (size_t)snprintf(text + n, sizeof(text) - n, "%s%s", i ? ", " : "",
+			                      core_cats[i].name);
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "; peerd's own, finer:");
 		for (size_t i = 0; i < sizeof(debug_cats) / sizeof(debug_cats[0]); i++) {
-			if (debug_cats[i].bit == CONF_DEBUG_ALL)
+			if (debug_cats[i].bit == CONF_DEBUG_ALL ||
+			    conf_debug_core_index(debug_cats[i].name) >= 0)
 				continue;
-			n += (size_t)snprintf(text + n, sizeof(text) - n, "%s%s", n ? ", " : "",
-			                      debug_cats[i].name);
+			n +=
+			    (size_t)snprintf(text + n, sizeof(text) - n, " %s", debug_cats[i].name);
 		}
 	}
 	return text;
+}
+
+int conf_debug_core_index(const char *name)
+{
+	for (int i = 0; i < CONF_CORE_CATS; i++) {
+		if (strcmp(core_cats[i].name, name) == 0)
+			return i;
+	}
+	return -1;
+}
+
+const char *conf_debug_core_name(int i)
+{
+	return i >= 0 && i < CONF_CORE_CATS ? core_cats[i].name : "?";
+}
+
+int conf_debug_apply(const char *name, bool on, uint32_t *mask, uint32_t *core)
+{
+	uint32_t bits, cbits = 0;
+	int ci = conf_debug_core_index(name);
+	if (!*name || !strcmp(name, "1") || !strcmp(name, "all")) {
+		bits = CONF_DEBUG_ALL;
+		cbits = CONF_CORE_ALL;
+	} else if (ci >= 0) {
+		bits = core_cats[ci].bits;
+		cbits = 1u << ci;
+	} else if (!(bits = conf_debug_category(name))) {
+		return -1;
+	}
+	if (on) {
+		*mask |= bits;
+		*core |= cbits;
+	} else {
+		*mask &= ~bits;
+		*core &= ~cbits;
+	}
+	return 0;
 }
 
 int conf_key_find(const char *name, size_t len)
@@ -519,11 +607,14 @@ const char *conf_check_value(enum conf_key key, const char *v, char *why, size_t
 			               k->name, v);
 		return NULL;
 	}
-	case CONF_KIND_DEBUG:
-		if (!conf_debug_category(v))
-			return why_set(why, whylen, "unknown category (%s; all, 1, 0, none)",
-			               debug_names());
+	case CONF_KIND_DEBUG: {
+		uint32_t m = 0, c = 0;
+		/* Core's words (init's SetLoggingCategories); -help lists the names. */
+		if (conf_debug_apply(v, true, &m, &c))
+			return why_set(why, whylen, "Unsupported logging category -%s=%s.", k->name,
+			               v);
 		return NULL;
+	}
 	}
 	return why_set(why, whylen, "internal error: key without a kind");
 }
@@ -606,6 +697,14 @@ const char *conf_help(void)
 		}
 		hb_printf(&b, "\n");
 	}
+	/* As peerctl's and peertool's help: an example and the exit status. */
+	hb_printf(&b, "Example:\n"
+	              "  peerd -regtest -datadir=/tmp/dd -bind=127.0.0.1 -debug=net\n"
+	              "\n"
+	              "Exit status: 0 after a clean shutdown (SIGTERM, SIGINT, the stop method)\n"
+	              "and for -help and -version; 1 when startup fails (a bad option or config\n"
+	              "value, the data directory locked by another peerd, a port in use), with\n"
+	              "one line on stderr saying why.\n");
 	built = true;
 	return text;
 }

@@ -644,11 +644,13 @@ static int apply(struct loader *L, struct peerd_conf *c)
 	if ((rc = fill_list(L, CONF_K_DEBUGEXCLUDE, lv, nl, &c->debugexclude, &set)))
 		return rc;
 	c->debug_mask = 0;
+	c->debug_core = 0;
+	/* Names were checked as they were read: apply cannot fail here. */
 	for (size_t i = 0; i < c->debug.n; i++)
-		c->debug_mask |= conf_debug_category(c->debug.v[i]);
+		(void)conf_debug_apply(c->debug.v[i], true, &c->debug_mask, &c->debug_core);
 	/* Core: debugexclude wins over debug, even over debug=all. */
 	for (size_t i = 0; i < c->debugexclude.n; i++)
-		c->debug_mask &= ~conf_debug_category(c->debugexclude.v[i]);
+		(void)conf_debug_apply(c->debugexclude.v[i], false, &c->debug_mask, &c->debug_core);
 	if ((rc = operator_paths(L, c, lv, nl)))
 		return rc;
 

@@ -121,7 +121,48 @@ struct ctl_job {
 	json_t *args; /**< a deep copy: the validation thread's until the work is done */
 	struct ctl_result res;
 	bool legacy; /**< a JSON-RPC 1.0 request: answered in its shape */
+	/* On d->ctl.inflight from its post until it is back: getrpcinfo lists it. */
+	struct ctl_job *in_prev, *in_next;
+	uint64_t start_ns; /**< uv_hrtime() at the post */
 };
+
+static void inflight_add(struct daemon *d, struct ctl_job *j)
+{
+	j->start_ns = uv_hrtime();
+	j->in_prev = NULL;
+	j->in_next = d->ctl.inflight;
+	if (j->in_next)
+		j->in_next->in_prev = j;
+	d->ctl.inflight = j;
+}
+
+static void inflight_remove(struct daemon *d, struct ctl_job *j)
+{
+	if (j->in_prev)
+		j->in_prev->in_next = j->in_next;
+	else if (d->ctl.inflight == j)
+		d->ctl.inflight = j->in_next;
+	if (j->in_next)
+		j->in_next->in_prev = j->in_prev;
+	j->in_prev = j->in_next = NULL;
+}
+
+json_t *ctl_active_commands(const struct daemon *d, const char *current, uint64_t current_ns)
+{
+	json_t *a = json_array();
+	uint64_t now = uv_hrtime();
+	if (a && current)
+		json_array_append_new(a, json_pack("{s:s, s:I}", "method", current, "duration",
+		                                   (json_int_t)((now - current_ns) / 1000u)));
+	/* Oldest first, as they were posted: the list is newest first. */
+	const struct ctl_job *last = d->ctl.inflight;
+	while (last && last->in_next)
+		last = last->in_next;
+	for (const struct ctl_job *j = last; a && j; j = j->in_prev)
+		json_array_append_new(a, json_pack("{s:s, s:I}", "method", j->m->name, "duration",
+		                                   (json_int_t)((now - j->start_ns) / 1000u)));
+	return a;
+}
 
 struct ctl_wreq {
 	uv_write_t req;
@@ -320,7 +361,7 @@ static json_t *error_obj(json_t *id, int code, const char *fmt, ...)
 /* {"jsonrpc":"2.0","error":{...},"id":id}; takes the reference to id (NULL: null). */
 static json_t *error_obj(json_t *id, int code, const char *fmt, ...)
 {
-	char msg[512];
+	char msg[2048]; /* as ctl_result.err_msg */
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -397,6 +438,7 @@ static void job_done(struct daemon *d, struct val_job *vj)
 		slot_pack(L, j->slot);
 	}
 	json_decref(j->id);
+	inflight_remove(d, j);
 	xfree(j);
 	if (d->ctl.jobs)
 		d->ctl.jobs--;
@@ -444,7 +486,9 @@ static bool post_chain(struct daemon *d, struct ctl_line *L, size_t slot,
 	j->ctx.interrupt = &d->val.interrupt;
 	j->args = copy;
 	j->legacy = legacy;
+	inflight_add(d, j);
 	if (validation_post(d, &j->base)) {
+		inflight_remove(d, j);
 		json_decref(copy);
 		json_decref(j->id);
 		xfree(j);

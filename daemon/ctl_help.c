@@ -57,7 +57,7 @@ static const struct ctl_help_entry entries[] = {
      "]",
      "\"192.168.0.201\""},
     {"logging", "{ \"category\" : true|false, ... }    (object) keys are the categories",
-     "\"[\\\"all\\\"]\" \"[\\\"msg\\\"]\""},
+     "\"[\\\"all\\\"]\" \"[\\\"http\\\"]\""},
     {"getrpcinfo",
      "{ \"active_commands\" : [ { \"method\" : \"str\", \"duration\" : n }, ... ],\n"
      "  \"logpath\" : \"str\" }",

@@ -85,6 +85,13 @@ void ctl_ok(struct ctl_result *res, json_t *v);
 /** The i-th argument, or NULL when absent or null. */
 json_t *ctl_arg(json_t *args, size_t i);
 
+/**
+ * getrpcinfo's active_commands (ctl.c): `current` (the loop method running
+ * now, started at uv_hrtime() `current_ns`; NULL for none) and every chain
+ * call posted to the validation thread and not back, oldest first, each
+ * {method, duration in microseconds}. A new reference (NULL: no memory). Loop thread.
+ */
+json_t *ctl_active_commands(const struct daemon *d, const char *current, uint64_t current_ns);
 /** The operator methods (ctl_ops.c: ping, logging, ...), loop methods, and their count. */
 extern const struct ctl_method ctl_ops_methods[];
 extern const size_t ctl_n_ops_methods;

@@ -666,6 +666,15 @@ oom:
 bool ctl_check_count(const struct ctl_method *m, json_t *args, struct ctl_result *res)
 {
 	int n = (int)json_array_size(args);
+	if ((n < m->min || n > m->max) && m >= ctl_ops_methods &&
+	    m < ctl_ops_methods + ctl_n_ops_methods) {
+		/* The operator methods answer as Core's RPCHelpMan does: -1 with
+		 * the help text (the older methods keep JSON-RPC's -32602). */
+		char text[sizeof(res->err_msg)];
+		ctl_help_text(m, text, sizeof(text));
+		fail(res, CTL_MISC_ERROR, "%s", text);
+		return false;
+	}
 	if (n < m->min || n > m->max) {
 		if (m->min == m->max)
 			fail(res, CTL_INVALID_PARAMS, "%s takes %d parameter%s, got %d; usage: %s",

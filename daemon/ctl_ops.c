@@ -45,6 +45,24 @@ static bool want_type(const json_t *v, json_type t, const char *tname, struct ct
 	return false;
 }
 
+/*
+ * A method's own argument at 1-based position pos: Core's RPCHelpMan check
+ * names it ("Wrong type passed" with the position and the parameter); the
+ * elements inside an array argument get want_type's plain message.
+ */
+static bool want_arg(const json_t *v, int pos, const char *name, json_type t, const char *tname,
+                     struct ctl_result *res)
+{
+	if (json_typeof(v) == t || (t == JSON_TRUE && json_is_boolean(v)) ||
+	    (t == JSON_INTEGER && json_is_number(v)))
+		return true;
+	fail(res, CTL_TYPE_ERROR,
+	     "Wrong type passed:\n{\n    \"Position %d (%s)\": \"JSON value of type %s is not of "
+	     "expected type %s\"\n}",
+	     pos, name, json_type_name(v), tname);
+	return false;
+}
+
 static void m_ping(struct daemon *d, json_t *args, struct ctl_result *res)
 {
 	(void)args;
@@ -60,7 +78,7 @@ static void m_setnetworkactive(struct daemon *d, json_t *args, struct ctl_result
 		fail(res, CTL_INVALID_PARAMS, "setnetworkactive state: state is required");
 		return;
 	}
-	if (!want_type(state, JSON_TRUE, "bool", res))
+	if (!want_arg(state, 1, "state", JSON_TRUE, "bool", res))
 		return;
 	bool active = json_is_true(state);
 	if (active == !d->network_inactive) {
@@ -112,7 +130,7 @@ static void m_getnodeaddresses(struct daemon *d, json_t *args, struct ctl_result
 	json_t *jc = arg(args, 0), *jn = arg(args, 1);
 	json_int_t count = 1;
 	if (jc) {
-		if (!want_type(jc, JSON_INTEGER, "number", res))
+		if (!want_arg(jc, 1, "count", JSON_INTEGER, "number", res))
 			return;
 		count = json_is_integer(jc) ? json_integer_value(jc)
 		                            : (json_int_t)json_number_value(jc);
@@ -123,7 +141,7 @@ static void m_getnodeaddresses(struct daemon *d, json_t *args, struct ctl_result
 	}
 	const char *want = NULL;
 	if (jn) {
-		if (!want_type(jn, JSON_STRING, "string", res))
+		if (!want_arg(jn, 2, "network", JSON_STRING, "string", res))
 			return;
 		want = json_string_value(jn);
 		static const char *const known[] = {"ipv4", "ipv6", "onion", "i2p", "cjdns"};
@@ -172,7 +190,7 @@ static json_t *added_json(const struct net_target *t)
 static void m_getaddednodeinfo(struct daemon *d, json_t *args, struct ctl_result *res)
 {
 	json_t *jn = arg(args, 0);
-	if (jn && !want_type(jn, JSON_STRING, "string", res))
+	if (jn && !want_arg(jn, 1, "node", JSON_STRING, "string", res))
 		return;
 	const char *want = jn ? json_string_value(jn) : NULL;
 	json_t *a = json_array();
@@ -193,53 +211,48 @@ static void m_getaddednodeinfo(struct daemon *d, json_t *args, struct ctl_result
 	ok(res, a);
 }
 
-/* "all"/"1" and "none"/"0" name every category, as Core's. */
-static int logging_apply(struct daemon *d, json_t *list, bool on, struct ctl_result *res)
+/*
+ * Core's EnableOrDisableLogCategories: each name is Core's (or one of
+ * peerd's own finer ones); "", "1" and "all" name every one; anything else
+ * ("none" and "0" too, which only -debug= takes) is -8. Applied to copies:
+ * an error leaves the categories as they were.
+ */
+static int logging_apply(json_t *list, bool on, uint32_t *mask, uint32_t *core,
+                         struct ctl_result *res)
 {
 	size_t i;
 	json_t *v;
-	uint32_t mask = d->log.debug;
 	json_array_foreach(list, i, v)
 	{
 		if (!want_type(v, JSON_STRING, "string", res))
 			return -1;
 		const char *name = json_string_value(v);
-		uint32_t bits;
-		if (!strcmp(name, "all") || !strcmp(name, "1"))
-			bits = (1u << DLOG_CAT__COUNT) - 1;
-		else if (!strcmp(name, "none") || !strcmp(name, "0"))
-			bits = 0;
-		else if (dlog_cat_lookup(name) >= 0)
-			bits = 1u << dlog_cat_lookup(name);
-		else {
+		if (conf_debug_apply(name, on, mask, core)) {
 			fail(res, CTL_INVALID_PARAMETER, "unknown logging category %s", name);
 			return -1;
 		}
-		mask = on ? mask | bits : mask & ~bits;
 	}
-	d->log.debug = mask;
 	return 0;
 }
 
 static void m_logging(struct daemon *d, json_t *args, struct ctl_result *res)
 {
 	json_t *inc = arg(args, 0), *exc = arg(args, 1);
-	if ((inc && !want_type(inc, JSON_ARRAY, "array", res)) ||
-	    (exc && !want_type(exc, JSON_ARRAY, "array", res)))
+	if ((inc && !want_arg(inc, 1, "include", JSON_ARRAY, "array", res)) ||
+	    (exc && !want_arg(exc, 2, "exclude", JSON_ARRAY, "array", res)))
 		return;
-	uint32_t before = d->log.debug;
-	if ((inc && logging_apply(d, inc, true, res)) ||
-	    (exc && logging_apply(d, exc, false, res))) {
-		d->log.debug = before;
+	uint32_t mask = d->log.conf_bits, core = d->log.core;
+	if ((inc && logging_apply(inc, true, &mask, &core, res)) ||
+	    (exc && logging_apply(exc, false, &mask, &core, res)))
 		return;
-	}
-	if (d->log.debug != before)
+	if (mask != d->log.conf_bits || core != d->log.core) {
+		dlog_set_debug(&d->log, mask, core);
 		DLOG_INFO_(&d->log, DLOG_MAIN, "debug categories changed by the logging method");
+	}
+	/* Core's reply: every one of its categories, true or false, in its order. */
 	json_t *o = json_object();
-	uint32_t mask = d->log.debug;
-	for (int c = 0; o && c < DLOG_CAT__COUNT; c++)
-		json_object_set_new(o, dlog_cat_name((enum dlog_cat)c),
-		                    json_boolean(mask >> c & 1u));
+	for (int c = 0; o && c < CONF_CORE_CATS; c++)
+		json_object_set_new(o, conf_debug_core_name(c), json_boolean(core >> c & 1u));
 	ok(res, o);
 }
 
@@ -247,16 +260,13 @@ static void m_getrpcinfo(struct daemon *d, json_t *args, struct ctl_result *res)
 {
 	(void)args;
 	uint64_t t0 = uv_hrtime();
-	/* Loop methods run one at a time: the one running now is this one;
-	 * chain jobs waiting on the validation thread are counted apart. */
-	json_t *active = json_array();
-	if (active)
-		json_array_append_new(active,
-		                      json_pack("{s:s, s:I}", "method", "getrpcinfo", "duration",
-		                                (json_int_t)((uv_hrtime() - t0) / 1000u)));
+	/* Loop methods run one at a time, so the one running here is this
+	 * one; every chain call still on the validation thread is in flight. */
+	json_t *active = ctl_active_commands(d, "getrpcinfo", t0);
+	/* Core's logpath is its debug.log; peerd's file is -debuglogfile, and
+	 * without one peerd logs to stderr only: "". */
 	const char *logpath = d->conf->debuglogfile ? d->conf->debuglogfile : "";
-	ok(res, json_pack("{s:o, s:s, s:i}", "active_commands", active, "logpath", logpath,
-	                  "chain_jobs", (int)d->ctl.jobs));
+	ok(res, json_pack("{s:o, s:s}", "active_commands", active, "logpath", logpath));
 }
 
 const struct ctl_method ctl_ops_methods[] = {
@@ -305,8 +315,9 @@ const struct ctl_method ctl_ops_methods[] = {
      2,
      {"include", "exclude", NULL, NULL},
      "logging ( [\"include_category\",...] [\"exclude_category\",...] )",
-     "Turn debug categories on (include) or off (exclude) at runtime; all/1 and none/0 name "
-     "every one. Returns each category's state.",
+     "Turn debug categories on (include) or off (exclude) at runtime, by Bitcoin Core's names "
+     "(net, addrman, rpc, mempool, validation, bench, ...; peerd's own finer names too); \"all\" "
+     "or \"1\" names every one. Returns each of Core's categories' state.",
      NULL,
      NULL},
     {"getrpcinfo",

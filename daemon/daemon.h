@@ -1096,6 +1096,7 @@ struct ctl_server {
 	uv_idle_t turn;           /**< runs one line of each ready client per loop turn */
 	bool turn_init;
 	uint64_t idle_closed, slot_closed, stall_closed, queue_closed, read_closed;
+	struct ctl_job *inflight; /**< chain calls posted and not back (getrpcinfo), linked */
 };
 
 /** Bind netdir/control.sock (or controlsocket=), mode 0600. 0 or negative (logged). */
@@ -1133,9 +1134,9 @@ enum ctl_err {
 /** A method's outcome: a result (owned, may be json null) or an error. */
 struct ctl_result {
 	struct json_t *result;
-	int err_code; /**< 0 when result is set */
-	char err_msg[256];
-	bool stop; /**< shut down after the reply is written */
+	int err_code;       /**< 0 when result is set */
+	char err_msg[2048]; /**< room for a method's help text (Core's answer to a wrong count) */
+	bool stop;          /**< shut down after the reply is written */
 };
 
 /**

@@ -53,21 +53,34 @@ int dlog_cat_lookup(const char *name)
 	return -1;
 }
 
-uint32_t dlog_mask_from_conf(const struct peerd_conf *c)
+uint32_t dlog_mask_from_bits(uint32_t conf_bits)
 {
 	uint32_t m = 0;
 	for (int i = 0; i < DLOG_CAT__COUNT; i++) {
-		if (conf_debug_enabled(c, cat_names[i]))
+		uint32_t bit = conf_debug_category(cat_names[i]);
+		if (bit && (conf_bits & bit) == bit)
 			m |= 1u << i;
 	}
 	return m;
+}
+
+uint32_t dlog_mask_from_conf(const struct peerd_conf *c)
+{
+	return dlog_mask_from_bits(c->debug_mask);
+}
+
+void dlog_set_debug(struct dlog *l, uint32_t conf_bits, uint32_t core)
+{
+	l->conf_bits = conf_bits;
+	l->core = core;
+	l->debug = dlog_mask_from_bits(conf_bits);
 }
 
 void dlog_init(struct dlog *l, const struct peerd_conf *c)
 {
 	l->out = c && !c->printtoconsole ? NULL : stderr;
 	l->file = NULL;
-	l->debug = c ? dlog_mask_from_conf(c) : 0;
+	dlog_set_debug(l, c ? c->debug_mask : 0, c ? c->debug_core : 0);
 	l->timestamps = c ? c->logtimestamps : true;
 }
 

@@ -28,7 +28,10 @@ enum dlog_level {
 	DLOG_DEBUG,
 };
 
-/** Debug categories, as named by -debug=. */
+/**
+ * Debug categories, as named by -debug= (peerd's own names; Core's names
+ * turn on several or none of them: conf_debug_apply).
+ */
 enum dlog_cat {
 	DLOG_MAIN = 0,   /**< startup, shutdown, signals, systemd */
 	DLOG_NET,        /**< listeners, connections, flow control */
@@ -49,6 +52,9 @@ struct dlog {
 	/** Bit per enum dlog_cat with debug lines enabled; the logging method
 	 * and SIGHUP change it on the loop thread while others read it. */
 	_Atomic uint32_t debug;
+	/* What -debug=/logging named, in conf/'s terms, for the logging method
+	 * (loop thread): CONF_DEBUG_* bits and Core's categories (conf_debug_apply). */
+	uint32_t conf_bits, core;
 	bool timestamps;
 	FILE *file; /**< -debuglogfile, or NULL; swapped under log.c's lock */
 };
@@ -95,5 +101,12 @@ int dlog_open_file(struct dlog *l, const char *path);
 void dlog_close_file(struct dlog *l);
 /** The debug categories' mask from a configuration (debug= less debugexclude=). */
 uint32_t dlog_mask_from_conf(const struct peerd_conf *c);
+/** The debug categories' mask (enum dlog_cat bits) of CONF_DEBUG_* bits. Any thread. */
+uint32_t dlog_mask_from_bits(uint32_t conf_bits);
+/**
+ * Take the categories from a configuration (start, SIGHUP) or from the
+ * logging method's CONF_DEBUG_* bits and Core categories. Loop thread.
+ */
+void dlog_set_debug(struct dlog *l, uint32_t conf_bits, uint32_t core);
 
 #endif

@@ -143,7 +143,7 @@ static void on_hup(struct daemon *d)
 	struct peerd_conf fresh;
 	char err[512];
 	if (conf_load(&fresh, saved_argc, saved_argv, err, sizeof(err)) == 0) {
-		d->log.debug = dlog_mask_from_conf(&fresh);
+		dlog_set_debug(&d->log, fresh.debug_mask, fresh.debug_core);
 		DLOG_INFO_(&d->log, DLOG_MAIN, "SIGHUP: log reopened, debug categories re-read");
 	} else {
 		DLOG_WARNING(&d->log, DLOG_MAIN, "SIGHUP: config not re-read: %s", err);

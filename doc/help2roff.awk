@@ -12,6 +12,10 @@ function esc(s) {
 		s = "\\&" s
 	return s
 }
+# -v tail=0: the page has its own EXAMPLES and EXIT STATUS, so the help's
+# closing "Example:" and "Exit status" paragraphs are left out
+tail == "0" && /^Example:/ { done = 1 }
+done { next }
 # the synopsis is the page's own
 /^Usage:|^usage:/ { skip = 1; next }
 skip && /^$/ { skip = 0; next }

@@ -19,7 +19,7 @@ fill() { # fill NAME MARKER FILE: the page with FILE's text at MARKER's line
 		sed -e "/^$2\$/{r $3" -e 'd;}' > "$out/$1.1"
 }
 
-"$bindir/peerd" -help | awk -f "$here/help2roff.awk" > "$tmp/peerd"
+"$bindir/peerd" -help | awk -v tail=0 -f "$here/help2roff.awk" > "$tmp/peerd"
 fill peerd @OPTIONS@ "$tmp/peerd"
 
 "$bindir/peerctl" -help | awk -f "$here/help2roff.awk" > "$tmp/peerctl"

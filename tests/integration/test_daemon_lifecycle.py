@@ -19,6 +19,10 @@ from test_daemon_handshake import make_tx
 def test_help_and_bad_config(tmp_path):
     r = subprocess.run([PEERD_BIN, "-help"], capture_output=True, text=True, timeout=10)
     assert r.returncode == 0 and "maxconnections" in r.stdout
+    # As peerctl's and peertool's: an example and the exit status (issue 12).
+    assert "\nExample:\n  peerd -regtest" in r.stdout and "\nExit status: 0 " in r.stdout
+    for flag in ("-h", "--help", "-?"):
+        assert subprocess.run([PEERD_BIN, flag], capture_output=True, text=True, timeout=10).stdout == r.stdout
     r = subprocess.run([PEERD_BIN, "-regtest", "-datadir=%s" % tmp_path, "-maxconnections=lots"],
                        capture_output=True, text=True, timeout=10)
     assert r.returncode == 1 and "maxconnections" in r.stderr, r.stderr

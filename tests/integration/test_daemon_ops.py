@@ -2,6 +2,7 @@
 getnodeaddresses, getaddednodeinfo, logging, getrpcinfo; help METHOD's sections;
 SIGHUP log reopen and category re-read; -debuglogfile, -pid; controlsocketgroup."""
 import grp
+import json
 import os
 import re
 import shutil
@@ -100,29 +101,154 @@ def test_getnodeaddresses_and_addednodeinfo(peerd):
     assert err_code(lambda: peerd.rpc("getaddednodeinfo", "127.0.0.1:2")) == -24
 
 
+# Bitcoin Core 29's categories as its `logging` lists them (bitcoind at 638a4c0bd8).
+CORE_CATEGORIES = ["addrman", "bench", "blockstorage", "cmpctblock", "coindb", "estimatefee", "http",
+                   "i2p", "ipc", "leveldb", "libevent", "mempool", "mempoolrej", "net", "proxy", "prune",
+                   "qt", "rand", "reindex", "rpc", "scan", "selectcoins", "tor", "txpackages",
+                   "txreconciliation", "validation", "walletdb", "zmq"]
+
+
+def err_of(fn):
+    try:
+        fn()
+    except (RpcError, core.RpcError) as e:
+        return e.code, e.message
+    raise AssertionError("expected an error")
+
+
 def test_logging_runtime(peerd):
     cats = peerd.rpc("logging")
-    assert cats["net"] is False and cats["ctl"] is False
-    cats = peerd.rpc("logging", ["net", "ctl"])
-    assert cats["net"] is True and cats["ctl"] is True
+    # Core's reply: every one of Core's categories, in Core's order.
+    assert list(cats) == CORE_CATEGORIES
+    assert not any(cats.values())
+    cats = peerd.rpc("logging", ["net", "rpc", "qt"])
+    assert cats["net"] is True and cats["rpc"] is True and cats["qt"] is True
     cats = peerd.rpc("logging", [], ["net"])
-    assert cats["net"] is False and cats["ctl"] is True
+    assert cats["net"] is False and cats["rpc"] is True
     assert all(peerd.rpc("logging", ["all"]).values())
-    assert not any(peerd.rpc("logging", [], ["all"]).values())
-    assert err_code(lambda: peerd.rpc("logging", ["nosuch"])) == -8
+    assert not any(peerd.rpc("logging", [], ["1"]).values())
+    assert all(peerd.rpc("logging", [""]).values())
+    peerd.rpc("logging", [], ["all"])
+    # As Core: "none"/"0" are -debug='s words, not the method's; case matters.
+    for bad in ("nosuch", "none", "0", "NET"):
+        assert err_of(lambda: peerd.rpc("logging", [bad])) == (-8, "unknown logging category " + bad)
+    # A failed call changes nothing, even the names before the bad one.
+    assert not any(peerd.rpc("logging").values())
+    assert err_of(lambda: peerd.rpc("logging", ["net", "nosuch"]))[0] == -8
+    assert peerd.rpc("logging")["net"] is False
     assert err_code(lambda: peerd.rpc("logging", "net")) == -3
-    # The change is live: debug lines of "net" appear once it is on.
+    assert err_code(lambda: peerd.rpc("logging", [1])) == -3
+    # Core's names drive peerd's categories: net's lines appear once it is on,
+    # rpc's (the control socket's) once that is.
     peerd.rpc("logging", ["net"])
+    mark = len(peerd.log())
     peerd.connected_peer().close()
-    wait_for(lambda: "DEBUG [net]" in peerd.log(), what="a net debug line")
+    wait_for(lambda: "DEBUG [net]" in peerd.log()[mark:], what="a net debug line")
+    peerd.rpc("uptime")
+    assert "DEBUG [ctl]" not in peerd.log()[mark:]
+    peerd.rpc("logging", ["rpc"])
+    peerd.rpc("uptime")
+    wait_for(lambda: "DEBUG [ctl] request uptime" in peerd.log()[mark:], what="an rpc debug line")
+    # peerd's own finer names still work (they are not Core categories, so not listed).
+    peerd.rpc("logging", [], ["all"])
+    assert not any(peerd.rpc("logging", ["msg"]).values())
 
 
-def test_getrpcinfo(make_peerd):
-    d = make_peerd("-debuglogfile=peerd.log")
-    info = d.rpc("getrpcinfo")
-    assert info["active_commands"][0]["method"] == "getrpcinfo"
-    assert isinstance(info["active_commands"][0]["duration"], int)
-    assert info["logpath"] == os.path.join(d.netdir, "peerd.log")
+def test_debug_takes_core_names_at_start(make_peerd, tmp_path):
+    d = make_peerd("-debug=addrman", "-debug=rpc", "-debug=qt", "-debugexclude=qt")
+    cats = d.rpc("logging")
+    assert [c for c in cats if cats[c]] == ["addrman", "rpc"]
+    d.rpc("uptime")
+    wait_for(lambda: "DEBUG [ctl] request uptime" in d.log(), what="rpc lines from -debug=rpc")
+    d2 = make_peerd("-debug=1", "-debugexclude=net")
+    cats = d2.rpc("logging")
+    assert cats["net"] is False and all(v for c, v in cats.items() if c != "net")
+    d3 = make_peerd("-debug=net", "-debug=none")
+    assert not any(d3.rpc("logging").values())
+
+
+@pytest.mark.parametrize("arg", ["-debug=foo", "-debugexclude=none", "-debug=NET"])
+def test_debug_unknown_category_is_cores_error(tmp_path, arg):
+    from conftest import PEERD_BIN
+    r = subprocess.run([PEERD_BIN, "-regtest", "-datadir=%s" % tmp_path, "-listen=0", arg],
+                       capture_output=True, text=True, timeout=20)
+    assert r.returncode == 1
+    assert "Unsupported logging category %s." % arg in r.stderr, r.stderr
+
+
+def test_getrpcinfo_lists_calls_in_flight(peerd):
+    addr = "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"
+    from conftest import Ctl
+    busy = Ctl(peerd.sock_path, timeout=60)
+    # A long chain call, not read yet: it is in flight while getrpcinfo runs.
+    busy.send_line(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "generatetoaddress",
+                               "params": [400, addr]}) + "\n")
+    seen = None
+    deadline = time.time() + 20
+    while time.time() < deadline and seen is None:
+        active = peerd.rpc("getrpcinfo")["active_commands"]
+        assert active[0]["method"] == "getrpcinfo"
+        seen = next((a for a in active if a["method"] == "generatetoaddress"), None)
+    assert seen is not None, "generatetoaddress never listed"
+    assert isinstance(seen["duration"], int) and seen["duration"] >= 0
+    assert len(busy.read_line()["result"]) == 400
+    busy.close()
+    # Once answered it is gone.
+    assert [a["method"] for a in peerd.rpc("getrpcinfo")["active_commands"]] == ["getrpcinfo"]
+
+
+# (method, params): the argument errors of the operator methods, as Core answers them.
+ARG_CASES = [
+    ("setnetworkactive", []),
+    ("setnetworkactive", [True, 1]),
+    ("setnetworkactive", ["yes"]),
+    ("setnetworkactive", [1]),
+    ("ping", [1]),
+    ("getrpcinfo", [1]),
+    ("getnodeaddresses", [1, "ipv4", 3]),
+    ("getnodeaddresses", ["x"]),
+    ("getnodeaddresses", [-1]),
+    ("getnodeaddresses", [1, "foo"]),
+    ("getnodeaddresses", [1, 4]),
+    ("getaddednodeinfo", ["a", "b"]),
+    ("getaddednodeinfo", [5]),
+    ("getaddednodeinfo", ["127.0.0.1:2"]),
+    ("logging", [[], [], 1]),
+    ("logging", ["net"]),
+    ("logging", [[], "net"]),
+    ("logging", [[1]]),
+    ("logging", [["nosuch"]]),
+    ("logging", [[], ["none"]]),
+]
+
+
+def test_argument_errors_as_core(peerd):
+    """Without bitcoind: Core's codes and, for a wrong count, Core's help-text message."""
+    got = {(m, json.dumps(p)): err_of(lambda: peerd.rpc(m, *p)) for m, p in ARG_CASES}
+    code, msg = got[("setnetworkactive", "[]")]
+    assert code == -1 and msg.startswith("setnetworkactive state\n\n") and "\nArguments:\n" in msg
+    assert got[("ping", "[1]")][0] == -1 and got[("ping", "[1]")][1].startswith("ping\n")
+    assert got[("setnetworkactive", '["yes"]')] == (
+        -3, 'Wrong type passed:\n{\n    "Position 1 (state)": '
+            '"JSON value of type string is not of expected type bool"\n}')
+    assert got[("getaddednodeinfo", '["127.0.0.1:2"]')] == (-24, "Error: Node has not been added.")
+
+
+@pytest.mark.interop
+def test_argument_errors_match_core(peerd, bitcoind_node):
+    c = bitcoind_node
+    for m, p in ARG_CASES:
+        pc, pm = err_of(lambda: peerd.rpc(m, *p))
+        cc, cm = err_of(lambda: c.rpc(m, *p))
+        assert pc == cc, (m, p, pc, pm, cc, cm)
+        if cc == -1:
+            # Core's message is its help text: the same usage line first.
+            assert pm.split("\n")[0] == cm.split("\n")[0], (m, p, pm, cm)
+        else:
+            assert pm == cm, (m, p, pm, cm)
+    assert list(c.rpc("logging")) == list(peerd.rpc("logging")) == CORE_CATEGORIES
+    for inc, exc in ([[], ["all"]], [["net", "rpc"], []], [["all"], ["zmq", "mempool"]], [["1"], []]):
+        assert c.rpc("logging", inc, exc) == peerd.rpc("logging", inc, exc), (inc, exc)
 
 
 @pytest.mark.interop
@@ -162,12 +288,12 @@ def test_sighup_reopens_log_and_rereads_categories(make_peerd, tmp_path):
     assert d.rpc("logging")["net"] is False
     # logrotate without copy: rename, SIGHUP, a new file appears.
     os.rename(logf, logf + ".1")
-    conf.write_text("[regtest]\ndebug=net\ndebug=ctl\ndebugexclude=ctl\n")
+    conf.write_text("[regtest]\ndebug=net\ndebug=rpc\ndebug=addrman\ndebugexclude=rpc\n")
     os.kill(d.pid, signal.SIGHUP)
     wait_for(lambda: os.path.exists(logf), what="a new log file")
     wait_for(lambda: "SIGHUP" in open(logf).read(), what="the SIGHUP line in the new file")
     cats = d.rpc("logging")
-    assert cats["net"] is True and cats["ctl"] is False
+    assert [c for c in cats if cats[c]] == ["addrman", "net"]
     d.connected_peer().close()
     wait_for(lambda: "DEBUG [net]" in open(logf).read(), what="debug lines in the new file")
     assert "DEBUG [net]" not in open(logf + ".1").read()

@@ -400,12 +400,35 @@ static void test_debug(void **state)
 	(void)state;
 	struct peerd_conf c;
 
-	expect_ok(LOAD(&c, "-datadir=/d", "-debug=net", "-debug=ctl"));
-	assert_int_equal(c.debug_mask, CONF_DEBUG_NET | CONF_DEBUG_CTL);
-	assert_true(conf_debug_enabled(&c, "net"));
+	expect_ok(LOAD(&c, "-datadir=/d", "-debug=inv", "-debug=ctl"));
+	assert_int_equal(c.debug_mask, CONF_DEBUG_INV | CONF_DEBUG_CTL);
+	assert_int_equal(c.debug_core, 0);
+	assert_true(conf_debug_enabled(&c, "inv"));
 	assert_true(conf_debug_enabled(&c, "ctl"));
 	assert_false(conf_debug_enabled(&c, "msg"));
 	assert_false(conf_debug_enabled(&c, "bogus"));
+	conf_release(&c);
+
+	/* Core's names: net is peerd's connection, message, handshake, inventory
+	 * and misbehaviour lines; rpc the control socket's; addrman addr's; one
+	 * with no peerd lines (qt) is only remembered. debugexclude wins. */
+	expect_ok(LOAD(&c, "-datadir=/d", "-debug=net", "-debug=rpc", "-debug=qt", "-debug=addrman",
+	               "-debugexclude=addrman"));
+	assert_int_equal(c.debug_mask, CONF_DEBUG_NET | CONF_DEBUG_MSG | CONF_DEBUG_HANDSHAKE |
+	                                   CONF_DEBUG_INV | CONF_DEBUG_BAN | CONF_DEBUG_CTL);
+	assert_int_equal(c.debug_core, 1u << conf_debug_core_index("net") |
+	                                   1u << conf_debug_core_index("rpc") |
+	                                   1u << conf_debug_core_index("qt"));
+	conf_release(&c);
+	assert_int_equal(conf_debug_core_index("addrman"), 0);
+	assert_int_equal(conf_debug_core_index("zmq"), CONF_CORE_CATS - 1);
+	assert_int_equal(conf_debug_core_index("msg"), -1);
+	assert_string_equal(conf_debug_core_name(conf_debug_core_index("txreconciliation")),
+	                    "txreconciliation");
+	expect_ok(LOAD(&c, "-datadir=/d", "-debug=1", "-debugexclude=net"));
+	assert_int_equal(c.debug_core, CONF_CORE_ALL & ~(1u << conf_debug_core_index("net")));
+	assert_false(conf_debug_enabled(&c, "msg"));
+	assert_true(conf_debug_enabled(&c, "main"));
 	conf_release(&c);
 
 	/* -debug alone, debug=1 and debug=all: every category. */
@@ -428,9 +451,12 @@ static void test_debug(void **state)
 	assert_int_equal(c.debug_mask, 0);
 	conf_release(&c);
 
+	/* An unknown name gets Core's words; so does "none" where Core refuses it. */
 	expect_error(LOAD(&c, "-datadir=/d", "-debug=nett"), CONF_EVALUE,
-	             "command line: -debug=nett: unknown category (net, msg, ctl, conf, mempool, "
-	             "validation, main, handshake, inv, addr, ban, bench; all, 1, 0, none)",
+	             "command line: -debug=nett: Unsupported logging category -debug=nett.", &c);
+	expect_error(LOAD(&c, "-datadir=/d", "-debugexclude=none"), CONF_EVALUE,
+	             "command line: -debugexclude=none: Unsupported logging category "
+	             "-debugexclude=none.",
 	             &c);
 	/* The daemon's own categories are known too, and bits are distinct. */
 	static const char *const cats[] = {"net",     "msg",        "ctl",  "conf",
