@@ -229,8 +229,8 @@ static void *par_verify(void *p)
 {
 	struct par_arg *a = p;
 	for (size_t i = a->from; i < a->to; i++) {
-		int ok = a->schnorr ? secp256k1_schnorrsig_verify(lim.ctx, lim.schnorr[i], lim.msg[i],
-		                                                  32, &lim.xpub[i])
+		int ok = a->schnorr ? secp256k1_schnorrsig_verify(lim.ctx, lim.schnorr[i],
+		                                                  lim.msg[i], 32, &lim.xpub[i])
 		                    : secp256k1_ecdsa_verify(lim.ctx, &lim.sig[i], lim.msg[i],
 		                                             &lim.pub[i]);
 		a->bad |= !ok;
@@ -293,10 +293,11 @@ static void paired_efficiency(struct bench_ctx *ctx, struct chain *c, struct cha
 		double cpu = (double)(cpu_ns(CLOCK_PROCESS_CPUTIME_ID) - c0);
 		/* CPU time against CPU time: the share of the block's work that is
 		 * the signatures' own, whatever else the machine runs. */
-		eff_cpu[i] = ((double)(CONNECT_SIGS - n_schnorr) *
-		                  verify_ns_on(ctx, false, CLOCK_THREAD_CPUTIME_ID) +
-		              (double)n_schnorr * verify_ns_on(ctx, true, CLOCK_THREAD_CPUTIME_ID)) /
-		             cpu;
+		eff_cpu[i] =
+		    ((double)(CONNECT_SIGS - n_schnorr) *
+		         verify_ns_on(ctx, false, CLOCK_THREAD_CPUTIME_ID) +
+		     (double)n_schnorr * verify_ns_on(ctx, true, CLOCK_THREAD_CPUTIME_ID)) /
+		    cpu;
 		double limit_ns = (double)(CONNECT_SIGS - n_schnorr) * verify_ns(ctx, false) +
 		                  (double)n_schnorr * verify_ns(ctx, true);
 		eff[i] = limit_ns / usable / t;

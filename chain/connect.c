@@ -76,7 +76,7 @@ struct chain_checker {
 	struct chain_coin *coins; /* the spent coins, for the checks shared with the mempool */
 	size_t in_cap;
 	struct chain_script_cache *sc; /* may be NULL */
-	bool handed; /* this round's first jobs went to the queue */
+	bool handed;                   /* this round's first jobs went to the queue */
 };
 
 /* The failure code carries the transaction so the log can name it. */
