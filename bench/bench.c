@@ -17,7 +17,7 @@
 
 #define BENCH_MAX       256
 #define BENCH_TARGET_NS 300000000ull /* 0.3 s a measured run */
-#define BENCH_NOTE_MAX  512
+#define BENCH_NOTE_MAX  1024
 
 struct bench_entry {
 	const char *name;

@@ -44,6 +44,20 @@ struct check_job {
  * thread's share of the work stays small.
  */
 #define CHAIN_JOB_HANDOFF 64u
+/*
+ * A block's first jobs go over sooner: until then the workers have
+ * nothing to do, and in a block of a few dozen inputs (IBD's usual) the
+ * first 64 would leave them idle for most of this thread's pass.
+ */
+#define CHAIN_JOB_FIRST_HANDOFF 8u
+/*
+ * Most jobs a thread takes at once. A script check is tens of
+ * microseconds of signature work and a take is a lock round trip of well
+ * under one, so small batches cost nothing, while the pool's default (128,
+ * Core's, sized for cheap jobs) lets one thread carry off a block's last
+ * milliseconds of work as the others run dry.
+ */
+#define CHAIN_JOB_BATCH 16u
 
 struct check_round {
 	uint32_t flags;
@@ -62,6 +76,7 @@ struct chain_checker {
 	struct chain_coin *coins; /* the spent coins, for the checks shared with the mempool */
 	size_t in_cap;
 	struct chain_script_cache *sc; /* may be NULL */
+	bool handed;                   /* this round's first jobs went to the queue */
 };
 
 /* The failure code carries the transaction so the log can name it. */
@@ -109,6 +124,7 @@ int chain_checker_new(struct chain_checker **out, int par)
 		    .release = job_release,
 		    /* bitcoind's -par counts the validating thread; the pool's does not */
 		    .par = par > 1 ? par - 1 : par,
+		    .batch = CHAIN_JOB_BATCH,
 		};
 		int err = pool_queue_new(&ck->q, &cfg);
 		if (err) {
@@ -413,8 +429,11 @@ static int add_script_checks(struct chain_checker *ck, struct proto_block *b, ui
 			return CHAIN_ENOMEM;
 		}
 	}
-	if (ck->q && ck->jobs.len >= CHAIN_JOB_HANDOFF && pool_queue_take_vec(ck->q, &ck->jobs))
-		return CHAIN_ENOMEM;
+	if (ck->q && ck->jobs.len >= (ck->handed ? CHAIN_JOB_HANDOFF : CHAIN_JOB_FIRST_HANDOFF)) {
+		ck->handed = true;
+		if (pool_queue_take_vec(ck->q, &ck->jobs))
+			return CHAIN_ENOMEM;
+	}
 	return 0;
 }
 
@@ -586,6 +605,7 @@ int chain_connect_block(struct chain_coins *coins, struct chain_checker *ck, str
 	    .st = &local,
 	};
 	struct check_round round = {.flags = cp.flags};
+	ck->handed = false;
 	if (ck->q)
 		pool_queue_begin(ck->q, &round);
 	uint32_t undo_next = 0;

@@ -18,6 +18,9 @@
 
 #include "script/script.h"
 
+#include <secp256k1.h>
+#include <secp256k1_extrakeys.h>
+
 /** Longest value an opcode computes (SHA-256, HASH256). */
 #define SCRIPT_ITEM_INLINE 32u
 /**
@@ -124,6 +127,16 @@ int script_check_schnorr(struct script_exec *ex, const uint8_t *sig, size_t sig_
 /** BIP341 commitment check: output key q is internal key p tweaked by merkle_root with parity. */
 bool script_check_tap_tweak(const uint8_t q[32], const uint8_t p[32], const uint8_t merkle_root[32],
                             int parity);
+
+/* ---- keycache.c ------------------------------------------------------- */
+
+/**
+ * secp256k1_ec_pubkey_parse, remembered per thread for 33-byte keys (see
+ * keycache.c): true and *pk set when pub parses. Any thread.
+ */
+bool script_parse_pubkey(secp256k1_pubkey *pk, const uint8_t *pub, size_t len);
+/** secp256k1_xonly_pubkey_parse, remembered per thread likewise. */
+bool script_parse_xonly(secp256k1_xonly_pubkey *pk, const uint8_t pub[32]);
 
 /* ---- interp.c --------------------------------------------------------- */
 

@@ -711,4 +711,12 @@ int script_address_decode(const char *addr, const struct proto_params *net, uint
  */
 bool script_xonly_pubkey_valid(const uint8_t key[32]);
 
+/**
+ * Turn the per-thread cache of parsed public keys on (the default) or off
+ * for every thread; it never changes a verdict, only how often a key is
+ * parsed. For benchmarks that want the cost of a parse per signature. Any
+ * thread; takes effect at each thread's next key.
+ */
+void script_key_cache_set_enabled(bool on);
+
 #endif

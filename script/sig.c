@@ -250,7 +250,7 @@ bool script_check_ecdsa(struct script_exec *ex, const uint8_t *sig, size_t sig_l
 	uint32_t hash_type = sig[sig_len - 1];
 	if (sv == SCRIPT_SIGVERSION_WITNESS_V0 && ex->amount < 0)
 		return false;
-	if (!secp256k1_ec_pubkey_parse(ctx(), &pk, pub, pub_len))
+	if (!script_parse_pubkey(&pk, pub, pub_len))
 		return false;
 	if (!parse_der_lax(&s, sig, sig_len - 1))
 		return false;
@@ -285,7 +285,7 @@ int script_check_schnorr(struct script_exec *ex, const uint8_t *sig, size_t sig_
 	rc = script_sighash_taproot(ex->tx, ex->in, hash_type, ex->pre, &spent, &ex->tap, hash);
 	if (rc)
 		return rc;
-	if (!secp256k1_xonly_pubkey_parse(ctx(), &pk, pub))
+	if (!script_parse_xonly(&pk, pub))
 		return -SCRIPT_ERR_SCHNORR_SIG;
 	if (!secp256k1_schnorrsig_verify(ctx(), sig, hash, 32, &pk))
 		return -SCRIPT_ERR_SCHNORR_SIG;
@@ -297,7 +297,7 @@ bool script_check_tap_tweak(const uint8_t q[32], const uint8_t p[32], const uint
 {
 	secp256k1_xonly_pubkey internal;
 	uint8_t tweak[32];
-	if (!secp256k1_xonly_pubkey_parse(ctx(), &internal, p))
+	if (!script_parse_xonly(&internal, p))
 		return false;
 	script_taproot_tweak(p, merkle_root, tweak);
 	return secp256k1_xonly_pubkey_tweak_add_check(ctx(), q, parity, &internal, tweak) == 1;

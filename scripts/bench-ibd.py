@@ -66,6 +66,14 @@ def status_kb(pid, key):
     return 0
 
 
+def cpu_seconds(pid):
+    """User and system CPU time of the process so far (all its threads)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
+
+
 class PeerdNode:
     def __init__(self, workdir, source_port):
         self.datadir = os.path.join(workdir, "peerd")
@@ -142,6 +150,7 @@ def timed_sync(make, workdir, source, n):
             time.sleep(0.05)
         wall = time.monotonic() - t0
         hwm = status_kb(node.pid, "VmHWM")
+        cpu = cpu_seconds(node.pid)
         if os.environ.get("BENCH_IBD_VERBOSE"):
             print("    at the tip: VmRSS %d kB, RssAnon %d kB, RssFile %d kB, threads %d" % (
                 status_kb(node.pid, "VmRSS"), status_kb(node.pid, "RssAnon"),
@@ -160,7 +169,7 @@ def timed_sync(make, workdir, source, n):
                         print("      %s  %s" % (line.split()[1], head), flush=True)
     finally:
         node.stop()
-    return wall, hwm
+    return wall, hwm, cpu
 
 
 def run_chain(kind, runs, keep):
@@ -177,10 +186,14 @@ def run_chain(kind, runs, keep):
             for who, make in (("peerd", PeerdNode), ("core", CoreNode)):
                 wd = os.path.join(top, "%s-%d" % (who, r))
                 os.makedirs(wd)
-                wall, hwm = timed_sync(make, wd, src, n)
+                wall, hwm, cpu = timed_sync(make, wd, src, n)
                 results[who].append((wall, hwm))
+                # CPU time survives a shared machine better than wall time;
+                # the load average says how shared it was.
                 print("  %-5s %-5s run %d: %7.2f s  %6.1f blocks/s  peak RSS %7.1f MiB"
-                      % (kind, who, r + 1, wall, n / wall, hwm / 1024.0), flush=True)
+                      "  CPU user %.2f s sys %.2f s  load %.2f"
+                      % (kind, who, r + 1, wall, n / wall, hwm / 1024.0, cpu[0], cpu[1],
+                         os.getloadavg()[0]), flush=True)
                 if not keep:
                     shutil.rmtree(wd, ignore_errors=True)
     finally:

@@ -18,6 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <secp256k1_extrakeys.h>
+
+#include "script/internal.h"
 #include "script/script.h"
 #include "tests/unit/testutil_sig.h"
 
@@ -550,6 +553,68 @@ struct shared {
 	pthread_mutex_t lock;
 };
 
+/*
+ * The per-thread cache of parsed keys: a key that is looked up again gives
+ * the same point as a fresh parse, the two keys with one x coordinate
+ * (02 and 03) and the x-only key of that x never stand in for each other,
+ * and an invalid key is refused every time.
+ */
+static void test_key_cache(void **state)
+{
+	(void)state;
+	const secp256k1_context *ctx = secp256k1_context_static;
+	uint8_t ser[33], back[33], xonly[32], bad[33];
+	for (int round = 0; round < 2; round++) {
+		for (int k = 0; k < 40; k++) {
+			uint8_t seckey[32] = {0};
+			seckey[31] = (uint8_t)(k + 1);
+			secp256k1_context *sc = secp256k1_context_create(SECP256K1_CONTEXT_NONE);
+			secp256k1_pubkey pk, got;
+			size_t len = 33;
+			assert_true(secp256k1_ec_pubkey_create(sc, &pk, seckey));
+			secp256k1_context_destroy(sc);
+			assert_true(secp256k1_ec_pubkey_serialize(ctx, ser, &len, &pk,
+			                                          SECP256K1_EC_COMPRESSED));
+			for (int flip = 0; flip < 2; flip++) {
+				uint8_t in[33];
+				memcpy(in, ser, 33);
+				if (flip)
+					in[0] ^= 1; /* the other y: the negated point */
+				/* twice: a miss, then a hit */
+				for (int again = 0; again < 2; again++) {
+					assert_true(script_parse_pubkey(&got, in, 33));
+					len = 33;
+					assert_true(secp256k1_ec_pubkey_serialize(
+					    ctx, back, &len, &got, SECP256K1_EC_COMPRESSED));
+					assert_memory_equal(back, in, 33);
+				}
+			}
+			secp256k1_xonly_pubkey xk;
+			assert_true(script_parse_xonly(&xk, ser + 1));
+			assert_true(secp256k1_xonly_pubkey_serialize(ctx, xonly, &xk));
+			assert_memory_equal(xonly, ser + 1, 32);
+			/* and the compressed key after its x-only twin took the slot */
+			assert_true(script_parse_pubkey(&got, ser, 33));
+			len = 33;
+			assert_true(secp256k1_ec_pubkey_serialize(ctx, back, &len, &got,
+			                                          SECP256K1_EC_COMPRESSED));
+			assert_memory_equal(back, ser, 33);
+		}
+		script_key_cache_set_enabled(round == 1);
+	}
+	/* x = 5 is not on the curve (5^3 + 7 = 132 is not a square mod p) */
+	memset(bad, 0, sizeof(bad));
+	bad[0] = 0x02;
+	bad[32] = 5;
+	secp256k1_pubkey pk;
+	secp256k1_xonly_pubkey xk;
+	for (int again = 0; again < 2; again++) {
+		assert_false(script_parse_pubkey(&pk, bad, 33));
+		assert_false(script_parse_xonly(&xk, bad + 1));
+	}
+	script_key_cache_set_enabled(true);
+}
+
 static void *worker(void *arg)
 {
 	struct shared *sh = arg;
@@ -631,6 +696,7 @@ int main(void)
 	    cmocka_unit_test(test_p2wsh),
 	    cmocka_unit_test(test_witness_programs),
 	    cmocka_unit_test(test_no_alloc_and_threads),
+	    cmocka_unit_test(test_key_cache),
 	};
 	int rc = cmocka_run_group_tests(tests, tu_secp_setup, tu_secp_teardown);
 	proto_freelist_drain();
