@@ -551,6 +551,7 @@ int chain_mempool_submit_package(struct chain *c, struct proto_tx *const *txs, s
 		};
 		if ((err = mp_accept(mp, txs[i], &a, r)))
 			return err;
+		r->validated = true; /* mp_accept starts from a released result */
 		if (r->accepted)
 			continue;
 		enum chain_result why = r->state.result;
