@@ -130,7 +130,8 @@ static const struct proto_tx *package_tx(const struct mp_args *a, const struct p
 
 /*
  * Fetch every input's coin: a mempool transaction's output first, then
- * an earlier package transaction's, then the coins cache. *missing says whether some input has none.
+ * an earlier package transaction's, then the coins cache. *missing says whether some input has
+ * none.
  */
 static int fetch_coins(struct ws *w, bool *missing)
 {
@@ -871,8 +872,8 @@ int mp_accept(struct chain_mempool *mp, struct proto_tx *tx, const struct mp_arg
 		goto out;
 	/* The caller's ceiling (submitpackage's maxfeerate), on the tx alone. */
 	if (a->max_feerate > 0 && feerate_of(w.mfee, w.vsize) > a->max_feerate) {
-		err = chain_reject(&r->state, CHAIN_RESULT_TX_MEMPOOL_POLICY, "max feerate exceeded",
-		                   NULL);
+		err = chain_reject(&r->state, CHAIN_RESULT_TX_MEMPOOL_POLICY,
+		                   "max feerate exceeded", NULL);
 		goto out;
 	}
 	if (w.conflicts.n && (err = replacement_checks(&w)))

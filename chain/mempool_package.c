@@ -155,8 +155,8 @@ static int truc_package_one(struct chain_mempool *mp, struct proto_tx *const *tx
 		goto out;
 	}
 	if (vsize > CHAIN_TRUC_MAX_VSIZE) {
-		snprintf(msg, cap, "version=3 tx %s (wtxid=%s) is too big: %lld > %d virtual bytes", h,
-		         w, (long long)vsize, CHAIN_TRUC_MAX_VSIZE);
+		snprintf(msg, cap, "version=3 tx %s (wtxid=%s) is too big: %lld > %d virtual bytes",
+		         h, w, (long long)vsize, CHAIN_TRUC_MAX_VSIZE);
 		ret = 1;
 		goto out;
 	}
@@ -169,8 +169,8 @@ static int truc_package_one(struct chain_mempool *mp, struct proto_tx *const *tx
 		goto out;
 	if (vsize > CHAIN_TRUC_CHILD_MAX_VSIZE) {
 		snprintf(msg, cap,
-		         "version=3 child tx %s (wtxid=%s) is too big: %lld > %d virtual bytes", h, w,
-		         (long long)vsize, CHAIN_TRUC_CHILD_MAX_VSIZE);
+		         "version=3 child tx %s (wtxid=%s) is too big: %lld > %d virtual bytes", h,
+		         w, (long long)vsize, CHAIN_TRUC_CHILD_MAX_VSIZE);
 		ret = 1;
 		goto out;
 	}
@@ -194,8 +194,9 @@ static int truc_package_one(struct chain_mempool *mp, struct proto_tx *const *tx
 			const struct proto_hash *in = &txs[k]->vin[j].prevout.txid;
 			if (proto_hash_eq(in, &parent->txid)) {
 				/* A sibling in the same package. */
-				snprintf(msg, cap, "tx %s (wtxid=%s) would exceed descendant count limit",
-				         ph, pw);
+				snprintf(msg, cap,
+				         "tx %s (wtxid=%s) would exceed descendant count limit", ph,
+				         pw);
 				ret = 1;
 				goto out;
 			}
@@ -204,8 +205,8 @@ static int truc_package_one(struct chain_mempool *mp, struct proto_tx *const *tx
 				char kh[65], kw[65];
 				proto_hash_to_hex(&txs[k]->txid, kh);
 				proto_hash_to_hex(&txs[k]->wtxid, kw);
-				snprintf(msg, cap, "tx %s (wtxid=%s) would have too many ancestors", kh,
-				         kw);
+				snprintf(msg, cap, "tx %s (wtxid=%s) would have too many ancestors",
+				         kh, kw);
 				ret = 1;
 				goto out;
 			}
@@ -232,8 +233,8 @@ static int package_limits(struct chain_mempool *mp, struct proto_tx *const *txs,
 		return 1;
 	}
 	if (m > cfg->descendant_count) {
-		snprintf(msg, cap, "package count %zu exceeds descendant count limit [limit: %u]", m,
-		         cfg->descendant_count);
+		snprintf(msg, cap, "package count %zu exceeds descendant count limit [limit: %u]",
+		         m, cfg->descendant_count);
 		return 1;
 	}
 	if (total_vsize > (int64_t)cfg->ancestor_vbytes) {
@@ -269,7 +270,8 @@ static int package_limits(struct chain_mempool *mp, struct proto_tx *const *txs,
 		 * and says so, except for its own direct-parent count. */
 		if (ret == 1)
 			snprintf(msg, cap, "%s%s",
-			         strncmp(inner, "too many unconfirmed parents", 28) ? "possibly " : "",
+			         strncmp(inner, "too many unconfirmed parents", 28) ? "possibly "
+			                                                            : "",
 			         inner);
 	}
 	mp_refs_release(&parents);
@@ -369,10 +371,12 @@ static int accept_multiple(struct chain_mempool *mp, struct proto_tx *const *txs
 		int64_t floor = chain_feerate_fee(mp_min_fee(mp), total_vsize);
 		int bad = 0;
 		if (floor > 0 && total_fee < floor)
-			bad = chain_reject(st, CHAIN_RESULT_TX_RECONSIDERABLE, "mempool min fee not met",
-			                   "%lld < %lld", (long long)total_fee, (long long)floor);
+			bad = chain_reject(st, CHAIN_RESULT_TX_RECONSIDERABLE,
+			                   "mempool min fee not met", "%lld < %lld",
+			                   (long long)total_fee, (long long)floor);
 		else
-			bad = chain_policy_check_min_relay_fee(total_fee, total_vsize, &mp->policy, st);
+			bad = chain_policy_check_min_relay_fee(total_fee, total_vsize, &mp->policy,
+			                                       st);
 		if (bad) {
 			last->validated = true;
 			if ((err = set_effective(last, rate, txs, m)))
@@ -394,10 +398,10 @@ static int accept_multiple(struct chain_mempool *mp, struct proto_tx *const *txs
 			proto_hash_to_hex(&txs[bad]->txid, h);
 			proto_hash_to_hex(&txs[bad]->wtxid, w);
 			res[bad].validated = true;
-			int rc = chain_reject(&res[bad].state, CHAIN_RESULT_TX_MEMPOOL_POLICY,
-			                      "missing-ephemeral-spends",
-			                      "tx %s (wtxid=%s) did not spend parent's ephemeral dust",
-			                      h, w);
+			int rc = chain_reject(
+			    &res[bad].state, CHAIN_RESULT_TX_MEMPOOL_POLICY,
+			    "missing-ephemeral-spends",
+			    "tx %s (wtxid=%s) did not spend parent's ephemeral dust", h, w);
 			(void)rc; /* always CHAIN_EINVALID: the verdict is in the state */
 			return pkg_fail(pkg, CHAIN_PACKAGE_TX, "unspent-dust", NULL);
 		}
@@ -442,8 +446,8 @@ static int accept_multiple(struct chain_mempool *mp, struct proto_tx *const *txs
 			}
 			for (size_t k = 0; k < m; k++)
 				res[k].validated = false;
-			return pkg_fail(pkg, CHAIN_PACKAGE_MEMPOOL_ERROR, "package-submission-failed",
-			                res[i].state.reason);
+			return pkg_fail(pkg, CHAIN_PACKAGE_MEMPOOL_ERROR,
+			                "package-submission-failed", res[i].state.reason);
 		}
 		res[i].validated = true;
 		if ((err = set_effective(&res[i], rate, txs, m)))
@@ -555,8 +559,8 @@ int chain_mempool_submit_package(struct chain *c, struct proto_tx *const *txs, s
 		if (r->accepted)
 			continue;
 		enum chain_result why = r->state.result;
-		if (n == 1 ||
-		    (why != CHAIN_RESULT_TX_RECONSIDERABLE && why != CHAIN_RESULT_TX_MISSING_INPUTS)) {
+		if (n == 1 || (why != CHAIN_RESULT_TX_RECONSIDERABLE &&
+		               why != CHAIN_RESULT_TX_MISSING_INPUTS)) {
 			/* Judging it with the others would not change the verdict. */
 			quit_early = true;
 			pkg_fail(pkg, CHAIN_PACKAGE_TX, "transaction failed", NULL);
@@ -611,7 +615,8 @@ int chain_mempool_submit_package(struct chain *c, struct proto_tx *const *txs, s
 		r->txid = txs[i]->txid;
 		r->wtxid = txs[i]->wtxid;
 		r->validated = true;
-		int rc = chain_reject(&r->state, CHAIN_RESULT_TX_MEMPOOL_POLICY, "mempool full", NULL);
+		int rc =
+		    chain_reject(&r->state, CHAIN_RESULT_TX_MEMPOOL_POLICY, "mempool full", NULL);
 		(void)rc; /* always CHAIN_EINVALID: the verdict is in the state */
 		pkg_fail(pkg, CHAIN_PACKAGE_TX, "transaction failed", NULL);
 	}

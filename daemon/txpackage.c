@@ -61,8 +61,8 @@ static void pkg_work(struct chain *c, struct val_job *j)
 	}
 	/* From the network: no fee ceiling (Core's client_maxfeerate none). */
 	pj->err = chain_mempool_submit_package(c, ptrs, 2, NULL, r, &pj->pkg);
-	pj->accepted = !pj->err && r[0].validated && r[0].accepted && r[1].validated &&
-	               r[1].accepted;
+	pj->accepted =
+	    !pj->err && r[0].validated && r[0].accepted && r[1].validated && r[1].accepted;
 out:
 	for (int i = 0; i < 2; i++) {
 		proto_tx_release(&tx[i]);
@@ -78,8 +78,9 @@ static void pkg_done(struct daemon *d, struct val_job *j)
 		proto_hash_to_hex(&pj->child_wtxid, hex);
 		if (pj->accepted) {
 			d->stats.tx_accepted += 2;
-			DLOG_DBG(&d->log, DLOG_INV, "1p1c package with child %s from peer=%llu accepted",
-			         hex, (unsigned long long)pj->peer);
+			DLOG_DBG(&d->log, DLOG_INV,
+			         "1p1c package with child %s from peer=%llu accepted", hex,
+			         (unsigned long long)pj->peer);
 		} else {
 			DLOG_DBG(&d->log, DLOG_INV,
 			         "1p1c package with child %s from peer=%llu not accepted: %s", hex,
