@@ -67,3 +67,36 @@ def test_1p1c_core_core_core(make_bitcoind):
     want = {parent.txid, child.txid}
     wait_until(lambda: want <= set(c.getrawmempool()), 60, "the pair in C's mempool")
     wait_until(lambda: want <= set(b.getrawmempool()), 60, "the pair in B's mempool")
+
+
+def test_1p1c_parent_first(make_peerd, make_bitcoind):
+    """The other order, from a scripted peer: the parent first (refused alone and kept in
+    the reconsiderable filter), then the child (an orphan: peerd asks for the parent again,
+    the filter notwithstanding), then the parent again: the two go in as a package and on
+    to Core B."""
+    import time
+
+    from conftest import P2P, frame
+    from test_mempool_relay import parse_inv
+
+    a, b, d = line(make_peerd, make_bitcoind, per_type=1)
+    parent, child = truc_cpfp_pair(a)
+    wait_until(lambda: d.rpc("getbestblockhash") == a.getbestblockhash(), 30, "peerd at A's tip")
+    p = P2P(d.port)
+    p.handshake()
+    p.send_raw(frame("tx", bytes.fromhex(parent.hex())))
+    wait_until(lambda: d.rpc("getstats")["inventory"]["tx_rejected"] >= 1, 10, "the parent refused")
+    assert parent.txid not in d.rpc("getrawmempool")
+    p.send_raw(frame("tx", bytes.fromhex(child.hex())))
+    deadline = time.monotonic() + 10
+    asked = False
+    while not asked and time.monotonic() < deadline:
+        m = p.recv(max(0.01, deadline - time.monotonic()))
+        if m.command == "getdata":
+            asked = any(h == parent.txid for _, h in parse_inv(m.payload))
+    assert asked, "the parent was not asked for again"
+    p.send_raw(frame("tx", bytes.fromhex(parent.hex())))
+    want = {parent.txid, child.txid}
+    wait_until(lambda: want <= set(d.rpc("getrawmempool")), 15, "the pair in peerd's mempool")
+    wait_until(lambda: want <= set(b.getrawmempool()), 60, "the pair in B's mempool")
+    p.close()
