@@ -198,6 +198,46 @@ CHAIN_WUR int chain_mempool_test_package(struct chain *c, struct proto_tx *const
                                          struct chain_accept_result *results,
                                          struct chain_package_state *pkg);
 
+/** How submitpackage runs (Core's ATMPArgs::PackageChildWithParents). Zeroed: no ceiling. */
+struct chain_package_opts {
+	/** Core's client_maxfeerate in sat/kvB: a tx whose own modified feerate is
+	 * higher fails with "max feerate exceeded" (0: none). */
+	int64_t max_feerate;
+	int64_t accept_time; /**< entry time, seconds (0: the chain's clock) */
+};
+
+/**
+ * Core's ProcessNewPackage without test_accept (AcceptPackage, Core 29):
+ * submitpackage's validation. The package must be well formed (the
+ * reasons of chain_mempool_test_package) and, with more than one
+ * transaction, one child (the last) with parents that are its inputs
+ * ("package-not-child-with-parents") and every other input of the child
+ * confirmed ("package-not-child-with-unconfirmed-parents"); then each
+ * transaction not in the pool yet is tried alone (replacement allowed, no
+ * CPFP carve-out); those that failed only on their feerate
+ * (CHAIN_RESULT_TX_RECONSIDERABLE) or on inputs another package member
+ * creates are tried again together with the package feerate (total
+ * modified fees over total vsize) against the mempool minimum and the
+ * min relay fee, the package's ancestor/descendant limits
+ * ("package-mempool-limits"), TRUC's package rules and ephemeral dust
+ * ("unspent-dust"). A non-TRUC tx must still pay the min relay fee on its
+ * own, as Core's. Accepted transactions enter the pool (firing `added`),
+ * then the pool is trimmed once ("mempool full" for a member trimmed).
+ *
+ * results[i] (n, initialised by the caller) for transaction i:
+ * `validated` false when the package failed before any was judged (then
+ * pkg says why); else accepted && !already_in_mempool: newly accepted,
+ * with effective_feerate/effective_includes (its own or its package's)
+ * and replaced_*; already_in_mempool: the same wtxid was there (vsize,
+ * fee); has_other_wtxid: the same txid with another witness is there;
+ * !accepted: rejected (state). `pkg` gets the package verdict
+ * (CHAIN_PACKAGE_UNSET on success). 0 or a fatal error.
+ */
+CHAIN_WUR int chain_mempool_submit_package(struct chain *c, struct proto_tx *const *txs, size_t n,
+                                           const struct chain_package_opts *opts,
+                                           struct chain_accept_result *results,
+                                           struct chain_package_state *pkg);
+
 /* ---------------------------------------------------------------------- */
 /* Queries                                                                 */
 

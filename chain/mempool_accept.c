@@ -118,9 +118,20 @@ static int arena_put(struct ws *w, const uint8_t *p, size_t n, size_t *off)
 	return 0;
 }
 
+/* The earlier package transaction with this txid, or NULL. */
+static const struct proto_tx *package_tx(const struct mp_args *a, const struct proto_hash *txid)
+{
+	for (size_t i = 0; i < a->n_package; i++) {
+		if (proto_hash_eq(&a->package[i]->txid, txid))
+			return a->package[i];
+	}
+	return NULL;
+}
+
 /*
  * Fetch every input's coin: a mempool transaction's output first, then
- * the coins cache. *missing says whether some input has none.
+ * an earlier package transaction's, then the coins cache. *missing says whether some input has
+ * none.
  */
 static int fetch_coins(struct ws *w, bool *missing)
 {
@@ -146,6 +157,22 @@ static int fetch_coins(struct ws *w, bool *missing)
 			w->heights[j] = w->tip->height + 1;
 			if (refs_add_unique(&w->parents, e))
 				return CHAIN_ENOMEM;
+			continue;
+		}
+		const struct proto_tx *pt = package_tx(w->a, &op->txid);
+		if (pt) {
+			if (op->n >= pt->n_out) {
+				*missing = true;
+				pc->script = NULL;
+				continue;
+			}
+			const struct proto_txout *o = &pt->vout[op->n];
+			pc->value = o->value;
+			pc->height = CHAIN_MEMPOOL_HEIGHT;
+			pc->coinbase = false;
+			pc->script = proto_txout_script(pt, o);
+			pc->script_len = o->script_len;
+			w->heights[j] = w->tip->height + 1;
 			continue;
 		}
 		struct chain_coin coin;
@@ -204,34 +231,31 @@ struct limits {
 	uint64_t anc_count, anc_size, desc_count, desc_size;
 };
 
-/*
- * Core's CalculateMemPoolAncestors for the new tx: the staged set is
- * walked in txid order (Core's set ordering), so the limit reported first
- * is Core's. Returns 0, 1 with msg filled when over a limit, or
- * CHAIN_ENOMEM.
- */
-static int calc_ancestors(struct ws *w, const struct limits *lim, char *msg, size_t cap)
+int mp_calc_ancestors(struct chain_mempool *mp, const struct mp_refs *parents, uint64_t vsize,
+                      uint64_t count, const uint64_t lim[4], struct mp_refs *out, char *msg,
+                      size_t cap)
 {
-	struct chain_mempool *mp = w->mp;
+	/* The staged set is walked in txid order (Core's set ordering), so
+	 * the limit reported first is Core's. */
 	struct mp_refs staged = {0};
-	w->ancestors.n = 0;
+	out->n = 0;
 	uint64_t in_anc = mp_new_epoch(mp);
 	uint64_t in_staged = mp_new_epoch(mp);
 	int ret = 0;
-	for (uint32_t i = 0; i < w->parents.n; i++) {
-		w->parents.v[i]->mark = in_staged;
-		if (mp_refs_push(&staged, w->parents.v[i])) {
+	for (uint32_t i = 0; i < parents->n; i++) {
+		parents->v[i]->mark = in_staged;
+		if (mp_refs_push(&staged, parents->v[i])) {
 			ret = CHAIN_ENOMEM;
 			goto out;
 		}
-		if (staged.n + 1 > lim->anc_count) {
+		if (staged.n + count > lim[0]) {
 			snprintf(msg, cap, "too many unconfirmed parents [limit: %llu]",
-			         (unsigned long long)lim->anc_count);
+			         (unsigned long long)lim[0]);
 			ret = 1;
 			goto out;
 		}
 	}
-	uint64_t total = (uint64_t)w->vsize;
+	uint64_t total = vsize;
 	while (staged.n) {
 		uint32_t best = 0;
 		for (uint32_t i = 1; i < staged.n; i++) {
@@ -241,27 +265,27 @@ static int calc_ancestors(struct ws *w, const struct limits *lim, char *msg, siz
 		struct chain_mempool_entry *s = staged.v[best];
 		staged.v[best] = staged.v[--staged.n];
 		s->mark = in_anc;
-		if (mp_refs_push(&w->ancestors, s)) {
+		if (mp_refs_push(out, s)) {
 			ret = CHAIN_ENOMEM;
 			goto out;
 		}
 		total += (uint64_t)s->vsize;
 		char hex[65];
-		if (s->desc_size + (uint64_t)w->vsize > lim->desc_size) {
+		if (s->desc_size + vsize > lim[3]) {
 			proto_hash_to_hex(&s->tx.txid, hex);
 			snprintf(msg, cap, "exceeds descendant size limit for tx %s [limit: %llu]",
-			         hex, (unsigned long long)lim->desc_size);
+			         hex, (unsigned long long)lim[3]);
 			ret = 1;
 			goto out;
-		} else if (s->desc_count + 1 > lim->desc_count) {
+		} else if (s->desc_count + count > lim[2]) {
 			proto_hash_to_hex(&s->tx.txid, hex);
 			snprintf(msg, cap, "too many descendants for tx %s [limit: %llu]", hex,
-			         (unsigned long long)lim->desc_count);
+			         (unsigned long long)lim[2]);
 			ret = 1;
 			goto out;
-		} else if (total > lim->anc_size) {
+		} else if (total > lim[1]) {
 			snprintf(msg, cap, "exceeds ancestor size limit [limit: %llu]",
-			         (unsigned long long)lim->anc_size);
+			         (unsigned long long)lim[1]);
 			ret = 1;
 			goto out;
 		}
@@ -274,9 +298,9 @@ static int calc_ancestors(struct ws *w, const struct limits *lim, char *msg, siz
 					goto out;
 				}
 			}
-			if (staged.n + w->ancestors.n + 1 > lim->anc_count) {
+			if (staged.n + out->n + count > lim[0]) {
 				snprintf(msg, cap, "too many unconfirmed ancestors [limit: %llu]",
-				         (unsigned long long)lim->anc_count);
+				         (unsigned long long)lim[0]);
 				ret = 1;
 				goto out;
 			}
@@ -285,6 +309,14 @@ static int calc_ancestors(struct ws *w, const struct limits *lim, char *msg, siz
 out:
 	mp_refs_release(&staged);
 	return ret;
+}
+
+/* Core's CalculateMemPoolAncestors for the new tx. */
+static int calc_ancestors(struct ws *w, const struct limits *lim, char *msg, size_t cap)
+{
+	uint64_t l[4] = {lim->anc_count, lim->anc_size, lim->desc_count, lim->desc_size};
+	return mp_calc_ancestors(w->mp, &w->parents, (uint64_t)w->vsize, 1, l, &w->ancestors, msg,
+	                         cap);
 }
 
 static int check_limits(struct ws *w)
@@ -500,12 +532,14 @@ static int prechecks(struct ws *w, struct chain_accept_result *r)
 			return chain_reject(st, CHAIN_RESULT_TX_MEMPOOL_POLICY,
 			                    "min relay fee not met", "%lld < %lld",
 			                    (long long)w->mfee, (long long)want);
+		/* In a package the package's feerate is checked instead. */
 		int64_t floor = chain_feerate_fee(mp_min_fee(mp), w->vsize);
-		if (floor > 0 && w->mfee < floor)
+		if (!w->a->package_feerates && floor > 0 && w->mfee < floor)
 			return chain_reject(st, CHAIN_RESULT_TX_RECONSIDERABLE,
 			                    "mempool min fee not met", "%lld < %lld",
 			                    (long long)w->mfee, (long long)floor);
-		if ((err = chain_policy_check_min_relay_fee(w->mfee, w->vsize, pol, st)))
+		if (!w->a->package_feerates &&
+		    (err = chain_policy_check_min_relay_fee(w->mfee, w->vsize, pol, st)))
 			return err;
 	}
 
@@ -836,9 +870,15 @@ int mp_accept(struct chain_mempool *mp, struct proto_tx *tx, const struct mp_arg
 	}
 	if ((err = prechecks(&w, r)))
 		goto out;
+	/* The caller's ceiling (submitpackage's maxfeerate), on the tx alone. */
+	if (a->max_feerate > 0 && feerate_of(w.mfee, w.vsize) > a->max_feerate) {
+		err = chain_reject(&r->state, CHAIN_RESULT_TX_MEMPOOL_POLICY,
+		                   "max feerate exceeded", NULL);
+		goto out;
+	}
 	if (w.conflicts.n && (err = replacement_checks(&w)))
 		goto out;
-	if (mp->policy.require_standard && (err = ephemeral_spends(&w)))
+	if (mp->policy.require_standard && !a->package_feerates && (err = ephemeral_spends(&w)))
 		goto out;
 	if (!a->trusted && (err = script_checks(&w)))
 		goto out;
@@ -902,7 +942,7 @@ static int package_reject(struct chain_package_state *pkg, const char *reason)
 }
 
 /* Core's IsWellFormedPackage with require_sorted. true when well formed. */
-static bool well_formed(struct proto_tx *const *txs, size_t n, struct chain_package_state *pkg)
+bool mp_package_well_formed(struct proto_tx *const *txs, size_t n, struct chain_package_state *pkg)
 {
 	if (n > CHAIN_MEMPOOL_MAX_PACKAGE_COUNT)
 		return package_reject(pkg, "package-too-many-transactions"), false;
@@ -955,7 +995,7 @@ int chain_mempool_test_package(struct chain *c, struct proto_tx *const *txs, siz
 		results[i].txid = txs[i]->txid;
 		results[i].wtxid = txs[i]->wtxid;
 	}
-	if (!well_formed(txs, n, pkg))
+	if (!mp_package_well_formed(txs, n, pkg))
 		return 0;
 	/*
 	 * Each transaction is judged against the pool with the earlier ones

@@ -177,7 +177,33 @@ struct mp_args {
 	bool trusted;           /* skip script checks: the entry passed them before (reorg) */
 	int64_t accept_time;    /* 0: now */
 	enum chain_mempool_addition how;
+	/* Package evaluation (mempool_package.c, Core's m_package_feerates):
+	 * no mempool-minimum or min-relay feerate check of the tx alone (the
+	 * package's feerate is checked instead; a non-TRUC tx must still pay
+	 * the min relay fee itself) and no ephemeral-spend check (done over
+	 * the package). */
+	bool package_feerates;
+	int64_t max_feerate; /* sat/kvB: "max feerate exceeded" above it (0: none) */
+	/* Earlier package transactions, not in the pool: their outputs are
+	 * visible as unconfirmed coins (Core's PackageAddTransaction). */
+	struct proto_tx *const *package;
+	size_t n_package;
 };
+
+/** Core's IsWellFormedPackage with require_sorted: true when well formed, else pkg says why. */
+bool mp_package_well_formed(struct proto_tx *const *txs, size_t n, struct chain_package_state *pkg);
+
+/**
+ * Core's CalculateAncestorsAndCheckLimits: walk the ancestors of `count`
+ * new transactions of `vsize` vbytes in all whose direct in-pool parents
+ * are `parents`, in Core's (txid) order, into `out` (reset here). Returns
+ * 0, 1 with msg set when over a limit (ancestor_count etc. from lim[0..3]:
+ * ancestor count, ancestor vbytes, descendant count, descendant vbytes),
+ * or CHAIN_ENOMEM.
+ */
+CHAIN_WUR int mp_calc_ancestors(struct chain_mempool *mp, const struct mp_refs *parents,
+                                uint64_t vsize, uint64_t count, const uint64_t lim[4],
+                                struct mp_refs *out, char *msg, size_t cap);
 
 /** One transaction through acceptance; see chain_mempool_accept. */
 CHAIN_WUR int mp_accept(struct chain_mempool *mp, struct proto_tx *tx, const struct mp_args *a,

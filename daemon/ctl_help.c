@@ -58,6 +58,15 @@ static const struct ctl_help_entry entries[] = {
      "\"192.168.0.201\""},
     {"logging", "{ \"category\" : true|false, ... }    (object) keys are the categories",
      "\"[\\\"all\\\"]\" \"[\\\"http\\\"]\""},
+    {"submitpackage",
+     "{\n  \"package_msg\" : \"str\",    (string) \"success\", or why the package failed\n"
+     "  \"tx-results\" : {    (object) one per transaction judged, keyed by wtxid\n"
+     "    \"wtxid\" : { \"txid\" : \"hex\", \"other-wtxid\" : \"hex\", \"vsize\" : n,\n"
+     "                \"fees\" : { \"base\" : n, \"effective-feerate\" : n,\n"
+     "                           \"effective-includes\" : [\"wtxid\",...] },\n"
+     "                \"error\" : \"str\" }, ... },\n"
+     "  \"replaced-transactions\" : [\"txid\",...]\n}",
+     "\"[\\\"rawparent\\\",\\\"rawchild\\\"]\""},
     {"getrpcinfo",
      "{ \"active_commands\" : [ { \"method\" : \"str\", \"duration\" : n }, ... ],\n"
      "  \"logpath\" : \"str\" }",

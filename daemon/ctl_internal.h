@@ -100,4 +100,24 @@ extern const size_t ctl_n_ops_methods;
  * description, Arguments, Result and Examples (ctl_help.c). Returns the length.
  */
 size_t ctl_help_text(const struct ctl_method *m, char *buf, size_t n);
+/* ---- mempool parameter helpers (ctl_mempool.c), for ctl_package.c ---- */
+struct proto_tx;
+struct proto_txout;
+struct chain_state;
+/** Core's AmountFromValue: BTC (number or string) into satoshis; absent/null: def. */
+bool ctl_param_amount(json_t *v, int64_t def, int64_t *out, struct ctl_result *res);
+/** Core's ParseFeeRate: BTC/kvB into sat/kvB, below 1 BTC/kvB; absent/null: def. */
+bool ctl_param_feerate(json_t *v, int64_t def, int64_t *out, struct ctl_result *res);
+/** Core's argument type error (-3) for parameter pos (1-based) called name. */
+void ctl_wrong_type(struct ctl_result *res, int pos, const char *name, json_t *v,
+                    const char *expected);
+/** Core's DecodeHexTx into tx (initialised by the caller), ids computed; false if not one tx. */
+bool ctl_decode_hex_tx(json_t *v, struct proto_tx *tx);
+/** Whether out counts against maxburnamount (unspendable or invalid ops). */
+bool ctl_output_burns(const struct proto_tx *tx, const struct proto_txout *out);
+/** Core's ValidationState::ToString ("reason" or "reason, debug") into buf. */
+void ctl_state_string(const struct chain_state *st, char *buf, size_t cap);
+/** submitpackage (ctl_package.c): a chain method in the mempool table. */
+void ctl_m_submitpackage(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                         struct ctl_result *res);
 #endif

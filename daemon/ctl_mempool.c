@@ -994,6 +994,20 @@ const struct ctl_method ctl_mempool_methods[] = {
      "effective-includes}, reject-reason, reject-details, as Core. Changes nothing.",
      m_testmempoolaccept,
      NULL},
+    {"submitpackage",
+     NULL,
+     1,
+     3,
+     {"package", "maxfeerate", "maxburnamount"},
+     "submitpackage [\"rawtx\",...] ( maxfeerate maxburnamount )",
+     "Validate a package (1-25 transactions: one child last, with its unconfirmed parents, "
+     "none spending another) and add what passes to the mempool; a parent below the mempool "
+     "minimum may be paid for by its child (package feerate). {package_msg, tx-results by "
+     "wtxid {txid, other-wtxid, vsize, fees {base, effective-feerate, effective-includes}, "
+     "error}, replaced-transactions}, as Core. maxfeerate (BTC/kvB, default 0.10, 0: none) "
+     "and maxburnamount (BTC, default 0) as sendrawtransaction's.",
+     ctl_m_submitpackage,
+     NULL},
     {"savemempool",
      NULL,
      0,
@@ -1006,3 +1020,36 @@ const struct ctl_method ctl_mempool_methods[] = {
 };
 
 const size_t ctl_n_mempool_methods = sizeof(ctl_mempool_methods) / sizeof(ctl_mempool_methods[0]);
+
+/* ---- shared with ctl_package.c -------------------------------------------------- */
+
+bool ctl_param_amount(json_t *v, int64_t def, int64_t *out, struct ctl_result *res)
+{
+	return param_amount(v, def, out, res);
+}
+
+bool ctl_param_feerate(json_t *v, int64_t def, int64_t *out, struct ctl_result *res)
+{
+	return param_feerate(v, def, out, res);
+}
+
+void ctl_wrong_type(struct ctl_result *res, int pos, const char *name, json_t *v,
+                    const char *expected)
+{
+	wrong_type(res, pos, name, v, expected);
+}
+
+bool ctl_decode_hex_tx(json_t *v, struct proto_tx *tx)
+{
+	return decode_hex_tx(v, tx);
+}
+
+bool ctl_output_burns(const struct proto_tx *tx, const struct proto_txout *out)
+{
+	return output_burns(tx, out);
+}
+
+void ctl_state_string(const struct chain_state *st, char *buf, size_t cap)
+{
+	state_string(st, buf, cap);
+}

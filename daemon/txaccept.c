@@ -13,9 +13,9 @@
  *                parents are asked (by txid) of the sender and of every
  *                other peer that announced it (Core's orphan resolution
  *                candidates), who become its announcers;
- *     reconsiderable (fee too low alone): remembered apart, never asked
- *                again alone (peerd does not validate packages: 1p1c is
- *                not done);
+ *     reconsiderable (fee too low alone): remembered apart, never tried
+ *                again alone; with a child from the orphanage it goes
+ *                to package validation (1p1c, txpackage.c);
  *     witness stripped: nothing remembered (another peer may send the
  *                real one);
  *     anything else: its wtxid (and, for non-standard inputs, its txid)
@@ -36,6 +36,7 @@
 #include <time.h>
 
 #include "chain/chain.h"
+#include "daemon/txpackage.h"
 
 struct tx_job {
 	struct val_job job;
@@ -288,6 +289,8 @@ static void tx_done(struct daemon *d, struct val_job *j)
 	} else {
 		if (kind == CHAIN_RESULT_TX_RECONSIDERABLE) {
 			reject_insert(d, &r->reconsiderable, &res->wtxid);
+			/* A child in the orphanage may pay for it (1p1c). */
+			(void)txpackage_try_1p1c(d, tj->peer, tj->raw, tj->len, &res->txid);
 		} else if (kind != CHAIN_RESULT_TX_WITNESS_STRIPPED) {
 			/* The wtxid only: a txid may stand for a malleated copy. */
 			reject_insert(d, &r->rejects, &res->wtxid);
@@ -380,10 +383,20 @@ void txaccept_on_tx(struct peer *p, struct proto_tx *tx)
 	if (!proto_hash_eq(&tx->txid, &tx->wtxid))
 		n_cand +=
 		    inv_take_announcers(d, &tx->txid, cand + n_cand, INV_MAX_ANNOUNCERS - n_cand);
-	if (txaccept_already_have(d, &tx->wtxid, true, false) ||
-	    hset_contains(&d->txr.reconsiderable, fp(d, &tx->wtxid))) {
+	bool reconsiderable = hset_contains(&d->txr.reconsiderable, fp(d, &tx->wtxid));
+	if (txaccept_already_have(d, &tx->wtxid, true, false) || reconsiderable) {
 		/* Nothing learned and nobody punished: the filters may err. */
 		d->stats.tx_already_have++;
+		/* Not again alone; but with a child from the orphanage (Core's
+		 * Find1P1CPackage on a reconsiderable reject). */
+		if (reconsiderable && !txaccept_already_have(d, &tx->wtxid, true, false)) {
+			struct proto_writer pw;
+			proto_writer_init(&pw);
+			proto_tx_encode(tx, &pw);
+			if (!pw.err)
+				(void)txpackage_try_1p1c(d, p->id, pw.buf, pw.len, &tx->txid);
+			proto_writer_release(&pw);
+		}
 		return;
 	}
 	struct proto_writer w;
