@@ -269,6 +269,44 @@ static void test_persistence_round_trip(void **state)
 	assert_true(tf_log_contains(t, "loaded 3 bans"));
 }
 
+/* A crash mid-save leaves a partial banlist.json.new beside the complete
+ * old file: the next start reads the old file whole, and a save that cannot
+ * write its .new (here: a directory stands in its way) fails without
+ * touching banlist.json. */
+static void test_crash_mid_save_keeps_old_file(void **state)
+{
+	struct tf *t = *state;
+	int64_t now = (int64_t)time(NULL);
+	ban(t, "1.2.3.0/24", now + 1000);
+	ban(t, "198.51.100.7", now + 2000);
+	size_t old_len = 0;
+	uint8_t *old = tu_read_file(banlist_path(t), &old_len);
+	assert_non_null(old);
+
+	char tmp[160];
+	snprintf(tmp, sizeof(tmp), "%s.new", banlist_path(t));
+	write_file(tmp, "{\"banned_nets\": [{\"version\": 1, \"ban_cre");
+	ban_release(t->d);
+	assert_int_equal(ban_init(t->d), 0);
+	assert_int_equal(t->d->ban.n, 2);
+	assert_verdict(t, "1.2.3.4", BAN_BANNED);
+	assert_verdict(t, "198.51.100.7", BAN_BANNED);
+
+	assert_int_equal(unlink(tmp), 0);
+	assert_int_equal(mkdir(tmp, 0700), 0);
+	assert_int_not_equal(ban_save(t->d), 0);
+	size_t now_len = 0;
+	uint8_t *after = tu_read_file(banlist_path(t), &now_len);
+	assert_non_null(after);
+	tu_assert_bytes_equal(old, old_len, after, now_len);
+	free(old);
+	free(after);
+	assert_int_equal(rmdir(tmp), 0);
+	assert_int_equal(ban_save(t->d), 0);
+	struct stat st;
+	assert_int_not_equal(stat(tmp, &st), 0);
+}
+
 static void test_load_core_file(void **state)
 {
 	struct tf *t = *state;
@@ -526,6 +564,8 @@ int main(void)
 	                                    tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_expiry, tf_setup, tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_persistence_round_trip, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_crash_mid_save_keeps_old_file, tf_setup,
+	                                    tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_load_core_file, tf_setup, tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_corrupt_banlist, tf_setup, tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_misbehaving_inbound_discouraged, tf_setup,
