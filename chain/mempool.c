@@ -352,10 +352,10 @@ enum {
 	CORE_ENTRY = 272 + 15 * 8,
 	/* a std::set/std::map node: colour, three links, then the value */
 	CORE_TREE_NODE = 32,
-	CORE_NEXTTX_VALUE = 16,   /* mapNextTx (an indirectmap): outpoint pointer, tx pointer */
-	CORE_LINK_VALUE = 8,      /* m_parents / m_children: a reference to the entry */
+	CORE_NEXTTX_VALUE = 16,    /* mapNextTx (an indirectmap): outpoint pointer, tx pointer */
+	CORE_LINK_VALUE = 8,       /* m_parents / m_children: a reference to the entry */
 	CORE_DELTA_VALUE = 32 + 8, /* mapDeltas: txid, CAmount */
-	CORE_TXREF = 16,          /* txns_randomized element: a CTransactionRef */
+	CORE_TXREF = 16,           /* txns_randomized element: a CTransactionRef */
 };
 
 /* A script's heap part (prevector keeps up to 28 bytes inline; a decoded
@@ -372,7 +372,8 @@ size_t mp_entry_usage(const struct proto_tx *tx)
 	 * capacity is its size), each script's heap part, each witness stack
 	 * and each of its items. */
 	size_t u = core_malloc(CORE_CTRANSACTION) + core_malloc(CORE_SHARED_COUNTER);
-	u += core_malloc((size_t)tx->n_in * CORE_CTXIN) + core_malloc((size_t)tx->n_out * CORE_CTXOUT);
+	u += core_malloc((size_t)tx->n_in * CORE_CTXIN) +
+	     core_malloc((size_t)tx->n_out * CORE_CTXOUT);
 	for (uint32_t i = 0; i < tx->n_in; i++) {
 		const struct proto_txin *in = &tx->vin[i];
 		u += core_script(in->script_len);
