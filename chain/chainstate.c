@@ -426,5 +426,5 @@ void chain_get_stats(struct chain *c, struct chain_stats *out)
 	out->script_cache_misses = ms.script_cache_misses;
 	out->script_cache_entries = ms.script_cache_entries;
 	out->mempool_size = c->mp->n;
-	out->mempool_usage = c->mp->usage;
+	out->mempool_usage = mp_usage(c->mp);
 }

@@ -233,6 +233,10 @@ int chain_mempool_new(struct chain_mempool **out, struct chain *c,
 		return CHAIN_ENOMEM;
 	mp->c = c;
 	mp->cfg = *cfg;
+	/* A fresh Core reports 32 bytes for its empty pool: its randomized
+	 * transaction vector already holds room for one (measured against
+	 * the bitcoind of the tests; see mp_usage). */
+	mp->rand_cap = 1;
 	if (!mp->cfg.max_bytes)
 		mp->cfg.max_bytes = CHAIN_MEMPOOL_DEFAULT_MAX_BYTES;
 	if (!mp->cfg.expiry)
@@ -319,20 +323,101 @@ int mp_tx_copy(struct proto_tx *dst, struct proto_tx *src)
 	return err;
 }
 
-size_t mp_entry_usage(const struct proto_tx *tx, uint32_t n_parents)
+/*
+ * Memory usage as Core counts it (memusage.h, core_memusage.h,
+ * txmempool.cpp's DynamicMemoryUsage), so that getmempoolinfo's usage and
+ * the -maxmempool trim point are Core's to the byte. Core does not measure
+ * its heap: it adds up what each container would ask malloc for, with
+ * glibc's rounding on a 64-bit build, using the sizes of its own C++
+ * types. Those sizes (64-bit libstdc++) are written down here; peerd's
+ * own, smaller, layout does not matter for the number.
+ */
+
+/* memusage::MallocUsage on 64-bit: 8 bytes of chunk header, rounded up to
+ * 16, never less than 32; nothing allocated costs nothing. */
+static size_t core_malloc(size_t n)
 {
-	/* The entry, the transaction's three allocations (rounded as malloc
-	 * does, 16 bytes of header each), its share of the three index
-	 * tables at their worst load (two slots per entry and per input),
-	 * and the relative lists. */
-	size_t u = sizeof(struct chain_mempool_entry) + 16;
-	u += (tx->n_in * sizeof(struct proto_txin) + 31) & ~(size_t)15;
-	u += (tx->n_out * sizeof(struct proto_txout) + 31) & ~(size_t)15;
-	u += (tx->blob_len + 31) & ~(size_t)15;
-	u += 2 * 2 * sizeof(void *);
-	u += 2 * tx->n_in * sizeof(struct mp_spend);
-	u += 2 * (4 + n_parents) * sizeof(void *) + 32;
+	return n ? ((n + 31) >> 4) << 4 : 0;
+}
+
+/* sizeof of Core's types in a 64-bit build. */
+enum {
+	CORE_CTRANSACTION = 128,  /* vin, vout, version, locktime, has_witness, txid, wtxid */
+	CORE_SHARED_COUNTER = 24, /* memusage's stl_shared_counter (CTransactionRef's block) */
+	CORE_CTXIN = 104,         /* prevout, scriptSig, nSequence, scriptWitness */
+	CORE_CTXOUT = 40,         /* nValue, scriptPubKey */
+	CORE_BYTE_VECTOR = 24,    /* std::vector<unsigned char>: one witness stack item */
+	CORE_SCRIPT_INLINE = 28,  /* prevector<28>: longer scripts go to the heap */
+	/* CTxMemPoolEntry (272) plus txmempool.cpp's 15 pointers for mapTx's indexes */
+	CORE_ENTRY = 272 + 15 * 8,
+	/* a std::set/std::map node: colour, three links, then the value */
+	CORE_TREE_NODE = 32,
+	CORE_NEXTTX_VALUE = 16,    /* mapNextTx (an indirectmap): outpoint pointer, tx pointer */
+	CORE_LINK_VALUE = 8,       /* m_parents / m_children: a reference to the entry */
+	CORE_DELTA_VALUE = 32 + 8, /* mapDeltas: txid, CAmount */
+	CORE_TXREF = 16,           /* txns_randomized element: a CTransactionRef */
+};
+
+/* A script's heap part (prevector keeps up to 28 bytes inline; a decoded
+ * script's capacity is its length). */
+static size_t core_script(uint32_t len)
+{
+	return len > CORE_SCRIPT_INLINE ? core_malloc(len) : 0;
+}
+
+size_t mp_entry_usage(const struct proto_tx *tx)
+{
+	/* Core's RecursiveDynamicUsage(CTransactionRef): the shared block and
+	 * the CTransaction, the vin and vout arrays (a decoded vector's
+	 * capacity is its size), each script's heap part, each witness stack
+	 * and each of its items. */
+	size_t u = core_malloc(CORE_CTRANSACTION) + core_malloc(CORE_SHARED_COUNTER);
+	u += core_malloc((size_t)tx->n_in * CORE_CTXIN) +
+	     core_malloc((size_t)tx->n_out * CORE_CTXOUT);
+	for (uint32_t i = 0; i < tx->n_in; i++) {
+		const struct proto_txin *in = &tx->vin[i];
+		u += core_script(in->script_len);
+		u += core_malloc((size_t)in->wit_count * CORE_BYTE_VECTOR);
+		struct proto_witness_iter it;
+		struct proto_span item;
+		proto_witness_iter_init(&it, tx, in);
+		while (proto_witness_iter_next(&it, &item))
+			u += core_malloc(item.len);
+	}
+	for (uint32_t i = 0; i < tx->n_out; i++)
+		u += core_script(tx->vout[i].script_len);
 	return u;
+}
+
+size_t mp_usage(const struct chain_mempool *mp)
+{
+	/* Core's CTxMemPool::DynamicMemoryUsage: mapTx at a guessed 15
+	 * pointers per entry, mapNextTx (one node per spent outpoint),
+	 * mapDeltas, txns_randomized at its capacity, and cachedInnerUsage:
+	 * every entry's transaction plus one set node on each side of every
+	 * parent-child link. */
+	size_t u = mp->n * core_malloc(CORE_ENTRY);
+	u += mp->n_spends * core_malloc(CORE_TREE_NODE + CORE_NEXTTX_VALUE);
+	u += mp->n_deltas * core_malloc(CORE_TREE_NODE + CORE_DELTA_VALUE);
+	u += core_malloc(mp->rand_cap * CORE_TXREF);
+	u += mp->usage + mp->n_links * 2 * core_malloc(CORE_TREE_NODE + CORE_LINK_VALUE);
+	return u;
+}
+
+/* Core's txns_randomized is a std::vector: libstdc++ doubles it when full
+ * and Core shrinks it to fit when a removal leaves it less than half used
+ * (but never when the last entry goes: clear() keeps the capacity). */
+static void rand_added(struct chain_mempool *mp)
+{
+	if (mp->n > mp->rand_cap)
+		mp->rand_cap = mp->rand_cap ? 2 * mp->rand_cap : 1;
+}
+
+static void rand_removed(struct chain_mempool *mp)
+{
+	/* mp->n is the count after the removal */
+	if (mp->n > 0 && mp->n * 2 < mp->rand_cap)
+		mp->rand_cap = mp->n;
 }
 
 /* ---- prioritisation ------------------------------------------------------------ */
@@ -468,7 +553,7 @@ int mp_add_entry(struct chain_mempool *mp, struct chain_mempool_entry *e,
 	e->desc_count = 1;
 	e->desc_size = (uint64_t)e->vsize;
 	e->desc_fees = e->modified_fee;
-	e->usage = mp_entry_usage(&e->tx, parents->n);
+	e->usage = mp_entry_usage(&e->tx);
 	e->pos = (uint32_t)mp->n;
 	mp->entries[mp->n++] = e;
 	id_insert(mp, mp->by_txid, false, e);
@@ -478,6 +563,8 @@ int mp_add_entry(struct chain_mempool *mp, struct chain_mempool_entry *e,
 	mp->total_vsize += (uint64_t)e->vsize;
 	mp->total_fee += e->fee;
 	mp->usage += e->usage;
+	mp->n_links += parents->n;
+	rand_added(mp);
 	if (mp->n == 1 || e->time < mp->min_time)
 		mp->min_time = e->time;
 	mp->sequence++;
@@ -500,9 +587,11 @@ static void unlink_entry(struct chain_mempool *mp, struct chain_mempool_entry *e
 		refs_remove(&e->parents.v[k]->children, e);
 	for (uint32_t k = 0; k < e->children.n; k++)
 		refs_remove(&e->children.v[k]->parents, e);
+	mp->n_links -= e->parents.n + e->children.n;
 	struct chain_mempool_entry *last = mp->entries[--mp->n];
 	mp->entries[e->pos] = last;
 	last->pos = e->pos;
+	rand_removed(mp);
 	mp->total_vsize -= (uint64_t)e->vsize;
 	mp->total_fee -= e->fee;
 	mp->usage -= e->usage;
@@ -594,9 +683,10 @@ int64_t mp_min_fee(struct chain_mempool *mp)
 	int64_t now = chain_now(mp->c);
 	if (now > mp->last_rolling_update + 10) {
 		double halflife = CHAIN_MEMPOOL_FEE_HALFLIFE;
-		if (mp->usage < mp->cfg.max_bytes / 4)
+		size_t usage = mp_usage(mp);
+		if (usage < mp->cfg.max_bytes / 4)
 			halflife /= 4;
-		else if (mp->usage < mp->cfg.max_bytes / 2)
+		else if (usage < mp->cfg.max_bytes / 2)
 			halflife /= 2;
 		mp->rolling_min /= pow(2.0, (double)(now - mp->last_rolling_update) / halflife);
 		mp->last_rolling_update = now;
@@ -685,7 +775,7 @@ size_t mp_trim(struct chain_mempool *mp, size_t limit)
 	struct dscore cs[MP_TRIM_BATCH], bound = {0};
 	size_t nc = 0;
 	bool bounded = false;
-	while (mp->n && mp->usage > limit) {
+	while (mp->n && mp_usage(mp) > limit) {
 		if (!nc) {
 			for (size_t i = 0; i < mp->n; i++) {
 				struct chain_mempool_entry *e = mp->entries[i];

@@ -137,6 +137,7 @@ int chain_mempool_update_for_reorg(struct chain *c)
 	mp->total_vsize = 0;
 	mp->total_fee = 0;
 	mp->usage = 0;
+	mp->n_links = 0; /* rand_cap stays: Core's vector is not touched by a reorg */
 	for (size_t i = 0; i < n_old; i++) {
 		mp_refs_release(&old[i]->parents);
 		mp_refs_release(&old[i]->children);

@@ -76,7 +76,9 @@ struct chain_mempool {
 	uint64_t epoch;
 	uint64_t total_vsize;
 	int64_t total_fee;
-	size_t usage;     /* sum of entry usage */
+	size_t usage;     /* sum of the entries' usage (their transactions, as Core counts) */
+	size_t n_links;   /* parent-child pairs in the pool */
+	size_t rand_cap;  /* what Core's txns_randomized vector's capacity would be */
 	int64_t min_time; /* at most the oldest entry's time: expiry scans only when it matters */
 	double rolling_min;
 	int64_t last_rolling_update;
@@ -160,8 +162,10 @@ bool mp_desc_less(const struct chain_mempool_entry *a, const struct chain_mempoo
 void mp_clear_delta(struct chain_mempool *mp, const struct proto_hash *txid);
 /** Core's CFeeRate(fee, vsize).GetFeePerK(). */
 int64_t mp_feerate_of(int64_t fee, int64_t vsize);
-/** Estimated bytes an entry of tx takes. */
-size_t mp_entry_usage(const struct proto_tx *tx, uint32_t n_parents);
+/** Core's RecursiveDynamicUsage of tx as a CTransactionRef (an entry's own usage). */
+size_t mp_entry_usage(const struct proto_tx *tx);
+/** Core's CTxMemPool::DynamicMemoryUsage for this pool: getmempoolinfo's usage, the trim point. */
+size_t mp_usage(const struct chain_mempool *mp);
 /** Deep copy of a transaction (owned storage, ids computed). 0 or CHAIN_ENOMEM. */
 CHAIN_WUR int mp_tx_copy(struct proto_tx *dst, struct proto_tx *src);
 

@@ -280,7 +280,7 @@ void chain_mempool_get_info(struct chain *c, struct chain_mempool_info *out)
 	out->loaded = mp->loaded;
 	out->size = mp->n;
 	out->bytes = mp->total_vsize;
-	out->usage = mp->usage;
+	out->usage = mp_usage(mp);
 	out->total_fee = mp->total_fee;
 	out->maxmempool = mp->cfg.max_bytes;
 	int64_t minfee = mp_min_fee(mp);

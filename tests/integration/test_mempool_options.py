@@ -195,13 +195,11 @@ def test_acceptnonstdtxn_on_regtest(env, tmp_path):
 @pytest.mark.interop
 def test_maxmempool_eviction(env, tmp_path):
     """-maxmempool=5: the same big transactions (2,000 outputs, ~86 kvB each) at
-    shuffled feerates go to a Core and a peerd started alike. Both must trim to
-    5 MB, evict lowest feerate first, refuse later low-fee ones with "mempool
-    min fee not met" (or "mempool full") and raise mempoolminfee to at least
-    the highest evicted feerate. The eviction point itself differs: peerd's
-    usage estimate of such a transaction is about half Core's
-    DynamicMemoryUsage (printed at the end; see the report), so the two keep
-    different numbers of transactions and per-send answers are not compared."""
+    shuffled feerates go to a Core and a peerd started alike. peerd counts
+    memory as Core does, so both must answer every send the same (accepted, or
+    "mempool min fee not met" / "mempool full" alike), keep the same set,
+    report the same usage (at most 5 MB) and raise mempoolminfee alike, to at
+    least the highest evicted feerate; eviction goes lowest feerate first."""
     args = ("-maxmempool=5",)
     core = bitcoind.Bitcoind(env.binary, tmp_path / "core", name="core2", args=args)
     p = None
@@ -220,11 +218,13 @@ def test_maxmempool_eviction(env, tmp_path):
             sent.append((t.txid, rates[i]))
             answers["Core"].append(answer(lambda: core.rpc("sendrawtransaction", t.hex())))
             answers["peerd"].append(answer(lambda: p.rpc("sendrawtransaction", t.hex())))
-        infos = {}
+            assert answers["peerd"][-1] == answers["Core"][-1], (i, rates[i], answers["Core"][-1],
+                                                                 answers["peerd"][-1])
+        infos, pools = {}, {}
         for name, node in (("Core", core), ("peerd", p)):
             info = norm(node.rpc("getmempoolinfo"))
             infos[name] = info
-            pool = set(node.rpc("getrawmempool"))
+            pool = pools[name] = set(node.rpc("getrawmempool"))
             errors = [a for a in answers[name] if isinstance(a, tuple)]
             accepted = [(txid, r) for (txid, r), a in zip(sent, answers[name]) if not isinstance(a, tuple)]
             evicted = [r for txid, r in accepted if txid not in pool]
@@ -235,10 +235,9 @@ def test_maxmempool_eviction(env, tmp_path):
             assert info["usage"] <= 5_000_000 and info["maxmempool"] == 5_000_000, (name, info)
             assert min(kept) > max(evicted), (name, sorted(kept), sorted(evicted))
             assert info["mempoolminfee"] * 100_000 >= max(evicted), (name, info, max(evicted))
-            print("%s: %d kept, usage %d for %d vbytes (%.2f per vbyte), mempoolminfee %s" % (
-                name, info["size"], info["usage"], info["bytes"], info["usage"] / info["bytes"],
-                info["mempoolminfee"]))
-        assert infos["Core"]["minrelaytxfee"] == infos["peerd"]["minrelaytxfee"]
+        assert pools["peerd"] == pools["Core"]
+        for k in ("size", "bytes", "usage", "mempoolminfee", "minrelaytxfee"):
+            assert infos["peerd"][k] == infos["Core"][k], (k, infos["Core"], infos["peerd"])
     finally:
         if p is not None:
             p.stop(timeout=15)
