@@ -302,6 +302,7 @@ void chain_mempool_free(struct chain_mempool *mp)
 	xfree(mp->by_wtxid);
 	xfree(mp->spends);
 	xfree(mp->deltas);
+	xfree(mp->unbcast);
 	xfree(mp->path);
 	mp_refs_release(&mp->scratch_a);
 	mp_refs_release(&mp->scratch_b);
@@ -638,6 +639,8 @@ void mp_remove_set(struct chain_mempool *mp, struct mp_refs *set, enum chain_mem
 	for (uint32_t i = 0; i < set->n; i++) {
 		struct chain_mempool_entry *e = set->v[i];
 		mp->sequence++;
+		if (!mp->quiet)
+			mp_unbroadcast_drop(mp, &e->tx.txid);
 		if (!mp->quiet && mp->ev.removed)
 			mp->ev.removed(mp->ev.arg, e, why);
 		switch (why) {

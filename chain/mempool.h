@@ -343,7 +343,7 @@ struct chain_mempool_info {
 	int64_t mempoolminfee; /**< max(rolling min fee, min relay fee) */
 	int64_t minrelaytxfee; /**< the policy's min relay feerate */
 	int64_t incrementalrelayfee;
-	uint64_t unbroadcastcount; /**< always 0: peerd keeps no unbroadcast set */
+	uint64_t unbroadcastcount; /**< txids in the unbroadcast set */
 	bool fullrbf;              /**< always true (Core 29) */
 };
 
@@ -411,6 +411,25 @@ const char *chain_mempool_path(const struct chain *c);
  */
 CHAIN_WUR int chain_mempool_prioritise(struct chain *c, const struct proto_hash *txid,
                                        int64_t delta);
+
+/*
+ * The unbroadcast set (Core's m_unbroadcast_txids): transactions
+ * sendrawtransaction put in the pool that no peer has fetched yet. An
+ * entry leaving the pool leaves the set; mempool.dat keeps it. Chain's
+ * thread, as the pool.
+ */
+/** Add txid (an entry of the pool; else nothing). 0 or CHAIN_ENOMEM. */
+CHAIN_WUR int chain_mempool_unbroadcast_add(struct chain *c, const struct proto_hash *txid);
+/** Remove txid (a peer fetched it); absent is fine. */
+void chain_mempool_unbroadcast_remove(struct chain *c, const struct proto_hash *txid);
+/** Whether txid is in the set. */
+bool chain_mempool_is_unbroadcast(const struct chain *c, const struct proto_hash *txid);
+/**
+ * The set into an xmalloc'd array the caller frees (*out NULL when empty),
+ * in no particular order. 0 or CHAIN_ENOMEM.
+ */
+CHAIN_WUR int chain_mempool_unbroadcast_list(const struct chain *c, struct proto_hash **out,
+                                             size_t *n);
 
 /**
  * Remove entries older than the expiry and trim to the size limit, as

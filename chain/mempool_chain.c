@@ -183,6 +183,7 @@ int chain_mempool_update_for_reorg(struct chain *c)
 		}
 		/* Gone: tell relay as Core's removeForReorg would. */
 		mp->sequence++;
+		mp_unbroadcast_drop(mp, &e->tx.txid);
 		if (!mp->quiet && mp->ev.removed)
 			mp->ev.removed(mp->ev.arg, e, CHAIN_MEMPOOL_REMOVED_REORG);
 		mp_entry_free(e);

@@ -72,6 +72,9 @@ struct chain_mempool {
 	uint8_t key[16]; /* SipHash key of all three */
 	struct mp_delta *deltas;
 	size_t n_deltas, cap_deltas;
+	/* Core's m_unbroadcast_txids: sendrawtransaction's txids no peer has fetched yet */
+	struct proto_hash *unbcast;
+	size_t n_unbcast, cap_unbcast;
 	uint64_t sequence;
 	uint64_t epoch;
 	uint64_t total_vsize;
@@ -152,6 +155,8 @@ size_t mp_trim(struct chain_mempool *mp, size_t limit);
 int64_t mp_min_fee(struct chain_mempool *mp);
 /** Free an entry that is out of the indexes. */
 void mp_entry_free(struct chain_mempool_entry *e);
+/** Forget txid in the unbroadcast set (it left the pool); absent is fine. */
+void mp_unbroadcast_drop(struct chain_mempool *mp, const struct proto_hash *txid);
 /** Drop the kept transactions of disconnected blocks. */
 void mp_free_disconnected(struct chain_mempool *mp);
 /** Every ancestor of e (e excluded) into out, marked with ep. 0 or CHAIN_ENOMEM. */

@@ -8,7 +8,8 @@
  * (Core's AutoFile counts the offset from the start of the file): u64
  * count, count x (transaction with witness, i64 entry time, i64 fee
  * delta), the remaining prioritisation deltas (CompactSize, then txid and
- * i64 each), the unbroadcast txids (CompactSize, then txid each).
+ * i64 each), the unbroadcast txids (CompactSize, then txid each; on load
+ * only those still in the pool are kept, as Core).
  * Version 1 is the same without key (read only).
  *
  * Saving goes through mempool.dat.new, fsync and rename, so a crash
@@ -69,7 +70,9 @@ int chain_mempool_save(struct chain *c)
 		proto_write_hash(&w, &mp->deltas[i].txid);
 		proto_write_u64le(&w, (uint64_t)mp->deltas[i].delta);
 	}
-	proto_write_compact(&w, 0); /* no unbroadcast set */
+	proto_write_compact(&w, mp->n_unbcast);
+	for (size_t i = 0; i < mp->n_unbcast; i++)
+		proto_write_hash(&w, &mp->unbcast[i]);
 	xfree(v);
 	if (w.err) {
 		proto_writer_release(&w);
@@ -250,9 +253,19 @@ void chain_mempool_load(struct chain *c)
 			goto out;
 	}
 	uint64_t nu;
-	if (proto_read_compact(&r, MP_LIST_MAX, &nu) || proto_skip(&r, nu * 32)) {
+	if (proto_read_compact(&r, MP_LIST_MAX, &nu)) {
 		damage = "bad unbroadcast list";
 		goto out;
+	}
+	/* Core keeps only the txids still in the pool (add ignores the others). */
+	for (uint64_t i = 0; i < nu; i++) {
+		struct proto_hash h;
+		if (proto_read_hash(&r, &h)) {
+			damage = "bad unbroadcast list";
+			goto out;
+		}
+		if (chain_mempool_unbroadcast_add(c, &h))
+			goto out;
 	}
 out:
 	if (damage) {
@@ -264,9 +277,9 @@ out:
 	mp->stats.loaded += ok;
 	chain_logf(c, CHAIN_LOG_INFO,
 	           "Imported mempool transactions from disk: %llu succeeded, %llu failed, %llu "
-	           "expired, %llu already there, 0 waiting for initial broadcast",
+	           "expired, %llu already there, %zu waiting for initial broadcast",
 	           (unsigned long long)ok, (unsigned long long)failed, (unsigned long long)expired,
-	           (unsigned long long)already);
+	           (unsigned long long)already, mp->n_unbcast);
 	chain_accept_result_release(&res);
 	proto_tx_release(&tx);
 	xfree(buf);

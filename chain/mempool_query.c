@@ -288,6 +288,7 @@ void chain_mempool_get_info(struct chain *c, struct chain_mempool_info *out)
 	    minfee > mp->policy.min_relay_feerate ? minfee : mp->policy.min_relay_feerate;
 	out->minrelaytxfee = mp->policy.min_relay_feerate;
 	out->incrementalrelayfee = mp->policy.incremental_relay_feerate;
+	out->unbroadcastcount = mp->n_unbcast;
 	out->fullrbf = true;
 }
 

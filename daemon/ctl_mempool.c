@@ -10,10 +10,9 @@
  * codes and messages are Bitcoin Core 29's (rpc/mempool.cpp,
  * rpc/rawtransaction.cpp, node/transaction.cpp).
  *
- * Not kept: Core's unbroadcast set (transactions given to
- * sendrawtransaction that no peer has asked for yet). peerd's relay owns
- * announcements, so an entry's "unbroadcast" is false and
- * getmempoolinfo's "unbroadcastcount" 0.
+ * The unbroadcast set (transactions sendrawtransaction put in the pool
+ * that no peer has fetched yet) is the chain's, as Core's is the
+ * mempool's; relay (txrelay.c) takes txids out when a peer fetches them.
  */
 #include "daemon/ctl_internal.h"
 
@@ -284,7 +283,7 @@ static bool relatives(const struct chain_mempool_entry *e, bool children,
 }
 
 /* Core's entryToJSON: one mempool entry as getmempoolentry prints it. */
-static json_t *entry_json(const struct chain_mempool_entry *e)
+static json_t *entry_json(struct chain *c, const struct chain_mempool_entry *e)
 {
 	struct chain_mempool_entry_info in;
 	chain_mempool_entry_info(e, &in);
@@ -346,7 +345,8 @@ static json_t *entry_json(const struct chain_mempool_entry *e)
 	xfree(rel);
 	json_object_set_new(o, "spentby", spent);
 	json_object_set_new(o, "bip125-replaceable", json_boolean(in.bip125_replaceable));
-	json_object_set_new(o, "unbroadcast", json_false());
+	json_object_set_new(o, "unbroadcast",
+	                    json_boolean(chain_mempool_is_unbroadcast(c, chain_mempool_entry_txid(e))));
 	return o;
 oom:
 	xfree(rel);
@@ -422,7 +422,7 @@ static void m_getrawmempool(struct chain *c, const struct ctl_chain_ctx *x, json
 		if (verbose) {
 			char hex[65];
 			proto_hash_to_hex(chain_mempool_entry_txid(v[i]), hex);
-			json_t *e = entry_json(v[i]);
+			json_t *e = entry_json(c, v[i]);
 			if (!e || json_object_set_new(o, hex, e)) {
 				json_decref(o);
 				o = NULL;
@@ -453,7 +453,7 @@ static void m_getmempoolentry(struct chain *c, const struct ctl_chain_ctx *x, js
 	(void)x;
 	const struct chain_mempool_entry *e = param_entry(c, arg(args, 0), res);
 	if (e)
-		ok(res, entry_json(e));
+		ok(res, entry_json(c, e));
 }
 
 /* getmempoolancestors and getmempooldescendants: one body, the walk differs. */
@@ -482,7 +482,7 @@ static void relatives_method(struct chain *c, json_t *args, struct ctl_result *r
 		if (verbose) {
 			char hex[65];
 			proto_hash_to_hex(chain_mempool_entry_txid(v[i]), hex);
-			json_t *j = entry_json(v[i]);
+			json_t *j = entry_json(c, v[i]);
 			err = !j || json_object_set_new(o, hex, j);
 		} else {
 			err = json_array_append_new(o, json_hash(chain_mempool_entry_txid(v[i])));
@@ -667,7 +667,7 @@ static void m_getrawtransaction(struct chain *c, const struct ctl_chain_ctx *x, 
 /* ---- sendrawtransaction / testmempoolaccept ---------------------------------- */
 
 /* Core's BroadcastTransaction, without relay (peerd's relay announces what
- * enters the pool). */
+ * enters the pool); a transaction it adds joins the unbroadcast set. */
 static void m_sendrawtransaction(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                                  struct ctl_result *res)
 {
@@ -741,6 +741,10 @@ static void m_sendrawtransaction(struct chain *c, const struct ctl_chain_ctx *x,
 			     "Fee exceeds maximum configured by user (e.g. -maxtxfee, maxfeerate)");
 			goto out;
 		}
+	}
+	if (chain_mempool_unbroadcast_add(c, &tx.txid)) {
+		fail(res, CTL_MISC_ERROR, "out of memory");
+		goto out;
 	}
 	ok(res, json_hash(&tx.txid));
 out:
@@ -918,7 +922,7 @@ const struct ctl_method ctl_mempool_methods[] = {
      {0},
      "getmempoolinfo",
      "The mempool: loaded, size, bytes, usage, total_fee, maxmempool, mempoolminfee, "
-     "minrelaytxfee, incrementalrelayfee, unbroadcastcount (always 0), fullrbf.",
+     "minrelaytxfee, incrementalrelayfee, unbroadcastcount, fullrbf.",
      m_getmempoolinfo,
      NULL},
     {"getrawmempool",

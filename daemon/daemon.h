@@ -573,6 +573,7 @@ struct relay_tx {
 	uint32_t len;
 	uint32_t next_free; /**< free-list link while unused */
 	bool used;
+	bool unbroadcast; /**< in the chain's unbroadcast set: the first getdata removes it */
 };
 
 /** Per-peer relay state, allocated when the handshake is done. */
@@ -630,6 +631,8 @@ struct txrelay_state {
 	struct relay_stats st;
 	const struct relay_tx **pick; /**< trickle scratch, grown to the longest queue */
 	uint32_t pick_cap;
+	uint64_t next_rebroadcast_ms; /**< re-announce the unbroadcast set (10-15 min, Core) */
+	bool rebroadcast_busy;        /**< that job is with the validation thread */
 	/* validation thread only */
 	struct relay_feed *feed;           /**< events since the last job, NULL when none */
 	const struct chain_node *feed_tip; /**< the tip the last feed described */

@@ -49,6 +49,9 @@
 #include "chain/chain.h"
 
 #define SLOT_NONE UINT32_MAX
+/* Core's unbroadcast retry: a random time in [10, 15) minutes. */
+#define RELAY_REBROADCAST_MIN_MS    (10u * 60u * 1000u)
+#define RELAY_REBROADCAST_SPREAD_MS (5u * 60u * 1000u)
 
 /* ---- the feed: validation thread -> loop ---------------------------------- */
 
@@ -61,6 +64,7 @@ struct feed_item {
 	int64_t fee, modified_fee, vsize;
 	uint64_t ancestors;
 	uint32_t n_out;
+	bool unbroadcast; /**< FEED_ADDED: in the chain's unbroadcast set */
 	uint8_t *raw; /**< FEED_ADDED: the tx with witness (xmalloc'd) */
 	uint32_t len;
 };
@@ -300,6 +304,12 @@ struct val_job *txrelay_feed_take(struct daemon *d, struct chain *c)
 	atomic_store_explicit(&r->minfee, chain_mempool_min_fee(c), memory_order_relaxed);
 	feed_tip(d, c);
 	struct relay_feed *f = r->feed;
+	/* sendrawtransaction joins the set after its accept fired `added`
+	 * (and mempool.dat's set is read after its transactions): ask now. */
+	for (uint32_t i = 0; f && i < f->n; i++) {
+		if (f->items[i].kind == FEED_ADDED)
+			f->items[i].unbroadcast = chain_mempool_is_unbroadcast(c, &f->items[i].txid);
+	}
 	r->feed = NULL;
 	return f ? &f->job : NULL;
 }
@@ -406,6 +416,7 @@ static struct relay_tx *entry_add(struct daemon *d, struct feed_item *it)
 	e->modified_fee = it->modified_fee;
 	e->vsize = it->vsize;
 	e->ancestors = it->ancestors;
+	e->unbroadcast = it->unbroadcast;
 	e->seq = ++r->seq;
 	if (hmap_put(&r->by_txid, fp(d, &e->txid), slot) ||
 	    hmap_put(&r->by_wtxid, fp(d, &e->wtxid), slot) || hmap_put(&r->by_seq, e->seq, slot)) {
@@ -421,6 +432,7 @@ static struct relay_tx *entry_add(struct daemon *d, struct feed_item *it)
 }
 
 static void relay_to_all(struct daemon *d, const struct relay_tx *e);
+static void unbroadcast_served(struct daemon *d, struct relay_tx *e);
 
 const struct relay_tx *txrelay_mirror_add(struct daemon *d, const struct relay_tx *meta,
                                           const uint8_t *raw, size_t len, bool announce)
@@ -682,10 +694,98 @@ void txrelay_trickle(struct daemon *d, uint64_t now)
 	}
 }
 
+/* ---- the unbroadcast set ------------------------------------------------------ */
+
+/* Core's m_unbroadcast_txids lives with the pool (the chain's thread); the
+ * mirror flags its entries so a getdata (loop) knows when to tell the
+ * chain, and a timer re-announces what is left (ReattemptInitialBroadcast). */
+
+struct unbcast_job {
+	struct val_job job;
+	struct proto_hash txid;  /**< served: leave the set */
+	struct proto_hash *list; /**< rebroadcast: the set, from the chain */
+	size_t n;
+};
+
+static void served_work(struct chain *c, struct val_job *j)
+{
+	if (c)
+		chain_mempool_unbroadcast_remove(c, &((struct unbcast_job *)j)->txid);
+}
+
+static void unbcast_job_free(struct daemon *d, struct val_job *j)
+{
+	(void)d;
+	xfree(((struct unbcast_job *)j)->list);
+	xfree(j);
+}
+
+/* A peer fetched e: Core's RemoveUnbroadcastTx in ProcessGetData. */
+static void unbroadcast_served(struct daemon *d, struct relay_tx *e)
+{
+	struct unbcast_job *j = xcalloc(1, sizeof(*j));
+	if (!j)
+		return; /* it stays in the set: announced again later */
+	e->unbroadcast = false;
+	j->job.work = served_work;
+	j->job.done = unbcast_job_free;
+	j->txid = e->txid;
+	if (validation_post(d, &j->job))
+		xfree(j);
+}
+
+static void rebroadcast_work(struct chain *c, struct val_job *j)
+{
+	struct unbcast_job *u = (struct unbcast_job *)j;
+	if (c && chain_mempool_unbroadcast_list(c, &u->list, &u->n))
+		u->n = 0;
+}
+
+static void rebroadcast_done(struct daemon *d, struct val_job *j)
+{
+	struct unbcast_job *u = (struct unbcast_job *)j;
+	struct txrelay_state *r = &d->txr;
+	r->rebroadcast_busy = false;
+	for (size_t i = 0; !j->cancelled && !d->shutting_down && i < u->n; i++) {
+		struct relay_tx *e = slot_of(d, &r->by_txid, fp(d, &u->list[i]));
+		if (!e || !proto_hash_eq(&e->txid, &u->list[i]))
+			continue; /* gone: the chain dropped it with the entry */
+		e->unbroadcast = true;
+		relay_to_all(d, e);
+	}
+	unbcast_job_free(d, j);
+}
+
+/* Every 10-15 minutes (Core's UNBROADCAST_MAX_INTERVAL_MS spread). */
+static void rebroadcast_tick(struct daemon *d, uint64_t now)
+{
+	struct txrelay_state *r = &d->txr;
+	if (!r->next_rebroadcast_ms) {
+		r->next_rebroadcast_ms = now + RELAY_REBROADCAST_MIN_MS +
+		                         proto_random_u64() % RELAY_REBROADCAST_SPREAD_MS;
+		return;
+	}
+	if (now < r->next_rebroadcast_ms || r->rebroadcast_busy)
+		return;
+	r->next_rebroadcast_ms = 0;
+	struct unbcast_job *j = xcalloc(1, sizeof(*j));
+	if (!j)
+		return;
+	j->job.work = rebroadcast_work;
+	j->job.done = rebroadcast_done;
+	r->rebroadcast_busy = true;
+	if (validation_post(d, &j->job)) {
+		r->rebroadcast_busy = false;
+		xfree(j);
+	}
+}
+
 static void on_timer(uv_timer_t *t)
 {
 	struct daemon *d = t->data;
-	txrelay_trickle(d, daemon_now_ms(d));
+	uint64_t now = daemon_now_ms(d);
+	txrelay_trickle(d, now);
+	rebroadcast_tick(d, now);
 }
 
 void txrelay_peer_ready(struct peer *p)
@@ -772,6 +872,8 @@ bool txrelay_serve(struct peer *p, const struct proto_inv_vec *v)
 	if (e && e->seq < last && e->raw) {
 		send_tx(p, e->raw, e->len, witness);
 		r->st.served++;
+		if (e->unbroadcast)
+			unbroadcast_served(d, (struct relay_tx *)e);
 		return true;
 	}
 	/* Or one of the most recent block's (by txid or wtxid alike, as Core). */
