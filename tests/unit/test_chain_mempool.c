@@ -971,7 +971,7 @@ static void test_load_core_file(void **state)
 	proto_write_compact(&w, 1); /* a delta for a tx not in the pool */
 	proto_write_hash(&w, &other);
 	proto_write_u64le(&w, 42);
-	proto_write_compact(&w, 2); /* unbroadcast txids: read and ignored */
+	proto_write_compact(&w, 2); /* unbroadcast txids: only the one in the pool is kept */
 	proto_write_hash(&w, &t.txid);
 	proto_write_hash(&w, &other);
 	assert_int_equal(w.err, 0);
@@ -996,12 +996,25 @@ static void test_load_core_file(void **state)
 	chain_mempool_get_stats(f->c, &ms);
 	assert_int_equal(ms.loaded, 1);
 	assert_int_equal(ms.load_failed, 0);
-	/* the other delta waits for its tx: saved again at close */
+	struct chain_mempool_info mi;
+	chain_mempool_get_info(f->c, &mi);
+	assert_int_equal(mi.unbroadcastcount, 1);
+	assert_true(chain_mempool_is_unbroadcast(f->c, &t.txid));
+	assert_false(chain_mempool_is_unbroadcast(f->c, &other));
+	/* the other delta waits for its tx: saved again at close, with the set */
 	assert_int_equal(chain_mempool_save(f->c), 0);
 	size_t flen;
 	uint8_t *data = tu_read_file(path, &flen);
-	assert_true(flen > 17 + 8 + t.size + 16 + 1 + 40);
+	assert_int_equal(flen, 17 + 8 + t.size + 16 + 1 + 40 + 1 + 32);
 	free(data);
+	/* a peer fetched it: out of the set; the entry leaving the pool would do the same */
+	chain_mempool_unbroadcast_remove(f->c, &t.txid);
+	assert_false(chain_mempool_is_unbroadcast(f->c, &t.txid));
+	assert_int_equal(chain_mempool_unbroadcast_add(f->c, &t.txid), 0);
+	assert_int_equal(chain_mempool_unbroadcast_add(f->c, &t.txid), 0); /* once only */
+	assert_int_equal(chain_mempool_unbroadcast_add(f->c, &other), 0);  /* not in the pool */
+	chain_mempool_get_info(f->c, &mi);
+	assert_int_equal(mi.unbroadcastcount, 1);
 	proto_tx_release(&t);
 }
 
