@@ -639,8 +639,7 @@ void mp_remove_set(struct chain_mempool *mp, struct mp_refs *set, enum chain_mem
 	for (uint32_t i = 0; i < set->n; i++) {
 		struct chain_mempool_entry *e = set->v[i];
 		mp->sequence++;
-		if (!mp->quiet)
-			mp_unbroadcast_drop(mp, &e->tx.txid);
+		mp_unbroadcast_drop(mp, &e->tx.txid); /* quiet ones never are in it */
 		if (!mp->quiet && mp->ev.removed)
 			mp->ev.removed(mp->ev.arg, e, why);
 		switch (why) {
