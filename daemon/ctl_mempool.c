@@ -345,8 +345,8 @@ static json_t *entry_json(struct chain *c, const struct chain_mempool_entry *e)
 	xfree(rel);
 	json_object_set_new(o, "spentby", spent);
 	json_object_set_new(o, "bip125-replaceable", json_boolean(in.bip125_replaceable));
-	json_object_set_new(o, "unbroadcast",
-	                    json_boolean(chain_mempool_is_unbroadcast(c, chain_mempool_entry_txid(e))));
+	bool unbroadcast = chain_mempool_is_unbroadcast(c, chain_mempool_entry_txid(e));
+	json_object_set_new(o, "unbroadcast", json_boolean(unbroadcast));
 	return o;
 oom:
 	xfree(rel);

@@ -65,7 +65,7 @@ struct feed_item {
 	uint64_t ancestors;
 	uint32_t n_out;
 	bool unbroadcast; /**< FEED_ADDED: in the chain's unbroadcast set */
-	uint8_t *raw; /**< FEED_ADDED: the tx with witness (xmalloc'd) */
+	uint8_t *raw;     /**< FEED_ADDED: the tx with witness (xmalloc'd) */
 	uint32_t len;
 };
 
@@ -308,7 +308,8 @@ struct val_job *txrelay_feed_take(struct daemon *d, struct chain *c)
 	 * (and mempool.dat's set is read after its transactions): ask now. */
 	for (uint32_t i = 0; f && i < f->n; i++) {
 		if (f->items[i].kind == FEED_ADDED)
-			f->items[i].unbroadcast = chain_mempool_is_unbroadcast(c, &f->items[i].txid);
+			f->items[i].unbroadcast =
+			    chain_mempool_is_unbroadcast(c, &f->items[i].txid);
 	}
 	r->feed = NULL;
 	return f ? &f->job : NULL;
