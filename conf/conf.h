@@ -70,8 +70,6 @@
 /** Mempool and relay policy, Core 29's defaults and units (-maxmempool MB, -mempoolexpiry h). */
 #define CONF_DEFAULT_MAXMEMPOOL_MB   300
 #define CONF_MAX_MAXMEMPOOL_MB       1000000 /**< 1 TB: far past any sane setting */
-/** -maxmempool's default under -blocksonly (Core's DEFAULT_BLOCKSONLY_MAX_MEMPOOL_SIZE_MB). */
-#define CONF_BLOCKSONLY_MAXMEMPOOL_MB 5
 #define CONF_DEFAULT_MEMPOOLEXPIRY_H 336
 #define CONF_MAX_MEMPOOLEXPIRY_H     1000000 /**< over a century */
 #define CONF_DEFAULT_DATACARRIERSIZE 83      /**< Core's MAX_OP_RETURN_RELAY */
@@ -82,6 +80,8 @@
 #define CONF_DEFAULT_LIMIT_KVB       101 /**< -limitancestorsize, -limitdescendantsize */
 #define CONF_MAX_LIMIT_COUNT         1000000
 #define CONF_MAX_LIMIT_KVB           4000000 /**< so kvB x 1,000 fits 32 bits */
+/** -maxmempool's default under -blocksonly (Core's DEFAULT_BLOCKSONLY_MAX_MEMPOOL_SIZE_MB). */
+#define CONF_BLOCKSONLY_MAXMEMPOOL_MB 5
 /** Core's check: -maxmempool at least this many times -limitdescendantsize (in bytes). */
 #define CONF_MAXMEMPOOL_DESCENDANT_MULT 40
 /** Fee rates in satoshis per 1,000 vbytes (Core's defaults for -minrelaytxfee etc.). */
@@ -217,7 +217,7 @@ struct peerd_conf {
 	size_t maxmempool_mb;        /**< MB (10^6 bytes) of mempool memory usage */
 	int64_t mempoolexpiry_h;     /**< hours an entry may stay */
 	bool persistmempool;         /**< mempool.dat read at start, written at shutdown */
-	bool blocksonly;             /**< -blocksonly: no transactions from peers (Core's fRelay=0) */
+	bool blocksonly;             /**< no transactions from peers (version relay=0) */
 	int64_t minrelaytxfee;       /**< sat/kvB */
 	int64_t incrementalrelayfee; /**< sat/kvB */
 	int64_t dustrelayfee;        /**< sat/kvB */

@@ -152,7 +152,8 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                            "Reject transactions from network peers (a peer that sends or\n"
                            "announces one is disconnected; the version message asks for none).\n"
                            "Transactions from sendrawtransaction are still relayed. Makes\n"
-                           "-maxmempool default to " STR(CONF_BLOCKSONLY_MAXMEMPOOL_MB) " when not given."},
+                           "-maxmempool default to " STR(
+                               CONF_BLOCKSONLY_MAXMEMPOOL_MB) " when not given."},
     [CONF_K_MINRELAYTXFEE] =
         {"minrelaytxfee", CONF_KIND_AMOUNT, CONF_KF_NONEG, 0, 0, "<amt>", "0.00001",
          "Fees (in BTC/kvB) smaller than this are considered zero fee for relaying\n"
