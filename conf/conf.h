@@ -80,6 +80,8 @@
 #define CONF_DEFAULT_LIMIT_KVB       101 /**< -limitancestorsize, -limitdescendantsize */
 #define CONF_MAX_LIMIT_COUNT         1000000
 #define CONF_MAX_LIMIT_KVB           4000000 /**< so kvB x 1,000 fits 32 bits */
+/** -maxmempool's default under -blocksonly (Core's DEFAULT_BLOCKSONLY_MAX_MEMPOOL_SIZE_MB). */
+#define CONF_BLOCKSONLY_MAXMEMPOOL_MB 5
 /** Core's check: -maxmempool at least this many times -limitdescendantsize (in bytes). */
 #define CONF_MAXMEMPOOL_DESCENDANT_MULT 40
 /** Fee rates in satoshis per 1,000 vbytes (Core's defaults for -minrelaytxfee etc.). */
@@ -215,6 +217,7 @@ struct peerd_conf {
 	size_t maxmempool_mb;        /**< MB (10^6 bytes) of mempool memory usage */
 	int64_t mempoolexpiry_h;     /**< hours an entry may stay */
 	bool persistmempool;         /**< mempool.dat read at start, written at shutdown */
+	bool blocksonly;             /**< no transactions from peers (version relay=0) */
 	int64_t minrelaytxfee;       /**< sat/kvB */
 	int64_t incrementalrelayfee; /**< sat/kvB */
 	int64_t dustrelayfee;        /**< sat/kvB */

@@ -148,6 +148,12 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
     [CONF_K_PERSISTMEMPOOL] = {"persistmempool", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "1",
                                "Whether to save the mempool on shutdown (mempool.dat) and load it\n"
                                "on restart."},
+    [CONF_K_BLOCKSONLY] = {"blocksonly", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "0",
+                           "Reject transactions from network peers (a peer that sends or\n"
+                           "announces one is disconnected; the version message asks for none).\n"
+                           "Transactions from sendrawtransaction are still relayed. Makes\n"
+                           "-maxmempool default to " STR(
+                               CONF_BLOCKSONLY_MAXMEMPOOL_MB) " when not given."},
     [CONF_K_MINRELAYTXFEE] =
         {"minrelaytxfee", CONF_KIND_AMOUNT, CONF_KF_NONEG, 0, 0, "<amt>", "0.00001",
          "Fees (in BTC/kvB) smaller than this are considered zero fee for relaying\n"

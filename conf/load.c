@@ -557,8 +557,12 @@ static int64_t amount_of(const char *v, int64_t dflt)
 static int apply_mempool(struct loader *L, struct peerd_conf *c, const int *lv, int nl)
 {
 	const char *v;
-	c->maxmempool_mb =
-	    (size_t)uint_of(scalar(L, CONF_K_MAXMEMPOOL, lv, nl), CONF_DEFAULT_MAXMEMPOOL_MB);
+	c->blocksonly = uint_of(scalar(L, CONF_K_BLOCKSONLY, lv, nl), 0) != 0;
+	/* Core soft-sets -maxmempool=5 under -blocksonly: a node that takes no
+	 * peer transactions needs little room; a given -maxmempool still wins. */
+	c->maxmempool_mb = (size_t)uint_of(scalar(L, CONF_K_MAXMEMPOOL, lv, nl),
+	                                   c->blocksonly ? CONF_BLOCKSONLY_MAXMEMPOOL_MB
+	                                                 : CONF_DEFAULT_MAXMEMPOOL_MB);
 	c->mempoolexpiry_h =
 	    (int64_t)uint_of(scalar(L, CONF_K_MEMPOOLEXPIRY, lv, nl), CONF_DEFAULT_MEMPOOLEXPIRY_H);
 	c->persistmempool = uint_of(scalar(L, CONF_K_PERSISTMEMPOOL, lv, nl), 1) != 0;

@@ -128,8 +128,8 @@ static void m_getnetworkinfo(struct daemon *d, json_t *args, struct ctl_result *
 	            "{s:i, s:s, s:i, s:s, s:o, s:b, s:i, s:b, s:i, s:i, s:i, s:i, s:s, s:[], s:[]}",
 	            "version", DAEMON_VERSION_NUMBER, "subversion", DAEMON_USER_AGENT,
 	            "protocolversion", PROTO_VERSION, "localservices", hex, "localservicesnames",
-	            services_names(DAEMON_LOCAL_SERVICES), "localrelay", 1, "timeoffset", 0,
-	            "networkactive", !d->network_inactive, "connections",
+	            services_names(DAEMON_LOCAL_SERVICES), "localrelay", !d->conf->blocksonly,
+	            "timeoffset", 0, "networkactive", !d->network_inactive, "connections",
 	            (int)(d->n_inbound + d->n_outbound), "connections_in", (int)d->n_inbound,
 	            "connections_out", (int)d->n_outbound, "maxconnections", (int)d->maxconnections,
 	            "chain", d->params->name, "localaddresses", "warnings"));

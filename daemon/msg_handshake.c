@@ -99,7 +99,8 @@ void handshake_send_version(struct peer *p)
 	/* The active chain's height as the loop last heard it. */
 	int32_t height = chainview_height(d);
 	v->start_height = height > 0 ? height : 0;
-	v->relay = true;
+	/* Core's fRelay: -blocksonly asks the peer for no transactions. */
+	v->relay = !d->conf->blocksonly;
 	v->has_relay = true;
 	p->sent_version = true;
 	(void)peer_send_msg(p, m);

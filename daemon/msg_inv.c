@@ -305,6 +305,12 @@ static void on_inv(struct peer *p, const struct proto_inv *inv)
 		uint32_t base = v->type & ~(uint32_t)PROTO_INV_WITNESS_FLAG;
 		if (base == PROTO_INV_TX || base == PROTO_INV_WTX) {
 			d->stats.inv_tx++;
+			/* Core 29 (-blocksonly): announcing a transaction to a node
+			 * that asked for none breaks the protocol. */
+			if (d->conf->blocksonly) {
+				peer_disconnect(p, "transaction inv sent in violation of protocol");
+				return;
+			}
 			/* Core: a wtxidrelay peer announces by wtxid only. */
 			if (p->wtxidrelay ? v->type != PROTO_INV_WTX : v->type != PROTO_INV_TX)
 				continue;
@@ -498,6 +504,12 @@ void inv_on_msg(struct peer *p, const struct proto_msg *m)
 		on_notfound(p, &m->inv);
 		break;
 	case PROTO_CMD_TX:
+		/* Core 29 (-blocksonly): a transaction nobody asked for, even
+		 * during initial block download, costs the connection. */
+		if (d->conf->blocksonly) {
+			peer_disconnect(p, "transaction sent in violation of protocol");
+			break;
+		}
 		/* Core drops transactions during initial block download:
 		 * they cannot be validated yet. */
 		if (d->view.ibd)

@@ -1169,6 +1169,35 @@ static void test_check_datadir(void **state)
 
 /* The mempool and relay-policy keys: Core's defaults, amounts as Core's
  * ParseMoney reads them, and Core's cross-key checks with its messages. */
+/* -blocksonly: off by default; on, it soft-sets -maxmempool to 5 as Core's
+ * init does, and an explicit -maxmempool (either order) still wins. */
+static void test_blocksonly(void **state)
+{
+	(void)state;
+	struct peerd_conf c;
+	expect_ok(LOAD(&c, "-regtest"));
+	assert_false(c.blocksonly);
+	conf_release(&c);
+
+	expect_ok(LOAD(&c, "-regtest", "-blocksonly"));
+	assert_true(c.blocksonly);
+	assert_int_equal(c.maxmempool_mb, 5);
+	conf_release(&c);
+
+	expect_ok(LOAD(&c, "-regtest", "-maxmempool=40", "-blocksonly=1"));
+	assert_true(c.blocksonly);
+	assert_int_equal(c.maxmempool_mb, 40);
+	conf_release(&c);
+
+	expect_ok(LOAD(&c, "-regtest", "-blocksonly", "-noblocksonly"));
+	assert_false(c.blocksonly);
+	assert_int_equal(c.maxmempool_mb, 300);
+	conf_release(&c);
+
+	expect_error(LOAD(&c, "-regtest", "-blocksonly=yes"), CONF_EVALUE,
+	             "command line: -blocksonly=yes: not 0 or 1", &c);
+}
+
 static void test_mempool_keys(void **state)
 {
 	(void)state;
@@ -1302,6 +1331,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_netdir, setup_env),
 	    cmocka_unit_test_setup(test_check_datadir, setup_env),
 	    cmocka_unit_test_setup(test_mempool_keys, setup_env),
+	    cmocka_unit_test_setup(test_blocksonly, setup_env),
 	    cmocka_unit_test_setup(test_example_config, setup_env),
 	    cmocka_unit_test_setup(test_out_of_memory, setup_env),
 	    cmocka_unit_test_setup(test_metricsbind, setup_env),
