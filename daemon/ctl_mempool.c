@@ -806,14 +806,53 @@ static json_t *tma_result(const struct proto_tx *tx, const struct chain_accept_r
 	return o;
 }
 
+bool ctl_package_alloc(struct ctl_package *p, size_t n, struct ctl_result *res)
+{
+	*p = (struct ctl_package){0};
+	p->txs = xcalloc(n, sizeof(*p->txs));
+	p->ptrs = xcalloc(n, sizeof(*p->ptrs));
+	p->rs = xcalloc(n, sizeof(*p->rs));
+	if (!p->txs || !p->ptrs || !p->rs) {
+		ctl_package_release(p);
+		fail(res, CTL_INTERNAL_ERROR, "out of memory");
+		return false;
+	}
+	p->n = n;
+	for (size_t i = 0; i < n; i++) {
+		proto_tx_init(&p->txs[i]);
+		chain_accept_result_init(&p->rs[i]);
+		p->ptrs[i] = &p->txs[i];
+	}
+	return true;
+}
+
+void ctl_package_release(struct ctl_package *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		proto_tx_release(&p->txs[i]);
+		chain_accept_result_release(&p->rs[i]);
+	}
+	xfree(p->txs);
+	xfree(p->ptrs);
+	xfree(p->rs);
+	*p = (struct ctl_package){0};
+}
+
+void ctl_package_reason(const struct chain_package_state *st, char *buf, size_t cap)
+{
+	if (st->debug[0])
+		snprintf(buf, cap, "%s, %s", st->reason, st->debug);
+	else
+		snprintf(buf, cap, "%s", st->reason);
+}
+
 static void m_testmempoolaccept(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                                 struct ctl_result *res)
 {
 	(void)x;
 	json_t *raws = arg(args, 0);
 	int64_t maxrate;
-	struct proto_tx *txs = NULL, **ptrs = NULL;
-	struct chain_accept_result *rs = NULL;
+	struct ctl_package pk = {0};
 	size_t n = 0;
 	json_t *out = NULL;
 	if (!json_is_array(raws)) {
@@ -829,18 +868,10 @@ static void m_testmempoolaccept(struct chain *c, const struct ctl_chain_ctx *x, 
 	}
 	if (!param_feerate(arg(args, 1), CTL_DEFAULT_MAX_FEERATE, &maxrate, res))
 		return;
-	txs = xcalloc(n, sizeof(*txs));
-	ptrs = xcalloc(n, sizeof(*ptrs));
-	rs = xcalloc(n, sizeof(*rs));
-	if (!txs || !ptrs || !rs) {
-		fail(res, CTL_INTERNAL_ERROR, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		proto_tx_init(&txs[i]);
-		chain_accept_result_init(&rs[i]);
-		ptrs[i] = &txs[i];
-	}
+	if (!ctl_package_alloc(&pk, n, res))
+		return;
+	struct proto_tx *txs = pk.txs;
+	struct chain_accept_result *rs = pk.rs;
 	for (size_t i = 0; i < n; i++) {
 		json_t *h = json_array_get(raws, i);
 		if (!decode_hex_tx(h, &txs[i])) {
@@ -857,7 +888,7 @@ static void m_testmempoolaccept(struct chain *c, const struct ctl_chain_ctx *x, 
 		err = chain_mempool_accept(c, &txs[0], &opts, &rs[0]);
 		rs[0].validated = true;
 	} else {
-		err = chain_mempool_test_package(c, ptrs, n, rs, &pkg);
+		err = chain_mempool_test_package(c, pk.ptrs, n, rs, &pkg);
 	}
 	if (err) {
 		fail(res, CTL_INTERNAL_ERROR, "%s", chain_strerror(err));
@@ -865,12 +896,8 @@ static void m_testmempoolaccept(struct chain *c, const struct ctl_chain_ctx *x, 
 	}
 	char perr[CHAIN_REASON_MAX + CHAIN_DEBUG_MAX + 4];
 	bool has_perr = pkg.result == CHAIN_PACKAGE_POLICY;
-	if (has_perr) {
-		if (pkg.debug[0])
-			snprintf(perr, sizeof(perr), "%s, %s", pkg.reason, pkg.debug);
-		else
-			snprintf(perr, sizeof(perr), "%s", pkg.reason);
-	}
+	if (has_perr)
+		ctl_package_reason(&pkg, perr, sizeof(perr));
 	out = json_array();
 	bool exit_early = false;
 	for (size_t i = 0; out && i < n; i++) {
@@ -883,13 +910,7 @@ static void m_testmempoolaccept(struct chain *c, const struct ctl_chain_ctx *x, 
 	}
 	ok(res, out);
 out:
-	for (size_t i = 0; txs && rs && i < n; i++) {
-		proto_tx_release(&txs[i]);
-		chain_accept_result_release(&rs[i]);
-	}
-	xfree(txs);
-	xfree(ptrs);
-	xfree(rs);
+	ctl_package_release(&pk);
 }
 
 /* ---- savemempool ---------------------------------------------------------------- */

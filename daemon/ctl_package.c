@@ -90,8 +90,7 @@ void ctl_m_submitpackage(struct chain *c, const struct ctl_chain_ctx *x, json_t 
 {
 	(void)x;
 	json_t *raws = ctl_arg(args, 0);
-	struct proto_tx *txs = NULL, **ptrs = NULL;
-	struct chain_accept_result *rs = NULL;
+	struct ctl_package pk = {0};
 	size_t n = 0;
 	int64_t maxrate, maxburn;
 	json_t *out = NULL;
@@ -110,18 +109,10 @@ void ctl_m_submitpackage(struct chain *c, const struct ctl_chain_ctx *x, json_t 
 		return;
 	if (!ctl_param_amount(ctl_arg(args, 2), 0, &maxburn, res))
 		return;
-	txs = xcalloc(n, sizeof(*txs));
-	ptrs = xcalloc(n, sizeof(*ptrs));
-	rs = xcalloc(n, sizeof(*rs));
-	if (!txs || !ptrs || !rs) {
-		ctl_fail(res, CTL_INTERNAL_ERROR, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		proto_tx_init(&txs[i]);
-		chain_accept_result_init(&rs[i]);
-		ptrs[i] = &txs[i];
-	}
+	if (!ctl_package_alloc(&pk, n, res))
+		return;
+	struct proto_tx *txs = pk.txs;
+	struct chain_accept_result *rs = pk.rs;
 	for (size_t i = 0; i < n; i++) {
 		json_t *h = json_array_get(raws, i);
 		if (!ctl_decode_hex_tx(h, &txs[i])) {
@@ -148,7 +139,7 @@ void ctl_m_submitpackage(struct chain *c, const struct ctl_chain_ctx *x, json_t 
 	}
 	struct chain_package_opts opts = {.max_feerate = maxrate};
 	struct chain_package_state pkg;
-	int err = chain_mempool_submit_package(c, ptrs, n, &opts, rs, &pkg);
+	int err = chain_mempool_submit_package(c, pk.ptrs, n, &opts, rs, &pkg);
 	if (err) {
 		ctl_fail(res, CTL_INTERNAL_ERROR, "%s", chain_strerror(err));
 		goto out;
@@ -158,12 +149,8 @@ void ctl_m_submitpackage(struct chain *c, const struct ctl_chain_ctx *x, json_t 
 		goto out;
 	}
 	char msg[CHAIN_REASON_MAX + CHAIN_DEBUG_MAX + 4] = "success";
-	if (pkg.result != CHAIN_PACKAGE_UNSET) {
-		if (pkg.debug[0])
-			snprintf(msg, sizeof(msg), "%s, %s", pkg.reason, pkg.debug);
-		else
-			snprintf(msg, sizeof(msg), "%s", pkg.reason);
-	}
+	if (pkg.result != CHAIN_PACKAGE_UNSET)
+		ctl_package_reason(&pkg, msg, sizeof(msg));
 	out = json_object();
 	json_t *map = json_object();
 	json_t *replaced = json_array();
@@ -214,11 +201,5 @@ void ctl_m_submitpackage(struct chain *c, const struct ctl_chain_ctx *x, json_t 
 	json_object_set_new(out, "replaced-transactions", replaced);
 	ctl_ok(res, out);
 out:
-	for (size_t i = 0; txs && rs && i < n; i++) {
-		proto_tx_release(&txs[i]);
-		chain_accept_result_release(&rs[i]);
-	}
-	xfree(txs);
-	xfree(ptrs);
-	xfree(rs);
+	ctl_package_release(&pk);
 }
