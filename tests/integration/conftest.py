@@ -301,6 +301,17 @@ class Ctl:
         self.sock.close()
 
 
+def save_failure_logs(name, core, peerd):
+    """A module fixture failed: keep Core's debug.log and peerd's log in
+    build/test-logs/NAME for the reader of the CI output."""
+    dest = os.path.join(BUILD, "test-logs", name)
+    os.makedirs(dest, exist_ok=True)
+    if core is not None and os.path.exists(core.debug_log):
+        shutil.copy(core.debug_log, os.path.join(dest, "core-debug.log"))
+    if peerd is not None:
+        shutil.copy(peerd.log_path, os.path.join(dest, "peerd.log"))
+
+
 def netdir_of(datadir, chain):
     """Where a network's state lives in a datadir (Core's GetDataDirNet)."""
     sub = {"main": "", "test": "testnet3", "testnet4": "testnet4", "signet": "signet", "regtest": "regtest"}[chain]

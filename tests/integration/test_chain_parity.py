@@ -31,7 +31,6 @@ bitcoind is found as bitcoind.find_bitcoind() says ($BITCOIND,
 """
 import hashlib
 import os
-import shutil
 import struct
 import time
 from decimal import Decimal
@@ -42,7 +41,7 @@ from bitcoin.core import COIN, COutPoint, CMutableTransaction, CMutableTxIn, CTx
 from bitcoin.core.script import CScript, OP_CHECKMULTISIG, OP_CHECKSIG, OP_TRUE
 
 import bitcoind
-from conftest import BUILD, PeerClosed, Peerd, RpcError as CtlError, sha256d, ser_compact as compact
+from conftest import PeerClosed, Peerd, RpcError as CtlError, save_failure_logs, sha256d, ser_compact as compact
 
 pytestmark = pytest.mark.interop
 
@@ -336,13 +335,8 @@ def pair(tmp_path_factory):
         p.same_state()
         yield p
     except BaseException:
-        dest = os.path.join(BUILD, "test-logs", "chain_parity")
-        os.makedirs(dest, exist_ok=True)
         core, peerd = (p.core, p.peerd) if p else (core, peerd)
-        if core is not None and os.path.exists(core.debug_log):
-            shutil.copy(core.debug_log, os.path.join(dest, "core-debug.log"))
-        if peerd is not None:
-            shutil.copy(peerd.log_path, os.path.join(dest, "peerd.log"))
+        save_failure_logs("chain_parity", core, peerd)
         raise
     finally:
         if p is not None:

@@ -10,15 +10,13 @@ Core says what the case is about, then sends it to peerd's and requires the
 identical answer. Both mempools then hold the same transactions, which is
 compared too.
 """
-import os
-import shutil
 
 import pytest
 
 import bitcoind
-from conftest import BUILD, Peerd
+from conftest import Peerd, save_failure_logs
 from mempool_craft import P2A, TRUE, op_return, p2wsh
-from test_mempool_parity import COIN, KEY, SPK, Env, _stop_all, spend
+from test_mempool_parity import COIN, SPK, Env, _stop_all, spend
 
 pytestmark = pytest.mark.interop
 
@@ -48,12 +46,7 @@ def env(tmp_path_factory):
         e.pools["wsh_true"] = ws
         yield e
     except BaseException:
-        dest = os.path.join(BUILD, "test-logs", "mempool_package")
-        os.makedirs(dest, exist_ok=True)
-        if core is not None and os.path.exists(core.debug_log):
-            shutil.copy(core.debug_log, os.path.join(dest, "core-debug.log"))
-        if e is not None and e.peerd is not None:
-            shutil.copy(e.peerd.log_path, os.path.join(dest, "peerd.log"))
+        save_failure_logs("mempool_package", core, e.peerd if e is not None else None)
         raise
     finally:
         if e is not None:

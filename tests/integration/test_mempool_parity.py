@@ -18,13 +18,12 @@ grows as they go); each makes its own coins from the pools the fixture
 funded. PARITY_CORE_ONLY=1 checks the cases against Core alone.
 """
 import os
-import shutil
 from decimal import Decimal
 
 import pytest
 
 import bitcoind
-from conftest import BUILD, Peerd, PeerClosed, RpcError as CtlError
+from conftest import Peerd, PeerClosed, RpcError as CtlError, save_failure_logs
 from mempool_craft import (
     Coin, Key, Tx, TRUE, P2A, OP_1, OP_2, OP_NOP, OP_IF, OP_ENDIF, OP_DROP, OP_CHECKSIG, OP_CHECKMULTISIG,
     OP_CLTV, OP_NOP10, num, op_return, p2pkh, p2sh, p2wpkh, p2wsh, push, script, taproot_leaf)
@@ -281,12 +280,7 @@ def env(tmp_path_factory):
         e.pools["witv2"] = e.fund([(COIN // 10, bytes([0x52, 32]) + bytes(32))] * 2, ["witv2"] * 2)
         yield e
     except BaseException:
-        dest = os.path.join(BUILD, "test-logs", "mempool_parity")
-        os.makedirs(dest, exist_ok=True)
-        if core is not None and os.path.exists(core.debug_log):
-            shutil.copy(core.debug_log, os.path.join(dest, "core-debug.log"))
-        if e is not None and e.peerd is not None:
-            shutil.copy(e.peerd.log_path, os.path.join(dest, "peerd.log"))
+        save_failure_logs("mempool_parity", core, e.peerd if e is not None else None)
         raise
     finally:
         if e is not None:
