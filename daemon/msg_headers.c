@@ -108,13 +108,8 @@ static void on_getblocks(struct peer *p, const struct proto_locator *l)
 		return;
 	struct proto_inv *inv = &d->out.inv;
 	uint32_t n = (uint32_t)(to - from + 1);
-	if (inv->cap < n) {
-		struct proto_inv_vec *v = xreallocarray(inv->v, n, sizeof(*v));
-		if (!v)
-			return;
-		inv->v = v;
-		inv->cap = n;
-	}
+	if (proto_inv_reserve(inv, n))
+		return;
 	inv->n = 0;
 	for (int32_t h = from; h <= to; h++)
 		inv->v[inv->n++] = (struct proto_inv_vec){.type = PROTO_INV_BLOCK,

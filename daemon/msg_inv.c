@@ -226,14 +226,8 @@ static void mark_requested(struct daemon *d, struct peer *p, struct inv_req *e, 
 static int batch_add(struct daemon *d, const struct proto_inv_vec *v)
 {
 	struct proto_inv *inv = &d->out.inv;
-	if (inv->n == inv->cap) {
-		uint32_t ncap = inv->cap ? inv->cap * 2 : 64;
-		struct proto_inv_vec *n = xreallocarray(inv->v, ncap, sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		inv->v = n;
-		inv->cap = ncap;
-	}
+	if (proto_inv_reserve(inv, inv->n + 1))
+		return -ENOMEM;
 	inv->v[inv->n++] = *v;
 	return 0;
 }

@@ -40,13 +40,8 @@ static void announce_inv(struct peer *p, const struct proto_hash *tip)
 {
 	struct daemon *d = p->d;
 	struct proto_inv *inv = &d->out.inv;
-	if (inv->cap < 1) {
-		struct proto_inv_vec *v = xreallocarray(inv->v, 1, sizeof(*v));
-		if (!v)
-			return;
-		inv->v = v;
-		inv->cap = 1;
-	}
+	if (proto_inv_reserve(inv, 1))
+		return;
 	inv->v[0] = (struct proto_inv_vec){.type = PROTO_INV_BLOCK, .hash = *tip};
 	inv->n = 1;
 	d->out.cmd = PROTO_CMD_INV;

@@ -189,14 +189,8 @@ static void flush_notfound(struct peer *p)
 static void add_notfound(struct daemon *d, const struct proto_inv_vec *v)
 {
 	struct proto_inv *inv = &d->out.inv;
-	if (inv->n == inv->cap) {
-		uint32_t ncap = inv->cap ? inv->cap * 2 : SERVE_INITIAL_CAP;
-		struct proto_inv_vec *n = xreallocarray(inv->v, ncap, sizeof(*n));
-		if (!n)
-			return;
-		inv->v = n;
-		inv->cap = ncap;
-	}
+	if (proto_inv_reserve(inv, inv->n + 1))
+		return;
 	inv->v[inv->n++] = *v;
 }
 

@@ -816,14 +816,8 @@ static bool fill_peer(struct daemon *d, struct peer *p, uint64_t now)
 		struct sync_block *b = &s->win[i];
 		if (b->received || b->peer || b->height > p->avail_height)
 			continue;
-		if (inv->n == inv->cap) {
-			uint32_t ncap = inv->cap ? inv->cap * 2 : SYNC_MAX_INFLIGHT_PER_PEER;
-			struct proto_inv_vec *v = xreallocarray(inv->v, ncap, sizeof(*v));
-			if (!v)
-				break;
-			inv->v = v;
-			inv->cap = ncap;
-		}
+		if (proto_inv_reserve(inv, inv->n + 1))
+			break;
 		inv->v[inv->n++] =
 		    (struct proto_inv_vec){.type = PROTO_INV_WITNESS_BLOCK, .hash = b->hash};
 		b->peer = p->id + 1;

@@ -560,13 +560,8 @@ static void announce(struct peer *p, const struct relay_tx *const *es, uint32_t 
 {
 	struct daemon *d = p->d;
 	struct proto_inv *inv = &d->out.inv;
-	if (inv->cap < n) {
-		struct proto_inv_vec *v = xreallocarray(inv->v, n, sizeof(*v));
-		if (!v)
-			return;
-		inv->v = v;
-		inv->cap = n;
-	}
+	if (proto_inv_reserve(inv, n))
+		return;
 	inv->n = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct proto_hash *h = p->wtxidrelay ? &es[i]->wtxid : &es[i]->txid;

@@ -297,6 +297,12 @@ PROTO_WUR int proto_inv_decode(struct proto_reader *r, struct proto_inv *inv);
  * within PROTO_MAX_INV or a peer will refuse the message.
  */
 void proto_inv_encode(const struct proto_inv *inv, struct proto_writer *w);
+/**
+ * Room for n entries, the first inv->n kept: the list that builders append
+ * to. Grows at least twofold (and to PROTO_INV_MIN_RESERVE), so appending
+ * one at a time is amortised O(1). PROTO_ENOMEM leaves inv as it was.
+ */
+PROTO_WUR int proto_inv_reserve(struct proto_inv *inv, uint32_t n);
 /** Free the entries; inv is then empty and reusable. */
 void proto_inv_release(struct proto_inv *inv);
 /** getheaders/getblocks, max PROTO_MAX_LOCATOR hashes (the handler enforces 101). */

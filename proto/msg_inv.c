@@ -93,6 +93,23 @@ void proto_inv_encode(const struct proto_inv *inv, struct proto_writer *w)
 	}
 }
 
+int proto_inv_reserve(struct proto_inv *inv, uint32_t n)
+{
+	if (n <= inv->cap)
+		return 0;
+	uint32_t ncap = inv->cap > UINT32_MAX / 2 ? UINT32_MAX : inv->cap * 2;
+	if (ncap < PROTO_INV_MIN_RESERVE)
+		ncap = PROTO_INV_MIN_RESERVE;
+	if (ncap < n)
+		ncap = n;
+	struct proto_inv_vec *v = xreallocarray(inv->v, ncap, sizeof(*v));
+	if (!v)
+		return PROTO_ENOMEM;
+	inv->v = v;
+	inv->cap = ncap;
+	return 0;
+}
+
 void proto_inv_release(struct proto_inv *inv)
 {
 	xfree(inv->v);

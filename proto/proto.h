@@ -43,6 +43,8 @@
 #define PROTO_MAX_SIZE 0x02000000u
 /** Entries in inv, getdata, notfound (Core MAX_INV_SZ). */
 #define PROTO_MAX_INV 50000u
+/** The least capacity proto_inv_reserve gives a list that grows (entries). */
+#define PROTO_INV_MIN_RESERVE 64u
 /** Headers in one headers message (Core MAX_HEADERS_RESULTS). */
 #define PROTO_MAX_HEADERS 2000u
 /** Locator hashes the codec accepts in getheaders/getblocks (btcd's). */
