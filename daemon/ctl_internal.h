@@ -31,7 +31,7 @@ struct ctl_chain_ctx {
 typedef void (*ctl_method_fn)(struct daemon *d, json_t *args, struct ctl_result *res);
 /**
  * A chain method: runs on the validation thread. `c` is the chain (never
- * NULL: ctl.c answers for a missing one), `net` the network, `args`
+ * NULL: ctl_request.c answers for a missing one), `net` the network, `args`
  * positional and owned by the job until this returns.
  */
 typedef void (*ctl_chain_fn)(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,

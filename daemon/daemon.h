@@ -893,7 +893,7 @@ void validation_release(struct daemon *d);
 /** "height N" or "height N of M headers (P%)" for STATUS=. Loop thread. */
 void validation_status(const struct daemon *d, char *out, size_t len);
 
-/* ---- ctl.c / ctl_methods.c: the control socket ------------------------- */
+/* ---- ctl.c / ctl_request.c / ctl_methods.c: the control socket --------- */
 
 struct ctl_client;
 
