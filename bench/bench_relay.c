@@ -2,7 +2,7 @@
  * bench/bench_relay.c: RelayFanout125, one transaction announced to 125
  * peers, in process.
  *
- * Unlike bench_daemon.c's rows, which drive a peerd child, this one runs
+ * Unlike bench_daemon_*.c's rows, which drive a peerd child, this one runs
  * peerd's relay code inside the benchmark (daemon/ is linked in), so the
  * loop's CPU is the benchmark thread's own: 125 handshaken peers on
  * socketpairs (their far ends drained as the benchmark goes; every third

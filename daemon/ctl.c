@@ -1,6 +1,9 @@
 /*
  * daemon/ctl.c: the control socket server: newline-delimited JSON-RPC 2.0
- * on a Unix socket, served on the loop thread.
+ * on a Unix socket, served on the loop thread. This file is the
+ * connection side: the socket, each client's reads and writes, and the
+ * limits and turns that keep one client from starving the others or the
+ * daemon. What a line of requests means is ctl_request.c's.
  *
  * Socket: <netdir>/control.sock (the network's directory in the datadir), or controlsocket=;
  * created with mode 0600 (umask around bind, then chmod). At startup an existing socket file that
@@ -8,22 +11,12 @@
  * leftover) is replaced; one that answers means another peerd is running,
  * a clear startup error; anything else at that path is left alone and is
  * also an error. The file is removed at shutdown.
- *
- * Protocol: one request per line; a batch (JSON array) is answered with an
- * array; a request without "id" is a notification and gets no reply, as
- * the spec says. A line that is not JSON gets -32700 and the connection is
- * closed after the reply, as does a line longer than CTL_MAX_LINE (-32600):
- * a client that does not speak the protocol cannot be resynchronised.
- * Every other error (-32600 invalid request, -32601 unknown method, -32602
- * bad params, application errors) leaves the connection open. Other
- * clients and the daemon are never affected by one client's input.
  */
 #include "daemon/ctl_internal.h"
 
 #include <errno.h>
 #include <grp.h>
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -50,12 +43,6 @@
 /** A client over CTL_MAX_QUEUED whose replies make no progress this long is dropped. */
 #define CTL_WRITE_STALL_MS 10000u
 /**
- * Reply bytes queued to all clients together: over it, the client with the
- * most queued is dropped. Two of the largest replies (a getblock of a
- * 4 MB block is 8 MB of hex) always fit.
- */
-#define CTL_MAX_QUEUED_TOTAL (64u << 20)
-/**
  * Read buffers of all clients together. One line may be CTL_MAX_LINE (8
  * MB): a few such requests fit at once; past it, the client holding the
  * largest buffer goes.
@@ -63,8 +50,6 @@
 #define CTL_MAX_READ_TOTAL (4u * (CTL_MAX_LINE + CTL_READ_CHUNK))
 /** A read buffer larger than this is freed once empty (a submitblock's 8 MB). */
 #define CTL_KEEP_BUFFER (64u * 1024u)
-
-struct ctl_line;
 
 struct ctl_client {
 	uv_pipe_t pipe;
@@ -87,92 +72,12 @@ struct ctl_client {
 	uint64_t wrote_ms;  /**< loop time a reply was last written (or queued into empty) */
 };
 
-/*
- * One request line being answered: a reply slot per request, filled in
- * request order by loop methods at once and by chain methods when their
- * job comes back. The line, not the client, is what a job points to: a
- * client that closes only clears `c`, and the last job to finish frees the
- * line, so a result that arrives after the client left is dropped safely.
- */
-struct ctl_line {
-	struct ctl_client *c; /**< NULL: no client (ctl_reply) or it is gone */
-	json_t **slots;       /**< replies by request; NULL: none (notification, OOM) */
-	size_t n;
-	bool batch;
-	unsigned flags;       /**< enum ctl_reply_flags so far */
-	uint32_t outstanding; /**< chain jobs not yet back */
-	json_t *v;            /**< the parsed line while requests remain, else NULL */
-	size_t next;          /**< the next request to start */
-	/* A client's replies are kept as text (a getstats tree is ~10x its
-	 * text): texts[k] replaces slots[k] as soon as it is made. */
-	struct daemon *d;
-	char **texts;      /**< NULL without a client (ctl_reply keeps trees) */
-	size_t text_bytes; /**< counted in d->ctl.line_bytes */
-};
-
-/* A chain method's request on its way to the validation thread and back. */
-struct ctl_job {
-	struct val_job base; /* first: the validation queue links it */
-	struct ctl_line *line;
-	size_t slot;
-	json_t *id; /**< loop thread only; NULL for a notification */
-	const struct ctl_method *m;
-	struct ctl_chain_ctx ctx;
-	json_t *args; /**< a deep copy: the validation thread's until the work is done */
-	struct ctl_result res;
-	bool legacy; /**< a JSON-RPC 1.0 request: answered in its shape */
-	/* On d->ctl.inflight from its post until it is back: getrpcinfo lists it. */
-	struct ctl_job *in_prev, *in_next;
-	uint64_t start_ns; /**< uv_hrtime() at the post */
-};
-
-static void inflight_add(struct daemon *d, struct ctl_job *j)
-{
-	j->start_ns = uv_hrtime();
-	j->in_prev = NULL;
-	j->in_next = d->ctl.inflight;
-	if (j->in_next)
-		j->in_next->in_prev = j;
-	d->ctl.inflight = j;
-}
-
-static void inflight_remove(struct daemon *d, struct ctl_job *j)
-{
-	if (j->in_prev)
-		j->in_prev->in_next = j->in_next;
-	else if (d->ctl.inflight == j)
-		d->ctl.inflight = j->in_next;
-	if (j->in_next)
-		j->in_next->in_prev = j->in_prev;
-	j->in_prev = j->in_next = NULL;
-}
-
-json_t *ctl_active_commands(const struct daemon *d, const char *current, uint64_t current_ns)
-{
-	json_t *a = json_array();
-	uint64_t now = uv_hrtime();
-	if (a && current)
-		json_array_append_new(a, json_pack("{s:s, s:I}", "method", current, "duration",
-		                                   (json_int_t)((now - current_ns) / 1000u)));
-	/* Oldest first, as they were posted: the list is newest first. */
-	const struct ctl_job *last = d->ctl.inflight;
-	while (last && last->in_next)
-		last = last->in_next;
-	for (const struct ctl_job *j = last; a && j; j = j->in_prev)
-		json_array_append_new(a, json_pack("{s:s, s:I}", "method", j->m->name, "duration",
-		                                   (json_int_t)((now - j->start_ns) / 1000u)));
-	return a;
-}
-
 struct ctl_wreq {
 	uv_write_t req;
 	struct ctl_client *c;
 	size_t len;
 	char data[];
 };
-
-static void line_free(struct ctl_line *L);
-static void slot_pack(struct ctl_line *L, size_t k);
 
 static void ready_remove(struct ctl_client *c)
 {
@@ -198,7 +103,7 @@ static void client_close_cb(uv_handle_t *h)
 	if (c->line && c->line->outstanding)
 		c->line->c = NULL; /* its jobs finish and free it without us */
 	else if (c->line)
-		line_free(c->line);
+		ctl_line_free(c->line);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -222,9 +127,6 @@ static void client_close(struct ctl_client *c)
 
 static void process(struct ctl_client *c);
 static void ready_add(struct ctl_client *c);
-static void line_step(struct daemon *d, struct ctl_line *L, size_t max);
-static void turn_cb(uv_idle_t *h);
-static void drop_largest_queue(struct daemon *d);
 static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
 static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 
@@ -285,7 +187,7 @@ static void write_cb(uv_write_t *req, int status)
 
 /* All clients' replies are over CTL_MAX_QUEUED_TOTAL: the client with the
  * most queued (one not reading its replies, as a rule) goes. */
-static void drop_largest_queue(struct daemon *d)
+void ctl_drop_largest_queue(struct daemon *d)
 {
 	struct ctl_client *victim = NULL;
 	size_t most = 0;
@@ -352,392 +254,7 @@ static void send_text(struct ctl_client *c, char *s, size_t n)
 	c->queued += w->len;
 	c->d->ctl.queued += w->len;
 	if (c->d->ctl.queued + c->d->ctl.line_bytes > CTL_MAX_QUEUED_TOTAL)
-		drop_largest_queue(c->d);
-}
-
-static json_t *error_obj(json_t *id, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* {"jsonrpc":"2.0","error":{...},"id":id}; takes the reference to id (NULL: null). */
-static json_t *error_obj(json_t *id, int code, const char *fmt, ...)
-{
-	char msg[2048]; /* as ctl_result.err_msg */
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return json_pack("{s:s, s:{s:i, s:s}, s:o}", "jsonrpc", "2.0", "error", "code", code,
-	                 "message", msg, "id", id ? id : json_null());
-}
-
-/* A method's outcome as a response for `id` (borrowed), or NULL for a notification. */
-static json_t *response(json_t *id, bool notification, struct ctl_result *res, unsigned *flags)
-{
-	if (res->stop)
-		*flags |= CTL_REPLY_STOP;
-	if (notification) {
-		json_decref(res->result);
-		return NULL;
-	}
-	if (res->err_code) {
-		json_decref(res->result);
-		return error_obj(json_incref(id), res->err_code, "%s", res->err_msg);
-	}
-	return json_pack("{s:s, s:o, s:O}", "jsonrpc", "2.0", "result",
-	                 res->result ? res->result : json_null(), "id", id ? id : json_null());
-}
-
-/*
- * A JSON-RPC 1.0 reply, as Core gives one (its curl examples send 1.0):
- * both "result" and "error", one of them null, and no "jsonrpc".
- */
-static json_t *legacy_shape(json_t *r)
-{
-	if (!r)
-		return NULL;
-	json_object_del(r, "jsonrpc");
-	if (!json_object_get(r, "result"))
-		json_object_set_new(r, "result", json_null());
-	if (!json_object_get(r, "error"))
-		json_object_set_new(r, "error", json_null());
-	return r;
-}
-
-/* ---- chain methods: a job to the validation thread ------------------------ */
-
-static void line_finish(struct daemon *d, struct ctl_line *L);
-
-/* Validation thread. */
-static void job_work(struct chain *chain, struct val_job *vj)
-{
-	struct ctl_job *j = (struct ctl_job *)vj;
-	if (!chain)
-		ctl_fail(&j->res, CTL_MISC_ERROR, "the chain is not loaded");
-	else
-		j->m->chain_fn(chain, &j->ctx, j->args, &j->res);
-	json_decref(j->args);
-	j->args = NULL;
-}
-
-/* Loop thread: the result goes into its slot; the last one answers the line. */
-static void job_done(struct daemon *d, struct val_job *vj)
-{
-	struct ctl_job *j = (struct ctl_job *)vj;
-	struct ctl_line *L = j->line;
-	if (vj->cancelled) {
-		json_decref(j->args);
-		ctl_fail(&j->res, CTL_MISC_ERROR, "peerd is shutting down");
-	} else if (j->m->finish && !j->res.err_code) {
-		j->m->finish(d, NULL, &j->res);
-	}
-	json_t *r = response(j->id, !j->id, &j->res, &L->flags);
-	if (j->legacy)
-		r = legacy_shape(r);
-	if (j->id) {
-		L->slots[j->slot] = r;
-		slot_pack(L, j->slot);
-	}
-	json_decref(j->id);
-	inflight_remove(d, j);
-	xfree(j);
-	if (d->ctl.jobs)
-		d->ctl.jobs--;
-	if (d->ctl.ready && d->ctl.turn_init)
-		(void)uv_idle_start(&d->ctl.turn, turn_cb);
-	/* Done when every request started and every job is back (or
-	 * the client left: requests not started are never answered). */
-	if (--L->outstanding == 0 && (L->next == L->n || !L->c))
-		line_finish(d, L);
-}
-
-/* Post m to the validation thread for slot `slot`; false (res set) when it cannot go. */
-static bool post_chain(struct daemon *d, struct ctl_line *L, size_t slot,
-                       const struct ctl_method *m, json_t *id, json_t *params, bool legacy,
-                       struct ctl_result *res)
-{
-	json_t *args = ctl_positional(m, params, res);
-	if (!args) {
-		if (!res->err_code)
-			ctl_fail(res, CTL_INTERNAL_ERROR, "out of memory");
-		return false;
-	}
-	if (!ctl_check_count(m, args, res)) {
-		json_decref(args);
-		return false;
-	}
-	struct ctl_job *j = xcalloc(1, sizeof(*j));
-	/* A deep copy: nothing the loop holds is shared with the thread
-	 * (jansson's reference counts are not meant for two threads). */
-	json_t *copy = j ? json_deep_copy(args) : NULL;
-	json_decref(args);
-	if (!copy) {
-		xfree(j);
-		ctl_fail(res, CTL_INTERNAL_ERROR, "out of memory");
-		return false;
-	}
-	j->base.work = job_work;
-	j->base.done = job_done;
-	j->line = L;
-	j->slot = slot;
-	j->id = id ? json_incref(id) : NULL;
-	j->m = m;
-	j->ctx.net = d->params;
-	j->ctx.netdir = validation_netdir(d);
-	j->ctx.interrupt = &d->val.interrupt;
-	j->args = copy;
-	j->legacy = legacy;
-	inflight_add(d, j);
-	if (validation_post(d, &j->base)) {
-		inflight_remove(d, j);
-		json_decref(copy);
-		json_decref(j->id);
-		xfree(j);
-		ctl_fail(res, CTL_MISC_ERROR, "peerd is shutting down");
-		return false;
-	}
-	L->outstanding++;
-	if (L->c)
-		d->ctl.jobs++;
-	return true;
-}
-
-/* One request object: its reply into L->slots[slot] now, or a chain job that fills it later. */
-static void handle_request(struct daemon *d, struct ctl_line *L, size_t slot, json_t *req)
-{
-	json_t **out = &L->slots[slot];
-	if (!json_is_object(req)) {
-		*out = error_obj(NULL, CTL_INVALID_REQUEST,
-		                 "Invalid Request: a request must be a JSON object");
-		return;
-	}
-	json_t *id = json_object_get(req, "id");
-	bool notification = id == NULL;
-	if (id && !json_is_string(id) && !json_is_integer(id) && !json_is_real(id) &&
-	    !json_is_null(id)) {
-		*out = error_obj(NULL, CTL_INVALID_REQUEST,
-		                 "Invalid Request: id must be a string, a number or null");
-		return;
-	}
-	json_t *ver = json_object_get(req, "jsonrpc");
-	bool legacy = json_is_string(ver) && strcmp(json_string_value(ver), "1.0") == 0;
-	if (ver && !legacy &&
-	    (!json_is_string(ver) || strcmp(json_string_value(ver), "2.0") != 0)) {
-		*out = error_obj(json_incref(id), CTL_INVALID_REQUEST,
-		                 "Invalid Request: jsonrpc must be \"2.0\" or \"1.0\"");
-		return;
-	}
-	json_t *method = json_object_get(req, "method");
-	if (!json_is_string(method)) {
-		*out = error_obj(json_incref(id), CTL_INVALID_REQUEST,
-		                 "Invalid Request: method must be a string");
-		return;
-	}
-	json_t *params = json_object_get(req, "params");
-	if (params && !json_is_array(params) && !json_is_object(params) && !json_is_null(params)) {
-		*out = error_obj(json_incref(id), CTL_INVALID_PARAMS,
-		                 "Invalid params: params must be an array or an object");
-		return;
-	}
-	if (json_is_null(params))
-		params = NULL;
-
-	struct ctl_result res;
-	memset(&res, 0, sizeof(res));
-	const char *name = json_string_value(method);
-	DLOG_DBG(&d->log, DLOG_CTL, "request %s", name);
-	const struct ctl_method *m = ctl_method_lookup(name);
-	/* A chain method goes to the validation thread when there is one and
-	 * a client to answer later; a loop method (or a chain method that
-	 * has a loop fallback) runs here and now. */
-	if (m && m->chain_fn && L->c && d->val.started) {
-		if (post_chain(d, L, slot, m, notification ? NULL : id, params, legacy, &res))
-			return;
-	} else {
-		ctl_call(d, name, params, &res);
-	}
-	*out = response(id, notification, &res, &L->flags);
-	if (legacy)
-		*out = legacy_shape(*out);
-}
-
-static void line_free(struct ctl_line *L)
-{
-	json_decref(L->v);
-	if (L->texts) {
-		for (size_t i = 0; i < L->n; i++)
-			xfree(L->texts[i]);
-		xfree(L->texts);
-		L->d->ctl.line_bytes -= L->text_bytes;
-	}
-	for (size_t i = 0; i < L->n; i++)
-		json_decref(L->slots[i]);
-	xfree(L->slots);
-	xfree(L);
-}
-
-/* The reply to a finished line: the single response, or the batch's array
- * of responses in request order (none at all for notifications only). */
-/* A client line's reply k as text, now (its tree goes). */
-static void slot_pack(struct ctl_line *L, size_t k)
-{
-	if (!L->texts || !L->slots[k])
-		return;
-	char *t = json_format(L->slots[k], JSON_COMPACT);
-	json_decref(L->slots[k]);
-	L->slots[k] = NULL;
-	if (!t)
-		return; /* out of memory: that reply is lost, as in send_json */
-	size_t n = strlen(t);
-	L->texts[k] = t;
-	L->text_bytes += n;
-	L->d->ctl.line_bytes += n;
-	if (L->d->ctl.queued + L->d->ctl.line_bytes > CTL_MAX_QUEUED_TOTAL)
-		drop_largest_queue(L->d);
-}
-
-/* A client line's reply as one text (xmalloc'd, *len bytes), or NULL for none. */
-static char *line_text(struct ctl_line *L, size_t *len)
-{
-	size_t total = 2, count = 0;
-	for (size_t i = 0; i < L->n; i++) {
-		if (L->texts[i]) {
-			total += strlen(L->texts[i]) + 1;
-			count++;
-		}
-	}
-	if (!count)
-		return NULL;
-	if (!L->batch) {
-		char *t = L->texts[0];
-		L->texts[0] = NULL;
-		*len = strlen(t);
-		L->text_bytes -= *len;
-		L->d->ctl.line_bytes -= *len;
-		return t;
-	}
-	char *out = xmalloc(total);
-	if (!out)
-		return NULL;
-	size_t at = 0;
-	out[at++] = '[';
-	for (size_t i = 0; i < L->n; i++) {
-		if (!L->texts[i])
-			continue;
-		if (at > 1)
-			out[at++] = ',';
-		size_t n = strlen(L->texts[i]);
-		memcpy(out + at, L->texts[i], n);
-		at += n;
-	}
-	out[at++] = ']';
-	*len = at;
-	return out;
-}
-
-static json_t *line_assemble(struct ctl_line *L)
-{
-	if (!L->batch) {
-		json_t *r = L->slots[0];
-		L->slots[0] = NULL;
-		return r;
-	}
-	json_t *a = json_array();
-	for (size_t i = 0; a && i < L->n; i++) {
-		if (L->slots[i])
-			json_array_append(a, L->slots[i]);
-	}
-	if (a && !json_array_size(a)) {
-		json_decref(a);
-		a = NULL;
-	}
-	return a;
-}
-
-/* Start up to `max` more of L's requests; the parsed line goes once all started. */
-static void line_step(struct daemon *d, struct ctl_line *L, size_t max)
-{
-	for (; max && L->next < L->n; max--, L->next++) {
-		handle_request(d, L, L->next, L->batch ? json_array_get(L->v, L->next) : L->v);
-		slot_pack(L, L->next);
-	}
-	if (L->next == L->n) {
-		json_decref(L->v);
-		L->v = NULL;
-	}
-}
-
-/*
- * Start answering one line (len bytes, no newline) for client c (NULL:
- * chain methods cannot wait, see handle_request). Returns the line when
- * chain jobs are still out (it is then answered by line_finish), else
- * NULL with the reply in *reply (NULL: nothing to write) and *flags set.
- */
-static struct ctl_line *line_start(struct daemon *d, struct ctl_client *c, const char *text,
-                                   size_t len, json_t **reply, unsigned *flags)
-{
-	*flags = 0;
-	*reply = NULL;
-	size_t i = 0;
-	while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r'))
-		i++;
-	if (i == len)
-		return NULL; /* blank line */
-	json_error_t jerr;
-	json_t *v = json_loadb(text, len, JSON_DECODE_ANY, &jerr);
-	if (!v) {
-		*flags |= CTL_REPLY_CLOSE;
-		*reply = error_obj(NULL, CTL_PARSE_ERROR, "Parse error: %s (column %d)", jerr.text,
-		                   jerr.column);
-		return NULL;
-	}
-	bool batch = json_is_array(v);
-	size_t n = batch ? json_array_size(v) : 1;
-	if (batch && n == 0) {
-		json_decref(v);
-		*reply = error_obj(NULL, CTL_INVALID_REQUEST, "Invalid Request: empty batch");
-		return NULL;
-	}
-	if (batch && n > CTL_MAX_BATCH) {
-		json_decref(v);
-		*reply =
-		    error_obj(NULL, CTL_INVALID_REQUEST,
-		              "Invalid Request: batch of %zu requests (max %u)", n, CTL_MAX_BATCH);
-		return NULL;
-	}
-	struct ctl_line *L = xcalloc(1, sizeof(*L));
-	if (L)
-		L->slots = xcalloc(n, sizeof(*L->slots));
-	if (!L || !L->slots) {
-		xfree(L);
-		json_decref(v);
-		return NULL;
-	}
-	L->c = c;
-	L->n = n;
-	L->batch = batch;
-	L->v = v;
-	L->d = d;
-	if (c && !(L->texts = xcalloc(n, sizeof(*L->texts)))) {
-		line_free(L);
-		return NULL;
-	}
-	/* A client's line goes a request at a time, in turn with other
-	 * clients (line_continue); without a client, all at once. */
-	if (c)
-		return L;
-	line_step(d, L, n);
-	*flags = L->flags;
-	*reply = line_assemble(L);
-	line_free(L);
-	return NULL;
-}
-
-json_t *ctl_reply(struct daemon *d, const char *line, size_t len, unsigned *flags)
-{
-	json_t *r;
-	struct ctl_line *L = line_start(d, NULL, line, len, &r, flags);
-	(void)L; /* without a client nothing is posted: never pending */
-	return r;
+		ctl_drop_largest_queue(c->d);
 }
 
 /* Write a line's reply and act on its flags. */
@@ -769,18 +286,18 @@ static void deliver(struct ctl_client *c, json_t *r, unsigned flags)
 	deliver_text(c, s, s ? strlen(s) : 0, flags);
 }
 
-static void line_finish(struct daemon *d, struct ctl_line *L)
+void ctl_line_finish(struct daemon *d, struct ctl_line *L)
 {
 	(void)d;
 	struct ctl_client *c = L->c;
 	unsigned flags = L->flags;
 	if (!c) {
-		line_free(L); /* the client left: nobody to answer */
+		ctl_line_free(L); /* the client left: nobody to answer */
 		return;
 	}
 	size_t len = 0;
-	char *text = c->closing ? NULL : line_text(L, &len);
-	line_free(L);
+	char *text = c->closing ? NULL : ctl_line_text(L, &len);
+	ctl_line_free(L);
 	c->line = NULL;
 	if (c->closing) {
 		xfree(text);
@@ -804,7 +321,7 @@ static void line_finish(struct daemon *d, struct ctl_line *L)
 static void line_continue(struct ctl_client *c)
 {
 	struct ctl_line *L = c->line;
-	line_step(c->d, L, CTL_REQUESTS_PER_TURN);
+	ctl_line_step(c->d, L, CTL_REQUESTS_PER_TURN);
 	if (L->next < L->n) {
 		ready_add(c);
 		update_reading(c);
@@ -814,14 +331,14 @@ static void line_continue(struct ctl_client *c)
 		update_reading(c);
 		return;
 	}
-	line_finish(c->d, L);
+	ctl_line_finish(c->d, L);
 }
 
 static void handle_line(struct ctl_client *c, const char *line, size_t len)
 {
 	unsigned flags;
 	json_t *r;
-	struct ctl_line *L = line_start(c->d, c, line, len, &r, &flags);
+	struct ctl_line *L = ctl_line_start(c->d, c, line, len, &r, &flags);
 	if (L) {
 		c->line = L;
 		line_continue(c);
@@ -842,12 +359,12 @@ static void ready_add(struct ctl_client *c)
 	c->ready = true;
 	c->next_ready = NULL;
 	if (s->turn_init)
-		(void)uv_idle_start(&s->turn, turn_cb);
+		(void)uv_idle_start(&s->turn, ctl_turn_cb);
 }
 
 /* One request line of every ready client, in turn: a client with a
  * backlog of heavy batches gets one line per loop turn, like any other. */
-static void turn_cb(uv_idle_t *h)
+void ctl_turn_cb(uv_idle_t *h)
 {
 	struct daemon *d = h->data;
 	struct ctl_server *s = &d->ctl;
@@ -925,9 +442,9 @@ static void process(struct ctl_client *c)
 	 * (a paused client may have many complete lines buffered). */
 	if (!c->close_after_write && c->len > CTL_MAX_LINE &&
 	    !memchr(c->buf, '\n', CTL_MAX_LINE + 1)) {
-		send_json(c, error_obj(NULL, CTL_INVALID_REQUEST,
-		                       "Invalid Request: request line longer than %u bytes",
-		                       CTL_MAX_LINE));
+		send_json(c, ctl_error_obj(NULL, CTL_INVALID_REQUEST,
+		                           "Invalid Request: request line longer than %u bytes",
+		                           CTL_MAX_LINE));
 		c->close_after_write = true;
 	}
 	/* EOF: once every complete line is answered, a last request without

@@ -4,7 +4,8 @@
  *
  * A method runs either on the loop thread (`fn`) or on the validation
  * thread (`chain_fn`, with the chain; then `finish`, if any, on the loop
- * thread with the result so far). ctl.c decides which by the entry alone.
+ * thread with the result so far). ctl_request.c decides which by the entry
+ * alone.
  */
 #ifndef PEERD_DAEMON_CTL_INTERNAL_H
 #define PEERD_DAEMON_CTL_INTERNAL_H
@@ -30,7 +31,7 @@ struct ctl_chain_ctx {
 typedef void (*ctl_method_fn)(struct daemon *d, json_t *args, struct ctl_result *res);
 /**
  * A chain method: runs on the validation thread. `c` is the chain (never
- * NULL: ctl.c answers for a missing one), `net` the network, `args`
+ * NULL: ctl_request.c answers for a missing one), `net` the network, `args`
  * positional and owned by the job until this returns.
  */
 typedef void (*ctl_chain_fn)(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
@@ -86,7 +87,7 @@ void ctl_ok(struct ctl_result *res, json_t *v);
 json_t *ctl_arg(json_t *args, size_t i);
 
 /**
- * getrpcinfo's active_commands (ctl.c): `current` (the loop method running
+ * getrpcinfo's active_commands (ctl_request.c): `current` (the loop method running
  * now, started at uv_hrtime() `current_ns`; NULL for none) and every chain
  * call posted to the validation thread and not back, oldest first, each
  * {method, duration in microseconds}. A new reference (NULL: no memory). Loop thread.
@@ -135,4 +136,75 @@ void ctl_package_reason(const struct chain_package_state *st, char *buf, size_t 
 /** submitpackage (ctl_package.c): a chain method in the mempool table. */
 void ctl_m_submitpackage(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                          struct ctl_result *res);
+/* ---- between the connection (ctl.c) and its requests (ctl_request.c) ---- */
+/**
+ * Reply bytes queued to all clients together: over it, the client with the
+ * most queued is dropped. Two of the largest replies (a getblock of a
+ * 4 MB block is 8 MB of hex) always fit.
+ */
+#define CTL_MAX_QUEUED_TOTAL (64u << 20)
+
+struct ctl_client;
+
+/*
+ * One request line being answered: a reply slot per request, filled in
+ * request order by loop methods at once and by chain methods when their
+ * job comes back. The line, not the client, is what a job points to: a
+ * client that closes only clears `c`, and the last job to finish frees the
+ * line, so a result that arrives after the client left is dropped safely.
+ */
+struct ctl_line {
+	struct ctl_client *c; /**< NULL: no client (ctl_reply) or it is gone */
+	json_t **slots;       /**< replies by request; NULL: none (notification, OOM) */
+	size_t n;
+	bool batch;
+	unsigned flags;       /**< enum ctl_reply_flags so far */
+	uint32_t outstanding; /**< chain jobs not yet back */
+	json_t *v;            /**< the parsed line while requests remain, else NULL */
+	size_t next;          /**< the next request to start */
+	/* A client's replies are kept as text (a getstats tree is ~10x its
+	 * text): texts[k] replaces slots[k] as soon as it is made. */
+	struct daemon *d;
+	char **texts;      /**< NULL without a client (ctl_reply keeps trees) */
+	size_t text_bytes; /**< counted in d->ctl.line_bytes */
+};
+
+/**
+ * Start answering one line (len bytes, no newline) for client c (NULL:
+ * chain methods cannot wait; ctl_reply). Returns the line when requests
+ * or chain jobs remain (c->line; ctl_line_step goes on with it and
+ * ctl_line_finish answers it), else NULL with the reply in *reply (a new
+ * reference; NULL: nothing to write) and *flags set. Loop thread
+ * (ctl_request.c).
+ */
+struct ctl_line *ctl_line_start(struct daemon *d, struct ctl_client *c, const char *text,
+                                size_t len, json_t **reply, unsigned *flags);
+/** Start up to `max` more of L's requests; loop methods answer at once. Loop thread. */
+void ctl_line_step(struct daemon *d, struct ctl_line *L, size_t max);
+/**
+ * A client line's reply as one text (xmalloc'd, the caller's; *len bytes),
+ * or NULL for none (notifications only, or out of memory). Loop thread.
+ */
+char *ctl_line_text(struct ctl_line *L, size_t *len);
+/** Free L, its replies and its parsed line (not its client). Loop thread. */
+void ctl_line_free(struct ctl_line *L);
+/**
+ * {"jsonrpc":"2.0","error":{code, message},"id":id} (a new reference;
+ * NULL: no memory); takes the reference to id (NULL: null). Any thread.
+ */
+json_t *ctl_error_obj(json_t *id, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/**
+ * Every request of L started and every chain job back: write its reply to
+ * its client (or free it when the client left) and let the client go on
+ * (ctl.c). Frees L. Loop thread.
+ */
+void ctl_line_finish(struct daemon *d, struct ctl_line *L);
+/** The turn idle callback: one line of each ready client (ctl.c). Loop thread. */
+void ctl_turn_cb(uv_idle_t *h);
+/**
+ * All clients' queued and pending reply bytes are over
+ * CTL_MAX_QUEUED_TOTAL: close the client holding the most (ctl.c). Loop thread.
+ */
+void ctl_drop_largest_queue(struct daemon *d);
 #endif
