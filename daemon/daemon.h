@@ -653,7 +653,11 @@ struct sync_state {
 	uint64_t sendheaders_sent;
 	/** Validation thread only: every peer's presync. */
 	struct hsync_table hsync;
-	/** Sync jobs posted and not yet started (both threads). */
+	/**
+	 * Sync jobs posted and not yet started that bring a window (headers,
+	 * block, refresh; not forget), both threads: a job skips its window
+	 * only while one of these is behind it.
+	 */
 	_Atomic uint32_t jobs_queued;
 	uint32_t window_skips; /**< validation thread: jobs since the last window */
 };

@@ -242,7 +242,6 @@ static void headers_work(struct chain *c, struct val_job *j)
 static void forget_work(struct chain *c, struct val_job *j)
 {
 	struct sync_job *sj = (struct sync_job *)j;
-	atomic_fetch_sub(&sj->d->sync.jobs_queued, 1);
 	(void)c;
 	hsync_forget(&sj->d->sync.hsync, sj->peer_id);
 }
@@ -337,9 +336,14 @@ static int post(struct daemon *d, struct sync_job *sj)
 {
 	fill_peers(d, sj);
 	sj->d = d;
-	atomic_fetch_add(&d->sync.jobs_queued, 1);
+	/* A forget job brings no window: a job before it that skipped its
+	 * window counting on it would leave the download stopped. */
+	bool brings_window = sj->kind != SYNC_JOB_FORGET;
+	if (brings_window)
+		atomic_fetch_add(&d->sync.jobs_queued, 1);
 	if (validation_post(d, &sj->job)) {
-		atomic_fetch_sub(&d->sync.jobs_queued, 1);
+		if (brings_window)
+			atomic_fetch_sub(&d->sync.jobs_queued, 1);
 		job_free(sj);
 		return -ESHUTDOWN;
 	}

@@ -1,0 +1,192 @@
+/*
+ * tests/unit/test_daemon_sync.c: block download (daemon/sync.c) against a
+ * real regtest chain on the validation thread, with peers on socketpairs.
+ *
+ * Guards the forget-job window bug (fixed in f592078): a sync job skips its
+ * download window while more sync jobs wait behind it, counting on a later
+ * one to bring it. The forget job a peer's disconnect posts brings none, so
+ * it must not count: when it did, a headers job queued just ahead of a
+ * disconnect skipped its window and no block was ever asked for (headers
+ * accepted, no getdata: the test_sync_serve flake).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdint.h>
+
+#include "chain/chain.h"
+#include "tests/unit/test_daemon_fixture.h"
+#include "tests/unit/testutil.h"
+#include "tests/unit/testutil_chain.h"
+
+/** Headers peer A sends: a chain from genesis it claims in its version. */
+#define N_HEADERS 3u
+/** How long the loop may take to turn the queued jobs into a getdata. */
+#define WAIT_MS 5000u
+
+/* A fixture with a chain opened in its datadir, as peerd's startup does. */
+static int setup(void **state)
+{
+	struct tf *t = tf_new();
+	/* Raised to chain/'s minimum: a regtest chain of four blocks needs no more. */
+	t->conf.dbcache_mib = 0;
+	t->conf.par = 1;
+	assert_int_equal(validation_open(t->d), 0);
+	*state = t;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct tf *t = *state;
+	char cmd[128];
+	/* The chain's files live in subdirectories tf_free's flat clean-up
+	 * leaves behind. */
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->dir);
+	tf_free(t);
+	assert_int_equal(system(cmd), 0);
+	return 0;
+}
+
+/* Header i of a chain on top of prev, mined at regtest's difficulty. */
+static void make_header(struct proto_block_header *h, const struct proto_hash *prev, uint32_t i,
+                        const struct proto_params *p)
+{
+	memset(h, 0, sizeof(*h));
+	h->version = 0x20000000;
+	h->prev = *prev;
+	h->merkle_root = tf_hash(0x5a, i);
+	/* Recent, one minute apart: a chain a Core node would send today. */
+	h->time = (uint32_t)time(NULL) - 3600u + 60u * i;
+	h->bits = p->pow_limit_bits;
+	tu_grind(h, p);
+}
+
+/* An outbound full node claiming `height`, through the whole handshake. */
+static struct peer *outbound_full_node(struct tf *t, const char *addr, int32_t height)
+{
+	struct peer *p = tf_peer(t, false, addr);
+	p->state = PEER_HANDSHAKE;
+	p->got_version = p->sent_version = p->handshake_done = false;
+	p->version = 0;
+	p->services = 0;
+	/* What peer_start does for an outbound connection once it is up. */
+	handshake_send_version(p);
+	struct proto_msg m;
+	proto_msg_init(&m);
+	m.cmd = PROTO_CMD_VERSION;
+	m.version.version = PROTO_VERSION;
+	m.version.services = PROTO_NODE_NETWORK | PROTO_NODE_WITNESS;
+	m.version.timestamp = (int64_t)time(NULL);
+	m.version.nonce = 0x0102030405060708ull;
+	snprintf(m.version.user_agent, sizeof(m.version.user_agent), "/test:1.0/");
+	m.version.user_agent_len = (uint32_t)strlen(m.version.user_agent);
+	m.version.start_height = height;
+	m.version.relay = true;
+	struct proto_writer w;
+	proto_writer_init(&w);
+	tf_msg_frame(t, &w, &m);
+	tf_frame(t, &w, "verack", NULL, 0);
+	assert_int_equal(tf_feed(p, w.buf, w.len, SIZE_MAX), w.len);
+	proto_writer_release(&w);
+	proto_msg_release(&m);
+	assert_int_equal(p->state, PEER_ACTIVE);
+	assert_int_equal(p->start_height, height);
+	return p;
+}
+
+static uint64_t posted(struct tf *t)
+{
+	uv_mutex_lock(&t->d->val.mu);
+	uint64_t n = t->d->val.posted;
+	uv_mutex_unlock(&t->d->val.mu);
+	return n;
+}
+
+/*
+ * A's headers and B's disconnect are queued together (the validation thread
+ * held): the headers job runs first with the forget job still behind it,
+ * and the loop must still ask A for the three blocks.
+ */
+static void test_headers_before_disconnect_start_download(void **state)
+{
+	struct tf *t = *state;
+	const struct proto_params *params = t->d->params;
+	struct peer *a = outbound_full_node(t, TF_ADDR, (int32_t)N_HEADERS);
+	struct peer *b = tf_peer(t, true, "203.0.113.8:18444");
+	uint64_t a_id = a->id, b_id = b->id;
+	struct tf_sent s;
+	/* The handshake's own getheaders to the one full node (from genesis). */
+	tf_read_sent(t, a_id, &s);
+	assert_int_equal(s.count[PROTO_CMD_GETHEADERS], 1);
+	assert_int_equal(s.count[PROTO_CMD_GETDATA], 0);
+	tf_sent_free(&s);
+
+	struct proto_block_header hdr[N_HEADERS];
+	struct proto_hash hash[N_HEADERS];
+	for (uint32_t i = 0; i < N_HEADERS; i++) {
+		make_header(&hdr[i], i ? &hash[i - 1] : &params->genesis_hash, i, params);
+		proto_block_header_hash(&hdr[i], &hash[i]);
+	}
+
+	validation_hold(t->d, true);
+	uint64_t before = posted(t);
+	struct proto_msg m;
+	proto_msg_init(&m);
+	m.cmd = PROTO_CMD_HEADERS;
+	m.headers.h = hdr;
+	m.headers.n = m.headers.cap = N_HEADERS;
+	struct proto_writer w;
+	proto_writer_init(&w);
+	tf_msg_frame(t, &w, &m);
+	/* The array is the test's: the message must not free it. */
+	m.headers.h = NULL;
+	m.headers.n = m.headers.cap = 0;
+	proto_msg_release(&m);
+	assert_int_equal(tf_feed(a, w.buf, w.len, SIZE_MAX), w.len);
+	proto_writer_release(&w);
+	assert_int_equal(posted(t), before + 1);
+
+	/* B goes: its close callback posts the forget job behind A's headers. */
+	peer_disconnect(b, "test: another peer leaves");
+	for (int i = 0; i < 1000 && daemon_peer_by_id(t->d, b_id); i++)
+		uv_run(&t->loop, UV_RUN_NOWAIT);
+	assert_null(daemon_peer_by_id(t->d, b_id));
+	assert_int_equal(posted(t), before + 2);
+
+	validation_hold(t->d, false);
+	uint64_t end = uv_hrtime() + (uint64_t)WAIT_MS * 1000000u;
+	while (t->d->sync.blocks_requested < N_HEADERS && uv_hrtime() < end) {
+		uv_run(&t->loop, UV_RUN_NOWAIT);
+		usleep(1000);
+	}
+	/* The headers were taken either way: only the window decides. */
+	assert_int_equal(t->d->sync.best_height, (int32_t)N_HEADERS);
+	if (t->d->sync.blocks_requested != N_HEADERS)
+		fail_msg("headers accepted (best header %d) but %llu blocks asked for, window %u: "
+		         "block download never started",
+		         (int)t->d->sync.best_height,
+		         (unsigned long long)t->d->sync.blocks_requested, t->d->sync.n_win);
+
+	tf_read_sent(t, a_id, &s);
+	assert_int_equal(s.count[PROTO_CMD_GETDATA], 1);
+	assert_int_equal(s.n_getdata, N_HEADERS);
+	for (uint32_t i = 0; i < N_HEADERS; i++) {
+		assert_int_equal(s.getdata[i].type, PROTO_INV_WITNESS_BLOCK);
+		if (!proto_hash_eq(&s.getdata[i].hash, &hash[i]))
+			fail_msg("getdata entry %u is not the block at height %u", i, i + 1);
+	}
+	tf_sent_free(&s);
+}
+
+int main(void)
+{
+	tf_global_init();
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_headers_before_disconnect_start_download, setup,
+	                                    teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
