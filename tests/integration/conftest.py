@@ -43,6 +43,8 @@ MAGIC = bytes.fromhex("fabfb5da")
 # Regtest genesis block hash, internal (wire) byte order.
 GENESIS_HASH = bytes.fromhex("0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206")[::-1]
 PROTO_VERSION = 70016
+# peerd (as Core) answers a ping with a pong only above this version (BIP31).
+BIP31_VERSION = 60000
 
 
 def sha256d(b):
@@ -135,8 +137,12 @@ class P2P:
             sock = socket.create_connection((host, port), timeout=timeout)
         self.sock = sock
         self.sock.settimeout(timeout)
+        # As peerd does: without it, a message sent right after another
+        # waits for the first one's ACK (Nagle; up to 40 ms on loopback).
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.buf = b""
         self.received = []
+        self.pending = []  # read while waiting for a pong; recv() returns them first
 
     def send(self, msg):
         """Send a python-bitcoinlib message (its payload, framed here)."""
@@ -161,6 +167,11 @@ class P2P:
         self.buf += data
 
     def recv(self, timeout=5.0):
+        if self.pending:
+            return self.pending.pop(0)
+        return self._recv_wire(timeout)
+
+    def _recv_wire(self, timeout):
         deadline = time.monotonic() + timeout
         while len(self.buf) < 24:
             self._fill(deadline)
@@ -220,7 +231,31 @@ class P2P:
             m = self.recv()
             seen.append(m.command)
             if m.command == "verack":
-                return seen
+                break
+        # peerd's verack answers our version: ours may still be on its way
+        # (the handshake is only complete for peerd once it arrives), and
+        # a test that goes on at once races it. As Core's functional tests
+        # do (sync_with_ping), wait until peerd has processed everything we
+        # sent. Peers older than BIP31 get no pong.
+        if version > BIP31_VERSION:
+            self.sync_with_ping()
+        return seen
+
+    def sync_with_ping(self, timeout=5.0):
+        """Ping and wait for the pong: peerd has processed every message sent
+        before. Messages read meanwhile stay for recv(). A close or timeout is
+        left for the test's next read to find."""
+        nonce = os.urandom(8)
+        try:
+            self.send_raw(frame("ping", nonce))
+            deadline = time.monotonic() + timeout
+            while True:
+                m = self._recv_wire(max(0.0, deadline - time.monotonic()))
+                if m.command == "pong" and m.payload == nonce:
+                    return
+                self.pending.append(m)
+        except (TimeoutError, PeerClosed, OSError):
+            return
 
     def is_closed(self, timeout=2.0):
         """True when peerd closes the connection within timeout (data is drained)."""
