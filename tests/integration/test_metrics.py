@@ -115,9 +115,10 @@ def test_promtool_accepts_the_text_and_figures_follow_events(metered):
 
     s = wait_for(ready, timeout=15, what="height 2 and one inbound peer in the metrics")
     assert s['peerd_messages_received_total{command="version"}'] == 1
-    assert s['peerd_messages_received_total{command="ping"}'] == 1
-    assert s['peerd_message_received_bytes_total{command="ping"}'] == 32
-    assert s['peerd_messages_sent_total{command="pong"}'] == 1
+    # Two pings each way: the handshake's (conftest's sync_with_ping) and this one.
+    assert s['peerd_messages_received_total{command="ping"}'] == 2
+    assert s['peerd_message_received_bytes_total{command="ping"}'] == 2 * 32
+    assert s['peerd_messages_sent_total{command="pong"}'] == 2
     assert s["peerd_chain_blocks_connected_total"] == 2
     assert s["peerd_mempool_transactions"] == 0
     # The same figure getmempoolinfo shows (BTC/kvB there, sat/kvB here).
