@@ -1141,3 +1141,52 @@ def test_help_lists_the_mempool_methods(env):
               "savemempool"):
         assert "\n" + m in text, m
         assert env.peerd.rpc("help", m).startswith(m), m
+
+
+# ==== gettxout and generateblock read the mempool ===================================
+#
+# Core's gettxout reads through CCoinsViewMemPool by default (a coin a mempool
+# transaction spends is gone, a mempool transaction's outputs have 0
+# confirmations).
+
+def test_gettxout_reads_through_the_mempool(env):
+    c = env.take("wpkh")
+    parent = spend([c], [(c.value - FEE - 50_000, p2wpkh(KEY.pub)), (50_000, p2wsh(TRUE))])
+    child = spend([parent.out(1)])
+    # Unspent and confirmed: the same object whatever include_mempool says.
+    for extra in ((), (True,), (False,)):
+        r = same(env, "gettxout", c.txid, c.n, *extra)
+        assert isinstance(r, dict) and r["confirmations"] >= 1 and r["coinbase"] is False, r
+    env.send(parent)
+    env.send(child)
+    cases = [
+        # (txid, n, include_mempool or None), what Core answers
+        ((c.txid, c.n), None),  # spent by a mempool transaction
+        ((c.txid, c.n, True), None),
+        ((c.txid, c.n, False), "utxo"),  # the UTXO set alone still has it
+        ((parent.txid, 0), "mempool"),  # created by a mempool transaction
+        ((parent.txid, 0, True), "mempool"),
+        ((parent.txid, 0, False), None),
+        ((parent.txid, 1), None),  # created and spent in the mempool
+        ((parent.txid, 1, False), None),
+        ((parent.txid, 2), None),  # past its last output
+        ((child.txid, 0), "mempool"),
+    ]
+    for params, want in cases:
+        r = same(env, "gettxout", *params)
+        if want is None:
+            assert r is None, (params, r)
+        else:
+            assert isinstance(r, dict), (params, r)
+            assert list(r) == ["bestblock", "confirmations", "value", "scriptPubKey", "coinbase"], r
+            assert r["bestblock"] == env.core.getbestblockhash() and r["coinbase"] is False, r
+            assert (r["confirmations"] == 0) == (want == "mempool"), (params, r)
+    r = same(env, "gettxout", parent.txid, 0)
+    assert r["value"] == Decimal(c.value - FEE - 50_000) / COIN and "address" in r["scriptPubKey"], r
+    # Mined: the UTXO set has them, with one confirmation.
+    env.mine(1)
+    compare_mempool(env)
+    for extra in ((), (False,)):
+        assert same(env, "gettxout", parent.txid, 0, *extra)["confirmations"] == 1
+        assert same(env, "gettxout", child.txid, 0, *extra)["confirmations"] == 1
+        assert same(env, "gettxout", c.txid, c.n, *extra) is None
