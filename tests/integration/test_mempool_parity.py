@@ -1147,7 +1147,40 @@ def test_help_lists_the_mempool_methods(env):
 #
 # Core's gettxout reads through CCoinsViewMemPool by default (a coin a mempool
 # transaction spends is gone, a mempool transaction's outputs have 0
-# confirmations).
+# confirmations); generateblock takes the txid of a mempool transaction
+# (mempool.get) and builds its coinbase from a template made without the
+# mempool, so the fees of what it includes go unclaimed.
+
+def coinbase_value(block_hex):
+    """The first output's value of a block's coinbase, read from the bytes (stdlib only)."""
+    b = bytes.fromhex(block_hex)
+    off = 80
+
+    def compact():
+        nonlocal off
+        v = b[off]
+        off += 1
+        if v >= 0xFD:
+            size = {0xFD: 2, 0xFE: 4, 0xFF: 8}[v]
+            v = int.from_bytes(b[off:off + size], "little")
+            off += size
+        return v
+
+    assert compact() >= 1  # transactions
+    off += 4  # version
+    if b[off] == 0 and b[off + 1] == 1:
+        off += 2  # BIP144 marker and flag
+    for _ in range(compact()):
+        off += 36
+        n = compact()  # (not `off += compact()`: that reads off before the call moves it)
+        off += n + 4  # scriptSig, sequence
+    assert compact() >= 1
+    return int.from_bytes(b[off:off + 8], "little")
+
+
+def subsidy(height):
+    return (50 * COIN) >> (height // 150)  # regtest halves every 150 blocks
+
 
 def test_gettxout_reads_through_the_mempool(env):
     c = env.take("wpkh")
@@ -1190,3 +1223,49 @@ def test_gettxout_reads_through_the_mempool(env):
         assert same(env, "gettxout", parent.txid, 0, *extra)["confirmations"] == 1
         assert same(env, "gettxout", child.txid, 0, *extra)["confirmations"] == 1
         assert same(env, "gettxout", c.txid, c.n, *extra) is None
+
+
+def test_generateblock_takes_mempool_txids(env):
+    fee = 7_000
+    out = addr_desc(env.change_spk)  # peerd has no wallet: a raw() descriptor
+    c = env.take("wpkh")
+    t = spend([c], fee=fee)
+    env.send(t)
+    child = spend([t.out(0)])
+    env.send(child)
+    never_sent = spend([env.take("wsh_true")])
+    # A txid in neither mempool, alone or after a good one: Core's -5.
+    for txs in ([never_sent.txid], [t.txid, never_sent.txid]):
+        r = same(env, "generateblock", out, txs)
+        assert r == ("error", -5, "Transaction %s not in mempool." % never_sent.txid), r
+    # A mempool child without its parent: TestBlockValidity's reason, nothing mined.
+    r = same(env, "generateblock", out, [child.txid])
+    assert r[:2] == ("error", -25) and "bad-txns-inputs-missingorspent" in r[2], r
+    # Each node's block of the two by txid, not submitted: the coinbase claims
+    # the subsidy only, not the transactions' fees.
+    height = env.height() + 1
+    theirs = env.core.rpc("generateblock", out, [t.txid, child.txid], False)
+    ours = env.peerd.rpc("generateblock", out, [t.txid, child.txid], False)
+    assert sorted(ours) == sorted(theirs) == ["hash", "hex"]
+    assert coinbase_value(theirs["hex"]) == subsidy(height)
+    assert coinbase_value(ours["hex"]) == coinbase_value(theirs["hex"])
+    assert t.hex() + child.hex() in ours["hex"] and t.hex() + child.hex() in theirs["hex"]
+    compare_mempool(env)  # neither block was submitted
+    assert env.core.getblockcount() == height - 1
+    # peerd's block, submitted to both: Core takes it as it takes its own.
+    assert env.core.rpc("submitblock", ours["hex"]) is None
+    assert env.peerd.rpc("submitblock", ours["hex"]) is None
+    assert env.peerd.rpc("getbestblockhash") == env.core.getbestblockhash() == ours["hash"]
+    blk = same(env, "getblock", ours["hash"], 2)
+    assert [x["txid"] for x in blk["tx"][1:]] == [t.txid, child.txid], blk
+    assert blk["tx"][0]["vout"][0]["value"] == Decimal(subsidy(height)) / COIN
+    assert blk["tx"][1]["fee"] == Decimal(fee) / COIN
+    compare_mempool(env)  # both mempools lost the two
+    assert t.txid not in env.core.getrawmempool()
+    # Submitted by default: each node mines a block of a txid it has.
+    t2 = spend([env.take("wpkh")], fee=fee)
+    env.send(t2)
+    h = env.peerd.rpc("generateblock", out, [t2.txid])["hash"]
+    assert env.core.rpc("submitblock", env.peerd.rpc("getblock", h, 0)) is None
+    assert same(env, "getblock", h, 2)["tx"][0]["vout"][0]["value"] == Decimal(subsidy(height + 1)) / COIN
+    compare_mempool(env)
