@@ -440,8 +440,9 @@ static void m_gettxout(struct chain *c, const struct ctl_chain_ctx *x, json_t *a
 	    !param_int(arg(args, 1), "n", -1, &n, res) ||
 	    !param_bool(arg(args, 2), "include_mempool", true, &mempool, res))
 		return;
+	/* Core reads n with getInt<uint32_t>, whose range error is RPC_MISC_ERROR. */
 	if (n < 0 || n > UINT32_MAX) {
-		fail(res, CTL_INVALID_PARAMETER, "Invalid parameter: n must be non-negative");
+		fail(res, CTL_MISC_ERROR, "JSON integer out of range");
 		return;
 	}
 	op.n = (uint32_t)n;

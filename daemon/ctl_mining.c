@@ -61,12 +61,13 @@ static void m_generatetoaddress(struct chain *c, const struct ctl_chain_ctx *x, 
 		fail(res, CTL_TYPE_ERROR, "maxtries must be an integer");
 		return;
 	}
-	/* Core reads both as int; a negative maxtries becomes a huge
-	 * uint64_t, and a count of 0 or less mines nothing. */
+	/* Core reads both as int (getInt<int>: out of range is RPC_MISC_ERROR);
+	 * a negative maxtries becomes a huge uint64_t, and a count of 0 or
+	 * less mines nothing. */
 	int64_t n = json_integer_value(nb);
 	int64_t t = mt ? json_integer_value(mt) : (int64_t)CHAIN_MINER_MAX_TRIES;
 	if (n < INT32_MIN || n > INT32_MAX || t < INT32_MIN || t > INT32_MAX) {
-		fail(res, CTL_TYPE_ERROR, "JSON integer out of range");
+		fail(res, CTL_MISC_ERROR, "JSON integer out of range");
 		return;
 	}
 	uint64_t max_tries = (uint64_t)t;

@@ -1214,6 +1214,8 @@ def test_gettxout_reads_through_the_mempool(env):
             assert list(r) == ["bestblock", "confirmations", "value", "scriptPubKey", "coinbase"], r
             assert r["bestblock"] == env.core.getbestblockhash() and r["coinbase"] is False, r
             assert (r["confirmations"] == 0) == (want == "mempool"), (params, r)
+    for n in (-1, 2**32):  # Core's getInt<uint32_t>: -1 "JSON integer out of range"
+        assert same(env, "gettxout", c.txid, n)[:2] == ("error", -1)
     r = same(env, "gettxout", parent.txid, 0)
     assert r["value"] == Decimal(c.value - FEE - 50_000) / COIN and "address" in r["scriptPubKey"], r
     # Mined: the UTXO set has them, with one confirmation.
@@ -1238,6 +1240,10 @@ def test_generateblock_takes_mempool_txids(env):
     for txs in ([never_sent.txid], [t.txid, never_sent.txid]):
         r = same(env, "generateblock", out, txs)
         assert r == ("error", -5, "Transaction %s not in mempool." % never_sent.txid), r
+    # Core's getInt<int> range error (-1), before any block is mined.
+    addr = env.core.new_address("bech32")
+    for params in ((2**40, addr), (1, addr, 2**40)):
+        assert same(env, "generatetoaddress", *params)[:2] == ("error", -1)
     # A mempool child without its parent: TestBlockValidity's reason, nothing mined.
     r = same(env, "generateblock", out, [child.txid])
     assert r[:2] == ("error", -25) and "bad-txns-inputs-missingorspent" in r[2], r
