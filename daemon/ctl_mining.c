@@ -8,7 +8,9 @@
  * txids of mempool transactions, and its coinbase claims the subsidy only,
  * as Core's (its template is made from no mempool, the transactions are
  * added after, so their fees go unclaimed). What differs from Core: only
- * the raw() and addr() descriptors, which need no wallet, are understood.
+ * the raw() and addr() descriptors, which need no wallet, are understood;
+ * and generatetoaddress's blocks hold a coinbase only (Core's fills them
+ * from the mempool with its BlockAssembler, which peerd does not have).
  */
 #include "daemon/ctl_internal.h"
 
@@ -334,7 +336,8 @@ const struct ctl_method ctl_mining_methods[] = {
      "generatetoaddress nblocks \"address\" ( maxtries )",
      "Mine nblocks blocks on the tip to address (any network; meant for regtest), trying at "
      "most maxtries nonces in all (default 1000000). Returns the block hashes (fewer when the "
-     "tries ran out).",
+     "tries ran out). Unlike Core's, the blocks take no mempool transactions: generateblock "
+     "mines them by txid.",
      m_generatetoaddress,
      NULL},
 };
