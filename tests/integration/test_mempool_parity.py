@@ -1183,7 +1183,7 @@ def subsidy(height):
 
 
 def test_gettxout_reads_through_the_mempool(env):
-    c = env.take("wpkh")
+    c = env.take("wsh_true")
     parent = spend([c], [(c.value - FEE - 50_000, p2wpkh(KEY.pub)), (50_000, p2wsh(TRUE))])
     child = spend([parent.out(1)])
     # Unspent and confirmed: the same object whatever include_mempool says.
@@ -1230,7 +1230,7 @@ def test_gettxout_reads_through_the_mempool(env):
 def test_generateblock_takes_mempool_txids(env):
     fee = 7_000
     out = addr_desc(env.change_spk)  # peerd has no wallet: a raw() descriptor
-    c = env.take("wpkh")
+    c = env.take("wsh_true")
     t = spend([c], fee=fee)
     env.send(t)
     child = spend([t.out(0)])
@@ -1269,7 +1269,7 @@ def test_generateblock_takes_mempool_txids(env):
     compare_mempool(env)  # both mempools lost the two
     assert t.txid not in env.core.getrawmempool()
     # Submitted by default: each node mines a block of a txid it has.
-    t2 = spend([env.take("wpkh")], fee=fee)
+    t2 = spend([env.take("wsh_true")], fee=fee)
     env.send(t2)
     h = env.peerd.rpc("generateblock", out, [t2.txid])["hash"]
     assert env.core.rpc("submitblock", env.peerd.rpc("getblock", h, 0)) is None
