@@ -7,8 +7,8 @@
  * depend on the rest: the witness commitment needs the other
  * transactions' wtxids (read from a first decoding), and the coinbase's
  * value needs their fees, which only connecting them against the coins
- * tells (Core gets them from the mempool; peerd has none, so it connects
- * the block with just_check, which is also Core's TestBlockValidity).
+ * tells (the transactions need not be in the mempool, so the block is
+ * connected with just_check, which is also Core's TestBlockValidity).
  * Neither the commitment nor the fees depend on the coinbase itself, so
  * the passes converge at once.
  */
@@ -211,6 +211,8 @@ static int build(struct miner *m, int64_t *fees, struct chain_state *st)
 	}
 	if ((err = test_validity(m, fees, st)))
 		return err;
+	if (m->a->subsidy_only)
+		*fees = 0; /* checked as it is: the fees go unclaimed */
 	if (*fees == 0)
 		return 0;
 	/* Claim the fees; the second check is for the block as it will be. */

@@ -90,6 +90,10 @@ struct chain_mine_args {
 	size_t n_txs;
 	bool submit;                   /**< hand the block to chain_submit_block */
 	const _Atomic bool *interrupt; /**< may be NULL: see chain_miner_grind */
+	/** The coinbase claims the subsidy only, leaving the fees of txs
+	 * unclaimed, as Core's generateblock (its template is made from no
+	 * mempool and the transactions are added after). false: subsidy plus fees. */
+	bool subsidy_only;
 };
 
 /** A block chain_mine made. */
@@ -98,7 +102,7 @@ struct chain_mined {
 	size_t len;
 	struct proto_hash hash;
 	int32_t height;
-	int64_t fees;                /**< claimed by the coinbase */
+	int64_t fees;                /**< claimed by the coinbase (0 with subsidy_only) */
 	enum chain_submit submitted; /**< with args->submit: what chain_submit_block said */
 };
 
@@ -109,8 +113,9 @@ void chain_mined_release(struct chain_mined *m);
  * Make a block on the active tip as Core's CreateNewBlock and
  * GenerateBlock: version 0x20000000; time max(MTP(tip) + 1, now) (and, on
  * BIP94 networks, at a retarget no more than 600 s before the tip);
- * bits from chain_next_work_required; the coinbase above paying subsidy
- * plus the fees of a->txs, which are found by connecting the block
+ * bits from chain_next_work_required; the coinbase above paying the
+ * subsidy plus the fees of a->txs (the subsidy only with
+ * a->subsidy_only), which are found by connecting the block
  * against the coins without changing them (Core's TestBlockValidity:
  * contextual header checks, CheckBlock without proof of work,
  * ContextualCheckBlock, ConnectBlock); the commitment when segwit is

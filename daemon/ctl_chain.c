@@ -5,8 +5,7 @@
  * ever runs on the loop thread.
  *
  * Names, parameters, result fields (in Core's order) and error codes are
- * Bitcoin Core 29's (rpc/blockchain.cpp, rpc/mining.cpp). peerd has no
- * mempool yet, so gettxout's include_mempool is accepted and ignored.
+ * Bitcoin Core 29's (rpc/blockchain.cpp, rpc/mining.cpp).
  */
 #include "daemon/ctl_internal.h"
 
@@ -423,6 +422,14 @@ out:
 
 /* ---- UTXO set ----------------------------------------------------------- */
 
+/*
+ * Core's gettxout: with include_mempool (the default) it reads through
+ * CCoinsViewMemPool, so a coin a mempool transaction spends is gone and
+ * the outputs of a mempool transaction are coins of height MEMPOOL_HEIGHT
+ * (0 confirmations, never coinbase); a mempool transaction shadows the
+ * UTXO set entirely, so one of its indexes past the last output is null.
+ * Without include_mempool, the UTXO set alone.
+ */
 static void m_gettxout(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                        struct ctl_result *res)
 {
@@ -433,30 +440,53 @@ static void m_gettxout(struct chain *c, const struct ctl_chain_ctx *x, json_t *a
 	    !param_int(arg(args, 1), "n", -1, &n, res) ||
 	    !param_bool(arg(args, 2), "include_mempool", true, &mempool, res))
 		return;
+	/* Core reads n with getInt<uint32_t>, whose range error is RPC_MISC_ERROR. */
 	if (n < 0 || n > UINT32_MAX) {
-		fail(res, CTL_INVALID_PARAMETER, "Invalid parameter: n must be non-negative");
+		fail(res, CTL_MISC_ERROR, "JSON integer out of range");
 		return;
 	}
 	op.n = (uint32_t)n;
 	struct chain_coin coin;
-	int err = chain_coins_get(chain_get_coins(c), &op, &coin);
-	if (err == CHAIN_ENOTFOUND) {
+	int32_t confirmations = -1; /* -1: from the UTXO set */
+	if (mempool && chain_mempool_spender(c, &op)) {
 		ok(res, json_null());
 		return;
 	}
-	if (err) {
-		fail(res, CTL_MISC_ERROR, "reading the coin: %s", chain_strerror(err));
-		return;
+	const struct chain_mempool_entry *e =
+	    mempool ? chain_mempool_find(c, &op.txid, false) : NULL;
+	if (e) {
+		const struct proto_tx *tx = chain_mempool_entry_tx(e);
+		if (op.n >= tx->n_out) {
+			ok(res, json_null());
+			return;
+		}
+		const struct proto_txout *o = &tx->vout[op.n];
+		memset(&coin, 0, sizeof(coin));
+		coin.value = o->value;
+		coin.script = proto_txout_script(tx, o);
+		coin.script_len = o->script_len;
+		confirmations = 0;
+	} else {
+		int err = chain_coins_get(chain_get_coins(c), &op, &coin);
+		if (err == CHAIN_ENOTFOUND) {
+			ok(res, json_null());
+			return;
+		}
+		if (err) {
+			fail(res, CTL_MISC_ERROR, "reading the coin: %s", chain_strerror(err));
+			return;
+		}
 	}
 	struct chain_node *tip = chain_tip(c);
+	if (confirmations < 0)
+		confirmations = tip->height - (int32_t)coin.height + 1;
 	json_t *o = json_object();
 	if (!o) {
 		ok(res, NULL);
 		return;
 	}
 	json_object_set_new(o, "bestblock", json_hash(&tip->hash));
-	json_object_set_new(o, "confirmations",
-	                    json_integer(tip->height - (int32_t)coin.height + 1));
+	json_object_set_new(o, "confirmations", json_integer(confirmations));
 	json_object_set_new(o, "value", json_amount(coin.value));
 	json_object_set_new(o, "scriptPubKey",
 	                    json_script_pubkey(coin.script, coin.script_len, x->net));
@@ -833,8 +863,9 @@ const struct ctl_method ctl_chain_methods[] = {
      3,
      {"txid", "n", "include_mempool"},
      "gettxout \"txid\" n ( include_mempool )",
-     "An unspent output of the active chain, or null. include_mempool is accepted and ignored: "
-     "peerd has no mempool yet.",
+     "An unspent output, or null. With include_mempool (default true), as Core's: an output a "
+     "mempool transaction spends is null, and a mempool transaction's output has "
+     "confirmations 0; false: the active chain's UTXO set only.",
      m_gettxout,
      NULL},
     {"gettxoutsetinfo",

@@ -4,12 +4,13 @@
  * the validation thread (ctl_request.c posts them there), so a block is made,
  * checked and connected with nothing else touching the chain between.
  *
- * The block is chain/miner.c's. What differs from Core is said where it
- * differs: peerd has no mempool, so generateblock takes raw transactions
- * only and the coinbase claims their fees (Core's generateblock leaves
- * them unclaimed: its template is made before the transactions are
- * added); and only the raw() and addr() descriptors, which need no
- * wallet, are understood.
+ * The block is chain/miner.c's. generateblock takes raw transactions or
+ * txids of mempool transactions, and its coinbase claims the subsidy only,
+ * as Core's (its template is made from no mempool, the transactions are
+ * added after, so their fees go unclaimed). What differs from Core: only
+ * the raw() and addr() descriptors, which need no wallet, are understood;
+ * and generatetoaddress's blocks hold a coinbase only (Core's fills them
+ * from the mempool with its BlockAssembler, which peerd does not have).
  */
 #include "daemon/ctl_internal.h"
 
@@ -62,12 +63,13 @@ static void m_generatetoaddress(struct chain *c, const struct ctl_chain_ctx *x, 
 		fail(res, CTL_TYPE_ERROR, "maxtries must be an integer");
 		return;
 	}
-	/* Core reads both as int; a negative maxtries becomes a huge
-	 * uint64_t, and a count of 0 or less mines nothing. */
+	/* Core reads both as int (getInt<int>: out of range is RPC_MISC_ERROR);
+	 * a negative maxtries becomes a huge uint64_t, and a count of 0 or
+	 * less mines nothing. */
 	int64_t n = json_integer_value(nb);
 	int64_t t = mt ? json_integer_value(mt) : (int64_t)CHAIN_MINER_MAX_TRIES;
 	if (n < INT32_MIN || n > INT32_MAX || t < INT32_MIN || t > INT32_MAX) {
-		fail(res, CTL_TYPE_ERROR, "JSON integer out of range");
+		fail(res, CTL_MISC_ERROR, "JSON integer out of range");
 		return;
 	}
 	uint64_t max_tries = (uint64_t)t;
@@ -159,11 +161,13 @@ static bool is_txid(const char *s, size_t n)
 }
 
 /*
- * The transactions parameter into raw bytes, each checked to decode
+ * The transactions parameter into raw bytes: a txid is the mempool
+ * transaction of that txid (Core's mempool.get), anything else must decode
  * (Core's DecodeHexTx). *out and its bytes are xmalloc'd: free with
  * free_txs. false with res set.
  */
-static bool param_txs(json_t *v, struct chain_mine_tx **out, size_t *n, struct ctl_result *res)
+static bool param_txs(struct chain *c, json_t *v, struct chain_mine_tx **out, size_t *n,
+                      struct ctl_result *res)
 {
 	*out = NULL;
 	*n = 0;
@@ -191,14 +195,25 @@ static bool param_txs(json_t *v, struct chain_mine_tx **out, size_t *n, struct c
 		const char *s = json_string_value(e);
 		size_t sl = json_string_length(e);
 		if (is_txid(s, sl)) {
-			/* Core looks a txid up in its mempool; peerd has none. */
-			fail(
-			    res, CTL_INVALID_ADDRESS_OR_KEY,
-			    "Transaction %s not in mempool. peerd has no mempool yet: pass the raw "
-			    "transaction instead of its txid.",
-			    s);
-			good = false;
-			break;
+			struct proto_hash id;
+			uint8_t *raw = NULL;
+			size_t len = 0;
+			int err = proto_hash_from_hex(s, &id)
+			              ? CHAIN_ENOTFOUND
+			              : chain_mempool_get_raw(c, &id, false, &raw, &len);
+			if (err == CHAIN_ENOTFOUND)
+				fail(res, CTL_INVALID_ADDRESS_OR_KEY,
+				     "Transaction %s not in mempool.", s);
+			else if (err)
+				fail(res, CTL_INTERNAL_ERROR, "out of memory");
+			if (err) {
+				good = false;
+				break;
+			}
+			txs[i].raw = raw;
+			txs[i].len = len;
+			(*n)++;
+			continue;
 		}
 		uint8_t *raw = xmalloc(sl / 2 + 1);
 		size_t len = 0;
@@ -246,7 +261,7 @@ static void m_generateblock(struct chain *c, const struct ctl_chain_ctx *x, json
 		return;
 	}
 	if (!output_script(arg(args, 0), x->net, spk, &spk_len, res) ||
-	    !param_txs(arg(args, 1), &txs, &n_txs, res))
+	    !param_txs(c, arg(args, 1), &txs, &n_txs, res))
 		goto out;
 	if (submit_v && !json_is_boolean(submit_v)) {
 		fail(res, CTL_TYPE_ERROR, "submit must be a boolean");
@@ -259,6 +274,7 @@ static void m_generateblock(struct chain *c, const struct ctl_chain_ctx *x, json
 	    .txs = txs,
 	    .n_txs = n_txs,
 	    .submit = submit,
+	    .subsidy_only = true,
 	    .interrupt = x->interrupt,
 	};
 	uint64_t max_tries = CHAIN_MINER_MAX_TRIES;
@@ -305,11 +321,11 @@ const struct ctl_method ctl_mining_methods[] = {
      2,
      3,
      {"output", "transactions", "submit"},
-     "generateblock \"output\" [\"rawtx\",...] ( submit )",
-     "Mine a block on the tip with these raw transactions, in order, paying subsidy and fees "
-     "to output: an address, or a raw(HEX) or addr(ADDRESS) descriptor. Returns {\"hash\"}, and "
-     "\"hex\" (the block, not submitted) when submit is false. Txids are not accepted: peerd "
-     "has no mempool yet. The coinbase claims the transactions' fees, unlike Core's.",
+     "generateblock \"output\" [\"rawtx/txid\",...] ( submit )",
+     "Mine a block on the tip with these transactions, in order: raw, or the txid of a mempool "
+     "transaction. The coinbase pays the subsidy only (the fees go unclaimed, as Core's) to "
+     "output: an address, or a raw(HEX) or addr(ADDRESS) descriptor. Returns {\"hash\"}, and "
+     "\"hex\" (the block, not submitted) when submit is false.",
      m_generateblock,
      NULL},
     {"generatetoaddress",
@@ -320,7 +336,8 @@ const struct ctl_method ctl_mining_methods[] = {
      "generatetoaddress nblocks \"address\" ( maxtries )",
      "Mine nblocks blocks on the tip to address (any network; meant for regtest), trying at "
      "most maxtries nonces in all (default 1000000). Returns the block hashes (fewer when the "
-     "tries ran out).",
+     "tries ran out). Unlike Core's, the blocks take no mempool transactions: generateblock "
+     "mines them by txid.",
      m_generatetoaddress,
      NULL},
 };

@@ -185,7 +185,7 @@ static void flush_notfound(struct peer *p)
 	d->out.inv.n = 0;
 }
 
-/* Gather a transaction peerd cannot serve (it has no mempool yet). */
+/* Gather a transaction peerd does not serve (not in the relay mirror). */
 static void add_notfound(struct daemon *d, const struct proto_inv_vec *v)
 {
 	struct proto_inv *inv = &d->out.inv;

@@ -256,7 +256,7 @@ def test_generateblock_with_signed_transactions(make_peerd, regtest_params):
     b = check_block_bytes(got["hex"], n_tx=4)
     assert sha256d(bytes.fromhex(got["hex"])[:80])[::-1].hex() == got["hash"]
     assert [t.serialize().hex() for t in b.vtx[1:]] == raws
-    assert b.vtx[0].vout[0].nValue == 50 * COIN + fees  # the fees are claimed
+    assert b.vtx[0].vout[0].nValue == 50 * COIN  # as Core's: the fees are not claimed
     assert b.hashPrevBlock == lx(tip)
 
     assert d.rpc("submitblock", got["hex"]) is None
@@ -264,6 +264,7 @@ def test_generateblock_with_signed_transactions(make_peerd, regtest_params):
     blk = d.rpc("getblock", got["hash"], 2)
     assert [t["txid"] for t in blk["tx"][1:]] == [b2lx(t.GetTxid()) for t in (tx1, tx2, tx3)]
     assert [round(t["fee"] * COIN) for t in blk["tx"][1:]] == [10_000, 4_000, 1_000]
+    assert sum(round(t["fee"] * COIN) for t in blk["tx"][1:]) == fees
     assert d.rpc("gettxout", cb1, 0) is None and d.rpc("gettxout", tx1_id, 0) is None
     assert round(d.rpc("gettxout", tx1_id, 1)["value"] * COIN) == 20 * COIN - 10_000
     assert d.rpc("gettxout", b2lx(tx2.GetTxid()), 0)["scriptPubKey"]["type"] == "witness_v0_scripthash"

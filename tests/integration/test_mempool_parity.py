@@ -1141,3 +1141,137 @@ def test_help_lists_the_mempool_methods(env):
               "savemempool"):
         assert "\n" + m in text, m
         assert env.peerd.rpc("help", m).startswith(m), m
+
+
+# ==== gettxout and generateblock read the mempool ===================================
+#
+# Core's gettxout reads through CCoinsViewMemPool by default (a coin a mempool
+# transaction spends is gone, a mempool transaction's outputs have 0
+# confirmations); generateblock takes the txid of a mempool transaction
+# (mempool.get) and builds its coinbase from a template made without the
+# mempool, so the fees of what it includes go unclaimed.
+
+def coinbase_value(block_hex):
+    """The first output's value of a block's coinbase, read from the bytes (stdlib only)."""
+    b = bytes.fromhex(block_hex)
+    off = 80
+
+    def compact():
+        nonlocal off
+        v = b[off]
+        off += 1
+        if v >= 0xFD:
+            size = {0xFD: 2, 0xFE: 4, 0xFF: 8}[v]
+            v = int.from_bytes(b[off:off + size], "little")
+            off += size
+        return v
+
+    assert compact() >= 1  # transactions
+    off += 4  # version
+    if b[off] == 0 and b[off + 1] == 1:
+        off += 2  # BIP144 marker and flag
+    for _ in range(compact()):
+        off += 36
+        n = compact()  # (not `off += compact()`: that reads off before the call moves it)
+        off += n + 4  # scriptSig, sequence
+    assert compact() >= 1
+    return int.from_bytes(b[off:off + 8], "little")
+
+
+def subsidy(height):
+    return (50 * COIN) >> (height // 150)  # regtest halves every 150 blocks
+
+
+def test_gettxout_reads_through_the_mempool(env):
+    c = env.take("wsh_true")
+    parent = spend([c], [(c.value - FEE - 50_000, p2wpkh(KEY.pub)), (50_000, p2wsh(TRUE))])
+    child = spend([parent.out(1)])
+    # Unspent and confirmed: the same object whatever include_mempool says.
+    for extra in ((), (True,), (False,)):
+        r = same(env, "gettxout", c.txid, c.n, *extra)
+        assert isinstance(r, dict) and r["confirmations"] >= 1 and r["coinbase"] is False, r
+    env.send(parent)
+    env.send(child)
+    cases = [
+        # (txid, n, include_mempool or None), what Core answers
+        ((c.txid, c.n), None),  # spent by a mempool transaction
+        ((c.txid, c.n, True), None),
+        ((c.txid, c.n, False), "utxo"),  # the UTXO set alone still has it
+        ((parent.txid, 0), "mempool"),  # created by a mempool transaction
+        ((parent.txid, 0, True), "mempool"),
+        ((parent.txid, 0, False), None),
+        ((parent.txid, 1), None),  # created and spent in the mempool
+        ((parent.txid, 1, False), None),
+        ((parent.txid, 2), None),  # past its last output
+        ((child.txid, 0), "mempool"),
+    ]
+    for params, want in cases:
+        r = same(env, "gettxout", *params)
+        if want is None:
+            assert r is None, (params, r)
+        else:
+            assert isinstance(r, dict), (params, r)
+            assert list(r) == ["bestblock", "confirmations", "value", "scriptPubKey", "coinbase"], r
+            assert r["bestblock"] == env.core.getbestblockhash() and r["coinbase"] is False, r
+            assert (r["confirmations"] == 0) == (want == "mempool"), (params, r)
+    for n in (-1, 2**32):  # Core's getInt<uint32_t>: -1 "JSON integer out of range"
+        assert same(env, "gettxout", c.txid, n)[:2] == ("error", -1)
+    r = same(env, "gettxout", parent.txid, 0)
+    assert r["value"] == Decimal(c.value - FEE - 50_000) / COIN and "address" in r["scriptPubKey"], r
+    # Mined: the UTXO set has them, with one confirmation.
+    env.mine(1)
+    compare_mempool(env)
+    for extra in ((), (False,)):
+        assert same(env, "gettxout", parent.txid, 0, *extra)["confirmations"] == 1
+        assert same(env, "gettxout", child.txid, 0, *extra)["confirmations"] == 1
+        assert same(env, "gettxout", c.txid, c.n, *extra) is None
+
+
+def test_generateblock_takes_mempool_txids(env):
+    fee = 7_000
+    out = addr_desc(env.change_spk)  # peerd has no wallet: a raw() descriptor
+    c = env.take("wsh_true")
+    t = spend([c], fee=fee)
+    env.send(t)
+    child = spend([t.out(0)])
+    env.send(child)
+    never_sent = spend([env.take("wsh_true")])
+    # A txid in neither mempool, alone or after a good one: Core's -5.
+    for txs in ([never_sent.txid], [t.txid, never_sent.txid]):
+        r = same(env, "generateblock", out, txs)
+        assert r == ("error", -5, "Transaction %s not in mempool." % never_sent.txid), r
+    # Core's getInt<int> range error (-1), before any block is mined.
+    addr = env.core.new_address("bech32")
+    for params in ((2**40, addr), (1, addr, 2**40)):
+        assert same(env, "generatetoaddress", *params)[:2] == ("error", -1)
+    # A mempool child without its parent: TestBlockValidity's reason, nothing mined.
+    r = same(env, "generateblock", out, [child.txid])
+    assert r[:2] == ("error", -25) and "bad-txns-inputs-missingorspent" in r[2], r
+    # Each node's block of the two by txid, not submitted: the coinbase claims
+    # the subsidy only, not the transactions' fees.
+    height = env.height() + 1
+    theirs = env.core.rpc("generateblock", out, [t.txid, child.txid], False)
+    ours = env.peerd.rpc("generateblock", out, [t.txid, child.txid], False)
+    assert sorted(ours) == sorted(theirs) == ["hash", "hex"]
+    assert coinbase_value(theirs["hex"]) == subsidy(height)
+    assert coinbase_value(ours["hex"]) == coinbase_value(theirs["hex"])
+    assert t.hex() + child.hex() in ours["hex"] and t.hex() + child.hex() in theirs["hex"]
+    compare_mempool(env)  # neither block was submitted
+    assert env.core.getblockcount() == height - 1
+    # peerd's block, submitted to both: Core takes it as it takes its own.
+    assert env.core.rpc("submitblock", ours["hex"]) is None
+    assert env.peerd.rpc("submitblock", ours["hex"]) is None
+    assert env.peerd.rpc("getbestblockhash") == env.core.getbestblockhash() == ours["hash"]
+    blk = same(env, "getblock", ours["hash"], 2)
+    assert [x["txid"] for x in blk["tx"][1:]] == [t.txid, child.txid], blk
+    assert blk["tx"][0]["vout"][0]["value"] == Decimal(subsidy(height)) / COIN
+    assert blk["tx"][1]["fee"] == Decimal(fee) / COIN
+    compare_mempool(env)  # both mempools lost the two
+    assert t.txid not in env.core.getrawmempool()
+    # Submitted by default: each node mines a block of a txid it has.
+    t2 = spend([env.take("wsh_true")], fee=fee)
+    env.send(t2)
+    h = env.peerd.rpc("generateblock", out, [t2.txid])["hash"]
+    assert env.core.rpc("submitblock", env.peerd.rpc("getblock", h, 0)) is None
+    assert same(env, "getblock", h, 2)["tx"][0]["vout"][0]["value"] == Decimal(subsidy(height + 1)) / COIN
+    compare_mempool(env)

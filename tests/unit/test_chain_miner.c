@@ -3,8 +3,9 @@
  * as Core's miner writes it, the witness commitment of a coinbase-only
  * block (the constant every such regtest block of Core's carries), the
  * grind's budget with Core's GenerateBlock semantics, and whole blocks on
- * a regtest chain: time, bits, reward, a transaction's fees claimed, a bad
- * transaction refused with Core's reason, submit or not.
+ * a regtest chain: time, bits, reward, a transaction's fees claimed (or
+ * left unclaimed, as Core's generateblock), a bad transaction refused with
+ * Core's reason, submit or not.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -275,6 +276,17 @@ static void test_mine_with_transactions(void **state)
 	struct chain_mine_tx tx = {.raw = w.buf, .len = w.len};
 	a.txs = &tx;
 	a.n_txs = 1;
+	/* Core's generateblock: the fee stays unclaimed (not submitted here) */
+	a.subsidy_only = true;
+	a.submit = false;
+	mine(c, &a, &m);
+	assert_int_equal(m.fees, 0);
+	assert_int_equal(proto_block_decode(m.raw, m.len, &b, NULL), 0);
+	assert_int_equal(b.n_tx, 2);
+	assert_int_equal(b.txs[0].vout[0].value, 5000000000);
+	chain_mined_release(&m);
+	a.subsidy_only = false;
+	a.submit = true;
 	mine(c, &a, &m);
 	assert_int_equal(m.fees, 12345);
 	assert_int_equal(m.submitted, CHAIN_SUBMIT_ACCEPTED);
