@@ -1152,30 +1152,10 @@ def test_help_lists_the_mempool_methods(env):
 # mempool, so the fees of what it includes go unclaimed.
 
 def coinbase_value(block_hex):
-    """The first output's value of a block's coinbase, read from the bytes (stdlib only)."""
-    b = bytes.fromhex(block_hex)
-    off = 80
+    """The first output's value of a block's coinbase."""
+    from bitcoin.core import CBlock
 
-    def compact():
-        nonlocal off
-        v = b[off]
-        off += 1
-        if v >= 0xFD:
-            size = {0xFD: 2, 0xFE: 4, 0xFF: 8}[v]
-            v = int.from_bytes(b[off:off + size], "little")
-            off += size
-        return v
-
-    assert compact() >= 1  # transactions
-    off += 4  # version
-    if b[off] == 0 and b[off + 1] == 1:
-        off += 2  # BIP144 marker and flag
-    for _ in range(compact()):
-        off += 36
-        n = compact()  # (not `off += compact()`: that reads off before the call moves it)
-        off += n + 4  # scriptSig, sequence
-    assert compact() >= 1
-    return int.from_bytes(b[off:off + 8], "little")
+    return CBlock.deserialize(bytes.fromhex(block_hex)).vtx[0].vout[0].nValue
 
 
 def subsidy(height):
