@@ -241,6 +241,25 @@ TF_FN void tf_msg_frame(struct tf *t, struct proto_writer *w, const struct proto
 	assert_int_equal(w->err, 0);
 }
 
+/**
+ * m becomes the version message of a Core-like full node (NODE_NETWORK and
+ * NODE_WITNESS, relay on, this protocol version, the time now) with this
+ * user agent, start height and nonce. m must be proto_msg_init'ed.
+ */
+TF_FN void tf_version_msg(struct proto_msg *m, const char *user_agent, int32_t start_height,
+                          uint64_t nonce)
+{
+	m->cmd = PROTO_CMD_VERSION;
+	m->version.version = PROTO_VERSION;
+	m->version.services = PROTO_NODE_NETWORK | PROTO_NODE_WITNESS;
+	m->version.timestamp = (int64_t)time(NULL);
+	m->version.nonce = nonce;
+	snprintf(m->version.user_agent, sizeof(m->version.user_agent), "%s", user_agent);
+	m->version.user_agent_len = (uint32_t)strlen(m->version.user_agent);
+	m->version.start_height = start_height;
+	m->version.relay = true;
+}
+
 /** What the daemon sent one peer, decoded. */
 struct tf_sent {
 	uint32_t count[PROTO_CMD__COUNT]; /**< frames per command */

@@ -76,15 +76,7 @@ static struct peer *outbound_full_node(struct tf *t, const char *addr, int32_t h
 	handshake_send_version(p);
 	struct proto_msg m;
 	proto_msg_init(&m);
-	m.cmd = PROTO_CMD_VERSION;
-	m.version.version = PROTO_VERSION;
-	m.version.services = PROTO_NODE_NETWORK | PROTO_NODE_WITNESS;
-	m.version.timestamp = (int64_t)time(NULL);
-	m.version.nonce = 0x0102030405060708ull;
-	snprintf(m.version.user_agent, sizeof(m.version.user_agent), "/test:1.0/");
-	m.version.user_agent_len = (uint32_t)strlen(m.version.user_agent);
-	m.version.start_height = height;
-	m.version.relay = true;
+	tf_version_msg(&m, "/test:1.0/", height, 0x0102030405060708ull);
 	struct proto_writer w;
 	proto_writer_init(&w);
 	tf_msg_frame(t, &w, &m);

@@ -415,15 +415,7 @@ static void test_handshake_through_transport(void **state)
 	struct peer *p = tf_new_conn(t, TF_ADDR);
 	struct proto_msg m;
 	proto_msg_init(&m);
-	m.cmd = PROTO_CMD_VERSION;
-	m.version.version = PROTO_VERSION;
-	m.version.services = PROTO_NODE_NETWORK | PROTO_NODE_WITNESS;
-	m.version.timestamp = (int64_t)time(NULL);
-	m.version.nonce = 0x1122334455667788ull;
-	snprintf(m.version.user_agent, sizeof(m.version.user_agent), "/test\x01peer:1.0/");
-	m.version.user_agent_len = (uint32_t)strlen(m.version.user_agent);
-	m.version.start_height = 7;
-	m.version.relay = true;
+	tf_version_msg(&m, "/test\x01peer:1.0/", 7, 0x1122334455667788ull);
 	struct proto_writer w;
 	proto_writer_init(&w);
 	tf_msg_frame(t, &w, &m);
