@@ -177,3 +177,9 @@ int main(int argc, char **argv)
 		regfree(&re);
 	return failed ? 1 : 0;
 }
+
+int bench_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}

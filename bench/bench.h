@@ -41,6 +41,8 @@ void bench_fail(struct bench_ctx *ctx, const char *fmt, ...) __attribute__((form
 const char *bench_vector(const char *rel);
 /** Read a whole file into a new xmalloc'd buffer; exits on failure. */
 uint8_t *bench_read_file(const char *path, size_t *len);
+/** qsort comparator for doubles, ascending (medians of timed samples). */
+int bench_cmp_double(const void *a, const void *b);
 /** Keep the compiler from discarding a computed value. */
 #define bench_keep(x) __asm__ volatile("" : : "g"(x) : "memory")
 

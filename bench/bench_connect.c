@@ -182,12 +182,6 @@ static int limit_setup(void)
 }
 
 /* Nanoseconds per verification on this thread, best of three passes. */
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 static double verify_ns_on(struct bench_ctx *ctx, bool schnorr, clockid_t clock)
 {
 	uint64_t best = UINT64_MAX;
@@ -387,12 +381,12 @@ static void connect_block_bench(struct bench_ctx *ctx, size_t n, const char *fil
 	script_key_cache_set_enabled(true);
 	double load[1] = {-1};
 	(void)getloadavg(load, 1);
-	qsort(eff, EFFICIENCY_PAIRS, sizeof(eff[0]), cmp_double);
-	qsort(eff_nokc, EFFICIENCY_PAIRS, sizeof(eff_nokc[0]), cmp_double);
-	qsort(par, EFFICIENCY_PAIRS, sizeof(par[0]), cmp_double);
-	qsort(par_nokc, EFFICIENCY_PAIRS, sizeof(par_nokc[0]), cmp_double);
-	qsort(cpu, EFFICIENCY_PAIRS, sizeof(cpu[0]), cmp_double);
-	qsort(cpu_nokc, EFFICIENCY_PAIRS, sizeof(cpu_nokc[0]), cmp_double);
+	qsort(eff, EFFICIENCY_PAIRS, sizeof(eff[0]), bench_cmp_double);
+	qsort(eff_nokc, EFFICIENCY_PAIRS, sizeof(eff_nokc[0]), bench_cmp_double);
+	qsort(par, EFFICIENCY_PAIRS, sizeof(par[0]), bench_cmp_double);
+	qsort(par_nokc, EFFICIENCY_PAIRS, sizeof(par_nokc[0]), bench_cmp_double);
+	qsort(cpu, EFFICIENCY_PAIRS, sizeof(cpu[0]), bench_cmp_double);
+	qsort(cpu_nokc, EFFICIENCY_PAIRS, sizeof(cpu_nokc[0]), bench_cmp_double);
 	bench_note(
 	    ctx,
 	    "single-thread verify %.1f us ECDSA, %.1f us Schnorr; %u sigs; limit "

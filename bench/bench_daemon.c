@@ -295,6 +295,34 @@ int bd_handshake_frames(uint32_t magic, struct proto_writer *w)
 	return w->err;
 }
 
+void bd_read_pongs(struct bd_conn *c, uint32_t magic, void (*on_pong)(void *arg, uint64_t nonce),
+                   void *arg)
+{
+	for (;;) {
+		ssize_t r = read(c->fd, c->rx + c->rx_len, BD_RX_BUF - c->rx_len);
+		if (r <= 0)
+			break;
+		c->rx_len += (uint32_t)r;
+		uint32_t off = 0;
+		while (c->rx_len - off >= PROTO_HEADER_SIZE) {
+			struct proto_frame_header h;
+			int perr = proto_frame_header_parse(c->rx + off, magic, &h);
+			if ((perr && h.cmd != PROTO_CMD_UNKNOWN) ||
+			    h.length > BD_RX_BUF - PROTO_HEADER_SIZE) {
+				off = c->rx_len;
+				break;
+			}
+			if (c->rx_len - off - PROTO_HEADER_SIZE < h.length)
+				break;
+			if (h.cmd == PROTO_CMD_PONG && h.length == 8)
+				on_pong(arg, proto_le64(c->rx + off + PROTO_HEADER_SIZE));
+			off += PROTO_HEADER_SIZE + h.length;
+		}
+		memmove(c->rx, c->rx + off, c->rx_len - off);
+		c->rx_len -= off;
+	}
+}
+
 /* Consume complete frames from c->rx; sets c->done on verack. */
 static void parse_rx(struct bd_conn *c, uint32_t magic)
 {

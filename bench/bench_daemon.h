@@ -71,6 +71,14 @@ uint64_t bd_rss_of(pid_t pid);
  */
 int bd_handshake_frames(uint32_t magic, struct proto_writer *w);
 /**
+ * Read what c's socket holds (non-blocking) and call on_pong(arg, nonce)
+ * for every 8-byte pong among the complete frames; other frames are
+ * skipped, and a bad header or one longer than BD_RX_BUF drops all that
+ * was read (nothing that big comes to a pinging peer).
+ */
+void bd_read_pongs(struct bd_conn *c, uint32_t magic, void (*on_pong)(void *arg, uint64_t nonce),
+                   void *arg);
+/**
  * Open n connections (conns[0..n), fds added to epoll ep) and send each
  * the handshake hs; returns how many saw peerd's verack within
  * BD_PHASE_TIMEOUT_MS.

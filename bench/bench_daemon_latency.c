@@ -174,38 +174,29 @@ static long long poll_check(struct bd_poll *q)
 	return n;
 }
 
+/* The pinger's round trips: those of pings sent from measure_from on. */
+struct pong_rtts {
+	const uint64_t *sent_ns;
+	uint64_t *rtt;
+	size_t *n_rtt;
+	uint64_t measure_from;
+};
+
+static void on_pong(void *arg, uint64_t nonce)
+{
+	struct pong_rtts *pr = arg;
+	if (nonce >= 1 && nonce <= BD_PDC_MAX_PINGS && pr->sent_ns[nonce - 1] >= pr->measure_from &&
+	    *pr->n_rtt < BD_PDC_MAX_PINGS)
+		pr->rtt[(*pr->n_rtt)++] = bd_mono_ns() - pr->sent_ns[nonce - 1];
+}
+
 /* Read pongs from the pinger; each one's round trip into rtt[]. */
 static void read_pongs(struct bd_conn *c, uint32_t magic, const uint64_t *sent_ns, uint64_t *rtt,
                        size_t *n_rtt, uint64_t measure_from)
 {
-	for (;;) {
-		ssize_t r = read(c->fd, c->rx + c->rx_len, BD_RX_BUF - c->rx_len);
-		if (r <= 0)
-			break;
-		c->rx_len += (uint32_t)r;
-		uint32_t off = 0;
-		while (c->rx_len - off >= PROTO_HEADER_SIZE) {
-			struct proto_frame_header h;
-			int perr = proto_frame_header_parse(c->rx + off, magic, &h);
-			if ((perr && h.cmd != PROTO_CMD_UNKNOWN) ||
-			    h.length > BD_RX_BUF - PROTO_HEADER_SIZE) {
-				/* Nothing this big comes to the pinger; drop it all. */
-				off = c->rx_len;
-				break;
-			}
-			if (c->rx_len - off - PROTO_HEADER_SIZE < h.length)
-				break;
-			if (h.cmd == PROTO_CMD_PONG && h.length == 8) {
-				uint64_t nonce = proto_le64(c->rx + off + PROTO_HEADER_SIZE);
-				if (nonce >= 1 && nonce <= BD_PDC_MAX_PINGS &&
-				    sent_ns[nonce - 1] >= measure_from && *n_rtt < BD_PDC_MAX_PINGS)
-					rtt[(*n_rtt)++] = bd_mono_ns() - sent_ns[nonce - 1];
-			}
-			off += PROTO_HEADER_SIZE + h.length;
-		}
-		memmove(c->rx, c->rx + off, c->rx_len - off);
-		c->rx_len -= off;
-	}
+	struct pong_rtts pr = {
+	    .sent_ns = sent_ns, .rtt = rtt, .n_rtt = n_rtt, .measure_from = measure_from};
+	bd_read_pongs(c, magic, on_pong, &pr);
 }
 
 /*

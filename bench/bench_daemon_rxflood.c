@@ -94,35 +94,24 @@ static int frb_connect(struct frb_hostile *h, uint16_t port, int ep, uint32_t ta
 	return epoll_ctl(ep, EPOLL_CTL_ADD, h->fd, &ev);
 }
 
+struct pong_wait {
+	uint64_t nonce;
+	bool seen;
+};
+
+static void on_pong(void *arg, uint64_t nonce)
+{
+	struct pong_wait *pw = arg;
+	if (nonce == pw->nonce)
+		pw->seen = true;
+}
+
 /* Frames from an honest peer's socket; a pong with its nonce ends its round. */
 static bool frb_read(struct bd_conn *c, uint32_t magic, uint64_t nonce)
 {
-	bool pong = false;
-	for (;;) {
-		ssize_t r = read(c->fd, c->rx + c->rx_len, BD_RX_BUF - c->rx_len);
-		if (r <= 0)
-			break;
-		c->rx_len += (uint32_t)r;
-		uint32_t off = 0;
-		while (c->rx_len - off >= PROTO_HEADER_SIZE) {
-			struct proto_frame_header h;
-			int perr = proto_frame_header_parse(c->rx + off, magic, &h);
-			if ((perr && h.cmd != PROTO_CMD_UNKNOWN) ||
-			    h.length > BD_RX_BUF - PROTO_HEADER_SIZE) {
-				off = c->rx_len;
-				break;
-			}
-			if (c->rx_len - off - PROTO_HEADER_SIZE < h.length)
-				break;
-			if (h.cmd == PROTO_CMD_PONG && h.length == 8 &&
-			    proto_le64(c->rx + off + PROTO_HEADER_SIZE) == nonce)
-				pong = true;
-			off += PROTO_HEADER_SIZE + h.length;
-		}
-		memmove(c->rx, c->rx + off, c->rx_len - off);
-		c->rx_len -= off;
-	}
-	return pong;
+	struct pong_wait pw = {.nonce = nonce};
+	bd_read_pongs(c, magic, on_pong, &pw);
+	return pw.seen;
 }
 
 /* Write from buf+*off as far as the socket takes; true when all is written. */

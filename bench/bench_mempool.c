@@ -342,12 +342,6 @@ static double worker_share(struct large *g)
 	                   : 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 BENCH_N(AcceptLargeTxPar1, BENCH_ROUNDS)
 {
 	struct large g;
@@ -396,9 +390,9 @@ BENCH_N(AcceptLargeTxPar2, BENCH_ROUNDS)
 		ratio[pairs] = t1[pairs] / t2[pairs];
 	}
 	if (pairs) {
-		qsort(ratio, (size_t)pairs, sizeof(ratio[0]), cmp_double);
-		qsort(t1, (size_t)pairs, sizeof(t1[0]), cmp_double);
-		qsort(t2, (size_t)pairs, sizeof(t2[0]), cmp_double);
+		qsort(ratio, (size_t)pairs, sizeof(ratio[0]), bench_cmp_double);
+		qsort(t1, (size_t)pairs, sizeof(t1[0]), bench_cmp_double);
+		qsort(t2, (size_t)pairs, sizeof(t2[0]), bench_cmp_double);
 		bench_note(
 		    ctx,
 		    "%d pairs back to back (par 2, par 1, alternating order): par 1 over par 2 "
