@@ -14,7 +14,7 @@ import pytest
 import bitcoind
 from conftest import BUILD, Peerd
 from mempool_craft import TRUE, OP_1, OP_CHECKMULTISIG, op_return, p2wsh, script
-from test_mempool_parity import COIN, KEY, Env, answer, norm, SPK, _stop_all, spend
+from mempool_parity_env import COIN, KEY, Env, answer, norm, SPK, _stop_all, spend
 
 PEERD = BUILD + "/bin/peerd"
 

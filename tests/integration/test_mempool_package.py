@@ -1,7 +1,7 @@
 """submitpackage parity: peerd's submitpackage (and testmempoolaccept of the
 same packages) answers as Bitcoin Core's, field by field.
 
-Same set-up as test_mempool_parity.py (whose Env and helpers this reuses):
+Same set-up as test_mempool_parity.py (mempool_parity_env.py: its Env and helpers, reused here):
 one regtest bitcoind with a wallet mines; its blocks reach peerd by
 submitblock; neither node has a peer. Each case crafts a package meant to hit
 one rule of Core 29's package acceptance (validation.cpp AcceptPackage,
@@ -16,7 +16,7 @@ import pytest
 import bitcoind
 from conftest import Peerd, save_failure_logs
 from mempool_craft import P2A, TRUE, op_return, p2wsh
-from test_mempool_parity import COIN, SPK, Env, _stop_all, spend
+from mempool_parity_env import COIN, SPK, Env, _stop_all, spend
 
 pytestmark = pytest.mark.interop
 

@@ -14,7 +14,7 @@ import pytest
 import bitcoind
 from bitcoind import wait_until
 from conftest import P2P, Peerd, frame, ser_compact
-from test_mempool_parity import COIN, Env, SPK, _stop_all, spend
+from mempool_parity_env import COIN, Env, SPK, _stop_all, spend
 
 pytestmark = pytest.mark.interop
 

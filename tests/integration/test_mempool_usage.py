@@ -12,7 +12,7 @@ import pytest
 import bitcoind
 from conftest import Peerd
 from mempool_craft import TRUE, OP_DROP, op_return, p2pkh, p2wpkh, p2wsh, script
-from test_mempool_parity import COIN, KEY, SPK, Env, _stop_all, norm, spend
+from mempool_parity_env import COIN, KEY, SPK, Env, _stop_all, norm, spend
 
 pytestmark = pytest.mark.interop
 

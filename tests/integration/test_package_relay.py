@@ -12,7 +12,7 @@ import pytest
 
 from bitcoind import wait_until
 from mempool_craft import Coin, TRUE, p2wsh
-from test_mempool_parity import spend
+from mempool_parity_env import spend
 from test_mempool_relay import line
 
 pytestmark = pytest.mark.interop
