@@ -45,10 +45,10 @@ void bench_register(const char *name, bench_fn fn, size_t fixed_n)
 	benches[n_benches++] = (struct bench_entry){name, fn, fixed_n};
 }
 
-static uint64_t now_ns(void)
+uint64_t bench_clock_ns(clockid_t clock)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
@@ -56,14 +56,14 @@ void bench_reset(struct bench_ctx *ctx)
 {
 	ctx->stopped = 0;
 	ctx->a0 = base_alloc_count();
-	ctx->t0 = now_ns();
+	ctx->t0 = bench_now_ns();
 }
 
 void bench_stop(struct bench_ctx *ctx)
 {
 	if (ctx->stopped)
 		return;
-	ctx->t1 = now_ns();
+	ctx->t1 = bench_now_ns();
 	ctx->a1 = base_alloc_count();
 	ctx->stopped = 1;
 }

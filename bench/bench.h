@@ -21,6 +21,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 struct bench_ctx;
 
@@ -41,6 +42,13 @@ void bench_fail(struct bench_ctx *ctx, const char *fmt, ...) __attribute__((form
 const char *bench_vector(const char *rel);
 /** Read a whole file into a new xmalloc'd buffer; exits on failure. */
 uint8_t *bench_read_file(const char *path, size_t *len);
+/** Nanoseconds on `clock`: CLOCK_MONOTONIC for wall time, a CPU-time clock for CPU. */
+uint64_t bench_clock_ns(clockid_t clock);
+/** Monotonic wall-clock nanoseconds. */
+static inline uint64_t bench_now_ns(void)
+{
+	return bench_clock_ns(CLOCK_MONOTONIC);
+}
 /** qsort comparator for doubles, ascending (medians of timed samples). */
 int bench_cmp_double(const void *a, const void *b);
 /** Keep the compiler from discarding a computed value. */

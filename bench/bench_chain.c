@@ -22,13 +22,6 @@
 
 static struct proto_block_header *headers;
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* The chain, built once: regtest PoW takes two tries a header on average. */
 static int make_headers(void)
 {
@@ -80,7 +73,7 @@ BENCH_N(HeaderIndex100k, HEADERS)
 	int64_t now = (int64_t)headers[HEADERS - 1].time;
 	size_t count = n < HEADERS ? n : HEADERS;
 	bench_reset(ctx);
-	uint64_t t0 = now_ns();
+	uint64_t t0 = bench_now_ns();
 	for (size_t i = 0; i < count; i++) {
 		if (chain_index_add_header(idx, &headers[i], now, NULL, &st)) {
 			bench_stop(ctx);
@@ -89,7 +82,7 @@ BENCH_N(HeaderIndex100k, HEADERS)
 		}
 	}
 	bench_stop(ctx);
-	uint64_t took = now_ns() - t0;
+	uint64_t took = bench_now_ns() - t0;
 	struct chain_node *best = chain_index_best_header(idx);
 	if (best->height != (int32_t)count)
 		bench_fail(ctx, "best header at %d, expected %zu", best->height, count);

@@ -54,20 +54,6 @@
 #define LIMIT_SIGS   500
 #define CHAIN_BLOCKS 2000
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t cpu_ns(clockid_t clock)
-{
-	struct timespec ts;
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static const char *data_path(const char *file)
 {
 	static char path[4096];
@@ -186,7 +172,7 @@ static double verify_ns_on(struct bench_ctx *ctx, bool schnorr, clockid_t clock)
 {
 	uint64_t best = UINT64_MAX;
 	for (int pass = 0; pass < 3; pass++) {
-		uint64_t t0 = cpu_ns(clock);
+		uint64_t t0 = bench_clock_ns(clock);
 		for (size_t i = 0; i < LIMIT_SIGS; i++) {
 			int ok = schnorr ? secp256k1_schnorrsig_verify(lim.ctx, lim.schnorr[i],
 			                                               lim.msg[i], 32, &lim.xpub[i])
@@ -195,7 +181,7 @@ static double verify_ns_on(struct bench_ctx *ctx, bool schnorr, clockid_t clock)
 			if (!ok)
 				bench_fail(ctx, "signature %zu does not verify", i);
 		}
-		uint64_t t = cpu_ns(clock) - t0;
+		uint64_t t = bench_clock_ns(clock) - t0;
 		best = t < best ? t : best;
 	}
 	return (double)best / LIMIT_SIGS;
@@ -241,7 +227,7 @@ static double verify_ns_parallel(struct bench_ctx *ctx, bool schnorr, unsigned t
 		threads = CONNECT_PAR;
 	for (int pass = 0; pass < 3; pass++) {
 		unsigned started = 1;
-		uint64_t t0 = now_ns();
+		uint64_t t0 = bench_now_ns();
 		for (unsigned k = 0; k < threads; k++)
 			a[k] = (struct par_arg){schnorr, LIMIT_SIGS * k / threads,
 			                        LIMIT_SIGS * (k + 1) / threads, 0};
@@ -251,7 +237,7 @@ static double verify_ns_parallel(struct bench_ctx *ctx, bool schnorr, unsigned t
 		par_verify(&a[0]);
 		for (unsigned k = 1; k < started; k++)
 			pthread_join(th[k], NULL);
-		uint64_t t = now_ns() - t0;
+		uint64_t t = bench_now_ns() - t0;
 		for (unsigned k = 0; k < threads; k++)
 			if (a[k].bad)
 				bench_fail(ctx, "a signature does not verify");
@@ -280,11 +266,11 @@ static void paired_efficiency(struct bench_ctx *ctx, struct chain *c, struct cha
 	struct chain_state st;
 	chain_state_clear(&st);
 	for (size_t i = 0; i < EFFICIENCY_PAIRS; i++) {
-		uint64_t t0 = now_ns(), c0 = cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
+		uint64_t t0 = bench_now_ns(), c0 = bench_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 		if (chain_connect_block(chain_get_coins(c), ck, b, node, p, true, NULL, &info, &st))
 			bench_fail(ctx, "ConnectBlock failed: %s", st.reason);
-		double t = (double)(now_ns() - t0);
-		double cpu = (double)(cpu_ns(CLOCK_PROCESS_CPUTIME_ID) - c0);
+		double t = (double)(bench_now_ns() - t0);
+		double cpu = (double)(bench_clock_ns(CLOCK_PROCESS_CPUTIME_ID) - c0);
 		/* CPU time against CPU time: the share of the block's work that is
 		 * the signatures' own, whatever else the machine runs. */
 		eff_cpu[i] =
@@ -353,17 +339,17 @@ static void connect_block_bench(struct bench_ctx *ctx, size_t n, const char *fil
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	uint64_t best = UINT64_MAX;
 	bench_reset(ctx);
-	uint64_t t_start = now_ns();
+	uint64_t t_start = bench_now_ns();
 	for (size_t i = 0; i < n; i++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = bench_now_ns();
 		if (chain_connect_block(chain_get_coins(c), ck, &b, &node, p, true, NULL, &info,
 		                        &st))
 			bench_fail(ctx, "ConnectBlock failed: %s", st.reason);
-		uint64_t t = now_ns() - t0;
+		uint64_t t = bench_now_ns() - t0;
 		best = t < best ? t : best;
 	}
 	bench_stop(ctx);
-	double mean = (double)(now_ns() - t_start) / (double)n;
+	double mean = (double)(bench_now_ns() - t_start) / (double)n;
 	/* The limit after the runs too: a quiet moment flatters the limit, not us. */
 	double e = verify_ns(ctx, false), s = verify_ns(ctx, true);
 	double sigs = (double)(CONNECT_SIGS - n_schnorr) * e + (double)n_schnorr * s;
@@ -479,7 +465,7 @@ BENCH_N(ConnectChain2000, CHAIN_BLOCKS)
 	reset_peak_rss();
 	long rss0 = peak_rss_kib();
 	bench_reset(ctx);
-	uint64_t t0 = now_ns();
+	uint64_t t0 = bench_now_ns();
 	if (chain_open(&c, &cfg)) {
 		bench_fail(ctx, "chain_open failed");
 		goto out;
@@ -490,7 +476,7 @@ BENCH_N(ConnectChain2000, CHAIN_BLOCKS)
 	int err = chain_close(c);
 	c = NULL;
 	bench_stop(ctx);
-	double secs = (double)(now_ns() - t0) / 1e9;
+	double secs = (double)(bench_now_ns() - t0) / 1e9;
 	long rss1 = peak_rss_kib();
 	if (bad || err || cs.blocks_connected != CHAIN_BLOCKS) {
 		bench_fail(ctx, "connected %llu blocks", (unsigned long long)cs.blocks_connected);

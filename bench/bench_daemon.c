@@ -39,13 +39,6 @@
 
 #define BD_START_TIMEOUT_MS 10000
 
-uint64_t bd_mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void bd_sleep_ms(unsigned ms)
 {
 	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -356,9 +349,9 @@ int bd_connect_all(const struct bd_daemon *bd, struct bd_conn *conns, int n, int
 		epoll_ctl(ep, EPOLL_CTL_ADD, conns[i].fd, &ev);
 	}
 	int done = 0;
-	uint64_t deadline = bd_mono_ns() + (uint64_t)BD_PHASE_TIMEOUT_MS * 1000000ull;
+	uint64_t deadline = bench_now_ns() + (uint64_t)BD_PHASE_TIMEOUT_MS * 1000000ull;
 	struct epoll_event evs[256];
-	while (done < n && bd_mono_ns() < deadline) {
+	while (done < n && bench_now_ns() < deadline) {
 		int k = epoll_wait(ep, evs, 256, 100);
 		for (int e = 0; e < k; e++) {
 			struct bd_conn *c = &conns[evs[e].data.u32];

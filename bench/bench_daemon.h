@@ -40,8 +40,6 @@ struct bd_conn {
 	uint32_t off;
 };
 
-/** CLOCK_MONOTONIC in nanoseconds. */
-uint64_t bd_mono_ns(void);
 /** Sleep ms milliseconds. */
 void bd_sleep_ms(unsigned ms);
 /** The peerd binary (env PEERD_BIN, else next to this one) into out; false if none. */

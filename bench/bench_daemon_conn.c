@@ -202,11 +202,11 @@ BENCH_N(InvFlood125, BD_FLOOD_MESSAGES)
 	uint64_t cpu0 = loop_cpu_ticks(bd.pid);
 
 	bench_reset(ctx);
-	uint64_t t0 = bd_mono_ns();
+	uint64_t t0 = bench_now_ns();
 	size_t sent = 0;
 	uint64_t deadline = t0 + (uint64_t)BD_PHASE_TIMEOUT_MS * 1000000ull;
 	struct epoll_event evs[256];
-	while (sent < n && bd_mono_ns() < deadline) {
+	while (sent < n && bench_now_ns() < deadline) {
 		int k = epoll_wait(ep, evs, 256, 100);
 		for (int e = 0; e < k; e++) {
 			struct bd_conn *c = &conns[evs[e].data.u32];
@@ -234,7 +234,7 @@ BENCH_N(InvFlood125, BD_FLOOD_MESSAGES)
 	/* Wait until peerd has processed n messages (partial frames aside). */
 	long long inv1 = inv0, bytes1 = bytes0;
 	json_t *st = NULL;
-	while (bd_mono_ns() < deadline) {
+	while (bench_now_ns() < deadline) {
 		json_decref(st);
 		st = bd_ctl_call(&bd, "getstats");
 		inv1 = bd_jget(st, "messages", "inv", "recv_count");
@@ -247,7 +247,7 @@ BENCH_N(InvFlood125, BD_FLOOD_MESSAGES)
 		}
 		bd_sleep_ms(2);
 	}
-	uint64_t t1 = bd_mono_ns();
+	uint64_t t1 = bench_now_ns();
 	bench_stop(ctx);
 	uint64_t cpu1 = loop_cpu_ticks(bd.pid);
 	double secs = (double)(t1 - t0) / 1e9;

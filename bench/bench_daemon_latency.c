@@ -187,7 +187,7 @@ static void on_pong(void *arg, uint64_t nonce)
 	struct pong_rtts *pr = arg;
 	if (nonce >= 1 && nonce <= BD_PDC_MAX_PINGS && pr->sent_ns[nonce - 1] >= pr->measure_from &&
 	    *pr->n_rtt < BD_PDC_MAX_PINGS)
-		pr->rtt[(*pr->n_rtt)++] = bd_mono_ns() - pr->sent_ns[nonce - 1];
+		pr->rtt[(*pr->n_rtt)++] = bench_now_ns() - pr->sent_ns[nonce - 1];
 }
 
 /* Read pongs from the pinger; each one's round trip into rtt[]. */
@@ -260,8 +260,8 @@ BENCH_N(PongDuringConnect, 1)
 		while (read(conns[0].fd, conns[0].rx, BD_RX_BUF) > 0)
 			;
 	}
-	uint64_t deadline = bd_mono_ns() + (uint64_t)BD_PHASE_TIMEOUT_MS * 1000000ull;
-	while (block_count(&bd) < (long long)(n_rec - 1) && bd_mono_ns() < deadline)
+	uint64_t deadline = bench_now_ns() + (uint64_t)BD_PHASE_TIMEOUT_MS * 1000000ull;
+	while (block_count(&bd) < (long long)(n_rec - 1) && bench_now_ns() < deadline)
 		bd_sleep_ms(5);
 	if (block_count(&bd) != (long long)(n_rec - 1)) {
 		bench_fail(ctx, "PongDuringConnect: peerd did not take the first %zu blocks",
@@ -270,12 +270,12 @@ BENCH_N(PongDuringConnect, 1)
 	}
 	bench_reset(ctx);
 	size_t pings = 0, n_rtt = 0;
-	uint64_t t_block = 0, t_done = 0, next_ping = bd_mono_ns();
+	uint64_t t_block = 0, t_done = 0, next_ping = bench_now_ns();
 	uint64_t next_poll = 0;
 	size_t blk_off = 0;
 	struct bd_poll poll = {.fd = -1};
-	while (bd_mono_ns() < deadline && pings < BD_PDC_MAX_PINGS) {
-		uint64_t now = bd_mono_ns();
+	while (bench_now_ns() < deadline && pings < BD_PDC_MAX_PINGS) {
+		uint64_t now = bench_now_ns();
 		if (now >= next_ping) {
 			pw.len = 0;
 			pw.err = 0;
@@ -295,7 +295,7 @@ BENCH_N(PongDuringConnect, 1)
 			proto_frame_write(&fw, magic, "block", rec + 8, proto_le32(rec + 4));
 			if (fw.err)
 				break;
-			t_block = bd_mono_ns();
+			t_block = bench_now_ns();
 		}
 		if (t_block && blk_off < fw.len) {
 			ssize_t r = write(conns[0].fd, fw.buf + blk_off, fw.len - blk_off);
@@ -310,7 +310,7 @@ BENCH_N(PongDuringConnect, 1)
 				break;
 			long long got = poll_check(&poll);
 			if (got == (long long)n_rec) {
-				t_done = bd_mono_ns();
+				t_done = bench_now_ns();
 				break;
 			}
 			if (got != -1)
@@ -410,9 +410,9 @@ BENCH_N(CtlHostileClients, BD_CTL_UPTIMES)
 	bd_sleep_ms(500);
 	bench_reset(ctx);
 	for (size_t i = 0; i < n && i < BD_CTL_UPTIMES; i++) {
-		uint64_t t0 = bd_mono_ns();
+		uint64_t t0 = bench_now_ns();
 		json_t *r = bd_ctl_call(&bd, "uptime");
-		lat[i] = bd_mono_ns() - t0;
+		lat[i] = bench_now_ns() - t0;
 		if (!r) {
 			bench_fail(ctx, "CtlHostileClients: uptime failed with %zu hostile clients",
 			           nfd);

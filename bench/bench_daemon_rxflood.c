@@ -252,7 +252,7 @@ BENCH_N(FloodRecvBudget, 1)
 	flood.block = block;
 	flood.block_len = PROTO_HEADER_SIZE + BD_FRB_BLOCK - 1;
 	flood.port = bd.port;
-	uint64_t start = bd_mono_ns(), end = start + (uint64_t)BD_FRB_SECONDS * 1000000000ull;
+	uint64_t start = bench_now_ns(), end = start + (uint64_t)BD_FRB_SECONDS * 1000000000ull;
 	if (pthread_create(&thr, NULL, frb_flood_main, &flood)) {
 		bench_fail(ctx, "FloodRecvBudget: no flood thread");
 		goto out;
@@ -261,7 +261,7 @@ BENCH_N(FloodRecvBudget, 1)
 	uint64_t next_poll = start;
 	bench_reset(ctx);
 	struct epoll_event evs[BD_FRB_HONEST];
-	for (uint64_t now = bd_mono_ns(); now < end; now = bd_mono_ns()) {
+	for (uint64_t now = bench_now_ns(); now < end; now = bench_now_ns()) {
 		/* Honest rounds due. */
 		for (int i = 0; i < BD_FRB_HONEST; i++) {
 			struct frb_honest *h = &hs[i];
@@ -282,7 +282,7 @@ BENCH_N(FloodRecvBudget, 1)
 			uint32_t tag = evs[e].data.u32;
 			struct frb_honest *h = &hs[tag];
 			if (frb_read(&hc[tag], magic, (uint64_t)tag + 1) && h->phase == 3) {
-				uint64_t t = bd_mono_ns() - h->t0;
+				uint64_t t = bench_now_ns() - h->t0;
 				if (tag < BD_FRB_BIG && n_big < BD_FRB_MAX_RTT)
 					big[n_big++] = t;
 				else if (tag >= BD_FRB_BIG && n_rtt < BD_FRB_MAX_RTT)

@@ -54,13 +54,6 @@ struct lab {
 	int64_t fan_value;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* A version-2 tx paying every output to the lab's key; with sigs, witnesses. */
 static void write_tx(const struct lab *L, const struct proto_outpoint *ins, size_t n_in,
                      const int64_t *outv, size_t n_out, uint8_t (*sigs)[80], const size_t *sig_len,
@@ -322,9 +315,9 @@ static double large_accept(struct bench_ctx *ctx, struct large *g)
 	struct chain_accept_opts o = {.test_accept = true};
 	struct chain_accept_result r;
 	chain_accept_result_init(&r);
-	uint64_t t0 = now_ns();
+	uint64_t t0 = bench_now_ns();
 	int err = chain_mempool_accept(g->L.c, &g->tx, &o, &r);
-	double ns = (double)(now_ns() - t0);
+	double ns = (double)(bench_now_ns() - t0);
 	if (err || !r.accepted) {
 		bench_fail(ctx, "not accepted: %s (%s)", r.state.reason, r.state.debug);
 		ns = -1;

@@ -30,13 +30,6 @@
 
 #include "pool/pool.h"
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* xorshift64*: deterministic inputs, identical every run. */
 static uint64_t rnd(uint64_t *s)
 {
@@ -342,11 +335,11 @@ static int verify_setup(void)
 /* Time one pass over the jobs on this thread alone; returns min(time, best). */
 static uint64_t single_pass(struct bench_ctx *ctx, struct verify_job *jobs, uint64_t best)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = bench_now_ns();
 	for (size_t i = 0; i < VERIFY_JOBS; i++)
 		if (verify_run(&jobs[i], vd.ctx))
 			bench_fail(ctx, "signature %zu does not verify", i);
-	uint64_t t = now_ns() - t0;
+	uint64_t t = bench_now_ns() - t0;
 	return t < best ? t : best;
 }
 
@@ -374,23 +367,23 @@ BENCH_N(CheckQueueVerify, VERIFY_ROUNDS)
 	pool_queue_stats(q, &st0);
 	uint64_t best = UINT64_MAX;
 	bench_reset(ctx);
-	uint64_t t_start = now_ns();
+	uint64_t t_start = bench_now_ns();
 
 	for (size_t r = 0; r < n; r++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = bench_now_ns();
 		pool_queue_begin(q, vd.ctx);
 		for (size_t i = 0; i < VERIFY_JOBS; i += VERIFY_ADD)
 			if (pool_queue_add(q, &jobs[i], VERIFY_ADD))
 				bench_fail(ctx, "out of memory");
 		if (pool_queue_complete(q))
 			bench_fail(ctx, "a signature did not verify");
-		uint64_t t = now_ns() - t0;
+		uint64_t t = bench_now_ns() - t0;
 		if (t < best)
 			best = t;
 	}
 
 	bench_stop(ctx);
-	uint64_t total = now_ns() - t_start;
+	uint64_t total = bench_now_ns() - t_start;
 	pool_queue_stats(q, &st1);
 	/* Once more after, so the limit is the best of three, taken before
 	 * and after: a quiet moment flatters the limit, not the queue. */

@@ -284,13 +284,6 @@ static void setup_p2wsh(struct vcase *c, struct bench_ctx *ctx)
 	finish(c, ctx);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* The libsecp256k1 work inside one verification, done directly. */
 static bool raw_verify(const struct vcase *c)
 {
@@ -342,12 +335,12 @@ static void run_verify(struct bench_ctx *ctx, struct vcase *c, size_t n)
 	size_t m = n / PAIR_ROUNDS ? n / PAIR_ROUNDS : 1;
 	double best_v = 1e300, best_r = 1e300;
 	for (int round = 0; round < PAIR_ROUNDS; round++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = bench_now_ns();
 		bad += verify_n(c, m);
-		uint64_t t1 = now_ns();
+		uint64_t t1 = bench_now_ns();
 		for (size_t i = 0; i < m; i++)
 			bad += !raw_verify(c);
-		uint64_t t2 = now_ns();
+		uint64_t t2 = bench_now_ns();
 		double v = (double)(t1 - t0) / (double)m, r = (double)(t2 - t1) / (double)m;
 		best_v = v < best_v ? v : best_v;
 		best_r = r < best_r ? r : best_r;

@@ -32,13 +32,6 @@
 #include "base/alloc.h"
 #include "chain/chain.h"
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* The peer's side: reads and discards until the socket closes. */
 static void *drain(void *arg)
 {
@@ -138,14 +131,14 @@ BENCH(ServeBlock)
 	uint64_t t_read = 0, t_write = 0;
 	bench_reset(ctx);
 	for (size_t i = 0; i < n; i++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = bench_now_ns();
 		uint8_t *raw;
 		size_t len;
 		if (chain_store_read_block(f.store, &f.pos, &raw, &len)) {
 			bench_fail(ctx, "read failed");
 			break;
 		}
-		uint64_t t1 = now_ns();
+		uint64_t t1 = bench_now_ns();
 		uint8_t *lenck = proto_freelist_get(PROTO_FREELIST_BINARY);
 		if (!lenck) {
 			xfree(raw);
@@ -159,7 +152,7 @@ BENCH(ServeBlock)
 			bench_fail(ctx, "write failed");
 		proto_freelist_put(PROTO_FREELIST_BINARY, lenck);
 		xfree(raw);
-		t_write += now_ns() - t1;
+		t_write += bench_now_ns() - t1;
 		t_read += t1 - t0;
 	}
 	bench_stop(ctx);
@@ -185,7 +178,7 @@ BENCH(ServeBlockReencode)
 	size_t copied = 0;
 	bench_reset(ctx);
 	for (size_t i = 0; i < n; i++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = bench_now_ns();
 		uint8_t *raw;
 		size_t len;
 		if (chain_store_read_block(f.store, &f.pos, &raw, &len) ||
@@ -204,11 +197,11 @@ BENCH(ServeBlockReencode)
 		copied = body.len + w.len;
 		proto_writer_release(&body);
 		xfree(raw);
-		uint64_t t1 = now_ns();
+		uint64_t t1 = bench_now_ns();
 		struct iovec iov[1] = {{w.buf, w.len}};
 		if (w.err || writev_all(f.sv[0], iov, 1))
 			bench_fail(ctx, "frame/write failed");
-		t_write += now_ns() - t1;
+		t_write += bench_now_ns() - t1;
 		t_work += t1 - t0;
 	}
 	bench_stop(ctx);
