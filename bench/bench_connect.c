@@ -27,11 +27,8 @@
  * with the command that makes it.
  */
 #include "bench/bench.h"
+#include "bench/bench_sigs.h"
 
-#include <pthread.h>
-#include <secp256k1.h>
-#include <secp256k1_extrakeys.h>
-#include <secp256k1_schnorrsig.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,9 +47,7 @@
 #define CONNECT_SIGS 5000
 /** Blocks each timed with a limit measured right after it (see the note). */
 #define EFFICIENCY_PAIRS 7
-/** Signatures timed single-threaded for the limit, per kind. */
-#define LIMIT_SIGS   500
-#define CHAIN_BLOCKS 2000
+#define CHAIN_BLOCKS     2000
 
 static const char *data_path(const char *file)
 {
@@ -131,123 +126,6 @@ static int submit_records(struct bench_ctx *ctx, struct chain *c, const struct r
 	return rc;
 }
 
-/* ---- the limit: single-thread libsecp256k1 verification ------------------------ */
-
-static struct {
-	int ready;
-	secp256k1_context *ctx;
-	secp256k1_pubkey pub[LIMIT_SIGS];
-	secp256k1_ecdsa_signature sig[LIMIT_SIGS];
-	secp256k1_xonly_pubkey xpub[LIMIT_SIGS];
-	uint8_t schnorr[LIMIT_SIGS][64];
-	uint8_t msg[LIMIT_SIGS][32];
-} lim;
-
-static int limit_setup(void)
-{
-	if (lim.ready)
-		return 0;
-	lim.ctx = secp256k1_context_create(SECP256K1_CONTEXT_NONE);
-	if (!lim.ctx)
-		return -1;
-	for (size_t i = 0; i < LIMIT_SIGS; i++) {
-		uint8_t key[32];
-		secp256k1_keypair kp;
-		/* Deterministic keys and messages: a tagged hash of the index. */
-		proto_tagged_hash("peerd/bench/key", &i, sizeof(i), key);
-		proto_tagged_hash("peerd/bench/msg", &i, sizeof(i), lim.msg[i]);
-		if (!secp256k1_ec_pubkey_create(lim.ctx, &lim.pub[i], key) ||
-		    !secp256k1_ecdsa_sign(lim.ctx, &lim.sig[i], lim.msg[i], key, NULL, NULL) ||
-		    !secp256k1_keypair_create(lim.ctx, &kp, key) ||
-		    !secp256k1_keypair_xonly_pub(lim.ctx, &lim.xpub[i], NULL, &kp) ||
-		    !secp256k1_schnorrsig_sign32(lim.ctx, lim.schnorr[i], lim.msg[i], &kp, NULL))
-			return -1;
-	}
-	lim.ready = 1;
-	return 0;
-}
-
-/* Nanoseconds per verification on this thread, best of three passes. */
-static double verify_ns_on(struct bench_ctx *ctx, bool schnorr, clockid_t clock)
-{
-	uint64_t best = UINT64_MAX;
-	for (int pass = 0; pass < 3; pass++) {
-		uint64_t t0 = bench_clock_ns(clock);
-		for (size_t i = 0; i < LIMIT_SIGS; i++) {
-			int ok = schnorr ? secp256k1_schnorrsig_verify(lim.ctx, lim.schnorr[i],
-			                                               lim.msg[i], 32, &lim.xpub[i])
-			                 : secp256k1_ecdsa_verify(lim.ctx, &lim.sig[i], lim.msg[i],
-			                                          &lim.pub[i]);
-			if (!ok)
-				bench_fail(ctx, "signature %zu does not verify", i);
-		}
-		uint64_t t = bench_clock_ns(clock) - t0;
-		best = t < best ? t : best;
-	}
-	return (double)best / LIMIT_SIGS;
-}
-
-static double verify_ns(struct bench_ctx *ctx, bool schnorr)
-{
-	return verify_ns_on(ctx, schnorr, CLOCK_MONOTONIC);
-}
-
-/*
- * The same limit measured on `threads` threads at once: nanoseconds of
- * wall time per verification when LIMIT_SIGS of one kind are split among
- * them, best of three passes. On an idle machine it is verify_ns / threads;
- * on a shared one it shows what the machine gives a process of that many
- * threads at this moment, which the single-thread limit cannot.
- */
-struct par_arg {
-	bool schnorr;
-	size_t from, to;
-	int bad;
-};
-
-static void *par_verify(void *p)
-{
-	struct par_arg *a = p;
-	for (size_t i = a->from; i < a->to; i++) {
-		int ok = a->schnorr ? secp256k1_schnorrsig_verify(lim.ctx, lim.schnorr[i],
-		                                                  lim.msg[i], 32, &lim.xpub[i])
-		                    : secp256k1_ecdsa_verify(lim.ctx, &lim.sig[i], lim.msg[i],
-		                                             &lim.pub[i]);
-		a->bad |= !ok;
-	}
-	return NULL;
-}
-
-static double verify_ns_parallel(struct bench_ctx *ctx, bool schnorr, unsigned threads)
-{
-	pthread_t th[CONNECT_PAR];
-	struct par_arg a[CONNECT_PAR];
-	uint64_t best = UINT64_MAX;
-	if (threads > CONNECT_PAR)
-		threads = CONNECT_PAR;
-	for (int pass = 0; pass < 3; pass++) {
-		unsigned started = 1;
-		uint64_t t0 = bench_now_ns();
-		for (unsigned k = 0; k < threads; k++)
-			a[k] = (struct par_arg){schnorr, LIMIT_SIGS * k / threads,
-			                        LIMIT_SIGS * (k + 1) / threads, 0};
-		for (unsigned k = 1; k < threads; k++, started++)
-			if (pthread_create(&th[k], NULL, par_verify, &a[k]))
-				break;
-		par_verify(&a[0]);
-		for (unsigned k = 1; k < started; k++)
-			pthread_join(th[k], NULL);
-		uint64_t t = bench_now_ns() - t0;
-		for (unsigned k = 0; k < threads; k++)
-			if (a[k].bad)
-				bench_fail(ctx, "a signature does not verify");
-		if (started != threads)
-			bench_fail(ctx, "cannot start a thread");
-		best = t < best ? t : best;
-	}
-	return (double)best / LIMIT_SIGS;
-}
-
 /* ---- ConnectBlock* ------------------------------------------------------------ */
 
 /*
@@ -273,17 +151,19 @@ static void paired_efficiency(struct bench_ctx *ctx, struct chain *c, struct cha
 		double cpu = (double)(bench_clock_ns(CLOCK_PROCESS_CPUTIME_ID) - c0);
 		/* CPU time against CPU time: the share of the block's work that is
 		 * the signatures' own, whatever else the machine runs. */
-		eff_cpu[i] =
-		    ((double)(CONNECT_SIGS - n_schnorr) *
-		         verify_ns_on(ctx, false, CLOCK_THREAD_CPUTIME_ID) +
-		     (double)n_schnorr * verify_ns_on(ctx, true, CLOCK_THREAD_CPUTIME_ID)) /
-		    cpu;
-		double limit_ns = (double)(CONNECT_SIGS - n_schnorr) * verify_ns(ctx, false) +
-		                  (double)n_schnorr * verify_ns(ctx, true);
+		eff_cpu[i] = ((double)(CONNECT_SIGS - n_schnorr) *
+		                  bench_sigs_verify_ns_on(ctx, false, CLOCK_THREAD_CPUTIME_ID) +
+		              (double)n_schnorr *
+		                  bench_sigs_verify_ns_on(ctx, true, CLOCK_THREAD_CPUTIME_ID)) /
+		             cpu;
+		double limit_ns =
+		    (double)(CONNECT_SIGS - n_schnorr) * bench_sigs_verify_ns(ctx, false) +
+		    (double)n_schnorr * bench_sigs_verify_ns(ctx, true);
 		eff[i] = limit_ns / usable / t;
 		double par_ns =
-		    (double)(CONNECT_SIGS - n_schnorr) * verify_ns_parallel(ctx, false, usable) +
-		    (double)n_schnorr * verify_ns_parallel(ctx, true, usable);
+		    (double)(CONNECT_SIGS - n_schnorr) *
+		        bench_sigs_verify_ns_parallel(ctx, false, usable) +
+		    (double)n_schnorr * bench_sigs_verify_ns_parallel(ctx, true, usable);
 		eff_par[i] = par_ns / t;
 	}
 }
@@ -302,7 +182,7 @@ static void connect_block_bench(struct bench_ctx *ctx, size_t n, const char *fil
 	chain_state_clear(&st);
 	if (!r || load_records(ctx, file, r))
 		goto out;
-	if (limit_setup()) {
+	if (bench_sigs_setup()) {
 		bench_fail(ctx, "secp256k1 setup failed");
 		goto out;
 	}
@@ -351,7 +231,7 @@ static void connect_block_bench(struct bench_ctx *ctx, size_t n, const char *fil
 	bench_stop(ctx);
 	double mean = (double)(bench_now_ns() - t_start) / (double)n;
 	/* The limit after the runs too: a quiet moment flatters the limit, not us. */
-	double e = verify_ns(ctx, false), s = verify_ns(ctx, true);
+	double e = bench_sigs_verify_ns(ctx, false), s = bench_sigs_verify_ns(ctx, true);
 	double sigs = (double)(CONNECT_SIGS - n_schnorr) * e + (double)n_schnorr * s;
 	unsigned usable = cores > 0 && (unsigned)cores < threads ? (unsigned)cores : threads;
 	/* Paired figures (see paired_efficiency): their median. */
