@@ -316,6 +316,38 @@ enum chain_mempool_order {
  */
 CHAIN_WUR int chain_mempool_list(struct chain *c, enum chain_mempool_order order,
                                  const struct chain_mempool_entry ***out, size_t *n);
+/** Core's DEFAULT_BLOCK_MAX_WEIGHT (-blockmaxweight). */
+#define CHAIN_BLOCK_MAX_WEIGHT_DEFAULT 4000000u
+/** Core's DEFAULT_BLOCK_RESERVED_WEIGHT (-blockreservedweight): header and coinbase. */
+#define CHAIN_BLOCK_RESERVED_WEIGHT_DEFAULT 8000u
+/** Core's DEFAULT_COINBASE_OUTPUT_MAX_ADDITIONAL_SIGOPS: kept for the coinbase. */
+#define CHAIN_BLOCK_RESERVED_SIGOPS 400
+/** Core's DEFAULT_BLOCK_MIN_TX_FEE (-blockmintxfee), sat/kvB. */
+#define CHAIN_BLOCK_MIN_TX_FEE_DEFAULT 1000
+
+/** Limits of chain_mempool_block_select (Core's BlockAssembler::Options). */
+struct chain_block_opts {
+	uint64_t max_weight;      /**< the block's weight at most (4,000 .. 4,000,000) */
+	uint64_t reserved_weight; /**< counted as used before any transaction */
+	int64_t min_fee_rate;     /**< sat/kvB a package must pay */
+};
+#define CHAIN_BLOCK_OPTS_DEFAULT                                                                   \
+	{                                                                                          \
+		CHAIN_BLOCK_MAX_WEIGHT_DEFAULT, CHAIN_BLOCK_RESERVED_WEIGHT_DEFAULT,               \
+		    CHAIN_BLOCK_MIN_TX_FEE_DEFAULT                                                 \
+	}
+
+/**
+ * The mempool transactions a block on the tip would hold, in block order,
+ * as Core's BlockAssembler (CreateNewBlock's addPackageTxs): packages by
+ * ancestor feerate with modified fees, within the weight and sigop limits,
+ * final at the next height, none below the minimum fee rate. opts NULL:
+ * Core's defaults. *out (xmalloc'd, the caller frees; NULL when nothing is
+ * chosen) points into the pool: valid until it changes. 0 or CHAIN_ENOMEM.
+ * Validation thread.
+ */
+CHAIN_WUR int chain_mempool_block_select(struct chain *c, const struct chain_block_opts *opts,
+                                         const struct chain_mempool_entry ***out, size_t *n);
 /**
  * Core's CompareDepthAndScore: negative when a comes before b in
  * CHAIN_MEMPOOL_ORDER_DEPTH_SCORE (relay sorts its announcements with it).

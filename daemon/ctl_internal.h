@@ -66,6 +66,14 @@ extern const size_t ctl_n_mempool_methods;
  * digits into *out; false with res set (-3 not a string, -8 otherwise).
  */
 bool ctl_param_hash(json_t *v, const char *name, struct proto_hash *out, struct ctl_result *res);
+/**
+ * Core's RPCHelpMan argument check: v (the argument at 1-based position
+ * pos, called name) must be of type t (JSON_TRUE: any bool; JSON_INTEGER:
+ * any number), named tname in the message; false with res set ("Wrong
+ * type passed", -3).
+ */
+bool ctl_want_arg(const json_t *v, int pos, const char *name, json_type t, const char *tname,
+                  struct ctl_result *res);
 /** The mining methods (ctl_mining.c), chain methods too, and their count. */
 extern const struct ctl_method ctl_mining_methods[];
 extern const size_t ctl_n_mining_methods;

@@ -933,6 +933,53 @@ static void m_savemempool(struct chain *c, const struct ctl_chain_ctx *x, json_t
 	ok(res, json_pack("{s:s}", "filename", chain_mempool_path(c)));
 }
 
+/* Core's prioritisetransaction: the delta applies now and to a transaction
+ * still to come; the dummy (once the priority) must be 0. */
+static void m_prioritisetransaction(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                                    struct ctl_result *res)
+{
+	(void)x;
+	/* Core checks every argument's type first, then reads them in order. */
+	json_t *txid = arg(args, 0), *dummy = arg(args, 1), *delta = arg(args, 2);
+	if (!ctl_want_arg(txid, 1, "txid", JSON_STRING, "string", res))
+		return;
+	if (dummy && !json_is_null(dummy) &&
+	    !ctl_want_arg(dummy, 2, "dummy", JSON_INTEGER, "number", res))
+		return;
+	if (!ctl_want_arg(delta, 3, "fee_delta", JSON_INTEGER, "number", res))
+		return;
+	struct proto_hash h;
+	if (!ctl_param_hash(txid, "txid", &h, res))
+		return;
+	if (!json_is_integer(delta)) { /* Core's getInt<int64_t> of a fraction */
+		fail(res, CTL_MISC_ERROR, "JSON integer out of range");
+		return;
+	}
+	if (dummy && json_is_number(dummy) && json_number_value(dummy) != 0) {
+		fail(
+		    res, CTL_INVALID_PARAMETER,
+		    "Priority is no longer supported, dummy argument to prioritisetransaction must "
+		    "be 0.");
+		return;
+	}
+	/* Core: a dust output is allowed only at zero fee, so its fee stays put. */
+	const struct chain_mempool_entry *e = chain_mempool_find(c, &h, false);
+	const struct chain_policy *pol = chain_mempool_policy(c);
+	uint32_t idx;
+	if (e && pol->require_standard &&
+	    chain_policy_dust_outputs(chain_mempool_entry_tx(e), pol->dust_relay_feerate, &idx,
+	                              1)) {
+		fail(res, CTL_INVALID_PARAMETER,
+		     "Priority is not supported for transactions with dust outputs.");
+		return;
+	}
+	if (chain_mempool_prioritise(c, &h, (int64_t)json_integer_value(delta))) {
+		fail(res, CTL_INTERNAL_ERROR, "out of memory");
+		return;
+	}
+	ok(res, json_true());
+}
+
 /* ---- the table ------------------------------------------------------------ */
 
 const struct ctl_method ctl_mempool_methods[] = {
@@ -1032,6 +1079,17 @@ const struct ctl_method ctl_mempool_methods[] = {
      "error}, replaced-transactions}, as Core. maxfeerate (BTC/kvB, default 0.10, 0: none) "
      "and maxburnamount (BTC, default 0) as sendrawtransaction's.",
      ctl_m_submitpackage,
+     NULL},
+    {"prioritisetransaction",
+     NULL,
+     2,
+     3,
+     {"txid", "dummy", "fee_delta"},
+     "prioritisetransaction \"txid\" ( dummy ) fee_delta",
+     "Add fee_delta satoshis (may be negative) to the fee a transaction counts with for "
+     "mining, eviction and relay order, as Core; kept for a transaction not yet in the "
+     "mempool. dummy must be 0 or null. Returns true.",
+     m_prioritisetransaction,
      NULL},
     {"savemempool",
      NULL,

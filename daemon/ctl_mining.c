@@ -7,10 +7,11 @@
  * The block is chain/miner.c's. generateblock takes raw transactions or
  * txids of mempool transactions, and its coinbase claims the subsidy only,
  * as Core's (its template is made from no mempool, the transactions are
- * added after, so their fees go unclaimed). What differs from Core: only
- * the raw() and addr() descriptors, which need no wallet, are understood;
- * and generatetoaddress's blocks hold a coinbase only (Core's fills them
- * from the mempool with its BlockAssembler, which peerd does not have).
+ * added after, so their fees go unclaimed). generatetoaddress fills each
+ * block from the mempool as Core's BlockAssembler does
+ * (chain_mempool_block_select) and claims the fees. What differs from
+ * Core: only the raw() and addr() descriptors, which need no wallet, are
+ * understood.
  */
 #include "daemon/ctl_internal.h"
 
@@ -45,6 +46,57 @@ static void test_failed(struct ctl_result *res, const struct chain_state *st)
 		     st->debug);
 	else
 		fail(res, CTL_VERIFY_ERROR, "TestBlockValidity failed: %s", st->reason);
+}
+
+/* A block's mempool transactions (Core's BlockAssembler), serialized into one buffer. */
+struct block_txs {
+	struct chain_mine_tx *v;
+	size_t n;
+	struct proto_writer w;
+};
+
+static void block_txs_release(struct block_txs *t)
+{
+	xfree(t->v);
+	proto_writer_release(&t->w);
+	memset(t, 0, sizeof(*t));
+}
+
+/* What a block on the tip takes from the mempool now. 0 or CHAIN_ENOMEM. */
+static int block_txs_fill(struct chain *c, struct block_txs *t)
+{
+	const struct chain_mempool_entry **es;
+	size_t n;
+	int err = chain_mempool_block_select(c, NULL, &es, &n);
+	if (err)
+		return err;
+	t->n = 0;
+	t->w.len = 0;
+	t->w.err = 0;
+	if (!n)
+		return 0;
+	struct chain_mine_tx *v = xreallocarray(t->v, n, sizeof(*v));
+	if (!v) {
+		xfree(es);
+		return CHAIN_ENOMEM;
+	}
+	t->v = v;
+	/* Lengths first, pointers after: the buffer moves as it grows. */
+	for (size_t i = 0; i < n; i++) {
+		size_t at = t->w.len;
+		proto_tx_encode(chain_mempool_entry_tx(es[i]), &t->w);
+		v[i].len = t->w.len - at;
+	}
+	xfree(es);
+	if (t->w.err)
+		return CHAIN_ENOMEM;
+	size_t off = 0;
+	for (size_t i = 0; i < n; i++) {
+		v[i].raw = t->w.buf + off;
+		off += v[i].len;
+	}
+	t->n = n;
+	return 0;
 }
 
 static void m_generatetoaddress(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
@@ -87,11 +139,18 @@ static void m_generatetoaddress(struct chain *c, const struct ctl_chain_ctx *x, 
 	}
 	struct chain_mine_args a = {
 	    .spk = spk, .spk_len = (uint32_t)spk_len, .submit = true, .interrupt = x->interrupt};
+	struct block_txs txs = {0};
+	proto_writer_init(&txs.w);
 	/* As Core's loop: a shutdown ends it with the blocks so far. */
 	while (n > 0 && !(x->interrupt && atomic_load(x->interrupt))) {
 		struct chain_mined m;
 		struct chain_state st;
-		int err = chain_mine(c, &a, &max_tries, &m, &st);
+		/* A new template each time, as Core's: the last block took some. */
+		int err = block_txs_fill(c, &txs);
+		a.txs = txs.v;
+		a.n_txs = txs.n;
+		if (!err)
+			err = chain_mine(c, &a, &max_tries, &m, &st);
 		if (err == CHAIN_ENOTFOUND && max_tries > 0)
 			continue; /* the nonces ran out: a new template, as Core */
 		if (err == CHAIN_ENOTFOUND)
@@ -99,12 +158,12 @@ static void m_generatetoaddress(struct chain *c, const struct ctl_chain_ctx *x, 
 		if (err == CHAIN_EINVALID) {
 			json_decref(hashes);
 			test_failed(res, &st);
-			return;
+			goto out;
 		}
 		if (err) {
 			json_decref(hashes);
 			fail(res, CTL_INTERNAL_ERROR, "mining failed: %s", chain_strerror(err));
-			return;
+			goto out;
 		}
 		enum chain_submit r = m.submitted;
 		struct proto_hash h = m.hash;
@@ -112,12 +171,14 @@ static void m_generatetoaddress(struct chain *c, const struct ctl_chain_ctx *x, 
 		if (r != CHAIN_SUBMIT_ACCEPTED) {
 			json_decref(hashes);
 			not_accepted(res, &st);
-			return;
+			goto out;
 		}
 		json_array_append_new(hashes, json_hash(&h));
 		n--;
 	}
 	ok(res, hashes);
+out:
+	block_txs_release(&txs);
 }
 
 /*
@@ -336,8 +397,9 @@ const struct ctl_method ctl_mining_methods[] = {
      "generatetoaddress nblocks \"address\" ( maxtries )",
      "Mine nblocks blocks on the tip to address (any network; meant for regtest), trying at "
      "most maxtries nonces in all (default 1000000). Returns the block hashes (fewer when the "
-     "tries ran out). Unlike Core's, the blocks take no mempool transactions: generateblock "
-     "mines them by txid.",
+     "tries ran out). Each block takes what Core's BlockAssembler would from the mempool "
+     "(best ancestor feerate first, prioritisetransaction counted, 1 sat/vB at least) and "
+     "its coinbase claims their fees.",
      m_generatetoaddress,
      NULL},
 };

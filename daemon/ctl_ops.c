@@ -50,8 +50,8 @@ static bool want_type(const json_t *v, json_type t, const char *tname, struct ct
  * names it ("Wrong type passed" with the position and the parameter); the
  * elements inside an array argument get want_type's plain message.
  */
-static bool want_arg(const json_t *v, int pos, const char *name, json_type t, const char *tname,
-                     struct ctl_result *res)
+bool ctl_want_arg(const json_t *v, int pos, const char *name, json_type t, const char *tname,
+                  struct ctl_result *res)
 {
 	if (json_typeof(v) == t || (t == JSON_TRUE && json_is_boolean(v)) ||
 	    (t == JSON_INTEGER && json_is_number(v)))
@@ -78,7 +78,7 @@ static void m_setnetworkactive(struct daemon *d, json_t *args, struct ctl_result
 		fail(res, CTL_INVALID_PARAMS, "setnetworkactive state: state is required");
 		return;
 	}
-	if (!want_arg(state, 1, "state", JSON_TRUE, "bool", res))
+	if (!ctl_want_arg(state, 1, "state", JSON_TRUE, "bool", res))
 		return;
 	bool active = json_is_true(state);
 	if (active == !d->network_inactive) {
@@ -130,7 +130,7 @@ static void m_getnodeaddresses(struct daemon *d, json_t *args, struct ctl_result
 	json_t *jc = arg(args, 0), *jn = arg(args, 1);
 	json_int_t count = 1;
 	if (jc) {
-		if (!want_arg(jc, 1, "count", JSON_INTEGER, "number", res))
+		if (!ctl_want_arg(jc, 1, "count", JSON_INTEGER, "number", res))
 			return;
 		count = json_is_integer(jc) ? json_integer_value(jc)
 		                            : (json_int_t)json_number_value(jc);
@@ -141,7 +141,7 @@ static void m_getnodeaddresses(struct daemon *d, json_t *args, struct ctl_result
 	}
 	const char *want = NULL;
 	if (jn) {
-		if (!want_arg(jn, 2, "network", JSON_STRING, "string", res))
+		if (!ctl_want_arg(jn, 2, "network", JSON_STRING, "string", res))
 			return;
 		want = json_string_value(jn);
 		static const char *const known[] = {"ipv4", "ipv6", "onion", "i2p", "cjdns"};
@@ -190,7 +190,7 @@ static json_t *added_json(const struct net_target *t)
 static void m_getaddednodeinfo(struct daemon *d, json_t *args, struct ctl_result *res)
 {
 	json_t *jn = arg(args, 0);
-	if (jn && !want_arg(jn, 1, "node", JSON_STRING, "string", res))
+	if (jn && !ctl_want_arg(jn, 1, "node", JSON_STRING, "string", res))
 		return;
 	const char *want = jn ? json_string_value(jn) : NULL;
 	json_t *a = json_array();
@@ -238,8 +238,8 @@ static int logging_apply(json_t *list, bool on, uint32_t *mask, uint32_t *core,
 static void m_logging(struct daemon *d, json_t *args, struct ctl_result *res)
 {
 	json_t *inc = arg(args, 0), *exc = arg(args, 1);
-	if ((inc && !want_arg(inc, 1, "include", JSON_ARRAY, "array", res)) ||
-	    (exc && !want_arg(exc, 2, "exclude", JSON_ARRAY, "array", res)))
+	if ((inc && !ctl_want_arg(inc, 1, "include", JSON_ARRAY, "array", res)) ||
+	    (exc && !ctl_want_arg(exc, 2, "exclude", JSON_ARRAY, "array", res)))
 		return;
 	uint32_t mask = d->log.conf_bits, core = d->log.core;
 	if ((inc && logging_apply(inc, true, &mask, &core, res)) ||

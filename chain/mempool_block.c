@@ -1,0 +1,388 @@
+/*
+ * chain/mempool_block.c: which mempool transactions a new block holds, and
+ * in what order: Bitcoin Core 29's BlockAssembler::addPackageTxs.
+ *
+ * Packages (a transaction with its ancestors not yet in the block) go in
+ * best ancestor feerate first. Two sources compete for "best": the pool in
+ * its ancestor-score order (min of own and ancestor feerate, as Core's
+ * index), and the "modified" entries, whose ancestors are partly in the
+ * block already, so their package is smaller than the pool's figures say.
+ * Core keeps the modified ones in a multi-index; here they sit in a binary
+ * heap whose stale items (the entry changed again, or went into the block)
+ * are skipped when they reach the top: each entry carries a version that
+ * every change bumps.
+ *
+ * Everything is Core's, including what looks arbitrary, so that
+ * generatetoaddress mines what Core's would from the same pool (the
+ * integration tests compare with Core's getblocktemplate): the weight
+ * check is on 4 x the package's vsize and fails at equality; a package
+ * below the minimum fee rate ends the selection; after 1,000 failures in
+ * a row with the block within 4,000 WU of full it stops; a package is
+ * sorted by ancestor count, then txid.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "chain/mempool_internal.h"
+
+/** Core's MAX_CONSECUTIVE_FAILURES. */
+#define BLOCK_MAX_CONSECUTIVE_FAILURES 1000
+/** Core's BLOCK_FULL_ENOUGH_WEIGHT_DELTA. */
+#define BLOCK_FULL_ENOUGH_WEIGHT_DELTA 4000
+
+/* Per entry (by its pos in the pool): the selection's state. */
+struct sel {
+	uint64_t size; /* with the ancestors not in the block (valid when modified) */
+	int64_t fees;
+	int64_t sigops;
+	uint32_t ver; /* bumped at each change: older heap items are stale */
+	bool modified, in_block, failed, in_package;
+};
+
+struct heap_item {
+	uint32_t pos, ver;
+};
+
+struct assembler {
+	struct chain_mempool *mp;
+	struct sel *s;
+	struct heap_item *heap;
+	size_t n_heap, cap_heap;
+	struct mp_refs pkg, desc;
+	const struct chain_mempool_entry **out;
+	size_t n_out;
+	uint64_t weight;
+	int64_t sigops;
+	int32_t height;
+	int64_t lock_time_cutoff;
+};
+
+static int hash_cmp(const struct chain_mempool_entry *a, const struct chain_mempool_entry *b)
+{
+	return memcmp(a->tx.txid.b, b->tx.txid.b, sizeof(a->tx.txid.b));
+}
+
+/* Core's CompareModifiedEntry: true when a's package feerate is higher (ties: lower txid). */
+static bool modified_better(const struct assembler *A, uint32_t a, uint32_t b)
+{
+	const struct sel *x = &A->s[a], *y = &A->s[b];
+	double f1 = (double)y->size * (double)x->fees;
+	double f2 = (double)x->size * (double)y->fees;
+	if (f1 == f2)
+		return hash_cmp(A->mp->entries[a], A->mp->entries[b]) < 0;
+	return f1 > f2;
+}
+
+/* Core's GetModFeeAndSize: the lower of the entry's own and its package's feerate. */
+static void score_of(const struct chain_mempool_entry *e, int64_t fees, uint64_t size, double *fee,
+                     double *sz)
+{
+	double f1 = (double)e->modified_fee * (double)size;
+	double f2 = (double)fees * (double)e->vsize;
+	if (f1 > f2) {
+		*fee = (double)fees;
+		*sz = (double)size;
+	} else {
+		*fee = (double)e->modified_fee;
+		*sz = (double)e->vsize;
+	}
+}
+
+/* Core's CompareTxMemPoolEntryByAncestorFee between the best modified entry
+ * (its modified figures) and the pool's next (its pool figures). */
+static bool modified_beats_pool(const struct assembler *A, uint32_t m,
+                                const struct chain_mempool_entry *p)
+{
+	const struct chain_mempool_entry *me = A->mp->entries[m];
+	double mf, ms, pf, ps;
+	score_of(me, A->s[m].fees, A->s[m].size, &mf, &ms);
+	score_of(p, p->anc_fees, p->anc_size, &pf, &ps);
+	double f1 = mf * ps, f2 = pf * ms;
+	if (f1 == f2)
+		return hash_cmp(me, p) < 0;
+	return f1 > f2;
+}
+
+static bool item_better(const struct assembler *A, const struct heap_item *a,
+                        const struct heap_item *b)
+{
+	return modified_better(A, a->pos, b->pos);
+}
+
+static int heap_push(struct assembler *A, uint32_t pos)
+{
+	if (A->n_heap == A->cap_heap) {
+		size_t cap = A->cap_heap ? A->cap_heap * 2 : 64;
+		struct heap_item *h = xreallocarray(A->heap, cap, sizeof(*h));
+		if (!h)
+			return CHAIN_ENOMEM;
+		A->heap = h;
+		A->cap_heap = cap;
+	}
+	size_t i = A->n_heap++;
+	A->heap[i] = (struct heap_item){pos, A->s[pos].ver};
+	while (i > 0) {
+		size_t up = (i - 1) / 2;
+		if (!item_better(A, &A->heap[i], &A->heap[up]))
+			break;
+		struct heap_item t = A->heap[i];
+		A->heap[i] = A->heap[up];
+		A->heap[up] = t;
+		i = up;
+	}
+	return 0;
+}
+
+static void heap_pop(struct assembler *A)
+{
+	A->heap[0] = A->heap[--A->n_heap];
+	size_t i = 0;
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, best = i;
+		if (l < A->n_heap && item_better(A, &A->heap[l], &A->heap[best]))
+			best = l;
+		if (r < A->n_heap && item_better(A, &A->heap[r], &A->heap[best]))
+			best = r;
+		if (best == i)
+			break;
+		struct heap_item t = A->heap[i];
+		A->heap[i] = A->heap[best];
+		A->heap[best] = t;
+		i = best;
+	}
+}
+
+/* The best modified entry's pos, or -1 when there is none (stale items go). */
+static int64_t heap_top(struct assembler *A)
+{
+	while (A->n_heap) {
+		const struct heap_item *t = &A->heap[0];
+		const struct sel *s = &A->s[t->pos];
+		if (s->modified && s->ver == t->ver)
+			return t->pos;
+		heap_pop(A);
+	}
+	return -1;
+}
+
+/* e's ancestors not in the block (e excluded) into A->pkg. */
+static int unconfirmed_ancestors(struct assembler *A, struct chain_mempool_entry *e)
+{
+	A->pkg.n = 0;
+	int err = mp_collect_ancestors(e, mp_new_epoch(A->mp), &A->pkg);
+	if (err)
+		return err;
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < A->pkg.n; i++)
+		if (!A->s[A->pkg.v[i]->pos].in_block)
+			A->pkg.v[k++] = A->pkg.v[i];
+	A->pkg.n = k;
+	return 0;
+}
+
+/* A package starts as the pool's figures for it; sigops with ancestors are not kept
+ * by the pool, so they are summed here. */
+static int start_modified(struct assembler *A, struct chain_mempool_entry *e)
+{
+	struct sel *s = &A->s[e->pos];
+	struct mp_refs anc = {0};
+	int err = mp_collect_ancestors(e, mp_new_epoch(A->mp), &anc);
+	if (err) {
+		mp_refs_release(&anc);
+		return err;
+	}
+	s->sigops = e->sigop_cost;
+	for (uint32_t i = 0; i < anc.n; i++)
+		s->sigops += anc.v[i]->sigop_cost;
+	mp_refs_release(&anc);
+	s->size = e->anc_size;
+	s->fees = e->anc_fees;
+	s->modified = true;
+	return 0;
+}
+
+/* Core's UpdatePackagesForAdded: every descendant of what just went in,
+ * outside the package, has that much less to bring. */
+static int update_descendants(struct assembler *A)
+{
+	for (uint32_t i = 0; i < A->pkg.n; i++) {
+		struct chain_mempool_entry *it = A->pkg.v[i];
+		A->desc.n = 0;
+		int err = mp_collect_descendants(A->mp, it, mp_new_epoch(A->mp), &A->desc);
+		if (err)
+			return err;
+		for (uint32_t k = 0; k < A->desc.n; k++) {
+			struct chain_mempool_entry *d = A->desc.v[k];
+			struct sel *s = &A->s[d->pos];
+			if (s->in_package)
+				continue;
+			if (!s->modified && (err = start_modified(A, d)))
+				return err;
+			s->size -= (uint64_t)it->vsize;
+			s->fees -= it->modified_fee;
+			s->sigops -= it->sigop_cost;
+			s->ver++;
+			if ((err = heap_push(A, (uint32_t)d->pos)))
+				return err;
+		}
+	}
+	return 0;
+}
+
+/* Core's CompareTxIterByAncestorCount: parents before children. */
+static int cmp_for_block(const void *pa, const void *pb)
+{
+	const struct chain_mempool_entry *a = *(const struct chain_mempool_entry *const *)pa;
+	const struct chain_mempool_entry *b = *(const struct chain_mempool_entry *const *)pb;
+	if (a->anc_count != b->anc_count)
+		return a->anc_count < b->anc_count ? -1 : 1;
+	return hash_cmp(a, b);
+}
+
+/* The package (A->pkg, e included) into the block. */
+static int add_package(struct assembler *A)
+{
+	qsort(A->pkg.v, A->pkg.n, sizeof(*A->pkg.v), cmp_for_block);
+	for (uint32_t i = 0; i < A->pkg.n; i++) {
+		struct chain_mempool_entry *e = A->pkg.v[i];
+		struct sel *s = &A->s[e->pos];
+		A->out[A->n_out++] = e;
+		A->weight += e->weight;
+		A->sigops += e->sigop_cost;
+		s->in_block = s->in_package = true;
+		s->modified = false;
+	}
+	int err = update_descendants(A);
+	for (uint32_t i = 0; i < A->pkg.n; i++)
+		A->s[A->pkg.v[i]->pos].in_package = false;
+	return err;
+}
+
+/* Core's TestPackageTransactions: every one final in the new block. */
+static bool package_final(const struct assembler *A)
+{
+	for (uint32_t i = 0; i < A->pkg.n; i++)
+		if (!chain_tx_is_final(&A->pkg.v[i]->tx, A->height, A->lock_time_cutoff))
+			return false;
+	return true;
+}
+
+static bool fits(const struct assembler *A, const struct chain_block_opts *o, uint64_t size,
+                 int64_t sigops)
+{
+	if (A->weight + 4 * size >= o->max_weight)
+		return false;
+	return A->sigops + sigops < (int64_t)CHAIN_MAX_BLOCK_SIGOPS_COST;
+}
+
+/* Core's CFeeRate::GetFee, rounded up. */
+static int64_t min_fee_for(int64_t rate, uint64_t vsize)
+{
+	return (int64_t)(((uint64_t)rate * vsize + 999) / 1000);
+}
+
+static int select_txs(struct assembler *A, const struct chain_block_opts *o,
+                      struct chain_mempool_entry *const *order, size_t n)
+{
+	size_t mi = 0;
+	int failures = 0;
+	while (mi < n || heap_top(A) >= 0) {
+		if (mi < n) {
+			const struct sel *s = &A->s[order[mi]->pos];
+			if (s->modified || s->in_block || s->failed) {
+				mi++;
+				continue;
+			}
+		}
+		int64_t top = heap_top(A);
+		struct chain_mempool_entry *e;
+		bool using_modified = false;
+		if (mi == n) {
+			e = A->mp->entries[top];
+			using_modified = true;
+		} else if (top >= 0 && modified_beats_pool(A, (uint32_t)top, order[mi])) {
+			e = A->mp->entries[top];
+			using_modified = true;
+		} else {
+			e = order[mi++];
+		}
+		struct sel *s = &A->s[e->pos];
+		if (!using_modified) {
+			int err = start_modified(A, e); /* for the sigops; not pushed */
+			if (err)
+				return err;
+			s->modified = false;
+		}
+		if (s->fees < min_fee_for(o->min_fee_rate, s->size))
+			return 0; /* everything left pays less */
+		if (!fits(A, o, s->size, s->sigops)) {
+			if (using_modified) {
+				s->modified = false;
+				s->failed = true;
+			}
+			if (++failures > BLOCK_MAX_CONSECUTIVE_FAILURES &&
+			    A->weight > o->max_weight - BLOCK_FULL_ENOUGH_WEIGHT_DELTA)
+				return 0;
+			continue;
+		}
+		int err = unconfirmed_ancestors(A, e);
+		if (!err)
+			err = mp_refs_push(&A->pkg, e);
+		if (err)
+			return err;
+		if (!package_final(A)) {
+			if (using_modified) {
+				s->modified = false;
+				s->failed = true;
+			}
+			continue;
+		}
+		failures = 0;
+		if ((err = add_package(A)))
+			return err;
+	}
+	return 0;
+}
+
+int chain_mempool_block_select(struct chain *c, const struct chain_block_opts *opts,
+                               const struct chain_mempool_entry ***out, size_t *n)
+{
+	struct chain_mempool *mp = c->mp;
+	const struct chain_block_opts def = CHAIN_BLOCK_OPTS_DEFAULT;
+	const struct chain_block_opts *o = opts ? opts : &def;
+	*out = NULL;
+	*n = 0;
+	if (!mp->n)
+		return 0;
+	const struct chain_mempool_entry **order = NULL;
+	size_t n_order = 0;
+	int err = chain_mempool_list(c, CHAIN_MEMPOOL_ORDER_ANCESTOR_SCORE, &order, &n_order);
+	if (err)
+		return err;
+	const struct chain_node *tip = chain_tip(c);
+	struct assembler A = {
+	    .mp = mp,
+	    .s = xcalloc(mp->n, sizeof(struct sel)),
+	    .out = xmalloc(mp->n * sizeof(*A.out)),
+	    .weight = o->reserved_weight,
+	    .sigops = CHAIN_BLOCK_RESERVED_SIGOPS,
+	    .height = tip->height + 1,
+	    .lock_time_cutoff = chain_node_mtp(tip),
+	};
+	if (!A.s || !A.out)
+		err = CHAIN_ENOMEM;
+	else /* the pool's own entries: the walks mark them */
+		err = select_txs(&A, o, (struct chain_mempool_entry *const *)order, n_order);
+	xfree(order);
+	xfree(A.s);
+	xfree(A.heap);
+	mp_refs_release(&A.pkg);
+	mp_refs_release(&A.desc);
+	if (err || !A.n_out) {
+		xfree(A.out);
+		return err;
+	}
+	*out = A.out;
+	*n = A.n_out;
+	return 0;
+}
