@@ -444,6 +444,20 @@ const char *chain_mempool_path(const struct chain *c);
 CHAIN_WUR int chain_mempool_prioritise(struct chain *c, const struct proto_hash *txid,
                                        int64_t delta);
 
+/** One prioritisetransaction delta still in force (getprioritisedtransactions). */
+struct chain_mempool_delta {
+	struct proto_hash txid;
+	int64_t delta;
+	bool in_mempool;
+	int64_t modified_fee; /**< the entry's, when in_mempool */
+};
+/**
+ * Every delta in force, by txid in Core's order (its std::map: bytes
+ * compared as stored), into an xmalloc'd array the caller frees (*out NULL
+ * when none). 0 or CHAIN_ENOMEM.
+ */
+CHAIN_WUR int chain_mempool_deltas(struct chain *c, struct chain_mempool_delta **out, size_t *n);
+
 /*
  * The unbroadcast set (Core's m_unbroadcast_txids): transactions
  * sendrawtransaction put in the pool that no peer has fetched yet. An

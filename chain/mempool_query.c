@@ -378,6 +378,35 @@ int chain_mempool_prioritise(struct chain *c, const struct proto_hash *txid, int
 	return 0;
 }
 
+static int cmp_delta(const void *a, const void *b)
+{
+	const struct chain_mempool_delta *x = a, *y = b;
+	return hash_cmp(&x->txid, &y->txid);
+}
+
+int chain_mempool_deltas(struct chain *c, struct chain_mempool_delta **out, size_t *n)
+{
+	struct chain_mempool *mp = c->mp;
+	*out = NULL;
+	*n = 0;
+	if (!mp->n_deltas)
+		return 0;
+	struct chain_mempool_delta *v = xcalloc(mp->n_deltas, sizeof(*v));
+	if (!v)
+		return CHAIN_ENOMEM;
+	for (size_t i = 0; i < mp->n_deltas; i++) {
+		const struct chain_mempool_entry *e = mp_find_txid(mp, &mp->deltas[i].txid);
+		v[i] = (struct chain_mempool_delta){.txid = mp->deltas[i].txid,
+		                                    .delta = mp->deltas[i].delta,
+		                                    .in_mempool = e != NULL,
+		                                    .modified_fee = e ? e->modified_fee : 0};
+	}
+	qsort(v, mp->n_deltas, sizeof(*v), cmp_delta);
+	*out = v;
+	*n = mp->n_deltas;
+	return 0;
+}
+
 void chain_mempool_get_stats(struct chain *c, struct chain_mempool_stats *out)
 {
 	*out = c->mp->stats;

@@ -980,6 +980,35 @@ static void m_prioritisetransaction(struct chain *c, const struct ctl_chain_ctx 
 	ok(res, json_true());
 }
 
+static void m_getprioritisedtransactions(struct chain *c, const struct ctl_chain_ctx *x,
+                                         json_t *args, struct ctl_result *res)
+{
+	(void)x;
+	(void)args;
+	struct chain_mempool_delta *v;
+	size_t n;
+	if (chain_mempool_deltas(c, &v, &n)) {
+		fail(res, CTL_INTERNAL_ERROR, "out of memory");
+		return;
+	}
+	json_t *o = json_object();
+	for (size_t i = 0; o && i < n; i++) {
+		json_t *d = json_object();
+		if (!d)
+			break;
+		json_object_set_new(d, "fee_delta", json_integer((json_int_t)v[i].delta));
+		json_object_set_new(d, "in_mempool", json_boolean(v[i].in_mempool));
+		if (v[i].in_mempool)
+			json_object_set_new(d, "modified_fee",
+			                    json_integer((json_int_t)v[i].modified_fee));
+		char hex[65];
+		proto_hash_to_hex(&v[i].txid, hex);
+		json_object_set_new(o, hex, d);
+	}
+	xfree(v);
+	ok(res, o);
+}
+
 /* ---- the table ------------------------------------------------------------ */
 
 const struct ctl_method ctl_mempool_methods[] = {
@@ -1090,6 +1119,16 @@ const struct ctl_method ctl_mempool_methods[] = {
      "mining, eviction and relay order, as Core; kept for a transaction not yet in the "
      "mempool. dummy must be 0 or null. Returns true.",
      m_prioritisetransaction,
+     NULL},
+    {"getprioritisedtransactions",
+     NULL,
+     0,
+     0,
+     {0},
+     "getprioritisedtransactions",
+     "Every prioritisetransaction delta in force, by txid: {fee_delta, in_mempool, "
+     "modified_fee (when in the mempool)}, as Core.",
+     m_getprioritisedtransactions,
      NULL},
     {"savemempool",
      NULL,

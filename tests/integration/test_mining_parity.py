@@ -111,11 +111,21 @@ def test_generatetoaddress_many_blocks_empty_mempool(env):
 
 def test_prioritisetransaction_answers_as_core(env):
     compare_mempool(env)
-    t = spend([env.fund([(COIN // 10, SPK["wsh_true"])], ["wsh_true"])[0]], fee=2_000)
+    c1, c2 = env.fund([(COIN // 10, SPK["wsh_true"])] * 2, ["wsh_true"] * 2)
+    t = spend([c1], fee=2_000)
     # Before the transaction exists: kept, and counted once it arrives.
     assert same(env, "prioritisetransaction", t.txid, 0, 7_000) is True
     assert same(env, "prioritisetransaction", t.txid, None, -500) is True
+    assert same(env, "getprioritisedtransactions") == {
+        t.txid: {"fee_delta": 6_500, "in_mempool": False}}
     env.send(t)
+    assert same(env, "getprioritisedtransactions")[t.txid]["modified_fee"] == 8_500
+    # Two more, one cleared back to zero (gone from the list, as Core's).
+    other = spend([c2], fee=2_000)
+    for delta in (300, -300):
+        same(env, "prioritisetransaction", "11" * 32, 0, 5)
+        same(env, "prioritisetransaction", other.txid, 0, delta)
+    assert len(same(env, "getprioritisedtransactions")) == 2
     entry = same(env, "getmempoolentry", t.txid)
     assert entry["fees"]["modified"] == entry["fees"]["base"] + Decimal(6_500) / COIN, entry
     compare_mempool(env)
@@ -131,3 +141,5 @@ def test_prioritisetransaction_answers_as_core(env):
     got, _ = mine_on_peerd(env)
     assert got == [t.txid]
     compare_mempool(env)
+    # Mined: its delta is gone; the one for a transaction never seen stays.
+    assert list(same(env, "getprioritisedtransactions")) == ["11" * 32]
