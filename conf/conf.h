@@ -88,6 +88,12 @@
 #define CONF_DEFAULT_MINRELAYTXFEE       1000
 #define CONF_DEFAULT_INCREMENTALRELAYFEE 1000
 #define CONF_DEFAULT_DUSTRELAYFEE        3000
+/** Block assembly (Core's -blockmaxweight, -blockreservedweight, -blockmintxfee defaults). */
+#define CONF_MAX_BLOCKWEIGHT             4000000 /**< Core's MAX_BLOCK_WEIGHT */
+#define CONF_DEFAULT_BLOCKMAXWEIGHT      4000000
+#define CONF_DEFAULT_BLOCKRESERVEDWEIGHT 8000
+#define CONF_MIN_BLOCKRESERVEDWEIGHT     2000 /**< Core's MINIMUM_BLOCK_RESERVED_WEIGHT */
+#define CONF_DEFAULT_BLOCKMINTXFEE       1000 /**< sat/kvB */
 /** metricsbind= port when none is given. */
 #define CONF_DEFAULT_METRICSPORT 9332
 /** A config file larger than this is refused (a real one is a few KB). */
@@ -231,8 +237,12 @@ struct peerd_conf {
 	uint32_t limitancestorsize;    /**< kvB */
 	uint32_t limitdescendantcount; /**< entries, itself included */
 	uint32_t limitdescendantsize;  /**< kvB */
-	bool help;                     /**< -help given */
-	bool version;                  /**< -version given */
+	/* Block assembly for generatetoaddress (Core's BlockAssembler options). */
+	uint64_t blockmaxweight;      /**< at least blockreservedweight (raised to it, as Core) */
+	uint64_t blockreservedweight; /**< header and coinbase: counted as used */
+	int64_t blockmintxfee;        /**< sat/kvB */
+	bool help;                    /**< -help given */
+	bool version;                 /**< -version given */
 
 	/** metricsbind= as given (a checked IP[:port]); empty: no metrics endpoint. */
 	char metricsbind[CONF_MAX_HOST + 8];

@@ -202,6 +202,19 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
          STR(CONF_DEFAULT_LIMIT_KVB),
          "Do not accept transactions if any ancestor would have more than <n>\n"
          "kilobytes of in-mempool descendants (bitcoind's debug option)."},
+    [CONF_K_BLOCKMAXWEIGHT] = {"blockmaxweight", CONF_KIND_UINT, CONF_KF_NONEG, 0,
+                               CONF_MAX_BLOCKWEIGHT, "<n>", STR(CONF_DEFAULT_BLOCKMAXWEIGHT),
+                               "Set maximum BIP141 block weight of the blocks generatetoaddress\n"
+                               "mines (raised to -blockreservedweight when below it)."},
+    [CONF_K_BLOCKRESERVEDWEIGHT] =
+        {"blockreservedweight", CONF_KIND_UINT, CONF_KF_NONEG, CONF_MIN_BLOCKRESERVEDWEIGHT,
+         CONF_MAX_BLOCKWEIGHT, "<n>", STR(CONF_DEFAULT_BLOCKRESERVEDWEIGHT),
+         "Reserve space for the fixed-size block header plus the largest coinbase\n"
+         "transaction the mining software may add to the block."},
+    [CONF_K_BLOCKMINTXFEE] =
+        {"blockmintxfee", CONF_KIND_AMOUNT, CONF_KF_NONEG, 0, 0, "<amt>", "0.00001",
+         "Set lowest fee rate (in BTC/kvB) for transactions to be included in\n"
+         "block creation."},
     [CONF_K_METRICSBIND] =
         {"metricsbind", CONF_KIND_ADDR, CONF_KF_NEGCLR | CONF_KF_ZEROCLR, 0, 0, "<addr>[:<port>]",
          "off",

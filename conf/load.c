@@ -589,6 +589,15 @@ static int apply_mempool(struct loader *L, struct peerd_conf *c, const int *lv, 
 	                                            CONF_DEFAULT_LIMIT_COUNT);
 	c->limitdescendantsize = (uint32_t)uint_of(scalar(L, CONF_K_LIMITDESCENDANTSIZE, lv, nl),
 	                                           CONF_DEFAULT_LIMIT_KVB);
+	c->blockreservedweight = uint_of(scalar(L, CONF_K_BLOCKRESERVEDWEIGHT, lv, nl),
+	                                 CONF_DEFAULT_BLOCKRESERVEDWEIGHT);
+	c->blockmaxweight =
+	    uint_of(scalar(L, CONF_K_BLOCKMAXWEIGHT, lv, nl), CONF_DEFAULT_BLOCKMAXWEIGHT);
+	/* Core's ClampOptions: a block can always hold its reserved part. */
+	if (c->blockmaxweight < c->blockreservedweight)
+		c->blockmaxweight = c->blockreservedweight;
+	c->blockmintxfee =
+	    amount_of(scalar(L, CONF_K_BLOCKMINTXFEE, lv, nl), CONF_DEFAULT_BLOCKMINTXFEE);
 
 	if (c->acceptnonstdtxn == 1 && c->params->net == PROTO_NET_MAIN)
 		return fail(L, CONF_EVALUE,
@@ -753,6 +762,9 @@ void conf_defaults(struct peerd_conf *c)
 	c->mempoolexpiry_h = CONF_DEFAULT_MEMPOOLEXPIRY_H;
 	c->persistmempool = true;
 	c->minrelaytxfee = CONF_DEFAULT_MINRELAYTXFEE;
+	c->blockmaxweight = CONF_DEFAULT_BLOCKMAXWEIGHT;
+	c->blockreservedweight = CONF_DEFAULT_BLOCKRESERVEDWEIGHT;
+	c->blockmintxfee = CONF_DEFAULT_BLOCKMINTXFEE;
 	c->incrementalrelayfee = CONF_DEFAULT_INCREMENTALRELAYFEE;
 	c->dustrelayfee = CONF_DEFAULT_DUSTRELAYFEE;
 	c->permitbaremultisig = true;

@@ -25,6 +25,7 @@ struct ctl_chain_ctx {
 	const char *netdir; /**< the network's directory (blocks/ and chainstate/ inside) */
 	const _Atomic bool
 	    *interrupt; /**< set when peerd shuts down: a long method returns early */
+	const struct peerd_conf *conf; /**< read-only after start: any thread may read it */
 };
 
 /** A loop-thread method (or a chain method's loop-thread finish). */

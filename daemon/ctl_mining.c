@@ -62,12 +62,19 @@ static void block_txs_release(struct block_txs *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* What a block on the tip takes from the mempool now. 0 or CHAIN_ENOMEM. */
-static int block_txs_fill(struct chain *c, struct block_txs *t)
+/* What a block on the tip takes from the mempool now, within -blockmaxweight,
+ * -blockreservedweight and -blockmintxfee. 0 or CHAIN_ENOMEM. */
+static int block_txs_fill(struct chain *c, const struct peerd_conf *conf, struct block_txs *t)
 {
+	struct chain_block_opts o = CHAIN_BLOCK_OPTS_DEFAULT;
+	if (conf) {
+		o.max_weight = conf->blockmaxweight;
+		o.reserved_weight = conf->blockreservedweight;
+		o.min_fee_rate = conf->blockmintxfee;
+	}
 	const struct chain_mempool_entry **es;
 	size_t n;
-	int err = chain_mempool_block_select(c, NULL, &es, &n);
+	int err = chain_mempool_block_select(c, &o, &es, &n);
 	if (err)
 		return err;
 	t->n = 0;
@@ -146,7 +153,7 @@ static void m_generatetoaddress(struct chain *c, const struct ctl_chain_ctx *x, 
 		struct chain_mined m;
 		struct chain_state st;
 		/* A new template each time, as Core's: the last block took some. */
-		int err = block_txs_fill(c, &txs);
+		int err = block_txs_fill(c, x->conf, &txs);
 		a.txs = txs.v;
 		a.n_txs = txs.n;
 		if (!err)

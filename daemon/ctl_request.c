@@ -204,6 +204,7 @@ static bool post_chain(struct daemon *d, struct ctl_line *L, size_t slot,
 	j->ctx.net = d->params;
 	j->ctx.netdir = validation_netdir(d);
 	j->ctx.interrupt = &d->val.interrupt;
+	j->ctx.conf = d->conf;
 	j->args = copy;
 	j->legacy = legacy;
 	inflight_add(d, j);

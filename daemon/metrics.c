@@ -135,6 +135,7 @@ static void post_job(struct metrics *m)
 	j->ctx.net = d->params;
 	j->ctx.netdir = validation_netdir(d);
 	j->ctx.interrupt = &d->val.interrupt;
+	j->ctx.conf = d->conf;
 	if (validation_post(d, &j->base)) {
 		xfree(j);
 		return;

@@ -230,6 +230,35 @@ static void test_mempool_keys(void **state)
 	             "command line: -mempoolexpiry=0: out of range 1-1000000", &c);
 }
 
+/* Block assembly: Core's defaults, a max weight below the reserved part raised to
+ * it (Core's ClampOptions), the consensus maximum and Core's 2,000 WU floor. */
+static void test_block_keys(void **state)
+{
+	(void)state;
+	struct peerd_conf c;
+	expect_ok(LOAD(&c, "-regtest"));
+	assert_int_equal(c.blockmaxweight, 4000000);
+	assert_int_equal(c.blockreservedweight, 8000);
+	assert_int_equal(c.blockmintxfee, 1000);
+	conf_release(&c);
+	expect_ok(LOAD(&c, "-regtest", "-blockmaxweight=5000", "-blockreservedweight=3000",
+	               "-blockmintxfee=0.0002"));
+	assert_int_equal(c.blockmaxweight, 5000);
+	assert_int_equal(c.blockreservedweight, 3000);
+	assert_int_equal(c.blockmintxfee, 20000);
+	conf_release(&c);
+	expect_ok(LOAD(&c, "-regtest", "-blockmaxweight=1000"));
+	assert_int_equal(c.blockmaxweight, 8000);
+	conf_release(&c);
+	expect_error(LOAD(&c, "-regtest", "-blockmaxweight=4000001"), CONF_EVALUE,
+	             "command line: -blockmaxweight=4000001: out of range 0-4000000", &c);
+	expect_error(LOAD(&c, "-regtest", "-blockreservedweight=1999"), CONF_EVALUE,
+	             "command line: -blockreservedweight=1999: out of range 2000-4000000", &c);
+	expect_error(
+	    LOAD(&c, "-regtest", "-blockmintxfee=x"), CONF_EVALUE,
+	    "command line: -blockmintxfee=x: Invalid amount for -blockmintxfee=<amount>: 'x'", &c);
+}
+
 /* metricsbind=: an IP literal with an optional port; 0 or -nometricsbind turns it off. */
 static void test_metricsbind(void **state)
 {
@@ -268,6 +297,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_hostport),
 	    cmocka_unit_test_setup(test_mempool_keys, setup_env),
+	    cmocka_unit_test_setup(test_block_keys, setup_env),
 	    cmocka_unit_test_setup(test_blocksonly, setup_env),
 	    cmocka_unit_test_setup(test_example_config, setup_env),
 	    cmocka_unit_test_setup(test_metricsbind, setup_env),
