@@ -106,39 +106,15 @@ static int block_txs_fill(struct chain *c, const struct peerd_conf *conf, struct
 	return 0;
 }
 
-static void m_generatetoaddress(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
-                                struct ctl_result *res)
+/*
+ * Core's generateBlocks: n blocks to spk, each a new template from the
+ * mempool, maxtries nonces in all; answers the hashes (fewer when the
+ * tries ran out or peerd shuts down).
+ */
+static void generate_blocks(struct chain *c, const struct ctl_chain_ctx *x, int64_t n,
+                            const uint8_t *spk, size_t spk_len, uint64_t max_tries,
+                            struct ctl_result *res)
 {
-	json_t *nb = arg(args, 0), *addr = arg(args, 1), *mt = arg(args, 2);
-	if (!json_is_integer(nb)) {
-		fail(res, CTL_TYPE_ERROR, "nblocks must be an integer");
-		return;
-	}
-	if (!json_is_string(addr)) {
-		fail(res, CTL_TYPE_ERROR, "address must be a string");
-		return;
-	}
-	if (mt && !json_is_integer(mt)) {
-		fail(res, CTL_TYPE_ERROR, "maxtries must be an integer");
-		return;
-	}
-	/* Core reads both as int (getInt<int>: out of range is RPC_MISC_ERROR);
-	 * a negative maxtries becomes a huge uint64_t, and a count of 0 or
-	 * less mines nothing. */
-	int64_t n = json_integer_value(nb);
-	int64_t t = mt ? json_integer_value(mt) : (int64_t)CHAIN_MINER_MAX_TRIES;
-	if (n < INT32_MIN || n > INT32_MAX || t < INT32_MIN || t > INT32_MAX) {
-		fail(res, CTL_MISC_ERROR, "JSON integer out of range");
-		return;
-	}
-	uint64_t max_tries = (uint64_t)t;
-	uint8_t spk[SCRIPT_ADDRESS_SPK_MAX];
-	size_t spk_len;
-	if (script_address_decode(json_string_value(addr), x->net, spk, sizeof(spk), &spk_len, NULL,
-	                          0)) {
-		fail(res, CTL_INVALID_ADDRESS_OR_KEY, "Error: Invalid address");
-		return;
-	}
 	json_t *hashes = json_array();
 	if (!hashes) {
 		ok(res, NULL);
@@ -186,6 +162,71 @@ static void m_generatetoaddress(struct chain *c, const struct ctl_chain_ctx *x, 
 	ok(res, hashes);
 out:
 	block_txs_release(&txs);
+}
+static void m_generatetoaddress(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                                struct ctl_result *res)
+{
+	json_t *nb = arg(args, 0), *addr = arg(args, 1), *mt = arg(args, 2);
+	if (!json_is_integer(nb)) {
+		fail(res, CTL_TYPE_ERROR, "nblocks must be an integer");
+		return;
+	}
+	if (!json_is_string(addr)) {
+		fail(res, CTL_TYPE_ERROR, "address must be a string");
+		return;
+	}
+	if (mt && !json_is_integer(mt)) {
+		fail(res, CTL_TYPE_ERROR, "maxtries must be an integer");
+		return;
+	}
+	/* Core reads both as int (getInt<int>: out of range is RPC_MISC_ERROR);
+	 * a negative maxtries becomes a huge uint64_t, and a count of 0 or
+	 * less mines nothing. */
+	int64_t n = json_integer_value(nb);
+	int64_t t = mt ? json_integer_value(mt) : (int64_t)CHAIN_MINER_MAX_TRIES;
+	if (n < INT32_MIN || n > INT32_MAX || t < INT32_MIN || t > INT32_MAX) {
+		fail(res, CTL_MISC_ERROR, "JSON integer out of range");
+		return;
+	}
+	uint64_t max_tries = (uint64_t)t;
+	uint8_t spk[SCRIPT_ADDRESS_SPK_MAX];
+	size_t spk_len;
+	if (script_address_decode(json_string_value(addr), x->net, spk, sizeof(spk), &spk_len, NULL,
+	                          0)) {
+		fail(res, CTL_INVALID_ADDRESS_OR_KEY, "Error: Invalid address");
+		return;
+	}
+	generate_blocks(c, x, n, spk, spk_len, max_tries, res);
+}
+
+/* Core's generatetodescriptor: generatetoaddress with a descriptor (raw() and
+ * addr() here: peerd has no wallet to expand the key ones) and maxtries read
+ * as an unsigned 64-bit number. */
+static void m_generatetodescriptor(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                                   struct ctl_result *res)
+{
+	json_t *nb = arg(args, 0), *desc = arg(args, 1), *mt = arg(args, 2);
+	bool have_mt = mt && !json_is_null(mt);
+	if (!ctl_want_arg(nb, 1, "num_blocks", JSON_INTEGER, "number", res) ||
+	    !ctl_want_arg(desc, 2, "descriptor", JSON_STRING, "string", res) ||
+	    (have_mt && !ctl_want_arg(mt, 3, "maxtries", JSON_INTEGER, "number", res)))
+		return;
+	int64_t n = json_is_integer(nb) ? json_integer_value(nb) : INT64_MIN;
+	int64_t t = have_mt ? (json_is_integer(mt) ? json_integer_value(mt) : -1)
+	                    : (int64_t)CHAIN_MINER_MAX_TRIES;
+	if (n < INT32_MIN || n > INT32_MAX || t < 0) {
+		fail(res, CTL_MISC_ERROR, "JSON integer out of range");
+		return;
+	}
+	uint8_t spk[MINING_MAX_SPK];
+	size_t spk_len;
+	char why[SCRIPT_ADDRESS_WHY_MAX];
+	if (script_descriptor_parse(json_string_value(desc), x->net, spk, sizeof(spk), &spk_len,
+	                            why, sizeof(why))) {
+		fail(res, CTL_INVALID_ADDRESS_OR_KEY, "%s", why);
+		return;
+	}
+	generate_blocks(c, x, n, spk, spk_len, (uint64_t)t, res);
 }
 
 /*
@@ -395,6 +436,17 @@ const struct ctl_method ctl_mining_methods[] = {
      "output: an address, or a raw(HEX) or addr(ADDRESS) descriptor. Returns {\"hash\"}, and "
      "\"hex\" (the block, not submitted) when submit is false.",
      m_generateblock,
+     NULL},
+    {"generatetodescriptor",
+     NULL,
+     2,
+     3,
+     {"num_blocks", "descriptor", "maxtries"},
+     "generatetodescriptor num_blocks \"descriptor\" ( maxtries )",
+     "generatetoaddress with the coinbase paying to a descriptor: raw(HEX) or addr(ADDRESS) "
+     "(the key descriptors need a wallet, which peerd has not), checksum optional. Returns the "
+     "block hashes.",
+     m_generatetodescriptor,
      NULL},
     {"generatetoaddress",
      NULL,

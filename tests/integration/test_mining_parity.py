@@ -175,3 +175,27 @@ def test_block_options_bound_what_is_mined(env):
         restart_peerd(env)
     assert mine_on_peerd(env)[0] == [poor.txid]
     compare_mempool(env)
+
+
+def test_generatetodescriptor_as_core(env):
+    addr = env.core.new_address("bech32")
+    spk = env.core.rpc("getaddressinfo", addr, wallet=env.core.wallet)["scriptPubKey"]
+    desc = "addr(%s)" % addr
+    checked = env.core.getdescriptorinfo(desc)["descriptor"]
+    # Errors first, word for word: nothing is mined.
+    for params in ((1, "foo"), (1, "raw(zz)"), (1, checked[:-1] + ("a" if checked[-1] != "a" else "b")),
+                   (1, desc, -1), (1, desc, 2.5), (2**40, desc), ("1", desc), (1, 5)):
+        r = same(env, "generatetodescriptor", *params)
+        assert isinstance(r, tuple) and r[0] == "error", (params, r)
+    # Zero blocks: an empty list from both.
+    assert same(env, "generatetodescriptor", 0, desc) == []
+    t = spend([env.fund([(COIN // 10, SPK["wsh_true"])], ["wsh_true"])[0]], fee=3_000)
+    env.send(t)
+    for d in (checked, "raw(%s)" % spk):
+        h = env.peerd.rpc("generatetodescriptor", 1, d)[0]
+        raw = env.peerd.rpc("getblock", h, 0)
+        assert env.core.rpc("submitblock", raw) is None
+        blk = env.core.getblock(h, 2)
+        assert blk["tx"][0]["vout"][0]["scriptPubKey"]["hex"] == spk
+    assert t.txid in env.core.getblock(env.core.getblockhash(env.height() - 1), 1)["tx"]
+    compare_mempool(env)
