@@ -229,6 +229,62 @@ static void m_generatetodescriptor(struct chain *c, const struct ctl_chain_ctx *
 	generate_blocks(c, x, n, spk, spk_len, (uint64_t)t, res);
 }
 
+/* Whether s[0..n) are all hex digits (Core's IsHex also wants n even, not 0). */
+static bool all_hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char ch = s[i];
+		if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') ||
+		      (ch >= 'A' && ch <= 'F')))
+			return false;
+	}
+	return true;
+}
+
+/* Core's submitheader: one header into the index (not the block), after its parent. */
+static void m_submitheader(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                           struct ctl_result *res)
+{
+	(void)x;
+	json_t *hex = arg(args, 0);
+	if (!ctl_want_arg(hex, 1, "hexdata", JSON_STRING, "string", res))
+		return;
+	/* Core's DecodeHexBlockHeader: even-length hex; bytes past the 80 are ignored. */
+	size_t hl = json_string_length(hex);
+	uint8_t raw[PROTO_BLOCK_HEADER_SIZE];
+	size_t len = 0;
+	struct proto_block_header h;
+	struct proto_reader r;
+	bool ok_hex = hl > 0 && hl % 2 == 0 && all_hex(json_string_value(hex), hl);
+	size_t take = hl < 2 * sizeof(raw) ? hl : 2 * sizeof(raw);
+	if (ok_hex && proto_hex_decode(json_string_value(hex), take, raw, sizeof(raw), &len) == 0) {
+		proto_reader_init(&r, raw, len);
+		ok_hex = proto_block_header_decode(&r, &h) == 0;
+	} else {
+		ok_hex = false;
+	}
+	if (!ok_hex) {
+		fail(res, CTL_DESERIALIZATION_ERROR, "Block header decode failed");
+		return;
+	}
+	if (!chain_index_find(chain_get_index(c), &h.prev)) {
+		char ph[65];
+		proto_hash_to_hex(&h.prev, ph);
+		fail(res, CTL_VERIFY_ERROR, "Must submit previous header (%s) first", ph);
+		return;
+	}
+	struct chain_node *last;
+	struct chain_state st;
+	chain_state_clear(&st);
+	int err = chain_accept_headers(c, &h, 1, &last, &st);
+	if (err == CHAIN_EINVALID)
+		fail(res, CTL_VERIFY_ERROR, "%s", st.reason);
+	else if (err)
+		fail(res, CTL_VERIFY_ERROR, "%s", chain_strerror(err));
+	else
+		ok(res, json_null());
+}
+
 /*
  * generateblock's output: a descriptor first, then an address, as Core's
  * getScriptFromDescriptor and DecodeDestination. false with res set.
@@ -258,15 +314,7 @@ static bool output_script(json_t *v, const struct proto_params *net, uint8_t *sp
 /* Whether s is 64 hex digits: Core reads it as a txid, not a transaction. */
 static bool is_txid(const char *s, size_t n)
 {
-	if (n != 64)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char ch = s[i];
-		if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') ||
-		      (ch >= 'A' && ch <= 'F')))
-			return false;
-	}
-	return true;
+	return n == 64 && all_hex(s, n);
 }
 
 /*
@@ -447,6 +495,17 @@ const struct ctl_method ctl_mining_methods[] = {
      "(the key descriptors need a wallet, which peerd has not), checksum optional. Returns the "
      "block hashes.",
      m_generatetodescriptor,
+     NULL},
+    {"submitheader",
+     NULL,
+     1,
+     1,
+     {"hexdata"},
+     "submitheader \"hexdata\"",
+     "Add a block header (80 bytes, hex) to the index, as Core: its parent must be known "
+     "(-25 \"Must submit previous header (hash) first\"), an invalid one answers -25 with the "
+     "reject reason. null on success; the block itself can follow by submitblock or a peer.",
+     m_submitheader,
      NULL},
     {"generatetoaddress",
      NULL,

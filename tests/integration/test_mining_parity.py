@@ -199,3 +199,44 @@ def test_generatetodescriptor_as_core(env):
         assert blk["tx"][0]["vout"][0]["scriptPubKey"]["hex"] == spk
     assert t.txid in env.core.getblock(env.core.getblockhash(env.height() - 1), 1)["tx"]
     compare_mempool(env)
+
+
+def _grind(header, pow_ok, bits=None):
+    """header (80 bytes) with bits replaced if given and a nonce whose hash
+    meets the target (pow_ok) or misses it."""
+    import hashlib
+    import struct
+
+    b = bytearray(header)
+    if bits is not None:
+        b[72:76] = struct.pack("<I", bits)
+    nbits = struct.unpack("<I", bytes(b[72:76]))[0]
+    target = (nbits & 0xFFFFFF) << (8 * ((nbits >> 24) - 3))
+    for nonce in range(100_000):
+        b[76:80] = struct.pack("<I", nonce)
+        h = hashlib.sha256(hashlib.sha256(bytes(b)).digest()).digest()[::-1]
+        if (int.from_bytes(h, "big") <= target) == pow_ok:
+            return bytes(b).hex()
+    raise AssertionError("no nonce found")
+
+
+def test_submitheader_as_core(env):
+    # A block Core has and peerd has not: mined on Core, not handed over yet.
+    h = env.core.rpc("generatetodescriptor", 1, env.wallet_desc)[0]
+    hdr = env.core.rpc("getblockheader", h, False)
+    raw = bytes.fromhex(hdr)
+    unknown_prev = (raw[:4] + bytes([0x11]) * 32 + raw[36:]).hex()
+    # Errors, word for word: bad hex, short, wrong type, unknown parent,
+    # proof of work missed, the wrong difficulty for the parent.
+    for params in (("zz",), ("",), ("abc",), (hdr[:100],), (5,), (unknown_prev,),
+                   (_grind(raw, False),), (_grind(raw, True, bits=0x207FFFFE),)):
+        r = same(env, "submitheader", *params)
+        assert isinstance(r, tuple) and r[0] == "error", (params, r)
+    # The real one (Core knows it already and answers null too), extra bytes
+    # after the 80 ignored as Core ignores them.
+    assert same(env, "submitheader", hdr + "00") is None
+    assert env.peerd.rpc("getblockheader", h)["hash"] == h
+    tips = {t["hash"]: t["status"] for t in env.peerd.rpc("getchaintips")}
+    assert tips.get(h) == "headers-only", tips
+    env.sync()  # the block itself, by submitblock
+    assert same(env, "getchaintips") == env.core.rpc("getchaintips")
