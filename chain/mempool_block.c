@@ -48,7 +48,7 @@ struct assembler {
 	struct sel *s;
 	struct heap_item *heap;
 	size_t n_heap, cap_heap;
-	struct mp_refs pkg, desc;
+	struct mp_refs pkg, desc, anc; /* scratch for the walks */
 	const struct chain_mempool_entry **out;
 	size_t n_out;
 	uint64_t weight;
@@ -73,21 +73,6 @@ static bool modified_better(const struct assembler *A, uint32_t a, uint32_t b)
 	return f1 > f2;
 }
 
-/* Core's GetModFeeAndSize: the lower of the entry's own and its package's feerate. */
-static void score_of(const struct chain_mempool_entry *e, int64_t fees, uint64_t size, double *fee,
-                     double *sz)
-{
-	double f1 = (double)e->modified_fee * (double)size;
-	double f2 = (double)fees * (double)e->vsize;
-	if (f1 > f2) {
-		*fee = (double)fees;
-		*sz = (double)size;
-	} else {
-		*fee = (double)e->modified_fee;
-		*sz = (double)e->vsize;
-	}
-}
-
 /* Core's CompareTxMemPoolEntryByAncestorFee between the best modified entry
  * (its modified figures) and the pool's next (its pool figures). */
 static bool modified_beats_pool(const struct assembler *A, uint32_t m,
@@ -95,8 +80,8 @@ static bool modified_beats_pool(const struct assembler *A, uint32_t m,
 {
 	const struct chain_mempool_entry *me = A->mp->entries[m];
 	double mf, ms, pf, ps;
-	score_of(me, A->s[m].fees, A->s[m].size, &mf, &ms);
-	score_of(p, p->anc_fees, p->anc_size, &pf, &ps);
+	mp_anc_score(me, A->s[m].fees, A->s[m].size, &mf, &ms);
+	mp_anc_score(p, p->anc_fees, p->anc_size, &pf, &ps);
 	double f1 = mf * ps, f2 = pf * ms;
 	if (f1 == f2)
 		return hash_cmp(me, p) < 0;
@@ -180,23 +165,26 @@ static int unconfirmed_ancestors(struct assembler *A, struct chain_mempool_entry
 	return 0;
 }
 
-/* A package starts as the pool's figures for it; sigops with ancestors are not kept
- * by the pool, so they are summed here. */
+/* e's signature operations with all its ancestors (the pool keeps no such figure). */
+static int64_t sigops_with(const struct chain_mempool_entry *e, const struct mp_refs *anc)
+{
+	int64_t n = e->sigop_cost;
+	for (uint32_t i = 0; i < anc->n; i++)
+		n += anc->v[i]->sigop_cost;
+	return n;
+}
+
+/* e becomes a modified entry, starting from the pool's figures for its package. */
 static int start_modified(struct assembler *A, struct chain_mempool_entry *e)
 {
 	struct sel *s = &A->s[e->pos];
-	struct mp_refs anc = {0};
-	int err = mp_collect_ancestors(e, mp_new_epoch(A->mp), &anc);
-	if (err) {
-		mp_refs_release(&anc);
+	A->anc.n = 0;
+	int err = mp_collect_ancestors(e, mp_new_epoch(A->mp), &A->anc);
+	if (err)
 		return err;
-	}
-	s->sigops = e->sigop_cost;
-	for (uint32_t i = 0; i < anc.n; i++)
-		s->sigops += anc.v[i]->sigop_cost;
-	mp_refs_release(&anc);
 	s->size = e->anc_size;
 	s->fees = e->anc_fees;
+	s->sigops = sigops_with(e, &A->anc);
 	s->modified = true;
 	return 0;
 }
@@ -281,6 +269,13 @@ static int64_t min_fee_for(int64_t rate, uint64_t vsize)
 	return (int64_t)(((uint64_t)rate * vsize + 999) / 1000);
 }
 
+/* Core: a modified entry that failed leaves the modified set for good. */
+static void give_up(struct sel *s)
+{
+	s->modified = false;
+	s->failed = true;
+}
+
 static int select_txs(struct assembler *A, const struct chain_block_opts *o,
                       struct chain_mempool_entry *const *order, size_t n)
 {
@@ -307,34 +302,29 @@ static int select_txs(struct assembler *A, const struct chain_block_opts *o,
 			e = order[mi++];
 		}
 		struct sel *s = &A->s[e->pos];
-		if (!using_modified) {
-			int err = start_modified(A, e); /* for the sigops; not pushed */
-			if (err)
-				return err;
-			s->modified = false;
-		}
-		if (s->fees < min_fee_for(o->min_fee_rate, s->size))
+		/* Its ancestors not in the block: the package, and (for a pool
+		 * entry, whose ancestors are all outside) its sigops. */
+		int err = unconfirmed_ancestors(A, e);
+		if (err)
+			return err;
+		uint64_t size = using_modified ? s->size : e->anc_size;
+		int64_t fees = using_modified ? s->fees : e->anc_fees;
+		int64_t sigops = using_modified ? s->sigops : sigops_with(e, &A->pkg);
+		if (fees < min_fee_for(o->min_fee_rate, size))
 			return 0; /* everything left pays less */
-		if (!fits(A, o, s->size, s->sigops)) {
-			if (using_modified) {
-				s->modified = false;
-				s->failed = true;
-			}
+		if (!fits(A, o, size, sigops)) {
+			if (using_modified)
+				give_up(s);
 			if (++failures > BLOCK_MAX_CONSECUTIVE_FAILURES &&
 			    A->weight > o->max_weight - BLOCK_FULL_ENOUGH_WEIGHT_DELTA)
 				return 0;
 			continue;
 		}
-		int err = unconfirmed_ancestors(A, e);
-		if (!err)
-			err = mp_refs_push(&A->pkg, e);
-		if (err)
+		if ((err = mp_refs_push(&A->pkg, e)))
 			return err;
 		if (!package_final(A)) {
-			if (using_modified) {
-				s->modified = false;
-				s->failed = true;
-			}
+			if (using_modified)
+				give_up(s);
 			continue;
 		}
 		failures = 0;
@@ -378,6 +368,7 @@ int chain_mempool_block_select(struct chain *c, const struct chain_block_opts *o
 	xfree(A.heap);
 	mp_refs_release(&A.pkg);
 	mp_refs_release(&A.desc);
+	mp_refs_release(&A.anc);
 	if (err || !A.n_out) {
 		xfree(A.out);
 		return err;

@@ -163,6 +163,13 @@ void mp_free_disconnected(struct chain_mempool *mp);
 CHAIN_WUR int mp_collect_ancestors(struct chain_mempool_entry *e, uint64_t ep, struct mp_refs *out);
 /** Core's CompareTxMemPoolEntryByDescendantScore: a is trimmed before b. */
 bool mp_desc_less(const struct chain_mempool_entry *a, const struct chain_mempool_entry *b);
+/**
+ * Core's GetModFeeAndSize: of e's own feerate and its package's (fees and
+ * vsize with the ancestors counted: the pool's, or what is left of them
+ * while a block is assembled), the lower, as a fee and a size to compare.
+ */
+void mp_anc_score(const struct chain_mempool_entry *e, int64_t fees, uint64_t size, double *fee,
+                  double *sz);
 /** Forget txid's prioritisation (it was mined). */
 void mp_clear_delta(struct chain_mempool *mp, const struct proto_hash *txid);
 /** Core's CFeeRate(fee, vsize).GetFeePerK(). */

@@ -158,27 +158,29 @@ static int cmp_depth_score(const void *a, const void *b)
 	                                         *(const struct chain_mempool_entry *const *)b);
 }
 
-/* Core's CompareTxMemPoolEntryByAncestorFee: min(own, ancestor) feerate, higher first. */
-static void anc_score(const struct chain_mempool_entry *e, double *fee, double *size)
+void mp_anc_score(const struct chain_mempool_entry *e, int64_t fees, uint64_t size, double *fee,
+                  double *sz)
 {
-	double f1 = (double)e->modified_fee * (double)e->anc_size;
-	double f2 = (double)e->anc_fees * (double)e->vsize;
+	double f1 = (double)e->modified_fee * (double)size;
+	double f2 = (double)fees * (double)e->vsize;
 	if (f1 > f2) {
-		*fee = (double)e->anc_fees;
-		*size = (double)e->anc_size;
+		*fee = (double)fees;
+		*sz = (double)size;
 	} else {
 		*fee = (double)e->modified_fee;
-		*size = (double)e->vsize;
+		*sz = (double)e->vsize;
 	}
 }
+
+/* Core's CompareTxMemPoolEntryByAncestorFee: min(own, ancestor) feerate, higher first. */
 
 static int cmp_anc_score(const void *pa, const void *pb)
 {
 	const struct chain_mempool_entry *a = *(const struct chain_mempool_entry *const *)pa;
 	const struct chain_mempool_entry *b = *(const struct chain_mempool_entry *const *)pb;
 	double af, as, bf, bs;
-	anc_score(a, &af, &as);
-	anc_score(b, &bf, &bs);
+	mp_anc_score(a, a->anc_fees, a->anc_size, &af, &as);
+	mp_anc_score(b, b->anc_fees, b->anc_size, &bf, &bs);
 	double f1 = af * bs, f2 = bf * as;
 	if (f1 == f2)
 		return hash_cmp(&a->tx.txid, &b->tx.txid);
