@@ -336,6 +336,22 @@ class Ctl:
         self.sock.close()
 
 
+def stop_core_and_peerd(core, peerd):
+    """Stop both whatever happens (peerd by SIGTERM, Core by RPC, then signals);
+    then peerd must have exited cleanly, as make_peerd requires."""
+    rc = 0
+    if peerd is not None:
+        try:
+            rc, _ = peerd.stop(timeout=15)
+        except AssertionError as e:
+            rc = str(e)
+        peerd.kill()
+    if core is not None:
+        core.stop()
+        core.kill()
+    assert rc == 0, "peerd exited with %s:\n%s" % (rc, peerd.log() if peerd else "")
+
+
 def save_failure_logs(name, core, peerd):
     """A module fixture failed: keep Core's debug.log and peerd's log in
     build/test-logs/NAME for the reader of the CI output."""

@@ -12,7 +12,7 @@ from decimal import Decimal
 import pytest
 
 import bitcoind
-from conftest import Peerd, PeerClosed, RpcError as CtlError, save_failure_logs
+from conftest import Peerd, PeerClosed, RpcError as CtlError, save_failure_logs, stop_core_and_peerd
 from mempool_craft import Coin, Key, Tx, TRUE, P2A, OP_1, OP_CHECKMULTISIG, p2pkh, p2sh, p2wpkh, p2wsh, script
 
 CORE_ONLY = bool(os.environ.get("PARITY_CORE_ONLY"))
@@ -134,6 +134,16 @@ class Env:
         assert isinstance(r, tuple) and r[1] == code and r[2].startswith(msg_start), r
         return r
 
+    def restart_peerd(self, *args):
+        """peerd again on the same datadir with args; waits until it has loaded
+        the mempool it held (mempool.dat, written at shutdown)."""
+        before = sorted(self.peerd.rpc("getrawmempool"))
+        rc, _ = self.peerd.stop(timeout=15)
+        assert rc == 0, self.peerd.log()
+        self.peerd = Peerd(self.tmp, args=args, name="peerd", listen=False)
+        bitcoind.wait_until(lambda: sorted(self.peerd.rpc("getrawmempool")) == before, 30,
+                            "peerd to load its mempool")
+
     # ---- chain -----------------------------------------------------------
     def sync(self):
         """Core's blocks the peerd lacks, by submitblock."""
@@ -204,18 +214,6 @@ SPK = {
 }
 
 
-def _stop_all(core, peerd):
-    rc = 0
-    if peerd is not None:
-        try:
-            rc, _ = peerd.stop(timeout=15)
-        except AssertionError as e:
-            rc = str(e)
-        peerd.kill()
-    if core is not None:
-        core.stop()
-        core.kill()
-    assert rc == 0, "peerd exited with %s:\n%s" % (rc, peerd.log() if peerd else "")
 
 
 @pytest.fixture(scope="module")
@@ -270,7 +268,7 @@ def env(tmp_path_factory):
     finally:
         if e is not None:
             core, peerd = e.core, e.peerd
-        _stop_all(core, peerd)
+        stop_core_and_peerd(core, peerd)
 
 
 def spend(coins, outs=None, fee=FEE, version=2, locktime=0, seq=0xFFFFFFFD, key=KEY, high_s=False):

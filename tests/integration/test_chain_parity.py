@@ -41,7 +41,7 @@ from bitcoin.core import COIN, COutPoint, CMutableTransaction, CMutableTxIn, CTx
 from bitcoin.core.script import CScript, OP_CHECKMULTISIG, OP_CHECKSIG, OP_TRUE
 
 import bitcoind
-from conftest import PeerClosed, Peerd, RpcError as CtlError, save_failure_logs, sha256d, ser_compact as compact
+from conftest import PeerClosed, Peerd, RpcError as CtlError, save_failure_logs, sha256d, stop_core_and_peerd, ser_compact as compact
 
 pytestmark = pytest.mark.interop
 
@@ -284,20 +284,6 @@ class Pair:
         return CMutableTransaction.from_tx(CMutableTransaction.deserialize(x(s["hex"])))
 
 
-def _stop_all(core, peerd):
-    """Stop both whatever happens (peerd by SIGTERM, Core by RPC, then signals);
-    then peerd must have exited cleanly, as make_peerd requires."""
-    rc = 0
-    if peerd is not None:
-        try:
-            rc, _ = peerd.stop(timeout=15)
-        except AssertionError as e:
-            rc = str(e)
-        peerd.kill()
-    if core is not None:
-        core.stop()
-        core.kill()
-    assert rc == 0, "peerd exited with %s:\n%s" % (rc, peerd.log() if peerd else "")
 
 
 @pytest.fixture(scope="module")
@@ -341,7 +327,7 @@ def pair(tmp_path_factory):
     finally:
         if p is not None:
             core, peerd = p.core, p.peerd
-        _stop_all(core, peerd)
+        stop_core_and_peerd(core, peerd)
 
 
 def rejected(pair, raw, reason, again=None):

@@ -12,9 +12,9 @@ from decimal import Decimal
 import pytest
 
 import bitcoind
-from conftest import BUILD, Peerd
+from conftest import BUILD, Peerd, stop_core_and_peerd
 from mempool_craft import TRUE, OP_1, OP_CHECKMULTISIG, op_return, p2wsh, script
-from mempool_parity_env import COIN, KEY, Env, answer, norm, SPK, _stop_all, spend
+from mempool_parity_env import COIN, KEY, Env, answer, norm, SPK, spend
 
 PEERD = BUILD + "/bin/peerd"
 
@@ -86,7 +86,7 @@ def env(tmp_path_factory):
             e.pools["wsh_true"] += e.fund([(COIN // 5, SPK["wsh_true"])] * 60, ["wsh_true"] * 60)
         yield e
     finally:
-        _stop_all(core, peerd)
+        stop_core_and_peerd(core, peerd)
 
 
 

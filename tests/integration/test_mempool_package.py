@@ -14,9 +14,9 @@ compared too.
 import pytest
 
 import bitcoind
-from conftest import Peerd, save_failure_logs
+from conftest import Peerd, save_failure_logs, stop_core_and_peerd
 from mempool_craft import P2A, TRUE, op_return, p2wsh
-from mempool_parity_env import COIN, SPK, Env, _stop_all, spend
+from mempool_parity_env import COIN, SPK, Env, spend
 
 pytestmark = pytest.mark.interop
 
@@ -51,7 +51,7 @@ def env(tmp_path_factory):
     finally:
         if e is not None:
             core, peerd = e.core, e.peerd
-        _stop_all(core, peerd)
+        stop_core_and_peerd(core, peerd)
 
 
 def submit(env, txs, *extra):

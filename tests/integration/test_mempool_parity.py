@@ -23,7 +23,6 @@ from decimal import Decimal
 
 import pytest
 
-from conftest import Peerd
 from mempool_craft import (
     Coin, Tx, TRUE, P2A, OP_1, OP_2, OP_NOP, OP_IF, OP_ENDIF, OP_DROP, OP_CHECKSIG, OP_CHECKMULTISIG,
     OP_CLTV, OP_NOP10, num, op_return, p2pkh, p2sh, p2wpkh, p2wsh, push, script, taproot_leaf)
@@ -783,12 +782,7 @@ def test_savemempool_and_restart(env):
         return
     r = env.peerd.rpc("savemempool")
     assert os.path.exists(r["filename"]), r
-    before = sorted(env.peerd.rpc("getrawmempool"))
-    rc, _ = env.peerd.stop(timeout=15)
-    assert rc == 0, env.peerd.log()
-    env.peerd = Peerd(env.tmp, name="peerd", listen=False)
-    from bitcoind import wait_until
-    wait_until(lambda: sorted(env.peerd.rpc("getrawmempool")) == before, 30, "peerd to load its mempool")
+    env.restart_peerd()
     compare_mempool(env)
 
 

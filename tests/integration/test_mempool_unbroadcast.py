@@ -13,8 +13,8 @@ import pytest
 
 import bitcoind
 from bitcoind import wait_until
-from conftest import P2P, Peerd, frame, ser_compact
-from mempool_parity_env import COIN, Env, SPK, _stop_all, spend
+from conftest import P2P, Peerd, frame, ser_compact, stop_core_and_peerd
+from mempool_parity_env import COIN, Env, SPK, spend
 
 pytestmark = pytest.mark.interop
 
@@ -46,7 +46,7 @@ def env(tmp_path_factory):
     finally:
         if e is not None:
             core, peerd = e.core, e.peerd  # restarted by the tests
-        _stop_all(core, peerd)
+        stop_core_and_peerd(core, peerd)
 
 
 def state(node, txid):

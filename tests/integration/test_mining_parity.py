@@ -145,18 +145,6 @@ def test_prioritisetransaction_answers_as_core(env):
     assert list(same(env, "getprioritisedtransactions")) == ["11" * 32]
 
 
-def restart_peerd(env, *args):
-    """peerd again on the same datadir with args; waits until its mempool is back."""
-    from bitcoind import wait_until
-    from conftest import Peerd
-
-    before = sorted(env.peerd.rpc("getrawmempool"))
-    rc, _ = env.peerd.stop(timeout=15)
-    assert rc == 0, env.peerd.log()
-    env.peerd = Peerd(env.tmp, args=args, name="peerd", listen=False)
-    wait_until(lambda: sorted(env.peerd.rpc("getrawmempool")) == before, 30, "peerd's mempool")
-
-
 def test_block_options_bound_what_is_mined(env):
     """-blockmaxweight and -blockmintxfee reach generatetoaddress (Core's meanings)."""
     coins = env.fund([(COIN // 10, SPK["wsh_true"])] * 3, ["wsh_true"] * 3)
@@ -166,13 +154,13 @@ def test_block_options_bound_what_is_mined(env):
     vsize = env.core.rpc("getmempoolentry", rich.txid)["vsize"]
     try:
         # Room for one transaction besides the 8,000 WU kept for the coinbase.
-        restart_peerd(env, "-blockmaxweight=%d" % (8000 + 4 * vsize + 1))
+        env.restart_peerd("-blockmaxweight=%d" % (8000 + 4 * vsize + 1))
         assert mine_on_peerd(env)[0] == [rich.txid]
         # 50 sat/vB at least: mid pays ~70, poor ~9.
-        restart_peerd(env, "-blockmintxfee=0.0005")
+        env.restart_peerd("-blockmintxfee=0.0005")
         assert mine_on_peerd(env)[0] == [mid.txid]
     finally:
-        restart_peerd(env)
+        env.restart_peerd()
     assert mine_on_peerd(env)[0] == [poor.txid]
     compare_mempool(env)
 
