@@ -263,12 +263,6 @@ static bool fits(const struct assembler *A, const struct chain_block_opts *o, ui
 	return A->sigops + sigops < (int64_t)CHAIN_MAX_BLOCK_SIGOPS_COST;
 }
 
-/* Core's CFeeRate::GetFee, rounded up. */
-static int64_t min_fee_for(int64_t rate, uint64_t vsize)
-{
-	return (int64_t)(((uint64_t)rate * vsize + 999) / 1000);
-}
-
 /* Core: a modified entry that failed leaves the modified set for good. */
 static void give_up(struct sel *s)
 {
@@ -310,7 +304,7 @@ static int select_txs(struct assembler *A, const struct chain_block_opts *o,
 		uint64_t size = using_modified ? s->size : e->anc_size;
 		int64_t fees = using_modified ? s->fees : e->anc_fees;
 		int64_t sigops = using_modified ? s->sigops : sigops_with(e, &A->pkg);
-		if (fees < min_fee_for(o->min_fee_rate, size))
+		if (fees < chain_feerate_fee(o->min_fee_rate, (int64_t)size))
 			return 0; /* everything left pays less */
 		if (!fits(A, o, size, sigops)) {
 			if (using_modified)

@@ -495,15 +495,6 @@ static void relay_to_all(struct daemon *d, const struct relay_tx *e)
 	}
 }
 
-/* Core's CFeeRate::GetFee: the fee at `rate` sat/kvB for vsize, rounded up. */
-static int64_t fee_at(int64_t rate, int64_t vsize)
-{
-	if (rate <= 0 || vsize <= 0)
-		return 0;
-	int64_t fee = (rate * vsize + 999) / 1000;
-	return fee ? fee : 1;
-}
-
 /* Core's CompareDepthAndScore, best first. */
 static int cmp_announce(const void *a, const void *b)
 {
@@ -536,7 +527,7 @@ uint32_t txrelay_pick(struct peer *p, const struct relay_tx **out)
 			d->txr.st.skipped_known++;
 			continue;
 		}
-		if (e->fee < fee_at(p->feefilter, e->vsize)) {
+		if (e->fee < chain_feerate_fee(p->feefilter, e->vsize)) {
 			d->txr.st.skipped_feefilter++;
 			continue;
 		}
