@@ -10,9 +10,9 @@ transaction, children, a replacement, a block that mines part of the pool
 import pytest
 
 import bitcoind
-from conftest import Peerd
+from conftest import Peerd, stop_core_and_peerd
 from mempool_craft import TRUE, OP_DROP, op_return, p2pkh, p2wpkh, p2wsh, script
-from mempool_parity_env import COIN, KEY, SPK, Env, _stop_all, norm, spend
+from mempool_parity_env import COIN, KEY, SPK, Env, norm, spend
 
 pytestmark = pytest.mark.interop
 
@@ -41,7 +41,7 @@ def env(tmp_path_factory):
             e.pools[kind] = e.fund([(COIN // 10, SPK[kind])] * 4, [kind] * 4)
         yield e
     finally:
-        _stop_all(core, peerd)
+        stop_core_and_peerd(core, peerd)
 
 
 def usages(env):
