@@ -270,6 +270,11 @@ struct peer {
 	bool sync_started;           /**< it was sent the first getheaders */
 	bool sent_sendheaders;       /**< BIP130 sendheaders went to it */
 	bool best_min_work;          /**< its best known block has more than the minimum work */
+	/* which of its headers messages need the validation thread (sync_gate.c) */
+	uint32_t hdr_jobs_live;          /**< headers jobs out that may connect */
+	uint32_t hdr_jobs_probe;         /**< headers jobs out only to learn if they connect */
+	struct proto_hash hdr_last;      /**< last header of the last headers message posted */
+	struct proto_hash getheaders_at; /**< first locator hash of the last getheaders sent */
 	/* misbehaviour */
 	uint32_t decode_errors;
 	/* transaction relay (txrelay.c): NULL until the handshake is done */

@@ -66,6 +66,7 @@ struct sync_result {
 	uint32_t n_peers;
 	int32_t best_height;
 	uint32_t best_time;
+	struct proto_hash best_hash;
 	int32_t tip_height;
 	uint32_t n_locator; /**< locator of the best header's parent */
 	struct proto_hash locator[SYNC_LOCATOR_MAX];
@@ -87,6 +88,9 @@ struct sync_job {
 	struct proto_block_header *headers;
 	uint32_t n_headers;
 	int err;
+	bool probe;     /**< posted only to learn whether it connects (sync_gate.c) */
+	bool connected; /**< its first header's parent is in the index (Core clears the
+	                     getheaders timestamp), or presync took it */
 	struct chain_state st;
 	int32_t last_height; /**< the last header accepted (or the block's height) */
 	struct proto_hash last_hash;
@@ -114,6 +118,7 @@ static void compute_window(struct daemon *d, struct chain *c, struct sync_result
 	struct chain_node *tip = chain_tip(c);
 	r->best_height = best->height;
 	r->best_time = best->time;
+	r->best_hash = best->hash;
 	r->tip_height = tip->height;
 	r->n_locator = (uint32_t)chain_node_locator(best->prev ? best->prev : best, r->locator,
 	                                            SYNC_LOCATOR_MAX);
@@ -202,6 +207,7 @@ static void headers_work(struct chain *c, struct val_job *j)
 	chain_state_clear(&sj->st);
 	struct hsync_table *hs = &sj->d->sync.hsync;
 	sj->err = check_headers_pow(c, sj->headers, sj->n_headers, &sj->st);
+	bool pow_ok = !sj->err;
 	if (!sj->err)
 		sj->err = hsync_on_headers(hs, c, sj->peer_id, sj->headers, sj->n_headers, &sj->hs);
 	if (!sj->err && sj->hs.consumed) {
@@ -220,6 +226,9 @@ static void headers_work(struct chain *c, struct val_job *j)
 		 * peer's getheaders (Core's !have_headers_sync). */
 		sj->ask_more = sj->n_headers == PROTO_MAX_HEADERS && !hsync_has(hs, sj->peer_id);
 	}
+	/* Core's test for a connecting message: CheckHeadersPoW passed and
+	 * either presync went on with it or the first parent is known. */
+	sj->connected = pow_ok && (sj->hs.consumed || sj->st.result != CHAIN_RESULT_MISSING_PREV);
 	xfree(sj->hs.release);
 	sj->hs.release = NULL;
 	sj->hsync_bytes = hsync_memory(hs);
@@ -370,49 +379,6 @@ static bool best_header_recent(const struct daemon *d)
 	       (int64_t)d->sync.best_time > (int64_t)time(NULL) - SYNC_RECENT_HEADER_S;
 }
 
-/* A getheaders to p from `loc` (the best header's when NULL). */
-static void send_getheaders(struct peer *p, const struct proto_hash *loc, uint32_t n)
-{
-	struct daemon *d = p->d;
-	struct sync_state *s = &d->sync;
-	if (!loc) {
-		loc = s->locator;
-		n = s->n_locator;
-	}
-	if (!n) {
-		/* No sync result yet: the genesis block is a locator too. */
-		loc = &d->params->genesis_hash;
-		n = 1;
-	}
-	struct proto_locator *l = &d->out.locator;
-	if (l->cap < n) {
-		struct proto_hash *h = xreallocarray(l->hashes, n, sizeof(*h));
-		if (!h)
-			return;
-		l->hashes = h;
-		l->cap = n;
-	}
-	memcpy(l->hashes, loc, n * sizeof(*loc));
-	l->n = n;
-	l->version = PROTO_VERSION;
-	memset(&l->stop, 0, sizeof(l->stop));
-	d->out.cmd = PROTO_CMD_GETHEADERS;
-	if (peer_send_msg(p, &d->out) == 0) {
-		p->getheaders_ms = daemon_now_ms(d);
-		s->getheaders_sent++;
-	}
-	l->n = 0;
-}
-
-/* Core's MaybeSendGetHeaders: not while one is outstanding (2 minutes). */
-static void maybe_getheaders(struct peer *p)
-{
-	uint64_t now = daemon_now_ms(p->d);
-	if (p->getheaders_ms && now - p->getheaders_ms < SYNC_HEADERS_RESPONSE_MS)
-		return;
-	send_getheaders(p, NULL, 0);
-}
-
 /* The height our best header chain has reached, as the loop knows it. */
 static int32_t best_known_height(const struct daemon *d)
 {
@@ -457,10 +423,14 @@ void sync_peer_ready(struct peer *p)
 	struct daemon *d = p->d;
 	if (p->sync_started || !can_serve(p))
 		return;
-	if (d->sync.n_sync_started == 0 || best_header_recent(d) || other_sync_useful(d, p)) {
+	/* Core starts the sync only with a getheaders MaybeSendGetHeaders lets
+	 * go; this runs on every tick, so test first and count nothing. */
+	if (!sync_getheaders_due(p, daemon_now_ms(d)))
+		return;
+	if ((d->sync.n_sync_started == 0 || best_header_recent(d) || other_sync_useful(d, p)) &&
+	    sync_maybe_getheaders(p, NULL, 0)) {
 		p->sync_started = true;
 		d->sync.n_sync_started++;
-		send_getheaders(p, NULL, 0);
 	}
 }
 
@@ -530,6 +500,7 @@ static void take_window(struct daemon *d, struct sync_result *r)
 		replace_window(s, r);
 	s->best_height = r->best_height;
 	s->best_time = r->best_time;
+	s->best_hash = r->best_hash;
 	s->n_locator = r->n_locator;
 	memcpy(s->locator, r->locator, r->n_locator * sizeof(r->locator[0]));
 	if (r->tip_height > s->tip_height) {
@@ -599,11 +570,15 @@ static void headers_done(struct daemon *d, struct sync_job *sj, struct peer *p)
 		saw_block(p, &sj->last_hash, sj->last_height);
 		inv_known_add(p, &sj->last_hash);
 	}
+	/* Connecting headers answer the getheaders outstanding (Core). */
+	if (sj->connected)
+		p->getheaders_ms = 0;
 	if (sj->err == CHAIN_EINVALID) {
-		if (sj->st.result == CHAIN_RESULT_MISSING_PREV && sj->last_height < 0) {
-			/* The first header does not connect: ask from our best. */
+		if (!sj->connected && sj->st.result == CHAIN_RESULT_MISSING_PREV) {
+			/* Core's HandleUnconnectingHeaders: ask from our best,
+			 * at most once per 2 minutes. */
 			d->sync.unconnecting++;
-			send_getheaders(p, NULL, 0);
+			(void)sync_maybe_getheaders(p, NULL, 0);
 			return;
 		}
 		punish(p, &sj->st, "header");
@@ -612,7 +587,7 @@ static void headers_done(struct daemon *d, struct sync_job *sj, struct peer *p)
 	if (sj->err)
 		return;
 	if (sj->ask_more && sj->n_last_locator)
-		send_getheaders(p, sj->last_locator, sj->n_last_locator);
+		(void)sync_maybe_getheaders(p, sj->last_locator, sj->n_last_locator);
 }
 
 /* Count what presync made of a headers job (loop thread). */
@@ -676,6 +651,8 @@ static void sync_done(struct daemon *d, struct val_job *j)
 	struct sync_state *s = &d->sync;
 	if (sj->kind == SYNC_JOB_REFRESH)
 		s->refresh_posted = false;
+	if (sj->kind == SYNC_JOB_HEADERS)
+		sync_gate_done(d, sj->peer_id, sj->probe);
 	if (j->cancelled || d->shutting_down) {
 		if (sj->kind == SYNC_JOB_BLOCK) {
 			s->queue_bytes -= sj->len;
@@ -704,16 +681,19 @@ static void sync_done(struct daemon *d, struct val_job *j)
 void sync_on_headers(struct peer *p, const struct proto_headers *h)
 {
 	struct daemon *d = p->d;
-	/* An answer: the next getheaders may go at once (Core clears
-	 * m_last_getheaders_timestamp here). */
-	p->getheaders_ms = 0;
+	bool probe;
 	if (h->n == 0) {
-		/* Core: an empty headers ends the peer's presync. */
+		/* Core: an empty headers ends the peer's presync, and answers
+		 * the getheaders outstanding (one that connects does too, when
+		 * its job is done: headers_done). */
+		p->getheaders_ms = 0;
 		struct sync_job *fj = job_new(SYNC_JOB_FORGET, p, forget_work);
 		if (fj)
 			(void)post(d, fj);
 		return;
 	}
+	if (!sync_gate_headers(p, h, &probe))
+		return;
 	struct sync_job *sj = job_new(SYNC_JOB_HEADERS, p, headers_work);
 	if (!sj)
 		return;
@@ -724,7 +704,9 @@ void sync_on_headers(struct peer *p, const struct proto_headers *h)
 	}
 	memcpy(sj->headers, h->h, h->n * sizeof(*sj->headers));
 	sj->n_headers = h->n;
-	(void)post(d, sj);
+	sj->probe = probe;
+	if (post(d, sj) == 0)
+		sync_gate_posted(p, h, probe);
 }
 
 void sync_on_block_inv(struct peer *p, const struct proto_hash *h)
@@ -745,7 +727,7 @@ void sync_on_block_inv(struct peer *p, const struct proto_hash *h)
 			return;
 	}
 	/* Unknown (or not yet on our chain): learn its headers first. */
-	maybe_getheaders(p);
+	(void)sync_maybe_getheaders(p, NULL, 0);
 }
 
 void sync_on_block(struct peer *p, const uint8_t *payload, size_t len, uint32_t csum)
@@ -964,6 +946,8 @@ json_t *sync_stats_json(struct daemon *d)
 	    (json_int_t)s->stall_timeout_ms);
 	if (o) {
 		json_object_set_new(o, "initialblockdownload", json_boolean(d->view.ibd));
+		json_object_set_new(o, "getheaders_limited", json_integer(s->getheaders_limited));
+		json_object_set_new(o, "headers_gated", json_integer(s->headers_gated));
 		json_t *ps = json_pack(
 		    "{s:I, s:I, s:I, s:I, s:I, s:i, s:I, s:I, s:I}", "lowwork_ignored",
 		    (json_int_t)s->lowwork_ignored, "started", (json_int_t)s->presync_started,

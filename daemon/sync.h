@@ -124,6 +124,7 @@ struct sync_state {
 	uint32_t n_win;
 	int32_t best_height, tip_height;
 	uint32_t best_time;
+	struct proto_hash best_hash; /**< the best header, as the last sync job saw it */
 	struct proto_hash locator[SYNC_LOCATOR_MAX]; /**< of the best header's parent */
 	uint32_t n_locator;
 	uint32_t n_sync_started;
@@ -132,6 +133,8 @@ struct sync_state {
 	uint64_t stall_since_ms, stall_timeout_ms;
 	uint64_t blocks_requested, blocks_accepted, blocks_invalid, blocks_dropped;
 	uint64_t getheaders_sent, unconnecting, stalls, misbehaving;
+	uint64_t getheaders_limited; /**< getheaders not sent: one went under 2 minutes ago */
+	uint64_t headers_gated;      /**< headers messages never posted (sync_gate.c) */
 	/* low-work headers (hsync.c), counted on the loop from job results */
 	uint64_t lowwork_ignored, presync_started, presync_done, presync_aborted;
 	uint64_t presync_msgs;
@@ -174,6 +177,36 @@ void sync_schedule(struct daemon *d);
 void sync_tick(struct daemon *d, uint64_t now_ms);
 /** A peer closes: its blocks are free to ask of others. */
 void sync_peer_gone(struct peer *p);
+
+/* ---- sync_gate.c: which headers messages need the validation thread ------ */
+
+/**
+ * Core's MaybeSendGetHeaders test: false while a getheaders to p younger
+ * than SYNC_HEADERS_RESPONSE_MS (at now_ms) is unanswered (an empty or a
+ * connecting headers message answers one). Loop thread.
+ */
+bool sync_getheaders_due(const struct peer *p, uint64_t now_ms);
+/**
+ * Core's MaybeSendGetHeaders: a getheaders to p with locator loc (n
+ * hashes; the best header's parent's when loc is NULL) when one is
+ * due (counted in getheaders_limited when not). True when sent. Loop
+ * thread.
+ */
+bool sync_maybe_getheaders(struct peer *p, const struct proto_hash *loc, uint32_t n);
+/**
+ * Whether p's headers message h (n >= 1) goes to the validation thread.
+ * False only when its first parent is none the loop knows, no getheaders
+ * is due and no job of p that could connect is out: the job could only
+ * find the headers unconnecting and then send nothing. When true,
+ * *probe says the job goes only to learn whether they connect (see
+ * sync_gate.c). Loop thread.
+ */
+bool sync_gate_headers(struct peer *p, const struct proto_headers *h, bool *probe);
+/** A headers job of p was posted (probe as sync_gate_headers said). Loop thread. */
+void sync_gate_posted(struct peer *p, const struct proto_headers *h, bool probe);
+/** A headers job of the peer with that id is done or cancelled. Loop thread. */
+void sync_gate_done(struct daemon *d, uint64_t peer_id, bool probe);
+
 /** getstats' "sync" object (new reference). */
 struct json_t *sync_stats_json(struct daemon *d);
 

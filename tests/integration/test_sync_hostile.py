@@ -2,6 +2,7 @@
 mutated block, of headers that do not connect and of headers without
 proof of work. peerd drops or ignores each as Core does and keeps syncing
 from Bitcoin Core. Skipped without a bitcoind."""
+import os
 import struct
 import time
 
@@ -88,12 +89,54 @@ def test_unconnecting_headers_get_a_getheaders(make_peerd):
     d = make_peerd("-peertimeout=20")
     p = full_node_peer(d)
     p.recv_until("getheaders", timeout=5)  # the sync's first, at the handshake
+    # Answered (an empty headers), it no longer holds back the next one.
+    p.send_raw(frame("headers", b"\x00"))
     hdr = regtest_header(prev=b"\x42" * 32)
     p.send_raw(frame("headers", headers_payload([hdr])))
     gh = p.recv_until("getheaders", timeout=5)
     # peerd's locator: its best header (genesis).
     assert gh.payload[4] == 1 and gh.payload[5:37] == GENESIS_HASH, gh.payload.hex()
     assert d.rpc("getstats")["sync"]["unconnecting_headers"] >= 1
+    assert not p.is_closed(timeout=0.5)
+
+
+def getheaders_within(p, seconds):
+    """getheaders messages peerd sends p within `seconds` (those read while
+    waiting for a pong included: recv returns them first)."""
+    return p.commands_for(seconds).count("getheaders")
+
+
+def test_unconnecting_header_flood_draws_one_getheaders(make_peerd):
+    """Issue 18: 3,000 single headers on unknown parents drew 3,001
+    getheaders and as many validation jobs. As Core's MaybeSendGetHeaders:
+    at most one getheaders per peer per 2 minutes, none while one is
+    unanswered; and only the first such message reaches the validation
+    thread (sync.unconnecting_headers), the rest are kept back
+    (sync.headers_gated)."""
+    d = make_peerd("-peertimeout=60")
+    p = full_node_peer(d)
+    p.recv_until("getheaders", timeout=5)  # the sync's first, at the handshake
+    # Unanswered, it holds back the getheaders an unconnecting header asks for.
+    p.send_raw(frame("headers", headers_payload([regtest_header(prev=b"\x41" * 32)])))
+    p.sync_with_ping()
+    assert getheaders_within(p, 1.0) == 0
+    p.send_raw(frame("headers", b"\x00"))  # answered: the next may go
+    n = 3000
+    blob = b"".join(frame("headers", headers_payload([regtest_header(prev=os.urandom(32))]))
+                    for _ in range(n))
+    p.send_raw(blob)
+    p.sync_with_ping(timeout=30)
+
+    def seen():
+        s = d.rpc("getstats")["sync"]
+        return s["unconnecting_headers"] + s["headers_gated"]
+    wait_until(lambda: seen() >= n + 1, 30, "peerd to take every headers message")
+    assert getheaders_within(p, 2.0) == 1
+    s = d.rpc("getstats")["sync"]
+    # One probe job for the flood; the first header came while the sync's
+    # getheaders was out, so it was kept back too.
+    assert s["unconnecting_headers"] == 1, s
+    assert s["headers_gated"] == n, s
     assert not p.is_closed(timeout=0.5)
 
 

@@ -173,11 +173,150 @@ static void test_headers_before_disconnect_start_download(void **state)
 	tf_sent_free(&s);
 }
 
+/* ---- unconnecting headers: Core's MaybeSendGetHeaders (issue 18) ---------- */
+
+/** Single-header messages with made-up parents in the flood. */
+#define N_FLOOD 200u
+
+/* Frame a headers message of n headers into w. */
+static void headers_frame(struct tf *t, struct proto_writer *w, struct proto_block_header *h,
+                          uint32_t n)
+{
+	struct proto_msg m;
+	proto_msg_init(&m);
+	m.cmd = PROTO_CMD_HEADERS;
+	m.headers.h = h;
+	m.headers.n = m.headers.cap = n;
+	tf_msg_frame(t, w, &m);
+	/* The array is the caller's: the message must not free it. */
+	m.headers.h = NULL;
+	m.headers.n = m.headers.cap = 0;
+	proto_msg_release(&m);
+}
+
+/* Feed p `n` single-header messages, each on a parent nobody has. */
+static void feed_unconnecting(struct tf *t, struct peer *p, uint32_t n, uint32_t salt)
+{
+	struct proto_writer w;
+	proto_writer_init(&w);
+	for (uint32_t i = 0; i < n; i++) {
+		struct proto_block_header h;
+		struct proto_hash prev = tf_hash(0xc3, salt + i);
+		make_header(&h, &prev, salt + i, t->d->params);
+		headers_frame(t, &w, &h, 1);
+	}
+	assert_int_equal(tf_feed(p, w.buf, w.len, SIZE_MAX), w.len);
+	proto_writer_release(&w);
+}
+
+/* Run the loop until every headers message p sent was either checked on
+ * the validation thread or kept back by the gate, and no job is out. */
+static void settle_headers(struct tf *t, struct peer *p, uint64_t expect)
+{
+	const struct sync_state *s = &t->d->sync;
+	uint64_t end = uv_hrtime() + (uint64_t)WAIT_MS * 1000000u;
+	while ((s->unconnecting + s->headers_gated < expect || p->hdr_jobs_live ||
+	        p->hdr_jobs_probe) &&
+	       uv_hrtime() < end) {
+		uv_run(&t->loop, UV_RUN_NOWAIT);
+		usleep(1000);
+	}
+	if (s->unconnecting + s->headers_gated < expect)
+		fail_msg("%llu unconnecting + %llu kept back, want %llu",
+		         (unsigned long long)s->unconnecting, (unsigned long long)s->headers_gated,
+		         (unsigned long long)expect);
+}
+
+/* An empty headers message from p: answers the handshake's getheaders. */
+static void feed_empty_headers(struct tf *t, struct peer *p)
+{
+	struct proto_writer w;
+	proto_writer_init(&w);
+	headers_frame(t, &w, NULL, 0);
+	assert_int_equal(tf_feed(p, w.buf, w.len, SIZE_MAX), w.len);
+	proto_writer_release(&w);
+	assert_int_equal(p->getheaders_ms, 0);
+}
+
+/*
+ * A flood of unconnecting single headers draws one getheaders per 2
+ * minutes and costs one validation job, not one of each per message
+ * (it drew N getheaders and N jobs before); after 2 minutes, or once a
+ * connecting header answered, the next one draws a getheaders again.
+ */
+static void test_unconnecting_flood_one_getheaders(void **state)
+{
+	struct tf *t = *state;
+	struct peer *a = outbound_full_node(t, TF_ADDR, 1000);
+	uint64_t a_id = a->id;
+	struct tf_sent s;
+	tf_read_sent(t, a_id, &s);
+	assert_int_equal(s.count[PROTO_CMD_GETHEADERS], 1); /* the sync's first */
+	tf_sent_free(&s);
+
+	/* Unanswered, the sync's getheaders holds back the next (Core). */
+	feed_unconnecting(t, a, 1, 0);
+	settle_headers(t, a, 1);
+	tf_read_sent(t, a_id, &s);
+	assert_int_equal(s.count[PROTO_CMD_GETHEADERS], 0);
+	tf_sent_free(&s);
+
+	feed_empty_headers(t, a);
+	uint64_t jobs0 = posted(t), seen0 = t->d->sync.unconnecting + t->d->sync.headers_gated;
+	feed_unconnecting(t, a, N_FLOOD, 1000);
+	settle_headers(t, a, seen0 + N_FLOOD);
+	tf_read_sent(t, a_id, &s);
+	if (s.count[PROTO_CMD_GETHEADERS] != 1)
+		fail_msg("%u unconnecting headers drew %u getheaders, want 1", N_FLOOD,
+		         s.count[PROTO_CMD_GETHEADERS]);
+	tf_sent_free(&s);
+	uint64_t jobs = posted(t) - jobs0;
+	if (jobs > 1)
+		fail_msg("%u unconnecting headers cost %llu validation jobs, want 1", N_FLOOD,
+		         (unsigned long long)jobs);
+	assert_true(t->d->sync.getheaders_limited + t->d->sync.headers_gated >= N_FLOOD - 1);
+
+	/* Two minutes on, the next one draws a getheaders again. */
+	a->getheaders_ms -= SYNC_HEADERS_RESPONSE_MS;
+	seen0 = t->d->sync.unconnecting + t->d->sync.headers_gated;
+	feed_unconnecting(t, a, 1, 5000);
+	settle_headers(t, a, seen0 + 1);
+	tf_read_sent(t, a_id, &s);
+	assert_int_equal(s.count[PROTO_CMD_GETHEADERS], 1);
+	tf_sent_free(&s);
+
+	/* A header on genesis connects: it goes through (the index takes
+	 * it), answers the getheaders, and the next unconnecting one draws a
+	 * getheaders at once. */
+	struct proto_block_header h;
+	make_header(&h, &t->d->params->genesis_hash, 0, t->d->params);
+	struct proto_writer w;
+	proto_writer_init(&w);
+	headers_frame(t, &w, &h, 1);
+	assert_int_equal(tf_feed(a, w.buf, w.len, SIZE_MAX), w.len);
+	proto_writer_release(&w);
+	uint64_t end = uv_hrtime() + (uint64_t)WAIT_MS * 1000000u;
+	while (t->d->sync.best_height < 1 && uv_hrtime() < end) {
+		uv_run(&t->loop, UV_RUN_NOWAIT);
+		usleep(1000);
+	}
+	assert_int_equal(t->d->sync.best_height, 1);
+	assert_int_equal(a->getheaders_ms, 0);
+	seen0 = t->d->sync.unconnecting + t->d->sync.headers_gated;
+	feed_unconnecting(t, a, 1, 6000);
+	settle_headers(t, a, seen0 + 1);
+	tf_read_sent(t, a_id, &s);
+	assert_int_equal(s.count[PROTO_CMD_GETHEADERS], 1);
+	tf_sent_free(&s);
+}
+
 int main(void)
 {
 	tf_global_init();
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_headers_before_disconnect_start_download, setup,
+	                                    teardown),
+	    cmocka_unit_test_setup_teardown(test_unconnecting_flood_one_getheaders, setup,
 	                                    teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
