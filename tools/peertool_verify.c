@@ -86,6 +86,9 @@ void peertool_verify_block_help(FILE *f)
 	        "  peertool verify-block --chain regtest --prevouts spent.txt block.hex\n"
 	        "  peertool verify-block --chain regtest --utxo /tmp/dd block.raw\n\n"
 	        "Options take -key=value, --key=value or --key value.\n\n"
+	        "Spent outputs missing from FILE: the first 10 are named, the rest counted\n"
+	        "(exit 1). A block the checks reject (high-hash, say) needs none for its\n"
+	        "verdict: the report gives the reason and says the scripts were not run.\n\n"
 	        "Exit codes: 0 the block is valid; 1 invalid (reject_reason says why),\n"
 	        "inconclusive (--utxo and the parent is not the tip) or bad input;\n"
 	        "2 usage error.\n",

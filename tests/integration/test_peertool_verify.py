@@ -751,3 +751,82 @@ def test_empty_prevout_script(tmp_path):
     r = peertool("verify-tx", "--prevouts", pv, "-", stdin=tx.serialize())
     assert r.returncode == 1
     assert result(r)["inputs"][0]["result"] == "EVAL_FALSE"
+
+
+# ---- a block whose nonce was flipped (issue 18) ------------------------------
+
+MAINNET_BLOCK = os.path.join(VECTORS, "blocks", "block413567.raw")
+
+
+def missing_spends(raw):
+    """Every outpoint the block spends that it does not create, in block
+    order, as verify-block names them: (txid hex, n, tx index, input index)."""
+    b = CBlock.deserialize(raw)
+    made, out = set(), []
+    for t, tx in enumerate(b.vtx):
+        if t > 0:
+            for i, txin in enumerate(tx.vin):
+                if (txin.prevout.hash, txin.prevout.n) not in made:
+                    out.append((b2lx(txin.prevout.hash), txin.prevout.n, t, i))
+        made.update((tx.GetTxid(), n) for n in range(len(tx.vout)))
+    return out
+
+
+def flip_nonce(raw, chain_target):
+    """raw with its nonce changed so the header's hash is above the target."""
+    raw = bytearray(raw)
+    for bit in range(32):
+        raw[76 + bit // 8] ^= 1 << (bit % 8)
+        if int.from_bytes(sha256d(bytes(raw[:80])), "little") > chain_target:
+            return bytes(raw)
+        raw[76 + bit // 8] ^= 1 << (bit % 8)
+    raise AssertionError("every one-bit change kept the proof of work")
+
+
+def test_verify_block_flipped_nonce_is_high_hash_before_prevouts(tmp_path):
+    """A mainnet block with its nonce flipped and no spent outputs given:
+    CheckBlock's proof of work rejects it (Core's high-hash) and the report
+    says so; no spent output is needed for that verdict, so none is named
+    (it printed 4,599 "missing prevout" lines and never said high-hash)."""
+    raw = open(MAINNET_BLOCK, "rb").read()
+    bits = struct.unpack("<I", raw[72:76])[0]
+    target = (bits & 0xFFFFFF) << (8 * ((bits >> 24) - 3))
+    assert int.from_bytes(sha256d(raw[:80]), "little") <= target
+    bad = write(tmp_path, "flipped.raw", flip_nonce(raw, target))
+    empty = write(tmp_path, "empty.txt", "")
+    missing = missing_spends(raw)
+    assert len(missing) > 1000
+    r = peertool("verify-block", "--prevouts", empty, bad)
+    assert r.returncode == 1, r.stderr[-500:]
+    err = r.stderr.decode()
+    assert "missing prevout" not in err, err[:500]
+    assert err.splitlines() == ["peertool: verify-block: %d spent outputs missing: the scripts were not run"
+                                % len(missing)], err
+    got = result(r)
+    assert got["reject_reason"] == "high-hash"
+    assert got["verdict"] == "invalid"
+    assert got["checks"]["check_block"] == "high-hash"
+    assert got["scripts"] == "skipped: %d spent outputs missing" % len(missing)
+    # --no-pow (Core's fCheckPOW=false) lets it through CheckBlock: then the
+    # missing outputs leave no verdict, and the list is capped.
+    r = peertool("verify-block", "--prevouts", empty, "--no-pow", bad)
+    assert r.returncode == 1 and r.stdout == b""
+    lines = r.stderr.decode().splitlines()
+    named = ["peertool: verify-block: missing prevout %s:%d (tx %d input %d)" % m for m in missing[:10]]
+    assert lines == named + ["peertool: verify-block: ... and %d more" % (len(missing) - 10),
+                             "peertool: verify-block: %d spent outputs missing" % len(missing)], lines[-3:]
+
+
+def test_verify_block_high_hash_as_core(tmp_path, bitcoind_node):
+    """Core's own verdict on a regtest block with a bad nonce (submitblock)
+    is the reject reason verify-block reports."""
+    data = open(os.path.join(VECTORS, "regtest", "regtest_chain.dat"), "rb").read()
+    assert data[:4] == bytes.fromhex("fabfb5da")
+    size = struct.unpack("<I", data[4:8])[0]
+    raw = data[8:8 + size]  # block 1, on regtest's genesis
+    bad = flip_nonce(raw, 0x7FFFFF << (8 * (0x20 - 3)))
+    core = bitcoind_node.rpc("submitblock", bad.hex())
+    r = peertool("verify-block", "--chain", "regtest", "--prevouts", write(tmp_path, "e.txt", ""),
+                 write(tmp_path, "bad.raw", bad))
+    assert r.returncode == 1
+    assert result(r)["reject_reason"] == core == "high-hash", (core, r.stdout[:300])
