@@ -12,7 +12,10 @@
  * validation thread (chain_accept_headers); a full one (2,000) is followed
  * by a getheaders from its last header; one whose first header does not
  * connect, and a block inv for a block peerd does not know, by a getheaders
- * from the best header. Headers that break a rule are Misbehaving (which
+ * from the best header. Every getheaders obeys Core's MaybeSendGetHeaders
+ * (none while one under 2 minutes old is unanswered), and a headers
+ * message that could only end in a getheaders not due is never posted
+ * (sync_gate.c). Headers that break a rule are Misbehaving (which
  * never bans a loopback or manual peer: ban.c).
  *
  * Blocks: after every sync job the validation thread works out the
