@@ -310,6 +310,52 @@ static void test_unconnecting_flood_one_getheaders(void **state)
 	tf_sent_free(&s);
 }
 
+/*
+ * The gate keeps back nothing an honest peer sends while its getheaders
+ * is out: a header on a block the loop knows (genesis), then one on that
+ * header while its job still waits, then one more on the second after
+ * both were taken (the peer's best known block). All three reach the
+ * index.
+ */
+static void test_gate_passes_a_chain_of_announcements(void **state)
+{
+	struct tf *t = *state;
+	const struct proto_params *params = t->d->params;
+	struct peer *a = outbound_full_node(t, TF_ADDR, 3);
+	assert_true(a->getheaders_ms != 0); /* the sync's first, unanswered */
+	struct proto_block_header hdr[3];
+	struct proto_hash hash[3];
+	for (uint32_t i = 0; i < 3; i++) {
+		make_header(&hdr[i], i ? &hash[i - 1] : &params->genesis_hash, i, params);
+		proto_block_header_hash(&hdr[i], &hash[i]);
+	}
+	validation_hold(t->d, true);
+	struct proto_writer w;
+	proto_writer_init(&w);
+	headers_frame(t, &w, &hdr[0], 1);
+	headers_frame(t, &w, &hdr[1], 1);
+	assert_int_equal(tf_feed(a, w.buf, w.len, SIZE_MAX), w.len);
+	assert_int_equal(a->hdr_jobs_live, 2);
+	validation_hold(t->d, false);
+	uint64_t end = uv_hrtime() + (uint64_t)WAIT_MS * 1000000u;
+	while ((t->d->sync.best_height < 2 || a->hdr_jobs_live) && uv_hrtime() < end) {
+		uv_run(&t->loop, UV_RUN_NOWAIT);
+		usleep(1000);
+	}
+	assert_int_equal(t->d->sync.best_height, 2);
+	w.len = 0;
+	headers_frame(t, &w, &hdr[2], 1);
+	assert_int_equal(tf_feed(a, w.buf, w.len, SIZE_MAX), w.len);
+	proto_writer_release(&w);
+	while (t->d->sync.best_height < 3 && uv_hrtime() < end) {
+		uv_run(&t->loop, UV_RUN_NOWAIT);
+		usleep(1000);
+	}
+	assert_int_equal(t->d->sync.best_height, 3);
+	assert_int_equal(t->d->sync.headers_gated, 0);
+	assert_int_equal(t->d->sync.unconnecting, 0);
+}
+
 int main(void)
 {
 	tf_global_init();
@@ -317,6 +363,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_headers_before_disconnect_start_download, setup,
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_unconnecting_flood_one_getheaders, setup,
+	                                    teardown),
+	    cmocka_unit_test_setup_teardown(test_gate_passes_a_chain_of_announcements, setup,
 	                                    teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
