@@ -31,7 +31,7 @@
  * Core would take it; the answer to that getheaders (the peer's chain from
  * our locator) brings the peer's chain instead, and a getheaders the peer
  * ignored expires in 2 minutes. A flood of unconnecting headers costs one
- * job per 2 minutes per peer (tests/unit/test_daemon_sync_gate.c counts
+ * job per 2 minutes per peer (tests/unit/test_daemon_sync.c counts
  * them).
  *
  * Thread: the loop's. Counters in struct peer (hdr_*) and struct
