@@ -365,7 +365,8 @@ static void m_setban(struct daemon *d, json_t *args, struct ctl_result *res)
 	if (absolute && json_is_true(absolute)) {
 		until = t;
 		if (until <= now) {
-			fail(res, CTL_INVALID_PARAMS, "Error: Absolute timestamp is in the past");
+			fail(res, CTL_INVALID_PARAMETER,
+			     "Error: Absolute timestamp is in the past");
 			return;
 		}
 	} else {
