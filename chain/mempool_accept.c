@@ -512,7 +512,7 @@ static int prechecks(struct ws *w, struct chain_accept_result *r)
 		return err;
 
 	w->sigops = chain_tx_sigop_cost(tx, w->prev, SCRIPT_VERIFY_STANDARD);
-	w->mfee = w->fee + mp_delta_of(mp, &tx->txid);
+	w->mfee = mp_fee_add(w->fee, mp_delta_of(mp, &tx->txid));
 	w->vsize = chain_policy_vsize(proto_tx_weight(tx), w->sigops, pol->bytes_per_sigop);
 	r->fee_known = true;
 	r->fee = w->fee;
@@ -624,7 +624,8 @@ static int replacement_checks(struct ws *w)
 	w->conflicting_fees = 0;
 	w->conflicting_size = 0;
 	for (uint32_t i = 0; i < w->all_conflicts.n; i++) {
-		w->conflicting_fees += w->all_conflicts.v[i]->modified_fee;
+		w->conflicting_fees =
+		    mp_fee_add(w->conflicting_fees, w->all_conflicts.v[i]->modified_fee);
 		w->conflicting_size += w->all_conflicts.v[i]->vsize;
 	}
 	char a[32], b[32];
