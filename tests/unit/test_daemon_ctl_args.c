@@ -133,7 +133,8 @@ static void still_up(struct af *a)
 	"Wrong type passed:\n{\n    \"Position " #pos " (" name ")\": \"JSON value of type " got   \
 	" is not of expected type " want "\"\n}"
 
-#define TXID "\"1111111111111111111111111111111111111111111111111111111111111111\""
+#define TXID      "\"1111111111111111111111111111111111111111111111111111111111111111\""
+#define TXID_TEXT "1111111111111111111111111111111111111111111111111111111111111111"
 
 static void test_null_required_args_do_not_crash(void **state)
 {
@@ -200,6 +201,24 @@ static void test_counts_and_named_args(void **state)
 	still_up(a);
 }
 
+/* Core's SaturatingAdd: any int64 fee_delta, twice, stays INT64_MAX (it overflowed). */
+static void test_prioritise_saturates(void **state)
+{
+	struct af *a = *state;
+	for (int i = 0; i < 2; i++) {
+		json_t *r = call(a, "{\"method\": \"prioritisetransaction\", \"params\": [" TXID
+		                    ", 0, 9223372036854775807], \"id\": 1}");
+		assert_true(json_is_true(json_object_get(r, "result")));
+		json_decref(r);
+	}
+	json_t *r = call(a, "{\"method\": \"getprioritisedtransactions\", \"id\": 2}");
+	json_t *e = json_object_get(json_object_get(r, "result"), TXID_TEXT);
+	json_t *delta = json_object_get(e, "fee_delta");
+	if (!json_is_integer(delta) || json_integer_value(delta) != INT64_MAX)
+		fail_msg("getprioritisedtransactions: %s", json_dumps(r, JSON_COMPACT));
+	json_decref(r);
+}
+
 static void test_core_only_methods(void **state)
 {
 	struct af *a = *state;
@@ -251,6 +270,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_null_required_args_do_not_crash, af_setup,
 	                                    af_teardown),
 	    cmocka_unit_test_setup_teardown(test_counts_and_named_args, af_setup, af_teardown),
+	    cmocka_unit_test_setup_teardown(test_prioritise_saturates, af_setup, af_teardown),
 	    cmocka_unit_test_setup_teardown(test_core_only_methods, af_setup, af_teardown),
 	    cmocka_unit_test(test_method_tables),
 	};
