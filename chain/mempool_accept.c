@@ -624,8 +624,7 @@ static int replacement_checks(struct ws *w)
 	w->conflicting_fees = 0;
 	w->conflicting_size = 0;
 	for (uint32_t i = 0; i < w->all_conflicts.n; i++) {
-		w->conflicting_fees =
-		    mp_fee_add(w->conflicting_fees, w->all_conflicts.v[i]->modified_fee);
+		w->conflicting_fees += w->all_conflicts.v[i]->modified_fee;
 		w->conflicting_size += w->all_conflicts.v[i]->vsize;
 	}
 	char a[32], b[32];
