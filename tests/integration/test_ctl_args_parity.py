@@ -16,6 +16,11 @@ help text (a wrong count, -1), the code and the first line (the usage
 line): peerd's help text is its own, its usage line is Core's. Two
 successes count as the same (the results are the other parity tests'
 business). EXCEPTIONS lists where peerd answers otherwise on purpose.
+
+Left out: stop (it would stop the nodes; only a wrong count is sent), and
+integers past 64 bits (jansson cannot hold them: peerd answers the whole
+line with -32700 and closes the connection, where Core says -1 "JSON
+integer out of range").
 """
 import http.client
 import json
@@ -198,7 +203,8 @@ def test_hostile_arguments_answer_as_core(nodes):
                 calls.append((m, full[:i] + [v] + full[i + 1:]))
     # The cases the issue names.
     calls += [("getblockhash", [2147483648]), ("verifychain", [-1]), ("verifychain", [5, -1]),
-              ("addnode", ["1.2.3.4:99999", "onetry"]), ("gettxoutsetinfo", ["muhash"]),
+              ("addnode", ["1.2.3.4:99999", "onetry"]), ("addnode", ["127.0.0.1:1", "remove", True]),
+              ("gettxoutsetinfo", ["muhash"]),
               ("generatetodescriptor", [2, None]), ("submitheader", [None]),
               ("prioritisetransaction", ["11" * 32, 1])]
     # Named arguments (a dict goes as JSON-RPC named params): holes, aliases,
