@@ -545,10 +545,10 @@ int mp_add_entry(struct chain_mempool *mp, struct chain_mempool_entry *e,
 	for (uint32_t i = 0; i < anc.n; i++) {
 		struct chain_mempool_entry *a = anc.v[i];
 		e->anc_size += (uint64_t)a->vsize;
-		e->anc_fees += a->modified_fee;
+		e->anc_fees = mp_fee_add(e->anc_fees, a->modified_fee);
 		a->desc_count++;
 		a->desc_size += (uint64_t)e->vsize;
-		a->desc_fees += e->modified_fee;
+		a->desc_fees = mp_fee_add(a->desc_fees, e->modified_fee);
 	}
 	mp_refs_release(&anc);
 	e->desc_count = 1;
@@ -617,7 +617,7 @@ void mp_remove_set(struct chain_mempool *mp, struct mp_refs *set, enum chain_mem
 				struct chain_mempool_entry *a = rel.v[k];
 				a->desc_count--;
 				a->desc_size -= (uint64_t)e->vsize;
-				a->desc_fees -= e->modified_fee;
+				a->desc_fees = mp_fee_sub(a->desc_fees, e->modified_fee);
 			}
 		}
 		if (mined) {
@@ -628,7 +628,7 @@ void mp_remove_set(struct chain_mempool *mp, struct mp_refs *set, enum chain_mem
 					struct chain_mempool_entry *d = rel.v[k];
 					d->anc_count--;
 					d->anc_size -= (uint64_t)e->vsize;
-					d->anc_fees -= e->modified_fee;
+					d->anc_fees = mp_fee_sub(d->anc_fees, e->modified_fee);
 				}
 			}
 		}

@@ -512,7 +512,7 @@ static int prechecks(struct ws *w, struct chain_accept_result *r)
 		return err;
 
 	w->sigops = chain_tx_sigop_cost(tx, w->prev, SCRIPT_VERIFY_STANDARD);
-	w->mfee = w->fee + mp_delta_of(mp, &tx->txid);
+	w->mfee = mp_fee_add(w->fee, mp_delta_of(mp, &tx->txid));
 	w->vsize = chain_policy_vsize(proto_tx_weight(tx), w->sigops, pol->bytes_per_sigop);
 	r->fee_known = true;
 	r->fee = w->fee;

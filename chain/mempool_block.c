@@ -207,7 +207,7 @@ static int update_descendants(struct assembler *A)
 			if (!s->modified && (err = start_modified(A, d)))
 				return err;
 			s->size -= (uint64_t)it->vsize;
-			s->fees -= it->modified_fee;
+			s->fees = mp_fee_sub(s->fees, it->modified_fee);
 			s->sigops -= it->sigop_cost;
 			s->ver++;
 			if ((err = heap_push(A, (uint32_t)d->pos)))

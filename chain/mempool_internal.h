@@ -116,6 +116,21 @@ struct chain_mempool_entry *mp_spender(const struct chain_mempool *mp,
                                        const struct proto_outpoint *op);
 /** The prioritisation delta of txid (0 when none). */
 int64_t mp_delta_of(const struct chain_mempool *mp, const struct proto_hash *txid);
+/**
+ * a + b and a - b for modified fees, saturating at the int64 bounds as
+ * Core's SaturatingAdd does: prioritisetransaction takes any int64 delta
+ * (fee_delta 9223372036854775807 overflowed the sums, UBSan).
+ */
+static inline int64_t mp_fee_add(int64_t a, int64_t b)
+{
+	int64_t r;
+	return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+static inline int64_t mp_fee_sub(int64_t a, int64_t b)
+{
+	int64_t r;
+	return __builtin_sub_overflow(a, b, &r) ? (b < 0 ? INT64_MAX : INT64_MIN) : r;
+}
 
 /** A new epoch for marking entries visited. */
 uint64_t mp_new_epoch(struct chain_mempool *mp);

@@ -351,7 +351,8 @@ static int accept_multiple(struct chain_mempool *mp, struct proto_tx *const *txs
 		}
 		vsize[i] = res[i].vsize;
 		total_vsize += res[i].vsize;
-		total_fee += res[i].fee + mp_delta_of(mp, &txs[i]->txid);
+		total_fee =
+		    mp_fee_add(total_fee, mp_fee_add(res[i].fee, mp_delta_of(mp, &txs[i]->txid)));
 	}
 	for (size_t i = 0; i < m; i++)
 		res[i].accepted = false; /* judged so far, not accepted */

@@ -355,23 +355,23 @@ int chain_mempool_prioritise(struct chain *c, const struct proto_hash *txid, int
 		mp->deltas[i].delta = 0;
 		mp->n_deltas++;
 	}
-	mp->deltas[i].delta += delta;
+	mp->deltas[i].delta = mp_fee_add(mp->deltas[i].delta, delta);
 	/* Core's PrioritiseTransaction: the entry, its ancestors' descendant
 	 * fees and its descendants' ancestor fees move by delta. */
 	struct chain_mempool_entry *e = mp_find_txid(mp, txid);
 	if (e) {
 		struct mp_refs r = {0};
-		e->modified_fee += delta;
-		e->anc_fees += delta;
-		e->desc_fees += delta;
+		e->modified_fee = mp_fee_add(e->modified_fee, delta);
+		e->anc_fees = mp_fee_add(e->anc_fees, delta);
+		e->desc_fees = mp_fee_add(e->desc_fees, delta);
 		if (mp_collect_ancestors(e, mp_new_epoch(mp), &r) == 0) {
 			for (uint32_t k = 0; k < r.n; k++)
-				r.v[k]->desc_fees += delta;
+				r.v[k]->desc_fees = mp_fee_add(r.v[k]->desc_fees, delta);
 		}
 		r.n = 0;
 		if (mp_collect_descendants(mp, e, mp_new_epoch(mp), &r) == 0) {
 			for (uint32_t k = 1; k < r.n; k++)
-				r.v[k]->anc_fees += delta;
+				r.v[k]->anc_fees = mp_fee_add(r.v[k]->anc_fees, delta);
 		}
 		mp_refs_release(&r);
 	}

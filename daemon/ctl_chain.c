@@ -49,11 +49,13 @@ bool ctl_param_hash(json_t *v, const char *name, struct proto_hash *out, struct 
 	return true;
 }
 
-/* The block a hash names, or NULL with Core's "Block not found". */
-static struct chain_node *param_block(struct chain *c, json_t *v, struct ctl_result *res)
+/* The block a hash names (name: what Core's ParseHashV calls it), or NULL
+ * with Core's "Block not found". */
+static struct chain_node *param_block(struct chain *c, json_t *v, const char *name,
+                                      struct ctl_result *res)
 {
 	struct proto_hash h;
-	if (!param_hash(v, "blockhash", &h, res))
+	if (!param_hash(v, name, &h, res))
 		return NULL;
 	struct chain_node *n = chain_index_find(chain_get_index(c), &h);
 	if (!n)
@@ -61,35 +63,16 @@ static struct chain_node *param_block(struct chain *c, json_t *v, struct ctl_res
 	return n;
 }
 
-/* An integer parameter (absent: def). */
-static bool param_int(json_t *v, const char *name, int64_t def, int64_t *out,
-                      struct ctl_result *res)
+/* Core's getInt<int> (absent or null: def). */
+static bool param_int(json_t *v, int64_t def, int64_t *out, struct ctl_result *res)
 {
-	if (!v) {
-		*out = def;
-		return true;
-	}
-	if (!json_is_integer(v)) {
-		fail(res, CTL_TYPE_ERROR, "%s must be an integer", name);
-		return false;
-	}
-	*out = json_integer_value(v);
-	return true;
+	return ctl_arg_int(v, INT32_MIN, INT32_MAX, def, out, res);
 }
 
-/* A boolean parameter (absent: def). */
-static bool param_bool(json_t *v, const char *name, bool def, bool *out, struct ctl_result *res)
+/* A boolean parameter (absent or null: def; ctl_args_check saw its type). */
+static bool param_bool(json_t *v, bool def)
 {
-	if (!v) {
-		*out = def;
-		return true;
-	}
-	if (!json_is_boolean(v)) {
-		fail(res, CTL_TYPE_ERROR, "%s must be a boolean", name);
-		return false;
-	}
-	*out = json_is_true(v);
-	return true;
+	return v ? json_is_true(v) : def;
 }
 
 /* ---- shared pieces -------------------------------------------------------- */
@@ -180,7 +163,7 @@ static void m_getblockhash(struct chain *c, const struct ctl_chain_ctx *x, json_
 {
 	(void)x;
 	int64_t h;
-	if (!param_int(arg(args, 0), "height", -1, &h, res))
+	if (!param_int(arg(args, 0), -1, &h, res))
 		return;
 	if (h < 0 || h > chain_height(c)) {
 		fail(res, CTL_INVALID_PARAMETER, "Block height out of range");
@@ -224,10 +207,10 @@ static void m_getblockheader(struct chain *c, const struct ctl_chain_ctx *x, jso
                              struct ctl_result *res)
 {
 	(void)x;
-	bool verbose;
-	struct chain_node *n = param_block(c, arg(args, 0), res);
-	if (!n || !param_bool(arg(args, 1), "verbose", true, &verbose, res))
+	struct chain_node *n = param_block(c, arg(args, 0), "hash", res);
+	if (!n)
 		return;
+	bool verbose = param_bool(arg(args, 1), true);
 	if (!verbose) {
 		struct proto_block_header h;
 		struct proto_writer w;
@@ -245,19 +228,15 @@ static void m_getblockheader(struct chain *c, const struct ctl_chain_ctx *x, jso
 	ok(res, json_block_header(&h, &info));
 }
 
-/* Core's verbosity: a number 0-3, or a boolean (true 1, false 0). */
+/* Core's ParseVerbosity: a boolean (true 1, false 0) or getInt<int>. */
 static bool param_verbosity(json_t *v, int *out, struct ctl_result *res)
 {
-	if (!v)
-		*out = 1;
-	else if (json_is_boolean(v))
-		*out = json_is_true(v) ? 1 : 0;
-	else if (json_is_integer(v))
-		*out = (int)json_integer_value(v);
-	else {
-		fail(res, CTL_TYPE_ERROR, "verbosity must be a number or a boolean");
+	int64_t n;
+	if (json_is_boolean(v))
+		n = json_is_true(v);
+	else if (!param_int(v, 1, &n, res))
 		return false;
-	}
+	*out = (int)n;
 	return true;
 }
 
@@ -283,7 +262,7 @@ static void m_getblock(struct chain *c, const struct ctl_chain_ctx *x, json_t *a
                        struct ctl_result *res)
 {
 	int verbosity;
-	struct chain_node *n = param_block(c, arg(args, 0), res);
+	struct chain_node *n = param_block(c, arg(args, 0), "blockhash", res);
 	if (!n || !param_verbosity(arg(args, 1), &verbosity, res))
 		return;
 	if (!(n->status & CHAIN_HAVE_DATA)) {
@@ -435,16 +414,11 @@ static void m_gettxout(struct chain *c, const struct ctl_chain_ctx *x, json_t *a
 {
 	struct proto_outpoint op;
 	int64_t n;
-	bool mempool;
+	/* Core reads n with getInt<uint32_t>. */
 	if (!param_hash(arg(args, 0), "txid", &op.txid, res) ||
-	    !param_int(arg(args, 1), "n", -1, &n, res) ||
-	    !param_bool(arg(args, 2), "include_mempool", true, &mempool, res))
+	    !ctl_arg_int(arg(args, 1), 0, UINT32_MAX, 0, &n, res))
 		return;
-	/* Core reads n with getInt<uint32_t>, whose range error is RPC_MISC_ERROR. */
-	if (n < 0 || n > UINT32_MAX) {
-		fail(res, CTL_MISC_ERROR, "JSON integer out of range");
-		return;
-	}
+	bool mempool = param_bool(arg(args, 2), true);
 	op.n = (uint32_t)n;
 	struct chain_coin coin;
 	int32_t confirmations = -1; /* -1: from the UTXO set */
@@ -499,11 +473,7 @@ static void m_gettxoutsetinfo(struct chain *c, const struct ctl_chain_ctx *x, js
 {
 	(void)x;
 	json_t *ht = arg(args, 0);
-	const char *type = ht && json_is_string(ht) ? json_string_value(ht) : "hash_serialized_3";
-	if (ht && !json_is_string(ht)) {
-		fail(res, CTL_TYPE_ERROR, "hash_type must be a string");
-		return;
-	}
+	const char *type = ht ? json_string_value(ht) : "hash_serialized_3";
 	bool none = strcmp(type, "none") == 0;
 	if (!none && strcmp(type, "hash_serialized_3") != 0) {
 		if (strcmp(type, "muhash") == 0)
@@ -554,9 +524,15 @@ static void m_gettxoutsetinfo(struct chain *c, const struct ctl_chain_ctx *x, js
 static void mark_block(struct chain *c, json_t *args, struct ctl_result *res,
                        int (*mark)(struct chain *, struct chain_node *, struct chain_state *))
 {
-	struct chain_node *n = param_block(c, arg(args, 0), res);
+	struct chain_node *n = param_block(c, arg(args, 0), "blockhash", res);
 	if (!n)
 		return;
+	/* Core 29 answers null for genesis and changes nothing: no chain is
+	 * left without it, so there is nothing to move the tip to. */
+	if (!n->prev && mark == chain_invalidate) {
+		ok(res, json_null());
+		return;
+	}
 	struct chain_state st;
 	chain_state_clear(&st);
 	int err = mark(c, n, &st);
@@ -641,10 +617,6 @@ static void m_submitblock(struct chain *c, const struct ctl_chain_ctx *x, json_t
 {
 	(void)x;
 	json_t *hex = arg(args, 0);
-	if (!json_is_string(hex)) {
-		fail(res, CTL_TYPE_ERROR, "hexdata must be a string");
-		return;
-	}
 	size_t hl = json_string_length(hex);
 	uint8_t *raw = xmalloc(hl / 2 + 1);
 	size_t len = 0;
@@ -701,16 +673,14 @@ static void m_verifychain(struct chain *c, const struct ctl_chain_ctx *x, json_t
                           struct ctl_result *res)
 {
 	int64_t level, nblocks;
-	if (!param_int(arg(args, 0), "checklevel", 3, &level, res) ||
-	    !param_int(arg(args, 1), "nblocks", 6, &nblocks, res))
+	if (!param_int(arg(args, 0), 3, &level, res) || !param_int(arg(args, 1), 6, &nblocks, res))
 		return;
-	if (level < 0 || level > 4) {
-		fail(res, CTL_INVALID_PARAMETER, "checklevel must be in the range 0-4");
-		return;
-	}
+	/* Core's VerifyDB clamps the level to 0-4 and checks the whole chain
+	 * for a depth of 0 or less. */
+	level = level < 0 ? 0 : level > 4 ? 4 : level;
 	(void)x;
 	struct chain_state st;
-	int err = chain_verify(c, (int)level, nblocks > INT32_MAX ? 0 : (int32_t)nblocks, &st);
+	int err = chain_verify(c, (int)level, nblocks < 0 ? 0 : (int32_t)nblocks, &st);
 	if (err && err != CHAIN_EINVALID) {
 		fail(res, CTL_DATABASE_ERROR, "verifychain: %s", chain_strerror(err));
 		return;
@@ -783,9 +753,7 @@ void ctl_chain_getstats(struct chain *c, const struct ctl_chain_ctx *x, json_t *
 const struct ctl_method ctl_chain_methods[] = {
     {"getblockchaininfo",
      NULL,
-     0,
-     0,
-     {0},
+     {{0}},
      "getblockchaininfo",
      "The active chain: chain, blocks, headers, bestblockhash, bits, target, difficulty, time, "
      "mediantime, verificationprogress, initialblockdownload, chainwork, size_on_disk, pruned, "
@@ -794,45 +762,35 @@ const struct ctl_method ctl_chain_methods[] = {
      NULL},
     {"getblockcount",
      NULL,
-     0,
-     0,
-     {0},
+     {{0}},
      "getblockcount",
      "Height of the active chain's tip.",
      m_getblockcount,
      NULL},
     {"getbestblockhash",
      NULL,
-     0,
-     0,
-     {0},
+     {{0}},
      "getbestblockhash",
      "Hash of the active chain's tip.",
      m_getbestblockhash,
      NULL},
     {"getblockhash",
      NULL,
-     1,
-     1,
-     {"height"},
+     {{"height", CTL_ARG_NUM, CTL_REQUIRED}},
      "getblockhash height",
      "Hash of the active chain's block at height (-8 when out of range).",
      m_getblockhash,
      NULL},
     {"getblockheader",
      NULL,
-     1,
-     2,
-     {"blockhash", "verbose"},
+     {{"blockhash", CTL_ARG_STR, CTL_REQUIRED}, {"verbose", CTL_ARG_BOOL, CTL_OPTIONAL}},
      "getblockheader \"blockhash\" ( verbose )",
      "A header as an object (verbose true, the default) or 80 bytes of hex (false).",
      m_getblockheader,
      NULL},
     {"getblock",
      NULL,
-     1,
-     2,
-     {"blockhash", "verbosity"},
+     {{"blockhash", CTL_ARG_STR, CTL_REQUIRED}, {"verbosity|verbose", CTL_ARG_ANY, CTL_OPTIONAL}},
      "getblock \"blockhash\" ( verbosity )",
      "A stored block: 0 hex; 1 (default) an object with txids; 2 transactions decoded, with "
      "fees from the block's undo data; 3 also each input's prevout.",
@@ -840,9 +798,7 @@ const struct ctl_method ctl_chain_methods[] = {
      NULL},
     {"getchaintips",
      NULL,
-     0,
-     0,
-     {0},
+     {{0}},
      "getchaintips",
      "Every tip in the block index: height, hash, branchlen, status (active, valid-fork, "
      "valid-headers, headers-only, invalid).",
@@ -850,18 +806,16 @@ const struct ctl_method ctl_chain_methods[] = {
      NULL},
     {"getdifficulty",
      NULL,
-     0,
-     0,
-     {0},
+     {{0}},
      "getdifficulty",
      "Proof-of-work difficulty of the tip, as a multiple of the minimum.",
      m_getdifficulty,
      NULL},
     {"gettxout",
      NULL,
-     2,
-     3,
-     {"txid", "n", "include_mempool"},
+     {{"txid", CTL_ARG_STR, CTL_REQUIRED},
+      {"n", CTL_ARG_NUM, CTL_REQUIRED},
+      {"include_mempool", CTL_ARG_BOOL, CTL_OPTIONAL}},
      "gettxout \"txid\" n ( include_mempool )",
      "An unspent output, or null. With include_mempool (default true), as Core's: an output a "
      "mempool transaction spends is null, and a mempool transaction's output has "
@@ -870,10 +824,10 @@ const struct ctl_method ctl_chain_methods[] = {
      NULL},
     {"gettxoutsetinfo",
      NULL,
-     0,
-     3,
-     {"hash_type", "hash_or_height", "use_index"},
-     "gettxoutsetinfo ( \"hash_type\" )",
+     {{"hash_type", CTL_ARG_STR, CTL_OPTIONAL},
+      {"hash_or_height", CTL_ARG_ANY, CTL_OPTIONAL},
+      {"use_index", CTL_ARG_BOOL, CTL_OPTIONAL}},
+     "gettxoutsetinfo ( \"hash_type\" hash_or_height use_index )",
      "Statistics of the UTXO set at the tip: height, bestblock, txouts, bogosize, "
      "hash_serialized_3 (hash_type hash_serialized_3, the default, or none), total_amount, "
      "transactions, disk_size. Flushes the chain state first.",
@@ -881,18 +835,14 @@ const struct ctl_method ctl_chain_methods[] = {
      NULL},
     {"invalidateblock",
      NULL,
-     1,
-     1,
-     {"blockhash"},
+     {{"blockhash", CTL_ARG_STR, CTL_REQUIRED}},
      "invalidateblock \"blockhash\"",
      "Mark a block and its descendants invalid and move the tip off them.",
      m_invalidateblock,
      NULL},
     {"reconsiderblock",
      NULL,
-     1,
-     1,
-     {"blockhash"},
+     {{"blockhash", CTL_ARG_STR, CTL_REQUIRED}},
      "reconsiderblock \"blockhash\"",
      "Clear invalidateblock's marks on a block, its ancestors and descendants, and activate the "
      "best chain.",
@@ -900,9 +850,7 @@ const struct ctl_method ctl_chain_methods[] = {
      NULL},
     {"submitblock",
      NULL,
-     1,
-     2,
-     {"hexdata", "dummy"},
+     {{"hexdata", CTL_ARG_STR, CTL_REQUIRED}, {"dummy", CTL_ARG_STR, CTL_OPTIONAL}},
      "submitblock \"hexdata\" ( \"dummy\" )",
      "Validate and store a block: null when accepted, else duplicate, duplicate-invalid, "
      "inconclusive or the reject reason. A coinbase witness nonce is added when the block "
@@ -911,9 +859,7 @@ const struct ctl_method ctl_chain_methods[] = {
      NULL},
     {"verifychain",
      NULL,
-     0,
-     2,
-     {"checklevel", "nblocks"},
+     {{"checklevel", CTL_ARG_NUM, CTL_OPTIONAL}, {"nblocks", CTL_ARG_NUM, CTL_OPTIONAL}},
      "verifychain ( checklevel nblocks )",
      "Check the last nblocks (default 6, 0 all) blocks: level 0 reads them back, 1 runs "
      "CheckBlock, 2 reads and matches their undo data, 3 (the default) disconnects them from "

@@ -82,12 +82,6 @@ static const struct ctl_help_entry *entry(const char *name)
 	return NULL;
 }
 
-/* Whether parameter i is optional: the usage line puts it inside "( ... )". */
-static bool optional(const struct ctl_method *m, int i)
-{
-	return i >= m->min;
-}
-
 size_t ctl_help_text(const struct ctl_method *m, char *buf, size_t n)
 {
 	const struct ctl_help_entry *e = entry(m->name);
@@ -99,11 +93,11 @@ size_t ctl_help_text(const struct ctl_method *m, char *buf, size_t n)
 	} while (0)
 	PUT("%s\n\n%s\n\nArguments:\n", m->usage, m->help);
 	int shown = 0;
-	for (int i = 0; i < m->max && i < CTL_MAX_PARAMS; i++) {
-		if (!m->params[i])
-			continue;
-		PUT("%d. %s    (%s)\n", i + 1, m->params[i],
-		    optional(m, i) ? "optional" : "required");
+	for (int i = 0; i < ctl_method_nparams(m); i++) {
+		/* The first name; an alias ("verbosity|verbose") is for named calls. */
+		const char *name = m->params[i].name, *bar = strchr(name, '|');
+		PUT("%d. %.*s    (%s)\n", i + 1, bar ? (int)(bar - name) : (int)strlen(name), name,
+		    m->params[i].required ? "required" : "optional");
 		shown++;
 	}
 	if (!shown)

@@ -38,12 +38,39 @@ typedef void (*ctl_method_fn)(struct daemon *d, json_t *args, struct ctl_result 
 typedef void (*ctl_chain_fn)(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                              struct ctl_result *res);
 
+/**
+ * What an argument must be, as Core's RPCHelpMan checks it before the
+ * method runs (RPCArg::MatchesType): the JSON type, or ANY for what Core
+ * leaves to the method (amounts, "string or numeric", skip_type_check).
+ */
+enum ctl_arg_type {
+	CTL_ARG_ANY = 0, /**< not checked here: the method reads it */
+	CTL_ARG_STR,     /**< string (Core's STR and STR_HEX) */
+	CTL_ARG_NUM,     /**< number, integer or not */
+	CTL_ARG_BOOL,    /**< true or false */
+	CTL_ARG_ARR,     /**< array */
+	CTL_ARG_OBJ,     /**< object */
+};
+
+#define CTL_REQUIRED true  /**< ctl_param.required: null or absent is an error */
+#define CTL_OPTIONAL false /**< ctl_param.required: null or absent means the default */
+
+/** One parameter of a method. */
+struct ctl_param {
+	/** Core's m_names: the name, then any alias after '|' ("verbosity|verbose");
+	 * every one of them is accepted as a named argument. NULL ends the list. */
+	const char *name;
+	enum ctl_arg_type type;
+	bool required;
+};
+
 /** One method. */
 struct ctl_method {
 	const char *name;
-	ctl_method_fn fn;                   /**< loop thread; NULL for a chain method */
-	int min, max;                       /**< parameter count */
-	const char *params[CTL_MAX_PARAMS]; /**< names, for named calls and help */
+	ctl_method_fn fn; /**< loop thread; NULL for a chain method */
+	/** In order; ctl_args_check holds every call to them, so a method never
+	 * sees a required argument absent, null or of another type. */
+	struct ctl_param params[CTL_MAX_PARAMS];
 	const char *usage;
 	const char *help;
 	ctl_chain_fn chain_fn; /**< validation thread; NULL for a loop method */
@@ -67,25 +94,43 @@ extern const size_t ctl_n_mempool_methods;
  * digits into *out; false with res set (-3 not a string, -8 otherwise).
  */
 bool ctl_param_hash(json_t *v, const char *name, struct proto_hash *out, struct ctl_result *res);
-/**
- * Core's RPCHelpMan argument check: v (the argument at 1-based position
- * pos, called name) must be of type t (JSON_TRUE: any bool; JSON_INTEGER:
- * any number), named tname in the message; false with res set ("Wrong
- * type passed", -3).
- */
-bool ctl_want_arg(const json_t *v, int pos, const char *name, json_type t, const char *tname,
-                  struct ctl_result *res);
 /** The mining methods (ctl_mining.c), chain methods too, and their count. */
 extern const struct ctl_method ctl_mining_methods[];
 extern const size_t ctl_n_mining_methods;
 
+/* ---- arguments (ctl_args.c) ---- */
+/** How many parameters m takes (ctl_param entries before the NULL name). */
+int ctl_method_nparams(const struct ctl_method *m);
+/** The fewest arguments a call of m may give: up to its last required one. */
+int ctl_method_nrequired(const struct ctl_method *m);
 /**
- * Named parameters into positional ones by m's names (a new reference),
- * or NULL with res set. Any thread (it only touches `params`).
+ * A request's params (NULL, an array or an object of named arguments)
+ * as the positional array m's function takes (a new reference), after
+ * Core's checks, in Core's order: named arguments placed (-8 for an
+ * unknown or repeated one), the count (-1 with the help text), then
+ * every argument's type (-3 "Wrong type passed", all mismatches
+ * together). NULL with res set on any error. Any thread.
  */
-json_t *ctl_positional(const struct ctl_method *m, json_t *params, struct ctl_result *res);
-/** Check the count of positional args against m; false with res set. */
-bool ctl_check_count(const struct ctl_method *m, json_t *args, struct ctl_result *res);
+json_t *ctl_args_check(const struct ctl_method *m, json_t *params, struct ctl_result *res);
+/**
+ * Core's UniValue::getInt<T> on an argument of T's range [lo, hi]: absent
+ * or null gives def; not a number is -3; a fraction, an exponent or a
+ * value out of range is -1 "JSON integer out of range". Any thread.
+ */
+bool ctl_arg_int(const json_t *v, int64_t lo, int64_t hi, int64_t def, int64_t *out,
+                 struct ctl_result *res);
+/**
+ * Core's get_str/get_array/... inside a method (an array's element, say):
+ * false with -3 "JSON value of type X is not of expected type Y" when v
+ * (NULL: null) is not of type t. Any thread.
+ */
+bool ctl_json_want(const json_t *v, enum ctl_arg_type t, struct ctl_result *res);
+/** A method's own "this call is wrong" as Core's: -1 with its help text. */
+void ctl_fail_usage(struct ctl_result *res, const char *method);
+/** Whether name is one of Core's RPC methods that peerd lacks (ctl_unsupported.c). */
+bool ctl_core_only_method(const char *name);
+/** -32601 for an unknown method; the message says so when Core has it (ctl_methods.c). */
+void ctl_method_not_found(struct ctl_result *res, const char *name);
 
 /** Set an error (drops any result). Any thread. */
 void ctl_fail(struct ctl_result *res, int code, const char *fmt, ...)
@@ -118,9 +163,6 @@ struct chain_state;
 bool ctl_param_amount(json_t *v, int64_t def, int64_t *out, struct ctl_result *res);
 /** Core's ParseFeeRate: BTC/kvB into sat/kvB, below 1 BTC/kvB; absent/null: def. */
 bool ctl_param_feerate(json_t *v, int64_t def, int64_t *out, struct ctl_result *res);
-/** Core's argument type error (-3) for parameter pos (1-based) called name. */
-void ctl_wrong_type(struct ctl_result *res, int pos, const char *name, json_t *v,
-                    const char *expected);
 /** Core's DecodeHexTx into tx (initialised by the caller), ids computed; false if not one tx. */
 bool ctl_decode_hex_tx(json_t *v, struct proto_tx *tx);
 /** Whether out counts against maxburnamount (unspendable or invalid ops). */

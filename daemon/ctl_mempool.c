@@ -33,6 +33,8 @@
 #define CTL_COIN 100000000LL
 /** Core's MAX_MONEY. */
 #define CTL_MAX_MONEY (21000000LL * CTL_COIN)
+/** Core's ParseFixedPoint's bound: satoshis below 10^18. */
+#define CTL_FIXED_MAX 1000000000000000000LL
 /** Core's DEFAULT_MAX_RAW_TX_FEE_RATE: 0.10 BTC/kvB, in sat/kvB. */
 #define CTL_DEFAULT_MAX_FEERATE (CTL_COIN / 10)
 
@@ -85,15 +87,16 @@ static bool param_amount(json_t *v, int64_t def, int64_t *out, struct ctl_result
 	}
 	if (json_is_integer(v)) {
 		json_int_t i = json_integer_value(v);
-		if (i > CTL_MAX_MONEY / CTL_COIN || i < -(CTL_MAX_MONEY / CTL_COIN)) {
-			fail(res, CTL_TYPE_ERROR, "Amount out of range");
+		/* Core's ParseFixedPoint holds under 10^18 satoshis: "Invalid amount". */
+		if (i >= CTL_FIXED_MAX / CTL_COIN || i <= -(CTL_FIXED_MAX / CTL_COIN)) {
+			fail(res, CTL_TYPE_ERROR, "Invalid amount");
 			return false;
 		}
 		sats = (int64_t)i * CTL_COIN;
 	} else if (json_is_real(v)) {
 		double d = json_real_value(v) * (double)CTL_COIN;
-		if (!isfinite(d) || fabs(d) > (double)CTL_MAX_MONEY * 2) {
-			fail(res, CTL_TYPE_ERROR, "Amount out of range");
+		if (!isfinite(d) || fabs(d) >= (double)CTL_FIXED_MAX) {
+			fail(res, CTL_TYPE_ERROR, "Invalid amount");
 			return false;
 		}
 		sats = llround(d);
@@ -134,51 +137,10 @@ static bool param_feerate(json_t *v, int64_t def, int64_t *out, struct ctl_resul
 	return true;
 }
 
-/* UniValue's type names, as Core's argument check prints them. */
-static const char *type_name(json_t *v)
+/* A boolean parameter (absent or null: def; ctl_args_check saw its type). */
+static bool param_flag(json_t *v, bool def)
 {
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return "object";
-	case JSON_ARRAY:
-		return "array";
-	case JSON_STRING:
-		return "string";
-	case JSON_INTEGER:
-	case JSON_REAL:
-		return "number";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "bool";
-	default:
-		return "null";
-	}
-}
-
-/* Core's RPCHelpMan argument type check: -3 with its exact text. */
-static void wrong_type(struct ctl_result *res, int pos, const char *name, json_t *v,
-                       const char *expected)
-{
-	fail(res, CTL_TYPE_ERROR,
-	     "Wrong type passed:\n{\n    \"Position %d (%s)\": \"JSON value of type %s is not of "
-	     "expected type %s\"\n}",
-	     pos, name, type_name(v), expected);
-}
-
-/* A boolean parameter at position pos (absent or null: def). */
-static bool param_flag(json_t *v, int pos, const char *name, bool def, bool *out,
-                       struct ctl_result *res)
-{
-	if (!v || json_is_null(v)) {
-		*out = def;
-		return true;
-	}
-	if (!json_is_boolean(v)) {
-		wrong_type(res, pos, name, v, "bool");
-		return false;
-	}
-	*out = json_is_true(v);
-	return true;
+	return v ? json_is_true(v) : def;
 }
 
 /*
@@ -402,10 +364,7 @@ static void m_getrawmempool(struct chain *c, const struct ctl_chain_ctx *x, json
                             struct ctl_result *res)
 {
 	(void)x;
-	bool verbose, seq;
-	if (!param_flag(arg(args, 0), 1, "verbose", false, &verbose, res) ||
-	    !param_flag(arg(args, 1), 2, "mempool_sequence", false, &seq, res))
-		return;
+	bool verbose = param_flag(arg(args, 0), false), seq = param_flag(arg(args, 1), false);
 	if (verbose && seq) {
 		fail(res, CTL_INVALID_PARAMETER,
 		     "Verbose results cannot contain mempool sequence values.");
@@ -461,10 +420,7 @@ static void relatives_method(struct chain *c, json_t *args, struct ctl_result *r
                              int (*walk)(struct chain *, const struct chain_mempool_entry *,
                                          const struct chain_mempool_entry ***, size_t *))
 {
-	bool verbose;
-	/* Core checks every argument's type before looking anything up. */
-	if (!param_flag(arg(args, 1), 2, "verbose", false, &verbose, res))
-		return;
+	bool verbose = param_flag(arg(args, 1), false);
 	const struct chain_mempool_entry *e = param_entry(c, arg(args, 0), res);
 	if (!e)
 		return;
@@ -512,19 +468,13 @@ static void m_getmempooldescendants(struct chain *c, const struct ctl_chain_ctx 
 
 /* ---- getrawtransaction ------------------------------------------------------- */
 
-/* Core's ParseVerbosity with booleans allowed (default 0). */
+/* Core's ParseVerbosity with booleans allowed (default 0), else getInt<int>. */
 static bool param_tx_verbosity(json_t *v, int *out, struct ctl_result *res)
 {
-	if (!v || json_is_null(v))
-		*out = 0;
-	else if (json_is_boolean(v))
-		*out = json_is_true(v) ? 1 : 0;
-	else if (json_is_integer(v))
-		*out = (int)json_integer_value(v);
-	else {
-		fail(res, CTL_TYPE_ERROR, "verbosity must be a number or a boolean");
+	int64_t n = json_is_true(v);
+	if (!json_is_boolean(v) && !ctl_arg_int(v, INT32_MIN, INT32_MAX, 0, &n, res))
 		return false;
-	}
+	*out = (int)n;
 	return true;
 }
 
@@ -638,9 +588,10 @@ static void m_getrawtransaction(struct chain *c, const struct ctl_chain_ctx *x, 
 	size_t len = 0;
 	int err = chain_mempool_get_raw(c, &txid, false, &raw, &len);
 	if (err == CHAIN_ENOTFOUND) {
+		/* Core's text points at -txindex and gettransaction: peerd has neither. */
 		fail(res, CTL_INVALID_ADDRESS_OR_KEY,
-		     "No such mempool transaction. Use -txindex or provide a block hash to enable "
-		     "blockchain transaction queries. Use gettransaction for wallet transactions.");
+		     "No such mempool transaction. peerd keeps no transaction index: provide the "
+		     "hash of the block that holds it.");
 		return;
 	}
 	if (err) {
@@ -678,11 +629,6 @@ static void m_sendrawtransaction(struct chain *c, const struct ctl_chain_ctx *x,
 	char why[CHAIN_REASON_MAX + CHAIN_DEBUG_MAX + 4];
 	proto_tx_init(&tx);
 	chain_accept_result_init(&r);
-	if (!json_is_string(arg(args, 0))) {
-		wrong_type(res, 1, "hexstring", arg(args, 0) ? arg(args, 0) : json_null(),
-		           "string");
-		goto out;
-	}
 	if (!param_amount(arg(args, 2), 0, &maxburn, res))
 		goto out;
 	if (!decode_hex_tx(arg(args, 0), &tx)) {
@@ -855,10 +801,6 @@ static void m_testmempoolaccept(struct chain *c, const struct ctl_chain_ctx *x, 
 	struct ctl_package pk = {0};
 	size_t n = 0;
 	json_t *out = NULL;
-	if (!json_is_array(raws)) {
-		wrong_type(res, 1, "rawtxs", raws ? raws : json_null(), "array");
-		return;
-	}
 	n = json_array_size(raws);
 	if (n < 1 || n > CHAIN_MEMPOOL_MAX_PACKAGE_COUNT) {
 		fail(res, CTL_INVALID_PARAMETER,
@@ -874,6 +816,8 @@ static void m_testmempoolaccept(struct chain *c, const struct ctl_chain_ctx *x, 
 	struct chain_accept_result *rs = pk.rs;
 	for (size_t i = 0; i < n; i++) {
 		json_t *h = json_array_get(raws, i);
+		if (!ctl_json_want(h, CTL_ARG_STR, res))
+			goto out;
 		if (!decode_hex_tx(h, &txs[i])) {
 			fail(res, CTL_DESERIALIZATION_ERROR,
 			     "TX decode failed: %s Make sure the tx has at least one input.",
@@ -939,22 +883,13 @@ static void m_prioritisetransaction(struct chain *c, const struct ctl_chain_ctx 
                                     struct ctl_result *res)
 {
 	(void)x;
-	/* Core checks every argument's type first, then reads them in order. */
+	/* ctl_args_check saw the types; Core reads them in order. */
 	json_t *txid = arg(args, 0), *dummy = arg(args, 1), *delta = arg(args, 2);
-	if (!ctl_want_arg(txid, 1, "txid", JSON_STRING, "string", res))
-		return;
-	if (dummy && !json_is_null(dummy) &&
-	    !ctl_want_arg(dummy, 2, "dummy", JSON_INTEGER, "number", res))
-		return;
-	if (!ctl_want_arg(delta, 3, "fee_delta", JSON_INTEGER, "number", res))
-		return;
 	struct proto_hash h;
-	if (!ctl_param_hash(txid, "txid", &h, res))
+	int64_t fee_delta;
+	if (!ctl_param_hash(txid, "txid", &h, res) ||
+	    !ctl_arg_int(delta, INT64_MIN, INT64_MAX, 0, &fee_delta, res))
 		return;
-	if (!json_is_integer(delta)) { /* Core's getInt<int64_t> of a fraction */
-		fail(res, CTL_MISC_ERROR, "JSON integer out of range");
-		return;
-	}
 	if (dummy && json_is_number(dummy) && json_number_value(dummy) != 0) {
 		fail(
 		    res, CTL_INVALID_PARAMETER,
@@ -973,7 +908,7 @@ static void m_prioritisetransaction(struct chain *c, const struct ctl_chain_ctx 
 		     "Priority is not supported for transactions with dust outputs.");
 		return;
 	}
-	if (chain_mempool_prioritise(c, &h, (int64_t)json_integer_value(delta))) {
+	if (chain_mempool_prioritise(c, &h, fee_delta)) {
 		fail(res, CTL_INTERNAL_ERROR, "out of memory");
 		return;
 	}
@@ -1014,9 +949,7 @@ static void m_getprioritisedtransactions(struct chain *c, const struct ctl_chain
 const struct ctl_method ctl_mempool_methods[] = {
     {"getmempoolinfo",
      NULL,
-     0,
-     0,
-     {0},
+     {{0}},
      "getmempoolinfo",
      "The mempool: loaded, size, bytes, usage, total_fee, maxmempool, mempoolminfee, "
      "minrelaytxfee, incrementalrelayfee, unbroadcastcount, fullrbf.",
@@ -1024,9 +957,7 @@ const struct ctl_method ctl_mempool_methods[] = {
      NULL},
     {"getrawmempool",
      NULL,
-     0,
-     2,
-     {"verbose", "mempool_sequence"},
+     {{"verbose", CTL_ARG_BOOL, CTL_OPTIONAL}, {"mempool_sequence", CTL_ARG_BOOL, CTL_OPTIONAL}},
      "getrawmempool ( verbose mempool_sequence )",
      "The mempool's txids (fewest ancestors, then best feerate first); verbose true: an object "
      "of getmempoolentry results by txid; mempool_sequence true: {txids, mempool_sequence}.",
@@ -1034,9 +965,7 @@ const struct ctl_method ctl_mempool_methods[] = {
      NULL},
     {"getmempoolentry",
      NULL,
-     1,
-     1,
-     {"txid"},
+     {{"txid", CTL_ARG_STR, CTL_REQUIRED}},
      "getmempoolentry \"txid\"",
      "One mempool transaction: vsize, weight, time, height, descendant and ancestor counts "
      "and sizes, wtxid, fees {base, modified, ancestor, descendant}, depends, spentby, "
@@ -1045,27 +974,23 @@ const struct ctl_method ctl_mempool_methods[] = {
      NULL},
     {"getmempoolancestors",
      NULL,
-     1,
-     2,
-     {"txid", "verbose"},
+     {{"txid", CTL_ARG_STR, CTL_REQUIRED}, {"verbose", CTL_ARG_BOOL, CTL_OPTIONAL}},
      "getmempoolancestors \"txid\" ( verbose )",
      "The txids of a mempool transaction's in-mempool ancestors (verbose: their entries).",
      m_getmempoolancestors,
      NULL},
     {"getmempooldescendants",
      NULL,
-     1,
-     2,
-     {"txid", "verbose"},
+     {{"txid", CTL_ARG_STR, CTL_REQUIRED}, {"verbose", CTL_ARG_BOOL, CTL_OPTIONAL}},
      "getmempooldescendants \"txid\" ( verbose )",
      "The txids of a mempool transaction's in-mempool descendants (verbose: their entries).",
      m_getmempooldescendants,
      NULL},
     {"getrawtransaction",
      NULL,
-     1,
-     3,
-     {"txid", "verbosity", "blockhash"},
+     {{"txid", CTL_ARG_STR, CTL_REQUIRED},
+      {"verbosity|verbose", CTL_ARG_ANY, CTL_OPTIONAL},
+      {"blockhash", CTL_ARG_STR, CTL_OPTIONAL}},
      "getrawtransaction \"txid\" ( verbosity \"blockhash\" )",
      "A mempool transaction, or one in the block blockhash: 0 hex (default), 1 decoded, 2 "
      "decoded with the fee and each input's prevout (block transactions only). peerd has no "
@@ -1074,9 +999,9 @@ const struct ctl_method ctl_mempool_methods[] = {
      NULL},
     {"sendrawtransaction",
      NULL,
-     1,
-     3,
-     {"hexstring", "maxfeerate", "maxburnamount"},
+     {{"hexstring", CTL_ARG_STR, CTL_REQUIRED},
+      {"maxfeerate", CTL_ARG_ANY, CTL_OPTIONAL},
+      {"maxburnamount", CTL_ARG_ANY, CTL_OPTIONAL}},
      "sendrawtransaction \"hexstring\" ( maxfeerate maxburnamount )",
      "Validate a transaction and add it to the mempool; its txid. maxfeerate (BTC/kvB, default "
      "0.10, 0: no limit) refuses a higher fee; maxburnamount (BTC, default 0) the most an "
@@ -1086,9 +1011,7 @@ const struct ctl_method ctl_mempool_methods[] = {
      NULL},
     {"testmempoolaccept",
      NULL,
-     1,
-     2,
-     {"rawtxs", "maxfeerate"},
+     {{"rawtxs", CTL_ARG_ARR, CTL_REQUIRED}, {"maxfeerate", CTL_ARG_ANY, CTL_OPTIONAL}},
      "testmempoolaccept [\"rawtx\",...] ( maxfeerate )",
      "Would the mempool take these (1-25, parents first; more than one is a package)? Per "
      "transaction: txid, wtxid, package-error, allowed, vsize, fees {base, effective-feerate, "
@@ -1097,9 +1020,9 @@ const struct ctl_method ctl_mempool_methods[] = {
      NULL},
     {"submitpackage",
      NULL,
-     1,
-     3,
-     {"package", "maxfeerate", "maxburnamount"},
+     {{"package", CTL_ARG_ARR, CTL_REQUIRED},
+      {"maxfeerate", CTL_ARG_ANY, CTL_OPTIONAL},
+      {"maxburnamount", CTL_ARG_ANY, CTL_OPTIONAL}},
      "submitpackage [\"rawtx\",...] ( maxfeerate maxburnamount )",
      "Validate a package (1-25 transactions: one child last, with its unconfirmed parents, "
      "none spending another) and add what passes to the mempool; a parent below the mempool "
@@ -1111,9 +1034,9 @@ const struct ctl_method ctl_mempool_methods[] = {
      NULL},
     {"prioritisetransaction",
      NULL,
-     2,
-     3,
-     {"txid", "dummy", "fee_delta"},
+     {{"txid", CTL_ARG_STR, CTL_REQUIRED},
+      {"dummy", CTL_ARG_NUM, CTL_OPTIONAL},
+      {"fee_delta", CTL_ARG_NUM, CTL_REQUIRED}},
      "prioritisetransaction \"txid\" ( dummy ) fee_delta",
      "Add fee_delta satoshis (may be negative) to the fee a transaction counts with for "
      "mining, eviction and relay order, as Core; kept for a transaction not yet in the "
@@ -1122,9 +1045,7 @@ const struct ctl_method ctl_mempool_methods[] = {
      NULL},
     {"getprioritisedtransactions",
      NULL,
-     0,
-     0,
-     {0},
+     {{0}},
      "getprioritisedtransactions",
      "Every prioritisetransaction delta in force, by txid: {fee_delta, in_mempool, "
      "modified_fee (when in the mempool)}, as Core.",
@@ -1132,9 +1053,7 @@ const struct ctl_method ctl_mempool_methods[] = {
      NULL},
     {"savemempool",
      NULL,
-     0,
-     0,
-     {0},
+     {{0}},
      "savemempool",
      "Write the mempool to <netdir>/mempool.dat (Core's format); {filename}.",
      m_savemempool,
@@ -1153,12 +1072,6 @@ bool ctl_param_amount(json_t *v, int64_t def, int64_t *out, struct ctl_result *r
 bool ctl_param_feerate(json_t *v, int64_t def, int64_t *out, struct ctl_result *res)
 {
 	return param_feerate(v, def, out, res);
-}
-
-void ctl_wrong_type(struct ctl_result *res, int pos, const char *name, json_t *v,
-                    const char *expected)
-{
-	wrong_type(res, pos, name, v, expected);
 }
 
 bool ctl_decode_hex_tx(json_t *v, struct proto_tx *tx)

@@ -258,13 +258,17 @@ static void m_getstats_finish(struct daemon *d, json_t *args, struct ctl_result 
 
 static void m_addnode(struct daemon *d, json_t *args, struct ctl_result *res)
 {
-	json_t *node = arg(args, 0), *cmd = arg(args, 1);
-	if (!json_is_string(node) || !json_is_string(cmd)) {
-		fail(res, CTL_INVALID_PARAMS,
-		     "addnode \"node\" \"add|remove|onetry\": both must be strings");
+	/* Core's order: the command (else its help text), v2transport, the node. */
+	const char *n = json_string_value(arg(args, 0)), *c = json_string_value(arg(args, 1));
+	if (strcmp(c, "add") != 0 && strcmp(c, "remove") != 0 && strcmp(c, "onetry") != 0) {
+		ctl_fail_usage(res, "addnode");
 		return;
 	}
-	const char *n = json_string_value(node), *c = json_string_value(cmd);
+	if (json_is_true(arg(args, 2))) {
+		fail(res, CTL_INVALID_PARAMETER,
+		     "Error: v2transport requested but peerd speaks only v1 (no BIP324)");
+		return;
+	}
 	int err;
 	if (strcmp(c, "add") == 0 || strcmp(c, "onetry") == 0) {
 		err = net_target_add(d, n, c[0] == 'o');
@@ -273,7 +277,10 @@ static void m_addnode(struct daemon *d, json_t *args, struct ctl_result *res)
 			return;
 		}
 		if (err == -EINVAL) {
-			fail(res, CTL_INVALID_PARAMS, "Error: cannot parse node address '%s'", n);
+			/* Core takes any text and fails to connect later; peerd
+			 * says now that it can never connect to it. */
+			fail(res, CTL_INVALID_PARAMETER, "Error: cannot parse node address '%s'",
+			     n);
 			return;
 		}
 		if (err == -ENOSPC) {
@@ -285,15 +292,9 @@ static void m_addnode(struct daemon *d, json_t *args, struct ctl_result *res)
 			fail(res, CTL_INTERNAL_ERROR, "Error: %s", strerror(-err));
 			return;
 		}
-	} else if (strcmp(c, "remove") == 0) {
-		if (net_target_remove(d, n)) {
-			fail(res, CTL_NODE_NOT_ADDED,
-			     "Error: Node could not be removed. It has not been added previously.");
-			return;
-		}
-	} else {
-		fail(res, CTL_INVALID_PARAMS,
-		     "addnode: command must be add, remove or onetry, not '%s'", c);
+	} else if (net_target_remove(d, n)) {
+		fail(res, CTL_NODE_NOT_ADDED,
+		     "Error: Node could not be removed. It has not been added previously.");
 		return;
 	}
 	ok(res, json_null());
@@ -301,24 +302,18 @@ static void m_addnode(struct daemon *d, json_t *args, struct ctl_result *res)
 
 static void m_disconnectnode(struct daemon *d, json_t *args, struct ctl_result *res)
 {
+	/* Core's cases: an address alone; a nodeid with no (or an empty)
+	 * address; anything else is -32602. */
 	json_t *address = arg(args, 0), *nodeid = arg(args, 1);
-	if (address && !json_is_string(address)) {
-		fail(res, CTL_INVALID_PARAMS, "disconnectnode: address must be a string");
-		return;
-	}
-	if (nodeid && !json_is_integer(nodeid)) {
-		fail(res, CTL_INVALID_PARAMS, "disconnectnode: nodeid must be an integer");
-		return;
-	}
-	bool has_addr = address && json_string_length(address) > 0;
-	if (has_addr == (nodeid != NULL)) {
+	struct peer *found = NULL;
+	if (nodeid && (!address || json_string_length(address) == 0)) {
+		int64_t id;
+		if (!ctl_arg_int(nodeid, INT64_MIN, INT64_MAX, 0, &id, res))
+			return;
+		found = id >= 0 ? daemon_peer_by_id(d, (uint64_t)id) : NULL;
+	} else if (!address || nodeid) {
 		fail(res, CTL_INVALID_PARAMS, "Only one of address and nodeid should be provided.");
 		return;
-	}
-	struct peer *found = NULL;
-	if (nodeid) {
-		json_int_t id = json_integer_value(nodeid);
-		found = id >= 0 ? daemon_peer_by_id(d, (uint64_t)id) : NULL;
 	} else {
 		const char *want = json_string_value(address);
 		for (uint32_t i = 0; i < d->n_peers && !found; i++) {
@@ -339,26 +334,13 @@ static void m_disconnectnode(struct daemon *d, json_t *args, struct ctl_result *
 
 static void m_setban(struct daemon *d, json_t *args, struct ctl_result *res)
 {
-	json_t *subnet = arg(args, 0), *cmd = arg(args, 1), *bantime = arg(args, 2),
-	       *absolute = arg(args, 3);
-	if (!json_is_string(subnet) || !json_is_string(cmd)) {
-		fail(res, CTL_INVALID_PARAMS,
-		     "setban \"subnet\" \"add|remove\" ( bantime absolute ): subnet and command "
-		     "must be strings");
-		return;
-	}
-	if (bantime && !json_is_integer(bantime)) {
-		fail(res, CTL_INVALID_PARAMS, "setban: bantime must be an integer (seconds)");
-		return;
-	}
-	if (absolute && !json_is_boolean(absolute)) {
-		fail(res, CTL_INVALID_PARAMS, "setban: absolute must be true or false");
-		return;
-	}
-	const char *c = json_string_value(cmd);
+	/* Types and count: ctl_args_check. Core's order: the command (else
+	 * its help text), the subnet, then for add the times. */
+	json_t *subnet = arg(args, 0), *absolute = arg(args, 3);
+	const char *c = json_string_value(arg(args, 1));
 	bool add = strcmp(c, "add") == 0;
 	if (!add && strcmp(c, "remove") != 0) {
-		fail(res, CTL_INVALID_PARAMS, "setban: command must be add or remove, not '%s'", c);
+		ctl_fail_usage(res, "setban");
 		return;
 	}
 	uint8_t net[16], prefix;
@@ -377,22 +359,21 @@ static void m_setban(struct daemon *d, json_t *args, struct ctl_result *res)
 		return;
 	}
 	int64_t now = (int64_t)time(NULL);
-	int64_t t = bantime ? (int64_t)json_integer_value(bantime) : 0;
-	int64_t until;
+	int64_t t, until;
+	if (!ctl_arg_int(arg(args, 2), INT64_MIN, INT64_MAX, 0, &t, res))
+		return;
 	if (absolute && json_is_true(absolute)) {
 		until = t;
 		if (until <= now) {
-			fail(res, CTL_INVALID_PARAMS, "Error: Absolute timestamp is in the past");
+			fail(res, CTL_INVALID_PARAMETER,
+			     "Error: Absolute timestamp is in the past");
 			return;
 		}
 	} else {
-		if (t < 0) {
-			fail(res, CTL_INVALID_PARAMS, "setban: bantime must not be negative");
-			return;
-		}
-		/* Saturate: a relative bantime near INT64_MAX is "forever", not a
-		 * wrapped (already expired) timestamp. */
-		int64_t rel = t ? t : CTL_DEFAULT_BANTIME_S;
+		/* Core's BanMan::Ban: 0 or less is the default. Saturate: a
+		 * relative bantime near INT64_MAX is "forever", not a wrapped
+		 * (already expired) timestamp. */
+		int64_t rel = t > 0 ? t : CTL_DEFAULT_BANTIME_S;
 		until = rel > INT64_MAX - now ? INT64_MAX : now + rel;
 	}
 	int err = ban_add(d, net, prefix, until);
@@ -436,46 +417,36 @@ static void m_clearbanned(struct daemon *d, json_t *args, struct ctl_result *res
 static const struct ctl_method methods[] = {
     {"help",
      m_help,
-     0,
-     1,
-     {"command", NULL, NULL},
+     {{"command", CTL_ARG_STR, CTL_OPTIONAL}},
      "help ( \"command\" )",
      "List the methods, or describe one.",
      NULL,
      NULL},
-    {"uptime", m_uptime, 0, 0, {0}, "uptime", "Seconds since peerd started.", NULL, NULL},
+    {"uptime", m_uptime, {{0}}, "uptime", "Seconds since peerd started.", NULL, NULL},
     {"stop",
      m_stop,
-     0,
-     0,
-     {0},
+     {{0}},
      "stop",
      "Shut peerd down cleanly (after this reply is sent).",
      NULL,
      NULL},
     {"getnetworkinfo",
      m_getnetworkinfo,
-     0,
-     0,
-     {0},
+     {{0}},
      "getnetworkinfo",
      "Version, subversion, protocol version, local services and connection counts.",
      NULL,
      NULL},
     {"getconnectioncount",
      m_getconnectioncount,
-     0,
-     0,
-     {0},
+     {{0}},
      "getconnectioncount",
      "Number of connected peers, inbound and outbound (connections in progress not counted).",
      NULL,
      NULL},
     {"getpeerinfo",
      m_getpeerinfo,
-     0,
-     0,
-     {0},
+     {{0}},
      "getpeerinfo",
      "One object per connected peer, with Core's fields plus peerd's flow-control and inventory "
      "state.",
@@ -483,18 +454,14 @@ static const struct ctl_method methods[] = {
      NULL},
     {"getnettotals",
      m_getnettotals,
-     0,
-     0,
-     {0},
+     {{0}},
      "getnettotals",
      "Bytes received and sent since start.",
      NULL,
      NULL},
     {"getstats",
      m_getstats,
-     0,
-     0,
-     {0},
+     {{0}},
      "getstats",
      "Per-message counts and bytes, decode errors by code, free lists, connection, inventory "
      "and process statistics; from the validation thread: the chain's counters (blocks "
@@ -504,38 +471,35 @@ static const struct ctl_method methods[] = {
      m_getstats_finish},
     {"addnode",
      m_addnode,
-     2,
-     2,
-     {"node", "command", NULL, NULL},
-     "addnode \"node\" \"add|remove|onetry\"",
+     {{"node", CTL_ARG_STR, CTL_REQUIRED},
+      {"command", CTL_ARG_STR, CTL_REQUIRED},
+      {"v2transport", CTL_ARG_BOOL, CTL_OPTIONAL}},
+     "addnode \"node\" \"command\" ( v2transport )",
      "Add or remove an outbound destination (reconnected with backoff), or try one connection.",
      NULL,
      NULL},
     {"disconnectnode",
      m_disconnectnode,
-     0,
-     2,
-     {"address", "nodeid", NULL, NULL},
+     {{"address", CTL_ARG_STR, CTL_OPTIONAL}, {"nodeid", CTL_ARG_NUM, CTL_OPTIONAL}},
      "disconnectnode ( \"address\" nodeid )",
      "Disconnect a peer by address (\"ip:port\") or, with an empty address, by id.",
      NULL,
      NULL},
     {"setban",
      m_setban,
-     2,
-     4,
-     {"subnet", "command", "bantime", "absolute"},
-     "setban \"subnet\" \"add|remove\" ( bantime absolute )",
+     {{"subnet", CTL_ARG_STR, CTL_REQUIRED},
+      {"command", CTL_ARG_STR, CTL_REQUIRED},
+      {"bantime", CTL_ARG_NUM, CTL_OPTIONAL},
+      {"absolute", CTL_ARG_BOOL, CTL_OPTIONAL}},
+     "setban \"subnet\" \"command\" ( bantime absolute )",
      "Ban or unban an IP or subnet (default 86400 s; absolute: bantime is a unix time). Saved in "
      "banlist.json.",
      NULL,
      NULL},
-    {"listbanned", m_listbanned, 0, 0, {0}, "listbanned", "The banned subnets.", NULL, NULL},
+    {"listbanned", m_listbanned, {{0}}, "listbanned", "The banned subnets.", NULL, NULL},
     {"clearbanned",
      m_clearbanned,
-     0,
-     0,
-     {0},
+     {{0}},
      "clearbanned",
      "Remove every ban and discouragement.",
      NULL,
@@ -572,11 +536,10 @@ const struct ctl_method *ctl_method_lookup(const char *name)
 static void m_help(struct daemon *d, json_t *args, struct ctl_result *res)
 {
 	(void)d;
+	/* Core reads a given command with get_str: a null one is -3 too. */
 	json_t *cmd = arg(args, 0);
-	if (cmd && !json_is_string(cmd)) {
-		fail(res, CTL_INVALID_PARAMS, "help: command must be a string");
+	if (json_array_size(args) && !ctl_json_want(json_array_get(args, 0), CTL_ARG_STR, res))
 		return;
-	}
 	char buf[8192];
 	size_t n = 0;
 	if (cmd) {
@@ -614,97 +577,26 @@ static void m_help(struct daemon *d, json_t *args, struct ctl_result *res)
 	ok(res, json_string(buf));
 }
 
-json_t *ctl_positional(const struct ctl_method *m, json_t *params, struct ctl_result *res)
+void ctl_method_not_found(struct ctl_result *res, const char *name)
 {
-	if (!params)
-		return json_array();
-	if (json_is_array(params))
-		return json_incref(params);
-	json_t *a = json_array();
-	const char *key;
-	json_t *v;
-	/* bitcoin-cli -named sends positional arguments mixed in as "args". */
-	json_t *pos = json_object_get(params, "args");
-	if (json_is_array(pos)) {
-		size_t i;
-		json_array_foreach(pos, i, v)
-		{
-			if (json_array_append(a, v))
-				goto oom;
-		}
-	}
-	json_object_foreach(params, key, v)
-	{
-		int idx = -1;
-		if (v == pos && json_is_array(pos))
-			continue;
-		for (int i = 0; i < m->max; i++) {
-			if (m->params[i] && strcmp(m->params[i], key) == 0)
-				idx = i;
-		}
-		if (idx < 0) {
-			fail(res, CTL_INVALID_PARAMS, "Unknown named parameter %s (%s takes: %s)",
-			     key, m->name, m->usage);
-			json_decref(a);
-			return NULL;
-		}
-		/* Checked: an append that fails would otherwise loop forever. */
-		while (json_array_size(a) <= (size_t)idx) {
-			if (json_array_append_new(a, json_null()))
-				goto oom;
-		}
-		if (json_array_set(a, (size_t)idx, v))
-			goto oom;
-	}
-	return a;
-oom:
-	fail(res, CTL_INTERNAL_ERROR, "out of memory");
-	json_decref(a);
-	return NULL;
-}
-
-bool ctl_check_count(const struct ctl_method *m, json_t *args, struct ctl_result *res)
-{
-	int n = (int)json_array_size(args);
-	if ((n < m->min || n > m->max) && m >= ctl_ops_methods &&
-	    m < ctl_ops_methods + ctl_n_ops_methods) {
-		/* The operator methods answer as Core's RPCHelpMan does: -1 with
-		 * the help text (the older methods keep JSON-RPC's -32602). */
-		char text[sizeof(res->err_msg)];
-		ctl_help_text(m, text, sizeof(text));
-		fail(res, CTL_MISC_ERROR, "%s", text);
-		return false;
-	}
-	if (n < m->min || n > m->max) {
-		if (m->min == m->max)
-			fail(res, CTL_INVALID_PARAMS, "%s takes %d parameter%s, got %d; usage: %s",
-			     m->name, m->min, m->min == 1 ? "" : "s", n, m->usage);
-		else
-			fail(res, CTL_INVALID_PARAMS,
-			     "%s takes %d to %d parameters, got %d; usage: %s", m->name, m->min,
-			     m->max, n, m->usage);
-		return false;
-	}
-	return true;
+	/* Core's code, which scripts test for; the message says why. */
+	if (ctl_core_only_method(name))
+		fail(res, CTL_METHOD_NOT_FOUND,
+		     "Method not found (%s is a Bitcoin Core method peerd does not support)", name);
+	else
+		fail(res, CTL_METHOD_NOT_FOUND, "Method not found: %s (try help)", name);
 }
 
 void ctl_call(struct daemon *d, const char *method, json_t *params, struct ctl_result *res)
 {
 	const struct ctl_method *m = ctl_method_lookup(method);
 	if (!m) {
-		fail(res, CTL_METHOD_NOT_FOUND, "Method not found: %s (try help)", method);
+		ctl_method_not_found(res, method);
 		return;
 	}
-	json_t *args = ctl_positional(m, params, res);
-	if (!args) {
-		if (!res->err_code)
-			fail(res, CTL_INTERNAL_ERROR, "out of memory");
+	json_t *args = ctl_args_check(m, params, res);
+	if (!args)
 		return;
-	}
-	if (!ctl_check_count(m, args, res)) {
-		json_decref(args);
-		return;
-	}
 	if (m->fn)
 		m->fn(d, args, res);
 	else

@@ -166,28 +166,15 @@ out:
 static void m_generatetoaddress(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                                 struct ctl_result *res)
 {
-	json_t *nb = arg(args, 0), *addr = arg(args, 1), *mt = arg(args, 2);
-	if (!json_is_integer(nb)) {
-		fail(res, CTL_TYPE_ERROR, "nblocks must be an integer");
-		return;
-	}
-	if (!json_is_string(addr)) {
-		fail(res, CTL_TYPE_ERROR, "address must be a string");
-		return;
-	}
-	if (mt && !json_is_integer(mt)) {
-		fail(res, CTL_TYPE_ERROR, "maxtries must be an integer");
-		return;
-	}
+	json_t *addr = arg(args, 1);
 	/* Core reads both as int (getInt<int>: out of range is RPC_MISC_ERROR);
 	 * a negative maxtries becomes a huge uint64_t, and a count of 0 or
 	 * less mines nothing. */
-	int64_t n = json_integer_value(nb);
-	int64_t t = mt ? json_integer_value(mt) : (int64_t)CHAIN_MINER_MAX_TRIES;
-	if (n < INT32_MIN || n > INT32_MAX || t < INT32_MIN || t > INT32_MAX) {
-		fail(res, CTL_MISC_ERROR, "JSON integer out of range");
+	int64_t n, t;
+	if (!ctl_arg_int(arg(args, 0), INT32_MIN, INT32_MAX, 0, &n, res) ||
+	    !ctl_arg_int(arg(args, 2), INT32_MIN, INT32_MAX, (int64_t)CHAIN_MINER_MAX_TRIES, &t,
+	                 res))
 		return;
-	}
 	uint64_t max_tries = (uint64_t)t;
 	uint8_t spk[SCRIPT_ADDRESS_SPK_MAX];
 	size_t spk_len;
@@ -205,22 +192,14 @@ static void m_generatetoaddress(struct chain *c, const struct ctl_chain_ctx *x, 
 static void m_generatetodescriptor(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                                    struct ctl_result *res)
 {
-	json_t *nb = arg(args, 0), *desc = arg(args, 1), *mt = arg(args, 2);
-	bool have_mt = mt && !json_is_null(mt);
-	if (!ctl_want_arg(nb, 1, "num_blocks", JSON_INTEGER, "number", res) ||
-	    !ctl_want_arg(desc, 2, "descriptor", JSON_STRING, "string", res) ||
-	    (have_mt && !ctl_want_arg(mt, 3, "maxtries", JSON_INTEGER, "number", res)))
+	json_t *desc = arg(args, 1);
+	int64_t n, t;
+	if (!ctl_arg_int(arg(args, 0), INT32_MIN, INT32_MAX, 0, &n, res) ||
+	    !ctl_arg_int(arg(args, 2), 0, INT64_MAX, (int64_t)CHAIN_MINER_MAX_TRIES, &t, res))
 		return;
-	int64_t n = json_is_integer(nb) ? json_integer_value(nb) : INT64_MIN;
-	int64_t t = have_mt ? (json_is_integer(mt) ? json_integer_value(mt) : -1)
-	                    : (int64_t)CHAIN_MINER_MAX_TRIES;
-	if (n < INT32_MIN || n > INT32_MAX || t < 0) {
-		fail(res, CTL_MISC_ERROR, "JSON integer out of range");
-		return;
-	}
 	uint8_t spk[MINING_MAX_SPK];
 	size_t spk_len;
-	char why[SCRIPT_ADDRESS_WHY_MAX];
+	char why[sizeof(res->err_msg)]; /* Core quotes the whole descriptor */
 	if (script_descriptor_parse(json_string_value(desc), x->net, spk, sizeof(spk), &spk_len,
 	                            why, sizeof(why))) {
 		fail(res, CTL_INVALID_ADDRESS_OR_KEY, "%s", why);
@@ -247,8 +226,6 @@ static void m_submitheader(struct chain *c, const struct ctl_chain_ctx *x, json_
 {
 	(void)x;
 	json_t *hex = arg(args, 0);
-	if (!ctl_want_arg(hex, 1, "hexdata", JSON_STRING, "string", res))
-		return;
 	/* Core's DecodeHexBlockHeader: even-length hex; bytes past the 80 are ignored. */
 	size_t hl = json_string_length(hex);
 	uint8_t raw[PROTO_BLOCK_HEADER_SIZE];
@@ -292,10 +269,6 @@ static void m_submitheader(struct chain *c, const struct ctl_chain_ctx *x, json_
 static bool output_script(json_t *v, const struct proto_params *net, uint8_t *spk, size_t *len,
                           struct ctl_result *res)
 {
-	if (!json_is_string(v)) {
-		fail(res, CTL_TYPE_ERROR, "output must be a string");
-		return false;
-	}
 	const char *s = json_string_value(v);
 	char why[SCRIPT_ADDRESS_WHY_MAX];
 	int rc = script_descriptor_parse(s, net, spk, MINING_MAX_SPK, len, why, sizeof(why));
@@ -328,10 +301,6 @@ static bool param_txs(struct chain *c, json_t *v, struct chain_mine_tx **out, si
 {
 	*out = NULL;
 	*n = 0;
-	if (!json_is_array(v)) {
-		fail(res, CTL_TYPE_ERROR, "transactions must be an array");
-		return false;
-	}
 	size_t count = json_array_size(v);
 	struct chain_mine_tx *txs = count ? xcalloc(count, sizeof(*txs)) : NULL;
 	if (count && !txs) {
@@ -344,8 +313,7 @@ static bool param_txs(struct chain *c, json_t *v, struct chain_mine_tx **out, si
 	bool good = true;
 	for (size_t i = 0; good && i < count; i++) {
 		json_t *e = json_array_get(v, i);
-		if (!json_is_string(e)) {
-			fail(res, CTL_TYPE_ERROR, "transactions[%zu] must be a string", i);
+		if (!ctl_json_want(e, CTL_ARG_STR, res)) {
 			good = false;
 			break;
 		}
@@ -420,10 +388,6 @@ static void m_generateblock(struct chain *c, const struct ctl_chain_ctx *x, json
 	if (!output_script(arg(args, 0), x->net, spk, &spk_len, res) ||
 	    !param_txs(c, arg(args, 1), &txs, &n_txs, res))
 		goto out;
-	if (submit_v && !json_is_boolean(submit_v)) {
-		fail(res, CTL_TYPE_ERROR, "submit must be a boolean");
-		goto out;
-	}
 	bool submit = !submit_v || json_is_true(submit_v);
 	struct chain_mine_args a = {
 	    .spk = spk,
@@ -475,9 +439,9 @@ out:
 const struct ctl_method ctl_mining_methods[] = {
     {"generateblock",
      NULL,
-     2,
-     3,
-     {"output", "transactions", "submit"},
+     {{"output", CTL_ARG_STR, CTL_REQUIRED},
+      {"transactions", CTL_ARG_ARR, CTL_REQUIRED},
+      {"submit", CTL_ARG_BOOL, CTL_OPTIONAL}},
      "generateblock \"output\" [\"rawtx/txid\",...] ( submit )",
      "Mine a block on the tip with these transactions, in order: raw, or the txid of a mempool "
      "transaction. The coinbase pays the subsidy only (the fees go unclaimed, as Core's) to "
@@ -487,9 +451,9 @@ const struct ctl_method ctl_mining_methods[] = {
      NULL},
     {"generatetodescriptor",
      NULL,
-     2,
-     3,
-     {"num_blocks", "descriptor", "maxtries"},
+     {{"num_blocks", CTL_ARG_NUM, CTL_REQUIRED},
+      {"descriptor", CTL_ARG_STR, CTL_REQUIRED},
+      {"maxtries", CTL_ARG_NUM, CTL_OPTIONAL}},
      "generatetodescriptor num_blocks \"descriptor\" ( maxtries )",
      "generatetoaddress with the coinbase paying to a descriptor: raw(HEX) or addr(ADDRESS) "
      "(the key descriptors need a wallet, which peerd has not), checksum optional. Returns the "
@@ -498,9 +462,7 @@ const struct ctl_method ctl_mining_methods[] = {
      NULL},
     {"submitheader",
      NULL,
-     1,
-     1,
-     {"hexdata"},
+     {{"hexdata", CTL_ARG_STR, CTL_REQUIRED}},
      "submitheader \"hexdata\"",
      "Add a block header (80 bytes, hex) to the index, as Core: its parent must be known "
      "(-25 \"Must submit previous header (hash) first\"), an invalid one answers -25 with the "
@@ -509,9 +471,9 @@ const struct ctl_method ctl_mining_methods[] = {
      NULL},
     {"generatetoaddress",
      NULL,
-     2,
-     3,
-     {"nblocks", "address", "maxtries"},
+     {{"nblocks", CTL_ARG_NUM, CTL_REQUIRED},
+      {"address", CTL_ARG_STR, CTL_REQUIRED},
+      {"maxtries", CTL_ARG_NUM, CTL_OPTIONAL}},
      "generatetoaddress nblocks \"address\" ( maxtries )",
      "Mine nblocks blocks on the tip to address (any network; meant for regtest), trying at "
      "most maxtries nonces in all (default 1000000). Returns the block hashes (fewer when the "

@@ -14,55 +14,6 @@
 #define ok   ctl_ok
 #define arg  ctl_arg
 
-/* Core's RPCHelpMan type check: -3 with the JSON type names. */
-static const char *json_type_name(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return "object";
-	case JSON_ARRAY:
-		return "array";
-	case JSON_STRING:
-		return "string";
-	case JSON_INTEGER:
-	case JSON_REAL:
-		return "number";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "bool";
-	default:
-		return "null";
-	}
-}
-
-static bool want_type(const json_t *v, json_type t, const char *tname, struct ctl_result *res)
-{
-	if (json_typeof(v) == t || (t == JSON_TRUE && json_is_boolean(v)) ||
-	    (t == JSON_INTEGER && json_is_number(v)))
-		return true;
-	fail(res, CTL_TYPE_ERROR, "JSON value of type %s is not of expected type %s",
-	     json_type_name(v), tname);
-	return false;
-}
-
-/*
- * A method's own argument at 1-based position pos: Core's RPCHelpMan check
- * names it ("Wrong type passed" with the position and the parameter); the
- * elements inside an array argument get want_type's plain message.
- */
-bool ctl_want_arg(const json_t *v, int pos, const char *name, json_type t, const char *tname,
-                  struct ctl_result *res)
-{
-	if (json_typeof(v) == t || (t == JSON_TRUE && json_is_boolean(v)) ||
-	    (t == JSON_INTEGER && json_is_number(v)))
-		return true;
-	fail(res, CTL_TYPE_ERROR,
-	     "Wrong type passed:\n{\n    \"Position %d (%s)\": \"JSON value of type %s is not of "
-	     "expected type %s\"\n}",
-	     pos, name, json_type_name(v), tname);
-	return false;
-}
-
 static void m_ping(struct daemon *d, json_t *args, struct ctl_result *res)
 {
 	(void)args;
@@ -73,14 +24,8 @@ static void m_ping(struct daemon *d, json_t *args, struct ctl_result *res)
 
 static void m_setnetworkactive(struct daemon *d, json_t *args, struct ctl_result *res)
 {
-	json_t *state = arg(args, 0);
-	if (!state) {
-		fail(res, CTL_INVALID_PARAMS, "setnetworkactive state: state is required");
-		return;
-	}
-	if (!ctl_want_arg(state, 1, "state", JSON_TRUE, "bool", res))
-		return;
-	bool active = json_is_true(state);
+	/* Required and a bool: ctl_args_check saw to it. */
+	bool active = json_is_true(arg(args, 0));
 	if (active == !d->network_inactive) {
 		ok(res, json_boolean(active));
 		return;
@@ -127,22 +72,16 @@ static bool entry_address(const struct proto_addr_entry *e, char *out, size_t n)
 
 static void m_getnodeaddresses(struct daemon *d, json_t *args, struct ctl_result *res)
 {
-	json_t *jc = arg(args, 0), *jn = arg(args, 1);
-	json_int_t count = 1;
-	if (jc) {
-		if (!ctl_want_arg(jc, 1, "count", JSON_INTEGER, "number", res))
-			return;
-		count = json_is_integer(jc) ? json_integer_value(jc)
-		                            : (json_int_t)json_number_value(jc);
-	}
+	json_t *jn = arg(args, 1);
+	int64_t count;
+	if (!ctl_arg_int(arg(args, 0), INT32_MIN, INT32_MAX, 1, &count, res))
+		return;
 	if (count < 0) {
 		fail(res, CTL_INVALID_PARAMETER, "Address count out of range");
 		return;
 	}
 	const char *want = NULL;
 	if (jn) {
-		if (!ctl_want_arg(jn, 2, "network", JSON_STRING, "string", res))
-			return;
 		want = json_string_value(jn);
 		static const char *const known[] = {"ipv4", "ipv6", "onion", "i2p", "cjdns"};
 		bool found = false;
@@ -156,7 +95,7 @@ static void m_getnodeaddresses(struct daemon *d, json_t *args, struct ctl_result
 	json_t *a = json_array();
 	/* Core picks at random; a random starting slot keeps repeated calls varied. */
 	uint32_t n = d->addr.n, start = n ? randombytes_uniform(n) : 0;
-	for (uint32_t k = 0; a && k < n && (count == 0 || (json_int_t)json_array_size(a) < count);
+	for (uint32_t k = 0; a && k < n && (count == 0 || (int64_t)json_array_size(a) < count);
 	     k++) {
 		const struct proto_addr_entry *e = &d->addr.v[(start + k) % n];
 		const char *net = bip155_name(e->net);
@@ -190,8 +129,6 @@ static json_t *added_json(const struct net_target *t)
 static void m_getaddednodeinfo(struct daemon *d, json_t *args, struct ctl_result *res)
 {
 	json_t *jn = arg(args, 0);
-	if (jn && !ctl_want_arg(jn, 1, "node", JSON_STRING, "string", res))
-		return;
 	const char *want = jn ? json_string_value(jn) : NULL;
 	json_t *a = json_array();
 	for (uint32_t i = 0; a && i < d->n_targets; i++) {
@@ -224,7 +161,7 @@ static int logging_apply(json_t *list, bool on, uint32_t *mask, uint32_t *core,
 	json_t *v;
 	json_array_foreach(list, i, v)
 	{
-		if (!want_type(v, JSON_STRING, "string", res))
+		if (!ctl_json_want(v, CTL_ARG_STR, res))
 			return -1;
 		const char *name = json_string_value(v);
 		if (conf_debug_apply(name, on, mask, core)) {
@@ -238,9 +175,6 @@ static int logging_apply(json_t *list, bool on, uint32_t *mask, uint32_t *core,
 static void m_logging(struct daemon *d, json_t *args, struct ctl_result *res)
 {
 	json_t *inc = arg(args, 0), *exc = arg(args, 1);
-	if ((inc && !ctl_want_arg(inc, 1, "include", JSON_ARRAY, "array", res)) ||
-	    (exc && !ctl_want_arg(exc, 2, "exclude", JSON_ARRAY, "array", res)))
-		return;
 	uint32_t mask = d->log.conf_bits, core = d->log.core;
 	if ((inc && logging_apply(inc, true, &mask, &core, res)) ||
 	    (exc && logging_apply(exc, false, &mask, &core, res)))
@@ -272,9 +206,7 @@ static void m_getrpcinfo(struct daemon *d, json_t *args, struct ctl_result *res)
 const struct ctl_method ctl_ops_methods[] = {
     {"ping",
      m_ping,
-     0,
-     0,
-     {0},
+     {{0}},
      "ping",
      "Request that a ping be sent to every connected peer; getpeerinfo's pingtime and "
      "pingwait show the results.",
@@ -282,9 +214,7 @@ const struct ctl_method ctl_ops_methods[] = {
      NULL},
     {"setnetworkactive",
      m_setnetworkactive,
-     1,
-     1,
-     {"state", NULL, NULL, NULL},
+     {{"state", CTL_ARG_BOOL, CTL_REQUIRED}},
      "setnetworkactive state",
      "Disable (false) or enable (true) all P2P network activity: peers are disconnected, "
      "inbound connections dropped, no outbound attempted.",
@@ -292,9 +222,7 @@ const struct ctl_method ctl_ops_methods[] = {
      NULL},
     {"getnodeaddresses",
      m_getnodeaddresses,
-     0,
-     2,
-     {"count", "network", NULL, NULL},
+     {{"count", CTL_ARG_NUM, CTL_OPTIONAL}, {"network", CTL_ARG_STR, CTL_OPTIONAL}},
      "getnodeaddresses ( count \"network\" )",
      "Addresses learned from peers (addr/addrv2), up to count (default 1, 0 = all), "
      "optionally of one network (ipv4, ipv6, onion, i2p, cjdns).",
@@ -302,18 +230,14 @@ const struct ctl_method ctl_ops_methods[] = {
      NULL},
     {"getaddednodeinfo",
      m_getaddednodeinfo,
-     0,
-     1,
-     {"node", NULL, NULL, NULL},
+     {{"node", CTL_ARG_STR, CTL_OPTIONAL}},
      "getaddednodeinfo ( \"node\" )",
      "Information about the nodes added with addnode (not connect= or onetry).",
      NULL,
      NULL},
     {"logging",
      m_logging,
-     0,
-     2,
-     {"include", "exclude", NULL, NULL},
+     {{"include", CTL_ARG_ARR, CTL_OPTIONAL}, {"exclude", CTL_ARG_ARR, CTL_OPTIONAL}},
      "logging ( [\"include_category\",...] [\"exclude_category\",...] )",
      "Turn debug categories on (include) or off (exclude) at runtime, by Bitcoin Core's names "
      "(net, addrman, rpc, mempool, validation, bench, ...; peerd's own finer names too); \"all\" "
@@ -322,9 +246,7 @@ const struct ctl_method ctl_ops_methods[] = {
      NULL},
     {"getrpcinfo",
      m_getrpcinfo,
-     0,
-     0,
-     {0},
+     {{0}},
      "getrpcinfo",
      "Details of the control server: the commands running now and the log file's path.",
      NULL,

@@ -94,10 +94,6 @@ void ctl_m_submitpackage(struct chain *c, const struct ctl_chain_ctx *x, json_t 
 	size_t n = 0;
 	int64_t maxrate, maxburn;
 	json_t *out = NULL;
-	if (!json_is_array(raws)) {
-		ctl_wrong_type(res, 1, "package", raws ? raws : json_null(), "array");
-		return;
-	}
 	n = json_array_size(raws);
 	if (n < 1 || n > CHAIN_MEMPOOL_MAX_PACKAGE_COUNT) {
 		ctl_fail(res, CTL_INVALID_PARAMETER,
@@ -115,6 +111,8 @@ void ctl_m_submitpackage(struct chain *c, const struct ctl_chain_ctx *x, json_t 
 	struct chain_accept_result *rs = pk.rs;
 	for (size_t i = 0; i < n; i++) {
 		json_t *h = json_array_get(raws, i);
+		if (!ctl_json_want(h, CTL_ARG_STR, res))
+			goto out;
 		if (!ctl_decode_hex_tx(h, &txs[i])) {
 			ctl_fail(res, CTL_DESERIALIZATION_ERROR,
 			         "TX decode failed: %s Make sure the tx has at least one input.",

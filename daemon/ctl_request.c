@@ -175,16 +175,11 @@ static bool post_chain(struct daemon *d, struct ctl_line *L, size_t slot,
                        const struct ctl_method *m, json_t *id, json_t *params, bool legacy,
                        struct ctl_result *res)
 {
-	json_t *args = ctl_positional(m, params, res);
-	if (!args) {
-		if (!res->err_code)
-			ctl_fail(res, CTL_INTERNAL_ERROR, "out of memory");
+	/* Checked here, on the loop thread, before the job exists: the
+	 * method never sees a missing, null or mistyped required argument. */
+	json_t *args = ctl_args_check(m, params, res);
+	if (!args)
 		return false;
-	}
-	if (!ctl_check_count(m, args, res)) {
-		json_decref(args);
-		return false;
-	}
 	struct ctl_job *j = xcalloc(1, sizeof(*j));
 	/* A deep copy: nothing the loop holds is shared with the thread
 	 * (jansson's reference counts are not meant for two threads). */

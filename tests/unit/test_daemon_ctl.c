@@ -156,42 +156,43 @@ static void test_invalid_params(void **state)
 	             CTL_INVALID_PARAMS, "1");
 	expect_error(t, "{\"method\": \"uptime\", \"params\": 3, \"id\": 1}", CTL_INVALID_PARAMS,
 	             "1");
-	/* too many, too few */
-	expect_error(t, "{\"method\": \"uptime\", \"params\": [1], \"id\": 2}", CTL_INVALID_PARAMS,
+	/* Too many, too few: Core's -1 with the help text (ctl_args.c). */
+	expect_error(t, "{\"method\": \"uptime\", \"params\": [1], \"id\": 2}", CTL_MISC_ERROR,
 	             "2");
 	expect_error(t, "{\"method\": \"setban\", \"params\": [\"1.2.3.4\"], \"id\": 3}",
-	             CTL_INVALID_PARAMS, "3");
-	expect_error(t, "{\"method\": \"addnode\", \"params\": [\"a\", \"add\", 1], \"id\": 4}",
-	             CTL_INVALID_PARAMS, "4");
-	/* an unknown named parameter */
-	expect_error(t, "{\"method\": \"help\", \"params\": {\"bogus\": 1}, \"id\": 5}",
-	             CTL_INVALID_PARAMS, "5");
-	/* values of the wrong type or out of range */
-	expect_error(t, "{\"method\": \"setban\", \"params\": [1, \"add\"], \"id\": 6}",
-	             CTL_INVALID_PARAMS, "6");
-	expect_error(t, "{\"method\": \"setban\", \"params\": [\"1.2.3.4\", \"frob\"], \"id\": 7}",
-	             CTL_INVALID_PARAMS, "7");
+	             CTL_MISC_ERROR, "3");
 	expect_error(t,
-	             "{\"method\": \"setban\", \"params\": [\"1.2.3.4\", \"add\", -5], \"id\": 8}",
-	             CTL_INVALID_PARAMS, "8");
+	             "{\"method\": \"addnode\", \"params\": [\"a\", \"add\", true, 1], \"id\": 4}",
+	             CTL_MISC_ERROR, "4");
+	/* an unknown named parameter: Core's -8 */
+	expect_error(t, "{\"method\": \"help\", \"params\": {\"bogus\": 1}, \"id\": 5}",
+	             CTL_INVALID_PARAMETER, "5");
+	/* values of the wrong type (-3), a command not known (-1, help), out of range */
+	expect_error(t, "{\"method\": \"setban\", \"params\": [1, \"add\"], \"id\": 6}",
+	             CTL_TYPE_ERROR, "6");
+	expect_error(t, "{\"method\": \"setban\", \"params\": [\"1.2.3.4\", \"frob\"], \"id\": 7}",
+	             CTL_MISC_ERROR, "7");
+	expect_error(t,
+	             "{\"method\": \"setban\", \"params\": [\"1.2.3.4\", \"add\", 1.5], \"id\": 8}",
+	             CTL_MISC_ERROR, "8");
 	expect_error(
 	    t, "{\"method\": \"setban\", \"params\": [\"1.2.3.4\", \"add\", \"x\"], \"id\": 9}",
-	    CTL_INVALID_PARAMS, "9");
+	    CTL_TYPE_ERROR, "9");
 	expect_error(t,
 	             "{\"method\": \"setban\", \"params\": [\"1.2.3.4\", \"add\", 100, 1], \"id\": "
 	             "10}",
-	             CTL_INVALID_PARAMS, "10");
+	             CTL_TYPE_ERROR, "10");
 	expect_error(t,
 	             "{\"method\": \"setban\", \"params\": [\"1.2.3.4\", \"add\", 1000, true], "
 	             "\"id\": 11}",
-	             CTL_INVALID_PARAMS, "11");
+	             CTL_INVALID_PARAMETER, "11");
 	expect_error(t,
 	             "{\"method\": \"addnode\", \"params\": [\"1.2.3.4\", \"frob\"], \"id\": 12}",
-	             CTL_INVALID_PARAMS, "12");
+	             CTL_MISC_ERROR, "12");
 	expect_error(t,
 	             "{\"method\": \"disconnectnode\", \"params\": [\"1.2.3.4:1\", 3], \"id\": 13}",
 	             CTL_INVALID_PARAMS, "13");
-	expect_error(t, "{\"method\": \"help\", \"params\": [7], \"id\": 14}", CTL_INVALID_PARAMS,
+	expect_error(t, "{\"method\": \"help\", \"params\": [7], \"id\": 14}", CTL_TYPE_ERROR,
 	             "14");
 	/* Application errors keep Core's codes. */
 	expect_error(t,
@@ -269,7 +270,7 @@ static void test_batch(void **state)
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(r, 0), "id")), 1);
 	assert_error(json_array_get(r, 1), CTL_METHOD_NOT_FOUND, "2");
 	assert_error(json_array_get(r, 2), CTL_INVALID_REQUEST, "null");
-	assert_error(json_array_get(r, 3), CTL_INVALID_PARAMS, "3");
+	assert_error(json_array_get(r, 3), CTL_MISC_ERROR, "3"); /* a wrong count */
 	json_decref(r);
 	/* One element still gets an array. */
 	r = reply(t, "[{\"method\": \"uptime\", \"id\": 9}]", NULL);
@@ -754,7 +755,7 @@ static void test_async_batch_order(void **state)
 	client_sends(t, fd, "{\"method\": \"getblockhash\", \"id\": 6}\n");
 	client_wait(t, fd, &r, 1, false);
 	v = line_json(&r, 0);
-	assert_error(v, CTL_INVALID_PARAMS, "6");
+	assert_error(v, CTL_MISC_ERROR, "6");
 	json_decref(v);
 	close(fd);
 }
