@@ -133,7 +133,8 @@ enum conf_debug {
 	CONF_DEBUG_ADDR = 1u << 9,       /**< "addr": addr/addrv2/getaddr */
 	CONF_DEBUG_BAN = 1u << 10,       /**< "ban": misbehaviour, discouragement, bans */
 	CONF_DEBUG_BENCH = 1u << 11,     /**< "bench": validation timings */
-	CONF_DEBUG_ALL = (1u << 12) - 1, /**< "all" or "1" */
+	CONF_DEBUG_MEMPOOLREJ = 1u << 12, /**< "mempoolrej": transactions not accepted (Core's) */
+	CONF_DEBUG_ALL = (1u << 13) - 1,  /**< "all" or "1" */
 };
 
 /** Bitcoin Core 29's debug categories (addrman ... zmq), as bits of peerd_conf.debug_core. */
@@ -250,6 +251,9 @@ struct peerd_conf {
 	char *pidfile;      /**< pid file (absolute as debuglogfile), or NULL */
 	char *controlsocketgroup;      /**< group owning the control socket, or NULL */
 	struct conf_list debugexclude; /**< categories never logged at debug level */
+	/** bitcoind options given that peerd ignores (conf/core_opts.c), one
+	 * message each naming where and why, for peerd to log at start. */
+	struct conf_list ignored;
 };
 
 /**
