@@ -5,7 +5,7 @@
 #                   the same tests under ASan+UBSan, pool/ under TSan,
 #                   a fuzz smoke run and the integration tests (with the
 #                   interop tests when a bitcoind is found)
-#   make interop    build, then only the tests with Bitcoin Core as the peer
+#   make interop    build, then every test that needs Bitcoin Core (-m interop)
 #   make bench      run the benchmarks (BENCH=REGEX for a subset)
 #   make soak       the long integration runs (2,000-block kill -9 test)
 #   make run        build and run something real (see README)
@@ -242,8 +242,9 @@ test: deps
 unit: $(TESTS)
 	@VECTORS=$(VECTORS) BUILD=$(BUILD) scripts/run-tests.sh unit
 
-# Only tests/integration/test_interop*.py: peerd with Bitcoin Core as the
-# peer (BITCOIND=/path, else ../shared/bin, else PATH; skipped without one).
+# Every test that needs Bitcoin Core (pytest marker `interop`, which
+# conftest.py also gives each test that starts a bitcoind): BITCOIND=/path,
+# else ../shared/bin, else PATH; skipped without one.
 interop: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@VECTORS=$(VECTORS) BUILD=$(BUILD) PYTHON=$(PYTHON) scripts/run-tests.sh interop
