@@ -320,6 +320,7 @@ uninstall:
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
+# make run's datadir is run/, outside $(BUILD): its chain survives this.
 clean:
 	rm -rf $(BUILD)
 
