@@ -191,8 +191,8 @@ int conf_core_opt_judge(const char *name, size_t len, const char *v, char *msg, 
 	if (negated)
 		val = !v || !*v || strcmp(v, "1") == 0 ? "0" : strcmp(v, "0") == 0 ? "1" : v;
 	if (o->action == CONF_CORE_REFUSE && !(o->same && strcmp(val, o->same) == 0)) {
-		snprintf(msg, msglen, "not supported by peerd (a bitcoind option: %s; see %s)", o->why,
-		         CONF_DIFFERENCES_DOC);
+		snprintf(msg, msglen, "not supported by peerd (a bitcoind option: %s; see %s)",
+		         o->why, CONF_DIFFERENCES_DOC);
 		return CONF_CORE_REFUSED;
 	}
 	snprintf(msg, msglen, "ignored, a bitcoind option peerd does not have (%s; see %s)", o->why,

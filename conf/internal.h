@@ -136,8 +136,9 @@ int conf_section_net(const char *name, size_t len);
 
 /** What peerd does with a bitcoind option it lacks (conf/core_opts.c says when which). */
 enum conf_core_action {
-	CONF_CORE_REFUSE = 0, /**< stop with "not supported by peerd" (unless the value is `same`) */
-	CONF_CORE_IGNORE,     /**< start, and log that it is ignored */
+	CONF_CORE_REFUSE =
+	    0,            /**< stop with "not supported by peerd" (unless the value is `same`) */
+	CONF_CORE_IGNORE, /**< start, and log that it is ignored */
 };
 
 /** One of bitcoind's options that peerd does not have. */

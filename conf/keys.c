@@ -262,14 +262,21 @@ static const struct {
 	const char *name;
 	uint32_t bit;
 } debug_cats[] = {
-    {"net", CONF_DEBUG_NET},         {"msg", CONF_DEBUG_MSG},
-    {"ctl", CONF_DEBUG_CTL},         {"conf", CONF_DEBUG_CONF},
-    {"mempool", CONF_DEBUG_MEMPOOL}, {"validation", CONF_DEBUG_VALIDATION},
-    {"main", CONF_DEBUG_MAIN},       {"handshake", CONF_DEBUG_HANDSHAKE},
-    {"inv", CONF_DEBUG_INV},         {"addr", CONF_DEBUG_ADDR},
-    {"ban", CONF_DEBUG_BAN},         {"bench", CONF_DEBUG_BENCH},
+    {"net", CONF_DEBUG_NET},
+    {"msg", CONF_DEBUG_MSG},
+    {"ctl", CONF_DEBUG_CTL},
+    {"conf", CONF_DEBUG_CONF},
+    {"mempool", CONF_DEBUG_MEMPOOL},
+    {"validation", CONF_DEBUG_VALIDATION},
+    {"main", CONF_DEBUG_MAIN},
+    {"handshake", CONF_DEBUG_HANDSHAKE},
+    {"inv", CONF_DEBUG_INV},
+    {"addr", CONF_DEBUG_ADDR},
+    {"ban", CONF_DEBUG_BAN},
+    {"bench", CONF_DEBUG_BENCH},
     {"mempoolrej", CONF_DEBUG_MEMPOOLREJ},
-    {"all", CONF_DEBUG_ALL},         {"1", CONF_DEBUG_ALL},
+    {"all", CONF_DEBUG_ALL},
+    {"1", CONF_DEBUG_ALL},
 };
 
 /*

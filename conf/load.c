@@ -41,7 +41,7 @@ struct loader {
 	const char *buf;
 	size_t len, pos;
 	int lineno;
-	int err_line; /* line of the first error found by reader or handler; 0: none */
+	int err_line;             /* line of the first error found by reader or handler; 0: none */
 	struct conf_list ignored; /* bitcoind options accepted but ignored, for the log */
 };
 

@@ -124,15 +124,16 @@ static void m_getnetworkinfo(struct daemon *d, json_t *args, struct ctl_result *
 	(void)args;
 	char hex[17];
 	services_hex(DAEMON_LOCAL_SERVICES, hex);
-	ok(res, json_pack(
-	            "{s:i, s:s, s:i, s:s, s:o, s:b, s:i, s:b, s:i, s:i, s:i, s:i, s:s, s:[], s:o}",
-	            "version", DAEMON_VERSION_NUMBER, "subversion", DAEMON_USER_AGENT,
-	            "protocolversion", PROTO_VERSION, "localservices", hex, "localservicesnames",
-	            services_names(DAEMON_LOCAL_SERVICES), "localrelay", !d->conf->blocksonly,
-	            "timeoffset", 0, "networkactive", !d->network_inactive, "connections",
-	            (int)(d->n_inbound + d->n_outbound), "connections_in", (int)d->n_inbound,
-	            "connections_out", (int)d->n_outbound, "maxconnections", (int)d->maxconnections,
-	            "chain", d->params->name, "localaddresses", "warnings", daemon_warnings_json(d)));
+	ok(res,
+	   json_pack("{s:i, s:s, s:i, s:s, s:o, s:b, s:i, s:b, s:i, s:i, s:i, s:i, s:s, s:[], s:o}",
+	             "version", DAEMON_VERSION_NUMBER, "subversion", DAEMON_USER_AGENT,
+	             "protocolversion", PROTO_VERSION, "localservices", hex, "localservicesnames",
+	             services_names(DAEMON_LOCAL_SERVICES), "localrelay", !d->conf->blocksonly,
+	             "timeoffset", 0, "networkactive", !d->network_inactive, "connections",
+	             (int)(d->n_inbound + d->n_outbound), "connections_in", (int)d->n_inbound,
+	             "connections_out", (int)d->n_outbound, "maxconnections",
+	             (int)d->maxconnections, "chain", d->params->name, "localaddresses", "warnings",
+	             daemon_warnings_json(d)));
 }
 
 static const char *network_name(const union net_addr *a)
@@ -195,9 +196,9 @@ static json_t *peer_json(const struct peer *p)
 	    (json_int_t)p->lastrecv, "bytessent", (json_int_t)p->bytes_sent, "bytesrecv",
 	    (json_int_t)p->bytes_recv, "conntime", (json_int_t)p->conntime, "timeoffset",
 	    (json_int_t)0, "version", p->version, "startingheight", p->start_height, "subver",
-	    p->subver ? p->subver : "", "inbound", p->inbound, "synced_headers", (int)p->best_height,
-	    "connection_type", peer_conn_type_name(p->conn_type), "transport_protocol_type", "v1",
-	    "session_id", "");
+	    p->subver ? p->subver : "", "inbound", p->inbound, "synced_headers",
+	    (int)p->best_height, "connection_type", peer_conn_type_name(p->conn_type),
+	    "transport_protocol_type", "v1", "session_id", "");
 	if (!o)
 		return NULL;
 	/* Seconds as Core prints them (16 significant digits: 0.000452, not

@@ -232,10 +232,11 @@ struct peer {
 	int64_t conntime;               /**< unix seconds */
 	int64_t lastsend;               /**< unix seconds, 0 = never */
 	int64_t lastrecv;
-	int64_t last_block_time; /**< unix seconds of its last new block (Core's m_last_block_time), 0 */
+	int64_t last_block_time; /**< unix seconds of its last new block (Core's m_last_block_time),
+	                            0 */
 	int64_t last_tx_time;    /**< unix seconds of its last tx accepted (m_last_tx_time), 0 */
-	uint64_t connect_ms;  /**< loop time of connect */
-	uint64_t lastsend_ms; /**< loop time, 0 = never */
+	uint64_t connect_ms;     /**< loop time of connect */
+	uint64_t lastsend_ms;    /**< loop time, 0 = never */
 	uint64_t lastrecv_ms;
 	/* from the peer's version */
 	int32_t version;

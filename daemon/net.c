@@ -312,10 +312,11 @@ static int listen_on(struct daemon *d, const union net_addr *a, bool required)
 				         "peerd or a bitcoind already running?",
 				         name, strerror(-err));
 			else
-				DLOG_ERR(&d->log, DLOG_NET,
-				         "Unable to bind to %s on this computer (bind returned error "
-				         "%s)",
-				         name, strerror(-err));
+				DLOG_ERR(
+				    &d->log, DLOG_NET,
+				    "Unable to bind to %s on this computer (bind returned error "
+				    "%s)",
+				    name, strerror(-err));
 			return err;
 		}
 		DLOG_WARNING(&d->log, DLOG_NET, "not listening on %s: %s", name, uv_strerror(err));
@@ -461,8 +462,8 @@ static void connect_to(struct net_target *t, const union net_addr *a)
 		d->stats.outbound_failed++;
 		char name[NET_ADDRSTRLEN];
 		net_addr_format(a, name);
-		DLOG_INFO_(&d->log, DLOG_NET, "connect() to %s failed: %s (%d)", name, strerror(-err),
-		           -err);
+		DLOG_INFO_(&d->log, DLOG_NET, "connect() to %s failed: %s (%d)", name,
+		           strerror(-err), -err);
 		peer_disconnect(p, uv_strerror(err));
 		return;
 	}

@@ -276,12 +276,13 @@ static void tx_done(struct daemon *d, struct val_job *j)
 		if (dlog_enabled(&d->log, DLOG_DEBUG, DLOG_MEMPOOL)) {
 			proto_hash_to_hex(&res->txid, hex);
 			proto_hash_to_hex(&res->wtxid, whex);
-			DLOG_DBG(&d->log, DLOG_MEMPOOL,
-			         "AcceptToMemoryPool: peer=%llu: accepted %s (wtxid=%s) (poolsz %llu "
-			         "txn, %llu kB)",
-			         (unsigned long long)tj->peer, hex, whex,
-			         (unsigned long long)tj->pool_size,
-			         (unsigned long long)(tj->pool_usage / 1000));
+			DLOG_DBG(
+			    &d->log, DLOG_MEMPOOL,
+			    "AcceptToMemoryPool: peer=%llu: accepted %s (wtxid=%s) (poolsz %llu "
+			    "txn, %llu kB)",
+			    (unsigned long long)tj->peer, hex, whex,
+			    (unsigned long long)tj->pool_size,
+			    (unsigned long long)(tj->pool_usage / 1000));
 		}
 		job_free(tj);
 		txaccept_orphan_kick(d);
@@ -299,8 +300,9 @@ static void tx_done(struct daemon *d, struct val_job *j)
 	if (dlog_enabled(&d->log, DLOG_DEBUG, DLOG_MEMPOOLREJ)) {
 		proto_hash_to_hex(&res->txid, hex);
 		proto_hash_to_hex(&res->wtxid, whex);
-		DLOG_DBG(&d->log, DLOG_MEMPOOLREJ, "%s (wtxid=%s) from peer=%llu was not accepted: %s%s%s",
-		         hex, whex, (unsigned long long)tj->peer, res->state.reason,
+		DLOG_DBG(&d->log, DLOG_MEMPOOLREJ,
+		         "%s (wtxid=%s) from peer=%llu was not accepted: %s%s%s", hex, whex,
+		         (unsigned long long)tj->peer, res->state.reason,
 		         res->state.debug[0] ? ", " : "", res->state.debug);
 	}
 	if (kind == CHAIN_RESULT_TX_MISSING_INPUTS) {

@@ -23,8 +23,7 @@
  */
 static bool no_outbound_configured(const struct daemon *d)
 {
-	return d->params->net != PROTO_NET_REGTEST && !d->conf->connect_set &&
-	       d->n_targets == 0;
+	return d->params->net != PROTO_NET_REGTEST && !d->conf->connect_set && d->n_targets == 0;
 }
 
 static const struct daemon_warning {
