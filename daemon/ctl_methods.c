@@ -160,7 +160,8 @@ static json_t *per_msg(const uint64_t *bytes)
 
 /*
  * Core 29's fields from its node state (GetNodeStateStats): synced_blocks
- * is the last block both have (pindexLastCommonBlock), inflight the
+ * is the last block both have (pindexLastCommonBlock; ours: connected),
+ * inflight the
  * heights asked of it and not yet received, last_block / last_transaction
  * when it last gave us a new block / an accepted transaction (0: never),
  * permissions its whitelist flags (peerd has no whitelist: none).
@@ -175,7 +176,9 @@ static void peer_json_core29(const struct peer *p, json_t *o)
 	}
 	json_object_set_new(o, "last_transaction", json_integer(p->last_tx_time));
 	json_object_set_new(o, "last_block", json_integer(p->last_block_time));
-	json_object_set_new(o, "synced_blocks", json_integer(p->avail_height));
+	/* What it has (avail_height) that we have connected too. */
+	int32_t common = p->avail_height < s->tip_height ? p->avail_height : s->tip_height;
+	json_object_set_new(o, "synced_blocks", json_integer(common < 0 ? -1 : common));
 	json_object_set_new(o, "inflight", heights);
 	json_object_set_new(o, "permissions", json_array());
 }
