@@ -162,9 +162,9 @@ static json_t *per_msg(const uint64_t *bytes)
  * Core 29's fields from its node state (GetNodeStateStats): synced_blocks
  * is the last block both have (pindexLastCommonBlock; ours: connected),
  * inflight the heights asked of it and not yet received, last_block /
- * last_transaction
- * when it last gave us a new block / an accepted transaction (0: never),
- * permissions its whitelist flags (peerd has no whitelist: none).
+ * last_transaction when it last gave us a new block / an accepted
+ * transaction (0: never), permissions its whitelist flags (peerd has no
+ * whitelist: none).
  */
 static void peer_json_core29(const struct peer *p, json_t *o)
 {
