@@ -165,3 +165,15 @@ def test_installed_snippets_name_their_paths_and_staged_verify(tmp_path):
     r = subprocess.run([analyze, "verify", "--recursive-errors=no", f"--root={dest}", "peerd.service"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode != 0 and "/usr/bin/peerd" in r.stdout + r.stderr, r.stdout + r.stderr
+
+
+def test_next_steps_without_destdir_name_this_systems_paths(tmp_path):
+    """Without DESTDIR the install is real (here: every directory under tmp_path),
+    and the next steps name its config and examples; with DESTDIR they are for
+    the target system (test_install_and_uninstall_with_destdir)."""
+    p = tmp_path / "p"
+    r = make("install", f"PREFIX={p}", f"SYSCONFDIR={p}/etc", "DESTDIR=")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert f"next: edit {p}/etc/peerd/peerd.conf" in out and f"{p}/share/doc/peerd/examples/" in out, out
+    assert "staged" not in out, out
