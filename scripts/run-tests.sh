@@ -65,6 +65,7 @@ run() { # name, command...
 	else
 		ok=0
 	fi
+	# shellcheck disable=SC2046 # three numbers, split on purpose
 	set -- $(count_tests "$log")
 	tp=$1 tf=$2 ts=$3
 	# A suite that failed without reporting a failed test (a crash, a
