@@ -5,7 +5,7 @@
 #                   the same tests under ASan+UBSan, pool/ under TSan,
 #                   a fuzz smoke run and the integration tests (with the
 #                   interop tests when a bitcoind is found)
-#   make interop    build, then only the tests with Bitcoin Core as the peer
+#   make interop    build, then every test that needs Bitcoin Core (-m interop)
 #   make bench      run the benchmarks (BENCH=REGEX for a subset)
 #   make soak       the long integration runs (2,000-block kill -9 test)
 #   make run        build and run something real (see README)
@@ -25,6 +25,8 @@ UNITDIR ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
 MANDIR ?= $(PREFIX)/share/man
+# The config examples: conf/peerd.conf (every key) and contrib/conf/ (one per network).
+DOCDIR ?= $(PREFIX)/share/doc/peerd
 # bash-completion's own directory for a /usr install; under /usr/local its
 # completions dir is searched too (bash-completion 2.x: XDG_DATA_DIRS).
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
@@ -242,8 +244,9 @@ test: deps
 unit: $(TESTS)
 	@VECTORS=$(VECTORS) BUILD=$(BUILD) scripts/run-tests.sh unit
 
-# Only tests/integration/test_interop*.py: peerd with Bitcoin Core as the
-# peer (BITCOIND=/path, else ../shared/bin, else PATH; skipped without one).
+# Every test that needs Bitcoin Core (pytest marker `interop`, which
+# conftest.py also gives each test that starts a bitcoind): BITCOIND=/path,
+# else ../shared/bin, else PATH; skipped without one.
 interop: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@VECTORS=$(VECTORS) BUILD=$(BUILD) PYTHON=$(PYTHON) scripts/run-tests.sh interop
@@ -299,15 +302,28 @@ install: all man
 	sed 's|/usr/local/lib/tmpfiles.d|$(TMPFILESDIR)|' systemd/peerd.tmpfiles > $(BUILD)/peerd.tmpfiles
 	install -m 0644 $(BUILD)/peerd.sysusers $(DESTDIR)$(SYSUSERSDIR)/peerd.conf
 	install -m 0644 $(BUILD)/peerd.tmpfiles $(DESTDIR)$(TMPFILESDIR)/peerd.conf
+	sed 's|/usr/local/share/doc/peerd|$(DOCDIR)|' conf/peerd.conf > $(BUILD)/peerd.conf
 	[ -e $(DESTDIR)$(SYSCONFDIR)/peerd/peerd.conf ] || \
-		install -m 0644 conf/peerd.conf $(DESTDIR)$(SYSCONFDIR)/peerd/peerd.conf
+		install -m 0644 $(BUILD)/peerd.conf $(DESTDIR)$(SYSCONFDIR)/peerd/peerd.conf
+	install -d $(DESTDIR)$(DOCDIR)/examples
+	install -m 0644 $(BUILD)/peerd.conf $(DESTDIR)$(DOCDIR)/peerd.conf.example
+	install -m 0644 contrib/conf/*.conf $(DESTDIR)$(DOCDIR)/examples/
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR)
 	install -m 0644 $(BUILD)/man/peerd.1 $(BUILD)/man/peerctl.1 $(BUILD)/man/peertool.1 \
 		$(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 contrib/completion/peerctl.bash $(DESTDIR)$(BASHCOMPDIR)/peerctl
 	install -m 0644 contrib/completion/peertool.bash $(DESTDIR)$(BASHCOMPDIR)/peertool
-	@echo "next: systemd-sysusers; systemd-tmpfiles --create peerd.conf;" \
-		"systemctl daemon-reload; systemctl enable --now peerd"
+	@if [ -z "$(DESTDIR)" ]; then \
+		echo "next: edit $(SYSCONFDIR)/peerd/peerd.conf (a network and connect= or addnode=;" \
+			"examples in $(DOCDIR)/examples/), then:" \
+			"systemd-sysusers; systemd-tmpfiles --create peerd.conf;" \
+			"systemctl daemon-reload; systemctl enable --now peerd"; \
+	else \
+		echo "staged in $(DESTDIR): nothing on this system changed. On the target system," \
+			"after copying the tree to /: edit $(SYSCONFDIR)/peerd/peerd.conf, then run" \
+			"systemd-sysusers; systemd-tmpfiles --create peerd.conf;" \
+			"systemctl daemon-reload; systemctl enable --now peerd"; \
+	fi
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(BINS)))
@@ -315,10 +331,12 @@ uninstall:
 		$(DESTDIR)$(TMPFILESDIR)/peerd.conf
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,peerd.1 peerctl.1 peertool.1) \
 		$(DESTDIR)$(BASHCOMPDIR)/peerctl $(DESTDIR)$(BASHCOMPDIR)/peertool
+	rm -rf $(DESTDIR)$(DOCDIR)
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
+# make run's datadir is run/, outside $(BUILD): its chain survives this.
 clean:
 	rm -rf $(BUILD)
 

@@ -121,19 +121,20 @@
  * module that logs under a new category adds it here and in conf/keys.c.
  */
 enum conf_debug {
-	CONF_DEBUG_NET = 1u << 0,        /**< "net": listeners, connections, flow control */
-	CONF_DEBUG_MSG = 1u << 1,        /**< "msg": every message sent and received */
-	CONF_DEBUG_CTL = 1u << 2,        /**< "ctl": control socket requests */
-	CONF_DEBUG_CONF = 1u << 3,       /**< "conf": the configuration in effect */
-	CONF_DEBUG_MEMPOOL = 1u << 4,    /**< "mempool": transaction acceptance */
-	CONF_DEBUG_VALIDATION = 1u << 5, /**< "validation": block and header validation */
-	CONF_DEBUG_MAIN = 1u << 6,       /**< "main": startup, shutdown, signals, systemd */
-	CONF_DEBUG_HANDSHAKE = 1u << 7,  /**< "handshake": version/verack and ping */
-	CONF_DEBUG_INV = 1u << 8,        /**< "inv": inventory, transaction requests */
-	CONF_DEBUG_ADDR = 1u << 9,       /**< "addr": addr/addrv2/getaddr */
-	CONF_DEBUG_BAN = 1u << 10,       /**< "ban": misbehaviour, discouragement, bans */
-	CONF_DEBUG_BENCH = 1u << 11,     /**< "bench": validation timings */
-	CONF_DEBUG_ALL = (1u << 12) - 1, /**< "all" or "1" */
+	CONF_DEBUG_NET = 1u << 0,         /**< "net": listeners, connections, flow control */
+	CONF_DEBUG_MSG = 1u << 1,         /**< "msg": every message sent and received */
+	CONF_DEBUG_CTL = 1u << 2,         /**< "ctl": control socket requests */
+	CONF_DEBUG_CONF = 1u << 3,        /**< "conf": the configuration in effect */
+	CONF_DEBUG_MEMPOOL = 1u << 4,     /**< "mempool": transaction acceptance */
+	CONF_DEBUG_VALIDATION = 1u << 5,  /**< "validation": block and header validation */
+	CONF_DEBUG_MAIN = 1u << 6,        /**< "main": startup, shutdown, signals, systemd */
+	CONF_DEBUG_HANDSHAKE = 1u << 7,   /**< "handshake": version/verack and ping */
+	CONF_DEBUG_INV = 1u << 8,         /**< "inv": inventory, transaction requests */
+	CONF_DEBUG_ADDR = 1u << 9,        /**< "addr": addr/addrv2/getaddr */
+	CONF_DEBUG_BAN = 1u << 10,        /**< "ban": misbehaviour, discouragement, bans */
+	CONF_DEBUG_BENCH = 1u << 11,      /**< "bench": validation timings */
+	CONF_DEBUG_MEMPOOLREJ = 1u << 12, /**< "mempoolrej": transactions not accepted (Core's) */
+	CONF_DEBUG_ALL = (1u << 13) - 1,  /**< "all" or "1" */
 };
 
 /** Bitcoin Core 29's debug categories (addrman ... zmq), as bits of peerd_conf.debug_core. */
@@ -250,6 +251,9 @@ struct peerd_conf {
 	char *pidfile;      /**< pid file (absolute as debuglogfile), or NULL */
 	char *controlsocketgroup;      /**< group owning the control socket, or NULL */
 	struct conf_list debugexclude; /**< categories never logged at debug level */
+	/** bitcoind options given that peerd ignores (conf/core_opts.c), one
+	 * message each naming where and why, for peerd to log at start. */
+	struct conf_list ignored;
 };
 
 /**

@@ -134,4 +134,39 @@ int conf_parse_amount(const char *s, int64_t *sat);
 /** Section name -> network, or -1 for an unknown name. */
 int conf_section_net(const char *name, size_t len);
 
+/** What peerd does with a bitcoind option it lacks (conf/core_opts.c says when which). */
+enum conf_core_action {
+	CONF_CORE_REFUSE =
+	    0,            /**< stop with "not supported by peerd" (unless the value is `same`) */
+	CONF_CORE_IGNORE, /**< start, and log that it is ignored */
+};
+
+/** One of bitcoind's options that peerd does not have. */
+struct conf_core_opt {
+	const char *name; /**< as bitcoind spells it, without '-' */
+	enum conf_core_action action;
+	/** A refused option's value that asks for what peerd does anyway (accepted with a
+	 * warning; "0" also matches -noNAME), or NULL. */
+	const char *same;
+	const char *why; /**< the reason, for the message */
+};
+
+/** The table, in Core's alphabetical order, and its length. */
+extern const struct conf_core_opt conf_core_opts[];
+extern const size_t conf_n_core_opts;
+/** The row for bitcoind's option `name` (len bytes, no '-' or "no"), or NULL. */
+const struct conf_core_opt *conf_core_opt_find(const char *name, size_t len);
+
+/** Where the differences from bitcoind are listed (named in messages). */
+#define CONF_DIFFERENCES_DOC "doc/differences.md"
+/** conf_core_opt_judge's verdicts. */
+enum { CONF_CORE_UNKNOWN = -1, CONF_CORE_IGNORED = 0, CONF_CORE_REFUSED = 1 };
+/**
+ * A setting `name` (len bytes, maybe "no"-prefixed) = v (NULL: bare) that
+ * is no peerd key: CONF_CORE_UNKNOWN if bitcoind has no such option
+ * either; else CONF_CORE_REFUSED or CONF_CORE_IGNORED with the sentence to
+ * show after the setting in msg.
+ */
+int conf_core_opt_judge(const char *name, size_t len, const char *v, char *msg, size_t msglen);
+
 #endif

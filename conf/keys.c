@@ -56,8 +56,11 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                      "file outside a section: main only, as bitcoind."},
     [CONF_K_CONNECT] = {"connect", CONF_KIND_PEER, CONF_KF_NEGCLR | CONF_KF_ZEROCLR, 0, 0,
                         "<host>[:<port>]", "none",
-                        "Connect only to these peers (plus addnode=); the port defaults to the\n"
-                        "network's. connect=0 or -noconnect: no automatic outbound connections.\n"
+                        "Connect only to these peers (addnode= is then ignored); the port\n"
+                        "defaults to the network's. peerd does not discover peers yet: these\n"
+                        "and addnode= are its only outbound connections, and without either it\n"
+                        "warns (warnings in getnetworkinfo) outside regtest. connect=0 or\n"
+                        "-noconnect: no outbound connections, on purpose (no warning).\n"
                         "Repeatable."},
     [CONF_K_ADDNODE] = {"addnode", CONF_KIND_PEER, CONF_KF_NEGCLR, 0, 0, "<host>[:<port>]", "none",
                         "Keep a connection to this peer, reconnecting with backoff. Repeatable."},
@@ -259,13 +262,21 @@ static const struct {
 	const char *name;
 	uint32_t bit;
 } debug_cats[] = {
-    {"net", CONF_DEBUG_NET},         {"msg", CONF_DEBUG_MSG},
-    {"ctl", CONF_DEBUG_CTL},         {"conf", CONF_DEBUG_CONF},
-    {"mempool", CONF_DEBUG_MEMPOOL}, {"validation", CONF_DEBUG_VALIDATION},
-    {"main", CONF_DEBUG_MAIN},       {"handshake", CONF_DEBUG_HANDSHAKE},
-    {"inv", CONF_DEBUG_INV},         {"addr", CONF_DEBUG_ADDR},
-    {"ban", CONF_DEBUG_BAN},         {"bench", CONF_DEBUG_BENCH},
-    {"all", CONF_DEBUG_ALL},         {"1", CONF_DEBUG_ALL},
+    {"net", CONF_DEBUG_NET},
+    {"msg", CONF_DEBUG_MSG},
+    {"ctl", CONF_DEBUG_CTL},
+    {"conf", CONF_DEBUG_CONF},
+    {"mempool", CONF_DEBUG_MEMPOOL},
+    {"validation", CONF_DEBUG_VALIDATION},
+    {"main", CONF_DEBUG_MAIN},
+    {"handshake", CONF_DEBUG_HANDSHAKE},
+    {"inv", CONF_DEBUG_INV},
+    {"addr", CONF_DEBUG_ADDR},
+    {"ban", CONF_DEBUG_BAN},
+    {"bench", CONF_DEBUG_BENCH},
+    {"mempoolrej", CONF_DEBUG_MEMPOOLREJ},
+    {"all", CONF_DEBUG_ALL},
+    {"1", CONF_DEBUG_ALL},
 };
 
 /*
@@ -293,7 +304,7 @@ static const struct {
     {"leveldb", 0},
     {"libevent", 0},
     {"mempool", CONF_DEBUG_MEMPOOL},
-    {"mempoolrej", 0},
+    {"mempoolrej", CONF_DEBUG_MEMPOOLREJ},
     {"net",
      CONF_DEBUG_NET | CONF_DEBUG_MSG | CONF_DEBUG_HANDSHAKE | CONF_DEBUG_INV | CONF_DEBUG_BAN},
     {"proxy", 0},

@@ -41,7 +41,8 @@ struct loader {
 	const char *buf;
 	size_t len, pos;
 	int lineno;
-	int err_line; /* line of the first error found by reader or handler; 0: none */
+	int err_line;             /* line of the first error found by reader or handler; 0: none */
+	struct conf_list ignored; /* bitcoind options accepted but ignored, for the log */
 };
 
 static int fail(struct loader *L, int rc, const char *fmt, ...)
@@ -93,6 +94,33 @@ static int add_setting(struct loader *L, enum conf_key key, int level, bool clea
 	return 0;
 }
 
+/* A name that is no peerd key: bitcoind's (conf/core_opts.c's rule), or unknown. */
+static int not_a_key(struct loader *L, const char *name, size_t len, const char *v,
+                     const struct where *w)
+{
+	char msg[320];
+	int verdict = conf_core_opt_judge(name, len, v, msg, sizeof(msg));
+	int rc = w->arg ? CONF_EUSAGE : CONF_EKEY;
+	if (verdict == CONF_CORE_UNKNOWN)
+		return fail_at(L, w, rc,
+		               w->arg ? "unknown option (-help lists them)"
+		                      : "unknown key (peerd -help lists them)");
+	if (verdict == CONF_CORE_REFUSED)
+		return fail_at(L, w, rc, msg);
+	if (L->ignored.n >= CONF_MAX_LIST)
+		return 0;
+	char note[640];
+	if (w->arg)
+		snprintf(note, sizeof(note), "command line: %s: %s", w->arg, msg);
+	else
+		snprintf(note, sizeof(note), "%s:%d: %s=%s: %s", L->path, L->lineno, w->name,
+		         w->value, msg);
+	if (!(L->ignored.v[L->ignored.n] = xstrdup(note)))
+		return fail(L, CONF_ENOMEM, "out of memory reading the configuration");
+	L->ignored.n++;
+	return 0;
+}
+
 /*
  * One setting from either source: `name` (len bytes, maybe "no"-prefixed)
  * with value v (NULL: a bare command-line -key). Checks it and records it.
@@ -108,9 +136,7 @@ static int take(struct loader *L, int level, const char *name, size_t len, const
 		negated = k >= 0;
 	}
 	if (k < 0)
-		return fail_at(L, w, w->arg ? CONF_EUSAGE : CONF_EKEY,
-		               w->arg ? "unknown option (-help lists them)"
-		                      : "unknown key (peerd -help lists them)");
+		return not_a_key(L, name, len, v, w);
 
 	const struct conf_keydef *d = &conf_keys[k];
 	if ((d->flags & CONF_KF_CMDLINE) && level != LV_CMD)
@@ -796,6 +822,7 @@ void conf_release(struct peerd_conf *c)
 	list_release(&c->addnode);
 	list_release(&c->debug);
 	list_release(&c->debugexclude);
+	list_release(&c->ignored);
 	xfree(c->debuglogfile);
 	xfree(c->pidfile);
 	xfree(c->controlsocketgroup);
@@ -845,7 +872,10 @@ int conf_load_args(struct peerd_conf *c, int argc, char **argv, unsigned flags, 
 		c->conf_file = path;
 		path = NULL;
 	}
+	c->ignored = L.ignored;
+	L.ignored.n = 0;
 out:
+	list_release(&L.ignored);
 	for (size_t i = 0; i < L.n; i++)
 		xfree(L.s[i].value);
 	xfree(L.s);

@@ -759,7 +759,7 @@ const struct ctl_method ctl_chain_methods[] = {
      "mediantime, verificationprogress, initialblockdownload, chainwork, size_on_disk, pruned, "
      "warnings.",
      m_getblockchaininfo,
-     NULL},
+     daemon_warnings_finish},
     {"getblockcount",
      NULL,
      {{0}},

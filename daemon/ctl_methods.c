@@ -124,15 +124,16 @@ static void m_getnetworkinfo(struct daemon *d, json_t *args, struct ctl_result *
 	(void)args;
 	char hex[17];
 	services_hex(DAEMON_LOCAL_SERVICES, hex);
-	ok(res, json_pack(
-	            "{s:i, s:s, s:i, s:s, s:o, s:b, s:i, s:b, s:i, s:i, s:i, s:i, s:s, s:[], s:[]}",
-	            "version", DAEMON_VERSION_NUMBER, "subversion", DAEMON_USER_AGENT,
-	            "protocolversion", PROTO_VERSION, "localservices", hex, "localservicesnames",
-	            services_names(DAEMON_LOCAL_SERVICES), "localrelay", !d->conf->blocksonly,
-	            "timeoffset", 0, "networkactive", !d->network_inactive, "connections",
-	            (int)(d->n_inbound + d->n_outbound), "connections_in", (int)d->n_inbound,
-	            "connections_out", (int)d->n_outbound, "maxconnections", (int)d->maxconnections,
-	            "chain", d->params->name, "localaddresses", "warnings"));
+	ok(res,
+	   json_pack("{s:i, s:s, s:i, s:s, s:o, s:b, s:i, s:b, s:i, s:i, s:i, s:i, s:s, s:[], s:o}",
+	             "version", DAEMON_VERSION_NUMBER, "subversion", DAEMON_USER_AGENT,
+	             "protocolversion", PROTO_VERSION, "localservices", hex, "localservicesnames",
+	             services_names(DAEMON_LOCAL_SERVICES), "localrelay", !d->conf->blocksonly,
+	             "timeoffset", 0, "networkactive", !d->network_inactive, "connections",
+	             (int)(d->n_inbound + d->n_outbound), "connections_in", (int)d->n_inbound,
+	             "connections_out", (int)d->n_outbound, "maxconnections",
+	             (int)d->maxconnections, "chain", d->params->name, "localaddresses", "warnings",
+	             daemon_warnings_json(d)));
 }
 
 static const char *network_name(const union net_addr *a)
@@ -157,6 +158,31 @@ static json_t *per_msg(const uint64_t *bytes)
 	return o;
 }
 
+/*
+ * Core 29's fields from its node state (GetNodeStateStats): synced_blocks
+ * is the last block both have (pindexLastCommonBlock; ours: connected),
+ * inflight the heights asked of it and not yet received, last_block /
+ * last_transaction when it last gave us a new block / an accepted
+ * transaction (0: never), permissions its whitelist flags (peerd has no
+ * whitelist: none).
+ */
+static void peer_json_core29(const struct peer *p, json_t *o)
+{
+	const struct sync_state *s = &p->d->sync;
+	json_t *heights = json_array();
+	for (uint32_t i = 0; heights && i < s->n_win; i++) {
+		if (s->win[i].peer == p->id + 1 && !s->win[i].received)
+			json_array_append_new(heights, json_integer(s->win[i].height));
+	}
+	json_object_set_new(o, "last_transaction", json_integer(p->last_tx_time));
+	json_object_set_new(o, "last_block", json_integer(p->last_block_time));
+	/* What it has (avail_height) that we have connected too. */
+	int32_t common = p->avail_height < s->tip_height ? p->avail_height : s->tip_height;
+	json_object_set_new(o, "synced_blocks", json_integer(common < 0 ? -1 : common));
+	json_object_set_new(o, "inflight", heights);
+	json_object_set_new(o, "permissions", json_array());
+}
+
 static json_t *peer_json(const struct peer *p)
 {
 	char addr[NET_ADDRSTRLEN], bind[NET_ADDRSTRLEN], hex[17];
@@ -173,9 +199,9 @@ static json_t *peer_json(const struct peer *p)
 	    (json_int_t)p->lastrecv, "bytessent", (json_int_t)p->bytes_sent, "bytesrecv",
 	    (json_int_t)p->bytes_recv, "conntime", (json_int_t)p->conntime, "timeoffset",
 	    (json_int_t)0, "version", p->version, "startingheight", p->start_height, "subver",
-	    p->subver ? p->subver : "", "inbound", p->inbound, "synced_headers", -1,
-	    "connection_type", peer_conn_type_name(p->conn_type), "transport_protocol_type", "v1",
-	    "session_id", "");
+	    p->subver ? p->subver : "", "inbound", p->inbound, "synced_headers",
+	    (int)p->best_height, "connection_type", peer_conn_type_name(p->conn_type),
+	    "transport_protocol_type", "v1", "session_id", "");
 	if (!o)
 		return NULL;
 	/* Seconds as Core prints them (16 significant digits: 0.000452, not
@@ -190,6 +216,7 @@ static json_t *peer_json(const struct peer *p)
 		json_object_set_new(o, "pingwait",
 		                    json_double((double)(now_us - p->ping_start_us) / 1e6));
 	}
+	peer_json_core29(p, o);
 	json_object_set_new(o, "minfeefilter", json_amount((int64_t)p->feefilter));
 	json_object_set_new(o, "bytessent_per_msg", per_msg(p->msgbytes->sent));
 	json_object_set_new(o, "bytesrecv_per_msg", per_msg(p->msgbytes->recv));

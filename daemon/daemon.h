@@ -232,8 +232,11 @@ struct peer {
 	int64_t conntime;               /**< unix seconds */
 	int64_t lastsend;               /**< unix seconds, 0 = never */
 	int64_t lastrecv;
-	uint64_t connect_ms;  /**< loop time of connect */
-	uint64_t lastsend_ms; /**< loop time, 0 = never */
+	int64_t last_block_time; /**< unix seconds of its last new block (Core's m_last_block_time),
+	                            0 */
+	int64_t last_tx_time;    /**< unix seconds of its last tx accepted (m_last_tx_time), 0 */
+	uint64_t connect_ms;     /**< loop time of connect */
+	uint64_t lastsend_ms;    /**< loop time, 0 = never */
 	uint64_t lastrecv_ms;
 	/* from the peer's version */
 	int32_t version;
@@ -910,6 +913,26 @@ static inline void stats_err(struct daemon_stats *s, int err)
 	if (err < 0 && err >= PROTO_ERR__MIN)
 		s->decode_err[-err]++;
 }
+
+struct ctl_result;
+/** Most warnings shown at once (the table in warnings.c is shorter). */
+#define DAEMON_MAX_WARNINGS 8
+/**
+ * The conditions the operator is warned about now (warnings.c's table):
+ * up to max sentences (static storage) into out; returns how many hold
+ * (may exceed max). Loop thread.
+ */
+size_t daemon_warnings(const struct daemon *d, const char **out, size_t max);
+/** Core's `warnings` array of those sentences (new reference; NULL: out of memory). Loop thread. */
+struct json_t *daemon_warnings_json(const struct daemon *d);
+/** Log each warning that holds now at WARN (at start). Loop thread. */
+void daemon_warnings_log(const struct daemon *d);
+/**
+ * A chain method's loop-thread finish (struct ctl_method.finish): set the
+ * result object's "warnings" to daemon_warnings_json(d), as Core's
+ * getblockchaininfo shows them. Loop thread.
+ */
+void daemon_warnings_finish(struct daemon *d, struct json_t *args, struct ctl_result *res);
 
 /** getstats' result without the chain's part (new reference). Loop thread. */
 struct json_t *stats_json(struct daemon *d);

@@ -30,6 +30,8 @@ static const char *const cat_names[DLOG_CAT__COUNT] = {
     [DLOG_CTL] = "ctl",
     [DLOG_VALIDATION] = "validation",
     [DLOG_BENCH] = "bench",
+    [DLOG_MEMPOOL] = "mempool",
+    [DLOG_MEMPOOLREJ] = "mempoolrej",
 };
 
 /* Guards dlog.file: SIGHUP swaps it while another thread may be writing. */

@@ -43,6 +43,8 @@ enum dlog_cat {
 	DLOG_CTL,        /**< control socket */
 	DLOG_VALIDATION, /**< the validation thread: blocks, tips, flushes (Core's "validation") */
 	DLOG_BENCH,      /**< validation timings (Core's "bench") */
+	DLOG_MEMPOOL,    /**< transactions accepted into the mempool (Core's "mempool") */
+	DLOG_MEMPOOLREJ, /**< transactions from peers not accepted (Core's "mempoolrej") */
 	DLOG_CAT__COUNT
 };
 

@@ -221,6 +221,9 @@ static int start(struct daemon *d)
 		return err;
 	if ((err = open_operator_files(d)))
 		return err;
+	/* bitcoind options peerd accepted but does not act on (conf/core_opts.c). */
+	for (size_t i = 0; i < c->ignored.n; i++)
+		DLOG_WARNING(&d->log, DLOG_MAIN, "%s", c->ignored.v[i]);
 	fit_fd_limit(d);
 	if ((err = ban_init(d)))
 		return err;
@@ -246,6 +249,7 @@ static int start(struct daemon *d)
 	           "peerd %s on %s: datadir %s (this network's in %s), maxconnections %u",
 	           DAEMON_VERSION_STRING, d->params->name, c->datadir, c->netdir,
 	           d->maxconnections);
+	daemon_warnings_log(d);
 	notify_ready(d);
 	return 0;
 }
@@ -274,6 +278,10 @@ int main(int argc, char **argv)
 	json_set_alloc_funcs(xmalloc, xfree);
 	/* A peer closing while we write must be an error code, not a signal. */
 	signal(SIGPIPE, SIG_IGN);
+	/* As bitcoind (AppInitBasicSetup): whatever peerd creates (the log
+	 * file, the pid file, banlist.json, mempool.dat, the chain) is the
+	 * owner's alone; -controlsocketgroup chmods its socket explicitly. */
+	umask(077);
 
 	saved_argc = argc;
 	saved_argv = argv;

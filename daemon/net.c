@@ -303,9 +303,20 @@ static int listen_on(struct daemon *d, const union net_addr *a, bool required)
 		t->data = NULL;
 		d->n_listeners++;
 		if (required) {
-			DLOG_ERR(&d->log, DLOG_NET,
-			         "unable to bind to %s: %s (is peerd already running?)", name,
-			         uv_strerror(err));
+			/* Core's words, but the port may be any program's: a
+			 * bitcoind on the same network holds it as often as a
+			 * second peerd does. */
+			if (err == UV_EADDRINUSE)
+				DLOG_ERR(&d->log, DLOG_NET,
+				         "Unable to bind to %s on this computer (%s): is another "
+				         "peerd or a bitcoind already running?",
+				         name, strerror(-err));
+			else
+				DLOG_ERR(
+				    &d->log, DLOG_NET,
+				    "Unable to bind to %s on this computer (bind returned error "
+				    "%s)",
+				    name, strerror(-err));
 			return err;
 		}
 		DLOG_WARNING(&d->log, DLOG_NET, "not listening on %s: %s", name, uv_strerror(err));
@@ -417,8 +428,13 @@ static void on_connect(uv_connect_t *req, int status)
 	struct daemon *d = p->d;
 	if (status < 0) {
 		d->stats.outbound_failed++;
-		DLOG_DBG(&d->log, DLOG_NET, "connection to %s failed: %s",
-		         p->target ? p->target->name : "?", uv_strerror(status));
+		/* Every peerd destination is manual (connect=, addnode=, the
+		 * addnode method): Core logs those failures at the default level
+		 * (LogConnectFailure), in its words and NetworkErrorString's. */
+		char a[NET_ADDRSTRLEN];
+		net_addr_format(&p->addr, a);
+		DLOG_INFO_(&d->log, DLOG_NET, "connect() to %s failed after wait: %s (%d)", a,
+		           strerror(-status), -status);
 		peer_disconnect(p, uv_strerror(status));
 		return;
 	}
@@ -444,6 +460,10 @@ static void connect_to(struct net_target *t, const union net_addr *a)
 	if (err) {
 		xfree(req);
 		d->stats.outbound_failed++;
+		char name[NET_ADDRSTRLEN];
+		net_addr_format(a, name);
+		DLOG_INFO_(&d->log, DLOG_NET, "connect() to %s failed: %s (%d)", name,
+		           strerror(-err), -err);
 		peer_disconnect(p, uv_strerror(err));
 		return;
 	}

@@ -645,6 +645,9 @@ static void block_done(struct daemon *d, struct sync_job *sj, struct peer *p)
 	}
 	if (p && sj->last_height >= 0)
 		saw_block(p, &sj->last_hash, sj->last_height);
+	/* Core's m_last_block_time: a block new to us, stored (getpeerinfo last_block). */
+	if (p && (sj->submit == CHAIN_SUBMIT_ACCEPTED || sj->submit == CHAIN_SUBMIT_INCONCLUSIVE))
+		p->last_block_time = (int64_t)time(NULL);
 	s->blocks_accepted++;
 }
 

@@ -47,6 +47,8 @@ struct tx_job {
 	size_t len;
 	int err;
 	struct chain_accept_result r;
+	/* The pool after an accept, for Core's -debug=mempool line (validation thread). */
+	uint64_t pool_size, pool_usage;
 	uint32_t n_cand;
 	uint64_t cand[INV_MAX_ANNOUNCERS]; /**< other announcers of the tx */
 };
@@ -144,6 +146,12 @@ static void tx_work(struct chain *c, struct val_job *j)
 	} else {
 		proto_tx_compute_ids(&tx);
 		tj->err = chain_mempool_accept(c, &tx, NULL, &tj->r);
+		if (!tj->err && tj->r.accepted) {
+			struct chain_mempool_info mi;
+			chain_mempool_get_info(c, &mi);
+			tj->pool_size = mi.size;
+			tj->pool_usage = mi.usage;
+		}
 	}
 	proto_tx_release(&tx);
 }
@@ -257,15 +265,24 @@ static void tx_done(struct daemon *d, struct val_job *j)
 	}
 	const struct chain_accept_result *res = &tj->r;
 	struct peer *p = daemon_peer_by_id(d, tj->peer);
-	char hex[65];
+	char hex[65], whex[65];
 	if (res->accepted) {
 		d->stats.tx_accepted++;
 		if (!tj->first_time)
 			r->orphans.accepted++;
-		if (dlog_enabled(&d->log, DLOG_DEBUG, DLOG_INV)) {
+		else if (p)
+			p->last_tx_time = (int64_t)time(NULL); /* Core's m_last_tx_time */
+		/* Core's ProcessValidTx line, word for word (-debug=mempool). */
+		if (dlog_enabled(&d->log, DLOG_DEBUG, DLOG_MEMPOOL)) {
 			proto_hash_to_hex(&res->txid, hex);
-			DLOG_DBG(&d->log, DLOG_INV, "accepted %s%s from peer=%llu", hex,
-			         tj->first_time ? "" : " (orphan)", (unsigned long long)tj->peer);
+			proto_hash_to_hex(&res->wtxid, whex);
+			DLOG_DBG(
+			    &d->log, DLOG_MEMPOOL,
+			    "AcceptToMemoryPool: peer=%llu: accepted %s (wtxid=%s) (poolsz %llu "
+			    "txn, %llu kB)",
+			    (unsigned long long)tj->peer, hex, whex,
+			    (unsigned long long)tj->pool_size,
+			    (unsigned long long)(tj->pool_usage / 1000));
 		}
 		job_free(tj);
 		txaccept_orphan_kick(d);
@@ -278,10 +295,15 @@ static void tx_done(struct daemon *d, struct val_job *j)
 	}
 	d->stats.tx_rejected++;
 	enum chain_result kind = res->state.result;
-	if (dlog_enabled(&d->log, DLOG_DEBUG, DLOG_INV)) {
+	/* Core's ProcessInvalidTx line (-debug=mempoolrej); the verdict as
+	 * TxValidationState::ToString: reason, then ", " and the debug text. */
+	if (dlog_enabled(&d->log, DLOG_DEBUG, DLOG_MEMPOOLREJ)) {
 		proto_hash_to_hex(&res->txid, hex);
-		DLOG_DBG(&d->log, DLOG_INV, "%s from peer=%llu was not accepted: %s", hex,
-		         (unsigned long long)tj->peer, res->state.reason);
+		proto_hash_to_hex(&res->wtxid, whex);
+		DLOG_DBG(&d->log, DLOG_MEMPOOLREJ,
+		         "%s (wtxid=%s) from peer=%llu was not accepted: %s%s%s", hex, whex,
+		         (unsigned long long)tj->peer, res->state.reason,
+		         res->state.debug[0] ? ", " : "", res->state.debug);
 	}
 	if (kind == CHAIN_RESULT_TX_MISSING_INPUTS) {
 		if (tj->first_time)

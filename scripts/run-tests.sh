@@ -2,7 +2,9 @@
 # Run peerd's test suites in order and print one total line at the end.
 #   scripts/run-tests.sh            every suite
 #   scripts/run-tests.sh unit       only the plain unit tests
-#   scripts/run-tests.sh interop    only the tests with Bitcoin Core as the peer
+#   scripts/run-tests.sh interop    every test that needs Bitcoin Core (marker interop)
+# The last line counts suites (test binaries, pytest runs, fuzz targets) and
+# the tests in them, as cmocka and pytest report them.
 # Environment: BUILD (build dir), VECTORS (test data, default tests/data), PYTHON,
 # FUZZ_SECONDS (fuzzing time per target after its corpus), BITCOIND and
 # BITCOIN_CLI (Bitcoin Core for the interop tests; default ../shared/bin/
@@ -15,9 +17,13 @@ FUZZ_SECONDS=${FUZZ_SECONDS:-3}
 export VECTORS=${VECTORS:-$(cd "$(dirname "$0")/.." && pwd)/tests/data}
 only=${1:-all}
 
+# Suites (a test binary, a pytest run, a fuzz target, the format check) and
+# the tests inside them (cmocka's and pytest's own counts), both totalled.
 passed=0
 failed=0
-skipped=0
+t_passed=0
+t_failed=0
+t_skipped=0
 failures=""
 
 if [ ! -d "$VECTORS" ]; then
@@ -25,24 +31,66 @@ if [ ! -d "$VECTORS" ]; then
 	exit 1
 fi
 
+# The tests a suite's log reports, as "passed failed skipped": cmocka's
+# "[  PASSED  ] N test(s)." lines (one per group), or pytest's last summary
+# line ("3 failed, 120 passed, 5 skipped in 9.1s"; errors count as failed).
+# A log with neither (a fuzz run, the format check) reports "0 0 0".
+count_tests() { # log
+	awk '
+		/^\[  PASSED  \] [0-9]+ test/ { cp += $4; cm = 1 }
+		/^\[  FAILED  \] [0-9]+ test/ { cf += $4; cm = 1 }
+		/^\[  SKIPPED \] [0-9]+ test/ { cs += $4; cm = 1 }
+		/^=*[ ]*[0-9]+ (passed|failed|skipped|errors?|deselected)[, ]/ ||
+		/^=*[ ]*no tests ran/ { last = $0 }
+		END {
+			if (cm) { print cp + 0, cf + 0, cs + 0; exit }
+			p = f = s = 0
+			n = split(last, w, /[ ,]+/)
+			for (i = 2; i <= n; i++) {
+				if (w[i] ~ /^passed/) p = w[i - 1]
+				else if (w[i] ~ /^failed/) f += w[i - 1]
+				else if (w[i] ~ /^errors?/) f += w[i - 1]
+				else if (w[i] ~ /^skipped/) s = w[i - 1]
+			}
+			print p + 0, f + 0, s + 0
+		}' "$1"
+}
+
 run() { # name, command...
 	name=$1
 	shift
-	if "$@" >"$BUILD/test-logs/$name.log" 2>&1; then
+	log="$BUILD/test-logs/$name.log"
+	if "$@" >"$log" 2>&1; then
+		ok=1
+	else
+		ok=0
+	fi
+	# shellcheck disable=SC2046 # three numbers, split on purpose
+	set -- $(count_tests "$log")
+	tp=$1 tf=$2 ts=$3
+	# A suite that failed without reporting a failed test (a crash, a
+	# sanitizer abort, a collection error) counts as one failed test.
+	[ "$ok" -eq 0 ] && [ "$tf" -eq 0 ] && tf=1
+	t_passed=$((t_passed + tp))
+	t_failed=$((t_failed + tf))
+	t_skipped=$((t_skipped + ts))
+	counts=""
+	[ $((tp + tf + ts)) -gt 0 ] && counts=" ($tp passed, $tf failed, $ts skipped)"
+	if [ "$ok" -eq 1 ]; then
 		passed=$((passed + 1))
-		printf '  PASS  %s\n' "$name"
+		printf '  PASS  %s%s\n' "$name" "$counts"
 	else
 		failed=$((failed + 1))
 		failures="$failures $name"
-		printf '  FAIL  %s (log: %s)\n' "$name" "$BUILD/test-logs/$name.log"
-		tail -n 30 "$BUILD/test-logs/$name.log" | sed 's/^/        /'
+		printf '  FAIL  %s%s (log: %s)\n' "$name" "$counts" "$log"
+		tail -n 30 "$log" | sed 's/^/        /'
 	fi
 }
 
 mkdir -p "$BUILD/test-logs"
 
 # A pytest run's skipped tests, from its -rs summary ("SKIPPED [N] file:line:
-# reason"): one line per reason, added to the total. Skips for want of a
+# reason"): one line per reason (the total is pytest's own count). Skips for want of a
 # bitcoind read "interop: N tests skipped: no bitcoind (set BITCOIND=/path)".
 report_skips() { # name of the run (its log is $BUILD/test-logs/NAME.log)
 	log="$BUILD/test-logs/$1.log"
@@ -65,10 +113,9 @@ report_skips() { # name of the run (its log is $BUILD/test-logs/NAME.log)
 				printf "  SKIP  %s: %d test%s skipped: %s\n", part[1], count[k],
 					count[k] == 1 ? "" : "s", substr(k, length(part[1]) + 3)
 			}
-			printf "%d\n", total
 		}' "$log")
-	printf '%s\n' "$summary" | sed '$d'
-	skipped=$((skipped + $(printf '%s\n' "$summary" | tail -n 1)))
+	[ -n "$summary" ] && printf '%s\n' "$summary"
+	return 0
 }
 
 run_each() { # prefix dir: every test binary in dir, logged as prefix-name
@@ -137,9 +184,10 @@ suite_integration() {
 
 suite_interop() {
 	echo "== interop tests (Bitcoin Core as the peer)"
-	# shellcheck disable=SC2046 # one argument per file
+	# Every test that needs a bitcoind: marked `interop` (conftest.py marks
+	# each one that starts a bitcoind through make_bitcoind, too).
 	BUILD="$BUILD" run "interop" "$PYTHON" -m pytest -q -rs -p no:cacheprovider \
-		$(ls tests/integration/test_interop*.py)
+		-m interop tests/integration
 	report_skips interop
 }
 
@@ -171,5 +219,5 @@ esac
 
 echo
 [ -n "$failures" ] && echo "failed:$failures"
-echo "$passed passed, $failed failed, $skipped skipped"
+echo "suites: $passed passed, $failed failed; tests: $t_passed passed, $t_failed failed, $t_skipped skipped"
 [ "$failed" -eq 0 ]

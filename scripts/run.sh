@@ -1,14 +1,17 @@
 #!/bin/sh
-# `make run`: start peerd on regtest in the foreground, with its datadir
-# under $BUILD/run/, listening on 127.0.0.1 only. Ctrl-C stops it cleanly.
+# `make run`: start peerd on regtest in the foreground, with its datadir in
+# run/ (beside build/, not in it: `make clean` must not delete the chain
+# it made; git ignores run/), listening on 127.0.0.1 only. Ctrl-C stops it
+# cleanly. `rm -rf run` starts over.
 #
-# Environment: BUILD (build dir, default build), PORT (P2P port, default
+# Environment: BUILD (build dir, default build), DATADIR (default run, from
+# the working directory: the checkout under make), PORT (P2P port, default
 # regtest's 18444), PEERD_ARGS (extra options, e.g. "-debug=net
 # -connect=127.0.0.1:18445").
 set -eu
 BUILD=${BUILD:-build}
 PORT=${PORT:-18444}
-DATADIR="$BUILD/run"
+DATADIR=${DATADIR:-run}
 PEERD="$BUILD/bin/peerd"
 PEERCTL="$BUILD/bin/peerctl"
 

@@ -504,6 +504,14 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "soak: a long run, only with PEERD_SOAK=1 (make soak)")
 
 
+def pytest_collection_modifyitems(config, items):
+    # A test that starts a bitcoind is an interop test whether or not its
+    # file says so: `make interop` (-m interop) selects every one of them.
+    for item in items:
+        if "make_bitcoind" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.interop)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     # Keep each phase's report on the item, so fixtures know at teardown

@@ -33,7 +33,7 @@ def test_port_in_use_is_a_clear_error(make_peerd, tmp_path):
     (tmp_path / "other").mkdir()
     r = subprocess.run([PEERD_BIN, "-regtest", "-datadir=%s" % (tmp_path / "other"), "-bind=127.0.0.1",
                         "-port=%d" % a.port], capture_output=True, text=True, timeout=10)
-    assert r.returncode == 1 and "unable to bind" in r.stderr, r.stderr
+    assert r.returncode == 1 and "Unable to bind to 127.0.0.1:%d on this computer" % a.port in r.stderr, r.stderr
     assert not os.path.exists(tmp_path / "other" / "regtest" / "control.sock")
 
 

@@ -25,7 +25,19 @@ def test_install_and_uninstall_with_destdir(tmp_path):
     assert (dest / "opt/peerd/lib/sysusers.d/peerd.conf").is_file()
     assert (dest / "opt/peerd/lib/tmpfiles.d/peerd.conf").is_file()
     conf = dest / "etc/peerd/peerd.conf"
-    assert conf.read_text() == open(os.path.join(ROOT, "conf", "peerd.conf")).read()
+    example = open(os.path.join(ROOT, "conf", "peerd.conf")).read()
+    assert conf.read_text() == example.replace("/usr/local/share/doc/peerd", "/opt/peerd/share/doc/peerd")
+    # It says what to set, and where the examples are.
+    assert "SET BEFORE STARTING THE SERVICE" in conf.read_text()
+    assert "/opt/peerd/share/doc/peerd/examples/" in conf.read_text()
+    doc = dest / "opt/peerd/share/doc/peerd"
+    assert (doc / "peerd.conf.example").read_text() == conf.read_text()
+    for net in ("main", "testnet4", "signet", "regtest"):
+        text = (doc / "examples" / (net + ".conf")).read_text()
+        assert "\nchain=%s\n" % net in text and "#addnode=" in text, net
+    # Staged: nothing to run on this host; the steps are for the target system.
+    assert "staged in %s" % dest in r.stdout and "target system" in r.stdout, r.stdout
+    assert "next:" not in r.stdout, r.stdout
 
     # An operator's edited config is never replaced by a reinstall.
     conf.write_text("maxconnections=40\n")
@@ -38,6 +50,7 @@ def test_install_and_uninstall_with_destdir(tmp_path):
     assert not (dest / "opt/peerd/bin/peerd").exists()
     assert not (dest / "opt/peerd/lib/systemd/system/peerd.service").exists()
     assert conf.exists()  # configuration is the operator's: uninstall keeps it
+    assert not doc.exists()
     # Man pages and completions go too.
     assert not (dest / "opt/peerd/share/man/man1/peerd.1").exists()
     assert not (dest / "opt/peerd/share/bash-completion/completions/peerctl").exists()
@@ -136,15 +149,31 @@ def test_installed_snippets_name_their_paths_and_staged_verify(tmp_path):
     analyze = shutil.which("systemd-analyze")
     if not analyze:
         return
-    # ExecReload= names the system's /bin/kill, which a staged tree lacks.
-    (dest / "bin").mkdir(exist_ok=True)
-    shutil.copy("/bin/kill", dest / "bin" / "kill")
-    r = subprocess.run([analyze, "verify", "--recursive-errors=no", f"--root={dest}", "peerd.service"],
-                       capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, r.stdout + r.stderr
+    # The README's block, line for line, with its /tmp/stage here.
+    import re
+    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    block = re.search(r"```sh\n(make install DESTDIR=/tmp/stage[^`]*)```", readme).group(1)
+    for line in block.strip().splitlines():
+        if line.startswith("make "):
+            continue  # done above, with this test's BUILD
+        r = subprocess.run(line.replace("/tmp/stage", str(dest)), shell=True, capture_output=True,
+                           text=True, timeout=60)
+        assert r.returncode == 0, (line, r.stdout + r.stderr)
     assert "peerd" not in r.stdout + r.stderr, r.stdout + r.stderr
     # It looks inside the stage: without the staged binary it fails.
     (dest / "usr/bin/peerd").unlink()
     r = subprocess.run([analyze, "verify", "--recursive-errors=no", f"--root={dest}", "peerd.service"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode != 0 and "/usr/bin/peerd" in r.stdout + r.stderr, r.stdout + r.stderr
+
+
+def test_next_steps_without_destdir_name_this_systems_paths(tmp_path):
+    """Without DESTDIR the install is real (here: every directory under tmp_path),
+    and the next steps name its config and examples; with DESTDIR they are for
+    the target system (test_install_and_uninstall_with_destdir)."""
+    p = tmp_path / "p"
+    r = make("install", f"PREFIX={p}", f"SYSCONFDIR={p}/etc", "DESTDIR=")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert f"next: edit {p}/etc/peerd/peerd.conf" in out and f"{p}/share/doc/peerd/examples/" in out, out
+    assert "staged" not in out, out

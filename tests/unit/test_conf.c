@@ -443,9 +443,9 @@ static void test_debug(void **state)
 	             "-debugexclude=none.",
 	             &c);
 	/* The daemon's own categories are known too, and bits are distinct. */
-	static const char *const cats[] = {"net",     "msg",        "ctl",  "conf",
-	                                   "mempool", "validation", "main", "handshake",
-	                                   "inv",     "addr",       "ban",  "bench"};
+	static const char *const cats[] = {"net",        "msg",   "ctl",       "conf", "mempool",
+	                                   "validation", "main",  "handshake", "inv",  "addr",
+	                                   "ban",        "bench", "mempoolrej"};
 	uint32_t seen = 0;
 	for (size_t i = 0; i < sizeof(cats) / sizeof(cats[0]); i++) {
 		uint32_t bit = conf_debug_category(cats[i]);

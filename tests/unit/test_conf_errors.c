@@ -368,6 +368,60 @@ static void test_out_of_memory(void **state)
 	assert_true(failures > 5);
 }
 
+/*
+ * bitcoind's options peerd lacks (conf/core_opts.c): refused with "not
+ * supported by peerd", unless harmless or set to what peerd does anyway;
+ * those load, with a note for the log naming where they were.
+ */
+static void test_bitcoind_options(void **state)
+{
+	(void)state;
+	struct peerd_conf c;
+	expect_error(LOAD(&c, "-datadir=/d", "-prune=550"), CONF_EUSAGE,
+	             "command line: -prune=550: not supported by peerd (a bitcoind option: peerd "
+	             "keeps every block (no pruning); see doc/differences.md)",
+	             &c);
+	/* A bare -prune is prune=1 to bitcoind: refused too. */
+	expect_error(LOAD(&c, "-datadir=/d", "-prune"), CONF_EUSAGE,
+	             "command line: -prune: not supported by peerd (a bitcoind option: peerd "
+	             "keeps every block (no pruning); see doc/differences.md)",
+	             &c);
+	const char *p = write_conf("core.conf", "rpcuser=alice\n[regtest]\ntxindex=1\n");
+	expect_error(LOAD(&c, opt("-conf=%s", p), "-datadir=/d"), CONF_EKEY,
+	             opt("%s:3: txindex=1: not supported by peerd (a bitcoind option: peerd keeps "
+	                 "no optional index; see doc/differences.md)",
+	                 p),
+	             &c);
+	/* What peerd does anyway, and what cannot matter: loaded, each noted. */
+	p = write_conf("core.conf", "rpcuser=alice\nprune=0\n");
+	expect_ok(LOAD(&c, opt("-conf=%s", p), "-datadir=/d", "-nodnsseed", "-daemon=0"));
+	assert_int_equal(c.ignored.n, 4);
+	assert_string_equal(c.ignored.v[0],
+	                    "command line: -nodnsseed: ignored, a bitcoind option peerd does not "
+	                    "have (peerd does not discover peers yet: name them with connect= or "
+	                    "addnode=; see doc/differences.md)");
+	assert_non_null(strstr(c.ignored.v[1], "command line: -daemon=0: ignored"));
+	assert_string_equal(c.ignored.v[2],
+	                    opt("%s:1: rpcuser=alice: ignored, a bitcoind option peerd does not "
+	                        "have (peerd has no JSON-RPC server: peerctl talks to the control "
+	                        "socket (controlsocket=), which only its owner can open; see "
+	                        "doc/differences.md)",
+	                        p));
+	assert_non_null(strstr(c.ignored.v[3], ":2: prune=0: ignored"));
+	conf_release(&c);
+	assert_int_equal(c.ignored.n, 0);
+	/* -dnsseed (=1) asks for discovery peerd does not have. */
+	expect_error(
+	    LOAD(&c, "-datadir=/d", "-dnsseed"), CONF_EUSAGE,
+	    "command line: -dnsseed: not supported by peerd (a bitcoind option: peerd does "
+	    "not discover peers yet: name them with connect= or addnode=; see "
+	    "doc/differences.md)",
+	    &c);
+	/* A name neither has is still unknown, "no" prefix or not. */
+	expect_error(LOAD(&c, "-datadir=/d", "-noprunee"), CONF_EUSAGE,
+	             "command line: -noprunee: unknown option (-help lists them)", &c);
+}
+
 int main(void)
 {
 	if (tc_begin())
@@ -381,6 +435,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_positional, setup_env),
 	    cmocka_unit_test_setup(test_file_syntax_details, setup_env),
 	    cmocka_unit_test_setup(test_out_of_memory, setup_env),
+	    cmocka_unit_test_setup(test_bitcoind_options, setup_env),
 	};
 	return tc_end(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -290,6 +290,60 @@ static void test_metricsbind(void **state)
 	             "command line: -metricsbind=127.0.0.1:70000: port out of range 1-65535", &c);
 }
 
+/*
+ * contrib/conf/: one example per network. Each loads as it stands (a node of
+ * that network) and with its "#addnode=" and "#bind=" lines taken in.
+ */
+static void test_network_examples(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *file;
+		enum proto_net net;
+	} ex[] = {
+	    {"contrib/conf/main.conf", PROTO_NET_MAIN},
+	    {"contrib/conf/testnet4.conf", PROTO_NET_TESTNET4},
+	    {"contrib/conf/signet.conf", PROTO_NET_SIGNET},
+	    {"contrib/conf/regtest.conf", PROTO_NET_REGTEST},
+	};
+	for (size_t i = 0; i < sizeof(ex) / sizeof(ex[0]); i++) {
+		struct peerd_conf c;
+		size_t len;
+		uint8_t *raw = tu_read_file(ex[i].file, &len);
+		char *text = malloc(len + 1);
+		assert_non_null(text);
+		memcpy(text, raw, len);
+		text[len] = '\0'; /* tu_read_file's bytes are not a string */
+		free(raw);
+		const char *p = write_conf("net.conf", text);
+		expect_ok(LOAD(&c, opt("-conf=%s", p)));
+		if (c.params->net != ex[i].net || c.addnode.n != 0)
+			fail_msg("%s: network %s, %zu addnode", ex[i].file, c.params->name,
+			         c.addnode.n);
+		conf_release(&c);
+		/* Uncomment the example peers: two addnode= lines, and bind=. */
+		char *out = malloc(len + 1);
+		assert_non_null(out);
+		size_t o = 0;
+		for (size_t k = 0; k < len; k++) {
+			bool line_start = k == 0 || text[k - 1] == '\n';
+			if (line_start && (strncmp(text + k, "#addnode=", 9) == 0 ||
+			                   strncmp(text + k, "#bind=", 6) == 0))
+				continue;
+			out[o++] = text[k];
+		}
+		out[o] = '\0';
+		p = write_conf("net.conf", out);
+		expect_ok(LOAD(&c, opt("-conf=%s", p)));
+		if (c.params->net != ex[i].net || c.addnode.n != 2 || c.bind.n != 1)
+			fail_msg("%s uncommented: network %s, %zu addnode, %zu bind", ex[i].file,
+			         c.params->name, c.addnode.n, c.bind.n);
+		conf_release(&c);
+		free(out);
+		free(text);
+	}
+}
+
 int main(void)
 {
 	if (tc_begin())
@@ -301,6 +355,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_blocksonly, setup_env),
 	    cmocka_unit_test_setup(test_example_config, setup_env),
 	    cmocka_unit_test_setup(test_metricsbind, setup_env),
+	    cmocka_unit_test_setup(test_network_examples, setup_env),
 	};
 	return tc_end(cmocka_run_group_tests(tests, NULL, NULL));
 }
