@@ -51,37 +51,32 @@
 /** A read buffer larger than this is freed once empty (a submitblock's 8 MB). */
 #define CTL_KEEP_BUFFER (64u * 1024u)
 
-struct ctl_client {
-	uv_pipe_t pipe;
-	struct daemon *d;
-	struct ctl_client *prev, *next;
-	char *buf;
-	size_t len, cap;
-	uint32_t pending_writes;
-	struct ctl_line *line; /**< the line whose chain requests run now, or NULL */
-	bool closing;
-	bool close_after_write; /**< an unrecoverable error was answered, or EOF */
-	bool stop_after_write;  /**< the stop method was answered */
-	bool read_paused;       /**< CTL_MAX_PENDING replies queued: not reading */
-	bool reading;           /**< uv_read_start in effect */
-	bool eof;               /**< the client shut down its side */
-	bool ready;             /**< on the server's ready list (a line waits its turn) */
-	struct ctl_client *next_ready;
-	size_t queued;      /**< reply bytes not yet written */
-	uint64_t active_ms; /**< loop time of the last request byte or written reply */
-	uint64_t wrote_ms;  /**< loop time a reply was last written (or queued into empty) */
-};
-
+/* One reply line on its way: the texts it writes are its own until written. */
 struct ctl_wreq {
 	uv_write_t req;
 	struct ctl_client *c;
-	size_t len;
-	char data[];
+	size_t len;   /**< bytes it writes, counted in queued */
+	size_t n;     /**< entries of texts (NULL ones are skipped) */
+	char **texts; /**< xfree'd with it */
 };
+
+static void free_texts(char **texts, size_t n)
+{
+	for (size_t i = 0; texts && i < n; i++)
+		xfree(texts[i]);
+	xfree(texts);
+}
+
+/* A complete line waits in c's buffer (NULL once a large one was freed). */
+static bool has_line(const struct ctl_client *c)
+{
+	return c->len && memchr(c->buf, '\n', c->len);
+}
 
 static void ready_remove(struct ctl_client *c)
 {
 	struct ctl_server *s = &c->d->ctl;
+	ctl_budget_unwait(c);
 	if (!c->ready)
 		return;
 	for (struct ctl_client **pp = &s->ready; *pp; pp = &(*pp)->next_ready) {
@@ -115,18 +110,24 @@ static void client_close_cb(uv_handle_t *h)
 	xfree(c);
 }
 
-static void client_close(struct ctl_client *c)
+void ctl_client_close(struct ctl_client *c)
 {
 	if (c->closing)
 		return;
+	struct ctl_server *s = &c->d->ctl;
 	c->closing = true;
-	c->d->ctl.n_live--;
+	s->n_live--;
 	ready_remove(c);
+	/* What it held is given back now, not at the close callback: the
+	 * budget must see the room at once, or the next check drops another. */
+	if (c->line)
+		ctl_line_orphan(c->line);
+	s->budget.dying_queued += c->queued;
 	uv_close((uv_handle_t *)&c->pipe, client_close_cb);
+	ctl_reply_kick(c->d);
 }
 
 static void process(struct ctl_client *c);
-static void ready_add(struct ctl_client *c);
 static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
 static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 
@@ -141,7 +142,7 @@ static void update_reading(struct ctl_client *c)
 		return;
 	if (want) {
 		if (uv_read_start((uv_stream_t *)&c->pipe, alloc_cb, read_cb)) {
-			client_close(c);
+			ctl_client_close(c);
 			return;
 		}
 	} else {
@@ -166,9 +167,15 @@ static void write_cb(uv_write_t *req, int status)
 {
 	struct ctl_wreq *w = (struct ctl_wreq *)req;
 	struct ctl_client *c = w->c;
+	struct ctl_server *s = &c->d->ctl;
 	c->queued -= w->len;
-	c->d->ctl.queued -= w->len;
+	s->queued -= w->len;
+	if (c->closing)
+		s->budget.dying_queued -= w->len;
+	recvbudget_note_freed(c->d, w->len);
+	free_texts(w->texts, w->n);
 	xfree(w);
+	ctl_reply_kick(c->d);
 	c->pending_writes--;
 	if (status == 0)
 		c->active_ms = c->wrote_ms = daemon_now_ms(c->d);
@@ -180,72 +187,49 @@ static void write_cb(uv_write_t *req, int status)
 	if (c->closing)
 		return;
 	if (status < 0 || (c->close_after_write && c->pending_writes == 0 && !c->line))
-		client_close(c);
+		ctl_client_close(c);
 	else
 		maybe_resume(c);
 }
 
-/* All clients' replies are over CTL_MAX_QUEUED_TOTAL: the client with the
- * most queued (one not reading its replies, as a rule) goes. */
-void ctl_drop_largest_queue(struct daemon *d)
+/* Queue one line: texts (n, NULL ones skipped; the array and the texts
+ * are taken) as itself, or as a batch's array "[a,b]". */
+static void send_texts(struct ctl_client *c, char **texts, size_t n, bool batch)
 {
-	struct ctl_client *victim = NULL;
-	size_t most = 0;
-	for (struct ctl_client *c = d->ctl.clients; c; c = c->next) {
-		size_t held = c->queued + (c->line ? c->line->text_bytes : 0);
-		if (!c->closing && (!victim || held > most)) {
-			victim = c;
-			most = held;
-		}
-	}
-	if (!victim)
-		return;
-	d->ctl.queue_closed++;
-	DLOG_WARNING(&d->log, DLOG_CTL,
-	             "control client dropped: %zu reply bytes unread (all clients: over %u)",
-	             victim->queued, CTL_MAX_QUEUED_TOTAL);
-	client_close(victim);
-}
-
-/* Queue a JSON value as one line; takes the reference. */
-static void send_text(struct ctl_client *c, char *s, size_t n);
-
-static void send_json(struct ctl_client *c, json_t *v)
-{
-	if (!v)
-		return;
-	char *s = json_format(v, JSON_COMPACT);
-	json_decref(v);
-	if (!s) {
-		if (!c->closing)
-			client_close(c);
-		return;
-	}
-	send_text(c, s, strlen(s));
-}
-
-/* Queue s (n bytes, xmalloc'd, taken) and a newline as one line. */
-static void send_text(struct ctl_client *c, char *s, size_t n)
-{
-	if (c->closing) {
-		xfree(s);
-		return;
-	}
-	struct ctl_wreq *w = xmalloc(sizeof(*w) + n + 1);
-	if (!w) {
-		xfree(s);
-		client_close(c);
-		return;
-	}
-	memcpy(w->data, s, n);
-	w->data[n] = '\n';
-	w->len = n + 1;
-	w->c = c;
-	xfree(s);
-	uv_buf_t b = uv_buf_init(w->data, (unsigned)w->len);
-	if (uv_write(&w->req, (uv_stream_t *)&c->pipe, &b, 1, write_cb)) {
+	size_t count = 0;
+	for (size_t i = 0; texts && i < n; i++)
+		count += texts[i] != NULL;
+	/* One buffer per text and per separator: the texts are written where
+	 * they are, never copied into one (a batch's replies would be held twice). */
+	struct ctl_wreq *w = count && !c->closing ? xcalloc(1, sizeof(*w)) : NULL;
+	uv_buf_t *b = w ? xcalloc(2 * count + 1, sizeof(*b)) : NULL;
+	if (!b) {
+		free_texts(texts, n);
 		xfree(w);
-		client_close(c);
+		if (count && !c->closing)
+			ctl_client_close(c); /* out of memory: a reply would be lost */
+		return;
+	}
+	unsigned k = 0;
+	if (batch)
+		b[k++] = uv_buf_init((char *)"[", 1);
+	for (size_t i = 0; i < n; i++) {
+		if (!texts[i])
+			continue;
+		if (batch && k > 1)
+			b[k++] = uv_buf_init((char *)",", 1);
+		b[k++] = uv_buf_init(texts[i], (unsigned)strlen(texts[i]));
+	}
+	b[k++] = batch ? uv_buf_init((char *)"]\n", 2) : uv_buf_init((char *)"\n", 1);
+	*w = (struct ctl_wreq){.c = c, .n = n, .texts = texts};
+	for (unsigned i = 0; i < k; i++)
+		w->len += b[i].len;
+	int err = uv_write(&w->req, (uv_stream_t *)&c->pipe, b, k, write_cb);
+	xfree(b); /* libuv keeps its own copy of the list */
+	if (err) {
+		free_texts(texts, n);
+		xfree(w);
+		ctl_client_close(c);
 		return;
 	}
 	if (!c->pending_writes)
@@ -253,17 +237,40 @@ static void send_text(struct ctl_client *c, char *s, size_t n)
 	c->pending_writes++;
 	c->queued += w->len;
 	c->d->ctl.queued += w->len;
-	if (c->d->ctl.queued + c->d->ctl.line_bytes > CTL_MAX_QUEUED_TOTAL)
-		ctl_drop_largest_queue(c->d);
+	ctl_budget_check(c->d);
 }
 
-/* Write a line's reply and act on its flags. */
-static void deliver_text(struct ctl_client *c, char *text, size_t len, unsigned flags)
+/* v (a reference, taken; NULL: none) as a text array for send_texts;
+ * NULL when none or out of memory (*failed). */
+static char **json_texts(json_t *v, bool *failed)
+{
+	char *s = v ? json_format(v, JSON_COMPACT) : NULL;
+	char **one = s ? xmalloc(sizeof(*one)) : NULL;
+	*failed = v && !one;
+	json_decref(v);
+	if (!one)
+		xfree(s);
+	else
+		one[0] = s;
+	return one;
+}
+
+/* Queue a JSON value as one line; takes the reference. */
+static void send_json(struct ctl_client *c, json_t *v)
+{
+	bool failed;
+	char **t = json_texts(v, &failed);
+	if (failed && !c->closing)
+		ctl_client_close(c);
+	send_texts(c, t, 1, false);
+}
+
+/* Write a line's reply (texts as send_texts takes them; NULL: none) and act on its flags. */
+static void deliver_texts(struct ctl_client *c, char **texts, size_t n, bool batch, unsigned flags)
 {
 	if (flags & CTL_REPLY_STOP)
 		c->stop_after_write = true;
-	if (text)
-		send_text(c, text, len);
+	send_texts(c, texts, n, batch);
 	if (flags & CTL_REPLY_CLOSE)
 		c->close_after_write = true;
 	/* A stop sent as a notification gets no reply, so write_cb would
@@ -277,13 +284,13 @@ static void deliver_text(struct ctl_client *c, char *text, size_t len, unsigned 
 
 static void deliver(struct ctl_client *c, json_t *r, unsigned flags)
 {
-	char *s = r ? json_format(r, JSON_COMPACT) : NULL;
-	json_decref(r);
-	if (r && !s && !c->closing) {
-		client_close(c);
+	bool failed;
+	char **t = json_texts(r, &failed);
+	if (failed && !c->closing) {
+		ctl_client_close(c);
 		return;
 	}
-	deliver_text(c, s, s ? strlen(s) : 0, flags);
+	deliver_texts(c, t, 1, false, flags);
 }
 
 void ctl_line_finish(struct daemon *d, struct ctl_line *L)
@@ -295,20 +302,19 @@ void ctl_line_finish(struct daemon *d, struct ctl_line *L)
 		ctl_line_free(L); /* the client left: nobody to answer */
 		return;
 	}
-	size_t len = 0;
-	char *text = c->closing ? NULL : ctl_line_text(L, &len);
+	size_t n = 0;
+	bool batch = L->batch;
+	char **texts = c->closing ? NULL : ctl_line_take_texts(L, &n);
 	ctl_line_free(L);
 	c->line = NULL;
-	if (c->closing) {
-		xfree(text);
+	if (c->closing)
 		return;
-	}
-	deliver_text(c, text, len, flags);
+	deliver_texts(c, texts, n, batch, flags);
 	/* Requests that waited behind this line go on in the client's next turn. */
-	if (c->len && memchr(c->buf, '\n', c->len))
-		ready_add(c);
+	if (has_line(c))
+		ctl_ready_add(c);
 	else if (c->eof || c->close_after_write)
-		ready_add(c); /* process() closes it or answers its last line */
+		ctl_ready_add(c); /* process() closes it or answers its last line */
 	update_reading(c);
 }
 
@@ -321,9 +327,14 @@ void ctl_line_finish(struct daemon *d, struct ctl_line *L)
 static void line_continue(struct ctl_client *c)
 {
 	struct ctl_line *L = c->line;
-	ctl_line_step(c->d, L, CTL_REQUESTS_PER_TURN);
+	if (!ctl_line_step(c->d, L, CTL_REQUESTS_PER_TURN)) {
+		/* Off the ready list until ctl_reply_kick finds room: no turn spins. */
+		ctl_budget_wait(c);
+		update_reading(c);
+		return;
+	}
 	if (L->next < L->n) {
-		ready_add(c);
+		ctl_ready_add(c);
 		update_reading(c);
 		return;
 	}
@@ -347,7 +358,7 @@ static void handle_line(struct ctl_client *c, const char *line, size_t len)
 	deliver(c, r, flags);
 }
 
-static void ready_add(struct ctl_client *c)
+void ctl_ready_add(struct ctl_client *c)
 {
 	struct ctl_server *s = &c->d->ctl;
 	if (c->ready || c->closing)
@@ -414,7 +425,8 @@ static void process(struct ctl_client *c)
 		if (c->pending_writes >= CTL_MAX_PENDING || c->queued >= CTL_MAX_QUEUED) {
 			c->read_paused = true;
 		} else {
-			char *nl = memchr(c->buf, '\n', c->len);
+			/* After a large line the buffer is freed: c->buf is NULL. */
+			char *nl = c->len ? memchr(c->buf, '\n', c->len) : NULL;
 			size_t n = nl ? (size_t)(nl - c->buf) : 0;
 			if (nl && n <= CTL_MAX_LINE) {
 				handle_line(c, c->buf, n);
@@ -433,8 +445,8 @@ static void process(struct ctl_client *c)
 		return;
 	}
 	/* The next line waits for every other ready client's turn. */
-	if (more && !c->close_after_write && c->len && memchr(c->buf, '\n', c->len)) {
-		ready_add(c);
+	if (more && !c->close_after_write && has_line(c)) {
+		ctl_ready_add(c);
 		update_reading(c);
 		return;
 	}
@@ -449,7 +461,7 @@ static void process(struct ctl_client *c)
 	}
 	/* EOF: once every complete line is answered, a last request without
 	 * a newline is answered too, then the connection closes. */
-	if (c->eof && !c->close_after_write && !c->read_paused && !memchr(c->buf, '\n', c->len)) {
+	if (c->eof && !c->close_after_write && !c->read_paused && !has_line(c)) {
 		if (c->len) {
 			size_t n = c->len;
 			c->len = 0;
@@ -462,7 +474,7 @@ static void process(struct ctl_client *c)
 	if (c->close_after_write) {
 		c->len = 0;
 		if (!c->pending_writes && !c->stop_after_write && !c->closing)
-			client_close(c);
+			ctl_client_close(c);
 	}
 	update_reading(c);
 }
@@ -496,7 +508,7 @@ static bool read_room(struct ctl_client *c, size_t more)
 		xfree(victim->buf);
 		victim->buf = NULL;
 		victim->cap = victim->len = 0;
-		client_close(victim);
+		ctl_client_close(victim);
 		if (victim == c)
 			return false;
 	}
@@ -592,7 +604,7 @@ static void drop_longest_idle(struct daemon *d, struct ctl_client *keep)
 	             "control client idle %llu ms closed: %u clients is the limit and one slot "
 	             "stays free",
 	             (unsigned long long)(daemon_now_ms(d) - victim->active_ms), CTL_MAX_CLIENTS);
-	client_close(victim);
+	ctl_client_close(victim);
 }
 
 void ctl_tick(struct daemon *d, uint64_t now_ms)
@@ -606,7 +618,7 @@ void ctl_tick(struct daemon *d, uint64_t now_ms)
 			d->ctl.idle_closed++;
 			DLOG_DBG(&d->log, DLOG_CTL, "control client idle %llu s: closed",
 			         (unsigned long long)((now_ms - c->active_ms) / 1000u));
-			client_close(c);
+			ctl_client_close(c);
 			continue;
 		}
 		if (c->queued >= CTL_MAX_QUEUED && now_ms - c->wrote_ms >= CTL_WRITE_STALL_MS) {
@@ -614,18 +626,21 @@ void ctl_tick(struct daemon *d, uint64_t now_ms)
 			DLOG_WARNING(&d->log, DLOG_CTL,
 			             "control client dropped: %zu reply bytes unread for %u s",
 			             c->queued, CTL_WRITE_STALL_MS / 1000u);
-			client_close(c);
+			ctl_client_close(c);
 		}
 	}
+	ctl_budget_tick(d, now_ms);
 }
 
 json_t *ctl_stats_json(struct daemon *d)
 {
 	const struct ctl_server *s = &d->ctl;
 	return json_pack(
-	    "{s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "clients", (int)s->n_live,
-	    "max_clients", (int)CTL_MAX_CLIENTS, "idle_timeout_s", d->conf->controltimeout_s,
-	    "queued_bytes", (json_int_t)s->queued, "max_queued_bytes", (json_int_t)CTL_MAX_QUEUED,
+	    "{s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "clients",
+	    (int)s->n_live, "max_clients", (int)CTL_MAX_CLIENTS, "idle_timeout_s",
+	    d->conf->controltimeout_s, "queued_bytes", (json_int_t)s->queued, "max_queued_bytes",
+	    (json_int_t)CTL_MAX_QUEUED, "line_bytes", (json_int_t)s->line_bytes, "max_reply_bytes",
+	    (json_int_t)CTL_MAX_QUEUED_TOTAL, "starve_closed", (json_int_t)s->budget.starve_closed,
 	    "read_bytes", (json_int_t)s->read_bytes, "idle_closed", (json_int_t)s->idle_closed,
 	    "slot_closed", (json_int_t)s->slot_closed, "stall_closed", (json_int_t)s->stall_closed,
 	    "queue_closed", (json_int_t)s->queue_closed, "read_closed", (json_int_t)s->read_closed);
@@ -657,7 +672,7 @@ static void on_client(uv_stream_t *server, int status)
 	d->ctl.n_live++;
 	c->active_ms = c->wrote_ms = daemon_now_ms(d);
 	if (uv_accept(server, (uv_stream_t *)&c->pipe)) {
-		client_close(c);
+		ctl_client_close(c);
 		return;
 	}
 	/* One slot always stays free for the next client (peerctl stop must
@@ -667,7 +682,7 @@ static void on_client(uv_stream_t *server, int status)
 	if (d->ctl.n_live > CTL_MAX_CLIENTS || d->shutting_down) {
 		DLOG_WARNING(&d->log, DLOG_CTL, "control client refused: %u clients is the limit",
 		             CTL_MAX_CLIENTS);
-		client_close(c);
+		ctl_client_close(c);
 		return;
 	}
 	update_reading(c);
@@ -824,7 +839,7 @@ void ctl_close(struct daemon *d)
 	if (s->listening && !uv_is_closing((uv_handle_t *)&s->pipe))
 		uv_close((uv_handle_t *)&s->pipe, NULL);
 	for (struct ctl_client *c = s->clients; c; c = c->next)
-		client_close(c);
+		ctl_client_close(c);
 	if (s->turn_init && !uv_is_closing((uv_handle_t *)&s->turn))
 		uv_close((uv_handle_t *)&s->turn, NULL);
 	if (s->bound) {

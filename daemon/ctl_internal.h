@@ -189,13 +189,42 @@ void ctl_m_submitpackage(struct chain *c, const struct ctl_chain_ctx *x, json_t 
                          struct ctl_result *res);
 /* ---- between the connection (ctl.c) and its requests (ctl_request.c) ---- */
 /**
- * Reply bytes queued to all clients together: over it, the client with the
- * most queued is dropped. Two of the largest replies (a getblock of a
- * 4 MB block is 8 MB of hex) always fit.
+ * Reply bytes of all clients together, queued or waiting for the rest of
+ * their line: no request starts while these and what the chain jobs out
+ * are likely to bring reach it, and over it the client holding the most
+ * is dropped. Two of the largest replies (a getblock of a 4 MB block is 8
+ * MB of hex) always fit.
  */
 #define CTL_MAX_QUEUED_TOTAL (64u << 20)
+/**
+ * A reply's JSON tree is about this many times its text (measured with
+ * mallinfo2: getblock HASH 3 of 20,001 outputs, 27 MB against 2.7 MB).
+ */
+#define CTL_TREE_PER_TEXT 10u
 
-struct ctl_client;
+/** One control-socket connection (ctl.c); the budget (ctl_budget.c) reads it too. */
+struct ctl_client {
+	uv_pipe_t pipe;
+	struct daemon *d;
+	struct ctl_client *prev, *next;
+	char *buf;
+	size_t len, cap;
+	uint32_t pending_writes;
+	struct ctl_line *line; /**< the line whose chain requests run now, or NULL */
+	bool closing;
+	bool close_after_write; /**< an unrecoverable error was answered, or EOF */
+	bool stop_after_write;  /**< the stop method was answered */
+	bool read_paused;       /**< CTL_MAX_PENDING replies queued: not reading */
+	bool reading;           /**< uv_read_start in effect */
+	bool eof;               /**< the client shut down its side */
+	bool ready;             /**< on the server's ready list (a line waits its turn) */
+	struct ctl_client *next_ready;
+	bool room_wait; /**< on room_q: its line's next call waits for reply room */
+	struct ctl_client *next_room;
+	size_t queued;      /**< reply bytes not yet written */
+	uint64_t active_ms; /**< loop time of the last request byte or written reply */
+	uint64_t wrote_ms;  /**< loop time a reply was last written (or queued into empty) */
+};
 
 /*
  * One request line being answered: a reply slot per request, filled in
@@ -218,6 +247,7 @@ struct ctl_line {
 	struct daemon *d;
 	char **texts;      /**< NULL without a client (ctl_reply keeps trees) */
 	size_t text_bytes; /**< counted in d->ctl.line_bytes */
+	bool orphan;       /**< its client is closing: replies still coming are dropped */
 };
 
 /**
@@ -230,13 +260,24 @@ struct ctl_line {
  */
 struct ctl_line *ctl_line_start(struct daemon *d, struct ctl_client *c, const char *text,
                                 size_t len, json_t **reply, unsigned *flags);
-/** Start up to `max` more of L's requests; loop methods answer at once. Loop thread. */
-void ctl_line_step(struct daemon *d, struct ctl_line *L, size_t max);
 /**
- * A client line's reply as one text (xmalloc'd, the caller's; *len bytes),
- * or NULL for none (notifications only, or out of memory). Loop thread.
+ * Start up to `max` more of L's requests; loop methods answer at once.
+ * False when it stopped at a chain call for lack of reply room
+ * (ctl_reply_room): the line waits for ctl_reply_kick. Loop thread.
  */
-char *ctl_line_text(struct ctl_line *L, size_t *len);
+bool ctl_line_step(struct daemon *d, struct ctl_line *L, size_t max);
+/**
+ * A finished client line's replies, as texts by request (*n of them, NULL
+ * for a request without one; the array and the texts are the caller's, to
+ * xfree), or NULL when there is none. They no longer count in line_bytes:
+ * the caller queues them. Loop thread.
+ */
+char **ctl_line_take_texts(struct ctl_line *L, size_t *n);
+/**
+ * L's client is closing: free its replies now (their bytes leave
+ * line_bytes) and drop those its chain jobs bring back. Loop thread.
+ */
+void ctl_line_orphan(struct ctl_line *L);
 /** Free L, its replies and its parsed line (not its client). Loop thread. */
 void ctl_line_free(struct ctl_line *L);
 /**
@@ -254,8 +295,33 @@ void ctl_line_finish(struct daemon *d, struct ctl_line *L);
 /** The turn idle callback: one line of each ready client (ctl.c). Loop thread. */
 void ctl_turn_cb(uv_idle_t *h);
 /**
- * All clients' queued and pending reply bytes are over
- * CTL_MAX_QUEUED_TOTAL: close the client holding the most (ctl.c). Loop thread.
+ * While all live clients' queued and pending reply bytes are over
+ * CTL_MAX_QUEUED_TOTAL, close the client holding the most (ctl_budget.c). Loop thread.
  */
-void ctl_drop_largest_queue(struct daemon *d);
+void ctl_budget_check(struct daemon *d);
+/**
+ * May a chain call of client `asker` start? The reply bytes held and
+ * those the jobs out and it are likely to bring must fit
+ * CTL_MAX_QUEUED_TOTAL: a call is counted before its reply is built. If
+ * they do not, clients holding more than `asker` are dropped, largest
+ * first, to make room; false when that is not enough (ctl_budget.c). Loop thread.
+ */
+bool ctl_reply_room(struct daemon *d, const struct ctl_client *asker);
+/** Reply bytes were written or freed, or a job came back: lines waiting for room go on. */
+void ctl_reply_kick(struct daemon *d);
+/** c's line waits for reply room: on room_q (last) until ctl_reply_kick. Loop thread. */
+void ctl_budget_wait(struct ctl_client *c);
+/** c leaves room_q, if on it (it is closing, or got its turn). Loop thread. */
+void ctl_budget_unwait(struct ctl_client *c);
+/** A chain reply of n bytes came back: what the next are likely to be. Loop thread. */
+void ctl_budget_note_reply(struct daemon *d, size_t n);
+/**
+ * Every tick: a waiter claims room nothing else makes, or after
+ * CTL_STARVED_MS the largest holder goes (ctl_budget.c). Loop thread.
+ */
+void ctl_budget_tick(struct daemon *d, uint64_t now_ms);
+/** Close c (uv_close; freed at its close callback); what it holds is given back now (ctl.c). */
+void ctl_client_close(struct ctl_client *c);
+/** c has a line (or a close) waiting: it gets the next turn (ctl.c). Loop thread. */
+void ctl_ready_add(struct ctl_client *c);
 #endif

@@ -16,6 +16,15 @@
  * out are listed for getrpcinfo). The connection side (reading, writing,
  * fairness between clients) is ctl.c's; it hands this file a line and gets
  * the reply text back through ctl_line_finish.
+ *
+ * Memory: a reply's JSON tree is about ten times its text (getblock HASH 3
+ * of a block with 20,001 outputs: a 27 MB tree, 2.7 MB of text), so a
+ * client's reply is kept as text from the moment it is made, and a chain
+ * method's is rendered on the validation thread, which holds one tree at a
+ * time: jobs waiting for the loop hold text only. The text counts against
+ * CTL_MAX_QUEUED_TOTAL as soon as it comes back (ctl_budget_check), and a
+ * chain call starts only when the bytes held and those it and the jobs out
+ * are likely to bring fit it (ctl_line_step, ctl_reply_room).
  */
 #include "daemon/ctl_internal.h"
 
@@ -35,6 +44,9 @@ struct ctl_job {
 	json_t *args; /**< a deep copy: the validation thread's until the work is done */
 	struct ctl_result res;
 	bool legacy; /**< a JSON-RPC 1.0 request: answered in its shape */
+	bool render; /**< the validation thread renders the result into `text` */
+	char *text;  /**< the result as text (then res.result is NULL), or NULL */
+	size_t text_len;
 	/* On d->ctl.inflight from its post until it is back: getrpcinfo lists it. */
 	struct ctl_job *in_prev, *in_next;
 	uint64_t start_ns; /**< uv_hrtime() at the post */
@@ -137,7 +149,48 @@ static void job_work(struct chain *chain, struct val_job *vj)
 		j->m->chain_fn(chain, &j->ctx, j->args, &j->res);
 	json_decref(j->args);
 	j->args = NULL;
+	/* Rendered here, where the tree was built: the loop gets a tenth of
+	 * the memory, and only one tree exists at a time. */
+	if (j->render && !j->res.err_code && j->res.result) {
+		j->text = json_format(j->res.result, JSON_COMPACT);
+		if (j->text) {
+			j->text_len = strlen(j->text);
+			json_decref(j->res.result);
+			j->res.result = NULL;
+		}
+	}
 }
+
+/* Around a result's text (taken): the response as response() and
+ * json_format would write it ("jsonrpc" first; 1.0: "error" last). NULL
+ * when out of memory (the text is freed). */
+static char *wrap_text(json_t *id, bool legacy, char *result, size_t rlen, size_t *len)
+{
+	const char *pre = legacy ? "{\"result\":" : "{\"jsonrpc\":\"2.0\",\"result\":";
+	const char *mid = ",\"id\":";
+	const char *post = legacy ? ",\"error\":null}" : "}";
+	char *idt = json_format(id ? id : json_null(), JSON_COMPACT);
+	size_t np = strlen(pre), nm = strlen(mid), ni = idt ? strlen(idt) : 0, nq = strlen(post);
+	size_t n = np + rlen + nm + ni + nq;
+	/* Grown in place: a large text is its own mapping and mremap moves
+	 * no bytes, where a second buffer would hold the reply twice. */
+	char *t = idt ? xrealloc(result, n + 1) : NULL;
+	if (!t) {
+		xfree(idt);
+		xfree(result);
+		return NULL;
+	}
+	memmove(t + np, t, rlen);
+	memcpy(t, pre, np);
+	memcpy(t + np + rlen, mid, nm);
+	memcpy(t + np + rlen + nm, idt, ni);
+	memcpy(t + np + rlen + nm + ni, post, nq + 1);
+	xfree(idt);
+	*len = n;
+	return t;
+}
+
+static void slot_set_text(struct ctl_line *L, size_t k, char *t, size_t n);
 
 /* Loop thread: the result goes into its slot; the last one answers the line. */
 static void job_done(struct daemon *d, struct val_job *vj)
@@ -146,24 +199,48 @@ static void job_done(struct daemon *d, struct val_job *vj)
 	struct ctl_line *L = j->line;
 	if (vj->cancelled) {
 		json_decref(j->args);
+		xfree(j->text);
+		j->text = NULL;
 		ctl_fail(&j->res, CTL_MISC_ERROR, "peerd is shutting down");
 	} else if (j->m->finish && !j->res.err_code) {
 		j->m->finish(d, NULL, &j->res);
 	}
-	json_t *r = response(j->id, !j->id, &j->res, &L->flags);
-	if (j->legacy)
-		r = legacy_shape(r);
-	if (j->id) {
-		L->slots[j->slot] = r;
-		slot_pack(L, j->slot);
+	size_t n = 0;
+	if (j->text) {
+		/* Its tree was freed on the validation thread: count it toward
+		 * the next malloc_trim, as the P2P side counts what it frees. */
+		recvbudget_note_freed(d, (uint64_t)j->text_len * CTL_TREE_PER_TEXT);
+		char *t = L->orphan ? NULL : wrap_text(j->id, j->legacy, j->text, j->text_len, &n);
+		if (L->orphan)
+			xfree(j->text);
+		j->text = NULL;
+		if (j->res.stop)
+			L->flags |= CTL_REPLY_STOP;
+		if (t)
+			slot_set_text(L, j->slot, t, n);
+		else if (!L->orphan)
+			L->slots[j->slot] =
+			    ctl_error_obj(json_incref(j->id), CTL_INTERNAL_ERROR, "out of memory");
+	} else {
+		json_t *r = response(j->id, !j->id, &j->res, &L->flags);
+		if (j->legacy)
+			r = legacy_shape(r);
+		if (L->orphan)
+			json_decref(r); /* the client left: nobody reads it */
+		else if (j->id)
+			L->slots[j->slot] = r;
 	}
+	if (!L->orphan && j->id) {
+		slot_pack(L, j->slot);
+		n = L->texts[j->slot] ? strlen(L->texts[j->slot]) : 0;
+	}
+	ctl_budget_note_reply(d, n);
 	json_decref(j->id);
 	inflight_remove(d, j);
 	xfree(j);
 	if (d->ctl.jobs)
 		d->ctl.jobs--;
-	if (d->ctl.ready && d->ctl.turn_init)
-		(void)uv_idle_start(&d->ctl.turn, ctl_turn_cb);
+	ctl_reply_kick(d);
 	/* Done when every request started and every job is back (or
 	 * the client left: requests not started are never answered). */
 	if (--L->outstanding == 0 && (L->next == L->n || !L->c))
@@ -202,6 +279,8 @@ static bool post_chain(struct daemon *d, struct ctl_line *L, size_t slot,
 	j->ctx.conf = d->conf;
 	j->args = copy;
 	j->legacy = legacy;
+	/* A finish needs the tree on the loop; a notification gets no reply. */
+	j->render = L->texts && !m->finish && id;
 	inflight_add(d, j);
 	if (validation_post(d, &j->base)) {
 		inflight_remove(d, j);
@@ -276,6 +355,24 @@ static void handle_request(struct daemon *d, struct ctl_line *L, size_t slot, js
 		*out = legacy_shape(*out);
 }
 
+void ctl_line_orphan(struct ctl_line *L)
+{
+	L->orphan = true;
+	json_decref(L->v);
+	L->v = NULL;
+	for (size_t i = 0; i < L->n; i++) {
+		json_decref(L->slots[i]);
+		L->slots[i] = NULL;
+		if (L->texts) {
+			xfree(L->texts[i]);
+			L->texts[i] = NULL;
+		}
+	}
+	L->d->ctl.line_bytes -= L->text_bytes;
+	recvbudget_note_freed(L->d, L->text_bytes);
+	L->text_bytes = 0;
+}
+
 void ctl_line_free(struct ctl_line *L)
 {
 	json_decref(L->v);
@@ -291,6 +388,15 @@ void ctl_line_free(struct ctl_line *L)
 	xfree(L);
 }
 
+/* Reply k of a client line is text t (n bytes, taken): counted at once. */
+static void slot_set_text(struct ctl_line *L, size_t k, char *t, size_t n)
+{
+	L->texts[k] = t;
+	L->text_bytes += n;
+	L->d->ctl.line_bytes += n;
+	ctl_budget_check(L->d);
+}
+
 /* A client line's reply k as text, now (its tree goes). */
 static void slot_pack(struct ctl_line *L, size_t k)
 {
@@ -301,51 +407,22 @@ static void slot_pack(struct ctl_line *L, size_t k)
 	L->slots[k] = NULL;
 	if (!t)
 		return; /* out of memory: that reply is lost, as in send_json */
-	size_t n = strlen(t);
-	L->texts[k] = t;
-	L->text_bytes += n;
-	L->d->ctl.line_bytes += n;
-	if (L->d->ctl.queued + L->d->ctl.line_bytes > CTL_MAX_QUEUED_TOTAL)
-		ctl_drop_largest_queue(L->d);
+	slot_set_text(L, k, t, strlen(t));
 }
 
-/* A client line's reply as one text (xmalloc'd, *len bytes), or NULL for none. */
-char *ctl_line_text(struct ctl_line *L, size_t *len)
+char **ctl_line_take_texts(struct ctl_line *L, size_t *n)
 {
-	size_t total = 2, count = 0;
-	for (size_t i = 0; i < L->n; i++) {
-		if (L->texts[i]) {
-			total += strlen(L->texts[i]) + 1;
-			count++;
-		}
-	}
+	size_t count = 0;
+	for (size_t i = 0; i < L->n; i++)
+		count += L->texts[i] != NULL;
+	*n = L->n;
 	if (!count)
 		return NULL;
-	if (!L->batch) {
-		char *t = L->texts[0];
-		L->texts[0] = NULL;
-		*len = strlen(t);
-		L->text_bytes -= *len;
-		L->d->ctl.line_bytes -= *len;
-		return t;
-	}
-	char *out = xmalloc(total);
-	if (!out)
-		return NULL;
-	size_t at = 0;
-	out[at++] = '[';
-	for (size_t i = 0; i < L->n; i++) {
-		if (!L->texts[i])
-			continue;
-		if (at > 1)
-			out[at++] = ',';
-		size_t n = strlen(L->texts[i]);
-		memcpy(out + at, L->texts[i], n);
-		at += n;
-	}
-	out[at++] = ']';
-	*len = at;
-	return out;
+	char **t = L->texts;
+	L->texts = NULL;
+	L->d->ctl.line_bytes -= L->text_bytes;
+	L->text_bytes = 0;
+	return t;
 }
 
 /* The reply to a finished line: the single response, or the batch's array
@@ -369,17 +446,33 @@ static json_t *line_assemble(struct ctl_line *L)
 	return a;
 }
 
-/* Start up to `max` more of L's requests; the parsed line goes once all started. */
-void ctl_line_step(struct daemon *d, struct ctl_line *L, size_t max)
+/* Would handle_request post req to the validation thread? */
+static bool posts_job(const struct daemon *d, const struct ctl_line *L, json_t *req)
 {
-	for (; max && L->next < L->n; max--, L->next++) {
-		handle_request(d, L, L->next, L->batch ? json_array_get(L->v, L->next) : L->v);
+	json_t *name = json_is_object(req) ? json_object_get(req, "method") : NULL;
+	const struct ctl_method *m =
+	    json_is_string(name) ? ctl_method_lookup(json_string_value(name)) : NULL;
+	return m && m->chain_fn && L->c && d->val.started;
+}
+
+/* Start up to `max` more of L's requests; the parsed line goes once all started. */
+bool ctl_line_step(struct daemon *d, struct ctl_line *L, size_t max)
+{
+	/* An orphan's client is closing: the rest is never answered. */
+	for (; max && L->next < L->n && !L->orphan; max--, L->next++) {
+		json_t *req = L->batch ? json_array_get(L->v, L->next) : L->v;
+		/* A chain call's reply is counted before it is built: it waits
+		 * while the budget has no room for what it may bring. */
+		if (posts_job(d, L, req) && !ctl_reply_room(d, L->c))
+			return false;
+		handle_request(d, L, L->next, req);
 		slot_pack(L, L->next);
 	}
 	if (L->next == L->n) {
 		json_decref(L->v);
 		L->v = NULL;
 	}
+	return true;
 }
 
 /*

@@ -46,6 +46,7 @@
 
 #include "base/version.h"
 #include "conf/conf.h"
+#include "daemon/ctl_budget.h"
 #include "daemon/hset.h"
 #include "daemon/log.h"
 #include "daemon/orphan.h"
@@ -769,6 +770,7 @@ struct ctl_server {
 	uint32_t n_live;          /**< clients not closing */
 	uint64_t queued;          /**< reply bytes queued to all clients */
 	uint64_t line_bytes;      /**< reply text of lines still being answered */
+	struct ctl_budget budget; /**< reply budget (ctl_budget.c) */
 	uint32_t jobs;            /**< chain jobs of clients' lines out now */
 	uint64_t read_bytes;      /**< read buffers allocated for all clients */
 	struct ctl_client *ready; /**< clients with a request line waiting its turn */

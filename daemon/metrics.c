@@ -26,10 +26,20 @@
 
 /** The text is rebuilt this often (Prometheus' fastest usual scrape interval is 1 s). */
 #define METRICS_REBUILD_MS 1000
-/** HTTP clients served at once; a scraper needs one. */
-#define METRICS_MAX_CLIENTS 16
-/** An idle HTTP connection is closed after this many seconds. */
-#define METRICS_CONN_TIMEOUT_S 10
+/*
+ * Slow clients must not hold the endpoint (issue 18). MHD's one polling
+ * thread (epoll) never waits on a connection, but a connection counts
+ * against the limit until it closes or times out, and at the limit new
+ * ones wait in the listen backlog: 16 idle connections stopped /metrics,
+ * and a burst of 200 half requests held it for ~2.5 minutes (16 every 10
+ * s). So the limit is far above what scrapers need, and a connection that
+ * sends nothing for a few seconds goes. Each may cost MHD's 32 KiB pool
+ * and a file descriptor.
+ */
+/** HTTP connections open at once (a scraper needs one; slow clients get the rest). */
+#define METRICS_MAX_CLIENTS 256
+/** A connection idle this many seconds (no request, or half of one) is closed. */
+#define METRICS_CONN_TIMEOUT_S 5
 
 struct metrics {
 	struct daemon *d;

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import threading
 import time
@@ -229,6 +230,46 @@ def test_scraping_never_blocks_the_loop(metered):
     assert worst < 1.0, "a pong took %.3fs while metrics were scraped" % worst
     # The control socket answers too.
     assert d.rpc("getstats")["peers"]["inbound"] == 1
+
+
+IDLE_CONNS = 16      # held open, never a byte sent (issue 18: this many stopped /metrics)
+HALF_REQUESTS = 200  # then a burst that each send half a request and wait
+SCRAPE_MAX_S = 2.0
+
+
+def _timed_scrape(port):
+    t0 = time.monotonic()
+    status, _, body = scrape(port, timeout=SCRAPE_MAX_S + 3)
+    return status, body, time.monotonic() - t0
+
+
+def test_idle_and_half_open_connections_do_not_block_metrics(metered):
+    """Slow clients cannot hold the endpoint: /metrics answers within
+    SCRAPE_MAX_S while IDLE_CONNS idle connections and HALF_REQUESTS half
+    requests are open, and the control socket and P2P side with it."""
+    d, port = metered, metered.metrics_port
+    assert _timed_scrape(port)[0] == 200
+    held = []
+    try:
+        for _ in range(IDLE_CONNS):
+            held.append(socket.create_connection(("127.0.0.1", port), timeout=5))
+        status, body, took = _timed_scrape(port)
+        assert status == 200 and "peerd_" in body and took < SCRAPE_MAX_S, (status, took)
+        for _ in range(HALF_REQUESTS):
+            s = socket.create_connection(("127.0.0.1", port), timeout=5)
+            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: slow")
+            held.append(s)
+        for _ in range(3):
+            status, body, took = _timed_scrape(port)
+            assert status == 200 and "peerd_" in body and took < SCRAPE_MAX_S, (status, took)
+            time.sleep(0.5)
+        assert d.rpc("uptime") >= 0
+        d.connected_peer().close()
+    finally:
+        for s in held:
+            s.close()
+    # They are gone, or time out: the endpoint serves as before.
+    assert _timed_scrape(port)[0] == 200
 
 
 def test_grafana_dashboard_asks_only_for_exported_series(metered):
