@@ -127,6 +127,11 @@ CHAIN_WUR int chain_reject(struct chain_state *st, enum chain_result result, con
 /** Clear a verdict to CHAIN_RESULT_UNSET with empty strings. */
 void chain_state_clear(struct chain_state *st);
 
+/** Log levels of chain_log_fn, as the daemon's. */
+enum chain_log_level { CHAIN_LOG_ERROR, CHAIN_LOG_WARN, CHAIN_LOG_INFO, CHAIN_LOG_DEBUG };
+/** Where chain/ logs (the daemon's logger; NULL: nowhere). Validating thread. */
+typedef void (*chain_log_fn)(void *arg, enum chain_log_level level, const char *msg);
+
 #define PEERD_CHAIN_PARTS
 #include "chain/index.h"
 #include "chain/coins.h"
@@ -140,11 +145,6 @@ void chain_state_clear(struct chain_state *st);
 
 /* ---------------------------------------------------------------------- */
 /* The chain: index, coins, block store and the active chain together      */
-
-/** Log levels of chain_log_fn, as the daemon's. */
-enum chain_log_level { CHAIN_LOG_ERROR, CHAIN_LOG_WARN, CHAIN_LOG_INFO, CHAIN_LOG_DEBUG };
-/** Where chain/ logs (the daemon's logger; NULL: nowhere). Validating thread. */
-typedef void (*chain_log_fn)(void *arg, enum chain_log_level level, const char *msg);
 
 /** Default coins cache, MiB (Core's -dbcache). */
 #define CHAIN_DBCACHE_DEFAULT_MIB 450

@@ -312,7 +312,7 @@ int chain_open(struct chain **out, const struct chain_config *cfg)
 	}
 	if (!(sub = join(c->dir, "chainstate")))
 		goto fail;
-	if ((err = chain_db_open(&c->db, sub)))
+	if ((err = chain_db_open_logged(&c->db, sub, cfg->log, cfg->log_arg)))
 		goto fail;
 	xfree(sub);
 	if (!(sub = join(c->dir, "blocks")))

@@ -17,11 +17,18 @@
  * - The map only grows between transactions (LMDB's rule for
  *   mdb_env_set_mapsize); a write that hits MDB_MAP_FULL is aborted and
  *   run again from the start, which chain_db_write's contract allows.
+ * - Damage is an error, never a crash (issue 18): a data file shorter
+ *   than its meta page says is refused before any other page is touched
+ *   (a read past the end of the file would be SIGBUS inside liblmdb), and
+ *   LMDB's assertions, which otherwise abort(), stop peerd with a message
+ *   that names the recovery.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <lmdb.h>
 
@@ -54,6 +61,8 @@ struct chain_db {
 	size_t map_size;
 	char *dir;
 	struct chain_db_counters ctr;
+	chain_log_fn log; /* where open errors go (NULL: stderr) */
+	void *log_arg;
 };
 
 struct chain_db_txn {
@@ -72,6 +81,22 @@ struct chain_db_cursor {
 void chain_db_test_initial_map(size_t bytes)
 {
 	test_initial_map = bytes;
+}
+
+/* One error line to the chain's log, or stderr without one. */
+static void say(const struct chain_db *db, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void say(const struct chain_db *db, const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (db->log)
+		db->log(db->log_arg, CHAIN_LOG_ERROR, msg);
+	else
+		fprintf(stderr, "chain: %s\n", msg);
 }
 
 /* LMDB's and the system's errors as chain_err. */
@@ -178,10 +203,10 @@ static int check_version(struct chain_db *db, MDB_txn *txn)
 			if (rc)
 				return map_err(rc);
 			if (st.ms_entries) {
-				fprintf(stderr,
-				        "chain: %s: chainstate has records but no format version "
-				        "(not written by peerd?)\n",
-				        db->dir);
+				say(db,
+				    "%s: chainstate has records but no format version "
+				    "(not written by peerd?)",
+				    db->dir);
 				return CHAIN_ECORRUPT;
 			}
 		}
@@ -195,10 +220,10 @@ static int check_version(struct chain_db *db, MDB_txn *txn)
 		return map_err(rc);
 	uint32_t found = v.mv_size == 4 ? proto_le32(v.mv_data) : 0;
 	if (v.mv_size != 4 || found != DB_FORMAT_VERSION) {
-		fprintf(stderr,
-		        "chain: %s: unknown chainstate format version %u (record of %zu bytes); "
-		        "this peerd reads version %u: reindex or use the matching peerd\n",
-		        db->dir, (unsigned)found, v.mv_size, DB_FORMAT_VERSION);
+		say(db,
+		    "%s: unknown chainstate format version %u (record of %zu bytes); "
+		    "this peerd reads version %u: " CHAIN_DB_RECOVER " or use the matching peerd",
+		    db->dir, (unsigned)found, v.mv_size, DB_FORMAT_VERSION, db->dir);
 		return CHAIN_ECORRUPT;
 	}
 	return 0;
@@ -220,7 +245,66 @@ static int open_tables(struct chain_db *db)
 	return map_err(mdb_txn_commit(txn));
 }
 
+/*
+ * LMDB calls this instead of abort() when one of its assertions fails,
+ * which on a damaged file it does (a page of the wrong kind where a
+ * branch was expected). LMDB's state is then unknown, possibly with its
+ * write lock held, so there is no returning into it: say what happened
+ * and what to do, and end the process with an error status instead of a
+ * core dump. Nothing is lost that a restart would have: the block files
+ * are intact and the chain state is to be rebuilt anyway.
+ */
+static void on_assert(MDB_env *env, const char *msg)
+{
+	struct chain_db *db = mdb_env_get_userctx(env);
+	if (db)
+		say(db, "Corrupted block database detected: %s: LMDB: %s. " CHAIN_DB_RECOVER,
+		    db->dir, msg, db->dir);
+	else
+		fprintf(stderr, "chain: Corrupted block database detected: LMDB: %s\n", msg);
+	_exit(1);
+}
+
+/*
+ * After mdb_env_open, which read the two meta pages with read() and
+ * mapped the file, and before anything else: every page up to the meta
+ * page's last page number must be inside the file. A shorter file (cut
+ * by a full disk, a copy that stopped, a bad restore) would fault with
+ * SIGBUS the first time LMDB touched the missing pages.
+ */
+static int check_file_size(struct chain_db *db)
+{
+	MDB_envinfo info;
+	MDB_stat st;
+	int rc = mdb_env_info(db->env, &info);
+	if (!rc)
+		rc = mdb_env_stat(db->env, &st);
+	if (rc)
+		return map_err(rc);
+	char path[4096];
+	struct stat fs;
+	if ((size_t)snprintf(path, sizeof(path), "%s/data.mdb", db->dir) >= sizeof(path))
+		return CHAIN_EIO;
+	if (stat(path, &fs))
+		return CHAIN_EIO;
+	uint64_t need = ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
+	if ((uint64_t)fs.st_size < need) {
+		say(db,
+		    "Corrupted block database detected: %s is %llu bytes, but its last page "
+		    "(%zu, of %u bytes) ends at %llu: the file was cut short. " CHAIN_DB_RECOVER,
+		    path, (unsigned long long)fs.st_size, (size_t)info.me_last_pgno, st.ms_psize,
+		    (unsigned long long)need, db->dir);
+		return CHAIN_ECORRUPT;
+	}
+	return 0;
+}
+
 int chain_db_open(struct chain_db **out, const char *dir)
+{
+	return chain_db_open_logged(out, dir, NULL, NULL);
+}
+
+int chain_db_open_logged(struct chain_db **out, const char *dir, chain_log_fn log, void *log_arg)
 {
 	*out = NULL;
 	if (mkdir(dir, 0700) && errno != EEXIST)
@@ -229,11 +313,17 @@ int chain_db_open(struct chain_db **out, const char *dir)
 	if (!db)
 		return CHAIN_ENOMEM;
 	int err = CHAIN_ENOMEM;
+	db->log = log;
+	db->log_arg = log_arg;
 	db->dir = xstrdup(dir);
 	if (!db->dir)
 		goto fail;
 	db->map_size = test_initial_map ? test_initial_map : DB_DEFAULT_MAP;
 	int rc = mdb_env_create(&db->env);
+	if (!rc)
+		rc = mdb_env_set_userctx(db->env, db);
+	if (!rc)
+		rc = mdb_env_set_assert(db->env, on_assert);
 	if (!rc)
 		rc = mdb_env_set_maxdbs(db->env, CHAIN_TABLE__COUNT);
 	if (!rc)
@@ -242,8 +332,14 @@ int chain_db_open(struct chain_db **out, const char *dir)
 		rc = mdb_env_open(db->env, dir, MDB_NOTLS, 0600);
 	if (rc) {
 		err = map_err(rc);
+		if (err == CHAIN_ECORRUPT)
+			say(db,
+			    "Corrupted block database detected: %s: LMDB: %s. " CHAIN_DB_RECOVER,
+			    dir, mdb_strerror(rc), dir);
 		goto fail;
 	}
+	if ((err = check_file_size(db)))
+		goto fail;
 	/* An existing environment keeps the larger map it grew to. */
 	MDB_envinfo info;
 	if (!mdb_env_info(db->env, &info))
