@@ -53,7 +53,8 @@ enum chain_err {
 	CHAIN_EOVERFLOW = -8, /**< a size or count over its limit */
 	CHAIN_ELOCKED = -9,   /**< another process holds the data directory */
 	CHAIN_EARG = -10,     /**< a caller's argument is out of range */
-	CHAIN_ERR__MIN = -10, /**< lowest code, for range checks and tables; not an error itself */
+	CHAIN_ENOSPC = -11,   /**< the disk is (nearly) full: Core's "Disk space is too low!" */
+	CHAIN_ERR__MIN = -11, /**< lowest code, for range checks and tables; not an error itself */
 };
 
 /** A one-line English description of a chain_err; never NULL. */
@@ -283,6 +284,23 @@ CHAIN_WUR int chain_reconsider(struct chain *c, struct chain_node *n, struct cha
  * block and what), CHAIN_EARG for a bad level, or a fatal error.
  */
 CHAIN_WUR int chain_verify(struct chain *c, int level, int32_t nblocks, struct chain_state *st);
+
+/** Free space that must stay on the disk after any block or undo write (Core's 50 MiB). */
+#define CHAIN_MIN_DISK_SPACE ((uint64_t)50 << 20)
+/**
+ * Core's CheckDiskSpace: 0 when the file system holding `dir` has
+ * CHAIN_MIN_DISK_SPACE + `additional` bytes free for an unprivileged
+ * writer (statvfs f_bavail), CHAIN_ENOSPC when not, CHAIN_EIO when it
+ * cannot be asked. *avail (may be NULL) gets the free bytes. Any thread.
+ */
+CHAIN_WUR int chain_disk_space(const char *dir, uint64_t additional, uint64_t *avail);
+/**
+ * The first write to the block files or the chain state that failed
+ * (CHAIN_ENOSPC: the disk is full; CHAIN_EIO), or 0. From then on the node
+ * must shut down (Core's AbortNode): *msg (may be NULL) gets Core's text
+ * for it ("Disk space is too low!"), static. The chain's thread.
+ */
+int chain_fatal_error(const struct chain *c, const char **msg);
 
 /** Counters of a chain, for getstats. */
 struct chain_stats {

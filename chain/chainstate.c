@@ -65,15 +65,29 @@ static int clear_dirty(struct chain_node *n, void *arg)
 	return 0;
 }
 
+/* Core's FlushStateToDisk reserve: a coin is ~48 bytes on disk and may
+ * be written twice (LMDB copies each page it changes), doubled again for
+ * safety. */
+#define FLUSH_BYTES_PER_COIN 192u
+
 static int flush(struct chain *c, bool empty)
 {
 	int err = chain_store_sync(c->store);
-	if (err)
+	if (err) {
+		chain_disk_failed(c, err, false, "Failed to flush the block files.");
 		return err;
+	}
+	uint64_t need = (uint64_t)chain_coins_dirty(c->coins) * FLUSH_BYTES_PER_COIN;
+	if ((err = chain_disk_space(c->dir, need, NULL)) == CHAIN_ENOSPC) {
+		chain_disk_failed(c, err, false, "Disk space is too low!");
+		return err;
+	}
 	struct flush_arg f = {.c = c};
 	chain_store_tell(c->store, &f.end);
-	if ((err = chain_coins_flush(c->coins, empty, flush_extra, &f)))
+	if ((err = chain_coins_flush(c->coins, empty, flush_extra, &f))) {
+		chain_disk_failed(c, err, false, "Failed to write to coin database.");
 		return err;
+	}
 	(void)chain_index_foreach(c->idx, clear_dirty, NULL);
 	c->flushed_end = f.end;
 	c->last_flush = chain_now(c);
@@ -363,9 +377,17 @@ int chain_close(struct chain *c)
 		return 0;
 	if (c->mp && c->mp->cfg.persist && c->mp->loaded && chain_mempool_save(c))
 		chain_logf(c, CHAIN_LOG_ERROR, "%s", "could not save the mempool");
-	int err = flush(c, true);
-	if (err)
+	int err = 0;
+	if (c->coins_ahead) {
+		/* A block's coins are applied but not its undo data: the database
+		 * stays at the last flush, and the next start replays from there. */
+		chain_logf(c, CHAIN_LOG_WARN, "%s",
+		           "not flushing the chain state after the failed write: the next start "
+		           "replays the blocks stored since the last flush");
+		err = c->fatal;
+	} else if ((err = flush(c, true))) {
 		chain_logf(c, CHAIN_LOG_ERROR, "final flush failed: %s", chain_strerror(err));
+	}
 	free_chain(c);
 	return err;
 }

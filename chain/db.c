@@ -116,9 +116,10 @@ static int map_err(int rc)
 		return CHAIN_EOVERFLOW;
 	case ENOMEM:
 		return CHAIN_ENOMEM;
-	case EIO:
 	case ENOSPC:
 	case EDQUOT:
+		return CHAIN_ENOSPC;
+	case EIO:
 	case EROFS:
 	case EACCES:
 	case EPERM:

@@ -169,6 +169,8 @@ static void thread_main(void *arg)
 		struct view_job *vj = view_update(v);
 		/* The mempool's changes for relay (txrelay.c). */
 		struct val_job *fj = txrelay_feed_take(d, v->chain);
+		/* A failed disk write: the node shuts down (diskspace.c). */
+		struct val_job *fatal = diskspace_fatal_job(v->chain, &v->fatal_reported);
 
 		uv_mutex_lock(&v->mu);
 		v->running = false;
@@ -179,6 +181,8 @@ static void thread_main(void *arg)
 		if (fj)
 			queue_push(&v->out_head, &v->out_tail, fj);
 		queue_push(&v->out_head, &v->out_tail, j);
+		if (fatal)
+			queue_push(&v->out_head, &v->out_tail, fatal);
 		wake_loop_locked(v);
 	}
 	/* Jobs never started go back cancelled: their owners free them. */
