@@ -109,6 +109,7 @@ void chain_nodes_release(struct chain_nodes *a);
 
 struct chain {
 	const struct proto_params *p;
+	char *db_dir;      /**< <dir>/chainstate, for the messages that say to delete it */
 	bool finished_ibd; /**< chain_in_ibd latched to false (Core's m_cached_finished_ibd) */
 	struct chain_config cfg;
 	char *dir;

@@ -359,6 +359,17 @@ void chain_store_close(struct chain_store *s)
 	xfree(s);
 }
 
+int chain_store_file_present(const struct chain_store *s, bool rev, int32_t file, char *path,
+                             size_t cap)
+{
+	if (file < 0 || file_path(s, rev, file, path, cap))
+		return CHAIN_EARG;
+	struct stat st;
+	if (stat(path, &st))
+		return errno == ENOENT ? CHAIN_ENOTFOUND : CHAIN_EIO;
+	return S_ISREG(st.st_mode) ? 0 : CHAIN_ENOTFOUND;
+}
+
 int chain_store_space(const struct chain_store *s, uint64_t additional)
 {
 	return chain_disk_space(s->dir, additional, NULL);

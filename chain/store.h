@@ -126,6 +126,12 @@ CHAIN_WUR int chain_store_scan(struct chain_store *s, const struct chain_pos *fr
                                void *arg);
 
 /**
+ * Whether blk (rev false) or rev file `file` is there; `path` (cap bytes)
+ * gets its name either way. 0, CHAIN_ENOTFOUND, CHAIN_EIO or CHAIN_EARG.
+ */
+CHAIN_WUR int chain_store_file_present(const struct chain_store *s, bool rev, int32_t file,
+                                       char *path, size_t cap);
+/**
  * chain_disk_space for the store's directory: 0 when CHAIN_MIN_DISK_SPACE
  * plus `additional` bytes are free there, CHAIN_ENOSPC or CHAIN_EIO.
  */
