@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from conftest import PEERD_BIN, Peerd
+from conftest import PEERD_BIN, Peerd, wait_for
 
 ADDR = "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"  # BIP173's P2WPKH example, regtest
 BLOCKS = 120
@@ -48,7 +48,11 @@ def start(datadir, *args, timeout=30):
         out, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         p.send_signal(signal.SIGTERM)
-        out, err = p.communicate(timeout=10)
+        try:
+            out, err = p.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
         return None, err
     return p.returncode, err
 
@@ -137,11 +141,12 @@ def test_checkblocks_and_checklevel(node):
     assert "Verifying last %d blocks at level 1" % BLOCKS in err
     d = Peerd(pathlib.Path(os.path.dirname(datadir)), args=["-listen=0", "-checkblocks=0", "-checklevel=0"], listen=False,
               name=os.path.basename(datadir))
-    assert "Verifying last %d blocks at level 0" % BLOCKS in d.log()
+    # The control socket is up before the chain is opened: wait for the line.
+    wait_for(lambda: "Verifying last %d blocks at level 0" % BLOCKS in d.log(), timeout=20, what="the check")
     assert d.stop()[0] == 0
     d = Peerd(pathlib.Path(os.path.dirname(datadir)), args=["-listen=0"], listen=False, name=os.path.basename(datadir))
-    assert "Verifying last 6 blocks at level 3" in d.log()
     assert d.rpc("getbestblockhash") == tip
+    assert "Verifying last 6 blocks at level 3" in d.log()
     assert d.stop()[0] == 0
 
 
@@ -157,28 +162,47 @@ def test_truncated_chainstate(node):
     recovered(datadir, netdir, tip)
 
 
+def lmdb_pages(data, psize=4096):
+    """The pages of LMDB's named database "index" under its root branch page,
+    read from data.mdb as lmdb.h/mdb.c lay it out (64-bit): the newer meta
+    page's main DB root, its F_SUBDATA node "index", that tree's root."""
+    u16 = lambda off: struct.unpack_from("<H", data, off)[0]
+    u64 = lambda off: struct.unpack_from("<Q", data, off)[0]
+
+    def nodes(pg):
+        base = pg * psize
+        lower = u16(base + 12)
+        return [base + u16(base + 16 + 2 * i) for i in range((lower - 16) // 2)]
+
+    # Each meta page: 16-byte page header, then magic, version, address, mapsize,
+    # the free and main MDB_db (48 bytes each: md_root last), last_pg, txnid.
+    metas = [m * psize + 16 for m in (0, 1)]
+    meta = max(metas, key=lambda m: u64(m + 128))
+    main_root = u64(meta + 24 + 48 + 40)
+    for node in nodes(main_root):
+        ksize = u16(node + 6)
+        if data[node + 8:node + 8 + ksize] == b"index":
+            db = node + 8 + ksize  # an MDB_db: md_depth at 6, md_root at 40
+            assert u16(db + 6) >= 2, "the index tree has no branch page"
+            root = u64(db + 40)
+            # A branch node's child page number: mn_lo, mn_hi, mn_flags.
+            return [u16(n) | u16(n + 2) << 16 | u16(n + 4) << 32 for n in nodes(root)]
+    raise AssertionError("no index database in data.mdb")
+
+
 def test_lmdb_assertion_is_not_an_abort(node):
-    """A leaf page of the chainstate marked as a branch page trips an LMDB
-    assertion while the index is read (abort(), SIGABRT, before): peerd
-    says so, names the recovery and exits 1. Leaf pages are tried in order
-    until one is read at startup; the damage of any one of them must not
-    end in abort()."""
+    """The second leaf page of the block index marked as a branch page: LMDB
+    asserts IS_LEAF when the index is walked at startup. That was abort()
+    (SIGABRT); now peerd says the database is corrupt, names the recovery
+    and exits 1, and the recovery works."""
     datadir, netdir, tip = node
     data = os.path.join(netdir, "chainstate", "data.mdb")
-    saved = open(data, "rb").read()
-    psize = 4096
-    leaves = [p for p in range(2, len(saved) // psize) if saved[p * psize + 10] == 0x02]
-    assert leaves
-    hit = False
-    for p in leaves:
-        poke(data, p * psize + 10, b"\x01")
-        rc, err = start(datadir, timeout=10)
-        assert rc != -signal.SIGABRT, "LMDB's assertion aborted peerd:\n" + err[-2000:]
-        if "Assertion" in err:
-            assert rc == 1 and "Corrupted block database detected" in err, (rc, err[-2000:])
-            assert RECOVER % os.path.join(netdir, "chainstate") in err, err
-            hit = True
-            break
-        open(data, "wb").write(saved)
-    assert hit, "no leaf page's damage reached an LMDB assertion"
+    leaves = lmdb_pages(open(data, "rb").read())
+    assert len(leaves) >= 2
+    poke(data, leaves[1] * 4096 + 10, b"\x01")  # mp_flags: P_BRANCH
+    rc, err = start(datadir)
+    assert rc != -signal.SIGABRT, "LMDB's assertion aborted peerd:\n" + err[-2000:]
+    assert rc == 1, (rc, err[-2000:])
+    assert "Corrupted block database detected" in err and "Assertion 'IS_LEAF(mp)' failed" in err, err
+    assert RECOVER % os.path.join(netdir, "chainstate") in err, err
     recovered(datadir, netdir, tip)
