@@ -163,7 +163,7 @@ def test_truncated_chainstate(node):
 
 
 def lmdb_pages(data, psize=4096):
-    """The pages of LMDB's named database "index" under its root branch page,
+    """The root branch page of LMDB's named database "index" and the pages under it,
     read from data.mdb as lmdb.h/mdb.c lay it out (64-bit): the newer meta
     page's main DB root, its F_SUBDATA node "index", that tree's root."""
     u16 = lambda off: struct.unpack_from("<H", data, off)[0]
@@ -186,7 +186,7 @@ def lmdb_pages(data, psize=4096):
             assert u16(db + 6) >= 2, "the index tree has no branch page"
             root = u64(db + 40)
             # A branch node's child page number: mn_lo, mn_hi, mn_flags.
-            return [u16(n) | u16(n + 2) << 16 | u16(n + 4) << 32 for n in nodes(root)]
+            return root, [u16(n) | u16(n + 2) << 16 | u16(n + 4) << 32 for n in nodes(root)]
     raise AssertionError("no index database in data.mdb")
 
 
@@ -197,12 +197,29 @@ def test_lmdb_assertion_is_not_an_abort(node):
     and exits 1, and the recovery works."""
     datadir, netdir, tip = node
     data = os.path.join(netdir, "chainstate", "data.mdb")
-    leaves = lmdb_pages(open(data, "rb").read())
+    _, leaves = lmdb_pages(open(data, "rb").read())
     assert len(leaves) >= 2
     poke(data, leaves[1] * 4096 + 10, b"\x01")  # mp_flags: P_BRANCH
     rc, err = start(datadir)
     assert rc != -signal.SIGABRT, "LMDB's assertion aborted peerd:\n" + err[-2000:]
     assert rc == 1, (rc, err[-2000:])
     assert "Corrupted block database detected" in err and "Assertion 'IS_LEAF(mp)' failed" in err, err
+    assert RECOVER % os.path.join(netdir, "chainstate") in err, err
+    recovered(datadir, netdir, tip)
+
+
+def test_lmdb_led_past_the_file_is_not_a_crash(node):
+    """The block index's root page overwritten with 0xff (its node offsets
+    and child page numbers): LMDB follows them past the end of the file,
+    which was SIGBUS. The fault is caught inside LMDB's map: peerd says the
+    database is corrupt, names the recovery and exits 1."""
+    datadir, netdir, tip = node
+    data = os.path.join(netdir, "chainstate", "data.mdb")
+    root, _ = lmdb_pages(open(data, "rb").read())
+    poke(data, root * 4096 + 16, b"\xff" * 200)
+    rc, err = start(datadir)
+    assert rc != -signal.SIGBUS and rc != -signal.SIGSEGV, "peerd crashed:\n" + err[-2000:]
+    assert rc == 1, (rc, err[-2000:])
+    assert "Corrupted block database detected" in err and "sent LMDB outside the file" in err, err
     assert RECOVER % os.path.join(netdir, "chainstate") in err, err
     recovered(datadir, netdir, tip)
