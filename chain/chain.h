@@ -296,7 +296,8 @@ CHAIN_WUR int chain_verify(struct chain *c, int level, int32_t nblocks, struct c
 CHAIN_WUR int chain_disk_space(const char *dir, uint64_t additional, uint64_t *avail);
 /**
  * The first write to the block files or the chain state that failed
- * (CHAIN_ENOSPC: the disk is full; CHAIN_EIO), or 0. From then on the node
+ * (CHAIN_ENOSPC: the disk is full; CHAIN_EIO), CHAIN_ECORRUPT once a
+ * damaged database page was found (chain_db_broken), or 0. From then on the node
  * must shut down (Core's AbortNode): *msg (may be NULL) gets Core's text
  * for it ("Disk space is too low!"), static. The chain's thread.
  */

@@ -736,10 +736,10 @@ int chain_db_cursor_next(struct chain_db_cursor *c, const uint8_t **key, size_t 
 	return err;
 }
 
-int chain_db_foreach(struct chain_db *db, enum chain_table table,
-                     int (*fn)(const void *key, size_t klen, const void *val, size_t vlen,
-                               void *arg),
-                     void *arg)
+static int db_foreach(struct chain_db *db, enum chain_table table,
+                      int (*fn)(const void *key, size_t klen, const void *val, size_t vlen,
+                                void *arg),
+                      void *arg)
 {
 	struct chain_db_cursor *c;
 	int err = chain_db_cursor_open(db, table, &c);
@@ -760,6 +760,28 @@ int chain_db_foreach(struct chain_db *db, enum chain_table table,
 	}
 	chain_db_cursor_close(c);
 	return err;
+}
+
+/* Under a guard as a whole: fn reads values in the map too. */
+int chain_db_foreach(struct chain_db *db, enum chain_table table,
+                     int (*fn)(const void *key, size_t klen, const void *val, size_t vlen,
+                               void *arg),
+                     void *arg)
+{
+	if (db->broken)
+		return CHAIN_ECORRUPT;
+	struct guard g;
+	guard_push(&g, db);
+	if (sigsetjmp(g.jb, 0))
+		return guard_fault(&g);
+	int err = db_foreach(db, table, fn, arg);
+	guard_pop(&g);
+	return err;
+}
+
+bool chain_db_broken(const struct chain_db *db)
+{
+	return db->broken;
 }
 
 uint64_t chain_db_disk_size(struct chain_db *db)

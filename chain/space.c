@@ -15,6 +15,7 @@
 #include <sys/statvfs.h>
 
 #include "chain/internal.h"
+#include "chain/coins_internal.h"
 
 int chain_disk_space(const char *dir, uint64_t additional, uint64_t *avail)
 {
@@ -53,6 +54,12 @@ void chain_disk_failed(struct chain *c, int err, bool coins_ahead, const char *w
 
 int chain_fatal_error(const struct chain *c, const char **msg)
 {
+	if (!c->fatal && c->db && chain_db_broken(c->db)) {
+		/* db.c said what and how to recover when it caught the fault. */
+		if (msg)
+			*msg = "Corrupted block database detected";
+		return CHAIN_ECORRUPT;
+	}
 	if (msg)
 		*msg = c->fatal ? c->fatal_msg : NULL;
 	return c->fatal;

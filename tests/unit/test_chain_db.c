@@ -113,6 +113,26 @@ static void test_truncated_file(void **state)
 	tu_rmtree(dir);
 }
 
+/* Core's CheckDiskSpace: 50 MiB must stay free beyond what is asked. */
+static void test_disk_space(void **state)
+{
+	(void)state;
+	char dir[TU_TMPDIR_MAX];
+	tu_tmpdir(dir, "space");
+	uint64_t avail = 0;
+	int rc = chain_disk_space(dir, 0, &avail);
+	assert_int_equal(rc, avail >= CHAIN_MIN_DISK_SPACE ? 0 : CHAIN_ENOSPC);
+	/* Asking for all that is free leaves less than the margin. */
+	CHECK_ERR(chain_disk_space(dir, avail, NULL), CHAIN_ENOSPC);
+	CHECK_ERR(chain_disk_space(dir, UINT64_MAX - 1, NULL), CHAIN_ENOSPC);
+	/* Half of what is free beyond the margin (others write to this disk
+	 * meanwhile, but not that much). */
+	if (avail > 2 * CHAIN_MIN_DISK_SPACE)
+		CHECK(chain_disk_space(dir, (avail - CHAIN_MIN_DISK_SPACE) / 2, NULL));
+	CHECK_ERR(chain_disk_space("/nonexistent/peerd-space", 0, NULL), CHAIN_EIO);
+	tu_rmtree(dir);
+}
+
 static void test_put_get_del_walk(void **state)
 {
 	(void)state;
@@ -623,6 +643,7 @@ int main(void)
 	    cmocka_unit_test(test_put_get_del_walk),
 	    cmocka_unit_test(test_format_version),
 	    cmocka_unit_test(test_truncated_file),
+	    cmocka_unit_test(test_disk_space),
 	    cmocka_unit_test(test_map_resized_by_other_process),
 	    cmocka_unit_test(test_foreach_returns_fn_error),
 	    cmocka_unit_test(test_varint_vectors),
