@@ -746,15 +746,15 @@ void validation_status(const struct daemon *d, char *out, size_t len);
 
 /* ---- diskspace.c: a full disk is a clean shutdown, as Core's --------------- */
 
-/** Startup, before the chain is opened: 50 MiB free in the netdir and blocks/, or -ENOSPC (logged).
- */
+/** Startup, before the chain opens: 50 MiB free in the netdir and blocks/, or -ENOSPC (logged). */
 int diskspace_startup(struct daemon *d);
 /** Every tick: every 5 minutes, blocks/ below 100 MiB free shuts peerd down. Loop thread. */
 void diskspace_tick(struct daemon *d, uint64_t now);
 /**
  * Validation thread, after a job: when the chain latched a failed write
- * (chain_fatal_error) not yet reported, a job whose done callback logs
- * Core's fatal error and shuts down with exit status 1; else NULL.
+ * or a damaged database (chain_fatal_error) not yet reported, a job whose
+ * done callback logs Core's fatal error and shuts down with exit status 1;
+ * else NULL.
  */
 struct val_job *diskspace_fatal_job(struct chain *c, bool *reported);
 
@@ -1003,13 +1003,15 @@ struct daemon {
 	bool network_inactive; /**< setnetworkactive false: no P2P activity */
 	uv_timer_t shutdown_timer;
 	bool shutting_down;
-	int exit_status;        /**< peerd's exit status once stopped (1: fatal error) */
-	uint64_t disk_check_at; /**< loop time of the next free-space check (diskspace.c) */
-	uint64_t disk_check_ms; /**< between free-space checks */
-	int lock_fd;            /**< <netdir>/.lock, held while running; valid only when `locked` */
+	int lock_fd; /**< <netdir>/.lock, held while running; valid only when `locked` */
 	bool locked;
 	uint64_t last_status_ms;
 	char last_status[192];
+
+	/* a full disk, a fatal error (diskspace.c) */
+	int exit_status;        /**< peerd's exit status once stopped (1: fatal error) */
+	uint64_t disk_check_at; /**< loop time of the next free-space check */
+	uint64_t disk_check_ms; /**< between free-space checks */
 
 	struct ctl_server ctl;
 	struct inv_state inv;

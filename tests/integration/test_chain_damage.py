@@ -233,6 +233,8 @@ def test_chainstate_cut_while_running(node):
     datadir, netdir, tip = node
     d = Peerd(pathlib.Path(os.path.dirname(datadir)), args=["-listen=0"], listen=False,
               name=os.path.basename(datadir))
+    # Answered once the chain is loaded (the socket is up before that).
+    assert d.rpc("getbestblockhash") == tip
     os.truncate(os.path.join(netdir, "chainstate", "data.mdb"), 2 * 4096)
     with pytest.raises(Exception) as e:
         d.rpc("gettxoutsetinfo")
