@@ -90,8 +90,10 @@ int chain_accept_block(struct chain *c, const uint8_t *raw, size_t len, struct p
 	}
 	struct chain_pos written;
 	if (!pos) {
-		if ((err = chain_store_write_block(c->store, raw, len, &written)))
+		if ((err = chain_store_write_block(c->store, raw, len, &written))) {
+			chain_disk_failed(c, err, false, "Failed to write block.");
 			return err;
+		}
 		pos = &written;
 		/* The frame checksum, for serving without hashing: the one the
 		 * block arrived with when the caller knows it, else computed

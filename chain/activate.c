@@ -17,6 +17,11 @@
 
 #include "chain/mempool_internal.h"
 
+/* Free space asked for before a block is connected, beyond
+ * CHAIN_MIN_DISK_SPACE: room for its undo record, which is of the order
+ * of the block's size (at most 4 MB). */
+#define UNDO_ROOM ((uint64_t)8 << 20)
+
 int chain_nodes_push(struct chain_nodes *a, struct chain_node *n)
 {
 	if (a->n == a->cap) {
@@ -229,6 +234,13 @@ static int connect_tip(struct chain *c, struct chain_node *n, struct chain_state
 	int err = read_block(c, n);
 	if (err)
 		return err;
+	/* The undo record is written after the coins have changed: find a
+	 * full disk before, when giving up still leaves them as they were. A
+	 * block's undo data is of the order of its size, which UNDO_ROOM bounds. */
+	if (n->prev && (err = chain_store_space(c->store, UNDO_ROOM)) == CHAIN_ENOSPC) {
+		chain_disk_failed(c, err, false, "Disk space is too low!");
+		return err;
+	}
 	struct chain_block_undo undo;
 	chain_block_undo_init(&undo);
 	struct chain_connect_info info;
@@ -239,8 +251,10 @@ static int connect_tip(struct chain *c, struct chain_node *n, struct chain_state
 	if (!proto_hash_eq(&n->hash, &c->p->genesis_hash)) {
 		err = chain_store_write_undo(c->store, n->file, &undo, &n->prev->hash, &pos);
 		chain_block_undo_release(&undo);
-		if (err)
+		if (err) {
+			chain_disk_failed(c, err, true, "Failed to write undo data.");
 			return err;
+		}
 		n->undo_pos = pos.pos;
 		n->status |= CHAIN_HAVE_UNDO;
 	}

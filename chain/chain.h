@@ -53,7 +53,8 @@ enum chain_err {
 	CHAIN_EOVERFLOW = -8, /**< a size or count over its limit */
 	CHAIN_ELOCKED = -9,   /**< another process holds the data directory */
 	CHAIN_EARG = -10,     /**< a caller's argument is out of range */
-	CHAIN_ERR__MIN = -10, /**< lowest code, for range checks and tables; not an error itself */
+	CHAIN_ENOSPC = -11,   /**< the disk is (nearly) full: Core's "Disk space is too low!" */
+	CHAIN_ERR__MIN = -11, /**< lowest code, for range checks and tables; not an error itself */
 };
 
 /** A one-line English description of a chain_err; never NULL. */
@@ -127,6 +128,11 @@ CHAIN_WUR int chain_reject(struct chain_state *st, enum chain_result result, con
 /** Clear a verdict to CHAIN_RESULT_UNSET with empty strings. */
 void chain_state_clear(struct chain_state *st);
 
+/** Log levels of chain_log_fn, as the daemon's. */
+enum chain_log_level { CHAIN_LOG_ERROR, CHAIN_LOG_WARN, CHAIN_LOG_INFO, CHAIN_LOG_DEBUG };
+/** Where chain/ logs (the daemon's logger; NULL: nowhere). Validating thread. */
+typedef void (*chain_log_fn)(void *arg, enum chain_log_level level, const char *msg);
+
 #define PEERD_CHAIN_PARTS
 #include "chain/index.h"
 #include "chain/coins.h"
@@ -140,11 +146,6 @@ void chain_state_clear(struct chain_state *st);
 
 /* ---------------------------------------------------------------------- */
 /* The chain: index, coins, block store and the active chain together      */
-
-/** Log levels of chain_log_fn, as the daemon's. */
-enum chain_log_level { CHAIN_LOG_ERROR, CHAIN_LOG_WARN, CHAIN_LOG_INFO, CHAIN_LOG_DEBUG };
-/** Where chain/ logs (the daemon's logger; NULL: nowhere). Validating thread. */
-typedef void (*chain_log_fn)(void *arg, enum chain_log_level level, const char *msg);
 
 /** Default coins cache, MiB (Core's -dbcache). */
 #define CHAIN_DBCACHE_DEFAULT_MIB 450
@@ -283,6 +284,24 @@ CHAIN_WUR int chain_reconsider(struct chain *c, struct chain_node *n, struct cha
  * block and what), CHAIN_EARG for a bad level, or a fatal error.
  */
 CHAIN_WUR int chain_verify(struct chain *c, int level, int32_t nblocks, struct chain_state *st);
+
+/** Free space that must stay on the disk after any block or undo write (Core's 50 MiB). */
+#define CHAIN_MIN_DISK_SPACE ((uint64_t)50 << 20)
+/**
+ * Core's CheckDiskSpace: 0 when the file system holding `dir` has
+ * CHAIN_MIN_DISK_SPACE + `additional` bytes free for an unprivileged
+ * writer (statvfs f_bavail), CHAIN_ENOSPC when not, CHAIN_EIO when it
+ * cannot be asked. *avail (may be NULL) gets the free bytes. Any thread.
+ */
+CHAIN_WUR int chain_disk_space(const char *dir, uint64_t additional, uint64_t *avail);
+/**
+ * The first write to the block files or the chain state that failed
+ * (CHAIN_ENOSPC: the disk is full; CHAIN_EIO), CHAIN_ECORRUPT once a
+ * damaged database page was found (chain_db_broken), or 0. From then on the node
+ * must shut down (Core's AbortNode): *msg (may be NULL) gets Core's text
+ * for it ("Disk space is too low!"), static. The chain's thread.
+ */
+int chain_fatal_error(const struct chain *c, const char **msg);
 
 /** Counters of a chain, for getstats. */
 struct chain_stats {

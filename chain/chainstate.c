@@ -65,15 +65,29 @@ static int clear_dirty(struct chain_node *n, void *arg)
 	return 0;
 }
 
+/* Core's FlushStateToDisk reserve: a coin is ~48 bytes on disk and may
+ * be written twice (LMDB copies each page it changes), doubled again for
+ * safety. */
+#define FLUSH_BYTES_PER_COIN 192u
+
 static int flush(struct chain *c, bool empty)
 {
 	int err = chain_store_sync(c->store);
-	if (err)
+	if (err) {
+		chain_disk_failed(c, err, false, "Failed to flush the block files.");
 		return err;
+	}
+	uint64_t need = (uint64_t)chain_coins_dirty(c->coins) * FLUSH_BYTES_PER_COIN;
+	if ((err = chain_disk_space(c->dir, need, NULL)) == CHAIN_ENOSPC) {
+		chain_disk_failed(c, err, false, "Disk space is too low!");
+		return err;
+	}
 	struct flush_arg f = {.c = c};
 	chain_store_tell(c->store, &f.end);
-	if ((err = chain_coins_flush(c->coins, empty, flush_extra, &f)))
+	if ((err = chain_coins_flush(c->coins, empty, flush_extra, &f))) {
+		chain_disk_failed(c, err, false, "Failed to write to coin database.");
 		return err;
+	}
 	(void)chain_index_foreach(c->idx, clear_dirty, NULL);
 	c->flushed_end = f.end;
 	c->last_flush = chain_now(c);
@@ -165,6 +179,68 @@ static int load_index(struct chain *c)
 	chain_index_recompute_best(c->idx);
 out:
 	xfree(la.v);
+	return err;
+}
+
+/* ---- every file the index names must be there (Core's LoadBlockIndexDB) ---- */
+
+struct files_arg {
+	uint8_t *have; /* bit 0: a block in blk file i, bit 1: undo data in rev file i */
+	size_t n;
+	int err;
+};
+
+static int note_files(struct chain_node *n, void *arg)
+{
+	struct files_arg *fa = arg;
+	uint8_t bits =
+	    (n->status & CHAIN_HAVE_DATA ? 1 : 0) | (n->status & CHAIN_HAVE_UNDO ? 2 : 0);
+	if (!bits || n->file < 0)
+		return 0;
+	if ((size_t)n->file >= fa->n) {
+		size_t want = (size_t)n->file + 1;
+		uint8_t *v = xrealloc(fa->have, want);
+		if (!v)
+			return CHAIN_ENOMEM;
+		memset(v + fa->n, 0, want - fa->n);
+		fa->have = v;
+		fa->n = want;
+	}
+	fa->have[n->file] |= bits;
+	return 0;
+}
+
+/*
+ * Core checks that every blk file a stored block is in exists before it
+ * goes on ("Error loading block database"); peerd checks the rev files
+ * with undo data too, since disconnecting a block needs them. A missing
+ * file would otherwise surface much later, at the first read of a block
+ * in it (serving it to a peer, a reorg), as a bare I/O error.
+ */
+static int check_files(struct chain *c)
+{
+	chain_logf(c, CHAIN_LOG_INFO, "%s", "Checking all blk files are present...");
+	struct files_arg fa = {0};
+	int err = chain_index_foreach(c->idx, note_files, &fa);
+	for (size_t i = 0; !err && i < fa.n; i++) {
+		for (int rev = 0; rev < 2 && !err; rev++) {
+			if (!(fa.have[i] & (1u << rev)))
+				continue;
+			char path[4096];
+			err =
+			    chain_store_file_present(c->store, rev, (int32_t)i, path, sizeof(path));
+			if (err == CHAIN_ENOTFOUND) {
+				chain_logf(c, CHAIN_LOG_ERROR,
+				           "Error loading block database: %s is missing, but the "
+				           "block index "
+				           "has %s in it. Put the file back, or: " CHAIN_DB_RECOVER
+				           ", and the blocks that are gone are downloaded again",
+				           path, rev ? "undo data" : "blocks", c->db_dir);
+				err = CHAIN_ECORRUPT;
+			}
+		}
+	}
+	xfree(fa.have);
 	return err;
 }
 
@@ -281,6 +357,7 @@ static void free_chain(struct chain *c)
 	chain_nodes_release(&c->active);
 	chain_nodes_release(&c->candidates);
 	chain_nodes_release(&c->unlinked);
+	xfree(c->db_dir);
 	xfree(c->dir);
 	xfree(c);
 }
@@ -310,17 +387,16 @@ int chain_open(struct chain **out, const struct chain_config *cfg)
 		err = CHAIN_EIO;
 		goto fail;
 	}
-	if (!(sub = join(c->dir, "chainstate")))
+	if (!(c->db_dir = join(c->dir, "chainstate")))
 		goto fail;
-	if ((err = chain_db_open(&c->db, sub)))
+	if ((err = chain_db_open_logged(&c->db, c->db_dir, cfg->log, cfg->log_arg)))
 		goto fail;
-	xfree(sub);
 	if (!(sub = join(c->dir, "blocks")))
 		goto fail;
 	if ((err = chain_store_open(&c->store, sub, c->p->magic)))
 		goto fail;
 	if ((err = chain_checker_new(&c->ck, cfg->par)) || (err = chain_index_new(&c->idx, c->p)) ||
-	    (err = load_index(c)) || (err = read_store_end(c)) ||
+	    (err = load_index(c)) || (err = check_files(c)) || (err = read_store_end(c)) ||
 	    (err = chain_coins_new(&c->coins, c->db, c->cfg.dbcache_bytes)) ||
 	    (err = load_active(c)))
 		goto fail;
@@ -350,8 +426,12 @@ int chain_open(struct chain **out, const struct chain_config *cfg)
 	return 0;
 fail:
 	xfree(sub);
-	chain_logf(c, CHAIN_LOG_ERROR, "cannot open the chain in %s: %s", cfg->dir,
-	           chain_strerror(err));
+	if ((err == CHAIN_ECORRUPT || err == CHAIN_EDB) && c->db_dir)
+		chain_logf(c, CHAIN_LOG_ERROR, "cannot open the chain in %s: %s. " CHAIN_DB_RECOVER,
+		           cfg->dir, chain_strerror(err), c->db_dir);
+	else
+		chain_logf(c, CHAIN_LOG_ERROR, "cannot open the chain in %s: %s", cfg->dir,
+		           chain_strerror(err));
 	/* Closed without a flush: nothing of this run is trusted. */
 	free_chain(c);
 	return err;
@@ -363,9 +443,17 @@ int chain_close(struct chain *c)
 		return 0;
 	if (c->mp && c->mp->cfg.persist && c->mp->loaded && chain_mempool_save(c))
 		chain_logf(c, CHAIN_LOG_ERROR, "%s", "could not save the mempool");
-	int err = flush(c, true);
-	if (err)
+	int err = 0;
+	if (c->coins_ahead) {
+		/* A block's coins are applied but not its undo data: the database
+		 * stays at the last flush, and the next start replays from there. */
+		chain_logf(c, CHAIN_LOG_WARN, "%s",
+		           "not flushing the chain state after the failed write: the next start "
+		           "replays the blocks stored since the last flush");
+		err = c->fatal;
+	} else if ((err = flush(c, true))) {
 		chain_logf(c, CHAIN_LOG_ERROR, "final flush failed: %s", chain_strerror(err));
+	}
 	free_chain(c);
 	return err;
 }

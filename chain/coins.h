@@ -44,6 +44,22 @@ struct chain_db_txn;
  * 0, CHAIN_EIO, CHAIN_EDB, CHAIN_ECORRUPT or CHAIN_ENOMEM.
  */
 CHAIN_WUR int chain_db_open(struct chain_db **out, const char *dir);
+/**
+ * chain_db_open with its error lines (a damaged or truncated file, an
+ * unknown format) to `log` instead of stderr. A data file shorter than its
+ * meta page says is CHAIN_ECORRUPT, found before any other page is read.
+ * An LMDB assertion (damaged pages) is logged there too, with the
+ * recovery, and ends the process with status 1 instead of abort().
+ */
+CHAIN_WUR int chain_db_open_logged(struct chain_db **out, const char *dir, chain_log_fn log,
+                                   void *log_arg);
+/**
+ * What the operator is told to do about a damaged chainstate; a format
+ * string whose one %s is the chainstate directory.
+ */
+#define CHAIN_DB_RECOVER                                                                           \
+	"To recover, stop peerd, delete %s and start it again: the chain state is rebuilt "        \
+	"from the block files (peerd has no -reindex-chainstate yet)"
 /** Close; NULL is fine. */
 void chain_db_close(struct chain_db *db);
 

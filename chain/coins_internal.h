@@ -45,6 +45,12 @@ struct chain_db_counters {
 	uint64_t map_grows; /**< times the map was doubled after MDB_MAP_FULL */
 	uint64_t map_size;  /**< current map size in bytes */
 };
+/**
+ * Whether a fault inside LMDB (a damaged page leading outside the file)
+ * was caught: every call on the handle has failed with CHAIN_ECORRUPT
+ * since, and the node must stop.
+ */
+bool chain_db_broken(const struct chain_db *db);
 /** Copy the counters out. */
 void chain_db_get_counters(const struct chain_db *db, struct chain_db_counters *out);
 

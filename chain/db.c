@@ -17,11 +17,24 @@
  * - The map only grows between transactions (LMDB's rule for
  *   mdb_env_set_mapsize); a write that hits MDB_MAP_FULL is aborted and
  *   run again from the start, which chain_db_write's contract allows.
+ * - Damage is an error, never a crash (issue 18): a data file shorter
+ *   than its meta page says is refused before any other page is touched
+ *   (a read past the end of the file would be SIGBUS inside liblmdb), and
+ *   LMDB's assertions, which otherwise abort(), stop peerd with a message
+ *   that names the recovery. Damaged pages inside the file can still send
+ *   LMDB past its end (SIGBUS) or off its map (SIGSEGV): every call into
+ *   LMDB runs under a guard that turns such a fault inside the map into
+ *   CHAIN_ECORRUPT, and the handle then refuses all further work.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <lmdb.h>
 
@@ -54,6 +67,13 @@ struct chain_db {
 	size_t map_size;
 	char *dir;
 	struct chain_db_counters ctr;
+	chain_log_fn log; /* where open errors go (NULL: stderr) */
+	void *log_arg;
+	/* The map, for the fault guard: a fault inside it is damage. Written
+	 * only by the owning thread, read by its own signal handler. */
+	const char *map_addr;
+	size_t map_len;
+	bool broken; /* a fault was caught: LMDB's state is unknown */
 };
 
 struct chain_db_txn {
@@ -74,6 +94,128 @@ void chain_db_test_initial_map(size_t bytes)
 	test_initial_map = bytes;
 }
 
+/* One error line to the chain's log, or stderr without one. */
+static void say(const struct chain_db *db, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void say(const struct chain_db *db, const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (db->log)
+		db->log(db->log_arg, CHAIN_LOG_ERROR, msg);
+	else
+		fprintf(stderr, "chain: %s\n", msg);
+}
+
+/* ---- the fault guard -------------------------------------------------- */
+
+/*
+ * One guard per call into LMDB, on that call's stack, linked per thread.
+ * The handler jumps back to the innermost one when the faulting address is
+ * inside its database's map; any other fault goes to the handler that was
+ * there before (the default, or ASan's), which sees it happen again.
+ */
+struct guard {
+	sigjmp_buf jb;
+	struct guard *prev;
+	struct chain_db *db;
+};
+
+static _Thread_local struct guard *guard_top;
+static struct sigaction old_bus, old_segv;
+static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
+
+static void on_fault(int sig, siginfo_t *si, void *uctx)
+{
+	(void)uctx;
+	struct guard *g = guard_top;
+	const char *a = si->si_addr;
+	if (g && a >= g->db->map_addr && a < g->db->map_addr + g->db->map_len)
+		siglongjmp(g->jb, 1);
+	/* Not ours: put the previous handler back and let the access fault
+	 * again into it. */
+	sigaction(sig, sig == SIGBUS ? &old_bus : &old_segv, NULL);
+}
+
+static void install_guard(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_fault;
+	/* NODEFER: the jump leaves the handler without returning, and the
+	 * signal must not stay blocked for the next fault. */
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, &old_bus);
+	sigaction(SIGSEGV, &sa, &old_segv);
+}
+
+/*
+ * Where LMDB mapped data.mdb: LMDB does not say (mdb_env_info's me_mapaddr
+ * is only the fixed address of MDB_FIXEDMAP), so the kernel's list of this
+ * process's mappings is asked for the one of this file's inode. Called
+ * after every (re)map. Without an answer the guard catches nothing and a
+ * fault is the crash it was before.
+ */
+static void note_map(struct chain_db *db)
+{
+	db->map_addr = NULL;
+	db->map_len = 0;
+	char path[4096];
+	struct stat st;
+	if ((size_t)snprintf(path, sizeof(path), "%s/data.mdb", db->dir) >= sizeof(path) ||
+	    stat(path, &st))
+		return;
+	FILE *f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return;
+	char line[4096 + 128];
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, ino;
+		/* start-end perms offset dev inode path */
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %lu", &lo, &hi, &ino) == 3 &&
+		    ino == (unsigned long)st.st_ino && strstr(line, "/data.mdb")) {
+			db->map_addr = (const char *)lo;
+			db->map_len = hi - lo;
+			break;
+		}
+	}
+	fclose(f);
+}
+
+static void guard_push(struct guard *g, struct chain_db *db)
+{
+	g->db = db;
+	g->prev = guard_top;
+	guard_top = g;
+}
+
+static void guard_pop(struct guard *g)
+{
+	guard_top = g->prev;
+}
+
+/* Back from the handler: LMDB was stopped mid-operation. A read leaves
+ * nothing behind (a read transaction's cursors are not linked into it);
+ * a write transaction may hold stack cursors of the abandoned frames, so
+ * it is left alone (its lock dies with the process, LMDB's mutexes are
+ * robust). From here every call on this handle fails. */
+static int guard_fault(struct guard *g)
+{
+	guard_pop(g);
+	struct chain_db *db = g->db;
+	if (!db->broken)
+		say(db,
+		    "Corrupted block database detected: %s: a damaged page sent LMDB outside "
+		    "the file. " CHAIN_DB_RECOVER,
+		    db->dir, db->dir);
+	db->broken = true;
+	return CHAIN_ECORRUPT;
+}
+
 /* LMDB's and the system's errors as chain_err. */
 static int map_err(int rc)
 {
@@ -91,9 +233,10 @@ static int map_err(int rc)
 		return CHAIN_EOVERFLOW;
 	case ENOMEM:
 		return CHAIN_ENOMEM;
-	case EIO:
 	case ENOSPC:
 	case EDQUOT:
+		return CHAIN_ENOSPC;
+	case EIO:
 	case EROFS:
 	case EACCES:
 	case EPERM:
@@ -115,6 +258,7 @@ static int adopt_resized_map(struct chain_db *db)
 	MDB_envinfo info;
 	if (!mdb_env_info(db->env, &info))
 		db->map_size = info.me_mapsize;
+	note_map(db);
 	return 0;
 }
 
@@ -178,10 +322,10 @@ static int check_version(struct chain_db *db, MDB_txn *txn)
 			if (rc)
 				return map_err(rc);
 			if (st.ms_entries) {
-				fprintf(stderr,
-				        "chain: %s: chainstate has records but no format version "
-				        "(not written by peerd?)\n",
-				        db->dir);
+				say(db,
+				    "%s: chainstate has records but no format version "
+				    "(not written by peerd?)",
+				    db->dir);
 				return CHAIN_ECORRUPT;
 			}
 		}
@@ -195,10 +339,10 @@ static int check_version(struct chain_db *db, MDB_txn *txn)
 		return map_err(rc);
 	uint32_t found = v.mv_size == 4 ? proto_le32(v.mv_data) : 0;
 	if (v.mv_size != 4 || found != DB_FORMAT_VERSION) {
-		fprintf(stderr,
-		        "chain: %s: unknown chainstate format version %u (record of %zu bytes); "
-		        "this peerd reads version %u: reindex or use the matching peerd\n",
-		        db->dir, (unsigned)found, v.mv_size, DB_FORMAT_VERSION);
+		say(db,
+		    "%s: unknown chainstate format version %u (record of %zu bytes); "
+		    "this peerd reads version %u: " CHAIN_DB_RECOVER " or use the matching peerd",
+		    db->dir, (unsigned)found, v.mv_size, DB_FORMAT_VERSION, db->dir);
 		return CHAIN_ECORRUPT;
 	}
 	return 0;
@@ -220,7 +364,66 @@ static int open_tables(struct chain_db *db)
 	return map_err(mdb_txn_commit(txn));
 }
 
+/*
+ * LMDB calls this instead of abort() when one of its assertions fails,
+ * which on a damaged file it does (a page of the wrong kind where a
+ * branch was expected). LMDB's state is then unknown, possibly with its
+ * write lock held, so there is no returning into it: say what happened
+ * and what to do, and end the process with an error status instead of a
+ * core dump. Nothing is lost that a restart would have: the block files
+ * are intact and the chain state is to be rebuilt anyway.
+ */
+static void on_assert(MDB_env *env, const char *msg)
+{
+	struct chain_db *db = mdb_env_get_userctx(env);
+	if (db)
+		say(db, "Corrupted block database detected: %s: LMDB: %s. " CHAIN_DB_RECOVER,
+		    db->dir, msg, db->dir);
+	else
+		fprintf(stderr, "chain: Corrupted block database detected: LMDB: %s\n", msg);
+	_exit(1);
+}
+
+/*
+ * After mdb_env_open, which read the two meta pages with read() and
+ * mapped the file, and before anything else: every page up to the meta
+ * page's last page number must be inside the file. A shorter file (cut
+ * by a full disk, a copy that stopped, a bad restore) would fault with
+ * SIGBUS the first time LMDB touched the missing pages.
+ */
+static int check_file_size(struct chain_db *db)
+{
+	MDB_envinfo info;
+	MDB_stat st;
+	int rc = mdb_env_info(db->env, &info);
+	if (!rc)
+		rc = mdb_env_stat(db->env, &st);
+	if (rc)
+		return map_err(rc);
+	char path[4096];
+	struct stat fs;
+	if ((size_t)snprintf(path, sizeof(path), "%s/data.mdb", db->dir) >= sizeof(path))
+		return CHAIN_EIO;
+	if (stat(path, &fs))
+		return CHAIN_EIO;
+	uint64_t need = ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
+	if ((uint64_t)fs.st_size < need) {
+		say(db,
+		    "Corrupted block database detected: %s is %llu bytes, but its last page "
+		    "(%zu, of %u bytes) ends at %llu: the file was cut short. " CHAIN_DB_RECOVER,
+		    path, (unsigned long long)fs.st_size, (size_t)info.me_last_pgno, st.ms_psize,
+		    (unsigned long long)need, db->dir);
+		return CHAIN_ECORRUPT;
+	}
+	return 0;
+}
+
 int chain_db_open(struct chain_db **out, const char *dir)
+{
+	return chain_db_open_logged(out, dir, NULL, NULL);
+}
+
+int chain_db_open_logged(struct chain_db **out, const char *dir, chain_log_fn log, void *log_arg)
 {
 	*out = NULL;
 	if (mkdir(dir, 0700) && errno != EEXIST)
@@ -228,12 +431,19 @@ int chain_db_open(struct chain_db **out, const char *dir)
 	struct chain_db *db = xcalloc(1, sizeof(*db));
 	if (!db)
 		return CHAIN_ENOMEM;
+	pthread_once(&guard_once, install_guard);
 	int err = CHAIN_ENOMEM;
+	db->log = log;
+	db->log_arg = log_arg;
 	db->dir = xstrdup(dir);
 	if (!db->dir)
 		goto fail;
 	db->map_size = test_initial_map ? test_initial_map : DB_DEFAULT_MAP;
 	int rc = mdb_env_create(&db->env);
+	if (!rc)
+		rc = mdb_env_set_userctx(db->env, db);
+	if (!rc)
+		rc = mdb_env_set_assert(db->env, on_assert);
 	if (!rc)
 		rc = mdb_env_set_maxdbs(db->env, CHAIN_TABLE__COUNT);
 	if (!rc)
@@ -242,13 +452,27 @@ int chain_db_open(struct chain_db **out, const char *dir)
 		rc = mdb_env_open(db->env, dir, MDB_NOTLS, 0600);
 	if (rc) {
 		err = map_err(rc);
+		if (err == CHAIN_ECORRUPT)
+			say(db,
+			    "Corrupted block database detected: %s: LMDB: %s. " CHAIN_DB_RECOVER,
+			    dir, mdb_strerror(rc), dir);
 		goto fail;
 	}
+	if ((err = check_file_size(db)))
+		goto fail;
+	note_map(db);
 	/* An existing environment keeps the larger map it grew to. */
 	MDB_envinfo info;
 	if (!mdb_env_info(db->env, &info))
 		db->map_size = info.me_mapsize;
-	err = open_tables(db);
+	struct guard g;
+	guard_push(&g, db);
+	if (sigsetjmp(g.jb, 0))
+		err = guard_fault(&g);
+	else {
+		err = open_tables(db);
+		guard_pop(&g);
+	}
 	if (err)
 		goto fail;
 	db->ctr.map_size = db->map_size;
@@ -290,12 +514,13 @@ static int grow_map(struct chain_db *db)
 	if (rc)
 		return map_err(rc);
 	db->map_size = next;
+	note_map(db);
 	db->ctr.map_size = next;
 	db->ctr.map_grows++;
 	return 0;
 }
 
-int chain_db_write(struct chain_db *db, int (*fn)(struct chain_db_txn *t, void *arg), void *arg)
+static int db_write(struct chain_db *db, int (*fn)(struct chain_db_txn *t, void *arg), void *arg)
 {
 	for (int resized = 0;;) {
 		struct chain_db_txn t = {.db = db};
@@ -375,8 +600,8 @@ int chain_db_del(struct chain_db_txn *t, enum chain_table table, const void *key
 
 /* ---- reads ----------------------------------------------------------- */
 
-int chain_db_get(struct chain_db *db, enum chain_table table, const void *key, size_t klen,
-                 void *buf, size_t cap, size_t *len)
+static int db_get(struct chain_db *db, enum chain_table table, const void *key, size_t klen,
+                  void *buf, size_t cap, size_t *len)
 {
 	if ((unsigned)table >= CHAIN_TABLE__COUNT)
 		return CHAIN_EARG;
@@ -400,7 +625,7 @@ int chain_db_get(struct chain_db *db, enum chain_table table, const void *key, s
 	return err;
 }
 
-int chain_db_cursor_open(struct chain_db *db, enum chain_table table, struct chain_db_cursor **out)
+static int db_cursor_open(struct chain_db *db, enum chain_table table, struct chain_db_cursor **out)
 {
 	*out = NULL;
 	if ((unsigned)table >= CHAIN_TABLE__COUNT)
@@ -425,8 +650,8 @@ int chain_db_cursor_open(struct chain_db *db, enum chain_table table, struct cha
 	return 0;
 }
 
-int chain_db_cursor_next(struct chain_db_cursor *c, const uint8_t **key, size_t *klen,
-                         const uint8_t **val, size_t *vlen)
+static int db_cursor_next(struct chain_db_cursor *c, const uint8_t **key, size_t *klen,
+                          const uint8_t **val, size_t *vlen)
 {
 	MDB_val k, v;
 	int rc = mdb_cursor_get(c->cur, &k, &v, c->started ? MDB_NEXT : MDB_FIRST);
@@ -449,10 +674,72 @@ void chain_db_cursor_close(struct chain_db_cursor *c)
 	xfree(c);
 }
 
-int chain_db_foreach(struct chain_db *db, enum chain_table table,
-                     int (*fn)(const void *key, size_t klen, const void *val, size_t vlen,
-                               void *arg),
-                     void *arg)
+/* ---- the guarded entry points ---------------------------------------- */
+
+/*
+ * Each runs its unguarded twin under a guard. Nothing the twin changes is
+ * read after a jump back here, so no local needs to be volatile.
+ */
+
+int chain_db_write(struct chain_db *db, int (*fn)(struct chain_db_txn *t, void *arg), void *arg)
+{
+	if (db->broken)
+		return CHAIN_ECORRUPT;
+	struct guard g;
+	guard_push(&g, db);
+	if (sigsetjmp(g.jb, 0))
+		return guard_fault(&g);
+	int err = db_write(db, fn, arg);
+	guard_pop(&g);
+	return err;
+}
+
+int chain_db_get(struct chain_db *db, enum chain_table table, const void *key, size_t klen,
+                 void *buf, size_t cap, size_t *len)
+{
+	if (db->broken)
+		return CHAIN_ECORRUPT;
+	struct guard g;
+	guard_push(&g, db);
+	if (sigsetjmp(g.jb, 0))
+		return guard_fault(&g);
+	int err = db_get(db, table, key, klen, buf, cap, len);
+	guard_pop(&g);
+	return err;
+}
+
+int chain_db_cursor_open(struct chain_db *db, enum chain_table table, struct chain_db_cursor **out)
+{
+	*out = NULL;
+	if (db->broken)
+		return CHAIN_ECORRUPT;
+	struct guard g;
+	guard_push(&g, db);
+	if (sigsetjmp(g.jb, 0))
+		return guard_fault(&g);
+	int err = db_cursor_open(db, table, out);
+	guard_pop(&g);
+	return err;
+}
+
+int chain_db_cursor_next(struct chain_db_cursor *c, const uint8_t **key, size_t *klen,
+                         const uint8_t **val, size_t *vlen)
+{
+	if (c->db->broken)
+		return CHAIN_ECORRUPT;
+	struct guard g;
+	guard_push(&g, c->db);
+	if (sigsetjmp(g.jb, 0))
+		return guard_fault(&g);
+	int err = db_cursor_next(c, key, klen, val, vlen);
+	guard_pop(&g);
+	return err;
+}
+
+static int db_foreach(struct chain_db *db, enum chain_table table,
+                      int (*fn)(const void *key, size_t klen, const void *val, size_t vlen,
+                                void *arg),
+                      void *arg)
 {
 	struct chain_db_cursor *c;
 	int err = chain_db_cursor_open(db, table, &c);
@@ -473,6 +760,28 @@ int chain_db_foreach(struct chain_db *db, enum chain_table table,
 	}
 	chain_db_cursor_close(c);
 	return err;
+}
+
+/* Under a guard as a whole: fn reads values in the map too. */
+int chain_db_foreach(struct chain_db *db, enum chain_table table,
+                     int (*fn)(const void *key, size_t klen, const void *val, size_t vlen,
+                               void *arg),
+                     void *arg)
+{
+	if (db->broken)
+		return CHAIN_ECORRUPT;
+	struct guard g;
+	guard_push(&g, db);
+	if (sigsetjmp(g.jb, 0))
+		return guard_fault(&g);
+	int err = db_foreach(db, table, fn, arg);
+	guard_pop(&g);
+	return err;
+}
+
+bool chain_db_broken(const struct chain_db *db)
+{
+	return db->broken;
 }
 
 uint64_t chain_db_disk_size(struct chain_db *db)

@@ -17,6 +17,7 @@ static const char *const ERR_TEXT[] = {
     [-CHAIN_EOVERFLOW] = "size or count over its limit",
     [-CHAIN_ELOCKED] = "data directory in use by another process",
     [-CHAIN_EARG] = "argument out of range",
+    [-CHAIN_ENOSPC] = "Disk space is too low!",
 };
 
 const char *chain_strerror(int err)

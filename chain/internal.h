@@ -109,6 +109,7 @@ void chain_nodes_release(struct chain_nodes *a);
 
 struct chain {
 	const struct proto_params *p;
+	char *db_dir;      /**< <dir>/chainstate, for the messages that say to delete it */
 	bool finished_ibd; /**< chain_in_ibd latched to false (Core's m_cached_finished_ibd) */
 	struct chain_config cfg;
 	char *dir;
@@ -134,6 +135,12 @@ struct chain {
 	bool csum_hint_set;         /**< chain_submit_block_csum: the block's frame checksum */
 	uint32_t csum_hint;
 	struct chain_mempool *mp; /**< the mempool (chain/mempool_internal.h) */
+	int fatal;                /**< the first failed disk write (space.c), 0 if none */
+	const char *fatal_msg;    /**< what it was, in Core's words (static) */
+	/** A block's coins were applied but its undo data could not be written:
+	 * flushing them would persist a tip that cannot be disconnected, so
+	 * chain_close does not; the next start replays from the last flush. */
+	bool coins_ahead;
 };
 
 /** Log through the configured logger (printf-style). */
@@ -141,6 +148,15 @@ void chain_logf(const struct chain *c, enum chain_log_level level, const char *f
     __attribute__((format(printf, 3, 4)));
 /** Seconds since the epoch by the configured clock. */
 int64_t chain_now(const struct chain *c);
+/** An errno from a failed write as a chain_err: CHAIN_ENOSPC or CHAIN_EIO (space.c). */
+int chain_errno_err(int e);
+/**
+ * A write to the block files or the database failed with err: latch the
+ * node's fatal error (CHAIN_ENOSPC or CHAIN_EIO; others are ignored) and
+ * log it once. `what` is Core's message for an I/O error; coins_ahead as
+ * struct chain's (space.c).
+ */
+void chain_disk_failed(struct chain *c, int err, bool coins_ahead, const char *what);
 
 /** Record a block's data as stored at pos and link it (accept.c). */
 CHAIN_WUR int chain_block_stored(struct chain *c, struct chain_node *n, const struct chain_pos *pos,

@@ -31,7 +31,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "chain/chain.h"
+#include "chain/internal.h"
 
 /* Core's MAX_BLOCK_SERIALIZED_SIZE: no valid block is larger. */
 #define STORE_MAX_BLOCK 4000000u
@@ -106,7 +106,7 @@ static int flush_slot(struct store_fd *f)
 	if (f->fd < 0 || !f->dirty)
 		return 0;
 	if (fsync(f->fd))
-		return CHAIN_EIO;
+		return chain_errno_err(errno);
 	f->dirty = false;
 	return 0;
 }
@@ -189,7 +189,7 @@ static int write_all(int fd, uint64_t off, struct iovec *iov, int n)
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
-			return CHAIN_EIO;
+			return chain_errno_err(errno);
 		}
 		off += (uint64_t)w;
 		while (n > 0 && (size_t)w >= iov->iov_len) {
@@ -232,6 +232,11 @@ static int read_all(int fd, uint64_t off, uint8_t *buf, size_t len)
 static int append_record(struct chain_store *s, int fd, uint64_t end, const uint8_t *body,
                          size_t len, const uint8_t *trailer, size_t tlen)
 {
+	/* Core's FindNextBlockPos/FindUndoPos: never take the disk below its
+	 * last 50 MiB, which the shutdown that follows needs. */
+	int rc = chain_disk_space(s->dir, STORE_HEADER + len + tlen, NULL);
+	if (rc == CHAIN_ENOSPC)
+		return rc;
 	uint8_t hdr[STORE_HEADER];
 	proto_put_le32(hdr, s->magic);
 	proto_put_le32(hdr + 4, (uint32_t)len);
@@ -241,7 +246,7 @@ static int append_record(struct chain_store *s, int fd, uint64_t end, const uint
 	    {.iov_base = (void *)trailer, .iov_len = tlen},
 	};
 	mark_dirty(s, fd);
-	int rc = write_all(fd, end, iov, tlen ? 3 : 2);
+	rc = write_all(fd, end, iov, tlen ? 3 : 2);
 	if (rc && ftruncate(fd, (off_t)end)) {
 		/* Nothing more to do: the torn tail is unreferenced. */
 	}
@@ -352,6 +357,22 @@ void chain_store_close(struct chain_store *s)
 		}
 	xfree(s->dir);
 	xfree(s);
+}
+
+int chain_store_file_present(const struct chain_store *s, bool rev, int32_t file, char *path,
+                             size_t cap)
+{
+	if (file < 0 || file_path(s, rev, file, path, cap))
+		return CHAIN_EARG;
+	struct stat st;
+	if (stat(path, &st))
+		return errno == ENOENT ? CHAIN_ENOTFOUND : CHAIN_EIO;
+	return S_ISREG(st.st_mode) ? 0 : CHAIN_ENOTFOUND;
+}
+
+int chain_store_space(const struct chain_store *s, uint64_t additional)
+{
+	return chain_disk_space(s->dir, additional, NULL);
 }
 
 void chain_store_set_max_file_size(struct chain_store *s, uint32_t max)

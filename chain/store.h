@@ -83,7 +83,9 @@ void chain_store_close(struct chain_store *s);
 /**
  * Append a block (raw serialization) to the current blk file, moving to
  * the next file when this one would pass CHAIN_MAX_BLOCKFILE_SIZE.
- * *pos gets where it is. 0, CHAIN_EIO or CHAIN_EOVERFLOW.
+ * *pos gets where it is. 0, CHAIN_EIO, CHAIN_ENOSPC (nothing written:
+ * the disk would keep less than CHAIN_MIN_DISK_SPACE, or the write found
+ * it full) or CHAIN_EOVERFLOW.
  */
 CHAIN_WUR int chain_store_write_block(struct chain_store *s, const uint8_t *raw, size_t len,
                                       struct chain_pos *pos);
@@ -97,7 +99,7 @@ CHAIN_WUR int chain_store_read_block(struct chain_store *s, const struct chain_p
 /**
  * Append undo data for a block whose parent is `prev`, to rev file
  * `file` (the block's blk file number, as Core). *pos gets where. 0,
- * CHAIN_EIO or CHAIN_ENOMEM.
+ * CHAIN_EIO, CHAIN_ENOSPC (as chain_store_write_block) or CHAIN_ENOMEM.
  */
 CHAIN_WUR int chain_store_write_undo(struct chain_store *s, int32_t file,
                                      const struct chain_block_undo *u,
@@ -123,6 +125,17 @@ CHAIN_WUR int chain_store_scan(struct chain_store *s, const struct chain_pos *fr
                                          size_t len, void *arg),
                                void *arg);
 
+/**
+ * Whether blk (rev false) or rev file `file` is there; `path` (cap bytes)
+ * gets its name either way. 0, CHAIN_ENOTFOUND, CHAIN_EIO or CHAIN_EARG.
+ */
+CHAIN_WUR int chain_store_file_present(const struct chain_store *s, bool rev, int32_t file,
+                                       char *path, size_t cap);
+/**
+ * chain_disk_space for the store's directory: 0 when CHAIN_MIN_DISK_SPACE
+ * plus `additional` bytes are free there, CHAIN_ENOSPC or CHAIN_EIO.
+ */
+CHAIN_WUR int chain_store_space(const struct chain_store *s, uint64_t additional);
 /** fsync the files written since the last sync (before a database flush). 0 or CHAIN_EIO. */
 CHAIN_WUR int chain_store_sync(struct chain_store *s);
 /**

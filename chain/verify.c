@@ -13,6 +13,7 @@
  * The real coins and the active chain are never touched: the database is
  * flushed first so the scratch cache starts from exactly the tip.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "chain/internal.h"
@@ -110,8 +111,13 @@ static int verify(struct chain *c, int level, int32_t nblocks, struct chain_stat
 	for (int32_t h = tip; h >= lowest; h--) {
 		struct chain_node *n = chain_at(c, h);
 		int err = load(c, n, st);
-		if (!err && level >= 1)
-			err = chain_check_block(&c->blk, c->p, true, true, st);
+		if (!err && level >= 1 &&
+		    (err = chain_check_block(&c->blk, c->p, true, true, st)) == CHAIN_EINVALID) {
+			/* Say which block: CheckBlock's verdict does not. */
+			char why[sizeof(st->debug)];
+			snprintf(why, sizeof(why), "%s", st->debug[0] ? st->debug : st->reason);
+			err = fail(st, n, why);
+		}
 		if (!err && level >= 2)
 			err = check_undo(c, n, st);
 		if (err)

@@ -94,6 +94,11 @@
 #define CONF_DEFAULT_BLOCKRESERVEDWEIGHT 8000
 #define CONF_MIN_BLOCKRESERVEDWEIGHT     2000 /**< Core's MINIMUM_BLOCK_RESERVED_WEIGHT */
 #define CONF_DEFAULT_BLOCKMINTXFEE       1000 /**< sat/kvB */
+/** Startup verification of the last blocks (Core's DEFAULT_CHECKBLOCKS, DEFAULT_CHECKLEVEL). */
+#define CONF_DEFAULT_CHECKBLOCKS 6
+#define CONF_DEFAULT_CHECKLEVEL  3
+#define CONF_MAX_CHECKLEVEL      4          /**< a higher checklevel= counts as this, as Core */
+#define CONF_MAX_CHECKBLOCKS     2147483647 /**< Core's int */
 /** metricsbind= port when none is given. */
 #define CONF_DEFAULT_METRICSPORT 9332
 /** A config file larger than this is refused (a real one is a few KB). */
@@ -242,8 +247,11 @@ struct peerd_conf {
 	uint64_t blockmaxweight;      /**< at least blockreservedweight (raised to it, as Core) */
 	uint64_t blockreservedweight; /**< header and coinbase: counted as used */
 	int64_t blockmintxfee;        /**< sat/kvB */
-	bool help;                    /**< -help given */
-	bool version;                 /**< -version given */
+	/* Startup verification (Core's -checkblocks, -checklevel). */
+	int32_t checkblocks; /**< blocks below the tip checked at startup; 0 = all */
+	int checklevel;      /**< 0-4 (a higher value is clamped to 4, as Core) */
+	bool help;           /**< -help given */
+	bool version;        /**< -version given */
 
 	/** metricsbind= as given (a checked IP[:port]); empty: no metrics endpoint. */
 	char metricsbind[CONF_MAX_HOST + 8];

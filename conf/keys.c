@@ -214,6 +214,18 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
          CONF_MAX_BLOCKWEIGHT, "<n>", STR(CONF_DEFAULT_BLOCKRESERVEDWEIGHT),
          "Reserve space for the fixed-size block header plus the largest coinbase\n"
          "transaction the mining software may add to the block."},
+    [CONF_K_CHECKBLOCKS] = {"checkblocks", CONF_KIND_UINT, CONF_KF_NONEG, 0, CONF_MAX_CHECKBLOCKS,
+                            "<n>", STR(CONF_DEFAULT_CHECKBLOCKS),
+                            "How many blocks to check at startup (default: " STR(
+                                CONF_DEFAULT_CHECKBLOCKS) ", 0 = all)"},
+    [CONF_K_CHECKLEVEL] = {"checklevel", CONF_KIND_UINT, CONF_KF_NONEG, 0, CONF_MAX_CHECKBLOCKS,
+                           "<n>", STR(CONF_DEFAULT_CHECKLEVEL),
+                           "How thorough the block verification of -checkblocks is: level 0 reads\n"
+                           "the blocks from disk, level 1 verifies block validity, level 2\n"
+                           "verifies undo data, level 3 checks disconnection of tip blocks,\n"
+                           "level 4 tries to reconnect the blocks, each level includes the\n"
+                           "checks of the previous levels (0-4, default: " STR(
+                               CONF_DEFAULT_CHECKLEVEL) ")"},
     [CONF_K_BLOCKMINTXFEE] =
         {"blockmintxfee", CONF_KIND_AMOUNT, CONF_KF_NONEG, 0, 0, "<amt>", "0.00001",
          "Set lowest fee rate (in BTC/kvB) for transactions to be included in\n"

@@ -624,6 +624,12 @@ static int apply_mempool(struct loader *L, struct peerd_conf *c, const int *lv, 
 		c->blockmaxweight = c->blockreservedweight;
 	c->blockmintxfee =
 	    amount_of(scalar(L, CONF_K_BLOCKMINTXFEE, lv, nl), CONF_DEFAULT_BLOCKMINTXFEE);
+	c->checkblocks =
+	    (int32_t)uint_of(scalar(L, CONF_K_CHECKBLOCKS, lv, nl), CONF_DEFAULT_CHECKBLOCKS);
+	c->checklevel = (int)uint_of(scalar(L, CONF_K_CHECKLEVEL, lv, nl), CONF_DEFAULT_CHECKLEVEL);
+	/* Core's VerifyDB clamps the level rather than refusing it. */
+	if (c->checklevel > CONF_MAX_CHECKLEVEL)
+		c->checklevel = CONF_MAX_CHECKLEVEL;
 
 	if (c->acceptnonstdtxn == 1 && c->params->net == PROTO_NET_MAIN)
 		return fail(L, CONF_EVALUE,
@@ -791,6 +797,8 @@ void conf_defaults(struct peerd_conf *c)
 	c->blockmaxweight = CONF_DEFAULT_BLOCKMAXWEIGHT;
 	c->blockreservedweight = CONF_DEFAULT_BLOCKRESERVEDWEIGHT;
 	c->blockmintxfee = CONF_DEFAULT_BLOCKMINTXFEE;
+	c->checkblocks = CONF_DEFAULT_CHECKBLOCKS;
+	c->checklevel = CONF_DEFAULT_CHECKLEVEL;
 	c->incrementalrelayfee = CONF_DEFAULT_INCREMENTALRELAYFEE;
 	c->dustrelayfee = CONF_DEFAULT_DUSTRELAYFEE;
 	c->permitbaremultisig = true;

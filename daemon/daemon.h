@@ -716,6 +716,7 @@ struct validation {
 	_Atomic int32_t headers;            /**< the best header's height */
 	_Atomic bool busy;                  /**< a job is running */
 	_Atomic bool interrupt; /**< set with stopping: a long job (mining) ends early */
+	bool fatal_reported;    /**< the chain's fatal error went to the loop (thread) */
 };
 
 /**
@@ -751,6 +752,20 @@ void validation_detach(struct daemon *d);
 void validation_release(struct daemon *d);
 /** "height N" or "height N of M headers (P%)" for STATUS=. Loop thread. */
 void validation_status(const struct daemon *d, char *out, size_t len);
+
+/* ---- diskspace.c: a full disk is a clean shutdown, as Core's --------------- */
+
+/** Startup, before the chain opens: 50 MiB free in the netdir and blocks/, or -ENOSPC (logged). */
+int diskspace_startup(struct daemon *d);
+/** Every tick: every 5 minutes, blocks/ below 100 MiB free shuts peerd down. Loop thread. */
+void diskspace_tick(struct daemon *d, uint64_t now);
+/**
+ * Validation thread, after a job: when the chain latched a failed write
+ * or a damaged database (chain_fatal_error) not yet reported, a job whose
+ * done callback logs Core's fatal error and shuts down with exit status 1;
+ * else NULL.
+ */
+struct val_job *diskspace_fatal_job(struct chain *c, bool *reported);
 
 /* ---- ctl.c / ctl_request.c / ctl_methods.c: the control socket --------- */
 
@@ -1022,6 +1037,11 @@ struct daemon {
 	bool locked;
 	uint64_t last_status_ms;
 	char last_status[192];
+
+	/* a full disk, a fatal error (diskspace.c) */
+	int exit_status;        /**< peerd's exit status once stopped (1: fatal error) */
+	uint64_t disk_check_at; /**< loop time of the next free-space check */
+	uint64_t disk_check_ms; /**< between free-space checks */
 
 	struct ctl_server ctl;
 	struct inv_state inv;

@@ -68,6 +68,7 @@ static void on_tick(uv_timer_t *t)
 	sync_tick(d, now);
 	recvbudget_tick(d, now);
 	ctl_tick(d, now);
+	diskspace_tick(d, now);
 	if (++d->tick_count % DAEMON_SLOW_TICKS)
 		return;
 	inv_tick(d, now);
@@ -229,6 +230,8 @@ static int start(struct daemon *d)
 		return err;
 	if ((err = ctl_start(d)))
 		return err;
+	if ((err = diskspace_startup(d)))
+		return err;
 	/* After the control socket and the datadir lock, so another peerd is
 	 * found before its chain state is touched; before the loop runs, so no
 	 * request arrives before the chain is there. */
@@ -331,6 +334,8 @@ int main(int argc, char **argv)
 	/* Whatever is still open (the unref'd grace timer) closes now. */
 	uv_walk(&loop, close_any, NULL);
 	uv_run(&loop, UV_RUN_DEFAULT);
+	if (exit_code == 0)
+		exit_code = d->exit_status;
 	if (exit_code == 0)
 		DLOG_INFO_(&d->log, DLOG_MAIN, "peerd stopped");
 	if (d->pidfile_written)

@@ -169,6 +169,8 @@ static void thread_main(void *arg)
 		struct view_job *vj = view_update(v);
 		/* The mempool's changes for relay (txrelay.c). */
 		struct val_job *fj = txrelay_feed_take(d, v->chain);
+		/* A failed disk write: the node shuts down (diskspace.c). */
+		struct val_job *fatal = diskspace_fatal_job(v->chain, &v->fatal_reported);
 
 		uv_mutex_lock(&v->mu);
 		v->running = false;
@@ -179,6 +181,8 @@ static void thread_main(void *arg)
 		if (fj)
 			queue_push(&v->out_head, &v->out_tail, fj);
 		queue_push(&v->out_head, &v->out_tail, j);
+		if (fatal)
+			queue_push(&v->out_head, &v->out_tail, fatal);
 		wake_loop_locked(v);
 	}
 	/* Jobs never started go back cancelled: their owners free them. */
@@ -309,6 +313,41 @@ int validation_start(struct daemon *d, struct chain *c)
 	return 0;
 }
 
+/*
+ * Core's VerifyDB at startup (-checkblocks, -checklevel): the last blocks
+ * read back and checked, so damaged block or undo files stop peerd now,
+ * with the recovery named, instead of at the first reorg or block served.
+ */
+static int verify_at_startup(struct daemon *d, struct chain *c)
+{
+	const struct peerd_conf *cf = d->conf;
+	int32_t height = chain_tip(c)->height;
+	/* Nothing to check on genesis alone (Core returns early too). */
+	if (height < 1)
+		return 0;
+	int32_t n = cf->checkblocks <= 0 || cf->checkblocks > height ? height : cf->checkblocks;
+	DLOG_INFO_(&d->log, DLOG_VALIDATION, "Verifying last %d blocks at level %d", n,
+	           cf->checklevel);
+	struct chain_state st;
+	int err = chain_verify(c, cf->checklevel, n, &st);
+	if (!err) {
+		DLOG_INFO_(&d->log, DLOG_VALIDATION,
+		           "Verification: No coin database inconsistencies in last %d blocks", n);
+		return 0;
+	}
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s/chainstate", validation_netdir(d));
+	if (err == CHAIN_EINVALID || err == CHAIN_ECORRUPT || err == CHAIN_ENOTFOUND)
+		DLOG_ERR(&d->log, DLOG_VALIDATION,
+		         "Corrupted block database detected: %s. " CHAIN_DB_RECOVER
+		         "; a block whose file is damaged is downloaded again",
+		         err == CHAIN_EINVALID ? st.debug : chain_strerror(err), dir);
+	else
+		DLOG_ERR(&d->log, DLOG_VALIDATION, "cannot verify the last %d blocks: %s", n,
+		         chain_strerror(err));
+	return err;
+}
+
 int validation_open(struct daemon *d)
 {
 	const struct peerd_conf *cf = d->conf;
@@ -359,6 +398,10 @@ int validation_open(struct daemon *d)
 	if (err) {
 		DLOG_ERR(&d->log, DLOG_VALIDATION, "cannot open the chain in %s: %s", cc.dir,
 		         chain_strerror(err));
+		return -EIO;
+	}
+	if ((err = verify_at_startup(d, c))) {
+		(void)chain_close(c);
 		return -EIO;
 	}
 	struct chain_node *tip = chain_tip(c);

@@ -69,6 +69,70 @@ static int count_cb(const void *k, size_t kl, const void *v, size_t vl, void *ar
 	return *n == 1000 ? -99 : 0;
 }
 
+/* 300 index records of 100 bytes: a few dozen pages. */
+static int put_many(struct chain_db_txn *t, void *arg)
+{
+	(void)arg;
+	uint8_t val[100];
+	memset(val, 0xab, sizeof(val));
+	for (int i = 0; i < 300; i++) {
+		char key[16];
+		int n = snprintf(key, sizeof(key), "k%05d", i);
+		int err = chain_db_put(t, CHAIN_TABLE_INDEX, key, (size_t)n, val, sizeof(val));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void keep_line(void *arg, enum chain_log_level level, const char *msg)
+{
+	assert_int_equal(level, CHAIN_LOG_ERROR);
+	snprintf(arg, 1024, "%s", msg);
+}
+
+/* A data.mdb cut short (issue 18) is refused at open with a message naming
+ * the recovery, before LMDB reads a page past the end: that was SIGBUS. */
+static void test_truncated_file(void **state)
+{
+	(void)state;
+	char dir[TU_TMPDIR_MAX], path[TU_TMPDIR_MAX + 16], line[1024] = "";
+	tu_tmpdir(dir, "db");
+	struct chain_db *db;
+	CHECK(chain_db_open(&db, dir));
+	CHECK(chain_db_write(db, put_many, NULL));
+	chain_db_close(db);
+	snprintf(path, sizeof(path), "%s/data.mdb", dir);
+	assert_int_equal(truncate(path, 3 * 4096), 0);
+	CHECK_ERR(chain_db_open_logged(&db, dir, keep_line, line), CHAIN_ECORRUPT);
+	assert_null(db);
+	assert_non_null(strstr(line, "Corrupted block database detected"));
+	assert_non_null(strstr(line, "is 12288 bytes"));
+	assert_non_null(strstr(line, "the file was cut short"));
+	assert_non_null(strstr(line, "To recover, stop peerd, delete"));
+	tu_rmtree(dir);
+}
+
+/* Core's CheckDiskSpace: 50 MiB must stay free beyond what is asked. */
+static void test_disk_space(void **state)
+{
+	(void)state;
+	char dir[TU_TMPDIR_MAX];
+	tu_tmpdir(dir, "space");
+	uint64_t avail = 0;
+	int rc = chain_disk_space(dir, 0, &avail);
+	assert_int_equal(rc, avail >= CHAIN_MIN_DISK_SPACE ? 0 : CHAIN_ENOSPC);
+	/* Asking for all that is free leaves less than the margin. */
+	CHECK_ERR(chain_disk_space(dir, avail, NULL), CHAIN_ENOSPC);
+	CHECK_ERR(chain_disk_space(dir, UINT64_MAX - 1, NULL), CHAIN_ENOSPC);
+	/* Half of what is free beyond the margin (others write to this disk
+	 * meanwhile, but not that much). */
+	if (avail > 2 * CHAIN_MIN_DISK_SPACE)
+		CHECK(chain_disk_space(dir, (avail - CHAIN_MIN_DISK_SPACE) / 2, NULL));
+	CHECK_ERR(chain_disk_space("/nonexistent/peerd-space", 0, NULL), CHAIN_EIO);
+	tu_rmtree(dir);
+}
+
 static void test_put_get_del_walk(void **state)
 {
 	(void)state;
@@ -578,6 +642,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_put_get_del_walk),
 	    cmocka_unit_test(test_format_version),
+	    cmocka_unit_test(test_truncated_file),
+	    cmocka_unit_test(test_disk_space),
 	    cmocka_unit_test(test_map_resized_by_other_process),
 	    cmocka_unit_test(test_foreach_returns_fn_error),
 	    cmocka_unit_test(test_varint_vectors),

@@ -259,6 +259,28 @@ static void test_block_keys(void **state)
 	    "command line: -blockmintxfee=x: Invalid amount for -blockmintxfee=<amount>: 'x'", &c);
 }
 
+/* Startup verification: Core's defaults (6 blocks, level 3), 0 = all
+ * blocks, a level above 4 clamped to 4 as Core's VerifyDB does. */
+static void test_check_keys(void **state)
+{
+	(void)state;
+	struct peerd_conf c;
+	expect_ok(LOAD(&c, "-regtest"));
+	assert_int_equal(c.checkblocks, 6);
+	assert_int_equal(c.checklevel, 3);
+	conf_release(&c);
+	expect_ok(LOAD(&c, "-regtest", "-checkblocks=0", "-checklevel=9"));
+	assert_int_equal(c.checkblocks, 0);
+	assert_int_equal(c.checklevel, 4);
+	conf_release(&c);
+	expect_ok(LOAD(&c, "-regtest", "-checkblocks=288", "-checklevel=0"));
+	assert_int_equal(c.checkblocks, 288);
+	assert_int_equal(c.checklevel, 0);
+	conf_release(&c);
+	expect_error(LOAD(&c, "-regtest", "-checkblocks=x"), CONF_EVALUE,
+	             "command line: -checkblocks=x: not a number", &c);
+}
+
 /* metricsbind=: an IP literal with an optional port; 0 or -nometricsbind turns it off. */
 static void test_metricsbind(void **state)
 {
@@ -356,6 +378,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_example_config, setup_env),
 	    cmocka_unit_test_setup(test_metricsbind, setup_env),
 	    cmocka_unit_test_setup(test_network_examples, setup_env),
+	    cmocka_unit_test_setup(test_check_keys, setup_env),
 	};
 	return tc_end(cmocka_run_group_tests(tests, NULL, NULL));
 }
