@@ -31,7 +31,7 @@
  * including a handler for that same peer, any number of times.
  *
  * Parts with headers of their own, included here and read as part of this
- * face: daemon/log.h, daemon/hset.h, daemon/orphan.h, daemon/txrelay.h,
+ * face: daemon/log.h, base/hset.h, daemon/orphan.h, daemon/txrelay.h,
  * daemon/sync.h.
  */
 #ifndef PEERD_DAEMON_H
@@ -47,7 +47,7 @@
 #include "base/version.h"
 #include "conf/conf.h"
 #include "daemon/ctl_budget.h"
-#include "daemon/hset.h"
+#include "base/hset.h"
 #include "daemon/log.h"
 #include "daemon/orphan.h"
 #include "proto/proto.h"

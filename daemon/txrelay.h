@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "daemon/hset.h"
+#include "base/hset.h"
 #include "daemon/orphan.h"
 #include "proto/proto.h"
 

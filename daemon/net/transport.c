@@ -1,5 +1,5 @@
 /*
- * daemon/transport.c: v1 framing on a peer's receive buffer, decoding and
+ * daemon/net/transport.c: v1 framing on a peer's receive buffer, decoding and
  * dispatch.
  *
  * The receive buffer (Knot Resolver's daemon/io.c hands libuv a per-peer

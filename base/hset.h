@@ -1,5 +1,5 @@
 /**
- * daemon/hset.h: two small hash containers keyed by 64-bit fingerprints.
+ * base/hset.h: two small hash containers keyed by 64-bit fingerprints.
  *
  * Keys are salted SipHash values (proto_siphash with the daemon's random
  * key), so a peer cannot aim collisions at a slot, and two different items
@@ -17,8 +17,8 @@
  *
  * Both are owned by one thread (the loop thread); no locking.
  */
-#ifndef PEERD_DAEMON_HSET_H
-#define PEERD_DAEMON_HSET_H
+#ifndef PEERD_BASE_HSET_H
+#define PEERD_BASE_HSET_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /*
- * daemon/recvbudget.c: one receive budget for all peers together, and
+ * daemon/net/recvbudget.c: one receive budget for all peers together, and
  * giving memory back to the system once a flood is over.
  *
  * Per peer, a message over 512 bytes gets an exactly-sized rx buffer once

@@ -1,5 +1,5 @@
 /*
- * daemon/peer.c: a peer's lifecycle, its send queue and flow control.
+ * daemon/net/peer.c: a peer's lifecycle, its send queue and flow control.
  *
  * Memory per connected idle peer: one allocation holding struct peer and
  * its per-command byte counters (about 1.3 KiB), plus the subver string.

@@ -1,11 +1,11 @@
 /*
- * daemon/hset.c: the bounded rolling set and the fingerprint map.
+ * base/hset.c: the bounded rolling set and the fingerprint map.
  *
  * Keys are already uniformly distributed (salted SipHash), so the low
  * bits index the table directly. Key 0 is the empty-slot marker; a real
  * key of 0 is stored as 1 (one more 2^-64 collision, harmless).
  */
-#include "daemon/hset.h"
+#include "base/hset.h"
 
 #include <string.h>
 

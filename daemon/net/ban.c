@@ -1,5 +1,5 @@
 /*
- * daemon/ban.c: misbehaviour, discouragement and setban bans, as Core 29.
+ * daemon/net/ban.c: misbehaviour, discouragement and setban bans, as Core 29.
  *
  * Misbehaviour (a count over its limit: inv/getdata 50,000, headers 2,000,
  * addr 1,000) disconnects the peer at once and discourages its address:

@@ -1,6 +1,6 @@
 /*
- * tests/unit/test_daemon_hset.c: the bounded rolling set (hset) and the
- * fingerprint map (hmap) of daemon/hset.c.
+ * tests/unit/test_base_hset.c: the bounded rolling set (hset) and the
+ * fingerprint map (hmap) of base/hset.c.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
-#include "daemon/hset.h"
+#include "base/hset.h"
 #include "proto/proto.h"
 #include "tests/unit/testutil.h"
 

@@ -1,5 +1,5 @@
 /*
- * daemon/net.c: addresses, listeners, accepting, and outbound connections
+ * daemon/net/net.c: addresses, listeners, accepting, and outbound connections
  * with reconnect and backoff.
  *
  * maxconnections caps inbound and outbound connections together, as in
