@@ -1,5 +1,5 @@
 /*
- * daemon/msg_handshake.c: version/verack and the small control messages
+ * daemon/p2p/handshake.c: version/verack and the small control messages
  * (ping, pong, wtxidrelay, sendaddrv2, sendcmpct, feefilter, sendheaders),
  * plus the per-peer timeouts, all as Bitcoin Core 29 does them.
  *

@@ -1,5 +1,5 @@
 /*
- * daemon/msg_inv.c: inv, getdata, notfound, tx, block and mempool.
+ * daemon/p2p/inv.c: inv, getdata, notfound, tx, block and mempool.
  *
  *   - every inv entry is remembered in the announcing peer's bounded
  *     known-inventory set (salted SipHash fingerprints; the set is

@@ -1,5 +1,5 @@
 /*
- * daemon/msg_addr.c: addr, addrv2 and getaddr.
+ * daemon/p2p/addr.c: addr, addrv2 and getaddr.
  *
  * Addresses learned from addr and addrv2 go into one bounded set
  * (ADDR_MAX_KNOWN entries, deduplicated by a salted fingerprint of network,
