@@ -32,7 +32,7 @@
  *
  * Parts with headers of their own, included here and read as part of this
  * face: daemon/log.h, base/hset.h, daemon/orphan.h, daemon/txrelay.h,
- * daemon/sync.h.
+ * daemon/sync/sync.h.
  */
 #ifndef PEERD_DAEMON_H
 #define PEERD_DAEMON_H
@@ -542,7 +542,7 @@ void relay_ibd_over(struct daemon *d);
 
 /* ---- sync.c / hsync.c: block download and presync (its own header) ----- */
 
-#include "daemon/sync.h"
+#include "daemon/sync/sync.h"
 
 /* ---- msg_headers.c --------------------------------------------------- */
 

@@ -1,5 +1,5 @@
 /*
- * daemon/hsync.c: headers presync, so a chain below the minimum work never
+ * daemon/sync/presync.c: headers presync, so a chain below the minimum work never
  * enters the block index (Core 29's HeadersSyncState, net_processing's
  * TryLowWorkHeadersSync and IsContinuationOfLowWorkHeadersSync).
  *

@@ -1,5 +1,5 @@
 /*
- * daemon/sync_gate.c: the getheaders rate limit (Core's MaybeSendGetHeaders:
+ * daemon/sync/gate.c: the getheaders rate limit (Core's MaybeSendGetHeaders:
  * every getheaders peerd sends goes through sync_maybe_getheaders), and
  * which headers messages are worth a validation job.
  *

@@ -1,5 +1,5 @@
 /*
- * daemon/relay.c: announcing a new tip to peers, as Core 29's SendMessages
+ * daemon/sync/announce.c: announcing a new tip to peers, as Core 29's SendMessages
  * does with the blocks UpdatedBlockTip queued for each peer:
  *   - a peer that asked for headers announcements (sendheaders) gets a
  *     headers message of the new blocks it does not know, when there are

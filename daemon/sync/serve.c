@@ -1,5 +1,5 @@
 /*
- * daemon/serve.c: blocks for getdata, read from the block files on the
+ * daemon/sync/serve.c: blocks for getdata, read from the block files on the
  * validation thread (which owns the store) and sent when they come back.
  *
  * As Core's ProcessGetData: the block requests of a getdata are kept in

@@ -1,5 +1,5 @@
 /*
- * daemon/msg_headers.c: getheaders, getblocks and headers.
+ * daemon/sync/headers.c: getheaders, getblocks and headers.
  *
  * Replies come from the loop's copy of the active chain (chainview.c), so
  * the loop never waits for the validation thread to answer, as Core 29's

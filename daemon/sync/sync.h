@@ -1,10 +1,10 @@
 /**
- * daemon/sync.h: headers-first sync and block download (sync.c, loop
+ * daemon/sync/sync.h: headers-first sync and block download (sync.c, loop
  * thread) and the low-work headers presync (hsync.c, validation thread).
  * Included by daemon/daemon.h, whose struct daemon holds a sync_state.
  */
-#ifndef PEERD_DAEMON_SYNC_H
-#define PEERD_DAEMON_SYNC_H
+#ifndef PEERD_DAEMON_SYNC_SYNC_H
+#define PEERD_DAEMON_SYNC_SYNC_H
 
 #include <stdatomic.h>
 #include <stdbool.h>

@@ -1,5 +1,5 @@
 /*
- * daemon/sync.c: following the chain from peers, as Core 29's
+ * daemon/sync/download.c: following the chain from peers, as Core 29's
  * net_processing does it: headers first, then blocks from several peers at
  * once.
  *
