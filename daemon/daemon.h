@@ -31,7 +31,7 @@
  * including a handler for that same peer, any number of times.
  *
  * Parts with headers of their own, included here and read as part of this
- * face: daemon/log.h, base/hset.h, daemon/orphan.h, daemon/txrelay.h,
+ * face: daemon/node/log.h, base/hset.h, daemon/orphan.h, daemon/txrelay.h,
  * daemon/sync/sync.h.
  */
 #ifndef PEERD_DAEMON_H
@@ -48,7 +48,7 @@
 #include "conf/conf.h"
 #include "daemon/ctl_budget.h"
 #include "base/hset.h"
-#include "daemon/log.h"
+#include "daemon/node/log.h"
 #include "daemon/orphan.h"
 #include "proto/proto.h"
 

@@ -1,5 +1,5 @@
 /*
- * daemon/warnings.c: the node's `warnings`, as Core 29 shows them in
+ * daemon/node/warnings.c: the node's `warnings`, as Core 29 shows them in
  * getnetworkinfo and getblockchaininfo (an array of strings; Core's
  * node::GetWarnings), in peerctl -getinfo, and once in the log at start.
  *

@@ -1,5 +1,5 @@
 /*
- * daemon/diskspace.c: a full disk stops peerd cleanly instead of leaving
+ * daemon/node/diskspace.c: a full disk stops peerd cleanly instead of leaving
  * it running without storing blocks (issue 18), as Core's init.cpp and
  * node/blockstorage.cpp:
  *

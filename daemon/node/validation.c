@@ -1,5 +1,5 @@
 /*
- * daemon/validation.c: the validation thread. It owns the struct chain
+ * daemon/node/validation.c: the validation thread. It owns the struct chain
  * (index, coins, block store, check queue) from startup to shutdown; the
  * loop thread hands it work and gets results back by message only.
  *

@@ -1,5 +1,5 @@
 /*
- * daemon/chainview.c: the loop thread's copy of the active chain.
+ * daemon/node/chainview.c: the loop thread's copy of the active chain.
  *
  * The loop answers getheaders, names blocks in announcements and puts the
  * height in its version message without calling into chain/, which only
