@@ -31,7 +31,7 @@
  * including a handler for that same peer, any number of times.
  *
  * Parts with headers of their own, included here and read as part of this
- * face: daemon/node/log.h, base/hset.h, daemon/orphan.h, daemon/txrelay.h,
+ * face: daemon/node/log.h, base/hset.h, daemon/txrelay/orphanage.h, daemon/txrelay/txrelay.h,
  * daemon/sync/sync.h.
  */
 #ifndef PEERD_DAEMON_H
@@ -49,7 +49,7 @@
 #include "daemon/ctl_budget.h"
 #include "base/hset.h"
 #include "daemon/node/log.h"
-#include "daemon/orphan.h"
+#include "daemon/txrelay/orphanage.h"
 #include "proto/proto.h"
 
 struct pool_queue;
@@ -538,7 +538,7 @@ void relay_ibd_over(struct daemon *d);
 
 /* ---- txrelay.c / txaccept.c: transaction relay (its own header) --------- */
 
-#include "daemon/txrelay.h"
+#include "daemon/txrelay/txrelay.h"
 
 /* ---- sync.c / hsync.c: block download and presync (its own header) ----- */
 

@@ -1,5 +1,5 @@
 /*
- * daemon/orphan.c: the orphanage (see daemon/orphan.h).
+ * daemon/txrelay/orphanage.c: the orphanage (see daemon/txrelay/orphanage.h).
  *
  * A flat array of at most ORPHAN_MAX + 1 entries (one over the limit for
  * the moment between orphan_add and orphan_limit): every lookup by wtxid,
@@ -8,7 +8,7 @@
  * moves the last entry into the hole, as Core's m_orphan_list does for
  * its random eviction.
  */
-#include "daemon/orphan.h"
+#include "daemon/txrelay/orphanage.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /*
- * daemon/txaccept.c: a received transaction on its way to the mempool, as
+ * daemon/txrelay/accept.c: a received transaction on its way to the mempool, as
  * Core 29's net_processing and TxDownloadManager handle it (ProcessMessage
  * "tx", ProcessValidTx, ProcessInvalidTx, MempoolRejectedTx,
  * ProcessOrphanTx, AlreadyHaveTx, MaybePunishNodeForTx).
@@ -36,7 +36,7 @@
 #include <time.h>
 
 #include "chain/chain.h"
-#include "daemon/txpackage.h"
+#include "daemon/txrelay/package.h"
 
 struct tx_job {
 	struct val_job job;

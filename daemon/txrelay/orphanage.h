@@ -1,5 +1,5 @@
 /**
- * daemon/orphan.h: the orphanage: transactions whose parents peerd does
+ * daemon/txrelay/orphanage.h: the orphanage: transactions whose parents peerd does
  * not have yet, kept until the parents arrive (Core 29's TxOrphanage at
  * 638a4c0bd8: src/txorphanage.cpp).
  *
@@ -21,8 +21,8 @@
  * Thread: the loop thread owns it; it knows nothing of sockets, so the
  * unit tests drive it with their own clock and random numbers.
  */
-#ifndef PEERD_DAEMON_ORPHAN_H
-#define PEERD_DAEMON_ORPHAN_H
+#ifndef PEERD_DAEMON_TXRELAY_ORPHANAGE_H
+#define PEERD_DAEMON_TXRELAY_ORPHANAGE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /**
- * daemon/txpackage.h: opportunistic 1-parent-1-child package relay (Core
+ * daemon/txrelay/package.h: opportunistic 1-parent-1-child package relay (Core
  * 28+'s Find1P1CPackage and ProcessNewPackage from net_processing): a
  * transaction that failed only for its feerate is tried again together
  * with a child waiting in the orphanage.
@@ -7,8 +7,8 @@
  * Thread: the loop thread (the package itself is judged on the validation
  * thread by a job this posts).
  */
-#ifndef PEERD_DAEMON_TXPACKAGE_H
-#define PEERD_DAEMON_TXPACKAGE_H
+#ifndef PEERD_DAEMON_TXRELAY_PACKAGE_H
+#define PEERD_DAEMON_TXRELAY_PACKAGE_H
 
 #include "daemon/daemon.h"
 

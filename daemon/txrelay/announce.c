@@ -1,7 +1,8 @@
 /*
- * daemon/txrelay.c: relaying mempool transactions as Core 29's
+ * daemon/txrelay/announce.c: relaying mempool transactions as Core 29's
  * net_processing does (RelayTransaction, SendMessages' trickle,
- * FindTxForGetData, MaybeSendFeefilter).
+ * FindTxForGetData). The feefilter is in feefilter.c, the unbroadcast set's
+ * retries in unbroadcast.c; what the three share is in internal.h.
  *
  * The mempool belongs to the validation thread; the loop must never wait
  * for it. So the loop keeps a mirror: for every mempool transaction its
@@ -47,11 +48,9 @@
 #include <jansson.h>
 
 #include "chain/chain.h"
+#include "daemon/txrelay/internal.h"
 
 #define SLOT_NONE UINT32_MAX
-/* Core's unbroadcast retry: a random time in [10, 15) minutes. */
-#define RELAY_REBROADCAST_MIN_MS    (10u * 60u * 1000u)
-#define RELAY_REBROADCAST_SPREAD_MS (5u * 60u * 1000u)
 
 /* ---- the feed: validation thread -> loop ---------------------------------- */
 
@@ -432,9 +431,6 @@ static struct relay_tx *entry_add(struct daemon *d, struct feed_item *it)
 	return e;
 }
 
-static void relay_to_all(struct daemon *d, const struct relay_tx *e);
-static void unbroadcast_served(struct daemon *d, struct relay_tx *e);
-
 const struct relay_tx *txrelay_mirror_add(struct daemon *d, const struct relay_tx *meta,
                                           const uint8_t *raw, size_t len, bool announce)
 {
@@ -454,13 +450,13 @@ const struct relay_tx *txrelay_mirror_add(struct daemon *d, const struct relay_t
 	const struct relay_tx *e = entry_add(d, &it);
 	xfree(it.raw);
 	if (e && announce)
-		relay_to_all(d, e);
+		txrelay_relay_to_all(d, e);
 	return e;
 }
 
 /* ---- announcements --------------------------------------------------------- */
 
-static uint64_t exp_delay_ms(uint64_t avg_ms)
+uint64_t txrelay_exp_delay_ms(uint64_t avg_ms)
 {
 	/* Core's rand_exp_duration: -ln(U) times the mean, U uniform in (0, 1]. */
 	double u = (double)((proto_random_u64() >> 11) + 1) * (1.0 / 9007199254740992.0);
@@ -468,7 +464,7 @@ static uint64_t exp_delay_ms(uint64_t avg_ms)
 }
 
 /* Core's RelayTransaction: queue for every peer that has finished its handshake. */
-static void relay_to_all(struct daemon *d, const struct relay_tx *e)
+void txrelay_relay_to_all(struct daemon *d, const struct relay_tx *e)
 {
 	for (uint32_t i = 0; i < d->n_peers; i++) {
 		struct peer *p = d->peers[i];
@@ -577,10 +573,11 @@ static void trickle_peer(struct peer *p, uint64_t now)
 	/* Core's NextInvToInbounds: one shared timer for inbound peers. */
 	if (p->inbound) {
 		if (d->txr.inbound_next_ms < now)
-			d->txr.inbound_next_ms = now + exp_delay_ms(RELAY_INBOUND_INTERVAL_MS);
+			d->txr.inbound_next_ms =
+			    now + txrelay_exp_delay_ms(RELAY_INBOUND_INTERVAL_MS);
 		rp->next_inv_ms = d->txr.inbound_next_ms;
 	} else {
-		rp->next_inv_ms = now + exp_delay_ms(RELAY_OUTBOUND_INTERVAL_MS);
+		rp->next_inv_ms = now + txrelay_exp_delay_ms(RELAY_OUTBOUND_INTERVAL_MS);
 	}
 	if (!p->relaytxes)
 		rp->n = 0;
@@ -609,162 +606,15 @@ static void trickle_peer(struct peer *p, uint64_t now)
 	rp->last_inv_seq = d->txr.seq + 1;
 }
 
-/* ---- feefilter (Core's MaybeSendFeefilter) ---------------------------------- */
-
-static void init_buckets(struct txrelay_state *r)
-{
-	/* Core's FeeFilterRounder over incrementalrelayfee (1,000 sat/kvB):
-	 * 0, then 500 times 1.1^k up to 1e7 sat/kvB, as doubles. */
-	r->n_buckets = 0;
-	r->buckets[r->n_buckets++] = 0;
-	for (double b = DAEMON_FEEFILTER_SAT_KVB / 2;
-	     b <= 1e7 && r->n_buckets < RELAY_FEE_BUCKETS_MAX; b *= 1.1)
-		r->buckets[r->n_buckets++] = b;
-}
-
-int64_t txrelay_round_fee(const struct daemon *d, int64_t fee, uint64_t coin)
-{
-	const struct txrelay_state *r = &d->txr;
-	uint32_t i = 0;
-	while (i < r->n_buckets && r->buckets[i] < (double)fee)
-		i++;
-	/* Past the top, or (two times in three) one bucket down: the filter
-	 * sent says little about the exact minimum fee. */
-	if (i == r->n_buckets || (i > 0 && coin % 3 != 0))
-		i--;
-	return (int64_t)r->buckets[i];
-}
-
-static void maybe_feefilter(struct peer *p, uint64_t now)
-{
-	struct daemon *d = p->d;
-	struct relay_peer *rp = p->txr;
-	int32_t common = p->version < PROTO_VERSION ? p->version : PROTO_VERSION;
-	/* Core sends no feefilter under -blocksonly: no transactions wanted. */
-	if (common < PEER_FEEFILTER_VERSION || d->conf->blocksonly)
-		return;
-	int64_t current = atomic_load_explicit(&d->txr.minfee, memory_order_relaxed);
-	if (d->view.ibd)
-		current = PROTO_MAX_MONEY;
-	else if (p->sent_feefilter == DAEMON_FEEFILTER_IBD_SAT_KVB)
-		rp->next_feefilter_ms = 0;
-	if (now > rp->next_feefilter_ms || rp->next_feefilter_ms == 0) {
-		int64_t send = txrelay_round_fee(d, current, proto_random_u64());
-		if (send < DAEMON_FEEFILTER_SAT_KVB)
-			send = DAEMON_FEEFILTER_SAT_KVB;
-		if (send != p->sent_feefilter) {
-			d->out.cmd = PROTO_CMD_FEEFILTER;
-			d->out.feerate = send;
-			if (peer_send_msg(p, &d->out) == 0) {
-				p->sent_feefilter = send;
-				d->txr.st.feefilters_sent++;
-			}
-		}
-		rp->next_feefilter_ms = now + exp_delay_ms(RELAY_FEEFILTER_INTERVAL_MS);
-		if (!rp->next_feefilter_ms)
-			rp->next_feefilter_ms = 1;
-	} else if (now + RELAY_FEEFILTER_CHANGE_DELAY_MS < rp->next_feefilter_ms &&
-	           (current < 3 * p->sent_feefilter / 4 || current > 4 * p->sent_feefilter / 3)) {
-		/* A big change goes out within 5 minutes, at a random moment. */
-		rp->next_feefilter_ms = now + proto_random_u64() % RELAY_FEEFILTER_CHANGE_DELAY_MS;
-	}
-}
-
 void txrelay_trickle(struct daemon *d, uint64_t now)
 {
 	for (uint32_t i = 0; i < d->n_peers; i++) {
 		struct peer *p = d->peers[i];
 		if (!p->txr || p->state != PEER_ACTIVE || p->send_paused)
 			continue;
-		maybe_feefilter(p, now);
+		txrelay_maybe_feefilter(p, now);
 		if (p->state == PEER_ACTIVE)
 			trickle_peer(p, now);
-	}
-}
-
-/* ---- the unbroadcast set ------------------------------------------------------ */
-
-/* Core's m_unbroadcast_txids lives with the pool (the chain's thread); the
- * mirror flags its entries so a getdata (loop) knows when to tell the
- * chain, and a timer re-announces what is left (ReattemptInitialBroadcast). */
-
-struct unbcast_job {
-	struct val_job job;
-	struct proto_hash txid;  /**< served: leave the set */
-	struct proto_hash *list; /**< rebroadcast: the set, from the chain */
-	size_t n;
-};
-
-static void served_work(struct chain *c, struct val_job *j)
-{
-	if (c)
-		chain_mempool_unbroadcast_remove(c, &((struct unbcast_job *)j)->txid);
-}
-
-static void unbcast_job_free(struct daemon *d, struct val_job *j)
-{
-	(void)d;
-	xfree(((struct unbcast_job *)j)->list);
-	xfree(j);
-}
-
-/* A peer fetched e: Core's RemoveUnbroadcastTx in ProcessGetData. */
-static void unbroadcast_served(struct daemon *d, struct relay_tx *e)
-{
-	struct unbcast_job *j = xcalloc(1, sizeof(*j));
-	if (!j)
-		return; /* it stays in the set: announced again later */
-	e->unbroadcast = false;
-	j->job.work = served_work;
-	j->job.done = unbcast_job_free;
-	j->txid = e->txid;
-	if (validation_post(d, &j->job))
-		xfree(j);
-}
-
-static void rebroadcast_work(struct chain *c, struct val_job *j)
-{
-	struct unbcast_job *u = (struct unbcast_job *)j;
-	if (c && chain_mempool_unbroadcast_list(c, &u->list, &u->n))
-		u->n = 0;
-}
-
-static void rebroadcast_done(struct daemon *d, struct val_job *j)
-{
-	struct unbcast_job *u = (struct unbcast_job *)j;
-	struct txrelay_state *r = &d->txr;
-	r->rebroadcast_busy = false;
-	for (size_t i = 0; !j->cancelled && !d->shutting_down && i < u->n; i++) {
-		struct relay_tx *e = slot_of(d, &r->by_txid, fp(d, &u->list[i]));
-		if (!e || !proto_hash_eq(&e->txid, &u->list[i]))
-			continue; /* gone: the chain dropped it with the entry */
-		e->unbroadcast = true;
-		relay_to_all(d, e);
-	}
-	unbcast_job_free(d, j);
-}
-
-/* Every 10-15 minutes (Core's UNBROADCAST_MAX_INTERVAL_MS spread). */
-static void rebroadcast_tick(struct daemon *d, uint64_t now)
-{
-	struct txrelay_state *r = &d->txr;
-	if (!r->next_rebroadcast_ms) {
-		r->next_rebroadcast_ms = now + RELAY_REBROADCAST_MIN_MS +
-		                         proto_random_u64() % RELAY_REBROADCAST_SPREAD_MS;
-		return;
-	}
-	if (now < r->next_rebroadcast_ms || r->rebroadcast_busy)
-		return;
-	r->next_rebroadcast_ms = 0;
-	struct unbcast_job *j = xcalloc(1, sizeof(*j));
-	if (!j)
-		return;
-	j->job.work = rebroadcast_work;
-	j->job.done = rebroadcast_done;
-	r->rebroadcast_busy = true;
-	if (validation_post(d, &j->job)) {
-		r->rebroadcast_busy = false;
-		xfree(j);
 	}
 }
 
@@ -773,7 +623,7 @@ static void on_timer(uv_timer_t *t)
 	struct daemon *d = t->data;
 	uint64_t now = daemon_now_ms(d);
 	txrelay_trickle(d, now);
-	rebroadcast_tick(d, now);
+	txrelay_rebroadcast_tick(d, now);
 }
 
 void txrelay_peer_ready(struct peer *p)
@@ -787,7 +637,7 @@ void txrelay_peer_ready(struct peer *p)
 	/* Core: m_next_inv_send_time starts at zero, so the first trickle
 	 * (empty) runs at once and draws the next one. */
 	p->txr->last_inv_seq = 1;
-	maybe_feefilter(p, daemon_now_ms(d));
+	txrelay_maybe_feefilter(p, daemon_now_ms(d));
 }
 
 void txrelay_peer_gone(struct peer *p)
@@ -807,7 +657,7 @@ void txrelay_ibd_over(struct daemon *d)
 	for (uint32_t i = 0; i < d->n_peers; i++) {
 		struct peer *p = d->peers[i];
 		if (p->state == PEER_ACTIVE && p->txr)
-			maybe_feefilter(p, now);
+			txrelay_maybe_feefilter(p, now);
 	}
 }
 
@@ -861,7 +711,7 @@ bool txrelay_serve(struct peer *p, const struct proto_inv_vec *v)
 		send_tx(p, e->raw, e->len, witness);
 		r->st.served++;
 		if (e->unbroadcast)
-			unbroadcast_served(d, (struct relay_tx *)e);
+			txrelay_unbroadcast_served(d, (struct relay_tx *)e);
 		return true;
 	}
 	/* Or one of the most recent block's (by txid or wtxid alike, as Core). */
@@ -949,7 +799,7 @@ static void feed_done(struct daemon *d, struct val_job *j)
 		r->st.added++;
 		if (it->reason != CHAIN_MEMPOOL_ADDED_ACCEPT)
 			continue;
-		relay_to_all(d, e);
+		txrelay_relay_to_all(d, e);
 		txaccept_parent_accepted(d, &it->txid, &it->wtxid, it->n_out);
 	}
 	apply_blocks(d, f);
@@ -974,7 +824,7 @@ int txrelay_init(struct daemon *d)
 	hset_init(&r->confirmed, RELAY_CONFIRMED_MAX);
 	orphan_init(&r->orphans, NULL, NULL);
 	atomic_init(&r->minfee, 0);
-	init_buckets(r);
+	txrelay_feefilter_init(r);
 	return 0;
 }
 

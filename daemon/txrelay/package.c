@@ -1,5 +1,5 @@
 /*
- * daemon/txpackage.c: 1p1c package relay, as Core 28+'s TxDownloadManager
+ * daemon/txrelay/package.c: 1p1c package relay, as Core 28+'s TxDownloadManager
  * (node/txdownloadman_impl.cpp Find1P1CPackage, then ProcessNewPackage).
  *
  * A transaction from a peer that fails only because its own feerate is too
@@ -15,7 +15,7 @@
  * Children announced by the same peer are preferred, as Core does (a peer
  * flooding fake children cannot starve the honest one), then anyone's.
  */
-#include "daemon/txpackage.h"
+#include "daemon/txrelay/package.h"
 
 #include <errno.h>
 #include <string.h>

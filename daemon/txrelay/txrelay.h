@@ -1,5 +1,5 @@
 /**
- * daemon/txrelay.h: transaction relay (txrelay.c, txaccept.c), a part of
+ * daemon/txrelay/txrelay.h: transaction relay (txrelay.c, txaccept.c), a part of
  * daemon/daemon.h, which includes it: the loop's mirror of the mempool,
  * announcements trickled to each peer, getdata served from the mirror or
  * the most recent block, fee filters, and the orphanage's use. Include
@@ -8,8 +8,8 @@
  * Thread: the loop thread owns all of it, except the fields and calls
  * marked "validation thread".
  */
-#ifndef PEERD_DAEMON_TXRELAY_H
-#define PEERD_DAEMON_TXRELAY_H
+#ifndef PEERD_DAEMON_TXRELAY_TXRELAY_H
+#define PEERD_DAEMON_TXRELAY_TXRELAY_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -18,7 +18,7 @@
 #include <uv.h>
 
 #include "base/hset.h"
-#include "daemon/orphan.h"
+#include "daemon/txrelay/orphanage.h"
 #include "proto/proto.h"
 
 struct chain;
