@@ -46,7 +46,7 @@
 
 #include "base/version.h"
 #include "conf/conf.h"
-#include "daemon/ctl_budget.h"
+#include "daemon/ctl/budget.h"
 #include "base/hset.h"
 #include "daemon/node/log.h"
 #include "daemon/txrelay/orphanage.h"

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_daemon_ctl.c: the control socket (daemon/ctl.c, ctl_request.c): the
+ * tests/unit/test_daemon_ctl.c: the control socket (daemon/ctl/server.c, ctl_request.c): the
  * JSON-RPC 2.0 request handling at the function level (ctl_reply: one
  * line in, one reply out), then through a real Unix socket in a temporary
  * datadir for what only the server does (notifications, closing after a

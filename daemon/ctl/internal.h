@@ -1,5 +1,5 @@
 /**
- * daemon/ctl_internal.h: what the control socket's files share: the
+ * daemon/ctl/internal.h: what the control socket's files share: the
  * method table entry and the helpers methods fill their result with.
  *
  * A method runs either on the loop thread (`fn`) or on the validation
@@ -81,6 +81,9 @@ struct ctl_method {
 void ctl_chain_getstats(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                         struct ctl_result *res);
 
+/** The network methods (net_methods.c), loop methods, and their count. */
+extern const struct ctl_method ctl_net_methods[];
+extern const size_t ctl_n_net_methods;
 /** The method called `name` (loop or chain), or NULL. */
 const struct ctl_method *ctl_method_lookup(const char *name);
 /** The chain methods (ctl_chain.c) and their count. */
@@ -147,9 +150,9 @@ json_t *ctl_arg(json_t *args, size_t i);
  * {method, duration in microseconds}. A new reference (NULL: no memory). Loop thread.
  */
 json_t *ctl_active_commands(const struct daemon *d, const char *current, uint64_t current_ns);
-/** The operator methods (ctl_ops.c: ping, logging, ...), loop methods, and their count. */
-extern const struct ctl_method ctl_ops_methods[];
-extern const size_t ctl_n_ops_methods;
+/** The node methods (node_methods.c: ping, logging, ...), loop methods, and their count. */
+extern const struct ctl_method ctl_node_methods[];
+extern const size_t ctl_n_node_methods;
 /**
  * `help METHOD`'s text for m into buf (n bytes, NUL-terminated): usage,
  * description, Arguments, Result and Examples (ctl_help.c). Returns the length.

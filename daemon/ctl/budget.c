@@ -1,5 +1,5 @@
 /*
- * daemon/ctl_budget.c: the control socket's reply budget. All clients'
+ * daemon/ctl/budget.c: the control socket's reply budget. All clients'
  * replies together, queued or held by a line still being answered, stay
  * within CTL_MAX_QUEUED_TOTAL, and a reply is counted before it is built:
  * a chain call starts only when the bytes held and those it and the calls
@@ -19,7 +19,7 @@
  *
  * Loop thread only.
  */
-#include "daemon/ctl_internal.h"
+#include "daemon/ctl/internal.h"
 
 #include <string.h>
 

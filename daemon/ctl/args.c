@@ -1,5 +1,5 @@
 /*
- * daemon/ctl_args.c: a request's arguments, checked once before any
+ * daemon/ctl/args.c: a request's arguments, checked once before any
  * method runs, as Bitcoin Core's RPC server does (rpc/server.cpp
  * transformNamedArguments, rpc/util.cpp RPCHelpMan::HandleRequest):
  *
@@ -17,7 +17,7 @@
  * checks is what Core leaves to the method too (ranges, hex, amounts).
  * Any thread: nothing here touches the daemon.
  */
-#include "daemon/ctl_internal.h"
+#include "daemon/ctl/internal.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /**
- * daemon/ctl_budget.h: the control socket's reply budget state, embedded
+ * daemon/ctl/budget.h: the control socket's reply budget state, embedded
  * in struct ctl_server (daemon.h). Its functions are in ctl_internal.h and
- * daemon/ctl_budget.c. Loop thread only.
+ * daemon/ctl/budget.c. Loop thread only.
  */
 #ifndef PEERD_DAEMON_CTL_BUDGET_H
 #define PEERD_DAEMON_CTL_BUDGET_H

@@ -1,12 +1,12 @@
 /*
- * daemon/ctl_unsupported.c: the names of Bitcoin Core 29's RPC methods
+ * daemon/ctl/unsupported.c: the names of Bitcoin Core 29's RPC methods
  * that peerd does not have (its wallet, PSBTs, raw transaction building,
  * fee estimation, indexes, snapshots, its test-only hidden ones, ...), so
  * that calling one says so: a script written for Core gets Core's
  * -32601 and a message that tells it why, not a bare "Method not found".
  * Taken from Core 29's `help` and its hidden methods, less peerd's own.
  */
-#include "daemon/ctl_internal.h"
+#include "daemon/ctl/internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /*
- * daemon/ctl.c: the control socket server: newline-delimited JSON-RPC 2.0
+ * daemon/ctl/server.c: the control socket server: newline-delimited JSON-RPC 2.0
  * on a Unix socket, served on the loop thread. This file is the
  * connection side: the socket, each client's reads and writes, and the
  * limits and turns that keep one client from starving the others or the
@@ -12,7 +12,7 @@
  * a clear startup error; anything else at that path is left alone and is
  * also an error. The file is removed at shutdown.
  */
-#include "daemon/ctl_internal.h"
+#include "daemon/ctl/internal.h"
 
 #include <errno.h>
 #include <grp.h>

@@ -1,5 +1,5 @@
 /*
- * daemon/ctl_mempool.c: the control methods on the mempool: getmempoolinfo,
+ * daemon/ctl/mempool_methods.c: the control methods on the mempool: getmempoolinfo,
  * getrawmempool, getmempoolentry, getmempoolancestors,
  * getmempooldescendants, getrawtransaction, sendrawtransaction,
  * testmempoolaccept, savemempool.
@@ -14,7 +14,7 @@
  * that no peer has fetched yet) is the chain's, as Core's is the
  * mempool's; relay (txrelay.c) takes txids out when a peer fetches them.
  */
-#include "daemon/ctl_internal.h"
+#include "daemon/ctl/internal.h"
 
 #include <ctype.h>
 #include <math.h>

@@ -1,10 +1,10 @@
 /*
- * daemon/ctl_ops.c: the operator methods Core has and peerd lacked
+ * daemon/ctl/node_methods.c: the operator methods Core has and peerd lacked
  * (issue 12): ping, setnetworkactive, getnodeaddresses, getaddednodeinfo,
  * logging and getrpcinfo. Names, parameters, result fields and error codes
  * are Core 29's. Loop thread.
  */
-#include "daemon/ctl_internal.h"
+#include "daemon/ctl/internal.h"
 
 #include <arpa/inet.h>
 #include <sodium.h>
@@ -203,7 +203,7 @@ static void m_getrpcinfo(struct daemon *d, json_t *args, struct ctl_result *res)
 	ok(res, json_pack("{s:o, s:s}", "active_commands", active, "logpath", logpath));
 }
 
-const struct ctl_method ctl_ops_methods[] = {
+const struct ctl_method ctl_node_methods[] = {
     {"ping",
      m_ping,
      {{0}},
@@ -253,4 +253,4 @@ const struct ctl_method ctl_ops_methods[] = {
      NULL},
 };
 
-const size_t ctl_n_ops_methods = sizeof(ctl_ops_methods) / sizeof(ctl_ops_methods[0]);
+const size_t ctl_n_node_methods = sizeof(ctl_node_methods) / sizeof(ctl_node_methods[0]);

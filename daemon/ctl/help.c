@@ -1,12 +1,12 @@
 /*
- * daemon/ctl_help.c: `help METHOD` as Core's help text: the usage line,
+ * daemon/ctl/help.c: `help METHOD` as Core's help text: the usage line,
  * the description, then Arguments, Result and Examples sections. The
  * arguments come from the method's own table entry (names and which are
  * optional); the result's shape from the table below where one is written
  * out, else a pointer to the description. Keyed by name, so the method
  * files (ctl_chain.c, ctl_mempool.c, ...) need no edit for help.
  */
-#include "daemon/ctl_internal.h"
+#include "daemon/ctl/internal.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /*
- * daemon/metrics.c: the Prometheus endpoint (metricsbind=).
+ * daemon/ctl/metrics.c: the Prometheus endpoint (metricsbind=).
  *
  * Three threads meet here, and none waits for another:
  *  - the loop thread rebuilds the exposition text every second from
@@ -18,7 +18,7 @@
  * other than inside MHD's own callback, and the loop never calls into MHD
  * while holding mu.
  */
-#include "daemon/ctl_internal.h"
+#include "daemon/ctl/internal.h"
 
 #include <errno.h>
 #include <microhttpd.h>

@@ -1,5 +1,5 @@
 /*
- * daemon/ctl_request.c: the control socket's requests: one line of
+ * daemon/ctl/request.c: the control socket's requests: one line of
  * JSON-RPC 2.0 parsed, checked and answered, request by request.
  *
  * Protocol: one request per line; a batch (JSON array) is answered with an
@@ -26,7 +26,7 @@
  * chain call starts only when the bytes held and those it and the jobs out
  * are likely to bring fit it (ctl_line_step, ctl_reply_room).
  */
-#include "daemon/ctl_internal.h"
+#include "daemon/ctl/internal.h"
 
 #include <jansson.h>
 #include <stdarg.h>

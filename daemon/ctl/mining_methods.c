@@ -1,5 +1,5 @@
 /*
- * daemon/ctl_mining.c: generatetoaddress and generateblock, as Bitcoin
+ * daemon/ctl/mining_methods.c: generatetoaddress and generateblock, as Bitcoin
  * Core 29's rpc/mining.cpp has them. Like every chain method they run on
  * the validation thread (ctl_request.c posts them there), so a block is made,
  * checked and connected with nothing else touching the chain between.
@@ -13,7 +13,7 @@
  * Core: only the raw() and addr() descriptors, which need no wallet, are
  * understood.
  */
-#include "daemon/ctl_internal.h"
+#include "daemon/ctl/internal.h"
 
 #include <stdatomic.h>
 #include <stdint.h>

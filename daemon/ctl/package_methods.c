@@ -1,5 +1,5 @@
 /*
- * daemon/ctl_package.c: submitpackage, as Bitcoin Core 29's
+ * daemon/ctl/package_methods.c: submitpackage, as Bitcoin Core 29's
  * (rpc/mempool.cpp): the argument checks and their errors, the topology
  * check (a child with parents that do not spend each other), then
  * chain_mempool_submit_package on the validation thread, and Core's
@@ -11,7 +11,7 @@
  * relay like any accepted transaction (Core's BroadcastTransaction of the
  * package's members).
  */
-#include "daemon/ctl_internal.h"
+#include "daemon/ctl/internal.h"
 
 #include <stdio.h>
 #include <string.h>

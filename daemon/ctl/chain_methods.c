@@ -1,5 +1,5 @@
 /*
- * daemon/ctl_chain.c: the control methods that read or change the chain.
+ * daemon/ctl/chain_methods.c: the control methods that read or change the chain.
  * They run on the validation thread, which owns the chain (ctl.c posts
  * them there and answers the client when they come back), so nothing here
  * ever runs on the loop thread.
@@ -7,7 +7,7 @@
  * Names, parameters, result fields (in Core's order) and error codes are
  * Bitcoin Core 29's (rpc/blockchain.cpp, rpc/mining.cpp).
  */
-#include "daemon/ctl_internal.h"
+#include "daemon/ctl/internal.h"
 
 #include <dirent.h>
 #include <stdio.h>

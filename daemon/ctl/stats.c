@@ -1,5 +1,5 @@
 /*
- * daemon/stats.c: the getstats result and process statistics.
+ * daemon/ctl/stats.c: the getstats result and process statistics.
  *
  * Counters live in struct daemon_stats and are bumped inline where things
  * happen (loop thread only, so plain integers). This file only reads them,

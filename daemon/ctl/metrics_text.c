@@ -1,5 +1,5 @@
 /*
- * daemon/metrics_text.c: getstats' result as Prometheus' text exposition
+ * daemon/ctl/metrics_text.c: getstats' result as Prometheus' text exposition
  * format (version 0.0.4).
  *
  * The figures are not gathered a second time: this renders the very JSON
