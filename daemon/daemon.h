@@ -17,7 +17,7 @@
  *                arrive, an exactly-sized heap buffer for one larger
  *                message (allocated only after its header's magic and
  *                length were checked), and nothing at all while the peer is
- *                idle. See transport.c.
+ *                idle. See net/transport.c.
  *   send queue   the bytes handed to libuv and not yet written; counted per
  *                peer (sendq_bytes) for flow control.
  *   paused       send_paused: the send queue is over maxsendbuffer, so the
@@ -182,7 +182,7 @@ struct peer_rx {
 	uint32_t start; /**< first unprocessed byte */
 	uint32_t end;   /**< one past the last received byte */
 	bool pooled;    /**< buf came from the script free list */
-	/* the receive budget (recvbudget.c) */
+	/* the receive budget (net/recvbudget.c) */
 	uint32_t granted;    /**< bytes of maxrecvmemory this buffer holds, 0 for none */
 	uint32_t want;       /**< while rx_wait: the whole message's size */
 	uint64_t wait_ms;    /**< loop time the wait began */
@@ -254,17 +254,17 @@ struct peer {
 	uint64_t ping_last_ms;  /**< loop time of the last ping sent */
 	int64_t ping_us;        /**< last round trip, -1 = none yet */
 	int64_t minping_us;     /**< smallest round trip, -1 = none yet */
-	/* inventory (msg_inv.c) */
+	/* inventory (p2p/inv.c) */
 	struct hset *known_inv; /**< allocated on the first inv: idle peers cost nothing */
 	uint32_t tx_announced;  /**< tracked announcements naming this peer */
 	uint32_t tx_inflight;   /**< getdata requests outstanding to this peer */
 	uint32_t blocks_owed;   /**< genesis copies asked for, deferred while send-paused */
-	/* block serving (serve.c): one getdata's block requests, in order */
+	/* block serving (sync/serve.c): one getdata's block requests, in order */
 	struct proto_inv_vec *serve_q; /**< requests not yet read; xmalloc'd */
 	uint32_t serve_head, serve_n;  /**< next to read; entries in serve_q */
 	uint32_t serve_cap;
 	bool serve_busy; /**< a read job for this peer is out */
-	/* sync (sync.c) */
+	/* sync (sync/download.c) */
 	int32_t best_height; /**< highest block it showed us (headers, inv, block); -1 none */
 	struct proto_hash best_hash; /**< that block (Core's pindexBestKnownBlock) */
 	int32_t avail_height;        /**< its best block's fork with our best header chain: it has
@@ -274,14 +274,14 @@ struct peer {
 	bool sync_started;           /**< it was sent the first getheaders */
 	bool sent_sendheaders;       /**< BIP130 sendheaders went to it */
 	bool best_min_work;          /**< its best known block has more than the minimum work */
-	/* which of its headers messages need the validation thread (sync_gate.c) */
+	/* which of its headers messages need the validation thread (sync/gate.c) */
 	uint32_t hdr_jobs_live;          /**< headers jobs out that may connect */
 	uint32_t hdr_jobs_probe;         /**< headers jobs out only to learn if they connect */
 	struct proto_hash hdr_last;      /**< last header of the last headers message posted */
 	struct proto_hash getheaders_at; /**< first locator hash of the last getheaders sent */
 	/* misbehaviour */
 	uint32_t decode_errors;
-	/* transaction relay (txrelay.c): NULL until the handshake is done */
+	/* transaction relay (txrelay/announce.c): NULL until the handshake is done */
 	struct relay_peer *txr;
 };
 
@@ -331,7 +331,7 @@ struct peer *daemon_peer_by_id(struct daemon *d, uint64_t id);
 /** getpeerinfo "connection_type". */
 const char *peer_conn_type_name(enum peer_conn_type t);
 
-/* ---- transport.c: v1 framing on the rx buffer ----------------------- */
+/* ---- net/transport.c: v1 framing on the rx buffer ----------------------- */
 
 /** libuv alloc callback for peers. */
 void transport_alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
@@ -347,7 +347,7 @@ void transport_release(struct peer *p);
  */
 int transport_grow(struct peer *p, uint32_t total);
 
-/* ---- recvbudget.c: maxrecvmemory over all peers' rx buffers ----------- */
+/* ---- net/recvbudget.c: maxrecvmemory over all peers' rx buffers ----------- */
 
 /** Default budget per connection allowed (maxconnections x this). */
 #define RECV_BUDGET_PER_PEER (64u * 1024u)
@@ -358,7 +358,7 @@ int transport_grow(struct peer *p, uint32_t total);
 /** ...as is one held that long that averages less than this (bytes/s). */
 #define RECV_MIN_RATE_BPS (32u * 1024u)
 
-/** The receive budget; see recvbudget.c. Loop thread. */
+/** The receive budget; see net/recvbudget.c. Loop thread. */
 struct recvbudget {
 	uint64_t limit;     /**< maxrecvmemory in bytes */
 	uint64_t held;      /**< granted to large rx buffers now */
@@ -392,7 +392,7 @@ void recvbudget_tick(struct daemon *d, uint64_t now_ms);
 /** Count memory freed in bulk (closed peers) toward the next trim. */
 void recvbudget_note_freed(struct daemon *d, uint64_t bytes);
 
-/* ---- msg_handshake.c ------------------------------------------------- */
+/* ---- p2p/handshake.c ------------------------------------------------- */
 
 /** Send our version message (outbound: at connect; inbound: after theirs). */
 void handshake_send_version(struct peer *p);
@@ -403,7 +403,7 @@ void handshake_on_msg(struct peer *p, const struct proto_msg *m);
 /** Ping and timeout checks for a connected peer. */
 void handshake_tick(struct peer *p, uint64_t now_ms);
 
-/* ---- msg_inv.c ------------------------------------------------------- */
+/* ---- p2p/inv.c ------------------------------------------------------- */
 
 /** Known-inventory set per peer (remembers at least half of this). */
 #define INV_KNOWN_MAX 8192u
@@ -459,7 +459,7 @@ void inv_forget(struct daemon *d, const struct proto_hash *h);
  */
 void inv_track_parent(struct peer *p, const struct proto_hash *txid);
 
-/* ---- chainview.c: the loop's copy of the active chain ------------------- */
+/* ---- node/chainview.c: the loop's copy of the active chain ------------------- */
 
 /** A block of the active chain as the loop keeps it: hash and header. */
 struct chainview_rec {
@@ -508,7 +508,7 @@ int chainview_apply(struct daemon *d, const struct chainview_update *u);
  */
 struct chainview_update *chainview_update_new(struct chain *c, const struct chain_node **published);
 
-/* ---- serve.c: blocks for getdata, read on the validation thread --------- */
+/* ---- sync/serve.c: blocks for getdata, read on the validation thread --------- */
 
 /** Blocks (getdata entries) queued per peer; one getdata holds at most PROTO_MAX_INV. */
 #define SERVE_MAX_QUEUE PROTO_MAX_INV
@@ -525,7 +525,7 @@ static inline bool serve_pending(const struct peer *p)
 /** Free a closing peer's queue. */
 void serve_peer_gone(struct peer *p);
 
-/* ---- relay.c: announcing new tips --------------------------------------- */
+/* ---- sync/announce.c: announcing new tips --------------------------------------- */
 
 /** Blocks announced by headers at most; more go as one inv of the tip (Core
  * MAX_BLOCKS_TO_ANNOUNCE). */
@@ -536,20 +536,20 @@ void relay_new_tip(struct daemon *d, const struct chainview_update *u);
 /** Initial block download ended: send the real feefilter to peers told MAX_MONEY. */
 void relay_ibd_over(struct daemon *d);
 
-/* ---- txrelay.c / txaccept.c: transaction relay (its own header) --------- */
+/* ---- txrelay/announce.c / txrelay/accept.c: transaction relay (its own header) --------- */
 
 #include "daemon/txrelay/txrelay.h"
 
-/* ---- sync.c / hsync.c: block download and presync (its own header) ----- */
+/* ---- sync/download.c / sync/presync.c: block download and presync (its own header) ----- */
 
 #include "daemon/sync/sync.h"
 
-/* ---- msg_headers.c --------------------------------------------------- */
+/* ---- sync/headers.c --------------------------------------------------- */
 
 /** getheaders, getblocks, headers. */
 void headers_on_msg(struct peer *p, const struct proto_msg *m);
 
-/* ---- msg_addr.c ------------------------------------------------------ */
+/* ---- p2p/addr.c ------------------------------------------------------ */
 
 /** Bounded set of addresses learned from addr and addrv2. */
 struct addr_state {
@@ -565,7 +565,7 @@ void addr_release(struct daemon *d);
 /** addr, addrv2, getaddr. */
 void addr_on_msg(struct peer *p, const struct proto_msg *m);
 
-/* ---- ban.c ----------------------------------------------------------- */
+/* ---- net/ban.c ----------------------------------------------------------- */
 
 /** Discouraged addresses remembered (Core's rolling filter size; at least half kept). */
 #define BAN_DISCOURAGE_MAX 50000u
@@ -630,7 +630,7 @@ int ban_remove(struct daemon *d, const uint8_t net[16], uint8_t prefix);
 /** clearbanned: forget every ban and every discouraged address; saves. */
 void ban_clear(struct daemon *d);
 
-/* ---- net.c ----------------------------------------------------------- */
+/* ---- net/net.c ----------------------------------------------------------- */
 
 /** An outbound destination; see the glossary. */
 struct net_target {
@@ -667,7 +667,7 @@ bool net_is_local_nonce(struct daemon *d, uint64_t nonce);
 /** Inbound connections allowed: maxconnections minus the outbound reserve. */
 uint32_t net_max_inbound(const struct daemon *d);
 
-/* ---- validation.c: the validation thread -------------------------------- */
+/* ---- node/validation.c: the validation thread -------------------------------- */
 
 struct val_job;
 /** A job's work: runs on the validation thread with the chain (NULL when none is open). */
@@ -753,7 +753,7 @@ void validation_release(struct daemon *d);
 /** "height N" or "height N of M headers (P%)" for STATUS=. Loop thread. */
 void validation_status(const struct daemon *d, char *out, size_t len);
 
-/* ---- diskspace.c: a full disk is a clean shutdown, as Core's --------------- */
+/* ---- node/diskspace.c: a full disk is a clean shutdown, as Core's --------------- */
 
 /** Startup, before the chain opens: 50 MiB free in the netdir and blocks/, or -ENOSPC (logged). */
 int diskspace_startup(struct daemon *d);
@@ -767,7 +767,7 @@ void diskspace_tick(struct daemon *d, uint64_t now);
  */
 struct val_job *diskspace_fatal_job(struct chain *c, bool *reported);
 
-/* ---- ctl.c / ctl_request.c / ctl_methods.c: the control socket --------- */
+/* ---- ctl/server.c / ctl/request.c / ctl/methods.c: the control socket --------- */
 
 struct ctl_client;
 
@@ -781,11 +781,11 @@ struct ctl_server {
 	uv_pipe_t reject;    /**< accepts and closes a client peerd has no memory for */
 	bool reject_busy;    /**< reject is closing */
 	bool reject_pending; /**< a connection waits for reject to be free */
-	/* fairness (ctl.c): limits on what clients hold, lines taken in turn */
+	/* fairness (ctl/server.c): limits on what clients hold, lines taken in turn */
 	uint32_t n_live;          /**< clients not closing */
 	uint64_t queued;          /**< reply bytes queued to all clients */
 	uint64_t line_bytes;      /**< reply text of lines still being answered */
-	struct ctl_budget budget; /**< reply budget (ctl_budget.c) */
+	struct ctl_budget budget; /**< reply budget (ctl/budget.c) */
 	uint32_t jobs;            /**< chain jobs of clients' lines out now */
 	uint64_t read_bytes;      /**< read buffers allocated for all clients */
 	struct ctl_client *ready; /**< clients with a request line waiting its turn */
@@ -870,7 +870,7 @@ enum ctl_reply_flags {
  */
 struct json_t *ctl_reply(struct daemon *d, const char *line, size_t len, unsigned *flags);
 
-/* ---- stats.c ----------------------------------------------------------- */
+/* ---- ctl/stats.c ----------------------------------------------------------- */
 
 /** Counters of one command, all peers. */
 struct stats_msg {
@@ -932,10 +932,10 @@ static inline void stats_err(struct daemon_stats *s, int err)
 }
 
 struct ctl_result;
-/** Most warnings shown at once (the table in warnings.c is shorter). */
+/** Most warnings shown at once (the table in node/warnings.c is shorter). */
 #define DAEMON_MAX_WARNINGS 8
 /**
- * The conditions the operator is warned about now (warnings.c's table):
+ * The conditions the operator is warned about now (node/warnings.c's table):
  * up to max sentences (static storage) into out; returns how many hold
  * (may exceed max). Loop thread.
  */
@@ -958,7 +958,7 @@ struct pool_queue_stats;
 struct json_t *stats_checkqueue_json(const struct pool_queue_stats *qs, unsigned workers);
 /** getstats' "recv_budget": limit, held, held_max, waiting, pauses, grants, evictions, trims. */
 struct json_t *recvbudget_json(struct daemon *d);
-/** getstats' "control": clients, limits, queued bytes, idle/stall drops (ctl.c). */
+/** getstats' "control": clients, limits, queued bytes, idle/stall drops (ctl/server.c). */
 struct json_t *ctl_stats_json(struct daemon *d);
 /** Resident set size in bytes from /proc/self/statm, 0 if unknown. */
 uint64_t stats_rss_bytes(void);
@@ -1009,7 +1009,7 @@ struct daemon {
 	uv_tcp_t *listeners;
 	uint32_t n_listeners;
 	/* Rejecting a connection when even its handle cannot be allocated
-	 * (net.c accept_and_close): a preallocated handle, whether it is still
+	 * (net/net.c accept_and_close): a preallocated handle, whether it is still
 	 * closing, and which listeners wait for it. */
 	uv_tcp_t reject_spare;
 	bool reject_busy;
@@ -1038,7 +1038,7 @@ struct daemon {
 	uint64_t last_status_ms;
 	char last_status[192];
 
-	/* a full disk, a fatal error (diskspace.c) */
+	/* a full disk, a fatal error (node/diskspace.c) */
 	int exit_status;        /**< peerd's exit status once stopped (1: fatal error) */
 	uint64_t disk_check_at; /**< loop time of the next free-space check */
 	uint64_t disk_check_ms; /**< between free-space checks */
@@ -1066,7 +1066,7 @@ struct daemon {
 	struct recvbudget rxb;
 	/** Transaction relay: the mempool's mirror, announcements, orphans. */
 	struct txrelay_state txr;
-	/** The Prometheus endpoint (metrics.c); NULL without metricsbind=. */
+	/** The Prometheus endpoint (ctl/metrics.c); NULL without metricsbind=. */
 	struct metrics *metrics;
 };
 
@@ -1095,7 +1095,7 @@ static inline uint64_t daemon_fingerprint(const struct daemon *d, const void *da
 	return proto_siphash(d->sip_key, data, len);
 }
 
-/* ---- metrics.c / metrics_text.c: the Prometheus endpoint --------------- */
+/* ---- ctl/metrics.c / ctl/metrics_text.c: the Prometheus endpoint --------------- */
 
 struct metrics;
 /**

@@ -12,7 +12,7 @@
  * the one holding most, the largest holder goes after CTL_STARVED_MS
  * (ctl_budget_tick).
  *
- * Why before: a reply's JSON tree is ten times its text (ctl_request.c),
+ * Why before: a reply's JSON tree is ten times its text (ctl/request.c),
  * and 32 clients sending batches of 100 getblock HASH 3 for a block of
  * 20,001 outputs took peerd to 740 MB when replies were only counted once
  * made (issue 18).

@@ -1,6 +1,6 @@
 /**
  * daemon/ctl/budget.h: the control socket's reply budget state, embedded
- * in struct ctl_server (daemon.h). Its functions are in ctl_internal.h and
+ * in struct ctl_server (daemon.h). Its functions are in ctl/internal.h and
  * daemon/ctl/budget.c. Loop thread only.
  */
 #ifndef PEERD_DAEMON_CTL_BUDGET_H

@@ -1,6 +1,6 @@
 /*
  * daemon/ctl/chain_methods.c: the control methods that read or change the chain.
- * They run on the validation thread, which owns the chain (ctl.c posts
+ * They run on the validation thread, which owns the chain (ctl/server.c posts
  * them there and answers the client when they come back), so nothing here
  * ever runs on the loop thread.
  *

@@ -4,7 +4,7 @@
  * arguments come from the method's own table entry (names and which are
  * optional); the result's shape from the table below where one is written
  * out, else a pointer to the description. Keyed by name, so the method
- * files (ctl_chain.c, ctl_mempool.c, ...) need no edit for help.
+ * files (ctl/chain_methods.c, ctl/mempool_methods.c, ...) need no edit for help.
  */
 #include "daemon/ctl/internal.h"
 

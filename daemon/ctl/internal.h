@@ -4,7 +4,7 @@
  *
  * A method runs either on the loop thread (`fn`) or on the validation
  * thread (`chain_fn`, with the chain; then `finish`, if any, on the loop
- * thread with the result so far). ctl_request.c decides which by the entry
+ * thread with the result so far). ctl/request.c decides which by the entry
  * alone.
  */
 #ifndef PEERD_DAEMON_CTL_INTERNAL_H
@@ -32,7 +32,7 @@ struct ctl_chain_ctx {
 typedef void (*ctl_method_fn)(struct daemon *d, json_t *args, struct ctl_result *res);
 /**
  * A chain method: runs on the validation thread. `c` is the chain (never
- * NULL: ctl_request.c answers for a missing one), `net` the network, `args`
+ * NULL: ctl/request.c answers for a missing one), `net` the network, `args`
  * positional and owned by the job until this returns.
  */
 typedef void (*ctl_chain_fn)(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
@@ -77,7 +77,7 @@ struct ctl_method {
 	ctl_method_fn finish;  /**< loop thread, after chain_fn (args NULL); may be NULL */
 };
 
-/** getstats' chain part: {"chain", "coins", "checkqueue"} (ctl_chain.c). */
+/** getstats' chain part: {"chain", "coins", "checkqueue"} (ctl/chain_methods.c). */
 void ctl_chain_getstats(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                         struct ctl_result *res);
 
@@ -86,22 +86,22 @@ extern const struct ctl_method ctl_net_methods[];
 extern const size_t ctl_n_net_methods;
 /** The method called `name` (loop or chain), or NULL. */
 const struct ctl_method *ctl_method_lookup(const char *name);
-/** The chain methods (ctl_chain.c) and their count. */
+/** The chain methods (ctl/chain_methods.c) and their count. */
 extern const struct ctl_method ctl_chain_methods[];
 extern const size_t ctl_n_chain_methods;
-/** The mempool methods (ctl_mempool.c), chain methods too, and their count. */
+/** The mempool methods (ctl/mempool_methods.c), chain methods too, and their count. */
 extern const struct ctl_method ctl_mempool_methods[];
 extern const size_t ctl_n_mempool_methods;
 /**
- * Core's ParseHashV for chain methods (ctl_chain.c): a string of 64 hex
+ * Core's ParseHashV for chain methods (ctl/chain_methods.c): a string of 64 hex
  * digits into *out; false with res set (-3 not a string, -8 otherwise).
  */
 bool ctl_param_hash(json_t *v, const char *name, struct proto_hash *out, struct ctl_result *res);
-/** The mining methods (ctl_mining.c), chain methods too, and their count. */
+/** The mining methods (ctl/mining_methods.c), chain methods too, and their count. */
 extern const struct ctl_method ctl_mining_methods[];
 extern const size_t ctl_n_mining_methods;
 
-/* ---- arguments (ctl_args.c) ---- */
+/* ---- arguments (ctl/args.c) ---- */
 /** How many parameters m takes (ctl_param entries before the NULL name). */
 int ctl_method_nparams(const struct ctl_method *m);
 /** The fewest arguments a call of m may give: up to its last required one. */
@@ -130,9 +130,9 @@ bool ctl_arg_int(const json_t *v, int64_t lo, int64_t hi, int64_t def, int64_t *
 bool ctl_json_want(const json_t *v, enum ctl_arg_type t, struct ctl_result *res);
 /** A method's own "this call is wrong" as Core's: -1 with its help text. */
 void ctl_fail_usage(struct ctl_result *res, const char *method);
-/** Whether name is one of Core's RPC methods that peerd lacks (ctl_unsupported.c). */
+/** Whether name is one of Core's RPC methods that peerd lacks (ctl/unsupported.c). */
 bool ctl_core_only_method(const char *name);
-/** -32601 for an unknown method; the message says so when Core has it (ctl_methods.c). */
+/** -32601 for an unknown method; the message says so when Core has it (ctl/methods.c). */
 void ctl_method_not_found(struct ctl_result *res, const char *name);
 
 /** Set an error (drops any result). Any thread. */
@@ -144,7 +144,7 @@ void ctl_ok(struct ctl_result *res, json_t *v);
 json_t *ctl_arg(json_t *args, size_t i);
 
 /**
- * getrpcinfo's active_commands (ctl_request.c): `current` (the loop method running
+ * getrpcinfo's active_commands (ctl/request.c): `current` (the loop method running
  * now, started at uv_hrtime() `current_ns`; NULL for none) and every chain
  * call posted to the validation thread and not back, oldest first, each
  * {method, duration in microseconds}. A new reference (NULL: no memory). Loop thread.
@@ -155,10 +155,10 @@ extern const struct ctl_method ctl_node_methods[];
 extern const size_t ctl_n_node_methods;
 /**
  * `help METHOD`'s text for m into buf (n bytes, NUL-terminated): usage,
- * description, Arguments, Result and Examples (ctl_help.c). Returns the length.
+ * description, Arguments, Result and Examples (ctl/help.c). Returns the length.
  */
 size_t ctl_help_text(const struct ctl_method *m, char *buf, size_t n);
-/* ---- mempool parameter helpers (ctl_mempool.c), for ctl_package.c ---- */
+/* ---- mempool parameter helpers (ctl/mempool_methods.c), for ctl/package_methods.c ---- */
 struct proto_tx;
 struct proto_txout;
 struct chain_state;
@@ -187,10 +187,10 @@ bool ctl_package_alloc(struct ctl_package *p, size_t n, struct ctl_result *res);
 void ctl_package_release(struct ctl_package *p);
 /** A package verdict as Core prints it ("reason" or "reason, debug") into buf. */
 void ctl_package_reason(const struct chain_package_state *st, char *buf, size_t cap);
-/** submitpackage (ctl_package.c): a chain method in the mempool table. */
+/** submitpackage (ctl/package_methods.c): a chain method in the mempool table. */
 void ctl_m_submitpackage(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                          struct ctl_result *res);
-/* ---- between the connection (ctl.c) and its requests (ctl_request.c) ---- */
+/* ---- between the connection (ctl/server.c) and its requests (ctl/request.c) ---- */
 /**
  * Reply bytes of all clients together, queued or waiting for the rest of
  * their line: no request starts while these and what the chain jobs out
@@ -205,7 +205,7 @@ void ctl_m_submitpackage(struct chain *c, const struct ctl_chain_ctx *x, json_t 
  */
 #define CTL_TREE_PER_TEXT 10u
 
-/** One control-socket connection (ctl.c); the budget (ctl_budget.c) reads it too. */
+/** One control-socket connection (ctl/server.c); the budget (ctl/budget.c) reads it too. */
 struct ctl_client {
 	uv_pipe_t pipe;
 	struct daemon *d;
@@ -259,7 +259,7 @@ struct ctl_line {
  * or chain jobs remain (c->line; ctl_line_step goes on with it and
  * ctl_line_finish answers it), else NULL with the reply in *reply (a new
  * reference; NULL: nothing to write) and *flags set. Loop thread
- * (ctl_request.c).
+ * (ctl/request.c).
  */
 struct ctl_line *ctl_line_start(struct daemon *d, struct ctl_client *c, const char *text,
                                 size_t len, json_t **reply, unsigned *flags);
@@ -292,14 +292,14 @@ json_t *ctl_error_obj(json_t *id, int code, const char *fmt, ...)
 /**
  * Every request of L started and every chain job back: write its reply to
  * its client (or free it when the client left) and let the client go on
- * (ctl.c). Frees L. Loop thread.
+ * (ctl/server.c). Frees L. Loop thread.
  */
 void ctl_line_finish(struct daemon *d, struct ctl_line *L);
-/** The turn idle callback: one line of each ready client (ctl.c). Loop thread. */
+/** The turn idle callback: one line of each ready client (ctl/server.c). Loop thread. */
 void ctl_turn_cb(uv_idle_t *h);
 /**
  * While all live clients' queued and pending reply bytes are over
- * CTL_MAX_QUEUED_TOTAL, close the client holding the most (ctl_budget.c). Loop thread.
+ * CTL_MAX_QUEUED_TOTAL, close the client holding the most (ctl/budget.c). Loop thread.
  */
 void ctl_budget_check(struct daemon *d);
 /**
@@ -307,7 +307,7 @@ void ctl_budget_check(struct daemon *d);
  * those the jobs out and it are likely to bring must fit
  * CTL_MAX_QUEUED_TOTAL: a call is counted before its reply is built. If
  * they do not, clients holding more than `asker` are dropped, largest
- * first, to make room; false when that is not enough (ctl_budget.c). Loop thread.
+ * first, to make room; false when that is not enough (ctl/budget.c). Loop thread.
  */
 bool ctl_reply_room(struct daemon *d, const struct ctl_client *asker);
 /** Reply bytes were written or freed, or a job came back: lines waiting for room go on. */
@@ -320,11 +320,12 @@ void ctl_budget_unwait(struct ctl_client *c);
 void ctl_budget_note_reply(struct daemon *d, size_t n);
 /**
  * Every tick: a waiter claims room nothing else makes, or after
- * CTL_STARVED_MS the largest holder goes (ctl_budget.c). Loop thread.
+ * CTL_STARVED_MS the largest holder goes (ctl/budget.c). Loop thread.
  */
 void ctl_budget_tick(struct daemon *d, uint64_t now_ms);
-/** Close c (uv_close; freed at its close callback); what it holds is given back now (ctl.c). */
+/** Close c (uv_close; freed at its close callback); what it holds is given back now (ctl/server.c).
+ */
 void ctl_client_close(struct ctl_client *c);
-/** c has a line (or a close) waiting: it gets the next turn (ctl.c). Loop thread. */
+/** c has a line (or a close) waiting: it gets the next turn (ctl/server.c). Loop thread. */
 void ctl_ready_add(struct ctl_client *c);
 #endif

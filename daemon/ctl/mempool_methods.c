@@ -5,14 +5,14 @@
  * testmempoolaccept, savemempool.
  *
  * The mempool belongs to the chain, so these are chain methods: they run on
- * the validation thread (ctl_request.c posts them there) and read the pool through
+ * the validation thread (ctl/request.c posts them there) and read the pool through
  * chain/mempool.h. Names, parameters, result fields in Core's order, error
  * codes and messages are Bitcoin Core 29's (rpc/mempool.cpp,
  * rpc/rawtransaction.cpp, node/transaction.cpp).
  *
  * The unbroadcast set (transactions sendrawtransaction put in the pool
  * that no peer has fetched yet) is the chain's, as Core's is the
- * mempool's; relay (txrelay.c) takes txids out when a peer fetches them.
+ * mempool's; relay (txrelay/announce.c) takes txids out when a peer fetches them.
  *
  * The parameter parsers and the pieces package_methods.c shares are in
  * mempool_params.c.

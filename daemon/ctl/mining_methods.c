@@ -1,7 +1,7 @@
 /*
  * daemon/ctl/mining_methods.c: generatetoaddress and generateblock, as Bitcoin
  * Core 29's rpc/mining.cpp has them. Like every chain method they run on
- * the validation thread (ctl_request.c posts them there), so a block is made,
+ * the validation thread (ctl/request.c posts them there), so a block is made,
  * checked and connected with nothing else touching the chain between.
  *
  * The block is chain/miner.c's. generateblock takes raw transactions or

@@ -14,7 +14,7 @@
  * A loop method is answered at once; a chain method goes to the validation
  * thread as a job and fills its reply slot when it comes back (the jobs
  * out are listed for getrpcinfo). The connection side (reading, writing,
- * fairness between clients) is ctl.c's; it hands this file a line and gets
+ * fairness between clients) is ctl/server.c's; it hands this file a line and gets
  * the reply text back through ctl_line_finish.
  *
  * Memory: a reply's JSON tree is about ten times its text (getblock HASH 3

@@ -3,7 +3,7 @@
  * on a Unix socket, served on the loop thread. This file is the
  * connection side: the socket, each client's reads and writes, and the
  * limits and turns that keep one client from starving the others or the
- * daemon. What a line of requests means is ctl_request.c's.
+ * daemon. What a line of requests means is ctl/request.c's.
  *
  * Socket: <netdir>/control.sock (the network's directory in the datadir), or controlsocket=;
  * created with mode 0600 (umask around bind, then chmod). At startup an existing socket file that

@@ -6,7 +6,7 @@
  * the address goes into a bounded set (BAN_DISCOURAGE_MAX, remembering at
  * least half of that many addresses, like Core's rolling filter), which
  * makes a later inbound connection from it the first to be refused when
- * slots are scarce (net.c). Manual peers (connect=, addnode) and local
+ * slots are scarce (net/net.c). Manual peers (connect=, addnode) and local
  * (loopback) peers are only disconnected, never discouraged.
  *
  * Bans (setban) are subnets with an expiry; banned addresses are refused on

@@ -3,7 +3,7 @@
  * giving memory back to the system once a flood is over.
  *
  * Per peer, a message over 512 bytes gets an exactly-sized rx buffer once
- * its header was checked (transport.c). Each such buffer is bounded
+ * its header was checked (net/transport.c). Each such buffer is bounded
  * (PROTO_MAX_MESSAGE), but nothing bounded their sum: maxconnections peers
  * each announcing a 4 MB block and sending all but its last byte held
  * maxconnections x 4 MB. So every large buffer is first reserved here, in

@@ -4,7 +4,7 @@
  * The loop answers getheaders, names blocks in announcements and puts the
  * height in its version message without calling into chain/, which only
  * the validation thread may touch. So the validation thread tells the loop
- * what changed after every job that moved the tip (validation.c
+ * what changed after every job that moved the tip (node/validation.c
  * chainview_update_new, run there): the height of the last block both
  * chains share and the headers of the new blocks above it. The loop applies
  * the update in its done callback (chainview_apply): drop what lies above

@@ -58,7 +58,7 @@ struct dlog {
 	 * (loop thread): CONF_DEBUG_* bits and Core's categories (conf_debug_apply). */
 	uint32_t conf_bits, core;
 	bool timestamps;
-	FILE *file; /**< -debuglogfile, or NULL; swapped under log.c's lock */
+	FILE *file; /**< -debuglogfile, or NULL; swapped under node/log.c's lock */
 };
 
 /** Name of a category as -debug= spells it ("net"); never NULL. */

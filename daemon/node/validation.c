@@ -167,9 +167,9 @@ static void thread_main(void *arg)
 		atomic_store_explicit(&v->busy, false, memory_order_relaxed);
 		publish(v);
 		struct view_job *vj = view_update(v);
-		/* The mempool's changes for relay (txrelay.c). */
+		/* The mempool's changes for relay (txrelay/announce.c). */
 		struct val_job *fj = txrelay_feed_take(d, v->chain);
-		/* A failed disk write: the node shuts down (diskspace.c). */
+		/* A failed disk write: the node shuts down (node/diskspace.c). */
 		struct val_job *fatal = diskspace_fatal_job(v->chain, &v->fatal_reported);
 
 		uv_mutex_lock(&v->mu);

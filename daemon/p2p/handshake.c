@@ -194,12 +194,12 @@ static void on_verack(struct peer *p)
 		return;
 	send_ping(p, daemon_now_ms(d));
 	/* BIP130's sendheaders is not sent here: as Core's
-	 * MaybeSendSendHeaders, sync.c sends it once the peer's best known
+	 * MaybeSendSendHeaders, sync/download.c sends it once the peer's best known
 	 * block has more than the minimum chain work. */
 	/* Then Core's "start block sync": a getheaders if this peer is one. */
 	if (p->state == PEER_ACTIVE)
 		sync_peer_ready(p);
-	/* Transaction relay starts: Core's first feefilter (txrelay.c). */
+	/* Transaction relay starts: Core's first feefilter (txrelay/feefilter.c). */
 	if (p->state == PEER_ACTIVE)
 		txrelay_peer_ready(p);
 }

@@ -6,7 +6,7 @@
  *     allocated on the peer's first inv, so idle peers cost nothing). A
  *     repeat announcement from the same peer is skipped at once.
  *   - each announced transaction peerd does not already have (mempool,
- *     orphanage, recent rejects, recently confirmed: txaccept.c) is
+ *     orphanage, recent rejects, recently confirmed: txrelay/accept.c) is
  *     requested once, from one announcer at a time (Core's
  *     TxRequestTracker, simplified): up to 100 requests in flight per
  *     peer, up to 5,000 tracked announcements per peer, 100,000 in all. A
@@ -14,11 +14,11 @@
  *     with notfound, falls back to the next announcer; when none is left
  *     the announcement is forgotten. An orphan's missing parents are
  *     tracked here too, by txid, as announced by each of its announcers.
- *   - a received transaction goes to the mempool (txaccept.c).
- *   - getdata: blocks are served from the block files (serve.c),
- *     transactions from the relay mirror (txrelay.c), notfound otherwise.
- *   - block invs start a headers sync (sync.c); block messages go to
- *     sync.c undecoded.
+ *   - a received transaction goes to the mempool (txrelay/accept.c).
+ *   - getdata: blocks are served from the block files (sync/serve.c),
+ *     transactions from the relay mirror (txrelay/announce.c), notfound otherwise.
+ *   - block invs start a headers sync (sync/download.c); block messages go to
+ *     sync/download.c undecoded.
  *   - mempool: peerd does not offer bloom filters, so, as Core, the peer is
  *     disconnected.
  * Peers that negotiated wtxidrelay announce by wtxid (MSG_WTX) and others
@@ -365,7 +365,7 @@ static void on_getdata(struct peer *p, const struct proto_inv *inv)
 		d->stats.getdata_items++;
 		if (have_chain) {
 			/* Answered in order; blocks read on the validation
-			 * thread (serve.c). */
+			 * thread (sync/serve.c). */
 			(void)serve_queue(p, v);
 			continue;
 		}
@@ -513,7 +513,7 @@ void inv_on_msg(struct peer *p, const struct proto_msg *m)
 		on_tx(p, &d->in.tx);
 		break;
 	case PROTO_CMD_BLOCK:
-		/* Blocks go to sync_on_block undecoded (transport.c). */
+		/* Blocks go to sync_on_block undecoded (net/transport.c). */
 		break;
 	case PROTO_CMD_MEMPOOL:
 		peer_disconnect(p, "mempool request with bloom filters disabled");

@@ -73,7 +73,7 @@ static void announce(struct peer *p, const struct chainview_update *u)
 }
 
 /* IBD is over: the feefilter that asked for no transactions is lifted
- * (txrelay.c sends Core's filter to every peer told the IBD one). */
+ * (txrelay/feefilter.c sends Core's filter to every peer told the IBD one). */
 void relay_ibd_over(struct daemon *d)
 {
 	txrelay_ibd_over(d);

@@ -15,8 +15,8 @@
  * from the best header. Every getheaders obeys Core's MaybeSendGetHeaders
  * (none while one under 2 minutes old is unanswered), and a headers
  * message that could only end in a getheaders not due is never posted
- * (sync_gate.c). Headers that break a rule are Misbehaving (which
- * never bans a loopback or manual peer: ban.c).
+ * (sync/gate.c). Headers that break a rule are Misbehaving (which
+ * never bans a loopback or manual peer: net/ban.c).
  *
  * Blocks: after every sync job the validation thread works out the
  * download window, the blocks of the best header chain past the last
@@ -91,7 +91,7 @@ struct sync_job {
 	struct proto_block_header *headers;
 	uint32_t n_headers;
 	int err;
-	bool probe;     /**< posted only to learn whether it connects (sync_gate.c) */
+	bool probe;     /**< posted only to learn whether it connects (sync/gate.c) */
 	bool connected; /**< its first header's parent is in the index (Core clears the
 	                     getheaders timestamp), or presync took it */
 	struct chain_state st;

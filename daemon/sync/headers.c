@@ -1,7 +1,7 @@
 /*
  * daemon/sync/headers.c: getheaders, getblocks and headers.
  *
- * Replies come from the loop's copy of the active chain (chainview.c), so
+ * Replies come from the loop's copy of the active chain (node/chainview.c), so
  * the loop never waits for the validation thread to answer, as Core 29's
  * ProcessMessage does it:
  *   getheaders with a locator: the fork point is the first locator hash on
@@ -14,7 +14,7 @@
  *     at hash_stop.
  *   A locator of more than 101 hashes (MAX_LOCATOR_SZ) disconnects.
  *   headers received are decoded and counted; over 2,000 in one message is
- *     misbehaviour (see transport.c and ban.c).
+ *     misbehaviour (see net/transport.c and net/ban.c).
  * The headers reply is framed straight from the view's serialized headers:
  * one pass, no header decoded or re-encoded.
  */

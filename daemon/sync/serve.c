@@ -4,7 +4,7 @@
  *
  * As Core's ProcessGetData: the block requests of a getdata are kept in
  * order and served one at a time, and while any is left the peer's later
- * messages wait in its receive buffer (transport.c checks serve_pending),
+ * messages wait in its receive buffer (net/transport.c checks serve_pending),
  * which is what bounds the queue to one getdata (50,000 entries). A
  * request is read only while the peer is not send-paused, so a slow reader
  * holds at most maxsendbuffer plus one block. A block peerd lacks is
@@ -203,7 +203,7 @@ void serve_next(struct peer *p)
 		const struct proto_inv_vec *v = &p->serve_q[p->serve_head++];
 		uint32_t base = v->type & ~(uint32_t)PROTO_INV_WITNESS_FLAG;
 		if (base == PROTO_INV_TX || base == PROTO_INV_WTX) {
-			/* From the relay mirror (txrelay.c), else notfound. */
+			/* From the relay mirror (txrelay/announce.c), else notfound. */
 			if (!txrelay_serve(p, v))
 				add_notfound(d, v);
 			continue;

@@ -1,6 +1,6 @@
 /**
- * daemon/sync/sync.h: headers-first sync and block download (sync.c, loop
- * thread) and the low-work headers presync (hsync.c, validation thread).
+ * daemon/sync/sync.h: headers-first sync and block download (sync/download.c, loop
+ * thread) and the low-work headers presync (sync/presync.c, validation thread).
  * Included by daemon/daemon.h, whose struct daemon holds a sync_state.
  */
 #ifndef PEERD_DAEMON_SYNC_SYNC_H
@@ -18,7 +18,7 @@ struct daemon;
 struct json_t;
 struct peer;
 
-/* ---- sync.c: headers-first sync and block download ---------------------- */
+/* ---- sync/download.c: headers-first sync and block download ---------------------- */
 
 /** Blocks past the last common block that may be asked for (Core BLOCK_DOWNLOAD_WINDOW). */
 #define SYNC_WINDOW 1024u
@@ -50,7 +50,7 @@ struct peer;
 /** Locator hashes kept (chain/'s CHAIN_LOCATOR_MAX; daemon.h does not include chain/). */
 #define SYNC_LOCATOR_MAX 40u
 
-/* ---- hsync.c: headers presync (validation thread) ------------------------ */
+/* ---- sync/presync.c: headers presync (validation thread) ------------------------ */
 
 /** Headers between two commitment bits (Core 29's HEADER_COMMITMENT_PERIOD). */
 #define HSYNC_COMMIT_PERIOD 624u
@@ -134,8 +134,8 @@ struct sync_state {
 	uint64_t blocks_requested, blocks_accepted, blocks_invalid, blocks_dropped;
 	uint64_t getheaders_sent, unconnecting, stalls, misbehaving;
 	uint64_t getheaders_limited; /**< getheaders not sent: one went under 2 minutes ago */
-	uint64_t headers_gated;      /**< headers messages never posted (sync_gate.c) */
-	/* low-work headers (hsync.c), counted on the loop from job results */
+	uint64_t headers_gated;      /**< headers messages never posted (sync/gate.c) */
+	/* low-work headers (sync/presync.c), counted on the loop from job results */
 	uint64_t lowwork_ignored, presync_started, presync_done, presync_aborted;
 	uint64_t presync_msgs;
 	uint32_t presync_peers; /**< peers in presync at the last headers job */
@@ -165,7 +165,7 @@ void sync_on_headers(struct peer *p, const struct proto_headers *h);
 void sync_on_block_inv(struct peer *p, const struct proto_hash *h);
 /**
  * A block message's payload (copied; decoded on the validation thread) and
- * its frame checksum, which transport.c checked: kept in the index so the
+ * its frame checksum, which net/transport.c checked: kept in the index so the
  * block is served without hashing.
  */
 void sync_on_block(struct peer *p, const uint8_t *payload, size_t len, uint32_t csum);
@@ -178,7 +178,7 @@ void sync_tick(struct daemon *d, uint64_t now_ms);
 /** A peer closes: its blocks are free to ask of others. */
 void sync_peer_gone(struct peer *p);
 
-/* ---- sync_gate.c: which headers messages need the validation thread ------ */
+/* ---- sync/gate.c: which headers messages need the validation thread ------ */
 
 /**
  * Core's MaybeSendGetHeaders test: false while a getheaders to p younger
@@ -199,7 +199,7 @@ bool sync_maybe_getheaders(struct peer *p, const struct proto_hash *loc, uint32_
  * is due and no job of p that could connect is out: the job could only
  * find the headers unconnecting and then send nothing. When true,
  * *probe says the job goes only to learn whether they connect (see
- * sync_gate.c). Loop thread.
+ * sync/gate.c). Loop thread.
  */
 bool sync_gate_headers(struct peer *p, const struct proto_headers *h, bool *probe);
 /** A headers job of p was posted (probe as sync_gate_headers said). Loop thread. */

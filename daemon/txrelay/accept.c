@@ -7,7 +7,7 @@
  *   tx message ─► already have it? (orphanage, recent rejects, recently
  *   confirmed, mempool mirror) ─► no: a job for the validation thread,
  *   chain_mempool_accept ─► the result on the loop:
- *     accepted:  announced by txrelay.c (from the mempool's own event), its
+ *     accepted:  announced by txrelay/announce.c (from the mempool's own event), its
  *                orphans go to their announcers' work sets;
  *     missing inputs: an orphan, unless a parent was rejected; the missing
  *                parents are asked (by txid) of the sender and of every
@@ -15,7 +15,7 @@
  *                candidates), who become its announcers;
  *     reconsiderable (fee too low alone): remembered apart, never tried
  *                again alone; with a child from the orphanage it goes
- *                to package validation (1p1c, txpackage.c);
+ *                to package validation (1p1c, txrelay/package.c);
  *     witness stripped: nothing remembered (another peer may send the
  *                real one);
  *     anything else: its wtxid (and, for non-standard inputs, its txid)

@@ -9,7 +9,7 @@
  * orphanage (it came first, or came after and had the parent asked for
  * again: the filter does not count as "have" when resolving orphans). Then
  * the two go to chain_mempool_submit_package as one package; what enters
- * the pool is announced by txrelay.c from the pool's own events, and the
+ * the pool is announced by txrelay/announce.c from the pool's own events, and the
  * child leaves the orphanage through those too (txaccept_parent_accepted).
  *
  * Children announced by the same peer are preferred, as Core does (a peer

@@ -1,5 +1,5 @@
 /**
- * daemon/txrelay/txrelay.h: transaction relay (txrelay.c, txaccept.c), a part of
+ * daemon/txrelay/txrelay.h: transaction relay (txrelay/announce.c, txrelay/accept.c), a part of
  * daemon/daemon.h, which includes it: the loop's mirror of the mempool,
  * announcements trickled to each peer, getdata served from the mirror or
  * the most recent block, fee filters, and the orphanage's use. Include
@@ -64,7 +64,7 @@ struct val_job;
 /** Fee filter buckets (Core's FeeFilterRounder: 500 sat/kvB times 1.1^k up to 1e7). */
 #define RELAY_FEE_BUCKETS_MAX 128u
 
-/** A mempool transaction as the loop mirrors it (see txrelay.c). */
+/** A mempool transaction as the loop mirrors it (see txrelay/announce.c). */
 struct relay_tx {
 	struct proto_hash txid, wtxid;
 	int64_t fee;          /**< base fee (feefilter compares it) */
