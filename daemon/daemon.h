@@ -331,7 +331,7 @@ struct peer *daemon_peer_by_id(struct daemon *d, uint64_t id);
 /** getpeerinfo "connection_type". */
 const char *peer_conn_type_name(enum peer_conn_type t);
 
-/* ---- net/transport.c: v1 framing on the rx buffer ----------------------- */
+/* ---- net/transport.c: v1 framing on the rx buffer -------------------- */
 
 /** libuv alloc callback for peers. */
 void transport_alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
@@ -347,7 +347,7 @@ void transport_release(struct peer *p);
  */
 int transport_grow(struct peer *p, uint32_t total);
 
-/* ---- net/recvbudget.c: maxrecvmemory over all peers' rx buffers ----------- */
+/* ---- net/recvbudget.c: maxrecvmemory over all peers' rx buffers ------ */
 
 /** Default budget per connection allowed (maxconnections x this). */
 #define RECV_BUDGET_PER_PEER (64u * 1024u)
@@ -459,7 +459,7 @@ void inv_forget(struct daemon *d, const struct proto_hash *h);
  */
 void inv_track_parent(struct peer *p, const struct proto_hash *txid);
 
-/* ---- node/chainview.c: the loop's copy of the active chain ------------------- */
+/* ---- node/chainview.c: the loop's copy of the active chain ----------- */
 
 /** A block of the active chain as the loop keeps it: hash and header. */
 struct chainview_rec {
@@ -508,7 +508,7 @@ int chainview_apply(struct daemon *d, const struct chainview_update *u);
  */
 struct chainview_update *chainview_update_new(struct chain *c, const struct chain_node **published);
 
-/* ---- sync/serve.c: blocks for getdata, read on the validation thread --------- */
+/* ---- sync/serve.c: blocks for getdata, read on the validation thread --- */
 
 /** Blocks (getdata entries) queued per peer; one getdata holds at most PROTO_MAX_INV. */
 #define SERVE_MAX_QUEUE PROTO_MAX_INV
@@ -525,7 +525,7 @@ static inline bool serve_pending(const struct peer *p)
 /** Free a closing peer's queue. */
 void serve_peer_gone(struct peer *p);
 
-/* ---- sync/announce.c: announcing new tips --------------------------------------- */
+/* ---- sync/announce.c: announcing new tips ---------------------------- */
 
 /** Blocks announced by headers at most; more go as one inv of the tip (Core
  * MAX_BLOCKS_TO_ANNOUNCE). */
@@ -536,15 +536,15 @@ void relay_new_tip(struct daemon *d, const struct chainview_update *u);
 /** Initial block download ended: send the real feefilter to peers told MAX_MONEY. */
 void relay_ibd_over(struct daemon *d);
 
-/* ---- txrelay/announce.c / txrelay/accept.c: transaction relay (its own header) --------- */
+/* ---- txrelay/announce.c / txrelay/accept.c: transaction relay (its own header) --- */
 
 #include "daemon/txrelay/txrelay.h"
 
-/* ---- sync/download.c / sync/presync.c: block download and presync (its own header) ----- */
+/* ---- sync/download.c / sync/presync.c: block download and presync (its own header) --- */
 
 #include "daemon/sync/sync.h"
 
-/* ---- sync/headers.c --------------------------------------------------- */
+/* ---- sync/headers.c -------------------------------------------------- */
 
 /** getheaders, getblocks, headers. */
 void headers_on_msg(struct peer *p, const struct proto_msg *m);
@@ -565,7 +565,7 @@ void addr_release(struct daemon *d);
 /** addr, addrv2, getaddr. */
 void addr_on_msg(struct peer *p, const struct proto_msg *m);
 
-/* ---- net/ban.c ----------------------------------------------------------- */
+/* ---- net/ban.c ------------------------------------------------------- */
 
 /** Discouraged addresses remembered (Core's rolling filter size; at least half kept). */
 #define BAN_DISCOURAGE_MAX 50000u
@@ -630,7 +630,7 @@ int ban_remove(struct daemon *d, const uint8_t net[16], uint8_t prefix);
 /** clearbanned: forget every ban and every discouraged address; saves. */
 void ban_clear(struct daemon *d);
 
-/* ---- net/net.c ----------------------------------------------------------- */
+/* ---- net/net.c ------------------------------------------------------- */
 
 /** An outbound destination; see the glossary. */
 struct net_target {
@@ -667,7 +667,7 @@ bool net_is_local_nonce(struct daemon *d, uint64_t nonce);
 /** Inbound connections allowed: maxconnections minus the outbound reserve. */
 uint32_t net_max_inbound(const struct daemon *d);
 
-/* ---- node/validation.c: the validation thread -------------------------------- */
+/* ---- node/validation.c: the validation thread ------------------------ */
 
 struct val_job;
 /** A job's work: runs on the validation thread with the chain (NULL when none is open). */
@@ -753,7 +753,7 @@ void validation_release(struct daemon *d);
 /** "height N" or "height N of M headers (P%)" for STATUS=. Loop thread. */
 void validation_status(const struct daemon *d, char *out, size_t len);
 
-/* ---- node/diskspace.c: a full disk is a clean shutdown, as Core's --------------- */
+/* ---- node/diskspace.c: a full disk is a clean shutdown, as Core's ---- */
 
 /** Startup, before the chain opens: 50 MiB free in the netdir and blocks/, or -ENOSPC (logged). */
 int diskspace_startup(struct daemon *d);
@@ -767,7 +767,7 @@ void diskspace_tick(struct daemon *d, uint64_t now);
  */
 struct val_job *diskspace_fatal_job(struct chain *c, bool *reported);
 
-/* ---- ctl/server.c / ctl/request.c / ctl/methods.c: the control socket --------- */
+/* ---- ctl/server.c / ctl/request.c / ctl/methods.c: the control socket --- */
 
 struct ctl_client;
 
@@ -870,7 +870,7 @@ enum ctl_reply_flags {
  */
 struct json_t *ctl_reply(struct daemon *d, const char *line, size_t len, unsigned *flags);
 
-/* ---- ctl/stats.c ----------------------------------------------------------- */
+/* ---- ctl/stats.c ----------------------------------------------------- */
 
 /** Counters of one command, all peers. */
 struct stats_msg {
@@ -1095,7 +1095,7 @@ static inline uint64_t daemon_fingerprint(const struct daemon *d, const void *da
 	return proto_siphash(d->sip_key, data, len);
 }
 
-/* ---- ctl/metrics.c / ctl/metrics_text.c: the Prometheus endpoint --------------- */
+/* ---- ctl/metrics.c / ctl/metrics_text.c: the Prometheus endpoint ----- */
 
 struct metrics;
 /**

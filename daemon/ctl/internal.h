@@ -101,7 +101,7 @@ bool ctl_param_hash(json_t *v, const char *name, struct proto_hash *out, struct 
 extern const struct ctl_method ctl_mining_methods[];
 extern const size_t ctl_n_mining_methods;
 
-/* ---- arguments (ctl/args.c) ---- */
+/* ---- arguments (ctl/args.c) ------------------------------------------ */
 /** How many parameters m takes (ctl_param entries before the NULL name). */
 int ctl_method_nparams(const struct ctl_method *m);
 /** The fewest arguments a call of m may give: up to its last required one. */
@@ -158,7 +158,7 @@ extern const size_t ctl_n_node_methods;
  * description, Arguments, Result and Examples (ctl/help.c). Returns the length.
  */
 size_t ctl_help_text(const struct ctl_method *m, char *buf, size_t n);
-/* ---- mempool parameter helpers (ctl/mempool_methods.c), for ctl/package_methods.c ---- */
+/* ---- mempool parameter helpers (ctl/mempool_params.c), for the mempool and package methods --- */
 struct proto_tx;
 struct proto_txout;
 struct chain_state;
@@ -190,7 +190,7 @@ void ctl_package_reason(const struct chain_package_state *st, char *buf, size_t 
 /** submitpackage (ctl/package_methods.c): a chain method in the mempool table. */
 void ctl_m_submitpackage(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                          struct ctl_result *res);
-/* ---- between the connection (ctl/server.c) and its requests (ctl/request.c) ---- */
+/* ---- between the connection (ctl/server.c) and its requests (ctl/request.c) --- */
 /**
  * Reply bytes of all clients together, queued or waiting for the rest of
  * their line: no request starts while these and what the chain jobs out

@@ -18,7 +18,7 @@ struct daemon;
 struct json_t;
 struct peer;
 
-/* ---- sync/download.c: headers-first sync and block download ---------------------- */
+/* ---- sync/download.c: headers-first sync and block download ---------- */
 
 /** Blocks past the last common block that may be asked for (Core BLOCK_DOWNLOAD_WINDOW). */
 #define SYNC_WINDOW 1024u
@@ -50,7 +50,7 @@ struct peer;
 /** Locator hashes kept (chain/'s CHAIN_LOCATOR_MAX; daemon.h does not include chain/). */
 #define SYNC_LOCATOR_MAX 40u
 
-/* ---- sync/presync.c: headers presync (validation thread) ------------------------ */
+/* ---- sync/presync.c: headers presync (validation thread) ------------- */
 
 /** Headers between two commitment bits (Core 29's HEADER_COMMITMENT_PERIOD). */
 #define HSYNC_COMMIT_PERIOD 624u
@@ -178,7 +178,7 @@ void sync_tick(struct daemon *d, uint64_t now_ms);
 /** A peer closes: its blocks are free to ask of others. */
 void sync_peer_gone(struct peer *p);
 
-/* ---- sync/gate.c: which headers messages need the validation thread ------ */
+/* ---- sync/gate.c: which headers messages need the validation thread --- */
 
 /**
  * Core's MaybeSendGetHeaders test: false while a getheaders to p younger
