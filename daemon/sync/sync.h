@@ -210,4 +210,42 @@ void sync_gate_done(struct daemon *d, uint64_t peer_id, bool probe);
 /** getstats' "sync" object (new reference). */
 struct json_t *sync_stats_json(struct daemon *d);
 
+/*
+ * The rest needs struct peer whole: daemon/daemon.h includes this header
+ * after it.
+ */
+
+/* ---- sync/serve.c: blocks for getdata, read on the validation thread --- */
+
+/** Blocks (getdata entries) queued per peer; one getdata holds at most PROTO_MAX_INV. */
+#define SERVE_MAX_QUEUE PROTO_MAX_INV
+
+/** Queue a getdata entry (answered in order). 0, or -ENOMEM / -ENOSPC (the entry is dropped). */
+int serve_queue(struct peer *p, const struct proto_inv_vec *v);
+/** Start reading the next queued block unless one is out or the peer is send-paused. */
+void serve_next(struct peer *p);
+/** Whether the peer waits for blocks to be served: its messages are not processed meanwhile. */
+static inline bool serve_pending(const struct peer *p)
+{
+	return p->serve_busy || p->serve_n > p->serve_head;
+}
+/** Free a closing peer's queue. */
+void serve_peer_gone(struct peer *p);
+
+/* ---- sync/announce.c: announcing new tips ---------------------------- */
+
+/** Blocks announced by headers at most; more go as one inv of the tip (Core
+ * MAX_BLOCKS_TO_ANNOUNCE). */
+#define RELAY_MAX_BLOCKS_TO_ANNOUNCE 8u
+
+/** The active chain moved (u was just applied to the view): tell every peer. Loop thread. */
+void relay_new_tip(struct daemon *d, const struct chainview_update *u);
+/** Initial block download ended: send the real feefilter to peers told MAX_MONEY. */
+void relay_ibd_over(struct daemon *d);
+
+/* ---- sync/headers.c -------------------------------------------------- */
+
+/** getheaders, getblocks, headers. */
+void headers_on_msg(struct peer *p, const struct proto_msg *m);
+
 #endif
