@@ -81,7 +81,9 @@ FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-r
 
 LIB_DIRS := base proto script pool chain conf json
 LIB_SRCS := $(wildcard $(addsuffix /*.c,$(LIB_DIRS)))
-DAEMON_SRCS := $(wildcard daemon/*.c)
+# daemon/ and its rooms (net/, p2p/, sync/, txrelay/, node/, ctl/); the object
+# trees mirror these paths.
+DAEMON_SRCS := $(wildcard daemon/*.c daemon/*/*.c)
 # Everything of peerd but main(), so unit tests can link daemon internals.
 DAEMON_LIB_SRCS := $(filter-out daemon/main.c,$(DAEMON_SRCS))
 PEERTOOL_SRCS := $(wildcard tools/peertool*.c)

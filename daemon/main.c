@@ -274,7 +274,7 @@ int main(int argc, char **argv)
 {
 	struct peerd_conf conf;
 	char err[512];
-	/* Before anything allocates (recvbudget.c: memory goes back after floods). */
+	/* Before anything allocates (net/recvbudget.c: memory goes back after floods). */
 	recvbudget_malloc_setup();
 	/* Before anything allocates: libuv and jansson go through the hook too. */
 	uv_replace_allocator(xmalloc, xrealloc, xcalloc, xfree);

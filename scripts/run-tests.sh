@@ -3,6 +3,7 @@
 #   scripts/run-tests.sh            every suite
 #   scripts/run-tests.sh unit       only the plain unit tests
 #   scripts/run-tests.sh interop    every test that needs Bitcoin Core (marker interop)
+#   scripts/run-tests.sh layers     only the layering check (scripts/check-layers.py)
 # The last line counts suites (test binaries, pytest runs, fuzz targets) and
 # the tests in them, as cmocka and pytest report them.
 # Environment: BUILD (build dir), VECTORS (test data, default tests/data), PYTHON,
@@ -200,11 +201,22 @@ suite_format() {
 	run "clang-format" clang-format --dry-run --Werror $files
 }
 
+# Calls go one way: which folder may include which (issue 19), files under
+# 1,000 lines; known violations are in scripts/check-layers.baseline.
+suite_layers() {
+	echo "== layering (scripts/check-layers.py)"
+	run "layers" "$PYTHON" scripts/check-layers.py
+	# How many known violations are left (the last line).
+	tail -n 1 "$BUILD/test-logs/layers.log" | sed 's/^/        /'
+}
+
 case "$only" in
 unit) suite_unit ;;
 interop) suite_interop ;;
+layers) suite_layers ;;
 all)
 	suite_format
+	suite_layers
 	suite_unit
 	suite_asan
 	suite_tsan

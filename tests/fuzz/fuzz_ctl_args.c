@@ -23,7 +23,7 @@
 
 #include "base/alloc.h"
 #include "chain/chain.h"
-#include "daemon/ctl_internal.h"
+#include "daemon/ctl/internal.h"
 
 static void check(int cond, const char *what)
 {

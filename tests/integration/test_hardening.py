@@ -229,7 +229,7 @@ def test_memory_returned_after_peers_leave(make_peerd):
 
 # ---- 3: the control socket ---------------------------------------------------
 
-CTL_SLOTS = 128            # CTL_MAX_CLIENTS in daemon/ctl.c
+CTL_SLOTS = 128            # CTL_MAX_CLIENTS in daemon/ctl/server.c
 HOSTILE_CLIENTS = 200
 HOSTILE_BATCHES = 20       # lines of 100 getstats each, never reading a reply
 UPTIME_MAX = 0.2 if not ASAN else 1.0  # seconds for `peerctl uptime`

@@ -368,7 +368,7 @@ def test_bad_transactions_as_core(make_peerd, make_bitcoind):
     assert bad.is_closed(5)
     inv = d.rpc("getstats")["inventory"]
     assert inv["tx_punished"] == 1, inv
-    # A loopback peer is only disconnected, never discouraged (ban.c); the
+    # A loopback peer is only disconnected, never discouraged (net/ban.c); the
     # other one stays.
     assert not good.is_closed(0.3)
     good.close()

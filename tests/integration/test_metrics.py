@@ -1,4 +1,4 @@
-"""The Prometheus endpoint (metricsbind=, daemon/metrics.c).
+"""The Prometheus endpoint (metricsbind=, daemon/ctl/metrics.c).
 
 What an operator relies on: the text passes Prometheus' own checker
 (promtool check metrics, Debian's prometheus package), a real Prometheus

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_daemon_ban.c: setban bans (daemon/ban.c): subnets,
+ * tests/unit/test_daemon_ban.c: setban bans (daemon/net/ban.c): subnets,
  * matching, expiry, banlist.json persistence and bad files; and the
  * misbehaviour rules: who is discouraged, who is only disconnected, and
  * the bound on the discouraged set.

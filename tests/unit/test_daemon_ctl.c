@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_daemon_ctl.c: the control socket (daemon/ctl.c, ctl_request.c): the
+ * tests/unit/test_daemon_ctl.c: the control socket (daemon/ctl/server.c, ctl/request.c): the
  * JSON-RPC 2.0 request handling at the function level (ctl_reply: one
  * line in, one reply out), then through a real Unix socket in a temporary
  * datadir for what only the server does (notifications, closing after a
@@ -156,7 +156,7 @@ static void test_invalid_params(void **state)
 	             CTL_INVALID_PARAMS, "1");
 	expect_error(t, "{\"method\": \"uptime\", \"params\": 3, \"id\": 1}", CTL_INVALID_PARAMS,
 	             "1");
-	/* Too many, too few: Core's -1 with the help text (ctl_args.c). */
+	/* Too many, too few: Core's -1 with the help text (ctl/args.c). */
 	expect_error(t, "{\"method\": \"uptime\", \"params\": [1], \"id\": 2}", CTL_MISC_ERROR,
 	             "2");
 	expect_error(t, "{\"method\": \"setban\", \"params\": [\"1.2.3.4\"], \"id\": 3}",

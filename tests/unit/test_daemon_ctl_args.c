@@ -6,7 +6,7 @@
  * A required argument left out or given as null once reached the method
  * as NULL and crashed peerd (generatetodescriptor 2 null, submitheader
  * null, prioritisetransaction TXID 1): now Core's check answers before
- * any method runs (daemon/ctl_args.c) with Core's code and text, and the
+ * any method runs (daemon/ctl/args.c) with Core's code and text, and the
  * daemon goes on answering. Then the named-argument rules and the method
  * table's own consistency.
  */
@@ -20,7 +20,7 @@
 #include <sys/un.h>
 
 #include "chain/chain.h"
-#include "daemon/ctl_internal.h"
+#include "daemon/ctl/internal.h"
 #include "tests/unit/test_daemon_fixture.h"
 #include "tests/unit/testutil.h"
 
@@ -236,9 +236,9 @@ static void test_method_tables(void **state)
 {
 	(void)state;
 	const struct ctl_method *tables[] = {ctl_chain_methods, ctl_mining_methods,
-	                                     ctl_mempool_methods, ctl_ops_methods};
+	                                     ctl_mempool_methods, ctl_node_methods};
 	const size_t counts[] = {ctl_n_chain_methods, ctl_n_mining_methods, ctl_n_mempool_methods,
-	                         ctl_n_ops_methods};
+	                         ctl_n_node_methods};
 	for (size_t k = 0; k < 4; k++) {
 		for (size_t i = 0; i < counts[k]; i++) {
 			const struct ctl_method *m = &tables[k][i];

@@ -1,6 +1,6 @@
 /*
  * tests/unit/test_daemon_metrics.c: getstats' JSON as Prometheus text
- * (daemon/metrics_text.c): names, types, units, label escaping, and no
+ * (daemon/ctl/metrics_text.c): names, types, units, label escaping, and no
  * leak or crash when memory runs out.
  */
 #include <setjmp.h>

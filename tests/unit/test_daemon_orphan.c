@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_daemon_orphan.c: the orphanage (daemon/orphan.c) against
+ * tests/unit/test_daemon_orphan.c: the orphanage (daemon/txrelay/orphanage.c) against
  * Core 29's TxOrphanage rules: announcers, the 100-orphan limit with random
  * eviction, 20-minute expiry swept every 5 minutes, the weight limit,
  * work sets when a parent arrives, erasure for a peer and for a block.
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
-#include "daemon/orphan.h"
+#include "daemon/txrelay/orphanage.h"
 #include "proto/proto.h"
 #include "tests/unit/testutil.h"
 

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_daemon_recvbudget.c: maxrecvmemory (daemon/recvbudget.c)
+ * tests/unit/test_daemon_recvbudget.c: maxrecvmemory (daemon/net/recvbudget.c)
  * through the real receive path: grants, waiting, the order waiters are
  * served in, eviction of stalled holders, small messages that never wait.
  */

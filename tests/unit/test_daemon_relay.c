@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_daemon_relay.c: transaction announcements (daemon/txrelay.c)
+ * tests/unit/test_daemon_relay.c: transaction announcements (daemon/txrelay/announce.c)
  * as Core 29's SendMessages makes them: order (fewest ancestors, then
  * feerate), the per-trickle maximum, never what the peer knows, the peer's
  * feefilter, one timer for inbound peers and one per outbound peer,

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_daemon_sync.c: block download (daemon/sync.c) against a
+ * tests/unit/test_daemon_sync.c: block download (daemon/sync/download.c) against a
  * real regtest chain on the validation thread, with peers on socketpairs.
  *
  * Guards the forget-job window bug (fixed in f592078): a sync job skips its

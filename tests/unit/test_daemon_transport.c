@@ -1,6 +1,6 @@
 /*
  * tests/unit/test_daemon_transport.c: v1 framing on a peer's receive
- * buffer (daemon/transport.c), driven in-process through the same alloc
+ * buffer (daemon/net/transport.c), driven in-process through the same alloc
  * and read callbacks libuv calls, with byte chunks of the test's choosing.
  */
 #include <setjmp.h>

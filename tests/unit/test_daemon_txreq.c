@@ -1,7 +1,7 @@
 /*
  * tests/unit/test_daemon_txreq.c: the transaction request tracker and
- * what happens to a received transaction (daemon/msg_inv.c, txaccept.c): one announcer asked at a
- * time, fallback on timeout (inv_tick takes the clock), on notfound and when a peer goes, the
+ * what happens to a received transaction (daemon/p2p/inv.c, txrelay/accept.c): one announcer asked
+ * at a time, fallback on timeout (inv_tick takes the clock), on notfound and when a peer goes, the
  * per-peer and total limits, and received transactions.
  */
 #include <setjmp.h>

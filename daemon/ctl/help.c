@@ -1,0 +1,111 @@
+/*
+ * daemon/ctl/help.c: `help METHOD` as Core's help text: the usage line,
+ * the description, then Arguments, Result and Examples sections. The
+ * arguments come from the method's own table entry (names and which are
+ * optional); the result's shape from the table below where one is written
+ * out, else a pointer to the description. Keyed by name, so the method
+ * files (ctl/chain_methods.c, ctl/mempool_methods.c, ...) need no edit for help.
+ */
+#include "daemon/ctl/internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/** Result text (and an optional example's arguments) for one method. */
+struct ctl_help_entry {
+	const char *name;
+	const char *result;
+	const char *example_args; /**< e.g. "\"127.0.0.1:8333\" \"add\""; NULL = none */
+};
+
+static const struct ctl_help_entry entries[] = {
+    {"help", "\"text\"    (string) the help text", "\"getpeerinfo\""},
+    {"uptime", "n    (numeric) the number of seconds that peerd has been running", NULL},
+    {"stop", "\"str\"    (string) a string with the content 'peerd stopping'", NULL},
+    {"getconnectioncount", "n    (numeric) the connection count", NULL},
+    {"getnetworkinfo",
+     "{\n  \"version\" : n, \"subversion\" : \"str\", \"protocolversion\" : n,\n"
+     "  \"localservices\" : \"hex\", \"localservicesnames\" : [\"str\",...],\n"
+     "  \"localrelay\" : true|false, \"timeoffset\" : n, \"networkactive\" : true|false,\n"
+     "  \"connections\" : n, \"connections_in\" : n, \"connections_out\" : n,\n"
+     "  \"maxconnections\" : n, \"chain\" : \"str\", \"localaddresses\" : [], \"warnings\" : []\n}",
+     NULL},
+    {"getpeerinfo",
+     "[ { \"id\" : n, \"addr\" : \"host:port\", \"network\" : \"str\", \"services\" : \"hex\",\n"
+     "    \"pingtime\" : n, \"minping\" : n, \"pingwait\" : n, \"version\" : n,\n"
+     "    \"subver\" : \"str\", \"inbound\" : true|false, ... }, ... ]",
+     NULL},
+    {"getnettotals", "{ \"totalbytesrecv\" : n, \"totalbytessent\" : n, \"timemillis\" : n }",
+     NULL},
+    {"addnode", "null    (json null)", "\"192.168.0.6:8333\" \"onetry\""},
+    {"disconnectnode", "null    (json null)", "\"192.168.0.6:8333\""},
+    {"setban", "null    (json null)", "\"192.168.0.6\" \"add\" 86400"},
+    {"listbanned",
+     "[ { \"address\" : \"str\", \"ban_created\" : n, \"banned_until\" : n,\n"
+     "    \"ban_duration\" : n, \"time_remaining\" : n }, ... ]",
+     NULL},
+    {"clearbanned", "null    (json null)", NULL},
+    {"ping", "null    (json null)", NULL},
+    {"setnetworkactive", "true|false    (boolean) the value that was passed in", "false"},
+    {"getnodeaddresses",
+     "[ { \"time\" : n, \"services\" : n, \"address\" : \"str\", \"port\" : n,\n"
+     "    \"network\" : \"str\" }, ... ]",
+     "8 \"ipv4\""},
+    {"getaddednodeinfo",
+     "[ { \"addednode\" : \"str\", \"connected\" : true|false,\n"
+     "    \"addresses\" : [ { \"address\" : \"str\", \"connected\" : \"outbound\" }, ... ] }, ... "
+     "]",
+     "\"192.168.0.201\""},
+    {"logging", "{ \"category\" : true|false, ... }    (object) keys are the categories",
+     "\"[\\\"all\\\"]\" \"[\\\"http\\\"]\""},
+    {"submitpackage",
+     "{\n  \"package_msg\" : \"str\",    (string) \"success\", or why the package failed\n"
+     "  \"tx-results\" : {    (object) one per transaction judged, keyed by wtxid\n"
+     "    \"wtxid\" : { \"txid\" : \"hex\", \"other-wtxid\" : \"hex\", \"vsize\" : n,\n"
+     "                \"fees\" : { \"base\" : n, \"effective-feerate\" : n,\n"
+     "                           \"effective-includes\" : [\"wtxid\",...] },\n"
+     "                \"error\" : \"str\" }, ... },\n"
+     "  \"replaced-transactions\" : [\"txid\",...]\n}",
+     "\"[\\\"rawparent\\\",\\\"rawchild\\\"]\""},
+    {"getrpcinfo",
+     "{ \"active_commands\" : [ { \"method\" : \"str\", \"duration\" : n }, ... ],\n"
+     "  \"logpath\" : \"str\" }",
+     NULL},
+};
+
+static const struct ctl_help_entry *entry(const char *name)
+{
+	for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
+		if (strcmp(entries[i].name, name) == 0)
+			return &entries[i];
+	}
+	return NULL;
+}
+
+size_t ctl_help_text(const struct ctl_method *m, char *buf, size_t n)
+{
+	const struct ctl_help_entry *e = entry(m->name);
+	size_t k = 0;
+#define PUT(...)                                                                                   \
+	do {                                                                                       \
+		if (k < n)                                                                         \
+			k += (size_t)snprintf(buf + k, n - k, __VA_ARGS__);                        \
+	} while (0)
+	PUT("%s\n\n%s\n\nArguments:\n", m->usage, m->help);
+	int shown = 0;
+	for (int i = 0; i < ctl_method_nparams(m); i++) {
+		/* The first name; an alias ("verbosity|verbose") is for named calls. */
+		const char *name = m->params[i].name, *bar = strchr(name, '|');
+		PUT("%d. %.*s    (%s)\n", i + 1, bar ? (int)(bar - name) : (int)strlen(name), name,
+		    m->params[i].required ? "required" : "optional");
+		shown++;
+	}
+	if (!shown)
+		PUT("None\n");
+	PUT("\nResult:\n%s\n\nExamples:\n> peerctl %s%s%s\n",
+	    e ? e->result : "See the description above.", m->name, e && e->example_args ? " " : "",
+	    e && e->example_args ? e->example_args : "");
+	PUT("> peerctl -named %s\n", m->name);
+#undef PUT
+	return k < n ? k : n - 1;
+}

@@ -1,0 +1,476 @@
+/*
+ * daemon/ctl/net_methods.c: the control socket's network methods
+ * (the table ctl_net_methods; the dispatcher is methods.c).
+ *
+ * Names, parameters, results and application error codes follow Bitcoin
+ * Core's RPCs where a method means the same thing (getpeerinfo,
+ * getnetworkinfo, addnode, disconnectnode, setban, ...); getstats is
+ * peerd's own. Parameters may be positional (an array) or named (an
+ * object, with the names shown by help). Runs on the loop thread.
+ */
+#include "daemon/ctl/internal.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+/** Default setban duration (Core DEFAULT_MISBEHAVING_BANTIME). */
+#define CTL_DEFAULT_BANTIME_S (24 * 3600)
+
+#define fail ctl_fail
+#define ok   ctl_ok
+#define arg  ctl_arg
+
+static const char *service_name(unsigned bit)
+{
+	switch (1ull << bit) {
+	case PROTO_NODE_NETWORK:
+		return "NETWORK";
+	case PROTO_NODE_BLOOM:
+		return "BLOOM";
+	case PROTO_NODE_WITNESS:
+		return "WITNESS";
+	case PROTO_NODE_COMPACT_FILTERS:
+		return "COMPACT_FILTERS";
+	case PROTO_NODE_NETWORK_LIMITED:
+		return "NETWORK_LIMITED";
+	case PROTO_NODE_P2P_V2:
+		return "P2P_V2";
+	default:
+		return NULL;
+	}
+}
+
+static json_t *services_names(uint64_t s)
+{
+	json_t *a = json_array();
+	for (unsigned b = 0; a && b < 64; b++) {
+		if (!(s >> b & 1))
+			continue;
+		const char *n = service_name(b);
+		char buf[32];
+		if (!n) {
+			snprintf(buf, sizeof(buf), "UNKNOWN[2^%u]", b);
+			n = buf;
+		}
+		json_array_append_new(a, json_string(n));
+	}
+	return a;
+}
+
+static void services_hex(uint64_t s, char out[17])
+{
+	snprintf(out, 17, "%016llx", (unsigned long long)s);
+}
+
+/* ---- network ------------------------------------------------------------ */
+
+static void m_getconnectioncount(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	(void)args;
+	ok(res, json_integer(d->n_inbound + d->n_outbound));
+}
+
+static void m_getnetworkinfo(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	(void)args;
+	char hex[17];
+	services_hex(DAEMON_LOCAL_SERVICES, hex);
+	ok(res,
+	   json_pack("{s:i, s:s, s:i, s:s, s:o, s:b, s:i, s:b, s:i, s:i, s:i, s:i, s:s, s:[], s:o}",
+	             "version", DAEMON_VERSION_NUMBER, "subversion", DAEMON_USER_AGENT,
+	             "protocolversion", PROTO_VERSION, "localservices", hex, "localservicesnames",
+	             services_names(DAEMON_LOCAL_SERVICES), "localrelay", !d->conf->blocksonly,
+	             "timeoffset", 0, "networkactive", !d->network_inactive, "connections",
+	             (int)(d->n_inbound + d->n_outbound), "connections_in", (int)d->n_inbound,
+	             "connections_out", (int)d->n_outbound, "maxconnections",
+	             (int)d->maxconnections, "chain", d->params->name, "localaddresses", "warnings",
+	             daemon_warnings_json(d)));
+}
+
+static const char *network_name(const union net_addr *a)
+{
+	if (net_addr_is_local(a))
+		return "not_publicly_routable";
+	uint8_t ip[16];
+	net_addr_ip16(a, ip);
+	return net_ip16_is_v4(ip) ? "ipv4" : "ipv6";
+}
+
+static json_t *per_msg(const uint64_t *bytes)
+{
+	json_t *o = json_object();
+	for (int i = 0; o && i < PROTO_CMD__COUNT; i++) {
+		if (!bytes[i])
+			continue;
+		const char *name =
+		    i == PROTO_CMD_UNKNOWN ? "*other*" : proto_cmd_name((enum proto_cmd)i);
+		json_object_set_new(o, name, json_integer((json_int_t)bytes[i]));
+	}
+	return o;
+}
+
+/*
+ * Core 29's fields from its node state (GetNodeStateStats): synced_blocks
+ * is the last block both have (pindexLastCommonBlock; ours: connected),
+ * inflight the heights asked of it and not yet received, last_block /
+ * last_transaction when it last gave us a new block / an accepted
+ * transaction (0: never), permissions its whitelist flags (peerd has no
+ * whitelist: none).
+ */
+static void peer_json_core29(const struct peer *p, json_t *o)
+{
+	const struct sync_state *s = &p->d->sync;
+	json_t *heights = json_array();
+	for (uint32_t i = 0; heights && i < s->n_win; i++) {
+		if (s->win[i].peer == p->id + 1 && !s->win[i].received)
+			json_array_append_new(heights, json_integer(s->win[i].height));
+	}
+	json_object_set_new(o, "last_transaction", json_integer(p->last_tx_time));
+	json_object_set_new(o, "last_block", json_integer(p->last_block_time));
+	/* What it has (avail_height) that we have connected too. */
+	int32_t common = p->avail_height < s->tip_height ? p->avail_height : s->tip_height;
+	json_object_set_new(o, "synced_blocks", json_integer(common < 0 ? -1 : common));
+	json_object_set_new(o, "inflight", heights);
+	json_object_set_new(o, "permissions", json_array());
+}
+
+static json_t *peer_json(const struct peer *p)
+{
+	char addr[NET_ADDRSTRLEN], bind[NET_ADDRSTRLEN], hex[17];
+	net_addr_format(&p->addr, addr);
+	net_addr_format(&p->local, bind);
+	services_hex(p->services, hex);
+	json_t *o = json_pack(
+	    "{s:I, s:s, s:s, s:s, s:s, s:o, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:i, s:s, s:b, "
+	    "s:i,"
+	    " s:s, s:s, s:s}",
+	    "id", (json_int_t)p->id, "addr", addr, "addrbind", bind, "network",
+	    network_name(&p->addr), "services", hex, "servicesnames", services_names(p->services),
+	    "relaytxes", p->relaytxes, "lastsend", (json_int_t)p->lastsend, "lastrecv",
+	    (json_int_t)p->lastrecv, "bytessent", (json_int_t)p->bytes_sent, "bytesrecv",
+	    (json_int_t)p->bytes_recv, "conntime", (json_int_t)p->conntime, "timeoffset",
+	    (json_int_t)0, "version", p->version, "startingheight", p->start_height, "subver",
+	    p->subver ? p->subver : "", "inbound", p->inbound, "synced_headers",
+	    (int)p->best_height, "connection_type", peer_conn_type_name(p->conn_type),
+	    "transport_protocol_type", "v1", "session_id", "");
+	if (!o)
+		return NULL;
+	/* Seconds as Core prints them (16 significant digits: 0.000452, not
+	 * jansson's 0.00045199999999999998), the fee filter as an amount
+	 * (BTC/kvB with eight decimals). */
+	if (p->ping_us >= 0)
+		json_object_set_new(o, "pingtime", json_double((double)p->ping_us / 1e6));
+	if (p->minping_us >= 0)
+		json_object_set_new(o, "minping", json_double((double)p->minping_us / 1e6));
+	if (p->ping_nonce) {
+		uint64_t now_us = uv_hrtime() / 1000u;
+		json_object_set_new(o, "pingwait",
+		                    json_double((double)(now_us - p->ping_start_us) / 1e6));
+	}
+	peer_json_core29(p, o);
+	json_object_set_new(o, "minfeefilter", json_amount((int64_t)p->feefilter));
+	json_object_set_new(o, "bytessent_per_msg", per_msg(p->msgbytes->sent));
+	json_object_set_new(o, "bytesrecv_per_msg", per_msg(p->msgbytes->recv));
+	/* peerd's own: the state behind flow control and inventory. */
+	json_object_set_new(o, "handshake_complete", json_boolean(p->state == PEER_ACTIVE));
+	json_object_set_new(o, "sendq_bytes", json_integer((json_int_t)p->sendq_bytes));
+	json_object_set_new(o, "send_paused", json_boolean(p->send_paused));
+	json_object_set_new(o, "recv_paused", json_boolean(p->recv_paused));
+	json_object_set_new(o, "wtxidrelay", json_boolean(p->wtxidrelay));
+	json_object_set_new(o, "addrv2", json_boolean(p->sendaddrv2));
+	json_object_set_new(o, "known_inventory",
+	                    json_integer(p->known_inv ? (json_int_t)hset_count(p->known_inv) : 0));
+	json_object_set_new(o, "tx_inflight", json_integer(p->tx_inflight));
+	json_object_set_new(o, "decode_errors", json_integer(p->decode_errors));
+	return o;
+}
+
+static void m_getpeerinfo(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	(void)args;
+	json_t *a = json_array();
+	for (uint32_t i = 0; a && i < d->n_peers; i++) {
+		const struct peer *p = d->peers[i];
+		if (p->state == PEER_CONNECTING || p->state == PEER_CLOSING)
+			continue;
+		json_t *o = peer_json(p);
+		if (!o || json_array_append_new(a, o)) {
+			json_decref(a);
+			a = NULL;
+		}
+	}
+	ok(res, a);
+}
+
+static void m_getnettotals(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	(void)args;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	json_int_t ms = (json_int_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	ok(res, json_pack("{s:I, s:I, s:I}", "totalbytesrecv", (json_int_t)d->stats.bytes_recv,
+	                  "totalbytessent", (json_int_t)d->stats.bytes_sent, "timemillis", ms));
+}
+
+static void m_getstats(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	(void)args;
+	ok(res, stats_json(d));
+}
+
+/* The loop's statistics with the validation thread's part merged in. */
+static void m_getstats_finish(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	(void)args;
+	if (res->err_code)
+		return;
+	json_t *s = stats_json(d);
+	if (!s) {
+		fail(res, CTL_INTERNAL_ERROR, "out of memory building the result");
+		return;
+	}
+	json_object_update(s, res->result);
+	json_decref(res->result);
+	res->result = s;
+}
+
+static void m_addnode(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	/* Core's order: the command (else its help text), v2transport, the node. */
+	const char *n = json_string_value(arg(args, 0)), *c = json_string_value(arg(args, 1));
+	if (strcmp(c, "add") != 0 && strcmp(c, "remove") != 0 && strcmp(c, "onetry") != 0) {
+		ctl_fail_usage(res, "addnode");
+		return;
+	}
+	if (json_is_true(arg(args, 2))) {
+		fail(res, CTL_INVALID_PARAMETER,
+		     "Error: v2transport requested but peerd speaks only v1 (no BIP324)");
+		return;
+	}
+	int err;
+	if (strcmp(c, "add") == 0 || strcmp(c, "onetry") == 0) {
+		err = net_target_add(d, n, c[0] == 'o');
+		if (err == -EEXIST) {
+			fail(res, CTL_NODE_ALREADY_ADDED, "Error: Node already added");
+			return;
+		}
+		if (err == -EINVAL) {
+			/* Core takes any text and fails to connect later; peerd
+			 * says now that it can never connect to it. */
+			fail(res, CTL_INVALID_PARAMETER, "Error: cannot parse node address '%s'",
+			     n);
+			return;
+		}
+		if (err == -ENOSPC) {
+			fail(res, CTL_MISC_ERROR, "Error: %u outbound destinations is the limit",
+			     NET_MAX_TARGETS);
+			return;
+		}
+		if (err) {
+			fail(res, CTL_INTERNAL_ERROR, "Error: %s", strerror(-err));
+			return;
+		}
+	} else if (net_target_remove(d, n)) {
+		fail(res, CTL_NODE_NOT_ADDED,
+		     "Error: Node could not be removed. It has not been added previously.");
+		return;
+	}
+	ok(res, json_null());
+}
+
+static void m_disconnectnode(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	/* Core's cases: an address alone; a nodeid with no (or an empty)
+	 * address; anything else is -32602. */
+	json_t *address = arg(args, 0), *nodeid = arg(args, 1);
+	struct peer *found = NULL;
+	if (nodeid && (!address || json_string_length(address) == 0)) {
+		int64_t id;
+		if (!ctl_arg_int(nodeid, INT64_MIN, INT64_MAX, 0, &id, res))
+			return;
+		found = id >= 0 ? daemon_peer_by_id(d, (uint64_t)id) : NULL;
+	} else if (!address || nodeid) {
+		fail(res, CTL_INVALID_PARAMS, "Only one of address and nodeid should be provided.");
+		return;
+	} else {
+		const char *want = json_string_value(address);
+		for (uint32_t i = 0; i < d->n_peers && !found; i++) {
+			char a[NET_ADDRSTRLEN];
+			net_addr_format(&d->peers[i]->addr, a);
+			if (strcmp(a, want) == 0 ||
+			    (d->peers[i]->target && strcmp(d->peers[i]->target->name, want) == 0))
+				found = d->peers[i];
+		}
+	}
+	if (!found || found->state == PEER_CLOSING || found->state == PEER_CONNECTING) {
+		fail(res, CTL_NODE_NOT_CONNECTED, "Node not found in connected nodes");
+		return;
+	}
+	peer_disconnect(found, "disconnectnode");
+	ok(res, json_null());
+}
+
+static void m_setban(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	/* Types and count: ctl_args_check. Core's order: the command (else
+	 * its help text), the subnet, then for add the times. */
+	json_t *subnet = arg(args, 0), *absolute = arg(args, 3);
+	const char *c = json_string_value(arg(args, 1));
+	bool add = strcmp(c, "add") == 0;
+	if (!add && strcmp(c, "remove") != 0) {
+		ctl_fail_usage(res, "setban");
+		return;
+	}
+	uint8_t net[16], prefix;
+	if (ban_parse_subnet(json_string_value(subnet), net, &prefix)) {
+		fail(res, CTL_INVALID_IP_OR_SUBNET, "Error: Invalid IP/Subnet");
+		return;
+	}
+	if (!add) {
+		if (ban_remove(d, net, prefix)) {
+			fail(res, CTL_INVALID_IP_OR_SUBNET,
+			     "Error: Unban failed. Requested address/subnet was not previously "
+			     "manually banned.");
+			return;
+		}
+		ok(res, json_null());
+		return;
+	}
+	int64_t now = (int64_t)time(NULL);
+	int64_t t, until;
+	if (!ctl_arg_int(arg(args, 2), INT64_MIN, INT64_MAX, 0, &t, res))
+		return;
+	if (absolute && json_is_true(absolute)) {
+		until = t;
+		if (until <= now) {
+			fail(res, CTL_INVALID_PARAMETER,
+			     "Error: Absolute timestamp is in the past");
+			return;
+		}
+	} else {
+		/* Core's BanMan::Ban: 0 or less is the default. Saturate: a
+		 * relative bantime near INT64_MAX is "forever", not a wrapped
+		 * (already expired) timestamp. */
+		int64_t rel = t > 0 ? t : CTL_DEFAULT_BANTIME_S;
+		until = rel > INT64_MAX - now ? INT64_MAX : now + rel;
+	}
+	int err = ban_add(d, net, prefix, until);
+	if (err == -EEXIST) {
+		fail(res, CTL_NODE_ALREADY_ADDED, "Error: IP/Subnet already banned");
+		return;
+	}
+	if (err) {
+		fail(res, CTL_MISC_ERROR, "Error: cannot ban: %s", strerror(-err));
+		return;
+	}
+	ok(res, json_null());
+}
+
+static void m_listbanned(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	(void)args;
+	int64_t now = (int64_t)time(NULL);
+	ban_sweep(d, now);
+	json_t *a = json_array();
+	for (uint32_t i = 0; a && i < d->ban.n; i++) {
+		const struct ban_entry *b = &d->ban.v[i];
+		char sub[INET6_ADDRSTRLEN + 8];
+		ban_format_subnet(b->net, b->prefix, sub, sizeof(sub));
+		json_array_append_new(
+		    a, json_pack("{s:s, s:I, s:I, s:I, s:I}", "address", sub, "ban_created",
+		                 (json_int_t)b->created, "banned_until", (json_int_t)b->until,
+		                 "ban_duration", (json_int_t)(b->until - b->created),
+		                 "time_remaining", (json_int_t)(b->until - now)));
+	}
+	ok(res, a);
+}
+
+static void m_clearbanned(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	(void)args;
+	ban_clear(d);
+	ok(res, json_null());
+}
+
+const struct ctl_method ctl_net_methods[] = {
+    {"getnetworkinfo",
+     m_getnetworkinfo,
+     {{0}},
+     "getnetworkinfo",
+     "Version, subversion, protocol version, local services and connection counts.",
+     NULL,
+     NULL},
+    {"getconnectioncount",
+     m_getconnectioncount,
+     {{0}},
+     "getconnectioncount",
+     "Number of connected peers, inbound and outbound (connections in progress not counted).",
+     NULL,
+     NULL},
+    {"getpeerinfo",
+     m_getpeerinfo,
+     {{0}},
+     "getpeerinfo",
+     "One object per connected peer, with Core's fields plus peerd's flow-control and inventory "
+     "state.",
+     NULL,
+     NULL},
+    {"getnettotals",
+     m_getnettotals,
+     {{0}},
+     "getnettotals",
+     "Bytes received and sent since start.",
+     NULL,
+     NULL},
+    {"getstats",
+     m_getstats,
+     {{0}},
+     "getstats",
+     "Per-message counts and bytes, decode errors by code, free lists, connection, inventory "
+     "and process statistics; from the validation thread: the chain's counters (blocks "
+     "connected, reorgs, flushes, time connecting), the coins cache and the check queue "
+     "(jobs, rounds, busy and idle time per thread).",
+     ctl_chain_getstats,
+     m_getstats_finish},
+    {"addnode",
+     m_addnode,
+     {{"node", CTL_ARG_STR, CTL_REQUIRED},
+      {"command", CTL_ARG_STR, CTL_REQUIRED},
+      {"v2transport", CTL_ARG_BOOL, CTL_OPTIONAL}},
+     "addnode \"node\" \"command\" ( v2transport )",
+     "Add or remove an outbound destination (reconnected with backoff), or try one connection.",
+     NULL,
+     NULL},
+    {"disconnectnode",
+     m_disconnectnode,
+     {{"address", CTL_ARG_STR, CTL_OPTIONAL}, {"nodeid", CTL_ARG_NUM, CTL_OPTIONAL}},
+     "disconnectnode ( \"address\" nodeid )",
+     "Disconnect a peer by address (\"ip:port\") or, with an empty address, by id.",
+     NULL,
+     NULL},
+    {"setban",
+     m_setban,
+     {{"subnet", CTL_ARG_STR, CTL_REQUIRED},
+      {"command", CTL_ARG_STR, CTL_REQUIRED},
+      {"bantime", CTL_ARG_NUM, CTL_OPTIONAL},
+      {"absolute", CTL_ARG_BOOL, CTL_OPTIONAL}},
+     "setban \"subnet\" \"command\" ( bantime absolute )",
+     "Ban or unban an IP or subnet (default 86400 s; absolute: bantime is a unix time). Saved in "
+     "banlist.json.",
+     NULL,
+     NULL},
+    {"listbanned", m_listbanned, {{0}}, "listbanned", "The banned subnets.", NULL, NULL},
+    {"clearbanned",
+     m_clearbanned,
+     {{0}},
+     "clearbanned",
+     "Remove every ban and discouragement.",
+     NULL,
+     NULL},
+};
+
+const size_t ctl_n_net_methods = sizeof(ctl_net_methods) / sizeof(ctl_net_methods[0]);

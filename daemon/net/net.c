@@ -1,0 +1,695 @@
+/*
+ * daemon/net/net.c: addresses, listeners, accepting, and outbound connections
+ * with reconnect and backoff.
+ *
+ * maxconnections caps inbound and outbound connections together, as in
+ * Core. Outbound connections (connect=, addnode=, the addnode RPC; all
+ * "manual" in Core's terms) get a reserve of min(targets, 8) slots; inbound
+ * connections are accepted while fewer than maxconnections minus that
+ * reserve are open.
+ *
+ * The rule for the inbound connection past that limit (the 126th with the
+ * defaults): peerd accepts it and closes it at once, without reading from
+ * it, and counts it (getstats peers.inbound_rejected_full). It does not
+ * evict an existing peer as Core's eviction logic does: an honest peer
+ * already connected is never dropped for a newcomer, and the kernel's
+ * accept backlog never fills with connections nobody will serve. Accepting
+ * (rather than leaving the backlog to overflow) gives the other side an
+ * immediate close instead of a timeout.
+ *
+ * Banned addresses (setban) are closed the same way; a discouraged address
+ * is accepted only while at least two inbound slots are free (Core 29's
+ * rule: it gets a slot only when nobody else would want it).
+ *
+ * Outbound: each target is tried when due; a connection attempt gives up
+ * after 5 s; a failed attempt or a lost connection retries after a delay
+ * that starts at 1 s and doubles up to 60 s, and starts over at 1 s after a
+ * handshake succeeded. A onetry target gets one attempt. Host names are
+ * resolved with uv_getaddrinfo on libuv's thread pool, never on the loop.
+ */
+#include "daemon/daemon.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- addresses ------------------------------------------------------- */
+
+/* ::ffff:0:0/96, where IPv4 addresses live in 16-byte form. */
+static const uint8_t v4mapped_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+bool net_ip16_is_v4(const uint8_t ip[16])
+{
+	return memcmp(ip, v4mapped_prefix, sizeof(v4mapped_prefix)) == 0;
+}
+
+void net_addr_format_ip(const union net_addr *a, char *out)
+{
+	out[0] = 0;
+	if (a->sa.sa_family == AF_INET) {
+		uv_ip4_name(&a->in4, out, INET6_ADDRSTRLEN);
+	} else if (a->sa.sa_family == AF_INET6) {
+		const uint8_t *b = a->in6.sin6_addr.s6_addr;
+		if (net_ip16_is_v4(b))
+			snprintf(out, INET6_ADDRSTRLEN, "%u.%u.%u.%u", b[12], b[13], b[14], b[15]);
+		else
+			uv_ip6_name(&a->in6, out, INET6_ADDRSTRLEN);
+	} else {
+		snprintf(out, INET6_ADDRSTRLEN, "?");
+	}
+}
+
+void net_addr_format(const union net_addr *a, char *out)
+{
+	char ip[INET6_ADDRSTRLEN];
+	net_addr_format_ip(a, ip);
+	if (a->sa.sa_family == AF_INET6 && strchr(ip, ':'))
+		snprintf(out, NET_ADDRSTRLEN, "[%s]:%u", ip, net_addr_port(a));
+	else
+		snprintf(out, NET_ADDRSTRLEN, "%s:%u", ip, net_addr_port(a));
+}
+
+void net_addr_ip16(const union net_addr *a, uint8_t ip[16])
+{
+	memset(ip, 0, 16);
+	if (a->sa.sa_family == AF_INET) {
+		ip[10] = ip[11] = 0xff;
+		memcpy(ip + 12, &a->in4.sin_addr, 4);
+	} else if (a->sa.sa_family == AF_INET6) {
+		memcpy(ip, &a->in6.sin6_addr, 16);
+	}
+}
+
+uint16_t net_addr_port(const union net_addr *a)
+{
+	if (a->sa.sa_family == AF_INET)
+		return ntohs(a->in4.sin_port);
+	if (a->sa.sa_family == AF_INET6)
+		return ntohs(a->in6.sin6_port);
+	return 0;
+}
+
+bool net_addr_is_local(const union net_addr *a)
+{
+	uint8_t ip[16];
+	static const uint8_t loop6[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+	net_addr_ip16(a, ip);
+	if (net_ip16_is_v4(ip))
+		return ip[12] == 127;
+	return memcmp(ip, loop6, 16) == 0;
+}
+
+static int parse_port(const char *s, uint16_t *port)
+{
+	char *end;
+	if (!*s)
+		return -EINVAL;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || *end || v < 1 || v > 65535)
+		return -EINVAL;
+	*port = (uint16_t)v;
+	return 0;
+}
+
+/* Split "host", "host:port", "[v6]", "[v6]:port" or a bare IPv6 literal. */
+static int split_host_port(const char *s, char *host, size_t hostlen, uint16_t default_port,
+                           uint16_t *port)
+{
+	const char *h = s, *p = NULL;
+	size_t hl;
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+		if (!close)
+			return -EINVAL;
+		h = s + 1;
+		hl = (size_t)(close - h);
+		if (close[1] == ':')
+			p = close + 2;
+		else if (close[1])
+			return -EINVAL;
+	} else {
+		const char *c = strchr(s, ':');
+		if (c && !strchr(c + 1, ':')) {
+			hl = (size_t)(c - s);
+			p = c + 1;
+		} else {
+			hl = strlen(s); /* no port, or a bare IPv6 literal */
+		}
+	}
+	if (!hl || hl >= hostlen)
+		return -EINVAL;
+	memcpy(host, h, hl);
+	host[hl] = 0;
+	*port = default_port;
+	if (p && parse_port(p, port))
+		return -EINVAL;
+	return 0;
+}
+
+int net_addr_parse(const char *s, uint16_t default_port, union net_addr *out)
+{
+	char host[256];
+	uint16_t port;
+	if (split_host_port(s, host, sizeof(host), default_port, &port))
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	if (uv_ip4_addr(host, port, &out->in4) == 0)
+		return 0;
+	if (!strchr(host, '%') && uv_ip6_addr(host, port, &out->in6) == 0)
+		return 0;
+	return -EINVAL;
+}
+
+/* ---- listeners and accepting ------------------------------------------ */
+
+uint32_t net_max_inbound(const struct daemon *d)
+{
+	uint32_t reserve = d->n_targets < NET_MAX_OUTBOUND ? d->n_targets : NET_MAX_OUTBOUND;
+	return d->maxconnections > reserve ? d->maxconnections - reserve : 0;
+}
+
+static void reject_close_cb(uv_handle_t *h)
+{
+	xfree(h);
+}
+
+static void spare_close_cb(uv_handle_t *h);
+
+/* Take the pending connection with the preallocated handle and close it;
+ * while that handle is still closing, the listener waits its turn. */
+static void reject_with_spare(struct daemon *d, uv_stream_t *server)
+{
+	size_t i = (size_t)((uv_tcp_t *)server - d->listeners);
+	if (d->reject_busy || uv_tcp_init(d->loop, &d->reject_spare)) {
+		d->reject_waiting[i] = true;
+		return;
+	}
+	d->reject_busy = true;
+	d->reject_spare.data = d;
+	(void)uv_accept(server, (uv_stream_t *)&d->reject_spare);
+	uv_close((uv_handle_t *)&d->reject_spare, spare_close_cb);
+}
+
+static void spare_close_cb(uv_handle_t *h)
+{
+	struct daemon *d = h->data;
+	d->reject_busy = false;
+	for (uint32_t i = 0; i < d->n_listeners; i++) {
+		uv_handle_t *l = (uv_handle_t *)&d->listeners[i];
+		if (!d->reject_waiting[i])
+			continue;
+		d->reject_waiting[i] = false;
+		if (!uv_is_closing(l)) {
+			reject_with_spare(d, (uv_stream_t *)l);
+			return;
+		}
+	}
+}
+
+/*
+ * Accept and close at once: the 126th-inbound rule, bans. The connection
+ * must be taken even when its handle cannot be allocated: libuv stops
+ * watching a listener whose pending connection is left unaccepted, which
+ * would end inbound connections for good.
+ */
+static void accept_and_close(uv_stream_t *server)
+{
+	struct daemon *d = server->data;
+	uv_tcp_t *t = xmalloc(sizeof(*t));
+	if (t && uv_tcp_init(d->loop, t) == 0) {
+		(void)uv_accept(server, (uv_stream_t *)t);
+		uv_close((uv_handle_t *)t, reject_close_cb);
+		return;
+	}
+	xfree(t);
+	DLOG_WARNING(&d->log, DLOG_NET, "out of memory: inbound connection closed");
+	reject_with_spare(d, server);
+}
+
+static void on_connection(uv_stream_t *server, int status)
+{
+	struct daemon *d = server->data;
+	if (status < 0) {
+		DLOG_WARNING(&d->log, DLOG_NET, "accept failed: %s", uv_strerror(status));
+		return;
+	}
+	/* setnetworkactive false: Core keeps listening but drops every connection. */
+	if (d->network_inactive) {
+		DLOG_DBG(&d->log, DLOG_NET, "inbound connection dropped: network not active");
+		accept_and_close(server);
+		return;
+	}
+	if (d->shutting_down || d->n_inbound >= net_max_inbound(d)) {
+		if (!d->shutting_down) {
+			d->stats.inbound_rejected_full++;
+			DLOG_DBG(&d->log, DLOG_NET,
+			         "inbound connection refused: %u inbound is the limit",
+			         net_max_inbound(d));
+		}
+		accept_and_close(server);
+		return;
+	}
+	struct peer *p = peer_new(d, true);
+	if (!p) {
+		DLOG_WARNING(&d->log, DLOG_NET, "out of memory accepting a connection");
+		accept_and_close(server);
+		return;
+	}
+	int err = uv_accept(server, (uv_stream_t *)&p->tcp);
+	if (err) {
+		peer_disconnect(p, uv_strerror(err));
+		return;
+	}
+	int len = sizeof(p->addr);
+	if (uv_tcp_getpeername(&p->tcp, &p->addr.sa, &len))
+		memset(&p->addr, 0, sizeof(p->addr));
+	enum ban_verdict v = ban_check(d, &p->addr);
+	if (v == BAN_BANNED) {
+		d->stats.inbound_rejected_banned++;
+		peer_disconnect(p, "banned");
+		return;
+	}
+	if (v == BAN_DISCOURAGED && d->n_inbound + 2 > net_max_inbound(d)) {
+		d->stats.inbound_rejected_discouraged++;
+		peer_disconnect(p, "discouraged and inbound slots are scarce");
+		return;
+	}
+	d->stats.inbound_accepted++;
+	peer_start(p);
+}
+
+static int listen_on(struct daemon *d, const union net_addr *a, bool required)
+{
+	char name[NET_ADDRSTRLEN];
+	net_addr_format(a, name);
+	if (d->n_listeners >= NET_MAX_LISTENERS)
+		return -ENOSPC;
+	uv_tcp_t *t = &d->listeners[d->n_listeners];
+	int err = uv_tcp_init(d->loop, t);
+	if (err)
+		return err;
+	t->data = d;
+	unsigned flags = a->sa.sa_family == AF_INET6 ? UV_TCP_IPV6ONLY : 0;
+	err = uv_tcp_bind(t, &a->sa, flags);
+	if (!err)
+		err = uv_listen((uv_stream_t *)t, NET_LISTEN_BACKLOG, on_connection);
+	if (err) {
+		uv_close((uv_handle_t *)t, NULL);
+		/* The handle memory is in d->listeners and must stay valid
+		 * until the close completes: keep it counted, marked unused. */
+		t->data = NULL;
+		d->n_listeners++;
+		if (required) {
+			/* Core's words, but the port may be any program's: a
+			 * bitcoind on the same network holds it as often as a
+			 * second peerd does. */
+			if (err == UV_EADDRINUSE)
+				DLOG_ERR(&d->log, DLOG_NET,
+				         "Unable to bind to %s on this computer (%s): is another "
+				         "peerd or a bitcoind already running?",
+				         name, strerror(-err));
+			else
+				DLOG_ERR(
+				    &d->log, DLOG_NET,
+				    "Unable to bind to %s on this computer (bind returned error "
+				    "%s)",
+				    name, strerror(-err));
+			return err;
+		}
+		DLOG_WARNING(&d->log, DLOG_NET, "not listening on %s: %s", name, uv_strerror(err));
+		return 0;
+	}
+	d->n_listeners++;
+	DLOG_INFO_(&d->log, DLOG_NET, "listening on %s", name);
+	return 0;
+}
+
+int net_start_listeners(struct daemon *d)
+{
+	const struct peerd_conf *c = d->conf;
+	if (!c->listen)
+		return 0;
+	d->listeners = xcalloc(NET_MAX_LISTENERS, sizeof(*d->listeners));
+	if (!d->listeners)
+		return -ENOMEM;
+	if (c->bind.n == 0) {
+		union net_addr a4, a6;
+		(void)uv_ip4_addr("0.0.0.0", c->port, &a4.in4);
+		(void)uv_ip6_addr("::", c->port, &a6.in6);
+		int err = listen_on(d, &a4, true);
+		if (err)
+			return err;
+		/* No IPv6 on this host is not an error. */
+		return listen_on(d, &a6, false);
+	}
+	for (size_t i = 0; i < c->bind.n; i++) {
+		union net_addr a;
+		if (net_addr_parse(c->bind.v[i], c->port, &a)) {
+			DLOG_ERR(&d->log, DLOG_NET,
+			         "bind=%s: not an IP address with an optional port", c->bind.v[i]);
+			return -EINVAL;
+		}
+		int err = listen_on(d, &a, true);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+void net_close_listeners(struct daemon *d)
+{
+	for (uint32_t i = 0; i < d->n_listeners; i++) {
+		uv_handle_t *h = (uv_handle_t *)&d->listeners[i];
+		if (h->data && !uv_is_closing(h))
+			uv_close(h, NULL);
+	}
+}
+
+/* ---- outbound --------------------------------------------------------- */
+
+static void target_free(struct net_target *t)
+{
+	xfree(t->name);
+	xfree(t);
+}
+
+static void target_unlink(struct daemon *d, struct net_target *t)
+{
+	for (uint32_t i = 0; i < d->n_targets; i++) {
+		if (d->targets[i] == t) {
+			memmove(d->targets + i, d->targets + i + 1,
+			        (d->n_targets - i - 1) * sizeof(*d->targets));
+			d->n_targets--;
+			return;
+		}
+	}
+}
+
+/* Free now, or when the pending resolution's callback runs. */
+static void target_drop(struct daemon *d, struct net_target *t)
+{
+	target_unlink(d, t);
+	if (t->peer) {
+		t->peer->target = NULL;
+		t->peer = NULL;
+	}
+	if (t->gai) {
+		t->removed = true;
+		uv_cancel((uv_req_t *)t->gai);
+		return;
+	}
+	target_free(t);
+}
+
+static void schedule_retry(struct net_target *t)
+{
+	struct daemon *d = t->d;
+	if (t->onetry) {
+		target_drop(d, t);
+		return;
+	}
+	if (!t->backoff_ms)
+		t->backoff_ms = NET_BACKOFF_INITIAL_MS;
+	t->next_attempt_ms = daemon_now_ms(d) + t->backoff_ms;
+	DLOG_DBG(&d->log, DLOG_NET, "retrying %s in %u ms", t->name, t->backoff_ms);
+	t->backoff_ms =
+	    t->backoff_ms * 2 > NET_BACKOFF_MAX_MS ? NET_BACKOFF_MAX_MS : t->backoff_ms * 2;
+}
+
+static void on_connect(uv_connect_t *req, int status)
+{
+	struct peer *p = req->data;
+	xfree(req);
+	if (p->state == PEER_CLOSING)
+		return;
+	struct daemon *d = p->d;
+	if (status < 0) {
+		d->stats.outbound_failed++;
+		/* Every peerd destination is manual (connect=, addnode=, the
+		 * addnode method): Core logs those failures at the default level
+		 * (LogConnectFailure), in its words and NetworkErrorString's. */
+		char a[NET_ADDRSTRLEN];
+		net_addr_format(&p->addr, a);
+		DLOG_INFO_(&d->log, DLOG_NET, "connect() to %s failed after wait: %s (%d)", a,
+		           strerror(-status), -status);
+		peer_disconnect(p, uv_strerror(status));
+		return;
+	}
+	d->stats.outbound_connected++;
+	peer_start(p);
+}
+
+static void connect_to(struct net_target *t, const union net_addr *a)
+{
+	struct daemon *d = t->d;
+	struct peer *p = peer_new(d, false);
+	if (!p) {
+		schedule_retry(t);
+		return;
+	}
+	p->target = t;
+	t->peer = p;
+	p->addr = *a;
+	t->attempts++;
+	d->stats.outbound_attempts++;
+	uv_connect_t *req = xmalloc(sizeof(*req));
+	int err = req ? uv_tcp_connect(req, &p->tcp, &a->sa, on_connect) : UV_ENOMEM;
+	if (err) {
+		xfree(req);
+		d->stats.outbound_failed++;
+		char name[NET_ADDRSTRLEN];
+		net_addr_format(a, name);
+		DLOG_INFO_(&d->log, DLOG_NET, "connect() to %s failed: %s (%d)", name,
+		           strerror(-err), -err);
+		peer_disconnect(p, uv_strerror(err));
+		return;
+	}
+	req->data = p;
+}
+
+static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
+{
+	struct net_target *t = req->data;
+	struct daemon *d = t->d;
+	t->gai = NULL;
+	xfree(req);
+	if (t->removed || d->shutting_down) {
+		if (!t->removed)
+			target_unlink(d, t);
+		uv_freeaddrinfo(res);
+		target_free(t);
+		return;
+	}
+	/* Round-robin over the results across attempts, so a name that
+	 * resolves to an unreachable address first (::1 for "localhost"
+	 * with a v4-only listener) still gets through on the next try. */
+	union net_addr a;
+	memset(&a, 0, sizeof(a));
+	bool found = false;
+	uint32_t n_usable = 0;
+	for (struct addrinfo *ai = res; status == 0 && ai; ai = ai->ai_next) {
+		if ((ai->ai_family == AF_INET || ai->ai_family == AF_INET6) &&
+		    ai->ai_addrlen <= sizeof(a))
+			n_usable++;
+	}
+	uint32_t pick = n_usable ? t->attempts % n_usable : 0, i = 0;
+	for (struct addrinfo *ai = res; status == 0 && ai && !found; ai = ai->ai_next) {
+		if ((ai->ai_family != AF_INET && ai->ai_family != AF_INET6) ||
+		    ai->ai_addrlen > sizeof(a))
+			continue;
+		if (i++ == pick) {
+			memcpy(&a, ai->ai_addr, ai->ai_addrlen);
+			found = true;
+		}
+	}
+	uv_freeaddrinfo(res);
+	if (!found) {
+		DLOG_WARNING(&d->log, DLOG_NET, "cannot resolve %s: %s", t->name,
+		             status ? uv_strerror(status) : "no IPv4 or IPv6 address");
+		d->stats.outbound_failed++;
+		schedule_retry(t);
+		return;
+	}
+	connect_to(t, &a);
+}
+
+static void start_attempt(struct net_target *t)
+{
+	struct daemon *d = t->d;
+	union net_addr a;
+	if (net_addr_parse(t->name, d->params->default_port, &a) == 0) {
+		connect_to(t, &a);
+		return;
+	}
+	char host[256], port_s[8];
+	uint16_t port;
+	if (split_host_port(t->name, host, sizeof(host), d->params->default_port, &port)) {
+		DLOG_WARNING(&d->log, DLOG_NET, "cannot parse address %s", t->name);
+		schedule_retry(t);
+		return;
+	}
+	snprintf(port_s, sizeof(port_s), "%u", port);
+	uv_getaddrinfo_t *req = xmalloc(sizeof(*req));
+	if (!req) {
+		schedule_retry(t);
+		return;
+	}
+	req->data = t;
+	struct addrinfo hints;
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	int err = uv_getaddrinfo(d->loop, req, on_resolved, host, port_s, &hints);
+	if (err) {
+		xfree(req);
+		DLOG_WARNING(&d->log, DLOG_NET, "cannot resolve %s: %s", t->name, uv_strerror(err));
+		schedule_retry(t);
+		return;
+	}
+	t->gai = req;
+}
+
+static struct net_target *target_find(struct daemon *d, const char *name)
+{
+	for (uint32_t i = 0; i < d->n_targets; i++) {
+		if (strcmp(d->targets[i]->name, name) == 0)
+			return d->targets[i];
+	}
+	return NULL;
+}
+
+static int target_new(struct daemon *d, const char *name, bool onetry, bool from_connect)
+{
+	char host[256];
+	uint16_t port;
+	if (!name[0] || split_host_port(name, host, sizeof(host), 0, &port))
+		return -EINVAL;
+	if (target_find(d, name))
+		return -EEXIST;
+	if (d->n_targets >= NET_MAX_TARGETS)
+		return -ENOSPC;
+	if (!d->targets) {
+		d->targets = xcalloc(NET_MAX_TARGETS, sizeof(*d->targets));
+		if (!d->targets)
+			return -ENOMEM;
+	}
+	struct net_target *t = xcalloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->name = xstrdup(name);
+	if (!t->name) {
+		xfree(t);
+		return -ENOMEM;
+	}
+	t->d = d;
+	t->onetry = onetry;
+	t->from_connect = from_connect;
+	t->backoff_ms = NET_BACKOFF_INITIAL_MS;
+	t->next_attempt_ms = 0;
+	d->targets[d->n_targets++] = t;
+	return 0;
+}
+
+int net_init_targets(struct daemon *d)
+{
+	const struct peerd_conf *c = d->conf;
+	for (size_t i = 0; i < c->connect.n; i++) {
+		if (strcmp(c->connect.v[i], "0") == 0) /* bitcoind's connect=0: none */
+			continue;
+		int err = target_new(d, c->connect.v[i], false, true);
+		if (err && err != -EEXIST) {
+			DLOG_ERR(&d->log, DLOG_NET, "connect=%s: %s", c->connect.v[i],
+			         strerror(-err));
+			return err;
+		}
+	}
+	/* Core: with connect= set, addnode= is ignored (only the listed peers). */
+	if (c->connect.n)
+		return 0;
+	for (size_t i = 0; i < c->addnode.n; i++) {
+		int err = target_new(d, c->addnode.v[i], false, false);
+		if (err && err != -EEXIST) {
+			DLOG_ERR(&d->log, DLOG_NET, "addnode=%s: %s", c->addnode.v[i],
+			         strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+int net_target_add(struct daemon *d, const char *name, bool onetry)
+{
+	int err = target_new(d, name, onetry, false);
+	if (err)
+		return err;
+	/* Try right away rather than at the next slow tick. */
+	net_tick(d, daemon_now_ms(d));
+	return 0;
+}
+
+int net_target_remove(struct daemon *d, const char *name)
+{
+	struct net_target *t = target_find(d, name);
+	if (!t || t->onetry)
+		return -ENOENT;
+	target_drop(d, t);
+	return 0;
+}
+
+void net_release_targets(struct daemon *d)
+{
+	while (d->n_targets)
+		target_drop(d, d->targets[d->n_targets - 1]);
+	xfree(d->targets);
+	d->targets = NULL;
+}
+
+void net_tick(struct daemon *d, uint64_t now_ms)
+{
+	if (d->shutting_down || d->network_inactive)
+		return;
+	uint32_t active = 0;
+	for (uint32_t i = 0; i < d->n_targets; i++) {
+		if (d->targets[i]->peer || d->targets[i]->gai)
+			active++;
+	}
+	/* Index loop: start_attempt may drop a onetry target from the array. */
+	for (uint32_t i = 0; i < d->n_targets && active < NET_MAX_OUTBOUND;) {
+		struct net_target *t = d->targets[i];
+		if (t->peer || t->gai || now_ms < t->next_attempt_ms) {
+			i++;
+			continue;
+		}
+		active++;
+		start_attempt(t);
+		if (i < d->n_targets && d->targets[i] == t)
+			i++;
+	}
+}
+
+void net_peer_closed(struct peer *p)
+{
+	struct net_target *t = p->target;
+	p->target = NULL;
+	if (!t)
+		return;
+	t->peer = NULL;
+	if (t->d->shutting_down)
+		return;
+	if (p->handshake_done && !t->onetry)
+		t->backoff_ms = NET_BACKOFF_INITIAL_MS;
+	schedule_retry(t);
+}
+
+bool net_is_local_nonce(struct daemon *d, uint64_t nonce)
+{
+	for (uint32_t i = 0; i < d->n_peers; i++) {
+		const struct peer *q = d->peers[i];
+		if (!q->inbound && q->state == PEER_HANDSHAKE && q->local_nonce == nonce)
+			return true;
+	}
+	return false;
+}

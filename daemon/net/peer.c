@@ -1,0 +1,461 @@
+/*
+ * daemon/net/peer.c: a peer's lifecycle, its send queue and flow control.
+ *
+ * Memory per connected idle peer: one allocation holding struct peer and
+ * its per-command byte counters (about 1.3 KiB), plus the subver string.
+ * The rx buffer, the known-inventory set and every other per-peer table are
+ * taken only when data arrives and given back when it is consumed, so an
+ * idle peer holds nothing else.
+ *
+ * Sending: a frame is first offered to the socket with uv_try_write; only
+ * the part the kernel did not take is copied into a write request. So on an
+ * uncongested connection a send allocates nothing. sendq_bytes counts what
+ * libuv still holds; over maxsendbuffer the peer is send_paused and its
+ * messages wait (nothing new is generated for it, Core's fPauseSend); the
+ * write callback resumes it when the queue drains to the limit.
+ */
+#include "daemon/daemon.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/require.h"
+
+/** A queued write: the bytes the kernel did not take at once. */
+struct peer_wreq {
+	uv_write_t req;
+	uint32_t len;
+	uint8_t data[];
+};
+
+const char *peer_conn_type_name(enum peer_conn_type t)
+{
+	return t == PEER_CONN_INBOUND ? "inbound" : "manual";
+}
+
+static void peer_close_cb(uv_handle_t *h);
+
+static int peers_append(struct daemon *d, struct peer *p)
+{
+	if (d->n_peers == d->cap_peers) {
+		uint32_t ncap = d->cap_peers ? d->cap_peers * 2 : 64;
+		struct peer **np = xreallocarray(d->peers, ncap, sizeof(*np));
+		if (!np)
+			return -ENOMEM;
+		d->peers = np;
+		d->cap_peers = ncap;
+	}
+	d->peers[d->n_peers++] = p;
+	return 0;
+}
+
+static uint32_t peers_find(const struct daemon *d, uint64_t id, bool *found)
+{
+	uint32_t lo = 0, hi = d->n_peers;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (d->peers[mid]->id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = lo < d->n_peers && d->peers[lo]->id == id;
+	return lo;
+}
+
+struct peer *daemon_peer_by_id(struct daemon *d, uint64_t id)
+{
+	bool found;
+	uint32_t i = peers_find(d, id, &found);
+	return found ? d->peers[i] : NULL;
+}
+
+static void peers_remove(struct daemon *d, struct peer *p)
+{
+	bool found;
+	uint32_t i = peers_find(d, p->id, &found);
+	if (!BASE_CHECK(found))
+		return;
+	memmove(d->peers + i, d->peers + i + 1, (d->n_peers - i - 1) * sizeof(*d->peers));
+	d->n_peers--;
+}
+
+struct peer *peer_new(struct daemon *d, bool inbound)
+{
+	/* One allocation: the peer, then its counters. */
+	size_t sz = sizeof(struct peer) + sizeof(struct peer_msgbytes);
+	struct peer *p = xcalloc(1, sz);
+	if (!p)
+		return NULL;
+	p->msgbytes = (struct peer_msgbytes *)(p + 1);
+	p->d = d;
+	p->inbound = inbound;
+	p->conn_type = inbound ? PEER_CONN_INBOUND : PEER_CONN_MANUAL;
+	p->state = inbound ? PEER_HANDSHAKE : PEER_CONNECTING;
+	p->ping_us = -1;
+	p->minping_us = -1;
+	p->best_height = -1;
+	p->avail_height = -1;
+	p->start_height = -1;
+	p->connect_ms = daemon_now_ms(d);
+	p->conntime = (int64_t)time(NULL);
+	int err = uv_tcp_init(d->loop, &p->tcp);
+	if (err) {
+		xfree(p);
+		return NULL;
+	}
+	p->tcp.data = p;
+	p->id = d->next_peer_id;
+	if (peers_append(d, p)) {
+		/* The handle is initialised: it must be closed, not freed. Mark
+		 * it orphaned (data NULL) so the close callback just frees. */
+		p->tcp.data = NULL;
+		uv_close((uv_handle_t *)&p->tcp, peer_close_cb);
+		return NULL;
+	}
+	d->next_peer_id++;
+	return p;
+}
+
+void peer_start(struct peer *p)
+{
+	struct daemon *d = p->d;
+	int len = sizeof(p->addr);
+	if (uv_tcp_getpeername(&p->tcp, &p->addr.sa, &len))
+		memset(&p->addr, 0, sizeof(p->addr));
+	len = sizeof(p->local);
+	if (uv_tcp_getsockname(&p->tcp, &p->local.sa, &len))
+		memset(&p->local, 0, sizeof(p->local));
+	/* Small messages both ways: latency matters more than coalescing. */
+	uv_tcp_nodelay(&p->tcp, 1);
+	p->state = PEER_HANDSHAKE;
+	p->connect_ms = daemon_now_ms(d);
+	p->conntime = (int64_t)time(NULL);
+	p->counted = true;
+	if (p->inbound)
+		d->n_inbound++;
+	else
+		d->n_outbound++;
+	int err = uv_read_start((uv_stream_t *)&p->tcp, transport_alloc_cb, transport_read_cb);
+	if (err) {
+		peer_disconnect(p, uv_strerror(err));
+		return;
+	}
+	p->reading = true;
+	char a[NET_ADDRSTRLEN];
+	net_addr_format(&p->addr, a);
+	DLOG_DBG(&d->log, DLOG_NET, "peer=%llu %s %s connected", (unsigned long long)p->id,
+	         p->inbound ? "inbound from" : "outbound to", a);
+	if (!p->inbound)
+		handshake_send_version(p);
+	notify_status(d, false);
+}
+
+static void peer_close_cb(uv_handle_t *h)
+{
+	struct peer *p = h->data;
+	if (!p) {
+		/* Orphaned by peer_new: tcp is the first member, so h is the peer. */
+		xfree(h);
+		return;
+	}
+	struct daemon *d = p->d;
+	transport_release(p);
+	inv_peer_gone(p);
+	serve_peer_gone(p);
+	sync_peer_gone(p);
+	if (p->target)
+		net_peer_closed(p);
+	peers_remove(d, p);
+	recvbudget_note_freed(d, sizeof(*p) + sizeof(*p->msgbytes));
+	xfree(p->subver);
+	xfree(p);
+}
+
+void peer_disconnect(struct peer *p, const char *why)
+{
+	if (p->state == PEER_CLOSING)
+		return;
+	struct daemon *d = p->d;
+	if (p->counted) {
+		if (p->inbound)
+			d->n_inbound--;
+		else
+			d->n_outbound--;
+		p->counted = false;
+	}
+	if (p->state != PEER_CONNECTING)
+		d->stats.disconnects++;
+	p->state = PEER_CLOSING;
+	if (dlog_enabled(&d->log, DLOG_DEBUG, DLOG_NET)) {
+		char a[NET_ADDRSTRLEN];
+		net_addr_format(&p->addr, a);
+		DLOG_DBG(&d->log, DLOG_NET, "peer=%llu %s disconnected: %s",
+		         (unsigned long long)p->id, a, why ? why : "");
+	}
+	/* The rx buffer goes back now, not in the close callback: a peer in
+	 * its last loop iteration should not pin a buffer. */
+	if (p->reading)
+		uv_read_stop((uv_stream_t *)&p->tcp);
+	p->reading = false;
+	if (!p->rx_busy)
+		transport_release(p);
+	uv_close((uv_handle_t *)&p->tcp, peer_close_cb);
+	if (!d->shutting_down)
+		notify_status(d, false);
+}
+
+/* ---- sending ------------------------------------------------------------ */
+
+/* A queued write of `len` bytes finished (or was cancelled). */
+static void write_finished(struct peer *p, uint64_t len, int status)
+{
+	if (!p)
+		return;
+	if (BASE_CHECK(p->sendq_bytes >= len))
+		p->sendq_bytes -= len;
+	else
+		p->sendq_bytes = 0;
+	if (p->sendq_reqs)
+		p->sendq_reqs--;
+	if (status < 0 && status != UV_ECANCELED)
+		peer_disconnect(p, uv_strerror(status));
+	else if (p->state != PEER_CLOSING)
+		peer_flow_update(p);
+}
+
+static void peer_write_cb(uv_write_t *req, int status)
+{
+	struct peer_wreq *w = (struct peer_wreq *)req;
+	write_finished(req->handle->data, w->len, status);
+	xfree(w);
+}
+
+/* Account a message about to be sent (counters, log). */
+static void count_sent(struct peer *p, enum proto_cmd cmd, size_t len)
+{
+	struct daemon *d = p->d;
+	d->stats.msg[cmd].sent_count++;
+	d->stats.msg[cmd].sent_bytes += len;
+	d->stats.bytes_sent += len;
+	p->msgbytes->sent[cmd] += len;
+	p->bytes_sent += len;
+	p->lastsend = (int64_t)time(NULL);
+	p->lastsend_ms = daemon_now_ms(d);
+	DLOG_DBG(&d->log, DLOG_MSG, "send %s (%zu bytes) peer=%llu", proto_cmd_name(cmd), len,
+	         (unsigned long long)p->id);
+}
+
+/* Pause the peer once its queue passed maxsendbuffer (Core's fPauseSend). */
+static void queued(struct peer *p, size_t rest)
+{
+	struct daemon *d = p->d;
+	p->sendq_bytes += rest;
+	p->sendq_reqs++;
+	if (!p->send_paused && p->sendq_bytes > d->max_sendq) {
+		p->send_paused = true;
+		d->stats.send_pauses++;
+		DLOG_DBG(&d->log, DLOG_NET,
+		         "peer=%llu send queue %llu bytes > maxsendbuffer: pausing",
+		         (unsigned long long)p->id, (unsigned long long)p->sendq_bytes);
+	}
+}
+
+/** A write whose pieces stay where they are until it completes. */
+struct peer_wref {
+	uv_write_t req;
+	uint64_t len;     /**< bytes queued */
+	void *lenck;      /**< the frame's length and checksum: an 8-byte binary free-list buffer */
+	uint8_t *payload; /**< owned; freed when written */
+};
+
+static void peer_wref_cb(uv_write_t *req, int status)
+{
+	struct peer_wref *w = (struct peer_wref *)req;
+	write_finished(req->handle->data, w->len, status);
+	proto_freelist_put(PROTO_FREELIST_BINARY, w->lenck);
+	xfree(w->payload);
+	xfree(w);
+}
+
+void peer_send_owned(struct peer *p, enum proto_cmd cmd, const uint8_t prefix[16], uint8_t *payload,
+                     size_t len, uint32_t csum)
+{
+	if (p->state == PEER_CLOSING || p->state == PEER_CONNECTING || len > PROTO_MAX_MESSAGE) {
+		xfree(payload);
+		return;
+	}
+	if ((unsigned)cmd >= PROTO_CMD__COUNT)
+		cmd = PROTO_CMD_UNKNOWN;
+	/* The frame: a 16-byte prefix (magic, command) that lives as long
+	 * as the daemon, 8 bytes of length and checksum that must live
+	 * until the write completes (the binary free list's job), then the
+	 * payload where it lies: nothing is copied or hashed. */
+	uint8_t *lenck = proto_freelist_get(PROTO_FREELIST_BINARY);
+	if (!lenck) {
+		xfree(payload);
+		peer_disconnect(p, "out of memory queueing a send");
+		return;
+	}
+	proto_put_le32(lenck, (uint32_t)len);
+	proto_put_le32(lenck + 4, csum);
+	size_t total = PROTO_HEADER_SIZE + len;
+	count_sent(p, cmd, total);
+	uv_buf_t b[3] = {uv_buf_init((char *)prefix, 16), uv_buf_init((char *)lenck, 8),
+	                 uv_buf_init((char *)payload, (unsigned)len)};
+	size_t done = 0;
+	if (p->sendq_reqs == 0) {
+		int n = uv_try_write((uv_stream_t *)&p->tcp, b, 3);
+		if (n > 0) {
+			done = (size_t)n;
+		} else if (n < 0 && n != UV_EAGAIN) {
+			proto_freelist_put(PROTO_FREELIST_BINARY, lenck);
+			xfree(payload);
+			peer_disconnect(p, uv_strerror(n));
+			return;
+		}
+	}
+	if (done == total) {
+		proto_freelist_put(PROTO_FREELIST_BINARY, lenck);
+		xfree(payload);
+		return;
+	}
+	/* What the kernel did not take: the same pieces, from where it stopped. */
+	unsigned first = 0;
+	size_t skip = done;
+	while (skip >= b[first].len) {
+		skip -= b[first].len;
+		first++;
+	}
+	b[first].base += skip;
+	b[first].len -= skip;
+	struct peer_wref *w = xmalloc(sizeof(*w));
+	if (!w) {
+		proto_freelist_put(PROTO_FREELIST_BINARY, lenck);
+		xfree(payload);
+		peer_disconnect(p, "out of memory queueing a send");
+		return;
+	}
+	w->len = total - done;
+	w->lenck = lenck;
+	w->payload = payload;
+	int err = uv_write(&w->req, (uv_stream_t *)&p->tcp, b + first, 3 - first, peer_wref_cb);
+	if (err) {
+		proto_freelist_put(PROTO_FREELIST_BINARY, lenck);
+		xfree(payload);
+		xfree(w);
+		peer_disconnect(p, uv_strerror(err));
+		return;
+	}
+	queued(p, w->len);
+}
+
+void peer_send_frame(struct peer *p, enum proto_cmd cmd, const uint8_t *frame, size_t len)
+{
+	if (p->state == PEER_CLOSING || p->state == PEER_CONNECTING)
+		return;
+	if ((unsigned)cmd >= PROTO_CMD__COUNT)
+		cmd = PROTO_CMD_UNKNOWN;
+	count_sent(p, cmd, len);
+
+	size_t done = 0;
+	if (p->sendq_reqs == 0) {
+		uv_buf_t b = uv_buf_init((char *)frame, (unsigned)len);
+		int n = uv_try_write((uv_stream_t *)&p->tcp, &b, 1);
+		if (n > 0)
+			done = (size_t)n;
+		else if (n < 0 && n != UV_EAGAIN) {
+			peer_disconnect(p, uv_strerror(n));
+			return;
+		}
+	}
+	if (done == len)
+		return;
+	size_t rest = len - done;
+	struct peer_wreq *w = xmalloc(sizeof(*w) + rest);
+	if (!w) {
+		peer_disconnect(p, "out of memory queueing a send");
+		return;
+	}
+	w->len = (uint32_t)rest;
+	memcpy(w->data, frame + done, rest);
+	uv_buf_t b = uv_buf_init((char *)w->data, (unsigned)rest);
+	int err = uv_write(&w->req, (uv_stream_t *)&p->tcp, &b, 1, peer_write_cb);
+	if (err) {
+		xfree(w);
+		peer_disconnect(p, uv_strerror(err));
+		return;
+	}
+	queued(p, rest);
+}
+
+int peer_send_msg(struct peer *p, const struct proto_msg *m)
+{
+	struct daemon *d = p->d;
+	d->txw.len = 0;
+	d->txw.err = 0;
+	proto_msg_frame(m, d->params->magic, &d->txw);
+	if (d->txw.err) {
+		DLOG_WARNING(&d->log, DLOG_MSG, "cannot encode %s for peer=%llu: %s",
+		             proto_cmd_name(m->cmd), (unsigned long long)p->id,
+		             proto_strerror(d->txw.err));
+		return d->txw.err;
+	}
+	peer_send_frame(p, m->cmd, d->txw.buf, d->txw.len);
+	return 0;
+}
+
+void peer_flow_update(struct peer *p)
+{
+	struct daemon *d = p->d;
+	if (!p->send_paused || p->sendq_bytes > d->max_sendq)
+		return;
+	p->send_paused = false;
+	DLOG_DBG(&d->log, DLOG_NET, "peer=%llu send queue drained: resuming",
+	         (unsigned long long)p->id);
+	/* Deferred getdata blocks go first, as Core's ProcessGetData runs
+	 * before new messages; they may pause the peer again. */
+	inv_getdata_resume(p);
+	serve_next(p);
+	if (p->send_paused || serve_pending(p) || p->state == PEER_CLOSING)
+		return;
+	peer_resume(p);
+}
+
+void peer_resume(struct peer *p)
+{
+	if (p->state == PEER_CLOSING)
+		return;
+	/* Messages that waited in the rx buffer are processed now; reading
+	 * restarts once the buffer has room again. */
+	transport_process(p);
+	if (p->state != PEER_CLOSING && p->recv_paused && !p->send_paused && !serve_pending(p)) {
+		p->recv_paused = false;
+		/* A peer waiting for maxrecvmemory reads again when granted. */
+		if (p->rx_wait)
+			return;
+		int err =
+		    uv_read_start((uv_stream_t *)&p->tcp, transport_alloc_cb, transport_read_cb);
+		if (err)
+			peer_disconnect(p, uv_strerror(err));
+		else
+			p->reading = true;
+	}
+}
+
+void peer_tick(struct peer *p, uint64_t now_ms)
+{
+	struct daemon *d = p->d;
+	if (p->state == PEER_CLOSING)
+		return;
+	if (p->state == PEER_CONNECTING) {
+		if (now_ms - p->connect_ms >= PEER_CONNECT_TIMEOUT_MS) {
+			d->stats.outbound_failed++;
+			peer_disconnect(p, "connect timeout");
+		}
+		return;
+	}
+	handshake_tick(p, now_ms);
+}

@@ -1,0 +1,165 @@
+/**
+ * daemon/node/node.h: the node room's declarations: the loop's copy of the active
+ * chain (chainview.c), the validation thread and its jobs (validation.c), a
+ * full disk or a fatal chain error (diskspace.c).
+ *
+ * A part of daemon/daemon.h, which includes it where the types it uses
+ * are known (issue 19: the first step of daemon.h's split into its rooms).
+ */
+#ifndef PEERD_DAEMON_NODE_NODE_H
+#define PEERD_DAEMON_NODE_NODE_H
+
+#ifndef PEERD_DAEMON_H
+#error "include daemon/daemon.h, not daemon/node/node.h"
+#endif
+
+/* ---- node/chainview.c: the loop's copy of the active chain ----------- */
+
+/** A block of the active chain as the loop keeps it: hash and header. */
+struct chainview_rec {
+	struct proto_hash hash;
+	uint8_t header[PROTO_BLOCK_HEADER_SIZE]; /**< serialized, ready for a headers reply */
+};
+
+/** The active chain, genesis first; loop thread only. */
+struct chainview {
+	struct chainview_rec *recs; /**< recs[h] is the block at height h */
+	uint32_t n, cap;            /**< n = tip height + 1; 0 before the first update */
+	struct hmap idx;            /**< fingerprint of hash -> height */
+	bool ibd; /**< initial block download, as of the last update (false before any) */
+};
+
+/**
+ * What changed in the active chain: blocks above fork_height are gone and
+ * recs (heights fork_height + 1 ...) are the new ones, up to the tip.
+ * Built on the validation thread, delivered to the loop as a result.
+ */
+struct chainview_update {
+	int32_t fork_height; /**< -1: the whole chain follows */
+	int32_t old_height;  /**< the published tip's height before, -1 if none */
+	bool ibd;            /**< chain_in_ibd at the new tip */
+	uint32_t n;
+	struct chainview_rec recs[];
+};
+
+/** An empty view. */
+void chainview_init(struct chainview *v);
+/** Free the view. */
+void chainview_release(struct chainview *v);
+/** Height of the active chain's block with this hash, or -1. Loop thread. */
+int32_t chainview_find(const struct daemon *d, const struct proto_hash *h);
+/** The tip's height, -1 before the chain is known. Loop thread. */
+int32_t chainview_height(const struct daemon *d);
+/** The record at height, or NULL. Loop thread. */
+const struct chainview_rec *chainview_at(const struct daemon *d, int32_t height);
+/** Apply an update. 0, -EINVAL (does not fit), -ENOMEM, -EOVERFLOW. Loop thread. */
+int chainview_apply(struct daemon *d, const struct chainview_update *u);
+/**
+ * The validation thread's side: the update that takes a view from
+ * *published to the chain's tip, or NULL when nothing changed (or out of
+ * memory: *published is then kept, so the next call retries). Moves
+ * *published to the tip. The caller owns the result.
+ */
+struct chainview_update *chainview_update_new(struct chain *c, const struct chain_node **published);
+
+/* ---- node/validation.c: the validation thread ------------------------ */
+
+struct val_job;
+/** A job's work: runs on the validation thread with the chain (NULL when none is open). */
+typedef void (*val_work_fn)(struct chain *c, struct val_job *j);
+/**
+ * A job's completion: runs on the loop thread once the work ran, or with
+ * j->cancelled set when it never will (shutdown); it owns and frees j.
+ */
+typedef void (*val_done_fn)(struct daemon *d, struct val_job *j);
+
+/**
+ * A unit of work for the validation thread, embedded first in the
+ * caller's own struct. Between validation_post and done, the job belongs
+ * to the validation side: the loop must not touch it.
+ */
+struct val_job {
+	struct val_job *next;
+	val_work_fn work;
+	val_done_fn done;
+	bool cancelled; /**< set when work never ran */
+};
+
+/**
+ * The validation thread and its two queues. Fields marked (mu) are
+ * guarded by mu; `chain` belongs to the thread while it runs; the atomics
+ * are published by the thread for the loop's status line.
+ */
+struct validation {
+	struct daemon *d;
+	uv_thread_t thread;
+	uv_mutex_t mu;
+	uv_cond_t cv;                         /**< wakes the thread: work, hold changes, stop */
+	uv_async_t async;                     /**< wakes the loop: results, exit */
+	struct val_job *in_head, **in_tail;   /**< (mu) posted, not started */
+	struct val_job *out_head, **out_tail; /**< (mu) finished or cancelled */
+	bool stopping;                        /**< (mu) finish the running job, then close */
+	bool held;                            /**< (mu) tests: take no job until released */
+	bool running;                         /**< (mu) a job is being worked on */
+	bool async_open;                      /**< (mu) the thread may uv_async_send */
+	bool exited;                          /**< (mu) the chain is closed; join me */
+	uint64_t posted, jobs_run;            /**< (mu) counters */
+	bool initialized, started, joined;    /**< loop thread only */
+	struct chain *chain;
+	const struct chain_node *published; /**< the tip the loop's view was last given (thread) */
+	_Atomic int32_t height;             /**< the tip's height, -1 when no chain */
+	_Atomic int32_t headers;            /**< the best header's height */
+	_Atomic bool busy;                  /**< a job is running */
+	_Atomic bool interrupt; /**< set with stopping: a long job (mining) ends early */
+	bool fatal_reported;    /**< the chain's fatal error went to the loop (thread) */
+};
+
+/**
+ * Open the chain in validation_netdir with dbcache and par from the
+ * configuration and start the thread that owns it. Startup only (before
+ * READY=1): opening replays blocks written after the last flush. 0 or a
+ * negative error (logged). Loop thread.
+ */
+int validation_open(struct daemon *d);
+/**
+ * Start the thread with an already opened chain `c` (taken over; NULL runs
+ * jobs with no chain, as the unit tests do). 0 or a libuv error.
+ */
+int validation_start(struct daemon *d, struct chain *c);
+/** The directory of this network's chain state: <datadir>/<network>/. */
+const char *validation_netdir(const struct daemon *d);
+/**
+ * Hand a job to the thread. 0, or -ESHUTDOWN when no thread runs or it is
+ * stopping (the job was not taken: the caller still owns it). Loop thread.
+ */
+int validation_post(struct daemon *d, struct val_job *j);
+/** Ask the thread to stop after its current job and close (flush) the chain. Idempotent. */
+void validation_stop(struct daemon *d);
+/** Tests: keep the thread from starting jobs (true) or let it go on (false). */
+void validation_hold(struct daemon *d, bool hold);
+/** The loop's handles are being force-closed: close the async handle, the thread stops using it.
+ */
+void validation_detach(struct daemon *d);
+/**
+ * Stop, join (waiting for the flush), run the done callback of every result
+ * left, free the queues. After the loop ended, or from daemon_release.
+ */
+void validation_release(struct daemon *d);
+/** "height N" or "height N of M headers (P%)" for STATUS=. Loop thread. */
+void validation_status(const struct daemon *d, char *out, size_t len);
+
+/* ---- node/diskspace.c: a full disk is a clean shutdown, as Core's ---- */
+
+/** Startup, before the chain opens: 50 MiB free in the netdir and blocks/, or -ENOSPC (logged). */
+int diskspace_startup(struct daemon *d);
+/** Every tick: every 5 minutes, blocks/ below 100 MiB free shuts peerd down. Loop thread. */
+void diskspace_tick(struct daemon *d, uint64_t now);
+/**
+ * Validation thread, after a job: when the chain latched a failed write
+ * or a damaged database (chain_fatal_error) not yet reported, a job whose
+ * done callback logs Core's fatal error and shuts down with exit status 1;
+ * else NULL.
+ */
+struct val_job *diskspace_fatal_job(struct chain *c, bool *reported);
+
+#endif

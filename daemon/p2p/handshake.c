@@ -1,0 +1,328 @@
+/*
+ * daemon/p2p/handshake.c: version/verack and the small control messages
+ * (ping, pong, wtxidrelay, sendaddrv2, sendcmpct, feefilter, sendheaders),
+ * plus the per-peer timeouts, all as Bitcoin Core 29 does them.
+ *
+ * The order peerd sends, mirroring Core's net_processing.cpp:
+ *   outbound: version at connect;
+ *   on the peer's version: (inbound: our version,) wtxidrelay and
+ *     sendaddrv2 (both only to peers of version >= 70016), verack, and to
+ *     an outbound peer getaddr (Core's one-time address fetch);
+ *   on the peer's verack: sendcmpct(high_bandwidth=false, version 2), then
+ *     what Core's SendMessages sends next: ping, feefilter.
+ *   then sendheaders (BIP130, version >= 70012) between them, as peerd
+ *     has a chain to announce. Core waits until it knows the peer's
+ *     chain has the minimum work; on regtest that is at once.
+ *
+ * Timeouts (Core's InactivityCheck): from peertimeout seconds after the
+ * connection opened, a peer that has not both sent and received a message,
+ * or has not completed the version handshake, is disconnected; so is one
+ * with no traffic either way for 20 minutes (TIMEOUT_INTERVAL). A ping goes
+ * out every 2 minutes (PING_INTERVAL); one unanswered for 20 minutes
+ * disconnects. The round trip is measured with the monotonic clock.
+ */
+#include "daemon/daemon.h"
+
+#include <ctype.h>
+#include <string.h>
+#include <time.h>
+
+/* Core's SAFE_CHARS_DEFAULT for a peer's user agent in logs and RPC. */
+static bool safe_char(char c)
+{
+	return isalnum((unsigned char)c) || strchr(" .,;-_/:?@()", c) != NULL;
+}
+
+static char *sanitize(const char *s, size_t len)
+{
+	char *out = xmalloc(len + 1);
+	if (!out)
+		return NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] && safe_char(s[i]))
+			out[n++] = s[i];
+	}
+	out[n] = 0;
+	return out;
+}
+
+static void addr_to_netaddr(const union net_addr *a, struct proto_netaddr *na)
+{
+	memset(na, 0, sizeof(*na));
+	if (a->sa.sa_family != AF_INET && a->sa.sa_family != AF_INET6)
+		return;
+	net_addr_ip16(a, na->ip);
+	na->port = net_addr_port(a);
+}
+
+static int32_t common_version(const struct peer *p)
+{
+	return p->version < PROTO_VERSION ? p->version : PROTO_VERSION;
+}
+
+static uint64_t nonzero_random(void)
+{
+	uint64_t n;
+	do
+		n = proto_random_u64();
+	while (!n);
+	return n;
+}
+
+static void send_empty(struct peer *p, enum proto_cmd cmd)
+{
+	p->d->out.cmd = cmd;
+	(void)peer_send_msg(p, &p->d->out);
+}
+
+void handshake_send_version(struct peer *p)
+{
+	struct daemon *d = p->d;
+	struct proto_msg *m = &d->out;
+	struct proto_version *v = &m->version;
+	memset(v, 0, sizeof(*v));
+	m->cmd = PROTO_CMD_VERSION;
+	v->version = PROTO_VERSION;
+	v->services = DAEMON_LOCAL_SERVICES;
+	v->timestamp = (int64_t)time(NULL);
+	/* Core tells a peer the address it sees only when that address is
+	 * routable; a loopback or private address stays all-zero. */
+	if (!net_addr_is_local(&p->addr))
+		addr_to_netaddr(&p->addr, &v->addr_recv);
+	v->addr_recv.services = p->inbound ? 0 : p->services;
+	v->addr_from.services = DAEMON_LOCAL_SERVICES;
+	p->local_nonce = nonzero_random();
+	v->nonce = p->local_nonce;
+	v->user_agent_len = (uint32_t)strlen(DAEMON_USER_AGENT);
+	memcpy(v->user_agent, DAEMON_USER_AGENT, v->user_agent_len);
+	/* The active chain's height as the loop last heard it. */
+	int32_t height = chainview_height(d);
+	v->start_height = height > 0 ? height : 0;
+	/* Core's fRelay: -blocksonly asks the peer for no transactions. */
+	v->relay = !d->conf->blocksonly;
+	v->has_relay = true;
+	p->sent_version = true;
+	(void)peer_send_msg(p, m);
+}
+
+static void send_ping(struct peer *p, uint64_t now_ms)
+{
+	struct daemon *d = p->d;
+	p->ping_nonce = nonzero_random();
+	p->ping_start_us = uv_hrtime() / 1000u;
+	p->ping_last_ms = now_ms;
+	d->out.cmd = PROTO_CMD_PING;
+	d->out.nonce = p->ping_nonce;
+	(void)peer_send_msg(p, &d->out);
+}
+
+static void on_version(struct peer *p, const struct proto_version *v)
+{
+	struct daemon *d = p->d;
+	if (p->got_version) {
+		DLOG_DBG(&d->log, DLOG_HANDSHAKE, "redundant version from peer=%llu ignored",
+		         (unsigned long long)p->id);
+		return;
+	}
+	if (v->version < PEER_MIN_PROTO_VERSION) {
+		DLOG_DBG(&d->log, DLOG_HANDSHAKE,
+		         "peer=%llu uses obsolete version %d; disconnecting",
+		         (unsigned long long)p->id, v->version);
+		peer_disconnect(p, "obsolete protocol version");
+		return;
+	}
+	if (p->inbound && net_is_local_nonce(d, v->nonce)) {
+		char a[NET_ADDRSTRLEN];
+		net_addr_format(&p->addr, a);
+		d->stats.self_connections++;
+		DLOG_INFO_(&d->log, DLOG_NET, "connected to self at %s, disconnecting", a);
+		peer_disconnect(p, "connected to self");
+		return;
+	}
+	p->version = v->version;
+	p->services = v->services;
+	p->start_height = v->start_height;
+	p->relaytxes = v->relay;
+	xfree(p->subver);
+	p->subver = sanitize(v->user_agent, v->user_agent_len);
+	p->got_version = true;
+	if (p->inbound)
+		handshake_send_version(p);
+	if (common_version(p) >= PEER_WTXID_RELAY_VERSION) {
+		send_empty(p, PROTO_CMD_WTXIDRELAY);
+		send_empty(p, PROTO_CMD_SENDADDRV2);
+	}
+	send_empty(p, PROTO_CMD_VERACK);
+	if (!p->inbound)
+		send_empty(p, PROTO_CMD_GETADDR);
+	DLOG_DBG(&d->log, DLOG_HANDSHAKE,
+	         "receive version message: %s: version %d, blocks=%d, peer=%llu",
+	         p->subver ? p->subver : "", p->version, p->start_height,
+	         (unsigned long long)p->id);
+}
+
+static void on_verack(struct peer *p)
+{
+	struct daemon *d = p->d;
+	if (p->state == PEER_ACTIVE) {
+		DLOG_DBG(&d->log, DLOG_HANDSHAKE, "redundant verack from peer=%llu ignored",
+		         (unsigned long long)p->id);
+		return;
+	}
+	p->state = PEER_ACTIVE;
+	p->handshake_done = true;
+	if (p->target) {
+		/* A completed handshake proves the target works: retry soon. */
+		p->target->backoff_ms = NET_BACKOFF_INITIAL_MS;
+	}
+	if (!p->inbound || dlog_enabled(&d->log, DLOG_DEBUG, DLOG_NET)) {
+		char a[NET_ADDRSTRLEN];
+		net_addr_format(&p->addr, a);
+		dlog_write(&d->log, p->inbound ? DLOG_DEBUG : DLOG_INFO, DLOG_NET,
+		           "new %s peer connected: %s version %d %s peer=%llu",
+		           peer_conn_type_name(p->conn_type), a, p->version,
+		           p->subver ? p->subver : "", (unsigned long long)p->id);
+	}
+	if (common_version(p) >= PEER_SHORT_IDS_VERSION) {
+		d->out.cmd = PROTO_CMD_SENDCMPCT;
+		d->out.sendcmpct.high_bandwidth = false;
+		d->out.sendcmpct.version = PEER_CMPCT_VERSION;
+		(void)peer_send_msg(p, &d->out);
+	}
+	if (p->state != PEER_ACTIVE)
+		return;
+	send_ping(p, daemon_now_ms(d));
+	/* BIP130's sendheaders is not sent here: as Core's
+	 * MaybeSendSendHeaders, sync/download.c sends it once the peer's best known
+	 * block has more than the minimum chain work. */
+	/* Then Core's "start block sync": a getheaders if this peer is one. */
+	if (p->state == PEER_ACTIVE)
+		sync_peer_ready(p);
+	/* Transaction relay starts: Core's first feefilter (txrelay/feefilter.c). */
+	if (p->state == PEER_ACTIVE)
+		txrelay_peer_ready(p);
+}
+
+static void on_pong(struct peer *p, uint64_t nonce)
+{
+	struct daemon *d = p->d;
+	if (!p->ping_nonce) {
+		DLOG_DBG(&d->log, DLOG_HANDSHAKE, "unsolicited pong from peer=%llu",
+		         (unsigned long long)p->id);
+		return;
+	}
+	if (nonce == 0) {
+		/* Core: a zero nonce cancels the ping. */
+		p->ping_nonce = 0;
+		return;
+	}
+	if (nonce != p->ping_nonce) {
+		DLOG_DBG(&d->log, DLOG_HANDSHAKE, "pong nonce mismatch from peer=%llu",
+		         (unsigned long long)p->id);
+		return;
+	}
+	uint64_t now_us = uv_hrtime() / 1000u;
+	int64_t rtt = (int64_t)(now_us - p->ping_start_us);
+	p->ping_nonce = 0;
+	p->ping_us = rtt;
+	if (p->minping_us < 0 || rtt < p->minping_us)
+		p->minping_us = rtt;
+}
+
+void handshake_on_msg(struct peer *p, const struct proto_msg *m)
+{
+	struct daemon *d = p->d;
+	switch (m->cmd) {
+	case PROTO_CMD_VERSION:
+		on_version(p, &m->version);
+		break;
+	case PROTO_CMD_VERACK:
+		on_verack(p);
+		break;
+	case PROTO_CMD_PING:
+		if (p->version > PEER_BIP31_VERSION) {
+			d->out.cmd = PROTO_CMD_PONG;
+			d->out.nonce = m->nonce;
+			(void)peer_send_msg(p, &d->out);
+		}
+		break;
+	case PROTO_CMD_PONG:
+		on_pong(p, m->nonce);
+		break;
+	case PROTO_CMD_WTXIDRELAY:
+	case PROTO_CMD_SENDADDRV2:
+		/* Core 29: only meaningful between version and verack; after
+		 * verack it is a protocol violation that disconnects. */
+		if (p->state == PEER_ACTIVE) {
+			peer_disconnect(p, m->cmd == PROTO_CMD_WTXIDRELAY
+			                       ? "wtxidrelay after verack"
+			                       : "sendaddrv2 after verack");
+			return;
+		}
+		if (m->cmd == PROTO_CMD_SENDADDRV2)
+			p->sendaddrv2 = true;
+		else if (common_version(p) >= PEER_WTXID_RELAY_VERSION)
+			p->wtxidrelay = true;
+		break;
+	case PROTO_CMD_SENDCMPCT:
+		p->cmpct_high_bandwidth = m->sendcmpct.high_bandwidth;
+		p->cmpct_version = m->sendcmpct.version;
+		break;
+	case PROTO_CMD_FEEFILTER:
+		if (m->feerate >= 0 && m->feerate <= PROTO_MAX_MONEY)
+			p->feefilter = m->feerate;
+		break;
+	case PROTO_CMD_SENDHEADERS:
+		p->sendheaders = true;
+		break;
+	default:
+		break;
+	}
+}
+
+void handshake_tick(struct peer *p, uint64_t now_ms)
+{
+	struct daemon *d = p->d;
+	if (now_ms - p->connect_ms >= d->peertimeout_ms) {
+		if (!p->lastrecv_ms || !p->lastsend_ms) {
+			d->stats.handshake_timeouts++;
+			peer_disconnect(p, "no message in the first peertimeout seconds");
+			return;
+		}
+		if (now_ms - p->lastsend_ms > PEER_TIMEOUT_INTERVAL_MS) {
+			d->stats.inactivity_timeouts++;
+			peer_disconnect(p, "socket sending timeout");
+			return;
+		}
+		if (now_ms - p->lastrecv_ms > PEER_TIMEOUT_INTERVAL_MS) {
+			d->stats.inactivity_timeouts++;
+			peer_disconnect(p, "socket receive timeout");
+			return;
+		}
+		if (p->state != PEER_ACTIVE) {
+			d->stats.handshake_timeouts++;
+			peer_disconnect(p, "version handshake timeout");
+			return;
+		}
+	}
+	if (p->state != PEER_ACTIVE)
+		return;
+	if (p->ping_nonce) {
+		uint64_t now_us = uv_hrtime() / 1000u;
+		if (now_us - p->ping_start_us > (uint64_t)PEER_TIMEOUT_INTERVAL_MS * 1000u) {
+			d->stats.ping_timeouts++;
+			peer_disconnect(p, "ping timeout");
+		}
+		return;
+	}
+	if (now_ms - p->ping_last_ms >= PEER_PING_INTERVAL_MS)
+		send_ping(p, now_ms);
+}
+
+void handshake_ping_now(struct peer *p)
+{
+	/* The ping method: a new ping replaces one outstanding, as Core's queued ping does. */
+	if (p->handshake_done && p->state != PEER_CLOSING)
+		send_ping(p, daemon_now_ms(p->d));
+}

@@ -1,0 +1,98 @@
+/**
+ * daemon/p2p/p2p.h: the p2p room's declarations: the handshake (handshake.c),
+ * inventory and the transaction request tracker (inv.c), addresses (addr.c).
+ *
+ * A part of daemon/daemon.h, which includes it where the types it uses
+ * are known (issue 19: the first step of daemon.h's split into its rooms).
+ */
+#ifndef PEERD_DAEMON_P2P_P2P_H
+#define PEERD_DAEMON_P2P_P2P_H
+
+#ifndef PEERD_DAEMON_H
+#error "include daemon/daemon.h, not daemon/p2p/p2p.h"
+#endif
+
+/* ---- p2p/handshake.c ------------------------------------------------- */
+
+/** Send our version message (outbound: at connect; inbound: after theirs). */
+void handshake_send_version(struct peer *p);
+/** The ping method: send a ping now to a peer past its handshake. Loop thread. */
+void handshake_ping_now(struct peer *p);
+/** version, verack, ping, pong, wtxidrelay, sendaddrv2, sendcmpct, feefilter, sendheaders. */
+void handshake_on_msg(struct peer *p, const struct proto_msg *m);
+/** Ping and timeout checks for a connected peer. */
+void handshake_tick(struct peer *p, uint64_t now_ms);
+
+/* ---- p2p/inv.c ------------------------------------------------------- */
+
+/** Known-inventory set per peer (remembers at least half of this). */
+#define INV_KNOWN_MAX 8192u
+/** Announcements tracked at once, all peers. */
+#define INV_MAX_TRACKED 100000u
+/** Announcements tracked per peer (Core MAX_PEER_TX_ANNOUNCEMENTS). */
+#define INV_MAX_PEER_ANNOUNCEMENTS 5000u
+/** Requests in flight per peer (Core MAX_PEER_TX_REQUEST_IN_FLIGHT). */
+#define INV_MAX_PEER_INFLIGHT 100u
+/** A request unanswered this long falls back to another announcer (Core GETDATA_TX_INTERVAL). */
+#define INV_GETDATA_TX_INTERVAL_MS 60000u
+/** Announcers remembered per transaction. */
+#define INV_MAX_ANNOUNCERS 4u
+
+/** Transaction-request tracker. */
+struct inv_state {
+	struct hmap req_index; /**< fingerprint of hash -> slot in reqs */
+	struct inv_req *reqs;  /**< slab; free slots chained through next_free */
+	uint32_t reqs_cap, reqs_used, free_head;
+	struct inv_pending *pending; /**< scratch for the tick's requests */
+	size_t pending_cap;
+};
+
+/** Set up the tracker (allocates nothing yet). 0. */
+int inv_init(struct daemon *d);
+/** Free the tracker. */
+void inv_release(struct daemon *d);
+/** inv, getdata, notfound, tx, block, mempool. */
+void inv_on_msg(struct peer *p, const struct proto_msg *m);
+/** Request timeouts and fallback to other announcers; batch getdata. */
+void inv_tick(struct daemon *d, uint64_t now_ms);
+/** Free a closing peer's inventory state (its tracker entries are cleaned lazily). */
+void inv_peer_gone(struct peer *p);
+/** The send queue drained: serve deferred getdata blocks until paused again. Loop thread. */
+void inv_getdata_resume(struct peer *p);
+/** Announcements tracked now. */
+uint32_t inv_tracked(const struct daemon *d);
+/** Remember that the peer has (announced, sent or was told of) this hash. */
+void inv_known_add(struct peer *p, const struct proto_hash *h);
+/** Whether the peer is known to have this hash. */
+bool inv_known_has(const struct peer *p, const struct proto_hash *h);
+/**
+ * A transaction arrived: the peers (ids) that announced `h` go to out[0..cap)
+ * and its tracked announcement is forgotten. Returns how many were written.
+ */
+uint32_t inv_take_announcers(struct daemon *d, const struct proto_hash *h, uint64_t *out,
+                             uint32_t cap);
+/** Forget the announcement of `h` (Core's ForgetTxHash): nothing more is asked for it. */
+void inv_forget(struct daemon *d, const struct proto_hash *h);
+/**
+ * An orphan's parent: track it by txid as announced by p (Core treats an
+ * orphan resolution candidate as announcing every missing parent).
+ */
+void inv_track_parent(struct peer *p, const struct proto_hash *txid);
+
+/* ---- p2p/addr.c ------------------------------------------------------ */
+
+/** Bounded set of addresses learned from addr and addrv2. */
+struct addr_state {
+	struct proto_addr_entry *v; /**< slots, n used */
+	uint32_t n, cap;
+	struct hmap index; /**< fingerprint -> slot */
+};
+
+/** Set up the empty address set (allocates nothing yet). 0. */
+int addr_init(struct daemon *d);
+/** Free the address set. */
+void addr_release(struct daemon *d);
+/** addr, addrv2, getaddr. */
+void addr_on_msg(struct peer *p, const struct proto_msg *m);
+
+#endif

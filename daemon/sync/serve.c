@@ -1,0 +1,250 @@
+/*
+ * daemon/sync/serve.c: blocks for getdata, read from the block files on the
+ * validation thread (which owns the store) and sent when they come back.
+ *
+ * As Core's ProcessGetData: the block requests of a getdata are kept in
+ * order and served one at a time, and while any is left the peer's later
+ * messages wait in its receive buffer (net/transport.c checks serve_pending),
+ * which is what bounds the queue to one getdata (50,000 entries). A
+ * request is read only while the peer is not send-paused, so a slow reader
+ * holds at most maxsendbuffer plus one block. A block peerd lacks is
+ * skipped without an answer, as Core does (notfound is for transactions:
+ * those of the same getdata are answered in their place in the order).
+ *
+ * What may be served (Core's BlockRequestAllowed): a block of the active
+ * chain, or one on a fork that was fully validated. A MSG_BLOCK request
+ * gets the block without witnesses (re-encoded on the validation thread),
+ * MSG_WITNESS_BLOCK and MSG_CMPCT_BLOCK the stored bytes as they are.
+ *
+ * Serving is cheap: the validation thread reads the stored bytes and takes
+ * the frame checksum from the block index (kept when the block was
+ * stored: chain_read_block_framed), nothing is decoded or hashed; the
+ * loop hands the buffer to peer_send_owned, which writes a constant
+ * prefix, 8 bytes of length and checksum from the binary free list and
+ * the block where it lies. Only a stripped block (MSG_BLOCK) is decoded,
+ * re-encoded and hashed.
+ */
+#include "daemon/daemon.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "chain/chain.h"
+
+/* First size of a peer's queue; a getdata usually names one to 16 blocks. */
+#define SERVE_INITIAL_CAP 16u
+
+/** A read on its way to the validation thread and back. */
+struct serve_job {
+	struct val_job job;
+	struct daemon *d;
+	uint64_t peer_id;
+	struct proto_hash hash;
+	bool witness;
+	uint8_t *payload; /**< the block to send (xmalloc'd), NULL when not served */
+	size_t len;
+	uint32_t csum; /**< its frame checksum */
+	bool copied;   /**< only for getstats: the payload was re-encoded */
+};
+
+/* Validation thread: the block without witnesses, re-encoded in place of raw. */
+static int strip_witness(uint8_t **raw, size_t *len, uint32_t *csum)
+{
+	struct proto_block b;
+	proto_block_init(&b);
+	struct proto_writer w;
+	proto_writer_init(&w);
+	int err = 0;
+	if (proto_block_decode(*raw, *len, &b, NULL)) {
+		err = CHAIN_ECORRUPT;
+		goto out;
+	}
+	proto_block_header_encode(&b.hdr, &w);
+	proto_write_compact(&w, b.n_tx);
+	for (uint32_t i = 0; i < b.n_tx; i++)
+		proto_tx_encode_stripped(&b.txs[i], &w);
+	if (w.err) {
+		err = CHAIN_ENOMEM;
+		goto out;
+	}
+	xfree(*raw);
+	*raw = w.buf;
+	*len = w.len;
+	w.buf = NULL;
+	/* Other bytes, another checksum: the one case that hashes. */
+	uint8_t h[32];
+	proto_sha256d(*raw, *len, h);
+	*csum = proto_le32(h);
+out:
+	proto_writer_release(&w);
+	proto_block_release(&b);
+	return err;
+}
+
+static void serve_work(struct chain *c, struct val_job *j)
+{
+	struct serve_job *sj = (struct serve_job *)j;
+	const struct proto_params *pp = sj->d->params;
+	if (!c) {
+		/* No chain open (unit tests): only the genesis block exists. */
+		if (proto_hash_eq(&sj->hash, &pp->genesis_hash) &&
+		    (sj->payload = xmalloc(pp->genesis_len))) {
+			memcpy(sj->payload, pp->genesis, pp->genesis_len);
+			sj->len = pp->genesis_len;
+			uint8_t h[32];
+			proto_sha256d(sj->payload, sj->len, h);
+			sj->csum = proto_le32(h);
+		}
+		return;
+	}
+	struct chain_node *n = chain_index_find(chain_get_index(c), &sj->hash);
+	if (!n || !(n->status & CHAIN_HAVE_DATA) || chain_node_failed(n))
+		return;
+	if (!chain_contains(c, n) && chain_node_level(n) < CHAIN_VALID_SCRIPTS)
+		return;
+	/* The stored bytes and the checksum from the index: no decode, no hash. */
+	if (chain_read_block_framed(c, n, &sj->payload, &sj->len, &sj->csum))
+		goto fail;
+	if (!sj->witness) {
+		sj->copied = true;
+		if (strip_witness(&sj->payload, &sj->len, &sj->csum))
+			goto fail;
+	}
+	return;
+fail:
+	xfree(sj->payload);
+	sj->payload = NULL;
+}
+
+/* Magic and command of a block frame (written each time: the same bytes). */
+static const uint8_t *block_prefix(struct daemon *d)
+{
+	memset(d->block_prefix, 0, sizeof(d->block_prefix));
+	proto_put_le32(d->block_prefix, d->params->magic);
+	memcpy(d->block_prefix + 4, "block", 5);
+	return d->block_prefix;
+}
+
+static void serve_done(struct daemon *d, struct val_job *j)
+{
+	struct serve_job *sj = (struct serve_job *)j;
+	struct peer *p = daemon_peer_by_id(d, sj->peer_id);
+	if (p && p->state != PEER_CLOSING) {
+		p->serve_busy = false;
+		if (!j->cancelled && sj->payload) {
+			peer_send_owned(p, PROTO_CMD_BLOCK, block_prefix(d), sj->payload, sj->len,
+			                sj->csum);
+			sj->payload = NULL;
+			d->stats.blocks_served++;
+			d->stats.blocks_served_reencoded += sj->copied;
+		} else if (!j->cancelled) {
+			d->stats.blocks_not_served++;
+		}
+		if (p->state != PEER_CLOSING) {
+			serve_next(p);
+			/* The queue is done: messages that waited go on. */
+			if (!serve_pending(p) && !p->send_paused)
+				peer_resume(p);
+		}
+	}
+	xfree(sj->payload);
+	xfree(sj);
+}
+
+int serve_queue(struct peer *p, const struct proto_inv_vec *v)
+{
+	if (p->serve_head == p->serve_n)
+		p->serve_head = p->serve_n = 0;
+	if (p->serve_n >= SERVE_MAX_QUEUE)
+		return -ENOSPC;
+	if (p->serve_n == p->serve_cap) {
+		uint32_t ncap = p->serve_cap ? p->serve_cap * 2 : SERVE_INITIAL_CAP;
+		if (ncap > SERVE_MAX_QUEUE)
+			ncap = SERVE_MAX_QUEUE;
+		struct proto_inv_vec *q = xreallocarray(p->serve_q, ncap, sizeof(*q));
+		if (!q)
+			return -ENOMEM;
+		p->serve_q = q;
+		p->serve_cap = ncap;
+	}
+	p->serve_q[p->serve_n++] = *v;
+	return 0;
+}
+
+/* Send the transactions gathered for notfound, if any. */
+static void flush_notfound(struct peer *p)
+{
+	struct daemon *d = p->d;
+	if (!d->out.inv.n || p->state == PEER_CLOSING) {
+		d->out.inv.n = 0;
+		return;
+	}
+	d->stats.notfound_sent += d->out.inv.n;
+	d->out.cmd = PROTO_CMD_NOTFOUND;
+	(void)peer_send_msg(p, &d->out);
+	d->out.inv.n = 0;
+}
+
+/* Gather a transaction peerd does not serve (not in the relay mirror). */
+static void add_notfound(struct daemon *d, const struct proto_inv_vec *v)
+{
+	struct proto_inv *inv = &d->out.inv;
+	if (proto_inv_reserve(inv, inv->n + 1))
+		return;
+	inv->v[inv->n++] = *v;
+}
+
+void serve_next(struct peer *p)
+{
+	struct daemon *d = p->d;
+	d->out.inv.n = 0;
+	while (!p->serve_busy && p->serve_head < p->serve_n && !p->send_paused &&
+	       p->state != PEER_CLOSING) {
+		const struct proto_inv_vec *v = &p->serve_q[p->serve_head++];
+		uint32_t base = v->type & ~(uint32_t)PROTO_INV_WITNESS_FLAG;
+		if (base == PROTO_INV_TX || base == PROTO_INV_WTX) {
+			/* From the relay mirror (txrelay/announce.c), else notfound. */
+			if (!txrelay_serve(p, v))
+				add_notfound(d, v);
+			continue;
+		}
+		/* A compact block request (Core asks its high-bandwidth peers
+		 * for one after a headers announcement) gets the whole block,
+		 * as Core answers it for a block too deep for a compact one;
+		 * filtered blocks (BIP37) are not offered. */
+		bool cmpct = base == PROTO_INV_CMPCT_BLOCK;
+		if (base != PROTO_INV_BLOCK && !cmpct)
+			continue;
+		/* Answers go out in the order asked, as Core's. */
+		flush_notfound(p);
+		struct serve_job *sj = xmalloc(sizeof(*sj));
+		if (!sj)
+			continue;
+		memset(sj, 0, sizeof(*sj));
+		sj->job.work = serve_work;
+		sj->job.done = serve_done;
+		sj->d = d;
+		sj->peer_id = p->id;
+		sj->hash = v->hash;
+		sj->witness = cmpct || (v->type & PROTO_INV_WITNESS_FLAG) != 0;
+		if (validation_post(d, &sj->job)) {
+			xfree(sj);
+			continue;
+		}
+		p->serve_busy = true;
+	}
+	flush_notfound(p);
+	if (p->serve_head == p->serve_n && !p->serve_busy) {
+		/* Done: the queue's memory goes back until the next getdata. */
+		xfree(p->serve_q);
+		p->serve_q = NULL;
+		p->serve_head = p->serve_n = p->serve_cap = 0;
+	}
+}
+
+void serve_peer_gone(struct peer *p)
+{
+	xfree(p->serve_q);
+	p->serve_q = NULL;
+	p->serve_head = p->serve_n = p->serve_cap = 0;
+}

@@ -1,0 +1,251 @@
+/**
+ * daemon/sync/sync.h: headers-first sync and block download (sync/download.c, loop
+ * thread) and the low-work headers presync (sync/presync.c, validation thread).
+ * Included by daemon/daemon.h, whose struct daemon holds a sync_state.
+ */
+#ifndef PEERD_DAEMON_SYNC_SYNC_H
+#define PEERD_DAEMON_SYNC_SYNC_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/proto.h"
+
+struct chain;
+struct daemon;
+struct json_t;
+struct peer;
+
+/* ---- sync/download.c: headers-first sync and block download ---------- */
+
+/** Blocks past the last common block that may be asked for (Core BLOCK_DOWNLOAD_WINDOW). */
+#define SYNC_WINDOW 1024u
+/** Blocks in flight per peer (Core MAX_BLOCKS_IN_TRANSIT_PER_PEER). */
+#define SYNC_MAX_INFLIGHT_PER_PEER 16u
+/** First stall timeout (Core BLOCK_STALLING_TIMEOUT_DEFAULT). */
+#define SYNC_STALL_TIMEOUT_MS 2000u
+/** The stall timeout doubles up to this (Core BLOCK_STALLING_TIMEOUT_MAX). */
+#define SYNC_STALL_TIMEOUT_MAX_MS 64000u
+/** Per new tip the stall timeout shrinks to this percentage (Core: 0.85). */
+#define SYNC_STALL_DECAY_PCT 85u
+/** A block asked this long ago without an answer: the peer goes (Core's base, 10 min). */
+#define SYNC_BLOCK_TIMEOUT_MS (10u * 60u * 1000u)
+/** A getheaders unanswered this long may be repeated (Core HEADERS_RESPONSE_TIME). */
+#define SYNC_HEADERS_RESPONSE_MS (2u * 60u * 1000u)
+/** A best header younger than this: getheaders to every new peer (Core: 24 h). */
+#define SYNC_RECENT_HEADER_S (24 * 60 * 60)
+/**
+ * Received block bytes waiting for the validation thread, at most
+ * (back-pressure). Blocks wait here in memory (Core writes them to disk
+ * on arrival), so this is most of peerd's memory during a signature-bound
+ * sync: 8 MiB is seconds of validation work for any block size (a 4 MB
+ * block still fits: requested blocks are always taken), and at 64 MiB a
+ * 2,000-block sync of 24 KB blocks peaked at 42 MiB RSS (make bench-ibd).
+ */
+#define SYNC_MAX_QUEUE_BYTES (8u << 20)
+/** While sync jobs queue up, one in this many brings a new download window. */
+#define SYNC_WINDOW_EVERY 16u
+/** Locator hashes kept (chain/'s CHAIN_LOCATOR_MAX; daemon.h does not include chain/). */
+#define SYNC_LOCATOR_MAX 40u
+
+/* ---- sync/presync.c: headers presync (validation thread) ------------- */
+
+/** Headers between two commitment bits (Core 29's HEADER_COMMITMENT_PERIOD). */
+#define HSYNC_COMMIT_PERIOD 624u
+/** Redownloaded headers held back before any reach the index (Core 29's REDOWNLOAD_BUFFER_SIZE). */
+#define HSYNC_BUFFER_SIZE 14827u
+/** A presync getheaders: the last header, then the start's locator. */
+#define HSYNC_LOCATOR_MAX (SYNC_LOCATOR_MAX + 1u)
+
+struct hsync;
+/** Every peer's presync state; the validation thread's alone. */
+struct hsync_table {
+	struct hsync **v;
+	uint32_t n, cap;
+};
+
+/** What became of a headers message that went through presync. */
+enum hsync_outcome {
+	HSYNC_OUT_NONE = 0,   /**< not a low-work chain: the index takes the headers */
+	HSYNC_OUT_IGNORED,    /**< a short message of a low-work chain: dropped */
+	HSYNC_OUT_PRESYNC,    /**< counted toward the work; more asked for */
+	HSYNC_OUT_REDOWNLOAD, /**< enough work: the chain is being fetched again */
+	HSYNC_OUT_DONE,       /**< the whole redownloaded chain went to the index */
+	HSYNC_OUT_ABORTED,    /**< the sync ended without enough work (or the peer lied) */
+};
+
+/** hsync_on_headers' answer. */
+struct hsync_result {
+	bool consumed;     /**< presync handled the message: do not give it to the index */
+	bool had_sync;     /**< the peer was in a presync before this message */
+	bool started;      /**< this message started one */
+	bool request_more; /**< send a getheaders with `locator` */
+	enum hsync_outcome outcome;
+	int32_t height;                     /**< how far the peer's chain got */
+	struct proto_block_header *release; /**< checked headers for the index (xmalloc'd) */
+	uint32_t n_release;
+	uint32_t n_locator;
+	struct proto_hash locator[HSYNC_LOCATOR_MAX];
+};
+
+/**
+ * Core's presync for one headers message of peer_id, whose proof of work
+ * and continuity were checked: decides whether the message belongs to a
+ * chain below the anti-DoS work and, if so, runs it through the peer's
+ * presync instead of the index. 0, or CHAIN_ENOMEM. Validation thread.
+ */
+int hsync_on_headers(struct hsync_table *t, struct chain *c, uint64_t peer_id,
+                     const struct proto_block_header *h, uint32_t n, struct hsync_result *r);
+/** The peer is gone or sent an empty headers: its presync goes. Validation thread. */
+void hsync_forget(struct hsync_table *t, uint64_t peer_id);
+/** Free every state (after the validation thread stopped). */
+void hsync_release(struct hsync_table *t);
+/** Bytes held by every presync. Validation thread. */
+size_t hsync_memory(const struct hsync_table *t);
+/** Whether peer_id is in presync. Validation thread. */
+bool hsync_has(struct hsync_table *t, uint64_t peer_id);
+/** Peers in presync. Validation thread. */
+uint32_t hsync_count(const struct hsync_table *t);
+
+/** One block of the download window. */
+struct sync_block {
+	struct proto_hash hash;
+	int32_t height;
+	bool received;     /**< handed to the validation thread */
+	uint64_t peer;     /**< asked of peer id + 1; 0: not in flight */
+	uint64_t asked_ms; /**< loop time it was asked */
+};
+
+/** The download: window, queue and counters. Loop thread. */
+struct sync_state {
+	struct sync_block *win; /**< the window, lowest height first */
+	uint32_t n_win;
+	int32_t best_height, tip_height;
+	uint32_t best_time;
+	struct proto_hash best_hash; /**< the best header, as the last sync job saw it */
+	struct proto_hash locator[SYNC_LOCATOR_MAX]; /**< of the best header's parent */
+	uint32_t n_locator;
+	uint32_t n_sync_started;
+	bool refresh_posted;
+	uint64_t queue_bytes, queue_bytes_max, queue_blocks;
+	uint64_t stall_since_ms, stall_timeout_ms;
+	uint64_t blocks_requested, blocks_accepted, blocks_invalid, blocks_dropped;
+	uint64_t getheaders_sent, unconnecting, stalls, misbehaving;
+	uint64_t getheaders_limited; /**< getheaders not sent: one went under 2 minutes ago */
+	uint64_t headers_gated;      /**< headers messages never posted (sync/gate.c) */
+	/* low-work headers (sync/presync.c), counted on the loop from job results */
+	uint64_t lowwork_ignored, presync_started, presync_done, presync_aborted;
+	uint64_t presync_msgs;
+	uint32_t presync_peers; /**< peers in presync at the last headers job */
+	uint64_t presync_bytes; /**< what their states held then */
+	uint64_t presync_bytes_max;
+	uint64_t sendheaders_sent;
+	/** Validation thread only: every peer's presync. */
+	struct hsync_table hsync;
+	/**
+	 * Sync jobs posted and not yet started that bring a window (headers,
+	 * block, refresh; not forget), both threads: a job skips its window
+	 * only while one of these is behind it.
+	 */
+	_Atomic uint32_t jobs_queued;
+	uint32_t window_skips; /**< validation thread: jobs since the last window */
+};
+
+/** Empty state. */
+void sync_init(struct daemon *d);
+/** Free the window. */
+void sync_release(struct daemon *d);
+/** The handshake is done: start headers sync with p if Core would. */
+void sync_peer_ready(struct peer *p);
+/** A headers message (n <= 2,000): to the validation thread. */
+void sync_on_headers(struct peer *p, const struct proto_headers *h);
+/** A block inv: getheaders if the block is unknown. */
+void sync_on_block_inv(struct peer *p, const struct proto_hash *h);
+/**
+ * A block message's payload (copied; decoded on the validation thread) and
+ * its frame checksum, which net/transport.c checked: kept in the index so the
+ * block is served without hashing.
+ */
+void sync_on_block(struct peer *p, const uint8_t *payload, size_t len, uint32_t csum);
+/** The active chain moved: refresh the window. */
+void sync_new_tip(struct daemon *d);
+/** Ask peers for the window's blocks. */
+void sync_schedule(struct daemon *d);
+/** Every tick: stalling and timeouts. */
+void sync_tick(struct daemon *d, uint64_t now_ms);
+/** A peer closes: its blocks are free to ask of others. */
+void sync_peer_gone(struct peer *p);
+
+/* ---- sync/gate.c: which headers messages need the validation thread --- */
+
+/**
+ * Core's MaybeSendGetHeaders test: false while a getheaders to p younger
+ * than SYNC_HEADERS_RESPONSE_MS (at now_ms) is unanswered (an empty or a
+ * connecting headers message answers one). Loop thread.
+ */
+bool sync_getheaders_due(const struct peer *p, uint64_t now_ms);
+/**
+ * Core's MaybeSendGetHeaders: a getheaders to p with locator loc (n
+ * hashes; the best header's parent's when loc is NULL) when one is
+ * due (counted in getheaders_limited when not). True when sent. Loop
+ * thread.
+ */
+bool sync_maybe_getheaders(struct peer *p, const struct proto_hash *loc, uint32_t n);
+/**
+ * Whether p's headers message h (n >= 1) goes to the validation thread.
+ * False only when its first parent is none the loop knows, no getheaders
+ * is due and no job of p that could connect is out: the job could only
+ * find the headers unconnecting and then send nothing. When true,
+ * *probe says the job goes only to learn whether they connect (see
+ * sync/gate.c). Loop thread.
+ */
+bool sync_gate_headers(struct peer *p, const struct proto_headers *h, bool *probe);
+/** A headers job of p was posted (probe as sync_gate_headers said). Loop thread. */
+void sync_gate_posted(struct peer *p, const struct proto_headers *h, bool probe);
+/** A headers job of the peer with that id is done or cancelled. Loop thread. */
+void sync_gate_done(struct daemon *d, uint64_t peer_id, bool probe);
+
+/** getstats' "sync" object (new reference). */
+struct json_t *sync_stats_json(struct daemon *d);
+
+/*
+ * The rest needs struct peer whole: daemon/daemon.h includes this header
+ * after it.
+ */
+
+/* ---- sync/serve.c: blocks for getdata, read on the validation thread --- */
+
+/** Blocks (getdata entries) queued per peer; one getdata holds at most PROTO_MAX_INV. */
+#define SERVE_MAX_QUEUE PROTO_MAX_INV
+
+/** Queue a getdata entry (answered in order). 0, or -ENOMEM / -ENOSPC (the entry is dropped). */
+int serve_queue(struct peer *p, const struct proto_inv_vec *v);
+/** Start reading the next queued block unless one is out or the peer is send-paused. */
+void serve_next(struct peer *p);
+/** Whether the peer waits for blocks to be served: its messages are not processed meanwhile. */
+static inline bool serve_pending(const struct peer *p)
+{
+	return p->serve_busy || p->serve_n > p->serve_head;
+}
+/** Free a closing peer's queue. */
+void serve_peer_gone(struct peer *p);
+
+/* ---- sync/announce.c: announcing new tips ---------------------------- */
+
+/** Blocks announced by headers at most; more go as one inv of the tip (Core
+ * MAX_BLOCKS_TO_ANNOUNCE). */
+#define RELAY_MAX_BLOCKS_TO_ANNOUNCE 8u
+
+/** The active chain moved (u was just applied to the view): tell every peer. Loop thread. */
+void relay_new_tip(struct daemon *d, const struct chainview_update *u);
+/** Initial block download ended: send the real feefilter to peers told MAX_MONEY. */
+void relay_ibd_over(struct daemon *d);
+
+/* ---- sync/headers.c -------------------------------------------------- */
+
+/** getheaders, getblocks, headers. */
+void headers_on_msg(struct peer *p, const struct proto_msg *m);
+
+#endif
