@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "chain/mempool_internal.h"
+#include "mempool/internal.h"
 
 /* Free space asked for before a block is connected, beyond
  * CHAIN_MIN_DISK_SPACE: room for its undo record, which is of the order

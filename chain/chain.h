@@ -140,8 +140,8 @@ typedef void (*chain_log_fn)(void *arg, enum chain_log_level level, const char *
 #include "chain/check.h"
 #include "chain/compress.h"
 #include "chain/connect.h"
-#include "chain/policy.h"
-#include "chain/mempool.h"
+#include "mempool/policy.h"
+#include "mempool/mempool.h"
 #undef PEERD_CHAIN_PARTS
 
 /* ---------------------------------------------------------------------- */
@@ -318,7 +318,7 @@ void chain_get_stats(struct chain *c, struct chain_stats *out);
 
 /* Making blocks needs the whole chain above (chain_submit_block). */
 #define PEERD_CHAIN_PARTS
-#include "chain/miner.h"
+#include "mining/mining.h"
 #undef PEERD_CHAIN_PARTS
 
 #endif

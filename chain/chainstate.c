@@ -18,7 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "chain/mempool_internal.h"
+#include "mempool/internal.h"
 
 static const char META_STORE_END[] = "store_end";
 

@@ -24,7 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "chain/mempool_internal.h"
+#include "mempool/internal.h"
 
 static int pkg_fail(struct chain_package_state *pkg, enum chain_package_result kind,
                     const char *reason, const char *debug)

@@ -10,7 +10,7 @@
  */
 #include <string.h>
 
-#include "chain/mempool_internal.h"
+#include "mempool/internal.h"
 
 static size_t find(const struct chain_mempool *mp, const struct proto_hash *txid)
 {

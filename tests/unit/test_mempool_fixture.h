@@ -1,8 +1,8 @@
 /*
- * tests/unit/test_chain_mempool_fixture.h: the mempool tests' regtest chain
+ * tests/unit/test_mempool_fixture.h: the mempool tests' regtest chain
  * (coinbases paying P2WSH(OP_TRUE), so transactions need no keys), the
  * transaction builder, and accept/reject helpers. Included by
- * test_chain_mempool.c and test_chain_mempool_block.c; each uses a part.
+ * test_mempool.c and test_mining_assemble.c; each uses a part.
  */
 #ifndef PEERD_TEST_CHAIN_MEMPOOL_FIXTURE_H
 #define PEERD_TEST_CHAIN_MEMPOOL_FIXTURE_H

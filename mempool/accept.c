@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "chain/mempool_internal.h"
+#include "mempool/internal.h"
 
 /* Core's STANDARD_NOT_MANDATORY_VERIFY_FLAGS. */
 #define MP_NOT_MANDATORY (SCRIPT_VERIFY_STANDARD & ~SCRIPT_VERIFY_CONSENSUS)

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_chain_policy.c: Core 29's standardness rules
+ * tests/unit/test_mempool_policy.c: Core 29's standardness rules
  * (chain/policy.c). Every rule at its boundary, one over and one at it,
  * with Core's reason and verdict kind; the figures Core computes for dust
  * and fees; and Core's own regtest wallet transactions (which Core's

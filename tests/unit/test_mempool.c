@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_chain_mempool.c: chain/mempool*.c on a regtest chain
+ * tests/unit/test_mempool.c: the mempool/ files on a regtest chain
  * whose coinbases pay P2WSH(OP_TRUE), so transactions need no keys:
  * acceptance and each rule's Core reason, queries and orders, ancestor
  * and descendant limits with the carve-out, replacement and each of its
@@ -9,7 +9,7 @@
  * mempool.dat round trip and a damaged file, the script cache on block
  * connect, and a package test-accept.
  */
-#include "tests/unit/test_chain_mempool_fixture.h"
+#include "tests/unit/test_mempool_fixture.h"
 
 /* ---- tests ------------------------------------------------------------------------ */
 

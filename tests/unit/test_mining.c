@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_chain_miner.c: chain/miner.c. The coinbase byte for byte
+ * tests/unit/test_mining.c: mining/miner.c. The coinbase byte for byte
  * as Core's miner writes it, the witness commitment of a coinbase-only
  * block (the constant every such regtest block of Core's carries), the
  * grind's budget with Core's GenerateBlock semantics, and whole blocks on

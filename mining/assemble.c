@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chain/mempool_internal.h"
+#include "mempool/internal.h"
 
 /** Core's MAX_CONSECUTIVE_FAILURES. */
 #define BLOCK_MAX_CONSECUTIVE_FAILURES 1000

@@ -1,11 +1,11 @@
 /*
- * tests/unit/test_chain_mempool_block.c: chain_mempool_block_select, Core's
+ * tests/unit/test_mining_assemble.c: chain_mempool_block_select, Core's
  * BlockAssembler over the mempool: packages by ancestor feerate (child pays
  * for parent), the weight limit at equality, the minimum fee rate ending
  * the selection, prioritisation both ways. (The order against Core's own
  * getblocktemplate is in tests/integration/test_mining_parity.py.)
  */
-#include "tests/unit/test_chain_mempool_fixture.h"
+#include "tests/unit/test_mempool_fixture.h"
 
 /* chain_mempool_block_select's picks as txids, in order (at most 8). */
 static size_t select_ids(struct fixture *f, const struct chain_block_opts *o,

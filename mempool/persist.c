@@ -25,7 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "chain/mempool_internal.h"
+#include "mempool/internal.h"
 
 /* Largest mempool.dat read: far above any -maxmempool's worth of transactions. */
 #define MP_FILE_MAX ((size_t)2 << 30)
