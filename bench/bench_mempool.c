@@ -33,6 +33,8 @@
 
 #include "base/alloc.h"
 #include "chain/chain.h"
+#include "mempool/mempool.h"
+#include "mining/mining.h"
 #include "script/script.h"
 
 #define LARGE_INPUTS 1000
@@ -188,10 +190,15 @@ static int lab_open(struct bench_ctx *ctx, struct lab *L, int par, bool cache, s
 	}
 	fake_now = (int64_t)g.hdr.time + 86400;
 	struct chain_config cfg = {.params = p, .dir = L->dir, .par = par, .now = clock_now};
-	cfg.mempool.script_cache_bytes = cache ? 0 : SIZE_MAX;
+	cfg.script_cache_bytes = cache ? 0 : SIZE_MAX;
 	if (chain_open(&L->c, &cfg)) {
 		proto_block_release(&g);
 		bench_fail(ctx, "chain_open");
+		return -1;
+	}
+	if (chain_mempool_open(L->c, NULL, L->dir)) {
+		proto_block_release(&g);
+		bench_fail(ctx, "chain_mempool_open");
 		return -1;
 	}
 	for (int h = 1; h <= 101; h++) {
@@ -236,6 +243,7 @@ static int lab_open(struct bench_ctx *ctx, struct lab *L, int par, bool cache, s
 
 static void lab_close(struct lab *L)
 {
+	chain_mempool_close(L->c);
 	if (L->c)
 		(void)chain_close(L->c);
 	if (L->ctx)

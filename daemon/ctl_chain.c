@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "chain/chain.h"
+#include "mempool/mempool.h"
 #include "json/json.h"
 #include "pool/pool.h"
 

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "chain/chain.h"
+#include "mempool/mempool.h"
 #include "json/json.h"
 
 #define fail ctl_fail

@@ -21,6 +21,8 @@
 #include <string.h>
 
 #include "chain/chain.h"
+#include "mempool/mempool.h"
+#include "mining/mining.h"
 #include "json/json.h"
 #include "script/script.h"
 

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "chain/chain.h"
+#include "mempool/mempool.h"
 
 /** Core's DEFAULT_MAX_RAW_TX_FEE_RATE: 0.10 BTC/kvB, in sat/kvB. */
 #define CTL_PKG_DEFAULT_MAX_FEERATE 10000000LL

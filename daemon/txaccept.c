@@ -36,6 +36,7 @@
 #include <time.h>
 
 #include "chain/chain.h"
+#include "mempool/mempool.h"
 #include "daemon/txpackage.h"
 
 struct tx_job {

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "chain/chain.h"
+#include "mempool/mempool.h"
 
 struct pkg_job {
 	struct val_job job;

@@ -47,6 +47,7 @@
 #include <jansson.h>
 
 #include "chain/chain.h"
+#include "mempool/mempool.h"
 
 #define SLOT_NONE UINT32_MAX
 /* Core's unbroadcast retry: a random time in [10, 15) minutes. */

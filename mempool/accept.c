@@ -176,9 +176,9 @@ static int fetch_coins(struct ws *w, bool *missing)
 			continue;
 		}
 		struct chain_coin coin;
-		if (!chain_coins_in_cache(w->c->coins, op))
+		if (!chain_coins_in_cache(chain_get_coins(w->c), op))
 			w->uncache[w->n_uncache++] = *op;
-		int err = chain_coins_get(w->c->coins, op, &coin);
+		int err = chain_coins_get(chain_get_coins(w->c), op, &coin);
 		if (err == CHAIN_ENOTFOUND) {
 			*missing = true;
 			pc->script = NULL;
@@ -480,9 +480,9 @@ static int prechecks(struct ws *w, struct chain_accept_result *r)
 		struct proto_outpoint op = {.txid = tx->txid};
 		for (op.n = 0; op.n < tx->n_out; op.n++) {
 			struct chain_coin coin;
-			if (!chain_coins_in_cache(w->c->coins, &op))
+			if (!chain_coins_in_cache(chain_get_coins(w->c), &op))
 				continue;
-			err = chain_coins_get(w->c->coins, &op, &coin);
+			err = chain_coins_get(chain_get_coins(w->c), &op, &coin);
 			if (err == 0)
 				return chain_reject(st, CHAIN_RESULT_TX_CONFLICT,
 				                    "txn-already-known", NULL);
@@ -685,7 +685,7 @@ static int ephemeral_spends(struct ws *w)
 static int script_checks(struct ws *w)
 {
 	struct proto_tx *tx = w->tx;
-	struct chain_checker *ck = w->c->ck;
+	struct chain_checker *ck = chain_get_checker(w->c);
 	int err = 0;
 	struct script_spent_output *spent = xcalloc(tx->n_in ? tx->n_in : 1, sizeof(*spent));
 	struct script_precomputed *pre = xmalloc(sizeof(*pre));
@@ -751,7 +751,8 @@ static int script_checks(struct ws *w)
 	}
 	/* ConsensusScriptChecks: the tip's block flags, which is what the
 	 * script cache remembers for ConnectBlock. */
-	uint32_t flags = chain_block_script_flags(w->c->p, &w->tip->hash, w->tip->height);
+	uint32_t flags =
+	    chain_block_script_flags(chain_params(w->c), &w->tip->hash, w->tip->height);
 	struct chain_script_cache *sc = chain_checker_script_cache(ck);
 	if (sc && chain_script_cache_has(sc, &tx->wtxid, flags, false, false))
 		goto out;
@@ -901,7 +902,7 @@ int mp_accept(struct chain_mempool *mp, struct proto_tx *tx, const struct mp_arg
 out:
 	if (err || !r->accepted) {
 		for (size_t i = 0; i < w.n_uncache; i++)
-			chain_coins_uncache(w.c->coins, &w.uncache[i]);
+			chain_coins_uncache(chain_get_coins(w.c), &w.uncache[i]);
 	}
 	ws_release(&w);
 	if (err == CHAIN_EINVALID) {
@@ -929,7 +930,7 @@ int chain_mempool_accept(struct chain *c, struct proto_tx *tx, const struct chai
 	    .accept_time = opts->accept_time,
 	    .how = CHAIN_MEMPOOL_ADDED_ACCEPT,
 	};
-	return mp_accept(c->mp, tx, &a, r);
+	return mp_accept(mp_of(c), tx, &a, r);
 }
 
 /* ---- packages (testmempoolaccept with several) ------------------------------------ */
@@ -987,7 +988,7 @@ bool mp_package_well_formed(struct proto_tx *const *txs, size_t n, struct chain_
 int chain_mempool_test_package(struct chain *c, struct proto_tx *const *txs, size_t n,
                                struct chain_accept_result *results, struct chain_package_state *pkg)
 {
-	struct chain_mempool *mp = c->mp;
+	struct chain_mempool *mp = mp_of(c);
 	memset(pkg, 0, sizeof(*pkg));
 	for (size_t i = 0; i < n; i++) {
 		chain_accept_result_release(&results[i]);

@@ -1,19 +1,64 @@
 /*
- * chain/mempool_chain.c: the mempool following the active chain (Core's
- * removeForBlock and MaybeUpdateMempoolForReorg): a connected block takes
- * its transactions and their conflicts out; disconnected blocks' return,
- * and after a reorg every entry is judged again against the new tip.
+ * mempool/chain_events.c: the mempool following the active chain as its
+ * listener (Core's removeForBlock and MaybeUpdateMempoolForReorg): a
+ * connected block takes its transactions and their conflicts out;
+ * disconnected blocks' return, and after a reorg every entry is judged
+ * again against the new tip.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "mempool/internal.h"
 
+/* ---- attaching to a chain ------------------------------------------------------- */
+
+/* The name the pool registers under: how the chain_mempool_* calls find it. */
+#define MP_LISTENER "mempool"
+
+struct chain_mempool *mp_of(const struct chain *c)
+{
+	return chain_listener_ctx(c, MP_LISTENER);
+}
+
+int chain_mempool_open(struct chain *c, const struct chain_mempool_config *cfg, const char *dir)
+{
+	static const struct chain_mempool_config zero;
+	struct chain_mempool *mp;
+	int err = mp_new(&mp, c, cfg ? cfg : &zero, dir);
+	if (err)
+		return err;
+	const struct chain_listener l = {
+	    .name = MP_LISTENER,
+	    .block_connected = mp_block_connected,
+	    .block_disconnected = mp_block_disconnected,
+	    .chain_settled = mp_chain_settled,
+	    .ctx = mp,
+	};
+	if ((err = chain_listen(c, &l))) {
+		mp_free(mp);
+		return err;
+	}
+	if (mp->cfg.persist)
+		mp_load(mp);
+	return 0;
+}
+
+void chain_mempool_close(struct chain *c)
+{
+	struct chain_mempool *mp = c ? mp_of(c) : NULL;
+	if (!mp)
+		return;
+	if (mp->cfg.persist && mp->loaded && chain_mempool_save(c))
+		chain_logf(c, CHAIN_LOG_ERROR, "%s", "could not save the mempool");
+	chain_unlisten(c, mp);
+	mp_free(mp);
+}
+
 /* ---- block connect / disconnect --------------------------------------------------- */
 
-void chain_mempool_block_connected(struct chain *c, struct proto_block *b)
+void mp_block_connected(void *ctx, struct chain *c, struct proto_block *b)
 {
-	struct chain_mempool *mp = c->mp;
+	struct chain_mempool *mp = ctx;
 	if (!mp)
 		return;
 	struct mp_refs stage = {0};
@@ -54,9 +99,10 @@ void chain_mempool_block_connected(struct chain *c, struct proto_block *b)
 	mp->block_since_bump = true;
 }
 
-int chain_mempool_block_disconnected(struct chain *c, struct proto_block *b)
+int mp_block_disconnected(void *ctx, struct chain *c, struct proto_block *b)
 {
-	struct chain_mempool *mp = c->mp;
+	(void)c;
+	struct chain_mempool *mp = ctx;
 	if (!mp)
 		return 0;
 	mp->reorg_pending = true;
@@ -103,9 +149,10 @@ static int cmp_entry_seq(const void *a, const void *b)
 	return 0;
 }
 
-int chain_mempool_update_for_reorg(struct chain *c)
+int mp_chain_settled(void *ctx, struct chain *c)
 {
-	struct chain_mempool *mp = c->mp;
+	(void)c;
+	struct chain_mempool *mp = ctx;
 	if (!mp || !mp->reorg_pending)
 		return 0;
 	mp->reorg_pending = false;

@@ -1,16 +1,18 @@
 /**
- * chain/mempool_internal.h: what the mempool's files share (mempool.c: the
- * entries, indexes, adding, removal, trimming; mempool_query.c: reading
- * it; mempool_chain.c: following blocks and reorgs; mempool_accept.c:
- * acceptance; mempool_persist.c: mempool.dat; scriptcache.c: the
- * script-execution cache) and the hooks the rest of chain/ calls.
+ * mempool/internal.h: what the mempool's files share (mempool.c: the
+ * entries, indexes, adding, removal, trimming, and attaching to a chain;
+ * query.c: reading it; chain_events.c: following blocks and reorgs;
+ * accept.c: acceptance; package.c: packages; persist.c: mempool.dat;
+ * unbroadcast.c: the unbroadcast set), and what mining/assemble.c reads
+ * of the entries.
  *
- * Include after chain/internal.h. Threads: the chain's thread only.
+ * Threads: the chain's thread only.
  */
-#ifndef PEERD_CHAIN_MEMPOOL_INTERNAL_H
-#define PEERD_CHAIN_MEMPOOL_INTERNAL_H
+#ifndef PEERD_MEMPOOL_INTERNAL_H
+#define PEERD_MEMPOOL_INTERNAL_H
 
-#include "chain/internal.h"
+#include "base/alloc.h"
+#include "mempool/mempool.h"
 #include "script/script.h"
 
 /** Core's MEMPOOL_HEIGHT: the height a coin created by a mempool transaction reports. */
@@ -100,11 +102,13 @@ struct chain_mempool {
 
 /* ---- mempool.c ---------------------------------------------------------- */
 
-/** Create the chain's pool from cfg (defaults filled in). 0 or CHAIN_ENOMEM. */
-CHAIN_WUR int chain_mempool_new(struct chain_mempool **out, struct chain *c,
-                                const struct chain_mempool_config *cfg, const char *dir);
+/** Create a pool for c from cfg (defaults filled in). 0 or CHAIN_ENOMEM. */
+CHAIN_WUR int mp_new(struct chain_mempool **out, struct chain *c,
+                     const struct chain_mempool_config *cfg, const char *dir);
 /** Free everything; NULL is fine. */
-void chain_mempool_free(struct chain_mempool *mp);
+void mp_free(struct chain_mempool *mp);
+/** The pool attached to c (chain_mempool_open), or NULL (chain_events.c). */
+struct chain_mempool *mp_of(const struct chain *c);
 
 /** Entry by txid / wtxid. */
 struct chain_mempool_entry *mp_find_txid(const struct chain_mempool *mp,
@@ -240,69 +244,23 @@ CHAIN_WUR int mp_calc_ancestors(struct chain_mempool *mp, const struct mp_refs *
 CHAIN_WUR int mp_accept(struct chain_mempool *mp, struct proto_tx *tx, const struct mp_args *a,
                         struct chain_accept_result *r);
 
-/* ---- hooks from activate.c ------------------------------------------------ */
+/* ---- chain_events.c: the chain listener's callbacks ----------------------- */
 
-/** Core's removeForBlock: b was just connected at height. */
-void chain_mempool_block_connected(struct chain *c, struct proto_block *b);
+/** Core's removeForBlock: b was just connected. */
+void mp_block_connected(void *ctx, struct chain *c, struct proto_block *b);
 /** Keep b's transactions (but the coinbase) for re-adding after the reorg. 0 or CHAIN_ENOMEM. */
-CHAIN_WUR int chain_mempool_block_disconnected(struct chain *c, struct proto_block *b);
+int mp_block_disconnected(void *ctx, struct chain *c, struct proto_block *b);
 /**
  * Core's MaybeUpdateMempoolForReorg once the tip settled: re-add the kept
  * transactions, then re-check every entry against the new tip (removing
  * the non-final, immature and now invalid with reason reorg). 0 or a
  * fatal error.
  */
-CHAIN_WUR int chain_mempool_update_for_reorg(struct chain *c);
+int mp_chain_settled(void *ctx, struct chain *c);
 
-/* ---- mempool_persist.c ---------------------------------------------------- */
+/* ---- persist.c ---------------------------------------------------------- */
 
 /** Read mempool.dat into the pool (a damaged file is logged and skipped). */
-void chain_mempool_load(struct chain *c);
-
-/* ---- scriptcache.c --------------------------------------------------------- */
-
-/** A script cache of about `bytes`; NULL when out of memory. */
-struct chain_script_cache *chain_script_cache_new(size_t bytes);
-void chain_script_cache_free(struct chain_script_cache *sc);
-/** Remember that wtxid's scripts pass under flags. */
-void chain_script_cache_add(struct chain_script_cache *sc, const struct proto_hash *wtxid,
-                            uint32_t flags);
-/**
- * Was it remembered? `erase`: forget it on a hit (a block has used it).
- * `count`: a real ConnectBlock lookup (not a just-check one such as the
- * miner's test of its block), counted as a hit or a miss in the stats.
- */
-bool chain_script_cache_has(struct chain_script_cache *sc, const struct proto_hash *wtxid,
-                            uint32_t flags, bool erase, bool count);
-/** Nothing cached (ConnectBlock then skips computing wtxids). */
-bool chain_script_cache_is_empty(const struct chain_script_cache *sc);
-/** Entries, capacity, hits and misses. */
-void chain_script_cache_counters(const struct chain_script_cache *sc, uint64_t *entries,
-                                 uint64_t *capacity, uint64_t *hits, uint64_t *misses);
-
-/* ---- connect.c: shared with the mempool ------------------------------------ */
-
-/**
- * Core's Consensus::CheckTxInputs after HaveInputs: maturity, value
- * ranges, in >= out, with prev[i] the coin input i spends. 0 with *fee,
- * or CHAIN_EINVALID.
- */
-CHAIN_WUR int chain_check_tx_input_values(struct proto_tx *tx, const struct chain_coin *prev,
-                                          int32_t spend_height, int64_t *fee,
-                                          struct chain_state *st);
-/** The checker's script cache (NULL when none). */
-struct chain_script_cache *chain_checker_script_cache(struct chain_checker *ck);
-/** Give the checker a script cache (it takes ownership). */
-void chain_checker_set_script_cache(struct chain_checker *ck, struct chain_script_cache *sc);
-/**
- * Run tx's script checks under `flags` on the check queue (in place
- * without workers). spent[i] is input i's spent output; pre is filled
- * here. Returns 0 when all pass, else *bad_input is the first failing
- * input (in input order) and *script_err its error; or CHAIN_ENOMEM.
- */
-CHAIN_WUR int chain_checker_verify_tx(struct chain_checker *ck, const struct proto_tx *tx,
-                                      const struct script_spent_output *spent,
-                                      struct script_precomputed *pre, uint32_t flags, bool *failed,
-                                      uint32_t *bad_input, int *script_err);
+void mp_load(struct chain_mempool *mp);
 
 #endif

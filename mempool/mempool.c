@@ -1,9 +1,9 @@
 /*
- * chain/mempool.c: the mempool's entries and indexes (Core's CTxMemPool):
+ * mempool/mempool.c: the mempool's entries and indexes (Core's CTxMemPool):
  * lookup by txid and wtxid, the spender of each outpoint, ancestor and
  * descendant figures kept up to date on every addition and removal,
  * expiry, trimming to the size limit with the rolling minimum fee.
- * Reading it is mempool_query.c; following the chain, mempool_chain.c.
+ * Reading it is query.c; following the chain, chain_events.c.
  *
  * Indexes are open-addressing tables with linear probing and
  * backward-shift deletion (no tombstones to clean), keyed by a salted
@@ -225,8 +225,8 @@ static int spend_reserve(struct chain_mempool *mp, size_t more)
 
 #define MP_INITIAL_SLOTS 64u
 
-int chain_mempool_new(struct chain_mempool **out, struct chain *c,
-                      const struct chain_mempool_config *cfg, const char *dir)
+int mp_new(struct chain_mempool **out, struct chain *c, const struct chain_mempool_config *cfg,
+           const char *dir)
 {
 	struct chain_mempool *mp = xcalloc(1, sizeof(*mp));
 	if (!mp)
@@ -249,12 +249,10 @@ int chain_mempool_new(struct chain_mempool **out, struct chain *c,
 		mp->cfg.ancestor_vbytes = CHAIN_MEMPOOL_DEFAULT_CHAIN_VBYTES;
 	if (!mp->cfg.descendant_vbytes)
 		mp->cfg.descendant_vbytes = CHAIN_MEMPOOL_DEFAULT_CHAIN_VBYTES;
-	if (!mp->cfg.script_cache_bytes)
-		mp->cfg.script_cache_bytes = CHAIN_SCRIPT_CACHE_DEFAULT_BYTES;
 	if (cfg->policy_set)
 		mp->policy = cfg->policy;
 	else
-		chain_policy_default(&mp->policy, c->p);
+		chain_policy_default(&mp->policy, chain_params(c));
 	proto_random(mp->key, sizeof(mp->key));
 	size_t plen = strlen(dir) + sizeof("/mempool.dat");
 	mp->path = xmalloc(plen);
@@ -262,7 +260,7 @@ int chain_mempool_new(struct chain_mempool **out, struct chain *c,
 	mp->by_wtxid = xcalloc(MP_INITIAL_SLOTS, sizeof(*mp->by_wtxid));
 	mp->spends = xcalloc(MP_INITIAL_SLOTS, sizeof(*mp->spends));
 	if (!mp->path || !mp->by_txid || !mp->by_wtxid || !mp->spends) {
-		chain_mempool_free(mp);
+		mp_free(mp);
 		return CHAIN_ENOMEM;
 	}
 	snprintf(mp->path, plen, "%s/mempool.dat", dir);
@@ -289,7 +287,7 @@ void mp_free_disconnected(struct chain_mempool *mp)
 	mp->n_disconnected = 0;
 }
 
-void chain_mempool_free(struct chain_mempool *mp)
+void mp_free(struct chain_mempool *mp)
 {
 	if (!mp)
 		return;
@@ -870,5 +868,5 @@ size_t mp_limit(struct chain_mempool *mp)
 
 size_t chain_mempool_limit(struct chain *c)
 {
-	return mp_limit(c->mp);
+	return mp_limit(mp_of(c));
 }

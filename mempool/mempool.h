@@ -1,11 +1,14 @@
 /**
- * chain/mempool.h: the mempool: transactions that are valid on top of the
+ * mempool/mempool.h: the mempool: transactions that are valid on top of the
  * active chain and may go in the next block, kept with Core 29's policy
  * (validation.cpp's MemPoolAccept, txmempool.cpp, policy/rbf.cpp,
  * policy/truc_policy.cpp, policy/ephemeral_policy.cpp) and saved in Core's
  * mempool.dat format.
  *
- * Part of chain/chain.h: include that, not this file.
+ * The public face of mempool/ (its standardness rules are the part
+ * mempool/policy.h, included here). The mempool sees the chain through
+ * chain/chain.h only and follows it as a listener (struct chain_listener):
+ * chain/ knows nothing of it.
  *
  * Glossary
  *   entry          one mempool transaction with its fee, size, time and
@@ -34,8 +37,11 @@
  *                  m_script_execution_cache); ConnectBlock skips the script
  *                  checks of a transaction found there.
  *
- * Ownership: struct chain owns the mempool (chain_open creates and loads
- * it, chain_close saves when persisting and frees it). Entry pointers and
+ * Ownership: whoever opens the chain attaches its mempool
+ * (chain_mempool_open, right after chain_open: it loads mempool.dat) and
+ * detaches it (chain_mempool_close, right before chain_close: it saves
+ * when persisting). The chain_mempool_* calls name the chain the pool is
+ * attached to. Entry pointers and
  * the transactions they hold belong to the mempool and stay valid until
  * that entry is removed (by any chain_mempool_* call that changes the pool,
  * by a block connected or disconnected, or by chain_close); copy what you
@@ -45,14 +51,14 @@
  * other chain/ call. Script checks run on the chain's check queue workers
  * inside chain_mempool_accept.
  */
-#ifndef PEERD_CHAIN_MEMPOOL_H
-#define PEERD_CHAIN_MEMPOOL_H
+#ifndef PEERD_MEMPOOL_H
+#define PEERD_MEMPOOL_H
 
-#ifndef PEERD_CHAIN_PARTS
-#error "include chain/chain.h, not chain/mempool.h"
-#endif
+#include "chain/chain.h"
 
-struct chain;
+#define PEERD_MEMPOOL_PARTS
+#include "mempool/policy.h"
+#undef PEERD_MEMPOOL_PARTS
 
 /* ---------------------------------------------------------------------- */
 /* Configuration                                                           */
@@ -75,17 +81,15 @@ struct chain;
 #define CHAIN_MEMPOOL_MAX_PACKAGE_COUNT 25u
 /** Core's MAX_PACKAGE_WEIGHT: heaviest package, weight units. */
 #define CHAIN_MEMPOOL_MAX_PACKAGE_WEIGHT 404000u
-/** Default script-execution cache size in bytes (Core's -maxsigcachesize share: 16 MiB). */
-#define CHAIN_SCRIPT_CACHE_DEFAULT_BYTES (16u << 20)
 /** Core's MEMPOOL_DUMP_VERSION (mempool.dat with an XOR key). */
 #define CHAIN_MEMPOOL_DUMP_VERSION 2u
 /** Core's MEMPOOL_DUMP_VERSION_NO_XOR_KEY; read, never written. */
 #define CHAIN_MEMPOOL_DUMP_VERSION_NO_XOR_KEY 1u
 
 /**
- * Mempool settings, part of struct chain_config (`mempool`). A zeroed
- * struct means Core's defaults for every number, the network's default
- * policy (chain_policy_default) and no mempool.dat.
+ * Mempool settings (chain_mempool_open). A zeroed struct means Core's
+ * defaults for every number, the network's default policy
+ * (chain_policy_default) and no mempool.dat.
  */
 struct chain_mempool_config {
 	size_t max_bytes;           /**< -maxmempool in bytes of usage (0: 300 MB) */
@@ -97,8 +101,23 @@ struct chain_mempool_config {
 	bool persist;               /**< -persistmempool: load at open, save at close */
 	bool policy_set;            /**< use `policy` below (else chain_policy_default) */
 	struct chain_policy policy; /**< relay knobs: min relay fee, dust, datacarrier, ... */
-	size_t script_cache_bytes;  /**< script-execution cache (0: 16 MiB; SIZE_MAX: none) */
 };
+
+/**
+ * Attach a mempool to c (which has none): create it from cfg (NULL:
+ * zeroed), register it as c's listener, and with cfg->persist read
+ * `<dir>/mempool.dat` (the chain's directory; a damaged file is logged and
+ * skipped). 0, CHAIN_ENOMEM or CHAIN_EOVERFLOW (c has no room for another
+ * listener). The chain's thread.
+ */
+CHAIN_WUR int chain_mempool_open(struct chain *c, const struct chain_mempool_config *cfg,
+                                 const char *dir);
+/**
+ * Detach and free c's mempool, saving it first when persisting and it was
+ * loaded (a failure is logged: "could not save the mempool"). Nothing
+ * when c is NULL or has none. Call before chain_close.
+ */
+void chain_mempool_close(struct chain *c);
 
 /* ---------------------------------------------------------------------- */
 /* Accepting transactions                                                  */
@@ -316,38 +335,6 @@ enum chain_mempool_order {
  */
 CHAIN_WUR int chain_mempool_list(struct chain *c, enum chain_mempool_order order,
                                  const struct chain_mempool_entry ***out, size_t *n);
-/** Core's DEFAULT_BLOCK_MAX_WEIGHT (-blockmaxweight). */
-#define CHAIN_BLOCK_MAX_WEIGHT_DEFAULT 4000000u
-/** Core's DEFAULT_BLOCK_RESERVED_WEIGHT (-blockreservedweight): header and coinbase. */
-#define CHAIN_BLOCK_RESERVED_WEIGHT_DEFAULT 8000u
-/** Core's DEFAULT_COINBASE_OUTPUT_MAX_ADDITIONAL_SIGOPS: kept for the coinbase. */
-#define CHAIN_BLOCK_RESERVED_SIGOPS 400
-/** Core's DEFAULT_BLOCK_MIN_TX_FEE (-blockmintxfee), sat/kvB. */
-#define CHAIN_BLOCK_MIN_TX_FEE_DEFAULT 1000
-
-/** Limits of chain_mempool_block_select (Core's BlockAssembler::Options). */
-struct chain_block_opts {
-	uint64_t max_weight;      /**< the block's weight at most (4,000 .. 4,000,000) */
-	uint64_t reserved_weight; /**< counted as used before any transaction */
-	int64_t min_fee_rate;     /**< sat/kvB a package must pay */
-};
-#define CHAIN_BLOCK_OPTS_DEFAULT                                                                   \
-	{                                                                                          \
-		CHAIN_BLOCK_MAX_WEIGHT_DEFAULT, CHAIN_BLOCK_RESERVED_WEIGHT_DEFAULT,               \
-		    CHAIN_BLOCK_MIN_TX_FEE_DEFAULT                                                 \
-	}
-
-/**
- * The mempool transactions a block on the tip would hold, in block order,
- * as Core's BlockAssembler (CreateNewBlock's addPackageTxs): packages by
- * ancestor feerate with modified fees, within the weight and sigop limits,
- * final at the next height, none below the minimum fee rate. opts NULL:
- * Core's defaults. *out (xmalloc'd, the caller frees; NULL when nothing is
- * chosen) points into the pool: valid until it changes. 0 or CHAIN_ENOMEM.
- * Validation thread.
- */
-CHAIN_WUR int chain_mempool_block_select(struct chain *c, const struct chain_block_opts *opts,
-                                         const struct chain_mempool_entry ***out, size_t *n);
 /**
  * Core's CompareDepthAndScore: negative when a comes before b in
  * CHAIN_MEMPOOL_ORDER_DEPTH_SCORE (relay sorts its announcements with it).

@@ -481,16 +481,16 @@ static int parents_unconfirmed(struct chain *c, struct proto_tx *const *txs, siz
 			in_package = proto_hash_eq(&txs[i]->txid, &op->txid);
 		if (in_package)
 			continue;
-		bool cached = chain_coins_in_cache(c->coins, op);
+		bool cached = chain_coins_in_cache(chain_get_coins(c), op);
 		struct chain_coin coin;
-		int err = chain_coins_get(c->coins, op, &coin);
+		int err = chain_coins_get(chain_get_coins(c), op, &coin);
 		if (err == CHAIN_ENOTFOUND)
 			*ok = false;
 		else if (err)
 			return err;
 		/* A look-up for a package that may never enter: forget it again. */
 		if (!cached)
-			chain_coins_uncache(c->coins, op);
+			chain_coins_uncache(chain_get_coins(c), op);
 	}
 	return 0;
 }
@@ -500,7 +500,7 @@ int chain_mempool_submit_package(struct chain *c, struct proto_tx *const *txs, s
                                  struct chain_accept_result *results,
                                  struct chain_package_state *pkg)
 {
-	struct chain_mempool *mp = c->mp;
+	struct chain_mempool *mp = mp_of(c);
 	struct chain_package_opts none = {0};
 	const struct chain_package_opts *o = opts ? opts : &none;
 	memset(pkg, 0, sizeof(*pkg));

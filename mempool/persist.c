@@ -40,7 +40,7 @@ static void xor_from(uint8_t *p, size_t len, size_t file_off, const uint8_t key[
 
 int chain_mempool_save(struct chain *c)
 {
-	struct chain_mempool *mp = c->mp;
+	struct chain_mempool *mp = mp_of(c);
 	const struct chain_mempool_entry **v = NULL;
 	size_t n = 0;
 	int err = chain_mempool_list(c, CHAIN_MEMPOOL_ORDER_DEPTH_SCORE, &v, &n);
@@ -131,7 +131,7 @@ out:
 
 const char *chain_mempool_path(const struct chain *c)
 {
-	return c->mp->path;
+	return mp_of(c)->path;
 }
 
 static int read_file(const char *path, uint8_t **out, size_t *len)
@@ -165,9 +165,9 @@ static int read_file(const char *path, uint8_t **out, size_t *len)
 	return 0;
 }
 
-void chain_mempool_load(struct chain *c)
+void mp_load(struct chain_mempool *mp)
 {
-	struct chain_mempool *mp = c->mp;
+	struct chain *c = mp->c;
 	uint8_t *buf = NULL;
 	size_t len = 0;
 	int err = read_file(mp->path, &buf, &len);

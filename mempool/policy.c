@@ -1,16 +1,16 @@
 /*
- * chain/policy.c: Bitcoin Core 29's standardness rules (policy/policy.cpp,
+ * mempool/policy.c: Bitcoin Core 29's standardness rules (policy/policy.cpp,
  * policy/feerate.cpp, policy/ephemeral_policy.cpp, and the few reject
  * strings validation.cpp's PreChecks writes around them).
  *
- * Everything is pure; see chain/policy.h. The order of the checks inside
+ * Everything is pure; see mempool/policy.h. The order of the checks inside
  * each function is Core's, because the first rule broken names the reason
  * and peerd's answers are compared with Core's field by field.
  */
 #include <math.h>
 #include <string.h>
 
-#include "chain/chain.h"
+#include "mempool/mempool.h"
 #include "script/script.h"
 
 /* ---- knobs and arithmetic ---------------------------------------------- */
@@ -373,43 +373,6 @@ int chain_policy_check_witness(const struct proto_tx *tx, const struct chain_coi
 	return 0;
 bad:
 	return chain_reject(st, CHAIN_RESULT_TX_WITNESS_MUTATED, "bad-witness-nonstandard", NULL);
-}
-
-/* ---- sigops ------------------------------------------------------------ */
-
-uint32_t chain_tx_legacy_sigops(const struct proto_tx *tx)
-{
-	uint32_t n = 0;
-	for (uint32_t j = 0; j < tx->n_in; j++)
-		n += script_sigop_count(proto_txin_script(tx, &tx->vin[j]), tx->vin[j].script_len,
-		                        false);
-	for (uint32_t k = 0; k < tx->n_out; k++)
-		n += script_sigop_count(proto_txout_script(tx, &tx->vout[k]),
-		                        tx->vout[k].script_len, false);
-	return n;
-}
-
-uint32_t chain_input_sigop_cost(const struct proto_tx *tx, uint32_t j, const uint8_t *spk,
-                                uint32_t spk_len, uint32_t flags)
-{
-	const uint8_t *sig = proto_txin_script(tx, &tx->vin[j]);
-	uint32_t sig_len = tx->vin[j].script_len;
-	uint32_t cost = 0;
-	if ((flags & SCRIPT_VERIFY_P2SH) && script_is_p2sh(spk, spk_len))
-		cost += script_p2sh_sigop_count(spk, spk_len, sig, sig_len) * PROTO_WITNESS_SCALE;
-	cost += script_witness_sigop_count(sig, sig_len, spk, spk_len, tx, j, flags);
-	return cost;
-}
-
-uint32_t chain_tx_sigop_cost(const struct proto_tx *tx, const struct chain_coin *prev,
-                             uint32_t flags)
-{
-	uint32_t cost = chain_tx_legacy_sigops(tx) * PROTO_WITNESS_SCALE;
-	if (proto_tx_is_coinbase(tx))
-		return cost;
-	for (uint32_t j = 0; j < tx->n_in; j++)
-		cost += chain_input_sigop_cost(tx, j, prev[j].script, prev[j].script_len, flags);
-	return cost;
 }
 
 int chain_policy_check_sigops(uint32_t sigop_cost, struct chain_state *st)

@@ -1,10 +1,10 @@
 /**
- * chain/policy.h: Bitcoin Core 29's transaction standardness rules
+ * mempool/policy.h: Bitcoin Core 29's transaction standardness rules
  * (policy/policy.cpp, policy/feerate.cpp, policy/ephemeral_policy.cpp) as
  * pure functions: what a relay node refuses to relay or mine although
  * consensus would allow it.
  *
- * Part of chain/chain.h: include that, not this file.
+ * Part of mempool/mempool.h: include that, not this file.
  *
  * Glossary
  *   standard     a transaction Core relays by default: known output types,
@@ -23,11 +23,11 @@
  * be NULL) with Core's TxValidationResult, its reject reason and its
  * debug string, byte for byte.
  */
-#ifndef PEERD_CHAIN_POLICY_H
-#define PEERD_CHAIN_POLICY_H
+#ifndef PEERD_MEMPOOL_POLICY_H
+#define PEERD_MEMPOOL_POLICY_H
 
-#ifndef PEERD_CHAIN_PARTS
-#error "include chain/chain.h, not chain/policy.h"
+#ifndef PEERD_MEMPOOL_PARTS
+#error "include mempool/mempool.h, not mempool/policy.h"
 #endif
 
 /** Core's MAX_STANDARD_TX_WEIGHT: heaviest standard transaction, weight units. */
@@ -125,14 +125,6 @@ CHAIN_WUR int chain_policy_check_inputs(const struct proto_tx *tx, const struct 
 CHAIN_WUR int chain_policy_check_witness(const struct proto_tx *tx, const struct chain_coin *prev,
                                          struct chain_state *st);
 /**
- * Core's GetTransactionSigOpCost with the spent coins prev[] and script
- * flags (the mempool uses SCRIPT_VERIFY_STANDARD): legacy sigops times 4,
- * plus P2SH (times 4) and witness sigops of each input. A coinbase counts
- * only the legacy part and prev is not read.
- */
-uint32_t chain_tx_sigop_cost(const struct proto_tx *tx, const struct chain_coin *prev,
-                             uint32_t flags);
-/**
  * Core's PreCheckEphemeralTx (policy/ephemeral_policy): dust only in a tx
  * paying 0 (base and modified fee). CHAIN_EINVALID with (TX_NOT_STANDARD,
  * "dust", "tx with dust output must be 0-fee"). Core runs it (with
@@ -152,15 +144,6 @@ CHAIN_WUR int chain_policy_check_ephemeral(const struct proto_tx *tx, int64_t ba
  * witness is under 65 bytes (CVE-2017-12842).
  */
 CHAIN_WUR int chain_policy_check_nonwitness_size(const struct proto_tx *tx, struct chain_state *st);
-/** Core's GetLegacySigOpCount: scriptSigs and scriptPubKeys, CHECKMULTISIG as 20. */
-uint32_t chain_tx_legacy_sigops(const struct proto_tx *tx);
-/**
- * Sigop cost of input j spending spk beyond the legacy count: its P2SH
- * redeem script's sigops times 4 (with SCRIPT_VERIFY_P2SH) plus its
- * witness sigops. chain_tx_sigop_cost and ConnectBlock sum these.
- */
-uint32_t chain_input_sigop_cost(const struct proto_tx *tx, uint32_t j, const uint8_t *spk,
-                                uint32_t spk_len, uint32_t flags);
 /**
  * PreChecks' sigop limit: (TX_NOT_STANDARD, "bad-txns-too-many-sigops",
  * the cost in decimal) when over CHAIN_MAX_STANDARD_TX_SIGOPS_COST.

@@ -14,7 +14,7 @@
 const struct chain_mempool_entry *chain_mempool_find(struct chain *c, const struct proto_hash *id,
                                                      bool wtxid)
 {
-	return wtxid ? mp_find_wtxid(c->mp, id) : mp_find_txid(c->mp, id);
+	return wtxid ? mp_find_wtxid(mp_of(c), id) : mp_find_txid(mp_of(c), id);
 }
 
 static bool signals_rbf(const struct proto_tx *tx)
@@ -124,7 +124,7 @@ int chain_mempool_get_raw(struct chain *c, const struct proto_hash *id, bool wtx
 const struct chain_mempool_entry *chain_mempool_spender(struct chain *c,
                                                         const struct proto_outpoint *op)
 {
-	return mp_spender(c->mp, op);
+	return mp_spender(mp_of(c), op);
 }
 
 /* ---- orders ---------------------------------------------------------------------- */
@@ -208,7 +208,7 @@ static int cmp_time(const void *pa, const void *pb)
 int chain_mempool_list(struct chain *c, enum chain_mempool_order order,
                        const struct chain_mempool_entry ***out, size_t *n)
 {
-	struct chain_mempool *mp = c->mp;
+	struct chain_mempool *mp = mp_of(c);
 	*out = NULL;
 	*n = 0;
 	if (!mp->n)
@@ -233,7 +233,7 @@ int chain_mempool_list(struct chain *c, enum chain_mempool_order order,
 static int relatives(struct chain *c, const struct chain_mempool_entry *ce, bool up,
                      const struct chain_mempool_entry ***out, size_t *n)
 {
-	struct chain_mempool *mp = c->mp;
+	struct chain_mempool *mp = mp_of(c);
 	/* The entry is the pool's own: marking it is how walks remember. */
 	struct chain_mempool_entry *e = mp->entries[ce->pos];
 	struct mp_refs r = {0};
@@ -277,7 +277,7 @@ int chain_mempool_descendants(struct chain *c, const struct chain_mempool_entry 
 
 void chain_mempool_get_info(struct chain *c, struct chain_mempool_info *out)
 {
-	struct chain_mempool *mp = c->mp;
+	struct chain_mempool *mp = mp_of(c);
 	memset(out, 0, sizeof(*out));
 	out->loaded = mp->loaded;
 	out->size = mp->n;
@@ -296,17 +296,17 @@ void chain_mempool_get_info(struct chain *c, struct chain_mempool_info *out)
 
 int64_t chain_mempool_min_fee(struct chain *c)
 {
-	return mp_min_fee(c->mp);
+	return mp_min_fee(mp_of(c));
 }
 
 uint64_t chain_mempool_sequence(const struct chain *c)
 {
-	return c->mp->sequence;
+	return mp_of(c)->sequence;
 }
 
 const struct chain_policy *chain_mempool_policy(const struct chain *c)
 {
-	return &c->mp->policy;
+	return &mp_of(c)->policy;
 }
 
 const char *chain_mempool_removal_str(enum chain_mempool_removal why)
@@ -331,14 +331,14 @@ const char *chain_mempool_removal_str(enum chain_mempool_removal why)
 void chain_mempool_set_events(struct chain *c, const struct chain_mempool_events *ev)
 {
 	if (ev)
-		c->mp->ev = *ev;
+		mp_of(c)->ev = *ev;
 	else
-		memset(&c->mp->ev, 0, sizeof(c->mp->ev));
+		memset(&mp_of(c)->ev, 0, sizeof(mp_of(c)->ev));
 }
 
 int chain_mempool_prioritise(struct chain *c, const struct proto_hash *txid, int64_t delta)
 {
-	struct chain_mempool *mp = c->mp;
+	struct chain_mempool *mp = mp_of(c);
 	size_t i = 0;
 	while (i < mp->n_deltas && !proto_hash_eq(&mp->deltas[i].txid, txid))
 		i++;
@@ -388,7 +388,7 @@ static int cmp_delta(const void *a, const void *b)
 
 int chain_mempool_deltas(struct chain *c, struct chain_mempool_delta **out, size_t *n)
 {
-	struct chain_mempool *mp = c->mp;
+	struct chain_mempool *mp = mp_of(c);
 	*out = NULL;
 	*n = 0;
 	if (!mp->n_deltas)
@@ -411,8 +411,8 @@ int chain_mempool_deltas(struct chain *c, struct chain_mempool_delta **out, size
 
 void chain_mempool_get_stats(struct chain *c, struct chain_mempool_stats *out)
 {
-	*out = c->mp->stats;
-	struct chain_script_cache *sc = chain_checker_script_cache(c->ck);
+	*out = mp_of(c)->stats;
+	struct chain_script_cache *sc = chain_checker_script_cache(chain_get_checker(c));
 	if (sc)
 		chain_script_cache_counters(sc, &out->script_cache_entries,
 		                            &out->script_cache_capacity, &out->script_cache_hits,

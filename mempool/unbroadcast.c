@@ -29,7 +29,7 @@ void mp_unbroadcast_drop(struct chain_mempool *mp, const struct proto_hash *txid
 
 int chain_mempool_unbroadcast_add(struct chain *c, const struct proto_hash *txid)
 {
-	struct chain_mempool *mp = c->mp;
+	struct chain_mempool *mp = mp_of(c);
 	if (!mp_find_txid(mp, txid) || find(mp, txid) < mp->n_unbcast)
 		return 0;
 	if (mp->n_unbcast == mp->cap_unbcast) {
@@ -46,17 +46,17 @@ int chain_mempool_unbroadcast_add(struct chain *c, const struct proto_hash *txid
 
 void chain_mempool_unbroadcast_remove(struct chain *c, const struct proto_hash *txid)
 {
-	mp_unbroadcast_drop(c->mp, txid);
+	mp_unbroadcast_drop(mp_of(c), txid);
 }
 
 bool chain_mempool_is_unbroadcast(const struct chain *c, const struct proto_hash *txid)
 {
-	return find(c->mp, txid) < c->mp->n_unbcast;
+	return find(mp_of(c), txid) < mp_of(c)->n_unbcast;
 }
 
 int chain_mempool_unbroadcast_list(const struct chain *c, struct proto_hash **out, size_t *n)
 {
-	const struct chain_mempool *mp = c->mp;
+	const struct chain_mempool *mp = mp_of(c);
 	*out = NULL;
 	*n = 0;
 	if (!mp->n_unbcast)

@@ -1,5 +1,5 @@
 /*
- * chain/mempool_block.c: which mempool transactions a new block holds, and
+ * mining/assemble.c: which mempool transactions a new block holds, and
  * in what order: Bitcoin Core 29's BlockAssembler::addPackageTxs.
  *
  * Packages (a transaction with its ancestors not yet in the block) go in
@@ -23,7 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mempool/internal.h"
+#include "mempool/internal.h" /* the entries' figures, read as the pool keeps them */
+#include "mining/mining.h"
 
 /** Core's MAX_CONSECUTIVE_FAILURES. */
 #define BLOCK_MAX_CONSECUTIVE_FAILURES 1000
@@ -331,7 +332,7 @@ static int select_txs(struct assembler *A, const struct chain_block_opts *o,
 int chain_mempool_block_select(struct chain *c, const struct chain_block_opts *opts,
                                const struct chain_mempool_entry ***out, size_t *n)
 {
-	struct chain_mempool *mp = c->mp;
+	struct chain_mempool *mp = mp_of(c);
 	const struct chain_block_opts def = CHAIN_BLOCK_OPTS_DEFAULT;
 	const struct chain_block_opts *o = opts ? opts : &def;
 	*out = NULL;

@@ -1,5 +1,5 @@
 /*
- * chain/miner.c: blocks as Bitcoin Core's miner makes them, for
+ * mining/miner.c: blocks as Bitcoin Core's miner makes them, for
  * generatetoaddress and generateblock (and, through the pure half, for
  * peertool's chain generator).
  *
@@ -15,7 +15,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "chain/internal.h"
+#include "mining/mining.h"
 #include "script/script.h"
 
 /* BIP141's commitment header, after OP_RETURN and the 36-byte push. */
@@ -111,7 +111,7 @@ struct miner {
  * CHAIN_MAX_TIMEWARP before the tip. */
 static uint32_t block_time(const struct miner *m)
 {
-	const struct proto_params *p = m->c->p;
+	const struct proto_params *p = chain_params(m->c);
 	int64_t t = chain_node_mtp(m->tip) + 1;
 	if (p->enforce_bip94 && m->height % proto_params_retarget_interval(p) == 0 &&
 	    t < (int64_t)m->tip->time - CHAIN_MAX_TIMEWARP)
@@ -179,15 +179,15 @@ static int test_validity(struct miner *m, int64_t *fees, struct chain_state *st)
 	node.merkle_root = m->hdr.merkle_root;
 	proto_block_header_hash(&m->hdr, &node.hash);
 
-	int err = chain_check_header_contextual(&m->hdr, m->tip, chain_now(c), c->p, st);
+	int err = chain_check_header_contextual(&m->hdr, m->tip, chain_now(c), chain_params(c), st);
 	if (!err)
-		err = chain_check_block(&m->b, c->p, false, false, st);
+		err = chain_check_block(&m->b, chain_params(c), false, false, st);
 	if (!err)
-		err = chain_check_block_contextual(&m->b, m->tip, c->p, st);
+		err = chain_check_block_contextual(&m->b, m->tip, chain_params(c), st);
 	struct chain_connect_info info;
 	if (!err)
-		err =
-		    chain_connect_block(c->coins, c->ck, &m->b, &node, c->p, true, NULL, &info, st);
+		err = chain_connect_block(chain_get_coins(c), chain_get_checker(c), &m->b, &node,
+		                          chain_params(c), true, NULL, &info, st);
 	if (!err)
 		*fees = info.fees;
 	return err;
@@ -195,7 +195,7 @@ static int test_validity(struct miner *m, int64_t *fees, struct chain_state *st)
 
 static int build(struct miner *m, int64_t *fees, struct chain_state *st)
 {
-	const struct proto_params *p = m->c->p;
+	const struct proto_params *p = chain_params(m->c);
 	int64_t subsidy = chain_block_subsidy(m->height, p);
 	int err = assemble(m, subsidy);
 	if (err)
@@ -232,11 +232,11 @@ int chain_mine(struct chain *c, const struct chain_mine_args *a, uint64_t *max_t
 	memset(out, 0, sizeof(*out));
 	struct miner m = {.c = c, .a = a, .tip = chain_tip(c)};
 	m.height = m.tip->height + 1;
-	m.segwit = m.height >= c->p->segwit_height;
+	m.segwit = m.height >= chain_params(c)->segwit_height;
 	m.hdr.version = CHAIN_MINER_BLOCK_VERSION;
 	m.hdr.prev = m.tip->hash;
 	m.hdr.time = block_time(&m);
-	m.hdr.bits = chain_next_work_required(m.tip, m.hdr.time, c->p);
+	m.hdr.bits = chain_next_work_required(m.tip, m.hdr.time, chain_params(c));
 	proto_writer_init(&m.w);
 	proto_block_init(&m.b);
 
@@ -245,7 +245,8 @@ int chain_mine(struct chain *c, const struct chain_mine_args *a, uint64_t *max_t
 	if (err)
 		goto out;
 	struct proto_hash hash;
-	switch (chain_miner_grind(&m.hdr, &c->p->pow_limit, max_tries, a->interrupt, &hash)) {
+	switch (chain_miner_grind(&m.hdr, &chain_params(c)->pow_limit, max_tries, a->interrupt,
+	                          &hash)) {
 	case CHAIN_GRIND_FOUND:
 		break;
 	case CHAIN_GRIND_NO_TRIES:

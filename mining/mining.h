@@ -1,22 +1,23 @@
 /**
- * chain/miner.h: making blocks as Bitcoin Core's miner makes them
+ * mining/mining.h: making blocks as Bitcoin Core's miner makes them
  * (node/miner.cpp's BlockAssembler and rpc/mining.cpp's GenerateBlock):
  * the coinbase, the BIP141 witness commitment, the proof-of-work grind,
  * and a whole block on the active tip, checked as Core's
  * TestBlockValidity and submitted through chain_submit_block.
  *
- * Part of chain/chain.h: include that, not this file.
+ * The public face of mining/: block assembly from the mempool
+ * (assemble.c, Core's addPackageTxs) and the miner (miner.c). It uses the
+ * mempool and the chain through their public headers.
  *
  * The first three are pure (any thread, on data the caller owns);
  * peertool's chain generator uses them too, so there is one coinbase
  * and one grind in the tree. chain_mine is the chain's thread's.
  */
-#ifndef PEERD_CHAIN_MINER_H
-#define PEERD_CHAIN_MINER_H
+#ifndef PEERD_MINING_H
+#define PEERD_MINING_H
 
-#ifndef PEERD_CHAIN_PARTS
-#error "include chain/chain.h, not chain/miner.h"
-#endif
+#include "chain/chain.h"
+#include "mempool/mempool.h"
 
 /** Block version Core's miner sets with no deployment signalling (VERSIONBITS_TOP_BITS). */
 #define CHAIN_MINER_BLOCK_VERSION 0x20000000
@@ -131,4 +132,39 @@ void chain_mined_release(struct chain_mined *m);
 CHAIN_WUR int chain_mine(struct chain *c, const struct chain_mine_args *a, uint64_t *max_tries,
                          struct chain_mined *out, struct chain_state *st);
 
+/* ---------------------------------------------------------------------- */
+/* Block assembly (assemble.c)                                             */
+
+/** Core's DEFAULT_BLOCK_MAX_WEIGHT (-blockmaxweight). */
+#define CHAIN_BLOCK_MAX_WEIGHT_DEFAULT 4000000u
+/** Core's DEFAULT_BLOCK_RESERVED_WEIGHT (-blockreservedweight): header and coinbase. */
+#define CHAIN_BLOCK_RESERVED_WEIGHT_DEFAULT 8000u
+/** Core's DEFAULT_COINBASE_OUTPUT_MAX_ADDITIONAL_SIGOPS: kept for the coinbase. */
+#define CHAIN_BLOCK_RESERVED_SIGOPS 400
+/** Core's DEFAULT_BLOCK_MIN_TX_FEE (-blockmintxfee), sat/kvB. */
+#define CHAIN_BLOCK_MIN_TX_FEE_DEFAULT 1000
+
+/** Limits of chain_mempool_block_select (Core's BlockAssembler::Options). */
+struct chain_block_opts {
+	uint64_t max_weight;      /**< the block's weight at most (4,000 .. 4,000,000) */
+	uint64_t reserved_weight; /**< counted as used before any transaction */
+	int64_t min_fee_rate;     /**< sat/kvB a package must pay */
+};
+#define CHAIN_BLOCK_OPTS_DEFAULT                                                                   \
+	{                                                                                          \
+		CHAIN_BLOCK_MAX_WEIGHT_DEFAULT, CHAIN_BLOCK_RESERVED_WEIGHT_DEFAULT,               \
+		    CHAIN_BLOCK_MIN_TX_FEE_DEFAULT                                                 \
+	}
+
+/**
+ * The mempool transactions a block on the tip would hold, in block order,
+ * as Core's BlockAssembler (CreateNewBlock's addPackageTxs): packages by
+ * ancestor feerate with modified fees, within the weight and sigop limits,
+ * final at the next height, none below the minimum fee rate. opts NULL:
+ * Core's defaults. *out (xmalloc'd, the caller frees; NULL when nothing is
+ * chosen) points into the pool: valid until it changes. 0 or CHAIN_ENOMEM.
+ * Validation thread.
+ */
+CHAIN_WUR int chain_mempool_block_select(struct chain *c, const struct chain_block_opts *opts,
+                                         const struct chain_mempool_entry ***out, size_t *n);
 #endif

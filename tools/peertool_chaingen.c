@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "chain/chain.h"
+#include "mining/mining.h"
 #include "script/script.h"
 #include "base/opt.h"
 #include "tools/peertool.h"

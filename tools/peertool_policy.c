@@ -24,6 +24,7 @@
 
 #include "base/alloc.h"
 #include "chain/chain.h"
+#include "mempool/mempool.h"
 #include "json/json.h"
 #include "script/script.h"
 #include "base/opt.h"

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "chain/chain.h"
+#include "mempool/mempool.h"
 #include "script/script.h"
 
 /** Most spent outputs one input gets (inputs beyond reuse them). */

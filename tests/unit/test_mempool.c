@@ -571,7 +571,7 @@ static void test_reorg_removes_nonfinal(void **state)
 static void test_uncache_on_reject(void **state)
 {
 	struct fixture *f = *state;
-	assert_int_equal(chain_close(f->c), 0); /* the cache starts empty again */
+	assert_int_equal(close_chain(f), 0); /* the cache starts empty again */
 	open_chain(f);
 	struct chain_coins *coins = chain_get_coins(f->c);
 	struct proto_outpoint op = {.txid = f->cb[30], .n = 0};
@@ -616,7 +616,7 @@ static void test_persist(void **state)
 	accept_ok(f, &b);
 	assert_int_equal(chain_mempool_prioritise(f->c, &b.txid, 777), 0);
 	size_t n = pool_size(f);
-	assert_int_equal(chain_close(f->c), 0);
+	assert_int_equal(close_chain(f), 0);
 	open_chain(f);
 	assert_int_equal(pool_size(f), n);
 	const struct chain_mempool_entry *eb = chain_mempool_find(f->c, &b.txid, false);
@@ -628,7 +628,7 @@ static void test_persist(void **state)
 	chain_mempool_get_info(f->c, &info);
 	assert_true(info.loaded);
 	/* damage the file: the chain still opens, with an empty pool */
-	assert_int_equal(chain_close(f->c), 0);
+	assert_int_equal(close_chain(f), 0);
 	char path[TU_TMPDIR_MAX + 32];
 	snprintf(path, sizeof(path), "%s/mempool.dat", f->dir);
 	size_t flen;
@@ -653,7 +653,7 @@ static void test_load_core_file(void **state)
 	struct fixture *f = *state;
 	struct proto_tx t;
 	spend1(&t, &f->cb[26], 0, CB_VALUE, 3000);
-	assert_int_equal(chain_close(f->c), 0);
+	assert_int_equal(close_chain(f), 0);
 	struct proto_writer w;
 	proto_writer_init(&w);
 	static const uint8_t key[8] = {0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88};

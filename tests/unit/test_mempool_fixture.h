@@ -17,6 +17,8 @@
 #include <string.h>
 
 #include "chain/chain.h"
+#include "mempool/mempool.h"
+#include "mining/mining.h"
 #include "script/script.h"
 #include "tests/unit/testutil.h"
 
@@ -152,6 +154,7 @@ struct fixture {
 	char dir[TU_TMPDIR_MAX];
 	struct chain *c;
 	struct chain_config cfg;
+	struct chain_mempool_config mcfg;
 	struct proto_hash cb[N_COINBASE + 1]; /* coinbase txid by height */
 	unsigned removed[6], added[3];
 };
@@ -203,8 +206,17 @@ TM_FN void open_chain(struct fixture *f)
 	int err = chain_open(&f->c, &f->cfg);
 	if (err)
 		fail_msg("chain_open: %s", chain_strerror(err));
+	if ((err = chain_mempool_open(f->c, &f->mcfg, f->dir)))
+		fail_msg("chain_mempool_open: %s", chain_strerror(err));
 	struct chain_mempool_events ev = {.added = on_added, .removed = on_removed, .arg = f};
 	chain_mempool_set_events(f->c, &ev);
+}
+
+/* The mempool is saved and detached before the chain closes (as peerd does). */
+TM_FN int close_chain(struct fixture *f)
+{
+	chain_mempool_close(f->c);
+	return chain_close(f->c);
 }
 
 TM_FN int setup_with(void **state, size_t max_bytes)
@@ -218,8 +230,7 @@ TM_FN int setup_with(void **state, size_t max_bytes)
 	fake_now = (int64_t)g.hdr.time + 86400;
 	proto_block_release(&g);
 	f->cfg = (struct chain_config){.params = p, .dir = f->dir, .par = 2, .now = clock_now};
-	f->cfg.mempool.max_bytes = max_bytes;
-	f->cfg.mempool.persist = true;
+	f->mcfg = (struct chain_mempool_config){.max_bytes = max_bytes, .persist = true};
 	open_chain(f);
 	for (int h = 1; h <= N_COINBASE; h++)
 		mine_txs(f, NULL, 0, &f->cb[h]);
@@ -236,7 +247,7 @@ TM_FN int setup(void **state)
 TM_FN int teardown(void **state)
 {
 	struct fixture *f = *state;
-	assert_int_equal(chain_close(f->c), 0);
+	assert_int_equal(close_chain(f), 0);
 	tu_rmtree(f->dir);
 	free(f);
 	return 0;

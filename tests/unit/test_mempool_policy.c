@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "chain/chain.h"
+#include "mempool/mempool.h"
 #include "script/script.h"
 #include "tests/unit/testutil.h"
 #include "tests/unit/testutil_chain.h"

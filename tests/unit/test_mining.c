@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "chain/chain.h"
+#include "mining/mining.h"
 #include "tests/unit/testutil.h"
 
 /* The commitment of a block whose only transaction is the coinbase. */
