@@ -6,7 +6,7 @@
  *
  * The mempool belongs to the chain, so these are chain methods: they run on
  * the validation thread (ctl_request.c posts them there) and read the pool through
- * chain/mempool.h. Names, parameters, result fields in Core's order, error
+ * mempool/mempool.h. Names, parameters, result fields in Core's order, error
  * codes and messages are Bitcoin Core 29's (rpc/mempool.cpp,
  * rpc/rawtransaction.cpp, node/transaction.cpp).
  *

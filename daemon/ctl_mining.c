@@ -4,7 +4,7 @@
  * the validation thread (ctl_request.c posts them there), so a block is made,
  * checked and connected with nothing else touching the chain between.
  *
- * The block is chain/miner.c's. generateblock takes raw transactions or
+ * The block is mining/miner.c's. generateblock takes raw transactions or
  * txids of mempool transactions, and its coinbase claims the subsidy only,
  * as Core's (its template is made from no mempool, the transactions are
  * added after, so their fees go unclaimed). generatetoaddress fills each

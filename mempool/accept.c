@@ -1,8 +1,9 @@
 /*
- * chain/mempool_accept.c: Core 29's MemPoolAccept for one transaction
- * (PreChecks, ReplacementChecks, CheckEphemeralSpends, PolicyScriptChecks,
- * ConsensusScriptChecks, Finalize) and testmempoolaccept's package form,
- * with Core's reject reasons and debug strings, in Core's order.
+ * mempool/accept.c: Core 29's MemPoolAccept for one transaction, the
+ * flow: PreChecks, then the rules that read the pool (rules.c: limits,
+ * TRUC, ReplacementChecks, CheckEphemeralSpends), PolicyScriptChecks,
+ * ConsensusScriptChecks, Finalize, with Core's reject reasons and debug
+ * strings, in Core's order. testmempoolaccept's package form is package.c's.
  *
  * Coins come from a view of the mempool over the coins cache: an output of
  * a mempool transaction shadows the chain (it is not in the UTXO set yet),
@@ -20,34 +21,7 @@
 /* Core's STANDARD_NOT_MANDATORY_VERIFY_FLAGS. */
 #define MP_NOT_MANDATORY (SCRIPT_VERIFY_STANDARD & ~SCRIPT_VERIFY_CONSENSUS)
 
-/* The work of one acceptance (Core's Workspace). */
-struct ws {
-	struct chain_mempool *mp;
-	struct chain *c;
-	struct proto_tx *tx;
-	const struct mp_args *a;
-	struct chain_state *st;
-	struct chain_node *tip;
-	struct chain_coin *prev; /* n_in */
-	size_t *off;             /* script offset into arena, SIZE_MAX: points elsewhere */
-	int32_t *heights;        /* n_in */
-	/* coins this accept read into the cache (Core's coins_to_uncache),
-	 * forgotten again on a reject */
-	struct proto_outpoint *uncache;
-	size_t n_uncache;
-	uint8_t *arena; /* scripts of coins from the cache */
-	size_t arena_len, arena_cap;
-	struct mp_refs parents;       /* direct in-pool parents, unique */
-	struct mp_refs conflicts;     /* direct conflicts, unique */
-	struct mp_refs all_conflicts; /* conflicts and their descendants */
-	struct mp_refs ancestors;
-	int64_t fee, mfee, vsize, conflicting_fees, conflicting_size;
-	uint32_t sigops;
-	bool spends_coinbase, sibling_eviction;
-	char hex[65]; /* txid */
-};
-
-static void ws_release(struct ws *w)
+static void ws_release(struct mp_ws *w)
 {
 	xfree(w->prev);
 	xfree(w->off);
@@ -60,46 +34,9 @@ static void ws_release(struct ws *w)
 	mp_refs_release(&w->ancestors);
 }
 
-static bool refs_has(const struct mp_refs *r, const struct chain_mempool_entry *e)
-{
-	for (uint32_t i = 0; i < r->n; i++) {
-		if (r->v[i] == e)
-			return true;
-	}
-	return false;
-}
-
-static int refs_add_unique(struct mp_refs *r, struct chain_mempool_entry *e)
-{
-	return refs_has(r, e) ? 0 : mp_refs_push(r, e);
-}
-
-/* Core's FormatMoney: at least two decimals, trailing zeros trimmed. */
-static void format_money(int64_t v, char out[32])
-{
-	uint64_t a = v < 0 ? (uint64_t)-v : (uint64_t)v;
-	int n =
-	    snprintf(out, 32, "%s%llu.%08llu", v < 0 ? "-" : "",
-	             (unsigned long long)(a / 100000000u), (unsigned long long)(a % 100000000u));
-	while (n > 0 && out[n - 1] == '0' && out[n - 3] != '.')
-		out[--n] = 0;
-}
-
-/* Core's CFeeRate::ToString: "0.00001000 BTC/kvB". */
-static void format_feerate(int64_t sat_per_kvb, char out[48])
-{
-	snprintf(out, 48, "%lld.%08lld BTC/kvB", (long long)(sat_per_kvb / 100000000),
-	         (long long)(sat_per_kvb % 100000000));
-}
-
-static int64_t feerate_of(int64_t fee, int64_t vsize)
-{
-	return vsize > 0 ? fee * 1000 / vsize : 0;
-}
-
 /* ---- the view ------------------------------------------------------------- */
 
-static int arena_put(struct ws *w, const uint8_t *p, size_t n, size_t *off)
+static int arena_put(struct mp_ws *w, const uint8_t *p, size_t n, size_t *off)
 {
 	if (w->arena_cap - w->arena_len < n) {
 		size_t cap = w->arena_cap ? w->arena_cap : 1024;
@@ -133,7 +70,7 @@ static const struct proto_tx *package_tx(const struct mp_args *a, const struct p
  * an earlier package transaction's, then the coins cache. *missing says whether some input has
  * none.
  */
-static int fetch_coins(struct ws *w, bool *missing)
+static int fetch_coins(struct mp_ws *w, bool *missing)
 {
 	struct proto_tx *tx = w->tx;
 	*missing = false;
@@ -155,7 +92,7 @@ static int fetch_coins(struct ws *w, bool *missing)
 			pc->script = proto_txout_script(&e->tx, o);
 			pc->script_len = o->script_len;
 			w->heights[j] = w->tip->height + 1;
-			if (refs_add_unique(&w->parents, e))
+			if (mp_refs_add_unique(&w->parents, e))
 				return CHAIN_ENOMEM;
 			continue;
 		}
@@ -203,7 +140,7 @@ static int fetch_coins(struct ws *w, bool *missing)
 }
 
 /* The txids of the missing parents, unique, for the orphanage. */
-static int note_missing(struct ws *w, struct chain_accept_result *r)
+static int note_missing(struct mp_ws *w, struct chain_accept_result *r)
 {
 	struct proto_tx *tx = w->tx;
 	for (uint32_t j = 0; j < tx->n_in; j++) {
@@ -225,207 +162,9 @@ static int note_missing(struct ws *w, struct chain_accept_result *r)
 	return 0;
 }
 
-/* ---- ancestor and descendant limits --------------------------------------- */
-
-struct limits {
-	uint64_t anc_count, anc_size, desc_count, desc_size;
-};
-
-int mp_calc_ancestors(struct chain_mempool *mp, const struct mp_refs *parents, uint64_t vsize,
-                      uint64_t count, const uint64_t lim[4], struct mp_refs *out, char *msg,
-                      size_t cap)
-{
-	/* The staged set is walked in txid order (Core's set ordering), so
-	 * the limit reported first is Core's. */
-	struct mp_refs staged = {0};
-	out->n = 0;
-	uint64_t in_anc = mp_new_epoch(mp);
-	uint64_t in_staged = mp_new_epoch(mp);
-	int ret = 0;
-	for (uint32_t i = 0; i < parents->n; i++) {
-		parents->v[i]->mark = in_staged;
-		if (mp_refs_push(&staged, parents->v[i])) {
-			ret = CHAIN_ENOMEM;
-			goto out;
-		}
-		if (staged.n + count > lim[0]) {
-			snprintf(msg, cap, "too many unconfirmed parents [limit: %llu]",
-			         (unsigned long long)lim[0]);
-			ret = 1;
-			goto out;
-		}
-	}
-	uint64_t total = vsize;
-	while (staged.n) {
-		uint32_t best = 0;
-		for (uint32_t i = 1; i < staged.n; i++) {
-			if (memcmp(staged.v[i]->tx.txid.b, staged.v[best]->tx.txid.b, 32) < 0)
-				best = i;
-		}
-		struct chain_mempool_entry *s = staged.v[best];
-		staged.v[best] = staged.v[--staged.n];
-		s->mark = in_anc;
-		if (mp_refs_push(out, s)) {
-			ret = CHAIN_ENOMEM;
-			goto out;
-		}
-		total += (uint64_t)s->vsize;
-		char hex[65];
-		if (s->desc_size + vsize > lim[3]) {
-			proto_hash_to_hex(&s->tx.txid, hex);
-			snprintf(msg, cap, "exceeds descendant size limit for tx %s [limit: %llu]",
-			         hex, (unsigned long long)lim[3]);
-			ret = 1;
-			goto out;
-		} else if (s->desc_count + count > lim[2]) {
-			proto_hash_to_hex(&s->tx.txid, hex);
-			snprintf(msg, cap, "too many descendants for tx %s [limit: %llu]", hex,
-			         (unsigned long long)lim[2]);
-			ret = 1;
-			goto out;
-		} else if (total > lim[1]) {
-			snprintf(msg, cap, "exceeds ancestor size limit [limit: %llu]",
-			         (unsigned long long)lim[1]);
-			ret = 1;
-			goto out;
-		}
-		for (uint32_t k = 0; k < s->parents.n; k++) {
-			struct chain_mempool_entry *p = s->parents.v[k];
-			if (p->mark != in_anc && p->mark != in_staged) {
-				p->mark = in_staged;
-				if (mp_refs_push(&staged, p)) {
-					ret = CHAIN_ENOMEM;
-					goto out;
-				}
-			}
-			if (staged.n + out->n + count > lim[0]) {
-				snprintf(msg, cap, "too many unconfirmed ancestors [limit: %llu]",
-				         (unsigned long long)lim[0]);
-				ret = 1;
-				goto out;
-			}
-		}
-	}
-out:
-	mp_refs_release(&staged);
-	return ret;
-}
-
-/* Core's CalculateMemPoolAncestors for the new tx. */
-static int calc_ancestors(struct ws *w, const struct limits *lim, char *msg, size_t cap)
-{
-	uint64_t l[4] = {lim->anc_count, lim->anc_size, lim->desc_count, lim->desc_size};
-	return mp_calc_ancestors(w->mp, &w->parents, (uint64_t)w->vsize, 1, l, &w->ancestors, msg,
-	                         cap);
-}
-
-static int check_limits(struct ws *w)
-{
-	struct chain_mempool *mp = w->mp;
-	struct limits lim = {
-	    .anc_count = mp->cfg.ancestor_count,
-	    .anc_size = mp->cfg.ancestor_vbytes,
-	    .desc_count = mp->cfg.descendant_count,
-	    .desc_size = mp->cfg.descendant_vbytes,
-	};
-	/* One direct conflict: its descendants are about to go, so count
-	 * the limits as if they had (Core's RBF allowance). */
-	if (w->conflicts.n == 1 && w->a->allow_carveouts) {
-		lim.desc_count += 1;
-		lim.desc_size += w->conflicts.v[0]->desc_size;
-	}
-	char msg[CHAIN_DEBUG_MAX];
-	int r = calc_ancestors(w, &lim, msg, sizeof(msg));
-	if (r <= 0)
-		return r;
-	/* The CPFP carve-out: a small tx with a single ancestor may be one
-	 * more descendant than the limit allows. */
-	if (!w->a->allow_carveouts || w->vsize > CHAIN_MEMPOOL_CARVEOUT_VBYTES ||
-	    w->tx->version == CHAIN_TRUC_VERSION)
-		return chain_reject(w->st, CHAIN_RESULT_TX_MEMPOOL_POLICY, "too-long-mempool-chain",
-		                    "%s", msg);
-	struct limits carve = {
-	    .anc_count = 2,
-	    .anc_size = lim.anc_size,
-	    .desc_count = lim.desc_count + 1,
-	    .desc_size = lim.desc_size + CHAIN_MEMPOOL_CARVEOUT_VBYTES,
-	};
-	char msg2[CHAIN_DEBUG_MAX];
-	r = calc_ancestors(w, &carve, msg2, sizeof(msg2));
-	if (r <= 0)
-		return r;
-	return chain_reject(w->st, CHAIN_RESULT_TX_MEMPOOL_POLICY, "too-long-mempool-chain", "%s",
-	                    msg);
-}
-
-/* ---- TRUC (policy/truc_policy.cpp SingleTRUCChecks) ----------------------- */
-
-static int truc_checks(struct ws *w)
-{
-	struct proto_tx *tx = w->tx;
-	char wt[65], ph[65], pw[65];
-	proto_hash_to_hex(&tx->wtxid, wt);
-	bool truc = tx->version == CHAIN_TRUC_VERSION;
-	for (uint32_t i = 0; i < w->ancestors.n; i++) {
-		struct chain_mempool_entry *a = w->ancestors.v[i];
-		bool a_truc = a->tx.version == CHAIN_TRUC_VERSION;
-		if (truc == a_truc)
-			continue;
-		proto_hash_to_hex(&a->tx.txid, ph);
-		proto_hash_to_hex(&a->tx.wtxid, pw);
-		return chain_reject(
-		    w->st, CHAIN_RESULT_TX_MEMPOOL_POLICY, "TRUC-violation",
-		    truc ? "version=3 tx %s (wtxid=%s) cannot spend from non-version=3 "
-		           "tx %s (wtxid=%s)"
-		         : "non-version=3 tx %s (wtxid=%s) cannot spend from "
-		           "version=3 tx %s (wtxid=%s)",
-		    w->hex, wt, ph, pw);
-	}
-	if (!truc)
-		return 0;
-	if (w->vsize > CHAIN_TRUC_MAX_VSIZE)
-		return chain_reject(
-		    w->st, CHAIN_RESULT_TX_MEMPOOL_POLICY, "TRUC-violation",
-		    "version=3 tx %s (wtxid=%s) is too big: %lld > %d virtual bytes", w->hex, wt,
-		    (long long)w->vsize, CHAIN_TRUC_MAX_VSIZE);
-	if (w->ancestors.n + 1 > 2)
-		return chain_reject(w->st, CHAIN_RESULT_TX_MEMPOOL_POLICY, "TRUC-violation",
-		                    "tx %s (wtxid=%s) would have too many ancestors", w->hex, wt);
-	if (w->ancestors.n == 0)
-		return 0;
-	if (w->vsize > CHAIN_TRUC_CHILD_MAX_VSIZE)
-		return chain_reject(
-		    w->st, CHAIN_RESULT_TX_MEMPOOL_POLICY, "TRUC-violation",
-		    "version=3 child tx %s (wtxid=%s) is too big: %lld > %d virtual "
-		    "bytes",
-		    w->hex, wt, (long long)w->vsize, CHAIN_TRUC_CHILD_MAX_VSIZE);
-	struct chain_mempool_entry *parent = w->ancestors.v[0];
-	bool child_replaced = false;
-	for (uint32_t k = 0; k < parent->children.n && !child_replaced; k++)
-		child_replaced = refs_has(&w->conflicts, parent->children.v[k]);
-	if (parent->desc_count + 1 > 2 && !child_replaced) {
-		struct chain_mempool_entry *sibling = NULL;
-		if (parent->desc_count == 2 && parent->children.n == 1 &&
-		    parent->children.v[0]->anc_count == 2)
-			sibling = parent->children.v[0];
-		if (sibling && w->a->allow_replacement) {
-			/* Sibling eviction: judge replacing it by the RBF rules. */
-			if (mp_refs_push(&w->conflicts, sibling))
-				return CHAIN_ENOMEM;
-			w->sibling_eviction = true;
-			return 0;
-		}
-		proto_hash_to_hex(&parent->tx.txid, ph);
-		proto_hash_to_hex(&parent->tx.wtxid, pw);
-		return chain_reject(w->st, CHAIN_RESULT_TX_MEMPOOL_POLICY, "TRUC-violation",
-		                    "tx %s (wtxid=%s) would exceed descendant count limit", ph, pw);
-	}
-	return 0;
-}
-
 /* ---- PreChecks ------------------------------------------------------------- */
 
-static int prechecks(struct ws *w, struct chain_accept_result *r)
+static int prechecks(struct mp_ws *w, struct chain_accept_result *r)
 {
 	struct chain_mempool *mp = w->mp;
 	struct proto_tx *tx = w->tx;
@@ -466,7 +205,7 @@ static int prechecks(struct ws *w, struct chain_accept_result *r)
 		if (!w->a->allow_replacement)
 			return chain_reject(st, CHAIN_RESULT_TX_MEMPOOL_POLICY,
 			                    "bip125-replacement-disallowed", NULL);
-		if ((err = refs_add_unique(&w->conflicts, s)))
+		if ((err = mp_refs_add_unique(&w->conflicts, s)))
 			return err;
 	}
 
@@ -517,7 +256,7 @@ static int prechecks(struct ws *w, struct chain_accept_result *r)
 	r->fee_known = true;
 	r->fee = w->fee;
 	r->vsize = w->vsize;
-	r->effective_feerate = feerate_of(w->mfee, w->vsize);
+	r->effective_feerate = mp_feerate_of(w->mfee, w->vsize);
 
 	if (pol->require_standard &&
 	    (err = chain_policy_check_ephemeral(tx, w->fee, w->mfee, pol, st)))
@@ -543,13 +282,13 @@ static int prechecks(struct ws *w, struct chain_accept_result *r)
 			return err;
 	}
 
-	if ((err = check_limits(w)))
+	if ((err = mp_check_limits(w)))
 		return err;
-	if ((err = truc_checks(w)))
+	if ((err = mp_truc_checks(w)))
 		return err;
 	/* A tx spending what it would replace contradicts itself. */
 	for (uint32_t i = 0; i < w->ancestors.n; i++) {
-		if (refs_has(&w->conflicts, w->ancestors.v[i])) {
+		if (mp_refs_has(&w->conflicts, w->ancestors.v[i])) {
 			char ah[65];
 			proto_hash_to_hex(&w->ancestors.v[i]->tx.txid, ah);
 			return chain_reject(st, CHAIN_RESULT_CONSENSUS,
@@ -560,129 +299,9 @@ static int prechecks(struct ws *w, struct chain_accept_result *r)
 	return 0;
 }
 
-/* ---- replacement (policy/rbf.cpp) -------------------------------------------- */
-
-static int replacement_checks(struct ws *w)
-{
-	struct chain_mempool *mp = w->mp;
-	struct chain_state *st = w->st;
-	const char *sib = w->sibling_eviction ? " (including sibling eviction)" : "";
-	char reason[64];
-	int64_t new_rate = feerate_of(w->mfee, w->vsize);
-	/* Rule 6: a higher feerate than every direct conflict. */
-	for (uint32_t i = 0; i < w->conflicts.n; i++) {
-		struct chain_mempool_entry *e = w->conflicts.v[i];
-		int64_t old_rate = feerate_of(e->modified_fee, e->vsize);
-		if (new_rate <= old_rate) {
-			char a[48], b[48];
-			format_feerate(new_rate, a);
-			format_feerate(old_rate, b);
-			snprintf(reason, sizeof(reason), "insufficient fee%s", sib);
-			return chain_reject(
-			    st, CHAIN_RESULT_TX_RECONSIDERABLE, reason,
-			    "rejecting replacement %s; new feerate %s <= old feerate %s", w->hex, a,
-			    b);
-		}
-	}
-	/* Rule 5: not too many evicted. */
-	uint64_t count = 0;
-	for (uint32_t i = 0; i < w->conflicts.n; i++)
-		count += w->conflicts.v[i]->desc_count;
-	if (count > CHAIN_MEMPOOL_MAX_REPLACEMENTS) {
-		snprintf(reason, sizeof(reason), "too many potential replacements%s", sib);
-		return chain_reject(
-		    st, CHAIN_RESULT_TX_MEMPOOL_POLICY, reason,
-		    "rejecting replacement %s; too many potential replacements (%llu > "
-		    "%u)",
-		    w->hex, (unsigned long long)count, CHAIN_MEMPOOL_MAX_REPLACEMENTS);
-	}
-	uint64_t ep = mp_new_epoch(mp);
-	w->all_conflicts.n = 0;
-	for (uint32_t i = 0; i < w->conflicts.n; i++) {
-		int err = mp_collect_descendants(mp, w->conflicts.v[i], ep, &w->all_conflicts);
-		if (err)
-			return err;
-	}
-	/* Rule 2: no new unconfirmed inputs but the conflicts' own parents. */
-	struct proto_tx *tx = w->tx;
-	for (uint32_t j = 0; j < tx->n_in; j++) {
-		const struct proto_hash *ph = &tx->vin[j].prevout.txid;
-		bool theirs = false;
-		for (uint32_t i = 0; i < w->conflicts.n && !theirs; i++) {
-			const struct proto_tx *ct = &w->conflicts.v[i]->tx;
-			for (uint32_t k = 0; k < ct->n_in && !theirs; k++)
-				theirs = proto_hash_eq(&ct->vin[k].prevout.txid, ph);
-		}
-		if (!theirs && mp_find_txid(mp, ph)) {
-			snprintf(reason, sizeof(reason), "replacement-adds-unconfirmed%s", sib);
-			return chain_reject(st, CHAIN_RESULT_TX_MEMPOOL_POLICY, reason,
-			                    "replacement %s adds unconfirmed input, idx %u", w->hex,
-			                    j);
-		}
-	}
-	/* Rules 3 and 4: more fees than everything evicted, plus its own relay. */
-	w->conflicting_fees = 0;
-	w->conflicting_size = 0;
-	for (uint32_t i = 0; i < w->all_conflicts.n; i++) {
-		w->conflicting_fees += w->all_conflicts.v[i]->modified_fee;
-		w->conflicting_size += w->all_conflicts.v[i]->vsize;
-	}
-	char a[32], b[32];
-	snprintf(reason, sizeof(reason), "insufficient fee%s", sib);
-	if (w->mfee < w->conflicting_fees) {
-		format_money(w->mfee, a);
-		format_money(w->conflicting_fees, b);
-		return chain_reject(
-		    st, CHAIN_RESULT_TX_RECONSIDERABLE, reason,
-		    "rejecting replacement %s, less fees than conflicting txs; %s < %s", w->hex, a,
-		    b);
-	}
-	int64_t extra = w->mfee - w->conflicting_fees;
-	int64_t relay = chain_feerate_fee(mp->policy.incremental_relay_feerate, w->vsize);
-	if (extra < relay) {
-		format_money(extra, a);
-		format_money(relay, b);
-		return chain_reject(
-		    st, CHAIN_RESULT_TX_RECONSIDERABLE, reason,
-		    "rejecting replacement %s, not enough additional fees to relay; %s "
-		    "< %s",
-		    w->hex, a, b);
-	}
-	return 0;
-}
-
-/* ---- ephemeral dust (policy/ephemeral_policy.cpp CheckEphemeralSpends) ----- */
-
-static int ephemeral_spends(struct ws *w)
-{
-	struct proto_tx *tx = w->tx;
-	int64_t rate = w->mp->policy.dust_relay_feerate;
-	for (uint32_t i = 0; i < w->parents.n; i++) {
-		struct chain_mempool_entry *p = w->parents.v[i];
-		uint32_t idx[8];
-		uint32_t n = chain_policy_dust_outputs(&p->tx, rate, idx, 8);
-		for (uint32_t d = 0; d < n && d < 8; d++) {
-			bool spent = false;
-			for (uint32_t j = 0; j < tx->n_in && !spent; j++)
-				spent = tx->vin[j].prevout.n == idx[d] &&
-				        proto_hash_eq(&tx->vin[j].prevout.txid, &p->tx.txid);
-			if (!spent) {
-				char wt[65];
-				proto_hash_to_hex(&tx->wtxid, wt);
-				return chain_reject(
-				    w->st, CHAIN_RESULT_TX_MEMPOOL_POLICY,
-				    "missing-ephemeral-spends",
-				    "tx %s (wtxid=%s) did not spend parent's ephemeral dust",
-				    w->hex, wt);
-			}
-		}
-	}
-	return 0;
-}
-
 /* ---- scripts ------------------------------------------------------------------ */
 
-static int script_checks(struct ws *w)
+static int script_checks(struct mp_ws *w)
 {
 	struct proto_tx *tx = w->tx;
 	struct chain_checker *ck = chain_get_checker(w->c);
@@ -797,7 +416,7 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static int finalize(struct ws *w, struct chain_accept_result *r)
+static int finalize(struct mp_ws *w, struct chain_accept_result *r)
 {
 	struct chain_mempool *mp = w->mp;
 	struct chain_mempool_entry *e = xcalloc(1, sizeof(*e));
@@ -850,7 +469,7 @@ int mp_accept(struct chain_mempool *mp, struct proto_tx *tx, const struct mp_arg
 	proto_tx_compute_ids(tx);
 	r->txid = tx->txid;
 	r->wtxid = tx->wtxid;
-	struct ws w = {
+	struct mp_ws w = {
 	    .mp = mp,
 	    .c = mp->c,
 	    .tx = tx,
@@ -872,14 +491,14 @@ int mp_accept(struct chain_mempool *mp, struct proto_tx *tx, const struct mp_arg
 	if ((err = prechecks(&w, r)))
 		goto out;
 	/* The caller's ceiling (submitpackage's maxfeerate), on the tx alone. */
-	if (a->max_feerate > 0 && feerate_of(w.mfee, w.vsize) > a->max_feerate) {
+	if (a->max_feerate > 0 && mp_feerate_of(w.mfee, w.vsize) > a->max_feerate) {
 		err = chain_reject(&r->state, CHAIN_RESULT_TX_MEMPOOL_POLICY,
 		                   "max feerate exceeded", NULL);
 		goto out;
 	}
-	if (w.conflicts.n && (err = replacement_checks(&w)))
+	if (w.conflicts.n && (err = mp_replacement_checks(&w)))
 		goto out;
-	if (mp->policy.require_standard && !a->package_feerates && (err = ephemeral_spends(&w)))
+	if (mp->policy.require_standard && !a->package_feerates && (err = mp_ephemeral_spends(&w)))
 		goto out;
 	if (!a->trusted && (err = script_checks(&w)))
 		goto out;
@@ -931,108 +550,4 @@ int chain_mempool_accept(struct chain *c, struct proto_tx *tx, const struct chai
 	    .how = CHAIN_MEMPOOL_ADDED_ACCEPT,
 	};
 	return mp_accept(mp_of(c), tx, &a, r);
-}
-
-/* ---- packages (testmempoolaccept with several) ------------------------------------ */
-
-static int package_reject(struct chain_package_state *pkg, const char *reason)
-{
-	pkg->result = CHAIN_PACKAGE_POLICY;
-	snprintf(pkg->reason, sizeof(pkg->reason), "%s", reason);
-	return 0;
-}
-
-/* Core's IsWellFormedPackage with require_sorted. true when well formed. */
-bool mp_package_well_formed(struct proto_tx *const *txs, size_t n, struct chain_package_state *pkg)
-{
-	if (n > CHAIN_MEMPOOL_MAX_PACKAGE_COUNT)
-		return package_reject(pkg, "package-too-many-transactions"), false;
-	uint64_t weight = 0;
-	for (size_t i = 0; i < n; i++)
-		weight += proto_tx_weight(txs[i]);
-	if (n > 1 && weight > CHAIN_MEMPOOL_MAX_PACKAGE_WEIGHT)
-		return package_reject(pkg, "package-too-large"), false;
-	for (size_t i = 0; i < n; i++) {
-		for (size_t k = i + 1; k < n; k++) {
-			if (proto_hash_eq(proto_tx_txid(txs[i]), proto_tx_txid(txs[k])))
-				return package_reject(pkg, "package-contains-duplicates"), false;
-		}
-	}
-	for (size_t i = 0; i < n; i++) {
-		for (uint32_t j = 0; j < txs[i]->n_in; j++) {
-			for (size_t k = i + 1; k < n; k++) {
-				if (proto_hash_eq(&txs[i]->vin[j].prevout.txid,
-				                  proto_tx_txid(txs[k])))
-					return package_reject(pkg, "package-not-sorted"), false;
-			}
-		}
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (txs[i]->n_in == 0)
-			return package_reject(pkg, "package-contains-duplicates"), false;
-		for (uint32_t j = 0; j < txs[i]->n_in; j++) {
-			const struct proto_outpoint *op = &txs[i]->vin[j].prevout;
-			for (size_t k = 0; k < i; k++) {
-				for (uint32_t m = 0; m < txs[k]->n_in; m++) {
-					const struct proto_outpoint *o2 = &txs[k]->vin[m].prevout;
-					if (o2->n == op->n && proto_hash_eq(&o2->txid, &op->txid))
-						return package_reject(pkg, "conflict-in-package"),
-						       false;
-				}
-			}
-		}
-	}
-	return true;
-}
-
-int chain_mempool_test_package(struct chain *c, struct proto_tx *const *txs, size_t n,
-                               struct chain_accept_result *results, struct chain_package_state *pkg)
-{
-	struct chain_mempool *mp = mp_of(c);
-	memset(pkg, 0, sizeof(*pkg));
-	for (size_t i = 0; i < n; i++) {
-		chain_accept_result_release(&results[i]);
-		proto_tx_compute_ids(txs[i]);
-		results[i].txid = txs[i]->txid;
-		results[i].wtxid = txs[i]->wtxid;
-	}
-	if (!mp_package_well_formed(txs, n, pkg))
-		return 0;
-	/*
-	 * Each transaction is judged against the pool with the earlier ones
-	 * in it: they really enter (quietly, untrimmed, no replacement, no
-	 * carve-out, as Core's package test-accept), and all leave again at
-	 * the end, so the pool, its sequence and its counters are as before.
-	 */
-	bool quiet = mp->quiet;
-	uint64_t seq = mp->sequence;
-	struct chain_mempool_stats stats = mp->stats;
-	mp->quiet = true;
-	int err = 0;
-	size_t added = 0;
-	for (size_t i = 0; i < n; i++) {
-		struct mp_args a = {.no_trim = true, .how = CHAIN_MEMPOOL_ADDED_ACCEPT};
-		err = mp_accept(mp, txs[i], &a, &results[i]);
-		if (err)
-			break;
-		if (!results[i].accepted) {
-			for (size_t k = 0; k < i; k++)
-				results[k].validated = false;
-			results[i].validated = true;
-			pkg->result = CHAIN_PACKAGE_TX;
-			snprintf(pkg->reason, sizeof(pkg->reason), "transaction failed");
-			break;
-		}
-		results[i].validated = true;
-		added = i + 1;
-	}
-	for (size_t i = added; i-- > 0;) {
-		struct chain_mempool_entry *e = mp_find_wtxid(mp, &txs[i]->wtxid);
-		if (e)
-			mp_remove_recursive(mp, e, CHAIN_MEMPOOL_REMOVED_REPLACED);
-	}
-	mp->quiet = quiet;
-	mp->sequence = seq;
-	mp->stats = stats;
-	return err;
 }

@@ -2,7 +2,8 @@
  * mempool/internal.h: what the mempool's files share (mempool.c: the
  * entries, indexes, adding, removal, trimming, and attaching to a chain;
  * query.c: reading it; chain_events.c: following blocks and reorgs;
- * accept.c: acceptance; package.c: packages; persist.c: mempool.dat;
+ * accept.c: acceptance; rules.c: the acceptance rules that read the pool;
+ * package.c: packages; persist.c: mempool.dat;
  * unbroadcast.c: the unbroadcast set), and what mining/assemble.c reads
  * of the entries.
  *
@@ -200,7 +201,7 @@ size_t mp_usage(const struct chain_mempool *mp);
 /** Deep copy of a transaction (owned storage, ids computed). 0 or CHAIN_ENOMEM. */
 CHAIN_WUR int mp_tx_copy(struct proto_tx *dst, struct proto_tx *src);
 
-/* ---- mempool_accept.c ---------------------------------------------------- */
+/* ---- accept.c ------------------------------------------------------------ */
 
 /** How mp_accept runs (Core's ATMPArgs). */
 struct mp_args {
@@ -212,7 +213,7 @@ struct mp_args {
 	bool trusted;           /* skip script checks: the entry passed them before (reorg) */
 	int64_t accept_time;    /* 0: now */
 	enum chain_mempool_addition how;
-	/* Package evaluation (mempool_package.c, Core's m_package_feerates):
+	/* Package evaluation (package.c, Core's m_package_feerates):
 	 * no mempool-minimum or min-relay feerate check of the tx alone (the
 	 * package's feerate is checked instead; a non-TRUC tx must still pay
 	 * the min relay fee itself) and no ephemeral-spend check (done over
@@ -224,6 +225,64 @@ struct mp_args {
 	struct proto_tx *const *package;
 	size_t n_package;
 };
+
+/** Whether r holds e. */
+static inline bool mp_refs_has(const struct mp_refs *r, const struct chain_mempool_entry *e)
+{
+	for (uint32_t i = 0; i < r->n; i++) {
+		if (r->v[i] == e)
+			return true;
+	}
+	return false;
+}
+
+/** Append e unless r holds it. 0 or CHAIN_ENOMEM. */
+static inline int mp_refs_add_unique(struct mp_refs *r, struct chain_mempool_entry *e)
+{
+	return mp_refs_has(r, e) ? 0 : mp_refs_push(r, e);
+}
+
+/* ---- accept.c and rules.c: one acceptance ------------------------------------ */
+
+/* The work of one acceptance (Core's Workspace). */
+struct mp_ws {
+	struct chain_mempool *mp;
+	struct chain *c;
+	struct proto_tx *tx;
+	const struct mp_args *a;
+	struct chain_state *st;
+	struct chain_node *tip;
+	struct chain_coin *prev; /* n_in */
+	size_t *off;             /* script offset into arena, SIZE_MAX: points elsewhere */
+	int32_t *heights;        /* n_in */
+	/* coins this accept read into the cache (Core's coins_to_uncache),
+	 * forgotten again on a reject */
+	struct proto_outpoint *uncache;
+	size_t n_uncache;
+	uint8_t *arena; /* scripts of coins from the cache */
+	size_t arena_len, arena_cap;
+	struct mp_refs parents;       /* direct in-pool parents, unique */
+	struct mp_refs conflicts;     /* direct conflicts, unique */
+	struct mp_refs all_conflicts; /* conflicts and their descendants */
+	struct mp_refs ancestors;
+	int64_t fee, mfee, vsize, conflicting_fees, conflicting_size;
+	uint32_t sigops;
+	bool spends_coinbase, sibling_eviction;
+	char hex[65]; /* txid */
+};
+
+/*
+ * The rules that read the pool (rules.c), in the order accept.c calls
+ * them. Each returns 0, CHAIN_EINVALID with w->st set, or a fatal error.
+ */
+/** Core's ancestor/descendant limits with the CPFP carve-out; fills w->ancestors. */
+CHAIN_WUR int mp_check_limits(struct mp_ws *w);
+/** Core's SingleTRUCChecks. */
+CHAIN_WUR int mp_truc_checks(struct mp_ws *w);
+/** Core's ReplacementChecks (policy/rbf.cpp) over w->conflicts. */
+CHAIN_WUR int mp_replacement_checks(struct mp_ws *w);
+/** Core's CheckEphemeralSpends for one transaction. */
+CHAIN_WUR int mp_ephemeral_spends(struct mp_ws *w);
 
 /** Core's IsWellFormedPackage with require_sorted: true when well formed, else pkg says why. */
 bool mp_package_well_formed(struct proto_tx *const *txs, size_t n, struct chain_package_state *pkg);

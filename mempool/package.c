@@ -1,5 +1,5 @@
 /*
- * chain/mempool_package.c: submitpackage's validation, as Core 29's
+ * mempool/package.c: submitpackage's validation, as Core 29's
  * MemPoolAccept::AcceptPackage and AcceptMultipleTransactions (package
  * feerate, package limits, TRUC's package rules, ephemeral dust over the
  * package), with Core's reasons, in Core's order.
@@ -622,4 +622,108 @@ int chain_mempool_submit_package(struct chain *c, struct proto_tx *const *txs, s
 		pkg_fail(pkg, CHAIN_PACKAGE_TX, "transaction failed", NULL);
 	}
 	return 0;
+}
+
+/* ---- packages (testmempoolaccept with several) ------------------------------------ */
+
+static int package_reject(struct chain_package_state *pkg, const char *reason)
+{
+	pkg->result = CHAIN_PACKAGE_POLICY;
+	snprintf(pkg->reason, sizeof(pkg->reason), "%s", reason);
+	return 0;
+}
+
+/* Core's IsWellFormedPackage with require_sorted. true when well formed. */
+bool mp_package_well_formed(struct proto_tx *const *txs, size_t n, struct chain_package_state *pkg)
+{
+	if (n > CHAIN_MEMPOOL_MAX_PACKAGE_COUNT)
+		return package_reject(pkg, "package-too-many-transactions"), false;
+	uint64_t weight = 0;
+	for (size_t i = 0; i < n; i++)
+		weight += proto_tx_weight(txs[i]);
+	if (n > 1 && weight > CHAIN_MEMPOOL_MAX_PACKAGE_WEIGHT)
+		return package_reject(pkg, "package-too-large"), false;
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = i + 1; k < n; k++) {
+			if (proto_hash_eq(proto_tx_txid(txs[i]), proto_tx_txid(txs[k])))
+				return package_reject(pkg, "package-contains-duplicates"), false;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		for (uint32_t j = 0; j < txs[i]->n_in; j++) {
+			for (size_t k = i + 1; k < n; k++) {
+				if (proto_hash_eq(&txs[i]->vin[j].prevout.txid,
+				                  proto_tx_txid(txs[k])))
+					return package_reject(pkg, "package-not-sorted"), false;
+			}
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (txs[i]->n_in == 0)
+			return package_reject(pkg, "package-contains-duplicates"), false;
+		for (uint32_t j = 0; j < txs[i]->n_in; j++) {
+			const struct proto_outpoint *op = &txs[i]->vin[j].prevout;
+			for (size_t k = 0; k < i; k++) {
+				for (uint32_t m = 0; m < txs[k]->n_in; m++) {
+					const struct proto_outpoint *o2 = &txs[k]->vin[m].prevout;
+					if (o2->n == op->n && proto_hash_eq(&o2->txid, &op->txid))
+						return package_reject(pkg, "conflict-in-package"),
+						       false;
+				}
+			}
+		}
+	}
+	return true;
+}
+
+int chain_mempool_test_package(struct chain *c, struct proto_tx *const *txs, size_t n,
+                               struct chain_accept_result *results, struct chain_package_state *pkg)
+{
+	struct chain_mempool *mp = mp_of(c);
+	memset(pkg, 0, sizeof(*pkg));
+	for (size_t i = 0; i < n; i++) {
+		chain_accept_result_release(&results[i]);
+		proto_tx_compute_ids(txs[i]);
+		results[i].txid = txs[i]->txid;
+		results[i].wtxid = txs[i]->wtxid;
+	}
+	if (!mp_package_well_formed(txs, n, pkg))
+		return 0;
+	/*
+	 * Each transaction is judged against the pool with the earlier ones
+	 * in it: they really enter (quietly, untrimmed, no replacement, no
+	 * carve-out, as Core's package test-accept), and all leave again at
+	 * the end, so the pool, its sequence and its counters are as before.
+	 */
+	bool quiet = mp->quiet;
+	uint64_t seq = mp->sequence;
+	struct chain_mempool_stats stats = mp->stats;
+	mp->quiet = true;
+	int err = 0;
+	size_t added = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct mp_args a = {.no_trim = true, .how = CHAIN_MEMPOOL_ADDED_ACCEPT};
+		err = mp_accept(mp, txs[i], &a, &results[i]);
+		if (err)
+			break;
+		if (!results[i].accepted) {
+			for (size_t k = 0; k < i; k++)
+				results[k].validated = false;
+			results[i].validated = true;
+			pkg->result = CHAIN_PACKAGE_TX;
+			snprintf(pkg->reason, sizeof(pkg->reason), "transaction failed");
+			break;
+		}
+		results[i].validated = true;
+		added = i + 1;
+	}
+	for (size_t i = added; i-- > 0;) {
+		struct chain_mempool_entry *e = mp_find_wtxid(mp, &txs[i]->wtxid);
+		if (e)
+			mp_remove_recursive(mp, e, CHAIN_MEMPOOL_REMOVED_REPLACED);
+	}
+	mp->quiet = quiet;
+	mp->sequence = seq;
+	mp->stats = stats;
+	return err;
 }

@@ -1,5 +1,5 @@
 /*
- * chain/mempool_persist.c: mempool.dat in Bitcoin Core's format
+ * mempool/persist.c: mempool.dat in Bitcoin Core's format
  * (kernel/mempool_persist.cpp), so a file Core's savemempool wrote loads
  * here and the other way round.
  *

@@ -1,5 +1,5 @@
 /*
- * chain/mempool_query.c: reading the mempool: entries and their figures,
+ * mempool/query.c: reading the mempool: entries and their figures,
  * the orders getrawmempool, relay and trimming use (computed when asked,
  * a sort of the entry array), ancestors and descendants, info, events,
  * prioritisation and counters.

@@ -1,5 +1,5 @@
 /*
- * chain/mempool_unbroadcast.c: the unbroadcast set (Core's
+ * mempool/unbroadcast.c: the unbroadcast set (Core's
  * m_unbroadcast_txids). sendrawtransaction's transactions stay in it until
  * a peer fetches one (relay tells the chain's thread) or the entry leaves
  * the pool; relay re-announces what is left every 10-15 minutes, and

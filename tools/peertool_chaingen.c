@@ -9,7 +9,7 @@
  * push as `CScript() << height << OP_0`, a coinbase paying subsidy plus
  * fees to a seed-derived key, and always a BIP141 witness commitment with
  * its 32-byte zero witness nonce (GenerateCoinbaseCommitment): the coinbase,
- * commitment and nonce grind are chain/miner.c's, as peerd's generatetoaddress
+ * commitment and nonce grind are mining/miner.c's, as peerd's generatetoaddress
  * makes them. From height 101 on (coinbase maturity) blocks also carry signed
  * transactions that spend earlier outputs of seven types and create new ones;
  * the in-memory wallet below tracks what is spendable.

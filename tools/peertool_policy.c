@@ -1,6 +1,6 @@
 /*
  * tools/peertool_policy.c: check-standard, Bitcoin Core's mempool
- * standardness rules on one transaction, offline (chain/policy.h).
+ * standardness rules on one transaction, offline (mempool/policy.h).
  *
  *   peertool check-standard [--prevouts FILE] [--chain NAME] [knobs] TX
  *

@@ -1,5 +1,5 @@
 /*
- * tests/fuzz/fuzz_policy.c: the standardness rules (chain/policy.c) on
+ * tests/fuzz/fuzz_policy.c: the standardness rules (mempool/policy.c) on
  * any transaction and any spent outputs.
  *
  * Input: a 2-byte little-endian length L, L bytes of transaction, then

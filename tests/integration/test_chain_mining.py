@@ -1,4 +1,4 @@
-"""generatetoaddress and generateblock (chain/miner.c, daemon/ctl_mining.c).
+"""generatetoaddress and generateblock (mining/miner.c, daemon/ctl_mining.c).
 
 peerd mines on its own to every address type and the chain methods must
 describe what it made; python-bitcoinlib (an independent implementation)

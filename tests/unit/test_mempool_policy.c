@@ -1,6 +1,6 @@
 /*
  * tests/unit/test_mempool_policy.c: Core 29's standardness rules
- * (chain/policy.c). Every rule at its boundary, one over and one at it,
+ * (mempool/policy.c). Every rule at its boundary, one over and one at it,
  * with Core's reason and verdict kind; the figures Core computes for dust
  * and fees; and Core's own regtest wallet transactions (which Core's
  * mempool accepted) passing every rule, mainnet's 999,657-byte
