@@ -66,7 +66,7 @@ static void chain_log_cb(void *arg, enum chain_log_level level, const char *msg)
 /* The mempool is saved and detached first, as it was attached after chain_open. */
 static int close_chain(struct chain *c)
 {
-	chain_mempool_close(c);
+	mempool_close(c);
 	return chain_close(c);
 }
 
@@ -371,7 +371,7 @@ int validation_open(struct daemon *d)
 	    .log = chain_log_cb,
 	    .log_arg = d,
 	};
-	struct chain_mempool_config mc = {
+	struct mempool_config mc = {
 	    .max_bytes = cf->maxmempool_mb * 1000000u,
 	    .expiry = cf->mempoolexpiry_h * 3600,
 	    .ancestor_count = cf->limitancestorcount,
@@ -382,8 +382,8 @@ int validation_open(struct daemon *d)
 	    .policy_set = true,
 	};
 	/* Core's mempool_args.cpp: start from the network's policy, then the keys. */
-	struct chain_policy *pol = &mc.policy;
-	chain_policy_default(pol, d->params);
+	struct mempool_policy *pol = &mc.policy;
+	mempool_policy_default(pol, d->params);
 	pol->min_relay_feerate = cf->minrelaytxfee;
 	pol->incremental_relay_feerate = cf->incrementalrelayfee;
 	pol->dust_relay_feerate = cf->dustrelayfee;
@@ -407,7 +407,7 @@ int validation_open(struct daemon *d)
 		         chain_strerror(err));
 		return -EIO;
 	}
-	if ((err = chain_mempool_open(c, &mc, cc.dir))) {
+	if ((err = mempool_open(c, &mc, cc.dir))) {
 		DLOG_ERR(&d->log, DLOG_VALIDATION, "cannot open the mempool: %s",
 		         chain_strerror(err));
 		(void)chain_close(c);

@@ -78,7 +78,7 @@ static int fetch_coins(struct mp_ws *w, bool *missing)
 		const struct proto_outpoint *op = &tx->vin[j].prevout;
 		struct chain_coin *pc = &w->prev[j];
 		w->off[j] = SIZE_MAX;
-		struct chain_mempool_entry *e = mp_find_txid(w->mp, &op->txid);
+		struct mempool_entry *e = mp_find_txid(w->mp, &op->txid);
 		if (e) {
 			if (op->n >= e->tx.n_out) {
 				*missing = true;
@@ -87,7 +87,7 @@ static int fetch_coins(struct mp_ws *w, bool *missing)
 			}
 			const struct proto_txout *o = &e->tx.vout[op->n];
 			pc->value = o->value;
-			pc->height = CHAIN_MEMPOOL_HEIGHT;
+			pc->height = MEMPOOL_HEIGHT;
 			pc->coinbase = false;
 			pc->script = proto_txout_script(&e->tx, o);
 			pc->script_len = o->script_len;
@@ -105,7 +105,7 @@ static int fetch_coins(struct mp_ws *w, bool *missing)
 			}
 			const struct proto_txout *o = &pt->vout[op->n];
 			pc->value = o->value;
-			pc->height = CHAIN_MEMPOOL_HEIGHT;
+			pc->height = MEMPOOL_HEIGHT;
 			pc->coinbase = false;
 			pc->script = proto_txout_script(pt, o);
 			pc->script_len = o->script_len;
@@ -140,7 +140,7 @@ static int fetch_coins(struct mp_ws *w, bool *missing)
 }
 
 /* The txids of the missing parents, unique, for the orphanage. */
-static int note_missing(struct mp_ws *w, struct chain_accept_result *r)
+static int note_missing(struct mp_ws *w, struct mempool_accept_result *r)
 {
 	struct proto_tx *tx = w->tx;
 	for (uint32_t j = 0; j < tx->n_in; j++) {
@@ -164,11 +164,11 @@ static int note_missing(struct mp_ws *w, struct chain_accept_result *r)
 
 /* ---- PreChecks ------------------------------------------------------------- */
 
-static int prechecks(struct mp_ws *w, struct chain_accept_result *r)
+static int prechecks(struct mp_ws *w, struct mempool_accept_result *r)
 {
-	struct chain_mempool *mp = w->mp;
+	struct mempool *mp = w->mp;
 	struct proto_tx *tx = w->tx;
-	const struct chain_policy *pol = &mp->policy;
+	const struct mempool_policy *pol = &mp->policy;
 	struct chain_state *st = w->st;
 	int err;
 
@@ -179,14 +179,14 @@ static int prechecks(struct mp_ws *w, struct chain_accept_result *r)
 		return chain_reject(st, CHAIN_RESULT_CONSENSUS, script_tx_reason(terr), NULL);
 	if (proto_tx_is_coinbase(tx))
 		return chain_reject(st, CHAIN_RESULT_CONSENSUS, "coinbase", NULL);
-	if (pol->require_standard && (err = chain_policy_check_standard(tx, pol, st)))
+	if (pol->require_standard && (err = mempool_policy_check_standard(tx, pol, st)))
 		return err;
-	if ((err = chain_policy_check_nonwitness_size(tx, st)))
+	if ((err = mempool_policy_check_nonwitness_size(tx, st)))
 		return err;
 	if (!chain_tx_is_final(tx, w->tip->height + 1, chain_node_mtp(w->tip)))
 		return chain_reject(st, CHAIN_RESULT_TX_PREMATURE_SPEND, "non-final", NULL);
 
-	struct chain_mempool_entry *same = mp_find_wtxid(mp, &tx->wtxid);
+	struct mempool_entry *same = mp_find_wtxid(mp, &tx->wtxid);
 	if (same) {
 		r->already_in_mempool = true;
 		return chain_reject(st, CHAIN_RESULT_TX_CONFLICT, "txn-already-in-mempool", NULL);
@@ -199,7 +199,7 @@ static int prechecks(struct mp_ws *w, struct chain_accept_result *r)
 		                    "txn-same-nonwitness-data-in-mempool", NULL);
 	}
 	for (uint32_t j = 0; j < tx->n_in; j++) {
-		struct chain_mempool_entry *s = mp_spender(mp, &tx->vin[j].prevout);
+		struct mempool_entry *s = mp_spender(mp, &tx->vin[j].prevout);
 		if (!s)
 			continue;
 		if (!w->a->allow_replacement)
@@ -244,41 +244,41 @@ static int prechecks(struct mp_ws *w, struct chain_accept_result *r)
 			st->result = CHAIN_RESULT_TX_PREMATURE_SPEND;
 		return err;
 	}
-	if (pol->require_standard && (err = chain_policy_check_inputs(tx, w->prev, st)))
+	if (pol->require_standard && (err = mempool_policy_check_inputs(tx, w->prev, st)))
 		return err;
 	if (tx->has_witness && pol->require_standard &&
-	    (err = chain_policy_check_witness(tx, w->prev, st)))
+	    (err = mempool_policy_check_witness(tx, w->prev, st)))
 		return err;
 
 	w->sigops = chain_tx_sigop_cost(tx, w->prev, SCRIPT_VERIFY_STANDARD);
 	w->mfee = mp_fee_add(w->fee, mp_delta_of(mp, &tx->txid));
-	w->vsize = chain_policy_vsize(proto_tx_weight(tx), w->sigops, pol->bytes_per_sigop);
+	w->vsize = mempool_policy_vsize(proto_tx_weight(tx), w->sigops, pol->bytes_per_sigop);
 	r->fee_known = true;
 	r->fee = w->fee;
 	r->vsize = w->vsize;
 	r->effective_feerate = mp_feerate_of(w->mfee, w->vsize);
 
 	if (pol->require_standard &&
-	    (err = chain_policy_check_ephemeral(tx, w->fee, w->mfee, pol, st)))
+	    (err = mempool_policy_check_ephemeral(tx, w->fee, w->mfee, pol, st)))
 		return err;
-	if ((err = chain_policy_check_sigops(w->sigops, st)))
+	if ((err = mempool_policy_check_sigops(w->sigops, st)))
 		return err;
 	if (!w->a->bypass_limits) {
-		int64_t want = chain_feerate_fee(pol->min_relay_feerate, w->vsize);
+		int64_t want = mempool_feerate_fee(pol->min_relay_feerate, w->vsize);
 		/* TRUC transactions may go below it (in a package); they meet
 		 * CheckFeeRate's same check below as reconsiderable instead. */
-		if (tx->version != CHAIN_TRUC_VERSION && w->mfee < want)
+		if (tx->version != MEMPOOL_TRUC_VERSION && w->mfee < want)
 			return chain_reject(st, CHAIN_RESULT_TX_MEMPOOL_POLICY,
 			                    "min relay fee not met", "%lld < %lld",
 			                    (long long)w->mfee, (long long)want);
 		/* In a package the package's feerate is checked instead. */
-		int64_t floor = chain_feerate_fee(mp_min_fee(mp), w->vsize);
+		int64_t floor = mempool_feerate_fee(mp_min_fee(mp), w->vsize);
 		if (!w->a->package_feerates && floor > 0 && w->mfee < floor)
 			return chain_reject(st, CHAIN_RESULT_TX_RECONSIDERABLE,
 			                    "mempool min fee not met", "%lld < %lld",
 			                    (long long)w->mfee, (long long)floor);
 		if (!w->a->package_feerates &&
-		    (err = chain_policy_check_min_relay_fee(w->mfee, w->vsize, pol, st)))
+		    (err = mempool_policy_check_min_relay_fee(w->mfee, w->vsize, pol, st)))
 			return err;
 	}
 
@@ -416,10 +416,10 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static int finalize(struct mp_ws *w, struct chain_accept_result *r)
+static int finalize(struct mp_ws *w, struct mempool_accept_result *r)
 {
-	struct chain_mempool *mp = w->mp;
-	struct chain_mempool_entry *e = xcalloc(1, sizeof(*e));
+	struct mempool *mp = w->mp;
+	struct mempool_entry *e = xcalloc(1, sizeof(*e));
 	if (!e)
 		return CHAIN_ENOMEM;
 	proto_tx_init(&e->tx);
@@ -441,7 +441,7 @@ static int finalize(struct mp_ws *w, struct chain_accept_result *r)
 	 * before children already in the pool. */
 	e->sequence = w->a->bypass_limits ? 0 : mp->sequence;
 	if (w->all_conflicts.n)
-		mp_remove_set(mp, &w->all_conflicts, CHAIN_MEMPOOL_REMOVED_REPLACED, false);
+		mp_remove_set(mp, &w->all_conflicts, MEMPOOL_REMOVED_REPLACED, false);
 	if ((err = mp_add_entry(mp, e, &w->parents, w->a->how))) {
 		proto_tx_release(&e->tx);
 		mp_refs_release(&e->parents);
@@ -461,11 +461,11 @@ static int finalize(struct mp_ws *w, struct chain_accept_result *r)
 	return 0;
 }
 
-int mp_accept(struct chain_mempool *mp, struct proto_tx *tx, const struct mp_args *a,
-              struct chain_accept_result *r)
+int mp_accept(struct mempool *mp, struct proto_tx *tx, const struct mp_args *a,
+              struct mempool_accept_result *r)
 {
 	uint64_t t0 = mono_ns();
-	chain_accept_result_release(r);
+	mempool_accept_result_release(r);
 	proto_tx_compute_ids(tx);
 	r->txid = tx->txid;
 	r->wtxid = tx->wtxid;
@@ -535,10 +535,10 @@ out:
 	return err;
 }
 
-int chain_mempool_accept(struct chain *c, struct proto_tx *tx, const struct chain_accept_opts *opts,
-                         struct chain_accept_result *r)
+int mempool_accept(struct chain *c, struct proto_tx *tx, const struct mempool_accept_opts *opts,
+                   struct mempool_accept_result *r)
 {
-	struct chain_accept_opts none = {0};
+	struct mempool_accept_opts none = {0};
 	if (!opts)
 		opts = &none;
 	struct mp_args a = {
@@ -547,7 +547,7 @@ int chain_mempool_accept(struct chain *c, struct proto_tx *tx, const struct chai
 	    .allow_replacement = true,
 	    .allow_carveouts = true,
 	    .accept_time = opts->accept_time,
-	    .how = CHAIN_MEMPOOL_ADDED_ACCEPT,
+	    .how = MEMPOOL_ADDED_ACCEPT,
 	};
 	return mp_accept(mp_of(c), tx, &a, r);
 }

@@ -37,7 +37,7 @@ struct limits {
 	uint64_t anc_count, anc_size, desc_count, desc_size;
 };
 
-int mp_calc_ancestors(struct chain_mempool *mp, const struct mp_refs *parents, uint64_t vsize,
+int mp_calc_ancestors(struct mempool *mp, const struct mp_refs *parents, uint64_t vsize,
                       uint64_t count, const uint64_t lim[4], struct mp_refs *out, char *msg,
                       size_t cap)
 {
@@ -68,7 +68,7 @@ int mp_calc_ancestors(struct chain_mempool *mp, const struct mp_refs *parents, u
 			if (memcmp(staged.v[i]->tx.txid.b, staged.v[best]->tx.txid.b, 32) < 0)
 				best = i;
 		}
-		struct chain_mempool_entry *s = staged.v[best];
+		struct mempool_entry *s = staged.v[best];
 		staged.v[best] = staged.v[--staged.n];
 		s->mark = in_anc;
 		if (mp_refs_push(out, s)) {
@@ -96,7 +96,7 @@ int mp_calc_ancestors(struct chain_mempool *mp, const struct mp_refs *parents, u
 			goto out;
 		}
 		for (uint32_t k = 0; k < s->parents.n; k++) {
-			struct chain_mempool_entry *p = s->parents.v[k];
+			struct mempool_entry *p = s->parents.v[k];
 			if (p->mark != in_anc && p->mark != in_staged) {
 				p->mark = in_staged;
 				if (mp_refs_push(&staged, p)) {
@@ -127,7 +127,7 @@ static int calc_ancestors(struct mp_ws *w, const struct limits *lim, char *msg, 
 
 int mp_check_limits(struct mp_ws *w)
 {
-	struct chain_mempool *mp = w->mp;
+	struct mempool *mp = w->mp;
 	struct limits lim = {
 	    .anc_count = mp->cfg.ancestor_count,
 	    .anc_size = mp->cfg.ancestor_vbytes,
@@ -146,15 +146,15 @@ int mp_check_limits(struct mp_ws *w)
 		return r;
 	/* The CPFP carve-out: a small tx with a single ancestor may be one
 	 * more descendant than the limit allows. */
-	if (!w->a->allow_carveouts || w->vsize > CHAIN_MEMPOOL_CARVEOUT_VBYTES ||
-	    w->tx->version == CHAIN_TRUC_VERSION)
+	if (!w->a->allow_carveouts || w->vsize > MEMPOOL_CARVEOUT_VBYTES ||
+	    w->tx->version == MEMPOOL_TRUC_VERSION)
 		return chain_reject(w->st, CHAIN_RESULT_TX_MEMPOOL_POLICY, "too-long-mempool-chain",
 		                    "%s", msg);
 	struct limits carve = {
 	    .anc_count = 2,
 	    .anc_size = lim.anc_size,
 	    .desc_count = lim.desc_count + 1,
-	    .desc_size = lim.desc_size + CHAIN_MEMPOOL_CARVEOUT_VBYTES,
+	    .desc_size = lim.desc_size + MEMPOOL_CARVEOUT_VBYTES,
 	};
 	char msg2[CHAIN_DEBUG_MAX];
 	r = calc_ancestors(w, &carve, msg2, sizeof(msg2));
@@ -171,10 +171,10 @@ int mp_truc_checks(struct mp_ws *w)
 	struct proto_tx *tx = w->tx;
 	char wt[65], ph[65], pw[65];
 	proto_hash_to_hex(&tx->wtxid, wt);
-	bool truc = tx->version == CHAIN_TRUC_VERSION;
+	bool truc = tx->version == MEMPOOL_TRUC_VERSION;
 	for (uint32_t i = 0; i < w->ancestors.n; i++) {
-		struct chain_mempool_entry *a = w->ancestors.v[i];
-		bool a_truc = a->tx.version == CHAIN_TRUC_VERSION;
+		struct mempool_entry *a = w->ancestors.v[i];
+		bool a_truc = a->tx.version == MEMPOOL_TRUC_VERSION;
 		if (truc == a_truc)
 			continue;
 		proto_hash_to_hex(&a->tx.txid, ph);
@@ -189,28 +189,28 @@ int mp_truc_checks(struct mp_ws *w)
 	}
 	if (!truc)
 		return 0;
-	if (w->vsize > CHAIN_TRUC_MAX_VSIZE)
+	if (w->vsize > MEMPOOL_TRUC_MAX_VSIZE)
 		return chain_reject(
 		    w->st, CHAIN_RESULT_TX_MEMPOOL_POLICY, "TRUC-violation",
 		    "version=3 tx %s (wtxid=%s) is too big: %lld > %d virtual bytes", w->hex, wt,
-		    (long long)w->vsize, CHAIN_TRUC_MAX_VSIZE);
+		    (long long)w->vsize, MEMPOOL_TRUC_MAX_VSIZE);
 	if (w->ancestors.n + 1 > 2)
 		return chain_reject(w->st, CHAIN_RESULT_TX_MEMPOOL_POLICY, "TRUC-violation",
 		                    "tx %s (wtxid=%s) would have too many ancestors", w->hex, wt);
 	if (w->ancestors.n == 0)
 		return 0;
-	if (w->vsize > CHAIN_TRUC_CHILD_MAX_VSIZE)
+	if (w->vsize > MEMPOOL_TRUC_CHILD_MAX_VSIZE)
 		return chain_reject(
 		    w->st, CHAIN_RESULT_TX_MEMPOOL_POLICY, "TRUC-violation",
 		    "version=3 child tx %s (wtxid=%s) is too big: %lld > %d virtual "
 		    "bytes",
-		    w->hex, wt, (long long)w->vsize, CHAIN_TRUC_CHILD_MAX_VSIZE);
-	struct chain_mempool_entry *parent = w->ancestors.v[0];
+		    w->hex, wt, (long long)w->vsize, MEMPOOL_TRUC_CHILD_MAX_VSIZE);
+	struct mempool_entry *parent = w->ancestors.v[0];
 	bool child_replaced = false;
 	for (uint32_t k = 0; k < parent->children.n && !child_replaced; k++)
 		child_replaced = mp_refs_has(&w->conflicts, parent->children.v[k]);
 	if (parent->desc_count + 1 > 2 && !child_replaced) {
-		struct chain_mempool_entry *sibling = NULL;
+		struct mempool_entry *sibling = NULL;
 		if (parent->desc_count == 2 && parent->children.n == 1 &&
 		    parent->children.v[0]->anc_count == 2)
 			sibling = parent->children.v[0];
@@ -233,14 +233,14 @@ int mp_truc_checks(struct mp_ws *w)
 
 int mp_replacement_checks(struct mp_ws *w)
 {
-	struct chain_mempool *mp = w->mp;
+	struct mempool *mp = w->mp;
 	struct chain_state *st = w->st;
 	const char *sib = w->sibling_eviction ? " (including sibling eviction)" : "";
 	char reason[64];
 	int64_t new_rate = mp_feerate_of(w->mfee, w->vsize);
 	/* Rule 6: a higher feerate than every direct conflict. */
 	for (uint32_t i = 0; i < w->conflicts.n; i++) {
-		struct chain_mempool_entry *e = w->conflicts.v[i];
+		struct mempool_entry *e = w->conflicts.v[i];
 		int64_t old_rate = mp_feerate_of(e->modified_fee, e->vsize);
 		if (new_rate <= old_rate) {
 			char a[48], b[48];
@@ -257,13 +257,13 @@ int mp_replacement_checks(struct mp_ws *w)
 	uint64_t count = 0;
 	for (uint32_t i = 0; i < w->conflicts.n; i++)
 		count += w->conflicts.v[i]->desc_count;
-	if (count > CHAIN_MEMPOOL_MAX_REPLACEMENTS) {
+	if (count > MEMPOOL_MAX_REPLACEMENTS) {
 		snprintf(reason, sizeof(reason), "too many potential replacements%s", sib);
 		return chain_reject(
 		    st, CHAIN_RESULT_TX_MEMPOOL_POLICY, reason,
 		    "rejecting replacement %s; too many potential replacements (%llu > "
 		    "%u)",
-		    w->hex, (unsigned long long)count, CHAIN_MEMPOOL_MAX_REPLACEMENTS);
+		    w->hex, (unsigned long long)count, MEMPOOL_MAX_REPLACEMENTS);
 	}
 	uint64_t ep = mp_new_epoch(mp);
 	w->all_conflicts.n = 0;
@@ -307,7 +307,7 @@ int mp_replacement_checks(struct mp_ws *w)
 		    b);
 	}
 	int64_t extra = w->mfee - w->conflicting_fees;
-	int64_t relay = chain_feerate_fee(mp->policy.incremental_relay_feerate, w->vsize);
+	int64_t relay = mempool_feerate_fee(mp->policy.incremental_relay_feerate, w->vsize);
 	if (extra < relay) {
 		format_money(extra, a);
 		format_money(relay, b);
@@ -327,9 +327,9 @@ int mp_ephemeral_spends(struct mp_ws *w)
 	struct proto_tx *tx = w->tx;
 	int64_t rate = w->mp->policy.dust_relay_feerate;
 	for (uint32_t i = 0; i < w->parents.n; i++) {
-		struct chain_mempool_entry *p = w->parents.v[i];
+		struct mempool_entry *p = w->parents.v[i];
 		uint32_t idx[8];
-		uint32_t n = chain_policy_dust_outputs(&p->tx, rate, idx, 8);
+		uint32_t n = mempool_policy_dust_outputs(&p->tx, rate, idx, 8);
 		for (uint32_t d = 0; d < n && d < 8; d++) {
 			bool spent = false;
 			for (uint32_t j = 0; j < tx->n_in && !spent; j++)

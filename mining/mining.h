@@ -11,7 +11,7 @@
  *
  * The first three are pure (any thread, on data the caller owns);
  * peertool's chain generator uses them too, so there is one coinbase
- * and one grind in the tree. chain_mine is the chain's thread's.
+ * and one grind in the tree. mining_generate is the chain's thread's.
  */
 #ifndef PEERD_MINING_H
 #define PEERD_MINING_H
@@ -20,13 +20,13 @@
 #include "mempool/mempool.h"
 
 /** Block version Core's miner sets with no deployment signalling (VERSIONBITS_TOP_BITS). */
-#define CHAIN_MINER_BLOCK_VERSION 0x20000000
+#define MINING_BLOCK_VERSION 0x20000000
 /** Coinbase version: Core's CTransaction::CURRENT_VERSION. */
-#define CHAIN_MINER_COINBASE_VERSION 2
+#define MINING_COINBASE_VERSION 2
 /** Nonces tried before giving up (Core's DEFAULT_MAX_TRIES). */
-#define CHAIN_MINER_MAX_TRIES 1000000u
+#define MINING_MAX_TRIES 1000000u
 /** The commitment output's script: OP_RETURN, a 36-byte push of aa21a9ed and a hash. */
-#define CHAIN_WITNESS_COMMITMENT_SIZE 38u
+#define MINING_WITNESS_COMMITMENT_SIZE 38u
 
 /**
  * Core's GenerateCoinbaseCommitment script for a block whose witness
@@ -35,16 +35,16 @@
  * SHA256d(witness_root || 32 zero bytes), the zero bytes being the
  * coinbase's witness nonce.
  */
-void chain_miner_commitment(const struct proto_hash *witness_root,
-                            uint8_t out[CHAIN_WITNESS_COMMITMENT_SIZE]);
+void mining_commitment(const struct proto_hash *witness_root,
+                       uint8_t out[MINING_WITNESS_COMMITMENT_SIZE]);
 
 /** What a coinbase says. */
-struct chain_coinbase {
+struct mining_coinbase {
 	int32_t height;            /**< of the block; >= 0 */
 	const uint8_t *spk;        /**< the reward's scriptPubKey */
 	uint32_t spk_len;          /**< its length */
 	int64_t value;             /**< satoshis: subsidy plus whatever fees are claimed */
-	const uint8_t *commitment; /**< CHAIN_WITNESS_COMMITMENT_SIZE bytes, or NULL: none */
+	const uint8_t *commitment; /**< MINING_WITNESS_COMMITMENT_SIZE bytes, or NULL: none */
 };
 
 /**
@@ -55,14 +55,14 @@ struct chain_coinbase {
  * with a commitment, the commitment output and the 32-byte zero witness
  * nonce as the input's witness. Lock time 0. Errors in w->err.
  */
-void chain_miner_coinbase(const struct chain_coinbase *cb, struct proto_writer *w);
+void mining_write_coinbase(const struct mining_coinbase *cb, struct proto_writer *w);
 
 /** How a grind ended. */
-enum chain_grind {
-	CHAIN_GRIND_FOUND = 0,   /**< h->nonce meets the target */
-	CHAIN_GRIND_NO_TRIES,    /**< *max_tries reached 0 first */
-	CHAIN_GRIND_WRAPPED,     /**< the nonce reached 0xffffffff: a new template is needed */
-	CHAIN_GRIND_INTERRUPTED, /**< *interrupt was set */
+enum mining_grind_result {
+	MINING_GRIND_FOUND = 0,   /**< h->nonce meets the target */
+	MINING_GRIND_NO_TRIES,    /**< *max_tries reached 0 first */
+	MINING_GRIND_WRAPPED,     /**< the nonce reached 0xffffffff: a new template is needed */
+	MINING_GRIND_INTERRUPTED, /**< *interrupt was set */
 };
 
 /**
@@ -73,33 +73,33 @@ enum chain_grind {
  * nothing. *hash gets the last hash computed. `interrupt` (may be NULL),
  * when another thread sets it, stops the grind (Core's m_interrupt).
  */
-enum chain_grind chain_miner_grind(struct proto_block_header *h, const struct proto_hash *pow_limit,
-                                   uint64_t *max_tries, const _Atomic bool *interrupt,
-                                   struct proto_hash *hash);
+enum mining_grind_result mining_grind(struct proto_block_header *h,
+                                      const struct proto_hash *pow_limit, uint64_t *max_tries,
+                                      const _Atomic bool *interrupt, struct proto_hash *hash);
 
-/** One transaction for chain_mine, serialized (witness form or not). Borrowed. */
-struct chain_mine_tx {
+/** One transaction for mining_generate, serialized (witness form or not). Borrowed. */
+struct mining_tx {
 	const uint8_t *raw;
 	size_t len;
 };
 
 /** What to mine. */
-struct chain_mine_args {
+struct mining_args {
 	const uint8_t *spk; /**< the reward's scriptPubKey */
 	uint32_t spk_len;
-	const struct chain_mine_tx *txs; /**< after the coinbase, in this order; may be NULL */
+	const struct mining_tx *txs; /**< after the coinbase, in this order; may be NULL */
 	size_t n_txs;
 	bool submit;                   /**< hand the block to chain_submit_block */
-	const _Atomic bool *interrupt; /**< may be NULL: see chain_miner_grind */
+	const _Atomic bool *interrupt; /**< may be NULL: see mining_grind */
 	/** The coinbase claims the subsidy only, leaving the fees of txs
 	 * unclaimed, as Core's generateblock (its template is made from no
 	 * mempool and the transactions are added after). false: subsidy plus fees. */
 	bool subsidy_only;
 };
 
-/** A block chain_mine made. */
-struct chain_mined {
-	uint8_t *raw; /**< the block's bytes, xmalloc'd: chain_mined_release frees */
+/** A block mining_generate made. */
+struct mining_block {
+	uint8_t *raw; /**< the block's bytes, xmalloc'd: mining_block_release frees */
 	size_t len;
 	struct proto_hash hash;
 	int32_t height;
@@ -107,8 +107,8 @@ struct chain_mined {
 	enum chain_submit submitted; /**< with args->submit: what chain_submit_block said */
 };
 
-/** Free a chain_mined's bytes; it is then empty. */
-void chain_mined_release(struct chain_mined *m);
+/** Free a mining_block's bytes; it is then empty. */
+void mining_block_release(struct mining_block *m);
 
 /**
  * Make a block on the active tip as Core's CreateNewBlock and
@@ -129,31 +129,31 @@ void chain_mined_release(struct chain_mined *m);
  * interrupted, or the nonce space ran out (call again for a new
  * template, as Core's loop does). CHAIN_EARG: a transaction does not decode. Else a fatal error.
  */
-CHAIN_WUR int chain_mine(struct chain *c, const struct chain_mine_args *a, uint64_t *max_tries,
-                         struct chain_mined *out, struct chain_state *st);
+CHAIN_WUR int mining_generate(struct chain *c, const struct mining_args *a, uint64_t *max_tries,
+                              struct mining_block *out, struct chain_state *st);
 
 /* ---------------------------------------------------------------------- */
 /* Block assembly (assemble.c)                                             */
 
 /** Core's DEFAULT_BLOCK_MAX_WEIGHT (-blockmaxweight). */
-#define CHAIN_BLOCK_MAX_WEIGHT_DEFAULT 4000000u
+#define MINING_BLOCK_MAX_WEIGHT_DEFAULT 4000000u
 /** Core's DEFAULT_BLOCK_RESERVED_WEIGHT (-blockreservedweight): header and coinbase. */
-#define CHAIN_BLOCK_RESERVED_WEIGHT_DEFAULT 8000u
+#define MINING_BLOCK_RESERVED_WEIGHT_DEFAULT 8000u
 /** Core's DEFAULT_COINBASE_OUTPUT_MAX_ADDITIONAL_SIGOPS: kept for the coinbase. */
-#define CHAIN_BLOCK_RESERVED_SIGOPS 400
+#define MINING_BLOCK_RESERVED_SIGOPS 400
 /** Core's DEFAULT_BLOCK_MIN_TX_FEE (-blockmintxfee), sat/kvB. */
-#define CHAIN_BLOCK_MIN_TX_FEE_DEFAULT 1000
+#define MINING_BLOCK_MIN_TX_FEE_DEFAULT 1000
 
-/** Limits of chain_mempool_block_select (Core's BlockAssembler::Options). */
-struct chain_block_opts {
+/** Limits of mining_assemble (Core's BlockAssembler::Options). */
+struct mining_block_opts {
 	uint64_t max_weight;      /**< the block's weight at most (4,000 .. 4,000,000) */
 	uint64_t reserved_weight; /**< counted as used before any transaction */
 	int64_t min_fee_rate;     /**< sat/kvB a package must pay */
 };
-#define CHAIN_BLOCK_OPTS_DEFAULT                                                                   \
+#define MINING_BLOCK_OPTS_DEFAULT                                                                  \
 	{                                                                                          \
-		CHAIN_BLOCK_MAX_WEIGHT_DEFAULT, CHAIN_BLOCK_RESERVED_WEIGHT_DEFAULT,               \
-		    CHAIN_BLOCK_MIN_TX_FEE_DEFAULT                                                 \
+		MINING_BLOCK_MAX_WEIGHT_DEFAULT, MINING_BLOCK_RESERVED_WEIGHT_DEFAULT,             \
+		    MINING_BLOCK_MIN_TX_FEE_DEFAULT                                                \
 	}
 
 /**
@@ -165,6 +165,6 @@ struct chain_block_opts {
  * chosen) points into the pool: valid until it changes. 0 or CHAIN_ENOMEM.
  * Validation thread.
  */
-CHAIN_WUR int chain_mempool_block_select(struct chain *c, const struct chain_block_opts *opts,
-                                         const struct chain_mempool_entry ***out, size_t *n);
+CHAIN_WUR int mining_assemble(struct chain *c, const struct mining_block_opts *opts,
+                              const struct mempool_entry ***out, size_t *n);
 #endif
