@@ -157,6 +157,9 @@ typedef void (*chain_log_fn)(void *arg, enum chain_log_level level, const char *
 /** Seconds between flushes of the coins and index while nothing forces one. */
 #define CHAIN_FLUSH_INTERVAL 3600
 
+/** An open chain; opaque. One thread owns it. */
+struct chain;
+
 /** How to open a chain. */
 struct chain_config {
 	const struct proto_params *params;
@@ -171,10 +174,15 @@ struct chain_config {
 	const struct chain_work *min_chain_work;
 	/** Script-execution cache, bytes (0: CHAIN_SCRIPT_CACHE_DEFAULT_BYTES; SIZE_MAX: none). */
 	size_t script_cache_bytes;
+	/**
+	 * Called once by chain_open when the chain is loaded, before it
+	 * replays the blocks written after the last flush and activates the
+	 * best chain (may be NULL): register here the listeners that must
+	 * hear those blocks (the mempool). Non-zero fails chain_open with it.
+	 */
+	int (*attach)(void *arg, struct chain *c);
+	void *attach_arg;
 };
-
-/** An open chain; opaque. One thread owns it. */
-struct chain;
 
 /**
  * Open the chain in cfg->dir: the database, the block store and the index;
@@ -343,6 +351,9 @@ struct chain_listener {
 	/** The active chain settled (after every chain_activate, whether or
 	 * not anything moved). Non-zero is returned by chain_activate. */
 	int (*chain_settled)(void *ctx, struct chain *c);
+	/** The chain is being freed (chain_close, or chain_open failing after
+	 * `attach`) with this listener still registered: let go of it. */
+	void (*chain_closed)(void *ctx, struct chain *c);
 	void *ctx;
 };
 /** Most listeners a chain keeps. */

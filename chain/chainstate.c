@@ -347,6 +347,11 @@ static int load_active(struct chain *c)
 /* Everything a chain holds, in reverse order of chain_open; no flush. */
 static void free_chain(struct chain *c)
 {
+	/* Listeners attached in chain_open go first, as they came last. */
+	for (size_t i = c->n_listeners; i-- > 0;)
+		if (c->listeners[i].chain_closed)
+			c->listeners[i].chain_closed(c->listeners[i].ctx, c);
+	c->n_listeners = 0;
 	chain_checker_free(c->ck);
 	chain_coins_free(c->coins);
 	chain_index_free(c->idx);
@@ -376,6 +381,8 @@ int chain_open(struct chain **out, const struct chain_config *cfg)
 		chain_work_from_le(cfg->params->min_chain_work.b, &c->min_work);
 	/* Only the value was the caller's: the pointer is not kept. */
 	c->cfg.min_chain_work = NULL;
+	c->cfg.attach = NULL; /* called once, below */
+	c->cfg.attach_arg = NULL;
 	if (!c->cfg.dbcache_bytes)
 		c->cfg.dbcache_bytes = (size_t)CHAIN_DBCACHE_DEFAULT_MIB << 20;
 	proto_block_init(&c->blk);
@@ -398,6 +405,8 @@ int chain_open(struct chain **out, const struct chain_config *cfg)
 	    (err = load_index(c)) || (err = check_files(c)) || (err = read_store_end(c)) ||
 	    (err = chain_coins_new(&c->coins, c->db, c->cfg.dbcache_bytes)) ||
 	    (err = load_active(c)))
+		goto fail;
+	if (cfg->attach && (err = cfg->attach(cfg->attach_arg, c)))
 		goto fail;
 	if (!c->cfg.script_cache_bytes)
 		c->cfg.script_cache_bytes = CHAIN_SCRIPT_CACHE_DEFAULT_BYTES;

@@ -63,7 +63,19 @@ static void chain_log_cb(void *arg, enum chain_log_level level, const char *msg)
 
 /* ---- the thread ----------------------------------------------------------- */
 
-/* The mempool is saved and detached first, as it was attached after chain_open. */
+/* The mempool goes on the chain as chain_open loads it (before the replay). */
+struct mempool_attach {
+	const struct mempool_config *cfg;
+	const char *dir;
+};
+
+static int attach_mempool(void *arg, struct chain *c)
+{
+	const struct mempool_attach *a = arg;
+	return mempool_open(c, a->cfg, a->dir);
+}
+
+/* The mempool is saved and detached first: its file is written before the final flush. */
 static int close_chain(struct chain *c)
 {
 	mempool_close(c);
@@ -399,6 +411,9 @@ int validation_open(struct daemon *d)
 		if (chain_work_from_hex(cf->minimumchainwork, &mcw) == 0)
 			cc.min_chain_work = &mcw;
 	}
+	struct mempool_attach ma = {.cfg = &mc, .dir = cc.dir};
+	cc.attach = attach_mempool;
+	cc.attach_arg = &ma;
 	struct chain *c = NULL;
 	uint64_t t0 = uv_hrtime();
 	int err = chain_open(&c, &cc);
@@ -407,12 +422,7 @@ int validation_open(struct daemon *d)
 		         chain_strerror(err));
 		return -EIO;
 	}
-	if ((err = mempool_open(c, &mc, cc.dir))) {
-		DLOG_ERR(&d->log, DLOG_VALIDATION, "cannot open the mempool: %s",
-		         chain_strerror(err));
-		(void)chain_close(c);
-		return -EIO;
-	}
+	mempool_load(c);
 	if ((err = verify_at_startup(d, c))) {
 		(void)close_chain(c);
 		return -EIO;

@@ -20,6 +20,13 @@ struct mempool *mp_of(const struct chain *c)
 	return chain_listener_ctx(c, MP_LISTENER);
 }
 
+/* The chain goes away with the pool still attached (chain_open failed). */
+static void mp_chain_closed(void *ctx, struct chain *c)
+{
+	(void)c;
+	mp_free(ctx);
+}
+
 int mempool_open(struct chain *c, const struct mempool_config *cfg, const char *dir)
 {
 	static const struct mempool_config zero;
@@ -32,15 +39,19 @@ int mempool_open(struct chain *c, const struct mempool_config *cfg, const char *
 	    .block_connected = mp_block_connected,
 	    .block_disconnected = mp_block_disconnected,
 	    .chain_settled = mp_chain_settled,
+	    .chain_closed = mp_chain_closed,
 	    .ctx = mp,
 	};
-	if ((err = chain_listen(c, &l))) {
+	if ((err = chain_listen(c, &l)))
 		mp_free(mp);
-		return err;
-	}
-	if (mp->cfg.persist)
+	return err;
+}
+
+void mempool_load(struct chain *c)
+{
+	struct mempool *mp = mp_of(c);
+	if (mp && mp->cfg.persist)
 		mp_load(mp);
-	return 0;
 }
 
 void mempool_close(struct chain *c)

@@ -37,10 +37,10 @@
  *                  m_script_execution_cache); ConnectBlock skips the script
  *                  checks of a transaction found there.
  *
- * Ownership: whoever opens the chain attaches its mempool
- * (mempool_open, right after chain_open: it loads mempool.dat) and
- * detaches it (mempool_close, right before chain_close: it saves
- * when persisting). The mempool_* calls name the chain the pool is
+ * Ownership: whoever opens the chain attaches its mempool (mempool_open,
+ * from chain_config's `attach`; then mempool_load once chain_open
+ * returned) and detaches it (mempool_close, right before chain_close: it
+ * saves when persisting). The mempool_* calls name the chain the pool is
  * attached to. Entry pointers and
  * the transactions they hold belong to the mempool and stay valid until
  * that entry is removed (by any mempool_* call that changes the pool,
@@ -105,16 +105,24 @@ struct mempool_config {
 
 /**
  * Attach a mempool to c (which has none): create it from cfg (NULL:
- * zeroed), register it as c's listener, and with cfg->persist read
- * `<dir>/mempool.dat` (the chain's directory; a damaged file is logged and
- * skipped). 0, CHAIN_ENOMEM or CHAIN_EOVERFLOW (c has no room for another
- * listener). The chain's thread.
+ * zeroed) and register it as c's listener. Call it from chain_config's
+ * `attach`, so the pool follows the blocks chain_open replays and
+ * activates as it always did, or on an open chain. `dir` is the chain's
+ * directory (mempool.dat's). 0, CHAIN_ENOMEM or CHAIN_EOVERFLOW (c has no
+ * room for another listener). The chain's thread.
  */
 CHAIN_WUR int mempool_open(struct chain *c, const struct mempool_config *cfg, const char *dir);
 /**
+ * With cfg->persist, read `<dir>/mempool.dat` into c's pool (a damaged
+ * file is logged and skipped): once chain_open returned, so each
+ * transaction is judged against the settled tip. Nothing without a pool.
+ */
+void mempool_load(struct chain *c);
+/**
  * Detach and free c's mempool, saving it first when persisting and it was
  * loaded (a failure is logged: "could not save the mempool"). Nothing
- * when c is NULL or has none. Call before chain_close.
+ * when c is NULL or has none. Call before chain_close (which frees a pool
+ * still attached without saving it).
  */
 void mempool_close(struct chain *c);
 

@@ -3,8 +3,10 @@
  * seam the mempool hangs on. On Core's regtest chain: every listener hears
  * each connected block, each disconnected block (newest first, while it
  * is still the tip) and the settled chain after it, in registration
- * order; unlisten and the lookup by name; the table's limit; and a
- * listener's failure on a disconnect stops the reorg with its error.
+ * order; unlisten and the lookup by name; the table's limit; a
+ * listener's failure on a disconnect stops the reorg with its error; and
+ * chain_config's attach, which registers inside chain_open (so the
+ * listener hears what the open activates) and is let go of at close.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -34,6 +36,8 @@ struct ear {
 	char who;
 	struct log *log;
 	int fail_disconnect; /* returned by block_disconnected when not 0 */
+	int closed;          /* chain_closed calls */
+	int fail_attach;     /* returned by attach after registering */
 };
 
 struct fixture {
@@ -78,13 +82,29 @@ static int on_settled(void *ctx, struct chain *c)
 	return 0;
 }
 
+static void on_closed(void *ctx, struct chain *c)
+{
+	(void)c;
+	((struct ear *)ctx)->closed++;
+}
+
 static struct chain_listener listener(const char *name, struct ear *e)
 {
 	return (struct chain_listener){.name = name,
 	                               .block_connected = on_connected,
 	                               .block_disconnected = on_disconnected,
 	                               .chain_settled = on_settled,
+	                               .chain_closed = on_closed,
 	                               .ctx = e};
+}
+
+/* chain_config's attach: register e inside chain_open. */
+static int attach(void *arg, struct chain *c)
+{
+	struct ear *e = arg;
+	struct chain_listener l = listener("early", e);
+	assert_int_equal(chain_listen(c, &l), 0);
+	return e->fail_attach;
 }
 
 static int setup(void **state)
@@ -230,12 +250,62 @@ static void test_disconnect_failure_stops_reorg(void **state)
 	assert_string_equal(got, "aD3");
 }
 
+static void test_attached_in_open(void **state)
+{
+	struct fixture *f = *state;
+	/* The fixture's chain has its genesis: a second directory starts empty. */
+	char dir[TU_TMPDIR_MAX];
+	tu_tmpdir(dir, "listener-open");
+	struct ear e = {.who = 'e', .log = &f->log};
+	struct chain_config cfg = {.params = proto_params(PROTO_NET_REGTEST),
+	                           .dir = dir,
+	                           .par = 1,
+	                           .attach = attach,
+	                           .attach_arg = &e};
+	struct chain *c = NULL;
+	assert_int_equal(chain_open(&c, &cfg), 0);
+	/* Attached before the activation: it heard the open's chain settle
+	 * (genesis is stored, not connected); one registered after chain_open
+	 * hears nothing of it. */
+	char got[128];
+	render(&f->log, 0, true, got, sizeof(got));
+	assert_string_equal(got, "eS0");
+	assert_ptr_equal(chain_listener_ctx(c, "early"), &e);
+	/* Still registered at close: told so, once. */
+	assert_int_equal(e.closed, 0);
+	assert_int_equal(chain_close(c), 0);
+	assert_int_equal(e.closed, 1);
+
+	/* A failing attach fails the open, and what it registered is let go. */
+	struct ear bad = {.who = 'x', .log = &f->log, .fail_attach = CHAIN_ENOMEM};
+	cfg.attach_arg = &bad;
+	c = NULL;
+	assert_int_equal(chain_open(&c, &cfg), CHAIN_ENOMEM);
+	assert_null(c);
+	assert_int_equal(bad.closed, 1);
+	tu_rmtree(dir);
+}
+
+static void test_unlistened_not_told_of_close(void **state)
+{
+	struct fixture *f = *state;
+	struct ear a = {.who = 'a', .log = &f->log};
+	struct chain_listener la = listener("a", &a);
+	assert_int_equal(chain_listen(f->c, &la), 0);
+	chain_unlisten(f->c, &a);
+	assert_int_equal(chain_close(f->c), 0);
+	f->c = NULL;
+	assert_int_equal(a.closed, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_events_in_order, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_table_is_bounded, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_disconnect_failure_stops_reorg, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_attached_in_open, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_unlistened_not_told_of_close, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

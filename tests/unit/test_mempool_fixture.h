@@ -200,13 +200,21 @@ TM_FN void mine_txs(struct fixture *f, const struct mining_tx *txs, size_t n,
 	fake_now += 1;
 }
 
+/* The pool is attached inside chain_open, as peerd attaches it. */
+TM_FN int attach_mempool(void *arg, struct chain *c)
+{
+	struct fixture *f = arg;
+	return mempool_open(c, &f->mcfg, f->dir);
+}
+
 TM_FN void open_chain(struct fixture *f)
 {
+	f->cfg.attach = attach_mempool;
+	f->cfg.attach_arg = f;
 	int err = chain_open(&f->c, &f->cfg);
 	if (err)
 		fail_msg("chain_open: %s", chain_strerror(err));
-	if ((err = mempool_open(f->c, &f->mcfg, f->dir)))
-		fail_msg("mempool_open: %s", chain_strerror(err));
+	mempool_load(f->c);
 	struct mempool_events ev = {.added = on_added, .removed = on_removed, .arg = f};
 	mempool_set_events(f->c, &ev);
 }
