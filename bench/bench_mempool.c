@@ -7,7 +7,7 @@
  *                        flags' 1,000 again: the script cache is off so
  *                        every op does the same work). Par 1: the
  *                        validation thread alone; par 2: one worker with
- *                        it. One op = one chain_mempool_accept. The
+ *                        it. One op = one mempool_accept. The
  *                        Par2 note has the ratio from pairs timed back
  *                        to back (see LARGE_PAIRS).
  *   ConnectBlockWarmCache, a block of 1,000 one-in-one-out P2WPKH
@@ -33,6 +33,8 @@
 
 #include "base/alloc.h"
 #include "chain/chain.h"
+#include "mempool/mempool.h"
+#include "mining/mining.h"
 #include "script/script.h"
 
 #define LARGE_INPUTS 1000
@@ -136,17 +138,17 @@ out:
 	return rc;
 }
 
-static int mine(struct lab *L, const struct chain_mine_tx *txs, size_t n, bool submit,
-                struct chain_mined *m)
+static int mine(struct lab *L, const struct mining_tx *txs, size_t n, bool submit,
+                struct mining_block *m)
 {
-	struct chain_mine_args a = {
+	struct mining_args a = {
 	    .spk = L->spk, .spk_len = sizeof(L->spk), .txs = txs, .n_txs = n, .submit = submit};
-	uint64_t tries = CHAIN_MINER_MAX_TRIES;
+	uint64_t tries = MINING_MAX_TRIES;
 	struct chain_state st;
-	int err = chain_mine(L->c, &a, &tries, m, &st);
+	int err = mining_generate(L->c, &a, &tries, m, &st);
 	fake_now++;
 	if (err)
-		fprintf(stderr, "chain_mine: %s (%s %s)\n", chain_strerror(err), st.reason,
+		fprintf(stderr, "mining_generate: %s (%s %s)\n", chain_strerror(err), st.reason,
 		        st.debug);
 	return err ? -1 : 0;
 }
@@ -188,14 +190,19 @@ static int lab_open(struct bench_ctx *ctx, struct lab *L, int par, bool cache, s
 	}
 	fake_now = (int64_t)g.hdr.time + 86400;
 	struct chain_config cfg = {.params = p, .dir = L->dir, .par = par, .now = clock_now};
-	cfg.mempool.script_cache_bytes = cache ? 0 : SIZE_MAX;
+	cfg.script_cache_bytes = cache ? 0 : SIZE_MAX;
 	if (chain_open(&L->c, &cfg)) {
 		proto_block_release(&g);
 		bench_fail(ctx, "chain_open");
 		return -1;
 	}
+	if (mempool_open(L->c, NULL, L->dir)) {
+		proto_block_release(&g);
+		bench_fail(ctx, "mempool_open");
+		return -1;
+	}
 	for (int h = 1; h <= 101; h++) {
-		struct chain_mined m;
+		struct mining_block m;
 		if (mine(L, NULL, 0, true, &m)) {
 			proto_block_release(&g);
 			bench_fail(ctx, "mining");
@@ -203,7 +210,7 @@ static int lab_open(struct bench_ctx *ctx, struct lab *L, int par, bool cache, s
 		}
 		if (h == 1 && !proto_block_decode(m.raw, m.len, &g, NULL))
 			L->cb1 = *proto_tx_txid(&g.txs[0]);
-		chain_mined_release(&m);
+		mining_block_release(&m);
 	}
 	proto_block_release(&g);
 	/* the fan: coinbase 1 into n_out equal outputs */
@@ -220,11 +227,11 @@ static int lab_open(struct bench_ctx *ctx, struct lab *L, int par, bool cache, s
 	int rc = make_tx(L, &op, &in_value, 1, outv, n_out, &w, &tx);
 	if (!rc) {
 		L->fan = tx.txid;
-		struct chain_mine_tx mt = {.raw = w.buf, .len = w.len};
-		struct chain_mined m;
+		struct mining_tx mt = {.raw = w.buf, .len = w.len};
+		struct mining_block m;
 		rc = mine(L, &mt, 1, true, &m);
 		if (!rc)
-			chain_mined_release(&m);
+			mining_block_release(&m);
 	}
 	proto_tx_release(&tx);
 	proto_writer_release(&w);
@@ -236,6 +243,7 @@ static int lab_open(struct bench_ctx *ctx, struct lab *L, int par, bool cache, s
 
 static void lab_close(struct lab *L)
 {
+	mempool_close(L->c);
 	if (L->c)
 		(void)chain_close(L->c);
 	if (L->ctx)
@@ -313,17 +321,17 @@ static void large_close(struct large *g)
 /* Nanoseconds for one test-accept, or -1 (reported). */
 static double large_accept(struct bench_ctx *ctx, struct large *g)
 {
-	struct chain_accept_opts o = {.test_accept = true};
-	struct chain_accept_result r;
-	chain_accept_result_init(&r);
+	struct mempool_accept_opts o = {.test_accept = true};
+	struct mempool_accept_result r;
+	mempool_accept_result_init(&r);
 	uint64_t t0 = bench_now_ns();
-	int err = chain_mempool_accept(g->L.c, &g->tx, &o, &r);
+	int err = mempool_accept(g->L.c, &g->tx, &o, &r);
 	double ns = (double)(bench_now_ns() - t0);
 	if (err || !r.accepted) {
 		bench_fail(ctx, "not accepted: %s (%s)", r.state.reason, r.state.debug);
 		ns = -1;
 	}
-	chain_accept_result_release(&r);
+	mempool_accept_result_release(&r);
 	return ns;
 }
 
@@ -422,14 +430,14 @@ static void connect_cache(struct bench_ctx *ctx, size_t n, bool warm)
 	struct lab L;
 	struct proto_block b;
 	proto_block_init(&b);
-	struct chain_mine_tx *mt = xcalloc(BLOCK_TXS, sizeof(*mt));
+	struct mining_tx *mt = xcalloc(BLOCK_TXS, sizeof(*mt));
 	struct proto_writer *ws = xcalloc(BLOCK_TXS, sizeof(*ws));
 	if (lab_open(ctx, &L, 2, warm, BLOCK_TXS))
 		goto out;
 	struct proto_tx tx;
 	proto_tx_init(&tx);
-	struct chain_accept_result r;
-	chain_accept_result_init(&r);
+	struct mempool_accept_result r;
+	mempool_accept_result_init(&r);
 	for (size_t i = 0; i < BLOCK_TXS; i++) {
 		struct proto_outpoint op = {.txid = L.fan, .n = (uint32_t)i};
 		int64_t outv = L.fan_value - 10000;
@@ -438,16 +446,16 @@ static void connect_cache(struct bench_ctx *ctx, size_t n, bool warm)
 			bench_fail(ctx, "signing");
 			break;
 		}
-		mt[i] = (struct chain_mine_tx){ws[i].buf, ws[i].len};
+		mt[i] = (struct mining_tx){ws[i].buf, ws[i].len};
 		/* warm: the mempool verifies it, which fills the cache */
-		if (warm && (chain_mempool_accept(L.c, &tx, NULL, &r) || !r.accepted)) {
+		if (warm && (mempool_accept(L.c, &tx, NULL, &r) || !r.accepted)) {
 			bench_fail(ctx, "not accepted: %s", r.state.reason);
 			break;
 		}
 	}
-	chain_accept_result_release(&r);
+	mempool_accept_result_release(&r);
 	proto_tx_release(&tx);
-	struct chain_mined m;
+	struct mining_block m;
 	struct chain_node *node = NULL;
 	struct chain_state st;
 	if (mine(&L, mt, BLOCK_TXS, false, &m)) {
@@ -456,11 +464,11 @@ static void connect_cache(struct bench_ctx *ctx, size_t n, bool warm)
 	}
 	if (proto_block_decode(m.raw, m.len, &b, NULL) ||
 	    chain_accept_headers(L.c, &b.hdr, 1, &node, &st)) {
-		chain_mined_release(&m);
+		mining_block_release(&m);
 		bench_fail(ctx, "the block's header");
 		goto out;
 	}
-	chain_mined_release(&m);
+	mining_block_release(&m);
 	bench_reset(ctx);
 	for (size_t i = 0; i < n; i++) {
 		struct chain_connect_info info;
@@ -529,13 +537,13 @@ BENCH_N(Accept10kTxs, MANY_TXS)
 			goto out;
 		}
 	}
-	struct chain_accept_result r;
-	chain_accept_result_init(&r);
+	struct mempool_accept_result r;
+	mempool_accept_result_init(&r);
 	long rss0 = rss_kib();
 	size_t count = n < MANY_TXS ? n : MANY_TXS;
 	bench_reset(ctx);
 	for (size_t i = 0; i < count; i++) {
-		if (chain_mempool_accept(L.c, &txs[i], NULL, &r) || !r.accepted) {
+		if (mempool_accept(L.c, &txs[i], NULL, &r) || !r.accepted) {
 			bench_fail(ctx, "tx %zu not accepted: %s (%s)", i, r.state.reason,
 			           r.state.debug);
 			break;
@@ -543,15 +551,15 @@ BENCH_N(Accept10kTxs, MANY_TXS)
 	}
 	bench_stop(ctx);
 	long rss1 = rss_kib();
-	struct chain_mempool_info info;
-	chain_mempool_get_info(L.c, &info);
+	struct mempool_info info;
+	mempool_get_info(L.c, &info);
 	bench_note(ctx,
 	           "%llu txs in the pool; usage %llu bytes per tx (the pool's own figure), RSS "
 	           "grew %ld bytes per tx",
 	           (unsigned long long)info.size,
 	           (unsigned long long)(info.size ? info.usage / info.size : 0),
 	           count ? (rss1 - rss0) * 1024 / (long)count : 0);
-	chain_accept_result_release(&r);
+	mempool_accept_result_release(&r);
 out:
 	for (size_t i = 0; i < MANY_TXS; i++)
 		proto_tx_release(&txs[i]);

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "chain/mempool_internal.h"
+#include "chain/internal.h"
 
 /* Free space asked for before a block is connected, beyond
  * CHAIN_MIN_DISK_SPACE: room for its undo record, which is of the order
@@ -265,7 +265,9 @@ static int connect_tip(struct chain *c, struct chain_node *n, struct chain_state
 		return err;
 	c->chain_tx += n->n_tx;
 	c->stats.blocks_connected++;
-	chain_mempool_block_connected(c, &c->blk);
+	for (size_t i = 0; i < c->n_listeners; i++)
+		if (c->listeners[i].block_connected)
+			c->listeners[i].block_connected(c->listeners[i].ctx, c, &c->blk);
 	c->stats.connect_ns += mono_ns() - t0;
 	log_tip(c, n, "UpdateTip");
 	return 0;
@@ -289,8 +291,10 @@ static int disconnect_tip(struct chain *c)
 	chain_block_undo_release(&undo);
 	if (err)
 		return err;
-	if ((err = chain_mempool_block_disconnected(c, &c->blk)))
-		return err;
+	for (size_t i = 0; i < c->n_listeners; i++)
+		if (c->listeners[i].block_disconnected &&
+		    (err = c->listeners[i].block_disconnected(c->listeners[i].ctx, c, &c->blk)))
+			return err;
 	if (unclean) {
 		char hex[65];
 		proto_hash_to_hex(&n->hash, hex);
@@ -385,8 +389,14 @@ int chain_activate(struct chain *c, const struct chain_node *watch, bool *watch_
 			return err;
 	}
 	prune_candidates(c);
-	/* Blocks were disconnected: their transactions go back to the pool. */
-	return chain_mempool_update_for_reorg(c);
+	/* Listeners settle now (the mempool re-adds what disconnected blocks held). */
+	for (size_t i = 0; i < c->n_listeners; i++) {
+		int err;
+		if (c->listeners[i].chain_settled &&
+		    (err = c->listeners[i].chain_settled(c->listeners[i].ctx, c)))
+			return err;
+	}
+	return 0;
 }
 
 /* ---- invalidateblock / reconsiderblock -------------------------------------------- */

@@ -21,7 +21,10 @@
  * owns a chain and everything reached from it (the validation thread in
  * peerd); nothing here locks except the check queue it drives. Parts of
  * this face live in chain/index.h, chain/coins.h, chain/store.h,
- * chain/check.h, chain/policy.h and chain/miner.h: include this file, not those.
+ * chain/check.h, chain/compress.h and chain/connect.h: include this file,
+ * not those. chain/ knows nothing of the mempool or the miner above it: it
+ * tells whoever listens (struct chain_listener) what it connected and
+ * disconnected.
  */
 #ifndef PEERD_CHAIN_H
 #define PEERD_CHAIN_H
@@ -140,8 +143,6 @@ typedef void (*chain_log_fn)(void *arg, enum chain_log_level level, const char *
 #include "chain/check.h"
 #include "chain/compress.h"
 #include "chain/connect.h"
-#include "chain/policy.h"
-#include "chain/mempool.h"
 #undef PEERD_CHAIN_PARTS
 
 /* ---------------------------------------------------------------------- */
@@ -156,6 +157,9 @@ typedef void (*chain_log_fn)(void *arg, enum chain_log_level level, const char *
 /** Seconds between flushes of the coins and index while nothing forces one. */
 #define CHAIN_FLUSH_INTERVAL 3600
 
+/** An open chain; opaque. One thread owns it. */
+struct chain;
+
 /** How to open a chain. */
 struct chain_config {
 	const struct proto_params *params;
@@ -168,11 +172,17 @@ struct chain_config {
 	int64_t max_tip_age;  /**< seconds; an older tip is initial block download (0: 24 h) */
 	/** Core's -minimumchainwork (NULL: the network's, params->min_chain_work). */
 	const struct chain_work *min_chain_work;
-	struct chain_mempool_config mempool; /**< zeroed: Core's defaults, no mempool.dat */
+	/** Script-execution cache, bytes (0: CHAIN_SCRIPT_CACHE_DEFAULT_BYTES; SIZE_MAX: none). */
+	size_t script_cache_bytes;
+	/**
+	 * Called once by chain_open when the chain is loaded, before it
+	 * replays the blocks written after the last flush and activates the
+	 * best chain (may be NULL): register here the listeners that must
+	 * hear those blocks (the mempool). Non-zero fails chain_open with it.
+	 */
+	int (*attach)(void *arg, struct chain *c);
+	void *attach_arg;
 };
-
-/** An open chain; opaque. One thread owns it. */
-struct chain;
 
 /**
  * Open the chain in cfg->dir: the database, the block store and the index;
@@ -312,13 +322,50 @@ struct chain_stats {
 	/** Script-execution cache: ConnectBlock lookups that skipped (hits) or ran (misses)
 	 * a transaction's scripts, and entries held. */
 	uint64_t script_cache_hits, script_cache_misses, script_cache_entries;
-	size_t mempool_size, mempool_usage; /**< transactions and bytes in the mempool */
 };
 void chain_get_stats(struct chain *c, struct chain_stats *out);
 
-/* Making blocks needs the whole chain above (chain_submit_block). */
-#define PEERD_CHAIN_PARTS
-#include "chain/miner.h"
-#undef PEERD_CHAIN_PARTS
+/** Seconds since the epoch by the configured clock (chain_config's `now`). */
+int64_t chain_now(const struct chain *c);
+/** Log through the configured logger (printf-style). The chain's thread. */
+void chain_logf(const struct chain *c, enum chain_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---------------------------------------------------------------------- */
+/* Listeners (btcd's BlockChain.Subscribe, Core's CValidationInterface)    */
+
+/**
+ * What the chain tells a listener, synchronously on the chain's thread,
+ * from inside the call that changed the active chain (chain_open's
+ * replay, chain_submit_block, chain_invalidate, ...). Any may be NULL. A
+ * listener must not change the active chain from inside a callback.
+ */
+struct chain_listener {
+	/** Names the listener, for chain_listener_ctx ("mempool"). */
+	const char *name;
+	/** Block b became the tip (after its coins were applied). */
+	void (*block_connected)(void *ctx, struct chain *c, struct proto_block *b);
+	/** Block b left the tip (its coins were undone). Non-zero stops the
+	 * reorg with that error (fatal, as a failed disconnect). */
+	int (*block_disconnected)(void *ctx, struct chain *c, struct proto_block *b);
+	/** The active chain settled (after every chain_activate, whether or
+	 * not anything moved). Non-zero is returned by chain_activate. */
+	int (*chain_settled)(void *ctx, struct chain *c);
+	/** The chain is being freed (chain_close, or chain_open failing after
+	 * `attach`) with this listener still registered: let go of it. */
+	void (*chain_closed)(void *ctx, struct chain *c);
+	void *ctx;
+};
+/** Most listeners a chain keeps. */
+#define CHAIN_MAX_LISTENERS 4
+/**
+ * Register a listener (copied); listeners are told in the order they
+ * registered. 0, or CHAIN_EOVERFLOW when CHAIN_MAX_LISTENERS are there.
+ */
+CHAIN_WUR int chain_listen(struct chain *c, const struct chain_listener *l);
+/** Forget the listener registered with this ctx; absent is fine. */
+void chain_unlisten(struct chain *c, const void *ctx);
+/** The ctx of the listener registered under `name`, or NULL. */
+void *chain_listener_ctx(const struct chain *c, const char *name);
 
 #endif

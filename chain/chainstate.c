@@ -18,7 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "chain/mempool_internal.h"
+#include "chain/internal.h"
 
 static const char META_STORE_END[] = "store_end";
 
@@ -347,7 +347,11 @@ static int load_active(struct chain *c)
 /* Everything a chain holds, in reverse order of chain_open; no flush. */
 static void free_chain(struct chain *c)
 {
-	chain_mempool_free(c->mp);
+	/* Listeners attached in chain_open go first, as they came last. */
+	for (size_t i = c->n_listeners; i-- > 0;)
+		if (c->listeners[i].chain_closed)
+			c->listeners[i].chain_closed(c->listeners[i].ctx, c);
+	c->n_listeners = 0;
 	chain_checker_free(c->ck);
 	chain_coins_free(c->coins);
 	chain_index_free(c->idx);
@@ -377,6 +381,8 @@ int chain_open(struct chain **out, const struct chain_config *cfg)
 		chain_work_from_le(cfg->params->min_chain_work.b, &c->min_work);
 	/* Only the value was the caller's: the pointer is not kept. */
 	c->cfg.min_chain_work = NULL;
+	c->cfg.attach = NULL; /* called once, below */
+	c->cfg.attach_arg = NULL;
 	if (!c->cfg.dbcache_bytes)
 		c->cfg.dbcache_bytes = (size_t)CHAIN_DBCACHE_DEFAULT_MIB << 20;
 	proto_block_init(&c->blk);
@@ -400,11 +406,12 @@ int chain_open(struct chain **out, const struct chain_config *cfg)
 	    (err = chain_coins_new(&c->coins, c->db, c->cfg.dbcache_bytes)) ||
 	    (err = load_active(c)))
 		goto fail;
-	if ((err = chain_mempool_new(&c->mp, c, &cfg->mempool, c->dir)))
+	if (cfg->attach && (err = cfg->attach(cfg->attach_arg, c)))
 		goto fail;
-	if (c->mp->cfg.script_cache_bytes != SIZE_MAX) {
-		struct chain_script_cache *sc =
-		    chain_script_cache_new(c->mp->cfg.script_cache_bytes);
+	if (!c->cfg.script_cache_bytes)
+		c->cfg.script_cache_bytes = CHAIN_SCRIPT_CACHE_DEFAULT_BYTES;
+	if (c->cfg.script_cache_bytes != SIZE_MAX) {
+		struct chain_script_cache *sc = chain_script_cache_new(c->cfg.script_cache_bytes);
 		if (!sc) {
 			err = CHAIN_ENOMEM;
 			goto fail;
@@ -420,8 +427,6 @@ int chain_open(struct chain **out, const struct chain_config *cfg)
 		chain_logf(c, CHAIN_LOG_INFO, "replayed %llu blocks written after the last flush",
 		           (unsigned long long)c->stats.replayed);
 	xfree(sub);
-	if (cfg->mempool.persist)
-		chain_mempool_load(c);
 	*out = c;
 	return 0;
 fail:
@@ -441,8 +446,6 @@ int chain_close(struct chain *c)
 {
 	if (!c)
 		return 0;
-	if (c->mp && c->mp->cfg.persist && c->mp->loaded && chain_mempool_save(c))
-		chain_logf(c, CHAIN_LOG_ERROR, "%s", "could not save the mempool");
 	int err = 0;
 	if (c->coins_ahead) {
 		/* A block's coins are applied but not its undo data: the database
@@ -508,11 +511,42 @@ void chain_get_stats(struct chain *c, struct chain_stats *out)
 	out->coins_cached = chain_coins_cached(c->coins);
 	out->index_nodes = chain_index_count(c->idx);
 	out->index_memory = chain_index_memory(c->idx);
-	struct chain_mempool_stats ms;
-	chain_mempool_get_stats(c, &ms);
-	out->script_cache_hits = ms.script_cache_hits;
-	out->script_cache_misses = ms.script_cache_misses;
-	out->script_cache_entries = ms.script_cache_entries;
-	out->mempool_size = c->mp->n;
-	out->mempool_usage = mp_usage(c->mp);
+	uint64_t capacity;
+	struct chain_script_cache *sc = chain_checker_script_cache(c->ck);
+	if (sc)
+		chain_script_cache_counters(sc, &out->script_cache_entries, &capacity,
+		                            &out->script_cache_hits, &out->script_cache_misses);
+	else
+		out->script_cache_entries = out->script_cache_hits = out->script_cache_misses = 0;
+}
+
+/* ---- listeners ---------------------------------------------------------------- */
+
+int chain_listen(struct chain *c, const struct chain_listener *l)
+{
+	if (c->n_listeners == CHAIN_MAX_LISTENERS)
+		return CHAIN_EOVERFLOW;
+	c->listeners[c->n_listeners++] = *l;
+	return 0;
+}
+
+void chain_unlisten(struct chain *c, const void *ctx)
+{
+	for (size_t i = 0; i < c->n_listeners; i++) {
+		if (c->listeners[i].ctx == ctx) {
+			/* Keep the others in their order. */
+			memmove(&c->listeners[i], &c->listeners[i + 1],
+			        (c->n_listeners - i - 1) * sizeof(c->listeners[0]));
+			c->n_listeners--;
+			return;
+		}
+	}
+}
+
+void *chain_listener_ctx(const struct chain *c, const char *name)
+{
+	for (size_t i = 0; i < c->n_listeners; i++)
+		if (c->listeners[i].name && strcmp(c->listeners[i].name, name) == 0)
+			return c->listeners[i].ctx;
+	return NULL;
 }

@@ -2,6 +2,8 @@
  * chain/check.c: the context-free rules: Core's CheckBlockHeader and
  * CheckBlock. Nothing here needs the index, the parent or the UTXO set,
  * so a block can be judged the moment it is decoded (and fuzzed alone).
+ * Also the sigop counts (Core's consensus/tx_verify.cpp) that ConnectBlock
+ * and the mempool both apply.
  *
  * Order matters and is Core's: everything that could be a corruption of
  * an otherwise valid block (merkle root, duplicated transactions) is
@@ -115,4 +117,41 @@ int chain_check_block(struct proto_block *b, const struct proto_params *p, bool 
 		return chain_reject(st, CHAIN_RESULT_CONSENSUS, "bad-blk-sigops",
 		                    "out-of-bounds SigOpCount");
 	return 0;
+}
+
+/* ---- sigops (Core's consensus/tx_verify.cpp): ConnectBlock and the mempool ---- */
+
+uint32_t chain_tx_legacy_sigops(const struct proto_tx *tx)
+{
+	uint32_t n = 0;
+	for (uint32_t j = 0; j < tx->n_in; j++)
+		n += script_sigop_count(proto_txin_script(tx, &tx->vin[j]), tx->vin[j].script_len,
+		                        false);
+	for (uint32_t k = 0; k < tx->n_out; k++)
+		n += script_sigop_count(proto_txout_script(tx, &tx->vout[k]),
+		                        tx->vout[k].script_len, false);
+	return n;
+}
+
+uint32_t chain_input_sigop_cost(const struct proto_tx *tx, uint32_t j, const uint8_t *spk,
+                                uint32_t spk_len, uint32_t flags)
+{
+	const uint8_t *sig = proto_txin_script(tx, &tx->vin[j]);
+	uint32_t sig_len = tx->vin[j].script_len;
+	uint32_t cost = 0;
+	if ((flags & SCRIPT_VERIFY_P2SH) && script_is_p2sh(spk, spk_len))
+		cost += script_p2sh_sigop_count(spk, spk_len, sig, sig_len) * PROTO_WITNESS_SCALE;
+	cost += script_witness_sigop_count(sig, sig_len, spk, spk_len, tx, j, flags);
+	return cost;
+}
+
+uint32_t chain_tx_sigop_cost(const struct proto_tx *tx, const struct chain_coin *prev,
+                             uint32_t flags)
+{
+	uint32_t cost = chain_tx_legacy_sigops(tx) * PROTO_WITNESS_SCALE;
+	if (proto_tx_is_coinbase(tx))
+		return cost;
+	for (uint32_t j = 0; j < tx->n_in; j++)
+		cost += chain_input_sigop_cost(tx, j, prev[j].script, prev[j].script_len, flags);
+	return cost;
 }

@@ -120,4 +120,24 @@ bool chain_seq_locks_ok(const struct chain_seq_locks *locks, const struct chain_
 bool chain_tx_sequence_locks_ok(const struct proto_tx *tx, bool enforce,
                                 const int32_t *prev_heights, const struct chain_node *prev);
 
+/* ---- sigops ----------------------------------------------------------- */
+
+/** Core's GetLegacySigOpCount: scriptSigs and scriptPubKeys, CHECKMULTISIG as 20. */
+uint32_t chain_tx_legacy_sigops(const struct proto_tx *tx);
+/**
+ * Sigop cost of input j spending spk beyond the legacy count: its P2SH
+ * redeem script's sigops times 4 (with SCRIPT_VERIFY_P2SH) plus its
+ * witness sigops. chain_tx_sigop_cost and ConnectBlock sum these.
+ */
+uint32_t chain_input_sigop_cost(const struct proto_tx *tx, uint32_t j, const uint8_t *spk,
+                                uint32_t spk_len, uint32_t flags);
+/**
+ * Core's GetTransactionSigOpCost with the spent coins prev[] and script
+ * flags (the mempool uses SCRIPT_VERIFY_STANDARD): legacy sigops times 4,
+ * plus P2SH (times 4) and witness sigops of each input. A coinbase counts
+ * only the legacy part and prev is not read.
+ */
+uint32_t chain_tx_sigop_cost(const struct proto_tx *tx, const struct chain_coin *prev,
+                             uint32_t flags);
+
 #endif

@@ -22,7 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "chain/mempool_internal.h"
+#include "chain/internal.h"
 #include "pool/pool.h"
 #include "script/script.h"
 

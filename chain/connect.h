@@ -83,4 +83,60 @@ CHAIN_WUR int chain_disconnect_block(struct chain_coins *coins, struct proto_blo
 /** Core's IsBIP30Repeat: one of the two mainnet blocks whose coinbase repeats an earlier one. */
 bool chain_is_bip30_repeat(const struct proto_params *p, const struct chain_node *node);
 
+/* ---------------------------------------------------------------------- */
+/* Script-execution cache (scriptcache.c): filled by the mempool, used here */
+
+/** Default script-execution cache size in bytes (Core's -maxsigcachesize share: 16 MiB). */
+#define CHAIN_SCRIPT_CACHE_DEFAULT_BYTES (16u << 20)
+/** A salted set of (wtxid, flags) whose scripts all passed; opaque. */
+struct chain_script_cache;
+
+/** A script cache of about `bytes`; NULL when out of memory. */
+struct chain_script_cache *chain_script_cache_new(size_t bytes);
+void chain_script_cache_free(struct chain_script_cache *sc);
+/** Remember that wtxid's scripts pass under flags. */
+void chain_script_cache_add(struct chain_script_cache *sc, const struct proto_hash *wtxid,
+                            uint32_t flags);
+/**
+ * Was it remembered? `erase`: forget it on a hit (a block has used it).
+ * `count`: a real ConnectBlock lookup (not a just-check one such as the
+ * miner's test of its block), counted as a hit or a miss in the stats.
+ */
+bool chain_script_cache_has(struct chain_script_cache *sc, const struct proto_hash *wtxid,
+                            uint32_t flags, bool erase, bool count);
+/** Nothing cached (ConnectBlock then skips computing wtxids). */
+bool chain_script_cache_is_empty(const struct chain_script_cache *sc);
+/** Entries, capacity, hits and misses. */
+void chain_script_cache_counters(const struct chain_script_cache *sc, uint64_t *entries,
+                                 uint64_t *capacity, uint64_t *hits, uint64_t *misses);
+
+/* ---------------------------------------------------------------------- */
+/* What the mempool shares with ConnectBlock                               */
+
+struct script_spent_output;
+struct script_precomputed;
+
+/**
+ * Core's Consensus::CheckTxInputs after HaveInputs: maturity, value
+ * ranges, in >= out, with prev[i] the coin input i spends. 0 with *fee,
+ * or CHAIN_EINVALID.
+ */
+CHAIN_WUR int chain_check_tx_input_values(struct proto_tx *tx, const struct chain_coin *prev,
+                                          int32_t spend_height, int64_t *fee,
+                                          struct chain_state *st);
+/** The checker's script cache (NULL when none). */
+struct chain_script_cache *chain_checker_script_cache(struct chain_checker *ck);
+/** Give the checker a script cache (it takes ownership). */
+void chain_checker_set_script_cache(struct chain_checker *ck, struct chain_script_cache *sc);
+/**
+ * Run tx's script checks under `flags` on the check queue (in place
+ * without workers). spent[i] is input i's spent output; pre is filled
+ * here. Returns 0 when all pass, else *bad_input is the first failing
+ * input (in input order) and *script_err its error; or CHAIN_ENOMEM.
+ */
+CHAIN_WUR int chain_checker_verify_tx(struct chain_checker *ck, const struct proto_tx *tx,
+                                      const struct script_spent_output *spent,
+                                      struct script_precomputed *pre, uint32_t flags, bool *failed,
+                                      uint32_t *bad_input, int *script_err);
+
 #endif

@@ -36,7 +36,6 @@ struct chain_view_entry {
 #define CHAIN_VIEW_CHUNK 65536u
 
 struct chain_view_chunk;
-struct chain_mempool;
 
 /**
  * The view: entries in the order they were first touched (which is the
@@ -134,20 +133,17 @@ struct chain {
 	struct chain_work min_work; /**< cfg.min_chain_work or the network's */
 	bool csum_hint_set;         /**< chain_submit_block_csum: the block's frame checksum */
 	uint32_t csum_hint;
-	struct chain_mempool *mp; /**< the mempool (chain/mempool_internal.h) */
-	int fatal;                /**< the first failed disk write (space.c), 0 if none */
-	const char *fatal_msg;    /**< what it was, in Core's words (static) */
+	/** Who hears of connected and disconnected blocks (the mempool). */
+	struct chain_listener listeners[CHAIN_MAX_LISTENERS];
+	size_t n_listeners;
+	int fatal;             /**< the first failed disk write (space.c), 0 if none */
+	const char *fatal_msg; /**< what it was, in Core's words (static) */
 	/** A block's coins were applied but its undo data could not be written:
 	 * flushing them would persist a tip that cannot be disconnected, so
 	 * chain_close does not; the next start replays from the last flush. */
 	bool coins_ahead;
 };
 
-/** Log through the configured logger (printf-style). */
-void chain_logf(const struct chain *c, enum chain_log_level level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/** Seconds since the epoch by the configured clock. */
-int64_t chain_now(const struct chain *c);
 /** An errno from a failed write as a chain_err: CHAIN_ENOSPC or CHAIN_EIO (space.c). */
 int chain_errno_err(int e);
 /**

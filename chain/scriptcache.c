@@ -17,7 +17,7 @@
  */
 #include <string.h>
 
-#include "chain/mempool_internal.h"
+#include "chain/internal.h"
 
 #define SC_WAYS 4u
 #define SC_KEY  16u

@@ -9,7 +9,7 @@
  * push as `CScript() << height << OP_0`, a coinbase paying subsidy plus
  * fees to a seed-derived key, and always a BIP141 witness commitment with
  * its 32-byte zero witness nonce (GenerateCoinbaseCommitment): the coinbase,
- * commitment and nonce grind are chain/miner.c's, as peerd's generatetoaddress
+ * commitment and nonce grind are mining/miner.c's, as peerd's generatetoaddress
  * makes them. From height 101 on (coinbase maturity) blocks also carry signed
  * transactions that spend earlier outputs of seven types and create new ones;
  * the in-memory wallet below tracks what is spendable.
@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "chain/chain.h"
+#include "mining/mining.h"
 #include "script/script.h"
 #include "base/opt.h"
 #include "tools/peertool.h"
@@ -601,7 +602,7 @@ static int bench_block(struct chaingen *g, int32_t height, bool setup)
  */
 static int make_coinbase(struct chaingen *g, int32_t height, uint8_t type, struct cg_out *pay)
 {
-	uint8_t commit[CHAIN_WITNESS_COMMITMENT_SIZE];
+	uint8_t commit[MINING_WITNESS_COMMITMENT_SIZE];
 	struct proto_hash root;
 	bool mutated;
 	struct proto_writer *w = &g->txw;
@@ -612,8 +613,8 @@ static int make_coinbase(struct chaingen *g, int32_t height, uint8_t type, struc
 	memset(g->wtxids[0].b, 0, 32);
 	if (proto_merkle_root(g->wtxids, g->n_tx, NULL, &root, &mutated))
 		return -1;
-	chain_miner_commitment(&root, commit);
-	struct chain_coinbase cb = {
+	mining_commitment(&root, commit);
+	struct mining_coinbase cb = {
 	    .height = height,
 	    .spk = pay->spk,
 	    .spk_len = pay->spk_len,
@@ -622,7 +623,7 @@ static int make_coinbase(struct chaingen *g, int32_t height, uint8_t type, struc
 	};
 	w->len = 0;
 	w->err = 0;
-	chain_miner_coinbase(&cb, w);
+	mining_write_coinbase(&cb, w);
 	if (w->err || proto_tx_decode_buf(w->buf, w->len, &g->tx, NULL))
 		return -1;
 	proto_tx_compute_ids(&g->tx);
@@ -649,7 +650,7 @@ static int write_record(struct chaingen *g, const uint8_t *data, size_t len)
 static int finish_block(struct chaingen *g, int32_t height)
 {
 	struct proto_block_header h = {
-	    .version = CHAIN_MINER_BLOCK_VERSION,
+	    .version = MINING_BLOCK_VERSION,
 	    .prev = g->prev,
 	    .time = g->time0 + (uint32_t)height * CG_SPACING + g->time_shift,
 	    .bits = g->p->pow_limit_bits,
@@ -662,7 +663,7 @@ static int finish_block(struct chaingen *g, int32_t height)
 	}
 	/* Regtest's target passes about every other hash: no budget needed. */
 	uint64_t tries = UINT64_MAX;
-	if (chain_miner_grind(&h, &g->p->pow_limit, &tries, NULL, &hash) != CHAIN_GRIND_FOUND) {
+	if (mining_grind(&h, &g->p->pow_limit, &tries, NULL, &hash) != MINING_GRIND_FOUND) {
 		peertool_error(PEERTOOL_CG_CMD, "height %" PRId32 ": no nonce meets the target",
 		               height);
 		return -1;

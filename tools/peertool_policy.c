@@ -1,6 +1,6 @@
 /*
  * tools/peertool_policy.c: check-standard, Bitcoin Core's mempool
- * standardness rules on one transaction, offline (chain/policy.h).
+ * standardness rules on one transaction, offline (mempool/policy.h).
  *
  *   peertool check-standard [--prevouts FILE] [--chain NAME] [knobs] TX
  *
@@ -24,6 +24,7 @@
 
 #include "base/alloc.h"
 #include "chain/chain.h"
+#include "mempool/mempool.h"
 #include "json/json.h"
 #include "script/script.h"
 #include "base/opt.h"
@@ -115,7 +116,7 @@ static void format_money(int64_t n, char *out, size_t cap)
 struct policy_args {
 	const char *prevouts;
 	const char *input;
-	struct chain_policy pol;
+	struct mempool_policy pol;
 };
 
 /* A knob's value: 0..max; 0 or -1. */
@@ -158,7 +159,7 @@ static const struct base_opt_cmd POLICY_CMD = {
     "peertool", "check-standard", USAGE, OPTIONS, OPT__COUNT, peertool_check_standard_help};
 
 /* Apply one knob's value (already range-checked) to pol. */
-static void set_knob(struct chain_policy *pol, enum option o, long long v)
+static void set_knob(struct mempool_policy *pol, enum option o, long long v)
 {
 	switch (o) {
 	case OPT_ACCEPTNONSTDTXN:
@@ -224,7 +225,7 @@ static int parse_args(int argc, char **argv, struct policy_args *a)
 	/* Two passes: --chain sets the defaults the other knobs change. */
 	for (pp.pass = 0; pp.pass < 2; pp.pass++) {
 		memset(a, 0, sizeof(*a));
-		chain_policy_default(&a->pol, pp.chain);
+		mempool_policy_default(&a->pol, pp.chain);
 		int rc = base_opt_parse(&POLICY_CMD, argc, argv, set_option, &pp, &a->input, 1, &n);
 		if (rc)
 			return rc;
@@ -270,19 +271,19 @@ struct verdict {
  * prev is NULL without a prevouts file. 0 or CHAIN_EINVALID.
  */
 static int run_checks(const struct proto_tx *tx, const struct chain_coin *prev,
-                      const struct chain_policy *pol, struct verdict *v, struct chain_state *st)
+                      const struct mempool_policy *pol, struct verdict *v, struct chain_state *st)
 {
 	int err;
 	v->sigops = chain_tx_legacy_sigops(tx) * PROTO_WITNESS_SCALE;
-	v->vsize = chain_policy_vsize(proto_tx_weight(tx), v->sigops, pol->bytes_per_sigop);
+	v->vsize = mempool_policy_vsize(proto_tx_weight(tx), v->sigops, pol->bytes_per_sigop);
 	if ((err = script_check_transaction(tx)))
 		return chain_reject(st, CHAIN_RESULT_CONSENSUS, script_tx_reason(err), NULL);
 	/* a coinbase is only valid in a block */
 	if (proto_tx_is_coinbase(tx))
 		return chain_reject(st, CHAIN_RESULT_CONSENSUS, "coinbase", NULL);
-	if (pol->require_standard && (err = chain_policy_check_standard(tx, pol, st)))
+	if (pol->require_standard && (err = mempool_policy_check_standard(tx, pol, st)))
 		return err;
-	if ((err = chain_policy_check_nonwitness_size(tx, st)))
+	if ((err = mempool_policy_check_nonwitness_size(tx, st)))
 		return err;
 	if (!prev)
 		return 0;
@@ -307,21 +308,21 @@ static int run_checks(const struct proto_tx *tx, const struct chain_coin *prev,
 	v->have_fee = true;
 	v->fee = in - out;
 
-	if (pol->require_standard && (err = chain_policy_check_inputs(tx, prev, st)))
+	if (pol->require_standard && (err = mempool_policy_check_inputs(tx, prev, st)))
 		return err;
 	if (tx->has_witness && pol->require_standard &&
-	    (err = chain_policy_check_witness(tx, prev, st)))
+	    (err = mempool_policy_check_witness(tx, prev, st)))
 		return err;
 	v->sigops = chain_tx_sigop_cost(tx, prev, SCRIPT_VERIFY_STANDARD);
-	v->vsize = chain_policy_vsize(proto_tx_weight(tx), v->sigops, pol->bytes_per_sigop);
+	v->vsize = mempool_policy_vsize(proto_tx_weight(tx), v->sigops, pol->bytes_per_sigop);
 	/* Core judges ephemeral dust before the sigop limit (no prioritisation
 	 * here: the modified fee is the fee) */
 	if (pol->require_standard &&
-	    (err = chain_policy_check_ephemeral(tx, v->fee, v->fee, pol, st)))
+	    (err = mempool_policy_check_ephemeral(tx, v->fee, v->fee, pol, st)))
 		return err;
-	if ((err = chain_policy_check_sigops(v->sigops, st)))
+	if ((err = mempool_policy_check_sigops(v->sigops, st)))
 		return err;
-	return chain_policy_check_min_relay_fee(v->fee, v->vsize, pol, st);
+	return mempool_policy_check_min_relay_fee(v->fee, v->vsize, pol, st);
 }
 
 int peertool_check_standard(int argc, char **argv)

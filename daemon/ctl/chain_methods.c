@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "chain/chain.h"
+#include "mempool/mempool.h"
 #include "json/json.h"
 #include "pool/pool.h"
 
@@ -422,14 +423,13 @@ static void m_gettxout(struct chain *c, const struct ctl_chain_ctx *x, json_t *a
 	op.n = (uint32_t)n;
 	struct chain_coin coin;
 	int32_t confirmations = -1; /* -1: from the UTXO set */
-	if (mempool && chain_mempool_spender(c, &op)) {
+	if (mempool && mempool_spender(c, &op)) {
 		ok(res, json_null());
 		return;
 	}
-	const struct chain_mempool_entry *e =
-	    mempool ? chain_mempool_find(c, &op.txid, false) : NULL;
+	const struct mempool_entry *e = mempool ? mempool_find(c, &op.txid, false) : NULL;
 	if (e) {
-		const struct proto_tx *tx = chain_mempool_entry_tx(e);
+		const struct proto_tx *tx = mempool_entry_tx(e);
 		if (op.n >= tx->n_out) {
 			ok(res, json_null());
 			return;
@@ -694,10 +694,10 @@ static void m_verifychain(struct chain *c, const struct ctl_chain_ctx *x, json_t
 /* getmempoolinfo's figures (fees in sat/kvB) and the mempool's and script cache's counters. */
 static json_t *getstats_mempool(struct chain *c)
 {
-	struct chain_mempool_info in;
-	struct chain_mempool_stats ms;
-	chain_mempool_get_info(c, &in);
-	chain_mempool_get_stats(c, &ms);
+	struct mempool_info in;
+	struct mempool_stats ms;
+	mempool_get_info(c, &in);
+	mempool_get_stats(c, &ms);
 	json_t *o = json_pack(
 	    "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "size",
 	    (json_int_t)in.size, "bytes", (json_int_t)in.bytes, "usage", (json_int_t)in.usage,

@@ -172,21 +172,21 @@ bool ctl_decode_hex_tx(json_t *v, struct proto_tx *tx);
 bool ctl_output_burns(const struct proto_tx *tx, const struct proto_txout *out);
 /** Core's ValidationState::ToString ("reason" or "reason, debug") into buf. */
 void ctl_state_string(const struct chain_state *st, char *buf, size_t cap);
-struct chain_package_state;
+struct mempool_package_state;
 /** The transactions of a package call (testmempoolaccept, submitpackage) and their
  * results; ptrs[i] == &txs[i], the shape the chain_ package calls take. */
 struct ctl_package {
 	size_t n;
 	struct proto_tx *txs;
 	struct proto_tx **ptrs;
-	struct chain_accept_result *rs;
+	struct mempool_accept_result *rs;
 };
 /** n initialised transactions and results; false (res set) when out of memory. */
 bool ctl_package_alloc(struct ctl_package *p, size_t n, struct ctl_result *res);
 /** Frees what ctl_package_alloc gave (safe on a zeroed or failed one). */
 void ctl_package_release(struct ctl_package *p);
 /** A package verdict as Core prints it ("reason" or "reason, debug") into buf. */
-void ctl_package_reason(const struct chain_package_state *st, char *buf, size_t cap);
+void ctl_package_reason(const struct mempool_package_state *st, char *buf, size_t cap);
 /** submitpackage (ctl/package_methods.c): a chain method in the mempool table. */
 void ctl_m_submitpackage(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                          struct ctl_result *res);

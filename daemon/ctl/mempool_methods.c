@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "chain/chain.h"
+#include "mempool/mempool.h"
 #include "json/json.h"
 
 #define fail ctl_fail
@@ -51,9 +52,9 @@ static bool param_flag(json_t *v, bool def)
  * (internal) bytes, the order getmempoolancestors and "spentby" list. */
 static int cmp_entry_txid(const void *a, const void *b)
 {
-	const struct chain_mempool_entry *x = *(const struct chain_mempool_entry *const *)a;
-	const struct chain_mempool_entry *y = *(const struct chain_mempool_entry *const *)b;
-	return memcmp(chain_mempool_entry_txid(x)->b, chain_mempool_entry_txid(y)->b, 32);
+	const struct mempool_entry *x = *(const struct mempool_entry *const *)a;
+	const struct mempool_entry *y = *(const struct mempool_entry *const *)b;
+	return memcmp(mempool_entry_txid(x)->b, mempool_entry_txid(y)->b, 32);
 }
 
 /* Core's std::set<std::string> of hex txids ("depends"). */
@@ -63,11 +64,11 @@ static int cmp_hex(const void *a, const void *b)
 }
 
 /* The entry's direct parents or children, xmalloc'd (*out NULL when none). */
-static bool relatives(const struct chain_mempool_entry *e, bool children,
-                      const struct chain_mempool_entry ***out, size_t *n)
+static bool relatives(const struct mempool_entry *e, bool children,
+                      const struct mempool_entry ***out, size_t *n)
 {
-	size_t cnt = children ? chain_mempool_entry_children(e, NULL, 0)
-	                      : chain_mempool_entry_parents(e, NULL, 0);
+	size_t cnt =
+	    children ? mempool_entry_children(e, NULL, 0) : mempool_entry_parents(e, NULL, 0);
 	*out = NULL;
 	*n = 0;
 	if (!cnt)
@@ -75,23 +76,22 @@ static bool relatives(const struct chain_mempool_entry *e, bool children,
 	*out = xcalloc(cnt, sizeof(**out));
 	if (!*out)
 		return false;
-	*n = children ? chain_mempool_entry_children(e, *out, cnt)
-	              : chain_mempool_entry_parents(e, *out, cnt);
+	*n = children ? mempool_entry_children(e, *out, cnt) : mempool_entry_parents(e, *out, cnt);
 	if (*n > cnt)
 		*n = cnt;
 	return true;
 }
 
 /* Core's entryToJSON: one mempool entry as getmempoolentry prints it. */
-static json_t *entry_json(struct chain *c, const struct chain_mempool_entry *e)
+static json_t *entry_json(struct chain *c, const struct mempool_entry *e)
 {
-	struct chain_mempool_entry_info in;
-	chain_mempool_entry_info(e, &in);
+	struct mempool_entry_info in;
+	mempool_entry_info(e, &in);
 	json_t *o = json_object();
 	json_t *fees = json_object();
 	json_t *deps = json_array();
 	json_t *spent = json_array();
-	const struct chain_mempool_entry **rel = NULL;
+	const struct mempool_entry **rel = NULL;
 	size_t n = 0;
 	if (!o || !fees || !deps || !spent)
 		goto oom;
@@ -122,7 +122,7 @@ static json_t *entry_json(struct chain *c, const struct chain_mempool_entry *e)
 			goto oom;
 		}
 		for (size_t i = 0; i < n; i++) {
-			proto_hash_to_hex(chain_mempool_entry_txid(rel[i]), hex[i]);
+			proto_hash_to_hex(mempool_entry_txid(rel[i]), hex[i]);
 			ptrs[i] = hex[i];
 		}
 		if (n)
@@ -141,11 +141,11 @@ static json_t *entry_json(struct chain *c, const struct chain_mempool_entry *e)
 	if (n)
 		qsort(rel, n, sizeof(*rel), cmp_entry_txid);
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(spent, json_hash(chain_mempool_entry_txid(rel[i])));
+		json_array_append_new(spent, json_hash(mempool_entry_txid(rel[i])));
 	xfree(rel);
 	json_object_set_new(o, "spentby", spent);
 	json_object_set_new(o, "bip125-replaceable", json_boolean(in.bip125_replaceable));
-	bool unbroadcast = chain_mempool_is_unbroadcast(c, chain_mempool_entry_txid(e));
+	bool unbroadcast = mempool_is_unbroadcast(c, mempool_entry_txid(e));
 	json_object_set_new(o, "unbroadcast", json_boolean(unbroadcast));
 	return o;
 oom:
@@ -158,13 +158,12 @@ oom:
 }
 
 /* The entry a txid parameter names, or NULL with Core's error. */
-static const struct chain_mempool_entry *param_entry(struct chain *c, json_t *v,
-                                                     struct ctl_result *res)
+static const struct mempool_entry *param_entry(struct chain *c, json_t *v, struct ctl_result *res)
 {
 	struct proto_hash h;
 	if (!ctl_param_hash(v, "parameter 1", &h, res))
 		return NULL;
-	const struct chain_mempool_entry *e = chain_mempool_find(c, &h, false);
+	const struct mempool_entry *e = mempool_find(c, &h, false);
 	if (!e)
 		fail(res, CTL_INVALID_ADDRESS_OR_KEY, "Transaction not in mempool");
 	return e;
@@ -177,8 +176,8 @@ static void m_getmempoolinfo(struct chain *c, const struct ctl_chain_ctx *x, jso
 {
 	(void)x;
 	(void)args;
-	struct chain_mempool_info in;
-	chain_mempool_get_info(c, &in);
+	struct mempool_info in;
+	mempool_get_info(c, &in);
 	json_t *o = json_object();
 	if (!o) {
 		ok(res, NULL);
@@ -208,9 +207,9 @@ static void m_getrawmempool(struct chain *c, const struct ctl_chain_ctx *x, json
 		     "Verbose results cannot contain mempool sequence values.");
 		return;
 	}
-	const struct chain_mempool_entry **v = NULL;
+	const struct mempool_entry **v = NULL;
 	size_t n = 0;
-	if (chain_mempool_list(c, CHAIN_MEMPOOL_ORDER_DEPTH_SCORE, &v, &n)) {
+	if (mempool_list(c, MEMPOOL_ORDER_DEPTH_SCORE, &v, &n)) {
 		fail(res, CTL_INTERNAL_ERROR, "out of memory");
 		return;
 	}
@@ -218,13 +217,13 @@ static void m_getrawmempool(struct chain *c, const struct ctl_chain_ctx *x, json
 	for (size_t i = 0; o && i < n; i++) {
 		if (verbose) {
 			char hex[65];
-			proto_hash_to_hex(chain_mempool_entry_txid(v[i]), hex);
+			proto_hash_to_hex(mempool_entry_txid(v[i]), hex);
 			json_t *e = entry_json(c, v[i]);
 			if (!e || json_object_set_new(o, hex, e)) {
 				json_decref(o);
 				o = NULL;
 			}
-		} else if (json_array_append_new(o, json_hash(chain_mempool_entry_txid(v[i])))) {
+		} else if (json_array_append_new(o, json_hash(mempool_entry_txid(v[i])))) {
 			json_decref(o);
 			o = NULL;
 		}
@@ -234,8 +233,7 @@ static void m_getrawmempool(struct chain *c, const struct ctl_chain_ctx *x, json
 		json_t *w = json_object();
 		if (w) {
 			json_object_set_new(w, "txids", o);
-			json_object_set_new(w, "mempool_sequence",
-			                    json_u64(chain_mempool_sequence(c)));
+			json_object_set_new(w, "mempool_sequence", json_u64(mempool_sequence(c)));
 		} else {
 			json_decref(o);
 		}
@@ -248,21 +246,21 @@ static void m_getmempoolentry(struct chain *c, const struct ctl_chain_ctx *x, js
                               struct ctl_result *res)
 {
 	(void)x;
-	const struct chain_mempool_entry *e = param_entry(c, arg(args, 0), res);
+	const struct mempool_entry *e = param_entry(c, arg(args, 0), res);
 	if (e)
 		ok(res, entry_json(c, e));
 }
 
 /* getmempoolancestors and getmempooldescendants: one body, the walk differs. */
 static void relatives_method(struct chain *c, json_t *args, struct ctl_result *res,
-                             int (*walk)(struct chain *, const struct chain_mempool_entry *,
-                                         const struct chain_mempool_entry ***, size_t *))
+                             int (*walk)(struct chain *, const struct mempool_entry *,
+                                         const struct mempool_entry ***, size_t *))
 {
 	bool verbose = param_flag(arg(args, 1), false);
-	const struct chain_mempool_entry *e = param_entry(c, arg(args, 0), res);
+	const struct mempool_entry *e = param_entry(c, arg(args, 0), res);
 	if (!e)
 		return;
-	const struct chain_mempool_entry **v = NULL;
+	const struct mempool_entry **v = NULL;
 	size_t n = 0;
 	if (walk(c, e, &v, &n)) {
 		fail(res, CTL_INTERNAL_ERROR, "out of memory");
@@ -275,11 +273,11 @@ static void relatives_method(struct chain *c, json_t *args, struct ctl_result *r
 		int err;
 		if (verbose) {
 			char hex[65];
-			proto_hash_to_hex(chain_mempool_entry_txid(v[i]), hex);
+			proto_hash_to_hex(mempool_entry_txid(v[i]), hex);
 			json_t *j = entry_json(c, v[i]);
 			err = !j || json_object_set_new(o, hex, j);
 		} else {
-			err = json_array_append_new(o, json_hash(chain_mempool_entry_txid(v[i])));
+			err = json_array_append_new(o, json_hash(mempool_entry_txid(v[i])));
 		}
 		if (err) {
 			json_decref(o);
@@ -294,14 +292,14 @@ static void m_getmempoolancestors(struct chain *c, const struct ctl_chain_ctx *x
                                   struct ctl_result *res)
 {
 	(void)x;
-	relatives_method(c, args, res, chain_mempool_ancestors);
+	relatives_method(c, args, res, mempool_ancestors);
 }
 
 static void m_getmempooldescendants(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                                     struct ctl_result *res)
 {
 	(void)x;
-	relatives_method(c, args, res, chain_mempool_descendants);
+	relatives_method(c, args, res, mempool_descendants);
 }
 
 /* ---- getrawtransaction ------------------------------------------------------- */
@@ -424,7 +422,7 @@ static void m_getrawtransaction(struct chain *c, const struct ctl_chain_ctx *x, 
 	}
 	uint8_t *raw = NULL;
 	size_t len = 0;
-	int err = chain_mempool_get_raw(c, &txid, false, &raw, &len);
+	int err = mempool_get_raw(c, &txid, false, &raw, &len);
 	if (err == CHAIN_ENOTFOUND) {
 		/* Core's text points at -txindex and gettransaction: peerd has neither. */
 		fail(res, CTL_INVALID_ADDRESS_OR_KEY,
@@ -462,11 +460,11 @@ static void m_sendrawtransaction(struct chain *c, const struct ctl_chain_ctx *x,
 {
 	(void)x;
 	struct proto_tx tx;
-	struct chain_accept_result r;
+	struct mempool_accept_result r;
 	int64_t maxrate, maxburn;
 	char why[CHAIN_REASON_MAX + CHAIN_DEBUG_MAX + 4];
 	proto_tx_init(&tx);
-	chain_accept_result_init(&r);
+	mempool_accept_result_init(&r);
 	if (!ctl_param_amount(arg(args, 2), 0, &maxburn, res))
 		goto out;
 	if (!ctl_decode_hex_tx(arg(args, 0), &tx)) {
@@ -484,7 +482,7 @@ static void m_sendrawtransaction(struct chain *c, const struct ctl_chain_ctx *x,
 	}
 	if (!ctl_param_feerate(arg(args, 1), CTL_DEFAULT_MAX_FEERATE, &maxrate, res))
 		goto out;
-	int64_t max_fee = chain_feerate_fee(maxrate, proto_tx_vsize(&tx));
+	int64_t max_fee = mempool_feerate_fee(maxrate, proto_tx_vsize(&tx));
 	/* Already confirmed: any of its outputs in the UTXO set. */
 	for (uint32_t o = 0; o < tx.n_out; o++) {
 		struct proto_outpoint op = {.txid = tx.txid, .n = o};
@@ -500,13 +498,13 @@ static void m_sendrawtransaction(struct chain *c, const struct ctl_chain_ctx *x,
 		}
 	}
 	/* The same txid in the pool (any witness): nothing to do, as Core. */
-	if (chain_mempool_find(c, &tx.txid, false)) {
+	if (mempool_find(c, &tx.txid, false)) {
 		ok(res, json_hash(&tx.txid));
 		goto out;
 	}
 	for (int pass = max_fee > 0 ? 0 : 1; pass < 2; pass++) {
-		struct chain_accept_opts opts = {.test_accept = pass == 0};
-		int err = chain_mempool_accept(c, &tx, &opts, &r);
+		struct mempool_accept_opts opts = {.test_accept = pass == 0};
+		int err = mempool_accept(c, &tx, &opts, &r);
 		if (err) {
 			fail(res, CTL_VERIFY_ERROR, "%s", chain_strerror(err));
 			goto out;
@@ -526,18 +524,18 @@ static void m_sendrawtransaction(struct chain *c, const struct ctl_chain_ctx *x,
 			goto out;
 		}
 	}
-	if (chain_mempool_unbroadcast_add(c, &tx.txid)) {
+	if (mempool_unbroadcast_add(c, &tx.txid)) {
 		fail(res, CTL_MISC_ERROR, "out of memory");
 		goto out;
 	}
 	ok(res, json_hash(&tx.txid));
 out:
-	chain_accept_result_release(&r);
+	mempool_accept_result_release(&r);
 	proto_tx_release(&tx);
 }
 
 /* One testmempoolaccept result object (Core's field order). */
-static json_t *tma_result(const struct proto_tx *tx, const struct chain_accept_result *r,
+static json_t *tma_result(const struct proto_tx *tx, const struct mempool_accept_result *r,
                           const char *package_error, int64_t maxrate, bool *exit_early)
 {
 	json_t *o = json_object();
@@ -550,7 +548,7 @@ static json_t *tma_result(const struct proto_tx *tx, const struct chain_accept_r
 	if (*exit_early || !r->validated)
 		return o; /* not judged: ids only */
 	if (r->accepted && !r->already_in_mempool) {
-		int64_t max_fee = chain_feerate_fee(maxrate, r->vsize);
+		int64_t max_fee = mempool_feerate_fee(maxrate, r->vsize);
 		if (max_fee && r->fee > max_fee) {
 			json_object_set_new(o, "allowed", json_false());
 			json_object_set_new(o, "reject-reason", json_string("max-fee-exceeded"));
@@ -600,10 +598,10 @@ static void m_testmempoolaccept(struct chain *c, const struct ctl_chain_ctx *x, 
 	size_t n = 0;
 	json_t *out = NULL;
 	n = json_array_size(raws);
-	if (n < 1 || n > CHAIN_MEMPOOL_MAX_PACKAGE_COUNT) {
+	if (n < 1 || n > MEMPOOL_MAX_PACKAGE_COUNT) {
 		fail(res, CTL_INVALID_PARAMETER,
 		     "Array must contain between 1 and %u transactions.",
-		     CHAIN_MEMPOOL_MAX_PACKAGE_COUNT);
+		     MEMPOOL_MAX_PACKAGE_COUNT);
 		return;
 	}
 	if (!ctl_param_feerate(arg(args, 1), CTL_DEFAULT_MAX_FEERATE, &maxrate, res))
@@ -611,7 +609,7 @@ static void m_testmempoolaccept(struct chain *c, const struct ctl_chain_ctx *x, 
 	if (!ctl_package_alloc(&pk, n, res))
 		return;
 	struct proto_tx *txs = pk.txs;
-	struct chain_accept_result *rs = pk.rs;
+	struct mempool_accept_result *rs = pk.rs;
 	for (size_t i = 0; i < n; i++) {
 		json_t *h = json_array_get(raws, i);
 		if (!ctl_json_want(h, CTL_ARG_STR, res))
@@ -623,21 +621,21 @@ static void m_testmempoolaccept(struct chain *c, const struct ctl_chain_ctx *x, 
 			goto out;
 		}
 	}
-	struct chain_package_state pkg = {0};
+	struct mempool_package_state pkg = {0};
 	int err;
 	if (n == 1) {
-		struct chain_accept_opts opts = {.test_accept = true};
-		err = chain_mempool_accept(c, &txs[0], &opts, &rs[0]);
+		struct mempool_accept_opts opts = {.test_accept = true};
+		err = mempool_accept(c, &txs[0], &opts, &rs[0]);
 		rs[0].validated = true;
 	} else {
-		err = chain_mempool_test_package(c, pk.ptrs, n, rs, &pkg);
+		err = mempool_test_package(c, pk.ptrs, n, rs, &pkg);
 	}
 	if (err) {
 		fail(res, CTL_INTERNAL_ERROR, "%s", chain_strerror(err));
 		goto out;
 	}
 	char perr[CHAIN_REASON_MAX + CHAIN_DEBUG_MAX + 4];
-	bool has_perr = pkg.result == CHAIN_PACKAGE_POLICY;
+	bool has_perr = pkg.result == MEMPOOL_PACKAGE_POLICY;
 	if (has_perr)
 		ctl_package_reason(&pkg, perr, sizeof(perr));
 	out = json_array();
@@ -662,17 +660,17 @@ static void m_savemempool(struct chain *c, const struct ctl_chain_ctx *x, json_t
 {
 	(void)x;
 	(void)args;
-	struct chain_mempool_info in;
-	chain_mempool_get_info(c, &in);
+	struct mempool_info in;
+	mempool_get_info(c, &in);
 	if (!in.loaded) {
 		fail(res, CTL_MISC_ERROR, "The mempool was not loaded yet");
 		return;
 	}
-	if (chain_mempool_save(c)) {
+	if (mempool_save(c)) {
 		fail(res, CTL_MISC_ERROR, "Unable to dump mempool to disk");
 		return;
 	}
-	ok(res, json_pack("{s:s}", "filename", chain_mempool_path(c)));
+	ok(res, json_pack("{s:s}", "filename", mempool_path(c)));
 }
 
 /* Core's prioritisetransaction: the delta applies now and to a transaction
@@ -696,17 +694,16 @@ static void m_prioritisetransaction(struct chain *c, const struct ctl_chain_ctx 
 		return;
 	}
 	/* Core: a dust output is allowed only at zero fee, so its fee stays put. */
-	const struct chain_mempool_entry *e = chain_mempool_find(c, &h, false);
-	const struct chain_policy *pol = chain_mempool_policy(c);
+	const struct mempool_entry *e = mempool_find(c, &h, false);
+	const struct mempool_policy *pol = mempool_get_policy(c);
 	uint32_t idx;
 	if (e && pol->require_standard &&
-	    chain_policy_dust_outputs(chain_mempool_entry_tx(e), pol->dust_relay_feerate, &idx,
-	                              1)) {
+	    mempool_policy_dust_outputs(mempool_entry_tx(e), pol->dust_relay_feerate, &idx, 1)) {
 		fail(res, CTL_INVALID_PARAMETER,
 		     "Priority is not supported for transactions with dust outputs.");
 		return;
 	}
-	if (chain_mempool_prioritise(c, &h, fee_delta)) {
+	if (mempool_prioritise(c, &h, fee_delta)) {
 		fail(res, CTL_INTERNAL_ERROR, "out of memory");
 		return;
 	}
@@ -718,9 +715,9 @@ static void m_getprioritisedtransactions(struct chain *c, const struct ctl_chain
 {
 	(void)x;
 	(void)args;
-	struct chain_mempool_delta *v;
+	struct mempool_delta *v;
 	size_t n;
-	if (chain_mempool_deltas(c, &v, &n)) {
+	if (mempool_deltas(c, &v, &n)) {
 		fail(res, CTL_INTERNAL_ERROR, "out of memory");
 		return;
 	}

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "chain/chain.h"
+#include "mempool/mempool.h"
 
 #define fail ctl_fail
 
@@ -203,7 +204,7 @@ bool ctl_package_alloc(struct ctl_package *p, size_t n, struct ctl_result *res)
 	p->n = n;
 	for (size_t i = 0; i < n; i++) {
 		proto_tx_init(&p->txs[i]);
-		chain_accept_result_init(&p->rs[i]);
+		mempool_accept_result_init(&p->rs[i]);
 		p->ptrs[i] = &p->txs[i];
 	}
 	return true;
@@ -213,7 +214,7 @@ void ctl_package_release(struct ctl_package *p)
 {
 	for (size_t i = 0; i < p->n; i++) {
 		proto_tx_release(&p->txs[i]);
-		chain_accept_result_release(&p->rs[i]);
+		mempool_accept_result_release(&p->rs[i]);
 	}
 	xfree(p->txs);
 	xfree(p->ptrs);
@@ -221,7 +222,7 @@ void ctl_package_release(struct ctl_package *p)
 	*p = (struct ctl_package){0};
 }
 
-void ctl_package_reason(const struct chain_package_state *st, char *buf, size_t cap)
+void ctl_package_reason(const struct mempool_package_state *st, char *buf, size_t cap)
 {
 	if (st->debug[0])
 		snprintf(buf, cap, "%s, %s", st->reason, st->debug);

@@ -4,12 +4,12 @@
  * the validation thread (ctl/request.c posts them there), so a block is made,
  * checked and connected with nothing else touching the chain between.
  *
- * The block is chain/miner.c's. generateblock takes raw transactions or
+ * The block is mining/miner.c's. generateblock takes raw transactions or
  * txids of mempool transactions, and its coinbase claims the subsidy only,
  * as Core's (its template is made from no mempool, the transactions are
  * added after, so their fees go unclaimed). generatetoaddress fills each
  * block from the mempool as Core's BlockAssembler does
- * (chain_mempool_block_select) and claims the fees. What differs from
+ * (mining_assemble) and claims the fees. What differs from
  * Core: only the raw() and addr() descriptors, which need no wallet, are
  * understood.
  */
@@ -21,6 +21,8 @@
 #include <string.h>
 
 #include "chain/chain.h"
+#include "mempool/mempool.h"
+#include "mining/mining.h"
 #include "json/json.h"
 #include "script/script.h"
 
@@ -50,7 +52,7 @@ static void test_failed(struct ctl_result *res, const struct chain_state *st)
 
 /* A block's mempool transactions (Core's BlockAssembler), serialized into one buffer. */
 struct block_txs {
-	struct chain_mine_tx *v;
+	struct mining_tx *v;
 	size_t n;
 	struct proto_writer w;
 };
@@ -66,15 +68,15 @@ static void block_txs_release(struct block_txs *t)
  * -blockreservedweight and -blockmintxfee. 0 or CHAIN_ENOMEM. */
 static int block_txs_fill(struct chain *c, const struct peerd_conf *conf, struct block_txs *t)
 {
-	struct chain_block_opts o = CHAIN_BLOCK_OPTS_DEFAULT;
+	struct mining_block_opts o = MINING_BLOCK_OPTS_DEFAULT;
 	if (conf) {
 		o.max_weight = conf->blockmaxweight;
 		o.reserved_weight = conf->blockreservedweight;
 		o.min_fee_rate = conf->blockmintxfee;
 	}
-	const struct chain_mempool_entry **es;
+	const struct mempool_entry **es;
 	size_t n;
-	int err = chain_mempool_block_select(c, &o, &es, &n);
+	int err = mining_assemble(c, &o, &es, &n);
 	if (err)
 		return err;
 	t->n = 0;
@@ -82,7 +84,7 @@ static int block_txs_fill(struct chain *c, const struct peerd_conf *conf, struct
 	t->w.err = 0;
 	if (!n)
 		return 0;
-	struct chain_mine_tx *v = xreallocarray(t->v, n, sizeof(*v));
+	struct mining_tx *v = xreallocarray(t->v, n, sizeof(*v));
 	if (!v) {
 		xfree(es);
 		return CHAIN_ENOMEM;
@@ -91,7 +93,7 @@ static int block_txs_fill(struct chain *c, const struct peerd_conf *conf, struct
 	/* Lengths first, pointers after: the buffer moves as it grows. */
 	for (size_t i = 0; i < n; i++) {
 		size_t at = t->w.len;
-		proto_tx_encode(chain_mempool_entry_tx(es[i]), &t->w);
+		proto_tx_encode(mempool_entry_tx(es[i]), &t->w);
 		v[i].len = t->w.len - at;
 	}
 	xfree(es);
@@ -120,20 +122,20 @@ static void generate_blocks(struct chain *c, const struct ctl_chain_ctx *x, int6
 		ok(res, NULL);
 		return;
 	}
-	struct chain_mine_args a = {
+	struct mining_args a = {
 	    .spk = spk, .spk_len = (uint32_t)spk_len, .submit = true, .interrupt = x->interrupt};
 	struct block_txs txs = {0};
 	proto_writer_init(&txs.w);
 	/* As Core's loop: a shutdown ends it with the blocks so far. */
 	while (n > 0 && !(x->interrupt && atomic_load(x->interrupt))) {
-		struct chain_mined m;
+		struct mining_block m;
 		struct chain_state st;
 		/* A new template each time, as Core's: the last block took some. */
 		int err = block_txs_fill(c, x->conf, &txs);
 		a.txs = txs.v;
 		a.n_txs = txs.n;
 		if (!err)
-			err = chain_mine(c, &a, &max_tries, &m, &st);
+			err = mining_generate(c, &a, &max_tries, &m, &st);
 		if (err == CHAIN_ENOTFOUND && max_tries > 0)
 			continue; /* the nonces ran out: a new template, as Core */
 		if (err == CHAIN_ENOTFOUND)
@@ -150,7 +152,7 @@ static void generate_blocks(struct chain *c, const struct ctl_chain_ctx *x, int6
 		}
 		enum chain_submit r = m.submitted;
 		struct proto_hash h = m.hash;
-		chain_mined_release(&m);
+		mining_block_release(&m);
 		if (r != CHAIN_SUBMIT_ACCEPTED) {
 			json_decref(hashes);
 			not_accepted(res, &st);
@@ -172,8 +174,7 @@ static void m_generatetoaddress(struct chain *c, const struct ctl_chain_ctx *x, 
 	 * less mines nothing. */
 	int64_t n, t;
 	if (!ctl_arg_int(arg(args, 0), INT32_MIN, INT32_MAX, 0, &n, res) ||
-	    !ctl_arg_int(arg(args, 2), INT32_MIN, INT32_MAX, (int64_t)CHAIN_MINER_MAX_TRIES, &t,
-	                 res))
+	    !ctl_arg_int(arg(args, 2), INT32_MIN, INT32_MAX, (int64_t)MINING_MAX_TRIES, &t, res))
 		return;
 	uint64_t max_tries = (uint64_t)t;
 	uint8_t spk[SCRIPT_ADDRESS_SPK_MAX];
@@ -195,7 +196,7 @@ static void m_generatetodescriptor(struct chain *c, const struct ctl_chain_ctx *
 	json_t *desc = arg(args, 1);
 	int64_t n, t;
 	if (!ctl_arg_int(arg(args, 0), INT32_MIN, INT32_MAX, 0, &n, res) ||
-	    !ctl_arg_int(arg(args, 2), 0, INT64_MAX, (int64_t)CHAIN_MINER_MAX_TRIES, &t, res))
+	    !ctl_arg_int(arg(args, 2), 0, INT64_MAX, (int64_t)MINING_MAX_TRIES, &t, res))
 		return;
 	uint8_t spk[MINING_MAX_SPK];
 	size_t spk_len;
@@ -296,13 +297,13 @@ static bool is_txid(const char *s, size_t n)
  * (Core's DecodeHexTx). *out and its bytes are xmalloc'd: free with
  * free_txs. false with res set.
  */
-static bool param_txs(struct chain *c, json_t *v, struct chain_mine_tx **out, size_t *n,
+static bool param_txs(struct chain *c, json_t *v, struct mining_tx **out, size_t *n,
                       struct ctl_result *res)
 {
 	*out = NULL;
 	*n = 0;
 	size_t count = json_array_size(v);
-	struct chain_mine_tx *txs = count ? xcalloc(count, sizeof(*txs)) : NULL;
+	struct mining_tx *txs = count ? xcalloc(count, sizeof(*txs)) : NULL;
 	if (count && !txs) {
 		fail(res, CTL_INTERNAL_ERROR, "out of memory");
 		return false;
@@ -325,7 +326,7 @@ static bool param_txs(struct chain *c, json_t *v, struct chain_mine_tx **out, si
 			size_t len = 0;
 			int err = proto_hash_from_hex(s, &id)
 			              ? CHAIN_ENOTFOUND
-			              : chain_mempool_get_raw(c, &id, false, &raw, &len);
+			              : mempool_get_raw(c, &id, false, &raw, &len);
 			if (err == CHAIN_ENOTFOUND)
 				fail(res, CTL_INVALID_ADDRESS_OR_KEY,
 				     "Transaction %s not in mempool.", s);
@@ -367,7 +368,7 @@ static bool param_txs(struct chain *c, json_t *v, struct chain_mine_tx **out, si
 	return good;
 }
 
-static void free_txs(struct chain_mine_tx *txs, size_t n)
+static void free_txs(struct mining_tx *txs, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		xfree((void *)txs[i].raw);
@@ -379,7 +380,7 @@ static void m_generateblock(struct chain *c, const struct ctl_chain_ctx *x, json
 {
 	uint8_t *spk = xmalloc(MINING_MAX_SPK);
 	size_t spk_len = 0, n_txs = 0;
-	struct chain_mine_tx *txs = NULL;
+	struct mining_tx *txs = NULL;
 	json_t *submit_v = arg(args, 2);
 	if (!spk) {
 		fail(res, CTL_INTERNAL_ERROR, "out of memory");
@@ -389,7 +390,7 @@ static void m_generateblock(struct chain *c, const struct ctl_chain_ctx *x, json
 	    !param_txs(c, arg(args, 1), &txs, &n_txs, res))
 		goto out;
 	bool submit = !submit_v || json_is_true(submit_v);
-	struct chain_mine_args a = {
+	struct mining_args a = {
 	    .spk = spk,
 	    .spk_len = (uint32_t)spk_len,
 	    .txs = txs,
@@ -398,10 +399,10 @@ static void m_generateblock(struct chain *c, const struct ctl_chain_ctx *x, json
 	    .subsidy_only = true,
 	    .interrupt = x->interrupt,
 	};
-	uint64_t max_tries = CHAIN_MINER_MAX_TRIES;
-	struct chain_mined m;
+	uint64_t max_tries = MINING_MAX_TRIES;
+	struct mining_block m;
 	struct chain_state st;
-	int err = chain_mine(c, &a, &max_tries, &m, &st);
+	int err = mining_generate(c, &a, &max_tries, &m, &st);
 	if (err == CHAIN_EINVALID) {
 		test_failed(res, &st);
 		goto out;
@@ -430,7 +431,7 @@ static void m_generateblock(struct chain *c, const struct ctl_chain_ctx *x, json
 		}
 		ok(res, o);
 	}
-	chain_mined_release(&m);
+	mining_block_release(&m);
 out:
 	free_txs(txs, n_txs);
 	xfree(spk);

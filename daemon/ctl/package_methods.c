@@ -2,7 +2,7 @@
  * daemon/ctl/package_methods.c: submitpackage, as Bitcoin Core 29's
  * (rpc/mempool.cpp): the argument checks and their errors, the topology
  * check (a child with parents that do not spend each other), then
- * chain_mempool_submit_package on the validation thread, and Core's
+ * mempool_submit_package on the validation thread, and Core's
  * answer: package_msg ("success" or the package state), tx-results keyed
  * by wtxid (txid, other-wtxid or vsize and fees {base, effective-feerate,
  * effective-includes}, or error), replaced-transactions.
@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "chain/chain.h"
+#include "mempool/mempool.h"
 
 /** Core's DEFAULT_MAX_RAW_TX_FEE_RATE: 0.10 BTC/kvB, in sat/kvB. */
 #define CTL_PKG_DEFAULT_MAX_FEERATE 10000000LL
@@ -51,7 +52,7 @@ static json_t *hash_array(const struct proto_hash *v, size_t n)
 }
 
 /* One tx-results entry; NULL when Core leaves the member out (no verdict). */
-static json_t *tx_result(const struct chain_accept_result *r)
+static json_t *tx_result(const struct mempool_accept_result *r)
 {
 	if (!r->validated)
 		return NULL;
@@ -95,10 +96,10 @@ void ctl_m_submitpackage(struct chain *c, const struct ctl_chain_ctx *x, json_t 
 	int64_t maxrate, maxburn;
 	json_t *out = NULL;
 	n = json_array_size(raws);
-	if (n < 1 || n > CHAIN_MEMPOOL_MAX_PACKAGE_COUNT) {
+	if (n < 1 || n > MEMPOOL_MAX_PACKAGE_COUNT) {
 		ctl_fail(res, CTL_INVALID_PARAMETER,
 		         "Array must contain between 1 and %u transactions.",
-		         CHAIN_MEMPOOL_MAX_PACKAGE_COUNT);
+		         MEMPOOL_MAX_PACKAGE_COUNT);
 		return;
 	}
 	if (!ctl_param_feerate(ctl_arg(args, 1), CTL_PKG_DEFAULT_MAX_FEERATE, &maxrate, res))
@@ -108,7 +109,7 @@ void ctl_m_submitpackage(struct chain *c, const struct ctl_chain_ctx *x, json_t 
 	if (!ctl_package_alloc(&pk, n, res))
 		return;
 	struct proto_tx *txs = pk.txs;
-	struct chain_accept_result *rs = pk.rs;
+	struct mempool_accept_result *rs = pk.rs;
 	for (size_t i = 0; i < n; i++) {
 		json_t *h = json_array_get(raws, i);
 		if (!ctl_json_want(h, CTL_ARG_STR, res))
@@ -135,19 +136,19 @@ void ctl_m_submitpackage(struct chain *c, const struct ctl_chain_ctx *x, json_t 
 		         "each other.");
 		goto out;
 	}
-	struct chain_package_opts opts = {.max_feerate = maxrate};
-	struct chain_package_state pkg;
-	int err = chain_mempool_submit_package(c, pk.ptrs, n, &opts, rs, &pkg);
+	struct mempool_package_opts opts = {.max_feerate = maxrate};
+	struct mempool_package_state pkg;
+	int err = mempool_submit_package(c, pk.ptrs, n, &opts, rs, &pkg);
 	if (err) {
 		ctl_fail(res, CTL_INTERNAL_ERROR, "%s", chain_strerror(err));
 		goto out;
 	}
-	if (pkg.result == CHAIN_PACKAGE_MEMPOOL_ERROR) {
+	if (pkg.result == MEMPOOL_PACKAGE_MEMPOOL_ERROR) {
 		ctl_fail(res, CTL_VERIFY_ERROR, "%s", pkg.reason);
 		goto out;
 	}
 	char msg[CHAIN_REASON_MAX + CHAIN_DEBUG_MAX + 4] = "success";
-	if (pkg.result != CHAIN_PACKAGE_UNSET)
+	if (pkg.result != MEMPOOL_PACKAGE_UNSET)
 		ctl_package_reason(&pkg, msg, sizeof(msg));
 	out = json_object();
 	json_t *map = json_object();

@@ -37,6 +37,7 @@
 #include <time.h>
 
 #include "chain/chain.h"
+#include "mempool/mempool.h"
 
 /* ---- the chain's log lines into the daemon's logger ------------------------ */
 
@@ -61,6 +62,25 @@ static void chain_log_cb(void *arg, enum chain_log_level level, const char *msg)
 }
 
 /* ---- the thread ----------------------------------------------------------- */
+
+/* The mempool goes on the chain as chain_open loads it (before the replay). */
+struct mempool_attach {
+	const struct mempool_config *cfg;
+	const char *dir;
+};
+
+static int attach_mempool(void *arg, struct chain *c)
+{
+	const struct mempool_attach *a = arg;
+	return mempool_open(c, a->cfg, a->dir);
+}
+
+/* The mempool is saved and detached first: its file is written before the final flush. */
+static int close_chain(struct chain *c)
+{
+	mempool_close(c);
+	return chain_close(c);
+}
 
 /* Append to a singly linked queue (head, &tail->next). */
 static void queue_push(struct val_job **head, struct val_job ***tail, struct val_job *j)
@@ -197,7 +217,7 @@ static void thread_main(void *arg)
 
 	if (v->chain) {
 		DLOG_INFO_(&d->log, DLOG_VALIDATION, "flushing the chain state");
-		int err = chain_close(v->chain);
+		int err = close_chain(v->chain);
 		v->chain = NULL;
 		if (err)
 			DLOG_ERR(&d->log, DLOG_VALIDATION, "closing the chain: %s",
@@ -362,21 +382,20 @@ int validation_open(struct daemon *d)
 	    .max_tip_age = cf->maxtipage_s,
 	    .log = chain_log_cb,
 	    .log_arg = d,
-	    .mempool =
-	        {
-	            .max_bytes = cf->maxmempool_mb * 1000000u,
-	            .expiry = cf->mempoolexpiry_h * 3600,
-	            .ancestor_count = cf->limitancestorcount,
-	            .ancestor_vbytes = cf->limitancestorsize * 1000u,
-	            .descendant_count = cf->limitdescendantcount,
-	            .descendant_vbytes = cf->limitdescendantsize * 1000u,
-	            .persist = cf->persistmempool,
-	            .policy_set = true,
-	        },
+	};
+	struct mempool_config mc = {
+	    .max_bytes = cf->maxmempool_mb * 1000000u,
+	    .expiry = cf->mempoolexpiry_h * 3600,
+	    .ancestor_count = cf->limitancestorcount,
+	    .ancestor_vbytes = cf->limitancestorsize * 1000u,
+	    .descendant_count = cf->limitdescendantcount,
+	    .descendant_vbytes = cf->limitdescendantsize * 1000u,
+	    .persist = cf->persistmempool,
+	    .policy_set = true,
 	};
 	/* Core's mempool_args.cpp: start from the network's policy, then the keys. */
-	struct chain_policy *pol = &cc.mempool.policy;
-	chain_policy_default(pol, d->params);
+	struct mempool_policy *pol = &mc.policy;
+	mempool_policy_default(pol, d->params);
 	pol->min_relay_feerate = cf->minrelaytxfee;
 	pol->incremental_relay_feerate = cf->incrementalrelayfee;
 	pol->dust_relay_feerate = cf->dustrelayfee;
@@ -392,6 +411,9 @@ int validation_open(struct daemon *d)
 		if (chain_work_from_hex(cf->minimumchainwork, &mcw) == 0)
 			cc.min_chain_work = &mcw;
 	}
+	struct mempool_attach ma = {.cfg = &mc, .dir = cc.dir};
+	cc.attach = attach_mempool;
+	cc.attach_arg = &ma;
 	struct chain *c = NULL;
 	uint64_t t0 = uv_hrtime();
 	int err = chain_open(&c, &cc);
@@ -400,8 +422,9 @@ int validation_open(struct daemon *d)
 		         chain_strerror(err));
 		return -EIO;
 	}
+	mempool_load(c);
 	if ((err = verify_at_startup(d, c))) {
-		(void)chain_close(c);
+		(void)close_chain(c);
 		return -EIO;
 	}
 	struct chain_node *tip = chain_tip(c);
@@ -414,7 +437,7 @@ int validation_open(struct daemon *d)
 	           chain_checker_workers(chain_get_checker(c)));
 	err = validation_start(d, c);
 	if (err) {
-		(void)chain_close(c);
+		(void)close_chain(c);
 		d->val.chain = NULL;
 		DLOG_ERR(&d->log, DLOG_VALIDATION, "cannot start the validation thread: %s",
 		         uv_strerror(err));
@@ -487,7 +510,7 @@ void validation_release(struct daemon *d)
 	drain(v);
 	if (v->chain) {
 		/* Never started: the chain is still ours to close. */
-		(void)chain_close(v->chain);
+		(void)close_chain(v->chain);
 		v->chain = NULL;
 	}
 	uv_cond_destroy(&v->cv);

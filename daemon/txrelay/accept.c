@@ -6,7 +6,7 @@
  *
  *   tx message ─► already have it? (orphanage, recent rejects, recently
  *   confirmed, mempool mirror) ─► no: a job for the validation thread,
- *   chain_mempool_accept ─► the result on the loop:
+ *   mempool_accept ─► the result on the loop:
  *     accepted:  announced by txrelay/announce.c (from the mempool's own event), its
  *                orphans go to their announcers' work sets;
  *     missing inputs: an orphan, unless a parent was rejected; the missing
@@ -36,6 +36,7 @@
 #include <time.h>
 
 #include "chain/chain.h"
+#include "mempool/mempool.h"
 #include "daemon/txrelay/package.h"
 
 struct tx_job {
@@ -46,7 +47,7 @@ struct tx_job {
 	uint8_t *raw;
 	size_t len;
 	int err;
-	struct chain_accept_result r;
+	struct mempool_accept_result r;
 	/* The pool after an accept, for Core's -debug=mempool line (validation thread). */
 	uint64_t pool_size, pool_usage;
 	uint32_t n_cand;
@@ -145,10 +146,10 @@ static void tx_work(struct chain *c, struct val_job *j)
 		tj->err = -EINVAL;
 	} else {
 		proto_tx_compute_ids(&tx);
-		tj->err = chain_mempool_accept(c, &tx, NULL, &tj->r);
+		tj->err = mempool_accept(c, &tx, NULL, &tj->r);
 		if (!tj->err && tj->r.accepted) {
-			struct chain_mempool_info mi;
-			chain_mempool_get_info(c, &mi);
+			struct mempool_info mi;
+			mempool_get_info(c, &mi);
 			tj->pool_size = mi.size;
 			tj->pool_usage = mi.usage;
 		}
@@ -162,7 +163,7 @@ static void job_free(struct tx_job *tj)
 {
 	if (tj->d)
 		tj->d->txr.st.queue_bytes -= tj->len;
-	chain_accept_result_release(&tj->r);
+	mempool_accept_result_release(&tj->r);
 	xfree(tj->raw);
 	xfree(tj);
 }
@@ -177,7 +178,7 @@ static void reject_insert(struct daemon *d, struct hset *s, const struct proto_h
 static void handle_orphan(struct daemon *d, struct tx_job *tj, struct peer *p)
 {
 	struct txrelay_state *r = &d->txr;
-	const struct chain_accept_result *res = &tj->r;
+	const struct mempool_accept_result *res = &tj->r;
 	if (hset_contains(&r->rejects, fp(d, &res->wtxid)))
 		return;
 	/* A rejected parent dooms it; one parent rejected for its fee alone
@@ -263,7 +264,7 @@ static void tx_done(struct daemon *d, struct val_job *j)
 		job_free(tj);
 		return;
 	}
-	const struct chain_accept_result *res = &tj->r;
+	const struct mempool_accept_result *res = &tj->r;
 	struct peer *p = daemon_peer_by_id(d, tj->peer);
 	char hex[65], whex[65];
 	if (res->accepted) {
@@ -345,7 +346,7 @@ static struct tx_job *job_new(uint64_t peer, const uint8_t *raw, size_t len, boo
 	tj->first_time = first;
 	tj->job.work = tx_work;
 	tj->job.done = tx_done;
-	chain_accept_result_init(&tj->r);
+	mempool_accept_result_init(&tj->r);
 	return tj;
 }
 
@@ -439,7 +440,7 @@ void txaccept_on_tx(struct peer *p, struct proto_tx *tx)
 	tj->first_time = true;
 	tj->job.work = tx_work;
 	tj->job.done = tx_done;
-	chain_accept_result_init(&tj->r);
+	mempool_accept_result_init(&tj->r);
 	for (uint32_t i = 0; i < n_cand; i++) {
 		if (cand[i] != p->id && tj->n_cand < INV_MAX_ANNOUNCERS)
 			tj->cand[tj->n_cand++] = cand[i];

@@ -48,6 +48,7 @@
 #include <jansson.h>
 
 #include "chain/chain.h"
+#include "mempool/mempool.h"
 #include "daemon/txrelay/internal.h"
 
 #define SLOT_NONE UINT32_MAX
@@ -58,7 +59,7 @@ enum feed_kind { FEED_ADDED, FEED_REMOVED };
 
 struct feed_item {
 	uint8_t kind;   /**< enum feed_kind */
-	uint8_t reason; /**< enum chain_mempool_addition / _removal */
+	uint8_t reason; /**< enum mempool_addition / _removal */
 	struct proto_hash txid, wtxid;
 	int64_t fee, modified_fee, vsize;
 	uint64_t ancestors;
@@ -124,15 +125,14 @@ static struct feed_item *feed_push(struct txrelay_state *r)
 }
 
 /* Validation thread: a mempool event. */
-static void on_added(void *arg, const struct chain_mempool_entry *e,
-                     enum chain_mempool_addition how)
+static void on_added(void *arg, const struct mempool_entry *e, enum mempool_addition how)
 {
 	struct daemon *d = arg;
 	struct feed_item *it = feed_push(&d->txr);
 	if (!it)
 		return;
-	struct chain_mempool_entry_info info;
-	chain_mempool_entry_info(e, &info);
+	struct mempool_entry_info info;
+	mempool_entry_info(e, &info);
 	it->kind = FEED_ADDED;
 	it->reason = (uint8_t)how;
 	it->txid = info.txid;
@@ -141,7 +141,7 @@ static void on_added(void *arg, const struct chain_mempool_entry *e,
 	it->modified_fee = info.modified_fee;
 	it->vsize = info.vsize;
 	it->ancestors = info.ancestor_count;
-	const struct proto_tx *tx = chain_mempool_entry_tx(e);
+	const struct proto_tx *tx = mempool_entry_tx(e);
 	it->n_out = tx->n_out;
 	struct proto_writer w;
 	proto_writer_init(&w);
@@ -154,8 +154,7 @@ static void on_added(void *arg, const struct chain_mempool_entry *e,
 	it->len = (uint32_t)w.len;
 }
 
-static void on_removed(void *arg, const struct chain_mempool_entry *e,
-                       enum chain_mempool_removal why)
+static void on_removed(void *arg, const struct mempool_entry *e, enum mempool_removal why)
 {
 	struct daemon *d = arg;
 	struct feed_item *it = feed_push(&d->txr);
@@ -163,8 +162,8 @@ static void on_removed(void *arg, const struct chain_mempool_entry *e,
 		return;
 	it->kind = FEED_REMOVED;
 	it->reason = (uint8_t)why;
-	it->txid = *chain_mempool_entry_txid(e);
-	it->wtxid = *chain_mempool_entry_wtxid(e);
+	it->txid = *mempool_entry_txid(e);
+	it->wtxid = *mempool_entry_wtxid(e);
 }
 
 static int btx_push(struct relay_feed *f, const struct proto_hash *txid,
@@ -288,27 +287,25 @@ struct val_job *txrelay_feed_take(struct daemon *d, struct chain *c)
 	if (!r->feed_started) {
 		r->feed_started = true;
 		r->feed_tip = chain_tip(c);
-		struct chain_mempool_events ev = {
-		    .added = on_added, .removed = on_removed, .arg = d};
-		chain_mempool_set_events(c, &ev);
+		struct mempool_events ev = {.added = on_added, .removed = on_removed, .arg = d};
+		mempool_set_events(c, &ev);
 		/* What mempool.dat loaded before the callbacks were there. */
-		const struct chain_mempool_entry **es = NULL;
+		const struct mempool_entry **es = NULL;
 		size_t n = 0;
-		if (chain_mempool_list(c, CHAIN_MEMPOOL_ORDER_DEPTH_SCORE, &es, &n) == 0) {
+		if (mempool_list(c, MEMPOOL_ORDER_DEPTH_SCORE, &es, &n) == 0) {
 			for (size_t i = 0; i < n; i++)
-				on_added(d, es[i], CHAIN_MEMPOOL_ADDED_LOAD);
+				on_added(d, es[i], MEMPOOL_ADDED_LOAD);
 		}
 		xfree(es);
 	}
-	atomic_store_explicit(&r->minfee, chain_mempool_min_fee(c), memory_order_relaxed);
+	atomic_store_explicit(&r->minfee, mempool_min_fee(c), memory_order_relaxed);
 	feed_tip(d, c);
 	struct relay_feed *f = r->feed;
 	/* sendrawtransaction joins the set after its accept fired `added`
 	 * (and mempool.dat's set is read after its transactions): ask now. */
 	for (uint32_t i = 0; f && i < f->n; i++) {
 		if (f->items[i].kind == FEED_ADDED)
-			f->items[i].unbroadcast =
-			    chain_mempool_is_unbroadcast(c, &f->items[i].txid);
+			f->items[i].unbroadcast = mempool_is_unbroadcast(c, &f->items[i].txid);
 	}
 	r->feed = NULL;
 	return f ? &f->job : NULL;
@@ -523,7 +520,7 @@ uint32_t txrelay_pick(struct peer *p, const struct relay_tx **out)
 			d->txr.st.skipped_known++;
 			continue;
 		}
-		if (e->fee < chain_feerate_fee(p->feefilter, e->vsize)) {
+		if (e->fee < mempool_feerate_fee(p->feefilter, e->vsize)) {
 			d->txr.st.skipped_feefilter++;
 			continue;
 		}
@@ -797,7 +794,7 @@ static void feed_done(struct daemon *d, struct val_job *j)
 		if (!e)
 			continue;
 		r->st.added++;
-		if (it->reason != CHAIN_MEMPOOL_ADDED_ACCEPT)
+		if (it->reason != MEMPOOL_ADDED_ACCEPT)
 			continue;
 		txrelay_relay_to_all(d, e);
 		txaccept_parent_accepted(d, &it->txid, &it->wtxid, it->n_out);

@@ -8,7 +8,7 @@
  * validated alone again. But a child paying for it may be waiting in the
  * orphanage (it came first, or came after and had the parent asked for
  * again: the filter does not count as "have" when resolving orphans). Then
- * the two go to chain_mempool_submit_package as one package; what enters
+ * the two go to mempool_submit_package as one package; what enters
  * the pool is announced by txrelay/announce.c from the pool's own events, and the
  * child leaves the orphanage through those too (txaccept_parent_accepted).
  *
@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "chain/chain.h"
+#include "mempool/mempool.h"
 
 struct pkg_job {
 	struct val_job job;
@@ -29,7 +30,7 @@ struct pkg_job {
 	size_t len[2];
 	int err;
 	bool accepted; /* both in the pool after */
-	struct chain_package_state pkg;
+	struct mempool_package_state pkg;
 	struct proto_hash child_wtxid;
 };
 
@@ -49,10 +50,10 @@ static void pkg_work(struct chain *c, struct val_job *j)
 	}
 	struct proto_tx tx[2];
 	struct proto_tx *ptrs[2] = {&tx[0], &tx[1]};
-	struct chain_accept_result r[2];
+	struct mempool_accept_result r[2];
 	for (int i = 0; i < 2; i++) {
 		proto_tx_init(&tx[i]);
-		chain_accept_result_init(&r[i]);
+		mempool_accept_result_init(&r[i]);
 	}
 	if (proto_tx_decode_buf(pj->raw[0], pj->len[0], &tx[0], NULL) ||
 	    proto_tx_decode_buf(pj->raw[1], pj->len[1], &tx[1], NULL)) {
@@ -60,13 +61,13 @@ static void pkg_work(struct chain *c, struct val_job *j)
 		goto out;
 	}
 	/* From the network: no fee ceiling (Core's client_maxfeerate none). */
-	pj->err = chain_mempool_submit_package(c, ptrs, 2, NULL, r, &pj->pkg);
+	pj->err = mempool_submit_package(c, ptrs, 2, NULL, r, &pj->pkg);
 	pj->accepted =
 	    !pj->err && r[0].validated && r[0].accepted && r[1].validated && r[1].accepted;
 out:
 	for (int i = 0; i < 2; i++) {
 		proto_tx_release(&tx[i]);
-		chain_accept_result_release(&r[i]);
+		mempool_accept_result_release(&r[i]);
 	}
 }
 

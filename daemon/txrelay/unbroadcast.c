@@ -11,6 +11,7 @@
 
 #include "base/alloc.h"
 #include "chain/chain.h"
+#include "mempool/mempool.h"
 #include "daemon/txrelay/internal.h"
 
 /* Core's unbroadcast retry: a random time in [10, 15) minutes. */
@@ -31,7 +32,7 @@ struct unbcast_job {
 static void served_work(struct chain *c, struct val_job *j)
 {
 	if (c)
-		chain_mempool_unbroadcast_remove(c, &((struct unbcast_job *)j)->txid);
+		mempool_unbroadcast_remove(c, &((struct unbcast_job *)j)->txid);
 }
 
 static void unbcast_job_free(struct daemon *d, struct val_job *j)
@@ -58,7 +59,7 @@ void txrelay_unbroadcast_served(struct daemon *d, struct relay_tx *e)
 static void rebroadcast_work(struct chain *c, struct val_job *j)
 {
 	struct unbcast_job *u = (struct unbcast_job *)j;
-	if (c && chain_mempool_unbroadcast_list(c, &u->list, &u->n))
+	if (c && mempool_unbroadcast_list(c, &u->list, &u->n))
 		u->n = 0;
 }
 

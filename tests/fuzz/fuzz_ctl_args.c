@@ -23,6 +23,7 @@
 
 #include "base/alloc.h"
 #include "chain/chain.h"
+#include "mempool/mempool.h"
 #include "daemon/ctl/internal.h"
 
 static void check(int cond, const char *what)

@@ -1,5 +1,5 @@
 /*
- * tests/fuzz/fuzz_policy.c: the standardness rules (chain/policy.c) on
+ * tests/fuzz/fuzz_policy.c: the standardness rules (mempool/policy.c) on
  * any transaction and any spent outputs.
  *
  * Input: a 2-byte little-endian length L, L bytes of transaction, then
@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "chain/chain.h"
+#include "mempool/mempool.h"
 #include "script/script.h"
 
 /** Most spent outputs one input gets (inputs beyond reuse them). */
@@ -59,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const uint8_t empty[1];
 	struct chain_coin prev[FUZZ_MAX_PREV];
 	struct chain_state st;
-	struct chain_policy pol;
+	struct mempool_policy pol;
 	if (size < 2)
 		return 0;
 	size_t len = (size_t)data[0] | (size_t)data[1] << 8;
@@ -86,47 +87,47 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (uint32_t j = 0; j < tx.n_in; j++)
 		coins[j] = prev[j % n_prev];
 
-	chain_policy_default(&pol, proto_params(PROTO_NET_REGTEST));
+	mempool_policy_default(&pol, proto_params(PROTO_NET_REGTEST));
 	pol.permit_bare_multisig = data[0] & 1;
 	pol.datacarrier = data[0] & 2;
 	pol.dust_relay_feerate = (data[1] & 3) * 1500;
 
 	chain_state_clear(&st);
-	check_verdict(chain_policy_check_standard(&tx, &pol, &st), &st,
+	check_verdict(mempool_policy_check_standard(&tx, &pol, &st), &st,
 	              CHAIN_RESULT_TX_NOT_STANDARD, STANDARD_REASONS);
-	int rc = chain_policy_check_nonwitness_size(&tx, &st);
-	check((rc == 0) == (tx.stripped_size >= CHAIN_MIN_STANDARD_TX_NONWITNESS_SIZE),
+	int rc = mempool_policy_check_nonwitness_size(&tx, &st);
+	check((rc == 0) == (tx.stripped_size >= MEMPOOL_MIN_STANDARD_TX_NONWITNESS_SIZE),
 	      "tx-size-small");
-	check_verdict(chain_policy_check_inputs(&tx, coins, &st), &st,
+	check_verdict(mempool_policy_check_inputs(&tx, coins, &st), &st,
 	              CHAIN_RESULT_TX_INPUTS_NOT_STANDARD, INPUT_REASONS);
-	check_verdict(chain_policy_check_witness(&tx, coins, &st), &st,
+	check_verdict(mempool_policy_check_witness(&tx, coins, &st), &st,
 	              CHAIN_RESULT_TX_WITNESS_MUTATED, WITNESS_REASONS);
 
 	/* dust: the list, the count and IsDust agree */
 	uint32_t idx[8];
-	uint32_t n_dust = chain_policy_dust_outputs(&tx, pol.dust_relay_feerate, idx, 8);
+	uint32_t n_dust = mempool_policy_dust_outputs(&tx, pol.dust_relay_feerate, idx, 8);
 	check(n_dust <= tx.n_out, "dust count");
 	uint32_t seen = 0;
 	for (uint32_t k = 0; k < tx.n_out; k++) {
-		if (!chain_policy_is_dust(&tx, k, pol.dust_relay_feerate))
+		if (!mempool_policy_is_dust(&tx, k, pol.dust_relay_feerate))
 			continue;
 		check(seen >= 8 || idx[seen] == k, "dust index");
 		seen++;
 	}
 	check(seen == n_dust, "dust list");
-	rc = chain_policy_check_ephemeral(&tx, 1, 0, &pol, &st);
+	rc = mempool_policy_check_ephemeral(&tx, 1, 0, &pol, &st);
 	check_verdict(rc, &st, CHAIN_RESULT_TX_NOT_STANDARD, DUST_REASONS);
 	check((rc == 0) == (n_dust == 0), "ephemeral dust");
-	check(chain_policy_check_ephemeral(&tx, 0, 0, &pol, &st) == 0, "zero fee");
+	check(mempool_policy_check_ephemeral(&tx, 0, 0, &pol, &st) == 0, "zero fee");
 
 	/* sigops: at least the legacy part, exactly it without P2SH/WITNESS */
 	uint32_t legacy = chain_tx_legacy_sigops(&tx) * PROTO_WITNESS_SCALE;
 	uint32_t cost = chain_tx_sigop_cost(&tx, coins, SCRIPT_VERIFY_STANDARD);
 	check(cost >= legacy, "sigop cost below legacy");
 	check(chain_tx_sigop_cost(&tx, coins, 0) == legacy, "sigop cost without flags");
-	int64_t vsize = chain_policy_vsize(proto_tx_weight(&tx), cost, pol.bytes_per_sigop);
+	int64_t vsize = mempool_policy_vsize(proto_tx_weight(&tx), cost, pol.bytes_per_sigop);
 	check(vsize >= (int64_t)proto_tx_vsize(&tx), "vsize");
-	check(chain_feerate_fee(pol.min_relay_feerate, vsize) >= vsize, "fee at 1 sat/vB");
+	check(mempool_feerate_fee(pol.min_relay_feerate, vsize) >= vsize, "fee at 1 sat/vB");
 	free(coins);
 	return 0;
 }

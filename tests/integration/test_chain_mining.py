@@ -1,4 +1,4 @@
-"""generatetoaddress and generateblock (chain/miner.c, daemon/ctl/mining_methods.c).
+"""generatetoaddress and generateblock (mining/miner.c, daemon/ctl/mining_methods.c).
 
 peerd mines on its own to every address type and the chain methods must
 describe what it made; python-bitcoinlib (an independent implementation)

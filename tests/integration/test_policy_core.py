@@ -1,4 +1,4 @@
-"""Standardness parity: peerd's chain/policy rules give Core's verdicts.
+"""Standardness parity: peerd's mempool/policy rules give Core's verdicts.
 
 One regtest bitcoind with a funded wallet, plus one block (made with
 generateblock, so non-standard outputs get in) holding coins of the
@@ -8,7 +8,7 @@ CHECKMULTISIGs) and a pay-to-anchor. Each case below builds one raw
 transaction (python-bitcoinlib serialises it; valid spends of wallet
 coins are signed by Core's wallet) made to hit one rule, asks Core's
 testmempoolaccept, and asks `peertool check-standard` with the spent
-outputs (chain/policy.c). The two must agree:
+outputs (mempool/policy.c). The two must agree:
 
 - Core allowed it: peerd calls it standard, with Core's vsize and fee.
 - Core rejected it in its scripts (mandatory-/non-mandatory-script-verify-
@@ -19,7 +19,7 @@ outputs (chain/policy.c). The two must agree:
 
 Each case also names the reason Core must give, so that a case that drifts
 off its rule fails instead of testing something else. The last test checks
-that every reason of chain/policy.c was met and that the cases number at
+that every reason of mempool/policy.c was met and that the cases number at
 least 20. bare-multisig is asked of a second bitcoind started with
 -permitbaremultisig=0 (and peertool with --permitbaremultisig 0), the
 lax_ cases of a third with -acceptnonstdtxn=1 (which skips IsStandardTx,
@@ -425,7 +425,7 @@ def test_case(env, name):
     env.judge(name, hexstr, want, kind)
 
 
-# The reasons chain/policy.c gives (and check-standard around it), each of
+# The reasons mempool/policy.c gives (and check-standard around it), each of
 # which some case above must have met in Core's answer.
 REASONS = (
     "version", "tx-size", "scriptsig-size", "scriptsig-not-pushonly", "scriptpubkey", "bare-multisig",

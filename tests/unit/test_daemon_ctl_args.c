@@ -21,6 +21,7 @@
 
 #include "chain/chain.h"
 #include "daemon/ctl/internal.h"
+#include "mempool/mempool.h"
 #include "tests/unit/test_daemon_fixture.h"
 #include "tests/unit/testutil.h"
 

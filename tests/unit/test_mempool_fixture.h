@@ -1,11 +1,11 @@
 /*
- * tests/unit/test_chain_mempool_fixture.h: the mempool tests' regtest chain
+ * tests/unit/test_mempool_fixture.h: the mempool tests' regtest chain
  * (coinbases paying P2WSH(OP_TRUE), so transactions need no keys), the
  * transaction builder, and accept/reject helpers. Included by
- * test_chain_mempool.c and test_chain_mempool_block.c; each uses a part.
+ * test_mempool.c and test_mining_assemble.c; each uses a part.
  */
-#ifndef PEERD_TEST_CHAIN_MEMPOOL_FIXTURE_H
-#define PEERD_TEST_CHAIN_MEMPOOL_FIXTURE_H
+#ifndef PEERD_TEST_MEMPOOL_FIXTURE_H
+#define PEERD_TEST_MEMPOOL_FIXTURE_H
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +17,8 @@
 #include <string.h>
 
 #include "chain/chain.h"
+#include "mempool/mempool.h"
+#include "mining/mining.h"
 #include "script/script.h"
 #include "tests/unit/testutil.h"
 
@@ -152,40 +154,40 @@ struct fixture {
 	char dir[TU_TMPDIR_MAX];
 	struct chain *c;
 	struct chain_config cfg;
+	struct mempool_config mcfg;
 	struct proto_hash cb[N_COINBASE + 1]; /* coinbase txid by height */
 	unsigned removed[6], added[3];
 };
 
 TM_FN struct fixture *F;
 
-TM_FN void on_added(void *arg, const struct chain_mempool_entry *e, enum chain_mempool_addition how)
+TM_FN void on_added(void *arg, const struct mempool_entry *e, enum mempool_addition how)
 {
 	struct fixture *f = arg;
 	(void)e;
 	f->added[how]++;
 }
 
-TM_FN void on_removed(void *arg, const struct chain_mempool_entry *e,
-                      enum chain_mempool_removal why)
+TM_FN void on_removed(void *arg, const struct mempool_entry *e, enum mempool_removal why)
 {
 	struct fixture *f = arg;
-	assert_non_null(chain_mempool_entry_tx(e));
+	assert_non_null(mempool_entry_tx(e));
 	f->removed[why]++;
 }
 
-TM_FN void mine_txs(struct fixture *f, const struct chain_mine_tx *txs, size_t n,
+TM_FN void mine_txs(struct fixture *f, const struct mining_tx *txs, size_t n,
                     struct proto_hash *cb_txid)
 {
 	uint8_t spk[40];
 	size_t len = make_spk(SPK_TRUE, spk);
-	struct chain_mine_args a = {
+	struct mining_args a = {
 	    .spk = spk, .spk_len = (uint32_t)len, .txs = txs, .n_txs = n, .submit = true};
-	struct chain_mined m;
-	uint64_t tries = CHAIN_MINER_MAX_TRIES;
+	struct mining_block m;
+	uint64_t tries = MINING_MAX_TRIES;
 	struct chain_state st;
-	int err = chain_mine(f->c, &a, &tries, &m, &st);
+	int err = mining_generate(f->c, &a, &tries, &m, &st);
 	if (err)
-		fail_msg("chain_mine: %s (%s %s)", chain_strerror(err), st.reason, st.debug);
+		fail_msg("mining_generate: %s (%s %s)", chain_strerror(err), st.reason, st.debug);
 	assert_int_equal(m.submitted, CHAIN_SUBMIT_ACCEPTED);
 	if (cb_txid) {
 		struct proto_block b;
@@ -194,17 +196,34 @@ TM_FN void mine_txs(struct fixture *f, const struct chain_mine_tx *txs, size_t n
 		*cb_txid = *proto_tx_txid(&b.txs[0]);
 		proto_block_release(&b);
 	}
-	chain_mined_release(&m);
+	mining_block_release(&m);
 	fake_now += 1;
+}
+
+/* The pool is attached inside chain_open, as peerd attaches it. */
+TM_FN int attach_mempool(void *arg, struct chain *c)
+{
+	struct fixture *f = arg;
+	return mempool_open(c, &f->mcfg, f->dir);
 }
 
 TM_FN void open_chain(struct fixture *f)
 {
+	f->cfg.attach = attach_mempool;
+	f->cfg.attach_arg = f;
 	int err = chain_open(&f->c, &f->cfg);
 	if (err)
 		fail_msg("chain_open: %s", chain_strerror(err));
-	struct chain_mempool_events ev = {.added = on_added, .removed = on_removed, .arg = f};
-	chain_mempool_set_events(f->c, &ev);
+	mempool_load(f->c);
+	struct mempool_events ev = {.added = on_added, .removed = on_removed, .arg = f};
+	mempool_set_events(f->c, &ev);
+}
+
+/* The mempool is saved and detached before the chain closes (as peerd does). */
+TM_FN int close_chain(struct fixture *f)
+{
+	mempool_close(f->c);
+	return chain_close(f->c);
 }
 
 TM_FN int setup_with(void **state, size_t max_bytes)
@@ -218,8 +237,7 @@ TM_FN int setup_with(void **state, size_t max_bytes)
 	fake_now = (int64_t)g.hdr.time + 86400;
 	proto_block_release(&g);
 	f->cfg = (struct chain_config){.params = p, .dir = f->dir, .par = 2, .now = clock_now};
-	f->cfg.mempool.max_bytes = max_bytes;
-	f->cfg.mempool.persist = true;
+	f->mcfg = (struct mempool_config){.max_bytes = max_bytes, .persist = true};
 	open_chain(f);
 	for (int h = 1; h <= N_COINBASE; h++)
 		mine_txs(f, NULL, 0, &f->cb[h]);
@@ -236,7 +254,7 @@ TM_FN int setup(void **state)
 TM_FN int teardown(void **state)
 {
 	struct fixture *f = *state;
-	assert_int_equal(chain_close(f->c), 0);
+	assert_int_equal(close_chain(f), 0);
 	tu_rmtree(f->dir);
 	free(f);
 	return 0;
@@ -244,23 +262,23 @@ TM_FN int teardown(void **state)
 
 /* Accept (or test-accept) and return whether it went in; r is the caller's. */
 TM_FN bool try_accept(struct fixture *f, struct proto_tx *tx, bool test,
-                      struct chain_accept_result *r)
+                      struct mempool_accept_result *r)
 {
-	struct chain_accept_opts o = {.test_accept = test};
-	int err = chain_mempool_accept(f->c, tx, &o, r);
+	struct mempool_accept_opts o = {.test_accept = test};
+	int err = mempool_accept(f->c, tx, &o, r);
 	if (err)
-		fail_msg("chain_mempool_accept: %s", chain_strerror(err));
+		fail_msg("mempool_accept: %s", chain_strerror(err));
 	return r->accepted;
 }
 
 #define accept_ok(f, tx) accept_ok_impl((f), (tx), __LINE__)
 TM_FN void accept_ok_impl(struct fixture *f, struct proto_tx *tx, int line)
 {
-	struct chain_accept_result r;
-	chain_accept_result_init(&r);
+	struct mempool_accept_result r;
+	mempool_accept_result_init(&r);
 	if (!try_accept(f, tx, false, &r))
 		fail_msg("line %d: rejected: %s (%s)", line, r.state.reason, r.state.debug);
-	chain_accept_result_release(&r);
+	mempool_accept_result_release(&r);
 }
 
 #define expect_reject(f, tx, reason, debug)                                                        \
@@ -268,8 +286,8 @@ TM_FN void accept_ok_impl(struct fixture *f, struct proto_tx *tx, int line)
 TM_FN void expect_reject_impl(struct fixture *f, struct proto_tx *tx, const char *reason,
                               const char *debug, int line)
 {
-	struct chain_accept_result r;
-	chain_accept_result_init(&r);
+	struct mempool_accept_result r;
+	mempool_accept_result_init(&r);
 	if (try_accept(f, tx, false, &r))
 		fail_msg("line %d: accepted, expected %s", line, reason);
 	if (strcmp(r.state.reason, reason))
@@ -278,29 +296,28 @@ TM_FN void expect_reject_impl(struct fixture *f, struct proto_tx *tx, const char
 	if (debug && strncmp(r.state.debug, debug, strlen(debug)))
 		fail_msg("line %d: debug\n  got      %s\n  expected %s...", line, r.state.debug,
 		         debug);
-	chain_accept_result_release(&r);
+	mempool_accept_result_release(&r);
 }
 
 TM_FN size_t pool_size(struct fixture *f)
 {
-	struct chain_mempool_info info;
-	chain_mempool_get_info(f->c, &info);
+	struct mempool_info info;
+	mempool_get_info(f->c, &info);
 	return info.size;
 }
 
 /* Mine every mempool transaction (parents first). */
 TM_FN void mine_pool(struct fixture *f)
 {
-	const struct chain_mempool_entry **v;
+	const struct mempool_entry **v;
 	size_t n;
-	assert_int_equal(chain_mempool_list(f->c, CHAIN_MEMPOOL_ORDER_DEPTH_SCORE, &v, &n), 0);
-	struct chain_mine_tx *txs = calloc(n ? n : 1, sizeof(*txs));
+	assert_int_equal(mempool_list(f->c, MEMPOOL_ORDER_DEPTH_SCORE, &v, &n), 0);
+	struct mining_tx *txs = calloc(n ? n : 1, sizeof(*txs));
 	uint8_t **raws = calloc(n ? n : 1, sizeof(*raws));
 	for (size_t i = 0; i < n; i++) {
 		size_t len;
-		assert_int_equal(chain_mempool_get_raw(f->c, chain_mempool_entry_txid(v[i]), false,
-		                                       &raws[i], &len),
-		                 0);
+		assert_int_equal(
+		    mempool_get_raw(f->c, mempool_entry_txid(v[i]), false, &raws[i], &len), 0);
 		txs[i].raw = raws[i];
 		txs[i].len = len;
 	}

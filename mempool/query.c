@@ -1,5 +1,5 @@
 /*
- * chain/mempool_query.c: reading the mempool: entries and their figures,
+ * mempool/query.c: reading the mempool: entries and their figures,
  * the orders getrawmempool, relay and trimming use (computed when asked,
  * a sort of the entry array), ancestors and descendants, info, events,
  * prioritisation and counters.
@@ -7,14 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chain/mempool_internal.h"
+#include "mempool/internal.h"
 
 /* ---- public queries ------------------------------------------------------------- */
 
-const struct chain_mempool_entry *chain_mempool_find(struct chain *c, const struct proto_hash *id,
-                                                     bool wtxid)
+const struct mempool_entry *mempool_find(struct chain *c, const struct proto_hash *id, bool wtxid)
 {
-	return wtxid ? mp_find_wtxid(c->mp, id) : mp_find_txid(c->mp, id);
+	return wtxid ? mp_find_wtxid(mp_of(c), id) : mp_find_txid(mp_of(c), id);
 }
 
 static bool signals_rbf(const struct proto_tx *tx)
@@ -26,8 +25,7 @@ static bool signals_rbf(const struct proto_tx *tx)
 	return false;
 }
 
-void chain_mempool_entry_info(const struct chain_mempool_entry *e,
-                              struct chain_mempool_entry_info *out)
+void mempool_entry_info(const struct mempool_entry *e, struct mempool_entry_info *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->txid = e->tx.txid;
@@ -58,7 +56,7 @@ void chain_mempool_entry_info(const struct chain_mempool_entry *e,
 		if (mp_refs_push(&seen, e->parents.v[k]))
 			break;
 	for (uint32_t i = 0; i < seen.n && !rbf; i++) {
-		const struct chain_mempool_entry *p = seen.v[i];
+		const struct mempool_entry *p = seen.v[i];
 		rbf = signals_rbf(&p->tx);
 		for (uint32_t k = 0; k < p->parents.n && !rbf; k++) {
 			bool dup = false;
@@ -72,41 +70,41 @@ void chain_mempool_entry_info(const struct chain_mempool_entry *e,
 	out->bip125_replaceable = rbf;
 }
 
-const struct proto_tx *chain_mempool_entry_tx(const struct chain_mempool_entry *e)
+const struct proto_tx *mempool_entry_tx(const struct mempool_entry *e)
 {
 	return &e->tx;
 }
 
-const struct proto_hash *chain_mempool_entry_txid(const struct chain_mempool_entry *e)
+const struct proto_hash *mempool_entry_txid(const struct mempool_entry *e)
 {
 	return &e->tx.txid;
 }
 
-const struct proto_hash *chain_mempool_entry_wtxid(const struct chain_mempool_entry *e)
+const struct proto_hash *mempool_entry_wtxid(const struct mempool_entry *e)
 {
 	return &e->tx.wtxid;
 }
 
-size_t chain_mempool_entry_parents(const struct chain_mempool_entry *e,
-                                   const struct chain_mempool_entry **out, size_t cap)
+size_t mempool_entry_parents(const struct mempool_entry *e, const struct mempool_entry **out,
+                             size_t cap)
 {
 	for (uint32_t k = 0; k < e->parents.n && k < cap; k++)
 		out[k] = e->parents.v[k];
 	return e->parents.n;
 }
 
-size_t chain_mempool_entry_children(const struct chain_mempool_entry *e,
-                                    const struct chain_mempool_entry **out, size_t cap)
+size_t mempool_entry_children(const struct mempool_entry *e, const struct mempool_entry **out,
+                              size_t cap)
 {
 	for (uint32_t k = 0; k < e->children.n && k < cap; k++)
 		out[k] = e->children.v[k];
 	return e->children.n;
 }
 
-int chain_mempool_get_raw(struct chain *c, const struct proto_hash *id, bool wtxid, uint8_t **raw,
-                          size_t *len)
+int mempool_get_raw(struct chain *c, const struct proto_hash *id, bool wtxid, uint8_t **raw,
+                    size_t *len)
 {
-	const struct chain_mempool_entry *e = chain_mempool_find(c, id, wtxid);
+	const struct mempool_entry *e = mempool_find(c, id, wtxid);
 	if (!e)
 		return CHAIN_ENOTFOUND;
 	struct proto_writer w;
@@ -121,10 +119,9 @@ int chain_mempool_get_raw(struct chain *c, const struct proto_hash *id, bool wtx
 	return 0;
 }
 
-const struct chain_mempool_entry *chain_mempool_spender(struct chain *c,
-                                                        const struct proto_outpoint *op)
+const struct mempool_entry *mempool_spender(struct chain *c, const struct proto_outpoint *op)
 {
-	return mp_spender(c->mp, op);
+	return mp_spender(mp_of(c), op);
 }
 
 /* ---- orders ---------------------------------------------------------------------- */
@@ -135,7 +132,7 @@ static int hash_cmp(const struct proto_hash *a, const struct proto_hash *b)
 }
 
 /* Core's CompareTxMemPoolEntryByScore: higher modified feerate first, then higher txid. */
-static int score_cmp(const struct chain_mempool_entry *a, const struct chain_mempool_entry *b)
+static int score_cmp(const struct mempool_entry *a, const struct mempool_entry *b)
 {
 	double f1 = (double)a->modified_fee * (double)b->vsize;
 	double f2 = (double)b->modified_fee * (double)a->vsize;
@@ -144,8 +141,7 @@ static int score_cmp(const struct chain_mempool_entry *a, const struct chain_mem
 	return f1 > f2 ? -1 : 1;
 }
 
-int chain_mempool_compare_depth_score(const struct chain_mempool_entry *a,
-                                      const struct chain_mempool_entry *b)
+int mempool_compare_depth_score(const struct mempool_entry *a, const struct mempool_entry *b)
 {
 	if (a->anc_count != b->anc_count)
 		return a->anc_count < b->anc_count ? -1 : 1;
@@ -154,11 +150,11 @@ int chain_mempool_compare_depth_score(const struct chain_mempool_entry *a,
 
 static int cmp_depth_score(const void *a, const void *b)
 {
-	return chain_mempool_compare_depth_score(*(const struct chain_mempool_entry *const *)a,
-	                                         *(const struct chain_mempool_entry *const *)b);
+	return mempool_compare_depth_score(*(const struct mempool_entry *const *)a,
+	                                   *(const struct mempool_entry *const *)b);
 }
 
-void mp_anc_score(const struct chain_mempool_entry *e, int64_t fees, uint64_t size, double *fee,
+void mp_anc_score(const struct mempool_entry *e, int64_t fees, uint64_t size, double *fee,
                   double *sz)
 {
 	double f1 = (double)e->modified_fee * (double)size;
@@ -176,8 +172,8 @@ void mp_anc_score(const struct chain_mempool_entry *e, int64_t fees, uint64_t si
 
 static int cmp_anc_score(const void *pa, const void *pb)
 {
-	const struct chain_mempool_entry *a = *(const struct chain_mempool_entry *const *)pa;
-	const struct chain_mempool_entry *b = *(const struct chain_mempool_entry *const *)pb;
+	const struct mempool_entry *a = *(const struct mempool_entry *const *)pa;
+	const struct mempool_entry *b = *(const struct mempool_entry *const *)pb;
 	double af, as, bf, bs;
 	mp_anc_score(a, a->anc_fees, a->anc_size, &af, &as);
 	mp_anc_score(b, b->anc_fees, b->anc_size, &bf, &bs);
@@ -189,8 +185,8 @@ static int cmp_anc_score(const void *pa, const void *pb)
 
 static int cmp_desc_score(const void *pa, const void *pb)
 {
-	const struct chain_mempool_entry *a = *(const struct chain_mempool_entry *const *)pa;
-	const struct chain_mempool_entry *b = *(const struct chain_mempool_entry *const *)pb;
+	const struct mempool_entry *a = *(const struct mempool_entry *const *)pa;
+	const struct mempool_entry *b = *(const struct mempool_entry *const *)pb;
 	if (mp_desc_less(a, b))
 		return mp_desc_less(b, a) ? 0 : -1;
 	return mp_desc_less(b, a) ? 1 : 0;
@@ -198,31 +194,31 @@ static int cmp_desc_score(const void *pa, const void *pb)
 
 static int cmp_time(const void *pa, const void *pb)
 {
-	const struct chain_mempool_entry *a = *(const struct chain_mempool_entry *const *)pa;
-	const struct chain_mempool_entry *b = *(const struct chain_mempool_entry *const *)pb;
+	const struct mempool_entry *a = *(const struct mempool_entry *const *)pa;
+	const struct mempool_entry *b = *(const struct mempool_entry *const *)pb;
 	if (a->time != b->time)
 		return a->time < b->time ? -1 : 1;
 	return hash_cmp(&a->tx.txid, &b->tx.txid);
 }
 
-int chain_mempool_list(struct chain *c, enum chain_mempool_order order,
-                       const struct chain_mempool_entry ***out, size_t *n)
+int mempool_list(struct chain *c, enum mempool_order order, const struct mempool_entry ***out,
+                 size_t *n)
 {
-	struct chain_mempool *mp = c->mp;
+	struct mempool *mp = mp_of(c);
 	*out = NULL;
 	*n = 0;
 	if (!mp->n)
 		return 0;
-	const struct chain_mempool_entry **v = xmalloc(mp->n * sizeof(*v));
+	const struct mempool_entry **v = xmalloc(mp->n * sizeof(*v));
 	if (!v)
 		return CHAIN_ENOMEM;
 	memcpy(v, mp->entries, mp->n * sizeof(*v));
 	int (*cmp)(const void *, const void *) = cmp_depth_score;
-	if (order == CHAIN_MEMPOOL_ORDER_ANCESTOR_SCORE)
+	if (order == MEMPOOL_ORDER_ANCESTOR_SCORE)
 		cmp = cmp_anc_score;
-	else if (order == CHAIN_MEMPOOL_ORDER_DESCENDANT_SCORE)
+	else if (order == MEMPOOL_ORDER_DESCENDANT_SCORE)
 		cmp = cmp_desc_score;
-	else if (order == CHAIN_MEMPOOL_ORDER_TIME)
+	else if (order == MEMPOOL_ORDER_TIME)
 		cmp = cmp_time;
 	qsort(v, mp->n, sizeof(*v), cmp);
 	*out = v;
@@ -230,12 +226,12 @@ int chain_mempool_list(struct chain *c, enum chain_mempool_order order,
 	return 0;
 }
 
-static int relatives(struct chain *c, const struct chain_mempool_entry *ce, bool up,
-                     const struct chain_mempool_entry ***out, size_t *n)
+static int relatives(struct chain *c, const struct mempool_entry *ce, bool up,
+                     const struct mempool_entry ***out, size_t *n)
 {
-	struct chain_mempool *mp = c->mp;
+	struct mempool *mp = mp_of(c);
 	/* The entry is the pool's own: marking it is how walks remember. */
-	struct chain_mempool_entry *e = mp->entries[ce->pos];
+	struct mempool_entry *e = mp->entries[ce->pos];
 	struct mp_refs r = {0};
 	uint64_t ep = mp_new_epoch(mp);
 	int err = up ? mp_collect_ancestors(e, ep, &r) : mp_collect_descendants(mp, e, ep, &r);
@@ -247,7 +243,7 @@ static int relatives(struct chain *c, const struct chain_mempool_entry *ce, bool
 	}
 	size_t skip = up ? 0 : 1; /* descendants start with e itself */
 	if (r.n > skip) {
-		const struct chain_mempool_entry **v = xmalloc((r.n - skip) * sizeof(*v));
+		const struct mempool_entry **v = xmalloc((r.n - skip) * sizeof(*v));
 		if (!v) {
 			mp_refs_release(&r);
 			return CHAIN_ENOMEM;
@@ -261,23 +257,23 @@ static int relatives(struct chain *c, const struct chain_mempool_entry *ce, bool
 	return 0;
 }
 
-int chain_mempool_ancestors(struct chain *c, const struct chain_mempool_entry *e,
-                            const struct chain_mempool_entry ***out, size_t *n)
+int mempool_ancestors(struct chain *c, const struct mempool_entry *e,
+                      const struct mempool_entry ***out, size_t *n)
 {
 	return relatives(c, e, true, out, n);
 }
 
-int chain_mempool_descendants(struct chain *c, const struct chain_mempool_entry *e,
-                              const struct chain_mempool_entry ***out, size_t *n)
+int mempool_descendants(struct chain *c, const struct mempool_entry *e,
+                        const struct mempool_entry ***out, size_t *n)
 {
 	return relatives(c, e, false, out, n);
 }
 
 /* ---- info, events, stats ------------------------------------------------------------ */
 
-void chain_mempool_get_info(struct chain *c, struct chain_mempool_info *out)
+void mempool_get_info(struct chain *c, struct mempool_info *out)
 {
-	struct chain_mempool *mp = c->mp;
+	struct mempool *mp = mp_of(c);
 	memset(out, 0, sizeof(*out));
 	out->loaded = mp->loaded;
 	out->size = mp->n;
@@ -294,51 +290,51 @@ void chain_mempool_get_info(struct chain *c, struct chain_mempool_info *out)
 	out->fullrbf = true;
 }
 
-int64_t chain_mempool_min_fee(struct chain *c)
+int64_t mempool_min_fee(struct chain *c)
 {
-	return mp_min_fee(c->mp);
+	return mp_min_fee(mp_of(c));
 }
 
-uint64_t chain_mempool_sequence(const struct chain *c)
+uint64_t mempool_sequence(const struct chain *c)
 {
-	return c->mp->sequence;
+	return mp_of(c)->sequence;
 }
 
-const struct chain_policy *chain_mempool_policy(const struct chain *c)
+const struct mempool_policy *mempool_get_policy(const struct chain *c)
 {
-	return &c->mp->policy;
+	return &mp_of(c)->policy;
 }
 
-const char *chain_mempool_removal_str(enum chain_mempool_removal why)
+const char *mempool_removal_str(enum mempool_removal why)
 {
 	switch (why) {
-	case CHAIN_MEMPOOL_REMOVED_EXPIRY:
+	case MEMPOOL_REMOVED_EXPIRY:
 		return "expiry";
-	case CHAIN_MEMPOOL_REMOVED_SIZELIMIT:
+	case MEMPOOL_REMOVED_SIZELIMIT:
 		return "sizelimit";
-	case CHAIN_MEMPOOL_REMOVED_REORG:
+	case MEMPOOL_REMOVED_REORG:
 		return "reorg";
-	case CHAIN_MEMPOOL_REMOVED_BLOCK:
+	case MEMPOOL_REMOVED_BLOCK:
 		return "block";
-	case CHAIN_MEMPOOL_REMOVED_CONFLICT:
+	case MEMPOOL_REMOVED_CONFLICT:
 		return "conflict";
-	case CHAIN_MEMPOOL_REMOVED_REPLACED:
+	case MEMPOOL_REMOVED_REPLACED:
 		return "replaced";
 	}
 	return "unknown";
 }
 
-void chain_mempool_set_events(struct chain *c, const struct chain_mempool_events *ev)
+void mempool_set_events(struct chain *c, const struct mempool_events *ev)
 {
 	if (ev)
-		c->mp->ev = *ev;
+		mp_of(c)->ev = *ev;
 	else
-		memset(&c->mp->ev, 0, sizeof(c->mp->ev));
+		memset(&mp_of(c)->ev, 0, sizeof(mp_of(c)->ev));
 }
 
-int chain_mempool_prioritise(struct chain *c, const struct proto_hash *txid, int64_t delta)
+int mempool_prioritise(struct chain *c, const struct proto_hash *txid, int64_t delta)
 {
-	struct chain_mempool *mp = c->mp;
+	struct mempool *mp = mp_of(c);
 	size_t i = 0;
 	while (i < mp->n_deltas && !proto_hash_eq(&mp->deltas[i].txid, txid))
 		i++;
@@ -358,7 +354,7 @@ int chain_mempool_prioritise(struct chain *c, const struct proto_hash *txid, int
 	mp->deltas[i].delta = mp_fee_add(mp->deltas[i].delta, delta);
 	/* Core's PrioritiseTransaction: the entry, its ancestors' descendant
 	 * fees and its descendants' ancestor fees move by delta. */
-	struct chain_mempool_entry *e = mp_find_txid(mp, txid);
+	struct mempool_entry *e = mp_find_txid(mp, txid);
 	if (e) {
 		struct mp_refs r = {0};
 		e->modified_fee = mp_fee_add(e->modified_fee, delta);
@@ -382,26 +378,26 @@ int chain_mempool_prioritise(struct chain *c, const struct proto_hash *txid, int
 
 static int cmp_delta(const void *a, const void *b)
 {
-	const struct chain_mempool_delta *x = a, *y = b;
+	const struct mempool_delta *x = a, *y = b;
 	return hash_cmp(&x->txid, &y->txid);
 }
 
-int chain_mempool_deltas(struct chain *c, struct chain_mempool_delta **out, size_t *n)
+int mempool_deltas(struct chain *c, struct mempool_delta **out, size_t *n)
 {
-	struct chain_mempool *mp = c->mp;
+	struct mempool *mp = mp_of(c);
 	*out = NULL;
 	*n = 0;
 	if (!mp->n_deltas)
 		return 0;
-	struct chain_mempool_delta *v = xcalloc(mp->n_deltas, sizeof(*v));
+	struct mempool_delta *v = xcalloc(mp->n_deltas, sizeof(*v));
 	if (!v)
 		return CHAIN_ENOMEM;
 	for (size_t i = 0; i < mp->n_deltas; i++) {
-		const struct chain_mempool_entry *e = mp_find_txid(mp, &mp->deltas[i].txid);
-		v[i] = (struct chain_mempool_delta){.txid = mp->deltas[i].txid,
-		                                    .delta = mp->deltas[i].delta,
-		                                    .in_mempool = e != NULL,
-		                                    .modified_fee = e ? e->modified_fee : 0};
+		const struct mempool_entry *e = mp_find_txid(mp, &mp->deltas[i].txid);
+		v[i] = (struct mempool_delta){.txid = mp->deltas[i].txid,
+		                              .delta = mp->deltas[i].delta,
+		                              .in_mempool = e != NULL,
+		                              .modified_fee = e ? e->modified_fee : 0};
 	}
 	qsort(v, mp->n_deltas, sizeof(*v), cmp_delta);
 	*out = v;
@@ -409,26 +405,26 @@ int chain_mempool_deltas(struct chain *c, struct chain_mempool_delta **out, size
 	return 0;
 }
 
-void chain_mempool_get_stats(struct chain *c, struct chain_mempool_stats *out)
+void mempool_get_stats(struct chain *c, struct mempool_stats *out)
 {
-	*out = c->mp->stats;
-	struct chain_script_cache *sc = chain_checker_script_cache(c->ck);
+	*out = mp_of(c)->stats;
+	struct chain_script_cache *sc = chain_checker_script_cache(chain_get_checker(c));
 	if (sc)
 		chain_script_cache_counters(sc, &out->script_cache_entries,
 		                            &out->script_cache_capacity, &out->script_cache_hits,
 		                            &out->script_cache_misses);
 }
 
-void chain_accept_result_init(struct chain_accept_result *r)
+void mempool_accept_result_init(struct mempool_accept_result *r)
 {
 	memset(r, 0, sizeof(*r));
 }
 
-void chain_accept_result_release(struct chain_accept_result *r)
+void mempool_accept_result_release(struct mempool_accept_result *r)
 {
 	xfree(r->effective_includes);
 	xfree(r->replaced_txids);
 	xfree(r->replaced_wtxids);
 	xfree(r->missing_parents);
-	chain_accept_result_init(r);
+	mempool_accept_result_init(r);
 }

@@ -1,5 +1,5 @@
 /*
- * chain/miner.c: blocks as Bitcoin Core's miner makes them, for
+ * mining/miner.c: blocks as Bitcoin Core's miner makes them, for
  * generatetoaddress and generateblock (and, through the pure half, for
  * peertool's chain generator).
  *
@@ -15,7 +15,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "chain/internal.h"
+#include "mining/mining.h"
 #include "script/script.h"
 
 /* BIP141's commitment header, after OP_RETURN and the 36-byte push. */
@@ -23,8 +23,8 @@ static const uint8_t COMMITMENT_MAGIC[4] = {0xaa, 0x21, 0xa9, 0xed};
 
 /* ---- the pure half ------------------------------------------------------ */
 
-void chain_miner_commitment(const struct proto_hash *witness_root,
-                            uint8_t out[CHAIN_WITNESS_COMMITMENT_SIZE])
+void mining_commitment(const struct proto_hash *witness_root,
+                       uint8_t out[MINING_WITNESS_COMMITMENT_SIZE])
 {
 	uint8_t buf[64];
 	memcpy(buf, witness_root->b, 32);
@@ -35,7 +35,7 @@ void chain_miner_commitment(const struct proto_hash *witness_root,
 	proto_sha256d(buf, sizeof(buf), out + 6);
 }
 
-void chain_miner_coinbase(const struct chain_coinbase *cb, struct proto_writer *w)
+void mining_write_coinbase(const struct mining_coinbase *cb, struct proto_writer *w)
 {
 	uint8_t sig[CHAIN_BIP34_SCRIPT_MAX + 1];
 	size_t sig_len = chain_bip34_script(cb->height, sig);
@@ -45,7 +45,7 @@ void chain_miner_coinbase(const struct chain_coinbase *cb, struct proto_writer *
 	struct proto_txin in = {.prevout.n = 0xffffffffu, .sequence = 0xffffffffu};
 	struct proto_txout pay = {.value = cb->value}, commit = {.value = 0};
 	bool wit = cb->commitment != NULL;
-	proto_write_u32le(w, CHAIN_MINER_COINBASE_VERSION);
+	proto_write_u32le(w, MINING_COINBASE_VERSION);
 	if (wit) {
 		proto_write_u8(w, 0); /* BIP144 marker and flag */
 		proto_write_u8(w, 1);
@@ -56,29 +56,29 @@ void chain_miner_coinbase(const struct chain_coinbase *cb, struct proto_writer *
 	proto_txout_encode(&pay, cb->spk, cb->spk_len, w);
 	if (wit) {
 		static const uint8_t nonce[32];
-		proto_txout_encode(&commit, cb->commitment, CHAIN_WITNESS_COMMITMENT_SIZE, w);
+		proto_txout_encode(&commit, cb->commitment, MINING_WITNESS_COMMITMENT_SIZE, w);
 		proto_write_compact(w, 1); /* one witness item: the nonce */
 		proto_write_varbytes(w, nonce, sizeof(nonce));
 	}
 	proto_write_u32le(w, 0); /* nLockTime */
 }
 
-enum chain_grind chain_miner_grind(struct proto_block_header *h, const struct proto_hash *pow_limit,
-                                   uint64_t *max_tries, const _Atomic bool *interrupt,
-                                   struct proto_hash *hash)
+enum mining_grind_result mining_grind(struct proto_block_header *h,
+                                      const struct proto_hash *pow_limit, uint64_t *max_tries,
+                                      const _Atomic bool *interrupt, struct proto_hash *hash)
 {
 	/* Core's loop, test for test: the budget first, then the nonce's
 	 * end, then the hash. */
 	for (;;) {
 		if (*max_tries == 0)
-			return CHAIN_GRIND_NO_TRIES;
+			return MINING_GRIND_NO_TRIES;
 		if (h->nonce == UINT32_MAX)
-			return CHAIN_GRIND_WRAPPED;
+			return MINING_GRIND_WRAPPED;
 		if (interrupt && atomic_load_explicit(interrupt, memory_order_relaxed))
-			return CHAIN_GRIND_INTERRUPTED;
+			return MINING_GRIND_INTERRUPTED;
 		proto_block_header_hash(h, hash);
 		if (proto_check_pow(hash, h->bits, pow_limit))
-			return CHAIN_GRIND_FOUND;
+			return MINING_GRIND_FOUND;
 		h->nonce++;
 		(*max_tries)--;
 	}
@@ -86,21 +86,21 @@ enum chain_grind chain_miner_grind(struct proto_block_header *h, const struct pr
 
 /* ---- a block on the tip --------------------------------------------------- */
 
-void chain_mined_release(struct chain_mined *m)
+void mining_block_release(struct mining_block *m)
 {
 	xfree(m->raw);
 	memset(m, 0, sizeof(*m));
 }
 
-/* What one chain_mine call works with. */
+/* What one mining_generate call works with. */
 struct miner {
 	struct chain *c;
-	const struct chain_mine_args *a;
+	const struct mining_args *a;
 	struct chain_node *tip;
 	struct proto_block_header hdr;
 	int32_t height;
 	bool segwit;
-	uint8_t commitment[CHAIN_WITNESS_COMMITMENT_SIZE];
+	uint8_t commitment[MINING_WITNESS_COMMITMENT_SIZE];
 	bool have_commitment;
 	struct proto_writer w; /* the block's bytes */
 	struct proto_block b;  /* their decoding */
@@ -111,7 +111,7 @@ struct miner {
  * CHAIN_MAX_TIMEWARP before the tip. */
 static uint32_t block_time(const struct miner *m)
 {
-	const struct proto_params *p = m->c->p;
+	const struct proto_params *p = chain_params(m->c);
 	int64_t t = chain_node_mtp(m->tip) + 1;
 	if (p->enforce_bip94 && m->height % proto_params_retarget_interval(p) == 0 &&
 	    t < (int64_t)m->tip->time - CHAIN_MAX_TIMEWARP)
@@ -131,19 +131,19 @@ static uint32_t block_time(const struct miner *m)
 static int assemble(struct miner *m, int64_t value)
 {
 	struct proto_writer *w = &m->w;
-	const struct chain_mine_args *a = m->a;
+	const struct mining_args *a = m->a;
 	w->len = 0;
 	w->err = 0;
 	proto_block_header_encode(&m->hdr, w);
 	proto_write_compact(w, (uint64_t)a->n_txs + 1);
-	struct chain_coinbase cb = {
+	struct mining_coinbase cb = {
 	    .height = m->height,
 	    .spk = a->spk,
 	    .spk_len = a->spk_len,
 	    .value = value,
 	    .commitment = m->have_commitment ? m->commitment : NULL,
 	};
-	chain_miner_coinbase(&cb, w);
+	mining_write_coinbase(&cb, w);
 	for (size_t i = 0; i < a->n_txs; i++)
 		proto_write_bytes(w, a->txs[i].raw, a->txs[i].len);
 	if (w->err)
@@ -179,15 +179,15 @@ static int test_validity(struct miner *m, int64_t *fees, struct chain_state *st)
 	node.merkle_root = m->hdr.merkle_root;
 	proto_block_header_hash(&m->hdr, &node.hash);
 
-	int err = chain_check_header_contextual(&m->hdr, m->tip, chain_now(c), c->p, st);
+	int err = chain_check_header_contextual(&m->hdr, m->tip, chain_now(c), chain_params(c), st);
 	if (!err)
-		err = chain_check_block(&m->b, c->p, false, false, st);
+		err = chain_check_block(&m->b, chain_params(c), false, false, st);
 	if (!err)
-		err = chain_check_block_contextual(&m->b, m->tip, c->p, st);
+		err = chain_check_block_contextual(&m->b, m->tip, chain_params(c), st);
 	struct chain_connect_info info;
 	if (!err)
-		err =
-		    chain_connect_block(c->coins, c->ck, &m->b, &node, c->p, true, NULL, &info, st);
+		err = chain_connect_block(chain_get_coins(c), chain_get_checker(c), &m->b, &node,
+		                          chain_params(c), true, NULL, &info, st);
 	if (!err)
 		*fees = info.fees;
 	return err;
@@ -195,7 +195,7 @@ static int test_validity(struct miner *m, int64_t *fees, struct chain_state *st)
 
 static int build(struct miner *m, int64_t *fees, struct chain_state *st)
 {
-	const struct proto_params *p = m->c->p;
+	const struct proto_params *p = chain_params(m->c);
 	int64_t subsidy = chain_block_subsidy(m->height, p);
 	int err = assemble(m, subsidy);
 	if (err)
@@ -204,7 +204,7 @@ static int build(struct miner *m, int64_t *fees, struct chain_state *st)
 		struct proto_hash root;
 		if (proto_block_witness_merkle_root(&m->b, &root))
 			return CHAIN_ENOMEM;
-		chain_miner_commitment(&root, m->commitment);
+		mining_commitment(&root, m->commitment);
 		m->have_commitment = true;
 		if ((err = assemble(m, subsidy)))
 			return err;
@@ -222,8 +222,8 @@ static int build(struct miner *m, int64_t *fees, struct chain_state *st)
 	return test_validity(m, &again, st);
 }
 
-int chain_mine(struct chain *c, const struct chain_mine_args *a, uint64_t *max_tries,
-               struct chain_mined *out, struct chain_state *st)
+int mining_generate(struct chain *c, const struct mining_args *a, uint64_t *max_tries,
+                    struct mining_block *out, struct chain_state *st)
 {
 	struct chain_state local;
 	if (!st)
@@ -232,11 +232,11 @@ int chain_mine(struct chain *c, const struct chain_mine_args *a, uint64_t *max_t
 	memset(out, 0, sizeof(*out));
 	struct miner m = {.c = c, .a = a, .tip = chain_tip(c)};
 	m.height = m.tip->height + 1;
-	m.segwit = m.height >= c->p->segwit_height;
-	m.hdr.version = CHAIN_MINER_BLOCK_VERSION;
+	m.segwit = m.height >= chain_params(c)->segwit_height;
+	m.hdr.version = MINING_BLOCK_VERSION;
 	m.hdr.prev = m.tip->hash;
 	m.hdr.time = block_time(&m);
-	m.hdr.bits = chain_next_work_required(m.tip, m.hdr.time, c->p);
+	m.hdr.bits = chain_next_work_required(m.tip, m.hdr.time, chain_params(c));
 	proto_writer_init(&m.w);
 	proto_block_init(&m.b);
 
@@ -245,12 +245,12 @@ int chain_mine(struct chain *c, const struct chain_mine_args *a, uint64_t *max_t
 	if (err)
 		goto out;
 	struct proto_hash hash;
-	switch (chain_miner_grind(&m.hdr, &c->p->pow_limit, max_tries, a->interrupt, &hash)) {
-	case CHAIN_GRIND_FOUND:
+	switch (mining_grind(&m.hdr, &chain_params(c)->pow_limit, max_tries, a->interrupt, &hash)) {
+	case MINING_GRIND_FOUND:
 		break;
-	case CHAIN_GRIND_NO_TRIES:
-	case CHAIN_GRIND_WRAPPED:
-	case CHAIN_GRIND_INTERRUPTED:
+	case MINING_GRIND_NO_TRIES:
+	case MINING_GRIND_WRAPPED:
+	case MINING_GRIND_INTERRUPTED:
 		err = CHAIN_ENOTFOUND;
 		goto out;
 	}

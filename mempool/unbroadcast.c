@@ -1,5 +1,5 @@
 /*
- * chain/mempool_unbroadcast.c: the unbroadcast set (Core's
+ * mempool/unbroadcast.c: the unbroadcast set (Core's
  * m_unbroadcast_txids). sendrawtransaction's transactions stay in it until
  * a peer fetches one (relay tells the chain's thread) or the entry leaves
  * the pool; relay re-announces what is left every 10-15 minutes, and
@@ -10,9 +10,9 @@
  */
 #include <string.h>
 
-#include "chain/mempool_internal.h"
+#include "mempool/internal.h"
 
-static size_t find(const struct chain_mempool *mp, const struct proto_hash *txid)
+static size_t find(const struct mempool *mp, const struct proto_hash *txid)
 {
 	size_t i = 0;
 	while (i < mp->n_unbcast && !proto_hash_eq(&mp->unbcast[i], txid))
@@ -20,16 +20,16 @@ static size_t find(const struct chain_mempool *mp, const struct proto_hash *txid
 	return i;
 }
 
-void mp_unbroadcast_drop(struct chain_mempool *mp, const struct proto_hash *txid)
+void mp_unbroadcast_drop(struct mempool *mp, const struct proto_hash *txid)
 {
 	size_t i = find(mp, txid);
 	if (i < mp->n_unbcast)
 		mp->unbcast[i] = mp->unbcast[--mp->n_unbcast];
 }
 
-int chain_mempool_unbroadcast_add(struct chain *c, const struct proto_hash *txid)
+int mempool_unbroadcast_add(struct chain *c, const struct proto_hash *txid)
 {
-	struct chain_mempool *mp = c->mp;
+	struct mempool *mp = mp_of(c);
 	if (!mp_find_txid(mp, txid) || find(mp, txid) < mp->n_unbcast)
 		return 0;
 	if (mp->n_unbcast == mp->cap_unbcast) {
@@ -44,19 +44,19 @@ int chain_mempool_unbroadcast_add(struct chain *c, const struct proto_hash *txid
 	return 0;
 }
 
-void chain_mempool_unbroadcast_remove(struct chain *c, const struct proto_hash *txid)
+void mempool_unbroadcast_remove(struct chain *c, const struct proto_hash *txid)
 {
-	mp_unbroadcast_drop(c->mp, txid);
+	mp_unbroadcast_drop(mp_of(c), txid);
 }
 
-bool chain_mempool_is_unbroadcast(const struct chain *c, const struct proto_hash *txid)
+bool mempool_is_unbroadcast(const struct chain *c, const struct proto_hash *txid)
 {
-	return find(c->mp, txid) < c->mp->n_unbcast;
+	return find(mp_of(c), txid) < mp_of(c)->n_unbcast;
 }
 
-int chain_mempool_unbroadcast_list(const struct chain *c, struct proto_hash **out, size_t *n)
+int mempool_unbroadcast_list(const struct chain *c, struct proto_hash **out, size_t *n)
 {
-	const struct chain_mempool *mp = c->mp;
+	const struct mempool *mp = mp_of(c);
 	*out = NULL;
 	*n = 0;
 	if (!mp->n_unbcast)

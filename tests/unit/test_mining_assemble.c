@@ -1,30 +1,30 @@
 /*
- * tests/unit/test_chain_mempool_block.c: chain_mempool_block_select, Core's
+ * tests/unit/test_mining_assemble.c: mining_assemble, Core's
  * BlockAssembler over the mempool: packages by ancestor feerate (child pays
  * for parent), the weight limit at equality, the minimum fee rate ending
  * the selection, prioritisation both ways. (The order against Core's own
  * getblocktemplate is in tests/integration/test_mining_parity.py.)
  */
-#include "tests/unit/test_chain_mempool_fixture.h"
+#include "tests/unit/test_mempool_fixture.h"
 
-/* chain_mempool_block_select's picks as txids, in order (at most 8). */
-static size_t select_ids(struct fixture *f, const struct chain_block_opts *o,
+/* mining_assemble's picks as txids, in order (at most 8). */
+static size_t select_ids(struct fixture *f, const struct mining_block_opts *o,
                          struct proto_hash ids[8])
 {
-	const struct chain_mempool_entry **v;
+	const struct mempool_entry **v;
 	size_t n;
-	assert_int_equal(chain_mempool_block_select(f->c, o, &v, &n), 0);
+	assert_int_equal(mining_assemble(f->c, o, &v, &n), 0);
 	assert_true(n <= 8);
 	for (size_t i = 0; i < n; i++)
-		ids[i] = *chain_mempool_entry_txid(v[i]);
+		ids[i] = *mempool_entry_txid(v[i]);
 	free(v);
 	return n;
 }
 
 static int64_t vsize_of(struct fixture *f, const struct proto_hash *txid)
 {
-	struct chain_mempool_entry_info in;
-	chain_mempool_entry_info(chain_mempool_find(f->c, txid, false), &in);
+	struct mempool_entry_info in;
+	mempool_entry_info(mempool_find(f->c, txid, false), &in);
 	return in.vsize;
 }
 
@@ -51,7 +51,7 @@ static void test_block_select(void **state)
 	assert_memory_equal(&ids[3], &s2.txid, 32);
 	/* Room for the package alone: 4 x its vsize must stay under the limit. */
 	int64_t pkg = vsize_of(f, &p.txid) + vsize_of(f, &c.txid);
-	struct chain_block_opts o = CHAIN_BLOCK_OPTS_DEFAULT;
+	struct mining_block_opts o = MINING_BLOCK_OPTS_DEFAULT;
 	o.max_weight = o.reserved_weight + 4 * (uint64_t)pkg + 1;
 	assert_int_equal(select_ids(f, &o, ids), 2);
 	o.max_weight--; /* equality fails, as Core's TestPackage: the singles go instead */
@@ -61,13 +61,13 @@ static void test_block_select(void **state)
 	for (size_t i = 0; i < k; i++)
 		assert_memory_not_equal(&ids[i], &p.txid, 32);
 	/* A package under the minimum fee rate ends the selection. */
-	o = (struct chain_block_opts)CHAIN_BLOCK_OPTS_DEFAULT;
+	o = (struct mining_block_opts)MINING_BLOCK_OPTS_DEFAULT;
 	o.min_fee_rate = 50000; /* sat/kvB: s1 (~90 sat/vB) passes, s2 not */
 	assert_int_equal(select_ids(f, &o, ids), 3);
 	assert_memory_equal(&ids[2], &s1.txid, 32);
 	/* Prioritised: s2 first; pushed below zero: left out with nothing after. */
-	assert_int_equal(chain_mempool_prioritise(f->c, &s2.txid, 10000000), 0);
-	assert_int_equal(chain_mempool_prioritise(f->c, &p.txid, -10000000), 0);
+	assert_int_equal(mempool_prioritise(f->c, &s2.txid, 10000000), 0);
+	assert_int_equal(mempool_prioritise(f->c, &p.txid, -10000000), 0);
 	assert_int_equal(select_ids(f, NULL, ids), 2);
 	assert_memory_equal(&ids[0], &s2.txid, 32);
 	assert_memory_equal(&ids[1], &s1.txid, 32);

@@ -1,37 +1,93 @@
 /*
- * chain/mempool_chain.c: the mempool following the active chain (Core's
- * removeForBlock and MaybeUpdateMempoolForReorg): a connected block takes
- * its transactions and their conflicts out; disconnected blocks' return,
- * and after a reorg every entry is judged again against the new tip.
+ * mempool/chain_events.c: the mempool following the active chain as its
+ * listener (Core's removeForBlock and MaybeUpdateMempoolForReorg): a
+ * connected block takes its transactions and their conflicts out;
+ * disconnected blocks' return, and after a reorg every entry is judged
+ * again against the new tip.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "chain/mempool_internal.h"
+#include "mempool/internal.h"
+
+/* ---- attaching to a chain ------------------------------------------------------- */
+
+/* The name the pool registers under: how the mempool_* calls find it. */
+#define MP_LISTENER "mempool"
+
+struct mempool *mp_of(const struct chain *c)
+{
+	return chain_listener_ctx(c, MP_LISTENER);
+}
+
+/* The chain goes away with the pool still attached (chain_open failed). */
+static void mp_chain_closed(void *ctx, struct chain *c)
+{
+	(void)c;
+	mp_free(ctx);
+}
+
+int mempool_open(struct chain *c, const struct mempool_config *cfg, const char *dir)
+{
+	static const struct mempool_config zero;
+	struct mempool *mp;
+	int err = mp_new(&mp, c, cfg ? cfg : &zero, dir);
+	if (err)
+		return err;
+	const struct chain_listener l = {
+	    .name = MP_LISTENER,
+	    .block_connected = mp_block_connected,
+	    .block_disconnected = mp_block_disconnected,
+	    .chain_settled = mp_chain_settled,
+	    .chain_closed = mp_chain_closed,
+	    .ctx = mp,
+	};
+	if ((err = chain_listen(c, &l)))
+		mp_free(mp);
+	return err;
+}
+
+void mempool_load(struct chain *c)
+{
+	struct mempool *mp = mp_of(c);
+	if (mp && mp->cfg.persist)
+		mp_load(mp);
+}
+
+void mempool_close(struct chain *c)
+{
+	struct mempool *mp = c ? mp_of(c) : NULL;
+	if (!mp)
+		return;
+	if (mp->cfg.persist && mp->loaded && mempool_save(c))
+		chain_logf(c, CHAIN_LOG_ERROR, "%s", "could not save the mempool");
+	chain_unlisten(c, mp);
+	mp_free(mp);
+}
 
 /* ---- block connect / disconnect --------------------------------------------------- */
 
-void chain_mempool_block_connected(struct chain *c, struct proto_block *b)
+void mp_block_connected(void *ctx, struct chain *c, struct proto_block *b)
 {
-	struct chain_mempool *mp = c->mp;
+	struct mempool *mp = ctx;
 	if (!mp)
 		return;
 	struct mp_refs stage = {0};
 	for (uint32_t i = 0; i < b->n_tx; i++) {
 		struct proto_tx *tx = &b->txs[i];
 		const struct proto_hash *txid = proto_tx_txid(tx);
-		struct chain_mempool_entry *e = mp_find_txid(mp, txid);
+		struct mempool_entry *e = mp_find_txid(mp, txid);
 		if (e) {
 			stage.n = 0;
 			if (mp_refs_push(&stage, e) == 0)
-				mp_remove_set(mp, &stage, CHAIN_MEMPOOL_REMOVED_BLOCK, true);
+				mp_remove_set(mp, &stage, MEMPOOL_REMOVED_BLOCK, true);
 		}
 		/* Core's removeConflicts: whatever else spends its inputs. */
 		if (!proto_tx_is_coinbase(tx)) {
 			for (uint32_t j = 0; j < tx->n_in; j++) {
-				struct chain_mempool_entry *s = mp_spender(mp, &tx->vin[j].prevout);
+				struct mempool_entry *s = mp_spender(mp, &tx->vin[j].prevout);
 				if (s && !proto_hash_eq(&s->tx.txid, txid))
-					mp_remove_recursive(mp, s, CHAIN_MEMPOOL_REMOVED_CONFLICT);
+					mp_remove_recursive(mp, s, MEMPOOL_REMOVED_CONFLICT);
 			}
 		}
 		mp_clear_delta(mp, txid);
@@ -54,9 +110,10 @@ void chain_mempool_block_connected(struct chain *c, struct proto_block *b)
 	mp->block_since_bump = true;
 }
 
-int chain_mempool_block_disconnected(struct chain *c, struct proto_block *b)
+int mp_block_disconnected(void *ctx, struct chain *c, struct proto_block *b)
 {
-	struct chain_mempool *mp = c->mp;
+	(void)c;
+	struct mempool *mp = ctx;
 	if (!mp)
 		return 0;
 	mp->reorg_pending = true;
@@ -94,8 +151,8 @@ int chain_mempool_block_disconnected(struct chain *c, struct proto_block *b)
 /* Oldest-first by entry sequence: the order entries can be re-added in (parents first). */
 static int cmp_entry_seq(const void *a, const void *b)
 {
-	const struct chain_mempool_entry *x = *(const struct chain_mempool_entry *const *)a;
-	const struct chain_mempool_entry *y = *(const struct chain_mempool_entry *const *)b;
+	const struct mempool_entry *x = *(const struct mempool_entry *const *)a;
+	const struct mempool_entry *y = *(const struct mempool_entry *const *)b;
 	if (x->anc_count != y->anc_count)
 		return x->anc_count < y->anc_count ? -1 : 1;
 	if (x->sequence != y->sequence)
@@ -103,9 +160,10 @@ static int cmp_entry_seq(const void *a, const void *b)
 	return 0;
 }
 
-int chain_mempool_update_for_reorg(struct chain *c)
+int mp_chain_settled(void *ctx, struct chain *c)
 {
-	struct chain_mempool *mp = c->mp;
+	(void)c;
+	struct mempool *mp = ctx;
 	if (!mp || !mp->reorg_pending)
 		return 0;
 	mp->reorg_pending = false;
@@ -120,7 +178,7 @@ int chain_mempool_update_for_reorg(struct chain *c)
 	 * with reason "reorg". Reorgs are rare; this keeps one code path.
 	 */
 	size_t n_old = mp->n;
-	struct chain_mempool_entry **old = NULL;
+	struct mempool_entry **old = NULL;
 	if (n_old) {
 		old = xmalloc(n_old * sizeof(*old));
 		if (!old)
@@ -143,13 +201,13 @@ int chain_mempool_update_for_reorg(struct chain *c)
 		mp_refs_release(&old[i]->children);
 	}
 	int err = 0;
-	struct chain_accept_result r;
-	chain_accept_result_init(&r);
+	struct mempool_accept_result r;
+	mempool_accept_result_init(&r);
 	for (size_t i = 0; i < mp->n_disconnected && !err; i++) {
 		struct mp_args a = {.bypass_limits = true,
 		                    .allow_replacement = true,
 		                    .allow_carveouts = true,
-		                    .how = CHAIN_MEMPOOL_ADDED_REORG};
+		                    .how = MEMPOOL_ADDED_REORG};
 		err = mp_accept(mp, &mp->disconnected[i], &a, &r);
 		if (!err && r.accepted)
 			mp->stats.reorg_readded++;
@@ -159,21 +217,20 @@ int chain_mempool_update_for_reorg(struct chain *c)
 	/* Old entries coming back are neither new accepts nor rejects. */
 	uint64_t accepted = mp->stats.accepted, rejected = mp->stats.rejected;
 	for (size_t i = 0; i < n_old; i++) {
-		struct chain_mempool_entry *e = old[i];
+		struct mempool_entry *e = old[i];
 		if (!err) {
 			struct mp_args a = {.bypass_limits = true,
 			                    .allow_replacement = true,
 			                    .allow_carveouts = true,
 			                    .trusted = true,
 			                    .accept_time = e->time,
-			                    .how = CHAIN_MEMPOOL_ADDED_REORG};
+			                    .how = MEMPOOL_ADDED_REORG};
 			uint64_t seq = mp->sequence;
 			mp->quiet = true; /* the same entry again: nobody needs to hear of it */
 			err = mp_accept(mp, &e->tx, &a, &r);
 			mp->quiet = quiet;
 			mp->sequence = seq;
-			struct chain_mempool_entry *now =
-			    err ? NULL : mp_find_wtxid(mp, &e->tx.wtxid);
+			struct mempool_entry *now = err ? NULL : mp_find_wtxid(mp, &e->tx.wtxid);
 			if (now) {
 				now->sequence = e->sequence;
 				now->height = e->height;
@@ -185,12 +242,12 @@ int chain_mempool_update_for_reorg(struct chain *c)
 		mp->sequence++;
 		mp_unbroadcast_drop(mp, &e->tx.txid);
 		if (!mp->quiet && mp->ev.removed)
-			mp->ev.removed(mp->ev.arg, e, CHAIN_MEMPOOL_REMOVED_REORG);
+			mp->ev.removed(mp->ev.arg, e, MEMPOOL_REMOVED_REORG);
 		mp_entry_free(e);
 	}
 	mp->stats.accepted = accepted;
 	mp->stats.rejected = rejected;
-	chain_accept_result_release(&r);
+	mempool_accept_result_release(&r);
 	xfree(old);
 	if (!err)
 		mp_limit(mp);

@@ -1,5 +1,5 @@
 /*
- * chain/mempool_block.c: which mempool transactions a new block holds, and
+ * mining/assemble.c: which mempool transactions a new block holds, and
  * in what order: Bitcoin Core 29's BlockAssembler::addPackageTxs.
  *
  * Packages (a transaction with its ancestors not yet in the block) go in
@@ -23,7 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chain/mempool_internal.h"
+#include "mempool/internal.h" /* the entries' figures, read as the pool keeps them */
+#include "mining/mining.h"
 
 /** Core's MAX_CONSECUTIVE_FAILURES. */
 #define BLOCK_MAX_CONSECUTIVE_FAILURES 1000
@@ -44,12 +45,12 @@ struct heap_item {
 };
 
 struct assembler {
-	struct chain_mempool *mp;
+	struct mempool *mp;
 	struct sel *s;
 	struct heap_item *heap;
 	size_t n_heap, cap_heap;
 	struct mp_refs pkg, desc, anc; /* scratch for the walks */
-	const struct chain_mempool_entry **out;
+	const struct mempool_entry **out;
 	size_t n_out;
 	uint64_t weight;
 	int64_t sigops;
@@ -57,7 +58,7 @@ struct assembler {
 	int64_t lock_time_cutoff;
 };
 
-static int hash_cmp(const struct chain_mempool_entry *a, const struct chain_mempool_entry *b)
+static int hash_cmp(const struct mempool_entry *a, const struct mempool_entry *b)
 {
 	return memcmp(a->tx.txid.b, b->tx.txid.b, sizeof(a->tx.txid.b));
 }
@@ -76,9 +77,9 @@ static bool modified_better(const struct assembler *A, uint32_t a, uint32_t b)
 /* Core's CompareTxMemPoolEntryByAncestorFee between the best modified entry
  * (its modified figures) and the pool's next (its pool figures). */
 static bool modified_beats_pool(const struct assembler *A, uint32_t m,
-                                const struct chain_mempool_entry *p)
+                                const struct mempool_entry *p)
 {
-	const struct chain_mempool_entry *me = A->mp->entries[m];
+	const struct mempool_entry *me = A->mp->entries[m];
 	double mf, ms, pf, ps;
 	mp_anc_score(me, A->s[m].fees, A->s[m].size, &mf, &ms);
 	mp_anc_score(p, p->anc_fees, p->anc_size, &pf, &ps);
@@ -151,7 +152,7 @@ static int64_t heap_top(struct assembler *A)
 }
 
 /* e's ancestors not in the block (e excluded) into A->pkg. */
-static int unconfirmed_ancestors(struct assembler *A, struct chain_mempool_entry *e)
+static int unconfirmed_ancestors(struct assembler *A, struct mempool_entry *e)
 {
 	A->pkg.n = 0;
 	int err = mp_collect_ancestors(e, mp_new_epoch(A->mp), &A->pkg);
@@ -166,7 +167,7 @@ static int unconfirmed_ancestors(struct assembler *A, struct chain_mempool_entry
 }
 
 /* e's signature operations with all its ancestors (the pool keeps no such figure). */
-static int64_t sigops_with(const struct chain_mempool_entry *e, const struct mp_refs *anc)
+static int64_t sigops_with(const struct mempool_entry *e, const struct mp_refs *anc)
 {
 	int64_t n = e->sigop_cost;
 	for (uint32_t i = 0; i < anc->n; i++)
@@ -175,7 +176,7 @@ static int64_t sigops_with(const struct chain_mempool_entry *e, const struct mp_
 }
 
 /* e becomes a modified entry, starting from the pool's figures for its package. */
-static int start_modified(struct assembler *A, struct chain_mempool_entry *e)
+static int start_modified(struct assembler *A, struct mempool_entry *e)
 {
 	struct sel *s = &A->s[e->pos];
 	A->anc.n = 0;
@@ -194,13 +195,13 @@ static int start_modified(struct assembler *A, struct chain_mempool_entry *e)
 static int update_descendants(struct assembler *A)
 {
 	for (uint32_t i = 0; i < A->pkg.n; i++) {
-		struct chain_mempool_entry *it = A->pkg.v[i];
+		struct mempool_entry *it = A->pkg.v[i];
 		A->desc.n = 0;
 		int err = mp_collect_descendants(A->mp, it, mp_new_epoch(A->mp), &A->desc);
 		if (err)
 			return err;
 		for (uint32_t k = 0; k < A->desc.n; k++) {
-			struct chain_mempool_entry *d = A->desc.v[k];
+			struct mempool_entry *d = A->desc.v[k];
 			struct sel *s = &A->s[d->pos];
 			if (s->in_package)
 				continue;
@@ -220,8 +221,8 @@ static int update_descendants(struct assembler *A)
 /* Core's CompareTxIterByAncestorCount: parents before children. */
 static int cmp_for_block(const void *pa, const void *pb)
 {
-	const struct chain_mempool_entry *a = *(const struct chain_mempool_entry *const *)pa;
-	const struct chain_mempool_entry *b = *(const struct chain_mempool_entry *const *)pb;
+	const struct mempool_entry *a = *(const struct mempool_entry *const *)pa;
+	const struct mempool_entry *b = *(const struct mempool_entry *const *)pb;
 	if (a->anc_count != b->anc_count)
 		return a->anc_count < b->anc_count ? -1 : 1;
 	return hash_cmp(a, b);
@@ -232,7 +233,7 @@ static int add_package(struct assembler *A)
 {
 	qsort(A->pkg.v, A->pkg.n, sizeof(*A->pkg.v), cmp_for_block);
 	for (uint32_t i = 0; i < A->pkg.n; i++) {
-		struct chain_mempool_entry *e = A->pkg.v[i];
+		struct mempool_entry *e = A->pkg.v[i];
 		struct sel *s = &A->s[e->pos];
 		A->out[A->n_out++] = e;
 		A->weight += e->weight;
@@ -255,7 +256,7 @@ static bool package_final(const struct assembler *A)
 	return true;
 }
 
-static bool fits(const struct assembler *A, const struct chain_block_opts *o, uint64_t size,
+static bool fits(const struct assembler *A, const struct mining_block_opts *o, uint64_t size,
                  int64_t sigops)
 {
 	if (A->weight + 4 * size >= o->max_weight)
@@ -270,8 +271,8 @@ static void give_up(struct sel *s)
 	s->failed = true;
 }
 
-static int select_txs(struct assembler *A, const struct chain_block_opts *o,
-                      struct chain_mempool_entry *const *order, size_t n)
+static int select_txs(struct assembler *A, const struct mining_block_opts *o,
+                      struct mempool_entry *const *order, size_t n)
 {
 	size_t mi = 0;
 	int failures = 0;
@@ -284,7 +285,7 @@ static int select_txs(struct assembler *A, const struct chain_block_opts *o,
 			}
 		}
 		int64_t top = heap_top(A);
-		struct chain_mempool_entry *e;
+		struct mempool_entry *e;
 		bool using_modified = false;
 		if (mi == n) {
 			e = A->mp->entries[top];
@@ -304,7 +305,7 @@ static int select_txs(struct assembler *A, const struct chain_block_opts *o,
 		uint64_t size = using_modified ? s->size : e->anc_size;
 		int64_t fees = using_modified ? s->fees : e->anc_fees;
 		int64_t sigops = using_modified ? s->sigops : sigops_with(e, &A->pkg);
-		if (fees < chain_feerate_fee(o->min_fee_rate, (int64_t)size))
+		if (fees < mempool_feerate_fee(o->min_fee_rate, (int64_t)size))
 			return 0; /* everything left pays less */
 		if (!fits(A, o, size, sigops)) {
 			if (using_modified)
@@ -328,19 +329,19 @@ static int select_txs(struct assembler *A, const struct chain_block_opts *o,
 	return 0;
 }
 
-int chain_mempool_block_select(struct chain *c, const struct chain_block_opts *opts,
-                               const struct chain_mempool_entry ***out, size_t *n)
+int mining_assemble(struct chain *c, const struct mining_block_opts *opts,
+                    const struct mempool_entry ***out, size_t *n)
 {
-	struct chain_mempool *mp = c->mp;
-	const struct chain_block_opts def = CHAIN_BLOCK_OPTS_DEFAULT;
-	const struct chain_block_opts *o = opts ? opts : &def;
+	struct mempool *mp = mp_of(c);
+	const struct mining_block_opts def = MINING_BLOCK_OPTS_DEFAULT;
+	const struct mining_block_opts *o = opts ? opts : &def;
 	*out = NULL;
 	*n = 0;
 	if (!mp->n)
 		return 0;
-	const struct chain_mempool_entry **order = NULL;
+	const struct mempool_entry **order = NULL;
 	size_t n_order = 0;
-	int err = chain_mempool_list(c, CHAIN_MEMPOOL_ORDER_ANCESTOR_SCORE, &order, &n_order);
+	int err = mempool_list(c, MEMPOOL_ORDER_ANCESTOR_SCORE, &order, &n_order);
 	if (err)
 		return err;
 	const struct chain_node *tip = chain_tip(c);
@@ -349,14 +350,14 @@ int chain_mempool_block_select(struct chain *c, const struct chain_block_opts *o
 	    .s = xcalloc(mp->n, sizeof(struct sel)),
 	    .out = xmalloc(mp->n * sizeof(*A.out)),
 	    .weight = o->reserved_weight,
-	    .sigops = CHAIN_BLOCK_RESERVED_SIGOPS,
+	    .sigops = MINING_BLOCK_RESERVED_SIGOPS,
 	    .height = tip->height + 1,
 	    .lock_time_cutoff = chain_node_mtp(tip),
 	};
 	if (!A.s || !A.out)
 		err = CHAIN_ENOMEM;
 	else /* the pool's own entries: the walks mark them */
-		err = select_txs(&A, o, (struct chain_mempool_entry *const *)order, n_order);
+		err = select_txs(&A, o, (struct mempool_entry *const *)order, n_order);
 	xfree(order);
 	xfree(A.s);
 	xfree(A.heap);

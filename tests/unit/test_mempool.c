@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_chain_mempool.c: chain/mempool*.c on a regtest chain
+ * tests/unit/test_mempool.c: the mempool/ files on a regtest chain
  * whose coinbases pay P2WSH(OP_TRUE), so transactions need no keys:
  * acceptance and each rule's Core reason, queries and orders, ancestor
  * and descendant limits with the carve-out, replacement and each of its
@@ -9,7 +9,7 @@
  * mempool.dat round trip and a damaged file, the script cache on block
  * connect, and a package test-accept.
  */
-#include "tests/unit/test_chain_mempool_fixture.h"
+#include "tests/unit/test_mempool_fixture.h"
 
 /* ---- tests ------------------------------------------------------------------------ */
 
@@ -19,8 +19,8 @@ static void test_accept_and_query(void **state)
 	struct proto_tx a, b;
 	spend1(&a, &f->cb[1], 0, CB_VALUE, 10000);
 	/* test-accept: allowed, nothing added */
-	struct chain_accept_result r;
-	chain_accept_result_init(&r);
+	struct mempool_accept_result r;
+	mempool_accept_result_init(&r);
 	assert_true(try_accept(f, &a, true, &r));
 	assert_true(r.fee_known);
 	assert_int_equal(r.fee, 10000);
@@ -29,21 +29,21 @@ static void test_accept_and_query(void **state)
 	assert_int_equal(r.n_effective_includes, 1);
 	assert_true(proto_hash_eq(&r.effective_includes[0], &a.wtxid));
 	assert_int_equal(pool_size(f), 0);
-	uint64_t seq0 = chain_mempool_sequence(f->c);
+	uint64_t seq0 = mempool_sequence(f->c);
 	assert_true(try_accept(f, &a, false, &r));
 	assert_int_equal(pool_size(f), 1);
-	assert_int_equal(f->added[CHAIN_MEMPOOL_ADDED_ACCEPT], 1);
-	assert_true(chain_mempool_sequence(f->c) > seq0);
+	assert_int_equal(f->added[MEMPOOL_ADDED_ACCEPT], 1);
+	assert_true(mempool_sequence(f->c) > seq0);
 	/* a child */
 	spend1(&b, &a.txid, 0, CB_VALUE - 10000, 5000);
 	assert_true(try_accept(f, &b, false, &r));
-	const struct chain_mempool_entry *ea = chain_mempool_find(f->c, &a.txid, false);
-	const struct chain_mempool_entry *eb = chain_mempool_find(f->c, &b.wtxid, true);
+	const struct mempool_entry *ea = mempool_find(f->c, &a.txid, false);
+	const struct mempool_entry *eb = mempool_find(f->c, &b.wtxid, true);
 	assert_non_null(ea);
 	assert_non_null(eb);
-	struct chain_mempool_entry_info ia, ib;
-	chain_mempool_entry_info(ea, &ia);
-	chain_mempool_entry_info(eb, &ib);
+	struct mempool_entry_info ia, ib;
+	mempool_entry_info(ea, &ia);
+	mempool_entry_info(eb, &ib);
 	assert_int_equal(ia.descendant_count, 2);
 	assert_int_equal(ia.descendant_fees, 15000);
 	assert_int_equal(ia.descendant_size, ia.vsize + ib.vsize);
@@ -54,46 +54,46 @@ static void test_accept_and_query(void **state)
 	assert_true(ia.bip125_replaceable);
 	assert_int_equal(ia.height, N_COINBASE);
 	assert_int_equal(ia.time, fake_now);
-	const struct chain_mempool_entry *rel[2];
-	assert_int_equal(chain_mempool_entry_children(ea, rel, 2), 1);
+	const struct mempool_entry *rel[2];
+	assert_int_equal(mempool_entry_children(ea, rel, 2), 1);
 	assert_ptr_equal(rel[0], eb);
-	const struct chain_mempool_entry **v;
+	const struct mempool_entry **v;
 	size_t n;
-	assert_int_equal(chain_mempool_ancestors(f->c, eb, &v, &n), 0);
+	assert_int_equal(mempool_ancestors(f->c, eb, &v, &n), 0);
 	assert_int_equal(n, 1);
 	assert_ptr_equal(v[0], ea);
 	free(v);
-	assert_int_equal(chain_mempool_descendants(f->c, ea, &v, &n), 0);
+	assert_int_equal(mempool_descendants(f->c, ea, &v, &n), 0);
 	assert_int_equal(n, 1);
 	assert_ptr_equal(v[0], eb);
 	free(v);
 	/* orders: the parent first by depth; the child's higher feerate does not lift it */
-	assert_int_equal(chain_mempool_list(f->c, CHAIN_MEMPOOL_ORDER_DEPTH_SCORE, &v, &n), 0);
+	assert_int_equal(mempool_list(f->c, MEMPOOL_ORDER_DEPTH_SCORE, &v, &n), 0);
 	assert_int_equal(n, 2);
 	assert_ptr_equal(v[0], ea);
 	free(v);
 	/* raw bytes round trip */
 	uint8_t *raw;
 	size_t len;
-	assert_int_equal(chain_mempool_get_raw(f->c, &b.txid, false, &raw, &len), 0);
+	assert_int_equal(mempool_get_raw(f->c, &b.txid, false, &raw, &len), 0);
 	assert_int_equal(len, b.size);
 	free(raw);
 	/* info */
-	struct chain_mempool_info info;
-	chain_mempool_get_info(f->c, &info);
+	struct mempool_info info;
+	mempool_get_info(f->c, &info);
 	assert_int_equal(info.size, 2);
 	assert_int_equal(info.bytes, (uint64_t)(ia.vsize + ib.vsize));
 	assert_int_equal(info.total_fee, 15000);
 	assert_int_equal(info.mempoolminfee, 1000);
 	assert_int_equal(info.minrelaytxfee, 1000);
-	assert_int_equal(info.maxmempool, CHAIN_MEMPOOL_DEFAULT_MAX_BYTES);
+	assert_int_equal(info.maxmempool, MEMPOOL_DEFAULT_MAX_BYTES);
 	assert_true(info.usage > 0);
 	/* the spender index */
 	struct proto_outpoint op = {.txid = a.txid, .n = 0};
-	assert_ptr_equal(chain_mempool_spender(f->c, &op), eb);
+	assert_ptr_equal(mempool_spender(f->c, &op), eb);
 	/* again: already there */
 	expect_reject(f, &b, "txn-already-in-mempool", NULL);
-	chain_accept_result_release(&r);
+	mempool_accept_result_release(&r);
 	proto_tx_release(&a);
 	proto_tx_release(&b);
 }
@@ -116,8 +116,8 @@ static void test_prechecks(void **state)
 	struct proto_hash unknown;
 	memset(unknown.b, 0x77, 32);
 	spend1(&t, &unknown, 3, CB_VALUE, 1000);
-	struct chain_accept_result r;
-	chain_accept_result_init(&r);
+	struct mempool_accept_result r;
+	mempool_accept_result_init(&r);
 	assert_false(try_accept(f, &t, false, &r));
 	assert_int_equal(r.state.result, CHAIN_RESULT_TX_MISSING_INPUTS);
 	assert_string_equal(r.state.reason, "bad-txns-inputs-missingorspent");
@@ -169,10 +169,10 @@ static void test_prechecks(void **state)
 	accept_ok(f, &t);
 	mine_pool(f);
 	assert_int_equal(pool_size(f), 0);
-	assert_int_equal(f->removed[CHAIN_MEMPOOL_REMOVED_BLOCK], 1);
+	assert_int_equal(f->removed[MEMPOOL_REMOVED_BLOCK], 1);
 	expect_reject(f, &t, "txn-already-known", NULL);
 	proto_tx_release(&t);
-	chain_accept_result_release(&r);
+	mempool_accept_result_release(&r);
 }
 
 static void test_scripts(void **state)
@@ -190,8 +190,8 @@ static void test_scripts(void **state)
 	struct in_spec s = {.txid = fund.txid, .n = 0, .wit = WIT_IF_NONMIN};
 	struct out_spec o = {.value = 100000000 - 5000};
 	build(&t, 2, 0, &s, 1, &o, 1);
-	struct chain_accept_result r;
-	chain_accept_result_init(&r);
+	struct mempool_accept_result r;
+	mempool_accept_result_init(&r);
 	assert_false(try_accept(f, &t, false, &r));
 	assert_string_equal(
 	    r.state.reason,
@@ -221,7 +221,7 @@ static void test_scripts(void **state)
 	expect_reject(f, &t, "mandatory-script-verify-flag-failed (Witness program hash mismatch)",
 	              NULL);
 	proto_tx_release(&t);
-	chain_accept_result_release(&r);
+	mempool_accept_result_release(&r);
 	proto_tx_release(&fund);
 }
 
@@ -339,15 +339,15 @@ static void test_rbf(void **state)
 	/* enough: both a and b go, reported as replaced */
 	o.value = CB_VALUE - 100000;
 	build(&t, 2, 0, &in, 1, &o, 1);
-	struct chain_accept_result r;
-	chain_accept_result_init(&r);
-	unsigned before = f->removed[CHAIN_MEMPOOL_REMOVED_REPLACED];
+	struct mempool_accept_result r;
+	mempool_accept_result_init(&r);
+	unsigned before = f->removed[MEMPOOL_REMOVED_REPLACED];
 	assert_true(try_accept(f, &t, false, &r));
 	assert_int_equal(r.n_replaced, 2);
-	assert_int_equal(f->removed[CHAIN_MEMPOOL_REMOVED_REPLACED], before + 2);
-	assert_null(chain_mempool_find(f->c, &a.txid, false));
-	assert_null(chain_mempool_find(f->c, &b.txid, false));
-	chain_accept_result_release(&r);
+	assert_int_equal(f->removed[MEMPOOL_REMOVED_REPLACED], before + 2);
+	assert_null(mempool_find(f->c, &a.txid, false));
+	assert_null(mempool_find(f->c, &b.txid, false));
+	mempool_accept_result_release(&r);
 	proto_tx_release(&t);
 	proto_tx_release(&a);
 	proto_tx_release(&b);
@@ -406,7 +406,7 @@ static void test_truc(void **state)
 	o.value = CB_VALUE / 2 - 2000 - 50000;
 	build(&c2, 3, 0, &in, 1, &o, 1);
 	accept_ok(f, &c2);
-	assert_null(chain_mempool_find(f->c, &c1.txid, false));
+	assert_null(mempool_find(f->c, &c1.txid, false));
 	proto_tx_release(&c1);
 	proto_tx_release(&c2);
 	proto_tx_release(&p);
@@ -421,10 +421,10 @@ static void test_ephemeral_dust(void **state)
 	outs[0].value = CB_VALUE;
 	struct proto_tx p, t;
 	build(&p, 3, 0, &in, 1, outs, 2);
-	struct chain_accept_opts opt = {.bypass_limits = true};
-	struct chain_accept_result r;
-	chain_accept_result_init(&r);
-	assert_int_equal(chain_mempool_accept(f->c, &p, &opt, &r), 0);
+	struct mempool_accept_opts opt = {.bypass_limits = true};
+	struct mempool_accept_result r;
+	mempool_accept_result_init(&r);
+	assert_int_equal(mempool_accept(f->c, &p, &opt, &r), 0);
 	if (!r.accepted)
 		fail_msg("parent: %s (%s)", r.state.reason, r.state.debug);
 	/* a child not spending the dust */
@@ -439,7 +439,7 @@ static void test_ephemeral_dust(void **state)
 	accept_ok(f, &t);
 	proto_tx_release(&t);
 	proto_tx_release(&p);
-	chain_accept_result_release(&r);
+	mempool_accept_result_release(&r);
 }
 
 static void test_block_reorg_cache(void **state)
@@ -458,25 +458,25 @@ static void test_block_reorg_cache(void **state)
 	/* a block with a and b, and a different spend of cb[21] */
 	struct proto_tx y;
 	spend1(&y, &f->cb[21], 0, CB_VALUE, 9000);
-	struct chain_mine_tx txs[3];
+	struct mining_tx txs[3];
 	uint8_t *raw[3];
 	size_t len;
-	assert_int_equal(chain_mempool_get_raw(f->c, &a.txid, false, &raw[0], &len), 0);
-	txs[0] = (struct chain_mine_tx){raw[0], len};
-	assert_int_equal(chain_mempool_get_raw(f->c, &b.txid, false, &raw[1], &len), 0);
-	txs[1] = (struct chain_mine_tx){raw[1], len};
+	assert_int_equal(mempool_get_raw(f->c, &a.txid, false, &raw[0], &len), 0);
+	txs[0] = (struct mining_tx){raw[0], len};
+	assert_int_equal(mempool_get_raw(f->c, &b.txid, false, &raw[1], &len), 0);
+	txs[1] = (struct mining_tx){raw[1], len};
 	struct proto_writer w;
 	proto_writer_init(&w);
 	proto_tx_encode(&y, &w);
-	txs[2] = (struct chain_mine_tx){w.buf, w.len};
-	unsigned mined = f->removed[CHAIN_MEMPOOL_REMOVED_BLOCK];
+	txs[2] = (struct mining_tx){w.buf, w.len};
+	unsigned mined = f->removed[MEMPOOL_REMOVED_BLOCK];
 	mine_txs(f, txs, 3, NULL);
 	free(raw[0]);
 	free(raw[1]);
 	proto_writer_release(&w);
-	assert_int_equal(f->removed[CHAIN_MEMPOOL_REMOVED_BLOCK], mined + 2);
-	assert_int_equal(f->removed[CHAIN_MEMPOOL_REMOVED_CONFLICT], 1);
-	assert_null(chain_mempool_find(f->c, &x.txid, false));
+	assert_int_equal(f->removed[MEMPOOL_REMOVED_BLOCK], mined + 2);
+	assert_int_equal(f->removed[MEMPOOL_REMOVED_CONFLICT], 1);
+	assert_null(mempool_find(f->c, &x.txid, false));
 	chain_get_stats(f->c, &s1);
 	/* a and b were verified by the mempool: the block skipped them */
 	assert_int_equal(s1.script_cache_hits - s0.script_cache_hits, 2);
@@ -484,13 +484,13 @@ static void test_block_reorg_cache(void **state)
 	/* the block goes away: a and b come back, y too */
 	struct chain_state st;
 	assert_int_equal(chain_invalidate(f->c, chain_tip(f->c), &st), 0);
-	assert_non_null(chain_mempool_find(f->c, &a.txid, false));
-	assert_non_null(chain_mempool_find(f->c, &b.txid, false));
-	assert_non_null(chain_mempool_find(f->c, &y.txid, false));
-	assert_true(f->added[CHAIN_MEMPOOL_ADDED_REORG] >= 3);
-	const struct chain_mempool_entry *eb = chain_mempool_find(f->c, &b.txid, false);
-	struct chain_mempool_entry_info ib;
-	chain_mempool_entry_info(eb, &ib);
+	assert_non_null(mempool_find(f->c, &a.txid, false));
+	assert_non_null(mempool_find(f->c, &b.txid, false));
+	assert_non_null(mempool_find(f->c, &y.txid, false));
+	assert_true(f->added[MEMPOOL_ADDED_REORG] >= 3);
+	const struct mempool_entry *eb = mempool_find(f->c, &b.txid, false);
+	struct mempool_entry_info ib;
+	mempool_entry_info(eb, &ib);
 	assert_int_equal(ib.ancestor_count, 2);
 	proto_tx_release(&a);
 	proto_tx_release(&b);
@@ -510,27 +510,27 @@ static void test_witness_variant_and_partial_block(void **state)
 	build(&a2, 2, 0, &in, 1, &o, 1);
 	assert_true(proto_hash_eq(&a.txid, &a2.txid));
 	assert_false(proto_hash_eq(&a.wtxid, &a2.wtxid));
-	struct chain_accept_result r;
-	chain_accept_result_init(&r);
+	struct mempool_accept_result r;
+	mempool_accept_result_init(&r);
 	assert_false(try_accept(f, &a2, false, &r));
 	assert_string_equal(r.state.reason, "txn-same-nonwitness-data-in-mempool");
 	assert_true(r.has_other_wtxid);
 	assert_true(proto_hash_eq(&r.other_wtxid, &a.wtxid));
-	chain_accept_result_release(&r);
+	mempool_accept_result_release(&r);
 	/* a child; a block mines only the parent: the child stays, now without ancestors */
 	spend1(&b, &a.txid, 0, CB_VALUE - 3000, 3000);
 	accept_ok(f, &b);
 	uint8_t *raw;
 	size_t len;
-	assert_int_equal(chain_mempool_get_raw(f->c, &a.txid, false, &raw, &len), 0);
-	struct chain_mine_tx mt = {raw, len};
+	assert_int_equal(mempool_get_raw(f->c, &a.txid, false, &raw, &len), 0);
+	struct mining_tx mt = {raw, len};
 	mine_txs(f, &mt, 1, NULL);
 	free(raw);
-	assert_null(chain_mempool_find(f->c, &a.txid, false));
-	const struct chain_mempool_entry *eb = chain_mempool_find(f->c, &b.txid, false);
+	assert_null(mempool_find(f->c, &a.txid, false));
+	const struct mempool_entry *eb = mempool_find(f->c, &b.txid, false);
 	assert_non_null(eb);
-	struct chain_mempool_entry_info ib;
-	chain_mempool_entry_info(eb, &ib);
+	struct mempool_entry_info ib;
+	mempool_entry_info(eb, &ib);
 	assert_int_equal(ib.ancestor_count, 1);
 	assert_int_equal(ib.ancestor_size, ib.vsize);
 	assert_int_equal(ib.ancestor_fees, 3000);
@@ -552,16 +552,16 @@ static void test_reorg_removes_nonfinal(void **state)
 	accept_ok(f, &t);
 	spend1(&ok, &f->cb[29], 0, CB_VALUE, 3000);
 	accept_ok(f, &ok);
-	struct chain_mempool_stats s0, s1;
-	chain_mempool_get_stats(f->c, &s0);
-	unsigned before = f->removed[CHAIN_MEMPOOL_REMOVED_REORG];
+	struct mempool_stats s0, s1;
+	mempool_get_stats(f->c, &s0);
+	unsigned before = f->removed[MEMPOOL_REMOVED_REORG];
 	struct chain_state st;
 	assert_int_equal(chain_invalidate(f->c, chain_tip(f->c), &st), 0);
 	assert_int_equal(chain_height(f->c), N_COINBASE - 1);
-	assert_null(chain_mempool_find(f->c, &t.txid, false));
-	assert_non_null(chain_mempool_find(f->c, &ok.txid, false));
-	assert_int_equal(f->removed[CHAIN_MEMPOOL_REMOVED_REORG], before + 1);
-	chain_mempool_get_stats(f->c, &s1);
+	assert_null(mempool_find(f->c, &t.txid, false));
+	assert_non_null(mempool_find(f->c, &ok.txid, false));
+	assert_int_equal(f->removed[MEMPOOL_REMOVED_REORG], before + 1);
+	mempool_get_stats(f->c, &s1);
 	assert_int_equal(s1.accepted, s0.accepted);
 	proto_tx_release(&t);
 	proto_tx_release(&ok);
@@ -571,7 +571,7 @@ static void test_reorg_removes_nonfinal(void **state)
 static void test_uncache_on_reject(void **state)
 {
 	struct fixture *f = *state;
-	assert_int_equal(chain_close(f->c), 0); /* the cache starts empty again */
+	assert_int_equal(close_chain(f), 0); /* the cache starts empty again */
 	open_chain(f);
 	struct chain_coins *coins = chain_get_coins(f->c);
 	struct proto_outpoint op = {.txid = f->cb[30], .n = 0};
@@ -597,11 +597,11 @@ static void test_expiry(void **state)
 	spend1(&b, &f->cb[23], 0, CB_VALUE, 3000);
 	accept_ok(f, &b);
 	fake_now += 37 * 3600;
-	unsigned before = f->removed[CHAIN_MEMPOOL_REMOVED_EXPIRY];
-	assert_int_equal(chain_mempool_limit(f->c), 1);
-	assert_int_equal(f->removed[CHAIN_MEMPOOL_REMOVED_EXPIRY], before + 1);
-	assert_null(chain_mempool_find(f->c, &a.txid, false));
-	assert_non_null(chain_mempool_find(f->c, &b.txid, false));
+	unsigned before = f->removed[MEMPOOL_REMOVED_EXPIRY];
+	assert_int_equal(mempool_limit(f->c), 1);
+	assert_int_equal(f->removed[MEMPOOL_REMOVED_EXPIRY], before + 1);
+	assert_null(mempool_find(f->c, &a.txid, false));
+	assert_non_null(mempool_find(f->c, &b.txid, false));
 	proto_tx_release(&a);
 	proto_tx_release(&b);
 }
@@ -614,21 +614,21 @@ static void test_persist(void **state)
 	spend1(&b, &a.txid, 0, CB_VALUE - 3000, 3000);
 	accept_ok(f, &a);
 	accept_ok(f, &b);
-	assert_int_equal(chain_mempool_prioritise(f->c, &b.txid, 777), 0);
+	assert_int_equal(mempool_prioritise(f->c, &b.txid, 777), 0);
 	size_t n = pool_size(f);
-	assert_int_equal(chain_close(f->c), 0);
+	assert_int_equal(close_chain(f), 0);
 	open_chain(f);
 	assert_int_equal(pool_size(f), n);
-	const struct chain_mempool_entry *eb = chain_mempool_find(f->c, &b.txid, false);
+	const struct mempool_entry *eb = mempool_find(f->c, &b.txid, false);
 	assert_non_null(eb);
-	struct chain_mempool_entry_info ib;
-	chain_mempool_entry_info(eb, &ib);
+	struct mempool_entry_info ib;
+	mempool_entry_info(eb, &ib);
 	assert_int_equal(ib.modified_fee, 3777);
-	struct chain_mempool_info info;
-	chain_mempool_get_info(f->c, &info);
+	struct mempool_info info;
+	mempool_get_info(f->c, &info);
 	assert_true(info.loaded);
 	/* damage the file: the chain still opens, with an empty pool */
-	assert_int_equal(chain_close(f->c), 0);
+	assert_int_equal(close_chain(f), 0);
 	char path[TU_TMPDIR_MAX + 32];
 	snprintf(path, sizeof(path), "%s/mempool.dat", f->dir);
 	size_t flen;
@@ -639,8 +639,8 @@ static void test_persist(void **state)
 	fclose(fp);
 	free(data);
 	open_chain(f);
-	struct chain_mempool_stats ms;
-	chain_mempool_get_stats(f->c, &ms);
+	struct mempool_stats ms;
+	mempool_get_stats(f->c, &ms);
 	assert_int_equal(ms.load_failed, 1);
 	assert_true(pool_size(f) < n);
 	proto_tx_release(&a);
@@ -653,7 +653,7 @@ static void test_load_core_file(void **state)
 	struct fixture *f = *state;
 	struct proto_tx t;
 	spend1(&t, &f->cb[26], 0, CB_VALUE, 3000);
-	assert_int_equal(chain_close(f->c), 0);
+	assert_int_equal(close_chain(f), 0);
 	struct proto_writer w;
 	proto_writer_init(&w);
 	static const uint8_t key[8] = {0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88};
@@ -684,35 +684,35 @@ static void test_load_core_file(void **state)
 	fclose(fp);
 	proto_writer_release(&w);
 	open_chain(f);
-	const struct chain_mempool_entry *e = chain_mempool_find(f->c, &t.txid, false);
+	const struct mempool_entry *e = mempool_find(f->c, &t.txid, false);
 	assert_non_null(e);
-	struct chain_mempool_entry_info ei;
-	chain_mempool_entry_info(e, &ei);
+	struct mempool_entry_info ei;
+	mempool_entry_info(e, &ei);
 	assert_int_equal(ei.fee, 3000);
 	assert_int_equal(ei.modified_fee, 3500);
 	assert_int_equal(ei.time, fake_now);
-	struct chain_mempool_stats ms;
-	chain_mempool_get_stats(f->c, &ms);
+	struct mempool_stats ms;
+	mempool_get_stats(f->c, &ms);
 	assert_int_equal(ms.loaded, 1);
 	assert_int_equal(ms.load_failed, 0);
-	struct chain_mempool_info mi;
-	chain_mempool_get_info(f->c, &mi);
+	struct mempool_info mi;
+	mempool_get_info(f->c, &mi);
 	assert_int_equal(mi.unbroadcastcount, 1);
-	assert_true(chain_mempool_is_unbroadcast(f->c, &t.txid));
-	assert_false(chain_mempool_is_unbroadcast(f->c, &other));
+	assert_true(mempool_is_unbroadcast(f->c, &t.txid));
+	assert_false(mempool_is_unbroadcast(f->c, &other));
 	/* the other delta waits for its tx: saved again at close, with the set */
-	assert_int_equal(chain_mempool_save(f->c), 0);
+	assert_int_equal(mempool_save(f->c), 0);
 	size_t flen;
 	uint8_t *data = tu_read_file(path, &flen);
 	assert_int_equal(flen, 17 + 8 + t.size + 16 + 1 + 40 + 1 + 32);
 	free(data);
 	/* a peer fetched it: out of the set; the entry leaving the pool would do the same */
-	chain_mempool_unbroadcast_remove(f->c, &t.txid);
-	assert_false(chain_mempool_is_unbroadcast(f->c, &t.txid));
-	assert_int_equal(chain_mempool_unbroadcast_add(f->c, &t.txid), 0);
-	assert_int_equal(chain_mempool_unbroadcast_add(f->c, &t.txid), 0); /* once only */
-	assert_int_equal(chain_mempool_unbroadcast_add(f->c, &other), 0);  /* not in the pool */
-	chain_mempool_get_info(f->c, &mi);
+	mempool_unbroadcast_remove(f->c, &t.txid);
+	assert_false(mempool_is_unbroadcast(f->c, &t.txid));
+	assert_int_equal(mempool_unbroadcast_add(f->c, &t.txid), 0);
+	assert_int_equal(mempool_unbroadcast_add(f->c, &t.txid), 0); /* once only */
+	assert_int_equal(mempool_unbroadcast_add(f->c, &other), 0);  /* not in the pool */
+	mempool_get_info(f->c, &mi);
 	assert_int_equal(mi.unbroadcastcount, 1);
 	proto_tx_release(&t);
 }
@@ -725,27 +725,27 @@ static void test_package(void **state)
 	spend1(&b, &a.txid, 0, CB_VALUE - 3000, 3000);
 	spend1(&c, &f->cb[25], 0, CB_VALUE, 5000);
 	struct proto_tx *pkg[3] = {&a, &b, &c};
-	struct chain_accept_result r[3];
+	struct mempool_accept_result r[3];
 	for (int i = 0; i < 3; i++)
-		chain_accept_result_init(&r[i]);
-	struct chain_package_state ps;
+		mempool_accept_result_init(&r[i]);
+	struct mempool_package_state ps;
 	size_t before = pool_size(f);
-	assert_int_equal(chain_mempool_test_package(f->c, pkg, 2, r, &ps), 0);
-	assert_int_equal(ps.result, CHAIN_PACKAGE_UNSET);
+	assert_int_equal(mempool_test_package(f->c, pkg, 2, r, &ps), 0);
+	assert_int_equal(ps.result, MEMPOOL_PACKAGE_UNSET);
 	assert_true(r[0].accepted && r[0].validated);
 	assert_true(r[1].accepted && r[1].validated);
 	assert_int_equal(pool_size(f), before);
 	/* not sorted */
 	struct proto_tx *rev[2] = {&b, &a};
-	assert_int_equal(chain_mempool_test_package(f->c, rev, 2, r, &ps), 0);
-	assert_int_equal(ps.result, CHAIN_PACKAGE_POLICY);
+	assert_int_equal(mempool_test_package(f->c, rev, 2, r, &ps), 0);
+	assert_int_equal(ps.result, MEMPOOL_PACKAGE_POLICY);
 	assert_string_equal(ps.reason, "package-not-sorted");
 	/* a conflict inside */
 	struct proto_tx *conf[2] = {&a, &c};
-	assert_int_equal(chain_mempool_test_package(f->c, conf, 2, r, &ps), 0);
+	assert_int_equal(mempool_test_package(f->c, conf, 2, r, &ps), 0);
 	assert_string_equal(ps.reason, "conflict-in-package");
 	for (int i = 0; i < 3; i++)
-		chain_accept_result_release(&r[i]);
+		mempool_accept_result_release(&r[i]);
 	proto_tx_release(&a);
 	proto_tx_release(&b);
 	proto_tx_release(&c);
@@ -767,33 +767,33 @@ static void test_eviction(void **state)
 	for (int h = 1; h <= 30; h++) {
 		struct proto_tx t;
 		spend1(&t, &f->cb[h], 0, CB_VALUE, 1000 + 100 * h);
-		struct chain_accept_result r;
-		chain_accept_result_init(&r);
+		struct mempool_accept_result r;
+		mempool_accept_result_init(&r);
 		if (try_accept(f, &t, false, &r))
 			accepted++;
 		if (h == 1)
 			first = t.txid;
-		chain_accept_result_release(&r);
+		mempool_accept_result_release(&r);
 		proto_tx_release(&t);
 	}
-	unsigned evicted = f->removed[CHAIN_MEMPOOL_REMOVED_SIZELIMIT];
+	unsigned evicted = f->removed[MEMPOOL_REMOVED_SIZELIMIT];
 	assert_true(evicted > 0);
 	assert_int_equal(accepted, 30);
-	assert_null(chain_mempool_find(f->c, &first, false));
+	assert_null(mempool_find(f->c, &first, false));
 	/* exactly the lowest feerates went, in order */
 	for (int h = 1; h <= 30; h++) {
 		struct proto_tx t;
 		spend1(&t, &f->cb[h], 0, CB_VALUE, 1000 + 100 * h);
-		bool in = chain_mempool_find(f->c, &t.txid, false) != NULL;
+		bool in = mempool_find(f->c, &t.txid, false) != NULL;
 		if (in != (h > (int)evicted))
 			fail_msg("tx %d (fee %d): in pool %d, %u evicted", h, 1000 + 100 * h, in,
 			         evicted);
 		proto_tx_release(&t);
 	}
-	struct chain_mempool_info info;
-	chain_mempool_get_info(f->c, &info);
+	struct mempool_info info;
+	mempool_get_info(f->c, &info);
 	assert_true(info.usage <= 20000);
-	int64_t minfee = chain_mempool_min_fee(f->c);
+	int64_t minfee = mempool_min_fee(f->c);
 	assert_true(minfee > 1000);
 	assert_int_equal(info.mempoolminfee, minfee);
 	/* below the new floor: reconsiderable */
@@ -802,12 +802,12 @@ static void test_eviction(void **state)
 	expect_reject(f, &t, "mempool min fee not met", NULL);
 	proto_tx_release(&t);
 	/* bytes per entry, for the report */
-	struct chain_mempool_entry_info ei;
-	const struct chain_mempool_entry **v;
+	struct mempool_entry_info ei;
+	const struct mempool_entry **v;
 	size_t n;
-	assert_int_equal(chain_mempool_list(f->c, CHAIN_MEMPOOL_ORDER_DESCENDANT_SCORE, &v, &n), 0);
+	assert_int_equal(mempool_list(f->c, MEMPOOL_ORDER_DESCENDANT_SCORE, &v, &n), 0);
 	assert_true(n > 0);
-	chain_mempool_entry_info(v[0], &ei);
+	mempool_entry_info(v[0], &ei);
 	print_message("mempool: %zu entries, %llu bytes each (1-in-1-out P2WSH)\n", n,
 	              (unsigned long long)ei.usage);
 	free(v);
@@ -825,15 +825,15 @@ static void test_eviction_cpfp(void **state)
 	for (int h = 1; h <= 30; h++) {
 		struct proto_tx t;
 		spend1(&t, &f->cb[h], 0, CB_VALUE, 3000);
-		struct chain_accept_result r;
-		chain_accept_result_init(&r);
+		struct mempool_accept_result r;
+		mempool_accept_result_init(&r);
 		(void)try_accept(f, &t, false, &r);
-		chain_accept_result_release(&r);
+		mempool_accept_result_release(&r);
 		proto_tx_release(&t);
 	}
-	assert_true(f->removed[CHAIN_MEMPOOL_REMOVED_SIZELIMIT] > 0);
-	assert_non_null(chain_mempool_find(f->c, &p.txid, false));
-	assert_non_null(chain_mempool_find(f->c, &c.txid, false));
+	assert_true(f->removed[MEMPOOL_REMOVED_SIZELIMIT] > 0);
+	assert_non_null(mempool_find(f->c, &p.txid, false));
+	assert_non_null(mempool_find(f->c, &c.txid, false));
 	proto_tx_release(&p);
 	proto_tx_release(&c);
 }

@@ -1,5 +1,5 @@
 /*
- * chain/mempool_package.c: submitpackage's validation, as Core 29's
+ * mempool/package.c: submitpackage's validation, as Core 29's
  * MemPoolAccept::AcceptPackage and AcceptMultipleTransactions (package
  * feerate, package limits, TRUC's package rules, ephemeral dust over the
  * package), with Core's reasons, in Core's order.
@@ -24,9 +24,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "chain/mempool_internal.h"
+#include "mempool/internal.h"
 
-static int pkg_fail(struct chain_package_state *pkg, enum chain_package_result kind,
+static int pkg_fail(struct mempool_package_state *pkg, enum mempool_package_result kind,
                     const char *reason, const char *debug)
 {
 	pkg->result = kind;
@@ -36,15 +36,15 @@ static int pkg_fail(struct chain_package_state *pkg, enum chain_package_result k
 }
 
 /* Move src into dst (dst's arrays freed); src is left as after init. */
-static void move_result(struct chain_accept_result *dst, struct chain_accept_result *src)
+static void move_result(struct mempool_accept_result *dst, struct mempool_accept_result *src)
 {
-	chain_accept_result_release(dst);
+	mempool_accept_result_release(dst);
 	*dst = *src;
-	chain_accept_result_init(src);
+	mempool_accept_result_init(src);
 }
 
 /* r's effective feerate becomes `rate` over the wtxids of txs[0..m). */
-static int set_effective(struct chain_accept_result *r, int64_t rate, struct proto_tx *const *txs,
+static int set_effective(struct mempool_accept_result *r, int64_t rate, struct proto_tx *const *txs,
                          size_t m)
 {
 	struct proto_hash *v = xreallocarray(r->effective_includes, m ? m : 1, sizeof(*v));
@@ -59,11 +59,11 @@ static int set_effective(struct chain_accept_result *r, int64_t rate, struct pro
 }
 
 /* tx's direct in-pool parents (unique, input order) into out. */
-static int pool_parents(struct chain_mempool *mp, const struct proto_tx *tx, struct mp_refs *out)
+static int pool_parents(struct mempool *mp, const struct proto_tx *tx, struct mp_refs *out)
 {
 	uint64_t ep = mp_new_epoch(mp);
 	for (uint32_t j = 0; j < tx->n_in; j++) {
-		struct chain_mempool_entry *e = mp_find_txid(mp, &tx->vin[j].prevout.txid);
+		struct mempool_entry *e = mp_find_txid(mp, &tx->vin[j].prevout.txid);
 		if (!e || e->mark == ep)
 			continue;
 		e->mark = ep;
@@ -74,13 +74,13 @@ static int pool_parents(struct chain_mempool *mp, const struct proto_tx *tx, str
 }
 
 /* Every in-pool ancestor of tx (its pool parents and theirs) into out. */
-static int pool_ancestors(struct chain_mempool *mp, const struct proto_tx *tx, struct mp_refs *out)
+static int pool_ancestors(struct mempool *mp, const struct proto_tx *tx, struct mp_refs *out)
 {
 	struct mp_refs parents = {0};
 	int err = pool_parents(mp, tx, &parents);
 	uint64_t ep = mp_new_epoch(mp);
 	for (uint32_t i = 0; !err && i < parents.n; i++) {
-		struct chain_mempool_entry *p = parents.v[i];
+		struct mempool_entry *p = parents.v[i];
 		if (p->mark == ep)
 			continue;
 		p->mark = ep;
@@ -108,15 +108,15 @@ static bool spends_txid(const struct proto_tx *tx, const struct proto_hash *txid
  * txs[i] against its in-pool ancestors and the other members. 0, 1 with
  * msg set on a violation, or CHAIN_ENOMEM.
  */
-static int truc_package_one(struct chain_mempool *mp, struct proto_tx *const *txs, size_t m,
-                            size_t i, int64_t vsize, char *msg, size_t cap)
+static int truc_package_one(struct mempool *mp, struct proto_tx *const *txs, size_t m, size_t i,
+                            int64_t vsize, char *msg, size_t cap)
 {
 	const struct proto_tx *tx = txs[i];
 	struct mp_refs anc = {0};
 	int ret = pool_ancestors(mp, tx, &anc);
 	if (ret)
 		goto out;
-	size_t pkg_parents[CHAIN_MEMPOOL_MAX_PACKAGE_COUNT];
+	size_t pkg_parents[MEMPOOL_MAX_PACKAGE_COUNT];
 	size_t n_pp = 0;
 	for (size_t k = 0; k < i; k++) {
 		if (spends_txid(tx, &txs[k]->txid))
@@ -125,10 +125,10 @@ static int truc_package_one(struct chain_mempool *mp, struct proto_tx *const *tx
 	char h[65], w[65], ph[65], pw[65];
 	proto_hash_to_hex(&tx->txid, h);
 	proto_hash_to_hex(&tx->wtxid, w);
-	if (tx->version != CHAIN_TRUC_VERSION) {
+	if (tx->version != MEMPOOL_TRUC_VERSION) {
 		/* Non-TRUC transactions cannot have TRUC parents. */
 		for (uint32_t a = 0; a < anc.n; a++) {
-			if (anc.v[a]->tx.version != CHAIN_TRUC_VERSION)
+			if (anc.v[a]->tx.version != MEMPOOL_TRUC_VERSION)
 				continue;
 			proto_hash_to_hex(&anc.v[a]->tx.txid, ph);
 			proto_hash_to_hex(&anc.v[a]->tx.wtxid, pw);
@@ -141,7 +141,7 @@ static int truc_package_one(struct chain_mempool *mp, struct proto_tx *const *tx
 		}
 		for (size_t k = 0; k < n_pp; k++) {
 			const struct proto_tx *p = txs[pkg_parents[k]];
-			if (p->version != CHAIN_TRUC_VERSION)
+			if (p->version != MEMPOOL_TRUC_VERSION)
 				continue;
 			proto_hash_to_hex(&p->txid, ph);
 			proto_hash_to_hex(&p->wtxid, pw);
@@ -154,9 +154,9 @@ static int truc_package_one(struct chain_mempool *mp, struct proto_tx *const *tx
 		}
 		goto out;
 	}
-	if (vsize > CHAIN_TRUC_MAX_VSIZE) {
+	if (vsize > MEMPOOL_TRUC_MAX_VSIZE) {
 		snprintf(msg, cap, "version=3 tx %s (wtxid=%s) is too big: %lld > %d virtual bytes",
-		         h, w, (long long)vsize, CHAIN_TRUC_MAX_VSIZE);
+		         h, w, (long long)vsize, MEMPOOL_TRUC_MAX_VSIZE);
 		ret = 1;
 		goto out;
 	}
@@ -167,10 +167,10 @@ static int truc_package_one(struct chain_mempool *mp, struct proto_tx *const *tx
 	}
 	if (anc.n + n_pp == 0)
 		goto out;
-	if (vsize > CHAIN_TRUC_CHILD_MAX_VSIZE) {
+	if (vsize > MEMPOOL_TRUC_CHILD_MAX_VSIZE) {
 		snprintf(msg, cap,
 		         "version=3 child tx %s (wtxid=%s) is too big: %lld > %d virtual bytes", h,
-		         w, (long long)vsize, CHAIN_TRUC_CHILD_MAX_VSIZE);
+		         w, (long long)vsize, MEMPOOL_TRUC_CHILD_MAX_VSIZE);
 		ret = 1;
 		goto out;
 	}
@@ -179,7 +179,7 @@ static int truc_package_one(struct chain_mempool *mp, struct proto_tx *const *tx
 	bool parent_has_child = anc.n && anc.v[0]->desc_count > 1;
 	proto_hash_to_hex(&parent->txid, ph);
 	proto_hash_to_hex(&parent->wtxid, pw);
-	if (parent->version != CHAIN_TRUC_VERSION) {
+	if (parent->version != MEMPOOL_TRUC_VERSION) {
 		snprintf(msg, cap,
 		         "version=3 tx %s (wtxid=%s) cannot spend from non-version=3 tx %s "
 		         "(wtxid=%s)",
@@ -223,10 +223,10 @@ out:
 
 /* ---- package limits (Core's CheckPackageLimits) ------------------------------ */
 
-static int package_limits(struct chain_mempool *mp, struct proto_tx *const *txs, size_t m,
+static int package_limits(struct mempool *mp, struct proto_tx *const *txs, size_t m,
                           int64_t total_vsize, char *msg, size_t cap)
 {
-	const struct chain_mempool_config *cfg = &mp->cfg;
+	const struct mempool_config *cfg = &mp->cfg;
 	if (m > cfg->ancestor_count) {
 		snprintf(msg, cap, "package count %zu exceeds ancestor count limit [limit: %u]", m,
 		         cfg->ancestor_count);
@@ -282,7 +282,7 @@ static int package_limits(struct chain_mempool *mp, struct proto_tx *const *txs,
 /* ---- ephemeral dust over a package (Core's CheckEphemeralSpends) ----------- */
 
 /* The first member leaving a parent's dust unspent, or m when none. */
-static size_t unspent_dust(struct chain_mempool *mp, struct proto_tx *const *txs, size_t m)
+static size_t unspent_dust(struct mempool *mp, struct proto_tx *const *txs, size_t m)
 {
 	int64_t rate = mp->policy.dust_relay_feerate;
 	for (size_t i = 0; i < m; i++) {
@@ -295,13 +295,13 @@ static size_t unspent_dust(struct chain_mempool *mp, struct proto_tx *const *txs
 					parent = txs[k];
 			}
 			if (!parent) {
-				struct chain_mempool_entry *e = mp_find_txid(mp, ph);
+				struct mempool_entry *e = mp_find_txid(mp, ph);
 				parent = e ? &e->tx : NULL;
 			}
 			if (!parent)
 				continue;
 			uint32_t idx[8];
-			uint32_t nd = chain_policy_dust_outputs(parent, rate, idx, 8);
+			uint32_t nd = mempool_policy_dust_outputs(parent, rate, idx, 8);
 			for (uint32_t d = 0; d < nd && d < 8; d++) {
 				bool spent = false;
 				for (uint32_t q = 0; q < tx->n_in && !spent; q++)
@@ -322,11 +322,11 @@ static size_t unspent_dust(struct chain_mempool *mp, struct proto_tx *const *txs
  * when it passes, add them. res[i] (initialised) get verdicts where Core
  * gives one (`validated`); pkg the package verdict. 0 or a fatal error.
  */
-static int accept_multiple(struct chain_mempool *mp, struct proto_tx *const *txs, size_t m,
-                           const struct chain_package_opts *o, struct chain_accept_result *res,
-                           struct chain_package_state *pkg)
+static int accept_multiple(struct mempool *mp, struct proto_tx *const *txs, size_t m,
+                           const struct mempool_package_opts *o, struct mempool_accept_result *res,
+                           struct mempool_package_state *pkg)
 {
-	int64_t vsize[CHAIN_MEMPOOL_MAX_PACKAGE_COUNT];
+	int64_t vsize[MEMPOOL_MAX_PACKAGE_COUNT];
 	int64_t total_fee = 0, total_vsize = 0;
 	char msg[CHAIN_DEBUG_MAX];
 	int err;
@@ -341,13 +341,13 @@ static int accept_multiple(struct chain_mempool *mp, struct proto_tx *const *txs
 		    .package = txs,
 		    .n_package = i,
 		    .accept_time = o->accept_time,
-		    .how = CHAIN_MEMPOOL_ADDED_ACCEPT,
+		    .how = MEMPOOL_ADDED_ACCEPT,
 		};
 		if ((err = mp_accept(mp, txs[i], &a, &res[i])))
 			return err;
 		if (!res[i].accepted) {
 			res[i].validated = true;
-			return pkg_fail(pkg, CHAIN_PACKAGE_TX, "transaction failed", NULL);
+			return pkg_fail(pkg, MEMPOOL_PACKAGE_TX, "transaction failed", NULL);
 		}
 		vsize[i] = res[i].vsize;
 		total_vsize += res[i].vsize;
@@ -362,27 +362,27 @@ static int accept_multiple(struct chain_mempool *mp, struct proto_tx *const *txs
 		if (r < 0)
 			return r;
 		if (r)
-			return pkg_fail(pkg, CHAIN_PACKAGE_POLICY, "TRUC-violation", msg);
+			return pkg_fail(pkg, MEMPOOL_PACKAGE_POLICY, "TRUC-violation", msg);
 	}
 	/* The package feerate against the mempool minimum and the min relay fee. */
 	int64_t rate = mp_feerate_of(total_fee, total_vsize);
 	{
-		struct chain_accept_result *last = &res[m - 1];
+		struct mempool_accept_result *last = &res[m - 1];
 		struct chain_state *st = &last->state;
-		int64_t floor = chain_feerate_fee(mp_min_fee(mp), total_vsize);
+		int64_t floor = mempool_feerate_fee(mp_min_fee(mp), total_vsize);
 		int bad = 0;
 		if (floor > 0 && total_fee < floor)
 			bad = chain_reject(st, CHAIN_RESULT_TX_RECONSIDERABLE,
 			                   "mempool min fee not met", "%lld < %lld",
 			                   (long long)total_fee, (long long)floor);
 		else
-			bad = chain_policy_check_min_relay_fee(total_fee, total_vsize, &mp->policy,
-			                                       st);
+			bad = mempool_policy_check_min_relay_fee(total_fee, total_vsize,
+			                                         &mp->policy, st);
 		if (bad) {
 			last->validated = true;
 			if ((err = set_effective(last, rate, txs, m)))
 				return err;
-			return pkg_fail(pkg, CHAIN_PACKAGE_TX, "transaction failed", NULL);
+			return pkg_fail(pkg, MEMPOOL_PACKAGE_TX, "transaction failed", NULL);
 		}
 	}
 	/* Ancestor and descendant limits of the package as one. */
@@ -390,7 +390,7 @@ static int accept_multiple(struct chain_mempool *mp, struct proto_tx *const *txs
 	if (r < 0)
 		return r;
 	if (r)
-		return pkg_fail(pkg, CHAIN_PACKAGE_POLICY, "package-mempool-limits", msg);
+		return pkg_fail(pkg, MEMPOOL_PACKAGE_POLICY, "package-mempool-limits", msg);
 	/* Every parent's ephemeral dust spent within the package. */
 	if (mp->policy.require_standard) {
 		size_t bad = unspent_dust(mp, txs, m);
@@ -404,7 +404,7 @@ static int accept_multiple(struct chain_mempool *mp, struct proto_tx *const *txs
 			    "missing-ephemeral-spends",
 			    "tx %s (wtxid=%s) did not spend parent's ephemeral dust", h, w);
 			(void)rc; /* always CHAIN_EINVALID: the verdict is in the state */
-			return pkg_fail(pkg, CHAIN_PACKAGE_TX, "unspent-dust", NULL);
+			return pkg_fail(pkg, MEMPOOL_PACKAGE_TX, "unspent-dust", NULL);
 		}
 	}
 	/* (B) Scripts, member by member. */
@@ -417,14 +417,14 @@ static int accept_multiple(struct chain_mempool *mp, struct proto_tx *const *txs
 		    .package = txs,
 		    .n_package = i,
 		    .accept_time = o->accept_time,
-		    .how = CHAIN_MEMPOOL_ADDED_ACCEPT,
+		    .how = MEMPOOL_ADDED_ACCEPT,
 		};
 		if ((err = mp_accept(mp, txs[i], &a, &res[i])))
 			return err;
 		if (!res[i].accepted) {
 			for (size_t k = 0; k < m; k++)
 				res[k].validated = k == i;
-			return pkg_fail(pkg, CHAIN_PACKAGE_TX, "transaction failed", NULL);
+			return pkg_fail(pkg, MEMPOOL_PACKAGE_TX, "transaction failed", NULL);
 		}
 	}
 	/* (C) Into the pool, in order; the pool is trimmed by the caller. */
@@ -434,20 +434,20 @@ static int accept_multiple(struct chain_mempool *mp, struct proto_tx *const *txs
 		    .no_trim = true,
 		    .package_feerates = true,
 		    .accept_time = o->accept_time,
-		    .how = CHAIN_MEMPOOL_ADDED_ACCEPT,
+		    .how = MEMPOOL_ADDED_ACCEPT,
 		};
 		if ((err = mp_accept(mp, txs[i], &a, &res[i])))
 			return err;
 		if (!res[i].accepted) {
 			/* The passes above said yes: the pool disagrees with itself. */
 			for (size_t k = i; k-- > 0;) {
-				struct chain_mempool_entry *e = mp_find_wtxid(mp, &txs[k]->wtxid);
+				struct mempool_entry *e = mp_find_wtxid(mp, &txs[k]->wtxid);
 				if (e)
-					mp_remove_recursive(mp, e, CHAIN_MEMPOOL_REMOVED_REPLACED);
+					mp_remove_recursive(mp, e, MEMPOOL_REMOVED_REPLACED);
 			}
 			for (size_t k = 0; k < m; k++)
 				res[k].validated = false;
-			return pkg_fail(pkg, CHAIN_PACKAGE_MEMPOOL_ERROR,
+			return pkg_fail(pkg, MEMPOOL_PACKAGE_MEMPOOL_ERROR,
 			                "package-submission-failed", res[i].state.reason);
 		}
 		res[i].validated = true;
@@ -481,31 +481,30 @@ static int parents_unconfirmed(struct chain *c, struct proto_tx *const *txs, siz
 			in_package = proto_hash_eq(&txs[i]->txid, &op->txid);
 		if (in_package)
 			continue;
-		bool cached = chain_coins_in_cache(c->coins, op);
+		bool cached = chain_coins_in_cache(chain_get_coins(c), op);
 		struct chain_coin coin;
-		int err = chain_coins_get(c->coins, op, &coin);
+		int err = chain_coins_get(chain_get_coins(c), op, &coin);
 		if (err == CHAIN_ENOTFOUND)
 			*ok = false;
 		else if (err)
 			return err;
 		/* A look-up for a package that may never enter: forget it again. */
 		if (!cached)
-			chain_coins_uncache(c->coins, op);
+			chain_coins_uncache(chain_get_coins(c), op);
 	}
 	return 0;
 }
 
-int chain_mempool_submit_package(struct chain *c, struct proto_tx *const *txs, size_t n,
-                                 const struct chain_package_opts *opts,
-                                 struct chain_accept_result *results,
-                                 struct chain_package_state *pkg)
+int mempool_submit_package(struct chain *c, struct proto_tx *const *txs, size_t n,
+                           const struct mempool_package_opts *opts,
+                           struct mempool_accept_result *results, struct mempool_package_state *pkg)
 {
-	struct chain_mempool *mp = c->mp;
-	struct chain_package_opts none = {0};
-	const struct chain_package_opts *o = opts ? opts : &none;
+	struct mempool *mp = mp_of(c);
+	struct mempool_package_opts none = {0};
+	const struct mempool_package_opts *o = opts ? opts : &none;
 	memset(pkg, 0, sizeof(*pkg));
 	for (size_t i = 0; i < n; i++) {
-		chain_accept_result_release(&results[i]);
+		mempool_accept_result_release(&results[i]);
 		proto_tx_compute_ids(txs[i]);
 		results[i].txid = txs[i]->txid;
 		results[i].wtxid = txs[i]->wtxid;
@@ -515,24 +514,24 @@ int chain_mempool_submit_package(struct chain *c, struct proto_tx *const *txs, s
 	int err;
 	if (n > 1) {
 		if (!child_with_parents(txs, n))
-			return pkg_fail(pkg, CHAIN_PACKAGE_POLICY, "package-not-child-with-parents",
-			                NULL);
+			return pkg_fail(pkg, MEMPOOL_PACKAGE_POLICY,
+			                "package-not-child-with-parents", NULL);
 		bool ok;
 		if ((err = parents_unconfirmed(c, txs, n, &ok)))
 			return err;
 		if (!ok)
-			return pkg_fail(pkg, CHAIN_PACKAGE_POLICY,
+			return pkg_fail(pkg, MEMPOOL_PACKAGE_POLICY,
 			                "package-not-child-with-unconfirmed-parents", NULL);
 	}
 	/* Each member alone first (Core's SingleInPackageAccept). */
-	struct proto_tx *eval[CHAIN_MEMPOOL_MAX_PACKAGE_COUNT];
-	size_t eval_idx[CHAIN_MEMPOOL_MAX_PACKAGE_COUNT];
+	struct proto_tx *eval[MEMPOOL_MAX_PACKAGE_COUNT];
+	size_t eval_idx[MEMPOOL_MAX_PACKAGE_COUNT];
 	size_t n_eval = 0;
 	bool quit_early = false;
 	for (size_t i = 0; i < n; i++) {
-		struct chain_accept_result *r = &results[i];
+		struct mempool_accept_result *r = &results[i];
 		r->validated = true;
-		struct chain_mempool_entry *e = mp_find_wtxid(mp, &txs[i]->wtxid);
+		struct mempool_entry *e = mp_find_wtxid(mp, &txs[i]->wtxid);
 		if (e) {
 			r->accepted = r->already_in_mempool = r->fee_known = true;
 			r->vsize = e->vsize;
@@ -552,7 +551,7 @@ int chain_mempool_submit_package(struct chain *c, struct proto_tx *const *txs, s
 		    .no_trim = true,
 		    .max_feerate = o->max_feerate,
 		    .accept_time = o->accept_time,
-		    .how = CHAIN_MEMPOOL_ADDED_ACCEPT,
+		    .how = MEMPOOL_ADDED_ACCEPT,
 		};
 		if ((err = mp_accept(mp, txs[i], &a, r)))
 			return err;
@@ -564,7 +563,7 @@ int chain_mempool_submit_package(struct chain *c, struct proto_tx *const *txs, s
 		               why != CHAIN_RESULT_TX_MISSING_INPUTS)) {
 			/* Judging it with the others would not change the verdict. */
 			quit_early = true;
-			pkg_fail(pkg, CHAIN_PACKAGE_TX, "transaction failed", NULL);
+			pkg_fail(pkg, MEMPOOL_PACKAGE_TX, "transaction failed", NULL);
 		} else {
 			eval_idx[n_eval] = i;
 			eval[n_eval++] = txs[i];
@@ -578,17 +577,17 @@ int chain_mempool_submit_package(struct chain *c, struct proto_tx *const *txs, s
 		    .no_trim = true,
 		    .max_feerate = o->max_feerate,
 		    .accept_time = o->accept_time,
-		    .how = CHAIN_MEMPOOL_ADDED_ACCEPT,
+		    .how = MEMPOOL_ADDED_ACCEPT,
 		};
 		if ((err = mp_accept(mp, txs[i], &a, &results[i])))
 			return err;
 		results[i].validated = true;
 		if (!results[i].accepted)
-			pkg_fail(pkg, CHAIN_PACKAGE_TX, "transaction failed", NULL);
+			pkg_fail(pkg, MEMPOOL_PACKAGE_TX, "transaction failed", NULL);
 	} else if (!quit_early && n_eval > 1) {
-		struct chain_accept_result sub[CHAIN_MEMPOOL_MAX_PACKAGE_COUNT];
+		struct mempool_accept_result sub[MEMPOOL_MAX_PACKAGE_COUNT];
 		for (size_t k = 0; k < n_eval; k++) {
-			chain_accept_result_init(&sub[k]);
+			mempool_accept_result_init(&sub[k]);
 			sub[k].txid = eval[k]->txid;
 			sub[k].wtxid = eval[k]->wtxid;
 		}
@@ -597,7 +596,7 @@ int chain_mempool_submit_package(struct chain *c, struct proto_tx *const *txs, s
 			/* A member the joint judgement gave no verdict keeps its own. */
 			if (!err && sub[k].validated)
 				move_result(&results[eval_idx[k]], &sub[k]);
-			chain_accept_result_release(&sub[k]);
+			mempool_accept_result_release(&sub[k]);
 		}
 		if (err)
 			return err;
@@ -605,21 +604,126 @@ int chain_mempool_submit_package(struct chain *c, struct proto_tx *const *txs, s
 	/* Core's LimitMempoolSize, once for the package. */
 	mp_limit(mp);
 	for (size_t i = 0; i < n; i++) {
-		struct chain_accept_result *r = &results[i];
+		struct mempool_accept_result *r = &results[i];
 		if (!r->validated || !r->accepted)
 			continue;
 		bool there = r->already_in_mempool ? mp_find_txid(mp, &txs[i]->txid) != NULL
 		                                   : mp_find_wtxid(mp, &txs[i]->wtxid) != NULL;
 		if (there)
 			continue;
-		chain_accept_result_release(r);
+		mempool_accept_result_release(r);
 		r->txid = txs[i]->txid;
 		r->wtxid = txs[i]->wtxid;
 		r->validated = true;
 		int rc =
 		    chain_reject(&r->state, CHAIN_RESULT_TX_MEMPOOL_POLICY, "mempool full", NULL);
 		(void)rc; /* always CHAIN_EINVALID: the verdict is in the state */
-		pkg_fail(pkg, CHAIN_PACKAGE_TX, "transaction failed", NULL);
+		pkg_fail(pkg, MEMPOOL_PACKAGE_TX, "transaction failed", NULL);
 	}
 	return 0;
+}
+
+/* ---- packages (testmempoolaccept with several) ------------------------------------ */
+
+static int package_reject(struct mempool_package_state *pkg, const char *reason)
+{
+	pkg->result = MEMPOOL_PACKAGE_POLICY;
+	snprintf(pkg->reason, sizeof(pkg->reason), "%s", reason);
+	return 0;
+}
+
+/* Core's IsWellFormedPackage with require_sorted. true when well formed. */
+bool mp_package_well_formed(struct proto_tx *const *txs, size_t n,
+                            struct mempool_package_state *pkg)
+{
+	if (n > MEMPOOL_MAX_PACKAGE_COUNT)
+		return package_reject(pkg, "package-too-many-transactions"), false;
+	uint64_t weight = 0;
+	for (size_t i = 0; i < n; i++)
+		weight += proto_tx_weight(txs[i]);
+	if (n > 1 && weight > MEMPOOL_MAX_PACKAGE_WEIGHT)
+		return package_reject(pkg, "package-too-large"), false;
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = i + 1; k < n; k++) {
+			if (proto_hash_eq(proto_tx_txid(txs[i]), proto_tx_txid(txs[k])))
+				return package_reject(pkg, "package-contains-duplicates"), false;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		for (uint32_t j = 0; j < txs[i]->n_in; j++) {
+			for (size_t k = i + 1; k < n; k++) {
+				if (proto_hash_eq(&txs[i]->vin[j].prevout.txid,
+				                  proto_tx_txid(txs[k])))
+					return package_reject(pkg, "package-not-sorted"), false;
+			}
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (txs[i]->n_in == 0)
+			return package_reject(pkg, "package-contains-duplicates"), false;
+		for (uint32_t j = 0; j < txs[i]->n_in; j++) {
+			const struct proto_outpoint *op = &txs[i]->vin[j].prevout;
+			for (size_t k = 0; k < i; k++) {
+				for (uint32_t m = 0; m < txs[k]->n_in; m++) {
+					const struct proto_outpoint *o2 = &txs[k]->vin[m].prevout;
+					if (o2->n == op->n && proto_hash_eq(&o2->txid, &op->txid))
+						return package_reject(pkg, "conflict-in-package"),
+						       false;
+				}
+			}
+		}
+	}
+	return true;
+}
+
+int mempool_test_package(struct chain *c, struct proto_tx *const *txs, size_t n,
+                         struct mempool_accept_result *results, struct mempool_package_state *pkg)
+{
+	struct mempool *mp = mp_of(c);
+	memset(pkg, 0, sizeof(*pkg));
+	for (size_t i = 0; i < n; i++) {
+		mempool_accept_result_release(&results[i]);
+		proto_tx_compute_ids(txs[i]);
+		results[i].txid = txs[i]->txid;
+		results[i].wtxid = txs[i]->wtxid;
+	}
+	if (!mp_package_well_formed(txs, n, pkg))
+		return 0;
+	/*
+	 * Each transaction is judged against the pool with the earlier ones
+	 * in it: they really enter (quietly, untrimmed, no replacement, no
+	 * carve-out, as Core's package test-accept), and all leave again at
+	 * the end, so the pool, its sequence and its counters are as before.
+	 */
+	bool quiet = mp->quiet;
+	uint64_t seq = mp->sequence;
+	struct mempool_stats stats = mp->stats;
+	mp->quiet = true;
+	int err = 0;
+	size_t added = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct mp_args a = {.no_trim = true, .how = MEMPOOL_ADDED_ACCEPT};
+		err = mp_accept(mp, txs[i], &a, &results[i]);
+		if (err)
+			break;
+		if (!results[i].accepted) {
+			for (size_t k = 0; k < i; k++)
+				results[k].validated = false;
+			results[i].validated = true;
+			pkg->result = MEMPOOL_PACKAGE_TX;
+			snprintf(pkg->reason, sizeof(pkg->reason), "transaction failed");
+			break;
+		}
+		results[i].validated = true;
+		added = i + 1;
+	}
+	for (size_t i = added; i-- > 0;) {
+		struct mempool_entry *e = mp_find_wtxid(mp, &txs[i]->wtxid);
+		if (e)
+			mp_remove_recursive(mp, e, MEMPOOL_REMOVED_REPLACED);
+	}
+	mp->quiet = quiet;
+	mp->sequence = seq;
+	mp->stats = stats;
+	return err;
 }

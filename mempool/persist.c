@@ -1,5 +1,5 @@
 /*
- * chain/mempool_persist.c: mempool.dat in Bitcoin Core's format
+ * mempool/persist.c: mempool.dat in Bitcoin Core's format
  * (kernel/mempool_persist.cpp), so a file Core's savemempool wrote loads
  * here and the other way round.
  *
@@ -25,7 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "chain/mempool_internal.h"
+#include "mempool/internal.h"
 
 /* Largest mempool.dat read: far above any -maxmempool's worth of transactions. */
 #define MP_FILE_MAX ((size_t)2 << 30)
@@ -38,19 +38,19 @@ static void xor_from(uint8_t *p, size_t len, size_t file_off, const uint8_t key[
 		p[i] ^= key[(file_off + i) % 8];
 }
 
-int chain_mempool_save(struct chain *c)
+int mempool_save(struct chain *c)
 {
-	struct chain_mempool *mp = c->mp;
-	const struct chain_mempool_entry **v = NULL;
+	struct mempool *mp = mp_of(c);
+	const struct mempool_entry **v = NULL;
 	size_t n = 0;
-	int err = chain_mempool_list(c, CHAIN_MEMPOOL_ORDER_DEPTH_SCORE, &v, &n);
+	int err = mempool_list(c, MEMPOOL_ORDER_DEPTH_SCORE, &v, &n);
 	if (err)
 		return err;
 	struct proto_writer w;
 	proto_writer_init(&w);
 	uint8_t key[8];
 	proto_random(key, sizeof(key));
-	proto_write_u64le(&w, CHAIN_MEMPOOL_DUMP_VERSION);
+	proto_write_u64le(&w, MEMPOOL_DUMP_VERSION);
 	proto_write_compact(&w, sizeof(key));
 	proto_write_bytes(&w, key, sizeof(key));
 	size_t body = w.len;
@@ -129,9 +129,9 @@ out:
 	return err;
 }
 
-const char *chain_mempool_path(const struct chain *c)
+const char *mempool_path(const struct chain *c)
 {
-	return c->mp->path;
+	return mp_of(c)->path;
 }
 
 static int read_file(const char *path, uint8_t **out, size_t *len)
@@ -165,9 +165,9 @@ static int read_file(const char *path, uint8_t **out, size_t *len)
 	return 0;
 }
 
-void chain_mempool_load(struct chain *c)
+void mp_load(struct mempool *mp)
 {
-	struct chain_mempool *mp = c->mp;
+	struct chain *c = mp->c;
 	uint8_t *buf = NULL;
 	size_t len = 0;
 	int err = read_file(mp->path, &buf, &len);
@@ -187,19 +187,19 @@ void chain_mempool_load(struct chain *c)
 	uint64_t ok = 0, failed = 0, expired = 0, already = 0;
 	struct proto_tx tx;
 	proto_tx_init(&tx);
-	struct chain_accept_result res;
-	chain_accept_result_init(&res);
+	struct mempool_accept_result res;
+	mempool_accept_result_init(&res);
 	if (proto_read_u64le(&r, &version)) {
 		damage = "no version";
 		goto out;
 	}
-	if (version == CHAIN_MEMPOOL_DUMP_VERSION) {
+	if (version == MEMPOOL_DUMP_VERSION) {
 		uint64_t klen;
 		if (proto_read_compact(&r, 8, &klen) || klen != 8 || proto_read_bytes(&r, key, 8)) {
 			damage = "bad XOR key";
 			goto out;
 		}
-	} else if (version != CHAIN_MEMPOOL_DUMP_VERSION_NO_XOR_KEY) {
+	} else if (version != MEMPOOL_DUMP_VERSION_NO_XOR_KEY) {
 		damage = "unknown version";
 		goto out;
 	}
@@ -218,7 +218,7 @@ void chain_mempool_load(struct chain *c)
 			goto out;
 		}
 		proto_tx_compute_ids(&tx);
-		if (delta && chain_mempool_prioritise(c, &tx.txid, delta))
+		if (delta && mempool_prioritise(c, &tx.txid, delta))
 			goto out;
 		if (t <= cutoff) {
 			expired++;
@@ -227,7 +227,7 @@ void chain_mempool_load(struct chain *c)
 		struct mp_args a = {.allow_replacement = true,
 		                    .allow_carveouts = true,
 		                    .accept_time = t,
-		                    .how = CHAIN_MEMPOOL_ADDED_LOAD};
+		                    .how = MEMPOOL_ADDED_LOAD};
 		if (mp_accept(mp, &tx, &a, &res))
 			goto out;
 		if (res.accepted)
@@ -249,7 +249,7 @@ void chain_mempool_load(struct chain *c)
 			damage = "bad delta list";
 			goto out;
 		}
-		if (chain_mempool_prioritise(c, &h, delta))
+		if (mempool_prioritise(c, &h, delta))
 			goto out;
 	}
 	uint64_t nu;
@@ -264,7 +264,7 @@ void chain_mempool_load(struct chain *c)
 			damage = "bad unbroadcast list";
 			goto out;
 		}
-		if (chain_mempool_unbroadcast_add(c, &h))
+		if (mempool_unbroadcast_add(c, &h))
 			goto out;
 	}
 out:
@@ -280,7 +280,7 @@ out:
 	           "expired, %llu already there, %zu waiting for initial broadcast",
 	           (unsigned long long)ok, (unsigned long long)failed, (unsigned long long)expired,
 	           (unsigned long long)already, mp->n_unbcast);
-	chain_accept_result_release(&res);
+	mempool_accept_result_release(&res);
 	proto_tx_release(&tx);
 	xfree(buf);
 	mp->loaded = true;

@@ -1,28 +1,28 @@
 /*
- * chain/policy.c: Bitcoin Core 29's standardness rules (policy/policy.cpp,
+ * mempool/policy.c: Bitcoin Core 29's standardness rules (policy/policy.cpp,
  * policy/feerate.cpp, policy/ephemeral_policy.cpp, and the few reject
  * strings validation.cpp's PreChecks writes around them).
  *
- * Everything is pure; see chain/policy.h. The order of the checks inside
+ * Everything is pure; see mempool/policy.h. The order of the checks inside
  * each function is Core's, because the first rule broken names the reason
  * and peerd's answers are compared with Core's field by field.
  */
 #include <math.h>
 #include <string.h>
 
-#include "chain/chain.h"
+#include "mempool/mempool.h"
 #include "script/script.h"
 
 /* ---- knobs and arithmetic ---------------------------------------------- */
 
-void chain_policy_default(struct chain_policy *pol, const struct proto_params *p)
+void mempool_policy_default(struct mempool_policy *pol, const struct proto_params *p)
 {
 	memset(pol, 0, sizeof(*pol));
-	pol->dust_relay_feerate = CHAIN_DUST_RELAY_FEE;
-	pol->min_relay_feerate = CHAIN_DEFAULT_MIN_RELAY_FEE;
-	pol->incremental_relay_feerate = CHAIN_DEFAULT_INCREMENTAL_RELAY_FEE;
-	pol->bytes_per_sigop = CHAIN_DEFAULT_BYTES_PER_SIGOP;
-	pol->max_datacarrier_bytes = CHAIN_MAX_OP_RETURN_RELAY;
+	pol->dust_relay_feerate = MEMPOOL_DUST_RELAY_FEE;
+	pol->min_relay_feerate = MEMPOOL_DEFAULT_MIN_RELAY_FEE;
+	pol->incremental_relay_feerate = MEMPOOL_DEFAULT_INCREMENTAL_RELAY_FEE;
+	pol->bytes_per_sigop = MEMPOOL_DEFAULT_BYTES_PER_SIGOP;
+	pol->max_datacarrier_bytes = MEMPOOL_MAX_OP_RETURN_RELAY;
 	pol->datacarrier = true;
 	pol->permit_bare_multisig = true;
 	/* Core's chainparams: only testnet3 leaves fRequireStandard off
@@ -30,7 +30,7 @@ void chain_policy_default(struct chain_policy *pol, const struct proto_params *p
 	pol->require_standard = !p || p->net != PROTO_NET_TESTNET3;
 }
 
-int64_t chain_feerate_fee(int64_t sat_per_kvb, int64_t vsize)
+int64_t mempool_feerate_fee(int64_t sat_per_kvb, int64_t vsize)
 {
 	/* Core 29's CFeeRate::GetFee: the product in 64 bits, divided as a
 	 * double and rounded up, so a fee is never below the rate. Done in
@@ -61,7 +61,7 @@ int64_t chain_feerate_fee(int64_t sat_per_kvb, int64_t vsize)
 	return fee;
 }
 
-int64_t chain_policy_vsize(int64_t weight, int64_t sigop_cost, int64_t bytes_per_sigop)
+int64_t mempool_policy_vsize(int64_t weight, int64_t sigop_cost, int64_t bytes_per_sigop)
 {
 	int64_t sig_weight = sigop_cost * bytes_per_sigop;
 	int64_t w = weight > sig_weight ? weight : sig_weight;
@@ -80,7 +80,7 @@ int64_t chain_policy_vsize(int64_t weight, int64_t sigop_cost, int64_t bytes_per
 #define DUST_SPEND_LEGACY  (32u + 4u + 1u + 107u + 4u)
 #define DUST_SPEND_WITNESS (32u + 4u + 1u + 107u / PROTO_WITNESS_SCALE + 4u)
 
-int64_t chain_policy_dust_threshold(const uint8_t *spk, size_t len, int64_t dust_feerate)
+int64_t mempool_policy_dust_threshold(const uint8_t *spk, size_t len, int64_t dust_feerate)
 {
 	/* Core's IsUnspendable: never in the UTXO set, so never dust. */
 	if ((len > 0 && spk[0] == SCRIPT_OP_RETURN) || len > SCRIPT_MAX_SIZE)
@@ -94,22 +94,22 @@ int64_t chain_policy_dust_threshold(const uint8_t *spk, size_t len, int64_t dust
 		size += DUST_SPEND_WITNESS;
 	else
 		size += DUST_SPEND_LEGACY;
-	return chain_feerate_fee(dust_feerate, (int64_t)size);
+	return mempool_feerate_fee(dust_feerate, (int64_t)size);
 }
 
-bool chain_policy_is_dust(const struct proto_tx *tx, uint32_t out, int64_t dust_feerate)
+bool mempool_policy_is_dust(const struct proto_tx *tx, uint32_t out, int64_t dust_feerate)
 {
 	const struct proto_txout *o = &tx->vout[out];
-	return o->value <
-	       chain_policy_dust_threshold(proto_txout_script(tx, o), o->script_len, dust_feerate);
+	return o->value < mempool_policy_dust_threshold(proto_txout_script(tx, o), o->script_len,
+	                                                dust_feerate);
 }
 
-uint32_t chain_policy_dust_outputs(const struct proto_tx *tx, int64_t dust_feerate, uint32_t *idx,
-                                   uint32_t cap)
+uint32_t mempool_policy_dust_outputs(const struct proto_tx *tx, int64_t dust_feerate, uint32_t *idx,
+                                     uint32_t cap)
 {
 	uint32_t n = 0;
 	for (uint32_t k = 0; k < tx->n_out; k++) {
-		if (!chain_policy_is_dust(tx, k, dust_feerate))
+		if (!mempool_policy_is_dust(tx, k, dust_feerate))
 			continue;
 		if (n < cap)
 			idx[n] = k;
@@ -121,7 +121,7 @@ uint32_t chain_policy_dust_outputs(const struct proto_tx *tx, int64_t dust_feera
 /* ---- IsStandardTx ------------------------------------------------------ */
 
 /* Core's IsStandard for one output script; *type gets the template. */
-static bool output_standard(const uint8_t *spk, size_t len, const struct chain_policy *pol,
+static bool output_standard(const uint8_t *spk, size_t len, const struct mempool_policy *pol,
                             enum script_type *type)
 {
 	struct script_solution sol;
@@ -142,23 +142,23 @@ static bool output_standard(const uint8_t *spk, size_t len, const struct chain_p
 	}
 }
 
-int chain_policy_check_standard(const struct proto_tx *tx, const struct chain_policy *pol,
-                                struct chain_state *st)
+int mempool_policy_check_standard(const struct proto_tx *tx, const struct mempool_policy *pol,
+                                  struct chain_state *st)
 {
 	/* Core keeps the version unsigned: 0 and anything over 3 (negative
 	 * numbers included) are out. */
 	uint32_t version = (uint32_t)tx->version;
-	if (version > CHAIN_TX_MAX_STANDARD_VERSION || version < 1)
+	if (version > MEMPOOL_TX_MAX_STANDARD_VERSION || version < 1)
 		return chain_reject(st, CHAIN_RESULT_TX_NOT_STANDARD, "version", NULL);
 
 	/* Signature hashing is O(inputs * size): cap the size. */
-	if (proto_tx_weight(tx) > CHAIN_MAX_STANDARD_TX_WEIGHT)
+	if (proto_tx_weight(tx) > MEMPOOL_MAX_STANDARD_TX_WEIGHT)
 		return chain_reject(st, CHAIN_RESULT_TX_NOT_STANDARD, "tx-size", NULL);
 
 	for (uint32_t j = 0; j < tx->n_in; j++) {
 		const struct proto_txin *in = &tx->vin[j];
 		/* room for a 15-of-15 P2SH multisig spend */
-		if (in->script_len > CHAIN_MAX_STANDARD_SCRIPTSIG_SIZE)
+		if (in->script_len > MEMPOOL_MAX_STANDARD_SCRIPTSIG_SIZE)
 			return chain_reject(st, CHAIN_RESULT_TX_NOT_STANDARD, "scriptsig-size",
 			                    NULL);
 		if (!script_is_push_only(proto_txin_script(tx, in), in->script_len))
@@ -179,11 +179,11 @@ int chain_policy_check_standard(const struct proto_tx *tx, const struct chain_po
 			                    NULL);
 	}
 
-	/* One dust output may pass here: chain_policy_check_ephemeral then
+	/* One dust output may pass here: mempool_policy_check_ephemeral then
 	 * wants the transaction to pay nothing, so that it is only mined
 	 * with a child that spends the dust. */
-	if (chain_policy_dust_outputs(tx, pol->dust_relay_feerate, NULL, 0) >
-	    CHAIN_MAX_DUST_OUTPUTS_PER_TX)
+	if (mempool_policy_dust_outputs(tx, pol->dust_relay_feerate, NULL, 0) >
+	    MEMPOOL_MAX_DUST_OUTPUTS_PER_TX)
 		return chain_reject(st, CHAIN_RESULT_TX_NOT_STANDARD, "dust", NULL);
 
 	if (data_outputs > 1)
@@ -191,11 +191,11 @@ int chain_policy_check_standard(const struct proto_tx *tx, const struct chain_po
 	return 0;
 }
 
-int chain_policy_check_nonwitness_size(const struct proto_tx *tx, struct chain_state *st)
+int mempool_policy_check_nonwitness_size(const struct proto_tx *tx, struct chain_state *st)
 {
 	/* A 64-byte transaction could pass for an inner merkle node
 	 * (CVE-2017-12842); Core refuses everything under 65. */
-	if (tx->stripped_size < CHAIN_MIN_STANDARD_TX_NONWITNESS_SIZE)
+	if (tx->stripped_size < MEMPOOL_MIN_STANDARD_TX_NONWITNESS_SIZE)
 		return chain_reject(st, CHAIN_RESULT_TX_NOT_STANDARD, "tx-size-small", NULL);
 	return 0;
 }
@@ -247,8 +247,8 @@ static bool redeem_script(const uint8_t *sig, size_t len, uint8_t *small, const 
 	return depth > 0;
 }
 
-int chain_policy_check_inputs(const struct proto_tx *tx, const struct chain_coin *prev,
-                              struct chain_state *st)
+int mempool_policy_check_inputs(const struct proto_tx *tx, const struct chain_coin *prev,
+                                struct chain_state *st)
 {
 	if (proto_tx_is_coinbase(tx))
 		return 0;
@@ -267,7 +267,7 @@ int chain_policy_check_inputs(const struct proto_tx *tx, const struct chain_coin
 			if (!redeem_script(proto_txin_script(tx, in), in->script_len, &small, &rs,
 			                   &rs_len))
 				goto bad;
-			if (script_sigop_count(rs, rs_len, true) > CHAIN_MAX_P2SH_SIGOPS)
+			if (script_sigop_count(rs, rs_len, true) > MEMPOOL_MAX_P2SH_SIGOPS)
 				goto bad;
 		}
 	}
@@ -289,12 +289,12 @@ static bool p2wsh_witness_ok(const struct proto_tx *tx, const struct proto_txin 
 	struct proto_witness_iter it;
 	struct proto_span item;
 	uint32_t k = 0, last = in->wit_count - 1;
-	if (in->wit_count - 1 > CHAIN_MAX_STANDARD_P2WSH_STACK_ITEMS)
+	if (in->wit_count - 1 > MEMPOOL_MAX_STANDARD_P2WSH_STACK_ITEMS)
 		return false;
 	proto_witness_iter_init(&it, tx, in);
 	while (proto_witness_iter_next(&it, &item)) {
-		uint32_t limit = k == last ? CHAIN_MAX_STANDARD_P2WSH_SCRIPT_SIZE
-		                           : CHAIN_MAX_STANDARD_P2WSH_STACK_ITEM_SIZE;
+		uint32_t limit = k == last ? MEMPOOL_MAX_STANDARD_P2WSH_SCRIPT_SIZE
+		                           : MEMPOOL_MAX_STANDARD_P2WSH_STACK_ITEM_SIZE;
 		if (item.len > limit)
 			return false;
 		k++;
@@ -327,14 +327,14 @@ static bool taproot_witness_ok(const struct proto_tx *tx, const struct proto_txi
 	/* Every item below the script and the control block. */
 	proto_witness_iter_init(&it, tx, in);
 	for (k = 0; k + 2 < n && proto_witness_iter_next(&it, &item); k++) {
-		if (item.len > CHAIN_MAX_STANDARD_TAPSCRIPT_STACK_ITEM_SIZE)
+		if (item.len > MEMPOOL_MAX_STANDARD_TAPSCRIPT_STACK_ITEM_SIZE)
 			return false;
 	}
 	return true;
 }
 
-int chain_policy_check_witness(const struct proto_tx *tx, const struct chain_coin *prev,
-                               struct chain_state *st)
+int mempool_policy_check_witness(const struct proto_tx *tx, const struct chain_coin *prev,
+                                 struct chain_state *st)
 {
 	if (proto_tx_is_coinbase(tx))
 		return 0;
@@ -375,46 +375,9 @@ bad:
 	return chain_reject(st, CHAIN_RESULT_TX_WITNESS_MUTATED, "bad-witness-nonstandard", NULL);
 }
 
-/* ---- sigops ------------------------------------------------------------ */
-
-uint32_t chain_tx_legacy_sigops(const struct proto_tx *tx)
+int mempool_policy_check_sigops(uint32_t sigop_cost, struct chain_state *st)
 {
-	uint32_t n = 0;
-	for (uint32_t j = 0; j < tx->n_in; j++)
-		n += script_sigop_count(proto_txin_script(tx, &tx->vin[j]), tx->vin[j].script_len,
-		                        false);
-	for (uint32_t k = 0; k < tx->n_out; k++)
-		n += script_sigop_count(proto_txout_script(tx, &tx->vout[k]),
-		                        tx->vout[k].script_len, false);
-	return n;
-}
-
-uint32_t chain_input_sigop_cost(const struct proto_tx *tx, uint32_t j, const uint8_t *spk,
-                                uint32_t spk_len, uint32_t flags)
-{
-	const uint8_t *sig = proto_txin_script(tx, &tx->vin[j]);
-	uint32_t sig_len = tx->vin[j].script_len;
-	uint32_t cost = 0;
-	if ((flags & SCRIPT_VERIFY_P2SH) && script_is_p2sh(spk, spk_len))
-		cost += script_p2sh_sigop_count(spk, spk_len, sig, sig_len) * PROTO_WITNESS_SCALE;
-	cost += script_witness_sigop_count(sig, sig_len, spk, spk_len, tx, j, flags);
-	return cost;
-}
-
-uint32_t chain_tx_sigop_cost(const struct proto_tx *tx, const struct chain_coin *prev,
-                             uint32_t flags)
-{
-	uint32_t cost = chain_tx_legacy_sigops(tx) * PROTO_WITNESS_SCALE;
-	if (proto_tx_is_coinbase(tx))
-		return cost;
-	for (uint32_t j = 0; j < tx->n_in; j++)
-		cost += chain_input_sigop_cost(tx, j, prev[j].script, prev[j].script_len, flags);
-	return cost;
-}
-
-int chain_policy_check_sigops(uint32_t sigop_cost, struct chain_state *st)
-{
-	if (sigop_cost > CHAIN_MAX_STANDARD_TX_SIGOPS_COST)
+	if (sigop_cost > MEMPOOL_MAX_STANDARD_TX_SIGOPS_COST)
 		return chain_reject(st, CHAIN_RESULT_TX_NOT_STANDARD, "bad-txns-too-many-sigops",
 		                    "%u", sigop_cost);
 	return 0;
@@ -422,22 +385,23 @@ int chain_policy_check_sigops(uint32_t sigop_cost, struct chain_state *st)
 
 /* ---- fees -------------------------------------------------------------- */
 
-int chain_policy_check_ephemeral(const struct proto_tx *tx, int64_t base_fee, int64_t modified_fee,
-                                 const struct chain_policy *pol, struct chain_state *st)
+int mempool_policy_check_ephemeral(const struct proto_tx *tx, int64_t base_fee,
+                                   int64_t modified_fee, const struct mempool_policy *pol,
+                                   struct chain_state *st)
 {
 	/* Never an incentive to mine the parent without the child that
 	 * sweeps its dust. */
 	if ((base_fee != 0 || modified_fee != 0) &&
-	    chain_policy_dust_outputs(tx, pol->dust_relay_feerate, NULL, 0) > 0)
+	    mempool_policy_dust_outputs(tx, pol->dust_relay_feerate, NULL, 0) > 0)
 		return chain_reject(st, CHAIN_RESULT_TX_NOT_STANDARD, "dust",
 		                    "tx with dust output must be 0-fee");
 	return 0;
 }
 
-int chain_policy_check_min_relay_fee(int64_t fee, int64_t vsize, const struct chain_policy *pol,
-                                     struct chain_state *st)
+int mempool_policy_check_min_relay_fee(int64_t fee, int64_t vsize, const struct mempool_policy *pol,
+                                       struct chain_state *st)
 {
-	int64_t want = chain_feerate_fee(pol->min_relay_feerate, vsize);
+	int64_t want = mempool_feerate_fee(pol->min_relay_feerate, vsize);
 	if (fee < want)
 		return chain_reject(st, CHAIN_RESULT_TX_RECONSIDERABLE, "min relay fee not met",
 		                    "%lld < %lld", (long long)fee, (long long)want);

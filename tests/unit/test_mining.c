@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_chain_miner.c: chain/miner.c. The coinbase byte for byte
+ * tests/unit/test_mining.c: mining/miner.c. The coinbase byte for byte
  * as Core's miner writes it, the witness commitment of a coinbase-only
  * block (the constant every such regtest block of Core's carries), the
  * grind's budget with Core's GenerateBlock semantics, and whole blocks on
@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "chain/chain.h"
+#include "mining/mining.h"
 #include "tests/unit/testutil.h"
 
 /* The commitment of a block whose only transaction is the coinbase. */
@@ -35,18 +36,18 @@ static void test_commitment(void **state)
 {
 	(void)state;
 	struct proto_hash zero = {{0}};
-	uint8_t out[CHAIN_WITNESS_COMMITMENT_SIZE];
-	chain_miner_commitment(&zero, out);
+	uint8_t out[MINING_WITNESS_COMMITMENT_SIZE];
+	mining_commitment(&zero, out);
 	expect_hex(out, sizeof(out), EMPTY_COMMITMENT);
 }
 
 static void coinbase_hex(int32_t height, bool commit, const char *want)
 {
 	static const uint8_t spk[1] = {0x51};
-	uint8_t c[CHAIN_WITNESS_COMMITMENT_SIZE];
+	uint8_t c[MINING_WITNESS_COMMITMENT_SIZE];
 	struct proto_hash zero = {{0}};
-	chain_miner_commitment(&zero, c);
-	struct chain_coinbase cb = {
+	mining_commitment(&zero, c);
+	struct mining_coinbase cb = {
 	    .height = height,
 	    .spk = spk,
 	    .spk_len = 1,
@@ -55,7 +56,7 @@ static void coinbase_hex(int32_t height, bool commit, const char *want)
 	};
 	struct proto_writer w;
 	proto_writer_init(&w);
-	chain_miner_coinbase(&cb, &w);
+	mining_write_coinbase(&cb, &w);
 	assert_int_equal(w.err, 0);
 	expect_hex(w.buf, w.len, want);
 	/* and it is a coinbase to peerd's decoder */
@@ -90,18 +91,16 @@ static void test_grind_budget(void **state)
 {
 	(void)state;
 	const struct proto_params *p = proto_params(PROTO_NET_REGTEST);
-	struct proto_block_header h = {.version = CHAIN_MINER_BLOCK_VERSION,
-	                               .bits = p->pow_limit_bits};
+	struct proto_block_header h = {.version = MINING_BLOCK_VERSION, .bits = p->pow_limit_bits};
 	struct proto_hash hash;
 	uint64_t tries = 0;
 	/* no budget: nothing is tried, even a nonce that would do */
-	assert_int_equal(chain_miner_grind(&h, &p->pow_limit, &tries, NULL, &hash),
-	                 CHAIN_GRIND_NO_TRIES);
+	assert_int_equal(mining_grind(&h, &p->pow_limit, &tries, NULL, &hash),
+	                 MINING_GRIND_NO_TRIES);
 	assert_int_equal(h.nonce, 0);
 	/* regtest's target: found within a few; each miss costs one try */
 	tries = 1000;
-	assert_int_equal(chain_miner_grind(&h, &p->pow_limit, &tries, NULL, &hash),
-	                 CHAIN_GRIND_FOUND);
+	assert_int_equal(mining_grind(&h, &p->pow_limit, &tries, NULL, &hash), MINING_GRIND_FOUND);
 	assert_int_equal(tries, 1000 - h.nonce);
 	assert_true(proto_check_pow(&hash, h.bits, &p->pow_limit));
 	struct proto_hash again;
@@ -111,23 +110,23 @@ static void test_grind_budget(void **state)
 	h.nonce = 0;
 	h.bits = 0x03000001;
 	tries = 10;
-	assert_int_equal(chain_miner_grind(&h, &p->pow_limit, &tries, NULL, &hash),
-	                 CHAIN_GRIND_NO_TRIES);
+	assert_int_equal(mining_grind(&h, &p->pow_limit, &tries, NULL, &hash),
+	                 MINING_GRIND_NO_TRIES);
 	assert_int_equal(h.nonce, 10);
 	assert_int_equal(tries, 0);
 	/* an interrupt stops it before the next hash, the budget untouched */
 	_Atomic bool stop = true;
 	h.nonce = 0;
 	tries = 10;
-	assert_int_equal(chain_miner_grind(&h, &p->pow_limit, &tries, &stop, &hash),
-	                 CHAIN_GRIND_INTERRUPTED);
+	assert_int_equal(mining_grind(&h, &p->pow_limit, &tries, &stop, &hash),
+	                 MINING_GRIND_INTERRUPTED);
 	assert_int_equal(h.nonce, 0);
 	assert_int_equal(tries, 10);
 	/* the last nonce is not tried: a new template is Core's answer */
 	h.nonce = UINT32_MAX - 2;
 	tries = 100;
-	assert_int_equal(chain_miner_grind(&h, &p->pow_limit, &tries, NULL, &hash),
-	                 CHAIN_GRIND_WRAPPED);
+	assert_int_equal(mining_grind(&h, &p->pow_limit, &tries, NULL, &hash),
+	                 MINING_GRIND_WRAPPED);
 	assert_int_equal(h.nonce, UINT32_MAX);
 	assert_int_equal(tries, 98);
 }
@@ -180,21 +179,21 @@ static int teardown(void **state)
  * by a signature (the spending test uses an OP_TRUE output). */
 static const uint8_t OP_TRUE_SPK[1] = {0x51};
 
-static void mine(struct chain *c, const struct chain_mine_args *a, struct chain_mined *m)
+static void mine(struct chain *c, const struct mining_args *a, struct mining_block *m)
 {
-	uint64_t tries = CHAIN_MINER_MAX_TRIES;
+	uint64_t tries = MINING_MAX_TRIES;
 	struct chain_state st;
-	int err = chain_mine(c, a, &tries, m, &st);
+	int err = mining_generate(c, a, &tries, m, &st);
 	if (err)
-		fail_msg("chain_mine: %s (%s %s)", chain_strerror(err), st.reason, st.debug);
+		fail_msg("mining_generate: %s (%s %s)", chain_strerror(err), st.reason, st.debug);
 }
 
 static void test_mine_blocks(void **state)
 {
 	struct fixture *f = *state;
 	struct chain *c = f->c;
-	struct chain_mine_args a = {.spk = OP_TRUE_SPK, .spk_len = 1, .submit = true};
-	struct chain_mined m;
+	struct mining_args a = {.spk = OP_TRUE_SPK, .spk_len = 1, .submit = true};
+	struct mining_block m;
 	for (int i = 1; i <= 3; i++) {
 		mine(c, &a, &m);
 		assert_int_equal(m.submitted, CHAIN_SUBMIT_ACCEPTED);
@@ -207,14 +206,14 @@ static void test_mine_blocks(void **state)
 		assert_int_equal(chain_tip(c)->time, mtp1 > fake_now ? mtp1 : fake_now);
 		if (i == 1)
 			assert_int_equal(chain_tip(c)->time, (uint32_t)fake_now);
-		chain_mined_release(&m);
+		mining_block_release(&m);
 	}
 	/* a clock behind the MTP: one second past it */
 	fake_now -= 3600;
 	mine(c, &a, &m);
 	assert_int_equal(chain_tip(c)->time, chain_node_mtp(chain_tip(c)->prev) + 1);
 	assert_int_equal(chain_tip(c)->bits, proto_params(PROTO_NET_REGTEST)->pow_limit_bits);
-	chain_mined_release(&m);
+	mining_block_release(&m);
 	fake_now += 3600;
 
 	/* not submitted: the tip stays, and the block is valid when it is */
@@ -232,11 +231,11 @@ static void test_mine_blocks(void **state)
 	assert_int_equal(chain_submit_block(c, m.raw, m.len, &b, &r, &st), 0);
 	assert_int_equal(r, CHAIN_SUBMIT_ACCEPTED);
 	proto_block_release(&b);
-	chain_mined_release(&m);
+	mining_block_release(&m);
 
 	/* no tries: no block */
 	uint64_t tries = 0;
-	assert_int_equal(chain_mine(c, &a, &tries, &m, &st), CHAIN_ENOTFOUND);
+	assert_int_equal(mining_generate(c, &a, &tries, &m, &st), CHAIN_ENOTFOUND);
 	assert_null(m.raw);
 }
 
@@ -257,23 +256,23 @@ static void test_mine_with_transactions(void **state)
 {
 	struct fixture *f = *state;
 	struct chain *c = f->c;
-	struct chain_mine_args a = {.spk = OP_TRUE_SPK, .spk_len = 1, .submit = true};
-	struct chain_mined m;
+	struct mining_args a = {.spk = OP_TRUE_SPK, .spk_len = 1, .submit = true};
+	struct mining_block m;
 	mine(c, &a, &m);
 	struct proto_block b;
 	proto_block_init(&b);
 	assert_int_equal(proto_block_decode(m.raw, m.len, &b, NULL), 0);
 	struct proto_hash cb_txid = *proto_tx_txid(&b.txs[0]);
-	chain_mined_release(&m);
+	mining_block_release(&m);
 	for (int i = 0; i < 100; i++) {
 		mine(c, &a, &m);
-		chain_mined_release(&m);
+		mining_block_release(&m);
 	}
 	/* block 1's coinbase is mature at height 102: spend it with a fee */
 	struct proto_writer w;
 	proto_writer_init(&w);
 	spend_op_true(&cb_txid, 5000000000 - 12345, &w);
-	struct chain_mine_tx tx = {.raw = w.buf, .len = w.len};
+	struct mining_tx tx = {.raw = w.buf, .len = w.len};
 	a.txs = &tx;
 	a.n_txs = 1;
 	/* Core's generateblock: the fee stays unclaimed (not submitted here) */
@@ -284,7 +283,7 @@ static void test_mine_with_transactions(void **state)
 	assert_int_equal(proto_block_decode(m.raw, m.len, &b, NULL), 0);
 	assert_int_equal(b.n_tx, 2);
 	assert_int_equal(b.txs[0].vout[0].value, 5000000000);
-	chain_mined_release(&m);
+	mining_block_release(&m);
 	a.subsidy_only = false;
 	a.submit = true;
 	mine(c, &a, &m);
@@ -293,23 +292,23 @@ static void test_mine_with_transactions(void **state)
 	assert_int_equal(proto_block_decode(m.raw, m.len, &b, NULL), 0);
 	assert_int_equal(b.n_tx, 2);
 	assert_int_equal(b.txs[0].vout[0].value, 5000000000 + 12345);
-	chain_mined_release(&m);
+	mining_block_release(&m);
 
 	/* again: the coin is spent, Core's reason, nothing changes */
 	struct chain_node *tip = chain_tip(c);
-	uint64_t tries = CHAIN_MINER_MAX_TRIES;
+	uint64_t tries = MINING_MAX_TRIES;
 	struct chain_state st;
 	w.len = 0;
 	spend_op_true(&cb_txid, 5000000000 - 1, &w);
 	tx.raw = w.buf;
 	tx.len = w.len;
-	assert_int_equal(chain_mine(c, &a, &tries, &m, &st), CHAIN_EINVALID);
+	assert_int_equal(mining_generate(c, &a, &tries, &m, &st), CHAIN_EINVALID);
 	assert_string_equal(st.reason, "bad-txns-inputs-missingorspent");
 	assert_ptr_equal(chain_tip(c), tip);
-	assert_int_equal(tries, CHAIN_MINER_MAX_TRIES);
+	assert_int_equal(tries, MINING_MAX_TRIES);
 	/* bytes that are no transaction */
 	tx.len = 3;
-	assert_int_equal(chain_mine(c, &a, &tries, &m, &st), CHAIN_EARG);
+	assert_int_equal(mining_generate(c, &a, &tries, &m, &st), CHAIN_EARG);
 	proto_writer_release(&w);
 	proto_block_release(&b);
 }

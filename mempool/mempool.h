@@ -1,17 +1,20 @@
 /**
- * chain/mempool.h: the mempool: transactions that are valid on top of the
+ * mempool/mempool.h: the mempool: transactions that are valid on top of the
  * active chain and may go in the next block, kept with Core 29's policy
  * (validation.cpp's MemPoolAccept, txmempool.cpp, policy/rbf.cpp,
  * policy/truc_policy.cpp, policy/ephemeral_policy.cpp) and saved in Core's
  * mempool.dat format.
  *
- * Part of chain/chain.h: include that, not this file.
+ * The public face of mempool/ (its standardness rules are the part
+ * mempool/policy.h, included here). The mempool sees the chain through
+ * chain/chain.h only and follows it as a listener (struct chain_listener):
+ * chain/ knows nothing of it.
  *
  * Glossary
  *   entry          one mempool transaction with its fee, size, time and
  *                  the bookkeeping of its in-mempool relatives
  *                  (Core's CTxMemPoolEntry). Opaque; read it through
- *                  chain_mempool_entry_info and the accessors below.
+ *                  mempool_entry_info and the accessors below.
  *   parent/child   an entry that spends an output of another entry.
  *   ancestors      parents, their parents, ...; "ancestor count/size/fees"
  *                  include the entry itself, as Core's.
@@ -19,7 +22,7 @@
  *   modified fee   the fee plus a prioritisetransaction delta (Core's
  *                  GetModifiedFee); equal to the fee unless prioritised.
  *   vsize          Core's GetTxSize: max(weight, sigop cost * bytes per
- *                  sigop) / 4 rounded up (chain_policy_vsize).
+ *                  sigop) / 4 rounded up (mempool_policy_vsize).
  *   feerate        satoshis per 1,000 vbytes (sat/kvB), Core's CFeeRate.
  *   min fee        the rolling minimum feerate (Core's GetMinFee): raised
  *                  when the pool trims itself to its size limit, decaying
@@ -34,77 +37,100 @@
  *                  m_script_execution_cache); ConnectBlock skips the script
  *                  checks of a transaction found there.
  *
- * Ownership: struct chain owns the mempool (chain_open creates and loads
- * it, chain_close saves when persisting and frees it). Entry pointers and
+ * Ownership: whoever opens the chain attaches its mempool (mempool_open,
+ * from chain_config's `attach`; then mempool_load once chain_open
+ * returned) and detaches it (mempool_close, right before chain_close: it
+ * saves when persisting). The mempool_* calls name the chain the pool is
+ * attached to. Entry pointers and
  * the transactions they hold belong to the mempool and stay valid until
- * that entry is removed (by any chain_mempool_* call that changes the pool,
+ * that entry is removed (by any mempool_* call that changes the pool,
  * by a block connected or disconnected, or by chain_close); copy what you
  * keep.
  *
  * Threads: the chain's thread (the validation thread) only, like every
  * other chain/ call. Script checks run on the chain's check queue workers
- * inside chain_mempool_accept.
+ * inside mempool_accept.
  */
-#ifndef PEERD_CHAIN_MEMPOOL_H
-#define PEERD_CHAIN_MEMPOOL_H
+#ifndef PEERD_MEMPOOL_H
+#define PEERD_MEMPOOL_H
 
-#ifndef PEERD_CHAIN_PARTS
-#error "include chain/chain.h, not chain/mempool.h"
-#endif
+#include "chain/chain.h"
 
-struct chain;
+#define PEERD_MEMPOOL_PARTS
+#include "mempool/policy.h"
+#undef PEERD_MEMPOOL_PARTS
 
 /* ---------------------------------------------------------------------- */
 /* Configuration                                                           */
 
 /** Core's DEFAULT_MAX_MEMPOOL_SIZE_MB (-maxmempool): 300 MB, in bytes of memory usage. */
-#define CHAIN_MEMPOOL_DEFAULT_MAX_BYTES (300u * 1000u * 1000u)
+#define MEMPOOL_DEFAULT_MAX_BYTES (300u * 1000u * 1000u)
 /** Core's DEFAULT_MEMPOOL_EXPIRY_HOURS (-mempoolexpiry): 336 h, in seconds. */
-#define CHAIN_MEMPOOL_DEFAULT_EXPIRY (336 * 60 * 60)
+#define MEMPOOL_DEFAULT_EXPIRY (336 * 60 * 60)
 /** Core's DEFAULT_ANCESTOR_LIMIT / DEFAULT_DESCENDANT_LIMIT: entries, itself included. */
-#define CHAIN_MEMPOOL_DEFAULT_CHAIN_COUNT 25u
+#define MEMPOOL_DEFAULT_CHAIN_COUNT 25u
 /** Core's DEFAULT_ANCESTOR_SIZE_LIMIT_KVB / DEFAULT_DESCENDANT_SIZE_LIMIT_KVB, in vbytes. */
-#define CHAIN_MEMPOOL_DEFAULT_CHAIN_VBYTES 101000u
+#define MEMPOOL_DEFAULT_CHAIN_VBYTES 101000u
 /** Core's EXTRA_DESCENDANT_TX_SIZE_LIMIT: the CPFP carve-out's largest transaction, vbytes. */
-#define CHAIN_MEMPOOL_CARVEOUT_VBYTES 10000u
+#define MEMPOOL_CARVEOUT_VBYTES 10000u
 /** Core's MAX_REPLACEMENT_CANDIDATES: most transactions one replacement may evict. */
-#define CHAIN_MEMPOOL_MAX_REPLACEMENTS 100u
+#define MEMPOOL_MAX_REPLACEMENTS 100u
 /** Core's ROLLING_FEE_HALFLIFE: the rolling minimum fee's half-life, seconds. */
-#define CHAIN_MEMPOOL_FEE_HALFLIFE (60 * 60 * 12)
+#define MEMPOOL_FEE_HALFLIFE (60 * 60 * 12)
 /** Core's MAX_PACKAGE_COUNT: most transactions in a package. */
-#define CHAIN_MEMPOOL_MAX_PACKAGE_COUNT 25u
+#define MEMPOOL_MAX_PACKAGE_COUNT 25u
 /** Core's MAX_PACKAGE_WEIGHT: heaviest package, weight units. */
-#define CHAIN_MEMPOOL_MAX_PACKAGE_WEIGHT 404000u
-/** Default script-execution cache size in bytes (Core's -maxsigcachesize share: 16 MiB). */
-#define CHAIN_SCRIPT_CACHE_DEFAULT_BYTES (16u << 20)
+#define MEMPOOL_MAX_PACKAGE_WEIGHT 404000u
 /** Core's MEMPOOL_DUMP_VERSION (mempool.dat with an XOR key). */
-#define CHAIN_MEMPOOL_DUMP_VERSION 2u
+#define MEMPOOL_DUMP_VERSION 2u
 /** Core's MEMPOOL_DUMP_VERSION_NO_XOR_KEY; read, never written. */
-#define CHAIN_MEMPOOL_DUMP_VERSION_NO_XOR_KEY 1u
+#define MEMPOOL_DUMP_VERSION_NO_XOR_KEY 1u
 
 /**
- * Mempool settings, part of struct chain_config (`mempool`). A zeroed
- * struct means Core's defaults for every number, the network's default
- * policy (chain_policy_default) and no mempool.dat.
+ * Mempool settings (mempool_open). A zeroed struct means Core's
+ * defaults for every number, the network's default policy
+ * (mempool_policy_default) and no mempool.dat.
  */
-struct chain_mempool_config {
-	size_t max_bytes;           /**< -maxmempool in bytes of usage (0: 300 MB) */
-	int64_t expiry;             /**< -mempoolexpiry in seconds (0: 336 h) */
-	uint32_t ancestor_count;    /**< -limitancestorcount (0: 25) */
-	uint32_t ancestor_vbytes;   /**< -limitancestorsize in vbytes (0: 101,000) */
-	uint32_t descendant_count;  /**< -limitdescendantcount (0: 25) */
-	uint32_t descendant_vbytes; /**< -limitdescendantsize in vbytes (0: 101,000) */
-	bool persist;               /**< -persistmempool: load at open, save at close */
-	bool policy_set;            /**< use `policy` below (else chain_policy_default) */
-	struct chain_policy policy; /**< relay knobs: min relay fee, dust, datacarrier, ... */
-	size_t script_cache_bytes;  /**< script-execution cache (0: 16 MiB; SIZE_MAX: none) */
+struct mempool_config {
+	size_t max_bytes;             /**< -maxmempool in bytes of usage (0: 300 MB) */
+	int64_t expiry;               /**< -mempoolexpiry in seconds (0: 336 h) */
+	uint32_t ancestor_count;      /**< -limitancestorcount (0: 25) */
+	uint32_t ancestor_vbytes;     /**< -limitancestorsize in vbytes (0: 101,000) */
+	uint32_t descendant_count;    /**< -limitdescendantcount (0: 25) */
+	uint32_t descendant_vbytes;   /**< -limitdescendantsize in vbytes (0: 101,000) */
+	bool persist;                 /**< -persistmempool: load at open, save at close */
+	bool policy_set;              /**< use `policy` below (else mempool_policy_default) */
+	struct mempool_policy policy; /**< relay knobs: min relay fee, dust, datacarrier, ... */
 };
+
+/**
+ * Attach a mempool to c (which has none): create it from cfg (NULL:
+ * zeroed) and register it as c's listener. Call it from chain_config's
+ * `attach`, so the pool follows the blocks chain_open replays and
+ * activates as it always did, or on an open chain. `dir` is the chain's
+ * directory (mempool.dat's). 0, CHAIN_ENOMEM or CHAIN_EOVERFLOW (c has no
+ * room for another listener). The chain's thread.
+ */
+CHAIN_WUR int mempool_open(struct chain *c, const struct mempool_config *cfg, const char *dir);
+/**
+ * With cfg->persist, read `<dir>/mempool.dat` into c's pool (a damaged
+ * file is logged and skipped): once chain_open returned, so each
+ * transaction is judged against the settled tip. Nothing without a pool.
+ */
+void mempool_load(struct chain *c);
+/**
+ * Detach and free c's mempool, saving it first when persisting and it was
+ * loaded (a failure is logged: "could not save the mempool"). Nothing
+ * when c is NULL or has none. Call before chain_close (which frees a pool
+ * still attached without saving it).
+ */
+void mempool_close(struct chain *c);
 
 /* ---------------------------------------------------------------------- */
 /* Accepting transactions                                                  */
 
 /** How to accept (Core's MemPoolAccept::ATMPArgs). Zeroed: a plain relay accept. */
-struct chain_accept_opts {
+struct mempool_accept_opts {
 	bool test_accept;    /**< testmempoolaccept: check everything, change nothing */
 	bool bypass_limits;  /**< skip the fee floors and the size trim (reorg re-adds, load) */
 	int64_t accept_time; /**< entry time, seconds (0: the chain's clock) */
@@ -112,7 +138,7 @@ struct chain_accept_opts {
 
 /**
  * What accepting one transaction found. Initialise with
- * chain_accept_result_init, free with chain_accept_result_release (the
+ * mempool_accept_result_init, free with mempool_accept_result_release (the
  * arrays are xmalloc'd). Filled as far as validation got: txid, wtxid
  * always; vsize and fee once known (`fee_known`). testmempoolaccept
  * prints vsize and "fees" only for an allowed tx, and for a rejected one
@@ -120,7 +146,7 @@ struct chain_accept_opts {
  * CHAIN_RESULT_TX_MISSING_INPUTS) and "reject-details" (reason, and
  * ", debug" when debug is not empty: Core's ValidationState::ToString).
  */
-struct chain_accept_result {
+struct mempool_accept_result {
 	bool accepted;           /**< in the mempool now (with test_accept: would be) */
 	bool already_in_mempool; /**< the same wtxid was there already (Core's MEMPOOL_ENTRY) */
 	bool validated; /**< package test: this tx was judged (else the package stopped first) */
@@ -145,9 +171,9 @@ struct chain_accept_result {
 };
 
 /** Zero a result (allocates nothing). */
-void chain_accept_result_init(struct chain_accept_result *r);
+void mempool_accept_result_init(struct mempool_accept_result *r);
 /** Free a result's arrays; it is then as after init. */
-void chain_accept_result_release(struct chain_accept_result *r);
+void mempool_accept_result_release(struct mempool_accept_result *r);
 
 /**
  * Core's AcceptToMemoryPool for one transaction: PreChecks (Core's order
@@ -164,21 +190,21 @@ void chain_accept_result_release(struct chain_accept_result *r);
  * see r->accepted and r->state), or a fatal error (CHAIN_ENOMEM, the
  * coins database's errors).
  */
-CHAIN_WUR int chain_mempool_accept(struct chain *c, struct proto_tx *tx,
-                                   const struct chain_accept_opts *opts,
-                                   struct chain_accept_result *r);
+CHAIN_WUR int mempool_accept(struct chain *c, struct proto_tx *tx,
+                             const struct mempool_accept_opts *opts,
+                             struct mempool_accept_result *r);
 
 /** A package's verdict as a whole (Core's PackageValidationResult). */
-enum chain_package_result {
-	CHAIN_PACKAGE_UNSET = 0,     /**< no package-wide failure */
-	CHAIN_PACKAGE_POLICY,        /**< the package breaks a package rule (reason says which) */
-	CHAIN_PACKAGE_TX,            /**< at least one transaction failed ("transaction failed") */
-	CHAIN_PACKAGE_MEMPOOL_ERROR, /**< the mempool could not take it */
+enum mempool_package_result {
+	MEMPOOL_PACKAGE_UNSET = 0, /**< no package-wide failure */
+	MEMPOOL_PACKAGE_POLICY,    /**< the package breaks a package rule (reason says which) */
+	MEMPOOL_PACKAGE_TX,        /**< at least one transaction failed ("transaction failed") */
+	MEMPOOL_PACKAGE_MEMPOOL_ERROR, /**< the mempool could not take it */
 };
 
 /** Package-wide verdict: kind plus Core's reason and debug ("package-not-sorted", ...). */
-struct chain_package_state {
-	enum chain_package_result result;
+struct mempool_package_state {
+	enum mempool_package_result result;
 	char reason[CHAIN_REASON_MAX];
 	char debug[CHAIN_DEBUG_MAX];
 };
@@ -194,12 +220,12 @@ struct chain_package_state {
  * gets transaction i's verdict; results[i].validated is false for those
  * not reached. `pkg` gets the package verdict. 0 or a fatal error.
  */
-CHAIN_WUR int chain_mempool_test_package(struct chain *c, struct proto_tx *const *txs, size_t n,
-                                         struct chain_accept_result *results,
-                                         struct chain_package_state *pkg);
+CHAIN_WUR int mempool_test_package(struct chain *c, struct proto_tx *const *txs, size_t n,
+                                   struct mempool_accept_result *results,
+                                   struct mempool_package_state *pkg);
 
 /** How submitpackage runs (Core's ATMPArgs::PackageChildWithParents). Zeroed: no ceiling. */
-struct chain_package_opts {
+struct mempool_package_opts {
 	/** Core's client_maxfeerate in sat/kvB: a tx whose own modified feerate is
 	 * higher fails with "max feerate exceeded" (0: none). */
 	int64_t max_feerate;
@@ -209,7 +235,7 @@ struct chain_package_opts {
 /**
  * Core's ProcessNewPackage without test_accept (AcceptPackage, Core 29):
  * submitpackage's validation. The package must be well formed (the
- * reasons of chain_mempool_test_package) and, with more than one
+ * reasons of mempool_test_package) and, with more than one
  * transaction, one child (the last) with parents that are its inputs
  * ("package-not-child-with-parents") and every other input of the child
  * confirmed ("package-not-child-with-unconfirmed-parents"); then each
@@ -231,21 +257,21 @@ struct chain_package_opts {
  * and replaced_*; already_in_mempool: the same wtxid was there (vsize,
  * fee); has_other_wtxid: the same txid with another witness is there;
  * !accepted: rejected (state). `pkg` gets the package verdict
- * (CHAIN_PACKAGE_UNSET on success). 0 or a fatal error.
+ * (MEMPOOL_PACKAGE_UNSET on success). 0 or a fatal error.
  */
-CHAIN_WUR int chain_mempool_submit_package(struct chain *c, struct proto_tx *const *txs, size_t n,
-                                           const struct chain_package_opts *opts,
-                                           struct chain_accept_result *results,
-                                           struct chain_package_state *pkg);
+CHAIN_WUR int mempool_submit_package(struct chain *c, struct proto_tx *const *txs, size_t n,
+                                     const struct mempool_package_opts *opts,
+                                     struct mempool_accept_result *results,
+                                     struct mempool_package_state *pkg);
 
 /* ---------------------------------------------------------------------- */
 /* Queries                                                                 */
 
 /** One mempool transaction; opaque (see the glossary). */
-struct chain_mempool_entry;
+struct mempool_entry;
 
 /** An entry's figures (Core's getmempoolentry). Plain value. */
-struct chain_mempool_entry_info {
+struct mempool_entry_info {
 	struct proto_hash txid, wtxid;
 	int64_t vsize; /**< Core's vsize (sigop-adjusted) */
 	uint32_t weight;
@@ -264,49 +290,46 @@ struct chain_mempool_entry_info {
 };
 
 /** The entry with this txid (wtxid false) or wtxid (true), or NULL. */
-const struct chain_mempool_entry *chain_mempool_find(struct chain *c, const struct proto_hash *id,
-                                                     bool wtxid);
+const struct mempool_entry *mempool_find(struct chain *c, const struct proto_hash *id, bool wtxid);
 /** Fill *out with e's figures. */
-void chain_mempool_entry_info(const struct chain_mempool_entry *e,
-                              struct chain_mempool_entry_info *out);
+void mempool_entry_info(const struct mempool_entry *e, struct mempool_entry_info *out);
 /** e's transaction (owned by the pool; ids computed). */
-const struct proto_tx *chain_mempool_entry_tx(const struct chain_mempool_entry *e);
+const struct proto_tx *mempool_entry_tx(const struct mempool_entry *e);
 /** e's txid and wtxid. */
-const struct proto_hash *chain_mempool_entry_txid(const struct chain_mempool_entry *e);
-const struct proto_hash *chain_mempool_entry_wtxid(const struct chain_mempool_entry *e);
+const struct proto_hash *mempool_entry_txid(const struct mempool_entry *e);
+const struct proto_hash *mempool_entry_wtxid(const struct mempool_entry *e);
 /**
  * e's direct parents (children) into out[0..cap); returns how many there
  * are, which may be more than cap.
  */
-size_t chain_mempool_entry_parents(const struct chain_mempool_entry *e,
-                                   const struct chain_mempool_entry **out, size_t cap);
-size_t chain_mempool_entry_children(const struct chain_mempool_entry *e,
-                                    const struct chain_mempool_entry **out, size_t cap);
+size_t mempool_entry_parents(const struct mempool_entry *e, const struct mempool_entry **out,
+                             size_t cap);
+size_t mempool_entry_children(const struct mempool_entry *e, const struct mempool_entry **out,
+                              size_t cap);
 /**
  * The raw transaction (with witness) of the entry with this txid or wtxid,
  * xmalloc'd for the caller to free. 0, CHAIN_ENOTFOUND or CHAIN_ENOMEM.
  */
-CHAIN_WUR int chain_mempool_get_raw(struct chain *c, const struct proto_hash *id, bool wtxid,
-                                    uint8_t **raw, size_t *len);
+CHAIN_WUR int mempool_get_raw(struct chain *c, const struct proto_hash *id, bool wtxid,
+                              uint8_t **raw, size_t *len);
 /** The entry spending outpoint op, or NULL (gettxout's include_mempool, orphans). */
-const struct chain_mempool_entry *chain_mempool_spender(struct chain *c,
-                                                        const struct proto_outpoint *op);
+const struct mempool_entry *mempool_spender(struct chain *c, const struct proto_outpoint *op);
 
-/** Orders for chain_mempool_list. */
-enum chain_mempool_order {
+/** Orders for mempool_list. */
+enum mempool_order {
 	/** Core's GetSortedDepthAndScore: fewest ancestors first, then higher
 	 * modified feerate, then txid: getrawmempool's order, and the order
 	 * relay announces in. */
-	CHAIN_MEMPOOL_ORDER_DEPTH_SCORE = 0,
+	MEMPOOL_ORDER_DEPTH_SCORE = 0,
 	/** Core's ancestor_score index, best first: min(own feerate, ancestor
 	 * feerate) descending, then txid. Not topological (a child paying for a
 	 * cheap parent sorts first, as in Core's index): use DEPTH_SCORE where
 	 * parents must come first. */
-	CHAIN_MEMPOOL_ORDER_ANCESTOR_SCORE,
+	MEMPOOL_ORDER_ANCESTOR_SCORE,
 	/** Core's descendant_score index, worst first: what trimming evicts first. */
-	CHAIN_MEMPOOL_ORDER_DESCENDANT_SCORE,
+	MEMPOOL_ORDER_DESCENDANT_SCORE,
 	/** Entry time, oldest first (then txid): what expiry removes first. */
-	CHAIN_MEMPOOL_ORDER_TIME,
+	MEMPOOL_ORDER_TIME,
 };
 
 /**
@@ -314,58 +337,25 @@ enum chain_mempool_order {
  * NULL when the pool is empty). Pointers valid until the pool changes.
  * 0 or CHAIN_ENOMEM.
  */
-CHAIN_WUR int chain_mempool_list(struct chain *c, enum chain_mempool_order order,
-                                 const struct chain_mempool_entry ***out, size_t *n);
-/** Core's DEFAULT_BLOCK_MAX_WEIGHT (-blockmaxweight). */
-#define CHAIN_BLOCK_MAX_WEIGHT_DEFAULT 4000000u
-/** Core's DEFAULT_BLOCK_RESERVED_WEIGHT (-blockreservedweight): header and coinbase. */
-#define CHAIN_BLOCK_RESERVED_WEIGHT_DEFAULT 8000u
-/** Core's DEFAULT_COINBASE_OUTPUT_MAX_ADDITIONAL_SIGOPS: kept for the coinbase. */
-#define CHAIN_BLOCK_RESERVED_SIGOPS 400
-/** Core's DEFAULT_BLOCK_MIN_TX_FEE (-blockmintxfee), sat/kvB. */
-#define CHAIN_BLOCK_MIN_TX_FEE_DEFAULT 1000
-
-/** Limits of chain_mempool_block_select (Core's BlockAssembler::Options). */
-struct chain_block_opts {
-	uint64_t max_weight;      /**< the block's weight at most (4,000 .. 4,000,000) */
-	uint64_t reserved_weight; /**< counted as used before any transaction */
-	int64_t min_fee_rate;     /**< sat/kvB a package must pay */
-};
-#define CHAIN_BLOCK_OPTS_DEFAULT                                                                   \
-	{                                                                                          \
-		CHAIN_BLOCK_MAX_WEIGHT_DEFAULT, CHAIN_BLOCK_RESERVED_WEIGHT_DEFAULT,               \
-		    CHAIN_BLOCK_MIN_TX_FEE_DEFAULT                                                 \
-	}
-
-/**
- * The mempool transactions a block on the tip would hold, in block order,
- * as Core's BlockAssembler (CreateNewBlock's addPackageTxs): packages by
- * ancestor feerate with modified fees, within the weight and sigop limits,
- * final at the next height, none below the minimum fee rate. opts NULL:
- * Core's defaults. *out (xmalloc'd, the caller frees; NULL when nothing is
- * chosen) points into the pool: valid until it changes. 0 or CHAIN_ENOMEM.
- * Validation thread.
- */
-CHAIN_WUR int chain_mempool_block_select(struct chain *c, const struct chain_block_opts *opts,
-                                         const struct chain_mempool_entry ***out, size_t *n);
+CHAIN_WUR int mempool_list(struct chain *c, enum mempool_order order,
+                           const struct mempool_entry ***out, size_t *n);
 /**
  * Core's CompareDepthAndScore: negative when a comes before b in
- * CHAIN_MEMPOOL_ORDER_DEPTH_SCORE (relay sorts its announcements with it).
+ * MEMPOOL_ORDER_DEPTH_SCORE (relay sorts its announcements with it).
  */
-int chain_mempool_compare_depth_score(const struct chain_mempool_entry *a,
-                                      const struct chain_mempool_entry *b);
+int mempool_compare_depth_score(const struct mempool_entry *a, const struct mempool_entry *b);
 /**
  * e's in-mempool ancestors (descendants), e excluded, into an xmalloc'd
  * array the caller frees (*out NULL when none), in no particular order
  * (getmempoolancestors sorts as it likes). 0 or CHAIN_ENOMEM.
  */
-CHAIN_WUR int chain_mempool_ancestors(struct chain *c, const struct chain_mempool_entry *e,
-                                      const struct chain_mempool_entry ***out, size_t *n);
-CHAIN_WUR int chain_mempool_descendants(struct chain *c, const struct chain_mempool_entry *e,
-                                        const struct chain_mempool_entry ***out, size_t *n);
+CHAIN_WUR int mempool_ancestors(struct chain *c, const struct mempool_entry *e,
+                                const struct mempool_entry ***out, size_t *n);
+CHAIN_WUR int mempool_descendants(struct chain *c, const struct mempool_entry *e,
+                                  const struct mempool_entry ***out, size_t *n);
 
 /** getmempoolinfo's figures. Fees in satoshis, feerates in sat/kvB. */
-struct chain_mempool_info {
+struct mempool_info {
 	bool loaded;           /**< mempool.dat was read (or there was nothing to read) */
 	uint64_t size;         /**< transactions */
 	uint64_t bytes;        /**< sum of vsizes */
@@ -380,72 +370,69 @@ struct chain_mempool_info {
 };
 
 /** Fill *out. */
-void chain_mempool_get_info(struct chain *c, struct chain_mempool_info *out);
+void mempool_get_info(struct chain *c, struct mempool_info *out);
 /** Core's GetMinFee: the rolling minimum feerate now, sat/kvB (0 when none). */
-int64_t chain_mempool_min_fee(struct chain *c);
+int64_t mempool_min_fee(struct chain *c);
 /** The pool's sequence number (see the glossary). */
-uint64_t chain_mempool_sequence(const struct chain *c);
+uint64_t mempool_sequence(const struct chain *c);
 /** The policy in force (the config's or the network's default). */
-const struct chain_policy *chain_mempool_policy(const struct chain *c);
+const struct mempool_policy *mempool_get_policy(const struct chain *c);
 
 /* ---------------------------------------------------------------------- */
 /* Events, persistence, upkeep                                             */
 
 /** Why an entry left the pool (Core's MemPoolRemovalReason). */
-enum chain_mempool_removal {
-	CHAIN_MEMPOOL_REMOVED_EXPIRY = 0, /**< older than the expiry */
-	CHAIN_MEMPOOL_REMOVED_SIZELIMIT,  /**< trimmed to fit maxmempool */
-	CHAIN_MEMPOOL_REMOVED_REORG,    /**< no longer valid after a reorg (non-final, immature) */
-	CHAIN_MEMPOOL_REMOVED_BLOCK,    /**< mined in a connected block */
-	CHAIN_MEMPOOL_REMOVED_CONFLICT, /**< a block spent one of its inputs */
-	CHAIN_MEMPOOL_REMOVED_REPLACED, /**< replaced by a higher-fee transaction (RBF) */
+enum mempool_removal {
+	MEMPOOL_REMOVED_EXPIRY = 0, /**< older than the expiry */
+	MEMPOOL_REMOVED_SIZELIMIT,  /**< trimmed to fit maxmempool */
+	MEMPOOL_REMOVED_REORG,      /**< no longer valid after a reorg (non-final, immature) */
+	MEMPOOL_REMOVED_BLOCK,      /**< mined in a connected block */
+	MEMPOOL_REMOVED_CONFLICT,   /**< a block spent one of its inputs */
+	MEMPOOL_REMOVED_REPLACED,   /**< replaced by a higher-fee transaction (RBF) */
 };
 /** Core's RemovalReasonToString ("expiry", "sizelimit", "reorg", "block", "conflict", "replaced").
  */
-const char *chain_mempool_removal_str(enum chain_mempool_removal why);
+const char *mempool_removal_str(enum mempool_removal why);
 
 /** Why an entry entered the pool. */
-enum chain_mempool_addition {
-	CHAIN_MEMPOOL_ADDED_ACCEPT = 0, /**< chain_mempool_accept */
-	CHAIN_MEMPOOL_ADDED_REORG,      /**< re-added from a disconnected block */
-	CHAIN_MEMPOOL_ADDED_LOAD,       /**< read from mempool.dat at open */
+enum mempool_addition {
+	MEMPOOL_ADDED_ACCEPT = 0, /**< mempool_accept */
+	MEMPOOL_ADDED_REORG,      /**< re-added from a disconnected block */
+	MEMPOOL_ADDED_LOAD,       /**< read from mempool.dat at open */
 };
 
 /**
  * Callbacks on the chain's thread; any may be NULL. The entry is valid
  * during the call only (for `removed`, it is already out of the indexes
  * but its transaction and ids are intact). Callbacks must not call back
- * into chain_mempool_* functions that change the pool.
+ * into mempool_* functions that change the pool.
  */
-struct chain_mempool_events {
-	void (*added)(void *arg, const struct chain_mempool_entry *e,
-	              enum chain_mempool_addition how);
-	void (*removed)(void *arg, const struct chain_mempool_entry *e,
-	                enum chain_mempool_removal why);
+struct mempool_events {
+	void (*added)(void *arg, const struct mempool_entry *e, enum mempool_addition how);
+	void (*removed)(void *arg, const struct mempool_entry *e, enum mempool_removal why);
 	void *arg;
 };
 /** Set (replace) the callbacks; NULL clears them. */
-void chain_mempool_set_events(struct chain *c, const struct chain_mempool_events *ev);
+void mempool_set_events(struct chain *c, const struct mempool_events *ev);
 
 /**
  * Write the pool to `<dir>/mempool.dat` in Core's format version 2 (XOR
  * key), through a temporary file, fsync and rename (savemempool). 0,
  * CHAIN_EIO or CHAIN_ENOMEM.
  */
-CHAIN_WUR int chain_mempool_save(struct chain *c);
-/** The path chain_mempool_save writes (owned by the chain). */
-const char *chain_mempool_path(const struct chain *c);
+CHAIN_WUR int mempool_save(struct chain *c);
+/** The path mempool_save writes (owned by the chain). */
+const char *mempool_path(const struct chain *c);
 
 /**
  * Core's prioritisetransaction: add `delta` satoshis to the modified fee
  * of txid (kept for a tx not yet in the pool, as Core's mapDeltas).
  * 0 or CHAIN_ENOMEM.
  */
-CHAIN_WUR int chain_mempool_prioritise(struct chain *c, const struct proto_hash *txid,
-                                       int64_t delta);
+CHAIN_WUR int mempool_prioritise(struct chain *c, const struct proto_hash *txid, int64_t delta);
 
 /** One prioritisetransaction delta still in force (getprioritisedtransactions). */
-struct chain_mempool_delta {
+struct mempool_delta {
 	struct proto_hash txid;
 	int64_t delta;
 	bool in_mempool;
@@ -456,7 +443,7 @@ struct chain_mempool_delta {
  * compared as stored), into an xmalloc'd array the caller frees (*out NULL
  * when none). 0 or CHAIN_ENOMEM.
  */
-CHAIN_WUR int chain_mempool_deltas(struct chain *c, struct chain_mempool_delta **out, size_t *n);
+CHAIN_WUR int mempool_deltas(struct chain *c, struct mempool_delta **out, size_t *n);
 
 /*
  * The unbroadcast set (Core's m_unbroadcast_txids): transactions
@@ -465,34 +452,33 @@ CHAIN_WUR int chain_mempool_deltas(struct chain *c, struct chain_mempool_delta *
  * thread, as the pool.
  */
 /** Add txid (an entry of the pool; else nothing). 0 or CHAIN_ENOMEM. */
-CHAIN_WUR int chain_mempool_unbroadcast_add(struct chain *c, const struct proto_hash *txid);
+CHAIN_WUR int mempool_unbroadcast_add(struct chain *c, const struct proto_hash *txid);
 /** Remove txid (a peer fetched it); absent is fine. */
-void chain_mempool_unbroadcast_remove(struct chain *c, const struct proto_hash *txid);
+void mempool_unbroadcast_remove(struct chain *c, const struct proto_hash *txid);
 /** Whether txid is in the set. */
-bool chain_mempool_is_unbroadcast(const struct chain *c, const struct proto_hash *txid);
+bool mempool_is_unbroadcast(const struct chain *c, const struct proto_hash *txid);
 /**
  * The set into an xmalloc'd array the caller frees (*out NULL when empty),
  * in no particular order. 0 or CHAIN_ENOMEM.
  */
-CHAIN_WUR int chain_mempool_unbroadcast_list(const struct chain *c, struct proto_hash **out,
-                                             size_t *n);
+CHAIN_WUR int mempool_unbroadcast_list(const struct chain *c, struct proto_hash **out, size_t *n);
 
 /**
  * Remove entries older than the expiry and trim to the size limit, as
  * Core's LimitMempoolSize (which runs after every accept anyway); for a
  * periodic timer. Returns how many were removed.
  */
-size_t chain_mempool_limit(struct chain *c);
+size_t mempool_limit(struct chain *c);
 
 /** Mempool and script-cache counters (part of getstats). */
-struct chain_mempool_stats {
+struct mempool_stats {
 	uint64_t accepted, rejected, replaced, evicted, expired, mined, conflicted, reorg_readded;
 	uint64_t loaded, load_failed;                    /**< from mempool.dat at open */
 	uint64_t script_cache_hits, script_cache_misses; /**< ConnectBlock lookups */
 	uint64_t script_cache_entries, script_cache_capacity;
-	uint64_t accept_ns; /**< total time inside chain_mempool_accept */
+	uint64_t accept_ns; /**< total time inside mempool_accept */
 };
 /** Fill *out. */
-void chain_mempool_get_stats(struct chain *c, struct chain_mempool_stats *out);
+void mempool_get_stats(struct chain *c, struct mempool_stats *out);
 
 #endif

@@ -1,32 +1,35 @@
 /**
- * chain/mempool_internal.h: what the mempool's files share (mempool.c: the
- * entries, indexes, adding, removal, trimming; mempool_query.c: reading
- * it; mempool_chain.c: following blocks and reorgs; mempool_accept.c:
- * acceptance; mempool_persist.c: mempool.dat; scriptcache.c: the
- * script-execution cache) and the hooks the rest of chain/ calls.
+ * mempool/internal.h: what the mempool's files share (mempool.c: the
+ * entries, indexes, adding, removal, trimming, and attaching to a chain;
+ * query.c: reading it; chain_events.c: following blocks and reorgs;
+ * accept.c: acceptance; rules.c: the acceptance rules that read the pool;
+ * package.c: packages; persist.c: mempool.dat;
+ * unbroadcast.c: the unbroadcast set), and what mining/assemble.c reads
+ * of the entries.
  *
- * Include after chain/internal.h. Threads: the chain's thread only.
+ * Threads: the chain's thread only.
  */
-#ifndef PEERD_CHAIN_MEMPOOL_INTERNAL_H
-#define PEERD_CHAIN_MEMPOOL_INTERNAL_H
+#ifndef PEERD_MEMPOOL_INTERNAL_H
+#define PEERD_MEMPOOL_INTERNAL_H
 
-#include "chain/internal.h"
+#include "base/alloc.h"
+#include "mempool/mempool.h"
 #include "script/script.h"
 
 /** Core's MEMPOOL_HEIGHT: the height a coin created by a mempool transaction reports. */
-#define CHAIN_MEMPOOL_HEIGHT 0x7fffffff
+#define MEMPOOL_HEIGHT 0x7fffffff
 /** Core's TRUC_VERSION and its limits (policy/truc_policy.h). */
-#define CHAIN_TRUC_VERSION         3
-#define CHAIN_TRUC_MAX_VSIZE       10000
-#define CHAIN_TRUC_CHILD_MAX_VSIZE 1000
+#define MEMPOOL_TRUC_VERSION         3
+#define MEMPOOL_TRUC_MAX_VSIZE       10000
+#define MEMPOOL_TRUC_CHILD_MAX_VSIZE 1000
 
 /** A growable array of entry pointers. */
 struct mp_refs {
-	struct chain_mempool_entry **v;
+	struct mempool_entry **v;
 	uint32_t n, cap;
 };
 
-struct chain_mempool_entry {
+struct mempool_entry {
 	struct proto_tx tx; /* owned copy, ids computed */
 	int64_t fee, modified_fee, time;
 	int64_t vsize;
@@ -46,7 +49,7 @@ struct chain_mempool_entry {
 /** outpoint -> the entry spending it (Core's mapNextTx). */
 struct mp_spend {
 	struct proto_outpoint op;
-	struct chain_mempool_entry *e; /* NULL: empty slot */
+	struct mempool_entry *e; /* NULL: empty slot */
 };
 
 /** A prioritisetransaction delta (Core's mapDeltas). */
@@ -57,15 +60,15 @@ struct mp_delta {
 
 struct chain_script_cache;
 
-struct chain_mempool {
+struct mempool {
 	struct chain *c;
-	struct chain_mempool_config cfg; /* defaults filled in */
-	struct chain_policy policy;
+	struct mempool_config cfg; /* defaults filled in */
+	struct mempool_policy policy;
 	char *path; /* <dir>/mempool.dat */
-	struct chain_mempool_entry **entries;
+	struct mempool_entry **entries;
 	size_t n, cap;
 	/* open addressing with linear probing, backward-shift deletion */
-	struct chain_mempool_entry **by_txid, **by_wtxid;
+	struct mempool_entry **by_txid, **by_wtxid;
 	size_t id_mask; /* both tables have id_mask + 1 slots */
 	struct mp_spend *spends;
 	size_t spend_mask, n_spends;
@@ -89,8 +92,8 @@ struct chain_mempool {
 	bool loaded;
 	bool quiet;         /* no events (package test entries) */
 	bool reorg_pending; /* blocks were disconnected: re-add and re-check at the end */
-	struct chain_mempool_events ev;
-	struct chain_mempool_stats stats;
+	struct mempool_events ev;
+	struct mempool_stats stats;
 	/* transactions of blocks disconnected and not yet re-added (reorg) */
 	struct proto_tx *disconnected;
 	size_t n_disconnected, cap_disconnected;
@@ -100,22 +103,21 @@ struct chain_mempool {
 
 /* ---- mempool.c ---------------------------------------------------------- */
 
-/** Create the chain's pool from cfg (defaults filled in). 0 or CHAIN_ENOMEM. */
-CHAIN_WUR int chain_mempool_new(struct chain_mempool **out, struct chain *c,
-                                const struct chain_mempool_config *cfg, const char *dir);
+/** Create a pool for c from cfg (defaults filled in). 0 or CHAIN_ENOMEM. */
+CHAIN_WUR int mp_new(struct mempool **out, struct chain *c, const struct mempool_config *cfg,
+                     const char *dir);
 /** Free everything; NULL is fine. */
-void chain_mempool_free(struct chain_mempool *mp);
+void mp_free(struct mempool *mp);
+/** The pool attached to c (mempool_open), or NULL (chain_events.c). */
+struct mempool *mp_of(const struct chain *c);
 
 /** Entry by txid / wtxid. */
-struct chain_mempool_entry *mp_find_txid(const struct chain_mempool *mp,
-                                         const struct proto_hash *h);
-struct chain_mempool_entry *mp_find_wtxid(const struct chain_mempool *mp,
-                                          const struct proto_hash *h);
+struct mempool_entry *mp_find_txid(const struct mempool *mp, const struct proto_hash *h);
+struct mempool_entry *mp_find_wtxid(const struct mempool *mp, const struct proto_hash *h);
 /** The entry spending op, or NULL. */
-struct chain_mempool_entry *mp_spender(const struct chain_mempool *mp,
-                                       const struct proto_outpoint *op);
+struct mempool_entry *mp_spender(const struct mempool *mp, const struct proto_outpoint *op);
 /** The prioritisation delta of txid (0 when none). */
-int64_t mp_delta_of(const struct chain_mempool *mp, const struct proto_hash *txid);
+int64_t mp_delta_of(const struct mempool *mp, const struct proto_hash *txid);
 /**
  * a + b and a - b for modified fees, saturating at the int64 bounds as
  * Core's SaturatingAdd does: prioritisetransaction takes any int64 delta
@@ -133,16 +135,16 @@ static inline int64_t mp_fee_sub(int64_t a, int64_t b)
 }
 
 /** A new epoch for marking entries visited. */
-uint64_t mp_new_epoch(struct chain_mempool *mp);
+uint64_t mp_new_epoch(struct mempool *mp);
 /** Append to a refs array. 0 or CHAIN_ENOMEM. */
-CHAIN_WUR int mp_refs_push(struct mp_refs *r, struct chain_mempool_entry *e);
+CHAIN_WUR int mp_refs_push(struct mp_refs *r, struct mempool_entry *e);
 void mp_refs_release(struct mp_refs *r);
 /**
  * Add e and all its in-pool descendants (not yet marked with epoch `ep`)
  * to out, marking them. 0 or CHAIN_ENOMEM.
  */
-CHAIN_WUR int mp_collect_descendants(struct chain_mempool *mp, struct chain_mempool_entry *e,
-                                     uint64_t ep, struct mp_refs *out);
+CHAIN_WUR int mp_collect_descendants(struct mempool *mp, struct mempool_entry *e, uint64_t ep,
+                                     struct mp_refs *out);
 
 /**
  * Insert a new entry (the tx moved into it) with its direct parents
@@ -150,53 +152,51 @@ CHAIN_WUR int mp_collect_descendants(struct chain_mempool *mp, struct chain_memp
  * figures. The entry's own ancestor figures are computed here. Fires
  * `added` (unless quiet). 0 or CHAIN_ENOMEM (nothing changed).
  */
-CHAIN_WUR int mp_add_entry(struct chain_mempool *mp, struct chain_mempool_entry *e,
-                           const struct mp_refs *parents, enum chain_mempool_addition how);
+CHAIN_WUR int mp_add_entry(struct mempool *mp, struct mempool_entry *e,
+                           const struct mp_refs *parents, enum mempool_addition how);
 /**
  * Remove the entries in `set` (a set closed under descendants, or
  * `mined` for entries leaving with a block whose descendants stay) with
  * reason `why`: fixes relatives' figures, fires `removed`, frees them.
  */
-void mp_remove_set(struct chain_mempool *mp, struct mp_refs *set, enum chain_mempool_removal why,
-                   bool mined);
+void mp_remove_set(struct mempool *mp, struct mp_refs *set, enum mempool_removal why, bool mined);
 /** Remove e and its descendants. */
-void mp_remove_recursive(struct chain_mempool *mp, struct chain_mempool_entry *e,
-                         enum chain_mempool_removal why);
+void mp_remove_recursive(struct mempool *mp, struct mempool_entry *e, enum mempool_removal why);
 /** Core's LimitMempoolSize: expire, then trim to the size. Returns how many left. */
-size_t mp_limit(struct chain_mempool *mp);
+size_t mp_limit(struct mempool *mp);
 /** Core's TrimToSize to `limit` bytes of usage. Returns how many left. */
-size_t mp_trim(struct chain_mempool *mp, size_t limit);
+size_t mp_trim(struct mempool *mp, size_t limit);
 /** Core's GetMinFee (sat/kvB, already maxed with the incremental feerate when not 0). */
-int64_t mp_min_fee(struct chain_mempool *mp);
+int64_t mp_min_fee(struct mempool *mp);
 /** Free an entry that is out of the indexes. */
-void mp_entry_free(struct chain_mempool_entry *e);
+void mp_entry_free(struct mempool_entry *e);
 /** Forget txid in the unbroadcast set (it left the pool); absent is fine. */
-void mp_unbroadcast_drop(struct chain_mempool *mp, const struct proto_hash *txid);
+void mp_unbroadcast_drop(struct mempool *mp, const struct proto_hash *txid);
 /** Drop the kept transactions of disconnected blocks. */
-void mp_free_disconnected(struct chain_mempool *mp);
+void mp_free_disconnected(struct mempool *mp);
 /** Every ancestor of e (e excluded) into out, marked with ep. 0 or CHAIN_ENOMEM. */
-CHAIN_WUR int mp_collect_ancestors(struct chain_mempool_entry *e, uint64_t ep, struct mp_refs *out);
+CHAIN_WUR int mp_collect_ancestors(struct mempool_entry *e, uint64_t ep, struct mp_refs *out);
 /** Core's CompareTxMemPoolEntryByDescendantScore: a is trimmed before b. */
-bool mp_desc_less(const struct chain_mempool_entry *a, const struct chain_mempool_entry *b);
+bool mp_desc_less(const struct mempool_entry *a, const struct mempool_entry *b);
 /**
  * Core's GetModFeeAndSize: of e's own feerate and its package's (fees and
  * vsize with the ancestors counted: the pool's, or what is left of them
  * while a block is assembled), the lower, as a fee and a size to compare.
  */
-void mp_anc_score(const struct chain_mempool_entry *e, int64_t fees, uint64_t size, double *fee,
+void mp_anc_score(const struct mempool_entry *e, int64_t fees, uint64_t size, double *fee,
                   double *sz);
 /** Forget txid's prioritisation (it was mined). */
-void mp_clear_delta(struct chain_mempool *mp, const struct proto_hash *txid);
+void mp_clear_delta(struct mempool *mp, const struct proto_hash *txid);
 /** Core's CFeeRate(fee, vsize).GetFeePerK(). */
 int64_t mp_feerate_of(int64_t fee, int64_t vsize);
 /** Core's RecursiveDynamicUsage of tx as a CTransactionRef (an entry's own usage). */
 size_t mp_entry_usage(const struct proto_tx *tx);
 /** Core's CTxMemPool::DynamicMemoryUsage for this pool: getmempoolinfo's usage, the trim point. */
-size_t mp_usage(const struct chain_mempool *mp);
+size_t mp_usage(const struct mempool *mp);
 /** Deep copy of a transaction (owned storage, ids computed). 0 or CHAIN_ENOMEM. */
 CHAIN_WUR int mp_tx_copy(struct proto_tx *dst, struct proto_tx *src);
 
-/* ---- mempool_accept.c ---------------------------------------------------- */
+/* ---- accept.c ------------------------------------------------------------ */
 
 /** How mp_accept runs (Core's ATMPArgs). */
 struct mp_args {
@@ -207,8 +207,8 @@ struct mp_args {
 	bool no_trim;           /* add without LimitMempoolSize (package test entries) */
 	bool trusted;           /* skip script checks: the entry passed them before (reorg) */
 	int64_t accept_time;    /* 0: now */
-	enum chain_mempool_addition how;
-	/* Package evaluation (mempool_package.c, Core's m_package_feerates):
+	enum mempool_addition how;
+	/* Package evaluation (package.c, Core's m_package_feerates):
 	 * no mempool-minimum or min-relay feerate check of the tx alone (the
 	 * package's feerate is checked instead; a non-TRUC tx must still pay
 	 * the min relay fee itself) and no ephemeral-spend check (done over
@@ -221,8 +221,67 @@ struct mp_args {
 	size_t n_package;
 };
 
+/** Whether r holds e. */
+static inline bool mp_refs_has(const struct mp_refs *r, const struct mempool_entry *e)
+{
+	for (uint32_t i = 0; i < r->n; i++) {
+		if (r->v[i] == e)
+			return true;
+	}
+	return false;
+}
+
+/** Append e unless r holds it. 0 or CHAIN_ENOMEM. */
+static inline int mp_refs_add_unique(struct mp_refs *r, struct mempool_entry *e)
+{
+	return mp_refs_has(r, e) ? 0 : mp_refs_push(r, e);
+}
+
+/* ---- accept.c and rules.c: one acceptance ------------------------------------ */
+
+/* The work of one acceptance (Core's Workspace). */
+struct mp_ws {
+	struct mempool *mp;
+	struct chain *c;
+	struct proto_tx *tx;
+	const struct mp_args *a;
+	struct chain_state *st;
+	struct chain_node *tip;
+	struct chain_coin *prev; /* n_in */
+	size_t *off;             /* script offset into arena, SIZE_MAX: points elsewhere */
+	int32_t *heights;        /* n_in */
+	/* coins this accept read into the cache (Core's coins_to_uncache),
+	 * forgotten again on a reject */
+	struct proto_outpoint *uncache;
+	size_t n_uncache;
+	uint8_t *arena; /* scripts of coins from the cache */
+	size_t arena_len, arena_cap;
+	struct mp_refs parents;       /* direct in-pool parents, unique */
+	struct mp_refs conflicts;     /* direct conflicts, unique */
+	struct mp_refs all_conflicts; /* conflicts and their descendants */
+	struct mp_refs ancestors;
+	int64_t fee, mfee, vsize, conflicting_fees, conflicting_size;
+	uint32_t sigops;
+	bool spends_coinbase, sibling_eviction;
+	char hex[65]; /* txid */
+};
+
+/*
+ * The rules that read the pool (rules.c), in the order accept.c calls
+ * them. Each returns 0, CHAIN_EINVALID with w->st set, or a fatal error.
+ */
+/** Core's ancestor/descendant limits with the CPFP carve-out; fills w->ancestors. */
+CHAIN_WUR int mp_check_limits(struct mp_ws *w);
+/** Core's SingleTRUCChecks. */
+CHAIN_WUR int mp_truc_checks(struct mp_ws *w);
+/** Core's ReplacementChecks (policy/rbf.cpp) over w->conflicts. */
+CHAIN_WUR int mp_replacement_checks(struct mp_ws *w);
+/** Core's CheckEphemeralSpends for one transaction. */
+CHAIN_WUR int mp_ephemeral_spends(struct mp_ws *w);
+
 /** Core's IsWellFormedPackage with require_sorted: true when well formed, else pkg says why. */
-bool mp_package_well_formed(struct proto_tx *const *txs, size_t n, struct chain_package_state *pkg);
+bool mp_package_well_formed(struct proto_tx *const *txs, size_t n,
+                            struct mempool_package_state *pkg);
 
 /**
  * Core's CalculateAncestorsAndCheckLimits: walk the ancestors of `count`
@@ -232,77 +291,31 @@ bool mp_package_well_formed(struct proto_tx *const *txs, size_t n, struct chain_
  * ancestor count, ancestor vbytes, descendant count, descendant vbytes),
  * or CHAIN_ENOMEM.
  */
-CHAIN_WUR int mp_calc_ancestors(struct chain_mempool *mp, const struct mp_refs *parents,
-                                uint64_t vsize, uint64_t count, const uint64_t lim[4],
-                                struct mp_refs *out, char *msg, size_t cap);
+CHAIN_WUR int mp_calc_ancestors(struct mempool *mp, const struct mp_refs *parents, uint64_t vsize,
+                                uint64_t count, const uint64_t lim[4], struct mp_refs *out,
+                                char *msg, size_t cap);
 
-/** One transaction through acceptance; see chain_mempool_accept. */
-CHAIN_WUR int mp_accept(struct chain_mempool *mp, struct proto_tx *tx, const struct mp_args *a,
-                        struct chain_accept_result *r);
+/** One transaction through acceptance; see mempool_accept. */
+CHAIN_WUR int mp_accept(struct mempool *mp, struct proto_tx *tx, const struct mp_args *a,
+                        struct mempool_accept_result *r);
 
-/* ---- hooks from activate.c ------------------------------------------------ */
+/* ---- chain_events.c: the chain listener's callbacks ----------------------- */
 
-/** Core's removeForBlock: b was just connected at height. */
-void chain_mempool_block_connected(struct chain *c, struct proto_block *b);
+/** Core's removeForBlock: b was just connected. */
+void mp_block_connected(void *ctx, struct chain *c, struct proto_block *b);
 /** Keep b's transactions (but the coinbase) for re-adding after the reorg. 0 or CHAIN_ENOMEM. */
-CHAIN_WUR int chain_mempool_block_disconnected(struct chain *c, struct proto_block *b);
+int mp_block_disconnected(void *ctx, struct chain *c, struct proto_block *b);
 /**
  * Core's MaybeUpdateMempoolForReorg once the tip settled: re-add the kept
  * transactions, then re-check every entry against the new tip (removing
  * the non-final, immature and now invalid with reason reorg). 0 or a
  * fatal error.
  */
-CHAIN_WUR int chain_mempool_update_for_reorg(struct chain *c);
+int mp_chain_settled(void *ctx, struct chain *c);
 
-/* ---- mempool_persist.c ---------------------------------------------------- */
+/* ---- persist.c ---------------------------------------------------------- */
 
 /** Read mempool.dat into the pool (a damaged file is logged and skipped). */
-void chain_mempool_load(struct chain *c);
-
-/* ---- scriptcache.c --------------------------------------------------------- */
-
-/** A script cache of about `bytes`; NULL when out of memory. */
-struct chain_script_cache *chain_script_cache_new(size_t bytes);
-void chain_script_cache_free(struct chain_script_cache *sc);
-/** Remember that wtxid's scripts pass under flags. */
-void chain_script_cache_add(struct chain_script_cache *sc, const struct proto_hash *wtxid,
-                            uint32_t flags);
-/**
- * Was it remembered? `erase`: forget it on a hit (a block has used it).
- * `count`: a real ConnectBlock lookup (not a just-check one such as the
- * miner's test of its block), counted as a hit or a miss in the stats.
- */
-bool chain_script_cache_has(struct chain_script_cache *sc, const struct proto_hash *wtxid,
-                            uint32_t flags, bool erase, bool count);
-/** Nothing cached (ConnectBlock then skips computing wtxids). */
-bool chain_script_cache_is_empty(const struct chain_script_cache *sc);
-/** Entries, capacity, hits and misses. */
-void chain_script_cache_counters(const struct chain_script_cache *sc, uint64_t *entries,
-                                 uint64_t *capacity, uint64_t *hits, uint64_t *misses);
-
-/* ---- connect.c: shared with the mempool ------------------------------------ */
-
-/**
- * Core's Consensus::CheckTxInputs after HaveInputs: maturity, value
- * ranges, in >= out, with prev[i] the coin input i spends. 0 with *fee,
- * or CHAIN_EINVALID.
- */
-CHAIN_WUR int chain_check_tx_input_values(struct proto_tx *tx, const struct chain_coin *prev,
-                                          int32_t spend_height, int64_t *fee,
-                                          struct chain_state *st);
-/** The checker's script cache (NULL when none). */
-struct chain_script_cache *chain_checker_script_cache(struct chain_checker *ck);
-/** Give the checker a script cache (it takes ownership). */
-void chain_checker_set_script_cache(struct chain_checker *ck, struct chain_script_cache *sc);
-/**
- * Run tx's script checks under `flags` on the check queue (in place
- * without workers). spent[i] is input i's spent output; pre is filled
- * here. Returns 0 when all pass, else *bad_input is the first failing
- * input (in input order) and *script_err its error; or CHAIN_ENOMEM.
- */
-CHAIN_WUR int chain_checker_verify_tx(struct chain_checker *ck, const struct proto_tx *tx,
-                                      const struct script_spent_output *spent,
-                                      struct script_precomputed *pre, uint32_t flags, bool *failed,
-                                      uint32_t *bad_input, int *script_err);
+void mp_load(struct mempool *mp);
 
 #endif

@@ -1,10 +1,10 @@
 /**
- * chain/policy.h: Bitcoin Core 29's transaction standardness rules
+ * mempool/policy.h: Bitcoin Core 29's transaction standardness rules
  * (policy/policy.cpp, policy/feerate.cpp, policy/ephemeral_policy.cpp) as
  * pure functions: what a relay node refuses to relay or mine although
  * consensus would allow it.
  *
- * Part of chain/chain.h: include that, not this file.
+ * Part of mempool/mempool.h: include that, not this file.
  *
  * Glossary
  *   standard     a transaction Core relays by default: known output types,
@@ -23,48 +23,48 @@
  * be NULL) with Core's TxValidationResult, its reject reason and its
  * debug string, byte for byte.
  */
-#ifndef PEERD_CHAIN_POLICY_H
-#define PEERD_CHAIN_POLICY_H
+#ifndef PEERD_MEMPOOL_POLICY_H
+#define PEERD_MEMPOOL_POLICY_H
 
-#ifndef PEERD_CHAIN_PARTS
-#error "include chain/chain.h, not chain/policy.h"
+#ifndef PEERD_MEMPOOL_PARTS
+#error "include mempool/mempool.h, not mempool/policy.h"
 #endif
 
 /** Core's MAX_STANDARD_TX_WEIGHT: heaviest standard transaction, weight units. */
-#define CHAIN_MAX_STANDARD_TX_WEIGHT 400000u
+#define MEMPOOL_MAX_STANDARD_TX_WEIGHT 400000u
 /** Core's MIN_STANDARD_TX_NONWITNESS_SIZE: smallest tx without witness (CVE-2017-12842). */
-#define CHAIN_MIN_STANDARD_TX_NONWITNESS_SIZE 65u
+#define MEMPOOL_MIN_STANDARD_TX_NONWITNESS_SIZE 65u
 /** Core's MAX_STANDARD_SCRIPTSIG_SIZE: room for a 15-of-15 P2SH multisig spend. */
-#define CHAIN_MAX_STANDARD_SCRIPTSIG_SIZE 1650u
+#define MEMPOOL_MAX_STANDARD_SCRIPTSIG_SIZE 1650u
 /** Core's MAX_P2SH_SIGOPS: most sigops a standard P2SH redeem script may count. */
-#define CHAIN_MAX_P2SH_SIGOPS 15u
+#define MEMPOOL_MAX_P2SH_SIGOPS 15u
 /** Core's MAX_STANDARD_TX_SIGOPS_COST: a fifth of the block's. */
-#define CHAIN_MAX_STANDARD_TX_SIGOPS_COST 16000u
+#define MEMPOOL_MAX_STANDARD_TX_SIGOPS_COST 16000u
 /** Core's DEFAULT_BYTES_PER_SIGOP (-bytespersigop): vbytes charged per sigop. */
-#define CHAIN_DEFAULT_BYTES_PER_SIGOP 20
+#define MEMPOOL_DEFAULT_BYTES_PER_SIGOP 20
 /** Core's DUST_RELAY_TX_FEE (-dustrelayfee), sat/kvB. */
-#define CHAIN_DUST_RELAY_FEE 3000 /* sat/kvB */
+#define MEMPOOL_DUST_RELAY_FEE 3000 /* sat/kvB */
 /** Core's DEFAULT_MIN_RELAY_TX_FEE (-minrelaytxfee), sat/kvB. */
-#define CHAIN_DEFAULT_MIN_RELAY_FEE 1000 /* sat/kvB */
+#define MEMPOOL_DEFAULT_MIN_RELAY_FEE 1000 /* sat/kvB */
 /** Core's DEFAULT_INCREMENTAL_RELAY_FEE (-incrementalrelayfee), sat/kvB. */
-#define CHAIN_DEFAULT_INCREMENTAL_RELAY_FEE 1000
+#define MEMPOOL_DEFAULT_INCREMENTAL_RELAY_FEE 1000
 /** Core's MAX_OP_RETURN_RELAY (-datacarriersize): whole OP_RETURN script, bytes. */
-#define CHAIN_MAX_OP_RETURN_RELAY 83u
+#define MEMPOOL_MAX_OP_RETURN_RELAY 83u
 /** Core's TX_MAX_STANDARD_VERSION: versions 1..3 are standard. */
-#define CHAIN_TX_MAX_STANDARD_VERSION 3
+#define MEMPOOL_TX_MAX_STANDARD_VERSION 3
 /** Core's MAX_DUST_OUTPUTS_PER_TX: dust outputs allowed (in a zero-fee tx only). */
-#define CHAIN_MAX_DUST_OUTPUTS_PER_TX 1u
+#define MEMPOOL_MAX_DUST_OUTPUTS_PER_TX 1u
 /** Core's MAX_STANDARD_P2WSH_STACK_ITEMS: witness items before the witness script. */
-#define CHAIN_MAX_STANDARD_P2WSH_STACK_ITEMS 100u
+#define MEMPOOL_MAX_STANDARD_P2WSH_STACK_ITEMS 100u
 /** Core's MAX_STANDARD_P2WSH_STACK_ITEM_SIZE, bytes. */
-#define CHAIN_MAX_STANDARD_P2WSH_STACK_ITEM_SIZE 80u
+#define MEMPOOL_MAX_STANDARD_P2WSH_STACK_ITEM_SIZE 80u
 /** Core's MAX_STANDARD_TAPSCRIPT_STACK_ITEM_SIZE, bytes. */
-#define CHAIN_MAX_STANDARD_TAPSCRIPT_STACK_ITEM_SIZE 80u
+#define MEMPOOL_MAX_STANDARD_TAPSCRIPT_STACK_ITEM_SIZE 80u
 /** Core's MAX_STANDARD_P2WSH_SCRIPT_SIZE, bytes. */
-#define CHAIN_MAX_STANDARD_P2WSH_SCRIPT_SIZE 3600u
+#define MEMPOOL_MAX_STANDARD_P2WSH_SCRIPT_SIZE 3600u
 
 /** Relay policy knobs (Core's -dustrelayfee, -minrelaytxfee, ...). Plain value. */
-struct chain_policy {
+struct mempool_policy {
 	int64_t dust_relay_feerate;        /**< sat/kvB */
 	int64_t min_relay_feerate;         /**< sat/kvB */
 	int64_t incremental_relay_feerate; /**< sat/kvB */
@@ -76,19 +76,19 @@ struct chain_policy {
 };
 
 /** Core's defaults for network p (require_standard as Core's chainparams for that network). */
-void chain_policy_default(struct chain_policy *pol, const struct proto_params *p);
+void mempool_policy_default(struct mempool_policy *pol, const struct proto_params *p);
 
 /** CFeeRate(sat_per_kvb).GetFee(vsize), rounding exactly as Core 29's CFeeRate does. */
-int64_t chain_feerate_fee(int64_t sat_per_kvb, int64_t vsize);
+int64_t mempool_feerate_fee(int64_t sat_per_kvb, int64_t vsize);
 /** Core's GetVirtualTransactionSize(weight, sigop_cost, bytes_per_sigop). */
-int64_t chain_policy_vsize(int64_t weight, int64_t sigop_cost, int64_t bytes_per_sigop);
+int64_t mempool_policy_vsize(int64_t weight, int64_t sigop_cost, int64_t bytes_per_sigop);
 /** Core's GetDustThreshold for an output with this value-less scriptPubKey. */
-int64_t chain_policy_dust_threshold(const uint8_t *spk, size_t len, int64_t dust_feerate);
+int64_t mempool_policy_dust_threshold(const uint8_t *spk, size_t len, int64_t dust_feerate);
 /** Core's IsDust for output `out` of tx. */
-bool chain_policy_is_dust(const struct proto_tx *tx, uint32_t out, int64_t dust_feerate);
+bool mempool_policy_is_dust(const struct proto_tx *tx, uint32_t out, int64_t dust_feerate);
 /** Core's GetDust: indexes of dust outputs into idx (up to cap); returns how many there are. */
-uint32_t chain_policy_dust_outputs(const struct proto_tx *tx, int64_t dust_feerate, uint32_t *idx,
-                                   uint32_t cap);
+uint32_t mempool_policy_dust_outputs(const struct proto_tx *tx, int64_t dust_feerate, uint32_t *idx,
+                                     uint32_t cap);
 
 /**
  * Core's IsStandardTx: 0, or CHAIN_EINVALID with st = (TX_NOT_STANDARD,
@@ -98,22 +98,23 @@ uint32_t chain_policy_dust_outputs(const struct proto_tx *tx, int64_t dust_feera
  * output by output "scriptpubkey" (no standard template, multisig beyond
  * x-of-3, OP_RETURN over pol->max_datacarrier_bytes or any with
  * datacarrier off) and "bare-multisig" (unless permitted), then "dust"
- * (more than CHAIN_MAX_DUST_OUTPUTS_PER_TX dust outputs) and last
+ * (more than MEMPOOL_MAX_DUST_OUTPUTS_PER_TX dust outputs) and last
  * "multi-op-return". The mempool calls it only with pol->require_standard.
  */
-CHAIN_WUR int chain_policy_check_standard(const struct proto_tx *tx, const struct chain_policy *pol,
-                                          struct chain_state *st);
+CHAIN_WUR int mempool_policy_check_standard(const struct proto_tx *tx,
+                                            const struct mempool_policy *pol,
+                                            struct chain_state *st);
 /**
  * Core's AreInputsStandard; prev[i] is the coin input i spends (n_in of
  * them). Rejects spending a non-standard or unknown-witness-version output
- * and a P2SH redeem script with over CHAIN_MAX_P2SH_SIGOPS sigops:
+ * and a P2SH redeem script with over MEMPOOL_MAX_P2SH_SIGOPS sigops:
  * CHAIN_EINVALID with (TX_INPUTS_NOT_STANDARD, "bad-txns-nonstandard-inputs",
  * no debug: Core 29 gives none). Like Core, expects the scriptSigs to be
- * push-only (chain_policy_check_standard passed); any other scriptSig of
+ * push-only (mempool_policy_check_standard passed); any other scriptSig of
  * a P2SH spend is called non-standard.
  */
-CHAIN_WUR int chain_policy_check_inputs(const struct proto_tx *tx, const struct chain_coin *prev,
-                                        struct chain_state *st);
+CHAIN_WUR int mempool_policy_check_inputs(const struct proto_tx *tx, const struct chain_coin *prev,
+                                          struct chain_state *st);
 /**
  * Core's IsWitnessStandard, prev[] as above: a witness only on a witness
  * program (P2SH-wrapped or not; never on pay-to-anchor), P2WSH within the
@@ -122,16 +123,8 @@ CHAIN_WUR int chain_policy_check_inputs(const struct proto_tx *tx, const struct 
  * "bad-witness-nonstandard", no debug). Core calls it only for a tx with
  * a witness; inputs without one pass here anyway.
  */
-CHAIN_WUR int chain_policy_check_witness(const struct proto_tx *tx, const struct chain_coin *prev,
-                                         struct chain_state *st);
-/**
- * Core's GetTransactionSigOpCost with the spent coins prev[] and script
- * flags (the mempool uses SCRIPT_VERIFY_STANDARD): legacy sigops times 4,
- * plus P2SH (times 4) and witness sigops of each input. A coinbase counts
- * only the legacy part and prev is not read.
- */
-uint32_t chain_tx_sigop_cost(const struct proto_tx *tx, const struct chain_coin *prev,
-                             uint32_t flags);
+CHAIN_WUR int mempool_policy_check_witness(const struct proto_tx *tx, const struct chain_coin *prev,
+                                           struct chain_state *st);
 /**
  * Core's PreCheckEphemeralTx (policy/ephemeral_policy): dust only in a tx
  * paying 0 (base and modified fee). CHAIN_EINVALID with (TX_NOT_STANDARD,
@@ -139,9 +132,9 @@ uint32_t chain_tx_sigop_cost(const struct proto_tx *tx, const struct chain_coin 
  * require_standard) after IsWitnessStandard and before the sigop limit
  * and the fee checks.
  */
-CHAIN_WUR int chain_policy_check_ephemeral(const struct proto_tx *tx, int64_t base_fee,
-                                           int64_t modified_fee, const struct chain_policy *pol,
-                                           struct chain_state *st);
+CHAIN_WUR int mempool_policy_check_ephemeral(const struct proto_tx *tx, int64_t base_fee,
+                                             int64_t modified_fee, const struct mempool_policy *pol,
+                                             struct chain_state *st);
 
 /* ---- More of Core's PreChecks, each one rule with Core's words --------- */
 
@@ -151,29 +144,21 @@ CHAIN_WUR int chain_policy_check_ephemeral(const struct proto_tx *tx, int64_t ba
  * (TX_NOT_STANDARD, "tx-size-small") for a tx whose serialization without
  * witness is under 65 bytes (CVE-2017-12842).
  */
-CHAIN_WUR int chain_policy_check_nonwitness_size(const struct proto_tx *tx, struct chain_state *st);
-/** Core's GetLegacySigOpCount: scriptSigs and scriptPubKeys, CHECKMULTISIG as 20. */
-uint32_t chain_tx_legacy_sigops(const struct proto_tx *tx);
-/**
- * Sigop cost of input j spending spk beyond the legacy count: its P2SH
- * redeem script's sigops times 4 (with SCRIPT_VERIFY_P2SH) plus its
- * witness sigops. chain_tx_sigop_cost and ConnectBlock sum these.
- */
-uint32_t chain_input_sigop_cost(const struct proto_tx *tx, uint32_t j, const uint8_t *spk,
-                                uint32_t spk_len, uint32_t flags);
+CHAIN_WUR int mempool_policy_check_nonwitness_size(const struct proto_tx *tx,
+                                                   struct chain_state *st);
 /**
  * PreChecks' sigop limit: (TX_NOT_STANDARD, "bad-txns-too-many-sigops",
- * the cost in decimal) when over CHAIN_MAX_STANDARD_TX_SIGOPS_COST.
+ * the cost in decimal) when over MEMPOOL_MAX_STANDARD_TX_SIGOPS_COST.
  */
-CHAIN_WUR int chain_policy_check_sigops(uint32_t sigop_cost, struct chain_state *st);
+CHAIN_WUR int mempool_policy_check_sigops(uint32_t sigop_cost, struct chain_state *st);
 /**
  * The second half of Core's CheckFeeRate: (TX_RECONSIDERABLE, "min relay
  * fee not met", "FEE < WANT") when fee is under pol's min relay feerate
  * for vsize. The mempool's rolling minimum ("mempool min fee not met")
  * is the mempool's own check, made first.
  */
-CHAIN_WUR int chain_policy_check_min_relay_fee(int64_t fee, int64_t vsize,
-                                               const struct chain_policy *pol,
-                                               struct chain_state *st);
+CHAIN_WUR int mempool_policy_check_min_relay_fee(int64_t fee, int64_t vsize,
+                                                 const struct mempool_policy *pol,
+                                                 struct chain_state *st);
 
 #endif

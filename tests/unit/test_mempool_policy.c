@@ -1,6 +1,6 @@
 /*
- * tests/unit/test_chain_policy.c: Core 29's standardness rules
- * (chain/policy.c). Every rule at its boundary, one over and one at it,
+ * tests/unit/test_mempool_policy.c: Core 29's standardness rules
+ * (mempool/policy.c). Every rule at its boundary, one over and one at it,
  * with Core's reason and verdict kind; the figures Core computes for dust
  * and fees; and Core's own regtest wallet transactions (which Core's
  * mempool accepted) passing every rule, mainnet's 999,657-byte
@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "chain/chain.h"
+#include "mempool/mempool.h"
 #include "script/script.h"
 #include "tests/unit/testutil.h"
 #include "tests/unit/testutil_chain.h"
@@ -196,12 +197,12 @@ static size_t pushdata2(uint8_t *s, size_t total)
 	return total;
 }
 
-static struct chain_policy pol;
+static struct mempool_policy pol;
 static struct chain_state st;
 
 static void defaults(void)
 {
-	chain_policy_default(&pol, proto_params(PROTO_NET_REGTEST));
+	mempool_policy_default(&pol, proto_params(PROTO_NET_REGTEST));
 	chain_state_clear(&st);
 }
 
@@ -220,7 +221,7 @@ static void expect_standard(struct tb *b)
 	struct proto_tx tx;
 	proto_tx_init(&tx);
 	tb_build(b, &tx);
-	tu_assert_ok(chain_policy_check_standard(&tx, &pol, &st), &st);
+	tu_assert_ok(mempool_policy_check_standard(&tx, &pol, &st), &st);
 	proto_tx_release(&tx);
 }
 
@@ -230,7 +231,7 @@ static void expect_nonstandard_at(struct tb *b, const char *reason, int line)
 	proto_tx_init(&tx);
 	tb_build(b, &tx);
 	chain_state_clear(&st);
-	int rc = chain_policy_check_standard(&tx, &pol, &st);
+	int rc = mempool_policy_check_standard(&tx, &pol, &st);
 	tu_assert_reject_impl(rc, &st, CHAIN_RESULT_TX_NOT_STANDARD, reason, __FILE__, line);
 	/* IsStandardTx's rejections carry no debug message in Core. */
 	assert_string_equal(st.debug, "");
@@ -243,9 +244,9 @@ static void expect_nonstandard_at(struct tb *b, const char *reason, int line)
 static void test_defaults(void **state)
 {
 	(void)state;
-	struct chain_policy p;
+	struct mempool_policy p;
 	for (int n = 0; n < PROTO_NET__COUNT; n++) {
-		chain_policy_default(&p, proto_params((enum proto_net)n));
+		mempool_policy_default(&p, proto_params((enum proto_net)n));
 		assert_int_equal(p.dust_relay_feerate, 3000);
 		assert_int_equal(p.min_relay_feerate, 1000);
 		assert_int_equal(p.incremental_relay_feerate, 1000);
@@ -277,7 +278,7 @@ static void test_feerate_fee(void **state)
 	    {3000, 98, 294},  {3702, 182, 674}, {1000, 141, 141},   {1, 4000000, 4000},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int64_t got = chain_feerate_fee(cases[i].rate, cases[i].size);
+		int64_t got = mempool_feerate_fee(cases[i].rate, cases[i].size);
 		if (got != cases[i].fee)
 			fail_msg("GetFee(rate %lld, %lld vB) = %lld, want %lld",
 			         (long long)cases[i].rate, (long long)cases[i].size, (long long)got,
@@ -288,16 +289,16 @@ static void test_feerate_fee(void **state)
 static void test_vsize(void **state)
 {
 	(void)state;
-	assert_int_equal(chain_policy_vsize(400, 0, 20), 100);
-	assert_int_equal(chain_policy_vsize(401, 0, 20), 101);
-	assert_int_equal(chain_policy_vsize(403, 0, 20), 101);
-	assert_int_equal(chain_policy_vsize(404, 0, 20), 101);
+	assert_int_equal(mempool_policy_vsize(400, 0, 20), 100);
+	assert_int_equal(mempool_policy_vsize(401, 0, 20), 101);
+	assert_int_equal(mempool_policy_vsize(403, 0, 20), 101);
+	assert_int_equal(mempool_policy_vsize(404, 0, 20), 101);
 	/* sigops weigh more than the bytes: 100 * 20 = 2,000 "weight" */
-	assert_int_equal(chain_policy_vsize(561, 100, 20), 500);
-	assert_int_equal(chain_policy_vsize(2001, 100, 20), 501);
-	assert_int_equal(chain_policy_vsize(561, 101, 20), 505);
+	assert_int_equal(mempool_policy_vsize(561, 100, 20), 500);
+	assert_int_equal(mempool_policy_vsize(2001, 100, 20), 501);
+	assert_int_equal(mempool_policy_vsize(561, 101, 20), 505);
 	/* -bytespersigop=0 turns the adjustment off */
-	assert_int_equal(chain_policy_vsize(561, 10000, 0), 141);
+	assert_int_equal(mempool_policy_vsize(561, 10000, 0), 141);
 }
 
 /* ---- dust ---------------------------------------------------------------- */
@@ -329,21 +330,21 @@ static void test_dust_threshold(void **state)
 	    {"op_return", ret, sizeof(ret), 0},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int64_t got = chain_policy_dust_threshold(cases[i].spk, cases[i].len, 3000);
+		int64_t got = mempool_policy_dust_threshold(cases[i].spk, cases[i].len, 3000);
 		if (got != cases[i].at3000)
 			fail_msg("%s: dust threshold %lld, want %lld", cases[i].what,
 			         (long long)got, (long long)cases[i].at3000);
 	}
 	/* the rounding at an odd rate (transaction_tests.cpp: 182 * 3702 / 1000 up) */
-	assert_int_equal(chain_policy_dust_threshold(P2PKH, sizeof(P2PKH), 3702), 674);
+	assert_int_equal(mempool_policy_dust_threshold(P2PKH, sizeof(P2PKH), 3702), 674);
 	/* a rate of zero: nothing is dust */
-	assert_int_equal(chain_policy_dust_threshold(P2PKH, sizeof(P2PKH), 0), 0);
+	assert_int_equal(mempool_policy_dust_threshold(P2PKH, sizeof(P2PKH), 0), 0);
 	/* a script over 10,000 bytes is unspendable, so never dust */
 	static uint8_t huge[SCRIPT_MAX_SIZE + 1];
-	assert_int_equal(chain_policy_dust_threshold(huge, sizeof(huge), 3000), 0);
+	assert_int_equal(mempool_policy_dust_threshold(huge, sizeof(huge), 3000), 0);
 	/* a 253-byte script takes 3 bytes of length: 8 + 3 + 253 + 148 = 412 */
 	static uint8_t s253[253];
-	assert_int_equal(chain_policy_dust_threshold(s253, sizeof(s253), 1000), 412);
+	assert_int_equal(mempool_policy_dust_threshold(s253, sizeof(s253), 1000), 412);
 }
 
 static void test_is_dust_and_list(void **state)
@@ -360,23 +361,23 @@ static void test_is_dust_and_list(void **state)
 	tb_out_add(b, 0, P2A, sizeof(P2A));         /* dust */
 	proto_tx_init(&tx);
 	tb_build(b, &tx);
-	assert_true(chain_policy_is_dust(&tx, 0, 3000));
-	assert_false(chain_policy_is_dust(&tx, 1, 3000));
-	assert_true(chain_policy_is_dust(&tx, 2, 3000));
-	assert_false(chain_policy_is_dust(&tx, 3, 3000));
-	assert_true(chain_policy_is_dust(&tx, 4, 3000));
+	assert_true(mempool_policy_is_dust(&tx, 0, 3000));
+	assert_false(mempool_policy_is_dust(&tx, 1, 3000));
+	assert_true(mempool_policy_is_dust(&tx, 2, 3000));
+	assert_false(mempool_policy_is_dust(&tx, 3, 3000));
+	assert_true(mempool_policy_is_dust(&tx, 4, 3000));
 	uint32_t idx[3] = {99, 99, 99};
-	assert_int_equal(chain_policy_dust_outputs(&tx, 3000, idx, 3), 3);
+	assert_int_equal(mempool_policy_dust_outputs(&tx, 3000, idx, 3), 3);
 	assert_int_equal(idx[0], 0);
 	assert_int_equal(idx[1], 2);
 	assert_int_equal(idx[2], 4);
 	/* counts past the room it was given */
 	idx[0] = idx[1] = 99;
-	assert_int_equal(chain_policy_dust_outputs(&tx, 3000, idx, 1), 3);
+	assert_int_equal(mempool_policy_dust_outputs(&tx, 3000, idx, 1), 3);
 	assert_int_equal(idx[0], 0);
 	assert_int_equal(idx[1], 99);
 	/* at a rate of zero nothing is dust, not even a 0-value anchor */
-	assert_int_equal(chain_policy_dust_outputs(&tx, 0, NULL, 0), 0);
+	assert_int_equal(mempool_policy_dust_outputs(&tx, 0, NULL, 0), 0);
 	proto_tx_release(&tx);
 	free(b);
 }
@@ -424,11 +425,11 @@ static void test_weight(void **state)
 	b->in[0].nwit = 1;
 	b->in[0].wit[0] = (struct span){item, 300000};
 	uint32_t w0 = weight_of(b);
-	b->in[0].wit[0].n = 300000 + (CHAIN_MAX_STANDARD_TX_WEIGHT - w0);
-	assert_int_equal(weight_of(b), CHAIN_MAX_STANDARD_TX_WEIGHT);
+	b->in[0].wit[0].n = 300000 + (MEMPOOL_MAX_STANDARD_TX_WEIGHT - w0);
+	assert_int_equal(weight_of(b), MEMPOOL_MAX_STANDARD_TX_WEIGHT);
 	expect_standard(b);
 	b->in[0].wit[0].n++;
-	assert_int_equal(weight_of(b), CHAIN_MAX_STANDARD_TX_WEIGHT + 1);
+	assert_int_equal(weight_of(b), MEMPOOL_MAX_STANDARD_TX_WEIGHT + 1);
 	expect_nonstandard(b, "tx-size");
 	/* tx-size comes before every input and output rule */
 	b->version = 2;
@@ -443,7 +444,7 @@ static void test_weight(void **state)
 	proto_tx_init(&tx);
 	tu_assert_err(proto_tx_decode_buf(raw, len, &tx, NULL), 0);
 	chain_state_clear(&st);
-	tu_assert_reject(chain_policy_check_standard(&tx, &pol, &st), &st,
+	tu_assert_reject(mempool_policy_check_standard(&tx, &pol, &st), &st,
 	                 CHAIN_RESULT_TX_NOT_STANDARD, "tx-size");
 	proto_tx_release(&tx);
 	free(raw);
@@ -619,19 +620,19 @@ static void test_ephemeral(void **state)
 	b->out[0].value = 0;
 	tb_out_add(b, 100000, P2TR, sizeof(P2TR));
 	tb_build(b, &tx);
-	tu_assert_ok(chain_policy_check_ephemeral(&tx, 0, 0, &pol, &st), &st);
+	tu_assert_ok(mempool_policy_check_ephemeral(&tx, 0, 0, &pol, &st), &st);
 	static const int64_t fees[][2] = {{1, 1}, {1, 0}, {0, 1}, {-1, 0}, {100, 200}};
 	for (size_t i = 0; i < 5; i++) {
 		chain_state_clear(&st);
 		tu_assert_reject(
-		    chain_policy_check_ephemeral(&tx, fees[i][0], fees[i][1], &pol, &st), &st,
+		    mempool_policy_check_ephemeral(&tx, fees[i][0], fees[i][1], &pol, &st), &st,
 		    CHAIN_RESULT_TX_NOT_STANDARD, "dust");
 		assert_string_equal(st.debug, "tx with dust output must be 0-fee");
 	}
 	/* without dust any fee is fine here */
 	b->out[0].value = 294;
 	tb_build(b, &tx);
-	tu_assert_ok(chain_policy_check_ephemeral(&tx, 500, 700, &pol, &st), &st);
+	tu_assert_ok(mempool_policy_check_ephemeral(&tx, 500, 700, &pol, &st), &st);
 	proto_tx_release(&tx);
 	free(b);
 }
@@ -649,36 +650,36 @@ static void test_nonwitness_size_and_fee(void **state)
 	b->in[0].sig = (struct span){sig, 3};
 	tb_build(b, &tx);
 	assert_int_equal(tx.stripped_size, 64);
-	tu_assert_reject(chain_policy_check_nonwitness_size(&tx, &st), &st,
+	tu_assert_reject(mempool_policy_check_nonwitness_size(&tx, &st), &st,
 	                 CHAIN_RESULT_TX_NOT_STANDARD, "tx-size-small");
 	b->in[0].sig = (struct span){sig, 4};
 	tb_build(b, &tx);
 	assert_int_equal(tx.stripped_size, 65);
-	tu_assert_ok(chain_policy_check_nonwitness_size(&tx, &st), &st);
+	tu_assert_ok(mempool_policy_check_nonwitness_size(&tx, &st), &st);
 	/* a witness does not count towards the 65 */
 	b->in[0].sig = (struct span){sig, 3};
 	b->in[0].nwit = 1;
 	b->in[0].wit[0] = (struct span){BIG, 100};
 	tb_build(b, &tx);
-	tu_assert_reject(chain_policy_check_nonwitness_size(&tx, &st), &st,
+	tu_assert_reject(mempool_policy_check_nonwitness_size(&tx, &st), &st,
 	                 CHAIN_RESULT_TX_NOT_STANDARD, "tx-size-small");
 	proto_tx_release(&tx);
 	free(b);
 
 	/* min relay fee: 1 sat/vB, rounded up */
 	chain_state_clear(&st);
-	tu_assert_reject(chain_policy_check_min_relay_fee(140, 141, &pol, &st), &st,
+	tu_assert_reject(mempool_policy_check_min_relay_fee(140, 141, &pol, &st), &st,
 	                 CHAIN_RESULT_TX_RECONSIDERABLE, "min relay fee not met");
 	assert_string_equal(st.debug, "140 < 141");
-	tu_assert_reject(chain_policy_check_min_relay_fee(0, 141, &pol, &st), &st,
+	tu_assert_reject(mempool_policy_check_min_relay_fee(0, 141, &pol, &st), &st,
 	                 CHAIN_RESULT_TX_RECONSIDERABLE, "min relay fee not met");
 	assert_string_equal(st.debug, "0 < 141");
-	tu_assert_ok(chain_policy_check_min_relay_fee(141, 141, &pol, &st), &st);
+	tu_assert_ok(mempool_policy_check_min_relay_fee(141, 141, &pol, &st), &st);
 	pol.min_relay_feerate = 100; /* 0.1 sat/vB: 14.1 rounds up to 15 */
-	tu_assert_reject(chain_policy_check_min_relay_fee(14, 141, &pol, &st), &st,
+	tu_assert_reject(mempool_policy_check_min_relay_fee(14, 141, &pol, &st), &st,
 	                 CHAIN_RESULT_TX_RECONSIDERABLE, "min relay fee not met");
 	assert_string_equal(st.debug, "14 < 15");
-	tu_assert_ok(chain_policy_check_min_relay_fee(15, 141, &pol, &st), &st);
+	tu_assert_ok(mempool_policy_check_min_relay_fee(15, 141, &pol, &st), &st);
 }
 
 /* ---- AreInputsStandard --------------------------------------------------- */
@@ -696,9 +697,9 @@ static void expect_inputs(struct tb *b, const struct chain_coin *prev, bool ok, 
 	proto_tx_init(&tx);
 	tb_build(b, &tx);
 	chain_state_clear(&st);
-	int rc = chain_policy_check_inputs(&tx, prev, &st);
+	int rc = mempool_policy_check_inputs(&tx, prev, &st);
 	if (ok)
-		tu_assert_ok_impl(rc, &st, "chain_policy_check_inputs", __FILE__, line);
+		tu_assert_ok_impl(rc, &st, "mempool_policy_check_inputs", __FILE__, line);
 	else {
 		tu_assert_reject_impl(rc, &st, CHAIN_RESULT_TX_INPUTS_NOT_STANDARD,
 		                      "bad-txns-nonstandard-inputs", __FILE__, line);
@@ -811,9 +812,9 @@ static void expect_witness(struct tb *b, const struct chain_coin *prev, bool ok,
 	proto_tx_init(&tx);
 	tb_build(b, &tx);
 	chain_state_clear(&st);
-	int rc = chain_policy_check_witness(&tx, prev, &st);
+	int rc = mempool_policy_check_witness(&tx, prev, &st);
 	if (ok)
-		tu_assert_ok_impl(rc, &st, "chain_policy_check_witness", __FILE__, line);
+		tu_assert_ok_impl(rc, &st, "mempool_policy_check_witness", __FILE__, line);
 	else
 		tu_assert_reject_impl(rc, &st, CHAIN_RESULT_TX_WITNESS_MUTATED,
 		                      "bad-witness-nonstandard", __FILE__, line);
@@ -994,8 +995,8 @@ static void test_sigops(void **state)
 	assert_int_equal(chain_tx_sigop_cost(&tx, NULL, SCRIPT_VERIFY_STANDARD), 4);
 
 	/* the limit: 16,000 passes, 16,001 does not; Core's debug is the cost */
-	tu_assert_ok(chain_policy_check_sigops(16000, &st), &st);
-	tu_assert_reject(chain_policy_check_sigops(16001, &st), &st, CHAIN_RESULT_TX_NOT_STANDARD,
+	tu_assert_ok(mempool_policy_check_sigops(16000, &st), &st);
+	tu_assert_reject(mempool_policy_check_sigops(16001, &st), &st, CHAIN_RESULT_TX_NOT_STANDARD,
 	                 "bad-txns-too-many-sigops");
 	assert_string_equal(st.debug, "16001");
 	proto_tx_release(&tx);
@@ -1057,20 +1058,20 @@ static void test_core_wallet_txs(void **state)
 			for (uint32_t k = 0; k < tx->n_out; k++)
 				out += tx->vout[k].value;
 			chain_state_clear(&st);
-			tu_assert_ok(chain_policy_check_standard(tx, &pol, &st), &st);
-			tu_assert_ok(chain_policy_check_nonwitness_size(tx, &st), &st);
-			tu_assert_ok(chain_policy_check_inputs(tx, prev, &st), &st);
-			tu_assert_ok(chain_policy_check_witness(tx, prev, &st), &st);
+			tu_assert_ok(mempool_policy_check_standard(tx, &pol, &st), &st);
+			tu_assert_ok(mempool_policy_check_nonwitness_size(tx, &st), &st);
+			tu_assert_ok(mempool_policy_check_inputs(tx, prev, &st), &st);
+			tu_assert_ok(mempool_policy_check_witness(tx, prev, &st), &st);
 			uint32_t cost = chain_tx_sigop_cost(tx, prev, SCRIPT_VERIFY_STANDARD);
-			tu_assert_ok(chain_policy_check_sigops(cost, &st), &st);
+			tu_assert_ok(mempool_policy_check_sigops(cost, &st), &st);
 			int64_t vsize =
-			    chain_policy_vsize(proto_tx_weight(tx), cost, pol.bytes_per_sigop);
+			    mempool_policy_vsize(proto_tx_weight(tx), cost, pol.bytes_per_sigop);
 			tu_assert_ok(
-			    chain_policy_check_ephemeral(tx, in - out, in - out, &pol, &st), &st);
-			tu_assert_ok(chain_policy_check_min_relay_fee(in - out, vsize, &pol, &st),
+			    mempool_policy_check_ephemeral(tx, in - out, in - out, &pol, &st), &st);
+			tu_assert_ok(mempool_policy_check_min_relay_fee(in - out, vsize, &pol, &st),
 			             &st);
 			assert_int_equal(
-			    chain_policy_dust_outputs(tx, pol.dust_relay_feerate, NULL, 0), 0);
+			    mempool_policy_dust_outputs(tx, pol.dust_relay_feerate, NULL, 0), 0);
 			with_witness += tx->has_witness;
 			checked++;
 		}

@@ -1,9 +1,9 @@
 /*
- * chain/mempool.c: the mempool's entries and indexes (Core's CTxMemPool):
+ * mempool/mempool.c: the mempool's entries and indexes (Core's CTxMemPool):
  * lookup by txid and wtxid, the spender of each outpoint, ancestor and
  * descendant figures kept up to date on every addition and removal,
  * expiry, trimming to the size limit with the rolling minimum fee.
- * Reading it is mempool_query.c; following the chain, mempool_chain.c.
+ * Reading it is query.c; following the chain, chain_events.c.
  *
  * Indexes are open-addressing tables with linear probing and
  * backward-shift deletion (no tombstones to clean), keyed by a salted
@@ -16,15 +16,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chain/mempool_internal.h"
+#include "mempool/internal.h"
 
 /* ---- small arrays ----------------------------------------------------------- */
 
-int mp_refs_push(struct mp_refs *r, struct chain_mempool_entry *e)
+int mp_refs_push(struct mp_refs *r, struct mempool_entry *e)
 {
 	if (r->n == r->cap) {
 		uint32_t cap = r->cap ? r->cap * 2 : 4;
-		struct chain_mempool_entry **v = xreallocarray(r->v, cap, sizeof(*v));
+		struct mempool_entry **v = xreallocarray(r->v, cap, sizeof(*v));
 		if (!v)
 			return CHAIN_ENOMEM;
 		r->v = v;
@@ -40,7 +40,7 @@ void mp_refs_release(struct mp_refs *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static void refs_remove(struct mp_refs *r, const struct chain_mempool_entry *e)
+static void refs_remove(struct mp_refs *r, const struct mempool_entry *e)
 {
 	for (uint32_t i = 0; i < r->n; i++) {
 		if (r->v[i] == e) {
@@ -50,19 +50,19 @@ static void refs_remove(struct mp_refs *r, const struct chain_mempool_entry *e)
 	}
 }
 
-uint64_t mp_new_epoch(struct chain_mempool *mp)
+uint64_t mp_new_epoch(struct mempool *mp)
 {
 	return ++mp->epoch;
 }
 
 /* ---- hash tables ------------------------------------------------------------ */
 
-static size_t hash_slot(const struct chain_mempool *mp, const struct proto_hash *h, size_t mask)
+static size_t hash_slot(const struct mempool *mp, const struct proto_hash *h, size_t mask)
 {
 	return (size_t)proto_siphash(mp->key, h->b, 32) & mask;
 }
 
-static size_t op_slot(const struct chain_mempool *mp, const struct proto_outpoint *op)
+static size_t op_slot(const struct mempool *mp, const struct proto_outpoint *op)
 {
 	uint8_t k[36];
 	memcpy(k, op->txid.b, 32);
@@ -70,14 +70,13 @@ static size_t op_slot(const struct chain_mempool *mp, const struct proto_outpoin
 	return (size_t)proto_siphash(mp->key, k, sizeof(k)) & mp->spend_mask;
 }
 
-static const struct proto_hash *key_of(struct chain_mempool_entry *e, bool wtxid)
+static const struct proto_hash *key_of(struct mempool_entry *e, bool wtxid)
 {
 	return wtxid ? &e->tx.wtxid : &e->tx.txid;
 }
 
-static struct chain_mempool_entry *id_find(const struct chain_mempool *mp,
-                                           struct chain_mempool_entry **tab, bool wtxid,
-                                           const struct proto_hash *h)
+static struct mempool_entry *id_find(const struct mempool *mp, struct mempool_entry **tab,
+                                     bool wtxid, const struct proto_hash *h)
 {
 	size_t s = hash_slot(mp, h, mp->id_mask);
 	for (; tab[s]; s = (s + 1) & mp->id_mask) {
@@ -87,8 +86,8 @@ static struct chain_mempool_entry *id_find(const struct chain_mempool *mp,
 	return NULL;
 }
 
-static void id_insert(struct chain_mempool *mp, struct chain_mempool_entry **tab, bool wtxid,
-                      struct chain_mempool_entry *e)
+static void id_insert(struct mempool *mp, struct mempool_entry **tab, bool wtxid,
+                      struct mempool_entry *e)
 {
 	size_t s = hash_slot(mp, key_of(e, wtxid), mp->id_mask);
 	while (tab[s])
@@ -96,8 +95,8 @@ static void id_insert(struct chain_mempool *mp, struct chain_mempool_entry **tab
 	tab[s] = e;
 }
 
-static void id_delete(struct chain_mempool *mp, struct chain_mempool_entry **tab, bool wtxid,
-                      struct chain_mempool_entry *e)
+static void id_delete(struct mempool *mp, struct mempool_entry **tab, bool wtxid,
+                      struct mempool_entry *e)
 {
 	size_t mask = mp->id_mask;
 	size_t s = hash_slot(mp, key_of(e, wtxid), mask);
@@ -118,11 +117,11 @@ static void id_delete(struct chain_mempool *mp, struct chain_mempool_entry **tab
 	tab[hole] = NULL;
 }
 
-static int id_grow(struct chain_mempool *mp)
+static int id_grow(struct mempool *mp)
 {
 	size_t slots = (mp->id_mask + 1) * 2;
-	struct chain_mempool_entry **a = xcalloc(slots, sizeof(*a));
-	struct chain_mempool_entry **b = xcalloc(slots, sizeof(*b));
+	struct mempool_entry **a = xcalloc(slots, sizeof(*a));
+	struct mempool_entry **b = xcalloc(slots, sizeof(*b));
 	if (!a || !b) {
 		xfree(a);
 		xfree(b);
@@ -140,13 +139,12 @@ static int id_grow(struct chain_mempool *mp)
 	return 0;
 }
 
-struct chain_mempool_entry *mp_find_txid(const struct chain_mempool *mp, const struct proto_hash *h)
+struct mempool_entry *mp_find_txid(const struct mempool *mp, const struct proto_hash *h)
 {
 	return id_find(mp, mp->by_txid, false, h);
 }
 
-struct chain_mempool_entry *mp_find_wtxid(const struct chain_mempool *mp,
-                                          const struct proto_hash *h)
+struct mempool_entry *mp_find_wtxid(const struct mempool *mp, const struct proto_hash *h)
 {
 	return id_find(mp, mp->by_wtxid, true, h);
 }
@@ -156,8 +154,7 @@ static bool op_eq(const struct proto_outpoint *a, const struct proto_outpoint *b
 	return a->n == b->n && proto_hash_eq(&a->txid, &b->txid);
 }
 
-struct chain_mempool_entry *mp_spender(const struct chain_mempool *mp,
-                                       const struct proto_outpoint *op)
+struct mempool_entry *mp_spender(const struct mempool *mp, const struct proto_outpoint *op)
 {
 	size_t s = op_slot(mp, op);
 	for (; mp->spends[s].e; s = (s + 1) & mp->spend_mask) {
@@ -167,8 +164,8 @@ struct chain_mempool_entry *mp_spender(const struct chain_mempool *mp,
 	return NULL;
 }
 
-static void spend_insert(struct chain_mempool *mp, const struct proto_outpoint *op,
-                         struct chain_mempool_entry *e)
+static void spend_insert(struct mempool *mp, const struct proto_outpoint *op,
+                         struct mempool_entry *e)
 {
 	size_t s = op_slot(mp, op);
 	while (mp->spends[s].e)
@@ -178,7 +175,7 @@ static void spend_insert(struct chain_mempool *mp, const struct proto_outpoint *
 	mp->n_spends++;
 }
 
-static void spend_delete(struct chain_mempool *mp, const struct proto_outpoint *op)
+static void spend_delete(struct mempool *mp, const struct proto_outpoint *op)
 {
 	size_t mask = mp->spend_mask;
 	size_t s = op_slot(mp, op);
@@ -198,7 +195,7 @@ static void spend_delete(struct chain_mempool *mp, const struct proto_outpoint *
 	mp->n_spends--;
 }
 
-static int spend_reserve(struct chain_mempool *mp, size_t more)
+static int spend_reserve(struct mempool *mp, size_t more)
 {
 	if (2 * (mp->n_spends + more) <= mp->spend_mask + 1)
 		return 0;
@@ -225,10 +222,9 @@ static int spend_reserve(struct chain_mempool *mp, size_t more)
 
 #define MP_INITIAL_SLOTS 64u
 
-int chain_mempool_new(struct chain_mempool **out, struct chain *c,
-                      const struct chain_mempool_config *cfg, const char *dir)
+int mp_new(struct mempool **out, struct chain *c, const struct mempool_config *cfg, const char *dir)
 {
-	struct chain_mempool *mp = xcalloc(1, sizeof(*mp));
+	struct mempool *mp = xcalloc(1, sizeof(*mp));
 	if (!mp)
 		return CHAIN_ENOMEM;
 	mp->c = c;
@@ -238,23 +234,21 @@ int chain_mempool_new(struct chain_mempool **out, struct chain *c,
 	 * the bitcoind of the tests; see mp_usage). */
 	mp->rand_cap = 1;
 	if (!mp->cfg.max_bytes)
-		mp->cfg.max_bytes = CHAIN_MEMPOOL_DEFAULT_MAX_BYTES;
+		mp->cfg.max_bytes = MEMPOOL_DEFAULT_MAX_BYTES;
 	if (!mp->cfg.expiry)
-		mp->cfg.expiry = CHAIN_MEMPOOL_DEFAULT_EXPIRY;
+		mp->cfg.expiry = MEMPOOL_DEFAULT_EXPIRY;
 	if (!mp->cfg.ancestor_count)
-		mp->cfg.ancestor_count = CHAIN_MEMPOOL_DEFAULT_CHAIN_COUNT;
+		mp->cfg.ancestor_count = MEMPOOL_DEFAULT_CHAIN_COUNT;
 	if (!mp->cfg.descendant_count)
-		mp->cfg.descendant_count = CHAIN_MEMPOOL_DEFAULT_CHAIN_COUNT;
+		mp->cfg.descendant_count = MEMPOOL_DEFAULT_CHAIN_COUNT;
 	if (!mp->cfg.ancestor_vbytes)
-		mp->cfg.ancestor_vbytes = CHAIN_MEMPOOL_DEFAULT_CHAIN_VBYTES;
+		mp->cfg.ancestor_vbytes = MEMPOOL_DEFAULT_CHAIN_VBYTES;
 	if (!mp->cfg.descendant_vbytes)
-		mp->cfg.descendant_vbytes = CHAIN_MEMPOOL_DEFAULT_CHAIN_VBYTES;
-	if (!mp->cfg.script_cache_bytes)
-		mp->cfg.script_cache_bytes = CHAIN_SCRIPT_CACHE_DEFAULT_BYTES;
+		mp->cfg.descendant_vbytes = MEMPOOL_DEFAULT_CHAIN_VBYTES;
 	if (cfg->policy_set)
 		mp->policy = cfg->policy;
 	else
-		chain_policy_default(&mp->policy, c->p);
+		mempool_policy_default(&mp->policy, chain_params(c));
 	proto_random(mp->key, sizeof(mp->key));
 	size_t plen = strlen(dir) + sizeof("/mempool.dat");
 	mp->path = xmalloc(plen);
@@ -262,7 +256,7 @@ int chain_mempool_new(struct chain_mempool **out, struct chain *c,
 	mp->by_wtxid = xcalloc(MP_INITIAL_SLOTS, sizeof(*mp->by_wtxid));
 	mp->spends = xcalloc(MP_INITIAL_SLOTS, sizeof(*mp->spends));
 	if (!mp->path || !mp->by_txid || !mp->by_wtxid || !mp->spends) {
-		chain_mempool_free(mp);
+		mp_free(mp);
 		return CHAIN_ENOMEM;
 	}
 	snprintf(mp->path, plen, "%s/mempool.dat", dir);
@@ -274,7 +268,7 @@ int chain_mempool_new(struct chain_mempool **out, struct chain *c,
 	return 0;
 }
 
-void mp_entry_free(struct chain_mempool_entry *e)
+void mp_entry_free(struct mempool_entry *e)
 {
 	proto_tx_release(&e->tx);
 	mp_refs_release(&e->parents);
@@ -282,14 +276,14 @@ void mp_entry_free(struct chain_mempool_entry *e)
 	xfree(e);
 }
 
-void mp_free_disconnected(struct chain_mempool *mp)
+void mp_free_disconnected(struct mempool *mp)
 {
 	for (size_t i = 0; i < mp->n_disconnected; i++)
 		proto_tx_release(&mp->disconnected[i]);
 	mp->n_disconnected = 0;
 }
 
-void chain_mempool_free(struct chain_mempool *mp)
+void mp_free(struct mempool *mp)
 {
 	if (!mp)
 		return;
@@ -390,7 +384,7 @@ size_t mp_entry_usage(const struct proto_tx *tx)
 	return u;
 }
 
-size_t mp_usage(const struct chain_mempool *mp)
+size_t mp_usage(const struct mempool *mp)
 {
 	/* Core's CTxMemPool::DynamicMemoryUsage: mapTx at a guessed 15
 	 * pointers per entry, mapNextTx (one node per spent outpoint),
@@ -408,13 +402,13 @@ size_t mp_usage(const struct chain_mempool *mp)
 /* Core's txns_randomized is a std::vector: libstdc++ doubles it when full
  * and Core shrinks it to fit when a removal leaves it less than half used
  * (but never when the last entry goes: clear() keeps the capacity). */
-static void rand_added(struct chain_mempool *mp)
+static void rand_added(struct mempool *mp)
 {
 	if (mp->n > mp->rand_cap)
 		mp->rand_cap = mp->rand_cap ? 2 * mp->rand_cap : 1;
 }
 
-static void rand_removed(struct chain_mempool *mp)
+static void rand_removed(struct mempool *mp)
 {
 	/* mp->n is the count after the removal */
 	if (mp->n > 0 && mp->n * 2 < mp->rand_cap)
@@ -423,7 +417,7 @@ static void rand_removed(struct chain_mempool *mp)
 
 /* ---- prioritisation ------------------------------------------------------------ */
 
-int64_t mp_delta_of(const struct chain_mempool *mp, const struct proto_hash *txid)
+int64_t mp_delta_of(const struct mempool *mp, const struct proto_hash *txid)
 {
 	for (size_t i = 0; i < mp->n_deltas; i++) {
 		if (proto_hash_eq(&mp->deltas[i].txid, txid))
@@ -432,7 +426,7 @@ int64_t mp_delta_of(const struct chain_mempool *mp, const struct proto_hash *txi
 	return 0;
 }
 
-void mp_clear_delta(struct chain_mempool *mp, const struct proto_hash *txid)
+void mp_clear_delta(struct mempool *mp, const struct proto_hash *txid)
 {
 	for (size_t i = 0; i < mp->n_deltas; i++) {
 		if (proto_hash_eq(&mp->deltas[i].txid, txid)) {
@@ -444,7 +438,7 @@ void mp_clear_delta(struct chain_mempool *mp, const struct proto_hash *txid)
 
 /* ---- relatives ---------------------------------------------------------------- */
 
-int mp_collect_descendants(struct chain_mempool *mp, struct chain_mempool_entry *e, uint64_t ep,
+int mp_collect_descendants(struct mempool *mp, struct mempool_entry *e, uint64_t ep,
                            struct mp_refs *out)
 {
 	(void)mp;
@@ -455,9 +449,9 @@ int mp_collect_descendants(struct chain_mempool *mp, struct chain_mempool_entry 
 	if (mp_refs_push(out, e))
 		return CHAIN_ENOMEM;
 	for (size_t i = start; i < out->n; i++) {
-		struct chain_mempool_entry *x = out->v[i];
+		struct mempool_entry *x = out->v[i];
 		for (uint32_t k = 0; k < x->children.n; k++) {
-			struct chain_mempool_entry *ch = x->children.v[k];
+			struct mempool_entry *ch = x->children.v[k];
 			if (ch->mark == ep)
 				continue;
 			ch->mark = ep;
@@ -469,7 +463,7 @@ int mp_collect_descendants(struct chain_mempool *mp, struct chain_mempool_entry 
 }
 
 /* Every ancestor of e (e excluded) into out, marked with ep. */
-int mp_collect_ancestors(struct chain_mempool_entry *e, uint64_t ep, struct mp_refs *out)
+int mp_collect_ancestors(struct mempool_entry *e, uint64_t ep, struct mp_refs *out)
 {
 	size_t start = out->n;
 	e->mark = ep;
@@ -481,9 +475,9 @@ int mp_collect_ancestors(struct chain_mempool_entry *e, uint64_t ep, struct mp_r
 		}
 	}
 	for (size_t i = start; i < out->n; i++) {
-		struct chain_mempool_entry *x = out->v[i];
+		struct mempool_entry *x = out->v[i];
 		for (uint32_t k = 0; k < x->parents.n; k++) {
-			struct chain_mempool_entry *p = x->parents.v[k];
+			struct mempool_entry *p = x->parents.v[k];
 			if (p->mark == ep)
 				continue;
 			p->mark = ep;
@@ -496,20 +490,19 @@ int mp_collect_ancestors(struct chain_mempool_entry *e, uint64_t ep, struct mp_r
 
 /* ---- adding ------------------------------------------------------------------- */
 
-static void fire_added(struct chain_mempool *mp, struct chain_mempool_entry *e,
-                       enum chain_mempool_addition how)
+static void fire_added(struct mempool *mp, struct mempool_entry *e, enum mempool_addition how)
 {
 	if (!mp->quiet && mp->ev.added)
 		mp->ev.added(mp->ev.arg, e, how);
 }
 
-int mp_add_entry(struct chain_mempool *mp, struct chain_mempool_entry *e,
-                 const struct mp_refs *parents, enum chain_mempool_addition how)
+int mp_add_entry(struct mempool *mp, struct mempool_entry *e, const struct mp_refs *parents,
+                 enum mempool_addition how)
 {
 	/* Reserve everything first so that nothing fails half way. */
 	if (mp->n == mp->cap) {
 		size_t cap = mp->cap ? mp->cap * 2 : 64;
-		struct chain_mempool_entry **v = xreallocarray(mp->entries, cap, sizeof(*v));
+		struct mempool_entry **v = xreallocarray(mp->entries, cap, sizeof(*v));
 		if (!v)
 			return CHAIN_ENOMEM;
 		mp->entries = v;
@@ -543,7 +536,7 @@ int mp_add_entry(struct chain_mempool *mp, struct chain_mempool_entry *e,
 	e->anc_size = (uint64_t)e->vsize;
 	e->anc_fees = e->modified_fee;
 	for (uint32_t i = 0; i < anc.n; i++) {
-		struct chain_mempool_entry *a = anc.v[i];
+		struct mempool_entry *a = anc.v[i];
 		e->anc_size += (uint64_t)a->vsize;
 		e->anc_fees = mp_fee_add(e->anc_fees, a->modified_fee);
 		a->desc_count++;
@@ -576,7 +569,7 @@ int mp_add_entry(struct chain_mempool *mp, struct chain_mempool_entry *e,
 /* ---- removing ----------------------------------------------------------------- */
 
 /* Take e out of the indexes and its relatives' lists; figures are fixed by the caller. */
-static void unlink_entry(struct chain_mempool *mp, struct chain_mempool_entry *e)
+static void unlink_entry(struct mempool *mp, struct mempool_entry *e)
 {
 	id_delete(mp, mp->by_txid, false, e);
 	id_delete(mp, mp->by_wtxid, true, e);
@@ -589,7 +582,7 @@ static void unlink_entry(struct chain_mempool *mp, struct chain_mempool_entry *e
 	for (uint32_t k = 0; k < e->children.n; k++)
 		refs_remove(&e->children.v[k]->parents, e);
 	mp->n_links -= e->parents.n + e->children.n;
-	struct chain_mempool_entry *last = mp->entries[--mp->n];
+	struct mempool_entry *last = mp->entries[--mp->n];
 	mp->entries[e->pos] = last;
 	last->pos = e->pos;
 	rand_removed(mp);
@@ -598,8 +591,7 @@ static void unlink_entry(struct chain_mempool *mp, struct chain_mempool_entry *e
 	mp->usage -= e->usage;
 }
 
-void mp_remove_set(struct chain_mempool *mp, struct mp_refs *set, enum chain_mempool_removal why,
-                   bool mined)
+void mp_remove_set(struct mempool *mp, struct mp_refs *set, enum mempool_removal why, bool mined)
 {
 	/* Core's RemoveStaged: first the figures, then the links. Every
 	 * ancestor outside the set loses each removed descendant; with
@@ -609,12 +601,12 @@ void mp_remove_set(struct chain_mempool *mp, struct mp_refs *set, enum chain_mem
 		set->v[i]->mark = in_set;
 	struct mp_refs rel = {0};
 	for (uint32_t i = 0; i < set->n; i++) {
-		struct chain_mempool_entry *e = set->v[i];
+		struct mempool_entry *e = set->v[i];
 		rel.n = 0;
 		uint64_t ep = mp_new_epoch(mp);
 		if (mp_collect_ancestors(e, ep, &rel) == 0) {
 			for (uint32_t k = 0; k < rel.n; k++) {
-				struct chain_mempool_entry *a = rel.v[k];
+				struct mempool_entry *a = rel.v[k];
 				a->desc_count--;
 				a->desc_size -= (uint64_t)e->vsize;
 				a->desc_fees = mp_fee_sub(a->desc_fees, e->modified_fee);
@@ -625,7 +617,7 @@ void mp_remove_set(struct chain_mempool *mp, struct mp_refs *set, enum chain_mem
 			ep = mp_new_epoch(mp);
 			if (mp_collect_descendants(mp, e, ep, &rel) == 0) {
 				for (uint32_t k = 1; k < rel.n; k++) {
-					struct chain_mempool_entry *d = rel.v[k];
+					struct mempool_entry *d = rel.v[k];
 					d->anc_count--;
 					d->anc_size -= (uint64_t)e->vsize;
 					d->anc_fees = mp_fee_sub(d->anc_fees, e->modified_fee);
@@ -637,28 +629,28 @@ void mp_remove_set(struct chain_mempool *mp, struct mp_refs *set, enum chain_mem
 	for (uint32_t i = 0; i < set->n; i++)
 		unlink_entry(mp, set->v[i]);
 	for (uint32_t i = 0; i < set->n; i++) {
-		struct chain_mempool_entry *e = set->v[i];
+		struct mempool_entry *e = set->v[i];
 		mp->sequence++;
 		mp_unbroadcast_drop(mp, &e->tx.txid); /* quiet ones never are in it */
 		if (!mp->quiet && mp->ev.removed)
 			mp->ev.removed(mp->ev.arg, e, why);
 		switch (why) {
-		case CHAIN_MEMPOOL_REMOVED_EXPIRY:
+		case MEMPOOL_REMOVED_EXPIRY:
 			mp->stats.expired++;
 			break;
-		case CHAIN_MEMPOOL_REMOVED_SIZELIMIT:
+		case MEMPOOL_REMOVED_SIZELIMIT:
 			mp->stats.evicted++;
 			break;
-		case CHAIN_MEMPOOL_REMOVED_BLOCK:
+		case MEMPOOL_REMOVED_BLOCK:
 			mp->stats.mined++;
 			break;
-		case CHAIN_MEMPOOL_REMOVED_CONFLICT:
+		case MEMPOOL_REMOVED_CONFLICT:
 			mp->stats.conflicted++;
 			break;
-		case CHAIN_MEMPOOL_REMOVED_REPLACED:
+		case MEMPOOL_REMOVED_REPLACED:
 			mp->stats.replaced++;
 			break;
-		case CHAIN_MEMPOOL_REMOVED_REORG:
+		case MEMPOOL_REMOVED_REORG:
 			break;
 		}
 		mp_entry_free(e);
@@ -666,8 +658,7 @@ void mp_remove_set(struct chain_mempool *mp, struct mp_refs *set, enum chain_mem
 	set->n = 0;
 }
 
-void mp_remove_recursive(struct chain_mempool *mp, struct chain_mempool_entry *e,
-                         enum chain_mempool_removal why)
+void mp_remove_recursive(struct mempool *mp, struct mempool_entry *e, enum mempool_removal why)
 {
 	struct mp_refs set = {0};
 	if (mp_collect_descendants(mp, e, mp_new_epoch(mp), &set) == 0)
@@ -677,14 +668,14 @@ void mp_remove_recursive(struct chain_mempool *mp, struct chain_mempool_entry *e
 
 /* ---- size limit, expiry, min fee ----------------------------------------------- */
 
-int64_t mp_min_fee(struct chain_mempool *mp)
+int64_t mp_min_fee(struct mempool *mp)
 {
 	int64_t incr = mp->policy.incremental_relay_feerate;
 	if (!mp->block_since_bump || mp->rolling_min == 0)
 		return llround(mp->rolling_min);
 	int64_t now = chain_now(mp->c);
 	if (now > mp->last_rolling_update + 10) {
-		double halflife = CHAIN_MEMPOOL_FEE_HALFLIFE;
+		double halflife = MEMPOOL_FEE_HALFLIFE;
 		size_t usage = mp_usage(mp);
 		if (usage < mp->cfg.max_bytes / 4)
 			halflife /= 4;
@@ -708,7 +699,7 @@ int64_t mp_feerate_of(int64_t fee, int64_t vsize)
 }
 
 /* The descendant score Core trims by: max(own, with descendants) as fee and size. */
-static void desc_score(const struct chain_mempool_entry *e, double *fee, double *size)
+static void desc_score(const struct mempool_entry *e, double *fee, double *size)
 {
 	double f1 = (double)e->modified_fee * (double)e->desc_size;
 	double f2 = (double)e->desc_fees * (double)e->vsize;
@@ -722,7 +713,7 @@ static void desc_score(const struct chain_mempool_entry *e, double *fee, double 
 }
 
 /* Core's CompareTxMemPoolEntryByDescendantScore: a sorts before b (lower score first). */
-bool mp_desc_less(const struct chain_mempool_entry *a, const struct chain_mempool_entry *b)
+bool mp_desc_less(const struct mempool_entry *a, const struct mempool_entry *b)
 {
 	double af, as, bf, bs;
 	desc_score(a, &af, &as);
@@ -739,7 +730,7 @@ struct dscore {
 	int64_t time;
 };
 
-static struct dscore dscore_of(const struct chain_mempool_entry *e)
+static struct dscore dscore_of(const struct mempool_entry *e)
 {
 	struct dscore d;
 	desc_score(e, &d.fee, &d.size);
@@ -758,7 +749,7 @@ static bool dscore_less(const struct dscore *a, const struct dscore *b)
 /* Candidates kept from one walk over the pool (see mp_trim). */
 #define MP_TRIM_BATCH 64
 
-size_t mp_trim(struct chain_mempool *mp, size_t limit)
+size_t mp_trim(struct mempool *mp, size_t limit)
 {
 	/*
 	 * Core keeps a descendant-score index; here one walk collects the
@@ -773,14 +764,14 @@ size_t mp_trim(struct chain_mempool *mp, size_t limit)
 	 */
 	size_t removed = 0;
 	struct mp_refs stage = {0};
-	struct chain_mempool_entry *cand[MP_TRIM_BATCH];
+	struct mempool_entry *cand[MP_TRIM_BATCH];
 	struct dscore cs[MP_TRIM_BATCH], bound = {0};
 	size_t nc = 0;
 	bool bounded = false;
 	while (mp->n && mp_usage(mp) > limit) {
 		if (!nc) {
 			for (size_t i = 0; i < mp->n; i++) {
-				struct chain_mempool_entry *e = mp->entries[i];
+				struct mempool_entry *e = mp->entries[i];
 				struct dscore d = dscore_of(e);
 				if (nc == MP_TRIM_BATCH && !dscore_less(&d, &cs[nc - 1]))
 					continue;
@@ -809,7 +800,7 @@ size_t mp_trim(struct chain_mempool *mp, size_t limit)
 			nc = 0; /* the batch rose above the rest: walk again */
 			continue;
 		}
-		struct chain_mempool_entry *worst = cand[best];
+		struct mempool_entry *worst = cand[best];
 		int64_t rate = mp_feerate_of(worst->desc_fees, (int64_t)worst->desc_size) +
 		               mp->policy.incremental_relay_feerate;
 		if ((double)rate > mp->rolling_min) {
@@ -828,13 +819,13 @@ size_t mp_trim(struct chain_mempool *mp, size_t limit)
 		}
 		nc = keep;
 		removed += stage.n;
-		mp_remove_set(mp, &stage, CHAIN_MEMPOOL_REMOVED_SIZELIMIT, false);
+		mp_remove_set(mp, &stage, MEMPOOL_REMOVED_SIZELIMIT, false);
 	}
 	mp_refs_release(&stage);
 	return removed;
 }
 
-static size_t expire(struct chain_mempool *mp, int64_t cutoff)
+static size_t expire(struct mempool *mp, int64_t cutoff)
 {
 	/* Nothing is old enough: no walk (this runs after every accept). */
 	if (!mp->n || cutoff <= mp->min_time)
@@ -843,7 +834,7 @@ static size_t expire(struct chain_mempool *mp, int64_t cutoff)
 	uint64_t ep = mp_new_epoch(mp);
 	int64_t min_time = INT64_MAX;
 	for (size_t i = 0; i < mp->n; i++) {
-		struct chain_mempool_entry *e = mp->entries[i];
+		struct mempool_entry *e = mp->entries[i];
 		if (e->time >= cutoff) {
 			if (e->time < min_time)
 				min_time = e->time;
@@ -857,18 +848,18 @@ static size_t expire(struct chain_mempool *mp, int64_t cutoff)
 	mp->min_time = min_time; /* descendants removed with an old parent only raise it */
 	size_t n = stage.n;
 	if (n)
-		mp_remove_set(mp, &stage, CHAIN_MEMPOOL_REMOVED_EXPIRY, false);
+		mp_remove_set(mp, &stage, MEMPOOL_REMOVED_EXPIRY, false);
 	mp_refs_release(&stage);
 	return n;
 }
 
-size_t mp_limit(struct chain_mempool *mp)
+size_t mp_limit(struct mempool *mp)
 {
 	size_t n = expire(mp, chain_now(mp->c) - mp->cfg.expiry);
 	return n + mp_trim(mp, mp->cfg.max_bytes);
 }
 
-size_t chain_mempool_limit(struct chain *c)
+size_t mempool_limit(struct chain *c)
 {
-	return mp_limit(c->mp);
+	return mp_limit(mp_of(c));
 }

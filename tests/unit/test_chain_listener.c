@@ -1,0 +1,311 @@
+/*
+ * tests/unit/test_chain_listener.c: chain listeners (chain_listen), the
+ * seam the mempool hangs on. On Core's regtest chain: every listener hears
+ * each connected block, each disconnected block (newest first, while it
+ * is still the tip) and the settled chain after it, in registration
+ * order; unlisten and the lookup by name; the table's limit; a
+ * listener's failure on a disconnect stops the reorg with its error; and
+ * chain_config's attach, which registers inside chain_open (so the
+ * listener hears what the open activates) and is let go of at close.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chain/chain.h"
+#include "tests/unit/testutil.h"
+#include "tests/unit/testutil_chain.h"
+
+/* One event as a listener heard it: who, what ('C', 'D', 'S') and the tip's height then. */
+struct event {
+	char who, what;
+	int32_t height;
+};
+
+struct log {
+	struct event ev[64];
+	size_t n;
+};
+
+struct ear {
+	char who;
+	struct log *log;
+	int fail_disconnect; /* returned by block_disconnected when not 0 */
+	int closed;          /* chain_closed calls */
+	int fail_attach;     /* returned by attach after registering */
+};
+
+struct fixture {
+	char dir[64];
+	struct tu_records blocks;
+	struct chain *c;
+	struct log log;
+};
+
+static void note(struct ear *e, struct chain *c, char what)
+{
+	assert_true(e->log->n < sizeof(e->log->ev) / sizeof(e->log->ev[0]));
+	e->log->ev[e->log->n++] = (struct event){e->who, what, chain_height(c)};
+}
+
+static bool is_tip(struct chain *c, const struct proto_block *b)
+{
+	struct proto_hash h;
+	proto_block_header_hash(&b->hdr, &h);
+	return proto_hash_eq(&chain_tip(c)->hash, &h);
+}
+
+static void on_connected(void *ctx, struct chain *c, struct proto_block *b)
+{
+	/* The block handed over is the new tip. */
+	assert_true(is_tip(c, b));
+	note(ctx, c, 'C');
+}
+
+static int on_disconnected(void *ctx, struct chain *c, struct proto_block *b)
+{
+	struct ear *e = ctx;
+	/* Told before the tip moves back: b is still the tip. */
+	assert_true(is_tip(c, b));
+	note(e, c, 'D');
+	return e->fail_disconnect;
+}
+
+static int on_settled(void *ctx, struct chain *c)
+{
+	note(ctx, c, 'S');
+	return 0;
+}
+
+static void on_closed(void *ctx, struct chain *c)
+{
+	(void)c;
+	((struct ear *)ctx)->closed++;
+}
+
+static struct chain_listener listener(const char *name, struct ear *e)
+{
+	return (struct chain_listener){.name = name,
+	                               .block_connected = on_connected,
+	                               .block_disconnected = on_disconnected,
+	                               .chain_settled = on_settled,
+	                               .chain_closed = on_closed,
+	                               .ctx = e};
+}
+
+/* chain_config's attach: register e inside chain_open. */
+static int attach(void *arg, struct chain *c)
+{
+	struct ear *e = arg;
+	struct chain_listener l = listener("early", e);
+	assert_int_equal(chain_listen(c, &l), 0);
+	return e->fail_attach;
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	const struct proto_params *p = proto_params(PROTO_NET_REGTEST);
+	tu_tmpdir(f->dir, "listener");
+	tu_records_load(tu_vector("regtest/regtest_chain.dat"), p->magic, &f->blocks);
+	struct chain_config cfg = {.params = p, .dir = f->dir, .par = 1};
+	int err = chain_open(&f->c, &cfg);
+	if (err)
+		fail_msg("chain_open(%s): %s", f->dir, chain_strerror(err));
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	(void)chain_close(f->c);
+	tu_rmtree(f->dir);
+	tu_records_free(&f->blocks);
+	free(f);
+	return 0;
+}
+
+/* Submit records [from, to) of the regtest chain (heights from + 1 ...). */
+static void submit(struct fixture *f, size_t from, size_t to)
+{
+	struct proto_block b;
+	proto_block_init(&b);
+	for (size_t i = from; i < to; i++) {
+		enum chain_submit res;
+		struct chain_state st;
+		chain_state_clear(&st);
+		assert_int_equal(proto_block_decode(f->blocks.blk[i], f->blocks.len[i], &b, NULL),
+		                 0);
+		assert_int_equal(
+		    chain_submit_block(f->c, f->blocks.blk[i], f->blocks.len[i], &b, &res, &st), 0);
+		assert_int_equal(res, CHAIN_SUBMIT_ACCEPTED);
+	}
+	proto_block_release(&b);
+}
+
+/* The log's events other than 'S' as "who what height ..." for one listener (0: all). */
+static void render(const struct log *log, char who, bool settled, char *out, size_t cap)
+{
+	size_t k = 0;
+	out[0] = 0;
+	for (size_t i = 0; i < log->n; i++) {
+		const struct event *e = &log->ev[i];
+		if ((who && e->who != who) || (!settled && e->what == 'S'))
+			continue;
+		int n = snprintf(out + k, cap - k, "%s%c%c%d", k ? " " : "", e->who, e->what,
+		                 (int)e->height);
+		assert_true(n > 0 && (size_t)n < cap - k);
+		k += (size_t)n;
+	}
+}
+
+static void test_events_in_order(void **state)
+{
+	struct fixture *f = *state;
+	struct ear a = {.who = 'a', .log = &f->log}, b = {.who = 'b', .log = &f->log};
+	struct chain_listener la = listener("a", &a), lb = listener("b", &b);
+	assert_int_equal(chain_listen(f->c, &la), 0);
+	assert_int_equal(chain_listen(f->c, &lb), 0);
+	assert_ptr_equal(chain_listener_ctx(f->c, "a"), &a);
+	assert_ptr_equal(chain_listener_ctx(f->c, "b"), &b);
+	assert_null(chain_listener_ctx(f->c, "mempool"));
+
+	char got[512];
+	submit(f, 0, 3);
+	/* Each block to a, then to b; each submission ends settled at its height. */
+	render(&f->log, 0, true, got, sizeof(got));
+	assert_string_equal(got, "aC1 bC1 aS1 bS1 aC2 bC2 aS2 bS2 aC3 bC3 aS3 bS3");
+
+	/* invalidateblock 2: 3 then 2 leave while still the tip, then the chain settles at 1. */
+	f->log.n = 0;
+	struct chain_state st;
+	chain_state_clear(&st);
+	struct chain_node *n2 = chain_at(f->c, 2);
+	assert_int_equal(chain_invalidate(f->c, n2, &st), 0);
+	render(&f->log, 'a', true, got, sizeof(got));
+	assert_string_equal(got, "aD3 aD2 aS1");
+	render(&f->log, 0, false, got, sizeof(got));
+	assert_string_equal(got, "aD3 bD3 aD2 bD2");
+
+	/* reconsiderblock: both come back, oldest first, then the chain settles. */
+	f->log.n = 0;
+	assert_int_equal(chain_reconsider(f->c, n2, &st), 0);
+	render(&f->log, 'b', true, got, sizeof(got));
+	assert_string_equal(got, "bC2 bC3 bS3");
+
+	/* Unlistened, b hears no more; a still does. */
+	assert_ptr_equal(chain_listener_ctx(f->c, "b"), &b);
+	chain_unlisten(f->c, &b);
+	assert_null(chain_listener_ctx(f->c, "b"));
+	assert_ptr_equal(chain_listener_ctx(f->c, "a"), &a);
+	f->log.n = 0;
+	submit(f, 3, 4);
+	render(&f->log, 0, true, got, sizeof(got));
+	assert_string_equal(got, "aC4 aS4");
+}
+
+static void test_table_is_bounded(void **state)
+{
+	struct fixture *f = *state;
+	struct ear e[CHAIN_MAX_LISTENERS + 1];
+	for (size_t i = 0; i <= CHAIN_MAX_LISTENERS; i++) {
+		e[i] = (struct ear){.who = (char)('a' + i), .log = &f->log};
+		struct chain_listener l = listener(NULL, &e[i]);
+		assert_int_equal(chain_listen(f->c, &l),
+		                 i < CHAIN_MAX_LISTENERS ? 0 : CHAIN_EOVERFLOW);
+	}
+	/* Forgetting the first keeps the others in their order and makes room. */
+	chain_unlisten(f->c, &e[0]);
+	struct chain_listener l = listener(NULL, &e[CHAIN_MAX_LISTENERS]);
+	assert_int_equal(chain_listen(f->c, &l), 0);
+	char got[512];
+	submit(f, 0, 1);
+	render(&f->log, 0, false, got, sizeof(got));
+	char want[64] = "";
+	for (size_t i = 1; i <= CHAIN_MAX_LISTENERS; i++)
+		snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s%cC1",
+		         i > 1 ? " " : "", (char)('a' + i));
+	assert_string_equal(got, want);
+}
+
+static void test_disconnect_failure_stops_reorg(void **state)
+{
+	struct fixture *f = *state;
+	struct ear a = {.who = 'a', .log = &f->log, .fail_disconnect = CHAIN_ENOMEM};
+	struct chain_listener la = listener("a", &a);
+	submit(f, 0, 3);
+	assert_int_equal(chain_listen(f->c, &la), 0);
+	struct chain_state st;
+	chain_state_clear(&st);
+	/* The error comes back from the disconnect as it did from the mempool's. */
+	assert_int_equal(chain_invalidate(f->c, chain_at(f->c, 2), &st), CHAIN_ENOMEM);
+	char got[64];
+	render(&f->log, 0, true, got, sizeof(got));
+	assert_string_equal(got, "aD3");
+}
+
+static void test_attached_in_open(void **state)
+{
+	struct fixture *f = *state;
+	/* The fixture's chain has its genesis: a second directory starts empty. */
+	char dir[TU_TMPDIR_MAX];
+	tu_tmpdir(dir, "listener-open");
+	struct ear e = {.who = 'e', .log = &f->log};
+	struct chain_config cfg = {.params = proto_params(PROTO_NET_REGTEST),
+	                           .dir = dir,
+	                           .par = 1,
+	                           .attach = attach,
+	                           .attach_arg = &e};
+	struct chain *c = NULL;
+	assert_int_equal(chain_open(&c, &cfg), 0);
+	/* Attached before the activation: it heard the open's chain settle
+	 * (genesis is stored, not connected); one registered after chain_open
+	 * hears nothing of it. */
+	char got[128];
+	render(&f->log, 0, true, got, sizeof(got));
+	assert_string_equal(got, "eS0");
+	assert_ptr_equal(chain_listener_ctx(c, "early"), &e);
+	/* Still registered at close: told so, once. */
+	assert_int_equal(e.closed, 0);
+	assert_int_equal(chain_close(c), 0);
+	assert_int_equal(e.closed, 1);
+
+	/* A failing attach fails the open, and what it registered is let go. */
+	struct ear bad = {.who = 'x', .log = &f->log, .fail_attach = CHAIN_ENOMEM};
+	cfg.attach_arg = &bad;
+	c = NULL;
+	assert_int_equal(chain_open(&c, &cfg), CHAIN_ENOMEM);
+	assert_null(c);
+	assert_int_equal(bad.closed, 1);
+	tu_rmtree(dir);
+}
+
+static void test_unlistened_not_told_of_close(void **state)
+{
+	struct fixture *f = *state;
+	struct ear a = {.who = 'a', .log = &f->log};
+	struct chain_listener la = listener("a", &a);
+	assert_int_equal(chain_listen(f->c, &la), 0);
+	chain_unlisten(f->c, &a);
+	assert_int_equal(chain_close(f->c), 0);
+	f->c = NULL;
+	assert_int_equal(a.closed, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_events_in_order, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_table_is_bounded, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_disconnect_failure_stops_reorg, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_attached_in_open, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_unlistened_not_told_of_close, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
