@@ -346,7 +346,7 @@ clean:
 
 # Initial block download against Bitcoin Core (outside make test, needs a
 # bitcoind): 20,000 empty and 2,000 transaction blocks from a Core node,
-# synced by peerd and by a second Core node; prints the README's table.
+# synced by peerd and by a second Core node; prints doc/performance.md's table.
 # BENCH_IBD_ARGS="--runs 2" or "--only empty" to vary.
 bench-ibd: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all

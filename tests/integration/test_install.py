@@ -1,4 +1,4 @@
-"""`make install` into a staging directory puts everything where the README says."""
+"""`make install` into a staging directory puts everything where doc/operating.md says."""
 import os
 import subprocess
 
@@ -135,7 +135,7 @@ def test_bash_completion(peerd):
 
 
 def test_installed_snippets_name_their_paths_and_staged_verify(tmp_path):
-    """The README's staging recipe: make install DESTDIR=..., then
+    """doc/operating.md's staging recipe: make install DESTDIR=..., then
     systemd-analyze verify --root on the staged tree."""
     import shutil
     dest = tmp_path / "stage"
@@ -149,10 +149,10 @@ def test_installed_snippets_name_their_paths_and_staged_verify(tmp_path):
     analyze = shutil.which("systemd-analyze")
     if not analyze:
         return
-    # The README's block, line for line, with its /tmp/stage here.
+    # doc/operating.md's block, line for line, with its /tmp/stage here.
     import re
-    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
-    block = re.search(r"```sh\n(make install DESTDIR=/tmp/stage[^`]*)```", readme).group(1)
+    page = open(os.path.join(ROOT, "doc", "operating.md"), encoding="utf-8").read()
+    block = re.search(r"```sh\n(make install DESTDIR=/tmp/stage[^`]*)```", page).group(1)
     for line in block.strip().splitlines():
         if line.startswith("make "):
             continue  # done above, with this test's BUILD

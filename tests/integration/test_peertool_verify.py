@@ -333,15 +333,15 @@ def test_verify_block_equals_forms(tmp_path):
     assert ra == rb
 
 
-def test_readme_prevouts_example(tmp_path):
-    """README's --prevouts recipe, run as written on the shipped vector."""
+def test_doc_prevouts_example(tmp_path):
+    """doc/peertool.md's --prevouts recipe, run as written on the shipped vector."""
     import shutil
     if not shutil.which("jq"):
-        pytest.skip("jq (Debian package jq) not installed: the README recipe uses it")
-    readme = open(os.path.join(ROOT, "README.md")).read()
+        pytest.skip("jq (Debian package jq) not installed: doc/peertool.md's recipe uses it")
+    page = open(os.path.join(ROOT, "doc", "peertool.md")).read()
     marker = "<!-- prevouts-example -->"
-    assert marker in readme
-    block = readme.split(marker, 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    assert marker in page
+    block = page.split(marker, 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
     assert "peertool verify-tx" in block and "genesis_chain_0_to_4.dat" in block
     os.symlink(os.path.join(ROOT, "tests"), tmp_path / "tests")
     env = dict(os.environ, PATH=os.path.abspath(os.path.dirname(PEERTOOL)) + ":" + os.environ["PATH"])

@@ -1,7 +1,9 @@
-"""README's reference tables against what the binaries print (issue 12: the
-docs are right and cannot drift): the config key table against `peerd -help`,
-the control methods table against `peerctl help`, the peertool command list
-against `peertool help`, peerctl's options against `peerctl -help`."""
+"""The manual's reference tables against what the binaries print (issue 12: the
+docs are right and cannot drift): doc/operating.md's config key table against
+`peerd -help`, doc/rpc.md's control methods table against `peerctl help` and
+its peerctl section against `peerctl -help`, doc/peertool.md's command list
+against `peertool help`; README.md stays a front page that links every page
+of doc/ (issue 19: the manual moved there from README.md)."""
 import os
 import re
 import subprocess
@@ -9,11 +11,18 @@ import subprocess
 from conftest import PEERD_BIN
 
 BIN = os.path.dirname(PEERD_BIN)
-README = os.path.join(os.path.dirname(__file__), "..", "..", "README.md")
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+README = os.path.join(ROOT, "README.md")
+DOC = os.path.join(ROOT, "doc")
 
 
 def readme():
     return open(README, encoding="utf-8").read()
+
+
+def doc(name):
+    """A page of the manual, doc/NAME."""
+    return open(os.path.join(DOC, name), encoding="utf-8").read()
 
 
 def section(text, heading):
@@ -47,13 +56,13 @@ def help_keys():
 
 
 def test_config_table_matches_peerd_help():
-    rows = table_after(readme(), "| key | default | meaning |")
-    in_readme = set()
+    rows = table_after(doc("operating.md"), "| key | default | meaning |")
+    in_doc = set()
     for key_cell, _default, _meaning in rows:
-        in_readme |= {re.sub(r"=.*", "", k) for k in re.findall(r"`([^`]+)`", key_cell)}
+        in_doc |= {re.sub(r"=.*", "", k) for k in re.findall(r"`([^`]+)`", key_cell)}
     keys = help_keys()
-    assert sorted(keys - in_readme) == [], "keys peerd -help has that README's table lacks"
-    assert sorted(in_readme - keys) == [], "keys in README's table that peerd does not take"
+    assert sorted(keys - in_doc) == [], "keys peerd -help has that doc/operating.md's table lacks"
+    assert sorted(in_doc - keys) == [], "keys in doc/operating.md's table that peerd does not take"
 
 
 def test_config_table_defaults_match_peerd_help():
@@ -65,7 +74,7 @@ def test_config_table_defaults_match_peerd_help():
         if d:
             defaults[m.group(1)] = d.group(1)
     checked = 0
-    for key_cell, default_cell, _ in table_after(readme(), "| key | default | meaning |"):
+    for key_cell, default_cell, _ in table_after(doc("operating.md"), "| key | default | meaning |"):
         keys = re.findall(r"`([a-z0-9]+)`", key_cell)
         vals = [v.strip() for v in re.sub(r"\(.*?\)", "", default_cell).split(",")]
         if len(keys) != len(vals) or not all(re.fullmatch(r"[0-9.]+", v) for v in vals):
@@ -82,11 +91,11 @@ def test_methods_table_matches_help(peerd):
     for line in peerd.rpc("help").splitlines():
         if line and not line.startswith("=="):
             listed.add(line.split()[0])
-    in_readme = set()
-    for cells in table_after(readme(), "| method | what |"):
-        in_readme |= {re.split(r"[ \[]", m)[0] for m in re.findall(r"`([a-z][^`]*)`", cells[0])}
-    assert sorted(listed - in_readme) == [], "methods peerd has that README's table lacks"
-    assert sorted(in_readme - listed) == [], "methods in README's table that peerd lacks"
+    in_doc = set()
+    for cells in table_after(doc("rpc.md"), "| method | what |"):
+        in_doc |= {re.split(r"[ \[]", m)[0] for m in re.findall(r"`([a-z][^`]*)`", cells[0])}
+    assert sorted(listed - in_doc) == [], "methods peerd has that doc/rpc.md's table lacks"
+    assert sorted(in_doc - listed) == [], "methods in doc/rpc.md's table that peerd lacks"
 
 
 def test_peertool_commands_match_help():
@@ -94,10 +103,10 @@ def test_peertool_commands_match_help():
     body = top[top.index("\nCommands"):top.index("\n\n", top.index("\nCommands") + 1)]
     cmds = set(re.findall(r"^  ([a-z][a-z-]+) ", body, re.M))
     assert len(cmds) >= 8
-    block = section(readme(), "## peertool")
-    in_readme = set(re.findall(r"^build/bin/peertool ([a-z][a-z-]+)", block, re.M)) - {"help"}
-    assert cmds == in_readme
-    # Every option README's synopsis gives a command is one its help lists.
+    block = doc("peertool.md")
+    in_doc = set(re.findall(r"^build/bin/peertool ([a-z][a-z-]+)", block, re.M)) - {"help"}
+    assert cmds == in_doc
+    # Every option doc/peertool.md's synopsis gives a command is one its help lists.
     for line in re.findall(r"^build/bin/peertool ([a-z][a-z-]+ .*)$", block, re.M):
         cmd = line.split()[0]
         if cmd == "help":
@@ -107,27 +116,52 @@ def test_peertool_commands_match_help():
             assert opt in known, (cmd, opt)
 
 
-def test_peerctl_options_in_readme():
+def test_peerctl_options_in_doc():
     opts = set(re.findall(r"(?:^|[ ,])(-[a-z][a-z0-9]+)", run("peerctl", "-help"), re.M))
     opts -= {"-key"}
-    block = section(readme(), "### Control socket and peerctl")
+    block = section(doc("rpc.md"), "## peerctl")
     for o in sorted(opts):
-        assert re.search(re.escape(o) + r"\b", block), "peerctl %s is not in README's peerctl section" % o
+        assert re.search(re.escape(o) + r"\b", block), "peerctl %s is not in doc/rpc.md's peerctl section" % o
 
 
 def test_license_shipped_and_named():
     """Issue 12: a LICENSE, and README's licence section names it."""
-    path = os.path.join(os.path.dirname(README), "LICENSE")
+    path = os.path.join(ROOT, "LICENSE")
     text = open(path, encoding="utf-8").read()
     assert text.startswith("MIT License") and "peerd developers" in text
     assert "MIT: see `LICENSE`" in section(readme(), "## Licence")
 
 
 def test_example_config_annotates_every_key():
-    """README: conf/peerd.conf is an annotated example of every key."""
-    conf = open(os.path.join(os.path.dirname(README), "conf", "peerd.conf"), encoding="utf-8").read()
+    """doc/operating.md: conf/peerd.conf is an annotated example of every key."""
+    conf = open(os.path.join(ROOT, "conf", "peerd.conf"), encoding="utf-8").read()
     aliases = {"regtest", "signet", "testnet", "testnet4"}  # described with chain=
     missing = [k for k in sorted(help_keys() - aliases - {"conf"})
                if not re.search(r"^#%s=" % k, conf, re.M)]
     assert missing == []
     assert all(a + "=1" in conf for a in aliases)
+
+
+def test_readme_is_a_front_page_linking_every_doc_page():
+    """Issue 19: README.md is at most 300 lines, and links every page of doc/
+    (a new page unlinked from the front page fails here)."""
+    text = readme()
+    assert len(text.splitlines()) <= 300, len(text.splitlines())
+    pages = sorted(f for f in os.listdir(DOC) if f.endswith(".md"))
+    assert len(pages) >= 9, pages
+    missing = [p for p in pages if "](doc/%s)" % p not in text]
+    assert missing == [], "doc/ pages README.md does not link: %s" % missing
+    # And every link it makes goes to a page that exists.
+    for target in re.findall(r"\]\((doc/[^)#]+)", text):
+        assert os.path.exists(os.path.join(ROOT, target)), target
+
+
+def test_doc_links_resolve():
+    """Every relative link of the manual's pages goes to a file that exists
+    (pages moved from README.md link each other by name)."""
+    bad = []
+    for page in sorted(f for f in os.listdir(DOC) if f.endswith(".md")):
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", doc(page)):
+            if not os.path.exists(os.path.join(DOC, target)):
+                bad.append((page, target))
+    assert bad == []
