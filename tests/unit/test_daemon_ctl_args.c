@@ -45,6 +45,8 @@ static int af_setup(void **state)
 	int err = chain_open(&a->c, &cfg);
 	if (err)
 		fail_msg("chain_open(%s): %s", a->chaindir, chain_strerror(err));
+	if ((err = mempool_open(a->c, NULL, a->chaindir)))
+		fail_msg("mempool_open: %s", chain_strerror(err));
 	assert_int_equal(ctl_start(a->t->d), 0);
 	assert_int_equal(validation_start(a->t->d, a->c), 0);
 	struct sockaddr_un sa;
