@@ -192,7 +192,8 @@ $(BUILD)/bin/peerctl: $(call obj,$(BUILD),$(PEERCTL_SRCS)) $(LIB)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)
 
-$(BUILD)/bin/peerbench: $(call obj,$(BUILD),$(BENCH_SRCS)) $(DLIB) $(LIB)
+# bench_pool.c runs the pool's test job (test code, not in the library).
+$(BUILD)/bin/peerbench: $(call obj,$(BUILD),$(BENCH_SRCS) tests/unit/testutil_pool.c) $(DLIB) $(LIB)
 	$(call msg,LINK,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)

@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "pool/pool.h"
+#include "tests/unit/testutil_pool.h"
 
 /* xorshift64*: deterministic inputs, identical every run. */
 static uint64_t rnd(uint64_t *s)

@@ -326,17 +326,6 @@ static int check_tx_inputs(struct chain_checker *ck, struct proto_tx *tx, int32_
 	return err;
 }
 
-/* Core's FormatMoney: at least two decimals, trailing zeros trimmed. */
-static void format_money(int64_t v, char out[32])
-{
-	uint64_t a = v < 0 ? (uint64_t)-v : (uint64_t)v;
-	int n =
-	    snprintf(out, 32, "%s%llu.%08llu", v < 0 ? "-" : "",
-	             (unsigned long long)(a / 100000000u), (unsigned long long)(a % 100000000u));
-	while (n > 3 && out[n - 1] == '0' && out[n - 3] != '.')
-		out[--n] = 0;
-}
-
 int chain_check_tx_input_values(struct proto_tx *tx, const struct chain_coin *prev,
                                 int32_t spend_height, int64_t *fee, struct chain_state *st)
 {
@@ -358,9 +347,9 @@ int chain_check_tx_input_values(struct proto_tx *tx, const struct chain_coin *pr
 	for (uint32_t k = 0; k < tx->n_out; k++)
 		out += tx->vout[k].value;
 	if (in < out) {
-		char a[32], b[32];
-		format_money(in, a);
-		format_money(out, b);
+		char a[PROTO_MONEY_STRLEN], b[PROTO_MONEY_STRLEN];
+		proto_format_money(in, a);
+		proto_format_money(out, b);
 		return chain_reject(st, CHAIN_RESULT_CONSENSUS, "bad-txns-in-belowout",
 		                    "value in (%s) < value out (%s)", a, b);
 	}

@@ -13,17 +13,6 @@
 
 #include "mempool/internal.h"
 
-/* Core's FormatMoney: at least two decimals, trailing zeros trimmed. */
-static void format_money(int64_t v, char out[32])
-{
-	uint64_t a = v < 0 ? (uint64_t)-v : (uint64_t)v;
-	int n =
-	    snprintf(out, 32, "%s%llu.%08llu", v < 0 ? "-" : "",
-	             (unsigned long long)(a / 100000000u), (unsigned long long)(a % 100000000u));
-	while (n > 0 && out[n - 1] == '0' && out[n - 3] != '.')
-		out[--n] = 0;
-}
-
 /* Core's CFeeRate::ToString: "0.00001000 BTC/kvB". */
 static void format_feerate(int64_t sat_per_kvb, char out[48])
 {
@@ -296,11 +285,11 @@ int mp_replacement_checks(struct mp_ws *w)
 		w->conflicting_fees += w->all_conflicts.v[i]->modified_fee;
 		w->conflicting_size += w->all_conflicts.v[i]->vsize;
 	}
-	char a[32], b[32];
+	char a[PROTO_MONEY_STRLEN], b[PROTO_MONEY_STRLEN];
 	snprintf(reason, sizeof(reason), "insufficient fee%s", sib);
 	if (w->mfee < w->conflicting_fees) {
-		format_money(w->mfee, a);
-		format_money(w->conflicting_fees, b);
+		proto_format_money(w->mfee, a);
+		proto_format_money(w->conflicting_fees, b);
 		return chain_reject(
 		    st, CHAIN_RESULT_TX_RECONSIDERABLE, reason,
 		    "rejecting replacement %s, less fees than conflicting txs; %s < %s", w->hex, a,
@@ -309,8 +298,8 @@ int mp_replacement_checks(struct mp_ws *w)
 	int64_t extra = w->mfee - w->conflicting_fees;
 	int64_t relay = mempool_feerate_fee(mp->policy.incremental_relay_feerate, w->vsize);
 	if (extra < relay) {
-		format_money(extra, a);
-		format_money(relay, b);
+		proto_format_money(extra, a);
+		proto_format_money(relay, b);
 		return chain_reject(
 		    st, CHAIN_RESULT_TX_RECONSIDERABLE, reason,
 		    "rejecting replacement %s, not enough additional fees to relay; %s "

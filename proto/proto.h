@@ -70,6 +70,8 @@
 /** Satoshis per bitcoin and the money range. */
 #define PROTO_COIN      100000000LL
 #define PROTO_MAX_MONEY (21000000LL * PROTO_COIN)
+/** Room for any amount as proto_format_money writes it ("-92233720368.54775808"). */
+#define PROTO_MONEY_STRLEN 32
 /** Smallest serialized input (outpoint 36, empty script 1, sequence 4). */
 #define PROTO_MIN_TXIN_SIZE 41u
 /** Smallest serialized output (value 8, empty script 1). */
@@ -152,6 +154,13 @@ void proto_sha256_final(struct proto_sha256 *c, uint8_t out[32]);
 void proto_sha256d_final(struct proto_sha256 *c, uint8_t out[32]);
 /** A context after absorbing the BIP340 tag prefix (64 bytes); precompute once. */
 void proto_sha256_init_tagged(struct proto_sha256 *c, const char *tag);
+
+/**
+ * An amount in satoshis as Bitcoin Core's FormatMoney writes it: BTC with
+ * eight decimals, trailing zeros trimmed down to two ("0.00", "0.10",
+ * "0.00001", "-1.23456789"). Any int64_t, INT64_MIN included. Pure; any thread.
+ */
+void proto_format_money(int64_t sats, char out[PROTO_MONEY_STRLEN]);
 
 /** Write the hash in display (reversed) order as 64 lowercase hex chars + NUL. */
 void proto_hash_to_hex(const struct proto_hash *h, char out[65]);

@@ -101,18 +101,6 @@ static const char *result_name(enum chain_result r)
 	}
 }
 
-/* Core's FormatMoney: BTC with 8 decimals, trailing zeros cut down to two. */
-static void format_money(int64_t n, char *out, size_t cap)
-{
-	uint64_t a = n < 0 ? (uint64_t)0 - (uint64_t)n : (uint64_t)n;
-	char buf[48];
-	int len = snprintf(buf, sizeof(buf), "%s%" PRIu64 ".%08" PRIu64, n < 0 ? "-" : "",
-	                   a / (uint64_t)PROTO_COIN, a % (uint64_t)PROTO_COIN);
-	while (len > 0 && buf[len - 1] == '0' && isdigit((unsigned char)buf[len - 3]))
-		buf[--len] = '\0';
-	snprintf(out, cap, "%s", buf);
-}
-
 struct policy_args {
 	const char *prevouts;
 	const char *input;
@@ -299,9 +287,9 @@ static int run_checks(const struct proto_tx *tx, const struct chain_coin *prev,
 	for (uint32_t k = 0; k < tx->n_out; k++)
 		out += tx->vout[k].value; /* CheckTransaction bounded each and the sum */
 	if (in < out) {
-		char a[48], b[48];
-		format_money(in, a, sizeof(a));
-		format_money(out, b, sizeof(b));
+		char a[PROTO_MONEY_STRLEN], b[PROTO_MONEY_STRLEN];
+		proto_format_money(in, a);
+		proto_format_money(out, b);
 		return chain_reject(st, CHAIN_RESULT_CONSENSUS, "bad-txns-in-belowout",
 		                    "value in (%s) < value out (%s)", a, b);
 	}

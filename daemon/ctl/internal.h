@@ -160,7 +160,6 @@ extern const size_t ctl_n_node_methods;
 size_t ctl_help_text(const struct ctl_method *m, char *buf, size_t n);
 /* ---- mempool parameter helpers (ctl/mempool_params.c), for the mempool and package methods --- */
 struct proto_tx;
-struct proto_txout;
 struct chain_state;
 /** Core's AmountFromValue: BTC (number or string) into satoshis; absent/null: def. */
 bool ctl_param_amount(json_t *v, int64_t def, int64_t *out, struct ctl_result *res);
@@ -168,8 +167,13 @@ bool ctl_param_amount(json_t *v, int64_t def, int64_t *out, struct ctl_result *r
 bool ctl_param_feerate(json_t *v, int64_t def, int64_t *out, struct ctl_result *res);
 /** Core's DecodeHexTx into tx (initialised by the caller), ids computed; false if not one tx. */
 bool ctl_decode_hex_tx(json_t *v, struct proto_tx *tx);
-/** Whether out counts against maxburnamount (unspendable or invalid ops). */
-bool ctl_output_burns(const struct proto_tx *tx, const struct proto_txout *out);
+/**
+ * sendrawtransaction's and submitpackage's maxburnamount: false (res set, as
+ * Core) when an output that burns (unspendable or invalid ops) carries more.
+ */
+bool ctl_check_burn(const struct proto_tx *tx, int64_t maxburn, struct ctl_result *res);
+/** Core's DEFAULT_MAX_RAW_TX_FEE_RATE: 0.10 BTC/kvB, in sat/kvB (maxfeerate's default). */
+#define CTL_DEFAULT_MAX_FEERATE 10000000LL
 /** Core's ValidationState::ToString ("reason" or "reason, debug") into buf. */
 void ctl_state_string(const struct chain_state *st, char *buf, size_t cap);
 struct mempool_package_state;
@@ -181,6 +185,10 @@ struct ctl_package {
 	struct proto_tx **ptrs;
 	struct mempool_accept_result *rs;
 };
+/** A package call's array size into *n: false (res set, as Core) unless 1..25. */
+bool ctl_package_count(json_t *raws, size_t *n, struct ctl_result *res);
+/** One member of a package call: a hex string decoding to one tx; false (res set) if not. */
+bool ctl_package_decode_tx(json_t *h, struct proto_tx *tx, struct ctl_result *res);
 /** n initialised transactions and results; false (res set) when out of memory. */
 bool ctl_package_alloc(struct ctl_package *p, size_t n, struct ctl_result *res);
 /** Frees what ctl_package_alloc gave (safe on a zeroed or failed one). */

@@ -33,11 +33,6 @@
 #define ok   ctl_ok
 #define arg  ctl_arg
 
-/** Satoshis in a bitcoin. */
-#define CTL_COIN 100000000LL
-/** Core's DEFAULT_MAX_RAW_TX_FEE_RATE: 0.10 BTC/kvB, in sat/kvB. */
-#define CTL_DEFAULT_MAX_FEERATE (CTL_COIN / 10)
-
 /* ---- parameters ----------------------------------------------------------- */
 
 /* A boolean parameter (absent or null: def; ctl_args_check saw its type). */
@@ -472,14 +467,8 @@ static void m_sendrawtransaction(struct chain *c, const struct ctl_chain_ctx *x,
 		     "TX decode failed. Make sure the tx has at least one input.");
 		goto out;
 	}
-	for (uint32_t o = 0; o < tx.n_out; o++) {
-		if (ctl_output_burns(&tx, &tx.vout[o]) && tx.vout[o].value > maxburn) {
-			fail(res, CTL_VERIFY_ERROR,
-			     "Unspendable output exceeds maximum configured by user "
-			     "(maxburnamount)");
-			goto out;
-		}
-	}
+	if (!ctl_check_burn(&tx, maxburn, res))
+		goto out;
 	if (!ctl_param_feerate(arg(args, 1), CTL_DEFAULT_MAX_FEERATE, &maxrate, res))
 		goto out;
 	int64_t max_fee = mempool_feerate_fee(maxrate, proto_tx_vsize(&tx));
@@ -597,13 +586,8 @@ static void m_testmempoolaccept(struct chain *c, const struct ctl_chain_ctx *x, 
 	struct ctl_package pk = {0};
 	size_t n = 0;
 	json_t *out = NULL;
-	n = json_array_size(raws);
-	if (n < 1 || n > MEMPOOL_MAX_PACKAGE_COUNT) {
-		fail(res, CTL_INVALID_PARAMETER,
-		     "Array must contain between 1 and %u transactions.",
-		     MEMPOOL_MAX_PACKAGE_COUNT);
+	if (!ctl_package_count(raws, &n, res))
 		return;
-	}
 	if (!ctl_param_feerate(arg(args, 1), CTL_DEFAULT_MAX_FEERATE, &maxrate, res))
 		return;
 	if (!ctl_package_alloc(&pk, n, res))
@@ -611,15 +595,8 @@ static void m_testmempoolaccept(struct chain *c, const struct ctl_chain_ctx *x, 
 	struct proto_tx *txs = pk.txs;
 	struct mempool_accept_result *rs = pk.rs;
 	for (size_t i = 0; i < n; i++) {
-		json_t *h = json_array_get(raws, i);
-		if (!ctl_json_want(h, CTL_ARG_STR, res))
+		if (!ctl_package_decode_tx(json_array_get(raws, i), &txs[i], res))
 			goto out;
-		if (!ctl_decode_hex_tx(h, &txs[i])) {
-			fail(res, CTL_DESERIALIZATION_ERROR,
-			     "TX decode failed: %s Make sure the tx has at least one input.",
-			     json_is_string(h) ? json_string_value(h) : "");
-			goto out;
-		}
 	}
 	struct mempool_package_state pkg = {0};
 	int err;

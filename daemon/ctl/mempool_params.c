@@ -1,9 +1,10 @@
 /*
  * daemon/ctl/mempool_params.c: what the mempool methods (mempool_methods.c)
  * and the package methods (package_methods.c) share: Core's parsers for
- * amounts, feerates and hex transactions, the burn check on outputs, the
- * reject reason's text, and a package's arrays. Moved out of
- * mempool_methods.c (issue 19) with no change.
+ * amounts, feerates and hex transactions, the maxburnamount check, the
+ * reject reason's text, and a package's size check, members and arrays.
+ * Moved out of mempool_methods.c (issue 19); what sendrawtransaction,
+ * testmempoolaccept and submitpackage each wrote again is here once.
  */
 #include "daemon/ctl/internal.h"
 
@@ -19,9 +20,9 @@
 #define fail ctl_fail
 
 /** Satoshis in a bitcoin. */
-#define CTL_COIN 100000000LL
+#define CTL_COIN PROTO_COIN
 /** Core's MAX_MONEY. */
-#define CTL_MAX_MONEY (21000000LL * CTL_COIN)
+#define CTL_MAX_MONEY PROTO_MAX_MONEY
 /** Core's ParseFixedPoint's bound: satoshis below 10^18. */
 #define CTL_FIXED_MAX 1000000000000000000LL
 
@@ -65,7 +66,7 @@ static bool parse_fixed(const char *s, int64_t *out)
  * Core's AmountFromValue(v, 8): BTC as a number or a string into
  * satoshis, 0 to MAX_MONEY; absent or null is `def`.
  */
-static bool param_amount(json_t *v, int64_t def, int64_t *out, struct ctl_result *res)
+bool ctl_param_amount(json_t *v, int64_t def, int64_t *out, struct ctl_result *res)
 {
 	int64_t sats;
 	if (!v || json_is_null(v)) {
@@ -110,10 +111,10 @@ static bool param_amount(json_t *v, int64_t def, int64_t *out, struct ctl_result
 }
 
 /* Core's ParseFeeRate: an amount in BTC/kvB into sat/kvB, below 1 BTC/kvB. */
-static bool param_feerate(json_t *v, int64_t def, int64_t *out, struct ctl_result *res)
+bool ctl_param_feerate(json_t *v, int64_t def, int64_t *out, struct ctl_result *res)
 {
 	int64_t sats;
-	if (!param_amount(v, def, &sats, res))
+	if (!ctl_param_amount(v, def, &sats, res))
 		return false;
 	if (sats >= CTL_COIN) {
 		fail(res, CTL_INVALID_PARAMETER,
@@ -128,7 +129,7 @@ static bool param_feerate(json_t *v, int64_t def, int64_t *out, struct ctl_resul
  * Hex into a decoded transaction (Core's DecodeHexTx): false when it is
  * not hex or not one whole transaction. tx must be initialised.
  */
-static bool decode_hex_tx(json_t *v, struct proto_tx *tx)
+bool ctl_decode_hex_tx(json_t *v, struct proto_tx *tx)
 {
 	if (!json_is_string(v))
 		return false;
@@ -181,13 +182,57 @@ static bool output_burns(const struct proto_tx *tx, const struct proto_txout *ou
 	return (len > 0 && s[0] == 0x6a) || len > 10000 || !script_valid_ops(s, len);
 }
 
-/* Core's ValidationState::ToString: the reason, then ", debug" when there is one. */
-static void state_string(const struct chain_state *st, char *buf, size_t cap)
+/* Core's ValidationState::ToString: the reason, then ", debug" when there
+ * is one. A transaction's state and a package's print the same way. */
+static void reason_debug(const char *reason, const char *debug, char *buf, size_t cap)
 {
-	if (st->debug[0])
-		snprintf(buf, cap, "%s, %s", st->reason, st->debug);
+	if (debug[0])
+		snprintf(buf, cap, "%s, %s", reason, debug);
 	else
-		snprintf(buf, cap, "%s", st->reason);
+		snprintf(buf, cap, "%s", reason);
+}
+
+void ctl_state_string(const struct chain_state *st, char *buf, size_t cap)
+{
+	reason_debug(st->reason, st->debug, buf, cap);
+}
+
+bool ctl_check_burn(const struct proto_tx *tx, int64_t maxburn, struct ctl_result *res)
+{
+	for (uint32_t o = 0; o < tx->n_out; o++) {
+		if (output_burns(tx, &tx->vout[o]) && tx->vout[o].value > maxburn) {
+			fail(res, CTL_VERIFY_ERROR,
+			     "Unspendable output exceeds maximum configured by user "
+			     "(maxburnamount)");
+			return false;
+		}
+	}
+	return true;
+}
+
+bool ctl_package_count(json_t *raws, size_t *n, struct ctl_result *res)
+{
+	*n = json_array_size(raws);
+	if (*n < 1 || *n > MEMPOOL_MAX_PACKAGE_COUNT) {
+		fail(res, CTL_INVALID_PARAMETER,
+		     "Array must contain between 1 and %u transactions.",
+		     MEMPOOL_MAX_PACKAGE_COUNT);
+		return false;
+	}
+	return true;
+}
+
+bool ctl_package_decode_tx(json_t *h, struct proto_tx *tx, struct ctl_result *res)
+{
+	if (!ctl_json_want(h, CTL_ARG_STR, res))
+		return false;
+	if (!ctl_decode_hex_tx(h, tx)) {
+		fail(res, CTL_DESERIALIZATION_ERROR,
+		     "TX decode failed: %s Make sure the tx has at least one input.",
+		     json_is_string(h) ? json_string_value(h) : "");
+		return false;
+	}
+	return true;
 }
 
 bool ctl_package_alloc(struct ctl_package *p, size_t n, struct ctl_result *res)
@@ -224,35 +269,5 @@ void ctl_package_release(struct ctl_package *p)
 
 void ctl_package_reason(const struct mempool_package_state *st, char *buf, size_t cap)
 {
-	if (st->debug[0])
-		snprintf(buf, cap, "%s, %s", st->reason, st->debug);
-	else
-		snprintf(buf, cap, "%s", st->reason);
-}
-
-/* ---- shared with package_methods.c -------------------------------------------------- */
-
-bool ctl_param_amount(json_t *v, int64_t def, int64_t *out, struct ctl_result *res)
-{
-	return param_amount(v, def, out, res);
-}
-
-bool ctl_param_feerate(json_t *v, int64_t def, int64_t *out, struct ctl_result *res)
-{
-	return param_feerate(v, def, out, res);
-}
-
-bool ctl_decode_hex_tx(json_t *v, struct proto_tx *tx)
-{
-	return decode_hex_tx(v, tx);
-}
-
-bool ctl_output_burns(const struct proto_tx *tx, const struct proto_txout *out)
-{
-	return output_burns(tx, out);
-}
-
-void ctl_state_string(const struct chain_state *st, char *buf, size_t cap)
-{
-	state_string(st, buf, cap);
+	reason_debug(st->reason, st->debug, buf, cap);
 }

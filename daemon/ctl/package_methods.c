@@ -19,9 +19,6 @@
 #include "chain/chain.h"
 #include "mempool/mempool.h"
 
-/** Core's DEFAULT_MAX_RAW_TX_FEE_RATE: 0.10 BTC/kvB, in sat/kvB. */
-#define CTL_PKG_DEFAULT_MAX_FEERATE 10000000LL
-
 /* Core's IsChildWithParentsTree: every member but the last is a parent of
  * the last, and no parent spends another. */
 static bool child_with_parents_tree(struct proto_tx *txs, size_t n)
@@ -95,14 +92,9 @@ void ctl_m_submitpackage(struct chain *c, const struct ctl_chain_ctx *x, json_t 
 	size_t n = 0;
 	int64_t maxrate, maxburn;
 	json_t *out = NULL;
-	n = json_array_size(raws);
-	if (n < 1 || n > MEMPOOL_MAX_PACKAGE_COUNT) {
-		ctl_fail(res, CTL_INVALID_PARAMETER,
-		         "Array must contain between 1 and %u transactions.",
-		         MEMPOOL_MAX_PACKAGE_COUNT);
+	if (!ctl_package_count(raws, &n, res))
 		return;
-	}
-	if (!ctl_param_feerate(ctl_arg(args, 1), CTL_PKG_DEFAULT_MAX_FEERATE, &maxrate, res))
+	if (!ctl_param_feerate(ctl_arg(args, 1), CTL_DEFAULT_MAX_FEERATE, &maxrate, res))
 		return;
 	if (!ctl_param_amount(ctl_arg(args, 2), 0, &maxburn, res))
 		return;
@@ -110,25 +102,12 @@ void ctl_m_submitpackage(struct chain *c, const struct ctl_chain_ctx *x, json_t 
 		return;
 	struct proto_tx *txs = pk.txs;
 	struct mempool_accept_result *rs = pk.rs;
+	/* Decode and burn check per member, in order: a burn in the first
+	 * member is reported before a bad second one, as Core's loop does. */
 	for (size_t i = 0; i < n; i++) {
-		json_t *h = json_array_get(raws, i);
-		if (!ctl_json_want(h, CTL_ARG_STR, res))
+		if (!ctl_package_decode_tx(json_array_get(raws, i), &txs[i], res) ||
+		    !ctl_check_burn(&txs[i], maxburn, res))
 			goto out;
-		if (!ctl_decode_hex_tx(h, &txs[i])) {
-			ctl_fail(res, CTL_DESERIALIZATION_ERROR,
-			         "TX decode failed: %s Make sure the tx has at least one input.",
-			         json_is_string(h) ? json_string_value(h) : "");
-			goto out;
-		}
-		for (uint32_t o = 0; o < txs[i].n_out; o++) {
-			if (ctl_output_burns(&txs[i], &txs[i].vout[o]) &&
-			    txs[i].vout[o].value > maxburn) {
-				ctl_fail(res, CTL_VERIFY_ERROR,
-				         "Unspendable output exceeds maximum configured by user "
-				         "(maxburnamount)");
-				goto out;
-			}
-		}
 	}
 	if (n > 1 && !child_with_parents_tree(txs, n)) {
 		ctl_fail(res, CTL_VERIFY_ERROR,
@@ -150,22 +129,16 @@ void ctl_m_submitpackage(struct chain *c, const struct ctl_chain_ctx *x, json_t 
 	char msg[CHAIN_REASON_MAX + CHAIN_DEBUG_MAX + 4] = "success";
 	if (pkg.result != MEMPOOL_PACKAGE_UNSET)
 		ctl_package_reason(&pkg, msg, sizeof(msg));
-	out = json_object();
-	json_t *map = json_object();
-	json_t *replaced = json_array();
-	if (!out || !map || !replaced) {
-		json_decref(map);
-		json_decref(replaced);
-		json_decref(out);
-		ctl_fail(res, CTL_INTERNAL_ERROR, "out of memory");
-		goto out;
-	}
 	/* Core keeps the replaced txids in a std::set<Txid>: unique, byte order. */
 	size_t cap_rep = 0, n_rep = 0;
 	for (size_t i = 0; i < n; i++)
 		cap_rep += rs[i].n_replaced;
+	out = json_object();
+	json_t *map = json_object();
+	json_t *replaced = json_array();
 	struct proto_hash *rep = xcalloc(cap_rep ? cap_rep : 1, sizeof(*rep));
-	if (!rep) {
+	if (!out || !map || !replaced || !rep) {
+		xfree(rep);
 		json_decref(map);
 		json_decref(replaced);
 		json_decref(out);

@@ -33,6 +33,15 @@ struct af {
 	int fd;
 };
 
+/* The pool is attached inside chain_open, as peerd attaches it (Core's
+ * defaults): the validation thread hands its events to txrelay after
+ * every job, and the mempool methods need one. */
+static int attach_mempool(void *arg, struct chain *c)
+{
+	struct af *a = arg;
+	return mempool_open(c, NULL, a->chaindir);
+}
+
 static int af_setup(void **state)
 {
 	struct af *a = calloc(1, sizeof(*a));
@@ -40,13 +49,15 @@ static int af_setup(void **state)
 	a->t = tf_new();
 	snprintf(a->chaindir, sizeof(a->chaindir), "/tmp/peerd-args-XXXXXX");
 	assert_non_null(mkdtemp(a->chaindir));
-	struct chain_config cfg = {
-	    .params = proto_params(PROTO_NET_REGTEST), .dir = a->chaindir, .par = 1};
+	struct chain_config cfg = {.params = proto_params(PROTO_NET_REGTEST),
+	                           .dir = a->chaindir,
+	                           .par = 1,
+	                           .attach = attach_mempool,
+	                           .attach_arg = a};
 	int err = chain_open(&a->c, &cfg);
 	if (err)
 		fail_msg("chain_open(%s): %s", a->chaindir, chain_strerror(err));
-	if ((err = mempool_open(a->c, NULL, a->chaindir)))
-		fail_msg("mempool_open: %s", chain_strerror(err));
+	mempool_load(a->c);
 	assert_int_equal(ctl_start(a->t->d), 0);
 	assert_int_equal(validation_start(a->t->d, a->c), 0);
 	struct sockaddr_un sa;

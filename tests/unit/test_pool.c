@@ -14,6 +14,7 @@
 
 #include "pool/pool.h"
 #include "tests/unit/testutil.h"
+#include "tests/unit/testutil_pool.h"
 
 _Static_assert(sizeof(struct pool_sbuf) == 32, "sbuf is 32 bytes like prevector<28>");
 _Static_assert(sizeof(struct pool_testjob) == 40, "test job is 40 bytes");

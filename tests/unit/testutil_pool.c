@@ -1,5 +1,6 @@
 /*
- * pool/testjob.c: struct pool_testjob, the job tests and benchmarks run.
+ * tests/unit/testutil_pool.c: struct pool_testjob, the job tests and
+ * benchmarks run (it was pool/testjob.c: test code no longer in the library).
  *
  * It carries a script in a pool_sbuf like the real script-check job will
  * (chain/), so vector and queue benchmarks pay the same moves, allocations
@@ -7,7 +8,7 @@
  * measures the queue's own cost per job, as Bitcoin Core's
  * CCheckQueueSpeedPrevectorJob does.
  */
-#include "pool/pool.h"
+#include "tests/unit/testutil_pool.h"
 
 /* FNV-1a, 64 bit: a cheap digest that depends on every byte. */
 #define FNV_OFFSET 0xcbf29ce484222325ull
