@@ -27,6 +27,11 @@
  * decode drops that message only: it is counted under its error code and
  * the peer stays (a decoder bug must never cut peerd off from honest
  * peers). An inv/getdata/headers/addr count over its limit is misbehaviour.
+ *
+ * What happens to each command is not written here: dispatch looks it up
+ * in the message table that daemon_init registers (daemon/msgtable.c;
+ * the entry's type is in net/net.h): the handshake states it may arrive
+ * in, its count limit, and the handler it goes to, decoded or raw.
  */
 #include "daemon/daemon.h"
 
