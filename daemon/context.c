@@ -24,6 +24,7 @@ int daemon_init(struct daemon *d, uv_loop_t *loop, const struct peerd_conf *c)
 	d->max_recvq = (uint64_t)c->maxreceivebuffer_kb * 1000u;
 	d->peertimeout_ms = (uint64_t)c->peertimeout_s * 1000u;
 	d->maxconnections = c->maxconnections > 0 ? (uint32_t)c->maxconnections : 0;
+	d->msg_table = daemon_msg_table;
 	recvbudget_init(d, c);
 	proto_msg_init(&d->in);
 	proto_msg_init(&d->out);

@@ -441,6 +441,9 @@ struct daemon {
 	struct ban_state ban;
 	struct daemon_stats stats;
 
+	/** The message table, indexed by command (net/net.h; daemon_init sets daemon_msg_table). */
+	const struct net_msg_entry *msg_table;
+
 	/* codec scratch, reused by every message: steady state allocates nothing */
 	struct proto_msg in;     /**< the message being handled */
 	struct proto_msg out;    /**< the message being sent */
@@ -471,6 +474,13 @@ struct daemon {
 int daemon_init(struct daemon *d, uv_loop_t *loop, const struct peerd_conf *c);
 /** Free what daemon_init and the modules allocated; handles must be closed already. */
 void daemon_release(struct daemon *d);
+
+/**
+ * The message table (msgtable.c): each command's handler, the handshake
+ * states it may arrive in and its count limit. The one place that names
+ * every P2P message handler.
+ */
+extern const struct net_msg_entry daemon_msg_table[PROTO_CMD__COUNT];
 
 /** Begin a clean shutdown (signals, the stop method). Idempotent. */
 void daemon_shutdown(struct daemon *d, const char *why);

@@ -12,30 +12,18 @@
 
 /* Names padded to the wire's 12 bytes, so a parsed command field is
  * matched with one fixed-size memcmp per candidate and no strlen. */
-static const char cmd_names[PROTO_CMD__COUNT][PROTO_COMMAND_SIZE] = {
-    [PROTO_CMD_UNKNOWN] = "",
-    [PROTO_CMD_VERSION] = "version",
-    [PROTO_CMD_VERACK] = "verack",
-    [PROTO_CMD_PING] = "ping",
-    [PROTO_CMD_PONG] = "pong",
-    [PROTO_CMD_INV] = "inv",
-    [PROTO_CMD_GETDATA] = "getdata",
-    [PROTO_CMD_NOTFOUND] = "notfound",
-    [PROTO_CMD_GETHEADERS] = "getheaders",
-    [PROTO_CMD_GETBLOCKS] = "getblocks",
-    [PROTO_CMD_HEADERS] = "headers",
-    [PROTO_CMD_TX] = "tx",
-    [PROTO_CMD_BLOCK] = "block",
-    [PROTO_CMD_ADDR] = "addr",
-    [PROTO_CMD_ADDRV2] = "addrv2",
-    [PROTO_CMD_SENDADDRV2] = "sendaddrv2",
-    [PROTO_CMD_SENDHEADERS] = "sendheaders",
-    [PROTO_CMD_FEEFILTER] = "feefilter",
-    [PROTO_CMD_WTXIDRELAY] = "wtxidrelay",
-    [PROTO_CMD_SENDCMPCT] = "sendcmpct",
-    [PROTO_CMD_GETADDR] = "getaddr",
-    [PROTO_CMD_MEMPOOL] = "mempool",
+static const char cmd_names[PROTO_CMD__COUNT][PROTO_COMMAND_SIZE] = {[PROTO_CMD_UNKNOWN] = "",
+#define NAME_(e, name, codec) [PROTO_CMD_##e] = name,
+                                                                     PROTO_CMDS(NAME_)
+#undef NAME_
 };
+
+/* proto_cmd_name returns the table's entries as strings: each must keep
+ * its NUL within the 12 bytes. */
+#define NAME_FITS_(e, name, codec)                                                                 \
+	_Static_assert(sizeof(name) <= PROTO_COMMAND_SIZE, "command name too long: " name);
+PROTO_CMDS(NAME_FITS_)
+#undef NAME_FITS_
 
 const char *proto_cmd_name(enum proto_cmd cmd)
 {

@@ -40,27 +40,180 @@ void proto_msg_release(struct proto_msg *m)
 	proto_msg_init(m);
 }
 
-static int sendcmpct_decode(struct proto_reader *r, struct proto_sendcmpct *s)
+/*
+ * One codec per payload shape, named by PROTO_CMDS (proto/msg.h): dec_K
+ * reads the payload from r into m, enc_K writes it. `exact` says whether
+ * bytes left after dec_K are PROTO_ETRAILING (see the top of this file).
+ */
+struct codec {
+	int (*decode)(struct proto_reader *r, struct proto_msg *m);
+	void (*encode)(const struct proto_msg *m, struct proto_writer *w);
+	bool exact;
+};
+
+static int dec_version(struct proto_reader *r, struct proto_msg *m)
 {
-	uint8_t hb;
-	int err;
-	if ((err = proto_read_u8(r, &hb)) || (err = proto_read_u64le(r, &s->version)))
-		return err;
-	s->high_bandwidth = hb != 0;
+	return proto_version_decode(r, &m->version);
+}
+
+static void enc_version(const struct proto_msg *m, struct proto_writer *w)
+{
+	proto_version_encode(&m->version, w);
+}
+
+/* verack, sendaddrv2, sendheaders, wtxidrelay, getaddr, mempool. */
+static int dec_empty(struct proto_reader *r, struct proto_msg *m)
+{
+	(void)r;
+	(void)m;
 	return 0;
 }
 
-/* tx and block decode a whole buffer themselves. */
-static int decode_whole(enum proto_cmd cmd, const uint8_t *payload, size_t len, struct proto_msg *m,
-                        size_t *err_off)
+static void enc_empty(const struct proto_msg *m, struct proto_writer *w)
 {
-	size_t off = 0;
-	int err = cmd == PROTO_CMD_TX ? proto_tx_decode_buf(payload, len, &m->tx, &off)
-	                              : proto_block_decode(payload, len, &m->block, &off);
-	if (err_off)
-		*err_off = err ? off : len;
+	(void)m;
+	(void)w;
+}
+
+/* ping, pong. */
+static int dec_nonce(struct proto_reader *r, struct proto_msg *m)
+{
+	return proto_read_u64le(r, &m->nonce);
+}
+
+static void enc_nonce(const struct proto_msg *m, struct proto_writer *w)
+{
+	proto_write_u64le(w, m->nonce);
+}
+
+/* inv, getdata, notfound. */
+static int dec_inv(struct proto_reader *r, struct proto_msg *m)
+{
+	return proto_inv_decode(r, &m->inv);
+}
+
+static void enc_inv(const struct proto_msg *m, struct proto_writer *w)
+{
+	proto_inv_encode(&m->inv, w);
+}
+
+/* getheaders, getblocks. */
+static int dec_locator(struct proto_reader *r, struct proto_msg *m)
+{
+	return proto_locator_decode(r, &m->locator);
+}
+
+static void enc_locator(const struct proto_msg *m, struct proto_writer *w)
+{
+	proto_locator_encode(&m->locator, w);
+}
+
+static int dec_headers(struct proto_reader *r, struct proto_msg *m)
+{
+	return proto_headers_decode(r, &m->headers);
+}
+
+static void enc_headers(const struct proto_msg *m, struct proto_writer *w)
+{
+	proto_headers_encode(&m->headers, w);
+}
+
+static int dec_addr(struct proto_reader *r, struct proto_msg *m)
+{
+	return proto_addr_decode(r, &m->addr);
+}
+
+static void enc_addr(const struct proto_msg *m, struct proto_writer *w)
+{
+	proto_addr_encode(&m->addr, w);
+}
+
+static int dec_addrv2(struct proto_reader *r, struct proto_msg *m)
+{
+	return proto_addrv2_decode(r, &m->addr);
+}
+
+static void enc_addrv2(const struct proto_msg *m, struct proto_writer *w)
+{
+	proto_addrv2_encode(&m->addr, w);
+}
+
+static int dec_feerate(struct proto_reader *r, struct proto_msg *m)
+{
+	return proto_read_i64le(r, &m->feerate);
+}
+
+static void enc_feerate(const struct proto_msg *m, struct proto_writer *w)
+{
+	proto_write_u64le(w, (uint64_t)m->feerate);
+}
+
+static int dec_sendcmpct(struct proto_reader *r, struct proto_msg *m)
+{
+	uint8_t hb;
+	int err;
+	if ((err = proto_read_u8(r, &hb)) || (err = proto_read_u64le(r, &m->sendcmpct.version)))
+		return err;
+	m->sendcmpct.high_bandwidth = hb != 0;
+	return 0;
+}
+
+static void enc_sendcmpct(const struct proto_msg *m, struct proto_writer *w)
+{
+	proto_write_u8(w, m->sendcmpct.high_bandwidth ? 1 : 0);
+	proto_write_u64le(w, m->sendcmpct.version);
+}
+
+/* tx and block decode a whole buffer themselves (trailing bytes included):
+ * they take what is left of r and leave r at the failing offset, or at
+ * the end on success. */
+static int dec_tx(struct proto_reader *r, struct proto_msg *m)
+{
+	size_t off = 0, left = proto_reader_left(r);
+	int err = proto_tx_decode_buf(r->p, left, &m->tx, &off);
+	r->p += err ? off : left;
 	return err;
 }
+
+static void enc_tx(const struct proto_msg *m, struct proto_writer *w)
+{
+	proto_tx_encode(&m->tx, w);
+}
+
+static int dec_block(struct proto_reader *r, struct proto_msg *m)
+{
+	size_t off = 0, left = proto_reader_left(r);
+	int err = proto_block_decode(r->p, left, &m->block, &off);
+	r->p += err ? off : left;
+	return err;
+}
+
+static void enc_block(const struct proto_msg *m, struct proto_writer *w)
+{
+	proto_block_encode(&m->block, w);
+}
+
+/* Payloads whose excess Core never reads are not exact; tx and block check
+ * their own trailing bytes. */
+static const struct codec codec_version = {dec_version, enc_version, false};
+static const struct codec codec_empty = {dec_empty, enc_empty, false};
+static const struct codec codec_nonce = {dec_nonce, enc_nonce, true};
+static const struct codec codec_inv = {dec_inv, enc_inv, true};
+static const struct codec codec_locator = {dec_locator, enc_locator, true};
+static const struct codec codec_headers = {dec_headers, enc_headers, true};
+static const struct codec codec_addr = {dec_addr, enc_addr, true};
+static const struct codec codec_addrv2 = {dec_addrv2, enc_addrv2, true};
+static const struct codec codec_feerate = {dec_feerate, enc_feerate, true};
+static const struct codec codec_sendcmpct = {dec_sendcmpct, enc_sendcmpct, true};
+static const struct codec codec_tx = {dec_tx, enc_tx, false};
+static const struct codec codec_block = {dec_block, enc_block, false};
+
+/* Indexed by command; NULL for PROTO_CMD_UNKNOWN. */
+static const struct codec *const codecs[PROTO_CMD__COUNT] = {
+#define CODEC_(e, name, codec) [PROTO_CMD_##e] = &codec_##codec,
+    PROTO_CMDS(CODEC_)
+#undef CODEC_
+};
 
 int proto_msg_decode(enum proto_cmd cmd, const uint8_t *payload, size_t len, struct proto_msg *m,
                      size_t *err_off)
@@ -68,7 +221,6 @@ int proto_msg_decode(enum proto_cmd cmd, const uint8_t *payload, size_t len, str
 	/* A reader over NULL + 0 would be pointer arithmetic on NULL. */
 	static const uint8_t empty[1];
 	struct proto_reader r;
-	bool exact = true;
 	int err;
 
 	if (!payload) {
@@ -78,57 +230,10 @@ int proto_msg_decode(enum proto_cmd cmd, const uint8_t *payload, size_t len, str
 	proto_reader_init(&r, payload, len);
 	m->cmd = (unsigned)cmd < PROTO_CMD__COUNT ? cmd : PROTO_CMD_UNKNOWN;
 
-	switch (m->cmd) {
-	case PROTO_CMD_VERSION:
-		err = proto_version_decode(&r, &m->version);
-		exact = false;
-		break;
-	case PROTO_CMD_VERACK:
-	case PROTO_CMD_SENDADDRV2:
-	case PROTO_CMD_SENDHEADERS:
-	case PROTO_CMD_WTXIDRELAY:
-	case PROTO_CMD_GETADDR:
-	case PROTO_CMD_MEMPOOL:
-		err = 0;
-		exact = false;
-		break;
-	case PROTO_CMD_PING:
-	case PROTO_CMD_PONG:
-		err = proto_read_u64le(&r, &m->nonce);
-		break;
-	case PROTO_CMD_INV:
-	case PROTO_CMD_GETDATA:
-	case PROTO_CMD_NOTFOUND:
-		err = proto_inv_decode(&r, &m->inv);
-		break;
-	case PROTO_CMD_GETHEADERS:
-	case PROTO_CMD_GETBLOCKS:
-		err = proto_locator_decode(&r, &m->locator);
-		break;
-	case PROTO_CMD_HEADERS:
-		err = proto_headers_decode(&r, &m->headers);
-		break;
-	case PROTO_CMD_ADDR:
-		err = proto_addr_decode(&r, &m->addr);
-		break;
-	case PROTO_CMD_ADDRV2:
-		err = proto_addrv2_decode(&r, &m->addr);
-		break;
-	case PROTO_CMD_FEEFILTER:
-		err = proto_read_i64le(&r, &m->feerate);
-		break;
-	case PROTO_CMD_SENDCMPCT:
-		err = sendcmpct_decode(&r, &m->sendcmpct);
-		break;
-	case PROTO_CMD_TX:
-	case PROTO_CMD_BLOCK:
-		return decode_whole(m->cmd, payload, len, m, err_off);
-	case PROTO_CMD_UNKNOWN:
-	default:
+	const struct codec *c = codecs[m->cmd];
+	if (!c)
 		err = PROTO_EUNKNOWN;
-		break;
-	}
-	if (!err && exact && proto_reader_left(&r))
+	else if (!(err = c->decode(&r, m)) && c->exact && proto_reader_left(&r))
 		err = PROTO_ETRAILING;
 	if (err_off)
 		*err_off = proto_reader_offset(&r);
@@ -137,58 +242,11 @@ int proto_msg_decode(enum proto_cmd cmd, const uint8_t *payload, size_t len, str
 
 void proto_msg_encode(const struct proto_msg *m, struct proto_writer *w)
 {
-	switch (m->cmd) {
-	case PROTO_CMD_VERSION:
-		proto_version_encode(&m->version, w);
-		break;
-	case PROTO_CMD_VERACK:
-	case PROTO_CMD_SENDADDRV2:
-	case PROTO_CMD_SENDHEADERS:
-	case PROTO_CMD_WTXIDRELAY:
-	case PROTO_CMD_GETADDR:
-	case PROTO_CMD_MEMPOOL:
-		break;
-	case PROTO_CMD_PING:
-	case PROTO_CMD_PONG:
-		proto_write_u64le(w, m->nonce);
-		break;
-	case PROTO_CMD_INV:
-	case PROTO_CMD_GETDATA:
-	case PROTO_CMD_NOTFOUND:
-		proto_inv_encode(&m->inv, w);
-		break;
-	case PROTO_CMD_GETHEADERS:
-	case PROTO_CMD_GETBLOCKS:
-		proto_locator_encode(&m->locator, w);
-		break;
-	case PROTO_CMD_HEADERS:
-		proto_headers_encode(&m->headers, w);
-		break;
-	case PROTO_CMD_ADDR:
-		proto_addr_encode(&m->addr, w);
-		break;
-	case PROTO_CMD_ADDRV2:
-		proto_addrv2_encode(&m->addr, w);
-		break;
-	case PROTO_CMD_FEEFILTER:
-		proto_write_u64le(w, (uint64_t)m->feerate);
-		break;
-	case PROTO_CMD_SENDCMPCT:
-		proto_write_u8(w, m->sendcmpct.high_bandwidth ? 1 : 0);
-		proto_write_u64le(w, m->sendcmpct.version);
-		break;
-	case PROTO_CMD_TX:
-		proto_tx_encode(&m->tx, w);
-		break;
-	case PROTO_CMD_BLOCK:
-		proto_block_encode(&m->block, w);
-		break;
-	case PROTO_CMD_UNKNOWN:
-	default:
-		if (!w->err)
-			w->err = PROTO_EUNKNOWN;
-		break;
-	}
+	const struct codec *c = (unsigned)m->cmd < PROTO_CMD__COUNT ? codecs[m->cmd] : NULL;
+	if (c)
+		c->encode(m, w);
+	else if (!w->err)
+		w->err = PROTO_EUNKNOWN;
 }
 
 void proto_msg_frame(const struct proto_msg *m, uint32_t magic, struct proto_writer *w)

@@ -14,31 +14,46 @@
 /* ---------------------------------------------------------------------- */
 /* Framing                                                                 */
 
-/** Every command peerd knows. PROTO_CMD_UNKNOWN for the rest (skippable). */
+/**
+ * Every command peerd knows, once: X(ENUM, "wire name", codec). This list
+ * generates enum proto_cmd, the name table (proto/frame.c) and the codec
+ * table of proto_msg_decode/encode (proto/msg.c; the codec names a
+ * dec_<codec>/enc_<codec> pair there, shared by commands with one payload
+ * shape). The order is the enum's: stats, metrics and the fuzz corpora
+ * index by it, so append new commands at the end. A new message is a line
+ * here (and a codec in proto/msg.c if its shape is new), then its entry in
+ * the daemon's handler table (daemon/msgtable.c).
+ */
+#define PROTO_CMDS(X)                                                                              \
+	X(VERSION, "version", version)                                                             \
+	X(VERACK, "verack", empty)                                                                 \
+	X(PING, "ping", nonce)                                                                     \
+	X(PONG, "pong", nonce)                                                                     \
+	X(INV, "inv", inv)                                                                         \
+	X(GETDATA, "getdata", inv)                                                                 \
+	X(NOTFOUND, "notfound", inv)                                                               \
+	X(GETHEADERS, "getheaders", locator)                                                       \
+	X(GETBLOCKS, "getblocks", locator)                                                         \
+	X(HEADERS, "headers", headers)                                                             \
+	X(TX, "tx", tx)                                                                            \
+	X(BLOCK, "block", block)                                                                   \
+	X(ADDR, "addr", addr)                                                                      \
+	X(ADDRV2, "addrv2", addrv2)                                                                \
+	X(SENDADDRV2, "sendaddrv2", empty)                                                         \
+	X(SENDHEADERS, "sendheaders", empty)                                                       \
+	X(FEEFILTER, "feefilter", feerate)                                                         \
+	X(WTXIDRELAY, "wtxidrelay", empty)                                                         \
+	X(SENDCMPCT, "sendcmpct", sendcmpct)                                                       \
+	X(GETADDR, "getaddr", empty)                                                               \
+	X(MEMPOOL, "mempool", empty)
+
+/** Every command peerd knows (PROTO_CMDS). PROTO_CMD_UNKNOWN for the rest (skippable). */
 enum proto_cmd {
 	PROTO_CMD_UNKNOWN = 0,
-	PROTO_CMD_VERSION,
-	PROTO_CMD_VERACK,
-	PROTO_CMD_PING,
-	PROTO_CMD_PONG,
-	PROTO_CMD_INV,
-	PROTO_CMD_GETDATA,
-	PROTO_CMD_NOTFOUND,
-	PROTO_CMD_GETHEADERS,
-	PROTO_CMD_GETBLOCKS,
-	PROTO_CMD_HEADERS,
-	PROTO_CMD_TX,
-	PROTO_CMD_BLOCK,
-	PROTO_CMD_ADDR,
-	PROTO_CMD_ADDRV2,
-	PROTO_CMD_SENDADDRV2,
-	PROTO_CMD_SENDHEADERS,
-	PROTO_CMD_FEEFILTER,
-	PROTO_CMD_WTXIDRELAY,
-	PROTO_CMD_SENDCMPCT,
-	PROTO_CMD_GETADDR,
-	PROTO_CMD_MEMPOOL,
-	PROTO_CMD__COUNT
+#define PROTO_CMD_ENUM_(e, name, codec) PROTO_CMD_##e,
+	PROTO_CMDS(PROTO_CMD_ENUM_)
+#undef PROTO_CMD_ENUM_
+	    PROTO_CMD__COUNT
 };
 
 /** Wire name of a command ("version"); "unknown" for PROTO_CMD_UNKNOWN. */

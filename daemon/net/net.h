@@ -13,6 +13,55 @@
 #error "include daemon/daemon.h, not daemon/net/net.h"
 #endif
 
+/* ---- the message table: what transport.c does with each command ----- */
+
+/*
+ * One entry per command (enum proto_cmd), filled by the wiring
+ * (daemon/msgtable.c) and registered in struct daemon's msg_table at
+ * start, as btcd's peer.MessageListeners: net/ frames, counts and gates
+ * each message and calls the entry of its command, and never names a
+ * handler itself. The handlers live in their rooms (p2p/, sync/, ...).
+ */
+
+/** Where a peer is in the handshake: the bits of net_msg_entry.states. */
+enum net_msg_state {
+	NET_MSG_BEFORE_VERSION = 1u << 0, /**< no version received yet */
+	NET_MSG_BEFORE_VERACK = 1u << 1,  /**< version received, not yet past verack */
+	NET_MSG_ACTIVE = 1u << 2,         /**< past the handshake */
+};
+/** Allowed from the peer's first message on. */
+#define NET_MSG_ANY_STATE (NET_MSG_BEFORE_VERSION | NET_MSG_BEFORE_VERACK | NET_MSG_ACTIVE)
+/** Allowed once version was received. */
+#define NET_MSG_AFTER_VERSION (NET_MSG_BEFORE_VERACK | NET_MSG_ACTIVE)
+
+/** What an element count over a command's limit costs the peer. */
+enum net_msg_limit {
+	NET_MSG_NO_LIMIT = 0,      /**< no count checked here */
+	NET_MSG_LIMIT_MISBEHAVING, /**< disconnect and discourage (ban_misbehaving) */
+	NET_MSG_LIMIT_DISCONNECT,  /**< disconnect only */
+};
+
+/** A handler of a decoded message. Loop thread; m is d->in, valid for the call. */
+typedef void (*net_msg_fn)(struct peer *p, const struct proto_msg *m);
+/**
+ * A handler of a message's raw payload (not decoded on the loop, e.g. a
+ * block for the validation thread): len bytes, and the frame's checksum as
+ * a little-endian u32. The payload is valid for the call only.
+ */
+typedef void (*net_msg_raw_fn)(struct peer *p, const uint8_t *payload, size_t len,
+                               uint32_t checksum);
+
+/** One command's entry. A command with neither handler is counted and dropped. */
+struct net_msg_entry {
+	net_msg_fn on_msg;        /**< the decoded message, or NULL */
+	net_msg_raw_fn on_raw;    /**< the undecoded payload instead (on_msg unused), or NULL */
+	uint8_t states;           /**< enum net_msg_state bits it may arrive in; else ignored */
+	uint8_t limit;            /**< enum net_msg_limit: what a count over count_max costs */
+	uint8_t count_skip;       /**< payload bytes before the count (getheaders' version: 4) */
+	uint32_t count_max;       /**< Core's limit on the leading CompactSize count */
+	const char *limit_reason; /**< the disconnect reason logged for it */
+};
+
 /* ---- net/transport.c: v1 framing on the rx buffer -------------------- */
 
 /** libuv alloc callback for peers. */

@@ -27,6 +27,11 @@
  * decode drops that message only: it is counted under its error code and
  * the peer stays (a decoder bug must never cut peerd off from honest
  * peers). An inv/getdata/headers/addr count over its limit is misbehaviour.
+ *
+ * What happens to each command is not written here: dispatch looks it up
+ * in the message table that daemon_init registers (daemon/msgtable.c;
+ * the entry's type is in net/net.h): the handshake states it may arrive
+ * in, its count limit, and the handler it goes to, decoded or raw.
  */
 #include "daemon/daemon.h"
 
@@ -131,97 +136,40 @@ static uint64_t peek_count(const uint8_t *payload, size_t len, size_t skip)
 	return n;
 }
 
-/* What a message that did not decode means beyond a dropped message. */
-enum limit_verdict {
-	LIMIT_OK = 0,
-	LIMIT_MISBEHAVING, /**< a count over Core's limit: disconnect and discourage */
-	LIMIT_DISCONNECT,  /**< a locator over 101: disconnect only, as Core */
-};
-
 /*
- * Was the element count over Core's limit? Core reads the vector, then
- * checks its size; the codec refuses such counts before reading, so the
- * leading count is checked here. Any other decode failure is only counted.
+ * Is the message's element count over its command's limit (the table's
+ * count_max)? Core reads the vector, then checks its size; the codec
+ * refuses counts over its own maximum before reading, so the leading count
+ * is checked here: after a decode failure, and after a success too for a
+ * handler limit below the codec's (getheaders' 101-hash locator).
  */
-static enum limit_verdict over_limit(enum proto_cmd cmd, const uint8_t *payload, size_t len,
-                                     const char **what)
+static bool over_limit(const struct net_msg_entry *e, const uint8_t *payload, size_t len)
 {
-	switch (cmd) {
-	case PROTO_CMD_INV:
-		*what = "inv message size over 50000";
-		return peek_count(payload, len, 0) > PROTO_MAX_INV ? LIMIT_MISBEHAVING : LIMIT_OK;
-	case PROTO_CMD_GETDATA:
-		*what = "getdata message size over 50000";
-		return peek_count(payload, len, 0) > PROTO_MAX_INV ? LIMIT_MISBEHAVING : LIMIT_OK;
-	case PROTO_CMD_HEADERS:
-		*what = "headers message size over 2000";
-		return peek_count(payload, len, 0) > PROTO_MAX_HEADERS ? LIMIT_MISBEHAVING
-		                                                       : LIMIT_OK;
-	case PROTO_CMD_ADDR:
-	case PROTO_CMD_ADDRV2:
-		*what = "addr message size over 1000";
-		return peek_count(payload, len, 0) > PROTO_MAX_ADDR ? LIMIT_MISBEHAVING : LIMIT_OK;
-	case PROTO_CMD_GETHEADERS:
-	case PROTO_CMD_GETBLOCKS:
-		/* The locator count follows the 4-byte version. */
-		*what = "locator over 101 hashes";
-		return peek_count(payload, len, 4) > PROTO_MAX_LOCATOR_HANDLER ? LIMIT_DISCONNECT
-		                                                               : LIMIT_OK;
-	default:
-		return LIMIT_OK;
-	}
+	return e->limit != NET_MSG_NO_LIMIT &&
+	       peek_count(payload, len, e->count_skip) > e->count_max;
+}
+
+/* What a count over the limit costs the peer. */
+static void limit_act(struct peer *p, const struct net_msg_entry *e)
+{
+	if (e->limit == NET_MSG_LIMIT_MISBEHAVING)
+		ban_misbehaving(p, e->limit_reason);
+	else
+		peer_disconnect(p, e->limit_reason);
 }
 
 /*
- * Core 29's gates before a message reaches its handler: nothing but
- * version until version; between version and verack only verack,
- * wtxidrelay and sendaddrv2. Returns false for a message to ignore.
+ * Core 29's gates before a message reaches its handler (the table's
+ * states): nothing but version until version; between version and verack
+ * only verack, wtxidrelay and sendaddrv2. Returns false for a message to
+ * ignore.
  */
-static bool gate(struct peer *p, enum proto_cmd cmd)
+static bool gate(const struct peer *p, const struct net_msg_entry *e)
 {
-	if (!p->got_version)
-		return cmd == PROTO_CMD_VERSION;
-	if (p->state != PEER_ACTIVE)
-		return cmd == PROTO_CMD_VERACK || cmd == PROTO_CMD_WTXIDRELAY ||
-		       cmd == PROTO_CMD_SENDADDRV2;
-	return true;
-}
-
-static void route(struct peer *p, const struct proto_msg *m)
-{
-	switch (m->cmd) {
-	case PROTO_CMD_VERSION:
-	case PROTO_CMD_VERACK:
-	case PROTO_CMD_PING:
-	case PROTO_CMD_PONG:
-	case PROTO_CMD_WTXIDRELAY:
-	case PROTO_CMD_SENDADDRV2:
-	case PROTO_CMD_SENDCMPCT:
-	case PROTO_CMD_FEEFILTER:
-	case PROTO_CMD_SENDHEADERS:
-		handshake_on_msg(p, m);
-		break;
-	case PROTO_CMD_INV:
-	case PROTO_CMD_GETDATA:
-	case PROTO_CMD_NOTFOUND:
-	case PROTO_CMD_TX:
-	case PROTO_CMD_BLOCK:
-	case PROTO_CMD_MEMPOOL:
-		inv_on_msg(p, m);
-		break;
-	case PROTO_CMD_GETHEADERS:
-	case PROTO_CMD_GETBLOCKS:
-	case PROTO_CMD_HEADERS:
-		headers_on_msg(p, m);
-		break;
-	case PROTO_CMD_ADDR:
-	case PROTO_CMD_ADDRV2:
-	case PROTO_CMD_GETADDR:
-		addr_on_msg(p, m);
-		break;
-	default:
-		break;
-	}
+	unsigned state = !p->got_version           ? NET_MSG_BEFORE_VERSION
+	                 : p->state != PEER_ACTIVE ? NET_MSG_BEFORE_VERACK
+	                                           : NET_MSG_ACTIVE;
+	return (e->states & state) != 0;
 }
 
 /* filterload, filteradd, filterclear (BIP37): handled by nodes offering NODE_BLOOM only. */
@@ -251,38 +199,38 @@ static void dispatch(struct peer *p, const struct proto_frame_header *h, const u
 		}
 		return;
 	}
-	if (!gate(p, cmd)) {
+	const struct net_msg_entry *e = &d->msg_table[cmd];
+	if (!gate(p, e)) {
 		DLOG_DBG(&d->log, DLOG_MSG,
 		         "ignoring %s from peer=%llu before the handshake allows it", h->command,
 		         (unsigned long long)p->id);
 		return;
 	}
-	if (cmd == PROTO_CMD_BLOCK) {
-		/* Decoded on the validation thread, not here: a 4 MB block
-		 * would hold the loop for milliseconds. */
-		sync_on_block(p, payload, h->length, proto_le32(h->checksum));
+	if (e->on_raw) {
+		/* Not decoded here (a block goes to the validation thread
+		 * undecoded: a 4 MB block would hold the loop for milliseconds). */
+		e->on_raw(p, payload, h->length, proto_le32(h->checksum));
 		return;
 	}
 	size_t off = 0;
 	int err = proto_msg_decode(cmd, payload, h->length, &d->in, &off);
 	if (err) {
-		const char *what = NULL;
 		stats_err(&d->stats, err);
 		p->decode_errors++;
-		enum limit_verdict lv = over_limit(cmd, payload, h->length, &what);
-		if (lv == LIMIT_MISBEHAVING) {
-			ban_misbehaving(p, what);
-			return;
-		}
-		if (lv == LIMIT_DISCONNECT) {
-			peer_disconnect(p, what);
+		if (over_limit(e, payload, h->length)) {
+			limit_act(p, e);
 			return;
 		}
 		DLOG_DBG(&d->log, DLOG_MSG, "dropping %s from peer=%llu: %s at offset %zu",
 		         h->command, (unsigned long long)p->id, proto_strerror(err), off);
 		return;
 	}
-	route(p, &d->in);
+	if (over_limit(e, payload, h->length)) {
+		limit_act(p, e);
+		return;
+	}
+	if (e->on_msg)
+		e->on_msg(p, &d->in);
 }
 
 /* The buffer holds the start of a message of `total` bytes that does not

@@ -248,17 +248,13 @@ static void on_getaddr(struct peer *p)
 	out->n = 0;
 }
 
-void addr_on_msg(struct peer *p, const struct proto_msg *m)
+void addr_on_addr(struct peer *p, const struct proto_msg *m)
 {
-	switch (m->cmd) {
-	case PROTO_CMD_ADDR:
-	case PROTO_CMD_ADDRV2:
-		on_addr(p, &m->addr);
-		break;
-	case PROTO_CMD_GETADDR:
-		on_getaddr(p);
-		break;
-	default:
-		break;
-	}
+	on_addr(p, &m->addr);
+}
+
+void addr_on_getaddr(struct peer *p, const struct proto_msg *m)
+{
+	(void)m;
+	on_getaddr(p);
 }

@@ -230,55 +230,74 @@ static void on_pong(struct peer *p, uint64_t nonce)
 		p->minping_us = rtt;
 }
 
-void handshake_on_msg(struct peer *p, const struct proto_msg *m)
+void handshake_on_version(struct peer *p, const struct proto_msg *m)
+{
+	on_version(p, &m->version);
+}
+
+void handshake_on_verack(struct peer *p, const struct proto_msg *m)
+{
+	(void)m;
+	on_verack(p);
+}
+
+void handshake_on_ping(struct peer *p, const struct proto_msg *m)
 {
 	struct daemon *d = p->d;
-	switch (m->cmd) {
-	case PROTO_CMD_VERSION:
-		on_version(p, &m->version);
-		break;
-	case PROTO_CMD_VERACK:
-		on_verack(p);
-		break;
-	case PROTO_CMD_PING:
-		if (p->version > PEER_BIP31_VERSION) {
-			d->out.cmd = PROTO_CMD_PONG;
-			d->out.nonce = m->nonce;
-			(void)peer_send_msg(p, &d->out);
-		}
-		break;
-	case PROTO_CMD_PONG:
-		on_pong(p, m->nonce);
-		break;
-	case PROTO_CMD_WTXIDRELAY:
-	case PROTO_CMD_SENDADDRV2:
-		/* Core 29: only meaningful between version and verack; after
-		 * verack it is a protocol violation that disconnects. */
-		if (p->state == PEER_ACTIVE) {
-			peer_disconnect(p, m->cmd == PROTO_CMD_WTXIDRELAY
-			                       ? "wtxidrelay after verack"
-			                       : "sendaddrv2 after verack");
-			return;
-		}
-		if (m->cmd == PROTO_CMD_SENDADDRV2)
-			p->sendaddrv2 = true;
-		else if (common_version(p) >= PEER_WTXID_RELAY_VERSION)
-			p->wtxidrelay = true;
-		break;
-	case PROTO_CMD_SENDCMPCT:
-		p->cmpct_high_bandwidth = m->sendcmpct.high_bandwidth;
-		p->cmpct_version = m->sendcmpct.version;
-		break;
-	case PROTO_CMD_FEEFILTER:
-		if (m->feerate >= 0 && m->feerate <= PROTO_MAX_MONEY)
-			p->feefilter = m->feerate;
-		break;
-	case PROTO_CMD_SENDHEADERS:
-		p->sendheaders = true;
-		break;
-	default:
-		break;
+	if (p->version > PEER_BIP31_VERSION) {
+		d->out.cmd = PROTO_CMD_PONG;
+		d->out.nonce = m->nonce;
+		(void)peer_send_msg(p, &d->out);
 	}
+}
+
+void handshake_on_pong(struct peer *p, const struct proto_msg *m)
+{
+	on_pong(p, m->nonce);
+}
+
+/* Core 29: wtxidrelay and sendaddrv2 are only meaningful between version
+ * and verack; after verack either is a protocol violation that disconnects. */
+static bool negotiating(struct peer *p, const char *after_verack)
+{
+	if (p->state == PEER_ACTIVE) {
+		peer_disconnect(p, after_verack);
+		return false;
+	}
+	return true;
+}
+
+void handshake_on_wtxidrelay(struct peer *p, const struct proto_msg *m)
+{
+	(void)m;
+	if (negotiating(p, "wtxidrelay after verack") &&
+	    common_version(p) >= PEER_WTXID_RELAY_VERSION)
+		p->wtxidrelay = true;
+}
+
+void handshake_on_sendaddrv2(struct peer *p, const struct proto_msg *m)
+{
+	(void)m;
+	if (negotiating(p, "sendaddrv2 after verack"))
+		p->sendaddrv2 = true;
+}
+
+void handshake_on_sendcmpct(struct peer *p, const struct proto_msg *m)
+{
+	p->cmpct_high_bandwidth = m->sendcmpct.high_bandwidth;
+	p->cmpct_version = m->sendcmpct.version;
+}
+
+void handshake_on_feefilter(struct peer *p, const struct proto_msg *m)
+{
+	if (m->feerate >= 0 && m->feerate <= PROTO_MAX_MONEY)
+		p->feefilter = m->feerate;
+}
+
+void handshake_on_sendheaders(struct peer *p, const struct proto_msg *m)
+{
+	(void)m;
+	p->sendheaders = true;
 }
 
 void handshake_tick(struct peer *p, uint64_t now_ms)

@@ -484,43 +484,51 @@ void inv_track_parent(struct peer *p, const struct proto_hash *txid)
 	batch_send(p, PROTO_CMD_GETDATA);
 }
 
-void inv_on_msg(struct peer *p, const struct proto_msg *m)
+void inv_on_inv(struct peer *p, const struct proto_msg *m)
+{
+	on_inv(p, &m->inv);
+}
+
+void inv_on_getdata(struct peer *p, const struct proto_msg *m)
+{
+	on_getdata(p, &m->inv);
+}
+
+void inv_on_notfound(struct peer *p, const struct proto_msg *m)
+{
+	on_notfound(p, &m->inv);
+}
+
+void inv_on_tx(struct peer *p, const struct proto_msg *m)
 {
 	struct daemon *d = p->d;
-	switch (m->cmd) {
-	case PROTO_CMD_INV:
-		on_inv(p, &m->inv);
-		break;
-	case PROTO_CMD_GETDATA:
-		on_getdata(p, &m->inv);
-		break;
-	case PROTO_CMD_NOTFOUND:
-		on_notfound(p, &m->inv);
-		break;
-	case PROTO_CMD_TX:
-		/* Core 29 (-blocksonly): a transaction nobody asked for, even
-		 * during initial block download, costs the connection. */
-		if (d->conf->blocksonly) {
-			peer_disconnect(p, "transaction sent in violation of protocol");
-			break;
-		}
-		/* Core drops transactions during initial block download:
-		 * they cannot be validated yet. */
-		if (d->view.ibd)
-			break;
-		/* m is d->in, the daemon's own scratch message; the tx's id
-		 * cache is filled in place, so use the mutable name. */
-		on_tx(p, &d->in.tx);
-		break;
-	case PROTO_CMD_BLOCK:
-		/* Blocks go to sync_on_block undecoded (net/transport.c). */
-		break;
-	case PROTO_CMD_MEMPOOL:
-		peer_disconnect(p, "mempool request with bloom filters disabled");
-		break;
-	default:
-		break;
+	(void)m;
+	/* Core 29 (-blocksonly): a transaction nobody asked for, even
+	 * during initial block download, costs the connection. */
+	if (d->conf->blocksonly) {
+		peer_disconnect(p, "transaction sent in violation of protocol");
+		return;
 	}
+	/* Core drops transactions during initial block download: they
+	 * cannot be validated yet. */
+	if (d->view.ibd)
+		return;
+	/* m is d->in, the daemon's own scratch message; the tx's id cache
+	 * is filled in place, so use the mutable name. */
+	on_tx(p, &d->in.tx);
+}
+
+void inv_on_mempool(struct peer *p, const struct proto_msg *m)
+{
+	(void)m;
+	peer_disconnect(p, "mempool request with bloom filters disabled");
+}
+
+void inv_on_msg(struct peer *p, const struct proto_msg *m)
+{
+	const struct net_msg_entry *e = &p->d->msg_table[m->cmd];
+	if (e->on_msg)
+		e->on_msg(p, m);
 }
 
 static int cmp_pending(const void *a, const void *b)

@@ -18,8 +18,28 @@
 void handshake_send_version(struct peer *p);
 /** The ping method: send a ping now to a peer past its handshake. Loop thread. */
 void handshake_ping_now(struct peer *p);
-/** version, verack, ping, pong, wtxidrelay, sendaddrv2, sendcmpct, feefilter, sendheaders. */
-void handshake_on_msg(struct peer *p, const struct proto_msg *m);
+/*
+ * Handlers of the message table (daemon/msgtable.c), one per command; the
+ * table gates them by handshake state. Loop thread.
+ */
+/** version: check and record the peer's version; a duplicate is ignored. */
+void handshake_on_version(struct peer *p, const struct proto_msg *m);
+/** verack: the handshake is done; the peer becomes active. */
+void handshake_on_verack(struct peer *p, const struct proto_msg *m);
+/** ping: answer with pong (BIP31 peers). */
+void handshake_on_ping(struct peer *p, const struct proto_msg *m);
+/** pong: record the round trip of our ping with that nonce. */
+void handshake_on_pong(struct peer *p, const struct proto_msg *m);
+/** wtxidrelay (BIP339): before verack only; after it disconnects. */
+void handshake_on_wtxidrelay(struct peer *p, const struct proto_msg *m);
+/** sendaddrv2 (BIP155): before verack only; after it disconnects. */
+void handshake_on_sendaddrv2(struct peer *p, const struct proto_msg *m);
+/** sendcmpct (BIP152): remember the peer's choice (peerd sends no compact blocks). */
+void handshake_on_sendcmpct(struct peer *p, const struct proto_msg *m);
+/** feefilter (BIP133): the peer's minimum feerate, if in MoneyRange. */
+void handshake_on_feefilter(struct peer *p, const struct proto_msg *m);
+/** sendheaders (BIP130): announce blocks to this peer with headers. */
+void handshake_on_sendheaders(struct peer *p, const struct proto_msg *m);
 /** Ping and timeout checks for a connected peer. */
 void handshake_tick(struct peer *p, uint64_t now_ms);
 
@@ -51,7 +71,21 @@ struct inv_state {
 int inv_init(struct daemon *d);
 /** Free the tracker. */
 void inv_release(struct daemon *d);
-/** inv, getdata, notfound, tx, block, mempool. */
+/** inv: remember, and request the transactions peerd lacks (message table). */
+void inv_on_inv(struct peer *p, const struct proto_msg *m);
+/** getdata: serve transactions and blocks (message table). */
+void inv_on_getdata(struct peer *p, const struct proto_msg *m);
+/** notfound: fall back to another announcer (message table). */
+void inv_on_notfound(struct peer *p, const struct proto_msg *m);
+/** tx: count it and hand it to txrelay/ (txaccept_on_tx); m must be d->in (message table). */
+void inv_on_tx(struct peer *p, const struct proto_msg *m);
+/** mempool (BIP35): disconnects, as Core without bloom filters (message table). */
+void inv_on_mempool(struct peer *p, const struct proto_msg *m);
+/**
+ * Hand a decoded message to its command's handler in the message table, as
+ * transport.c does after decoding, without the handshake gate or limits
+ * (the unit tests drive inv.c through it).
+ */
 void inv_on_msg(struct peer *p, const struct proto_msg *m);
 /** Request timeouts and fallback to other announcers; batch getdata. */
 void inv_tick(struct daemon *d, uint64_t now_ms);
@@ -92,7 +126,9 @@ struct addr_state {
 int addr_init(struct daemon *d);
 /** Free the address set. */
 void addr_release(struct daemon *d);
-/** addr, addrv2, getaddr. */
-void addr_on_msg(struct peer *p, const struct proto_msg *m);
+/** addr and addrv2: learn the routable addresses (message table). */
+void addr_on_addr(struct peer *p, const struct proto_msg *m);
+/** getaddr: answer from the address set, once per inbound connection (message table). */
+void addr_on_getaddr(struct peer *p, const struct proto_msg *m);
 
 #endif

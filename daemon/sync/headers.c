@@ -120,31 +120,20 @@ static void on_getblocks(struct peer *p, const struct proto_locator *l)
 	inv->n = 0;
 }
 
-void headers_on_msg(struct peer *p, const struct proto_msg *m)
+void headers_on_getheaders(struct peer *p, const struct proto_msg *m)
+{
+	on_getheaders(p, &m->locator);
+}
+
+void headers_on_getblocks(struct peer *p, const struct proto_msg *m)
+{
+	on_getblocks(p, &m->locator);
+}
+
+void headers_on_headers(struct peer *p, const struct proto_msg *m)
 {
 	struct daemon *d = p->d;
-	switch (m->cmd) {
-	case PROTO_CMD_GETHEADERS:
-	case PROTO_CMD_GETBLOCKS:
-		if (m->locator.n > PROTO_MAX_LOCATOR_HANDLER) {
-			peer_disconnect(p, "locator over 101 hashes");
-			return;
-		}
-		if (m->cmd == PROTO_CMD_GETHEADERS)
-			on_getheaders(p, &m->locator);
-		else
-			on_getblocks(p, &m->locator);
-		break;
-	case PROTO_CMD_HEADERS:
-		if (m->headers.n > PROTO_MAX_HEADERS) {
-			ban_misbehaving(p, "headers message size over 2000");
-			return;
-		}
-		d->stats.headers_msgs++;
-		d->stats.headers_entries += m->headers.n;
-		sync_on_headers(p, &m->headers);
-		break;
-	default:
-		break;
-	}
+	d->stats.headers_msgs++;
+	d->stats.headers_entries += m->headers.n;
+	sync_on_headers(p, &m->headers);
 }

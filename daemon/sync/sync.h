@@ -245,7 +245,15 @@ void relay_ibd_over(struct daemon *d);
 
 /* ---- sync/headers.c -------------------------------------------------- */
 
-/** getheaders, getblocks, headers. */
-void headers_on_msg(struct peer *p, const struct proto_msg *m);
+/*
+ * Handlers of the message table (daemon/msgtable.c), one per command. The
+ * table checks a locator's 101 hashes and the 2,000 headers before these.
+ */
+/** getheaders: answer with headers after the locator's fork point. */
+void headers_on_getheaders(struct peer *p, const struct proto_msg *m);
+/** getblocks: answer with an inv of up to 500 blocks after the fork point. */
+void headers_on_getblocks(struct peer *p, const struct proto_msg *m);
+/** headers: count them and hand them to the header sync (sync_on_headers). */
+void headers_on_headers(struct peer *p, const struct proto_msg *m);
 
 #endif
