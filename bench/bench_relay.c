@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
-#include "daemon/daemon.h"
+#include "daemon/program.h"
 
 #define BD_FANOUT_PEERS 125
 
@@ -105,7 +105,8 @@ BENCH(RelayFanout125)
 	           "counts draining the peers' sockets); %llu inv entries in %llu messages",
 	           n ? (double)cpu_ns / (double)n / 1e3 : 0.0, BD_FANOUT_PEERS,
 	           n ? (double)cpu_ns / (double)n / BD_FANOUT_PEERS : 0.0,
-	           (unsigned long long)d->txr.st.announced, (unsigned long long)d->txr.st.inv_msgs);
+	           (unsigned long long)d->txr->st.announced,
+	           (unsigned long long)d->txr->st.inv_msgs);
 	for (uint32_t i = 0; i < d->n_peers; i++)
 		peer_disconnect(d->peers[i], "done");
 	uv_run(&loop, UV_RUN_DEFAULT);

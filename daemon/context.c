@@ -4,15 +4,50 @@
  * Kept out of main.c so peerd, the unit-test fixture and the transport
  * fuzz target build their daemon the same way.
  */
-#include "daemon/daemon.h"
+#include "daemon/program.h"
 
 #include <errno.h>
 #include <string.h>
 #include <time.h>
 
+#include "base/alloc.h"
+
+/*
+ * Every room's state in one allocation, made by daemon_init and freed last
+ * by daemon_release: struct daemon holds a pointer into it for each room
+ * (daemon.h names only their types), and the rooms' own init functions set
+ * them up in place as before.
+ */
+struct daemon_rooms {
+	struct net_state net;
+	struct recvbudget rxb;
+	struct ban_state ban;
+	struct validation val;
+	struct chainview view;
+	struct inv_state inv;
+	struct addr_state addr;
+	struct sync_state sync;
+	struct txrelay_state txr;
+	struct ctl_server ctl;
+};
+
 int daemon_init(struct daemon *d, uv_loop_t *loop, const struct peerd_conf *c)
 {
 	memset(d, 0, sizeof(*d));
+	struct daemon_rooms *r = xcalloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	d->rooms = r;
+	d->net = &r->net;
+	d->rxb = &r->rxb;
+	d->ban = &r->ban;
+	d->val = &r->val;
+	d->view = &r->view;
+	d->inv = &r->inv;
+	d->addr = &r->addr;
+	d->sync = &r->sync;
+	d->txr = &r->txr;
+	d->ctl = &r->ctl;
 	d->loop = loop;
 	d->conf = c;
 	d->params = c->params;
@@ -20,16 +55,16 @@ int daemon_init(struct daemon *d, uv_loop_t *loop, const struct peerd_conf *c)
 	d->start_time = (int64_t)time(NULL);
 	d->start_ms = uv_now(loop);
 	proto_random(d->sip_key, sizeof(d->sip_key));
-	d->max_sendq = (uint64_t)c->maxsendbuffer_kb * 1000u;
-	d->max_recvq = (uint64_t)c->maxreceivebuffer_kb * 1000u;
-	d->peertimeout_ms = (uint64_t)c->peertimeout_s * 1000u;
-	d->maxconnections = c->maxconnections > 0 ? (uint32_t)c->maxconnections : 0;
+	d->net->max_sendq = (uint64_t)c->maxsendbuffer_kb * 1000u;
+	d->net->max_recvq = (uint64_t)c->maxreceivebuffer_kb * 1000u;
+	d->net->peertimeout_ms = (uint64_t)c->peertimeout_s * 1000u;
+	d->net->maxconnections = c->maxconnections > 0 ? (uint32_t)c->maxconnections : 0;
 	d->msg_table = daemon_msg_table;
 	recvbudget_init(d, c);
 	proto_msg_init(&d->in);
 	proto_msg_init(&d->out);
 	proto_writer_init(&d->txw);
-	chainview_init(&d->view);
+	chainview_init(d->view);
 	sync_init(d);
 	if (inv_init(d) || addr_init(d) || txrelay_init(d))
 		return -ENOMEM;
@@ -38,6 +73,8 @@ int daemon_init(struct daemon *d, uv_loop_t *loop, const struct peerd_conf *c)
 
 void daemon_release(struct daemon *d)
 {
+	if (!d->rooms)
+		return; /* daemon_init could not allocate them: nothing else was made */
 	ban_release(d);
 	/* Last of what touches the netdir: bans are saved before the lock goes. */
 	datadir_close(d);
@@ -48,12 +85,14 @@ void daemon_release(struct daemon *d)
 	proto_writer_release(&d->txw);
 	xfree(d->peers);
 	d->peers = NULL;
-	xfree(d->listeners);
-	d->listeners = NULL;
+	xfree(d->net->listeners);
+	d->net->listeners = NULL;
 	/* Results still queued may update the view: it goes after them. */
 	validation_release(d);
 	txrelay_release(d);
 	metrics_release(d);
-	chainview_release(&d->view);
+	chainview_release(d->view);
 	sync_release(d);
+	xfree(d->rooms);
+	d->rooms = NULL;
 }

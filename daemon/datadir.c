@@ -14,7 +14,7 @@
  * descriptor of the file would drop it); an OFD lock belongs to the one
  * descriptor we keep.
  */
-#include "daemon/daemon.h"
+#include "daemon/program.h"
 
 #include <errno.h>
 #include <fcntl.h>

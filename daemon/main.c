@@ -17,7 +17,7 @@
  * whatever is left after DAEMON_SHUTDOWN_GRACE_MS, so peerd exits well
  * within systemd's and the tests' 5 seconds.
  */
-#include "daemon/daemon.h"
+#include "daemon/program.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -36,7 +36,7 @@ static void fit_fd_limit(struct daemon *d)
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
 		return;
-	uint64_t need = (uint64_t)d->maxconnections + DAEMON_FD_RESERVE;
+	uint64_t need = (uint64_t)d->net->maxconnections + DAEMON_FD_RESERVE;
 	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need && rl.rlim_cur < rl.rlim_max) {
 		rlim_t old = rl.rlim_cur;
 		rl.rlim_cur = rl.rlim_max;
@@ -53,8 +53,8 @@ static void fit_fd_limit(struct daemon *d)
 		DLOG_WARNING(&d->log, DLOG_MAIN,
 		             "reducing maxconnections from %u to %u: the open-file limit is %llu "
 		             "(raise LimitNOFILE)",
-		             d->maxconnections, fit, (unsigned long long)rl.rlim_cur);
-		d->maxconnections = fit;
+		             d->net->maxconnections, fit, (unsigned long long)rl.rlim_cur);
+		d->net->maxconnections = fit;
 	}
 }
 
@@ -251,7 +251,7 @@ static int start(struct daemon *d)
 	DLOG_INFO_(&d->log, DLOG_MAIN,
 	           "peerd %s on %s: datadir %s (this network's in %s), maxconnections %u",
 	           DAEMON_VERSION_STRING, d->params->name, c->datadir, c->netdir,
-	           d->maxconnections);
+	           d->net->maxconnections);
 	daemon_warnings_log(d);
 	notify_ready(d);
 	return 0;

@@ -18,7 +18,7 @@
  * entry. net/ defines the entry's type and calls through it, so it names
  * no handler either.
  */
-#include "daemon/daemon.h"
+#include "daemon/program.h"
 
 /* Decoded messages gated to after the handshake, with no count limit. */
 #define ACTIVE(fn)                                                                                 \

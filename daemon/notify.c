@@ -6,7 +6,7 @@
  * checked on the slow tick), STOPPING=1 when shutdown begins. Outside
  * systemd ($NOTIFY_SOCKET unset) sd_notify does nothing.
  */
-#include "daemon/daemon.h"
+#include "daemon/program.h"
 
 #include <stdio.h>
 #include <string.h>

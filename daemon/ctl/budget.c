@@ -72,7 +72,7 @@ static bool drop_largest(struct daemon *d, const struct ctl_client *spare, const
 {
 	struct ctl_client *victim = NULL;
 	size_t most = spare ? held_by(spare) : 0;
-	for (struct ctl_client *c = d->ctl.clients; c; c = c->next) {
+	for (struct ctl_client *c = d->ctl->clients; c; c = c->next) {
 		if (!c->closing && c != spare && held_by(c) > most) {
 			victim = c;
 			most = held_by(c);
@@ -80,7 +80,7 @@ static bool drop_largest(struct daemon *d, const struct ctl_client *spare, const
 	}
 	if (!victim)
 		return false;
-	d->ctl.queue_closed++;
+	d->ctl->queue_closed++;
 	DLOG_WARNING(&d->log, DLOG_CTL,
 	             "control client dropped: it holds %zu reply bytes, the most, and %s "
 	             "(%u bytes)",
@@ -94,9 +94,9 @@ bool ctl_reply_room(struct daemon *d, const struct ctl_client *asker)
 	/* As when the budget is passed, the client holding the most goes (one
 	 * not reading its replies, as a rule), unless that is the asker: a
 	 * client holding little is not kept waiting by those holding much. */
-	if (jobs_full(&d->ctl))
+	if (jobs_full(d->ctl))
 		return false; /* a job coming back makes room (ctl_reply_kick) */
-	while (!fits(&d->ctl))
+	while (!fits(d->ctl))
 		if (!drop_largest(d, asker, "a call needs room its replies hold"))
 			return false;
 	return true;
@@ -124,7 +124,7 @@ static struct ctl_client **least_waiter(struct ctl_server *s)
 
 void ctl_reply_kick(struct daemon *d)
 {
-	struct ctl_server *s = &d->ctl;
+	struct ctl_server *s = d->ctl;
 	s->budget.progress = true;
 	/* The waiter whose line needs least first (a client with one call
 	 * before those piling up a batch's replies; least_waiter). */
@@ -142,7 +142,7 @@ void ctl_reply_kick(struct daemon *d)
 
 void ctl_budget_check(struct daemon *d)
 {
-	struct ctl_server *s = &d->ctl;
+	struct ctl_server *s = d->ctl;
 	/* Closing clients' queued bytes go at their cancel callbacks: dropping
 	 * another client would not make them go sooner. */
 	while (s->queued - s->budget.dying_queued + s->line_bytes > CTL_MAX_QUEUED_TOTAL &&
@@ -158,7 +158,7 @@ void ctl_budget_check(struct daemon *d)
  */
 void ctl_budget_tick(struct daemon *d, uint64_t now_ms)
 {
-	struct ctl_server *s = &d->ctl;
+	struct ctl_server *s = d->ctl;
 	uint64_t unwritten = 0;
 	for (struct ctl_client *c = s->clients; c; c = c->next)
 		if (!c->closing)
@@ -184,7 +184,7 @@ void ctl_budget_tick(struct daemon *d, uint64_t now_ms)
 
 void ctl_budget_wait(struct ctl_client *c)
 {
-	struct ctl_client **pp = &c->d->ctl.budget.room_q;
+	struct ctl_client **pp = &c->d->ctl->budget.room_q;
 	if (c->room_wait)
 		return;
 	while (*pp)
@@ -195,7 +195,7 @@ void ctl_budget_wait(struct ctl_client *c)
 
 void ctl_budget_unwait(struct ctl_client *c)
 {
-	struct ctl_client **pp = &c->d->ctl.budget.room_q;
+	struct ctl_client **pp = &c->d->ctl->budget.room_q;
 	while (c->room_wait && *pp && *pp != c)
 		pp = &(*pp)->next_room;
 	if (c->room_wait && *pp)
@@ -207,7 +207,7 @@ void ctl_budget_unwait(struct ctl_client *c)
 void ctl_budget_note_reply(struct daemon *d, size_t n)
 {
 	/* The largest recent chain reply, forgotten slowly (a sixteenth per reply). */
-	struct ctl_budget *b = &d->ctl.budget;
+	struct ctl_budget *b = &d->ctl->budget;
 	b->reply_est -= b->reply_est / 16u;
 	if (n > b->reply_est)
 		b->reply_est = n;

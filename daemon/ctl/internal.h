@@ -12,7 +12,7 @@
 
 #include <jansson.h>
 
-#include "daemon/daemon.h"
+#include "daemon/ctl/ctl.h"
 /* Results are built with json/: Core's amounts, hashes, blocks, json_format. */
 #include "json/json.h"
 
@@ -257,7 +257,7 @@ struct ctl_line {
 	 * text): texts[k] replaces slots[k] as soon as it is made. */
 	struct daemon *d;
 	char **texts;      /**< NULL without a client (ctl_reply keeps trees) */
-	size_t text_bytes; /**< counted in d->ctl.line_bytes */
+	size_t text_bytes; /**< counted in d->ctl->line_bytes */
 	bool orphan;       /**< its client is closing: replies still coming are dropped */
 };
 

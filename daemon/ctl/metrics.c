@@ -134,7 +134,7 @@ static void job_done(struct daemon *d, struct val_job *vj)
 static void post_job(struct metrics *m)
 {
 	struct daemon *d = m->d;
-	if (m->job_pending || !d->val.started || d->shutting_down)
+	if (m->job_pending || !d->val->started || d->shutting_down)
 		return;
 	struct metrics_job *j = xcalloc(1, sizeof(*j));
 	if (!j)
@@ -144,7 +144,7 @@ static void post_job(struct metrics *m)
 	j->m = m;
 	j->ctx.net = d->params;
 	j->ctx.netdir = validation_netdir(d);
-	j->ctx.interrupt = &d->val.interrupt;
+	j->ctx.interrupt = &d->val->interrupt;
 	j->ctx.conf = d->conf;
 	if (validation_post(d, &j->base)) {
 		xfree(j);

@@ -13,7 +13,7 @@
  * peerd_<section>_<key>, a gauge if the section's table lists it, else a
  * counter. Pure: no I/O, any thread (allocation through xmalloc).
  */
-#include "daemon/daemon.h"
+#include "daemon/ctl/ctl.h"
 
 #include <jansson.h>
 #include <stdarg.h>

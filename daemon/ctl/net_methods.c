@@ -87,8 +87,8 @@ static void m_getnetworkinfo(struct daemon *d, json_t *args, struct ctl_result *
 	             "timeoffset", 0, "networkactive", !d->network_inactive, "connections",
 	             (int)(d->n_inbound + d->n_outbound), "connections_in", (int)d->n_inbound,
 	             "connections_out", (int)d->n_outbound, "maxconnections",
-	             (int)d->maxconnections, "chain", d->params->name, "localaddresses", "warnings",
-	             daemon_warnings_json(d)));
+	             (int)d->net->maxconnections, "chain", d->params->name, "localaddresses",
+	             "warnings", daemon_warnings_json(d)));
 }
 
 static const char *network_name(const union net_addr *a)
@@ -123,7 +123,7 @@ static json_t *per_msg(const uint64_t *bytes)
  */
 static void peer_json_core29(const struct peer *p, json_t *o)
 {
-	const struct sync_state *s = &p->d->sync;
+	const struct sync_state *s = p->d->sync;
 	json_t *heights = json_array();
 	for (uint32_t i = 0; heights && i < s->n_win; i++) {
 		if (s->win[i].peer == p->id + 1 && !s->win[i].received)
@@ -292,7 +292,7 @@ static void m_disconnectnode(struct daemon *d, json_t *args, struct ctl_result *
 		int64_t id;
 		if (!ctl_arg_int(nodeid, INT64_MIN, INT64_MAX, 0, &id, res))
 			return;
-		found = id >= 0 ? daemon_peer_by_id(d, (uint64_t)id) : NULL;
+		found = id >= 0 ? peer_by_id(d, (uint64_t)id) : NULL;
 	} else if (!address || nodeid) {
 		fail(res, CTL_INVALID_PARAMS, "Only one of address and nodeid should be provided.");
 		return;
@@ -376,8 +376,8 @@ static void m_listbanned(struct daemon *d, json_t *args, struct ctl_result *res)
 	int64_t now = (int64_t)time(NULL);
 	ban_sweep(d, now);
 	json_t *a = json_array();
-	for (uint32_t i = 0; a && i < d->ban.n; i++) {
-		const struct ban_entry *b = &d->ban.v[i];
+	for (uint32_t i = 0; a && i < d->ban->n; i++) {
+		const struct ban_entry *b = &d->ban->v[i];
 		char sub[INET6_ADDRSTRLEN + 8];
 		ban_format_subnet(b->net, b->prefix, sub, sizeof(sub));
 		json_array_append_new(

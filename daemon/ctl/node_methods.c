@@ -94,10 +94,10 @@ static void m_getnodeaddresses(struct daemon *d, json_t *args, struct ctl_result
 	}
 	json_t *a = json_array();
 	/* Core picks at random; a random starting slot keeps repeated calls varied. */
-	uint32_t n = d->addr.n, start = n ? randombytes_uniform(n) : 0;
+	uint32_t n = d->addr->n, start = n ? randombytes_uniform(n) : 0;
 	for (uint32_t k = 0; a && k < n && (count == 0 || (int64_t)json_array_size(a) < count);
 	     k++) {
-		const struct proto_addr_entry *e = &d->addr.v[(start + k) % n];
+		const struct proto_addr_entry *e = &d->addr->v[(start + k) % n];
 		const char *net = bip155_name(e->net);
 		char text[INET6_ADDRSTRLEN];
 		if (!net || (want && strcmp(net, want) != 0) ||
@@ -131,8 +131,8 @@ static void m_getaddednodeinfo(struct daemon *d, json_t *args, struct ctl_result
 	json_t *jn = arg(args, 0);
 	const char *want = jn ? json_string_value(jn) : NULL;
 	json_t *a = json_array();
-	for (uint32_t i = 0; a && i < d->n_targets; i++) {
-		const struct net_target *t = d->targets[i];
+	for (uint32_t i = 0; a && i < d->net->n_targets; i++) {
+		const struct net_target *t = d->net->targets[i];
 		/* Core lists addnode= and "addnode add" only, never connect= or onetry. */
 		if (t->onetry || t->from_connect || t->removed)
 			continue;

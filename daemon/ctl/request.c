@@ -47,7 +47,7 @@ struct ctl_job {
 	bool render; /**< the validation thread renders the result into `text` */
 	char *text;  /**< the result as text (then res.result is NULL), or NULL */
 	size_t text_len;
-	/* On d->ctl.inflight from its post until it is back: getrpcinfo lists it. */
+	/* On d->ctl->inflight from its post until it is back: getrpcinfo lists it. */
 	struct ctl_job *in_prev, *in_next;
 	uint64_t start_ns; /**< uv_hrtime() at the post */
 };
@@ -56,18 +56,18 @@ static void inflight_add(struct daemon *d, struct ctl_job *j)
 {
 	j->start_ns = uv_hrtime();
 	j->in_prev = NULL;
-	j->in_next = d->ctl.inflight;
+	j->in_next = d->ctl->inflight;
 	if (j->in_next)
 		j->in_next->in_prev = j;
-	d->ctl.inflight = j;
+	d->ctl->inflight = j;
 }
 
 static void inflight_remove(struct daemon *d, struct ctl_job *j)
 {
 	if (j->in_prev)
 		j->in_prev->in_next = j->in_next;
-	else if (d->ctl.inflight == j)
-		d->ctl.inflight = j->in_next;
+	else if (d->ctl->inflight == j)
+		d->ctl->inflight = j->in_next;
 	if (j->in_next)
 		j->in_next->in_prev = j->in_prev;
 	j->in_prev = j->in_next = NULL;
@@ -81,7 +81,7 @@ json_t *ctl_active_commands(const struct daemon *d, const char *current, uint64_
 		json_array_append_new(a, json_pack("{s:s, s:I}", "method", current, "duration",
 		                                   (json_int_t)((now - current_ns) / 1000u)));
 	/* Oldest first, as they were posted: the list is newest first. */
-	const struct ctl_job *last = d->ctl.inflight;
+	const struct ctl_job *last = d->ctl->inflight;
 	while (last && last->in_next)
 		last = last->in_next;
 	for (const struct ctl_job *j = last; a && j; j = j->in_prev)
@@ -238,8 +238,8 @@ static void job_done(struct daemon *d, struct val_job *vj)
 	json_decref(j->id);
 	inflight_remove(d, j);
 	xfree(j);
-	if (d->ctl.jobs)
-		d->ctl.jobs--;
+	if (d->ctl->jobs)
+		d->ctl->jobs--;
 	ctl_reply_kick(d);
 	/* Done when every request started and every job is back (or
 	 * the client left: requests not started are never answered). */
@@ -275,7 +275,7 @@ static bool post_chain(struct daemon *d, struct ctl_line *L, size_t slot,
 	j->m = m;
 	j->ctx.net = d->params;
 	j->ctx.netdir = validation_netdir(d);
-	j->ctx.interrupt = &d->val.interrupt;
+	j->ctx.interrupt = &d->val->interrupt;
 	j->ctx.conf = d->conf;
 	j->args = copy;
 	j->legacy = legacy;
@@ -292,7 +292,7 @@ static bool post_chain(struct daemon *d, struct ctl_line *L, size_t slot,
 	}
 	L->outstanding++;
 	if (L->c)
-		d->ctl.jobs++;
+		d->ctl->jobs++;
 	return true;
 }
 
@@ -344,7 +344,7 @@ static void handle_request(struct daemon *d, struct ctl_line *L, size_t slot, js
 	/* A chain method goes to the validation thread when there is one and
 	 * a client to answer later; a loop method (or a chain method that
 	 * has a loop fallback) runs here and now. */
-	if (m && m->chain_fn && L->c && d->val.started) {
+	if (m && m->chain_fn && L->c && d->val->started) {
 		if (post_chain(d, L, slot, m, notification ? NULL : id, params, legacy, &res))
 			return;
 	} else {
@@ -368,7 +368,7 @@ void ctl_line_orphan(struct ctl_line *L)
 			L->texts[i] = NULL;
 		}
 	}
-	L->d->ctl.line_bytes -= L->text_bytes;
+	L->d->ctl->line_bytes -= L->text_bytes;
 	recvbudget_note_freed(L->d, L->text_bytes);
 	L->text_bytes = 0;
 }
@@ -380,7 +380,7 @@ void ctl_line_free(struct ctl_line *L)
 		for (size_t i = 0; i < L->n; i++)
 			xfree(L->texts[i]);
 		xfree(L->texts);
-		L->d->ctl.line_bytes -= L->text_bytes;
+		L->d->ctl->line_bytes -= L->text_bytes;
 	}
 	for (size_t i = 0; i < L->n; i++)
 		json_decref(L->slots[i]);
@@ -393,7 +393,7 @@ static void slot_set_text(struct ctl_line *L, size_t k, char *t, size_t n)
 {
 	L->texts[k] = t;
 	L->text_bytes += n;
-	L->d->ctl.line_bytes += n;
+	L->d->ctl->line_bytes += n;
 	ctl_budget_check(L->d);
 }
 
@@ -420,7 +420,7 @@ char **ctl_line_take_texts(struct ctl_line *L, size_t *n)
 		return NULL;
 	char **t = L->texts;
 	L->texts = NULL;
-	L->d->ctl.line_bytes -= L->text_bytes;
+	L->d->ctl->line_bytes -= L->text_bytes;
 	L->text_bytes = 0;
 	return t;
 }
@@ -452,7 +452,7 @@ static bool posts_job(const struct daemon *d, const struct ctl_line *L, json_t *
 	json_t *name = json_is_object(req) ? json_object_get(req, "method") : NULL;
 	const struct ctl_method *m =
 	    json_is_string(name) ? ctl_method_lookup(json_string_value(name)) : NULL;
-	return m && m->chain_fn && L->c && d->val.started;
+	return m && m->chain_fn && L->c && d->val->started;
 }
 
 /* Start up to `max` more of L's requests; the parsed line goes once all started. */

@@ -75,7 +75,7 @@ static bool has_line(const struct ctl_client *c)
 
 static void ready_remove(struct ctl_client *c)
 {
-	struct ctl_server *s = &c->d->ctl;
+	struct ctl_server *s = c->d->ctl;
 	ctl_budget_unwait(c);
 	if (!c->ready)
 		return;
@@ -94,7 +94,7 @@ static void client_close_cb(uv_handle_t *h)
 	struct ctl_client *c = h->data;
 	struct daemon *d = c->d;
 	ready_remove(c);
-	d->ctl.read_bytes -= c->cap;
+	d->ctl->read_bytes -= c->cap;
 	if (c->line && c->line->outstanding)
 		c->line->c = NULL; /* its jobs finish and free it without us */
 	else if (c->line)
@@ -102,10 +102,10 @@ static void client_close_cb(uv_handle_t *h)
 	if (c->prev)
 		c->prev->next = c->next;
 	else
-		d->ctl.clients = c->next;
+		d->ctl->clients = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
-	d->ctl.n_clients--;
+	d->ctl->n_clients--;
 	xfree(c->buf);
 	xfree(c);
 }
@@ -114,7 +114,7 @@ void ctl_client_close(struct ctl_client *c)
 {
 	if (c->closing)
 		return;
-	struct ctl_server *s = &c->d->ctl;
+	struct ctl_server *s = c->d->ctl;
 	c->closing = true;
 	s->n_live--;
 	ready_remove(c);
@@ -167,7 +167,7 @@ static void write_cb(uv_write_t *req, int status)
 {
 	struct ctl_wreq *w = (struct ctl_wreq *)req;
 	struct ctl_client *c = w->c;
-	struct ctl_server *s = &c->d->ctl;
+	struct ctl_server *s = c->d->ctl;
 	c->queued -= w->len;
 	s->queued -= w->len;
 	if (c->closing)
@@ -236,7 +236,7 @@ static void send_texts(struct ctl_client *c, char **texts, size_t n, bool batch)
 		c->wrote_ms = daemon_now_ms(c->d);
 	c->pending_writes++;
 	c->queued += w->len;
-	c->d->ctl.queued += w->len;
+	c->d->ctl->queued += w->len;
 	ctl_budget_check(c->d);
 }
 
@@ -360,7 +360,7 @@ static void handle_line(struct ctl_client *c, const char *line, size_t len)
 
 void ctl_ready_add(struct ctl_client *c)
 {
-	struct ctl_server *s = &c->d->ctl;
+	struct ctl_server *s = c->d->ctl;
 	if (c->ready || c->closing)
 		return;
 	struct ctl_client **pp = &s->ready;
@@ -378,7 +378,7 @@ void ctl_ready_add(struct ctl_client *c)
 void ctl_turn_cb(uv_idle_t *h)
 {
 	struct daemon *d = h->data;
-	struct ctl_server *s = &d->ctl;
+	struct ctl_server *s = d->ctl;
 	/* Enough chain jobs out: the next turn comes with their results. */
 	if (s->jobs >= CTL_MAX_JOBS) {
 		uv_idle_stop(h);
@@ -396,7 +396,7 @@ void ctl_turn_cb(uv_idle_t *h)
 		if (!c->closing)
 			process(c);
 	}
-	if (!d->ctl.ready)
+	if (!d->ctl->ready)
 		uv_idle_stop(h);
 }
 
@@ -404,7 +404,7 @@ static void shrink_buffer(struct ctl_client *c)
 {
 	if (c->len || c->cap <= CTL_KEEP_BUFFER)
 		return;
-	c->d->ctl.read_bytes -= c->cap;
+	c->d->ctl->read_bytes -= c->cap;
 	xfree(c->buf);
 	c->buf = NULL;
 	c->cap = 0;
@@ -486,7 +486,7 @@ static void process(struct ctl_client *c)
  */
 static bool read_room(struct ctl_client *c, size_t more)
 {
-	struct ctl_server *s = &c->d->ctl;
+	struct ctl_server *s = c->d->ctl;
 	while (s->read_bytes + more > CTL_MAX_READ_TOTAL) {
 		struct ctl_client *victim = NULL;
 		for (struct ctl_client *o = s->clients; o; o = o->next) {
@@ -526,7 +526,7 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 		if (read_room(c, ncap - c->cap)) {
 			char *nb = xrealloc(c->buf, ncap);
 			if (nb) {
-				c->d->ctl.read_bytes += ncap - c->cap;
+				c->d->ctl->read_bytes += ncap - c->cap;
 				c->buf = nb;
 				c->cap = ncap;
 			}
@@ -564,7 +564,7 @@ static void reject_close_cb(uv_handle_t *h);
  */
 static void reject_client(struct daemon *d)
 {
-	struct ctl_server *s = &d->ctl;
+	struct ctl_server *s = d->ctl;
 	if (s->reject_busy) {
 		s->reject_pending = true;
 		return;
@@ -581,7 +581,7 @@ static void reject_client(struct daemon *d)
 static void reject_close_cb(uv_handle_t *h)
 {
 	struct daemon *d = h->data;
-	struct ctl_server *s = &d->ctl;
+	struct ctl_server *s = d->ctl;
 	s->reject_busy = false;
 	if (s->reject_pending && !uv_is_closing((uv_handle_t *)&s->pipe))
 		reject_client(d);
@@ -591,7 +591,7 @@ static void reject_close_cb(uv_handle_t *h)
 static void drop_longest_idle(struct daemon *d, struct ctl_client *keep)
 {
 	struct ctl_client *victim = NULL;
-	for (struct ctl_client *c = d->ctl.clients; c; c = c->next) {
+	for (struct ctl_client *c = d->ctl->clients; c; c = c->next) {
 		if (c == keep || c->closing || c->line)
 			continue;
 		if (!victim || c->active_ms < victim->active_ms)
@@ -599,7 +599,7 @@ static void drop_longest_idle(struct daemon *d, struct ctl_client *keep)
 	}
 	if (!victim)
 		return;
-	d->ctl.slot_closed++;
+	d->ctl->slot_closed++;
 	DLOG_WARNING(&d->log, DLOG_CTL,
 	             "control client idle %llu ms closed: %u clients is the limit and one slot "
 	             "stays free",
@@ -610,19 +610,19 @@ static void drop_longest_idle(struct daemon *d, struct ctl_client *keep)
 void ctl_tick(struct daemon *d, uint64_t now_ms)
 {
 	uint64_t idle_ms = (uint64_t)d->conf->controltimeout_s * 1000u;
-	for (struct ctl_client *c = d->ctl.clients; c; c = c->next) {
+	for (struct ctl_client *c = d->ctl->clients; c; c = c->next) {
 		if (c->closing)
 			continue;
 		/* Waiting on a call (a chain job) is not idle. */
 		if (idle_ms && !c->line && now_ms - c->active_ms >= idle_ms) {
-			d->ctl.idle_closed++;
+			d->ctl->idle_closed++;
 			DLOG_DBG(&d->log, DLOG_CTL, "control client idle %llu s: closed",
 			         (unsigned long long)((now_ms - c->active_ms) / 1000u));
 			ctl_client_close(c);
 			continue;
 		}
 		if (c->queued >= CTL_MAX_QUEUED && now_ms - c->wrote_ms >= CTL_WRITE_STALL_MS) {
-			d->ctl.stall_closed++;
+			d->ctl->stall_closed++;
 			DLOG_WARNING(&d->log, DLOG_CTL,
 			             "control client dropped: %zu reply bytes unread for %u s",
 			             c->queued, CTL_WRITE_STALL_MS / 1000u);
@@ -634,7 +634,7 @@ void ctl_tick(struct daemon *d, uint64_t now_ms)
 
 json_t *ctl_stats_json(struct daemon *d)
 {
-	const struct ctl_server *s = &d->ctl;
+	const struct ctl_server *s = d->ctl;
 	return json_pack(
 	    "{s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "clients",
 	    (int)s->n_live, "max_clients", (int)CTL_MAX_CLIENTS, "idle_timeout_s",
@@ -664,12 +664,12 @@ static void on_client(uv_stream_t *server, int status)
 		return;
 	}
 	c->pipe.data = c;
-	c->next = d->ctl.clients;
+	c->next = d->ctl->clients;
 	if (c->next)
 		c->next->prev = c;
-	d->ctl.clients = c;
-	d->ctl.n_clients++;
-	d->ctl.n_live++;
+	d->ctl->clients = c;
+	d->ctl->n_clients++;
+	d->ctl->n_live++;
 	c->active_ms = c->wrote_ms = daemon_now_ms(d);
 	if (uv_accept(server, (uv_stream_t *)&c->pipe)) {
 		ctl_client_close(c);
@@ -677,9 +677,9 @@ static void on_client(uv_stream_t *server, int status)
 	}
 	/* One slot always stays free for the next client (peerctl stop must
 	 * get through): the longest-idle client gives its slot up. */
-	if (d->ctl.n_live >= CTL_MAX_CLIENTS && !d->shutting_down)
+	if (d->ctl->n_live >= CTL_MAX_CLIENTS && !d->shutting_down)
 		drop_longest_idle(d, c);
-	if (d->ctl.n_live > CTL_MAX_CLIENTS || d->shutting_down) {
+	if (d->ctl->n_live > CTL_MAX_CLIENTS || d->shutting_down) {
 		DLOG_WARNING(&d->log, DLOG_CTL, "control client refused: %u clients is the limit",
 		             CTL_MAX_CLIENTS);
 		ctl_client_close(c);
@@ -734,7 +734,7 @@ static int ctl_socket_group(struct daemon *d, const char *path)
 
 int ctl_start(struct daemon *d)
 {
-	struct ctl_server *s = &d->ctl;
+	struct ctl_server *s = d->ctl;
 	const struct peerd_conf *c = d->conf;
 	if (c->controlsocket && c->controlsocket[0]) {
 		s->path = xstrdup(c->controlsocket);
@@ -835,7 +835,7 @@ int ctl_start(struct daemon *d)
 
 void ctl_close(struct daemon *d)
 {
-	struct ctl_server *s = &d->ctl;
+	struct ctl_server *s = d->ctl;
 	if (s->listening && !uv_is_closing((uv_handle_t *)&s->pipe))
 		uv_close((uv_handle_t *)&s->pipe, NULL);
 	for (struct ctl_client *c = s->clients; c; c = c->next)

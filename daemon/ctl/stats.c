@@ -6,7 +6,7 @@
  * plus the free lists (proto_freelist_stats: their own locks), the check
  * queue (pool_queue_stats: its own lock) and /proc.
  */
-#include "daemon/daemon.h"
+#include "daemon/ctl/ctl.h"
 
 #include <dirent.h>
 #include <jansson.h>
@@ -140,8 +140,8 @@ json_t *stats_json(struct daemon *d)
 	    "s:I, s:I,"
 	    " s:I, s:I, s:I, s:I, s:i, s:I}",
 	    "inbound", (int)d->n_inbound, "outbound", (int)d->n_outbound, "max_inbound",
-	    (int)net_max_inbound(d), "maxconnections", (int)d->maxconnections, "inbound_accepted",
-	    (json_int_t)s->inbound_accepted, "inbound_rejected_full",
+	    (int)net_max_inbound(d), "maxconnections", (int)d->net->maxconnections,
+	    "inbound_accepted", (json_int_t)s->inbound_accepted, "inbound_rejected_full",
 	    (json_int_t)s->inbound_rejected_full, "inbound_rejected_banned",
 	    (json_int_t)s->inbound_rejected_banned, "inbound_rejected_discouraged",
 	    (json_int_t)s->inbound_rejected_discouraged, "outbound_attempts",
@@ -186,12 +186,12 @@ json_t *stats_json(struct daemon *d)
 	    (json_int_t)s->blocks_announced_headers, "announced_by_inv",
 	    (json_int_t)s->blocks_announced_inv, "view_height", (int)chainview_height(d));
 	json_t *addr = json_pack(
-	    "{s:I, s:I, s:I, s:I, s:I, s:I}", "known", (json_int_t)d->addr.n, "received",
+	    "{s:I, s:I, s:I, s:I, s:I, s:I}", "known", (json_int_t)d->addr->n, "received",
 	    (json_int_t)s->addr_entries, "learned", (json_int_t)s->addr_learned, "unroutable",
 	    (json_int_t)s->addr_unroutable, "getaddr_answered", (json_int_t)s->getaddr_answered,
 	    "getaddr_ignored", (json_int_t)s->getaddr_ignored);
-	json_t *bans = json_pack("{s:i, s:I}", "banned", (int)d->ban.n, "discouraged_known",
-	                         (json_int_t)hset_count(&d->ban.discouraged));
+	json_t *bans = json_pack("{s:i, s:I}", "banned", (int)d->ban->n, "discouraged_known",
+	                         (json_int_t)hset_count(&d->ban->discouraged));
 	json_t *process =
 	    json_pack("{s:I, s:i, s:I, s:I, s:I}", "rss_bytes", (json_int_t)stats_rss_bytes(),
 	              "open_fds", stats_open_fds(), "uptime", (json_int_t)uptime, "alloc_count",
@@ -215,7 +215,7 @@ json_t *stats_json(struct daemon *d)
 
 json_t *recvbudget_json(struct daemon *d)
 {
-	const struct recvbudget *b = &d->rxb;
+	const struct recvbudget *b = d->rxb;
 	return json_pack("{s:I, s:I, s:I, s:i, s:I, s:I, s:I, s:I}", "limit", (json_int_t)b->limit,
 	                 "held", (json_int_t)b->held, "held_max", (json_int_t)b->held_max,
 	                 "waiting", (int)b->waiting, "pauses", (json_int_t)b->pauses, "grants",

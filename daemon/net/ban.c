@@ -30,7 +30,7 @@
  *     banlist.json and fsyncs the directory: a crash leaves the old file
  *     or the new one, never a mix.
  */
-#include "daemon/daemon.h"
+#include "daemon/net/net.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -153,7 +153,7 @@ static uint64_t ip_fp(const struct daemon *d, const union net_addr *a)
 
 enum ban_verdict ban_check(struct daemon *d, const union net_addr *a)
 {
-	struct ban_state *s = &d->ban;
+	struct ban_state *s = d->ban;
 	uint8_t ip[16];
 	net_addr_ip16(a, ip);
 	int64_t now = (int64_t)time(NULL);
@@ -188,7 +188,7 @@ void ban_misbehaving(struct peer *p, const char *why)
 		peer_disconnect(p, why);
 		return;
 	}
-	if (hset_insert(&d->ban.discouraged, ip_fp(d, &p->addr)) == 0)
+	if (hset_insert(&d->ban->discouraged, ip_fp(d, &p->addr)) == 0)
 		d->stats.discouraged++;
 	DLOG_INFO_(&d->log, DLOG_BAN, "disconnecting and discouraging %s (peer=%llu): %s", a,
 	           (unsigned long long)p->id, why);
@@ -216,7 +216,7 @@ static uint64_t entry_fp(const struct daemon *d, const uint8_t net[16], uint8_t 
 /* Index slot i (after it was written). 0, or -ENOMEM. */
 static int index_add(struct daemon *d, uint32_t i)
 {
-	struct ban_state *s = &d->ban;
+	struct ban_state *s = d->ban;
 	if (hmap_put(&s->index, entry_fp(d, s->v[i].net, s->v[i].prefix), i))
 		return -ENOMEM;
 	s->by_prefix[s->v[i].prefix]++;
@@ -226,7 +226,7 @@ static int index_add(struct daemon *d, uint32_t i)
 /* Rebuild the index from v (after a sweep or load compacted it). */
 static void index_rebuild(struct daemon *d)
 {
-	struct ban_state *s = &d->ban;
+	struct ban_state *s = d->ban;
 	hmap_release(&s->index);
 	hmap_init(&s->index);
 	memset(s->by_prefix, 0, sizeof(s->by_prefix));
@@ -239,7 +239,7 @@ static void index_rebuild(struct daemon *d)
 /* The slot of an entry for exactly (net, prefix), or -1. */
 static int64_t index_find(const struct daemon *d, const uint8_t net[16], uint8_t prefix)
 {
-	const struct ban_state *s = &d->ban;
+	const struct ban_state *s = d->ban;
 	uint32_t i;
 	if (!s->by_prefix[prefix] || !hmap_get(&s->index, entry_fp(d, net, prefix), &i) ||
 	    i >= s->n)
@@ -270,7 +270,7 @@ static int entries_reserve(struct ban_state *s)
  */
 static void move_aside(struct daemon *d, const char *why)
 {
-	struct ban_state *s = &d->ban;
+	struct ban_state *s = d->ban;
 	size_t n = strlen(s->path) + 48;
 	char *bad = xmalloc(n);
 	struct stat st;
@@ -303,7 +303,7 @@ static void move_aside(struct daemon *d, const char *why)
 
 static int load(struct daemon *d)
 {
-	struct ban_state *s = &d->ban;
+	struct ban_state *s = d->ban;
 	json_error_t jerr;
 	char why[256];
 	if (access(s->path, F_OK) != 0)
@@ -371,7 +371,7 @@ static int load(struct daemon *d)
 
 int ban_init(struct daemon *d)
 {
-	struct ban_state *s = &d->ban;
+	struct ban_state *s = d->ban;
 	memset(s, 0, sizeof(*s));
 	hset_init(&s->discouraged, BAN_DISCOURAGE_MAX);
 	hmap_init(&s->index);
@@ -423,7 +423,7 @@ static void sync_dir(const char *path)
 
 int ban_save(struct daemon *d)
 {
-	struct ban_state *s = &d->ban;
+	struct ban_state *s = d->ban;
 	int rc = -ENOMEM;
 	if (s->nosave)
 		return -EPERM;
@@ -469,7 +469,7 @@ out:
 
 void ban_release(struct daemon *d)
 {
-	struct ban_state *s = &d->ban;
+	struct ban_state *s = d->ban;
 	if (s->dirty && s->path)
 		(void)ban_save(d);
 	xfree(s->v);
@@ -481,7 +481,7 @@ void ban_release(struct daemon *d)
 
 void ban_sweep(struct daemon *d, int64_t now)
 {
-	struct ban_state *s = &d->ban;
+	struct ban_state *s = d->ban;
 	uint32_t j = 0;
 	for (uint32_t i = 0; i < s->n; i++) {
 		if (s->v[i].until > now)
@@ -498,12 +498,12 @@ void ban_sweep(struct daemon *d, int64_t now)
 static int64_t find(const struct daemon *d, const uint8_t net[16], uint8_t prefix, int64_t now)
 {
 	int64_t i = index_find(d, net, prefix);
-	return i >= 0 && d->ban.v[i].until > now ? i : -1;
+	return i >= 0 && d->ban->v[i].until > now ? i : -1;
 }
 
 int ban_add(struct daemon *d, const uint8_t net[16], uint8_t prefix, int64_t until)
 {
-	struct ban_state *s = &d->ban;
+	struct ban_state *s = d->ban;
 	int64_t now = (int64_t)time(NULL);
 	ban_sweep(d, now);
 	if (find(d, net, prefix, now) >= 0)
@@ -536,7 +536,7 @@ int ban_add(struct daemon *d, const uint8_t net[16], uint8_t prefix, int64_t unt
 
 int ban_remove(struct daemon *d, const uint8_t net[16], uint8_t prefix)
 {
-	struct ban_state *s = &d->ban;
+	struct ban_state *s = d->ban;
 	int64_t i = find(d, net, prefix, (int64_t)time(NULL));
 	if (i < 0)
 		return -ENOENT;
@@ -553,7 +553,7 @@ int ban_remove(struct daemon *d, const uint8_t net[16], uint8_t prefix)
 
 void ban_clear(struct daemon *d)
 {
-	struct ban_state *s = &d->ban;
+	struct ban_state *s = d->ban;
 	s->n = 0;
 	index_rebuild(d);
 	/* Core's clearbanned also forgets discouragement. */

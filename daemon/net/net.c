@@ -27,7 +27,7 @@
  * handshake succeeded. A onetry target gets one attempt. Host names are
  * resolved with uv_getaddrinfo on libuv's thread pool, never on the loop.
  */
-#include "daemon/daemon.h"
+#include "daemon/net/net.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -167,8 +167,9 @@ int net_addr_parse(const char *s, uint16_t default_port, union net_addr *out)
 
 uint32_t net_max_inbound(const struct daemon *d)
 {
-	uint32_t reserve = d->n_targets < NET_MAX_OUTBOUND ? d->n_targets : NET_MAX_OUTBOUND;
-	return d->maxconnections > reserve ? d->maxconnections - reserve : 0;
+	uint32_t reserve =
+	    d->net->n_targets < NET_MAX_OUTBOUND ? d->net->n_targets : NET_MAX_OUTBOUND;
+	return d->net->maxconnections > reserve ? d->net->maxconnections - reserve : 0;
 }
 
 static void reject_close_cb(uv_handle_t *h)
@@ -182,26 +183,26 @@ static void spare_close_cb(uv_handle_t *h);
  * while that handle is still closing, the listener waits its turn. */
 static void reject_with_spare(struct daemon *d, uv_stream_t *server)
 {
-	size_t i = (size_t)((uv_tcp_t *)server - d->listeners);
-	if (d->reject_busy || uv_tcp_init(d->loop, &d->reject_spare)) {
-		d->reject_waiting[i] = true;
+	size_t i = (size_t)((uv_tcp_t *)server - d->net->listeners);
+	if (d->net->reject_busy || uv_tcp_init(d->loop, &d->net->reject_spare)) {
+		d->net->reject_waiting[i] = true;
 		return;
 	}
-	d->reject_busy = true;
-	d->reject_spare.data = d;
-	(void)uv_accept(server, (uv_stream_t *)&d->reject_spare);
-	uv_close((uv_handle_t *)&d->reject_spare, spare_close_cb);
+	d->net->reject_busy = true;
+	d->net->reject_spare.data = d;
+	(void)uv_accept(server, (uv_stream_t *)&d->net->reject_spare);
+	uv_close((uv_handle_t *)&d->net->reject_spare, spare_close_cb);
 }
 
 static void spare_close_cb(uv_handle_t *h)
 {
 	struct daemon *d = h->data;
-	d->reject_busy = false;
-	for (uint32_t i = 0; i < d->n_listeners; i++) {
-		uv_handle_t *l = (uv_handle_t *)&d->listeners[i];
-		if (!d->reject_waiting[i])
+	d->net->reject_busy = false;
+	for (uint32_t i = 0; i < d->net->n_listeners; i++) {
+		uv_handle_t *l = (uv_handle_t *)&d->net->listeners[i];
+		if (!d->net->reject_waiting[i])
 			continue;
-		d->reject_waiting[i] = false;
+		d->net->reject_waiting[i] = false;
 		if (!uv_is_closing(l)) {
 			reject_with_spare(d, (uv_stream_t *)l);
 			return;
@@ -285,9 +286,9 @@ static int listen_on(struct daemon *d, const union net_addr *a, bool required)
 {
 	char name[NET_ADDRSTRLEN];
 	net_addr_format(a, name);
-	if (d->n_listeners >= NET_MAX_LISTENERS)
+	if (d->net->n_listeners >= NET_MAX_LISTENERS)
 		return -ENOSPC;
-	uv_tcp_t *t = &d->listeners[d->n_listeners];
+	uv_tcp_t *t = &d->net->listeners[d->net->n_listeners];
 	int err = uv_tcp_init(d->loop, t);
 	if (err)
 		return err;
@@ -298,10 +299,10 @@ static int listen_on(struct daemon *d, const union net_addr *a, bool required)
 		err = uv_listen((uv_stream_t *)t, NET_LISTEN_BACKLOG, on_connection);
 	if (err) {
 		uv_close((uv_handle_t *)t, NULL);
-		/* The handle memory is in d->listeners and must stay valid
+		/* The handle memory is in d->net->listeners and must stay valid
 		 * until the close completes: keep it counted, marked unused. */
 		t->data = NULL;
-		d->n_listeners++;
+		d->net->n_listeners++;
 		if (required) {
 			/* Core's words, but the port may be any program's: a
 			 * bitcoind on the same network holds it as often as a
@@ -322,7 +323,7 @@ static int listen_on(struct daemon *d, const union net_addr *a, bool required)
 		DLOG_WARNING(&d->log, DLOG_NET, "not listening on %s: %s", name, uv_strerror(err));
 		return 0;
 	}
-	d->n_listeners++;
+	d->net->n_listeners++;
 	DLOG_INFO_(&d->log, DLOG_NET, "listening on %s", name);
 	return 0;
 }
@@ -332,8 +333,8 @@ int net_start_listeners(struct daemon *d)
 	const struct peerd_conf *c = d->conf;
 	if (!c->listen)
 		return 0;
-	d->listeners = xcalloc(NET_MAX_LISTENERS, sizeof(*d->listeners));
-	if (!d->listeners)
+	d->net->listeners = xcalloc(NET_MAX_LISTENERS, sizeof(*d->net->listeners));
+	if (!d->net->listeners)
 		return -ENOMEM;
 	if (c->bind.n == 0) {
 		union net_addr a4, a6;
@@ -361,8 +362,8 @@ int net_start_listeners(struct daemon *d)
 
 void net_close_listeners(struct daemon *d)
 {
-	for (uint32_t i = 0; i < d->n_listeners; i++) {
-		uv_handle_t *h = (uv_handle_t *)&d->listeners[i];
+	for (uint32_t i = 0; i < d->net->n_listeners; i++) {
+		uv_handle_t *h = (uv_handle_t *)&d->net->listeners[i];
 		if (h->data && !uv_is_closing(h))
 			uv_close(h, NULL);
 	}
@@ -378,11 +379,11 @@ static void target_free(struct net_target *t)
 
 static void target_unlink(struct daemon *d, struct net_target *t)
 {
-	for (uint32_t i = 0; i < d->n_targets; i++) {
-		if (d->targets[i] == t) {
-			memmove(d->targets + i, d->targets + i + 1,
-			        (d->n_targets - i - 1) * sizeof(*d->targets));
-			d->n_targets--;
+	for (uint32_t i = 0; i < d->net->n_targets; i++) {
+		if (d->net->targets[i] == t) {
+			memmove(d->net->targets + i, d->net->targets + i + 1,
+			        (d->net->n_targets - i - 1) * sizeof(*d->net->targets));
+			d->net->n_targets--;
 			return;
 		}
 	}
@@ -554,9 +555,9 @@ static void start_attempt(struct net_target *t)
 
 static struct net_target *target_find(struct daemon *d, const char *name)
 {
-	for (uint32_t i = 0; i < d->n_targets; i++) {
-		if (strcmp(d->targets[i]->name, name) == 0)
-			return d->targets[i];
+	for (uint32_t i = 0; i < d->net->n_targets; i++) {
+		if (strcmp(d->net->targets[i]->name, name) == 0)
+			return d->net->targets[i];
 	}
 	return NULL;
 }
@@ -569,11 +570,11 @@ static int target_new(struct daemon *d, const char *name, bool onetry, bool from
 		return -EINVAL;
 	if (target_find(d, name))
 		return -EEXIST;
-	if (d->n_targets >= NET_MAX_TARGETS)
+	if (d->net->n_targets >= NET_MAX_TARGETS)
 		return -ENOSPC;
-	if (!d->targets) {
-		d->targets = xcalloc(NET_MAX_TARGETS, sizeof(*d->targets));
-		if (!d->targets)
+	if (!d->net->targets) {
+		d->net->targets = xcalloc(NET_MAX_TARGETS, sizeof(*d->net->targets));
+		if (!d->net->targets)
 			return -ENOMEM;
 	}
 	struct net_target *t = xcalloc(1, sizeof(*t));
@@ -589,7 +590,7 @@ static int target_new(struct daemon *d, const char *name, bool onetry, bool from
 	t->from_connect = from_connect;
 	t->backoff_ms = NET_BACKOFF_INITIAL_MS;
 	t->next_attempt_ms = 0;
-	d->targets[d->n_targets++] = t;
+	d->net->targets[d->net->n_targets++] = t;
 	return 0;
 }
 
@@ -641,10 +642,10 @@ int net_target_remove(struct daemon *d, const char *name)
 
 void net_release_targets(struct daemon *d)
 {
-	while (d->n_targets)
-		target_drop(d, d->targets[d->n_targets - 1]);
-	xfree(d->targets);
-	d->targets = NULL;
+	while (d->net->n_targets)
+		target_drop(d, d->net->targets[d->net->n_targets - 1]);
+	xfree(d->net->targets);
+	d->net->targets = NULL;
 }
 
 void net_tick(struct daemon *d, uint64_t now_ms)
@@ -652,20 +653,20 @@ void net_tick(struct daemon *d, uint64_t now_ms)
 	if (d->shutting_down || d->network_inactive)
 		return;
 	uint32_t active = 0;
-	for (uint32_t i = 0; i < d->n_targets; i++) {
-		if (d->targets[i]->peer || d->targets[i]->gai)
+	for (uint32_t i = 0; i < d->net->n_targets; i++) {
+		if (d->net->targets[i]->peer || d->net->targets[i]->gai)
 			active++;
 	}
 	/* Index loop: start_attempt may drop a onetry target from the array. */
-	for (uint32_t i = 0; i < d->n_targets && active < NET_MAX_OUTBOUND;) {
-		struct net_target *t = d->targets[i];
+	for (uint32_t i = 0; i < d->net->n_targets && active < NET_MAX_OUTBOUND;) {
+		struct net_target *t = d->net->targets[i];
 		if (t->peer || t->gai || now_ms < t->next_attempt_ms) {
 			i++;
 			continue;
 		}
 		active++;
 		start_attempt(t);
-		if (i < d->n_targets && d->targets[i] == t)
+		if (i < d->net->n_targets && d->net->targets[i] == t)
 			i++;
 	}
 }

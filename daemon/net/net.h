@@ -1,17 +1,243 @@
 /**
- * daemon/net/net.h: the net room's declarations: v1 framing on the rx buffer
- * (transport.c), the receive budget (recvbudget.c), bans (ban.c), listeners
- * and outbound targets (net.c).
+ * daemon/net/net.h: the net room: addresses, peers and their connections
+ * (peer.c), v1 framing on the rx buffer (transport.c), the receive
+ * budget (recvbudget.c), bans (ban.c), listeners and outbound targets
+ * (net.c).
  *
- * A part of daemon/daemon.h, which includes it where the types it uses
- * are known (issue 19: the first step of daemon.h's split into its rooms).
+ * The lowest room: it may use base/, proto/, conf/, libuv and the shared
+ * services of daemon/daemon.h, and calls up only through what the wiring
+ * registered: the message table (struct net_msg_entry) and the
+ * connection events.
  */
 #ifndef PEERD_DAEMON_NET_NET_H
 #define PEERD_DAEMON_NET_NET_H
 
-#ifndef PEERD_DAEMON_H
-#error "include daemon/daemon.h, not daemon/net/net.h"
-#endif
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <uv.h>
+
+#include "base/hset.h"
+#include "daemon/daemon.h"
+
+/** Outbound TCP connect gives up after this (DEFAULT_CONNECT_TIMEOUT). */
+#define PEER_CONNECT_TIMEOUT_MS 5000u
+/** Outbound destinations (connect=, addnode=, addnode RPC) at most. */
+#define NET_MAX_TARGETS 64u
+/** Outbound connections at once (Core's MAX_ADDNODE_CONNECTIONS). */
+#define NET_MAX_OUTBOUND 8u
+/** First retry delay after a failed or lost outbound connection. */
+#define NET_BACKOFF_INITIAL_MS 1000u
+/** Retry delays double up to this. */
+#define NET_BACKOFF_MAX_MS 60000u
+/** listen() backlog (the kernel caps it at net.core.somaxconn, as Core's SOMAXCONN). */
+#define NET_LISTEN_BACKLOG 4096
+/** Listeners at most (bind= entries, or 0.0.0.0 and :: by default). */
+#define NET_MAX_LISTENERS (CONF_MAX_LIST + 2)
+
+/** Text form of an address: "[v6]:port" at most. */
+#define NET_ADDRSTRLEN (INET6_ADDRSTRLEN + 8)
+
+/* ---- net/peer.c, net/net.c: addresses ------------------------------ */
+
+/** A socket address of either family. */
+union net_addr {
+	struct sockaddr sa;
+	struct sockaddr_in in4;
+	struct sockaddr_in6 in6;
+};
+
+/** "1.2.3.4:8333" or "[::1]:8333" into out (NET_ADDRSTRLEN bytes). */
+void net_addr_format(const union net_addr *a, char *out);
+/** The IP only, no port ("1.2.3.4", "::1"). */
+void net_addr_format_ip(const union net_addr *a, char *out);
+/** The address as 16 bytes, IPv4 mapped into ::ffff:0:0/96. */
+void net_addr_ip16(const union net_addr *a, uint8_t ip[16]);
+/** Whether a 16-byte address is IPv4-mapped (::ffff:a.b.c.d). Any thread. */
+bool net_ip16_is_v4(const uint8_t ip[16]);
+/** Port in host order. */
+uint16_t net_addr_port(const union net_addr *a);
+/** Loopback (127/8 or ::1, also IPv4-mapped). */
+bool net_addr_is_local(const union net_addr *a);
+/**
+ * Parse "host", "host:port", "[v6]" or "[v6]:port" where host is an IP
+ * literal; default_port when none is given. 0, or -EINVAL.
+ */
+int net_addr_parse(const char *s, uint16_t default_port, union net_addr *out);
+
+/* ---- net/peer.c: peers --------------------------------------------- */
+
+/** Core's ConnectionType names, for getpeerinfo. */
+enum peer_conn_type {
+	PEER_CONN_INBOUND = 0,
+	PEER_CONN_MANUAL, /**< connect=, addnode= or addnode RPC (Core: "manual") */
+};
+
+enum peer_state {
+	PEER_CONNECTING = 0, /**< outbound TCP connect in progress */
+	PEER_HANDSHAKE,      /**< connected; version/verack not both done */
+	PEER_ACTIVE,         /**< verack received: "successfully connected" */
+	PEER_CLOSING,        /**< uv_close called; freed in the close callback */
+};
+
+struct net_target;
+
+/** Receive buffer; see the glossary. */
+struct peer_rx {
+	uint8_t *buf;   /**< NULL while idle */
+	uint32_t cap;   /**< PROTO_SCRIPT_BUF_SIZE for a free-list buffer */
+	uint32_t start; /**< first unprocessed byte */
+	uint32_t end;   /**< one past the last received byte */
+	bool pooled;    /**< buf came from the script free list */
+	/* the receive budget (net/recvbudget.c) */
+	uint32_t granted;    /**< bytes of maxrecvmemory this buffer holds, 0 for none */
+	uint32_t want;       /**< while rx_wait: the whole message's size */
+	uint64_t wait_ms;    /**< loop time the wait began */
+	uint64_t grant_ms;   /**< loop time of the grant */
+	uint64_t grant_recv; /**< the peer's bytes_recv at the grant */
+};
+
+/** Per-command byte counters, as Core's bytessent_per_msg ([0]: unknown). */
+struct peer_msgbytes {
+	uint64_t sent[PROTO_CMD__COUNT];
+	uint64_t recv[PROTO_CMD__COUNT];
+};
+
+struct peer {
+	uv_tcp_t tcp; /**< tcp.data points back here */
+	struct daemon *d;
+	uint64_t id;
+	struct net_target *target; /**< outbound: the destination (NULL once forgotten) */
+	union net_addr addr;       /**< remote */
+	union net_addr local;      /**< addrbind */
+	enum peer_conn_type conn_type;
+	enum peer_state state;
+	/* flags */
+	bool inbound : 1;
+	bool counted : 1; /**< included in d->n_inbound/n_outbound */
+	bool got_version : 1;
+	bool sent_version : 1;
+	bool wtxidrelay : 1;       /**< peer sent wtxidrelay before verack */
+	bool sendaddrv2 : 1;       /**< peer sent sendaddrv2 before verack */
+	bool sendheaders : 1;      /**< peer asked for headers announcements */
+	bool relaytxes : 1;        /**< version's relay flag */
+	bool getaddr_answered : 1; /**< Core answers one getaddr per connection */
+	bool send_paused : 1;
+	bool recv_paused : 1;
+	bool reading : 1;        /**< uv_read_start active */
+	bool handshake_done : 1; /**< reached PEER_ACTIVE at least once */
+	bool cmpct_high_bandwidth : 1;
+	bool rx_busy : 1; /**< a message from the rx buffer is being handled */
+	bool rx_wait : 1; /**< not reading: its next message waits for maxrecvmemory */
+	/* receive side */
+	struct peer_rx rx;
+	/* send side */
+	uint64_t sendq_bytes; /**< queued in libuv, not yet written */
+	uint32_t sendq_reqs;
+	/* accounting */
+	uint64_t bytes_sent, bytes_recv;
+	struct peer_msgbytes *msgbytes; /**< allocated with the peer, after it */
+	int64_t conntime;               /**< unix seconds */
+	int64_t lastsend;               /**< unix seconds, 0 = never */
+	int64_t lastrecv;
+	int64_t last_block_time; /**< unix seconds of its last new block (Core's m_last_block_time),
+	                            0 */
+	int64_t last_tx_time;    /**< unix seconds of its last tx accepted (m_last_tx_time), 0 */
+	uint64_t connect_ms;     /**< loop time of connect */
+	uint64_t lastsend_ms;    /**< loop time, 0 = never */
+	uint64_t lastrecv_ms;
+	/* from the peer's version */
+	int32_t version;
+	int32_t start_height;
+	uint64_t services;
+	char *subver;           /**< sanitized user agent, xmalloc'd; NULL before version */
+	uint64_t local_nonce;   /**< our version nonce (self-connection detection) */
+	int64_t feefilter;      /**< sat/kvB from the peer's feefilter */
+	int64_t sent_feefilter; /**< sat/kvB of the last feefilter sent, 0 = none */
+	uint64_t cmpct_version;
+	/* ping */
+	uint64_t ping_nonce;    /**< outstanding ping, 0 = none */
+	uint64_t ping_start_us; /**< when it was sent (uv_hrtime/1000) */
+	uint64_t ping_last_ms;  /**< loop time of the last ping sent */
+	int64_t ping_us;        /**< last round trip, -1 = none yet */
+	int64_t minping_us;     /**< smallest round trip, -1 = none yet */
+	/* inventory (p2p/inv.c) */
+	struct hset *known_inv; /**< allocated on the first inv: idle peers cost nothing */
+	uint32_t tx_announced;  /**< tracked announcements naming this peer */
+	uint32_t tx_inflight;   /**< getdata requests outstanding to this peer */
+	uint32_t blocks_owed;   /**< genesis copies asked for, deferred while send-paused */
+	/* block serving (sync/serve.c): one getdata's block requests, in order */
+	struct proto_inv_vec *serve_q; /**< requests not yet read; xmalloc'd */
+	uint32_t serve_head, serve_n;  /**< next to read; entries in serve_q */
+	uint32_t serve_cap;
+	bool serve_busy; /**< a read job for this peer is out */
+	/* sync (sync/download.c) */
+	int32_t best_height; /**< highest block it showed us (headers, inv, block); -1 none */
+	struct proto_hash best_hash; /**< that block (Core's pindexBestKnownBlock) */
+	int32_t avail_height;        /**< its best block's fork with our best header chain: it has
+	                                  the window's blocks up to here; -1 none */
+	uint32_t blocks_inflight;    /**< blocks asked of it, not yet received */
+	uint64_t getheaders_ms;      /**< loop time of the last unanswered getheaders, 0 = none */
+	bool sync_started;           /**< it was sent the first getheaders */
+	bool sent_sendheaders;       /**< BIP130 sendheaders went to it */
+	bool best_min_work;          /**< its best known block has more than the minimum work */
+	/* which of its headers messages need the validation thread (sync/gate.c) */
+	uint32_t hdr_jobs_live;          /**< headers jobs out that may connect */
+	uint32_t hdr_jobs_probe;         /**< headers jobs out only to learn if they connect */
+	struct proto_hash hdr_last;      /**< last header of the last headers message posted */
+	struct proto_hash getheaders_at; /**< first locator hash of the last getheaders sent */
+	/* misbehaviour */
+	uint32_t decode_errors;
+	/* transaction relay (txrelay/announce.c): NULL until the handshake is done */
+	struct relay_peer *txr;
+};
+
+/**
+ * Create a peer for a socket about to be accepted or connected: allocates,
+ * runs uv_tcp_init, assigns the next id and adds it to d->peers. NULL when
+ * out of memory (nothing left behind). Loop thread.
+ */
+struct peer *peer_new(struct daemon *d, bool inbound);
+/**
+ * The socket is connected: read addresses, start reading, count the peer;
+ * an outbound peer sends its version. Loop thread.
+ */
+void peer_start(struct peer *p);
+/**
+ * Close the connection (idempotent). `why` is logged at debug level.
+ * The peer stays in memory until its close callback; handlers check
+ * p->state == PEER_CLOSING after anything that may disconnect.
+ */
+void peer_disconnect(struct peer *p, const char *why);
+/** Encode d->out (m->cmd selects the message) as a frame and queue it. 0 or a proto_err. */
+int peer_send_msg(struct peer *p, const struct proto_msg *m);
+/**
+ * Queue one complete frame (header included) for `cmd`, copying it unless
+ * the socket takes it at once (uv_try_write): steady-state sends allocate
+ * nothing. Updates byte counters and flow control.
+ */
+void peer_send_frame(struct peer *p, enum proto_cmd cmd, const uint8_t *frame, size_t len);
+/**
+ * Send a message whose payload (xmalloc'd) the caller gives away, framed
+ * without a copy: `prefix` (magic and command, 16 bytes that must outlive
+ * the write: a daemon field), the length and `csum` (the payload's frame
+ * checksum, known by the caller) in an 8-byte binary free-list buffer,
+ * then the payload where it lies, as one write of three buffers. The
+ * payload is freed once written (or at once on error). Loop thread.
+ */
+void peer_send_owned(struct peer *p, enum proto_cmd cmd, const uint8_t prefix[16], uint8_t *payload,
+                     size_t len, uint32_t csum);
+/** Resume processing and reading when the send queue drained (write callback). */
+void peer_flow_update(struct peer *p);
+/** Process messages that waited in the rx buffer and restart reading if it was stopped. */
+void peer_resume(struct peer *p);
+/** Housekeeping: connect/handshake/inactivity timeouts and pings. */
+void peer_tick(struct peer *p, uint64_t now_ms);
+/** Peer by id, or NULL (binary search; d->peers is sorted by id). */
+struct peer *peer_by_id(struct daemon *d, uint64_t id);
+/** getpeerinfo "connection_type". */
+const char *peer_conn_type_name(enum peer_conn_type t);
 
 /* ---- the message table: what transport.c does with each command ----- */
 
@@ -202,6 +428,26 @@ struct net_target {
 	uint64_t next_attempt_ms;
 	uint32_t backoff_ms;
 	uint32_t attempts;
+};
+
+/** The connection manager's own state (d->net): limits, listeners, outbound targets. */
+struct net_state {
+	uint64_t max_sendq; /**< maxsendbuffer in bytes */
+	uint64_t max_recvq; /**< maxreceivebuffer in bytes */
+	uint64_t peertimeout_ms;
+	uint32_t maxconnections; /**< after the RLIMIT_NOFILE check */
+	/* listeners */
+	uv_tcp_t *listeners;
+	uint32_t n_listeners;
+	/* Rejecting a connection when even its handle cannot be allocated
+	 * (net.c accept_and_close): a preallocated handle, whether it is still
+	 * closing, and which listeners wait for it. */
+	uv_tcp_t reject_spare;
+	bool reject_busy;
+	bool reject_waiting[NET_MAX_LISTENERS];
+	/* outbound */
+	struct net_target **targets;
+	uint32_t n_targets;
 };
 
 /** Listeners from bind=/port= (none when listen=0). 0 or a negative libuv error (logged). */

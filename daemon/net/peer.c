@@ -14,7 +14,8 @@
  * messages wait (nothing new is generated for it, Core's fPauseSend); the
  * write callback resumes it when the queue drains to the limit.
  */
-#include "daemon/daemon.h"
+#include "daemon/net/net.h"
+#include "daemon/program.h" /* the calls up that the connection events replace */
 
 #include <errno.h>
 #include <stdlib.h>
@@ -65,7 +66,7 @@ static uint32_t peers_find(const struct daemon *d, uint64_t id, bool *found)
 	return lo;
 }
 
-struct peer *daemon_peer_by_id(struct daemon *d, uint64_t id)
+struct peer *peer_by_id(struct daemon *d, uint64_t id)
 {
 	bool found;
 	uint32_t i = peers_find(d, id, &found);
@@ -254,7 +255,7 @@ static void queued(struct peer *p, size_t rest)
 	struct daemon *d = p->d;
 	p->sendq_bytes += rest;
 	p->sendq_reqs++;
-	if (!p->send_paused && p->sendq_bytes > d->max_sendq) {
+	if (!p->send_paused && p->sendq_bytes > d->net->max_sendq) {
 		p->send_paused = true;
 		d->stats.send_pauses++;
 		DLOG_DBG(&d->log, DLOG_NET,
@@ -410,7 +411,7 @@ int peer_send_msg(struct peer *p, const struct proto_msg *m)
 void peer_flow_update(struct peer *p)
 {
 	struct daemon *d = p->d;
-	if (!p->send_paused || p->sendq_bytes > d->max_sendq)
+	if (!p->send_paused || p->sendq_bytes > d->net->max_sendq)
 		return;
 	p->send_paused = false;
 	DLOG_DBG(&d->log, DLOG_NET, "peer=%llu send queue drained: resuming",

@@ -46,7 +46,7 @@
  *
  * Loop thread only.
  */
-#include "daemon/daemon.h"
+#include "daemon/net/net.h"
 
 #include <malloc.h>
 #include <string.h>
@@ -64,7 +64,7 @@
 
 void recvbudget_init(struct daemon *d, const struct peerd_conf *c)
 {
-	struct recvbudget *b = &d->rxb;
+	struct recvbudget *b = d->rxb;
 	memset(b, 0, sizeof(*b));
 	if (c->maxrecvmemory_mib) {
 		b->limit = (uint64_t)c->maxrecvmemory_mib << 20;
@@ -85,7 +85,7 @@ void recvbudget_malloc_setup(void)
 
 static void note_freed(struct daemon *d, uint64_t n)
 {
-	d->rxb.freed_since_trim += n;
+	d->rxb->freed_since_trim += n;
 }
 
 /* Reading, as the peer's other state allows (not while send-paused). */
@@ -134,7 +134,7 @@ static bool fits(const struct recvbudget *b, uint64_t need)
 /* Disconnect stalling holders, largest first, until `need` fits. True when it fits. */
 static bool evict_for(struct daemon *d, uint64_t need)
 {
-	struct recvbudget *b = &d->rxb;
+	struct recvbudget *b = d->rxb;
 	uint64_t now = daemon_now_ms(d);
 	while (!fits(b, need)) {
 		struct peer *victim = NULL;
@@ -163,7 +163,7 @@ static bool evict_for(struct daemon *d, uint64_t need)
 
 static void grant(struct daemon *d, struct peer *p, uint32_t total)
 {
-	struct recvbudget *b = &d->rxb;
+	struct recvbudget *b = d->rxb;
 	b->held += total;
 	if (b->held > b->held_max)
 		b->held_max = b->held;
@@ -195,13 +195,13 @@ static void unwait(struct daemon *d, struct peer *p)
 		return;
 	p->rx_wait = false;
 	p->rx.want = 0;
-	if (d->rxb.waiting)
-		d->rxb.waiting--;
+	if (d->rxb->waiting)
+		d->rxb->waiting--;
 }
 
 void recvbudget_pump(struct daemon *d)
 {
-	struct recvbudget *b = &d->rxb;
+	struct recvbudget *b = d->rxb;
 	if (b->pumping) {
 		b->repump = true;
 		return;
@@ -235,7 +235,7 @@ void recvbudget_pump(struct daemon *d)
 bool recvbudget_acquire(struct peer *p, uint32_t total)
 {
 	struct daemon *d = p->d;
-	struct recvbudget *b = &d->rxb;
+	struct recvbudget *b = d->rxb;
 	if (p->rx_wait)
 		return false;
 	/* Waiters go first; a newcomer only takes what they leave. */
@@ -264,7 +264,7 @@ bool recvbudget_acquire(struct peer *p, uint32_t total)
 void recvbudget_release(struct peer *p)
 {
 	struct daemon *d = p->d;
-	struct recvbudget *b = &d->rxb;
+	struct recvbudget *b = d->rxb;
 	unwait(d, p);
 	if (p->rx.granted) {
 		b->held = b->held >= p->rx.granted ? b->held - p->rx.granted : 0;
@@ -277,7 +277,7 @@ void recvbudget_release(struct peer *p)
 
 void recvbudget_tick(struct daemon *d, uint64_t now_ms)
 {
-	struct recvbudget *b = &d->rxb;
+	struct recvbudget *b = d->rxb;
 	if (b->waiting)
 		recvbudget_pump(d);
 	/* Peers come and go in bulk too (their structs and tables): count

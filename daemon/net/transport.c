@@ -33,7 +33,8 @@
  * the entry's type is in net/net.h): the handshake states it may arrive
  * in, its count limit, and the handler it goes to, decoded or raw.
  */
-#include "daemon/daemon.h"
+#include "daemon/net/net.h"
+#include "daemon/program.h" /* serve_pending: the call up that the connection events replace */
 
 #include <string.h>
 #include <time.h>
@@ -349,6 +350,6 @@ void transport_process(struct peer *p)
 		rx->end = avail;
 	}
 	if ((p->send_paused || serve_pending(p)) && p->reading &&
-	    (rx->end == rx->cap || (uint64_t)(rx->end - rx->start) >= d->max_recvq))
+	    (rx->end == rx->cap || (uint64_t)(rx->end - rx->start) >= d->net->max_recvq))
 		stop_reading(p);
 }

@@ -22,7 +22,7 @@
  * validation thread and, once posted, belongs to the loop (freed by
  * chainview_apply's caller).
  */
-#include "daemon/daemon.h"
+#include "daemon/node/node.h"
 
 #include <errno.h>
 #include <string.h>
@@ -52,7 +52,7 @@ static uint64_t fp(const struct daemon *d, const struct proto_hash *h)
 
 int32_t chainview_find(const struct daemon *d, const struct proto_hash *h)
 {
-	const struct chainview *v = &d->view;
+	const struct chainview *v = d->view;
 	uint32_t height;
 	if (!hmap_get(&v->idx, fp(d, h), &height) || height >= v->n)
 		return -1;
@@ -62,19 +62,19 @@ int32_t chainview_find(const struct daemon *d, const struct proto_hash *h)
 
 int32_t chainview_height(const struct daemon *d)
 {
-	return (int32_t)d->view.n - 1;
+	return (int32_t)d->view->n - 1;
 }
 
 const struct chainview_rec *chainview_at(const struct daemon *d, int32_t height)
 {
-	if (height < 0 || (uint32_t)height >= d->view.n)
+	if (height < 0 || (uint32_t)height >= d->view->n)
 		return NULL;
-	return &d->view.recs[height];
+	return &d->view->recs[height];
 }
 
 int chainview_apply(struct daemon *d, const struct chainview_update *u)
 {
-	struct chainview *v = &d->view;
+	struct chainview *v = d->view;
 	v->ibd = u->ibd;
 	uint32_t keep = (uint32_t)(u->fork_height + 1);
 	if (keep > v->n)

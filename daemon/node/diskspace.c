@@ -21,7 +21,7 @@
  *
  * Threads: the loop thread, except diskspace_fatal_job (validation thread).
  */
-#include "daemon/daemon.h"
+#include "daemon/node/node.h"
 
 #include <errno.h>
 #include <stdio.h>

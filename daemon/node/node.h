@@ -3,15 +3,21 @@
  * chain (chainview.c), the validation thread and its jobs (validation.c), a
  * full disk or a fatal chain error (diskspace.c).
  *
- * A part of daemon/daemon.h, which includes it where the types it uses
- * are known (issue 19: the first step of daemon.h's split into its rooms).
+ * It may use the rooms below it: none (chain/, mempool/ and mining/ below daemon/).
  */
 #ifndef PEERD_DAEMON_NODE_NODE_H
 #define PEERD_DAEMON_NODE_NODE_H
 
-#ifndef PEERD_DAEMON_H
-#error "include daemon/daemon.h, not daemon/node/node.h"
-#endif
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "base/hset.h"
+#include "daemon/daemon.h"
+
+struct chain;
+struct chain_node;
 
 /* ---- node/chainview.c: the loop's copy of the active chain ----------- */
 

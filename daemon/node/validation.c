@@ -26,7 +26,8 @@
  * the shutdown grace timer closes handles first, validation_detach stops
  * the thread from touching the async handle, and main() joins before exit.
  */
-#include "daemon/daemon.h"
+#include "daemon/node/node.h"
+#include "daemon/program.h" /* the calls up that the validation hooks replace */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -119,13 +120,13 @@ struct view_job {
 static void view_done(struct daemon *d, struct val_job *j)
 {
 	struct view_job *vj = (struct view_job *)j;
-	bool was_ibd = d->view.ibd;
+	bool was_ibd = d->view->ibd;
 	int err = chainview_apply(d, vj->u);
 	if (err)
 		DLOG_ERR(&d->log, DLOG_VALIDATION, "cannot update the chain view: %s",
 		         strerror(-err));
 	else if (!d->shutting_down && d->peers) {
-		if (was_ibd && !d->view.ibd)
+		if (was_ibd && !d->view->ibd)
 			relay_ibd_over(d);
 		relay_new_tip(d, vj->u);
 		sync_new_tip(d);
@@ -286,7 +287,7 @@ const char *validation_netdir(const struct daemon *d)
 
 int validation_start(struct daemon *d, struct chain *c)
 {
-	struct validation *v = &d->val;
+	struct validation *v = d->val;
 	memset(v, 0, sizeof(*v));
 	v->d = d;
 	v->chain = c;
@@ -438,7 +439,7 @@ int validation_open(struct daemon *d)
 	err = validation_start(d, c);
 	if (err) {
 		(void)close_chain(c);
-		d->val.chain = NULL;
+		d->val->chain = NULL;
 		DLOG_ERR(&d->log, DLOG_VALIDATION, "cannot start the validation thread: %s",
 		         uv_strerror(err));
 	}
@@ -447,7 +448,7 @@ int validation_open(struct daemon *d)
 
 int validation_post(struct daemon *d, struct val_job *j)
 {
-	struct validation *v = &d->val;
+	struct validation *v = d->val;
 	if (!v->started)
 		return -ESHUTDOWN;
 	uv_mutex_lock(&v->mu);
@@ -463,7 +464,7 @@ int validation_post(struct daemon *d, struct val_job *j)
 
 void validation_stop(struct daemon *d)
 {
-	struct validation *v = &d->val;
+	struct validation *v = d->val;
 	if (!v->started)
 		return;
 	/* Read by the running job without the lock, as Core's m_interrupt. */
@@ -476,7 +477,7 @@ void validation_stop(struct daemon *d)
 
 void validation_hold(struct daemon *d, bool hold)
 {
-	struct validation *v = &d->val;
+	struct validation *v = d->val;
 	if (!v->started)
 		return;
 	uv_mutex_lock(&v->mu);
@@ -487,7 +488,7 @@ void validation_hold(struct daemon *d, bool hold)
 
 void validation_detach(struct daemon *d)
 {
-	struct validation *v = &d->val;
+	struct validation *v = d->val;
 	if (!v->initialized)
 		return;
 	uv_mutex_lock(&v->mu);
@@ -500,7 +501,7 @@ void validation_detach(struct daemon *d)
 
 void validation_release(struct daemon *d)
 {
-	struct validation *v = &d->val;
+	struct validation *v = d->val;
 	if (!v->initialized)
 		return;
 	validation_stop(d);
@@ -520,7 +521,7 @@ void validation_release(struct daemon *d)
 
 void validation_status(const struct daemon *d, char *out, size_t len)
 {
-	const struct validation *v = &d->val;
+	const struct validation *v = d->val;
 	int32_t h = atomic_load_explicit(&v->height, memory_order_relaxed);
 	int32_t hh = atomic_load_explicit(&v->headers, memory_order_relaxed);
 	if (!v->started || h < 0) {

@@ -18,7 +18,7 @@
  *
  * An addr or addrv2 with more than 1,000 entries is misbehaviour.
  */
-#include "daemon/daemon.h"
+#include "daemon/p2p/p2p.h"
 
 #include <errno.h>
 #include <string.h>
@@ -35,16 +35,16 @@
 
 int addr_init(struct daemon *d)
 {
-	memset(&d->addr, 0, sizeof(d->addr));
-	hmap_init(&d->addr.index);
+	memset(d->addr, 0, sizeof(*d->addr));
+	hmap_init(&d->addr->index);
 	return 0;
 }
 
 void addr_release(struct daemon *d)
 {
-	xfree(d->addr.v);
-	hmap_release(&d->addr.index);
-	memset(&d->addr, 0, sizeof(d->addr));
+	xfree(d->addr->v);
+	hmap_release(&d->addr->index);
+	memset(d->addr, 0, sizeof(*d->addr));
 }
 
 static bool in4(const uint8_t *a, uint8_t b0, uint8_t b1, int bits)
@@ -124,7 +124,7 @@ static uint64_t addr_fp(const struct daemon *d, const struct proto_addr_entry *e
 /* Remember one address; 1 if new. */
 static int learn(struct daemon *d, const struct proto_addr_entry *in, int64_t now)
 {
-	struct addr_state *s = &d->addr;
+	struct addr_state *s = d->addr;
 	struct proto_addr_entry e = *in;
 	if (e.time <= 100000000u || (int64_t)e.time > now + ADDR_MAX_FUTURE_S)
 		e.time = (uint32_t)(now - ADDR_PENALTY_S);
@@ -205,7 +205,7 @@ static int out_reserve(struct proto_addr *out, uint32_t n)
 static void on_getaddr(struct peer *p)
 {
 	struct daemon *d = p->d;
-	struct addr_state *s = &d->addr;
+	struct addr_state *s = d->addr;
 	if (!p->inbound || p->getaddr_answered) {
 		d->stats.getaddr_ignored++;
 		DLOG_DBG(&d->log, DLOG_ADDR, "ignoring %s getaddr from peer=%llu",

@@ -21,7 +21,8 @@
  * out every 2 minutes (PING_INTERVAL); one unanswered for 20 minutes
  * disconnects. The round trip is measured with the monotonic clock.
  */
-#include "daemon/daemon.h"
+#include "daemon/p2p/p2p.h"
+#include "daemon/program.h" /* the calls up that the p2p hooks replace */
 
 #include <ctype.h>
 #include <string.h>
@@ -303,7 +304,7 @@ void handshake_on_sendheaders(struct peer *p, const struct proto_msg *m)
 void handshake_tick(struct peer *p, uint64_t now_ms)
 {
 	struct daemon *d = p->d;
-	if (now_ms - p->connect_ms >= d->peertimeout_ms) {
+	if (now_ms - p->connect_ms >= d->net->peertimeout_ms) {
 		if (!p->lastrecv_ms || !p->lastsend_ms) {
 			d->stats.handshake_timeouts++;
 			peer_disconnect(p, "no message in the first peertimeout seconds");

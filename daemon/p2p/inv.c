@@ -24,7 +24,8 @@
  * Peers that negotiated wtxidrelay announce by wtxid (MSG_WTX) and others
  * by txid (MSG_TX); the other kind is ignored, as Core does.
  */
-#include "daemon/daemon.h"
+#include "daemon/p2p/p2p.h"
+#include "daemon/program.h" /* the calls up that the p2p hooks replace */
 
 #include <errno.h>
 #include <stdlib.h>
@@ -55,7 +56,7 @@ struct inv_pending {
 
 int inv_init(struct daemon *d)
 {
-	struct inv_state *s = &d->inv;
+	struct inv_state *s = d->inv;
 	memset(s, 0, sizeof(*s));
 	hmap_init(&s->req_index);
 	s->free_head = INV_NONE;
@@ -64,7 +65,7 @@ int inv_init(struct daemon *d)
 
 void inv_release(struct daemon *d)
 {
-	struct inv_state *s = &d->inv;
+	struct inv_state *s = d->inv;
 	hmap_release(&s->req_index);
 	xfree(s->reqs);
 	s->reqs = NULL;
@@ -75,7 +76,7 @@ void inv_release(struct daemon *d)
 
 uint32_t inv_tracked(const struct daemon *d)
 {
-	return d->inv.reqs_used;
+	return d->inv->reqs_used;
 }
 
 void inv_peer_gone(struct peer *p)
@@ -98,7 +99,7 @@ static struct peer *deref(struct daemon *d, uint64_t r)
 {
 	if (!r)
 		return NULL;
-	struct peer *p = daemon_peer_by_id(d, r - 1);
+	struct peer *p = peer_by_id(d, r - 1);
 	return p && p->state == PEER_ACTIVE ? p : NULL;
 }
 
@@ -163,7 +164,7 @@ static int req_alloc(struct inv_state *s, uint32_t *slot)
 
 static void drop_announcer(struct daemon *d, struct inv_req *e, uint8_t i)
 {
-	struct peer *q = daemon_peer_by_id(d, e->ann[i] - 1);
+	struct peer *q = peer_by_id(d, e->ann[i] - 1);
 	if (q && q->tx_announced)
 		q->tx_announced--;
 	e->ann[i] = e->ann[--e->n_ann];
@@ -173,7 +174,7 @@ static void clear_request(struct daemon *d, struct inv_req *e)
 {
 	if (!e->requested)
 		return;
-	struct peer *q = daemon_peer_by_id(d, e->requested - 1);
+	struct peer *q = peer_by_id(d, e->requested - 1);
 	if (q && q->tx_inflight)
 		q->tx_inflight--;
 	e->requested = 0;
@@ -181,7 +182,7 @@ static void clear_request(struct daemon *d, struct inv_req *e)
 
 static void req_delete(struct daemon *d, uint32_t slot)
 {
-	struct inv_state *s = &d->inv;
+	struct inv_state *s = d->inv;
 	struct inv_req *e = &s->reqs[slot];
 	clear_request(d, e);
 	while (e->n_ann)
@@ -195,7 +196,7 @@ static void req_delete(struct daemon *d, uint32_t slot)
 
 static bool req_find(struct daemon *d, uint64_t fp, uint32_t *slot)
 {
-	return hmap_get(&d->inv.req_index, fp, slot);
+	return hmap_get(&d->inv->req_index, fp, slot);
 }
 
 /* The inv entry to ask `p` for e: wtxid, or txid with the witness flag. */
@@ -246,7 +247,7 @@ static void batch_send(struct peer *p, enum proto_cmd cmd)
 static void track(struct peer *p, const struct proto_inv_vec *v, uint64_t fp, uint64_t now_ms)
 {
 	struct daemon *d = p->d;
-	struct inv_state *s = &d->inv;
+	struct inv_state *s = d->inv;
 	uint32_t slot;
 	if (p->tx_announced >= INV_MAX_PEER_ANNOUNCEMENTS) {
 		d->stats.inv_ignored_full++;
@@ -315,7 +316,7 @@ static void on_inv(struct peer *p, const struct proto_inv *inv)
 				continue;
 			}
 			/* Core: nothing is asked for during initial block download. */
-			if (d->view.ibd)
+			if (d->view->ibd)
 				continue;
 			if (txaccept_inv_have(p, v))
 				continue;
@@ -411,7 +412,7 @@ static void on_notfound(struct peer *p, const struct proto_inv *inv)
 		d->stats.notfound_recv++;
 		if (!req_find(d, hash_fp(d, &v->hash), &slot))
 			continue;
-		struct inv_req *e = &d->inv.reqs[slot];
+		struct inv_req *e = &d->inv->reqs[slot];
 		if (e->requested != ref(p))
 			continue;
 		/* p does not have it after all: forget p as a source; the next
@@ -437,9 +438,9 @@ static void on_tx(struct peer *p, struct proto_tx *tx)
 	d->stats.tx_bytes += tx->size;
 	uint32_t slot;
 	bool asked = false;
-	if (req_find(d, hash_fp(d, &tx->wtxid), &slot) && d->inv.reqs[slot].requested == ref(p))
+	if (req_find(d, hash_fp(d, &tx->wtxid), &slot) && d->inv->reqs[slot].requested == ref(p))
 		asked = true;
-	if (req_find(d, hash_fp(d, &tx->txid), &slot) && d->inv.reqs[slot].requested == ref(p))
+	if (req_find(d, hash_fp(d, &tx->txid), &slot) && d->inv->reqs[slot].requested == ref(p))
 		asked = true;
 	if (!asked)
 		d->stats.tx_unsolicited++;
@@ -458,7 +459,7 @@ uint32_t inv_take_announcers(struct daemon *d, const struct proto_hash *h, uint6
 	uint32_t slot, n = 0;
 	if (!req_find(d, hash_fp(d, h), &slot))
 		return 0;
-	struct inv_req *e = &d->inv.reqs[slot];
+	struct inv_req *e = &d->inv->reqs[slot];
 	if (!proto_hash_eq(&e->hash, h))
 		return 0;
 	for (uint8_t i = 0; i < e->n_ann && n < cap; i++)
@@ -470,7 +471,7 @@ uint32_t inv_take_announcers(struct daemon *d, const struct proto_hash *h, uint6
 void inv_forget(struct daemon *d, const struct proto_hash *h)
 {
 	uint32_t slot;
-	if (req_find(d, hash_fp(d, h), &slot) && proto_hash_eq(&d->inv.reqs[slot].hash, h))
+	if (req_find(d, hash_fp(d, h), &slot) && proto_hash_eq(&d->inv->reqs[slot].hash, h))
 		req_delete(d, slot);
 }
 
@@ -511,7 +512,7 @@ void inv_on_tx(struct peer *p, const struct proto_msg *m)
 	}
 	/* Core drops transactions during initial block download: they
 	 * cannot be validated yet. */
-	if (d->view.ibd)
+	if (d->view->ibd)
 		return;
 	/* m is d->in, the daemon's own scratch message; the tx's id cache
 	 * is filled in place, so use the mutable name. */
@@ -555,7 +556,7 @@ static int pending_add(struct inv_state *s, size_t *n, uint64_t peer, uint32_t s
 
 void inv_tick(struct daemon *d, uint64_t now_ms)
 {
-	struct inv_state *s = &d->inv;
+	struct inv_state *s = d->inv;
 	size_t n_pending = 0;
 	for (uint32_t slot = 0; slot < s->reqs_cap; slot++) {
 		struct inv_req *e = &s->reqs[slot];

@@ -2,15 +2,45 @@
  * daemon/p2p/p2p.h: the p2p room's declarations: the handshake (handshake.c),
  * inventory and the transaction request tracker (inv.c), addresses (addr.c).
  *
- * A part of daemon/daemon.h, which includes it where the types it uses
- * are known (issue 19: the first step of daemon.h's split into its rooms).
+ * It may use the rooms below it: net and node.
  */
 #ifndef PEERD_DAEMON_P2P_P2P_H
 #define PEERD_DAEMON_P2P_P2P_H
 
-#ifndef PEERD_DAEMON_H
-#error "include daemon/daemon.h, not daemon/p2p/p2p.h"
-#endif
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "daemon/net/net.h"
+#include "daemon/node/node.h"
+
+/* ---- the protocol's constants (Core 29's names in comments) --------- */
+
+/** Oldest protocol version accepted (MIN_PEER_PROTO_VERSION). */
+#define PEER_MIN_PROTO_VERSION 31800
+/** First version whose ping carries a nonce (BIP0031_VERSION). */
+#define PEER_BIP31_VERSION 60000
+/** First version with sendcmpct (SHORT_IDS_BLOCKS_VERSION). */
+#define PEER_SHORT_IDS_VERSION 70014
+/** First version with sendheaders (SENDHEADERS_VERSION, BIP130). */
+#define PEER_SENDHEADERS_VERSION 70012
+/** First version with feefilter (FEEFILTER_VERSION). */
+#define PEER_FEEFILTER_VERSION 70013
+/** First version with wtxidrelay (WTXID_RELAY_VERSION). */
+#define PEER_WTXID_RELAY_VERSION 70016
+/** Compact block version peerd mentions in sendcmpct (CMPCTBLOCKS_VERSION). */
+#define PEER_CMPCT_VERSION 2
+/** Ping interval (PING_INTERVAL). */
+#define PEER_PING_INTERVAL_MS (2u * 60u * 1000u)
+/** No pong, or no traffic either way, for this long: disconnect (TIMEOUT_INTERVAL). */
+#define PEER_TIMEOUT_INTERVAL_MS (20u * 60u * 1000u)
+/** User agent in version (BIP14). */
+#define DAEMON_USER_AGENT "/peerd:" PEERD_VERSION_STRING "/"
+/**
+ * Services peerd offers: it stores and serves the whole chain
+ * (NODE_NETWORK) with witnesses (NODE_WITNESS). Core starts headers sync
+ * only with peers that claim NODE_NETWORK or NODE_NETWORK_LIMITED.
+ */
+#define DAEMON_LOCAL_SERVICES ((uint64_t)(PROTO_NODE_NETWORK | PROTO_NODE_WITNESS))
 
 /* ---- p2p/handshake.c ------------------------------------------------- */
 

@@ -10,7 +10,8 @@
  * Every hash announced is remembered in the peer's known-inventory set, so
  * a tip is never announced twice to the same peer.
  */
-#include "daemon/daemon.h"
+#include "daemon/sync/sync.h"
+#include "daemon/txrelay/txrelay.h" /* sideways: the validation hooks replace it */
 
 #include <string.h>
 

@@ -41,7 +41,7 @@
  * functions, which run on the validation thread and touch only their job
  * and the chain.
  */
-#include "daemon/daemon.h"
+#include "daemon/sync/sync.h"
 
 #include <errno.h>
 #include <string.h>
@@ -144,7 +144,7 @@ static void compute_window(struct daemon *d, struct chain *c, struct sync_result
 	 * by the loop holds its window (up to 57 KB), and a burst of small
 	 * blocks would otherwise queue hundreds of them. The last job of a
 	 * burst always brings one. */
-	struct sync_state *ss = &d->sync;
+	struct sync_state *ss = d->sync;
 	if (atomic_load(&ss->jobs_queued) > 0 && ++ss->window_skips < SYNC_WINDOW_EVERY) {
 		r->no_window = true;
 		return;
@@ -203,12 +203,12 @@ static int check_headers_pow(struct chain *c, const struct proto_block_header *h
 static void headers_work(struct chain *c, struct val_job *j)
 {
 	struct sync_job *sj = (struct sync_job *)j;
-	atomic_fetch_sub(&sj->d->sync.jobs_queued, 1);
+	atomic_fetch_sub(&sj->d->sync->jobs_queued, 1);
 	if (!c)
 		return;
 	struct chain_node *last = NULL;
 	chain_state_clear(&sj->st);
-	struct hsync_table *hs = &sj->d->sync.hsync;
+	struct hsync_table *hs = &sj->d->sync->hsync;
 	sj->err = check_headers_pow(c, sj->headers, sj->n_headers, &sj->st);
 	bool pow_ok = !sj->err;
 	if (!sj->err)
@@ -255,13 +255,13 @@ static void forget_work(struct chain *c, struct val_job *j)
 {
 	struct sync_job *sj = (struct sync_job *)j;
 	(void)c;
-	hsync_forget(&sj->d->sync.hsync, sj->peer_id);
+	hsync_forget(&sj->d->sync->hsync, sj->peer_id);
 }
 
 static void block_work(struct chain *c, struct val_job *j)
 {
 	struct sync_job *sj = (struct sync_job *)j;
-	atomic_fetch_sub(&sj->d->sync.jobs_queued, 1);
+	atomic_fetch_sub(&sj->d->sync->jobs_queued, 1);
 	if (!c)
 		return;
 	struct proto_block b;
@@ -287,7 +287,7 @@ static void block_work(struct chain *c, struct val_job *j)
 static void refresh_work(struct chain *c, struct val_job *j)
 {
 	struct sync_job *sj = (struct sync_job *)j;
-	atomic_fetch_sub(&sj->d->sync.jobs_queued, 1);
+	atomic_fetch_sub(&sj->d->sync->jobs_queued, 1);
 	if (c)
 		compute_window(sj->d, c, &sj->res);
 }
@@ -352,10 +352,10 @@ static int post(struct daemon *d, struct sync_job *sj)
 	 * window counting on it would leave the download stopped. */
 	bool brings_window = sj->kind != SYNC_JOB_FORGET;
 	if (brings_window)
-		atomic_fetch_add(&d->sync.jobs_queued, 1);
+		atomic_fetch_add(&d->sync->jobs_queued, 1);
 	if (validation_post(d, &sj->job)) {
 		if (brings_window)
-			atomic_fetch_sub(&d->sync.jobs_queued, 1);
+			atomic_fetch_sub(&d->sync->jobs_queued, 1);
 		job_free(sj);
 		return -ESHUTDOWN;
 	}
@@ -378,15 +378,15 @@ static bool can_serve(const struct peer *p)
 
 static bool best_header_recent(const struct daemon *d)
 {
-	return d->sync.best_time &&
-	       (int64_t)d->sync.best_time > (int64_t)time(NULL) - SYNC_RECENT_HEADER_S;
+	return d->sync->best_time &&
+	       (int64_t)d->sync->best_time > (int64_t)time(NULL) - SYNC_RECENT_HEADER_S;
 }
 
 /* The height our best header chain has reached, as the loop knows it. */
 static int32_t best_known_height(const struct daemon *d)
 {
 	int32_t v = chainview_height(d);
-	return d->sync.best_height > v ? d->sync.best_height : v;
+	return d->sync->best_height > v ? d->sync->best_height : v;
 }
 
 /* Whether p said it has blocks past ours: shown in headers or blocks, or,
@@ -430,24 +430,24 @@ void sync_peer_ready(struct peer *p)
 	 * go; this runs on every tick, so test first and count nothing. */
 	if (!sync_getheaders_due(p, daemon_now_ms(d)))
 		return;
-	if ((d->sync.n_sync_started == 0 || best_header_recent(d) || other_sync_useful(d, p)) &&
+	if ((d->sync->n_sync_started == 0 || best_header_recent(d) || other_sync_useful(d, p)) &&
 	    sync_maybe_getheaders(p, NULL, 0)) {
 		p->sync_started = true;
-		d->sync.n_sync_started++;
+		d->sync->n_sync_started++;
 	}
 }
 
 /* Clear in-flight marks of peers that are gone; recount per peer. */
 static void recount(struct daemon *d)
 {
-	struct sync_state *s = &d->sync;
+	struct sync_state *s = d->sync;
 	for (uint32_t i = 0; i < d->n_peers; i++)
 		d->peers[i]->blocks_inflight = 0;
 	for (uint32_t i = 0; i < s->n_win; i++) {
 		struct sync_block *b = &s->win[i];
 		if (!b->peer)
 			continue;
-		struct peer *q = daemon_peer_by_id(d, b->peer - 1);
+		struct peer *q = peer_by_id(d, b->peer - 1);
 		if (!q || q->state == PEER_CLOSING) {
 			b->peer = 0;
 			continue;
@@ -467,7 +467,7 @@ static void maybe_sendheaders(struct peer *p)
 	p->sent_sendheaders = true;
 	p->d->out.cmd = PROTO_CMD_SENDHEADERS;
 	if (peer_send_msg(p, &p->d->out) == 0)
-		p->d->sync.sendheaders_sent++;
+		p->d->sync->sendheaders_sent++;
 }
 
 /* The result's window in place of ours, keeping what is in flight. */
@@ -497,7 +497,7 @@ static void replace_window(struct sync_state *s, struct sync_result *r)
 /* Take a job's result: the window (when it brought one), best header, peers. */
 static void take_window(struct daemon *d, struct sync_result *r)
 {
-	struct sync_state *s = &d->sync;
+	struct sync_state *s = d->sync;
 	uint64_t now = daemon_now_ms(d);
 	if (!r->no_window)
 		replace_window(s, r);
@@ -514,7 +514,7 @@ static void take_window(struct daemon *d, struct sync_result *r)
 	s->tip_height = r->tip_height;
 	(void)now;
 	for (uint32_t i = 0; i < r->n_peers; i++) {
-		struct peer *p = daemon_peer_by_id(d, r->peers[i].id);
+		struct peer *p = peer_by_id(d, r->peers[i].id);
 		if (p && proto_hash_eq(&p->best_hash, &r->peers[i].hash)) {
 			p->avail_height = r->peers[i].avail;
 			p->best_min_work = r->peers[i].min_work;
@@ -527,13 +527,13 @@ static void take_window(struct daemon *d, struct sync_result *r)
 /* Mark the window's block `hash` received from p; true when it was asked of p. */
 static bool mark_received(struct daemon *d, struct peer *p, const struct proto_hash *h)
 {
-	struct sync_state *s = &d->sync;
+	struct sync_state *s = d->sync;
 	for (uint32_t i = 0; i < s->n_win; i++) {
 		if (!proto_hash_eq(&s->win[i].hash, h))
 			continue;
 		bool asked = s->win[i].peer == p->id + 1;
 		if (s->win[i].peer) {
-			struct peer *q = daemon_peer_by_id(d, s->win[i].peer - 1);
+			struct peer *q = peer_by_id(d, s->win[i].peer - 1);
 			if (q && q->blocks_inflight)
 				q->blocks_inflight--;
 		}
@@ -556,7 +556,7 @@ static void punish(struct peer *p, const struct chain_state *st, const char *wha
 	case CHAIN_RESULT_MISSING_PREV: {
 		char why[CHAIN_REASON_MAX + 32];
 		snprintf(why, sizeof(why), "invalid %s: %s", what, st->reason);
-		p->d->sync.misbehaving++;
+		p->d->sync->misbehaving++;
 		ban_misbehaving(p, why);
 		break;
 	}
@@ -580,7 +580,7 @@ static void headers_done(struct daemon *d, struct sync_job *sj, struct peer *p)
 		if (!sj->connected && sj->st.result == CHAIN_RESULT_MISSING_PREV) {
 			/* Core's HandleUnconnectingHeaders: ask from our best,
 			 * at most once per 2 minutes. */
-			d->sync.unconnecting++;
+			d->sync->unconnecting++;
 			(void)sync_maybe_getheaders(p, NULL, 0);
 			return;
 		}
@@ -620,7 +620,7 @@ static void count_presync(struct sync_state *s, const struct sync_job *sj)
 
 static void block_done(struct daemon *d, struct sync_job *sj, struct peer *p)
 {
-	struct sync_state *s = &d->sync;
+	struct sync_state *s = d->sync;
 	s->queue_bytes -= sj->len;
 	s->queue_blocks--;
 	/* Done with: if the chain still lacks it (a mutated copy, an
@@ -654,7 +654,7 @@ static void block_done(struct daemon *d, struct sync_job *sj, struct peer *p)
 static void sync_done(struct daemon *d, struct val_job *j)
 {
 	struct sync_job *sj = (struct sync_job *)j;
-	struct sync_state *s = &d->sync;
+	struct sync_state *s = d->sync;
 	if (sj->kind == SYNC_JOB_REFRESH)
 		s->refresh_posted = false;
 	if (sj->kind == SYNC_JOB_HEADERS)
@@ -667,7 +667,7 @@ static void sync_done(struct daemon *d, struct val_job *j)
 		job_free(sj);
 		return;
 	}
-	struct peer *p = daemon_peer_by_id(d, sj->peer_id);
+	struct peer *p = peer_by_id(d, sj->peer_id);
 	if (p && p->state == PEER_CLOSING)
 		p = NULL;
 	if (sj->kind == SYNC_JOB_FORGET) {
@@ -728,8 +728,8 @@ void sync_on_block_inv(struct peer *p, const struct proto_hash *h)
 		}
 		return;
 	}
-	for (uint32_t i = 0; i < d->sync.n_win; i++) {
-		if (proto_hash_eq(&d->sync.win[i].hash, h))
+	for (uint32_t i = 0; i < d->sync->n_win; i++) {
+		if (proto_hash_eq(&d->sync->win[i].hash, h))
 			return;
 	}
 	/* Unknown (or not yet on our chain): learn its headers first. */
@@ -739,7 +739,7 @@ void sync_on_block_inv(struct peer *p, const struct proto_hash *h)
 void sync_on_block(struct peer *p, const uint8_t *payload, size_t len, uint32_t csum)
 {
 	struct daemon *d = p->d;
-	struct sync_state *s = &d->sync;
+	struct sync_state *s = d->sync;
 	d->stats.blocks_recv++;
 	if (len < PROTO_BLOCK_HEADER_SIZE)
 		return;
@@ -781,7 +781,7 @@ void sync_on_block(struct peer *p, const uint8_t *payload, size_t len, uint32_t 
 
 void sync_new_tip(struct daemon *d)
 {
-	struct sync_state *s = &d->sync;
+	struct sync_state *s = d->sync;
 	if (s->refresh_posted)
 		return;
 	struct sync_job *sj = job_new(SYNC_JOB_REFRESH, NULL, refresh_work);
@@ -800,7 +800,7 @@ static bool can_download_from(const struct peer *p)
 /* Ask p for what it can give; true when the window had nothing for it. */
 static bool fill_peer(struct daemon *d, struct peer *p, uint64_t now)
 {
-	struct sync_state *s = &d->sync;
+	struct sync_state *s = d->sync;
 	struct proto_inv *inv = &d->out.inv;
 	inv->n = 0;
 	bool starved = true;
@@ -828,7 +828,7 @@ static bool fill_peer(struct daemon *d, struct peer *p, uint64_t now)
 
 void sync_schedule(struct daemon *d)
 {
-	struct sync_state *s = &d->sync;
+	struct sync_state *s = d->sync;
 	/* As Core's SendMessages, every time: a peer not yet asked for
 	 * headers is asked once the best header became recent. */
 	for (uint32_t i = 0; i < d->n_peers; i++) {
@@ -860,11 +860,11 @@ void sync_schedule(struct daemon *d)
 
 void sync_tick(struct daemon *d, uint64_t now)
 {
-	struct sync_state *s = &d->sync;
+	struct sync_state *s = d->sync;
 	sync_schedule(d);
 	if (s->stall_since_ms && s->n_win && s->win[0].peer &&
 	    now - s->stall_since_ms > s->stall_timeout_ms) {
-		struct peer *q = daemon_peer_by_id(d, s->win[0].peer - 1);
+		struct peer *q = peer_by_id(d, s->win[0].peer - 1);
 		s->stall_since_ms = 0;
 		if (q && q->state != PEER_CLOSING) {
 			DLOG_INFO_(&d->log, DLOG_NET,
@@ -885,7 +885,7 @@ void sync_tick(struct daemon *d, uint64_t now)
 	for (uint32_t i = 0; i < s->n_win; i++) {
 		struct sync_block *b = &s->win[i];
 		if (b->peer && now - b->asked_ms > SYNC_BLOCK_TIMEOUT_MS) {
-			struct peer *q = daemon_peer_by_id(d, b->peer - 1);
+			struct peer *q = peer_by_id(d, b->peer - 1);
 			if (q && q->state != PEER_CLOSING)
 				peer_disconnect(q, "block download timeout");
 			b->peer = 0;
@@ -896,7 +896,7 @@ void sync_tick(struct daemon *d, uint64_t now)
 void sync_peer_gone(struct peer *p)
 {
 	struct daemon *d = p->d;
-	struct sync_state *s = &d->sync;
+	struct sync_state *s = d->sync;
 	if (p->sync_started && s->n_sync_started)
 		s->n_sync_started--;
 	/* Its presync state (if any) goes on the validation thread, after
@@ -915,22 +915,22 @@ void sync_peer_gone(struct peer *p)
 
 void sync_init(struct daemon *d)
 {
-	memset(&d->sync, 0, sizeof(d->sync));
-	d->sync.stall_timeout_ms = SYNC_STALL_TIMEOUT_MS;
-	d->sync.tip_height = -1;
+	memset(d->sync, 0, sizeof(*d->sync));
+	d->sync->stall_timeout_ms = SYNC_STALL_TIMEOUT_MS;
+	d->sync->tip_height = -1;
 }
 
 void sync_release(struct daemon *d)
 {
-	hsync_release(&d->sync.hsync);
-	xfree(d->sync.win);
-	d->sync.win = NULL;
-	d->sync.n_win = 0;
+	hsync_release(&d->sync->hsync);
+	xfree(d->sync->win);
+	d->sync->win = NULL;
+	d->sync->n_win = 0;
 }
 
 json_t *sync_stats_json(struct daemon *d)
 {
-	const struct sync_state *s = &d->sync;
+	const struct sync_state *s = d->sync;
 	uint32_t inflight = 0, received = 0;
 	for (uint32_t i = 0; i < s->n_win; i++) {
 		inflight += s->win[i].peer != 0;
@@ -951,7 +951,7 @@ json_t *sync_stats_json(struct daemon *d)
 	    "stalling_disconnects", (json_int_t)s->stalls, "stall_timeout_ms",
 	    (json_int_t)s->stall_timeout_ms);
 	if (o) {
-		json_object_set_new(o, "initialblockdownload", json_boolean(d->view.ibd));
+		json_object_set_new(o, "initialblockdownload", json_boolean(d->view->ibd));
 		json_object_set_new(o, "getheaders_limited", json_integer(s->getheaders_limited));
 		json_object_set_new(o, "headers_gated", json_integer(s->headers_gated));
 		json_t *ps = json_pack(

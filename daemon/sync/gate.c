@@ -37,7 +37,7 @@
  * Thread: the loop's. Counters in struct peer (hdr_*) and struct
  * sync_state (headers_gated).
  */
-#include "daemon/daemon.h"
+#include "daemon/sync/sync.h"
 
 #include <string.h>
 
@@ -50,7 +50,7 @@ bool sync_getheaders_due(const struct peer *p, uint64_t now_ms)
 static void send_getheaders(struct peer *p, const struct proto_hash *loc, uint32_t n)
 {
 	struct daemon *d = p->d;
-	struct sync_state *s = &d->sync;
+	struct sync_state *s = d->sync;
 	if (!loc) {
 		loc = s->locator;
 		n = s->n_locator;
@@ -84,7 +84,7 @@ static void send_getheaders(struct peer *p, const struct proto_hash *loc, uint32
 bool sync_maybe_getheaders(struct peer *p, const struct proto_hash *loc, uint32_t n)
 {
 	if (!sync_getheaders_due(p, daemon_now_ms(p->d))) {
-		p->d->sync.getheaders_limited++;
+		p->d->sync->getheaders_limited++;
 		return false;
 	}
 	send_getheaders(p, loc, n);
@@ -96,7 +96,7 @@ bool sync_maybe_getheaders(struct peer *p, const struct proto_hash *loc, uint32_
 static bool loop_knows(const struct peer *p, const struct proto_hash *h)
 {
 	const struct daemon *d = p->d;
-	const struct sync_state *s = &d->sync;
+	const struct sync_state *s = d->sync;
 	/* The fields below start zeroed: no parent of ours is all zeros. */
 	if (proto_hash_is_zero(h))
 		return false;
@@ -126,7 +126,7 @@ bool sync_gate_headers(struct peer *p, const struct proto_headers *h, bool *prob
 		*probe = true;
 		return true;
 	}
-	d->sync.headers_gated++;
+	d->sync->headers_gated++;
 	DLOG_DBG(&d->log, DLOG_MSG,
 	         "headers from peer=%llu with an unknown parent, no getheaders due: not checked",
 	         (unsigned long long)p->id);
@@ -144,7 +144,7 @@ void sync_gate_posted(struct peer *p, const struct proto_headers *h, bool probe)
 
 void sync_gate_done(struct daemon *d, uint64_t peer_id, bool probe)
 {
-	struct peer *p = daemon_peer_by_id(d, peer_id);
+	struct peer *p = peer_by_id(d, peer_id);
 	if (!p)
 		return;
 	uint32_t *n = probe ? &p->hdr_jobs_probe : &p->hdr_jobs_live;

@@ -18,7 +18,7 @@
  * The headers reply is framed straight from the view's serialized headers:
  * one pass, no header decoded or re-encoded.
  */
-#include "daemon/daemon.h"
+#include "daemon/sync/sync.h"
 
 #include <errno.h>
 #include <string.h>

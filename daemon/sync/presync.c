@@ -30,7 +30,7 @@
  * Thread: the validation thread only (the table hangs off struct daemon's
  * sync state but the loop never reads it).
  */
-#include "daemon/daemon.h"
+#include "daemon/sync/sync.h"
 
 #include <string.h>
 #include <time.h>

@@ -24,7 +24,8 @@
  * the block where it lies. Only a stripped block (MSG_BLOCK) is decoded,
  * re-encoded and hashed.
  */
-#include "daemon/daemon.h"
+#include "daemon/sync/sync.h"
+#include "daemon/txrelay/txrelay.h" /* sideways: the validation hooks replace it */
 
 #include <errno.h>
 #include <string.h>
@@ -128,7 +129,7 @@ static const uint8_t *block_prefix(struct daemon *d)
 static void serve_done(struct daemon *d, struct val_job *j)
 {
 	struct serve_job *sj = (struct serve_job *)j;
-	struct peer *p = daemon_peer_by_id(d, sj->peer_id);
+	struct peer *p = peer_by_id(d, sj->peer_id);
 	if (p && p->state != PEER_CLOSING) {
 		p->serve_busy = false;
 		if (!j->cancelled && sj->payload) {

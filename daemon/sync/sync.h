@@ -1,7 +1,8 @@
 /**
  * daemon/sync/sync.h: headers-first sync and block download (sync/download.c, loop
  * thread) and the low-work headers presync (sync/presync.c, validation thread).
- * Included by daemon/daemon.h, whose struct daemon holds a sync_state.
+ * It may use the rooms below it: p2p, net and node; never txrelay, its
+ * sibling (what both need goes through the wiring's callbacks).
  */
 #ifndef PEERD_DAEMON_SYNC_SYNC_H
 #define PEERD_DAEMON_SYNC_SYNC_H
@@ -11,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "daemon/p2p/p2p.h"
 #include "proto/proto.h"
 
 struct chain;

@@ -29,7 +29,7 @@
  * thread), each for the announcer whose work set holds it, as Core's
  * ProcessOrphanTx does between a peer's messages.
  */
-#include "daemon/daemon.h"
+#include "daemon/txrelay/txrelay.h"
 
 #include <errno.h>
 #include <string.h>
@@ -62,7 +62,7 @@ static uint64_t fp(const struct daemon *d, const struct proto_hash *h)
 bool txaccept_already_have(struct daemon *d, const struct proto_hash *h, bool wtxid,
                            bool include_reconsiderable)
 {
-	struct txrelay_state *r = &d->txr;
+	struct txrelay_state *r = d->txr;
 	/* By txid the orphanage is asked with the txid taken as a wtxid: a
 	 * transaction without witness has them equal, and a txid match
 	 * alone could hide a malleated copy. */
@@ -103,7 +103,7 @@ static bool add_candidate(struct peer *p, const struct proto_hash *wtxid,
                           const struct proto_hash *parents, uint32_t n)
 {
 	struct daemon *d = p->d;
-	if (!peer_live(p) || orphan_have_from_peer(&d->txr.orphans, wtxid, p->id))
+	if (!peer_live(p) || orphan_have_from_peer(&d->txr->orphans, wtxid, p->id))
 		return false;
 	/* As for announcements: a peer tracked for too many already is not asked. */
 	if (p->tx_announced + n > INV_MAX_PEER_ANNOUNCEMENTS)
@@ -118,13 +118,13 @@ bool txaccept_inv_have(struct peer *p, const struct proto_inv_vec *v)
 	struct daemon *d = p->d;
 	bool wtxid = v->type == PROTO_INV_WTX;
 	if (wtxid) {
-		const struct orphan_tx *o = orphan_get(&d->txr.orphans, &v->hash);
+		const struct orphan_tx *o = orphan_get(&d->txr->orphans, &v->hash);
 		if (o) {
 			/* An orphan we try to resolve: this peer can help. */
 			struct proto_hash parents[64];
 			uint32_t n = missing_parents(d, o, parents, 64);
 			if (n && add_candidate(p, &o->wtxid, parents, n))
-				(void)orphan_add_announcer(&d->txr.orphans, &v->hash, p->id);
+				(void)orphan_add_announcer(&d->txr->orphans, &v->hash, p->id);
 			return true;
 		}
 	}
@@ -162,7 +162,7 @@ static void tx_work(struct chain *c, struct val_job *j)
 static void job_free(struct tx_job *tj)
 {
 	if (tj->d)
-		tj->d->txr.st.queue_bytes -= tj->len;
+		tj->d->txr->st.queue_bytes -= tj->len;
 	mempool_accept_result_release(&tj->r);
 	xfree(tj->raw);
 	xfree(tj);
@@ -177,7 +177,7 @@ static void reject_insert(struct daemon *d, struct hset *s, const struct proto_h
 /* Core's MempoolRejectedTx for TX_MISSING_INPUTS on a first failure. */
 static void handle_orphan(struct daemon *d, struct tx_job *tj, struct peer *p)
 {
-	struct txrelay_state *r = &d->txr;
+	struct txrelay_state *r = d->txr;
 	const struct mempool_accept_result *res = &tj->r;
 	if (hset_contains(&r->rejects, fp(d, &res->wtxid)))
 		return;
@@ -224,7 +224,7 @@ static void handle_orphan(struct daemon *d, struct tx_job *tj, struct peer *p)
 		cands[nc++] = tj->cand[i];
 	bool kept = false;
 	for (uint32_t i = 0; i < nc; i++) {
-		struct peer *q = daemon_peer_by_id(d, cands[i]);
+		struct peer *q = peer_by_id(d, cands[i]);
 		if (!q || !add_candidate(q, &tx.wtxid, parents, n))
 			continue;
 		if (orphan_add(&r->orphans, &tx, tj->raw, tj->len, q->id, now) == 1)
@@ -257,7 +257,7 @@ static void maybe_punish(struct daemon *d, struct peer *p, const struct chain_st
 static void tx_done(struct daemon *d, struct val_job *j)
 {
 	struct tx_job *tj = (struct tx_job *)j;
-	struct txrelay_state *r = &d->txr;
+	struct txrelay_state *r = d->txr;
 	if (!tj->first_time)
 		r->orphan_busy = false;
 	if (j->cancelled || tj->err || d->shutting_down) {
@@ -265,7 +265,7 @@ static void tx_done(struct daemon *d, struct val_job *j)
 		return;
 	}
 	const struct mempool_accept_result *res = &tj->r;
-	struct peer *p = daemon_peer_by_id(d, tj->peer);
+	struct peer *p = peer_by_id(d, tj->peer);
 	char hex[65], whex[65];
 	if (res->accepted) {
 		d->stats.tx_accepted++;
@@ -353,7 +353,7 @@ static struct tx_job *job_new(uint64_t peer, const uint8_t *raw, size_t len, boo
 /* Hand a job to the validation thread, within the queue's byte budget. */
 static int post(struct daemon *d, struct tx_job *tj)
 {
-	struct relay_stats *st = &d->txr.st;
+	struct relay_stats *st = &d->txr->st;
 	if (st->queue_bytes + tj->len > RELAY_MAX_QUEUE_BYTES) {
 		st->queue_dropped++;
 		return -ENOSPC;
@@ -367,7 +367,7 @@ static int post(struct daemon *d, struct tx_job *tj)
 
 void txaccept_orphan_kick(struct daemon *d)
 {
-	struct txrelay_state *r = &d->txr;
+	struct txrelay_state *r = d->txr;
 	uint64_t peer;
 	while (!r->orphan_busy && !d->shutting_down && orphan_next_worker(&r->orphans, &peer)) {
 		const struct orphan_tx *o = orphan_take_work(&r->orphans, peer);
@@ -388,7 +388,7 @@ void txaccept_orphan_kick(struct daemon *d)
 void txaccept_parent_accepted(struct daemon *d, const struct proto_hash *txid,
                               const struct proto_hash *wtxid, uint32_t n_out)
 {
-	struct txrelay_state *r = &d->txr;
+	struct txrelay_state *r = d->txr;
 	inv_forget(d, txid);
 	inv_forget(d, wtxid);
 	(void)orphan_erase(&r->orphans, wtxid);
@@ -406,7 +406,7 @@ void txaccept_on_tx(struct peer *p, struct proto_tx *tx)
 	if (!proto_hash_eq(&tx->txid, &tx->wtxid))
 		n_cand +=
 		    inv_take_announcers(d, &tx->txid, cand + n_cand, INV_MAX_ANNOUNCERS - n_cand);
-	bool reconsiderable = hset_contains(&d->txr.reconsiderable, fp(d, &tx->wtxid));
+	bool reconsiderable = hset_contains(&d->txr->reconsiderable, fp(d, &tx->wtxid));
 	if (txaccept_already_have(d, &tx->wtxid, true, false) || reconsiderable) {
 		/* Nothing learned and nobody punished: the filters may err. */
 		d->stats.tx_already_have++;

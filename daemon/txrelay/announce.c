@@ -38,7 +38,7 @@
  * with notfound. Getdata comes seconds after an announcement, and the
  * budget holds minutes of a busy network's transactions.
  */
-#include "daemon/daemon.h"
+#include "daemon/txrelay/txrelay.h"
 
 #include <errno.h>
 #include <math.h>
@@ -128,7 +128,7 @@ static struct feed_item *feed_push(struct txrelay_state *r)
 static void on_added(void *arg, const struct mempool_entry *e, enum mempool_addition how)
 {
 	struct daemon *d = arg;
-	struct feed_item *it = feed_push(&d->txr);
+	struct feed_item *it = feed_push(d->txr);
 	if (!it)
 		return;
 	struct mempool_entry_info info;
@@ -157,7 +157,7 @@ static void on_added(void *arg, const struct mempool_entry *e, enum mempool_addi
 static void on_removed(void *arg, const struct mempool_entry *e, enum mempool_removal why)
 {
 	struct daemon *d = arg;
-	struct feed_item *it = feed_push(&d->txr);
+	struct feed_item *it = feed_push(d->txr);
 	if (!it)
 		return;
 	it->kind = FEED_REMOVED;
@@ -249,7 +249,7 @@ out:
 /* Validation thread: what the tip's move means for relay. */
 static void feed_tip(struct daemon *d, struct chain *c)
 {
-	struct txrelay_state *r = &d->txr;
+	struct txrelay_state *r = d->txr;
 	struct chain_node *tip = chain_tip(c);
 	if (tip == r->feed_tip)
 		return;
@@ -281,7 +281,7 @@ static void feed_tip(struct daemon *d, struct chain *c)
 
 struct val_job *txrelay_feed_take(struct daemon *d, struct chain *c)
 {
-	struct txrelay_state *r = &d->txr;
+	struct txrelay_state *r = d->txr;
 	if (!c)
 		return NULL;
 	if (!r->feed_started) {
@@ -323,12 +323,13 @@ static struct relay_tx *slot_of(const struct daemon *d, const struct hmap *m, ui
 	uint32_t s;
 	if (!hmap_get(m, key, &s))
 		return NULL;
-	return &d->txr.v[s];
+	return &d->txr->v[s];
 }
 
 const struct relay_tx *txrelay_find(const struct daemon *d, const struct proto_hash *h, bool wtxid)
 {
-	const struct relay_tx *e = slot_of(d, wtxid ? &d->txr.by_wtxid : &d->txr.by_txid, fp(d, h));
+	const struct relay_tx *e =
+	    slot_of(d, wtxid ? &d->txr->by_wtxid : &d->txr->by_txid, fp(d, h));
 	if (e && !proto_hash_eq(wtxid ? &e->wtxid : &e->txid, h))
 		return NULL;
 	return e;
@@ -345,7 +346,7 @@ static void drop_raw(struct txrelay_state *r, struct relay_tx *e)
 
 static void entry_delete(struct daemon *d, struct relay_tx *e)
 {
-	struct txrelay_state *r = &d->txr;
+	struct txrelay_state *r = d->txr;
 	uint32_t slot = (uint32_t)(e - r->v);
 	drop_raw(r, e);
 	hmap_del(&r->by_txid, fp(d, &e->txid));
@@ -383,7 +384,7 @@ static struct relay_tx *entry_alloc(struct txrelay_state *r)
 /* Keep the raw bytes within budget, dropping the oldest entries' first. */
 static void raw_trim(struct daemon *d)
 {
-	struct txrelay_state *r = &d->txr;
+	struct txrelay_state *r = d->txr;
 	while (r->raw_bytes > RELAY_RAW_MAX_BYTES && r->raw_floor <= r->seq) {
 		struct relay_tx *e = slot_of(d, &r->by_seq, r->raw_floor);
 		if (e && e->raw) {
@@ -397,7 +398,7 @@ static void raw_trim(struct daemon *d)
 /* The feed's item takes its place in the mirror (owning the raw bytes). */
 static struct relay_tx *entry_add(struct daemon *d, struct feed_item *it)
 {
-	struct txrelay_state *r = &d->txr;
+	struct txrelay_state *r = d->txr;
 	struct relay_tx *old = slot_of(d, &r->by_wtxid, fp(d, &it->wtxid));
 	if (old)
 		entry_delete(d, old);
@@ -472,7 +473,7 @@ void txrelay_relay_to_all(struct daemon *d, const struct relay_tx *e)
 		if (inv_known_has(p, h))
 			continue;
 		if (rp->n >= RELAY_PEER_QUEUE_MAX) {
-			d->txr.st.queue_full++;
+			d->txr->st.queue_full++;
 			continue;
 		}
 		if (rp->n == rp->cap) {
@@ -484,7 +485,7 @@ void txrelay_relay_to_all(struct daemon *d, const struct relay_tx *e)
 			rp->cap = ncap;
 		}
 		rp->q[rp->n++] = e->seq;
-		d->txr.st.queued++;
+		d->txr->st.queued++;
 	}
 }
 
@@ -510,18 +511,18 @@ uint32_t txrelay_pick(struct peer *p, const struct relay_tx **out)
 	uint32_t n = 0;
 	size_t queued = rp->n;
 	for (uint32_t i = 0; i < rp->n; i++) {
-		const struct relay_tx *e = slot_of(d, &d->txr.by_seq, rp->q[i]);
+		const struct relay_tx *e = slot_of(d, &d->txr->by_seq, rp->q[i]);
 		if (!e) {
-			d->txr.st.skipped_gone++;
+			d->txr->st.skipped_gone++;
 			continue;
 		}
 		const struct proto_hash *h = p->wtxidrelay ? &e->wtxid : &e->txid;
 		if (inv_known_has(p, h)) {
-			d->txr.st.skipped_known++;
+			d->txr->st.skipped_known++;
 			continue;
 		}
 		if (e->fee < mempool_feerate_fee(p->feefilter, e->vsize)) {
-			d->txr.st.skipped_feefilter++;
+			d->txr->st.skipped_feefilter++;
 			continue;
 		}
 		out[n++] = e;
@@ -555,8 +556,8 @@ static void announce(struct peer *p, const struct relay_tx *const *es, uint32_t 
 	}
 	d->out.cmd = PROTO_CMD_INV;
 	if (peer_send_msg(p, &d->out) == 0) {
-		d->txr.st.announced += n;
-		d->txr.st.inv_msgs++;
+		d->txr->st.announced += n;
+		d->txr->st.inv_msgs++;
 	}
 	inv->n = 0;
 }
@@ -569,17 +570,17 @@ static void trickle_peer(struct peer *p, uint64_t now)
 		return;
 	/* Core's NextInvToInbounds: one shared timer for inbound peers. */
 	if (p->inbound) {
-		if (d->txr.inbound_next_ms < now)
-			d->txr.inbound_next_ms =
+		if (d->txr->inbound_next_ms < now)
+			d->txr->inbound_next_ms =
 			    now + txrelay_exp_delay_ms(RELAY_INBOUND_INTERVAL_MS);
-		rp->next_inv_ms = d->txr.inbound_next_ms;
+		rp->next_inv_ms = d->txr->inbound_next_ms;
 	} else {
 		rp->next_inv_ms = now + txrelay_exp_delay_ms(RELAY_OUTBOUND_INTERVAL_MS);
 	}
 	if (!p->relaytxes)
 		rp->n = 0;
 	if (rp->n) {
-		struct txrelay_state *r = &d->txr;
+		struct txrelay_state *r = d->txr;
 		if (r->pick_cap < rp->n) {
 			const struct relay_tx **es = xreallocarray(r->pick, rp->n, sizeof(*es));
 			if (es) {
@@ -598,9 +599,9 @@ static void trickle_peer(struct peer *p, uint64_t now)
 			rp->cap = 0;
 		}
 	}
-	d->txr.st.trickles++;
+	d->txr->st.trickles++;
 	/* Whatever is in the mempool now may be fetched by this peer. */
-	rp->last_inv_seq = d->txr.seq + 1;
+	rp->last_inv_seq = d->txr->seq + 1;
 }
 
 void txrelay_trickle(struct daemon *d, uint64_t now)
@@ -645,7 +646,7 @@ void txrelay_peer_gone(struct peer *p)
 		xfree(p->txr);
 		p->txr = NULL;
 	}
-	(void)orphan_erase_for_peer(&d->txr.orphans, p->id);
+	(void)orphan_erase_for_peer(&d->txr->orphans, p->id);
 }
 
 void txrelay_ibd_over(struct daemon *d)
@@ -661,8 +662,8 @@ void txrelay_ibd_over(struct daemon *d)
 void txrelay_new_tip(struct daemon *d)
 {
 	/* Core's ActiveTipChange: a rejected transaction may be valid on the new tip. */
-	hset_release(&d->txr.rejects);
-	hset_release(&d->txr.reconsiderable);
+	hset_release(&d->txr->rejects);
+	hset_release(&d->txr->reconsiderable);
 }
 
 /* ---- getdata ---------------------------------------------------------------- */
@@ -697,7 +698,7 @@ static void send_tx(struct peer *p, const uint8_t *raw, size_t len, bool witness
 bool txrelay_serve(struct peer *p, const struct proto_inv_vec *v)
 {
 	struct daemon *d = p->d;
-	struct txrelay_state *r = &d->txr;
+	struct txrelay_state *r = d->txr;
 	uint32_t base = v->type & ~(uint32_t)PROTO_INV_WITNESS_FLAG;
 	bool by_wtxid = base == PROTO_INV_WTX;
 	bool witness = by_wtxid || (v->type & PROTO_INV_WITNESS_FLAG);
@@ -738,7 +739,7 @@ static void block_txs_release(struct relay_block_txs *b)
 /* The connected blocks: Core's BlockConnected for relay and orphans. */
 static void apply_blocks(struct daemon *d, struct relay_feed *f)
 {
-	struct txrelay_state *r = &d->txr;
+	struct txrelay_state *r = d->txr;
 	if (f->disconnected)
 		hset_release(&r->confirmed);
 	if (!f->blocks_read)
@@ -774,7 +775,7 @@ static void apply_blocks(struct daemon *d, struct relay_feed *f)
 static void feed_done(struct daemon *d, struct val_job *j)
 {
 	struct relay_feed *f = (struct relay_feed *)j;
-	struct txrelay_state *r = &d->txr;
+	struct txrelay_state *r = d->txr;
 	if (j->cancelled || d->shutting_down) {
 		feed_free(f);
 		return;
@@ -808,7 +809,7 @@ static void feed_done(struct daemon *d, struct val_job *j)
 
 int txrelay_init(struct daemon *d)
 {
-	struct txrelay_state *r = &d->txr;
+	struct txrelay_state *r = d->txr;
 	memset(r, 0, sizeof(*r));
 	r->free_head = SLOT_NONE;
 	r->raw_floor = 1;
@@ -827,7 +828,7 @@ int txrelay_init(struct daemon *d)
 
 void txrelay_release(struct daemon *d)
 {
-	struct txrelay_state *r = &d->txr;
+	struct txrelay_state *r = d->txr;
 	for (uint32_t i = 0; i < r->cap; i++) {
 		if (r->v[i].used)
 			xfree(r->v[i].raw);
@@ -854,7 +855,7 @@ void txrelay_release(struct daemon *d)
 
 int txrelay_start(struct daemon *d)
 {
-	struct txrelay_state *r = &d->txr;
+	struct txrelay_state *r = d->txr;
 	int err = uv_timer_init(d->loop, &r->timer);
 	if (err)
 		return err;
@@ -870,7 +871,7 @@ static void timer_closed(uv_handle_t *h)
 
 void txrelay_stop(struct daemon *d)
 {
-	struct txrelay_state *r = &d->txr;
+	struct txrelay_state *r = d->txr;
 	if (!r->timer_on)
 		return;
 	r->timer_on = false;
@@ -881,7 +882,7 @@ void txrelay_stop(struct daemon *d)
 
 json_t *txrelay_stats_json(struct daemon *d)
 {
-	const struct txrelay_state *r = &d->txr;
+	const struct txrelay_state *r = d->txr;
 	const struct relay_stats *s = &r->st;
 	const struct orphanage *o = &r->orphans;
 	json_t *orph = json_pack(

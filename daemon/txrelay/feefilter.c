@@ -5,7 +5,7 @@
  * after a large change; the highest possible fee during initial block
  * download. Moved out of announce.c (issue 19) with no change.
  */
-#include "daemon/daemon.h"
+#include "daemon/txrelay/txrelay.h"
 
 #include <stdatomic.h>
 
@@ -24,7 +24,7 @@ void txrelay_feefilter_init(struct txrelay_state *r)
 
 int64_t txrelay_round_fee(const struct daemon *d, int64_t fee, uint64_t coin)
 {
-	const struct txrelay_state *r = &d->txr;
+	const struct txrelay_state *r = d->txr;
 	uint32_t i = 0;
 	while (i < r->n_buckets && r->buckets[i] < (double)fee)
 		i++;
@@ -43,8 +43,8 @@ void txrelay_maybe_feefilter(struct peer *p, uint64_t now)
 	/* Core sends no feefilter under -blocksonly: no transactions wanted. */
 	if (common < PEER_FEEFILTER_VERSION || d->conf->blocksonly)
 		return;
-	int64_t current = atomic_load_explicit(&d->txr.minfee, memory_order_relaxed);
-	if (d->view.ibd)
+	int64_t current = atomic_load_explicit(&d->txr->minfee, memory_order_relaxed);
+	if (d->view->ibd)
 		current = PROTO_MAX_MONEY;
 	else if (p->sent_feefilter == DAEMON_FEEFILTER_IBD_SAT_KVB)
 		rp->next_feefilter_ms = 0;
@@ -57,7 +57,7 @@ void txrelay_maybe_feefilter(struct peer *p, uint64_t now)
 			d->out.feerate = send;
 			if (peer_send_msg(p, &d->out) == 0) {
 				p->sent_feefilter = send;
-				d->txr.st.feefilters_sent++;
+				d->txr->st.feefilters_sent++;
 			}
 		}
 		rp->next_feefilter_ms = now + txrelay_exp_delay_ms(RELAY_FEEFILTER_INTERVAL_MS);

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "daemon/daemon.h"
+#include "daemon/txrelay/txrelay.h"
 
 /** A random delay with mean avg_ms (Core's rand_exp_duration). */
 uint64_t txrelay_exp_delay_ms(uint64_t avg_ms);

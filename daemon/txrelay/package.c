@@ -87,7 +87,7 @@ static void pkg_done(struct daemon *d, struct val_job *j)
 			         "1p1c package with child %s from peer=%llu not accepted: %s", hex,
 			         (unsigned long long)pj->peer, pj->pkg.reason);
 			/* The child alone will not do better: forget it. */
-			(void)orphan_erase(&d->txr.orphans, &pj->child_wtxid);
+			(void)orphan_erase(&d->txr->orphans, &pj->child_wtxid);
 		}
 		txaccept_orphan_kick(d);
 	}
@@ -119,7 +119,7 @@ static const struct orphan_tx *find_child(const struct orphanage *o, const struc
 bool txpackage_try_1p1c(struct daemon *d, uint64_t peer, const uint8_t *raw, size_t len,
                         const struct proto_hash *txid)
 {
-	const struct orphan_tx *child = find_child(&d->txr.orphans, txid, peer);
+	const struct orphan_tx *child = find_child(&d->txr->orphans, txid, peer);
 	if (!child)
 		return false;
 	struct pkg_job *pj = xcalloc(1, sizeof(*pj));

@@ -10,7 +10,7 @@
 #ifndef PEERD_DAEMON_TXRELAY_PACKAGE_H
 #define PEERD_DAEMON_TXRELAY_PACKAGE_H
 
-#include "daemon/daemon.h"
+#include "daemon/txrelay/txrelay.h"
 
 /**
  * `raw` (len bytes: the transaction with txid `txid`, sent by `peer`) was

@@ -1,9 +1,8 @@
 /**
- * daemon/txrelay/txrelay.h: transaction relay (txrelay/announce.c, txrelay/accept.c), a part of
- * daemon/daemon.h, which includes it: the loop's mirror of the mempool,
- * announcements trickled to each peer, getdata served from the mirror or
- * the most recent block, fee filters, and the orphanage's use. Include
- * daemon/daemon.h, not this file.
+ * daemon/txrelay/txrelay.h: transaction relay (txrelay/announce.c, txrelay/accept.c), : the loop's
+ * mirror of the mempool, announcements trickled to each peer, getdata served from the mirror or the
+ * most recent block, fee filters, and the orphanage's use. It may use the rooms below it: p2p, net
+ * and node; never sync, its sibling.
  *
  * Thread: the loop thread owns all of it, except the fields and calls
  * marked "validation thread".
@@ -18,8 +17,18 @@
 #include <uv.h>
 
 #include "base/hset.h"
+#include "daemon/p2p/p2p.h"
 #include "daemon/txrelay/orphanage.h"
 #include "proto/proto.h"
+
+/** feefilter peerd sends: Core's default minimum relay fee, sat/kvB. */
+#define DAEMON_FEEFILTER_SAT_KVB 1000
+/**
+ * feefilter during initial block download: Core asks for MAX_MONEY per kvB
+ * and rounds it down to its top fee bucket (FeeFilterRounder), which is
+ * this, so no peer sends transactions.
+ */
+#define DAEMON_FEEFILTER_IBD_SAT_KVB 9170997
 
 struct chain;
 struct chain_node;

@@ -5,7 +5,7 @@
  * the chain to drop it from the set, and every 10-15 minutes what is left
  * is announced again. Moved out of announce.c (issue 19) with no change.
  */
-#include "daemon/daemon.h"
+#include "daemon/txrelay/txrelay.h"
 
 #include <stdlib.h>
 
@@ -66,7 +66,7 @@ static void rebroadcast_work(struct chain *c, struct val_job *j)
 static void rebroadcast_done(struct daemon *d, struct val_job *j)
 {
 	struct unbcast_job *u = (struct unbcast_job *)j;
-	struct txrelay_state *r = &d->txr;
+	struct txrelay_state *r = d->txr;
 	r->rebroadcast_busy = false;
 	for (size_t i = 0; !j->cancelled && !d->shutting_down && i < u->n; i++) {
 		/* The loop owns the mirror: txrelay_find's const is for its readers. */
@@ -82,7 +82,7 @@ static void rebroadcast_done(struct daemon *d, struct val_job *j)
 /* Every 10-15 minutes (Core's UNBROADCAST_MAX_INTERVAL_MS spread). */
 void txrelay_rebroadcast_tick(struct daemon *d, uint64_t now)
 {
-	struct txrelay_state *r = &d->txr;
+	struct txrelay_state *r = d->txr;
 	if (!r->next_rebroadcast_ms) {
 		r->next_rebroadcast_ms = now + RELAY_REBROADCAST_MIN_MS +
 		                         proto_random_u64() % RELAY_REBROADCAST_SPREAD_MS;

@@ -41,7 +41,7 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
-#include "daemon/daemon.h"
+#include "daemon/program.h"
 
 enum {
 	FLAG_ACTIVE = 1u << 0,
@@ -213,7 +213,7 @@ static void frame_into(struct proto_writer *w, enum proto_cmd cmd, const uint8_t
  * until its close callback ran. */
 static void close_peer(uint64_t id, int remote)
 {
-	struct peer *p = daemon_peer_by_id(&g.d, id);
+	struct peer *p = peer_by_id(&g.d, id);
 	if (p)
 		peer_disconnect(p, "fuzz input over");
 	close(remote);
@@ -294,7 +294,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t id = p->id;
 	size_t off = 1;
 	/* The loop runs between chunks: a closed peer may be freed there. */
-	while (off + 3 <= size && (p = daemon_peer_by_id(&g.d, id)) && p->state != PEER_CLOSING) {
+	while (off + 3 <= size && (p = peer_by_id(&g.d, id)) && p->state != PEER_CLOSING) {
 		uint8_t tag = data[off];
 		size_t len = (size_t)data[off + 1] | (size_t)data[off + 2] << 8;
 		off += 3;

@@ -143,7 +143,7 @@ static void test_subnet_matching(void **state)
 	ban(t, "0.0.0.0/0", until);
 	assert_verdict(t, "8.8.8.8", BAN_BANNED);
 	assert_verdict(t, "[2001:db8:9::1]:1", BAN_OK);
-	assert_int_equal(t->d->ban.n, 3);
+	assert_int_equal(t->d->ban->n, 3);
 }
 
 static void test_add_remove(void **state)
@@ -159,13 +159,13 @@ static void test_add_remove(void **state)
 	uint8_t net2[16], prefix2;
 	parse_ok("198.51.100.0/25", net2, &prefix2);
 	assert_int_equal(ban_add(t->d, net2, prefix2, until), 0);
-	assert_int_equal(t->d->ban.n, 2);
+	assert_int_equal(t->d->ban->n, 2);
 	assert_int_equal(ban_remove(t->d, net, prefix), 0);
 	assert_int_equal(ban_remove(t->d, net, prefix), -ENOENT);
 	assert_verdict(t, "198.51.100.1", BAN_BANNED); /* still in the /25 */
 	assert_verdict(t, "198.51.100.200", BAN_OK);   /* only the /24 had it */
 	ban_clear(t->d);
-	assert_int_equal(t->d->ban.n, 0);
+	assert_int_equal(t->d->ban->n, 0);
 	assert_verdict(t, "198.51.100.1", BAN_OK);
 }
 
@@ -196,9 +196,9 @@ static void test_expiry(void **state)
 	ban(t, "192.0.2.0/24", now + 100);
 	ban(t, "2001:db8::/48", now + 200);
 	ban_sweep(t->d, now + 99);
-	assert_int_equal(t->d->ban.n, 2);
+	assert_int_equal(t->d->ban->n, 2);
 	ban_sweep(t->d, now + 100);
-	assert_int_equal(t->d->ban.n, 1);
+	assert_int_equal(t->d->ban->n, 1);
 	assert_verdict(t, "192.0.2.1", BAN_OK);
 	assert_verdict(t, "[2001:db8::1]:1", BAN_BANNED);
 	/* The file follows. */
@@ -213,13 +213,13 @@ static void test_expiry(void **state)
 
 	/* An entry whose time passed before any sweep: not banned, not found,
 	 * and banning it again is a new ban, not -EEXIST. */
-	t->d->ban.v[0].until = now - 1;
+	t->d->ban->v[0].until = now - 1;
 	assert_verdict(t, "[2001:db8::1]:1", BAN_OK);
 	uint8_t net[16], prefix;
 	parse_ok("2001:db8::/48", net, &prefix);
 	assert_int_equal(ban_remove(t->d, net, prefix), -ENOENT);
 	assert_int_equal(ban_add(t->d, net, prefix, now + 50), 0);
-	assert_int_equal(t->d->ban.n, 1);
+	assert_int_equal(t->d->ban->n, 1);
 	assert_verdict(t, "[2001:db8::1]:1", BAN_BANNED);
 }
 
@@ -252,12 +252,12 @@ static void test_persistence_round_trip(void **state)
 	json_decref(root);
 
 	struct ban_entry before[3];
-	memcpy(before, t->d->ban.v, sizeof(before));
+	memcpy(before, t->d->ban->v, sizeof(before));
 	ban_release(t->d);
 	assert_int_equal(ban_init(t->d), 0);
-	assert_int_equal(t->d->ban.n, 3);
+	assert_int_equal(t->d->ban->n, 3);
 	for (int i = 0; i < 3; i++) {
-		const struct ban_entry *a = &before[i], *b = &t->d->ban.v[i];
+		const struct ban_entry *a = &before[i], *b = &t->d->ban->v[i];
 		tu_assert_bytes_equal(a->net, 16, b->net, 16);
 		assert_int_equal(a->prefix, b->prefix);
 		assert_int_equal(a->created, b->created);
@@ -288,7 +288,7 @@ static void test_crash_mid_save_keeps_old_file(void **state)
 	write_file(tmp, "{\"banned_nets\": [{\"version\": 1, \"ban_cre");
 	ban_release(t->d);
 	assert_int_equal(ban_init(t->d), 0);
-	assert_int_equal(t->d->ban.n, 2);
+	assert_int_equal(t->d->ban->n, 2);
 	assert_verdict(t, "1.2.3.4", BAN_BANNED);
 	assert_verdict(t, "198.51.100.7", BAN_BANNED);
 
@@ -330,9 +330,9 @@ static void test_load_core_file(void **state)
 	write_file(banlist_path(t), text);
 	ban_release(t->d);
 	assert_int_equal(ban_init(t->d), 0);
-	assert_int_equal(t->d->ban.n, 2);
-	assert_int_equal(t->d->ban.v[0].created, now - 10);
-	assert_true(t->d->ban.v[1].created >= now);
+	assert_int_equal(t->d->ban->n, 2);
+	assert_int_equal(t->d->ban->v[0].created, now - 10);
+	assert_true(t->d->ban->v[1].created >= now);
 	assert_verdict(t, "10.200.1.1", BAN_BANNED);
 	assert_verdict(t, "[2001:db8:ffff::1]:1", BAN_BANNED);
 	assert_verdict(t, "11.0.0.1", BAN_OK);
@@ -356,7 +356,7 @@ static void test_corrupt_banlist(void **state)
 		fseek(t->log, 0, SEEK_END);
 		long mark = ftell(t->log);
 		assert_int_equal(ban_init(t->d), 0);
-		assert_int_equal(t->d->ban.n, 0);
+		assert_int_equal(t->d->ban->n, 0);
 		assert_verdict(t, "1.2.3.4", BAN_OK);
 		/* Reported, naming the file. */
 		assert_true(ftell(t->log) > mark);
@@ -367,7 +367,7 @@ static void test_corrupt_banlist(void **state)
 	 * overwritten: the last one still holds its bytes. */
 	assert_int_not_equal(access(banlist_path(t), F_OK), 0);
 	assert_true(tf_log_contains(t, "moved aside to"));
-	assert_int_equal(t->d->ban.files_moved, 1);
+	assert_int_equal(t->d->ban->files_moved, 1);
 	ban_release(t->d);
 	assert_int_equal(ban_init(t->d), 0);
 	json_error_t jerr;
@@ -383,7 +383,7 @@ static void test_corrupt_banlist(void **state)
 	assert_int_equal(mkdir(banlist_path(t), 0700), 0);
 	ban_release(t->d);
 	assert_int_equal(ban_init(t->d), 0);
-	assert_int_equal(t->d->ban.n, 0);
+	assert_int_equal(t->d->ban->n, 0);
 	uint8_t net[16], prefix;
 	parse_ok("5.6.7.8", net, &prefix);
 	assert_int_equal(ban_add(t->d, net, prefix, (int64_t)time(NULL) + 60), 0);
@@ -441,7 +441,7 @@ static void test_misbehaving_inbound_discouraged(void **state)
 	assert_true(tf_log_contains(t, "inv message size over 50000"));
 	assert_int_equal(tf_script_in_use(), in_use);
 	/* Discouraged is not banned: nothing in banlist.json. */
-	assert_int_equal(d->ban.n, 0);
+	assert_int_equal(d->ban->n, 0);
 	/* clearbanned forgets it. */
 	ban_clear(d);
 	assert_verdict(t, "198.51.100.20", BAN_OK);
@@ -507,7 +507,7 @@ static void test_misbehaving_manual_or_local_not_discouraged(void **state)
 		assert_int_equal(t->d->stats.misbehaving, i + 1);
 	}
 	assert_int_equal(t->d->stats.discouraged, 0);
-	assert_int_equal(hset_count(&t->d->ban.discouraged), 0);
+	assert_int_equal(hset_count(&t->d->ban->discouraged), 0);
 	assert_true(tf_log_contains(t, "disconnecting but not discouraging manual"));
 	assert_true(tf_log_contains(t, "disconnecting but not discouraging local"));
 }
@@ -529,9 +529,9 @@ static void test_discouraged_set_bounded(void **state)
 		p->addr.in4.sin_family = AF_INET;
 		p->addr.in4.sin_addr.s_addr = htonl(0x0a000000u + i);
 		ban_misbehaving(p, "test");
-		if (hset_count(&d->ban.discouraged) > BAN_DISCOURAGE_MAX)
+		if (hset_count(&d->ban->discouraged) > BAN_DISCOURAGE_MAX)
 			fail_msg("after %u addresses: %zu remembered > bound %u", i + 1,
-			         hset_count(&d->ban.discouraged), BAN_DISCOURAGE_MAX);
+			         hset_count(&d->ban->discouraged), BAN_DISCOURAGE_MAX);
 	}
 	assert_int_equal(d->stats.discouraged, total);
 	/* The most recent half are all still discouraged. */

@@ -318,7 +318,7 @@ static void test_notifications_get_no_reply(void **state)
 	/* But the method ran. */
 	assert_null(
 	    reply(t, "{\"method\": \"setban\", \"params\": [\"192.0.2.1\", \"add\"]}", NULL));
-	assert_int_equal(t->d->ban.n, 1);
+	assert_int_equal(t->d->ban->n, 1);
 }
 
 static void test_stop_flag(void **state)
@@ -390,7 +390,7 @@ static int client_connect(struct tf *t)
 	struct sockaddr_un sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", t->d->ctl.path);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", t->d->ctl->path);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	assert_true(fd >= 0);
 	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
@@ -482,7 +482,7 @@ static void test_socket_session(void **state)
 	struct tf *t = *state;
 	assert_int_equal(ctl_start(t->d), 0);
 	struct stat st;
-	assert_int_equal(lstat(t->d->ctl.path, &st), 0);
+	assert_int_equal(lstat(t->d->ctl->path, &st), 0);
 	assert_true(S_ISSOCK(st.st_mode));
 	assert_int_equal(st.st_mode & 0777, 0600);
 
@@ -663,7 +663,7 @@ static void test_socket_path_checks(void **state)
 /* Run the loop until the validation thread has nothing queued or running. */
 static void drain_validation(struct tf *t)
 {
-	struct validation *v = &t->d->val;
+	struct validation *v = t->d->val;
 	for (int spins = 0; spins < 30000; spins++) {
 		uv_run(&t->loop, UV_RUN_NOWAIT);
 		uv_mutex_lock(&v->mu);
@@ -679,9 +679,9 @@ static void drain_validation(struct tf *t)
 /* Jobs posted to the validation thread so far. */
 static uint64_t posted(struct tf *t)
 {
-	uv_mutex_lock(&t->d->val.mu);
-	uint64_t n = t->d->val.posted;
-	uv_mutex_unlock(&t->d->val.mu);
+	uv_mutex_lock(&t->d->val->mu);
+	uint64_t n = t->d->val->posted;
+	uv_mutex_unlock(&t->d->val->mu);
 	return n;
 }
 
@@ -780,11 +780,11 @@ static void test_async_client_closes_mid_request(void **state)
 	close(fd);
 	validation_hold(t->d, false);
 	drain_validation(t);
-	for (int i = 0; i < 2000 && t->d->ctl.n_clients; i++) {
+	for (int i = 0; i < 2000 && t->d->ctl->n_clients; i++) {
 		uv_run(&t->loop, UV_RUN_NOWAIT);
 		usleep(100);
 	}
-	assert_int_equal(t->d->ctl.n_clients, 0);
+	assert_int_equal(t->d->ctl->n_clients, 0);
 
 	/* The server closes the client first (as at shutdown) while its jobs
 	 * wait: they finish with nobody to answer, and the line is freed by
@@ -798,9 +798,9 @@ static void test_async_client_closes_mid_request(void **state)
 		uv_run(&t->loop, UV_RUN_NOWAIT);
 	assert_int_equal(posted(t), 4);
 	ctl_close(t->d);
-	for (int i = 0; i < 2000 && t->d->ctl.n_clients; i++)
+	for (int i = 0; i < 2000 && t->d->ctl->n_clients; i++)
 		uv_run(&t->loop, UV_RUN_NOWAIT);
-	assert_int_equal(t->d->ctl.n_clients, 0);
+	assert_int_equal(t->d->ctl->n_clients, 0);
 	validation_hold(t->d, false);
 	drain_validation(t);
 	close(fd);

@@ -63,7 +63,7 @@ static int af_setup(void **state)
 	struct sockaddr_un sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", a->t->d->ctl.path);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", a->t->d->ctl->path);
 	a->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	assert_true(a->fd >= 0);
 	assert_int_equal(connect(a->fd, (struct sockaddr *)&sa, sizeof(sa)), 0);

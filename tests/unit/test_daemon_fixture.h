@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
-#include "daemon/daemon.h"
+#include "daemon/program.h"
 
 /* Each test binary uses only some helpers. */
 #define TF_FN static __attribute__((unused))

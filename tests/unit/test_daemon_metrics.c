@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
-#include "daemon/daemon.h"
+#include "daemon/program.h"
 #include "tests/unit/testutil.h"
 
 static json_t *sample_stats(void)

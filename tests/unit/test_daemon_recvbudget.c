@@ -48,7 +48,7 @@ static void finish_message(struct peer *p, struct proto_writer *w)
 static void test_third_waits_then_granted(void **state)
 {
 	struct tf *t = *state;
-	struct recvbudget *b = &t->d->rxb;
+	struct recvbudget *b = t->d->rxb;
 	b->limit = 2 * TOTAL + TOTAL / 2;
 	struct peer *p[3];
 	struct proto_writer w[3];
@@ -88,7 +88,7 @@ static void test_third_waits_then_granted(void **state)
 static void test_smallest_waiter_first(void **state)
 {
 	struct tf *t = *state;
-	struct recvbudget *b = &t->d->rxb;
+	struct recvbudget *b = t->d->rxb;
 	b->limit = TOTAL + 1000;
 	struct proto_writer w[3];
 	for (int i = 0; i < 3; i++)
@@ -117,7 +117,7 @@ static void test_smallest_waiter_first(void **state)
 static void test_stalled_holder_evicted(void **state)
 {
 	struct tf *t = *state;
-	struct recvbudget *b = &t->d->rxb;
+	struct recvbudget *b = t->d->rxb;
 	b->limit = TOTAL;
 	struct proto_writer w[2];
 	proto_writer_init(&w[0]);
@@ -149,7 +149,7 @@ static void test_stalled_holder_evicted(void **state)
 static void test_small_messages_never_wait(void **state)
 {
 	struct tf *t = *state;
-	struct recvbudget *b = &t->d->rxb;
+	struct recvbudget *b = t->d->rxb;
 	b->limit = TOTAL;
 	struct proto_writer w, s;
 	proto_writer_init(&w);
@@ -177,7 +177,7 @@ static void test_small_messages_never_wait(void **state)
 static void test_headroom_for_smaller_messages(void **state)
 {
 	struct tf *t = *state;
-	struct recvbudget *b = &t->d->rxb;
+	struct recvbudget *b = t->d->rxb;
 	b->limit = 16u << 20;
 	const size_t huge = PROTO_MAX_MESSAGE - 1, block = 1000000;
 	struct proto_writer w[5];
@@ -213,13 +213,13 @@ static void test_default_limit(void **state)
 	c.maxrecvmemory_mib = 0;
 	c.maxconnections = 125;
 	recvbudget_init(t->d, &c);
-	assert_int_equal(t->d->rxb.limit, RECV_BUDGET_MIN);
+	assert_int_equal(t->d->rxb->limit, RECV_BUDGET_MIN);
 	c.maxconnections = 2000;
 	recvbudget_init(t->d, &c);
-	assert_int_equal(t->d->rxb.limit, 2000ull * RECV_BUDGET_PER_PEER);
+	assert_int_equal(t->d->rxb->limit, 2000ull * RECV_BUDGET_PER_PEER);
 	c.maxrecvmemory_mib = 7;
 	recvbudget_init(t->d, &c);
-	assert_int_equal(t->d->rxb.limit, 7ull << 20);
+	assert_int_equal(t->d->rxb->limit, 7ull << 20);
 }
 
 int main(void)

@@ -113,8 +113,8 @@ static void test_known_and_feefilter_skipped(void **state)
 	const struct relay_tx *out[4];
 	assert_int_equal(pick(p, out), 1);
 	assert_ptr_equal(out[0], ok);
-	assert_true(t->d->txr.st.skipped_known >= 1);
-	assert_true(t->d->txr.st.skipped_feefilter >= 1);
+	assert_true(t->d->txr->st.skipped_known >= 1);
+	assert_true(t->d->txr->st.skipped_feefilter >= 1);
 }
 
 static void test_inbound_share_a_timer_outbound_do_not(void **state)

@@ -175,7 +175,7 @@ static void test_getdata_repeated_block_bounded(void **state)
 {
 	struct tf *t = *state;
 	struct daemon *d = t->d;
-	d->max_sendq = 4096;
+	d->net->max_sendq = 4096;
 	struct peer *p = tf_peer(t, true, TF_ADDR);
 	enum { N = 20000 };
 	struct proto_inv_vec *v = calloc(N, sizeof(*v));
@@ -191,11 +191,11 @@ static void test_getdata_repeated_block_bounded(void **state)
 	m.inv.n = m.inv.cap = N;
 	inv_on_msg(p, &m);
 	uint64_t frame = PROTO_HEADER_SIZE + d->params->genesis_len;
-	if (p->sendq_bytes > d->max_sendq + frame)
+	if (p->sendq_bytes > d->net->max_sendq + frame)
 		fail_msg("send queue %llu bytes after a getdata of %d genesis blocks; "
 		         "maxsendbuffer %llu + one frame %llu",
-		         (unsigned long long)p->sendq_bytes, N, (unsigned long long)d->max_sendq,
-		         (unsigned long long)frame);
+		         (unsigned long long)p->sendq_bytes, N,
+		         (unsigned long long)d->net->max_sendq, (unsigned long long)frame);
 	assert_true(p->send_paused);
 	/* Every copy is still served, as the peer drains its queue. */
 	uint64_t want = (uint64_t)N * frame, got = 0;
@@ -205,7 +205,7 @@ static void test_getdata_repeated_block_bounded(void **state)
 		if (n > 0)
 			got += (uint64_t)n;
 		uv_run(&t->loop, UV_RUN_NOWAIT);
-		if (p->sendq_bytes > d->max_sendq + frame)
+		if (p->sendq_bytes > d->net->max_sendq + frame)
 			fail_msg("send queue %llu bytes while draining",
 			         (unsigned long long)p->sendq_bytes);
 	}
@@ -319,7 +319,7 @@ static void test_p2p_reject_oom_keeps_listening(void **state)
 	t->conf.bind.v[0] = xstrdup("127.0.0.1");
 	assert_non_null(t->conf.bind.v[0]);
 	t->conf.bind.n = 1;
-	t->d->maxconnections = 0;
+	t->d->net->maxconnections = 0;
 	assert_int_equal(net_start_listeners(t->d), 0);
 
 	int a = tcp_connect(port);

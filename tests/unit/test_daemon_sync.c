@@ -91,9 +91,9 @@ static struct peer *outbound_full_node(struct tf *t, const char *addr, int32_t h
 
 static uint64_t posted(struct tf *t)
 {
-	uv_mutex_lock(&t->d->val.mu);
-	uint64_t n = t->d->val.posted;
-	uv_mutex_unlock(&t->d->val.mu);
+	uv_mutex_lock(&t->d->val->mu);
+	uint64_t n = t->d->val->posted;
+	uv_mutex_unlock(&t->d->val->mu);
 	return n;
 }
 
@@ -143,24 +143,24 @@ static void test_headers_before_disconnect_start_download(void **state)
 
 	/* B goes: its close callback posts the forget job behind A's headers. */
 	peer_disconnect(b, "test: another peer leaves");
-	for (int i = 0; i < 1000 && daemon_peer_by_id(t->d, b_id); i++)
+	for (int i = 0; i < 1000 && peer_by_id(t->d, b_id); i++)
 		uv_run(&t->loop, UV_RUN_NOWAIT);
-	assert_null(daemon_peer_by_id(t->d, b_id));
+	assert_null(peer_by_id(t->d, b_id));
 	assert_int_equal(posted(t), before + 2);
 
 	validation_hold(t->d, false);
 	uint64_t end = uv_hrtime() + (uint64_t)WAIT_MS * 1000000u;
-	while (t->d->sync.blocks_requested < N_HEADERS && uv_hrtime() < end) {
+	while (t->d->sync->blocks_requested < N_HEADERS && uv_hrtime() < end) {
 		uv_run(&t->loop, UV_RUN_NOWAIT);
 		usleep(1000);
 	}
 	/* The headers were taken either way: only the window decides. */
-	assert_int_equal(t->d->sync.best_height, (int32_t)N_HEADERS);
-	if (t->d->sync.blocks_requested != N_HEADERS)
+	assert_int_equal(t->d->sync->best_height, (int32_t)N_HEADERS);
+	if (t->d->sync->blocks_requested != N_HEADERS)
 		fail_msg("headers accepted (best header %d) but %llu blocks asked for, window %u: "
 		         "block download never started",
-		         (int)t->d->sync.best_height,
-		         (unsigned long long)t->d->sync.blocks_requested, t->d->sync.n_win);
+		         (int)t->d->sync->best_height,
+		         (unsigned long long)t->d->sync->blocks_requested, t->d->sync->n_win);
 
 	tf_read_sent(t, a_id, &s);
 	assert_int_equal(s.count[PROTO_CMD_GETDATA], 1);
@@ -213,7 +213,7 @@ static void feed_unconnecting(struct tf *t, struct peer *p, uint32_t n, uint32_t
  * the validation thread or kept back by the gate, and no job is out. */
 static void settle_headers(struct tf *t, struct peer *p, uint64_t expect)
 {
-	const struct sync_state *s = &t->d->sync;
+	const struct sync_state *s = t->d->sync;
 	uint64_t end = uv_hrtime() + (uint64_t)WAIT_MS * 1000000u;
 	while ((s->unconnecting + s->headers_gated < expect || p->hdr_jobs_live ||
 	        p->hdr_jobs_probe) &&
@@ -262,7 +262,7 @@ static void test_unconnecting_flood_one_getheaders(void **state)
 	tf_sent_free(&s);
 
 	feed_empty_headers(t, a);
-	uint64_t jobs0 = posted(t), seen0 = t->d->sync.unconnecting + t->d->sync.headers_gated;
+	uint64_t jobs0 = posted(t), seen0 = t->d->sync->unconnecting + t->d->sync->headers_gated;
 	feed_unconnecting(t, a, N_FLOOD, 1000);
 	settle_headers(t, a, seen0 + N_FLOOD);
 	tf_read_sent(t, a_id, &s);
@@ -274,11 +274,11 @@ static void test_unconnecting_flood_one_getheaders(void **state)
 	if (jobs > 1)
 		fail_msg("%u unconnecting headers cost %llu validation jobs, want 1", N_FLOOD,
 		         (unsigned long long)jobs);
-	assert_true(t->d->sync.getheaders_limited + t->d->sync.headers_gated >= N_FLOOD - 1);
+	assert_true(t->d->sync->getheaders_limited + t->d->sync->headers_gated >= N_FLOOD - 1);
 
 	/* Two minutes on, the next one draws a getheaders again. */
 	a->getheaders_ms -= SYNC_HEADERS_RESPONSE_MS;
-	seen0 = t->d->sync.unconnecting + t->d->sync.headers_gated;
+	seen0 = t->d->sync->unconnecting + t->d->sync->headers_gated;
 	feed_unconnecting(t, a, 1, 5000);
 	settle_headers(t, a, seen0 + 1);
 	tf_read_sent(t, a_id, &s);
@@ -296,13 +296,13 @@ static void test_unconnecting_flood_one_getheaders(void **state)
 	assert_int_equal(tf_feed(a, w.buf, w.len, SIZE_MAX), w.len);
 	proto_writer_release(&w);
 	uint64_t end = uv_hrtime() + (uint64_t)WAIT_MS * 1000000u;
-	while (t->d->sync.best_height < 1 && uv_hrtime() < end) {
+	while (t->d->sync->best_height < 1 && uv_hrtime() < end) {
 		uv_run(&t->loop, UV_RUN_NOWAIT);
 		usleep(1000);
 	}
-	assert_int_equal(t->d->sync.best_height, 1);
+	assert_int_equal(t->d->sync->best_height, 1);
 	assert_int_equal(a->getheaders_ms, 0);
-	seen0 = t->d->sync.unconnecting + t->d->sync.headers_gated;
+	seen0 = t->d->sync->unconnecting + t->d->sync->headers_gated;
 	feed_unconnecting(t, a, 1, 6000);
 	settle_headers(t, a, seen0 + 1);
 	tf_read_sent(t, a_id, &s);
@@ -338,22 +338,22 @@ static void test_gate_passes_a_chain_of_announcements(void **state)
 	assert_int_equal(a->hdr_jobs_live, 2);
 	validation_hold(t->d, false);
 	uint64_t end = uv_hrtime() + (uint64_t)WAIT_MS * 1000000u;
-	while ((t->d->sync.best_height < 2 || a->hdr_jobs_live) && uv_hrtime() < end) {
+	while ((t->d->sync->best_height < 2 || a->hdr_jobs_live) && uv_hrtime() < end) {
 		uv_run(&t->loop, UV_RUN_NOWAIT);
 		usleep(1000);
 	}
-	assert_int_equal(t->d->sync.best_height, 2);
+	assert_int_equal(t->d->sync->best_height, 2);
 	w.len = 0;
 	headers_frame(t, &w, &hdr[2], 1);
 	assert_int_equal(tf_feed(a, w.buf, w.len, SIZE_MAX), w.len);
 	proto_writer_release(&w);
-	while (t->d->sync.best_height < 3 && uv_hrtime() < end) {
+	while (t->d->sync->best_height < 3 && uv_hrtime() < end) {
 		uv_run(&t->loop, UV_RUN_NOWAIT);
 		usleep(1000);
 	}
-	assert_int_equal(t->d->sync.best_height, 3);
-	assert_int_equal(t->d->sync.headers_gated, 0);
-	assert_int_equal(t->d->sync.unconnecting, 0);
+	assert_int_equal(t->d->sync->best_height, 3);
+	assert_int_equal(t->d->sync->headers_gated, 0);
+	assert_int_equal(t->d->sync->unconnecting, 0);
 }
 
 int main(void)

@@ -77,7 +77,7 @@ static void assert_requested(struct tf *t, struct peer *p, uint32_t want, const 
 /* Put h in the recent rejects, as a rejected transaction's result does. */
 static void reject(struct tf *t, const struct proto_hash *h)
 {
-	(void)hset_insert(&t->d->txr.rejects, daemon_fingerprint(t->d, h->b, sizeof(h->b)));
+	(void)hset_insert(&t->d->txr->rejects, daemon_fingerprint(t->d, h->b, sizeof(h->b)));
 }
 
 /* ---- one announcer at a time ---------------------------------------------- */
@@ -208,7 +208,7 @@ static void test_announcer_gone(void **state)
 	assert_int_equal(t->d->stats.tx_request_timeouts, 0);
 	/* a is freed for real (close callback), then b goes too: forgotten. */
 	uv_run(&t->loop, UV_RUN_NOWAIT);
-	assert_null(daemon_peer_by_id(t->d, a_id));
+	assert_null(peer_by_id(t->d, a_id));
 	peer_disconnect(b, "test");
 	uv_run(&t->loop, UV_RUN_NOWAIT);
 	inv_tick(t->d, uv_now(&t->loop));

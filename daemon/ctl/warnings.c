@@ -1,5 +1,5 @@
 /*
- * daemon/node/warnings.c: the node's `warnings`, as Core 29 shows them in
+ * daemon/ctl/warnings.c: the node's `warnings`, as Core 29 shows them in
  * getnetworkinfo and getblockchaininfo (an array of strings; Core's
  * node::GetWarnings), in peerctl -getinfo, and once in the log at start.
  *
@@ -8,7 +8,7 @@
  * new (low disk space, say), add a row; every place that shows warnings
  * picks it up. Loop thread: a row may read anything in struct daemon.
  */
-#include "daemon/daemon.h"
+#include "daemon/ctl/ctl.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -23,7 +23,8 @@
  */
 static bool no_outbound_configured(const struct daemon *d)
 {
-	return d->params->net != PROTO_NET_REGTEST && !d->conf->connect_set && d->n_targets == 0;
+	return d->params->net != PROTO_NET_REGTEST && !d->conf->connect_set &&
+	       d->net->n_targets == 0;
 }
 
 static const struct daemon_warning {

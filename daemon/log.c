@@ -1,11 +1,11 @@
 /*
- * daemon/node/log.c: formatted log lines on stderr.
+ * daemon/log.c: formatted log lines on stderr.
  *
  * One fprintf-style call per line into a stack buffer, then a single
  * fwrite, so lines from different call sites never interleave mid-line
  * even if another thread logs.
  */
-#include "daemon/node/log.h"
+#include "daemon/log.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -1,5 +1,5 @@
 /**
- * daemon/node/log.h: peerd's log lines on stderr.
+ * daemon/log.h: peerd's log lines on stderr.
  *
  * Format: `[TIMESTAMP ]LEVEL [category] message`. The timestamp (UTC,
  * ISO 8601 with microseconds) is written only when logtimestamps=1; under
@@ -11,8 +11,8 @@
  * Threads: the loop thread writes; the struct is read-only after
  * dlog_init, so other threads could log too (stdio locks the stream).
  */
-#ifndef PEERD_DAEMON_NODE_LOG_H
-#define PEERD_DAEMON_NODE_LOG_H
+#ifndef PEERD_DAEMON_LOG_H
+#define PEERD_DAEMON_LOG_H
 
 #include <stdbool.h>
 #include <stdint.h>

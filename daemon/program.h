@@ -1,0 +1,78 @@
+/**
+ * daemon/program.h: the node program's top: creating and freeing the
+ * rooms' state (context.c), the message table (msgtable.c), the data
+ * directory's lock (datadir.c) and systemd's notifications (notify.c).
+ *
+ * The one header that sees every room: main.c, the unit tests' fixtures,
+ * the fuzz targets and the benchmarks include it to build a whole daemon.
+ * No room includes it (scripts/check-layers.py).
+ */
+#ifndef PEERD_DAEMON_PROGRAM_H
+#define PEERD_DAEMON_PROGRAM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "daemon/ctl/ctl.h"
+#include "daemon/daemon.h"
+#include "daemon/net/net.h"
+#include "daemon/node/node.h"
+#include "daemon/p2p/p2p.h"
+#include "daemon/sync/sync.h"
+#include "daemon/txrelay/txrelay.h"
+
+/** The housekeeping timer's period: timeouts are checked this often. */
+#define DAEMON_TICK_MS 250u
+/** Every this many ticks: transaction requests, reconnects, ban expiry, STATUS=. */
+#define DAEMON_SLOW_TICKS 4u
+/** sd_notify STATUS= is refreshed at most this often. */
+#define DAEMON_STATUS_MS 1000u
+/** SIGTERM/SIGINT: whatever is still open after this is force-closed. */
+#define DAEMON_SHUTDOWN_GRACE_MS 3000u
+/** File descriptors kept for everything but peers (control clients, listeners, files). */
+#define DAEMON_FD_RESERVE 160
+
+/* ---- context.c: the rooms' state ------------------------------------- */
+
+/**
+ * Set up the daemon's state for `loop` and `c` (kept by reference):
+ * allocate every room's state and set up what needs no handle and no
+ * file: limits, log, codec scratch, inventory and address state (bans:
+ * ban_init; listeners, timers, signals: main.c). 0, or -ENOMEM (then
+ * daemon_release frees what was made). Loop thread.
+ */
+int daemon_init(struct daemon *d, uv_loop_t *loop, const struct peerd_conf *c);
+/** Free what daemon_init and the rooms allocated; handles must be closed already. */
+void daemon_release(struct daemon *d);
+
+/**
+ * The message table (msgtable.c): each command's handler, the handshake
+ * states it may arrive in and its count limit. The one place that names
+ * every P2P message handler.
+ */
+extern const struct net_msg_entry daemon_msg_table[PROTO_CMD__COUNT];
+
+/* ---- datadir.c: the data directory and its lock ------------------------ */
+
+/**
+ * Make the datadir when it is the default one (a named one must already
+ * exist: conf_check_datadir), then the network's directory in it
+ * (conf->netdir), and lock <netdir>/.lock for as long as the process
+ * lives, so a second peerd on the same data stops before it touches
+ * anything. 0, -EAGAIN when another process holds the lock, or another
+ * negative errno; the reason is logged in Core's words. Main thread.
+ */
+int datadir_open(struct daemon *d);
+/** Give the lock up (closing its file); harmless when not taken. */
+void datadir_close(struct daemon *d);
+
+/* ---- notify.c: systemd ------------------------------------------------- */
+
+/** READY=1 with the first STATUS= (once listening). */
+void notify_ready(struct daemon *d);
+/** STATUS= with peer counts (rate-limited; force to send now). */
+void notify_status(struct daemon *d, bool force);
+/** STOPPING=1 (shutdown began). */
+void notify_stopping(struct daemon *d);
+
+#endif
