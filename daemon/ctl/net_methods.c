@@ -132,7 +132,8 @@ static void peer_json_core29(const struct peer *p, json_t *o)
 	json_object_set_new(o, "last_transaction", json_integer(p->last_tx_time));
 	json_object_set_new(o, "last_block", json_integer(p->last_block_time));
 	/* What it has (avail_height) that we have connected too. */
-	int32_t common = p->avail_height < s->tip_height ? p->avail_height : s->tip_height;
+	int32_t common =
+	    p->sync->avail_height < s->tip_height ? p->sync->avail_height : s->tip_height;
 	json_object_set_new(o, "synced_blocks", json_integer(common < 0 ? -1 : common));
 	json_object_set_new(o, "inflight", heights);
 	json_object_set_new(o, "permissions", json_array());
@@ -155,7 +156,7 @@ static json_t *peer_json(const struct peer *p)
 	    (json_int_t)p->bytes_recv, "conntime", (json_int_t)p->conntime, "timeoffset",
 	    (json_int_t)0, "version", p->version, "startingheight", p->start_height, "subver",
 	    p->subver ? p->subver : "", "inbound", p->inbound, "synced_headers",
-	    (int)p->best_height, "connection_type", peer_conn_type_name(p->conn_type),
+	    (int)p->sync->best_height, "connection_type", peer_conn_type_name(p->conn_type),
 	    "transport_protocol_type", "v1", "session_id", "");
 	if (!o)
 		return NULL;

@@ -167,26 +167,8 @@ struct peer {
 	uint32_t tx_announced;  /**< tracked announcements naming this peer */
 	uint32_t tx_inflight;   /**< getdata requests outstanding to this peer */
 	uint32_t blocks_owed;   /**< genesis copies asked for, deferred while send-paused */
-	/* block serving (sync/serve.c): one getdata's block requests, in order */
-	struct proto_inv_vec *serve_q; /**< requests not yet read; xmalloc'd */
-	uint32_t serve_head, serve_n;  /**< next to read; entries in serve_q */
-	uint32_t serve_cap;
-	bool serve_busy; /**< a read job for this peer is out */
-	/* sync (sync/download.c) */
-	int32_t best_height; /**< highest block it showed us (headers, inv, block); -1 none */
-	struct proto_hash best_hash; /**< that block (Core's pindexBestKnownBlock) */
-	int32_t avail_height;        /**< its best block's fork with our best header chain: it has
-	                                  the window's blocks up to here; -1 none */
-	uint32_t blocks_inflight;    /**< blocks asked of it, not yet received */
-	uint64_t getheaders_ms;      /**< loop time of the last unanswered getheaders, 0 = none */
-	bool sync_started;           /**< it was sent the first getheaders */
-	bool sent_sendheaders;       /**< BIP130 sendheaders went to it */
-	bool best_min_work;          /**< its best known block has more than the minimum work */
-	/* which of its headers messages need the validation thread (sync/gate.c) */
-	uint32_t hdr_jobs_live;          /**< headers jobs out that may connect */
-	uint32_t hdr_jobs_probe;         /**< headers jobs out only to learn if they connect */
-	struct proto_hash hdr_last;      /**< last header of the last headers message posted */
-	struct proto_hash getheaders_at; /**< first locator hash of the last getheaders sent */
+	/* the rooms' own state of this peer, each allocated and freed by its room */
+	struct sync_peer *sync; /**< headers sync, block download and serving (sync/) */
 	/* misbehaviour */
 	uint32_t decode_errors;
 	/* transaction relay (txrelay/announce.c): NULL until the handshake is done */

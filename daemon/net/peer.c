@@ -97,13 +97,16 @@ struct peer *peer_new(struct daemon *d, bool inbound)
 	p->state = inbound ? PEER_HANDSHAKE : PEER_CONNECTING;
 	p->ping_us = -1;
 	p->minping_us = -1;
-	p->best_height = -1;
-	p->avail_height = -1;
 	p->start_height = -1;
 	p->connect_ms = daemon_now_ms(d);
 	p->conntime = (int64_t)time(NULL);
+	if (sync_peer_open(p)) {
+		xfree(p);
+		return NULL;
+	}
 	int err = uv_tcp_init(d->loop, &p->tcp);
 	if (err) {
+		sync_peer_close(p);
 		xfree(p);
 		return NULL;
 	}
@@ -112,6 +115,7 @@ struct peer *peer_new(struct daemon *d, bool inbound)
 	if (peers_append(d, p)) {
 		/* The handle is initialised: it must be closed, not freed. Mark
 		 * it orphaned (data NULL) so the close callback just frees. */
+		sync_peer_close(p);
 		p->tcp.data = NULL;
 		uv_close((uv_handle_t *)&p->tcp, peer_close_cb);
 		return NULL;
@@ -167,6 +171,7 @@ static void peer_close_cb(uv_handle_t *h)
 	inv_peer_gone(p);
 	serve_peer_gone(p);
 	sync_peer_gone(p);
+	sync_peer_close(p);
 	if (p->target)
 		net_peer_closed(p);
 	peers_remove(d, p);

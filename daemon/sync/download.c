@@ -336,7 +336,7 @@ static void fill_peers(struct daemon *d, struct sync_job *sj)
 		if (p->state != PEER_ACTIVE)
 			continue;
 		sj->res.peers[n].id = p->id;
-		sj->res.peers[n].hash = p->best_hash;
+		sj->res.peers[n].hash = p->sync->best_hash;
 		sj->res.peers[n].avail = -1;
 		n++;
 	}
@@ -365,10 +365,10 @@ static int post(struct daemon *d, struct sync_job *sj)
 /* A block p has, at `height`: its best known block if higher. */
 static void saw_block(struct peer *p, const struct proto_hash *h, int32_t height)
 {
-	if (height <= p->best_height)
+	if (height <= p->sync->best_height)
 		return;
-	p->best_height = height;
-	p->best_hash = *h;
+	p->sync->best_height = height;
+	p->sync->best_hash = *h;
 }
 
 static bool can_serve(const struct peer *p)
@@ -393,8 +393,8 @@ static int32_t best_known_height(const struct daemon *d)
  * before it sent any, claimed in its version. */
 static bool claims_more(const struct peer *p, int32_t ours)
 {
-	if (p->best_height >= 0)
-		return p->best_height > ours;
+	if (p->sync->best_height >= 0)
+		return p->sync->best_height > ours;
 	return p->start_height > ours;
 }
 
@@ -415,7 +415,8 @@ static bool other_sync_useful(const struct daemon *d, const struct peer *p)
 		return false;
 	for (uint32_t i = 0; i < d->n_peers; i++) {
 		const struct peer *q = d->peers[i];
-		if (q != p && q->sync_started && q->state == PEER_ACTIVE && claims_more(q, ours))
+		if (q != p && q->sync->sync_started && q->state == PEER_ACTIVE &&
+		    claims_more(q, ours))
 			return false;
 	}
 	return true;
@@ -424,7 +425,7 @@ static bool other_sync_useful(const struct daemon *d, const struct peer *p)
 void sync_peer_ready(struct peer *p)
 {
 	struct daemon *d = p->d;
-	if (p->sync_started || !can_serve(p))
+	if (p->sync->sync_started || !can_serve(p))
 		return;
 	/* Core starts the sync only with a getheaders MaybeSendGetHeaders lets
 	 * go; this runs on every tick, so test first and count nothing. */
@@ -432,7 +433,7 @@ void sync_peer_ready(struct peer *p)
 		return;
 	if ((d->sync->n_sync_started == 0 || best_header_recent(d) || other_sync_useful(d, p)) &&
 	    sync_maybe_getheaders(p, NULL, 0)) {
-		p->sync_started = true;
+		p->sync->sync_started = true;
 		d->sync->n_sync_started++;
 	}
 }
@@ -442,7 +443,7 @@ static void recount(struct daemon *d)
 {
 	struct sync_state *s = d->sync;
 	for (uint32_t i = 0; i < d->n_peers; i++)
-		d->peers[i]->blocks_inflight = 0;
+		d->peers[i]->sync->blocks_inflight = 0;
 	for (uint32_t i = 0; i < s->n_win; i++) {
 		struct sync_block *b = &s->win[i];
 		if (!b->peer)
@@ -452,7 +453,7 @@ static void recount(struct daemon *d)
 			b->peer = 0;
 			continue;
 		}
-		q->blocks_inflight++;
+		q->sync->blocks_inflight++;
 	}
 }
 
@@ -461,10 +462,10 @@ static void recount(struct daemon *d)
  * our tips as headers), once per connection. */
 static void maybe_sendheaders(struct peer *p)
 {
-	if (p->sent_sendheaders || !p->best_min_work || p->state != PEER_ACTIVE ||
+	if (p->sync->sent_sendheaders || !p->sync->best_min_work || p->state != PEER_ACTIVE ||
 	    p->version < PEER_SENDHEADERS_VERSION)
 		return;
-	p->sent_sendheaders = true;
+	p->sync->sent_sendheaders = true;
 	p->d->out.cmd = PROTO_CMD_SENDHEADERS;
 	if (peer_send_msg(p, &p->d->out) == 0)
 		p->d->sync->sendheaders_sent++;
@@ -515,9 +516,9 @@ static void take_window(struct daemon *d, struct sync_result *r)
 	(void)now;
 	for (uint32_t i = 0; i < r->n_peers; i++) {
 		struct peer *p = peer_by_id(d, r->peers[i].id);
-		if (p && proto_hash_eq(&p->best_hash, &r->peers[i].hash)) {
-			p->avail_height = r->peers[i].avail;
-			p->best_min_work = r->peers[i].min_work;
+		if (p && proto_hash_eq(&p->sync->best_hash, &r->peers[i].hash)) {
+			p->sync->avail_height = r->peers[i].avail;
+			p->sync->best_min_work = r->peers[i].min_work;
 			maybe_sendheaders(p);
 		}
 	}
@@ -534,8 +535,8 @@ static bool mark_received(struct daemon *d, struct peer *p, const struct proto_h
 		bool asked = s->win[i].peer == p->id + 1;
 		if (s->win[i].peer) {
 			struct peer *q = peer_by_id(d, s->win[i].peer - 1);
-			if (q && q->blocks_inflight)
-				q->blocks_inflight--;
+			if (q && q->sync->blocks_inflight)
+				q->sync->blocks_inflight--;
 		}
 		s->win[i].peer = 0;
 		s->win[i].received = true;
@@ -575,7 +576,7 @@ static void headers_done(struct daemon *d, struct sync_job *sj, struct peer *p)
 	}
 	/* Connecting headers answer the getheaders outstanding (Core). */
 	if (sj->connected)
-		p->getheaders_ms = 0;
+		p->sync->getheaders_ms = 0;
 	if (sj->err == CHAIN_EINVALID) {
 		if (!sj->connected && sj->st.result == CHAIN_RESULT_MISSING_PREV) {
 			/* Core's HandleUnconnectingHeaders: ask from our best,
@@ -692,7 +693,7 @@ void sync_on_headers(struct peer *p, const struct proto_headers *h)
 		/* Core: an empty headers ends the peer's presync, and answers
 		 * the getheaders outstanding (one that connects does too, when
 		 * its job is done: headers_done). */
-		p->getheaders_ms = 0;
+		p->sync->getheaders_ms = 0;
 		struct sync_job *fj = job_new(SYNC_JOB_FORGET, p, forget_work);
 		if (fj)
 			(void)post(d, fj);
@@ -722,7 +723,7 @@ void sync_on_block_inv(struct peer *p, const struct proto_hash *h)
 	if (height >= 0) {
 		/* On our active chain: the validation thread places it
 		 * against the best header chain with the next refresh. */
-		if (height > p->best_height) {
+		if (height > p->sync->best_height) {
 			saw_block(p, h, height);
 			sync_new_tip(d);
 		}
@@ -794,7 +795,7 @@ void sync_new_tip(struct daemon *d)
 static bool can_download_from(const struct peer *p)
 {
 	return p->state == PEER_ACTIVE && p->handshake_done && can_serve(p) && !p->send_paused &&
-	       p->blocks_inflight < SYNC_MAX_INFLIGHT_PER_PEER;
+	       p->sync->blocks_inflight < SYNC_MAX_INFLIGHT_PER_PEER;
 }
 
 /* Ask p for what it can give; true when the window had nothing for it. */
@@ -804,9 +805,10 @@ static bool fill_peer(struct daemon *d, struct peer *p, uint64_t now)
 	struct proto_inv *inv = &d->out.inv;
 	inv->n = 0;
 	bool starved = true;
-	for (uint32_t i = 0; i < s->n_win && p->blocks_inflight < SYNC_MAX_INFLIGHT_PER_PEER; i++) {
+	for (uint32_t i = 0; i < s->n_win && p->sync->blocks_inflight < SYNC_MAX_INFLIGHT_PER_PEER;
+	     i++) {
 		struct sync_block *b = &s->win[i];
-		if (b->received || b->peer || b->height > p->avail_height)
+		if (b->received || b->peer || b->height > p->sync->avail_height)
 			continue;
 		if (proto_inv_reserve(inv, inv->n + 1))
 			break;
@@ -814,7 +816,7 @@ static bool fill_peer(struct daemon *d, struct peer *p, uint64_t now)
 		    (struct proto_inv_vec){.type = PROTO_INV_WITNESS_BLOCK, .hash = b->hash};
 		b->peer = p->id + 1;
 		b->asked_ms = now;
-		p->blocks_inflight++;
+		p->sync->blocks_inflight++;
 		starved = false;
 	}
 	if (inv->n) {
@@ -833,7 +835,7 @@ void sync_schedule(struct daemon *d)
 	 * headers is asked once the best header became recent. */
 	for (uint32_t i = 0; i < d->n_peers; i++) {
 		struct peer *p = d->peers[i];
-		if (p->state == PEER_ACTIVE && p->handshake_done && !p->sync_started)
+		if (p->state == PEER_ACTIVE && p->handshake_done && !p->sync->sync_started)
 			sync_peer_ready(p);
 	}
 	if (!s->n_win || s->queue_bytes > SYNC_MAX_QUEUE_BYTES)
@@ -845,7 +847,7 @@ void sync_schedule(struct daemon *d)
 		if (!can_download_from(p))
 			continue;
 		/* Starved only counts for a peer that has the blocks. */
-		if (fill_peer(d, p, now) && p->avail_height >= s->win[0].height)
+		if (fill_peer(d, p, now) && p->sync->avail_height >= s->win[0].height)
 			someone_starved = true;
 	}
 	/* Stalling: a peer waits for work while the window's first block is
@@ -893,11 +895,27 @@ void sync_tick(struct daemon *d, uint64_t now)
 	}
 }
 
+int sync_peer_open(struct peer *p)
+{
+	p->sync = xcalloc(1, sizeof(*p->sync));
+	if (!p->sync)
+		return -ENOMEM;
+	p->sync->best_height = -1;
+	p->sync->avail_height = -1;
+	return 0;
+}
+
+void sync_peer_close(struct peer *p)
+{
+	xfree(p->sync);
+	p->sync = NULL;
+}
+
 void sync_peer_gone(struct peer *p)
 {
 	struct daemon *d = p->d;
 	struct sync_state *s = d->sync;
-	if (p->sync_started && s->n_sync_started)
+	if (p->sync->sync_started && s->n_sync_started)
 		s->n_sync_started--;
 	/* Its presync state (if any) goes on the validation thread, after
 	 * every job of its that is still queued. */
@@ -910,7 +928,7 @@ void sync_peer_gone(struct peer *p)
 		if (s->win[i].peer == p->id + 1)
 			s->win[i].peer = 0;
 	}
-	p->blocks_inflight = 0;
+	p->sync->blocks_inflight = 0;
 }
 
 void sync_init(struct daemon *d)

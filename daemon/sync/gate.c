@@ -43,7 +43,8 @@
 
 bool sync_getheaders_due(const struct peer *p, uint64_t now_ms)
 {
-	return !p->getheaders_ms || now_ms - p->getheaders_ms >= SYNC_HEADERS_RESPONSE_MS;
+	return !p->sync->getheaders_ms ||
+	       now_ms - p->sync->getheaders_ms >= SYNC_HEADERS_RESPONSE_MS;
 }
 
 /* A getheaders to p from `loc` (the best header's when NULL). */
@@ -74,8 +75,8 @@ static void send_getheaders(struct peer *p, const struct proto_hash *loc, uint32
 	memset(&l->stop, 0, sizeof(l->stop));
 	d->out.cmd = PROTO_CMD_GETHEADERS;
 	if (peer_send_msg(p, &d->out) == 0) {
-		p->getheaders_ms = daemon_now_ms(d);
-		p->getheaders_at = loc[0];
+		p->sync->getheaders_ms = daemon_now_ms(d);
+		p->sync->getheaders_at = loc[0];
 		s->getheaders_sent++;
 	}
 	l->n = 0;
@@ -100,8 +101,8 @@ static bool loop_knows(const struct peer *p, const struct proto_hash *h)
 	/* The fields below start zeroed: no parent of ours is all zeros. */
 	if (proto_hash_is_zero(h))
 		return false;
-	if (proto_hash_eq(h, &p->hdr_last) || proto_hash_eq(h, &p->best_hash) ||
-	    proto_hash_eq(h, &p->getheaders_at) || proto_hash_eq(h, &s->best_hash))
+	if (proto_hash_eq(h, &p->sync->hdr_last) || proto_hash_eq(h, &p->sync->best_hash) ||
+	    proto_hash_eq(h, &p->sync->getheaders_at) || proto_hash_eq(h, &s->best_hash))
 		return true;
 	if (chainview_find(d, h) >= 0)
 		return true;
@@ -120,9 +121,9 @@ bool sync_gate_headers(struct peer *p, const struct proto_headers *h, bool *prob
 {
 	struct daemon *d = p->d;
 	*probe = false;
-	if (p->hdr_jobs_live || loop_knows(p, &h->h[0].prev))
+	if (p->sync->hdr_jobs_live || loop_knows(p, &h->h[0].prev))
 		return true;
-	if (!p->hdr_jobs_probe && sync_getheaders_due(p, daemon_now_ms(d))) {
+	if (!p->sync->hdr_jobs_probe && sync_getheaders_due(p, daemon_now_ms(d))) {
 		*probe = true;
 		return true;
 	}
@@ -135,11 +136,11 @@ bool sync_gate_headers(struct peer *p, const struct proto_headers *h, bool *prob
 
 void sync_gate_posted(struct peer *p, const struct proto_headers *h, bool probe)
 {
-	proto_block_header_hash(&h->h[h->n - 1], &p->hdr_last);
+	proto_block_header_hash(&h->h[h->n - 1], &p->sync->hdr_last);
 	if (probe)
-		p->hdr_jobs_probe++;
+		p->sync->hdr_jobs_probe++;
 	else
-		p->hdr_jobs_live++;
+		p->sync->hdr_jobs_live++;
 }
 
 void sync_gate_done(struct daemon *d, uint64_t peer_id, bool probe)
@@ -147,7 +148,7 @@ void sync_gate_done(struct daemon *d, uint64_t peer_id, bool probe)
 	struct peer *p = peer_by_id(d, peer_id);
 	if (!p)
 		return;
-	uint32_t *n = probe ? &p->hdr_jobs_probe : &p->hdr_jobs_live;
+	uint32_t *n = probe ? &p->sync->hdr_jobs_probe : &p->sync->hdr_jobs_live;
 	if (*n)
 		(*n)--;
 }

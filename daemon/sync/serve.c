@@ -131,7 +131,7 @@ static void serve_done(struct daemon *d, struct val_job *j)
 	struct serve_job *sj = (struct serve_job *)j;
 	struct peer *p = peer_by_id(d, sj->peer_id);
 	if (p && p->state != PEER_CLOSING) {
-		p->serve_busy = false;
+		p->sync->serve_busy = false;
 		if (!j->cancelled && sj->payload) {
 			peer_send_owned(p, PROTO_CMD_BLOCK, block_prefix(d), sj->payload, sj->len,
 			                sj->csum);
@@ -154,21 +154,21 @@ static void serve_done(struct daemon *d, struct val_job *j)
 
 int serve_queue(struct peer *p, const struct proto_inv_vec *v)
 {
-	if (p->serve_head == p->serve_n)
-		p->serve_head = p->serve_n = 0;
-	if (p->serve_n >= SERVE_MAX_QUEUE)
+	if (p->sync->serve_head == p->sync->serve_n)
+		p->sync->serve_head = p->sync->serve_n = 0;
+	if (p->sync->serve_n >= SERVE_MAX_QUEUE)
 		return -ENOSPC;
-	if (p->serve_n == p->serve_cap) {
-		uint32_t ncap = p->serve_cap ? p->serve_cap * 2 : SERVE_INITIAL_CAP;
+	if (p->sync->serve_n == p->sync->serve_cap) {
+		uint32_t ncap = p->sync->serve_cap ? p->sync->serve_cap * 2 : SERVE_INITIAL_CAP;
 		if (ncap > SERVE_MAX_QUEUE)
 			ncap = SERVE_MAX_QUEUE;
-		struct proto_inv_vec *q = xreallocarray(p->serve_q, ncap, sizeof(*q));
+		struct proto_inv_vec *q = xreallocarray(p->sync->serve_q, ncap, sizeof(*q));
 		if (!q)
 			return -ENOMEM;
-		p->serve_q = q;
-		p->serve_cap = ncap;
+		p->sync->serve_q = q;
+		p->sync->serve_cap = ncap;
 	}
-	p->serve_q[p->serve_n++] = *v;
+	p->sync->serve_q[p->sync->serve_n++] = *v;
 	return 0;
 }
 
@@ -199,9 +199,9 @@ void serve_next(struct peer *p)
 {
 	struct daemon *d = p->d;
 	d->out.inv.n = 0;
-	while (!p->serve_busy && p->serve_head < p->serve_n && !p->send_paused &&
+	while (!p->sync->serve_busy && p->sync->serve_head < p->sync->serve_n && !p->send_paused &&
 	       p->state != PEER_CLOSING) {
-		const struct proto_inv_vec *v = &p->serve_q[p->serve_head++];
+		const struct proto_inv_vec *v = &p->sync->serve_q[p->sync->serve_head++];
 		uint32_t base = v->type & ~(uint32_t)PROTO_INV_WITNESS_FLAG;
 		if (base == PROTO_INV_TX || base == PROTO_INV_WTX) {
 			/* From the relay mirror (txrelay/announce.c), else notfound. */
@@ -232,20 +232,20 @@ void serve_next(struct peer *p)
 			xfree(sj);
 			continue;
 		}
-		p->serve_busy = true;
+		p->sync->serve_busy = true;
 	}
 	flush_notfound(p);
-	if (p->serve_head == p->serve_n && !p->serve_busy) {
+	if (p->sync->serve_head == p->sync->serve_n && !p->sync->serve_busy) {
 		/* Done: the queue's memory goes back until the next getdata. */
-		xfree(p->serve_q);
-		p->serve_q = NULL;
-		p->serve_head = p->serve_n = p->serve_cap = 0;
+		xfree(p->sync->serve_q);
+		p->sync->serve_q = NULL;
+		p->sync->serve_head = p->sync->serve_n = p->sync->serve_cap = 0;
 	}
 }
 
 void serve_peer_gone(struct peer *p)
 {
-	xfree(p->serve_q);
-	p->serve_q = NULL;
-	p->serve_head = p->serve_n = p->serve_cap = 0;
+	xfree(p->sync->serve_q);
+	p->sync->serve_q = NULL;
+	p->sync->serve_head = p->sync->serve_n = p->sync->serve_cap = 0;
 }

@@ -155,6 +155,34 @@ struct sync_state {
 	uint32_t window_skips; /**< validation thread: jobs since the last window */
 };
 
+/**
+ * What the sync room keeps of one peer (p->sync): what it showed us, what
+ * we asked of it, and the blocks it asked of us. Allocated with the peer
+ * (sync_peer_open) and freed with it (sync_peer_close).
+ */
+struct sync_peer {
+	/* block serving (sync/serve.c): one getdata's block requests, in order */
+	struct proto_inv_vec *serve_q; /**< requests not yet read; xmalloc'd */
+	uint32_t serve_head, serve_n;  /**< next to read; entries in serve_q */
+	uint32_t serve_cap;
+	bool serve_busy; /**< a read job for this peer is out */
+	/* sync (sync/download.c) */
+	int32_t best_height; /**< highest block it showed us (headers, inv, block); -1 none */
+	struct proto_hash best_hash; /**< that block (Core's pindexBestKnownBlock) */
+	int32_t avail_height;        /**< its best block's fork with our best header chain: it has
+	                                  the window's blocks up to here; -1 none */
+	uint32_t blocks_inflight;    /**< blocks asked of it, not yet received */
+	uint64_t getheaders_ms;      /**< loop time of the last unanswered getheaders, 0 = none */
+	bool sync_started;           /**< it was sent the first getheaders */
+	bool sent_sendheaders;       /**< BIP130 sendheaders went to it */
+	bool best_min_work;          /**< its best known block has more than the minimum work */
+	/* which of its headers messages need the validation thread (sync/gate.c) */
+	uint32_t hdr_jobs_live;          /**< headers jobs out that may connect */
+	uint32_t hdr_jobs_probe;         /**< headers jobs out only to learn if they connect */
+	struct proto_hash hdr_last;      /**< last header of the last headers message posted */
+	struct proto_hash getheaders_at; /**< first locator hash of the last getheaders sent */
+};
+
 /** Empty state. */
 void sync_init(struct daemon *d);
 /** Free the window. */
@@ -179,6 +207,10 @@ void sync_schedule(struct daemon *d);
 void sync_tick(struct daemon *d, uint64_t now_ms);
 /** A peer closes: its blocks are free to ask of others. */
 void sync_peer_gone(struct peer *p);
+/** A new peer's p->sync, nothing shown or asked yet. 0, or -ENOMEM. */
+int sync_peer_open(struct peer *p);
+/** Free p->sync (last: after sync_peer_gone and serve_peer_gone). */
+void sync_peer_close(struct peer *p);
 
 /* ---- sync/gate.c: which headers messages need the validation thread --- */
 
@@ -229,7 +261,7 @@ void serve_next(struct peer *p);
 /** Whether the peer waits for blocks to be served: its messages are not processed meanwhile. */
 static inline bool serve_pending(const struct peer *p)
 {
-	return p->serve_busy || p->serve_n > p->serve_head;
+	return p->sync->serve_busy || p->sync->serve_n > p->sync->serve_head;
 }
 /** Free a closing peer's queue. */
 void serve_peer_gone(struct peer *p);

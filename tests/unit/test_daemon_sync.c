@@ -215,8 +215,8 @@ static void settle_headers(struct tf *t, struct peer *p, uint64_t expect)
 {
 	const struct sync_state *s = t->d->sync;
 	uint64_t end = uv_hrtime() + (uint64_t)WAIT_MS * 1000000u;
-	while ((s->unconnecting + s->headers_gated < expect || p->hdr_jobs_live ||
-	        p->hdr_jobs_probe) &&
+	while ((s->unconnecting + s->headers_gated < expect || p->sync->hdr_jobs_live ||
+	        p->sync->hdr_jobs_probe) &&
 	       uv_hrtime() < end) {
 		uv_run(&t->loop, UV_RUN_NOWAIT);
 		usleep(1000);
@@ -235,7 +235,7 @@ static void feed_empty_headers(struct tf *t, struct peer *p)
 	headers_frame(t, &w, NULL, 0);
 	assert_int_equal(tf_feed(p, w.buf, w.len, SIZE_MAX), w.len);
 	proto_writer_release(&w);
-	assert_int_equal(p->getheaders_ms, 0);
+	assert_int_equal(p->sync->getheaders_ms, 0);
 }
 
 /*
@@ -277,7 +277,7 @@ static void test_unconnecting_flood_one_getheaders(void **state)
 	assert_true(t->d->sync->getheaders_limited + t->d->sync->headers_gated >= N_FLOOD - 1);
 
 	/* Two minutes on, the next one draws a getheaders again. */
-	a->getheaders_ms -= SYNC_HEADERS_RESPONSE_MS;
+	a->sync->getheaders_ms -= SYNC_HEADERS_RESPONSE_MS;
 	seen0 = t->d->sync->unconnecting + t->d->sync->headers_gated;
 	feed_unconnecting(t, a, 1, 5000);
 	settle_headers(t, a, seen0 + 1);
@@ -301,7 +301,7 @@ static void test_unconnecting_flood_one_getheaders(void **state)
 		usleep(1000);
 	}
 	assert_int_equal(t->d->sync->best_height, 1);
-	assert_int_equal(a->getheaders_ms, 0);
+	assert_int_equal(a->sync->getheaders_ms, 0);
 	seen0 = t->d->sync->unconnecting + t->d->sync->headers_gated;
 	feed_unconnecting(t, a, 1, 6000);
 	settle_headers(t, a, seen0 + 1);
@@ -322,7 +322,7 @@ static void test_gate_passes_a_chain_of_announcements(void **state)
 	struct tf *t = *state;
 	const struct proto_params *params = t->d->params;
 	struct peer *a = outbound_full_node(t, TF_ADDR, 3);
-	assert_true(a->getheaders_ms != 0); /* the sync's first, unanswered */
+	assert_true(a->sync->getheaders_ms != 0); /* the sync's first, unanswered */
 	struct proto_block_header hdr[3];
 	struct proto_hash hash[3];
 	for (uint32_t i = 0; i < 3; i++) {
@@ -335,10 +335,10 @@ static void test_gate_passes_a_chain_of_announcements(void **state)
 	headers_frame(t, &w, &hdr[0], 1);
 	headers_frame(t, &w, &hdr[1], 1);
 	assert_int_equal(tf_feed(a, w.buf, w.len, SIZE_MAX), w.len);
-	assert_int_equal(a->hdr_jobs_live, 2);
+	assert_int_equal(a->sync->hdr_jobs_live, 2);
 	validation_hold(t->d, false);
 	uint64_t end = uv_hrtime() + (uint64_t)WAIT_MS * 1000000u;
-	while ((t->d->sync->best_height < 2 || a->hdr_jobs_live) && uv_hrtime() < end) {
+	while ((t->d->sync->best_height < 2 || a->sync->hdr_jobs_live) && uv_hrtime() < end) {
 		uv_run(&t->loop, UV_RUN_NOWAIT);
 		usleep(1000);
 	}
