@@ -443,6 +443,11 @@ struct daemon {
 
 	/** The message table, indexed by command (net/net.h; daemon_init sets daemon_msg_table). */
 	const struct net_msg_entry *msg_table;
+	/** What node/ calls after a job and on a new tip (node/node.h; daemon_init sets
+	 * daemon_node_hooks). */
+	const struct node_hooks *node_hooks;
+	/** Performs a shutdown (main.c sets it; NULL: daemon_shutdown only sets shutting_down). */
+	void (*shutdown_fn)(struct daemon *d, const char *why);
 
 	/* codec scratch, reused by every message: steady state allocates nothing */
 	struct proto_msg in;     /**< the message being handled */
@@ -482,7 +487,17 @@ void daemon_release(struct daemon *d);
  */
 extern const struct net_msg_entry daemon_msg_table[PROTO_CMD__COUNT];
 
-/** Begin a clean shutdown (signals, the stop method). Idempotent. */
+/** node/'s hooks (node_hooks.c): sync/ and txrelay/ on a new tip, txrelay/'s feed. */
+extern const struct node_hooks daemon_node_hooks;
+/** sync/'s hooks (sync_hooks.c): transactions of a getdata served by txrelay/. */
+extern const struct sync_hooks daemon_sync_hooks;
+
+/**
+ * Ask for a clean shutdown (signals, the stop method, a full disk, a
+ * fatal error): calls d->shutdown_fn, which main.c registers and which
+ * is idempotent; without one (unit tests, fuzz targets, benchmarks) only
+ * sets d->shutting_down. Loop thread. (context.c)
+ */
 void daemon_shutdown(struct daemon *d, const char *why);
 
 /** Loop time in milliseconds. */

@@ -203,8 +203,10 @@ void serve_next(struct peer *p)
 		const struct proto_inv_vec *v = &p->serve_q[p->serve_head++];
 		uint32_t base = v->type & ~(uint32_t)PROTO_INV_WITNESS_FLAG;
 		if (base == PROTO_INV_TX || base == PROTO_INV_WTX) {
-			/* From the relay mirror (txrelay/announce.c), else notfound. */
-			if (!txrelay_serve(p, v))
+			/* Through the serve_tx hook (the relay mirror, as the
+			 * wiring registers it), else notfound. */
+			const struct sync_hooks *h = d->sync.hooks;
+			if (!h || !h->serve_tx || !h->serve_tx(p, v))
 				add_notfound(d, v);
 			continue;
 		}
