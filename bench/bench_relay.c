@@ -23,13 +23,6 @@
 
 #define BD_FANOUT_PEERS 125
 
-/* main.c is not linked in: relay never shuts the daemon down. */
-void daemon_shutdown(struct daemon *d, const char *why)
-{
-	(void)why;
-	d->shutting_down = true;
-}
-
 static void drain_fd(int fd)
 {
 	uint8_t buf[65536];

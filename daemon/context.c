@@ -2,7 +2,10 @@
  * daemon/context.c: setting up and freeing struct daemon's state.
  *
  * Kept out of main.c so peerd, the unit-test fixture and the transport
- * fuzz target build their daemon the same way.
+ * fuzz target build their daemon the same way. daemon_init registers the
+ * wiring's tables (the message table, node/'s and sync/'s hooks), and
+ * daemon_shutdown is the shared way to ask for a shutdown that main.c
+ * performs.
  */
 #include "daemon/program.h"
 
@@ -60,12 +63,14 @@ int daemon_init(struct daemon *d, uv_loop_t *loop, const struct peerd_conf *c)
 	d->net->peertimeout_ms = (uint64_t)c->peertimeout_s * 1000u;
 	d->net->maxconnections = c->maxconnections > 0 ? (uint32_t)c->maxconnections : 0;
 	d->msg_table = daemon_msg_table;
+	d->node_hooks = &daemon_node_hooks;
 	recvbudget_init(d, c);
 	proto_msg_init(&d->in);
 	proto_msg_init(&d->out);
 	proto_writer_init(&d->txw);
 	chainview_init(d->view);
 	sync_init(d);
+	d->sync->hooks = &daemon_sync_hooks;
 	if (inv_init(d) || addr_init(d) || txrelay_init(d))
 		return -ENOMEM;
 	return 0;
@@ -95,4 +100,13 @@ void daemon_release(struct daemon *d)
 	sync_release(d);
 	xfree(d->rooms);
 	d->rooms = NULL;
+}
+
+void daemon_shutdown(struct daemon *d, const char *why)
+{
+	/* node/ and ctl/ ask here; main.c, which they may not name, performs it. */
+	if (d->shutdown_fn)
+		d->shutdown_fn(d, why);
+	else
+		d->shutting_down = true;
 }

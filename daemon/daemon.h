@@ -52,6 +52,7 @@ struct inv_state;     /* p2p/p2p.h */
 struct metrics;       /* ctl/ctl.h */
 struct net_state;     /* net/net.h */
 struct net_msg_entry; /* net/net.h */
+struct node_hooks;    /* node/node.h */
 struct peer;          /* net/net.h */
 struct recvbudget;    /* net/net.h */
 struct sync_state;    /* sync/sync.h */
@@ -100,6 +101,10 @@ struct daemon {
 	/* what the wiring registers (daemon_init) */
 	/** The message table, indexed by command (net/net.h; daemon/msgtable.c). */
 	const struct net_msg_entry *msg_table;
+	/** What node/ calls after a job and on a new tip (node/node.h; daemon/node_hooks.c). */
+	const struct node_hooks *node_hooks;
+	/** Performs a shutdown (main.c sets it; NULL: daemon_shutdown only sets shutting_down). */
+	void (*shutdown_fn)(struct daemon *d, const char *why);
 
 	/* the program's own: timers, signals, the lock, systemd (main.c, datadir.c, notify.c) */
 	uv_timer_t tick;
@@ -120,7 +125,12 @@ struct daemon {
 	uint64_t disk_check_ms; /**< between free-space checks */
 };
 
-/** Begin a clean shutdown (signals, the stop method, a full disk). Idempotent. (main.c) */
+/**
+ * Ask for a clean shutdown (signals, the stop method, a full disk, a
+ * fatal error): calls d->shutdown_fn, which main.c registers and which
+ * is idempotent; without one (unit tests, fuzz targets, benchmarks) only
+ * sets d->shutting_down. Loop thread. (context.c)
+ */
 void daemon_shutdown(struct daemon *d, const char *why);
 
 /** Loop time in milliseconds. */

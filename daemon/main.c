@@ -98,7 +98,9 @@ static void on_grace(uv_timer_t *t)
 	uv_walk(d->loop, close_any, NULL);
 }
 
-void daemon_shutdown(struct daemon *d, const char *why)
+/* d->shutdown_fn: what daemon_shutdown (context.c) calls, for node/, ctl/
+ * and the signals alike. */
+static void shutdown_now(struct daemon *d, const char *why)
 {
 	if (d->shutting_down)
 		return;
@@ -323,6 +325,7 @@ int main(int argc, char **argv)
 		conf_release(&conf);
 		return 1;
 	}
+	d->shutdown_fn = shutdown_now;
 	if (start(d)) {
 		exit_code = 1;
 		abort_start(d);

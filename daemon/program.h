@@ -52,6 +52,11 @@ void daemon_release(struct daemon *d);
  */
 extern const struct net_msg_entry daemon_msg_table[PROTO_CMD__COUNT];
 
+/** node/'s hooks (node_hooks.c): sync/ and txrelay/ on a new tip, txrelay/'s feed. */
+extern const struct node_hooks daemon_node_hooks;
+/** sync/'s hooks (sync_hooks.c): transactions of a getdata served by txrelay/. */
+extern const struct sync_hooks daemon_sync_hooks;
+
 /* ---- datadir.c: the data directory and its lock ------------------------ */
 
 /**

@@ -1,7 +1,8 @@
 /**
  * daemon/node/node.h: the node room's declarations: the loop's copy of the active
- * chain (chainview.c), the validation thread and its jobs (validation.c), a
- * full disk or a fatal chain error (diskspace.c).
+ * chain (chainview.c), the validation thread and its jobs (validation.c), the
+ * hooks it calls after a job and on a new tip (struct node_hooks), a full
+ * disk or a fatal chain error (diskspace.c).
  *
  * It may use the rooms below it: none (chain/, mempool/ and mining/ below daemon/).
  */
@@ -153,6 +154,37 @@ void validation_detach(struct daemon *d);
 void validation_release(struct daemon *d);
 /** "height N" or "height N of M headers (P%)" for STATUS=. Loop thread. */
 void validation_status(const struct daemon *d, char *out, size_t len);
+
+/* ---- the hooks node/ calls: what the rooms above want to hear -------- */
+
+/**
+ * What node/ tells the rooms above it after a job and on a new tip,
+ * without naming them (Core's CValidationInterface, btcd's blockchain
+ * notifications): the wiring fills one const table
+ * (daemon/node_hooks.c:daemon_node_hooks) and daemon_init points
+ * struct daemon's node_hooks at it. A NULL table or member is skipped.
+ */
+struct node_hooks {
+	/**
+	 * Loop thread: the update just applied to d->view ended initial block
+	 * download. Called before new_tip of that same update.
+	 */
+	void (*ibd_over)(struct daemon *d);
+	/**
+	 * Loop thread: the active chain moved; u was just applied to d->view
+	 * (the first update, the chain as opened, included: u->old_height is
+	 * then -1). Not called while shutting down or before peers exist.
+	 */
+	void (*new_tip)(struct daemon *d, const struct chainview_update *u);
+	/**
+	 * Validation thread, once before the first job and after every job,
+	 * with the chain the thread owns: a job for the loop carrying what the
+	 * mempool did since the last call, or NULL. It is queued for the loop
+	 * after the chain view's update and before the job's own result. It
+	 * must touch no loop state.
+	 */
+	struct val_job *(*feed_take)(struct daemon *d, struct chain *c);
+};
 
 /* ---- node/diskspace.c: a full disk is a clean shutdown, as Core's ---- */
 

@@ -11,6 +11,11 @@
  * a condition variable wakes the thread, and uv_async_send (which
  * coalesces) wakes the loop, whose callback drains every result.
  *
+ * What the rooms above want after a job goes through the hooks the
+ * wiring registered (struct node_hooks, daemon/node_hooks.c): the
+ * mempool's changes for relay (feed_take, on this thread) and a new tip
+ * (ibd_over, new_tip, on the loop). node/ names none of those rooms.
+ *
  * Lock order: there is one lock, v->mu, and nothing is called while it is
  * held but list operations, uv_cond_signal and uv_async_send (never
  * chain/, never a job's functions, never the logger), so it cannot be
@@ -27,7 +32,6 @@
  * the thread from touching the async handle, and main() joins before exit.
  */
 #include "daemon/node/node.h"
-#include "daemon/program.h" /* the calls up that the validation hooks replace */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -125,11 +129,13 @@ static void view_done(struct daemon *d, struct val_job *j)
 	if (err)
 		DLOG_ERR(&d->log, DLOG_VALIDATION, "cannot update the chain view: %s",
 		         strerror(-err));
-	else if (!d->shutting_down && d->peers) {
-		if (was_ibd && !d->view->ibd)
-			relay_ibd_over(d);
-		relay_new_tip(d, vj->u);
-		sync_new_tip(d);
+	else if (!d->shutting_down && d->peers && d->node_hooks) {
+		/* The rooms above (sync/, txrelay/) as the wiring registered them. */
+		const struct node_hooks *h = d->node_hooks;
+		if (was_ibd && !d->view->ibd && h->ibd_over)
+			h->ibd_over(d);
+		if (h->new_tip)
+			h->new_tip(d, vj->u);
 	}
 	xfree(vj->u);
 	xfree(vj);
@@ -155,13 +161,21 @@ static struct view_job *view_update(struct validation *v)
 	return vj;
 }
 
+/* Validation thread: the mempool's changes for relay, through the hook the
+ * wiring registered (txrelay/announce.c's), or NULL. */
+static struct val_job *feed_take(struct validation *v)
+{
+	const struct node_hooks *h = v->d->node_hooks;
+	return h && h->feed_take ? h->feed_take(v->d, v->chain) : NULL;
+}
+
 static void thread_main(void *arg)
 {
 	struct validation *v = arg;
 	struct daemon *d = v->d;
 	/* The chain as it was opened, before any job. */
 	struct view_job *first = view_update(v);
-	struct val_job *feed = txrelay_feed_take(d, v->chain);
+	struct val_job *feed = feed_take(v);
 	uv_mutex_lock(&v->mu);
 	if (first)
 		queue_push(&v->out_head, &v->out_tail, &first->job);
@@ -188,8 +202,8 @@ static void thread_main(void *arg)
 		atomic_store_explicit(&v->busy, false, memory_order_relaxed);
 		publish(v);
 		struct view_job *vj = view_update(v);
-		/* The mempool's changes for relay (txrelay/announce.c). */
-		struct val_job *fj = txrelay_feed_take(d, v->chain);
+		/* The mempool's changes for relay (the feed_take hook). */
+		struct val_job *fj = feed_take(v);
 		/* A failed disk write: the node shuts down (node/diskspace.c). */
 		struct val_job *fatal = diskspace_fatal_job(v->chain, &v->fatal_reported);
 

@@ -9,9 +9,12 @@
  *     from (which announced or sent it), or one told before.
  * Every hash announced is remembered in the peer's known-inventory set, so
  * a tip is never announced twice to the same peer.
+ *
+ * relay_new_tip is one part of node/'s new_tip hook; the wiring
+ * (daemon/node_hooks.c) calls txrelay/'s part before it and the download's
+ * after it, so this file names nothing of txrelay/.
  */
 #include "daemon/sync/sync.h"
-#include "daemon/txrelay/txrelay.h" /* sideways: the validation hooks replace it */
 
 #include <string.h>
 
@@ -73,17 +76,8 @@ static void announce(struct peer *p, const struct chainview_update *u)
 	announce_inv(p, tip);
 }
 
-/* IBD is over: the feefilter that asked for no transactions is lifted
- * (txrelay/feefilter.c sends Core's filter to every peer told the IBD one). */
-void relay_ibd_over(struct daemon *d)
-{
-	txrelay_ibd_over(d);
-}
-
 void relay_new_tip(struct daemon *d, const struct chainview_update *u)
 {
-	/* Rejected transactions may be valid on the new tip. */
-	txrelay_new_tip(d);
 	/* Core's UpdatedBlockTip: no announcements during initial block
 	 * download. */
 	if (u->ibd)

@@ -25,7 +25,6 @@
  * re-encoded and hashed.
  */
 #include "daemon/sync/sync.h"
-#include "daemon/txrelay/txrelay.h" /* sideways: the validation hooks replace it */
 
 #include <errno.h>
 #include <string.h>
@@ -204,8 +203,10 @@ void serve_next(struct peer *p)
 		const struct proto_inv_vec *v = &p->sync->serve_q[p->sync->serve_head++];
 		uint32_t base = v->type & ~(uint32_t)PROTO_INV_WITNESS_FLAG;
 		if (base == PROTO_INV_TX || base == PROTO_INV_WTX) {
-			/* From the relay mirror (txrelay/announce.c), else notfound. */
-			if (!txrelay_serve(p, v))
+			/* Through the serve_tx hook (the relay mirror, as the
+			 * wiring registers it), else notfound. */
+			const struct sync_hooks *h = d->sync->hooks;
+			if (!h || !h->serve_tx || !h->serve_tx(p, v))
 				add_notfound(d, v);
 			continue;
 		}

@@ -111,6 +111,23 @@ bool hsync_has(struct hsync_table *t, uint64_t peer_id);
 /** Peers in presync. Validation thread. */
 uint32_t hsync_count(const struct hsync_table *t);
 
+/* ---- the hooks sync/ calls: registered by the wiring ------------------ */
+
+/**
+ * What sync/ asks of a sibling room without naming it (sync/ and txrelay/
+ * never call each other): the wiring fills one const table
+ * (daemon/sync_hooks.c:daemon_sync_hooks) and daemon_init points
+ * sync_state's hooks at it. A NULL table or member is skipped.
+ */
+struct sync_hooks {
+	/**
+	 * Serve a getdata entry for a transaction (MSG_TX, MSG_WTX, with or
+	 * without the witness flag) to p, in its place among the blocks asked
+	 * for. True when sent; false: sync/serve.c answers notfound. Loop thread.
+	 */
+	bool (*serve_tx)(struct peer *p, const struct proto_inv_vec *v);
+};
+
 /** One block of the download window. */
 struct sync_block {
 	struct proto_hash hash;
@@ -153,6 +170,8 @@ struct sync_state {
 	 */
 	_Atomic uint32_t jobs_queued;
 	uint32_t window_skips; /**< validation thread: jobs since the last window */
+	/** The hooks the wiring registered (daemon_init, after sync_init). */
+	const struct sync_hooks *hooks;
 };
 
 /**
@@ -199,7 +218,8 @@ void sync_on_block_inv(struct peer *p, const struct proto_hash *h);
  * block is served without hashing.
  */
 void sync_on_block(struct peer *p, const uint8_t *payload, size_t len, uint32_t csum);
-/** The active chain moved: refresh the window. */
+/** The active chain moved: refresh the window. Part of node/'s new_tip hook (daemon/node_hooks.c).
+ */
 void sync_new_tip(struct daemon *d);
 /** Ask peers for the window's blocks. */
 void sync_schedule(struct daemon *d);
@@ -272,10 +292,12 @@ void serve_peer_gone(struct peer *p);
  * MAX_BLOCKS_TO_ANNOUNCE). */
 #define RELAY_MAX_BLOCKS_TO_ANNOUNCE 8u
 
-/** The active chain moved (u was just applied to the view): tell every peer. Loop thread. */
+/**
+ * The active chain moved (u was just applied to the view): tell every
+ * peer, unless in initial block download. Part of node/'s new_tip hook
+ * (daemon/node_hooks.c). Loop thread.
+ */
 void relay_new_tip(struct daemon *d, const struct chainview_update *u);
-/** Initial block download ended: send the real feefilter to peers told MAX_MONEY. */
-void relay_ibd_over(struct daemon *d);
 
 /* ---- sync/headers.c -------------------------------------------------- */
 

@@ -164,7 +164,8 @@ void txrelay_stop(struct daemon *d);
  * mempool's additions and removals since the last call, the transactions
  * of newly connected blocks and the rolling minimum fee, as a job for the
  * loop (NULL when nothing happened). The first call registers the
- * mempool's event callbacks and describes what mempool.dat loaded.
+ * mempool's event callbacks and describes what mempool.dat loaded. node/'s
+ * feed_take hook (daemon/node_hooks.c).
  */
 struct val_job *txrelay_feed_take(struct daemon *d, struct chain *c);
 /** The handshake is done: relay state, the first feefilter (Core's timing). */
@@ -175,7 +176,7 @@ void txrelay_peer_gone(struct peer *p);
  * Serve a getdata entry for a transaction (Core's FindTxForGetData): a
  * mempool transaction that entered before the last inv sent to p, or one
  * of the most recent block. True when sent; false: the caller answers
- * notfound.
+ * notfound. Also sync/'s serve_tx hook (daemon/sync_hooks.c).
  */
 bool txrelay_serve(struct peer *p, const struct proto_inv_vec *v);
 /** Announce, send feefilters: what the timer runs (tests call it with their clock). */
@@ -189,9 +190,11 @@ const struct relay_tx *txrelay_find(const struct daemon *d, const struct proto_h
  */
 const struct relay_tx *txrelay_mirror_add(struct daemon *d, const struct relay_tx *meta,
                                           const uint8_t *raw, size_t len, bool announce);
-/** Initial block download ended: peers told the IBD filter get the real one now. */
+/** Initial block download ended: peers told the IBD filter get the real one now (node/'s
+ * ibd_over hook, daemon/node_hooks.c). */
 void txrelay_ibd_over(struct daemon *d);
-/** The active chain moved: forget recent rejects (Core's ActiveTipChange). */
+/** The active chain moved: forget recent rejects (Core's ActiveTipChange); part of node/'s
+ * new_tip hook (daemon/node_hooks.c). */
 void txrelay_new_tip(struct daemon *d);
 /** Core's FeeFilterRounder::round with `coin` (a random value) picking the bucket. */
 int64_t txrelay_round_fee(const struct daemon *d, int64_t fee, uint64_t coin);

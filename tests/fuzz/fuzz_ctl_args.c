@@ -34,14 +34,6 @@ static void check(int cond, const char *what)
 	}
 }
 
-/* daemon/main.c's, which the daemon library leaves out: a request to stop
- * only sets a flag here. */
-void daemon_shutdown(struct daemon *d, const char *why)
-{
-	(void)why;
-	d->shutting_down = true;
-}
-
 static uv_loop_t loop;
 static struct peerd_conf conf;
 static struct daemon *d;

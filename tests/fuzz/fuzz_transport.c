@@ -69,14 +69,6 @@ static struct {
 	bool ready;
 } g;
 
-/* daemon_shutdown lives in daemon/main.c, which the daemon archive leaves
- * out; only the stop method calls it, and no peer can reach that. */
-void daemon_shutdown(struct daemon *d, const char *why)
-{
-	(void)why;
-	d->shutting_down = true;
-}
-
 static void die(const char *what)
 {
 	fprintf(stderr, "fuzz_transport: invariant broken: %s\n", what);

@@ -13,8 +13,9 @@
  * by byte without timing.
  *
  * Include after <setjmp.h>, <stdarg.h>, <stddef.h> and <cmocka.h>. One
- * test binary includes it once: it also defines daemon_shutdown(), which
- * lives in daemon/main.c (not in libpeerd-daemon.a), as a recorder.
+ * test binary includes it once: it registers a recorder as the daemon's
+ * shutdown_fn, which peerd's main.c (not in libpeerd-daemon.a) sets to
+ * its own.
  */
 #ifndef PEERD_TEST_DAEMON_FIXTURE_H
 #define PEERD_TEST_DAEMON_FIXTURE_H
@@ -49,13 +50,13 @@ struct tf {
 	int remote[TF_MAX_PEERS]; /**< the test's end of each peer's socketpair, -1 = none */
 };
 
-/** daemon_shutdown calls seen (the stub below) and the last reason. */
+/** daemon_shutdown calls seen (the recorder below) and the last reason. */
 static int tf_shutdown_calls;
 static char tf_shutdown_why[128];
 
-/* daemon/main.c's daemon_shutdown closes handles the fixture never opened;
- * tests only need to know it was asked for. */
-void daemon_shutdown(struct daemon *d, const char *why)
+/* daemon/main.c's shutdown closes handles the fixture never opened; tests
+ * only need to know it was asked for. Registered as d->shutdown_fn. */
+static void tf_record_shutdown(struct daemon *d, const char *why)
 {
 	tf_shutdown_calls++;
 	snprintf(tf_shutdown_why, sizeof(tf_shutdown_why), "%s", why);
@@ -92,6 +93,7 @@ TF_FN struct tf *tf_new(void)
 	assert_non_null(d);
 	t->d = d;
 	assert_int_equal(daemon_init(d, &t->loop, &t->conf), 0);
+	d->shutdown_fn = tf_record_shutdown;
 	d->log.out = t->log;
 	d->log.timestamps = false;
 	/* Debug lines on: their formatting runs under the sanitizers too. */

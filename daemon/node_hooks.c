@@ -1,0 +1,42 @@
+/*
+ * daemon/node_hooks.c: node/'s hooks, the one place that says which rooms
+ * hear from the validation thread (Core's CValidationInterface
+ * subscribers; btcd's server subscribing to blockchain notifications).
+ *
+ * node/ runs jobs and keeps the loop's chain view; after a job and on a
+ * new tip it calls struct node_hooks (daemon/node/node.h), which
+ * daemon_init points at the table below. The rooms that listen, sync/ and
+ * txrelay/, are siblings that never call each other, so what both must
+ * do on a new tip is put in order here, in the wiring, which may name
+ * every room.
+ */
+#include "daemon/program.h"
+
+/* Initial block download ended: the feefilter that asked for no
+ * transactions is lifted (txrelay/feefilter.c sends Core's filter to every
+ * peer told the IBD one). */
+static void on_ibd_over(struct daemon *d)
+{
+	txrelay_ibd_over(d);
+}
+
+/*
+ * The active chain moved. The order is the one peerd always had: recent
+ * rejects are forgotten first (they may be valid on the new tip: Core's
+ * ActiveTipChange), then the tip is announced to peers (sync/announce.c),
+ * then the download window is refreshed (sync/download.c).
+ */
+static void on_new_tip(struct daemon *d, const struct chainview_update *u)
+{
+	txrelay_new_tip(d);
+	relay_new_tip(d, u);
+	sync_new_tip(d);
+}
+
+const struct node_hooks daemon_node_hooks = {
+    .ibd_over = on_ibd_over,
+    .new_tip = on_new_tip,
+    /* The mempool's changes for relay (txrelay/announce.c), taken on the
+     * validation thread after every job. */
+    .feed_take = txrelay_feed_take,
+};
