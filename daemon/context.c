@@ -25,13 +25,14 @@ int daemon_init(struct daemon *d, uv_loop_t *loop, const struct peerd_conf *c)
 	d->peertimeout_ms = (uint64_t)c->peertimeout_s * 1000u;
 	d->maxconnections = c->maxconnections > 0 ? (uint32_t)c->maxconnections : 0;
 	d->msg_table = daemon_msg_table;
+	d->p2p_hooks = &daemon_p2p_hooks;
 	recvbudget_init(d, c);
 	proto_msg_init(&d->in);
 	proto_msg_init(&d->out);
 	proto_writer_init(&d->txw);
 	chainview_init(&d->view);
 	sync_init(d);
-	if (inv_init(d) || addr_init(d) || txrelay_init(d))
+	if (txrequest_init(d) || addr_init(d) || txrelay_init(d))
 		return -ENOMEM;
 	return 0;
 }
@@ -41,7 +42,7 @@ void daemon_release(struct daemon *d)
 	ban_release(d);
 	/* Last of what touches the netdir: bans are saved before the lock goes. */
 	datadir_close(d);
-	inv_release(d);
+	txrequest_release(d);
 	addr_release(d);
 	proto_msg_release(&d->in);
 	proto_msg_release(&d->out);

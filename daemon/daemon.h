@@ -256,7 +256,7 @@ struct peer {
 	uint64_t ping_last_ms;  /**< loop time of the last ping sent */
 	int64_t ping_us;        /**< last round trip, -1 = none yet */
 	int64_t minping_us;     /**< smallest round trip, -1 = none yet */
-	/* inventory (p2p/inv.c) */
+	/* inventory (p2p/inv.c; tx_announced and tx_inflight: txrelay/request.c) */
 	struct hset *known_inv; /**< allocated on the first inv: idle peers cost nothing */
 	uint32_t tx_announced;  /**< tracked announcements naming this peer */
 	uint32_t tx_inflight;   /**< getdata requests outstanding to this peer */
@@ -436,7 +436,11 @@ struct daemon {
 	uint64_t disk_check_ms; /**< between free-space checks */
 
 	struct ctl_server ctl;
-	struct inv_state inv;
+	/** The transaction request tracker (txrelay/request.c). */
+	struct txrequest_state txreq;
+	/** The rooms above p2p/, as p2p/ reaches them (p2p.h; daemon_init sets daemon_p2p_hooks).
+	 */
+	const struct p2p_hooks *p2p_hooks;
 	struct addr_state addr;
 	struct ban_state ban;
 	struct daemon_stats stats;
@@ -481,6 +485,8 @@ void daemon_release(struct daemon *d);
  * every P2P message handler.
  */
 extern const struct net_msg_entry daemon_msg_table[PROTO_CMD__COUNT];
+/** p2p/'s hooks into sync/ and txrelay/ (hooks.c). */
+extern const struct p2p_hooks daemon_p2p_hooks;
 
 /** Begin a clean shutdown (signals, the stop method). Idempotent. */
 void daemon_shutdown(struct daemon *d, const char *why);
