@@ -27,7 +27,7 @@ struct daemon_rooms {
 	struct ban_state ban;
 	struct validation val;
 	struct chainview view;
-	struct inv_state inv;
+	struct txrequest_state txreq;
 	struct addr_state addr;
 	struct sync_state sync;
 	struct txrelay_state txr;
@@ -46,7 +46,7 @@ int daemon_init(struct daemon *d, uv_loop_t *loop, const struct peerd_conf *c)
 	d->ban = &r->ban;
 	d->val = &r->val;
 	d->view = &r->view;
-	d->inv = &r->inv;
+	d->txreq = &r->txreq;
 	d->addr = &r->addr;
 	d->sync = &r->sync;
 	d->txr = &r->txr;
@@ -63,6 +63,7 @@ int daemon_init(struct daemon *d, uv_loop_t *loop, const struct peerd_conf *c)
 	d->net->peertimeout_ms = (uint64_t)c->peertimeout_s * 1000u;
 	d->net->maxconnections = c->maxconnections > 0 ? (uint32_t)c->maxconnections : 0;
 	d->msg_table = daemon_msg_table;
+	d->p2p_hooks = &daemon_p2p_hooks;
 	d->node_hooks = &daemon_node_hooks;
 	recvbudget_init(d, c);
 	proto_msg_init(&d->in);
@@ -71,7 +72,7 @@ int daemon_init(struct daemon *d, uv_loop_t *loop, const struct peerd_conf *c)
 	chainview_init(d->view);
 	sync_init(d);
 	d->sync->hooks = &daemon_sync_hooks;
-	if (inv_init(d) || addr_init(d) || txrelay_init(d))
+	if (txrequest_init(d) || addr_init(d) || txrelay_init(d))
 		return -ENOMEM;
 	return 0;
 }
@@ -83,7 +84,7 @@ void daemon_release(struct daemon *d)
 	ban_release(d);
 	/* Last of what touches the netdir: bans are saved before the lock goes. */
 	datadir_close(d);
-	inv_release(d);
+	txrequest_release(d);
 	addr_release(d);
 	proto_msg_release(&d->in);
 	proto_msg_release(&d->out);

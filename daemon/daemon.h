@@ -43,21 +43,22 @@
 #define DAEMON_VERSION_NUMBER PEERD_VERSION_NUMBER
 
 /* Each room's state, defined in its header (the room that owns it). */
-struct addr_state;    /* p2p/p2p.h */
-struct ban_state;     /* net/net.h */
-struct chainview;     /* node/node.h */
-struct daemon_rooms;  /* daemon/context.c */
-struct ctl_server;    /* ctl/ctl.h */
-struct inv_state;     /* p2p/p2p.h */
-struct metrics;       /* ctl/ctl.h */
-struct net_state;     /* net/net.h */
-struct net_msg_entry; /* net/net.h */
-struct node_hooks;    /* node/node.h */
-struct peer;          /* net/net.h */
-struct recvbudget;    /* net/net.h */
-struct sync_state;    /* sync/sync.h */
-struct txrelay_state; /* txrelay/txrelay.h */
-struct validation;    /* node/node.h */
+struct addr_state;      /* p2p/p2p.h */
+struct ban_state;       /* net/net.h */
+struct chainview;       /* node/node.h */
+struct daemon_rooms;    /* daemon/context.c */
+struct ctl_server;      /* ctl/ctl.h */
+struct metrics;         /* ctl/ctl.h */
+struct net_state;       /* net/net.h */
+struct net_msg_entry;   /* net/net.h */
+struct node_hooks;      /* node/node.h */
+struct p2p_hooks;       /* p2p/p2p.h */
+struct peer;            /* net/net.h */
+struct recvbudget;      /* net/net.h */
+struct sync_state;      /* sync/sync.h */
+struct txrelay_state;   /* txrelay/txrelay.h */
+struct txrequest_state; /* txrelay/txrelay.h */
+struct validation;      /* node/node.h */
 
 struct daemon {
 	/* the shared services */
@@ -90,12 +91,12 @@ struct daemon {
 	struct ban_state *ban;     /**< setban entries, discouraged addresses (net/) */
 	struct validation *val;    /**< the validation thread, owner of the chain (node/) */
 	struct chainview *view;    /**< the active chain as last published (node/) */
-	struct inv_state *inv;     /**< transaction requests (p2p/) */
 	struct addr_state *addr;   /**< addresses heard (p2p/) */
 	struct sync_state *sync;   /**< headers sync and block download (sync/) */
 	struct txrelay_state *txr; /**< the mempool's mirror, announcements, orphans (txrelay/) */
-	struct ctl_server *ctl;    /**< the control socket (ctl/) */
-	struct metrics *metrics;   /**< the Prometheus endpoint; NULL without metricsbind= (ctl/) */
+	struct txrequest_state *txreq; /**< the transaction request tracker (txrelay/) */
+	struct ctl_server *ctl;        /**< the control socket (ctl/) */
+	struct metrics *metrics; /**< the Prometheus endpoint; NULL without metricsbind= (ctl/) */
 	struct daemon_rooms *rooms; /**< the one allocation the pointers above point into */
 
 	/* what the wiring registers (daemon_init) */
@@ -103,6 +104,8 @@ struct daemon {
 	const struct net_msg_entry *msg_table;
 	/** What node/ calls after a job and on a new tip (node/node.h; daemon/node_hooks.c). */
 	const struct node_hooks *node_hooks;
+	/** The rooms above p2p/, as p2p/ reaches them (p2p/p2p.h; daemon/hooks.c). */
+	const struct p2p_hooks *p2p_hooks;
 	/** Performs a shutdown (main.c sets it; NULL: daemon_shutdown only sets shutting_down). */
 	void (*shutdown_fn)(struct daemon *d, const char *why);
 

@@ -71,7 +71,7 @@ static void on_tick(uv_timer_t *t)
 	diskspace_tick(d, now);
 	if (++d->tick_count % DAEMON_SLOW_TICKS)
 		return;
-	inv_tick(d, now);
+	txrequest_tick(d, now);
 	net_tick(d, now);
 	ban_sweep(d, (int64_t)time(NULL));
 	notify_status(d, false);

@@ -56,8 +56,9 @@ const struct net_msg_entry daemon_msg_table[PROTO_CMD__COUNT] = {
     [PROTO_CMD_GETDATA] = COUNTED(inv_on_getdata, PROTO_MAX_INV, "getdata message size over 50000"),
     /* Core ignores an oversized notfound without penalty. */
     [PROTO_CMD_NOTFOUND] = ACTIVE(inv_on_notfound),
-    [PROTO_CMD_TX] = ACTIVE(inv_on_tx),
     [PROTO_CMD_MEMPOOL] = ACTIVE(inv_on_mempool),
+    /* txrelay/accept.c: a transaction is relay's business from the start. */
+    [PROTO_CMD_TX] = ACTIVE(txaccept_on_tx_msg),
     /* p2p/addr.c */
     [PROTO_CMD_ADDR] = COUNTED(addr_on_addr, PROTO_MAX_ADDR, "addr message size over 1000"),
     [PROTO_CMD_ADDRV2] = COUNTED(addr_on_addr, PROTO_MAX_ADDR, "addr message size over 1000"),

@@ -52,6 +52,8 @@ void daemon_release(struct daemon *d);
  */
 extern const struct net_msg_entry daemon_msg_table[PROTO_CMD__COUNT];
 
+/** p2p/'s hooks into sync/ and txrelay/ (hooks.c). */
+extern const struct p2p_hooks daemon_p2p_hooks;
 /** node/'s hooks (node_hooks.c): sync/ and txrelay/ on a new tip, txrelay/'s feed. */
 extern const struct node_hooks daemon_node_hooks;
 /** sync/'s hooks (sync_hooks.c): transactions of a getdata served by txrelay/. */

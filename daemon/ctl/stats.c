@@ -163,7 +163,7 @@ json_t *stats_json(struct daemon *d)
 	    "inv_tx", (json_int_t)s->inv_tx, "inv_block", (json_int_t)s->inv_block, "inv_other",
 	    (json_int_t)s->inv_other, "inv_known_duplicates", (json_int_t)s->inv_known_dup,
 	    "inv_ignored_limit", (json_int_t)s->inv_ignored_full, "tx_tracked",
-	    (json_int_t)inv_tracked(d), "tx_requested", (json_int_t)s->tx_requested,
+	    (json_int_t)txrequest_tracked(d), "tx_requested", (json_int_t)s->tx_requested,
 	    "tx_request_timeouts", (json_int_t)s->tx_request_timeouts, "tx_received",
 	    (json_int_t)s->tx_received, "tx_unsolicited", (json_int_t)s->tx_unsolicited,
 	    "tx_decoded", (json_int_t)s->tx_decoded, "tx_bytes", (json_int_t)s->tx_bytes,

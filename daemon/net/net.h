@@ -162,7 +162,7 @@ struct peer {
 	uint64_t ping_last_ms;  /**< loop time of the last ping sent */
 	int64_t ping_us;        /**< last round trip, -1 = none yet */
 	int64_t minping_us;     /**< smallest round trip, -1 = none yet */
-	/* inventory (p2p/inv.c) */
+	/* inventory (p2p/inv.c; tx_announced and tx_inflight: txrelay/request.c) */
 	struct hset *known_inv; /**< allocated on the first inv: idle peers cost nothing */
 	uint32_t tx_announced;  /**< tracked announcements naming this peer */
 	uint32_t tx_inflight;   /**< getdata requests outstanding to this peer */

@@ -22,7 +22,6 @@
  * disconnects. The round trip is measured with the monotonic clock.
  */
 #include "daemon/p2p/p2p.h"
-#include "daemon/program.h" /* the calls up that the p2p hooks replace */
 
 #include <ctype.h>
 #include <string.h>
@@ -197,12 +196,11 @@ static void on_verack(struct peer *p)
 	/* BIP130's sendheaders is not sent here: as Core's
 	 * MaybeSendSendHeaders, sync/download.c sends it once the peer's best known
 	 * block has more than the minimum chain work. */
-	/* Then Core's "start block sync": a getheaders if this peer is one. */
+	/* Then Core's "start block sync" (a getheaders if this peer is one)
+	 * and transaction relay's start (the first feefilter): the rooms
+	 * above, in that order (daemon/hooks.c). */
 	if (p->state == PEER_ACTIVE)
-		sync_peer_ready(p);
-	/* Transaction relay starts: Core's first feefilter (txrelay/feefilter.c). */
-	if (p->state == PEER_ACTIVE)
-		txrelay_peer_ready(p);
+		d->p2p_hooks->peer_ready(p);
 }
 
 static void on_pong(struct peer *p, uint64_t nonce)

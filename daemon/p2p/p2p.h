@@ -1,6 +1,7 @@
 /**
  * daemon/p2p/p2p.h: the p2p room's declarations: the handshake (handshake.c),
- * inventory and the transaction request tracker (inv.c), addresses (addr.c).
+ * inventory (inv.c), addresses (addr.c), and the hooks through which p2p/
+ * reaches the rooms above it (struct p2p_hooks).
  *
  * It may use the rooms below it: net and node.
  */
@@ -42,6 +43,45 @@
  */
 #define DAEMON_LOCAL_SERVICES ((uint64_t)(PROTO_NODE_NETWORK | PROTO_NODE_WITNESS))
 
+/* ---- the hooks ------------------------------------------------------- */
+
+/**
+ * What p2p/ tells the rooms above it (sync/, txrelay/), which it may not
+ * name (calls go one way): the shape of Bitcoin Core's NetEventsInterface
+ * and btcd's MessageListeners. The wiring fills one const table
+ * (daemon/hooks.c) and daemon_init points d->p2p_hooks at it; every hook
+ * must be set. No context pointer: every hook gets the peer, and p->d is
+ * the one context there is. Loop thread, all of them.
+ */
+struct p2p_hooks {
+	/** The handshake is done (verack) and p is active: block sync, then relay, start. */
+	void (*peer_ready)(struct peer *p);
+	/** p is closing; called before p2p frees its known inventory. */
+	void (*peer_gone)(struct peer *p);
+	/** A block inv entry from p, already remembered as known to p. */
+	void (*block_announced)(struct peer *p, const struct proto_hash *h);
+	/**
+	 * A transaction inv entry from p of the kind p announces by, new to
+	 * p's known inventory, outside initial block download. Requests go
+	 * into the getdata batch (inv_batch_add), sent once the inv is read.
+	 */
+	void (*tx_announced)(struct peer *p, const struct proto_inv_vec *v, uint64_t now_ms);
+	/** A notfound entry from p: it does not have what was asked. */
+	void (*tx_notfound)(struct peer *p, const struct proto_inv_vec *v);
+	/**
+	 * A getdata entry, while a chain is open: queue it to be answered in
+	 * order (the return value is not used).
+	 */
+	int (*getdata_queue)(struct peer *p, const struct proto_inv_vec *v);
+	/** The getdata is read (a chain is open): start answering its queue. */
+	void (*getdata_done)(struct peer *p);
+	/**
+	 * A getdata entry for a transaction with no chain open (unit tests):
+	 * true when sent; false: p2p answers notfound.
+	 */
+	bool (*getdata_tx)(struct peer *p, const struct proto_inv_vec *v);
+};
+
 /* ---- p2p/handshake.c ------------------------------------------------- */
 
 /** Send our version message (outbound: at connect; inbound: after theirs). */
@@ -77,38 +117,12 @@ void handshake_tick(struct peer *p, uint64_t now_ms);
 
 /** Known-inventory set per peer (remembers at least half of this). */
 #define INV_KNOWN_MAX 8192u
-/** Announcements tracked at once, all peers. */
-#define INV_MAX_TRACKED 100000u
-/** Announcements tracked per peer (Core MAX_PEER_TX_ANNOUNCEMENTS). */
-#define INV_MAX_PEER_ANNOUNCEMENTS 5000u
-/** Requests in flight per peer (Core MAX_PEER_TX_REQUEST_IN_FLIGHT). */
-#define INV_MAX_PEER_INFLIGHT 100u
-/** A request unanswered this long falls back to another announcer (Core GETDATA_TX_INTERVAL). */
-#define INV_GETDATA_TX_INTERVAL_MS 60000u
-/** Announcers remembered per transaction. */
-#define INV_MAX_ANNOUNCERS 4u
-
-/** Transaction-request tracker. */
-struct inv_state {
-	struct hmap req_index; /**< fingerprint of hash -> slot in reqs */
-	struct inv_req *reqs;  /**< slab; free slots chained through next_free */
-	uint32_t reqs_cap, reqs_used, free_head;
-	struct inv_pending *pending; /**< scratch for the tick's requests */
-	size_t pending_cap;
-};
-
-/** Set up the tracker (allocates nothing yet). 0. */
-int inv_init(struct daemon *d);
-/** Free the tracker. */
-void inv_release(struct daemon *d);
 /** inv: remember, and request the transactions peerd lacks (message table). */
 void inv_on_inv(struct peer *p, const struct proto_msg *m);
 /** getdata: serve transactions and blocks (message table). */
 void inv_on_getdata(struct peer *p, const struct proto_msg *m);
 /** notfound: fall back to another announcer (message table). */
 void inv_on_notfound(struct peer *p, const struct proto_msg *m);
-/** tx: count it and hand it to txrelay/ (txaccept_on_tx); m must be d->in (message table). */
-void inv_on_tx(struct peer *p, const struct proto_msg *m);
 /** mempool (BIP35): disconnects, as Core without bloom filters (message table). */
 void inv_on_mempool(struct peer *p, const struct proto_msg *m);
 /**
@@ -117,31 +131,21 @@ void inv_on_mempool(struct peer *p, const struct proto_msg *m);
  * (the unit tests drive inv.c through it).
  */
 void inv_on_msg(struct peer *p, const struct proto_msg *m);
-/** Request timeouts and fallback to other announcers; batch getdata. */
-void inv_tick(struct daemon *d, uint64_t now_ms);
-/** Free a closing peer's inventory state (its tracker entries are cleaned lazily). */
+/** A closing peer: the peer_gone hook, then its known inventory is freed. */
 void inv_peer_gone(struct peer *p);
 /** The send queue drained: serve deferred getdata blocks until paused again. Loop thread. */
 void inv_getdata_resume(struct peer *p);
-/** Announcements tracked now. */
-uint32_t inv_tracked(const struct daemon *d);
 /** Remember that the peer has (announced, sent or was told of) this hash. */
 void inv_known_add(struct peer *p, const struct proto_hash *h);
 /** Whether the peer is known to have this hash. */
 bool inv_known_has(const struct peer *p, const struct proto_hash *h);
 /**
- * A transaction arrived: the peers (ids) that announced `h` go to out[0..cap)
- * and its tracked announcement is forgotten. Returns how many were written.
+ * Append v to the getdata/notfound batch (d->out.inv, emptied when an
+ * inv or getdata starts and by inv_batch_send). 0, or -ENOMEM.
  */
-uint32_t inv_take_announcers(struct daemon *d, const struct proto_hash *h, uint64_t *out,
-                             uint32_t cap);
-/** Forget the announcement of `h` (Core's ForgetTxHash): nothing more is asked for it. */
-void inv_forget(struct daemon *d, const struct proto_hash *h);
-/**
- * An orphan's parent: track it by txid as announced by p (Core treats an
- * orphan resolution candidate as announcing every missing parent).
- */
-void inv_track_parent(struct peer *p, const struct proto_hash *txid);
+int inv_batch_add(struct daemon *d, const struct proto_inv_vec *v);
+/** Send the batch to p as `cmd` (getdata or notfound) and empty it; nothing if empty. */
+void inv_batch_send(struct peer *p, enum proto_cmd cmd);
 
 /* ---- p2p/addr.c ------------------------------------------------------ */
 

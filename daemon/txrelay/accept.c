@@ -25,11 +25,16 @@
  *   includes mandatory script flags) is Misbehaving; policy failures,
  *   conflicts and missing inputs are not the peer's fault.
  *
+ * The tx message comes here straight from the message table
+ * (txaccept_on_tx_msg), and a transaction inv entry through p2p's
+ * tx_announced hook (txaccept_tx_announced), which asks for what peerd
+ * lacks through the request tracker (txrelay/request.c).
+ *
  * Orphans are reconsidered one at a time (one job with the validation
  * thread), each for the announcer whose work set holds it, as Core's
  * ProcessOrphanTx does between a peer's messages.
  */
-#include "daemon/txrelay/txrelay.h"
+#include "daemon/txrelay/internal.h"
 
 #include <errno.h>
 #include <string.h>
@@ -51,7 +56,7 @@ struct tx_job {
 	/* The pool after an accept, for Core's -debug=mempool line (validation thread). */
 	uint64_t pool_size, pool_usage;
 	uint32_t n_cand;
-	uint64_t cand[INV_MAX_ANNOUNCERS]; /**< other announcers of the tx */
+	uint64_t cand[TXREQUEST_MAX_ANNOUNCERS]; /**< other announcers of the tx */
 };
 
 static uint64_t fp(const struct daemon *d, const struct proto_hash *h)
@@ -106,10 +111,10 @@ static bool add_candidate(struct peer *p, const struct proto_hash *wtxid,
 	if (!peer_live(p) || orphan_have_from_peer(&d->txr->orphans, wtxid, p->id))
 		return false;
 	/* As for announcements: a peer tracked for too many already is not asked. */
-	if (p->tx_announced + n > INV_MAX_PEER_ANNOUNCEMENTS)
+	if (p->tx_announced + n > TXREQUEST_MAX_PEER_ANNOUNCEMENTS)
 		return false;
 	for (uint32_t i = 0; i < n; i++)
-		inv_track_parent(p, &parents[i]);
+		txrequest_track_parent(p, &parents[i]);
 	return true;
 }
 
@@ -129,6 +134,13 @@ bool txaccept_inv_have(struct peer *p, const struct proto_inv_vec *v)
 		}
 	}
 	return txaccept_already_have(d, &v->hash, wtxid, true);
+}
+
+void txaccept_tx_announced(struct peer *p, const struct proto_inv_vec *v, uint64_t now_ms)
+{
+	if (txaccept_inv_have(p, v))
+		return;
+	txrequest_add(p, v, now_ms);
 }
 
 /* ---- the validation thread's part -------------------------------------------- */
@@ -171,7 +183,7 @@ static void job_free(struct tx_job *tj)
 static void reject_insert(struct daemon *d, struct hset *s, const struct proto_hash *h)
 {
 	(void)hset_insert(s, fp(d, h));
-	inv_forget(d, h);
+	txrequest_forget(d, h);
 }
 
 /* Core's MempoolRejectedTx for TX_MISSING_INPUTS on a first failure. */
@@ -217,7 +229,7 @@ static void handle_orphan(struct daemon *d, struct tx_job *tj, struct peer *p)
 	}
 	int64_t now = (int64_t)time(NULL);
 	/* The sender first, then whoever else announced it. */
-	uint64_t cands[1 + INV_MAX_ANNOUNCERS];
+	uint64_t cands[1 + TXREQUEST_MAX_ANNOUNCERS];
 	uint32_t nc = 0;
 	cands[nc++] = tj->peer;
 	for (uint32_t i = 0; i < tj->n_cand; i++)
@@ -237,8 +249,8 @@ static void handle_orphan(struct daemon *d, struct tx_job *tj, struct peer *p)
 	if (kept)
 		d->stats.tx_orphaned++;
 	/* An orphan counts as had: not asked for again. */
-	inv_forget(d, &tx.txid);
-	inv_forget(d, &tx.wtxid);
+	txrequest_forget(d, &tx.txid);
+	txrequest_forget(d, &tx.wtxid);
 	(void)orphan_limit(&r->orphans, ORPHAN_MAX, now);
 	proto_tx_release(&tx);
 }
@@ -389,10 +401,47 @@ void txaccept_parent_accepted(struct daemon *d, const struct proto_hash *txid,
                               const struct proto_hash *wtxid, uint32_t n_out)
 {
 	struct txrelay_state *r = d->txr;
-	inv_forget(d, txid);
-	inv_forget(d, wtxid);
+	txrequest_forget(d, txid);
+	txrequest_forget(d, wtxid);
 	(void)orphan_erase(&r->orphans, wtxid);
 	(void)orphan_add_children_to_workset(&r->orphans, txid, n_out);
+}
+
+void txaccept_on_tx_msg(struct peer *p, const struct proto_msg *m)
+{
+	struct daemon *d = p->d;
+	(void)m;
+	/* Core 29 (-blocksonly): a transaction nobody asked for, even
+	 * during initial block download, costs the connection. */
+	if (d->conf->blocksonly) {
+		peer_disconnect(p, "transaction sent in violation of protocol");
+		return;
+	}
+	/* Core drops transactions during initial block download: they
+	 * cannot be validated yet. */
+	if (d->view->ibd)
+		return;
+	/* m is d->in, the daemon's own scratch message; the tx's id cache
+	 * is filled in place, so use the mutable name. */
+	struct proto_tx *tx = &d->in.tx;
+	proto_tx_compute_ids(tx);
+	d->stats.tx_received++;
+	d->stats.tx_decoded++;
+	d->stats.tx_bytes += tx->size;
+	bool asked = false;
+	if (txrequest_asked(p, &tx->wtxid))
+		asked = true;
+	if (txrequest_asked(p, &tx->txid))
+		asked = true;
+	if (!asked)
+		d->stats.tx_unsolicited++;
+	if (dlog_enabled(&d->log, DLOG_DEBUG, DLOG_INV)) {
+		char hex[65];
+		proto_hash_to_hex(&tx->txid, hex);
+		DLOG_DBG(&d->log, DLOG_INV, "tx %s (%u bytes, %u in, %u out) from peer=%llu", hex,
+		         tx->size, tx->n_in, tx->n_out, (unsigned long long)p->id);
+	}
+	txaccept_on_tx(p, tx);
 }
 
 void txaccept_on_tx(struct peer *p, struct proto_tx *tx)
@@ -401,11 +450,11 @@ void txaccept_on_tx(struct peer *p, struct proto_tx *tx)
 	proto_tx_compute_ids(tx);
 	inv_known_add(p, p->wtxidrelay ? &tx->wtxid : &tx->txid);
 	/* Who else announced it: candidates to resolve it if it is an orphan. */
-	uint64_t cand[INV_MAX_ANNOUNCERS];
-	uint32_t n_cand = inv_take_announcers(d, &tx->wtxid, cand, INV_MAX_ANNOUNCERS);
+	uint64_t cand[TXREQUEST_MAX_ANNOUNCERS];
+	uint32_t n_cand = txrequest_take_announcers(d, &tx->wtxid, cand, TXREQUEST_MAX_ANNOUNCERS);
 	if (!proto_hash_eq(&tx->txid, &tx->wtxid))
-		n_cand +=
-		    inv_take_announcers(d, &tx->txid, cand + n_cand, INV_MAX_ANNOUNCERS - n_cand);
+		n_cand += txrequest_take_announcers(d, &tx->txid, cand + n_cand,
+		                                    TXREQUEST_MAX_ANNOUNCERS - n_cand);
 	bool reconsiderable = hset_contains(&d->txr->reconsiderable, fp(d, &tx->wtxid));
 	if (txaccept_already_have(d, &tx->wtxid, true, false) || reconsiderable) {
 		/* Nothing learned and nobody punished: the filters may err. */
@@ -442,7 +491,7 @@ void txaccept_on_tx(struct peer *p, struct proto_tx *tx)
 	tj->job.done = tx_done;
 	mempool_accept_result_init(&tj->r);
 	for (uint32_t i = 0; i < n_cand; i++) {
-		if (cand[i] != p->id && tj->n_cand < INV_MAX_ANNOUNCERS)
+		if (cand[i] != p->id && tj->n_cand < TXREQUEST_MAX_ANNOUNCERS)
 			tj->cand[tj->n_cand++] = cand[i];
 	}
 	if (post(d, tj))

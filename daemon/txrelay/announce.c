@@ -749,8 +749,8 @@ static void apply_blocks(struct daemon *d, struct relay_feed *f)
 		(void)hset_insert(&r->confirmed, fp(d, &b->txid));
 		if (!proto_hash_eq(&b->txid, &b->wtxid))
 			(void)hset_insert(&r->confirmed, fp(d, &b->wtxid));
-		inv_forget(d, &b->txid);
-		inv_forget(d, &b->wtxid);
+		txrequest_forget(d, &b->txid);
+		txrequest_forget(d, &b->wtxid);
 		(void)orphan_erase(&r->orphans, &b->wtxid);
 	}
 	(void)orphan_erase_spending(&r->orphans, f->spent, f->n_spent);

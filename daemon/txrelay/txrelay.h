@@ -1,8 +1,10 @@
 /**
- * daemon/txrelay/txrelay.h: transaction relay (txrelay/announce.c, txrelay/accept.c), : the loop's
- * mirror of the mempool, announcements trickled to each peer, getdata served from the mirror or the
- * most recent block, fee filters, and the orphanage's use. It may use the rooms below it: p2p, net
- * and node; never sync, its sibling.
+ * daemon/txrelay/txrelay.h: transaction relay (txrelay/announce.c,
+ * txrelay/accept.c, txrelay/request.c): the transaction request tracker,
+ * the loop's mirror of the mempool, announcements trickled to each peer,
+ * getdata served from the mirror or the most recent block, fee filters,
+ * and the orphanage's use. It may use the rooms below it: p2p, net and
+ * node; never sync, its sibling.
  *
  * Thread: the loop thread owns all of it, except the fields and calls
  * marked "validation thread".
@@ -151,6 +153,44 @@ struct txrelay_state {
 	bool feed_started;                 /**< events registered, the loaded pool described */
 };
 
+/* ---- txrelay/request.c: the transaction request tracker -------------- */
+
+/** Announcements tracked at once, all peers. */
+#define TXREQUEST_MAX_TRACKED 100000u
+/** Announcements tracked per peer (Core MAX_PEER_TX_ANNOUNCEMENTS). */
+#define TXREQUEST_MAX_PEER_ANNOUNCEMENTS 5000u
+/** Requests in flight per peer (Core MAX_PEER_TX_REQUEST_IN_FLIGHT). */
+#define TXREQUEST_MAX_PEER_INFLIGHT 100u
+/** A request unanswered this long falls back to another announcer (Core GETDATA_TX_INTERVAL). */
+#define TXREQUEST_GETDATA_TX_INTERVAL_MS 60000u
+/** Announcers remembered per transaction. */
+#define TXREQUEST_MAX_ANNOUNCERS 4u
+
+/** The transaction request tracker (Core's TxRequestTracker, simplified). */
+struct txrequest_state {
+	struct hmap req_index;        /**< fingerprint of hash -> slot in reqs */
+	struct txrequest_entry *reqs; /**< slab; free slots chained through next_free */
+	uint32_t reqs_cap, reqs_used, free_head;
+	struct txrequest_pending *pending; /**< scratch for the tick's requests */
+	size_t pending_cap;
+};
+
+/** Set up the tracker (allocates nothing yet). 0. Loop thread, from daemon_init. */
+int txrequest_init(struct daemon *d);
+/** Free the tracker. */
+void txrequest_release(struct daemon *d);
+/** Request timeouts and fallback to other announcers; batched getdata. Loop thread. */
+void txrequest_tick(struct daemon *d, uint64_t now_ms);
+/** Announcements tracked now. */
+uint32_t txrequest_tracked(const struct daemon *d);
+/**
+ * p2p's tx_notfound hook: if p was asked for v and has not answered, p is
+ * no longer a source; the next tick asks another announcer.
+ */
+void txrequest_on_notfound(struct peer *p, const struct proto_inv_vec *v);
+
+/* ---- txrelay/announce.c, txrelay/accept.c ---------------------------- */
+
 /** Set up (allocates nothing). 0. Loop thread, from daemon_init. */
 int txrelay_init(struct daemon *d);
 /** Free everything (the timer must be closed already). */
@@ -210,6 +250,12 @@ uint32_t txrelay_pick(struct peer *p, const struct relay_tx **out);
 /** getstats' "relay" object (new reference). */
 struct json_t *txrelay_stats_json(struct daemon *d);
 
+/**
+ * tx (message table): disconnects under blocksonly, ignored during initial
+ * block download, else counted and handed to txaccept_on_tx; m must be
+ * d->in (its ids are computed in place).
+ */
+void txaccept_on_tx_msg(struct peer *p, const struct proto_msg *m);
 /** A tx message (ids computed): known-tx bookkeeping, then to the mempool. */
 void txaccept_on_tx(struct peer *p, struct proto_tx *tx);
 /**
@@ -218,6 +264,11 @@ void txaccept_on_tx(struct peer *p, struct proto_tx *tx);
  * helps resolve).
  */
 bool txaccept_inv_have(struct peer *p, const struct proto_inv_vec *v);
+/**
+ * p2p's tx_announced hook (Core's AddTxAnnouncement): unless
+ * txaccept_inv_have, the request tracker takes the announcement.
+ */
+void txaccept_tx_announced(struct peer *p, const struct proto_inv_vec *v, uint64_t now_ms);
 /** Core's AlreadyHaveTx. */
 bool txaccept_already_have(struct daemon *d, const struct proto_hash *h, bool wtxid,
                            bool include_reconsiderable);

@@ -308,7 +308,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uv_run(&g.loop, UV_RUN_NOWAIT);
 	}
 	/* The transaction tracker's periodic work, with this peer's announcements. */
-	inv_tick(&g.d, daemon_now_ms(&g.d));
+	txrequest_tick(&g.d, daemon_now_ms(&g.d));
 	drain(remote, NULL, 0);
 	close_peer(id, remote);
 

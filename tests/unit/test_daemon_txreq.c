@@ -1,8 +1,8 @@
 /*
  * tests/unit/test_daemon_txreq.c: the transaction request tracker and
- * what happens to a received transaction (daemon/p2p/inv.c, txrelay/accept.c): one announcer asked
- * at a time, fallback on timeout (inv_tick takes the clock), on notfound and when a peer goes, the
- * per-peer and total limits, and received transactions.
+ * what happens to a received transaction (daemon/p2p/inv.c, txrelay/request.c, txrelay/accept.c):
+ * one announcer asked at a time, fallback on timeout (txrequest_tick takes the clock), on notfound
+ * and when a peer goes, the per-peer and total limits, and received transactions.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -96,7 +96,7 @@ static void test_one_announcer_asked(void **state)
 	tu_assert_bytes_equal(got.b, 32, want.b, 32);
 	assert_requested(t, b, 0, "after three announcements");
 	assert_requested(t, c, 0, "after three announcements");
-	assert_int_equal(inv_tracked(t->d), 1);
+	assert_int_equal(txrequest_tracked(t->d), 1);
 	assert_int_equal(a->tx_inflight, 1);
 	assert_int_equal(a->tx_announced, 1);
 	assert_int_equal(b->tx_announced, 1);
@@ -106,7 +106,7 @@ static void test_one_announcer_asked(void **state)
 	assert_int_equal(t->d->stats.inv_known_dup, 1);
 	assert_requested(t, a, 0, "after a repeat");
 	/* Before the timeout a tick changes nothing. */
-	inv_tick(t->d, uv_now(&t->loop) + INV_GETDATA_TX_INTERVAL_MS - 1);
+	txrequest_tick(t->d, uv_now(&t->loop) + TXREQUEST_GETDATA_TX_INTERVAL_MS - 1);
 	assert_requested(t, a, 0, "tick before the timeout");
 	assert_requested(t, b, 0, "tick before the timeout");
 	assert_int_equal(t->d->stats.tx_request_timeouts, 0);
@@ -126,8 +126,8 @@ static void test_timeout_falls_back(void **state)
 	bool asked[3] = {true, false, false};
 	int current = 0;
 	for (int round = 1; round <= 2; round++) {
-		now += INV_GETDATA_TX_INTERVAL_MS;
-		inv_tick(t->d, now);
+		now += TXREQUEST_GETDATA_TX_INTERVAL_MS;
+		txrequest_tick(t->d, now);
 		int next = -1;
 		for (int j = 0; j < 3; j++) {
 			uint32_t n = requested(t, p[j], NULL);
@@ -150,9 +150,9 @@ static void test_timeout_falls_back(void **state)
 		current = next;
 	}
 	/* The last announcer times out too: the announcement is forgotten. */
-	now += INV_GETDATA_TX_INTERVAL_MS;
-	inv_tick(t->d, now);
-	assert_int_equal(inv_tracked(t->d), 0);
+	now += TXREQUEST_GETDATA_TX_INTERVAL_MS;
+	txrequest_tick(t->d, now);
+	assert_int_equal(txrequest_tracked(t->d), 0);
 	for (int j = 0; j < 3; j++) {
 		assert_requested(t, p[j], 0, "when every announcer timed out");
 		assert_int_equal(p[j]->tx_inflight, 0);
@@ -175,20 +175,20 @@ static void test_notfound_falls_back(void **state)
 	send_invs(b, PROTO_CMD_NOTFOUND, PROTO_INV_WITNESS_TX, 0x33, 0, 1);
 	send_invs(c, PROTO_CMD_NOTFOUND, PROTO_INV_WITNESS_TX, 0x33, 0, 1);
 	assert_int_equal(a->tx_inflight, 1);
-	inv_tick(t->d, now);
+	txrequest_tick(t->d, now);
 	assert_requested(t, b, 0, "after an unasked notfound");
 	/* From the asked peer: the next tick, at the same time, asks b. */
 	send_invs(a, PROTO_CMD_NOTFOUND, PROTO_INV_WITNESS_TX, 0x33, 0, 1);
 	assert_int_equal(a->tx_inflight, 0);
 	assert_int_equal(a->tx_announced, 0);
-	inv_tick(t->d, now);
+	txrequest_tick(t->d, now);
 	assert_requested(t, b, 1, "after notfound");
 	assert_requested(t, a, 0, "after its own notfound");
 	assert_int_equal(t->d->stats.tx_request_timeouts, 0);
 	assert_int_equal(t->d->stats.notfound_recv, 3);
 	/* The last announcer's notfound forgets the announcement at once. */
 	send_invs(b, PROTO_CMD_NOTFOUND, PROTO_INV_WITNESS_TX, 0x33, 0, 1);
-	assert_int_equal(inv_tracked(t->d), 0);
+	assert_int_equal(txrequest_tracked(t->d), 0);
 	assert_int_equal(b->tx_inflight, 0);
 	assert_int_equal(b->tx_announced, 0);
 }
@@ -203,7 +203,7 @@ static void test_announcer_gone(void **state)
 	assert_requested(t, a, 1, "first request");
 	uint64_t a_id = a->id;
 	peer_disconnect(a, "test");
-	inv_tick(t->d, uv_now(&t->loop));
+	txrequest_tick(t->d, uv_now(&t->loop));
 	assert_requested(t, b, 1, "after the asked peer left");
 	assert_int_equal(t->d->stats.tx_request_timeouts, 0);
 	/* a is freed for real (close callback), then b goes too: forgotten. */
@@ -211,8 +211,8 @@ static void test_announcer_gone(void **state)
 	assert_null(peer_by_id(t->d, a_id));
 	peer_disconnect(b, "test");
 	uv_run(&t->loop, UV_RUN_NOWAIT);
-	inv_tick(t->d, uv_now(&t->loop));
-	assert_int_equal(inv_tracked(t->d), 0);
+	txrequest_tick(t->d, uv_now(&t->loop));
+	assert_int_equal(txrequest_tracked(t->d), 0);
 }
 
 /* ---- limits ----------------------------------------------------------------- */
@@ -222,25 +222,25 @@ static void test_inflight_limit(void **state)
 	struct tf *t = *state;
 	struct peer *a = tf_peer(t, true, TF_ADDR);
 	struct peer *b = tf_peer(t, true, TF_ADDR);
-	const uint32_t n = INV_MAX_PEER_INFLIGHT + 50;
+	const uint32_t n = TXREQUEST_MAX_PEER_INFLIGHT + 50;
 	announce(a, 0x55, 0, n);
-	assert_requested(t, a, INV_MAX_PEER_INFLIGHT, "after a large inv");
-	assert_int_equal(a->tx_inflight, INV_MAX_PEER_INFLIGHT);
+	assert_requested(t, a, TXREQUEST_MAX_PEER_INFLIGHT, "after a large inv");
+	assert_int_equal(a->tx_inflight, TXREQUEST_MAX_PEER_INFLIGHT);
 	assert_int_equal(a->tx_announced, n);
-	assert_int_equal(inv_tracked(t->d), n);
-	inv_tick(t->d, uv_now(&t->loop));
+	assert_int_equal(txrequest_tracked(t->d), n);
+	txrequest_tick(t->d, uv_now(&t->loop));
 	assert_requested(t, a, 0, "tick with a full request window");
 	/* Another announcer takes the ones a cannot be asked for. */
 	announce(b, 0x55, 0, n);
-	assert_requested(t, b, n - INV_MAX_PEER_INFLIGHT, "second announcer");
+	assert_requested(t, b, n - TXREQUEST_MAX_PEER_INFLIGHT, "second announcer");
 	/* a answers one with notfound: one slot frees, and the tick
 	 * asks b for it (a is no source any more), not a for another. */
 	send_invs(a, PROTO_CMD_NOTFOUND, PROTO_INV_WITNESS_TX, 0x55, 0, 1);
-	assert_int_equal(a->tx_inflight, INV_MAX_PEER_INFLIGHT - 1);
-	inv_tick(t->d, uv_now(&t->loop));
+	assert_int_equal(a->tx_inflight, TXREQUEST_MAX_PEER_INFLIGHT - 1);
+	txrequest_tick(t->d, uv_now(&t->loop));
 	assert_requested(t, a, 0, "tick after notfound");
 	assert_requested(t, b, 1, "tick after notfound");
-	assert_true(b->tx_inflight <= INV_MAX_PEER_INFLIGHT);
+	assert_true(b->tx_inflight <= TXREQUEST_MAX_PEER_INFLIGHT);
 }
 
 static void test_peer_announcement_limit(void **state)
@@ -248,35 +248,35 @@ static void test_peer_announcement_limit(void **state)
 	struct tf *t = *state;
 	struct peer *a = tf_peer(t, true, TF_ADDR);
 	struct peer *b = tf_peer(t, true, TF_ADDR);
-	announce(a, 0x66, 0, INV_MAX_PEER_ANNOUNCEMENTS + 1);
-	assert_int_equal(a->tx_announced, INV_MAX_PEER_ANNOUNCEMENTS);
-	assert_int_equal(inv_tracked(t->d), INV_MAX_PEER_ANNOUNCEMENTS);
+	announce(a, 0x66, 0, TXREQUEST_MAX_PEER_ANNOUNCEMENTS + 1);
+	assert_int_equal(a->tx_announced, TXREQUEST_MAX_PEER_ANNOUNCEMENTS);
+	assert_int_equal(txrequest_tracked(t->d), TXREQUEST_MAX_PEER_ANNOUNCEMENTS);
 	assert_int_equal(t->d->stats.inv_ignored_full, 1);
 	announce(a, 0x67, 0, 10);
 	assert_int_equal(t->d->stats.inv_ignored_full, 11);
 	/* Another peer is not affected. */
 	announce(b, 0x67, 0, 10);
 	assert_int_equal(b->tx_announced, 10);
-	assert_int_equal(inv_tracked(t->d), INV_MAX_PEER_ANNOUNCEMENTS + 10);
+	assert_int_equal(txrequest_tracked(t->d), TXREQUEST_MAX_PEER_ANNOUNCEMENTS + 10);
 	assert_requested(t, b, 10, "other peer");
 }
 
 static void test_total_limit(void **state)
 {
 	struct tf *t = *state;
-	const uint32_t per = INV_MAX_PEER_ANNOUNCEMENTS;
-	const uint32_t peers = INV_MAX_TRACKED / per;
+	const uint32_t per = TXREQUEST_MAX_PEER_ANNOUNCEMENTS;
+	const uint32_t peers = TXREQUEST_MAX_TRACKED / per;
 	assert_true(peers + 1 <= TF_MAX_PEERS);
 	for (uint32_t i = 0; i < peers; i++) {
 		struct peer *p = tf_peer(t, true, TF_ADDR);
 		announce(p, (uint8_t)(0x80 + i), 0, per);
 		assert_int_equal(p->tx_announced, per);
 	}
-	assert_int_equal(inv_tracked(t->d), INV_MAX_TRACKED);
+	assert_int_equal(txrequest_tracked(t->d), TXREQUEST_MAX_TRACKED);
 	assert_int_equal(t->d->stats.inv_ignored_full, 0);
 	struct peer *late = tf_peer(t, true, TF_ADDR);
 	announce(late, 0x7f, 0, 3);
-	assert_int_equal(inv_tracked(t->d), INV_MAX_TRACKED);
+	assert_int_equal(txrequest_tracked(t->d), TXREQUEST_MAX_TRACKED);
 	assert_int_equal(t->d->stats.inv_ignored_full, 3);
 	assert_int_equal(late->tx_announced, 0);
 	/* An announcement already tracked still gains an announcer. */
@@ -286,9 +286,9 @@ static void test_total_limit(void **state)
 	/* Once one is forgotten, there is room again. */
 	struct peer *first = t->d->peers[0];
 	send_invs(first, PROTO_CMD_NOTFOUND, PROTO_INV_WITNESS_TX, 0x80, 0, 1);
-	assert_int_equal(inv_tracked(t->d), INV_MAX_TRACKED - 1);
+	assert_int_equal(txrequest_tracked(t->d), TXREQUEST_MAX_TRACKED - 1);
 	announce(late, 0x7f, 100, 1);
-	assert_int_equal(inv_tracked(t->d), INV_MAX_TRACKED);
+	assert_int_equal(txrequest_tracked(t->d), TXREQUEST_MAX_TRACKED);
 	assert_int_equal(late->tx_announced, 2);
 }
 
@@ -358,12 +358,12 @@ static void test_received_tx_not_requested_again(void **state)
 	assert_int_equal(a->state, PEER_ACTIVE);
 	assert_int_equal(t->d->stats.tx_received, 1);
 	assert_int_equal(t->d->stats.tx_unsolicited, 0);
-	assert_int_equal(inv_tracked(t->d), 0);
+	assert_int_equal(txrequest_tracked(t->d), 0);
 	assert_int_equal(a->tx_inflight, 0);
 	assert_int_equal(a->tx_announced, 0);
 	assert_int_equal(b->tx_announced, 0);
 	/* No fallback to b, now or after the timeout. */
-	inv_tick(t->d, uv_now(&t->loop) + INV_GETDATA_TX_INTERVAL_MS);
+	txrequest_tick(t->d, uv_now(&t->loop) + TXREQUEST_GETDATA_TX_INTERVAL_MS);
 	assert_requested(t, b, 0, "after the tx arrived");
 	/* Once rejected, a new announcer of it is not asked either (Core's
 	 * AlreadyHaveTx: no validation thread runs here, so the verdict is
@@ -372,7 +372,7 @@ static void test_received_tx_not_requested_again(void **state)
 	struct peer *c = tf_peer(t, true, TF_ADDR);
 	announce_hash(c, PROTO_INV_TX, &tx.txid);
 	assert_requested(t, c, 0, "announcing a seen tx");
-	assert_int_equal(inv_tracked(t->d), 0);
+	assert_int_equal(txrequest_tracked(t->d), 0);
 	proto_writer_release(&tx.frame);
 }
 
@@ -386,7 +386,7 @@ static void test_wtxid_relay(void **state)
 	make_tx(t, &tx, 0x92, true);
 	/* A wtxidrelay peer's MSG_TX is ignored, as Core does. */
 	announce_hash(a, PROTO_INV_TX, &tx.txid);
-	assert_int_equal(inv_tracked(t->d), 0);
+	assert_int_equal(txrequest_tracked(t->d), 0);
 	announce_hash(a, PROTO_INV_WTX, &tx.wtxid);
 	struct proto_hash got;
 	struct tf_sent s;
@@ -398,11 +398,11 @@ static void test_wtxid_relay(void **state)
 	tf_sent_free(&s);
 	/* An old-style peer announces the txid: tracked separately. */
 	announce_hash(b, PROTO_INV_TX, &tx.txid);
-	assert_int_equal(inv_tracked(t->d), 2);
+	assert_int_equal(txrequest_tracked(t->d), 2);
 	assert_requested(t, b, 1, "txid announcement");
 	tf_feed(a, tx.frame.buf, tx.frame.len, SIZE_MAX);
 	/* The transaction settles both announcements. */
-	assert_int_equal(inv_tracked(t->d), 0);
+	assert_int_equal(txrequest_tracked(t->d), 0);
 	assert_int_equal(a->tx_inflight, 0);
 	assert_int_equal(b->tx_inflight, 0);
 	assert_int_equal(t->d->stats.tx_unsolicited, 0);
@@ -421,7 +421,7 @@ static void test_unsolicited_tx(void **state)
 	/* The sender announcing it afterwards is known inventory. */
 	announce_hash(a, PROTO_INV_TX, &tx.txid);
 	assert_int_equal(t->d->stats.inv_known_dup, 1);
-	assert_int_equal(inv_tracked(t->d), 0);
+	assert_int_equal(txrequest_tracked(t->d), 0);
 	proto_writer_release(&tx.frame);
 }
 
