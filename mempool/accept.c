@@ -251,7 +251,7 @@ static int prechecks(struct mp_ws *w, struct mempool_accept_result *r)
 		return err;
 
 	w->sigops = chain_tx_sigop_cost(tx, w->prev, SCRIPT_VERIFY_STANDARD);
-	w->mfee = mp_fee_add(w->fee, mp_delta_of(mp, &tx->txid));
+	w->mfee = mempool_fee_add(w->fee, mp_delta_of(mp, &tx->txid));
 	w->vsize = mempool_policy_vsize(proto_tx_weight(tx), w->sigops, pol->bytes_per_sigop);
 	r->fee_known = true;
 	r->fee = w->fee;

@@ -354,6 +354,59 @@ CHAIN_WUR int mempool_ancestors(struct chain *c, const struct mempool_entry *e,
 CHAIN_WUR int mempool_descendants(struct chain *c, const struct mempool_entry *e,
                                   const struct mempool_entry ***out, size_t *n);
 
+/*
+ * Block assembly (mining/assemble.c, Core's BlockAssembler) reads the pool
+ * through these: mempool_list in MEMPOOL_ORDER_ANCESTOR_SCORE, the walks
+ * above (Core's CalculateMemPoolAncestors, CalculateDescendants), and the
+ * entries' figures and index below.
+ */
+
+/**
+ * What block assembly reads of an entry (Core's CTxMemPoolEntry getters
+ * GetModifiedFee, GetTxSize, GetTxWeight, GetSigOpCost and the
+ * WithAncestors figures). Plain value; cheaper than mempool_entry_info,
+ * which also walks the ancestors for BIP125.
+ */
+struct mempool_entry_figures {
+	int64_t modified_fee; /**< fee plus prioritisation */
+	int64_t vsize;        /**< Core's vsize (sigop-adjusted) */
+	uint32_t weight;
+	int64_t sigop_cost;                     /**< Core's GetTransactionSigOpCost */
+	uint64_t ancestor_count, ancestor_size; /**< itself included; size in vbytes */
+	int64_t ancestor_fees;                  /**< modified fees, itself included */
+};
+/** Fill *out with e's figures. */
+void mempool_entry_figures(const struct mempool_entry *e, struct mempool_entry_figures *out);
+/**
+ * e's index: below the pool's size (mempool_list's n), one per entry, so
+ * a caller can keep a side array of its own per entry. Valid until the
+ * pool changes.
+ */
+size_t mempool_entry_index(const struct mempool_entry *e);
+/**
+ * Core's GetModFeeAndSize: of e's own feerate and its package's (`fees`
+ * and `size` with the ancestors counted: the pool's, or what is left of
+ * them while a block is assembled), the lower, as a fee and a size to
+ * compare by cross-multiplying (MEMPOOL_ORDER_ANCESTOR_SCORE sorts by it).
+ */
+void mempool_ancestor_score(const struct mempool_entry *e, int64_t fees, uint64_t size, double *fee,
+                            double *sz);
+/**
+ * a + b and a - b for modified fees, saturating at the int64 bounds as
+ * Core's SaturatingAdd does: prioritisetransaction takes any int64 delta
+ * (fee_delta 9223372036854775807 overflowed the sums, UBSan).
+ */
+static inline int64_t mempool_fee_add(int64_t a, int64_t b)
+{
+	int64_t r;
+	return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+static inline int64_t mempool_fee_sub(int64_t a, int64_t b)
+{
+	int64_t r;
+	return __builtin_sub_overflow(a, b, &r) ? (b < 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
 /** getmempoolinfo's figures. Fees in satoshis, feerates in sat/kvB. */
 struct mempool_info {
 	bool loaded;           /**< mempool.dat was read (or there was nothing to read) */

@@ -351,8 +351,8 @@ static int accept_multiple(struct mempool *mp, struct proto_tx *const *txs, size
 		}
 		vsize[i] = res[i].vsize;
 		total_vsize += res[i].vsize;
-		total_fee =
-		    mp_fee_add(total_fee, mp_fee_add(res[i].fee, mp_delta_of(mp, &txs[i]->txid)));
+		total_fee = mempool_fee_add(
+		    total_fee, mempool_fee_add(res[i].fee, mp_delta_of(mp, &txs[i]->txid)));
 	}
 	for (size_t i = 0; i < m; i++)
 		res[i].accepted = false; /* judged so far, not accepted */

@@ -70,6 +70,24 @@ void mempool_entry_info(const struct mempool_entry *e, struct mempool_entry_info
 	out->bip125_replaceable = rbf;
 }
 
+void mempool_entry_figures(const struct mempool_entry *e, struct mempool_entry_figures *out)
+{
+	*out = (struct mempool_entry_figures){
+	    .modified_fee = e->modified_fee,
+	    .vsize = e->vsize,
+	    .weight = e->weight,
+	    .sigop_cost = e->sigop_cost,
+	    .ancestor_count = e->anc_count,
+	    .ancestor_size = e->anc_size,
+	    .ancestor_fees = e->anc_fees,
+	};
+}
+
+size_t mempool_entry_index(const struct mempool_entry *e)
+{
+	return e->pos;
+}
+
 const struct proto_tx *mempool_entry_tx(const struct mempool_entry *e)
 {
 	return &e->tx;
@@ -154,8 +172,8 @@ static int cmp_depth_score(const void *a, const void *b)
 	                                   *(const struct mempool_entry *const *)b);
 }
 
-void mp_anc_score(const struct mempool_entry *e, int64_t fees, uint64_t size, double *fee,
-                  double *sz)
+void mempool_ancestor_score(const struct mempool_entry *e, int64_t fees, uint64_t size, double *fee,
+                            double *sz)
 {
 	double f1 = (double)e->modified_fee * (double)size;
 	double f2 = (double)fees * (double)e->vsize;
@@ -175,8 +193,8 @@ static int cmp_anc_score(const void *pa, const void *pb)
 	const struct mempool_entry *a = *(const struct mempool_entry *const *)pa;
 	const struct mempool_entry *b = *(const struct mempool_entry *const *)pb;
 	double af, as, bf, bs;
-	mp_anc_score(a, a->anc_fees, a->anc_size, &af, &as);
-	mp_anc_score(b, b->anc_fees, b->anc_size, &bf, &bs);
+	mempool_ancestor_score(a, a->anc_fees, a->anc_size, &af, &as);
+	mempool_ancestor_score(b, b->anc_fees, b->anc_size, &bf, &bs);
 	double f1 = af * bs, f2 = bf * as;
 	if (f1 == f2)
 		return hash_cmp(&a->tx.txid, &b->tx.txid);
@@ -351,23 +369,23 @@ int mempool_prioritise(struct chain *c, const struct proto_hash *txid, int64_t d
 		mp->deltas[i].delta = 0;
 		mp->n_deltas++;
 	}
-	mp->deltas[i].delta = mp_fee_add(mp->deltas[i].delta, delta);
+	mp->deltas[i].delta = mempool_fee_add(mp->deltas[i].delta, delta);
 	/* Core's PrioritiseTransaction: the entry, its ancestors' descendant
 	 * fees and its descendants' ancestor fees move by delta. */
 	struct mempool_entry *e = mp_find_txid(mp, txid);
 	if (e) {
 		struct mp_refs r = {0};
-		e->modified_fee = mp_fee_add(e->modified_fee, delta);
-		e->anc_fees = mp_fee_add(e->anc_fees, delta);
-		e->desc_fees = mp_fee_add(e->desc_fees, delta);
+		e->modified_fee = mempool_fee_add(e->modified_fee, delta);
+		e->anc_fees = mempool_fee_add(e->anc_fees, delta);
+		e->desc_fees = mempool_fee_add(e->desc_fees, delta);
 		if (mp_collect_ancestors(e, mp_new_epoch(mp), &r) == 0) {
 			for (uint32_t k = 0; k < r.n; k++)
-				r.v[k]->desc_fees = mp_fee_add(r.v[k]->desc_fees, delta);
+				r.v[k]->desc_fees = mempool_fee_add(r.v[k]->desc_fees, delta);
 		}
 		r.n = 0;
 		if (mp_collect_descendants(mp, e, mp_new_epoch(mp), &r) == 0) {
 			for (uint32_t k = 1; k < r.n; k++)
-				r.v[k]->anc_fees = mp_fee_add(r.v[k]->anc_fees, delta);
+				r.v[k]->anc_fees = mempool_fee_add(r.v[k]->anc_fees, delta);
 		}
 		mp_refs_release(&r);
 	}
