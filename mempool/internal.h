@@ -109,8 +109,6 @@ CHAIN_WUR int mp_new(struct mempool **out, struct chain *c, const struct mempool
                      const char *dir);
 /** Free everything; NULL is fine. */
 void mp_free(struct mempool *mp);
-/** The pool attached to c (mempool_open), or NULL (chain_events.c). */
-struct mempool *mp_of(const struct chain *c);
 
 /** Entry by txid / wtxid. */
 struct mempool_entry *mp_find_txid(const struct mempool *mp, const struct proto_hash *h);

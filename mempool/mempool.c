@@ -859,7 +859,7 @@ size_t mp_limit(struct mempool *mp)
 	return n + mp_trim(mp, mp->cfg.max_bytes);
 }
 
-size_t mempool_limit(struct chain *c)
+size_t mempool_limit(struct mempool *mp)
 {
-	return mp_limit(mp_of(c));
+	return mp_limit(mp);
 }

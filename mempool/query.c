@@ -11,9 +11,10 @@
 
 /* ---- public queries ------------------------------------------------------------- */
 
-const struct mempool_entry *mempool_find(struct chain *c, const struct proto_hash *id, bool wtxid)
+const struct mempool_entry *mempool_find(struct mempool *mp, const struct proto_hash *id,
+                                         bool wtxid)
 {
-	return wtxid ? mp_find_wtxid(mp_of(c), id) : mp_find_txid(mp_of(c), id);
+	return wtxid ? mp_find_wtxid(mp, id) : mp_find_txid(mp, id);
 }
 
 static bool signals_rbf(const struct proto_tx *tx)
@@ -119,10 +120,10 @@ size_t mempool_entry_children(const struct mempool_entry *e, const struct mempoo
 	return e->children.n;
 }
 
-int mempool_get_raw(struct chain *c, const struct proto_hash *id, bool wtxid, uint8_t **raw,
+int mempool_get_raw(struct mempool *mp, const struct proto_hash *id, bool wtxid, uint8_t **raw,
                     size_t *len)
 {
-	const struct mempool_entry *e = mempool_find(c, id, wtxid);
+	const struct mempool_entry *e = mempool_find(mp, id, wtxid);
 	if (!e)
 		return CHAIN_ENOTFOUND;
 	struct proto_writer w;
@@ -137,9 +138,9 @@ int mempool_get_raw(struct chain *c, const struct proto_hash *id, bool wtxid, ui
 	return 0;
 }
 
-const struct mempool_entry *mempool_spender(struct chain *c, const struct proto_outpoint *op)
+const struct mempool_entry *mempool_spender(struct mempool *mp, const struct proto_outpoint *op)
 {
-	return mp_spender(mp_of(c), op);
+	return mp_spender(mp, op);
 }
 
 /* ---- orders ---------------------------------------------------------------------- */
@@ -219,10 +220,9 @@ static int cmp_time(const void *pa, const void *pb)
 	return hash_cmp(&a->tx.txid, &b->tx.txid);
 }
 
-int mempool_list(struct chain *c, enum mempool_order order, const struct mempool_entry ***out,
+int mempool_list(struct mempool *mp, enum mempool_order order, const struct mempool_entry ***out,
                  size_t *n)
 {
-	struct mempool *mp = mp_of(c);
 	*out = NULL;
 	*n = 0;
 	if (!mp->n)
@@ -244,10 +244,9 @@ int mempool_list(struct chain *c, enum mempool_order order, const struct mempool
 	return 0;
 }
 
-static int relatives(struct chain *c, const struct mempool_entry *ce, bool up,
+static int relatives(struct mempool *mp, const struct mempool_entry *ce, bool up,
                      const struct mempool_entry ***out, size_t *n)
 {
-	struct mempool *mp = mp_of(c);
 	/* The entry is the pool's own: marking it is how walks remember. */
 	struct mempool_entry *e = mp->entries[ce->pos];
 	struct mp_refs r = {0};
@@ -275,23 +274,22 @@ static int relatives(struct chain *c, const struct mempool_entry *ce, bool up,
 	return 0;
 }
 
-int mempool_ancestors(struct chain *c, const struct mempool_entry *e,
+int mempool_ancestors(struct mempool *mp, const struct mempool_entry *e,
                       const struct mempool_entry ***out, size_t *n)
 {
-	return relatives(c, e, true, out, n);
+	return relatives(mp, e, true, out, n);
 }
 
-int mempool_descendants(struct chain *c, const struct mempool_entry *e,
+int mempool_descendants(struct mempool *mp, const struct mempool_entry *e,
                         const struct mempool_entry ***out, size_t *n)
 {
-	return relatives(c, e, false, out, n);
+	return relatives(mp, e, false, out, n);
 }
 
 /* ---- info, events, stats ------------------------------------------------------------ */
 
-void mempool_get_info(struct chain *c, struct mempool_info *out)
+void mempool_get_info(struct mempool *mp, struct mempool_info *out)
 {
-	struct mempool *mp = mp_of(c);
 	memset(out, 0, sizeof(*out));
 	out->loaded = mp->loaded;
 	out->size = mp->n;
@@ -308,19 +306,19 @@ void mempool_get_info(struct chain *c, struct mempool_info *out)
 	out->fullrbf = true;
 }
 
-int64_t mempool_min_fee(struct chain *c)
+int64_t mempool_min_fee(struct mempool *mp)
 {
-	return mp_min_fee(mp_of(c));
+	return mp_min_fee(mp);
 }
 
-uint64_t mempool_sequence(const struct chain *c)
+uint64_t mempool_sequence(const struct mempool *mp)
 {
-	return mp_of(c)->sequence;
+	return mp->sequence;
 }
 
-const struct mempool_policy *mempool_get_policy(const struct chain *c)
+const struct mempool_policy *mempool_get_policy(const struct mempool *mp)
 {
-	return &mp_of(c)->policy;
+	return &mp->policy;
 }
 
 const char *mempool_removal_str(enum mempool_removal why)
@@ -342,17 +340,16 @@ const char *mempool_removal_str(enum mempool_removal why)
 	return "unknown";
 }
 
-void mempool_set_events(struct chain *c, const struct mempool_events *ev)
+void mempool_set_events(struct mempool *mp, const struct mempool_events *ev)
 {
 	if (ev)
-		mp_of(c)->ev = *ev;
+		mp->ev = *ev;
 	else
-		memset(&mp_of(c)->ev, 0, sizeof(mp_of(c)->ev));
+		memset(&mp->ev, 0, sizeof(mp->ev));
 }
 
-int mempool_prioritise(struct chain *c, const struct proto_hash *txid, int64_t delta)
+int mempool_prioritise(struct mempool *mp, const struct proto_hash *txid, int64_t delta)
 {
-	struct mempool *mp = mp_of(c);
 	size_t i = 0;
 	while (i < mp->n_deltas && !proto_hash_eq(&mp->deltas[i].txid, txid))
 		i++;
@@ -400,9 +397,8 @@ static int cmp_delta(const void *a, const void *b)
 	return hash_cmp(&x->txid, &y->txid);
 }
 
-int mempool_deltas(struct chain *c, struct mempool_delta **out, size_t *n)
+int mempool_deltas(struct mempool *mp, struct mempool_delta **out, size_t *n)
 {
-	struct mempool *mp = mp_of(c);
 	*out = NULL;
 	*n = 0;
 	if (!mp->n_deltas)
@@ -423,10 +419,10 @@ int mempool_deltas(struct chain *c, struct mempool_delta **out, size_t *n)
 	return 0;
 }
 
-void mempool_get_stats(struct chain *c, struct mempool_stats *out)
+void mempool_get_stats(struct mempool *mp, struct mempool_stats *out)
 {
-	*out = mp_of(c)->stats;
-	struct chain_script_cache *sc = chain_checker_script_cache(chain_get_checker(c));
+	*out = mp->stats;
+	struct chain_script_cache *sc = chain_checker_script_cache(chain_get_checker(mp->c));
 	if (sc)
 		chain_script_cache_counters(sc, &out->script_cache_entries,
 		                            &out->script_cache_capacity, &out->script_cache_hits,

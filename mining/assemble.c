@@ -52,7 +52,7 @@ struct refs {
 };
 
 struct assembler {
-	struct chain *c;
+	struct mempool *mp;
 	struct sel *s;
 	const struct mempool_entry **entries; /* by index */
 	struct heap_item *heap;
@@ -186,7 +186,7 @@ static int unconfirmed_ancestors(struct assembler *A, const struct mempool_entry
 	const struct mempool_entry **anc;
 	size_t n;
 	A->pkg.n = 0;
-	int err = mempool_ancestors(A->c, e, &anc, &n);
+	int err = mempool_ancestors(A->mp, e, &anc, &n);
 	if (err)
 		return err;
 	if (!(err = refs_reserve(&A->pkg, n + 1))) {
@@ -214,7 +214,7 @@ static int start_modified(struct assembler *A, const struct mempool_entry *e)
 	struct sel *s = sel_of(A, e);
 	const struct mempool_entry **anc;
 	size_t n;
-	int err = mempool_ancestors(A->c, e, &anc, &n);
+	int err = mempool_ancestors(A->mp, e, &anc, &n);
 	if (err)
 		return err;
 	s->size = s->f.ancestor_size;
@@ -235,7 +235,7 @@ static int update_descendants(struct assembler *A)
 		const struct mempool_entry_figures *itf = &sel_of(A, it)->f;
 		const struct mempool_entry **desc;
 		size_t n;
-		if ((err = mempool_descendants(A->c, it, &desc, &n)))
+		if ((err = mempool_descendants(A->mp, it, &desc, &n)))
 			return err;
 		for (size_t k = 0; k < n && !err; k++) {
 			const struct mempool_entry *d = desc[k];
@@ -369,7 +369,7 @@ static int select_txs(struct assembler *A, const struct mining_block_opts *o,
 	return 0;
 }
 
-int mining_assemble(struct chain *c, const struct mining_block_opts *opts,
+int mining_assemble(struct chain *c, struct mempool *mp, const struct mining_block_opts *opts,
                     const struct mempool_entry ***out, size_t *n)
 {
 	const struct mining_block_opts def = MINING_BLOCK_OPTS_DEFAULT;
@@ -378,12 +378,12 @@ int mining_assemble(struct chain *c, const struct mining_block_opts *opts,
 	*n = 0;
 	const struct mempool_entry **order = NULL;
 	size_t n_order = 0;
-	int err = mempool_list(c, MEMPOOL_ORDER_ANCESTOR_SCORE, &order, &n_order);
+	int err = mempool_list(mp, MEMPOOL_ORDER_ANCESTOR_SCORE, &order, &n_order);
 	if (err || !n_order)
 		return err;
 	const struct chain_node *tip = chain_tip(c);
 	struct assembler A = {
-	    .c = c,
+	    .mp = mp,
 	    .s = xcalloc(n_order, sizeof(struct sel)),
 	    .entries = xmalloc(n_order * sizeof(*A.entries)),
 	    .out = xmalloc(n_order * sizeof(*A.out)),

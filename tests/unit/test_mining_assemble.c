@@ -13,7 +13,7 @@ static size_t select_ids(struct fixture *f, const struct mining_block_opts *o,
 {
 	const struct mempool_entry **v;
 	size_t n;
-	assert_int_equal(mining_assemble(f->c, o, &v, &n), 0);
+	assert_int_equal(mining_assemble(f->c, f->mp, o, &v, &n), 0);
 	assert_true(n <= 8);
 	for (size_t i = 0; i < n; i++)
 		ids[i] = *mempool_entry_txid(v[i]);
@@ -24,7 +24,7 @@ static size_t select_ids(struct fixture *f, const struct mining_block_opts *o,
 static int64_t vsize_of(struct fixture *f, const struct proto_hash *txid)
 {
 	struct mempool_entry_info in;
-	mempool_entry_info(mempool_find(f->c, txid, false), &in);
+	mempool_entry_info(mempool_find(f->mp, txid, false), &in);
 	return in.vsize;
 }
 
@@ -66,8 +66,8 @@ static void test_block_select(void **state)
 	assert_int_equal(select_ids(f, &o, ids), 3);
 	assert_memory_equal(&ids[2], &s1.txid, 32);
 	/* Prioritised: s2 first; pushed below zero: left out with nothing after. */
-	assert_int_equal(mempool_prioritise(f->c, &s2.txid, 10000000), 0);
-	assert_int_equal(mempool_prioritise(f->c, &p.txid, -10000000), 0);
+	assert_int_equal(mempool_prioritise(f->mp, &s2.txid, 10000000), 0);
+	assert_int_equal(mempool_prioritise(f->mp, &p.txid, -10000000), 0);
 	assert_int_equal(select_ids(f, NULL, ids), 2);
 	assert_memory_equal(&ids[0], &s2.txid, 32);
 	assert_memory_equal(&ids[1], &s1.txid, 32);
