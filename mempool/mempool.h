@@ -358,8 +358,10 @@ CHAIN_WUR int mempool_list(struct mempool *mp, enum mempool_order order,
 int mempool_compare_depth_score(const struct mempool_entry *a, const struct mempool_entry *b);
 /**
  * e's in-mempool ancestors (descendants), e excluded, into an xmalloc'd
- * array the caller frees (*out NULL when none), in no particular order
- * (getmempoolancestors sorts as it likes). 0 or CHAIN_ENOMEM.
+ * array the caller frees (*out NULL when none), breadth first from e:
+ * no order to rely on but the same one for the same pool, which keeps
+ * block assembly repeatable (getmempoolancestors sorts as it likes).
+ * 0 or CHAIN_ENOMEM.
  */
 CHAIN_WUR int mempool_ancestors(struct mempool *mp, const struct mempool_entry *e,
                                 const struct mempool_entry ***out, size_t *n);

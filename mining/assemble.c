@@ -19,6 +19,11 @@
  * below the minimum fee rate ends the selection; after 1,000 failures in
  * a row with the block within 4,000 WU of full it stops; a package is
  * sorted by ancestor count, then txid.
+ *
+ * It reads the pool through mempool/mempool.h alone, as Core's reads
+ * CTxMemPool's public face: the ancestor-score list, the ancestor and
+ * descendant walks, and each entry's figures, copied once into a side
+ * array kept by the entry's index.
  */
 #include <stdlib.h>
 #include <string.h>
