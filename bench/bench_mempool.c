@@ -50,6 +50,7 @@ static int64_t clock_now(void)
 struct lab {
 	char dir[64];
 	struct chain *c;
+	struct mempool *mp; /* c's pool */
 	secp256k1_context *ctx;
 	uint8_t sk[32], pub[33], spk[22], code[25];
 	struct proto_hash cb1;
@@ -196,7 +197,7 @@ static int lab_open(struct bench_ctx *ctx, struct lab *L, int par, bool cache, s
 		bench_fail(ctx, "chain_open");
 		return -1;
 	}
-	if (mempool_open(L->c, NULL, L->dir)) {
+	if (mempool_open(L->c, NULL, L->dir, &L->mp)) {
 		proto_block_release(&g);
 		bench_fail(ctx, "mempool_open");
 		return -1;
@@ -243,7 +244,8 @@ static int lab_open(struct bench_ctx *ctx, struct lab *L, int par, bool cache, s
 
 static void lab_close(struct lab *L)
 {
-	mempool_close(L->c);
+	mempool_close(L->mp);
+	L->mp = NULL;
 	if (L->c)
 		(void)chain_close(L->c);
 	if (L->ctx)
@@ -325,7 +327,7 @@ static double large_accept(struct bench_ctx *ctx, struct large *g)
 	struct mempool_accept_result r;
 	mempool_accept_result_init(&r);
 	uint64_t t0 = bench_now_ns();
-	int err = mempool_accept(g->L.c, &g->tx, &o, &r);
+	int err = mempool_accept(g->L.mp, &g->tx, &o, &r);
 	double ns = (double)(bench_now_ns() - t0);
 	if (err || !r.accepted) {
 		bench_fail(ctx, "not accepted: %s (%s)", r.state.reason, r.state.debug);
@@ -448,7 +450,7 @@ static void connect_cache(struct bench_ctx *ctx, size_t n, bool warm)
 		}
 		mt[i] = (struct mining_tx){ws[i].buf, ws[i].len};
 		/* warm: the mempool verifies it, which fills the cache */
-		if (warm && (mempool_accept(L.c, &tx, NULL, &r) || !r.accepted)) {
+		if (warm && (mempool_accept(L.mp, &tx, NULL, &r) || !r.accepted)) {
 			bench_fail(ctx, "not accepted: %s", r.state.reason);
 			break;
 		}
@@ -543,7 +545,7 @@ BENCH_N(Accept10kTxs, MANY_TXS)
 	size_t count = n < MANY_TXS ? n : MANY_TXS;
 	bench_reset(ctx);
 	for (size_t i = 0; i < count; i++) {
-		if (mempool_accept(L.c, &txs[i], NULL, &r) || !r.accepted) {
+		if (mempool_accept(L.mp, &txs[i], NULL, &r) || !r.accepted) {
 			bench_fail(ctx, "tx %zu not accepted: %s (%s)", i, r.state.reason,
 			           r.state.debug);
 			break;
@@ -552,7 +554,7 @@ BENCH_N(Accept10kTxs, MANY_TXS)
 	bench_stop(ctx);
 	long rss1 = rss_kib();
 	struct mempool_info info;
-	mempool_get_info(L.c, &info);
+	mempool_get_info(L.mp, &info);
 	bench_note(ctx,
 	           "%llu txs in the pool; usage %llu bytes per tx (the pool's own figure), RSS "
 	           "grew %ld bytes per tx",

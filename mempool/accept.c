@@ -251,7 +251,7 @@ static int prechecks(struct mp_ws *w, struct mempool_accept_result *r)
 		return err;
 
 	w->sigops = chain_tx_sigop_cost(tx, w->prev, SCRIPT_VERIFY_STANDARD);
-	w->mfee = mp_fee_add(w->fee, mp_delta_of(mp, &tx->txid));
+	w->mfee = mempool_fee_add(w->fee, mp_delta_of(mp, &tx->txid));
 	w->vsize = mempool_policy_vsize(proto_tx_weight(tx), w->sigops, pol->bytes_per_sigop);
 	r->fee_known = true;
 	r->fee = w->fee;
@@ -535,7 +535,7 @@ out:
 	return err;
 }
 
-int mempool_accept(struct chain *c, struct proto_tx *tx, const struct mempool_accept_opts *opts,
+int mempool_accept(struct mempool *mp, struct proto_tx *tx, const struct mempool_accept_opts *opts,
                    struct mempool_accept_result *r)
 {
 	struct mempool_accept_opts none = {0};
@@ -549,5 +549,5 @@ int mempool_accept(struct chain *c, struct proto_tx *tx, const struct mempool_ac
 	    .accept_time = opts->accept_time,
 	    .how = MEMPOOL_ADDED_ACCEPT,
 	};
-	return mp_accept(mp_of(c), tx, &a, r);
+	return mp_accept(mp, tx, &a, r);
 }

@@ -12,10 +12,10 @@
 
 /* ---- attaching to a chain ------------------------------------------------------- */
 
-/* The name the pool registers under: how the mempool_* calls find it. */
+/* The name the pool registers under: how mempool_of finds it. */
 #define MP_LISTENER "mempool"
 
-struct mempool *mp_of(const struct chain *c)
+struct mempool *mempool_of(const struct chain *c)
 {
 	return chain_listener_ctx(c, MP_LISTENER);
 }
@@ -27,7 +27,8 @@ static void mp_chain_closed(void *ctx, struct chain *c)
 	mp_free(ctx);
 }
 
-int mempool_open(struct chain *c, const struct mempool_config *cfg, const char *dir)
+int mempool_open(struct chain *c, const struct mempool_config *cfg, const char *dir,
+                 struct mempool **out)
 {
 	static const struct mempool_config zero;
 	struct mempool *mp;
@@ -42,26 +43,28 @@ int mempool_open(struct chain *c, const struct mempool_config *cfg, const char *
 	    .chain_closed = mp_chain_closed,
 	    .ctx = mp,
 	};
-	if ((err = chain_listen(c, &l)))
+	if ((err = chain_listen(c, &l))) {
 		mp_free(mp);
-	return err;
+		return err;
+	}
+	if (out)
+		*out = mp;
+	return 0;
 }
 
-void mempool_load(struct chain *c)
+void mempool_load(struct mempool *mp)
 {
-	struct mempool *mp = mp_of(c);
 	if (mp && mp->cfg.persist)
 		mp_load(mp);
 }
 
-void mempool_close(struct chain *c)
+void mempool_close(struct mempool *mp)
 {
-	struct mempool *mp = c ? mp_of(c) : NULL;
 	if (!mp)
 		return;
-	if (mp->cfg.persist && mp->loaded && mempool_save(c))
-		chain_logf(c, CHAIN_LOG_ERROR, "%s", "could not save the mempool");
-	chain_unlisten(c, mp);
+	if (mp->cfg.persist && mp->loaded && mempool_save(mp))
+		chain_logf(mp->c, CHAIN_LOG_ERROR, "%s", "could not save the mempool");
+	chain_unlisten(mp->c, mp);
 	mp_free(mp);
 }
 

@@ -4,8 +4,9 @@
  * query.c: reading it; chain_events.c: following blocks and reorgs;
  * accept.c: acceptance; rules.c: the acceptance rules that read the pool;
  * package.c: packages; persist.c: mempool.dat;
- * unbroadcast.c: the unbroadcast set), and what mining/assemble.c reads
- * of the entries.
+ * unbroadcast.c: the unbroadcast set). Only mempool/'s files include it:
+ * everyone else, mining/assemble.c included, reads the pool through
+ * mempool/mempool.h.
  *
  * Threads: the chain's thread only.
  */
@@ -108,8 +109,6 @@ CHAIN_WUR int mp_new(struct mempool **out, struct chain *c, const struct mempool
                      const char *dir);
 /** Free everything; NULL is fine. */
 void mp_free(struct mempool *mp);
-/** The pool attached to c (mempool_open), or NULL (chain_events.c). */
-struct mempool *mp_of(const struct chain *c);
 
 /** Entry by txid / wtxid. */
 struct mempool_entry *mp_find_txid(const struct mempool *mp, const struct proto_hash *h);
@@ -118,22 +117,6 @@ struct mempool_entry *mp_find_wtxid(const struct mempool *mp, const struct proto
 struct mempool_entry *mp_spender(const struct mempool *mp, const struct proto_outpoint *op);
 /** The prioritisation delta of txid (0 when none). */
 int64_t mp_delta_of(const struct mempool *mp, const struct proto_hash *txid);
-/**
- * a + b and a - b for modified fees, saturating at the int64 bounds as
- * Core's SaturatingAdd does: prioritisetransaction takes any int64 delta
- * (fee_delta 9223372036854775807 overflowed the sums, UBSan).
- */
-static inline int64_t mp_fee_add(int64_t a, int64_t b)
-{
-	int64_t r;
-	return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
-}
-static inline int64_t mp_fee_sub(int64_t a, int64_t b)
-{
-	int64_t r;
-	return __builtin_sub_overflow(a, b, &r) ? (b < 0 ? INT64_MAX : INT64_MIN) : r;
-}
-
 /** A new epoch for marking entries visited. */
 uint64_t mp_new_epoch(struct mempool *mp);
 /** Append to a refs array. 0 or CHAIN_ENOMEM. */
@@ -178,13 +161,6 @@ void mp_free_disconnected(struct mempool *mp);
 CHAIN_WUR int mp_collect_ancestors(struct mempool_entry *e, uint64_t ep, struct mp_refs *out);
 /** Core's CompareTxMemPoolEntryByDescendantScore: a is trimmed before b. */
 bool mp_desc_less(const struct mempool_entry *a, const struct mempool_entry *b);
-/**
- * Core's GetModFeeAndSize: of e's own feerate and its package's (fees and
- * vsize with the ancestors counted: the pool's, or what is left of them
- * while a block is assembled), the lower, as a fee and a size to compare.
- */
-void mp_anc_score(const struct mempool_entry *e, int64_t fees, uint64_t size, double *fee,
-                  double *sz);
 /** Forget txid's prioritisation (it was mined). */
 void mp_clear_delta(struct mempool *mp, const struct proto_hash *txid);
 /** Core's CFeeRate(fee, vsize).GetFeePerK(). */

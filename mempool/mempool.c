@@ -538,10 +538,10 @@ int mp_add_entry(struct mempool *mp, struct mempool_entry *e, const struct mp_re
 	for (uint32_t i = 0; i < anc.n; i++) {
 		struct mempool_entry *a = anc.v[i];
 		e->anc_size += (uint64_t)a->vsize;
-		e->anc_fees = mp_fee_add(e->anc_fees, a->modified_fee);
+		e->anc_fees = mempool_fee_add(e->anc_fees, a->modified_fee);
 		a->desc_count++;
 		a->desc_size += (uint64_t)e->vsize;
-		a->desc_fees = mp_fee_add(a->desc_fees, e->modified_fee);
+		a->desc_fees = mempool_fee_add(a->desc_fees, e->modified_fee);
 	}
 	mp_refs_release(&anc);
 	e->desc_count = 1;
@@ -609,7 +609,7 @@ void mp_remove_set(struct mempool *mp, struct mp_refs *set, enum mempool_removal
 				struct mempool_entry *a = rel.v[k];
 				a->desc_count--;
 				a->desc_size -= (uint64_t)e->vsize;
-				a->desc_fees = mp_fee_sub(a->desc_fees, e->modified_fee);
+				a->desc_fees = mempool_fee_sub(a->desc_fees, e->modified_fee);
 			}
 		}
 		if (mined) {
@@ -620,7 +620,7 @@ void mp_remove_set(struct mempool *mp, struct mp_refs *set, enum mempool_removal
 					struct mempool_entry *d = rel.v[k];
 					d->anc_count--;
 					d->anc_size -= (uint64_t)e->vsize;
-					d->anc_fees = mp_fee_sub(d->anc_fees, e->modified_fee);
+					d->anc_fees = mempool_fee_sub(d->anc_fees, e->modified_fee);
 				}
 			}
 		}
@@ -859,7 +859,7 @@ size_t mp_limit(struct mempool *mp)
 	return n + mp_trim(mp, mp->cfg.max_bytes);
 }
 
-size_t mempool_limit(struct chain *c)
+size_t mempool_limit(struct mempool *mp)
 {
-	return mp_limit(mp_of(c));
+	return mp_limit(mp);
 }

@@ -38,10 +38,11 @@
  *                  checks of a transaction found there.
  *
  * Ownership: whoever opens the chain attaches its mempool (mempool_open,
- * from chain_config's `attach`; then mempool_load once chain_open
- * returned) and detaches it (mempool_close, right before chain_close: it
- * saves when persisting). The mempool_* calls name the chain the pool is
- * attached to. Entry pointers and
+ * from chain_config's `attach`, which hands back the pool; then
+ * mempool_load once chain_open returned) and detaches it (mempool_close,
+ * right before chain_close: it saves when persisting). The other
+ * mempool_* calls take that pool, as Core's take its CTxMemPool; code
+ * handed only the chain finds it with mempool_of. Entry pointers and
  * the transactions they hold belong to the mempool and stay valid until
  * that entry is removed (by any mempool_* call that changes the pool,
  * by a block connected or disconnected, or by chain_close); copy what you
@@ -103,28 +104,38 @@ struct mempool_config {
 	struct mempool_policy policy; /**< relay knobs: min relay fee, dust, datacarrier, ... */
 };
 
+/** The pool: opaque (mempool/internal.h is mempool/'s own). */
+struct mempool;
+
 /**
  * Attach a mempool to c (which has none): create it from cfg (NULL:
  * zeroed) and register it as c's listener. Call it from chain_config's
  * `attach`, so the pool follows the blocks chain_open replays and
  * activates as it always did, or on an open chain. `dir` is the chain's
- * directory (mempool.dat's). 0, CHAIN_ENOMEM or CHAIN_EOVERFLOW (c has no
- * room for another listener). The chain's thread.
+ * directory (mempool.dat's). *out (when not NULL) gets the pool, which
+ * belongs to c until mempool_close. 0, CHAIN_ENOMEM or CHAIN_EOVERFLOW (c
+ * has no room for another listener). The chain's thread.
  */
-CHAIN_WUR int mempool_open(struct chain *c, const struct mempool_config *cfg, const char *dir);
+CHAIN_WUR int mempool_open(struct chain *c, const struct mempool_config *cfg, const char *dir,
+                           struct mempool **out);
 /**
- * With cfg->persist, read `<dir>/mempool.dat` into c's pool (a damaged
- * file is logged and skipped): once chain_open returned, so each
- * transaction is judged against the settled tip. Nothing without a pool.
+ * The pool attached to c (mempool_open), or NULL: for code that is handed
+ * the chain alone (the daemon's validation-thread jobs).
  */
-void mempool_load(struct chain *c);
+struct mempool *mempool_of(const struct chain *c);
 /**
- * Detach and free c's mempool, saving it first when persisting and it was
- * loaded (a failure is logged: "could not save the mempool"). Nothing
- * when c is NULL or has none. Call before chain_close (which frees a pool
+ * With cfg->persist, read `<dir>/mempool.dat` into mp (a damaged file is
+ * logged and skipped): once chain_open returned, so each transaction is
+ * judged against the settled tip. Nothing when mp is NULL.
+ */
+void mempool_load(struct mempool *mp);
+/**
+ * Detach mp from its chain and free it, saving it first when persisting
+ * and it was loaded (a failure is logged: "could not save the mempool").
+ * Nothing when mp is NULL. Call before chain_close (which frees a pool
  * still attached without saving it).
  */
-void mempool_close(struct chain *c);
+void mempool_close(struct mempool *mp);
 
 /* ---------------------------------------------------------------------- */
 /* Accepting transactions                                                  */
@@ -190,7 +201,7 @@ void mempool_accept_result_release(struct mempool_accept_result *r);
  * see r->accepted and r->state), or a fatal error (CHAIN_ENOMEM, the
  * coins database's errors).
  */
-CHAIN_WUR int mempool_accept(struct chain *c, struct proto_tx *tx,
+CHAIN_WUR int mempool_accept(struct mempool *mp, struct proto_tx *tx,
                              const struct mempool_accept_opts *opts,
                              struct mempool_accept_result *r);
 
@@ -220,7 +231,7 @@ struct mempool_package_state {
  * gets transaction i's verdict; results[i].validated is false for those
  * not reached. `pkg` gets the package verdict. 0 or a fatal error.
  */
-CHAIN_WUR int mempool_test_package(struct chain *c, struct proto_tx *const *txs, size_t n,
+CHAIN_WUR int mempool_test_package(struct mempool *mp, struct proto_tx *const *txs, size_t n,
                                    struct mempool_accept_result *results,
                                    struct mempool_package_state *pkg);
 
@@ -259,7 +270,7 @@ struct mempool_package_opts {
  * !accepted: rejected (state). `pkg` gets the package verdict
  * (MEMPOOL_PACKAGE_UNSET on success). 0 or a fatal error.
  */
-CHAIN_WUR int mempool_submit_package(struct chain *c, struct proto_tx *const *txs, size_t n,
+CHAIN_WUR int mempool_submit_package(struct mempool *mp, struct proto_tx *const *txs, size_t n,
                                      const struct mempool_package_opts *opts,
                                      struct mempool_accept_result *results,
                                      struct mempool_package_state *pkg);
@@ -290,7 +301,8 @@ struct mempool_entry_info {
 };
 
 /** The entry with this txid (wtxid false) or wtxid (true), or NULL. */
-const struct mempool_entry *mempool_find(struct chain *c, const struct proto_hash *id, bool wtxid);
+const struct mempool_entry *mempool_find(struct mempool *mp, const struct proto_hash *id,
+                                         bool wtxid);
 /** Fill *out with e's figures. */
 void mempool_entry_info(const struct mempool_entry *e, struct mempool_entry_info *out);
 /** e's transaction (owned by the pool; ids computed). */
@@ -310,10 +322,10 @@ size_t mempool_entry_children(const struct mempool_entry *e, const struct mempoo
  * The raw transaction (with witness) of the entry with this txid or wtxid,
  * xmalloc'd for the caller to free. 0, CHAIN_ENOTFOUND or CHAIN_ENOMEM.
  */
-CHAIN_WUR int mempool_get_raw(struct chain *c, const struct proto_hash *id, bool wtxid,
+CHAIN_WUR int mempool_get_raw(struct mempool *mp, const struct proto_hash *id, bool wtxid,
                               uint8_t **raw, size_t *len);
 /** The entry spending outpoint op, or NULL (gettxout's include_mempool, orphans). */
-const struct mempool_entry *mempool_spender(struct chain *c, const struct proto_outpoint *op);
+const struct mempool_entry *mempool_spender(struct mempool *mp, const struct proto_outpoint *op);
 
 /** Orders for mempool_list. */
 enum mempool_order {
@@ -337,7 +349,7 @@ enum mempool_order {
  * NULL when the pool is empty). Pointers valid until the pool changes.
  * 0 or CHAIN_ENOMEM.
  */
-CHAIN_WUR int mempool_list(struct chain *c, enum mempool_order order,
+CHAIN_WUR int mempool_list(struct mempool *mp, enum mempool_order order,
                            const struct mempool_entry ***out, size_t *n);
 /**
  * Core's CompareDepthAndScore: negative when a comes before b in
@@ -346,13 +358,68 @@ CHAIN_WUR int mempool_list(struct chain *c, enum mempool_order order,
 int mempool_compare_depth_score(const struct mempool_entry *a, const struct mempool_entry *b);
 /**
  * e's in-mempool ancestors (descendants), e excluded, into an xmalloc'd
- * array the caller frees (*out NULL when none), in no particular order
- * (getmempoolancestors sorts as it likes). 0 or CHAIN_ENOMEM.
+ * array the caller frees (*out NULL when none), breadth first from e:
+ * no order to rely on but the same one for the same pool, which keeps
+ * block assembly repeatable (getmempoolancestors sorts as it likes).
+ * 0 or CHAIN_ENOMEM.
  */
-CHAIN_WUR int mempool_ancestors(struct chain *c, const struct mempool_entry *e,
+CHAIN_WUR int mempool_ancestors(struct mempool *mp, const struct mempool_entry *e,
                                 const struct mempool_entry ***out, size_t *n);
-CHAIN_WUR int mempool_descendants(struct chain *c, const struct mempool_entry *e,
+CHAIN_WUR int mempool_descendants(struct mempool *mp, const struct mempool_entry *e,
                                   const struct mempool_entry ***out, size_t *n);
+
+/*
+ * Block assembly (mining/assemble.c, Core's BlockAssembler) reads the pool
+ * through these: mempool_list in MEMPOOL_ORDER_ANCESTOR_SCORE, the walks
+ * above (Core's CalculateMemPoolAncestors, CalculateDescendants), and the
+ * entries' figures and index below.
+ */
+
+/**
+ * What block assembly reads of an entry (Core's CTxMemPoolEntry getters
+ * GetModifiedFee, GetTxSize, GetTxWeight, GetSigOpCost and the
+ * WithAncestors figures). Plain value; cheaper than mempool_entry_info,
+ * which also walks the ancestors for BIP125.
+ */
+struct mempool_entry_figures {
+	int64_t modified_fee; /**< fee plus prioritisation */
+	int64_t vsize;        /**< Core's vsize (sigop-adjusted) */
+	uint32_t weight;
+	int64_t sigop_cost;                     /**< Core's GetTransactionSigOpCost */
+	uint64_t ancestor_count, ancestor_size; /**< itself included; size in vbytes */
+	int64_t ancestor_fees;                  /**< modified fees, itself included */
+};
+/** Fill *out with e's figures. */
+void mempool_entry_figures(const struct mempool_entry *e, struct mempool_entry_figures *out);
+/**
+ * e's index: below the pool's size (mempool_list's n), one per entry, so
+ * a caller can keep a side array of its own per entry. Valid until the
+ * pool changes.
+ */
+size_t mempool_entry_index(const struct mempool_entry *e);
+/**
+ * Core's GetModFeeAndSize: of e's own feerate and its package's (`fees`
+ * and `size` with the ancestors counted: the pool's, or what is left of
+ * them while a block is assembled), the lower, as a fee and a size to
+ * compare by cross-multiplying (MEMPOOL_ORDER_ANCESTOR_SCORE sorts by it).
+ */
+void mempool_ancestor_score(const struct mempool_entry *e, int64_t fees, uint64_t size, double *fee,
+                            double *sz);
+/**
+ * a + b and a - b for modified fees, saturating at the int64 bounds as
+ * Core's SaturatingAdd does: prioritisetransaction takes any int64 delta
+ * (fee_delta 9223372036854775807 overflowed the sums, UBSan).
+ */
+static inline int64_t mempool_fee_add(int64_t a, int64_t b)
+{
+	int64_t r;
+	return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+static inline int64_t mempool_fee_sub(int64_t a, int64_t b)
+{
+	int64_t r;
+	return __builtin_sub_overflow(a, b, &r) ? (b < 0 ? INT64_MAX : INT64_MIN) : r;
+}
 
 /** getmempoolinfo's figures. Fees in satoshis, feerates in sat/kvB. */
 struct mempool_info {
@@ -370,13 +437,13 @@ struct mempool_info {
 };
 
 /** Fill *out. */
-void mempool_get_info(struct chain *c, struct mempool_info *out);
+void mempool_get_info(struct mempool *mp, struct mempool_info *out);
 /** Core's GetMinFee: the rolling minimum feerate now, sat/kvB (0 when none). */
-int64_t mempool_min_fee(struct chain *c);
+int64_t mempool_min_fee(struct mempool *mp);
 /** The pool's sequence number (see the glossary). */
-uint64_t mempool_sequence(const struct chain *c);
+uint64_t mempool_sequence(const struct mempool *mp);
 /** The policy in force (the config's or the network's default). */
-const struct mempool_policy *mempool_get_policy(const struct chain *c);
+const struct mempool_policy *mempool_get_policy(const struct mempool *mp);
 
 /* ---------------------------------------------------------------------- */
 /* Events, persistence, upkeep                                             */
@@ -413,23 +480,23 @@ struct mempool_events {
 	void *arg;
 };
 /** Set (replace) the callbacks; NULL clears them. */
-void mempool_set_events(struct chain *c, const struct mempool_events *ev);
+void mempool_set_events(struct mempool *mp, const struct mempool_events *ev);
 
 /**
  * Write the pool to `<dir>/mempool.dat` in Core's format version 2 (XOR
  * key), through a temporary file, fsync and rename (savemempool). 0,
  * CHAIN_EIO or CHAIN_ENOMEM.
  */
-CHAIN_WUR int mempool_save(struct chain *c);
-/** The path mempool_save writes (owned by the chain). */
-const char *mempool_path(const struct chain *c);
+CHAIN_WUR int mempool_save(struct mempool *mp);
+/** The path mempool_save writes (owned by the pool). */
+const char *mempool_path(const struct mempool *mp);
 
 /**
  * Core's prioritisetransaction: add `delta` satoshis to the modified fee
  * of txid (kept for a tx not yet in the pool, as Core's mapDeltas).
  * 0 or CHAIN_ENOMEM.
  */
-CHAIN_WUR int mempool_prioritise(struct chain *c, const struct proto_hash *txid, int64_t delta);
+CHAIN_WUR int mempool_prioritise(struct mempool *mp, const struct proto_hash *txid, int64_t delta);
 
 /** One prioritisetransaction delta still in force (getprioritisedtransactions). */
 struct mempool_delta {
@@ -443,7 +510,7 @@ struct mempool_delta {
  * compared as stored), into an xmalloc'd array the caller frees (*out NULL
  * when none). 0 or CHAIN_ENOMEM.
  */
-CHAIN_WUR int mempool_deltas(struct chain *c, struct mempool_delta **out, size_t *n);
+CHAIN_WUR int mempool_deltas(struct mempool *mp, struct mempool_delta **out, size_t *n);
 
 /*
  * The unbroadcast set (Core's m_unbroadcast_txids): transactions
@@ -452,23 +519,24 @@ CHAIN_WUR int mempool_deltas(struct chain *c, struct mempool_delta **out, size_t
  * thread, as the pool.
  */
 /** Add txid (an entry of the pool; else nothing). 0 or CHAIN_ENOMEM. */
-CHAIN_WUR int mempool_unbroadcast_add(struct chain *c, const struct proto_hash *txid);
+CHAIN_WUR int mempool_unbroadcast_add(struct mempool *mp, const struct proto_hash *txid);
 /** Remove txid (a peer fetched it); absent is fine. */
-void mempool_unbroadcast_remove(struct chain *c, const struct proto_hash *txid);
+void mempool_unbroadcast_remove(struct mempool *mp, const struct proto_hash *txid);
 /** Whether txid is in the set. */
-bool mempool_is_unbroadcast(const struct chain *c, const struct proto_hash *txid);
+bool mempool_is_unbroadcast(const struct mempool *mp, const struct proto_hash *txid);
 /**
  * The set into an xmalloc'd array the caller frees (*out NULL when empty),
  * in no particular order. 0 or CHAIN_ENOMEM.
  */
-CHAIN_WUR int mempool_unbroadcast_list(const struct chain *c, struct proto_hash **out, size_t *n);
+CHAIN_WUR int mempool_unbroadcast_list(const struct mempool *mp, struct proto_hash **out,
+                                       size_t *n);
 
 /**
  * Remove entries older than the expiry and trim to the size limit, as
  * Core's LimitMempoolSize (which runs after every accept anyway); for a
  * periodic timer. Returns how many were removed.
  */
-size_t mempool_limit(struct chain *c);
+size_t mempool_limit(struct mempool *mp);
 
 /** Mempool and script-cache counters (part of getstats). */
 struct mempool_stats {
@@ -479,6 +547,6 @@ struct mempool_stats {
 	uint64_t accept_ns; /**< total time inside mempool_accept */
 };
 /** Fill *out. */
-void mempool_get_stats(struct chain *c, struct mempool_stats *out);
+void mempool_get_stats(struct mempool *mp, struct mempool_stats *out);
 
 #endif

@@ -351,8 +351,8 @@ static int accept_multiple(struct mempool *mp, struct proto_tx *const *txs, size
 		}
 		vsize[i] = res[i].vsize;
 		total_vsize += res[i].vsize;
-		total_fee =
-		    mp_fee_add(total_fee, mp_fee_add(res[i].fee, mp_delta_of(mp, &txs[i]->txid)));
+		total_fee = mempool_fee_add(
+		    total_fee, mempool_fee_add(res[i].fee, mp_delta_of(mp, &txs[i]->txid)));
 	}
 	for (size_t i = 0; i < m; i++)
 		res[i].accepted = false; /* judged so far, not accepted */
@@ -495,11 +495,10 @@ static int parents_unconfirmed(struct chain *c, struct proto_tx *const *txs, siz
 	return 0;
 }
 
-int mempool_submit_package(struct chain *c, struct proto_tx *const *txs, size_t n,
+int mempool_submit_package(struct mempool *mp, struct proto_tx *const *txs, size_t n,
                            const struct mempool_package_opts *opts,
                            struct mempool_accept_result *results, struct mempool_package_state *pkg)
 {
-	struct mempool *mp = mp_of(c);
 	struct mempool_package_opts none = {0};
 	const struct mempool_package_opts *o = opts ? opts : &none;
 	memset(pkg, 0, sizeof(*pkg));
@@ -517,7 +516,7 @@ int mempool_submit_package(struct chain *c, struct proto_tx *const *txs, size_t 
 			return pkg_fail(pkg, MEMPOOL_PACKAGE_POLICY,
 			                "package-not-child-with-parents", NULL);
 		bool ok;
-		if ((err = parents_unconfirmed(c, txs, n, &ok)))
+		if ((err = parents_unconfirmed(mp->c, txs, n, &ok)))
 			return err;
 		if (!ok)
 			return pkg_fail(pkg, MEMPOOL_PACKAGE_POLICY,
@@ -676,10 +675,9 @@ bool mp_package_well_formed(struct proto_tx *const *txs, size_t n,
 	return true;
 }
 
-int mempool_test_package(struct chain *c, struct proto_tx *const *txs, size_t n,
+int mempool_test_package(struct mempool *mp, struct proto_tx *const *txs, size_t n,
                          struct mempool_accept_result *results, struct mempool_package_state *pkg)
 {
-	struct mempool *mp = mp_of(c);
 	memset(pkg, 0, sizeof(*pkg));
 	for (size_t i = 0; i < n; i++) {
 		mempool_accept_result_release(&results[i]);

@@ -38,12 +38,11 @@ static void xor_from(uint8_t *p, size_t len, size_t file_off, const uint8_t key[
 		p[i] ^= key[(file_off + i) % 8];
 }
 
-int mempool_save(struct chain *c)
+int mempool_save(struct mempool *mp)
 {
-	struct mempool *mp = mp_of(c);
 	const struct mempool_entry **v = NULL;
 	size_t n = 0;
-	int err = mempool_list(c, MEMPOOL_ORDER_DEPTH_SCORE, &v, &n);
+	int err = mempool_list(mp, MEMPOOL_ORDER_DEPTH_SCORE, &v, &n);
 	if (err)
 		return err;
 	struct proto_writer w;
@@ -90,7 +89,7 @@ int mempool_save(struct chain *c)
 	err = CHAIN_EIO;
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0) {
-		chain_logf(c, CHAIN_LOG_ERROR, "savemempool: cannot create %s: %s", tmp,
+		chain_logf(mp->c, CHAIN_LOG_ERROR, "savemempool: cannot create %s: %s", tmp,
 		           strerror(errno));
 		goto out;
 	}
@@ -106,7 +105,7 @@ int mempool_save(struct chain *c)
 	bool ok = off == w.len && fsync(fd) == 0;
 	ok = close(fd) == 0 && ok;
 	if (!ok || rename(tmp, mp->path) != 0) {
-		chain_logf(c, CHAIN_LOG_ERROR, "savemempool: writing %s failed: %s", mp->path,
+		chain_logf(mp->c, CHAIN_LOG_ERROR, "savemempool: writing %s failed: %s", mp->path,
 		           strerror(errno));
 		unlink(tmp);
 		goto out;
@@ -121,7 +120,7 @@ int mempool_save(struct chain *c)
 			close(dfd);
 		}
 	}
-	chain_logf(c, CHAIN_LOG_INFO, "Dumped mempool: %zu transactions to %s", n, mp->path);
+	chain_logf(mp->c, CHAIN_LOG_INFO, "Dumped mempool: %zu transactions to %s", n, mp->path);
 	err = 0;
 out:
 	xfree(tmp);
@@ -129,9 +128,9 @@ out:
 	return err;
 }
 
-const char *mempool_path(const struct chain *c)
+const char *mempool_path(const struct mempool *mp)
 {
-	return mp_of(c)->path;
+	return mp->path;
 }
 
 static int read_file(const char *path, uint8_t **out, size_t *len)
@@ -218,7 +217,7 @@ void mp_load(struct mempool *mp)
 			goto out;
 		}
 		proto_tx_compute_ids(&tx);
-		if (delta && mempool_prioritise(c, &tx.txid, delta))
+		if (delta && mempool_prioritise(mp, &tx.txid, delta))
 			goto out;
 		if (t <= cutoff) {
 			expired++;
@@ -249,7 +248,7 @@ void mp_load(struct mempool *mp)
 			damage = "bad delta list";
 			goto out;
 		}
-		if (mempool_prioritise(c, &h, delta))
+		if (mempool_prioritise(mp, &h, delta))
 			goto out;
 	}
 	uint64_t nu;
@@ -264,7 +263,7 @@ void mp_load(struct mempool *mp)
 			damage = "bad unbroadcast list";
 			goto out;
 		}
-		if (mempool_unbroadcast_add(c, &h))
+		if (mempool_unbroadcast_add(mp, &h))
 			goto out;
 	}
 out:

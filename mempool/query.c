@@ -11,9 +11,10 @@
 
 /* ---- public queries ------------------------------------------------------------- */
 
-const struct mempool_entry *mempool_find(struct chain *c, const struct proto_hash *id, bool wtxid)
+const struct mempool_entry *mempool_find(struct mempool *mp, const struct proto_hash *id,
+                                         bool wtxid)
 {
-	return wtxid ? mp_find_wtxid(mp_of(c), id) : mp_find_txid(mp_of(c), id);
+	return wtxid ? mp_find_wtxid(mp, id) : mp_find_txid(mp, id);
 }
 
 static bool signals_rbf(const struct proto_tx *tx)
@@ -70,6 +71,24 @@ void mempool_entry_info(const struct mempool_entry *e, struct mempool_entry_info
 	out->bip125_replaceable = rbf;
 }
 
+void mempool_entry_figures(const struct mempool_entry *e, struct mempool_entry_figures *out)
+{
+	*out = (struct mempool_entry_figures){
+	    .modified_fee = e->modified_fee,
+	    .vsize = e->vsize,
+	    .weight = e->weight,
+	    .sigop_cost = e->sigop_cost,
+	    .ancestor_count = e->anc_count,
+	    .ancestor_size = e->anc_size,
+	    .ancestor_fees = e->anc_fees,
+	};
+}
+
+size_t mempool_entry_index(const struct mempool_entry *e)
+{
+	return e->pos;
+}
+
 const struct proto_tx *mempool_entry_tx(const struct mempool_entry *e)
 {
 	return &e->tx;
@@ -101,10 +120,10 @@ size_t mempool_entry_children(const struct mempool_entry *e, const struct mempoo
 	return e->children.n;
 }
 
-int mempool_get_raw(struct chain *c, const struct proto_hash *id, bool wtxid, uint8_t **raw,
+int mempool_get_raw(struct mempool *mp, const struct proto_hash *id, bool wtxid, uint8_t **raw,
                     size_t *len)
 {
-	const struct mempool_entry *e = mempool_find(c, id, wtxid);
+	const struct mempool_entry *e = mempool_find(mp, id, wtxid);
 	if (!e)
 		return CHAIN_ENOTFOUND;
 	struct proto_writer w;
@@ -119,9 +138,9 @@ int mempool_get_raw(struct chain *c, const struct proto_hash *id, bool wtxid, ui
 	return 0;
 }
 
-const struct mempool_entry *mempool_spender(struct chain *c, const struct proto_outpoint *op)
+const struct mempool_entry *mempool_spender(struct mempool *mp, const struct proto_outpoint *op)
 {
-	return mp_spender(mp_of(c), op);
+	return mp_spender(mp, op);
 }
 
 /* ---- orders ---------------------------------------------------------------------- */
@@ -154,8 +173,8 @@ static int cmp_depth_score(const void *a, const void *b)
 	                                   *(const struct mempool_entry *const *)b);
 }
 
-void mp_anc_score(const struct mempool_entry *e, int64_t fees, uint64_t size, double *fee,
-                  double *sz)
+void mempool_ancestor_score(const struct mempool_entry *e, int64_t fees, uint64_t size, double *fee,
+                            double *sz)
 {
 	double f1 = (double)e->modified_fee * (double)size;
 	double f2 = (double)fees * (double)e->vsize;
@@ -175,8 +194,8 @@ static int cmp_anc_score(const void *pa, const void *pb)
 	const struct mempool_entry *a = *(const struct mempool_entry *const *)pa;
 	const struct mempool_entry *b = *(const struct mempool_entry *const *)pb;
 	double af, as, bf, bs;
-	mp_anc_score(a, a->anc_fees, a->anc_size, &af, &as);
-	mp_anc_score(b, b->anc_fees, b->anc_size, &bf, &bs);
+	mempool_ancestor_score(a, a->anc_fees, a->anc_size, &af, &as);
+	mempool_ancestor_score(b, b->anc_fees, b->anc_size, &bf, &bs);
 	double f1 = af * bs, f2 = bf * as;
 	if (f1 == f2)
 		return hash_cmp(&a->tx.txid, &b->tx.txid);
@@ -201,10 +220,9 @@ static int cmp_time(const void *pa, const void *pb)
 	return hash_cmp(&a->tx.txid, &b->tx.txid);
 }
 
-int mempool_list(struct chain *c, enum mempool_order order, const struct mempool_entry ***out,
+int mempool_list(struct mempool *mp, enum mempool_order order, const struct mempool_entry ***out,
                  size_t *n)
 {
-	struct mempool *mp = mp_of(c);
 	*out = NULL;
 	*n = 0;
 	if (!mp->n)
@@ -226,10 +244,9 @@ int mempool_list(struct chain *c, enum mempool_order order, const struct mempool
 	return 0;
 }
 
-static int relatives(struct chain *c, const struct mempool_entry *ce, bool up,
+static int relatives(struct mempool *mp, const struct mempool_entry *ce, bool up,
                      const struct mempool_entry ***out, size_t *n)
 {
-	struct mempool *mp = mp_of(c);
 	/* The entry is the pool's own: marking it is how walks remember. */
 	struct mempool_entry *e = mp->entries[ce->pos];
 	struct mp_refs r = {0};
@@ -257,23 +274,22 @@ static int relatives(struct chain *c, const struct mempool_entry *ce, bool up,
 	return 0;
 }
 
-int mempool_ancestors(struct chain *c, const struct mempool_entry *e,
+int mempool_ancestors(struct mempool *mp, const struct mempool_entry *e,
                       const struct mempool_entry ***out, size_t *n)
 {
-	return relatives(c, e, true, out, n);
+	return relatives(mp, e, true, out, n);
 }
 
-int mempool_descendants(struct chain *c, const struct mempool_entry *e,
+int mempool_descendants(struct mempool *mp, const struct mempool_entry *e,
                         const struct mempool_entry ***out, size_t *n)
 {
-	return relatives(c, e, false, out, n);
+	return relatives(mp, e, false, out, n);
 }
 
 /* ---- info, events, stats ------------------------------------------------------------ */
 
-void mempool_get_info(struct chain *c, struct mempool_info *out)
+void mempool_get_info(struct mempool *mp, struct mempool_info *out)
 {
-	struct mempool *mp = mp_of(c);
 	memset(out, 0, sizeof(*out));
 	out->loaded = mp->loaded;
 	out->size = mp->n;
@@ -290,19 +306,19 @@ void mempool_get_info(struct chain *c, struct mempool_info *out)
 	out->fullrbf = true;
 }
 
-int64_t mempool_min_fee(struct chain *c)
+int64_t mempool_min_fee(struct mempool *mp)
 {
-	return mp_min_fee(mp_of(c));
+	return mp_min_fee(mp);
 }
 
-uint64_t mempool_sequence(const struct chain *c)
+uint64_t mempool_sequence(const struct mempool *mp)
 {
-	return mp_of(c)->sequence;
+	return mp->sequence;
 }
 
-const struct mempool_policy *mempool_get_policy(const struct chain *c)
+const struct mempool_policy *mempool_get_policy(const struct mempool *mp)
 {
-	return &mp_of(c)->policy;
+	return &mp->policy;
 }
 
 const char *mempool_removal_str(enum mempool_removal why)
@@ -324,17 +340,16 @@ const char *mempool_removal_str(enum mempool_removal why)
 	return "unknown";
 }
 
-void mempool_set_events(struct chain *c, const struct mempool_events *ev)
+void mempool_set_events(struct mempool *mp, const struct mempool_events *ev)
 {
 	if (ev)
-		mp_of(c)->ev = *ev;
+		mp->ev = *ev;
 	else
-		memset(&mp_of(c)->ev, 0, sizeof(mp_of(c)->ev));
+		memset(&mp->ev, 0, sizeof(mp->ev));
 }
 
-int mempool_prioritise(struct chain *c, const struct proto_hash *txid, int64_t delta)
+int mempool_prioritise(struct mempool *mp, const struct proto_hash *txid, int64_t delta)
 {
-	struct mempool *mp = mp_of(c);
 	size_t i = 0;
 	while (i < mp->n_deltas && !proto_hash_eq(&mp->deltas[i].txid, txid))
 		i++;
@@ -351,23 +366,23 @@ int mempool_prioritise(struct chain *c, const struct proto_hash *txid, int64_t d
 		mp->deltas[i].delta = 0;
 		mp->n_deltas++;
 	}
-	mp->deltas[i].delta = mp_fee_add(mp->deltas[i].delta, delta);
+	mp->deltas[i].delta = mempool_fee_add(mp->deltas[i].delta, delta);
 	/* Core's PrioritiseTransaction: the entry, its ancestors' descendant
 	 * fees and its descendants' ancestor fees move by delta. */
 	struct mempool_entry *e = mp_find_txid(mp, txid);
 	if (e) {
 		struct mp_refs r = {0};
-		e->modified_fee = mp_fee_add(e->modified_fee, delta);
-		e->anc_fees = mp_fee_add(e->anc_fees, delta);
-		e->desc_fees = mp_fee_add(e->desc_fees, delta);
+		e->modified_fee = mempool_fee_add(e->modified_fee, delta);
+		e->anc_fees = mempool_fee_add(e->anc_fees, delta);
+		e->desc_fees = mempool_fee_add(e->desc_fees, delta);
 		if (mp_collect_ancestors(e, mp_new_epoch(mp), &r) == 0) {
 			for (uint32_t k = 0; k < r.n; k++)
-				r.v[k]->desc_fees = mp_fee_add(r.v[k]->desc_fees, delta);
+				r.v[k]->desc_fees = mempool_fee_add(r.v[k]->desc_fees, delta);
 		}
 		r.n = 0;
 		if (mp_collect_descendants(mp, e, mp_new_epoch(mp), &r) == 0) {
 			for (uint32_t k = 1; k < r.n; k++)
-				r.v[k]->anc_fees = mp_fee_add(r.v[k]->anc_fees, delta);
+				r.v[k]->anc_fees = mempool_fee_add(r.v[k]->anc_fees, delta);
 		}
 		mp_refs_release(&r);
 	}
@@ -382,9 +397,8 @@ static int cmp_delta(const void *a, const void *b)
 	return hash_cmp(&x->txid, &y->txid);
 }
 
-int mempool_deltas(struct chain *c, struct mempool_delta **out, size_t *n)
+int mempool_deltas(struct mempool *mp, struct mempool_delta **out, size_t *n)
 {
-	struct mempool *mp = mp_of(c);
 	*out = NULL;
 	*n = 0;
 	if (!mp->n_deltas)
@@ -405,10 +419,10 @@ int mempool_deltas(struct chain *c, struct mempool_delta **out, size_t *n)
 	return 0;
 }
 
-void mempool_get_stats(struct chain *c, struct mempool_stats *out)
+void mempool_get_stats(struct mempool *mp, struct mempool_stats *out)
 {
-	*out = mp_of(c)->stats;
-	struct chain_script_cache *sc = chain_checker_script_cache(chain_get_checker(c));
+	*out = mp->stats;
+	struct chain_script_cache *sc = chain_checker_script_cache(chain_get_checker(mp->c));
 	if (sc)
 		chain_script_cache_counters(sc, &out->script_cache_entries,
 		                            &out->script_cache_capacity, &out->script_cache_hits,

@@ -27,9 +27,8 @@ void mp_unbroadcast_drop(struct mempool *mp, const struct proto_hash *txid)
 		mp->unbcast[i] = mp->unbcast[--mp->n_unbcast];
 }
 
-int mempool_unbroadcast_add(struct chain *c, const struct proto_hash *txid)
+int mempool_unbroadcast_add(struct mempool *mp, const struct proto_hash *txid)
 {
-	struct mempool *mp = mp_of(c);
 	if (!mp_find_txid(mp, txid) || find(mp, txid) < mp->n_unbcast)
 		return 0;
 	if (mp->n_unbcast == mp->cap_unbcast) {
@@ -44,19 +43,18 @@ int mempool_unbroadcast_add(struct chain *c, const struct proto_hash *txid)
 	return 0;
 }
 
-void mempool_unbroadcast_remove(struct chain *c, const struct proto_hash *txid)
+void mempool_unbroadcast_remove(struct mempool *mp, const struct proto_hash *txid)
 {
-	mp_unbroadcast_drop(mp_of(c), txid);
+	mp_unbroadcast_drop(mp, txid);
 }
 
-bool mempool_is_unbroadcast(const struct chain *c, const struct proto_hash *txid)
+bool mempool_is_unbroadcast(const struct mempool *mp, const struct proto_hash *txid)
 {
-	return find(mp_of(c), txid) < mp_of(c)->n_unbcast;
+	return find(mp, txid) < mp->n_unbcast;
 }
 
-int mempool_unbroadcast_list(const struct chain *c, struct proto_hash **out, size_t *n)
+int mempool_unbroadcast_list(const struct mempool *mp, struct proto_hash **out, size_t *n)
 {
-	const struct mempool *mp = mp_of(c);
 	*out = NULL;
 	*n = 0;
 	if (!mp->n_unbcast)

@@ -19,11 +19,16 @@
  * below the minimum fee rate ends the selection; after 1,000 failures in
  * a row with the block within 4,000 WU of full it stops; a package is
  * sorted by ancestor count, then txid.
+ *
+ * It reads the pool through mempool/mempool.h alone, as Core's reads
+ * CTxMemPool's public face: the ancestor-score list, the ancestor and
+ * descendant walks, and each entry's figures, copied once into a side
+ * array kept by the entry's index.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "mempool/internal.h" /* the entries' figures, read as the pool keeps them */
+#include "base/alloc.h"
 #include "mining/mining.h"
 
 /** Core's MAX_CONSECUTIVE_FAILURES. */
@@ -31,8 +36,9 @@
 /** Core's BLOCK_FULL_ENOUGH_WEIGHT_DELTA. */
 #define BLOCK_FULL_ENOUGH_WEIGHT_DELTA 4000
 
-/* Per entry (by its pos in the pool): the selection's state. */
+/* Per entry (by mempool_entry_index): its figures and the selection's state. */
 struct sel {
+	struct mempool_entry_figures f; /* the pool's, read once */
 	uint64_t size; /* with the ancestors not in the block (valid when modified) */
 	int64_t fees;
 	int64_t sigops;
@@ -44,12 +50,19 @@ struct heap_item {
 	uint32_t pos, ver;
 };
 
+/* A growable list of entries. */
+struct refs {
+	const struct mempool_entry **v;
+	size_t n, cap;
+};
+
 struct assembler {
 	struct mempool *mp;
 	struct sel *s;
+	const struct mempool_entry **entries; /* by index */
 	struct heap_item *heap;
 	size_t n_heap, cap_heap;
-	struct mp_refs pkg, desc, anc; /* scratch for the walks */
+	struct refs pkg; /* the package being tried */
 	const struct mempool_entry **out;
 	size_t n_out;
 	uint64_t weight;
@@ -58,9 +71,29 @@ struct assembler {
 	int64_t lock_time_cutoff;
 };
 
+static int refs_reserve(struct refs *r, size_t want)
+{
+	if (want <= r->cap)
+		return 0;
+	size_t cap = r->cap ? r->cap : 16;
+	while (cap < want)
+		cap *= 2;
+	const struct mempool_entry **v = xreallocarray(r->v, cap, sizeof(*v));
+	if (!v)
+		return CHAIN_ENOMEM;
+	r->v = v;
+	r->cap = cap;
+	return 0;
+}
+
+static struct sel *sel_of(const struct assembler *A, const struct mempool_entry *e)
+{
+	return &A->s[mempool_entry_index(e)];
+}
+
 static int hash_cmp(const struct mempool_entry *a, const struct mempool_entry *b)
 {
-	return memcmp(a->tx.txid.b, b->tx.txid.b, sizeof(a->tx.txid.b));
+	return memcmp(mempool_entry_txid(a)->b, mempool_entry_txid(b)->b, 32);
 }
 
 /* Core's CompareModifiedEntry: true when a's package feerate is higher (ties: lower txid). */
@@ -70,7 +103,7 @@ static bool modified_better(const struct assembler *A, uint32_t a, uint32_t b)
 	double f1 = (double)y->size * (double)x->fees;
 	double f2 = (double)x->size * (double)y->fees;
 	if (f1 == f2)
-		return hash_cmp(A->mp->entries[a], A->mp->entries[b]) < 0;
+		return hash_cmp(A->entries[a], A->entries[b]) < 0;
 	return f1 > f2;
 }
 
@@ -79,10 +112,11 @@ static bool modified_better(const struct assembler *A, uint32_t a, uint32_t b)
 static bool modified_beats_pool(const struct assembler *A, uint32_t m,
                                 const struct mempool_entry *p)
 {
-	const struct mempool_entry *me = A->mp->entries[m];
+	const struct mempool_entry *me = A->entries[m];
+	const struct mempool_entry_figures *pf_ = &sel_of(A, p)->f;
 	double mf, ms, pf, ps;
-	mp_anc_score(me, A->s[m].fees, A->s[m].size, &mf, &ms);
-	mp_anc_score(p, p->anc_fees, p->anc_size, &pf, &ps);
+	mempool_ancestor_score(me, A->s[m].fees, A->s[m].size, &mf, &ms);
+	mempool_ancestor_score(p, pf_->ancestor_fees, pf_->ancestor_size, &pf, &ps);
 	double f1 = mf * ps, f2 = pf * ms;
 	if (f1 == f2)
 		return hash_cmp(me, p) < 0;
@@ -151,42 +185,48 @@ static int64_t heap_top(struct assembler *A)
 	return -1;
 }
 
-/* e's ancestors not in the block (e excluded) into A->pkg. */
-static int unconfirmed_ancestors(struct assembler *A, struct mempool_entry *e)
+/* e's ancestors not in the block (e excluded) into A->pkg, with room for e. */
+static int unconfirmed_ancestors(struct assembler *A, const struct mempool_entry *e)
 {
+	const struct mempool_entry **anc;
+	size_t n;
 	A->pkg.n = 0;
-	int err = mp_collect_ancestors(e, mp_new_epoch(A->mp), &A->pkg);
+	int err = mempool_ancestors(A->mp, e, &anc, &n);
 	if (err)
 		return err;
-	uint32_t k = 0;
-	for (uint32_t i = 0; i < A->pkg.n; i++)
-		if (!A->s[A->pkg.v[i]->pos].in_block)
-			A->pkg.v[k++] = A->pkg.v[i];
-	A->pkg.n = k;
-	return 0;
+	if (!(err = refs_reserve(&A->pkg, n + 1))) {
+		for (size_t i = 0; i < n; i++)
+			if (!sel_of(A, anc[i])->in_block)
+				A->pkg.v[A->pkg.n++] = anc[i];
+	}
+	xfree(anc);
+	return err;
 }
 
-/* e's signature operations with all its ancestors (the pool keeps no such figure). */
-static int64_t sigops_with(const struct mempool_entry *e, const struct mp_refs *anc)
+/* e's signature operations with those of `anc` (the pool keeps no such figure). */
+static int64_t sigops_with(const struct assembler *A, const struct mempool_entry *e,
+                           const struct mempool_entry *const *anc, size_t n)
 {
-	int64_t n = e->sigop_cost;
-	for (uint32_t i = 0; i < anc->n; i++)
-		n += anc->v[i]->sigop_cost;
-	return n;
+	int64_t ops = sel_of(A, e)->f.sigop_cost;
+	for (size_t i = 0; i < n; i++)
+		ops += sel_of(A, anc[i])->f.sigop_cost;
+	return ops;
 }
 
 /* e becomes a modified entry, starting from the pool's figures for its package. */
-static int start_modified(struct assembler *A, struct mempool_entry *e)
+static int start_modified(struct assembler *A, const struct mempool_entry *e)
 {
-	struct sel *s = &A->s[e->pos];
-	A->anc.n = 0;
-	int err = mp_collect_ancestors(e, mp_new_epoch(A->mp), &A->anc);
+	struct sel *s = sel_of(A, e);
+	const struct mempool_entry **anc;
+	size_t n;
+	int err = mempool_ancestors(A->mp, e, &anc, &n);
 	if (err)
 		return err;
-	s->size = e->anc_size;
-	s->fees = e->anc_fees;
-	s->sigops = sigops_with(e, &A->anc);
+	s->size = s->f.ancestor_size;
+	s->fees = s->f.ancestor_fees;
+	s->sigops = sigops_with(A, e, anc, n);
 	s->modified = true;
+	xfree(anc);
 	return 0;
 }
 
@@ -194,28 +234,30 @@ static int start_modified(struct assembler *A, struct mempool_entry *e)
  * outside the package, has that much less to bring. */
 static int update_descendants(struct assembler *A)
 {
-	for (uint32_t i = 0; i < A->pkg.n; i++) {
-		struct mempool_entry *it = A->pkg.v[i];
-		A->desc.n = 0;
-		int err = mp_collect_descendants(A->mp, it, mp_new_epoch(A->mp), &A->desc);
-		if (err)
+	int err = 0;
+	for (size_t i = 0; i < A->pkg.n && !err; i++) {
+		const struct mempool_entry *it = A->pkg.v[i];
+		const struct mempool_entry_figures *itf = &sel_of(A, it)->f;
+		const struct mempool_entry **desc;
+		size_t n;
+		if ((err = mempool_descendants(A->mp, it, &desc, &n)))
 			return err;
-		for (uint32_t k = 0; k < A->desc.n; k++) {
-			struct mempool_entry *d = A->desc.v[k];
-			struct sel *s = &A->s[d->pos];
+		for (size_t k = 0; k < n && !err; k++) {
+			const struct mempool_entry *d = desc[k];
+			struct sel *s = sel_of(A, d);
 			if (s->in_package)
 				continue;
 			if (!s->modified && (err = start_modified(A, d)))
-				return err;
-			s->size -= (uint64_t)it->vsize;
-			s->fees = mp_fee_sub(s->fees, it->modified_fee);
-			s->sigops -= it->sigop_cost;
+				break;
+			s->size -= (uint64_t)itf->vsize;
+			s->fees = mempool_fee_sub(s->fees, itf->modified_fee);
+			s->sigops -= itf->sigop_cost;
 			s->ver++;
-			if ((err = heap_push(A, (uint32_t)d->pos)))
-				return err;
+			err = heap_push(A, (uint32_t)mempool_entry_index(d));
 		}
+		xfree(desc);
 	}
-	return 0;
+	return err;
 }
 
 /* Core's CompareTxIterByAncestorCount: parents before children. */
@@ -223,8 +265,11 @@ static int cmp_for_block(const void *pa, const void *pb)
 {
 	const struct mempool_entry *a = *(const struct mempool_entry *const *)pa;
 	const struct mempool_entry *b = *(const struct mempool_entry *const *)pb;
-	if (a->anc_count != b->anc_count)
-		return a->anc_count < b->anc_count ? -1 : 1;
+	struct mempool_entry_figures fa, fb;
+	mempool_entry_figures(a, &fa);
+	mempool_entry_figures(b, &fb);
+	if (fa.ancestor_count != fb.ancestor_count)
+		return fa.ancestor_count < fb.ancestor_count ? -1 : 1;
 	return hash_cmp(a, b);
 }
 
@@ -232,26 +277,27 @@ static int cmp_for_block(const void *pa, const void *pb)
 static int add_package(struct assembler *A)
 {
 	qsort(A->pkg.v, A->pkg.n, sizeof(*A->pkg.v), cmp_for_block);
-	for (uint32_t i = 0; i < A->pkg.n; i++) {
-		struct mempool_entry *e = A->pkg.v[i];
-		struct sel *s = &A->s[e->pos];
+	for (size_t i = 0; i < A->pkg.n; i++) {
+		const struct mempool_entry *e = A->pkg.v[i];
+		struct sel *s = sel_of(A, e);
 		A->out[A->n_out++] = e;
-		A->weight += e->weight;
-		A->sigops += e->sigop_cost;
+		A->weight += s->f.weight;
+		A->sigops += s->f.sigop_cost;
 		s->in_block = s->in_package = true;
 		s->modified = false;
 	}
 	int err = update_descendants(A);
-	for (uint32_t i = 0; i < A->pkg.n; i++)
-		A->s[A->pkg.v[i]->pos].in_package = false;
+	for (size_t i = 0; i < A->pkg.n; i++)
+		sel_of(A, A->pkg.v[i])->in_package = false;
 	return err;
 }
 
 /* Core's TestPackageTransactions: every one final in the new block. */
 static bool package_final(const struct assembler *A)
 {
-	for (uint32_t i = 0; i < A->pkg.n; i++)
-		if (!chain_tx_is_final(&A->pkg.v[i]->tx, A->height, A->lock_time_cutoff))
+	for (size_t i = 0; i < A->pkg.n; i++)
+		if (!chain_tx_is_final(mempool_entry_tx(A->pkg.v[i]), A->height,
+		                       A->lock_time_cutoff))
 			return false;
 	return true;
 }
@@ -272,39 +318,39 @@ static void give_up(struct sel *s)
 }
 
 static int select_txs(struct assembler *A, const struct mining_block_opts *o,
-                      struct mempool_entry *const *order, size_t n)
+                      const struct mempool_entry *const *order, size_t n)
 {
 	size_t mi = 0;
 	int failures = 0;
 	while (mi < n || heap_top(A) >= 0) {
 		if (mi < n) {
-			const struct sel *s = &A->s[order[mi]->pos];
+			const struct sel *s = sel_of(A, order[mi]);
 			if (s->modified || s->in_block || s->failed) {
 				mi++;
 				continue;
 			}
 		}
 		int64_t top = heap_top(A);
-		struct mempool_entry *e;
+		const struct mempool_entry *e;
 		bool using_modified = false;
 		if (mi == n) {
-			e = A->mp->entries[top];
+			e = A->entries[top];
 			using_modified = true;
 		} else if (top >= 0 && modified_beats_pool(A, (uint32_t)top, order[mi])) {
-			e = A->mp->entries[top];
+			e = A->entries[top];
 			using_modified = true;
 		} else {
 			e = order[mi++];
 		}
-		struct sel *s = &A->s[e->pos];
+		struct sel *s = sel_of(A, e);
 		/* Its ancestors not in the block: the package, and (for a pool
 		 * entry, whose ancestors are all outside) its sigops. */
 		int err = unconfirmed_ancestors(A, e);
 		if (err)
 			return err;
-		uint64_t size = using_modified ? s->size : e->anc_size;
-		int64_t fees = using_modified ? s->fees : e->anc_fees;
-		int64_t sigops = using_modified ? s->sigops : sigops_with(e, &A->pkg);
+		uint64_t size = using_modified ? s->size : s->f.ancestor_size;
+		int64_t fees = using_modified ? s->fees : s->f.ancestor_fees;
+		int64_t sigops = using_modified ? s->sigops : sigops_with(A, e, A->pkg.v, A->pkg.n);
 		if (fees < mempool_feerate_fee(o->min_fee_rate, (int64_t)size))
 			return 0; /* everything left pays less */
 		if (!fits(A, o, size, sigops)) {
@@ -315,8 +361,7 @@ static int select_txs(struct assembler *A, const struct mining_block_opts *o,
 				return 0;
 			continue;
 		}
-		if ((err = mp_refs_push(&A->pkg, e)))
-			return err;
+		A->pkg.v[A->pkg.n++] = e; /* unconfirmed_ancestors left room */
 		if (!package_final(A)) {
 			if (using_modified)
 				give_up(s);
@@ -329,41 +374,44 @@ static int select_txs(struct assembler *A, const struct mining_block_opts *o,
 	return 0;
 }
 
-int mining_assemble(struct chain *c, const struct mining_block_opts *opts,
+int mining_assemble(struct chain *c, struct mempool *mp, const struct mining_block_opts *opts,
                     const struct mempool_entry ***out, size_t *n)
 {
-	struct mempool *mp = mp_of(c);
 	const struct mining_block_opts def = MINING_BLOCK_OPTS_DEFAULT;
 	const struct mining_block_opts *o = opts ? opts : &def;
 	*out = NULL;
 	*n = 0;
-	if (!mp->n)
-		return 0;
 	const struct mempool_entry **order = NULL;
 	size_t n_order = 0;
-	int err = mempool_list(c, MEMPOOL_ORDER_ANCESTOR_SCORE, &order, &n_order);
-	if (err)
+	int err = mempool_list(mp, MEMPOOL_ORDER_ANCESTOR_SCORE, &order, &n_order);
+	if (err || !n_order)
 		return err;
 	const struct chain_node *tip = chain_tip(c);
 	struct assembler A = {
 	    .mp = mp,
-	    .s = xcalloc(mp->n, sizeof(struct sel)),
-	    .out = xmalloc(mp->n * sizeof(*A.out)),
+	    .s = xcalloc(n_order, sizeof(struct sel)),
+	    .entries = xmalloc(n_order * sizeof(*A.entries)),
+	    .out = xmalloc(n_order * sizeof(*A.out)),
 	    .weight = o->reserved_weight,
 	    .sigops = MINING_BLOCK_RESERVED_SIGOPS,
 	    .height = tip->height + 1,
 	    .lock_time_cutoff = chain_node_mtp(tip),
 	};
-	if (!A.s || !A.out)
+	if (!A.s || !A.entries || !A.out) {
 		err = CHAIN_ENOMEM;
-	else /* the pool's own entries: the walks mark them */
-		err = select_txs(&A, o, (struct mempool_entry *const *)order, n_order);
+	} else {
+		for (size_t i = 0; i < n_order; i++) {
+			size_t k = mempool_entry_index(order[i]);
+			A.entries[k] = order[i];
+			mempool_entry_figures(order[i], &A.s[k].f);
+		}
+		err = select_txs(&A, o, order, n_order);
+	}
 	xfree(order);
 	xfree(A.s);
+	xfree(A.entries);
 	xfree(A.heap);
-	mp_refs_release(&A.pkg);
-	mp_refs_release(&A.desc);
-	mp_refs_release(&A.anc);
+	xfree(A.pkg.v);
 	if (err || !A.n_out) {
 		xfree(A.out);
 		return err;

@@ -157,14 +157,16 @@ struct mining_block_opts {
 	}
 
 /**
- * The mempool transactions a block on the tip would hold, in block order,
- * as Core's BlockAssembler (CreateNewBlock's addPackageTxs): packages by
- * ancestor feerate with modified fees, within the weight and sigop limits,
- * final at the next height, none below the minimum fee rate. opts NULL:
- * Core's defaults. *out (xmalloc'd, the caller frees; NULL when nothing is
- * chosen) points into the pool: valid until it changes. 0 or CHAIN_ENOMEM.
+ * The transactions of mp (c's pool) a block on c's tip would hold, in
+ * block order, as Core's BlockAssembler (CreateNewBlock's
+ * addPackageTxs): packages by ancestor feerate with modified fees,
+ * within the weight and sigop limits, final at the next height, none
+ * below the minimum fee rate. opts NULL: Core's defaults. *out
+ * (xmalloc'd, the caller frees; NULL when nothing is chosen) points into
+ * the pool: valid until it changes. 0 or CHAIN_ENOMEM.
  * Validation thread.
  */
-CHAIN_WUR int mining_assemble(struct chain *c, const struct mining_block_opts *opts,
+CHAIN_WUR int mining_assemble(struct chain *c, struct mempool *mp,
+                              const struct mining_block_opts *opts,
                               const struct mempool_entry ***out, size_t *n);
 #endif

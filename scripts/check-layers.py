@@ -5,8 +5,10 @@ Reads every `#include "..."` of every C file outside tests/ and bench/ and
 fails, naming the file, the line and the rule, when a folder includes a
 header of a folder it may not use (the table below, the one in
 doc/architecture.md and ../DESIGN.md), when a library folder includes
-<uv.h> (libuv lives only in daemon/), and when a source file outside tests/
-is over 1,000 lines.
+<uv.h> (libuv lives only in daemon/), when a file includes another
+folder's private header (`internal.h`, `*_internal.h`: a module's files
+share it, everyone else uses its public header), and when a source file
+outside tests/ is over 1,000 lines.
 
 Today's known violations (the calls up that the seams remove) are listed
 in scripts/check-layers.baseline, one a line: `FILE: HEADER` for an
@@ -170,6 +172,12 @@ def check_file(root, path):
             target = os.path.normpath(name)
         else:
             errors.append("%s:%d: includes \"%s\", which is not in the tree" % (path, n, name))
+            continue
+        base = os.path.basename(target)
+        if (base == "internal.h" or base.endswith("_internal.h")) and \
+                os.path.dirname(target) != os.path.dirname(path):
+            errors.append("%s:%d: includes %s, the private header of %s/: use its public "
+                          "header" % (path, n, target, os.path.dirname(target)))
             continue
         there = folder_of(target)
         if there in ALLOWED[here]:

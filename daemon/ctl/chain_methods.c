@@ -423,11 +423,12 @@ static void m_gettxout(struct chain *c, const struct ctl_chain_ctx *x, json_t *a
 	op.n = (uint32_t)n;
 	struct chain_coin coin;
 	int32_t confirmations = -1; /* -1: from the UTXO set */
-	if (mempool && mempool_spender(c, &op)) {
+	if (mempool && mempool_spender(mempool_of(c), &op)) {
 		ok(res, json_null());
 		return;
 	}
-	const struct mempool_entry *e = mempool ? mempool_find(c, &op.txid, false) : NULL;
+	const struct mempool_entry *e =
+	    mempool ? mempool_find(mempool_of(c), &op.txid, false) : NULL;
 	if (e) {
 		const struct proto_tx *tx = mempool_entry_tx(e);
 		if (op.n >= tx->n_out) {
@@ -696,8 +697,8 @@ static json_t *getstats_mempool(struct chain *c)
 {
 	struct mempool_info in;
 	struct mempool_stats ms;
-	mempool_get_info(c, &in);
-	mempool_get_stats(c, &ms);
+	mempool_get_info(mempool_of(c), &in);
+	mempool_get_stats(mempool_of(c), &ms);
 	json_t *o = json_pack(
 	    "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "size",
 	    (json_int_t)in.size, "bytes", (json_int_t)in.bytes, "usage", (json_int_t)in.usage,

@@ -140,7 +140,7 @@ static json_t *entry_json(struct chain *c, const struct mempool_entry *e)
 	xfree(rel);
 	json_object_set_new(o, "spentby", spent);
 	json_object_set_new(o, "bip125-replaceable", json_boolean(in.bip125_replaceable));
-	bool unbroadcast = mempool_is_unbroadcast(c, mempool_entry_txid(e));
+	bool unbroadcast = mempool_is_unbroadcast(mempool_of(c), mempool_entry_txid(e));
 	json_object_set_new(o, "unbroadcast", json_boolean(unbroadcast));
 	return o;
 oom:
@@ -158,7 +158,7 @@ static const struct mempool_entry *param_entry(struct chain *c, json_t *v, struc
 	struct proto_hash h;
 	if (!ctl_param_hash(v, "parameter 1", &h, res))
 		return NULL;
-	const struct mempool_entry *e = mempool_find(c, &h, false);
+	const struct mempool_entry *e = mempool_find(mempool_of(c), &h, false);
 	if (!e)
 		fail(res, CTL_INVALID_ADDRESS_OR_KEY, "Transaction not in mempool");
 	return e;
@@ -172,7 +172,7 @@ static void m_getmempoolinfo(struct chain *c, const struct ctl_chain_ctx *x, jso
 	(void)x;
 	(void)args;
 	struct mempool_info in;
-	mempool_get_info(c, &in);
+	mempool_get_info(mempool_of(c), &in);
 	json_t *o = json_object();
 	if (!o) {
 		ok(res, NULL);
@@ -204,7 +204,7 @@ static void m_getrawmempool(struct chain *c, const struct ctl_chain_ctx *x, json
 	}
 	const struct mempool_entry **v = NULL;
 	size_t n = 0;
-	if (mempool_list(c, MEMPOOL_ORDER_DEPTH_SCORE, &v, &n)) {
+	if (mempool_list(mempool_of(c), MEMPOOL_ORDER_DEPTH_SCORE, &v, &n)) {
 		fail(res, CTL_INTERNAL_ERROR, "out of memory");
 		return;
 	}
@@ -228,7 +228,8 @@ static void m_getrawmempool(struct chain *c, const struct ctl_chain_ctx *x, json
 		json_t *w = json_object();
 		if (w) {
 			json_object_set_new(w, "txids", o);
-			json_object_set_new(w, "mempool_sequence", json_u64(mempool_sequence(c)));
+			json_object_set_new(w, "mempool_sequence",
+			                    json_u64(mempool_sequence(mempool_of(c))));
 		} else {
 			json_decref(o);
 		}
@@ -248,7 +249,7 @@ static void m_getmempoolentry(struct chain *c, const struct ctl_chain_ctx *x, js
 
 /* getmempoolancestors and getmempooldescendants: one body, the walk differs. */
 static void relatives_method(struct chain *c, json_t *args, struct ctl_result *res,
-                             int (*walk)(struct chain *, const struct mempool_entry *,
+                             int (*walk)(struct mempool *, const struct mempool_entry *,
                                          const struct mempool_entry ***, size_t *))
 {
 	bool verbose = param_flag(arg(args, 1), false);
@@ -257,7 +258,7 @@ static void relatives_method(struct chain *c, json_t *args, struct ctl_result *r
 		return;
 	const struct mempool_entry **v = NULL;
 	size_t n = 0;
-	if (walk(c, e, &v, &n)) {
+	if (walk(mempool_of(c), e, &v, &n)) {
 		fail(res, CTL_INTERNAL_ERROR, "out of memory");
 		return;
 	}
@@ -417,7 +418,7 @@ static void m_getrawtransaction(struct chain *c, const struct ctl_chain_ctx *x, 
 	}
 	uint8_t *raw = NULL;
 	size_t len = 0;
-	int err = mempool_get_raw(c, &txid, false, &raw, &len);
+	int err = mempool_get_raw(mempool_of(c), &txid, false, &raw, &len);
 	if (err == CHAIN_ENOTFOUND) {
 		/* Core's text points at -txindex and gettransaction: peerd has neither. */
 		fail(res, CTL_INVALID_ADDRESS_OR_KEY,
@@ -487,13 +488,13 @@ static void m_sendrawtransaction(struct chain *c, const struct ctl_chain_ctx *x,
 		}
 	}
 	/* The same txid in the pool (any witness): nothing to do, as Core. */
-	if (mempool_find(c, &tx.txid, false)) {
+	if (mempool_find(mempool_of(c), &tx.txid, false)) {
 		ok(res, json_hash(&tx.txid));
 		goto out;
 	}
 	for (int pass = max_fee > 0 ? 0 : 1; pass < 2; pass++) {
 		struct mempool_accept_opts opts = {.test_accept = pass == 0};
-		int err = mempool_accept(c, &tx, &opts, &r);
+		int err = mempool_accept(mempool_of(c), &tx, &opts, &r);
 		if (err) {
 			fail(res, CTL_VERIFY_ERROR, "%s", chain_strerror(err));
 			goto out;
@@ -513,7 +514,7 @@ static void m_sendrawtransaction(struct chain *c, const struct ctl_chain_ctx *x,
 			goto out;
 		}
 	}
-	if (mempool_unbroadcast_add(c, &tx.txid)) {
+	if (mempool_unbroadcast_add(mempool_of(c), &tx.txid)) {
 		fail(res, CTL_MISC_ERROR, "out of memory");
 		goto out;
 	}
@@ -602,10 +603,10 @@ static void m_testmempoolaccept(struct chain *c, const struct ctl_chain_ctx *x, 
 	int err;
 	if (n == 1) {
 		struct mempool_accept_opts opts = {.test_accept = true};
-		err = mempool_accept(c, &txs[0], &opts, &rs[0]);
+		err = mempool_accept(mempool_of(c), &txs[0], &opts, &rs[0]);
 		rs[0].validated = true;
 	} else {
-		err = mempool_test_package(c, pk.ptrs, n, rs, &pkg);
+		err = mempool_test_package(mempool_of(c), pk.ptrs, n, rs, &pkg);
 	}
 	if (err) {
 		fail(res, CTL_INTERNAL_ERROR, "%s", chain_strerror(err));
@@ -638,16 +639,16 @@ static void m_savemempool(struct chain *c, const struct ctl_chain_ctx *x, json_t
 	(void)x;
 	(void)args;
 	struct mempool_info in;
-	mempool_get_info(c, &in);
+	mempool_get_info(mempool_of(c), &in);
 	if (!in.loaded) {
 		fail(res, CTL_MISC_ERROR, "The mempool was not loaded yet");
 		return;
 	}
-	if (mempool_save(c)) {
+	if (mempool_save(mempool_of(c))) {
 		fail(res, CTL_MISC_ERROR, "Unable to dump mempool to disk");
 		return;
 	}
-	ok(res, json_pack("{s:s}", "filename", mempool_path(c)));
+	ok(res, json_pack("{s:s}", "filename", mempool_path(mempool_of(c))));
 }
 
 /* Core's prioritisetransaction: the delta applies now and to a transaction
@@ -671,8 +672,8 @@ static void m_prioritisetransaction(struct chain *c, const struct ctl_chain_ctx 
 		return;
 	}
 	/* Core: a dust output is allowed only at zero fee, so its fee stays put. */
-	const struct mempool_entry *e = mempool_find(c, &h, false);
-	const struct mempool_policy *pol = mempool_get_policy(c);
+	const struct mempool_entry *e = mempool_find(mempool_of(c), &h, false);
+	const struct mempool_policy *pol = mempool_get_policy(mempool_of(c));
 	uint32_t idx;
 	if (e && pol->require_standard &&
 	    mempool_policy_dust_outputs(mempool_entry_tx(e), pol->dust_relay_feerate, &idx, 1)) {
@@ -680,7 +681,7 @@ static void m_prioritisetransaction(struct chain *c, const struct ctl_chain_ctx 
 		     "Priority is not supported for transactions with dust outputs.");
 		return;
 	}
-	if (mempool_prioritise(c, &h, fee_delta)) {
+	if (mempool_prioritise(mempool_of(c), &h, fee_delta)) {
 		fail(res, CTL_INTERNAL_ERROR, "out of memory");
 		return;
 	}
@@ -694,7 +695,7 @@ static void m_getprioritisedtransactions(struct chain *c, const struct ctl_chain
 	(void)args;
 	struct mempool_delta *v;
 	size_t n;
-	if (mempool_deltas(c, &v, &n)) {
+	if (mempool_deltas(mempool_of(c), &v, &n)) {
 		fail(res, CTL_INTERNAL_ERROR, "out of memory");
 		return;
 	}

@@ -76,7 +76,7 @@ static int block_txs_fill(struct chain *c, const struct peerd_conf *conf, struct
 	}
 	const struct mempool_entry **es;
 	size_t n;
-	int err = mining_assemble(c, &o, &es, &n);
+	int err = mining_assemble(c, mempool_of(c), &o, &es, &n);
 	if (err)
 		return err;
 	t->n = 0;
@@ -326,7 +326,7 @@ static bool param_txs(struct chain *c, json_t *v, struct mining_tx **out, size_t
 			size_t len = 0;
 			int err = proto_hash_from_hex(s, &id)
 			              ? CHAIN_ENOTFOUND
-			              : mempool_get_raw(c, &id, false, &raw, &len);
+			              : mempool_get_raw(mempool_of(c), &id, false, &raw, &len);
 			if (err == CHAIN_ENOTFOUND)
 				fail(res, CTL_INVALID_ADDRESS_OR_KEY,
 				     "Transaction %s not in mempool.", s);

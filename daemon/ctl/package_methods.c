@@ -117,7 +117,7 @@ void ctl_m_submitpackage(struct chain *c, const struct ctl_chain_ctx *x, json_t 
 	}
 	struct mempool_package_opts opts = {.max_feerate = maxrate};
 	struct mempool_package_state pkg;
-	int err = mempool_submit_package(c, pk.ptrs, n, &opts, rs, &pkg);
+	int err = mempool_submit_package(mempool_of(c), pk.ptrs, n, &opts, rs, &pkg);
 	if (err) {
 		ctl_fail(res, CTL_INTERNAL_ERROR, "%s", chain_strerror(err));
 		goto out;

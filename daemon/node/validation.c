@@ -77,13 +77,13 @@ struct mempool_attach {
 static int attach_mempool(void *arg, struct chain *c)
 {
 	const struct mempool_attach *a = arg;
-	return mempool_open(c, a->cfg, a->dir);
+	return mempool_open(c, a->cfg, a->dir, NULL);
 }
 
 /* The mempool is saved and detached first: its file is written before the final flush. */
 static int close_chain(struct chain *c)
 {
-	mempool_close(c);
+	mempool_close(mempool_of(c));
 	return chain_close(c);
 }
 
@@ -437,7 +437,7 @@ int validation_open(struct daemon *d)
 		         chain_strerror(err));
 		return -EIO;
 	}
-	mempool_load(c);
+	mempool_load(mempool_of(c));
 	if ((err = verify_at_startup(d, c))) {
 		(void)close_chain(c);
 		return -EIO;

@@ -158,10 +158,10 @@ static void tx_work(struct chain *c, struct val_job *j)
 		tj->err = -EINVAL;
 	} else {
 		proto_tx_compute_ids(&tx);
-		tj->err = mempool_accept(c, &tx, NULL, &tj->r);
+		tj->err = mempool_accept(mempool_of(c), &tx, NULL, &tj->r);
 		if (!tj->err && tj->r.accepted) {
 			struct mempool_info mi;
-			mempool_get_info(c, &mi);
+			mempool_get_info(mempool_of(c), &mi);
 			tj->pool_size = mi.size;
 			tj->pool_usage = mi.usage;
 		}

@@ -61,7 +61,7 @@ static void pkg_work(struct chain *c, struct val_job *j)
 		goto out;
 	}
 	/* From the network: no fee ceiling (Core's client_maxfeerate none). */
-	pj->err = mempool_submit_package(c, ptrs, 2, NULL, r, &pj->pkg);
+	pj->err = mempool_submit_package(mempool_of(c), ptrs, 2, NULL, r, &pj->pkg);
 	pj->accepted =
 	    !pj->err && r[0].validated && r[0].accepted && r[1].validated && r[1].accepted;
 out:

@@ -115,15 +115,16 @@ static void chain_request(const struct ctl_method *m, json_t *params)
 	    .par = 1,
 	};
 	struct chain *c;
+	struct mempool *mp;
 	check(chain_open(&c, &cfg) == 0, "chain_open");
-	check(mempool_open(c, NULL, chaindir) == 0, "mempool_open");
+	check(mempool_open(c, NULL, chaindir, &mp) == 0, "mempool_open");
 	_Atomic bool interrupt = false;
 	struct ctl_chain_ctx x = {
 	    .net = conf.params, .netdir = chaindir, .interrupt = &interrupt, .conf = &conf};
 	m->chain_fn(c, &x, args, &res);
 	json_decref(args);
 	check_result(&res);
-	mempool_close(c);
+	mempool_close(mp);
 	check(chain_close(c) == 0, "chain_close");
 }
 

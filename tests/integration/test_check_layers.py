@@ -78,6 +78,20 @@ def test_a_lower_library_may_not_include_a_higher_one(tmp_path):
     assert "mempool/mempool.h:1" not in out, out  # mempool may use chain
 
 
+def test_another_folders_private_header_fails(tmp_path):
+    # mining/ may use mempool/, but through mempool/mempool.h only (issue 19).
+    tree(tmp_path, CLEAN)
+    tree(tmp_path, {"chain/chain.h": "\n", "mempool/mempool.h": '#include "chain/chain.h"\n',
+                    "mempool/internal.h": '#include "mempool/mempool.h"\n',
+                    "mempool/query.c": '#include "mempool/internal.h"\n',
+                    "mining/assemble.c": '#include "mempool/internal.h"\n'})
+    rc, out = check(tmp_path)
+    assert rc == 1, out
+    assert ("mining/assemble.c:1: includes mempool/internal.h, the private header of "
+            "mempool/: use its public header") in out, out
+    assert "mempool/query.c" not in out, out  # the module's own files share it
+
+
 def test_libuv_only_in_the_daemon(tmp_path):
     tree(tmp_path, CLEAN)
     tree(tmp_path, {"proto/loop.c": "#include <uv.h>\n"})

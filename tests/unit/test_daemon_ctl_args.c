@@ -29,6 +29,7 @@
 struct af {
 	struct tf *t;
 	struct chain *c;
+	struct mempool *mp; /* c's pool */
 	char chaindir[64];
 	int fd;
 };
@@ -39,7 +40,7 @@ struct af {
 static int attach_mempool(void *arg, struct chain *c)
 {
 	struct af *a = arg;
-	return mempool_open(c, NULL, a->chaindir);
+	return mempool_open(c, NULL, a->chaindir, &a->mp);
 }
 
 static int af_setup(void **state)
@@ -57,7 +58,7 @@ static int af_setup(void **state)
 	int err = chain_open(&a->c, &cfg);
 	if (err)
 		fail_msg("chain_open(%s): %s", a->chaindir, chain_strerror(err));
-	mempool_load(a->c);
+	mempool_load(a->mp);
 	assert_int_equal(ctl_start(a->t->d), 0);
 	assert_int_equal(validation_start(a->t->d, a->c), 0);
 	struct sockaddr_un sa;

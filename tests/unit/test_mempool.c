@@ -29,16 +29,16 @@ static void test_accept_and_query(void **state)
 	assert_int_equal(r.n_effective_includes, 1);
 	assert_true(proto_hash_eq(&r.effective_includes[0], &a.wtxid));
 	assert_int_equal(pool_size(f), 0);
-	uint64_t seq0 = mempool_sequence(f->c);
+	uint64_t seq0 = mempool_sequence(f->mp);
 	assert_true(try_accept(f, &a, false, &r));
 	assert_int_equal(pool_size(f), 1);
 	assert_int_equal(f->added[MEMPOOL_ADDED_ACCEPT], 1);
-	assert_true(mempool_sequence(f->c) > seq0);
+	assert_true(mempool_sequence(f->mp) > seq0);
 	/* a child */
 	spend1(&b, &a.txid, 0, CB_VALUE - 10000, 5000);
 	assert_true(try_accept(f, &b, false, &r));
-	const struct mempool_entry *ea = mempool_find(f->c, &a.txid, false);
-	const struct mempool_entry *eb = mempool_find(f->c, &b.wtxid, true);
+	const struct mempool_entry *ea = mempool_find(f->mp, &a.txid, false);
+	const struct mempool_entry *eb = mempool_find(f->mp, &b.wtxid, true);
 	assert_non_null(ea);
 	assert_non_null(eb);
 	struct mempool_entry_info ia, ib;
@@ -59,28 +59,28 @@ static void test_accept_and_query(void **state)
 	assert_ptr_equal(rel[0], eb);
 	const struct mempool_entry **v;
 	size_t n;
-	assert_int_equal(mempool_ancestors(f->c, eb, &v, &n), 0);
+	assert_int_equal(mempool_ancestors(f->mp, eb, &v, &n), 0);
 	assert_int_equal(n, 1);
 	assert_ptr_equal(v[0], ea);
 	free(v);
-	assert_int_equal(mempool_descendants(f->c, ea, &v, &n), 0);
+	assert_int_equal(mempool_descendants(f->mp, ea, &v, &n), 0);
 	assert_int_equal(n, 1);
 	assert_ptr_equal(v[0], eb);
 	free(v);
 	/* orders: the parent first by depth; the child's higher feerate does not lift it */
-	assert_int_equal(mempool_list(f->c, MEMPOOL_ORDER_DEPTH_SCORE, &v, &n), 0);
+	assert_int_equal(mempool_list(f->mp, MEMPOOL_ORDER_DEPTH_SCORE, &v, &n), 0);
 	assert_int_equal(n, 2);
 	assert_ptr_equal(v[0], ea);
 	free(v);
 	/* raw bytes round trip */
 	uint8_t *raw;
 	size_t len;
-	assert_int_equal(mempool_get_raw(f->c, &b.txid, false, &raw, &len), 0);
+	assert_int_equal(mempool_get_raw(f->mp, &b.txid, false, &raw, &len), 0);
 	assert_int_equal(len, b.size);
 	free(raw);
 	/* info */
 	struct mempool_info info;
-	mempool_get_info(f->c, &info);
+	mempool_get_info(f->mp, &info);
 	assert_int_equal(info.size, 2);
 	assert_int_equal(info.bytes, (uint64_t)(ia.vsize + ib.vsize));
 	assert_int_equal(info.total_fee, 15000);
@@ -90,7 +90,7 @@ static void test_accept_and_query(void **state)
 	assert_true(info.usage > 0);
 	/* the spender index */
 	struct proto_outpoint op = {.txid = a.txid, .n = 0};
-	assert_ptr_equal(mempool_spender(f->c, &op), eb);
+	assert_ptr_equal(mempool_spender(f->mp, &op), eb);
 	/* again: already there */
 	expect_reject(f, &b, "txn-already-in-mempool", NULL);
 	mempool_accept_result_release(&r);
@@ -345,8 +345,8 @@ static void test_rbf(void **state)
 	assert_true(try_accept(f, &t, false, &r));
 	assert_int_equal(r.n_replaced, 2);
 	assert_int_equal(f->removed[MEMPOOL_REMOVED_REPLACED], before + 2);
-	assert_null(mempool_find(f->c, &a.txid, false));
-	assert_null(mempool_find(f->c, &b.txid, false));
+	assert_null(mempool_find(f->mp, &a.txid, false));
+	assert_null(mempool_find(f->mp, &b.txid, false));
 	mempool_accept_result_release(&r);
 	proto_tx_release(&t);
 	proto_tx_release(&a);
@@ -406,7 +406,7 @@ static void test_truc(void **state)
 	o.value = CB_VALUE / 2 - 2000 - 50000;
 	build(&c2, 3, 0, &in, 1, &o, 1);
 	accept_ok(f, &c2);
-	assert_null(mempool_find(f->c, &c1.txid, false));
+	assert_null(mempool_find(f->mp, &c1.txid, false));
 	proto_tx_release(&c1);
 	proto_tx_release(&c2);
 	proto_tx_release(&p);
@@ -424,7 +424,7 @@ static void test_ephemeral_dust(void **state)
 	struct mempool_accept_opts opt = {.bypass_limits = true};
 	struct mempool_accept_result r;
 	mempool_accept_result_init(&r);
-	assert_int_equal(mempool_accept(f->c, &p, &opt, &r), 0);
+	assert_int_equal(mempool_accept(f->mp, &p, &opt, &r), 0);
 	if (!r.accepted)
 		fail_msg("parent: %s (%s)", r.state.reason, r.state.debug);
 	/* a child not spending the dust */
@@ -461,9 +461,9 @@ static void test_block_reorg_cache(void **state)
 	struct mining_tx txs[3];
 	uint8_t *raw[3];
 	size_t len;
-	assert_int_equal(mempool_get_raw(f->c, &a.txid, false, &raw[0], &len), 0);
+	assert_int_equal(mempool_get_raw(f->mp, &a.txid, false, &raw[0], &len), 0);
 	txs[0] = (struct mining_tx){raw[0], len};
-	assert_int_equal(mempool_get_raw(f->c, &b.txid, false, &raw[1], &len), 0);
+	assert_int_equal(mempool_get_raw(f->mp, &b.txid, false, &raw[1], &len), 0);
 	txs[1] = (struct mining_tx){raw[1], len};
 	struct proto_writer w;
 	proto_writer_init(&w);
@@ -476,7 +476,7 @@ static void test_block_reorg_cache(void **state)
 	proto_writer_release(&w);
 	assert_int_equal(f->removed[MEMPOOL_REMOVED_BLOCK], mined + 2);
 	assert_int_equal(f->removed[MEMPOOL_REMOVED_CONFLICT], 1);
-	assert_null(mempool_find(f->c, &x.txid, false));
+	assert_null(mempool_find(f->mp, &x.txid, false));
 	chain_get_stats(f->c, &s1);
 	/* a and b were verified by the mempool: the block skipped them */
 	assert_int_equal(s1.script_cache_hits - s0.script_cache_hits, 2);
@@ -484,11 +484,11 @@ static void test_block_reorg_cache(void **state)
 	/* the block goes away: a and b come back, y too */
 	struct chain_state st;
 	assert_int_equal(chain_invalidate(f->c, chain_tip(f->c), &st), 0);
-	assert_non_null(mempool_find(f->c, &a.txid, false));
-	assert_non_null(mempool_find(f->c, &b.txid, false));
-	assert_non_null(mempool_find(f->c, &y.txid, false));
+	assert_non_null(mempool_find(f->mp, &a.txid, false));
+	assert_non_null(mempool_find(f->mp, &b.txid, false));
+	assert_non_null(mempool_find(f->mp, &y.txid, false));
 	assert_true(f->added[MEMPOOL_ADDED_REORG] >= 3);
-	const struct mempool_entry *eb = mempool_find(f->c, &b.txid, false);
+	const struct mempool_entry *eb = mempool_find(f->mp, &b.txid, false);
 	struct mempool_entry_info ib;
 	mempool_entry_info(eb, &ib);
 	assert_int_equal(ib.ancestor_count, 2);
@@ -522,12 +522,12 @@ static void test_witness_variant_and_partial_block(void **state)
 	accept_ok(f, &b);
 	uint8_t *raw;
 	size_t len;
-	assert_int_equal(mempool_get_raw(f->c, &a.txid, false, &raw, &len), 0);
+	assert_int_equal(mempool_get_raw(f->mp, &a.txid, false, &raw, &len), 0);
 	struct mining_tx mt = {raw, len};
 	mine_txs(f, &mt, 1, NULL);
 	free(raw);
-	assert_null(mempool_find(f->c, &a.txid, false));
-	const struct mempool_entry *eb = mempool_find(f->c, &b.txid, false);
+	assert_null(mempool_find(f->mp, &a.txid, false));
+	const struct mempool_entry *eb = mempool_find(f->mp, &b.txid, false);
 	assert_non_null(eb);
 	struct mempool_entry_info ib;
 	mempool_entry_info(eb, &ib);
@@ -553,15 +553,15 @@ static void test_reorg_removes_nonfinal(void **state)
 	spend1(&ok, &f->cb[29], 0, CB_VALUE, 3000);
 	accept_ok(f, &ok);
 	struct mempool_stats s0, s1;
-	mempool_get_stats(f->c, &s0);
+	mempool_get_stats(f->mp, &s0);
 	unsigned before = f->removed[MEMPOOL_REMOVED_REORG];
 	struct chain_state st;
 	assert_int_equal(chain_invalidate(f->c, chain_tip(f->c), &st), 0);
 	assert_int_equal(chain_height(f->c), N_COINBASE - 1);
-	assert_null(mempool_find(f->c, &t.txid, false));
-	assert_non_null(mempool_find(f->c, &ok.txid, false));
+	assert_null(mempool_find(f->mp, &t.txid, false));
+	assert_non_null(mempool_find(f->mp, &ok.txid, false));
 	assert_int_equal(f->removed[MEMPOOL_REMOVED_REORG], before + 1);
-	mempool_get_stats(f->c, &s1);
+	mempool_get_stats(f->mp, &s1);
 	assert_int_equal(s1.accepted, s0.accepted);
 	proto_tx_release(&t);
 	proto_tx_release(&ok);
@@ -598,10 +598,10 @@ static void test_expiry(void **state)
 	accept_ok(f, &b);
 	fake_now += 37 * 3600;
 	unsigned before = f->removed[MEMPOOL_REMOVED_EXPIRY];
-	assert_int_equal(mempool_limit(f->c), 1);
+	assert_int_equal(mempool_limit(f->mp), 1);
 	assert_int_equal(f->removed[MEMPOOL_REMOVED_EXPIRY], before + 1);
-	assert_null(mempool_find(f->c, &a.txid, false));
-	assert_non_null(mempool_find(f->c, &b.txid, false));
+	assert_null(mempool_find(f->mp, &a.txid, false));
+	assert_non_null(mempool_find(f->mp, &b.txid, false));
 	proto_tx_release(&a);
 	proto_tx_release(&b);
 }
@@ -614,18 +614,18 @@ static void test_persist(void **state)
 	spend1(&b, &a.txid, 0, CB_VALUE - 3000, 3000);
 	accept_ok(f, &a);
 	accept_ok(f, &b);
-	assert_int_equal(mempool_prioritise(f->c, &b.txid, 777), 0);
+	assert_int_equal(mempool_prioritise(f->mp, &b.txid, 777), 0);
 	size_t n = pool_size(f);
 	assert_int_equal(close_chain(f), 0);
 	open_chain(f);
 	assert_int_equal(pool_size(f), n);
-	const struct mempool_entry *eb = mempool_find(f->c, &b.txid, false);
+	const struct mempool_entry *eb = mempool_find(f->mp, &b.txid, false);
 	assert_non_null(eb);
 	struct mempool_entry_info ib;
 	mempool_entry_info(eb, &ib);
 	assert_int_equal(ib.modified_fee, 3777);
 	struct mempool_info info;
-	mempool_get_info(f->c, &info);
+	mempool_get_info(f->mp, &info);
 	assert_true(info.loaded);
 	/* damage the file: the chain still opens, with an empty pool */
 	assert_int_equal(close_chain(f), 0);
@@ -640,7 +640,7 @@ static void test_persist(void **state)
 	free(data);
 	open_chain(f);
 	struct mempool_stats ms;
-	mempool_get_stats(f->c, &ms);
+	mempool_get_stats(f->mp, &ms);
 	assert_int_equal(ms.load_failed, 1);
 	assert_true(pool_size(f) < n);
 	proto_tx_release(&a);
@@ -684,7 +684,7 @@ static void test_load_core_file(void **state)
 	fclose(fp);
 	proto_writer_release(&w);
 	open_chain(f);
-	const struct mempool_entry *e = mempool_find(f->c, &t.txid, false);
+	const struct mempool_entry *e = mempool_find(f->mp, &t.txid, false);
 	assert_non_null(e);
 	struct mempool_entry_info ei;
 	mempool_entry_info(e, &ei);
@@ -692,27 +692,27 @@ static void test_load_core_file(void **state)
 	assert_int_equal(ei.modified_fee, 3500);
 	assert_int_equal(ei.time, fake_now);
 	struct mempool_stats ms;
-	mempool_get_stats(f->c, &ms);
+	mempool_get_stats(f->mp, &ms);
 	assert_int_equal(ms.loaded, 1);
 	assert_int_equal(ms.load_failed, 0);
 	struct mempool_info mi;
-	mempool_get_info(f->c, &mi);
+	mempool_get_info(f->mp, &mi);
 	assert_int_equal(mi.unbroadcastcount, 1);
-	assert_true(mempool_is_unbroadcast(f->c, &t.txid));
-	assert_false(mempool_is_unbroadcast(f->c, &other));
+	assert_true(mempool_is_unbroadcast(f->mp, &t.txid));
+	assert_false(mempool_is_unbroadcast(f->mp, &other));
 	/* the other delta waits for its tx: saved again at close, with the set */
-	assert_int_equal(mempool_save(f->c), 0);
+	assert_int_equal(mempool_save(f->mp), 0);
 	size_t flen;
 	uint8_t *data = tu_read_file(path, &flen);
 	assert_int_equal(flen, 17 + 8 + t.size + 16 + 1 + 40 + 1 + 32);
 	free(data);
 	/* a peer fetched it: out of the set; the entry leaving the pool would do the same */
-	mempool_unbroadcast_remove(f->c, &t.txid);
-	assert_false(mempool_is_unbroadcast(f->c, &t.txid));
-	assert_int_equal(mempool_unbroadcast_add(f->c, &t.txid), 0);
-	assert_int_equal(mempool_unbroadcast_add(f->c, &t.txid), 0); /* once only */
-	assert_int_equal(mempool_unbroadcast_add(f->c, &other), 0);  /* not in the pool */
-	mempool_get_info(f->c, &mi);
+	mempool_unbroadcast_remove(f->mp, &t.txid);
+	assert_false(mempool_is_unbroadcast(f->mp, &t.txid));
+	assert_int_equal(mempool_unbroadcast_add(f->mp, &t.txid), 0);
+	assert_int_equal(mempool_unbroadcast_add(f->mp, &t.txid), 0); /* once only */
+	assert_int_equal(mempool_unbroadcast_add(f->mp, &other), 0);  /* not in the pool */
+	mempool_get_info(f->mp, &mi);
 	assert_int_equal(mi.unbroadcastcount, 1);
 	proto_tx_release(&t);
 }
@@ -730,19 +730,19 @@ static void test_package(void **state)
 		mempool_accept_result_init(&r[i]);
 	struct mempool_package_state ps;
 	size_t before = pool_size(f);
-	assert_int_equal(mempool_test_package(f->c, pkg, 2, r, &ps), 0);
+	assert_int_equal(mempool_test_package(f->mp, pkg, 2, r, &ps), 0);
 	assert_int_equal(ps.result, MEMPOOL_PACKAGE_UNSET);
 	assert_true(r[0].accepted && r[0].validated);
 	assert_true(r[1].accepted && r[1].validated);
 	assert_int_equal(pool_size(f), before);
 	/* not sorted */
 	struct proto_tx *rev[2] = {&b, &a};
-	assert_int_equal(mempool_test_package(f->c, rev, 2, r, &ps), 0);
+	assert_int_equal(mempool_test_package(f->mp, rev, 2, r, &ps), 0);
 	assert_int_equal(ps.result, MEMPOOL_PACKAGE_POLICY);
 	assert_string_equal(ps.reason, "package-not-sorted");
 	/* a conflict inside */
 	struct proto_tx *conf[2] = {&a, &c};
-	assert_int_equal(mempool_test_package(f->c, conf, 2, r, &ps), 0);
+	assert_int_equal(mempool_test_package(f->mp, conf, 2, r, &ps), 0);
 	assert_string_equal(ps.reason, "conflict-in-package");
 	for (int i = 0; i < 3; i++)
 		mempool_accept_result_release(&r[i]);
@@ -779,21 +779,21 @@ static void test_eviction(void **state)
 	unsigned evicted = f->removed[MEMPOOL_REMOVED_SIZELIMIT];
 	assert_true(evicted > 0);
 	assert_int_equal(accepted, 30);
-	assert_null(mempool_find(f->c, &first, false));
+	assert_null(mempool_find(f->mp, &first, false));
 	/* exactly the lowest feerates went, in order */
 	for (int h = 1; h <= 30; h++) {
 		struct proto_tx t;
 		spend1(&t, &f->cb[h], 0, CB_VALUE, 1000 + 100 * h);
-		bool in = mempool_find(f->c, &t.txid, false) != NULL;
+		bool in = mempool_find(f->mp, &t.txid, false) != NULL;
 		if (in != (h > (int)evicted))
 			fail_msg("tx %d (fee %d): in pool %d, %u evicted", h, 1000 + 100 * h, in,
 			         evicted);
 		proto_tx_release(&t);
 	}
 	struct mempool_info info;
-	mempool_get_info(f->c, &info);
+	mempool_get_info(f->mp, &info);
 	assert_true(info.usage <= 20000);
-	int64_t minfee = mempool_min_fee(f->c);
+	int64_t minfee = mempool_min_fee(f->mp);
 	assert_true(minfee > 1000);
 	assert_int_equal(info.mempoolminfee, minfee);
 	/* below the new floor: reconsiderable */
@@ -805,7 +805,7 @@ static void test_eviction(void **state)
 	struct mempool_entry_info ei;
 	const struct mempool_entry **v;
 	size_t n;
-	assert_int_equal(mempool_list(f->c, MEMPOOL_ORDER_DESCENDANT_SCORE, &v, &n), 0);
+	assert_int_equal(mempool_list(f->mp, MEMPOOL_ORDER_DESCENDANT_SCORE, &v, &n), 0);
 	assert_true(n > 0);
 	mempool_entry_info(v[0], &ei);
 	print_message("mempool: %zu entries, %llu bytes each (1-in-1-out P2WSH)\n", n,
@@ -832,8 +832,8 @@ static void test_eviction_cpfp(void **state)
 		proto_tx_release(&t);
 	}
 	assert_true(f->removed[MEMPOOL_REMOVED_SIZELIMIT] > 0);
-	assert_non_null(mempool_find(f->c, &p.txid, false));
-	assert_non_null(mempool_find(f->c, &c.txid, false));
+	assert_non_null(mempool_find(f->mp, &p.txid, false));
+	assert_non_null(mempool_find(f->mp, &c.txid, false));
 	proto_tx_release(&p);
 	proto_tx_release(&c);
 }

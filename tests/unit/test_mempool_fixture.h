@@ -153,6 +153,7 @@ TM_FN int64_t clock_now(void)
 struct fixture {
 	char dir[TU_TMPDIR_MAX];
 	struct chain *c;
+	struct mempool *mp; /* c's pool, from mempool_open */
 	struct chain_config cfg;
 	struct mempool_config mcfg;
 	struct proto_hash cb[N_COINBASE + 1]; /* coinbase txid by height */
@@ -204,7 +205,7 @@ TM_FN void mine_txs(struct fixture *f, const struct mining_tx *txs, size_t n,
 TM_FN int attach_mempool(void *arg, struct chain *c)
 {
 	struct fixture *f = arg;
-	return mempool_open(c, &f->mcfg, f->dir);
+	return mempool_open(c, &f->mcfg, f->dir, &f->mp);
 }
 
 TM_FN void open_chain(struct fixture *f)
@@ -214,15 +215,16 @@ TM_FN void open_chain(struct fixture *f)
 	int err = chain_open(&f->c, &f->cfg);
 	if (err)
 		fail_msg("chain_open: %s", chain_strerror(err));
-	mempool_load(f->c);
+	mempool_load(f->mp);
 	struct mempool_events ev = {.added = on_added, .removed = on_removed, .arg = f};
-	mempool_set_events(f->c, &ev);
+	mempool_set_events(f->mp, &ev);
 }
 
 /* The mempool is saved and detached before the chain closes (as peerd does). */
 TM_FN int close_chain(struct fixture *f)
 {
-	mempool_close(f->c);
+	mempool_close(f->mp);
+	f->mp = NULL;
 	return chain_close(f->c);
 }
 
@@ -265,7 +267,7 @@ TM_FN bool try_accept(struct fixture *f, struct proto_tx *tx, bool test,
                       struct mempool_accept_result *r)
 {
 	struct mempool_accept_opts o = {.test_accept = test};
-	int err = mempool_accept(f->c, tx, &o, r);
+	int err = mempool_accept(f->mp, tx, &o, r);
 	if (err)
 		fail_msg("mempool_accept: %s", chain_strerror(err));
 	return r->accepted;
@@ -302,7 +304,7 @@ TM_FN void expect_reject_impl(struct fixture *f, struct proto_tx *tx, const char
 TM_FN size_t pool_size(struct fixture *f)
 {
 	struct mempool_info info;
-	mempool_get_info(f->c, &info);
+	mempool_get_info(f->mp, &info);
 	return info.size;
 }
 
@@ -311,13 +313,13 @@ TM_FN void mine_pool(struct fixture *f)
 {
 	const struct mempool_entry **v;
 	size_t n;
-	assert_int_equal(mempool_list(f->c, MEMPOOL_ORDER_DEPTH_SCORE, &v, &n), 0);
+	assert_int_equal(mempool_list(f->mp, MEMPOOL_ORDER_DEPTH_SCORE, &v, &n), 0);
 	struct mining_tx *txs = calloc(n ? n : 1, sizeof(*txs));
 	uint8_t **raws = calloc(n ? n : 1, sizeof(*raws));
 	for (size_t i = 0; i < n; i++) {
 		size_t len;
 		assert_int_equal(
-		    mempool_get_raw(f->c, mempool_entry_txid(v[i]), false, &raws[i], &len), 0);
+		    mempool_get_raw(f->mp, mempool_entry_txid(v[i]), false, &raws[i], &len), 0);
 		txs[i].raw = raws[i];
 		txs[i].len = len;
 	}
