@@ -25,6 +25,7 @@ int daemon_init(struct daemon *d, uv_loop_t *loop, const struct peerd_conf *c)
 	d->peertimeout_ms = (uint64_t)c->peertimeout_s * 1000u;
 	d->maxconnections = c->maxconnections > 0 ? (uint32_t)c->maxconnections : 0;
 	d->msg_table = daemon_msg_table;
+	d->net_events = &daemon_net_events;
 	recvbudget_init(d, c);
 	proto_msg_init(&d->in);
 	proto_msg_init(&d->out);

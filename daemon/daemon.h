@@ -443,6 +443,8 @@ struct daemon {
 
 	/** The message table, indexed by command (net/net.h; daemon_init sets daemon_msg_table). */
 	const struct net_msg_entry *msg_table;
+	/** The connection events (net/net.h; daemon_init sets daemon_net_events). */
+	const struct net_events *net_events;
 
 	/* codec scratch, reused by every message: steady state allocates nothing */
 	struct proto_msg in;     /**< the message being handled */
@@ -481,6 +483,12 @@ void daemon_release(struct daemon *d);
  * every P2P message handler.
  */
 extern const struct net_msg_entry daemon_msg_table[PROTO_CMD__COUNT];
+/**
+ * The connection events (netevents.c): what each room does when a peer
+ * opens, goes, closes, drains or ticks, in order. The one place net/'s
+ * calls up are named.
+ */
+extern const struct net_events daemon_net_events;
 
 /** Begin a clean shutdown (signals, the stop method). Idempotent. */
 void daemon_shutdown(struct daemon *d, const char *why);

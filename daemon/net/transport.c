@@ -275,7 +275,7 @@ void transport_process(struct peer *p)
 		}
 		/* Replies are owed (send queue full, blocks being read): the
 		 * next message waits, as Core's ProcessMessages does. */
-		if (p->send_paused || serve_pending(p))
+		if (p->send_paused || d->net_events->busy(p))
 			break;
 		struct proto_frame_header h;
 		int err = proto_frame_header_parse(at, d->params->magic, &h);
@@ -348,7 +348,7 @@ void transport_process(struct peer *p)
 		rx->start = 0;
 		rx->end = avail;
 	}
-	if ((p->send_paused || serve_pending(p)) && p->reading &&
+	if ((p->send_paused || d->net_events->busy(p)) && p->reading &&
 	    (rx->end == rx->cap || (uint64_t)(rx->end - rx->start) >= d->max_recvq))
 		stop_reading(p);
 }
