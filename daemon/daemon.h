@@ -102,6 +102,8 @@ struct daemon {
 	/* what the wiring registers (daemon_init) */
 	/** The message table, indexed by command (net/net.h; daemon/msgtable.c). */
 	const struct net_msg_entry *msg_table;
+	/** The connection events (net/net.h; daemon/netevents.c). */
+	const struct net_events *net_events;
 	/** What node/ calls after a job and on a new tip (node/node.h; daemon/node_hooks.c). */
 	const struct node_hooks *node_hooks;
 	/** The rooms above p2p/, as p2p/ reaches them (p2p/p2p.h; daemon/hooks.c). */

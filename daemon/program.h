@@ -52,6 +52,12 @@ void daemon_release(struct daemon *d);
  */
 extern const struct net_msg_entry daemon_msg_table[PROTO_CMD__COUNT];
 
+/**
+ * The connection events (netevents.c): what each room does when a peer
+ * is created, opens, goes, closes, drains or ticks, in order. The one
+ * place net/'s calls up are named.
+ */
+extern const struct net_events daemon_net_events;
 /** p2p/'s hooks into sync/ and txrelay/ (hooks.c). */
 extern const struct p2p_hooks daemon_p2p_hooks;
 /** node/'s hooks (node_hooks.c): sync/ and txrelay/ on a new tip, txrelay/'s feed. */

@@ -183,9 +183,10 @@ static json_t *peer_json(const struct peer *p)
 	json_object_set_new(o, "recv_paused", json_boolean(p->recv_paused));
 	json_object_set_new(o, "wtxidrelay", json_boolean(p->wtxidrelay));
 	json_object_set_new(o, "addrv2", json_boolean(p->sendaddrv2));
-	json_object_set_new(o, "known_inventory",
-	                    json_integer(p->known_inv ? (json_int_t)hset_count(p->known_inv) : 0));
-	json_object_set_new(o, "tx_inflight", json_integer(p->tx_inflight));
+	json_object_set_new(
+	    o, "known_inventory",
+	    json_integer(p->p2p->known_inv ? (json_int_t)hset_count(p->p2p->known_inv) : 0));
+	json_object_set_new(o, "tx_inflight", json_integer(p->txreq->tx_inflight));
 	json_object_set_new(o, "decode_errors", json_integer(p->decode_errors));
 	return o;
 }

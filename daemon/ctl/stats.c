@@ -128,8 +128,8 @@ json_t *stats_json(struct daemon *d)
 	uint32_t rx_buffers = 0;
 	for (uint32_t i = 0; i < d->n_peers; i++) {
 		const struct peer *p = d->peers[i];
-		if (p->known_inv)
-			known_bytes += hset_bytes(p->known_inv);
+		if (p->p2p->known_inv)
+			known_bytes += hset_bytes(p->p2p->known_inv);
 		if (p->rx.buf) {
 			rx_buffers++;
 			rx_bytes += p->rx.cap;

@@ -1,6 +1,8 @@
 /**
  * daemon/net/net.h: the net room: addresses, peers and their connections
- * (peer.c), v1 framing on the rx buffer (transport.c), the receive
+ * (peer.c), the message table's entry and the connection events (what the
+ * wiring registers for net/ to call up through), v1 framing on the rx
+ * buffer (transport.c), the receive
  * budget (recvbudget.c), bans (ban.c), listeners and outbound targets
  * (net.c).
  *
@@ -162,13 +164,12 @@ struct peer {
 	uint64_t ping_last_ms;  /**< loop time of the last ping sent */
 	int64_t ping_us;        /**< last round trip, -1 = none yet */
 	int64_t minping_us;     /**< smallest round trip, -1 = none yet */
-	/* inventory (p2p/inv.c; tx_announced and tx_inflight: txrelay/request.c) */
-	struct hset *known_inv; /**< allocated on the first inv: idle peers cost nothing */
-	uint32_t tx_announced;  /**< tracked announcements naming this peer */
-	uint32_t tx_inflight;   /**< getdata requests outstanding to this peer */
-	uint32_t blocks_owed;   /**< genesis copies asked for, deferred while send-paused */
-	/* the rooms' own state of this peer, each allocated and freed by its room */
-	struct sync_peer *sync; /**< headers sync, block download and serving (sync/) */
+	/* the rooms' own state of this peer: each room defines and keeps its
+	 * part; the wiring allocates them together (net_events.created) */
+	struct p2p_peer *p2p;         /**< its known inventory (p2p/) */
+	struct sync_peer *sync;       /**< headers sync, block download and serving (sync/) */
+	struct txrequest_peer *txreq; /**< its transaction announcements and requests (txrelay/) */
+	struct peer_parts *parts;     /**< the one allocation the pointers above point into */
 	/* misbehaviour */
 	uint32_t decode_errors;
 	/* transaction relay (txrelay/announce.c): NULL until the handshake is done */
@@ -268,6 +269,67 @@ struct net_msg_entry {
 	uint8_t count_skip;       /**< payload bytes before the count (getheaders' version: 4) */
 	uint32_t count_max;       /**< Core's limit on the leading CompactSize count */
 	const char *limit_reason; /**< the disconnect reason logged for it */
+};
+
+/* ---- connection events: what net/ tells the rooms above it ---------- */
+
+/*
+ * net/ tells the rooms above it (p2p/, sync/, sd_notify) about a
+ * connection only through these callbacks, as Core's net.cpp tells
+ * PeerManager through NetEventsInterface (InitializeNode, FinalizeNode,
+ * SendMessages): the wiring (daemon/netevents.c) fills them, calling each
+ * room in its order, and daemon_init registers the table in struct
+ * daemon's net_events. With the message table above (a message's event),
+ * this is the whole boundary: net/ names no function of a higher room.
+ * Every callback is set (net/ checks none for NULL); all run on the loop
+ * thread and may disconnect the peer unless said otherwise.
+ */
+struct net_events {
+	/**
+	 * p was just made (peer_new), before any handle: the rooms' per-peer
+	 * state is allocated and set up (p->p2p, p->sync, p->txreq). 0, or
+	 * -ENOMEM: then peer_new gives up (destroyed is called). Must not
+	 * disconnect or send.
+	 */
+	int (*created)(struct peer *p);
+	/**
+	 * p's memory goes (after closed, or when peer_new gives up): the
+	 * rooms' per-peer state is freed. Every peer created gets it once.
+	 */
+	void (*destroyed)(struct peer *p);
+	/**
+	 * p is connected, counted and reading (peer_start): outbound, it
+	 * sends its version. Not called for a connection that never came up.
+	 */
+	void (*opened)(struct peer *p);
+	/**
+	 * p is disconnecting (peer_disconnect, once a peer): it is no longer
+	 * counted and its handle is closing. Also for a dial that never
+	 * connected (no opened before it), and while the daemon shuts down.
+	 */
+	void (*disconnected)(struct peer *p);
+	/**
+	 * p's handle is closed and p is freed right after (its close
+	 * callback): each room frees its per-peer state (Core's
+	 * FinalizeNode). Every peer made by peer_new gets it, opened or not.
+	 * p must not be disconnected from here (it already is).
+	 */
+	void (*closed)(struct peer *p);
+	/**
+	 * p's send queue drained to maxsendbuffer and p is no longer
+	 * send-paused: send what waited for room (deferred getdata, queued
+	 * blocks). It may pause p again; net/ resumes p's messages after it
+	 * unless p is paused, busy or closing.
+	 */
+	void (*drained)(struct peer *p);
+	/**
+	 * Whether replies are still owed to p (blocks being read for its
+	 * getdata): like send_paused, its next message waits and reading
+	 * stops once the rx buffer is full. Must not change anything.
+	 */
+	bool (*busy)(const struct peer *p);
+	/** Every tick for a peer past connecting and not closing: timeouts, pings. */
+	void (*tick)(struct peer *p, uint64_t now_ms);
 };
 
 /* ---- net/transport.c: v1 framing on the rx buffer -------------------- */

@@ -13,9 +13,16 @@
  * libuv still holds; over maxsendbuffer the peer is send_paused and its
  * messages wait (nothing new is generated for it, Core's fPauseSend); the
  * write callback resumes it when the queue drains to the limit.
+ *
+ * The rooms above learn of a peer's life only through the connection
+ * events the wiring registered (struct net_events in net/net.h, filled
+ * by daemon/netevents.c; Core's NetEventsInterface): opened when it is
+ * up, disconnected when it goes, closed just before it is freed, drained
+ * when its send queue has room again, busy while replies are owed, and
+ * tick. This file names no handshake, inventory, serving, sync or
+ * sd_notify function.
  */
 #include "daemon/net/net.h"
-#include "daemon/program.h" /* the calls up that the connection events replace */
 
 #include <errno.h>
 #include <stdlib.h>
@@ -100,13 +107,14 @@ struct peer *peer_new(struct daemon *d, bool inbound)
 	p->start_height = -1;
 	p->connect_ms = daemon_now_ms(d);
 	p->conntime = (int64_t)time(NULL);
-	if (sync_peer_open(p)) {
+	if (d->net_events->created(p)) {
+		d->net_events->destroyed(p);
 		xfree(p);
 		return NULL;
 	}
 	int err = uv_tcp_init(d->loop, &p->tcp);
 	if (err) {
-		sync_peer_close(p);
+		d->net_events->destroyed(p);
 		xfree(p);
 		return NULL;
 	}
@@ -115,7 +123,7 @@ struct peer *peer_new(struct daemon *d, bool inbound)
 	if (peers_append(d, p)) {
 		/* The handle is initialised: it must be closed, not freed. Mark
 		 * it orphaned (data NULL) so the close callback just frees. */
-		sync_peer_close(p);
+		d->net_events->destroyed(p);
 		p->tcp.data = NULL;
 		uv_close((uv_handle_t *)&p->tcp, peer_close_cb);
 		return NULL;
@@ -153,9 +161,7 @@ void peer_start(struct peer *p)
 	net_addr_format(&p->addr, a);
 	DLOG_DBG(&d->log, DLOG_NET, "peer=%llu %s %s connected", (unsigned long long)p->id,
 	         p->inbound ? "inbound from" : "outbound to", a);
-	if (!p->inbound)
-		handshake_send_version(p);
-	notify_status(d, false);
+	d->net_events->opened(p);
 }
 
 static void peer_close_cb(uv_handle_t *h)
@@ -168,10 +174,8 @@ static void peer_close_cb(uv_handle_t *h)
 	}
 	struct daemon *d = p->d;
 	transport_release(p);
-	inv_peer_gone(p);
-	serve_peer_gone(p);
-	sync_peer_gone(p);
-	sync_peer_close(p);
+	d->net_events->closed(p);
+	d->net_events->destroyed(p);
 	if (p->target)
 		net_peer_closed(p);
 	peers_remove(d, p);
@@ -209,8 +213,7 @@ void peer_disconnect(struct peer *p, const char *why)
 	if (!p->rx_busy)
 		transport_release(p);
 	uv_close((uv_handle_t *)&p->tcp, peer_close_cb);
-	if (!d->shutting_down)
-		notify_status(d, false);
+	d->net_events->disconnected(p);
 }
 
 /* ---- sending ------------------------------------------------------------ */
@@ -421,11 +424,11 @@ void peer_flow_update(struct peer *p)
 	p->send_paused = false;
 	DLOG_DBG(&d->log, DLOG_NET, "peer=%llu send queue drained: resuming",
 	         (unsigned long long)p->id);
-	/* Deferred getdata blocks go first, as Core's ProcessGetData runs
-	 * before new messages; they may pause the peer again. */
-	inv_getdata_resume(p);
-	serve_next(p);
-	if (p->send_paused || serve_pending(p) || p->state == PEER_CLOSING)
+	/* What waited for room (deferred getdata, queued blocks) goes first,
+	 * as Core's ProcessGetData runs before new messages; it may pause the
+	 * peer again. */
+	d->net_events->drained(p);
+	if (p->send_paused || d->net_events->busy(p) || p->state == PEER_CLOSING)
 		return;
 	peer_resume(p);
 }
@@ -437,7 +440,8 @@ void peer_resume(struct peer *p)
 	/* Messages that waited in the rx buffer are processed now; reading
 	 * restarts once the buffer has room again. */
 	transport_process(p);
-	if (p->state != PEER_CLOSING && p->recv_paused && !p->send_paused && !serve_pending(p)) {
+	if (p->state != PEER_CLOSING && p->recv_paused && !p->send_paused &&
+	    !p->d->net_events->busy(p)) {
 		p->recv_paused = false;
 		/* A peer waiting for maxrecvmemory reads again when granted. */
 		if (p->rx_wait)
@@ -463,5 +467,5 @@ void peer_tick(struct peer *p, uint64_t now_ms)
 		}
 		return;
 	}
-	handshake_tick(p, now_ms);
+	d->net_events->tick(p, now_ms);
 }

@@ -34,7 +34,6 @@
  * in, its count limit, and the handler it goes to, decoded or raw.
  */
 #include "daemon/net/net.h"
-#include "daemon/program.h" /* serve_pending: the call up that the connection events replace */
 
 #include <string.h>
 #include <time.h>
@@ -276,7 +275,7 @@ void transport_process(struct peer *p)
 		}
 		/* Replies are owed (send queue full, blocks being read): the
 		 * next message waits, as Core's ProcessMessages does. */
-		if (p->send_paused || serve_pending(p))
+		if (p->send_paused || d->net_events->busy(p))
 			break;
 		struct proto_frame_header h;
 		int err = proto_frame_header_parse(at, d->params->magic, &h);
@@ -349,7 +348,7 @@ void transport_process(struct peer *p)
 		rx->start = 0;
 		rx->end = avail;
 	}
-	if ((p->send_paused || serve_pending(p)) && p->reading &&
+	if ((p->send_paused || d->net_events->busy(p)) && p->reading &&
 	    (rx->end == rx->cap || (uint64_t)(rx->end - rx->start) >= d->net->max_recvq))
 		stop_reading(p);
 }

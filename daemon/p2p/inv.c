@@ -33,10 +33,10 @@
 void inv_peer_gone(struct peer *p)
 {
 	p->d->p2p_hooks->peer_gone(p);
-	if (p->known_inv) {
-		hset_release(p->known_inv);
-		xfree(p->known_inv);
-		p->known_inv = NULL;
+	if (p->p2p->known_inv) {
+		hset_release(p->p2p->known_inv);
+		xfree(p->p2p->known_inv);
+		p->p2p->known_inv = NULL;
 	}
 }
 
@@ -48,13 +48,13 @@ static uint64_t hash_fp(const struct daemon *d, const struct proto_hash *h)
 /* 1 if the peer already announced/sent it, 0 if new, -1 out of memory. */
 static int known_insert(struct peer *p, uint64_t fp)
 {
-	if (!p->known_inv) {
-		p->known_inv = xmalloc(sizeof(*p->known_inv));
-		if (!p->known_inv)
+	if (!p->p2p->known_inv) {
+		p->p2p->known_inv = xmalloc(sizeof(*p->p2p->known_inv));
+		if (!p->p2p->known_inv)
 			return -1;
-		hset_init(p->known_inv, INV_KNOWN_MAX);
+		hset_init(p->p2p->known_inv, INV_KNOWN_MAX);
 	}
-	return hset_insert(p->known_inv, fp);
+	return hset_insert(p->p2p->known_inv, fp);
 }
 
 void inv_known_add(struct peer *p, const struct proto_hash *h)
@@ -64,7 +64,7 @@ void inv_known_add(struct peer *p, const struct proto_hash *h)
 
 bool inv_known_has(const struct peer *p, const struct proto_hash *h)
 {
-	return p->known_inv && hset_contains(p->known_inv, hash_fp(p->d, h));
+	return p->p2p->known_inv && hset_contains(p->p2p->known_inv, hash_fp(p->d, h));
 }
 
 int inv_batch_add(struct daemon *d, const struct proto_inv_vec *v)
@@ -130,19 +130,19 @@ void inv_getdata_resume(struct peer *p)
 {
 	struct daemon *d = p->d;
 	const struct proto_params *pp = d->params;
-	if (!p->blocks_owed || p->send_paused || p->state == PEER_CLOSING)
+	if (!p->p2p->blocks_owed || p->send_paused || p->state == PEER_CLOSING)
 		return;
 	d->txw.len = 0;
 	d->txw.err = 0;
 	proto_frame_write(&d->txw, pp->magic, "block", pp->genesis, pp->genesis_len);
 	if (d->txw.err) {
-		p->blocks_owed = 0;
+		p->p2p->blocks_owed = 0;
 		return;
 	}
 	/* One copy at a time, as Core: a send-paused peer gets no more
 	 * until its queue drains (peer_flow_update calls back here). */
-	while (p->blocks_owed && !p->send_paused && p->state != PEER_CLOSING) {
-		p->blocks_owed--;
+	while (p->p2p->blocks_owed && !p->send_paused && p->state != PEER_CLOSING) {
+		p->p2p->blocks_owed--;
 		peer_send_frame(p, PROTO_CMD_BLOCK, d->txw.buf, d->txw.len);
 		d->stats.blocks_served++;
 	}
@@ -172,7 +172,7 @@ static void on_getdata(struct peer *p, const struct proto_inv *inv)
 			 * past maxsendbuffer. While any is owed the peer stays
 			 * paused, so no further message is processed and the
 			 * count is bounded by one message's. */
-			p->blocks_owed++;
+			p->p2p->blocks_owed++;
 			continue;
 		}
 		/* Core answers only transactions with notfound; other block

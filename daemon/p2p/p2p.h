@@ -117,6 +117,12 @@ void handshake_tick(struct peer *p, uint64_t now_ms);
 
 /** Known-inventory set per peer (remembers at least half of this). */
 #define INV_KNOWN_MAX 8192u
+
+/** What p2p/ keeps of one peer (p->p2p; the wiring allocates it with the peer). */
+struct p2p_peer {
+	struct hset *known_inv; /**< allocated on the first inv: idle peers cost nothing */
+	uint32_t blocks_owed;   /**< genesis copies asked for, deferred while send-paused */
+};
 /** inv: remember, and request the transactions peerd lacks (message table). */
 void inv_on_inv(struct peer *p, const struct proto_msg *m);
 /** getdata: serve transactions and blocks (message table). */

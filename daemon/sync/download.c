@@ -895,20 +895,10 @@ void sync_tick(struct daemon *d, uint64_t now)
 	}
 }
 
-int sync_peer_open(struct peer *p)
+void sync_peer_init(struct peer *p)
 {
-	p->sync = xcalloc(1, sizeof(*p->sync));
-	if (!p->sync)
-		return -ENOMEM;
 	p->sync->best_height = -1;
 	p->sync->avail_height = -1;
-	return 0;
-}
-
-void sync_peer_close(struct peer *p)
-{
-	xfree(p->sync);
-	p->sync = NULL;
 }
 
 void sync_peer_gone(struct peer *p)

@@ -227,10 +227,8 @@ void sync_schedule(struct daemon *d);
 void sync_tick(struct daemon *d, uint64_t now_ms);
 /** A peer closes: its blocks are free to ask of others. */
 void sync_peer_gone(struct peer *p);
-/** A new peer's p->sync, nothing shown or asked yet. 0, or -ENOMEM. */
-int sync_peer_open(struct peer *p);
-/** Free p->sync (last: after sync_peer_gone and serve_peer_gone). */
-void sync_peer_close(struct peer *p);
+/** Set up a new peer's p->sync (zeroed memory): nothing shown or asked yet. */
+void sync_peer_init(struct peer *p);
 
 /* ---- sync/gate.c: which headers messages need the validation thread --- */
 

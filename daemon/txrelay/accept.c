@@ -111,7 +111,7 @@ static bool add_candidate(struct peer *p, const struct proto_hash *wtxid,
 	if (!peer_live(p) || orphan_have_from_peer(&d->txr->orphans, wtxid, p->id))
 		return false;
 	/* As for announcements: a peer tracked for too many already is not asked. */
-	if (p->tx_announced + n > TXREQUEST_MAX_PEER_ANNOUNCEMENTS)
+	if (p->txreq->tx_announced + n > TXREQUEST_MAX_PEER_ANNOUNCEMENTS)
 		return false;
 	for (uint32_t i = 0; i < n; i++)
 		txrequest_track_parent(p, &parents[i]);

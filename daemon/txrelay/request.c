@@ -125,8 +125,8 @@ static int req_alloc(struct txrequest_state *s, uint32_t *slot)
 static void drop_announcer(struct daemon *d, struct txrequest_entry *e, uint8_t i)
 {
 	struct peer *q = peer_by_id(d, e->ann[i] - 1);
-	if (q && q->tx_announced)
-		q->tx_announced--;
+	if (q && q->txreq->tx_announced)
+		q->txreq->tx_announced--;
 	e->ann[i] = e->ann[--e->n_ann];
 }
 
@@ -135,8 +135,8 @@ static void clear_request(struct daemon *d, struct txrequest_entry *e)
 	if (!e->requested)
 		return;
 	struct peer *q = peer_by_id(d, e->requested - 1);
-	if (q && q->tx_inflight)
-		q->tx_inflight--;
+	if (q && q->txreq->tx_inflight)
+		q->txreq->tx_inflight--;
 	e->requested = 0;
 }
 
@@ -174,7 +174,7 @@ static void request_vec(const struct peer *p, const struct txrequest_entry *e,
 static bool can_ask(const struct peer *p)
 {
 	return p->state == PEER_ACTIVE && !p->send_paused &&
-	       p->tx_inflight < TXREQUEST_MAX_PEER_INFLIGHT;
+	       p->txreq->tx_inflight < TXREQUEST_MAX_PEER_INFLIGHT;
 }
 
 static void mark_requested(struct daemon *d, struct peer *p, struct txrequest_entry *e,
@@ -182,7 +182,7 @@ static void mark_requested(struct daemon *d, struct peer *p, struct txrequest_en
 {
 	e->requested = ref(p);
 	e->expiry_ms = now_ms + TXREQUEST_GETDATA_TX_INTERVAL_MS;
-	p->tx_inflight++;
+	p->txreq->tx_inflight++;
 	d->stats.tx_requested++;
 }
 
@@ -192,7 +192,7 @@ void txrequest_add(struct peer *p, const struct proto_inv_vec *v, uint64_t now_m
 	struct txrequest_state *s = d->txreq;
 	uint64_t fp = hash_fp(d, &v->hash);
 	uint32_t slot;
-	if (p->tx_announced >= TXREQUEST_MAX_PEER_ANNOUNCEMENTS) {
+	if (p->txreq->tx_announced >= TXREQUEST_MAX_PEER_ANNOUNCEMENTS) {
 		d->stats.inv_ignored_full++;
 		return;
 	}
@@ -224,7 +224,7 @@ void txrequest_add(struct peer *p, const struct proto_inv_vec *v, uint64_t now_m
 		s->reqs_used++;
 	}
 	e->ann[e->n_ann++] = ref(p);
-	p->tx_announced++;
+	p->txreq->tx_announced++;
 	if (!e->requested && can_ask(p)) {
 		struct proto_inv_vec rv;
 		request_vec(p, e, &rv);

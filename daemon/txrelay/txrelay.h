@@ -175,6 +175,12 @@ struct txrequest_state {
 	size_t pending_cap;
 };
 
+/** What the tracker keeps of one peer (p->txreq; the wiring allocates it with the peer). */
+struct txrequest_peer {
+	uint32_t tx_announced; /**< tracked announcements naming this peer */
+	uint32_t tx_inflight;  /**< getdata requests outstanding to this peer */
+};
+
 /** Set up the tracker (allocates nothing yet). 0. Loop thread, from daemon_init. */
 int txrequest_init(struct daemon *d);
 /** Free the tracker. */

@@ -52,7 +52,7 @@ static void h_ready(struct peer *p)
 static bool gone_saw_known;
 static void h_gone(struct peer *p)
 {
-	gone_saw_known = p->known_inv != NULL;
+	gone_saw_known = p->p2p->known_inv != NULL;
 	rec(EV_GONE, p, NULL);
 }
 static void h_block(struct peer *p, const struct proto_hash *h)
@@ -266,7 +266,7 @@ static void test_peer_gone_before_known_freed(void **state)
 	assert_int_equal(n_evs, 1);
 	expect(0, EV_GONE, p, NULL);
 	assert_true(gone_saw_known);
-	assert_null(p->known_inv);
+	assert_null(p->p2p->known_inv);
 }
 
 int main(void)

@@ -211,8 +211,8 @@ static void test_getdata_repeated_block_bounded(void **state)
 	}
 	if (got != want)
 		fail_msg("read %llu bytes of block frames, expected %llu (%u still owed)",
-		         (unsigned long long)got, (unsigned long long)want, p->blocks_owed);
-	assert_int_equal(p->blocks_owed, 0);
+		         (unsigned long long)got, (unsigned long long)want, p->p2p->blocks_owed);
+	assert_int_equal(p->p2p->blocks_owed, 0);
 	assert_false(p->send_paused);
 	assert_int_equal(d->stats.blocks_served, N);
 	free(v);

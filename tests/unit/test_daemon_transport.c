@@ -150,7 +150,8 @@ static void test_split_every_boundary(void **state)
 		assert_int_equal(d->stats.decode_err[e], 0);
 	assert_int_equal(p->decode_errors, 0);
 	struct proto_hash last = tf_hash(0x5a, 13);
-	assert_true(hset_contains(p->known_inv, daemon_fingerprint(d, last.b, sizeof(last.b))));
+	assert_true(
+	    hset_contains(p->p2p->known_inv, daemon_fingerprint(d, last.b, sizeof(last.b))));
 	proto_writer_release(&w);
 }
 

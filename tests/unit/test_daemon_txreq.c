@@ -97,9 +97,9 @@ static void test_one_announcer_asked(void **state)
 	assert_requested(t, b, 0, "after three announcements");
 	assert_requested(t, c, 0, "after three announcements");
 	assert_int_equal(txrequest_tracked(t->d), 1);
-	assert_int_equal(a->tx_inflight, 1);
-	assert_int_equal(a->tx_announced, 1);
-	assert_int_equal(b->tx_announced, 1);
+	assert_int_equal(a->txreq->tx_inflight, 1);
+	assert_int_equal(a->txreq->tx_announced, 1);
+	assert_int_equal(b->txreq->tx_announced, 1);
 	assert_int_equal(t->d->stats.tx_requested, 1);
 	/* A repeat from the same peer is known inventory: nothing new. */
 	announce(a, 0x11, 0, 1);
@@ -143,10 +143,10 @@ static void test_timeout_falls_back(void **state)
 			fail_msg("timeout %d: nobody asked", round);
 		asked[next] = true;
 		assert_int_equal(t->d->stats.tx_request_timeouts, (uint64_t)round);
-		assert_int_equal(p[current]->tx_inflight, 0);
-		assert_int_equal(p[next]->tx_inflight, 1);
+		assert_int_equal(p[current]->txreq->tx_inflight, 0);
+		assert_int_equal(p[next]->txreq->tx_inflight, 1);
 		/* The peer that timed out is no longer an announcer. */
-		assert_int_equal(p[current]->tx_announced, 0);
+		assert_int_equal(p[current]->txreq->tx_announced, 0);
 		current = next;
 	}
 	/* The last announcer times out too: the announcement is forgotten. */
@@ -155,8 +155,8 @@ static void test_timeout_falls_back(void **state)
 	assert_int_equal(txrequest_tracked(t->d), 0);
 	for (int j = 0; j < 3; j++) {
 		assert_requested(t, p[j], 0, "when every announcer timed out");
-		assert_int_equal(p[j]->tx_inflight, 0);
-		assert_int_equal(p[j]->tx_announced, 0);
+		assert_int_equal(p[j]->txreq->tx_inflight, 0);
+		assert_int_equal(p[j]->txreq->tx_announced, 0);
 	}
 	assert_int_equal(t->d->stats.tx_requested, 3);
 }
@@ -174,13 +174,13 @@ static void test_notfound_falls_back(void **state)
 	/* notfound from a peer that was not asked means nothing. */
 	send_invs(b, PROTO_CMD_NOTFOUND, PROTO_INV_WITNESS_TX, 0x33, 0, 1);
 	send_invs(c, PROTO_CMD_NOTFOUND, PROTO_INV_WITNESS_TX, 0x33, 0, 1);
-	assert_int_equal(a->tx_inflight, 1);
+	assert_int_equal(a->txreq->tx_inflight, 1);
 	txrequest_tick(t->d, now);
 	assert_requested(t, b, 0, "after an unasked notfound");
 	/* From the asked peer: the next tick, at the same time, asks b. */
 	send_invs(a, PROTO_CMD_NOTFOUND, PROTO_INV_WITNESS_TX, 0x33, 0, 1);
-	assert_int_equal(a->tx_inflight, 0);
-	assert_int_equal(a->tx_announced, 0);
+	assert_int_equal(a->txreq->tx_inflight, 0);
+	assert_int_equal(a->txreq->tx_announced, 0);
 	txrequest_tick(t->d, now);
 	assert_requested(t, b, 1, "after notfound");
 	assert_requested(t, a, 0, "after its own notfound");
@@ -189,8 +189,8 @@ static void test_notfound_falls_back(void **state)
 	/* The last announcer's notfound forgets the announcement at once. */
 	send_invs(b, PROTO_CMD_NOTFOUND, PROTO_INV_WITNESS_TX, 0x33, 0, 1);
 	assert_int_equal(txrequest_tracked(t->d), 0);
-	assert_int_equal(b->tx_inflight, 0);
-	assert_int_equal(b->tx_announced, 0);
+	assert_int_equal(b->txreq->tx_inflight, 0);
+	assert_int_equal(b->txreq->tx_announced, 0);
 }
 
 static void test_announcer_gone(void **state)
@@ -225,8 +225,8 @@ static void test_inflight_limit(void **state)
 	const uint32_t n = TXREQUEST_MAX_PEER_INFLIGHT + 50;
 	announce(a, 0x55, 0, n);
 	assert_requested(t, a, TXREQUEST_MAX_PEER_INFLIGHT, "after a large inv");
-	assert_int_equal(a->tx_inflight, TXREQUEST_MAX_PEER_INFLIGHT);
-	assert_int_equal(a->tx_announced, n);
+	assert_int_equal(a->txreq->tx_inflight, TXREQUEST_MAX_PEER_INFLIGHT);
+	assert_int_equal(a->txreq->tx_announced, n);
 	assert_int_equal(txrequest_tracked(t->d), n);
 	txrequest_tick(t->d, uv_now(&t->loop));
 	assert_requested(t, a, 0, "tick with a full request window");
@@ -236,11 +236,11 @@ static void test_inflight_limit(void **state)
 	/* a answers one with notfound: one slot frees, and the tick
 	 * asks b for it (a is no source any more), not a for another. */
 	send_invs(a, PROTO_CMD_NOTFOUND, PROTO_INV_WITNESS_TX, 0x55, 0, 1);
-	assert_int_equal(a->tx_inflight, TXREQUEST_MAX_PEER_INFLIGHT - 1);
+	assert_int_equal(a->txreq->tx_inflight, TXREQUEST_MAX_PEER_INFLIGHT - 1);
 	txrequest_tick(t->d, uv_now(&t->loop));
 	assert_requested(t, a, 0, "tick after notfound");
 	assert_requested(t, b, 1, "tick after notfound");
-	assert_true(b->tx_inflight <= TXREQUEST_MAX_PEER_INFLIGHT);
+	assert_true(b->txreq->tx_inflight <= TXREQUEST_MAX_PEER_INFLIGHT);
 }
 
 static void test_peer_announcement_limit(void **state)
@@ -249,14 +249,14 @@ static void test_peer_announcement_limit(void **state)
 	struct peer *a = tf_peer(t, true, TF_ADDR);
 	struct peer *b = tf_peer(t, true, TF_ADDR);
 	announce(a, 0x66, 0, TXREQUEST_MAX_PEER_ANNOUNCEMENTS + 1);
-	assert_int_equal(a->tx_announced, TXREQUEST_MAX_PEER_ANNOUNCEMENTS);
+	assert_int_equal(a->txreq->tx_announced, TXREQUEST_MAX_PEER_ANNOUNCEMENTS);
 	assert_int_equal(txrequest_tracked(t->d), TXREQUEST_MAX_PEER_ANNOUNCEMENTS);
 	assert_int_equal(t->d->stats.inv_ignored_full, 1);
 	announce(a, 0x67, 0, 10);
 	assert_int_equal(t->d->stats.inv_ignored_full, 11);
 	/* Another peer is not affected. */
 	announce(b, 0x67, 0, 10);
-	assert_int_equal(b->tx_announced, 10);
+	assert_int_equal(b->txreq->tx_announced, 10);
 	assert_int_equal(txrequest_tracked(t->d), TXREQUEST_MAX_PEER_ANNOUNCEMENTS + 10);
 	assert_requested(t, b, 10, "other peer");
 }
@@ -270,7 +270,7 @@ static void test_total_limit(void **state)
 	for (uint32_t i = 0; i < peers; i++) {
 		struct peer *p = tf_peer(t, true, TF_ADDR);
 		announce(p, (uint8_t)(0x80 + i), 0, per);
-		assert_int_equal(p->tx_announced, per);
+		assert_int_equal(p->txreq->tx_announced, per);
 	}
 	assert_int_equal(txrequest_tracked(t->d), TXREQUEST_MAX_TRACKED);
 	assert_int_equal(t->d->stats.inv_ignored_full, 0);
@@ -278,10 +278,10 @@ static void test_total_limit(void **state)
 	announce(late, 0x7f, 0, 3);
 	assert_int_equal(txrequest_tracked(t->d), TXREQUEST_MAX_TRACKED);
 	assert_int_equal(t->d->stats.inv_ignored_full, 3);
-	assert_int_equal(late->tx_announced, 0);
+	assert_int_equal(late->txreq->tx_announced, 0);
 	/* An announcement already tracked still gains an announcer. */
 	announce(late, 0x80, 7, 1);
-	assert_int_equal(late->tx_announced, 1);
+	assert_int_equal(late->txreq->tx_announced, 1);
 	assert_int_equal(t->d->stats.inv_ignored_full, 3);
 	/* Once one is forgotten, there is room again. */
 	struct peer *first = t->d->peers[0];
@@ -289,7 +289,7 @@ static void test_total_limit(void **state)
 	assert_int_equal(txrequest_tracked(t->d), TXREQUEST_MAX_TRACKED - 1);
 	announce(late, 0x7f, 100, 1);
 	assert_int_equal(txrequest_tracked(t->d), TXREQUEST_MAX_TRACKED);
-	assert_int_equal(late->tx_announced, 2);
+	assert_int_equal(late->txreq->tx_announced, 2);
 }
 
 /* ---- transactions ---------------------------------------------------------- */
@@ -359,9 +359,9 @@ static void test_received_tx_not_requested_again(void **state)
 	assert_int_equal(t->d->stats.tx_received, 1);
 	assert_int_equal(t->d->stats.tx_unsolicited, 0);
 	assert_int_equal(txrequest_tracked(t->d), 0);
-	assert_int_equal(a->tx_inflight, 0);
-	assert_int_equal(a->tx_announced, 0);
-	assert_int_equal(b->tx_announced, 0);
+	assert_int_equal(a->txreq->tx_inflight, 0);
+	assert_int_equal(a->txreq->tx_announced, 0);
+	assert_int_equal(b->txreq->tx_announced, 0);
 	/* No fallback to b, now or after the timeout. */
 	txrequest_tick(t->d, uv_now(&t->loop) + TXREQUEST_GETDATA_TX_INTERVAL_MS);
 	assert_requested(t, b, 0, "after the tx arrived");
@@ -403,8 +403,8 @@ static void test_wtxid_relay(void **state)
 	tf_feed(a, tx.frame.buf, tx.frame.len, SIZE_MAX);
 	/* The transaction settles both announcements. */
 	assert_int_equal(txrequest_tracked(t->d), 0);
-	assert_int_equal(a->tx_inflight, 0);
-	assert_int_equal(b->tx_inflight, 0);
+	assert_int_equal(a->txreq->tx_inflight, 0);
+	assert_int_equal(b->txreq->tx_inflight, 0);
 	assert_int_equal(t->d->stats.tx_unsolicited, 0);
 	proto_writer_release(&tx.frame);
 }
