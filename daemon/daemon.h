@@ -106,7 +106,7 @@ struct daemon {
 	const struct net_events *net_events;
 	/** What node/ calls after a job and on a new tip (node/node.h; daemon/node_hooks.c). */
 	const struct node_hooks *node_hooks;
-	/** The rooms above p2p/, as p2p/ reaches them (p2p/p2p.h; daemon/hooks.c). */
+	/** The rooms above p2p/, as p2p/ reaches them (p2p/p2p.h; daemon/p2p_hooks.c). */
 	const struct p2p_hooks *p2p_hooks;
 	/** Performs a shutdown (main.c sets it; NULL: daemon_shutdown only sets shutting_down). */
 	void (*shutdown_fn)(struct daemon *d, const char *why);

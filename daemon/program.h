@@ -58,7 +58,7 @@ extern const struct net_msg_entry daemon_msg_table[PROTO_CMD__COUNT];
  * place net/'s calls up are named.
  */
 extern const struct net_events daemon_net_events;
-/** p2p/'s hooks into sync/ and txrelay/ (hooks.c). */
+/** p2p/'s hooks into sync/ and txrelay/ (p2p_hooks.c). */
 extern const struct p2p_hooks daemon_p2p_hooks;
 /** node/'s hooks (node_hooks.c): sync/ and txrelay/ on a new tip, txrelay/'s feed. */
 extern const struct node_hooks daemon_node_hooks;

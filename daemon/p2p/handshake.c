@@ -198,7 +198,7 @@ static void on_verack(struct peer *p)
 	 * block has more than the minimum chain work. */
 	/* Then Core's "start block sync" (a getheaders if this peer is one)
 	 * and transaction relay's start (the first feefilter): the rooms
-	 * above, in that order (daemon/hooks.c). */
+	 * above, in that order (daemon/p2p_hooks.c). */
 	if (p->state == PEER_ACTIVE)
 		d->p2p_hooks->peer_ready(p);
 }

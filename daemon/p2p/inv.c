@@ -24,7 +24,7 @@
  * by txid (MSG_TX); the other kind is ignored, as Core does.
  *
  * The rooms above p2p/ (sync/, txrelay/) are reached only through
- * d->p2p_hooks (p2p.h), which the wiring fills (daemon/hooks.c).
+ * d->p2p_hooks (p2p.h), which the wiring fills (daemon/p2p_hooks.c).
  */
 #include "daemon/p2p/p2p.h"
 

@@ -49,7 +49,7 @@
  * What p2p/ tells the rooms above it (sync/, txrelay/), which it may not
  * name (calls go one way): the shape of Bitcoin Core's NetEventsInterface
  * and btcd's MessageListeners. The wiring fills one const table
- * (daemon/hooks.c) and daemon_init points d->p2p_hooks at it; every hook
+ * (daemon/p2p_hooks.c) and daemon_init points d->p2p_hooks at it; every hook
  * must be set. No context pointer: every hook gets the peer, and p->d is
  * the one context there is. Loop thread, all of them.
  */

@@ -20,7 +20,7 @@
  * (inv_batch_add): inside an inv they leave with that inv's other
  * requests, once p2p has read it all. The known-inventory sets and the
  * parsing of inv, getdata and notfound stay in p2p/inv.c, which hands the
- * transaction entries up through its hooks (daemon/hooks.c).
+ * transaction entries up through its hooks (daemon/p2p_hooks.c).
  */
 #include "daemon/txrelay/internal.h"
 

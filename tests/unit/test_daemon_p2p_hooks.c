@@ -1,6 +1,6 @@
 /*
  * tests/unit/test_daemon_p2p_hooks.c: p2p/'s hooks (struct p2p_hooks,
- * daemon/p2p/p2p.h; the table in daemon/hooks.c). daemon_init registers a
+ * daemon/p2p/p2p.h; the table in daemon/p2p_hooks.c). daemon_init registers a
  * table with every hook set; p2p/ reaches the rooms above it through
  * whatever table is registered, in the order of the message: a recording
  * table here stands in for sync/ and txrelay/ and sees every call.

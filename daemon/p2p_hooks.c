@@ -1,5 +1,5 @@
 /*
- * daemon/hooks.c: p2p/'s hooks into the rooms above it (struct p2p_hooks,
+ * daemon/p2p_hooks.c: p2p/'s hooks into the rooms above it (struct p2p_hooks,
  * daemon/p2p/p2p.h), filled here because the wiring is the one place that
  * may name every room: p2p/ parses inv, getdata and notfound and runs the
  * handshake, and hands what is sync/'s or txrelay/'s business up through
