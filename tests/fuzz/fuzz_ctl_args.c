@@ -25,6 +25,7 @@
 #include "chain/chain.h"
 #include "mempool/mempool.h"
 #include "daemon/ctl/internal.h"
+#include "daemon/program.h"
 
 static void check(int cond, const char *what)
 {
