@@ -341,8 +341,6 @@ void chain_logf(const struct chain *c, enum chain_log_level level, const char *f
  * listener must not change the active chain from inside a callback.
  */
 struct chain_listener {
-	/** Names the listener, for chain_listener_ctx ("mempool"). */
-	const char *name;
 	/** Block b became the tip (after its coins were applied). */
 	void (*block_connected)(void *ctx, struct chain *c, struct proto_block *b);
 	/** Block b left the tip (its coins were undone). Non-zero stops the
@@ -365,7 +363,5 @@ struct chain_listener {
 CHAIN_WUR int chain_listen(struct chain *c, const struct chain_listener *l);
 /** Forget the listener registered with this ctx; absent is fine. */
 void chain_unlisten(struct chain *c, const void *ctx);
-/** The ctx of the listener registered under `name`, or NULL. */
-void *chain_listener_ctx(const struct chain *c, const char *name);
 
 #endif

@@ -542,11 +542,3 @@ void chain_unlisten(struct chain *c, const void *ctx)
 		}
 	}
 }
-
-void *chain_listener_ctx(const struct chain *c, const char *name)
-{
-	for (size_t i = 0; i < c->n_listeners; i++)
-		if (c->listeners[i].name && strcmp(c->listeners[i].name, name) == 0)
-			return c->listeners[i].ctx;
-	return NULL;
-}

@@ -12,14 +12,6 @@
 
 /* ---- attaching to a chain ------------------------------------------------------- */
 
-/* The name the pool registers under: how mempool_of finds it. */
-#define MP_LISTENER "mempool"
-
-struct mempool *mempool_of(const struct chain *c)
-{
-	return chain_listener_ctx(c, MP_LISTENER);
-}
-
 /* The chain goes away with the pool still attached (chain_open failed). */
 static void mp_chain_closed(void *ctx, struct chain *c)
 {
@@ -36,7 +28,6 @@ int mempool_open(struct chain *c, const struct mempool_config *cfg, const char *
 	if (err)
 		return err;
 	const struct chain_listener l = {
-	    .name = MP_LISTENER,
 	    .block_connected = mp_block_connected,
 	    .block_disconnected = mp_block_disconnected,
 	    .chain_settled = mp_chain_settled,

@@ -41,8 +41,10 @@
  * from chain_config's `attach`, which hands back the pool; then
  * mempool_load once chain_open returned) and detaches it (mempool_close,
  * right before chain_close: it saves when persisting). The other
- * mempool_* calls take that pool, as Core's take its CTxMemPool; code
- * handed only the chain finds it with mempool_of. Entry pointers and
+ * mempool_* calls take that pool, as Core's take its CTxMemPool: whoever
+ * opened it keeps the pointer and hands it on (peerd's validation thread
+ * gives it to every job), as Core's NodeContext holds the mempool and
+ * hands it to PeerManager. Entry pointers and
  * the transactions they hold belong to the mempool and stay valid until
  * that entry is removed (by any mempool_* call that changes the pool,
  * by a block connected or disconnected, or by chain_close); copy what you
@@ -118,11 +120,6 @@ struct mempool;
  */
 CHAIN_WUR int mempool_open(struct chain *c, const struct mempool_config *cfg, const char *dir,
                            struct mempool **out);
-/**
- * The pool attached to c (mempool_open), or NULL: for code that is handed
- * the chain alone (the daemon's validation-thread jobs).
- */
-struct mempool *mempool_of(const struct chain *c);
 /**
  * With cfg->persist, read `<dir>/mempool.dat` into mp (a damaged file is
  * logged and skipped): once chain_open returned, so each transaction is

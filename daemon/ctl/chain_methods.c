@@ -423,12 +423,11 @@ static void m_gettxout(struct chain *c, const struct ctl_chain_ctx *x, json_t *a
 	op.n = (uint32_t)n;
 	struct chain_coin coin;
 	int32_t confirmations = -1; /* -1: from the UTXO set */
-	if (mempool && mempool_spender(mempool_of(c), &op)) {
+	if (mempool && mempool_spender(x->mempool, &op)) {
 		ok(res, json_null());
 		return;
 	}
-	const struct mempool_entry *e =
-	    mempool ? mempool_find(mempool_of(c), &op.txid, false) : NULL;
+	const struct mempool_entry *e = mempool ? mempool_find(x->mempool, &op.txid, false) : NULL;
 	if (e) {
 		const struct proto_tx *tx = mempool_entry_tx(e);
 		if (op.n >= tx->n_out) {
@@ -693,12 +692,12 @@ static void m_verifychain(struct chain *c, const struct ctl_chain_ctx *x, json_t
 /* ---- getstats' chain part ------------------------------------------------------ */
 
 /* getmempoolinfo's figures (fees in sat/kvB) and the mempool's and script cache's counters. */
-static json_t *getstats_mempool(struct chain *c)
+static json_t *getstats_mempool(struct mempool *mp)
 {
 	struct mempool_info in;
 	struct mempool_stats ms;
-	mempool_get_info(mempool_of(c), &in);
-	mempool_get_stats(mempool_of(c), &ms);
+	mempool_get_info(mp, &in);
+	mempool_get_stats(mp, &ms);
 	json_t *o = json_pack(
 	    "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "size",
 	    (json_int_t)in.size, "bytes", (json_int_t)in.bytes, "usage", (json_int_t)in.usage,
@@ -723,7 +722,6 @@ static json_t *getstats_mempool(struct chain *c)
 void ctl_chain_getstats(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                         struct ctl_result *res)
 {
-	(void)x;
 	(void)args;
 	struct chain_stats s;
 	chain_get_stats(c, &s);
@@ -745,7 +743,7 @@ void ctl_chain_getstats(struct chain *c, const struct ctl_chain_ctx *x, json_t *
 	                      "coins_cache", cache ? cache : json_null(), "checkqueue",
 	                      stats_checkqueue_json(&qs, chain_checker_workers(ck)));
 	if (o)
-		json_object_set_new(o, "mempool", getstats_mempool(c));
+		json_object_set_new(o, "mempool", getstats_mempool(x->mempool));
 	ok(res, o);
 }
 

@@ -19,13 +19,16 @@
 /** Most parameters a method takes. */
 #define CTL_MAX_PARAMS 4
 
-/** What a chain method may know besides the chain (plain values: any thread). */
+/** What a chain method may know besides the chain: plain values, and the chain's pool. */
 struct ctl_chain_ctx {
 	const struct proto_params *net;
 	const char *netdir; /**< the network's directory (blocks/ and chainstate/ inside) */
 	const _Atomic bool
 	    *interrupt; /**< set when peerd shuts down: a long method returns early */
 	const struct peerd_conf *conf; /**< read-only after start: any thread may read it */
+	/** The chain's pool, as the validation thread hands it to the job (set
+	 * there, just before the method runs): validation thread only. */
+	struct mempool *mempool;
 };
 
 /** A loop-thread method (or a chain method's loop-thread finish). */

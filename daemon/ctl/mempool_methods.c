@@ -78,7 +78,7 @@ static bool relatives(const struct mempool_entry *e, bool children,
 }
 
 /* Core's entryToJSON: one mempool entry as getmempoolentry prints it. */
-static json_t *entry_json(struct chain *c, const struct mempool_entry *e)
+static json_t *entry_json(struct mempool *mp, const struct mempool_entry *e)
 {
 	struct mempool_entry_info in;
 	mempool_entry_info(e, &in);
@@ -140,7 +140,7 @@ static json_t *entry_json(struct chain *c, const struct mempool_entry *e)
 	xfree(rel);
 	json_object_set_new(o, "spentby", spent);
 	json_object_set_new(o, "bip125-replaceable", json_boolean(in.bip125_replaceable));
-	bool unbroadcast = mempool_is_unbroadcast(mempool_of(c), mempool_entry_txid(e));
+	bool unbroadcast = mempool_is_unbroadcast(mp, mempool_entry_txid(e));
 	json_object_set_new(o, "unbroadcast", json_boolean(unbroadcast));
 	return o;
 oom:
@@ -153,12 +153,13 @@ oom:
 }
 
 /* The entry a txid parameter names, or NULL with Core's error. */
-static const struct mempool_entry *param_entry(struct chain *c, json_t *v, struct ctl_result *res)
+static const struct mempool_entry *param_entry(struct mempool *mp, json_t *v,
+                                               struct ctl_result *res)
 {
 	struct proto_hash h;
 	if (!ctl_param_hash(v, "parameter 1", &h, res))
 		return NULL;
-	const struct mempool_entry *e = mempool_find(mempool_of(c), &h, false);
+	const struct mempool_entry *e = mempool_find(mp, &h, false);
 	if (!e)
 		fail(res, CTL_INVALID_ADDRESS_OR_KEY, "Transaction not in mempool");
 	return e;
@@ -169,10 +170,10 @@ static const struct mempool_entry *param_entry(struct chain *c, json_t *v, struc
 static void m_getmempoolinfo(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                              struct ctl_result *res)
 {
-	(void)x;
+	(void)c;
 	(void)args;
 	struct mempool_info in;
-	mempool_get_info(mempool_of(c), &in);
+	mempool_get_info(x->mempool, &in);
 	json_t *o = json_object();
 	if (!o) {
 		ok(res, NULL);
@@ -195,7 +196,7 @@ static void m_getmempoolinfo(struct chain *c, const struct ctl_chain_ctx *x, jso
 static void m_getrawmempool(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                             struct ctl_result *res)
 {
-	(void)x;
+	(void)c;
 	bool verbose = param_flag(arg(args, 0), false), seq = param_flag(arg(args, 1), false);
 	if (verbose && seq) {
 		fail(res, CTL_INVALID_PARAMETER,
@@ -204,7 +205,7 @@ static void m_getrawmempool(struct chain *c, const struct ctl_chain_ctx *x, json
 	}
 	const struct mempool_entry **v = NULL;
 	size_t n = 0;
-	if (mempool_list(mempool_of(c), MEMPOOL_ORDER_DEPTH_SCORE, &v, &n)) {
+	if (mempool_list(x->mempool, MEMPOOL_ORDER_DEPTH_SCORE, &v, &n)) {
 		fail(res, CTL_INTERNAL_ERROR, "out of memory");
 		return;
 	}
@@ -213,7 +214,7 @@ static void m_getrawmempool(struct chain *c, const struct ctl_chain_ctx *x, json
 		if (verbose) {
 			char hex[65];
 			proto_hash_to_hex(mempool_entry_txid(v[i]), hex);
-			json_t *e = entry_json(c, v[i]);
+			json_t *e = entry_json(x->mempool, v[i]);
 			if (!e || json_object_set_new(o, hex, e)) {
 				json_decref(o);
 				o = NULL;
@@ -229,7 +230,7 @@ static void m_getrawmempool(struct chain *c, const struct ctl_chain_ctx *x, json
 		if (w) {
 			json_object_set_new(w, "txids", o);
 			json_object_set_new(w, "mempool_sequence",
-			                    json_u64(mempool_sequence(mempool_of(c))));
+			                    json_u64(mempool_sequence(x->mempool)));
 		} else {
 			json_decref(o);
 		}
@@ -241,24 +242,24 @@ static void m_getrawmempool(struct chain *c, const struct ctl_chain_ctx *x, json
 static void m_getmempoolentry(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                               struct ctl_result *res)
 {
-	(void)x;
-	const struct mempool_entry *e = param_entry(c, arg(args, 0), res);
+	(void)c;
+	const struct mempool_entry *e = param_entry(x->mempool, arg(args, 0), res);
 	if (e)
-		ok(res, entry_json(c, e));
+		ok(res, entry_json(x->mempool, e));
 }
 
 /* getmempoolancestors and getmempooldescendants: one body, the walk differs. */
-static void relatives_method(struct chain *c, json_t *args, struct ctl_result *res,
+static void relatives_method(struct mempool *mp, json_t *args, struct ctl_result *res,
                              int (*walk)(struct mempool *, const struct mempool_entry *,
                                          const struct mempool_entry ***, size_t *))
 {
 	bool verbose = param_flag(arg(args, 1), false);
-	const struct mempool_entry *e = param_entry(c, arg(args, 0), res);
+	const struct mempool_entry *e = param_entry(mp, arg(args, 0), res);
 	if (!e)
 		return;
 	const struct mempool_entry **v = NULL;
 	size_t n = 0;
-	if (walk(mempool_of(c), e, &v, &n)) {
+	if (walk(mp, e, &v, &n)) {
 		fail(res, CTL_INTERNAL_ERROR, "out of memory");
 		return;
 	}
@@ -270,7 +271,7 @@ static void relatives_method(struct chain *c, json_t *args, struct ctl_result *r
 		if (verbose) {
 			char hex[65];
 			proto_hash_to_hex(mempool_entry_txid(v[i]), hex);
-			json_t *j = entry_json(c, v[i]);
+			json_t *j = entry_json(mp, v[i]);
 			err = !j || json_object_set_new(o, hex, j);
 		} else {
 			err = json_array_append_new(o, json_hash(mempool_entry_txid(v[i])));
@@ -287,15 +288,15 @@ static void relatives_method(struct chain *c, json_t *args, struct ctl_result *r
 static void m_getmempoolancestors(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                                   struct ctl_result *res)
 {
-	(void)x;
-	relatives_method(c, args, res, mempool_ancestors);
+	(void)c;
+	relatives_method(x->mempool, args, res, mempool_ancestors);
 }
 
 static void m_getmempooldescendants(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                                     struct ctl_result *res)
 {
-	(void)x;
-	relatives_method(c, args, res, mempool_descendants);
+	(void)c;
+	relatives_method(x->mempool, args, res, mempool_descendants);
 }
 
 /* ---- getrawtransaction ------------------------------------------------------- */
@@ -418,7 +419,7 @@ static void m_getrawtransaction(struct chain *c, const struct ctl_chain_ctx *x, 
 	}
 	uint8_t *raw = NULL;
 	size_t len = 0;
-	int err = mempool_get_raw(mempool_of(c), &txid, false, &raw, &len);
+	int err = mempool_get_raw(x->mempool, &txid, false, &raw, &len);
 	if (err == CHAIN_ENOTFOUND) {
 		/* Core's text points at -txindex and gettransaction: peerd has neither. */
 		fail(res, CTL_INVALID_ADDRESS_OR_KEY,
@@ -454,7 +455,6 @@ static void m_getrawtransaction(struct chain *c, const struct ctl_chain_ctx *x, 
 static void m_sendrawtransaction(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                                  struct ctl_result *res)
 {
-	(void)x;
 	struct proto_tx tx;
 	struct mempool_accept_result r;
 	int64_t maxrate, maxburn;
@@ -488,13 +488,13 @@ static void m_sendrawtransaction(struct chain *c, const struct ctl_chain_ctx *x,
 		}
 	}
 	/* The same txid in the pool (any witness): nothing to do, as Core. */
-	if (mempool_find(mempool_of(c), &tx.txid, false)) {
+	if (mempool_find(x->mempool, &tx.txid, false)) {
 		ok(res, json_hash(&tx.txid));
 		goto out;
 	}
 	for (int pass = max_fee > 0 ? 0 : 1; pass < 2; pass++) {
 		struct mempool_accept_opts opts = {.test_accept = pass == 0};
-		int err = mempool_accept(mempool_of(c), &tx, &opts, &r);
+		int err = mempool_accept(x->mempool, &tx, &opts, &r);
 		if (err) {
 			fail(res, CTL_VERIFY_ERROR, "%s", chain_strerror(err));
 			goto out;
@@ -514,7 +514,7 @@ static void m_sendrawtransaction(struct chain *c, const struct ctl_chain_ctx *x,
 			goto out;
 		}
 	}
-	if (mempool_unbroadcast_add(mempool_of(c), &tx.txid)) {
+	if (mempool_unbroadcast_add(x->mempool, &tx.txid)) {
 		fail(res, CTL_MISC_ERROR, "out of memory");
 		goto out;
 	}
@@ -581,7 +581,7 @@ static json_t *tma_result(const struct proto_tx *tx, const struct mempool_accept
 static void m_testmempoolaccept(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                                 struct ctl_result *res)
 {
-	(void)x;
+	(void)c;
 	json_t *raws = arg(args, 0);
 	int64_t maxrate;
 	struct ctl_package pk = {0};
@@ -603,10 +603,10 @@ static void m_testmempoolaccept(struct chain *c, const struct ctl_chain_ctx *x, 
 	int err;
 	if (n == 1) {
 		struct mempool_accept_opts opts = {.test_accept = true};
-		err = mempool_accept(mempool_of(c), &txs[0], &opts, &rs[0]);
+		err = mempool_accept(x->mempool, &txs[0], &opts, &rs[0]);
 		rs[0].validated = true;
 	} else {
-		err = mempool_test_package(mempool_of(c), pk.ptrs, n, rs, &pkg);
+		err = mempool_test_package(x->mempool, pk.ptrs, n, rs, &pkg);
 	}
 	if (err) {
 		fail(res, CTL_INTERNAL_ERROR, "%s", chain_strerror(err));
@@ -636,19 +636,19 @@ out:
 static void m_savemempool(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                           struct ctl_result *res)
 {
-	(void)x;
+	(void)c;
 	(void)args;
 	struct mempool_info in;
-	mempool_get_info(mempool_of(c), &in);
+	mempool_get_info(x->mempool, &in);
 	if (!in.loaded) {
 		fail(res, CTL_MISC_ERROR, "The mempool was not loaded yet");
 		return;
 	}
-	if (mempool_save(mempool_of(c))) {
+	if (mempool_save(x->mempool)) {
 		fail(res, CTL_MISC_ERROR, "Unable to dump mempool to disk");
 		return;
 	}
-	ok(res, json_pack("{s:s}", "filename", mempool_path(mempool_of(c))));
+	ok(res, json_pack("{s:s}", "filename", mempool_path(x->mempool)));
 }
 
 /* Core's prioritisetransaction: the delta applies now and to a transaction
@@ -656,7 +656,7 @@ static void m_savemempool(struct chain *c, const struct ctl_chain_ctx *x, json_t
 static void m_prioritisetransaction(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                                     struct ctl_result *res)
 {
-	(void)x;
+	(void)c;
 	/* ctl_args_check saw the types; Core reads them in order. */
 	json_t *txid = arg(args, 0), *dummy = arg(args, 1), *delta = arg(args, 2);
 	struct proto_hash h;
@@ -672,8 +672,8 @@ static void m_prioritisetransaction(struct chain *c, const struct ctl_chain_ctx 
 		return;
 	}
 	/* Core: a dust output is allowed only at zero fee, so its fee stays put. */
-	const struct mempool_entry *e = mempool_find(mempool_of(c), &h, false);
-	const struct mempool_policy *pol = mempool_get_policy(mempool_of(c));
+	const struct mempool_entry *e = mempool_find(x->mempool, &h, false);
+	const struct mempool_policy *pol = mempool_get_policy(x->mempool);
 	uint32_t idx;
 	if (e && pol->require_standard &&
 	    mempool_policy_dust_outputs(mempool_entry_tx(e), pol->dust_relay_feerate, &idx, 1)) {
@@ -681,7 +681,7 @@ static void m_prioritisetransaction(struct chain *c, const struct ctl_chain_ctx 
 		     "Priority is not supported for transactions with dust outputs.");
 		return;
 	}
-	if (mempool_prioritise(mempool_of(c), &h, fee_delta)) {
+	if (mempool_prioritise(x->mempool, &h, fee_delta)) {
 		fail(res, CTL_INTERNAL_ERROR, "out of memory");
 		return;
 	}
@@ -691,11 +691,11 @@ static void m_prioritisetransaction(struct chain *c, const struct ctl_chain_ctx 
 static void m_getprioritisedtransactions(struct chain *c, const struct ctl_chain_ctx *x,
                                          json_t *args, struct ctl_result *res)
 {
-	(void)x;
+	(void)c;
 	(void)args;
 	struct mempool_delta *v;
 	size_t n;
-	if (mempool_deltas(mempool_of(c), &v, &n)) {
+	if (mempool_deltas(x->mempool, &v, &n)) {
 		fail(res, CTL_INTERNAL_ERROR, "out of memory");
 		return;
 	}

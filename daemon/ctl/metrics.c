@@ -108,9 +108,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 /* ---- the validation thread's part ------------------------------------------------- */
 
 /* Validation thread: getstats' own chain part. */
-static void job_work(struct chain *c, struct val_job *vj)
+static void job_work(struct chain *c, struct mempool *mp, struct val_job *vj)
 {
 	struct metrics_job *j = (struct metrics_job *)vj;
+	j->ctx.mempool = mp;
 	if (c)
 		ctl_chain_getstats(c, &j->ctx, NULL, &j->res);
 }

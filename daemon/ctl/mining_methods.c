@@ -66,7 +66,8 @@ static void block_txs_release(struct block_txs *t)
 
 /* What a block on the tip takes from the mempool now, within -blockmaxweight,
  * -blockreservedweight and -blockmintxfee. 0 or CHAIN_ENOMEM. */
-static int block_txs_fill(struct chain *c, const struct peerd_conf *conf, struct block_txs *t)
+static int block_txs_fill(struct chain *c, struct mempool *mp, const struct peerd_conf *conf,
+                          struct block_txs *t)
 {
 	struct mining_block_opts o = MINING_BLOCK_OPTS_DEFAULT;
 	if (conf) {
@@ -76,7 +77,7 @@ static int block_txs_fill(struct chain *c, const struct peerd_conf *conf, struct
 	}
 	const struct mempool_entry **es;
 	size_t n;
-	int err = mining_assemble(c, mempool_of(c), &o, &es, &n);
+	int err = mining_assemble(c, mp, &o, &es, &n);
 	if (err)
 		return err;
 	t->n = 0;
@@ -131,7 +132,7 @@ static void generate_blocks(struct chain *c, const struct ctl_chain_ctx *x, int6
 		struct mining_block m;
 		struct chain_state st;
 		/* A new template each time, as Core's: the last block took some. */
-		int err = block_txs_fill(c, x->conf, &txs);
+		int err = block_txs_fill(c, x->mempool, x->conf, &txs);
 		a.txs = txs.v;
 		a.n_txs = txs.n;
 		if (!err)
@@ -297,7 +298,7 @@ static bool is_txid(const char *s, size_t n)
  * (Core's DecodeHexTx). *out and its bytes are xmalloc'd: free with
  * free_txs. false with res set.
  */
-static bool param_txs(struct chain *c, json_t *v, struct mining_tx **out, size_t *n,
+static bool param_txs(struct mempool *mp, json_t *v, struct mining_tx **out, size_t *n,
                       struct ctl_result *res)
 {
 	*out = NULL;
@@ -326,7 +327,7 @@ static bool param_txs(struct chain *c, json_t *v, struct mining_tx **out, size_t
 			size_t len = 0;
 			int err = proto_hash_from_hex(s, &id)
 			              ? CHAIN_ENOTFOUND
-			              : mempool_get_raw(mempool_of(c), &id, false, &raw, &len);
+			              : mempool_get_raw(mp, &id, false, &raw, &len);
 			if (err == CHAIN_ENOTFOUND)
 				fail(res, CTL_INVALID_ADDRESS_OR_KEY,
 				     "Transaction %s not in mempool.", s);
@@ -387,7 +388,7 @@ static void m_generateblock(struct chain *c, const struct ctl_chain_ctx *x, json
 		return;
 	}
 	if (!output_script(arg(args, 0), x->net, spk, &spk_len, res) ||
-	    !param_txs(c, arg(args, 1), &txs, &n_txs, res))
+	    !param_txs(x->mempool, arg(args, 1), &txs, &n_txs, res))
 		goto out;
 	bool submit = !submit_v || json_is_true(submit_v);
 	struct mining_args a = {

@@ -86,7 +86,7 @@ static json_t *tx_result(const struct mempool_accept_result *r)
 void ctl_m_submitpackage(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                          struct ctl_result *res)
 {
-	(void)x;
+	(void)c;
 	json_t *raws = ctl_arg(args, 0);
 	struct ctl_package pk = {0};
 	size_t n = 0;
@@ -117,7 +117,7 @@ void ctl_m_submitpackage(struct chain *c, const struct ctl_chain_ctx *x, json_t 
 	}
 	struct mempool_package_opts opts = {.max_feerate = maxrate};
 	struct mempool_package_state pkg;
-	int err = mempool_submit_package(mempool_of(c), pk.ptrs, n, &opts, rs, &pkg);
+	int err = mempool_submit_package(x->mempool, pk.ptrs, n, &opts, rs, &pkg);
 	if (err) {
 		ctl_fail(res, CTL_INTERNAL_ERROR, "%s", chain_strerror(err));
 		goto out;

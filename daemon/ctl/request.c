@@ -140,9 +140,10 @@ static json_t *legacy_shape(json_t *r)
 /* ---- chain methods: a job to the validation thread ------------------------ */
 
 /* Validation thread. */
-static void job_work(struct chain *chain, struct val_job *vj)
+static void job_work(struct chain *chain, struct mempool *mp, struct val_job *vj)
 {
 	struct ctl_job *j = (struct ctl_job *)vj;
+	j->ctx.mempool = mp;
 	if (!chain)
 		ctl_fail(&j->res, CTL_MISC_ERROR, "the chain is not loaded");
 	else

@@ -19,6 +19,7 @@
 
 struct chain;
 struct chain_node;
+struct mempool;
 
 /* ---- node/chainview.c: the loop's copy of the active chain ----------- */
 
@@ -72,8 +73,12 @@ struct chainview_update *chainview_update_new(struct chain *c, const struct chai
 /* ---- node/validation.c: the validation thread ------------------------ */
 
 struct val_job;
-/** A job's work: runs on the validation thread with the chain (NULL when none is open). */
-typedef void (*val_work_fn)(struct chain *c, struct val_job *j);
+/**
+ * A job's work: runs on the validation thread with what the thread owns,
+ * the chain and its mempool (both NULL when no chain is open), as Core's
+ * PeerManager is handed its CTxMemPool rather than finding it.
+ */
+typedef void (*val_work_fn)(struct chain *c, struct mempool *mp, struct val_job *j);
 /**
  * A job's completion: runs on the loop thread once the work ran, or with
  * j->cancelled set when it never will (shutdown); it owns and frees j.
@@ -94,8 +99,9 @@ struct val_job {
 
 /**
  * The validation thread and its two queues. Fields marked (mu) are
- * guarded by mu; `chain` belongs to the thread while it runs; the atomics
- * are published by the thread for the loop's status line.
+ * guarded by mu; `chain` and `mempool` belong to the thread while it
+ * runs; the atomics are published by the thread for the loop's status
+ * line.
  */
 struct validation {
 	struct daemon *d;
@@ -113,6 +119,7 @@ struct validation {
 	uint64_t posted, jobs_run;            /**< (mu) counters */
 	bool initialized, started, joined;    /**< loop thread only */
 	struct chain *chain;
+	struct mempool *mempool;            /**< the chain's pool, handed to every job (thread) */
 	const struct chain_node *published; /**< the tip the loop's view was last given (thread) */
 	_Atomic int32_t height;             /**< the tip's height, -1 when no chain */
 	_Atomic int32_t headers;            /**< the best header's height */
@@ -129,10 +136,11 @@ struct validation {
  */
 int validation_open(struct daemon *d);
 /**
- * Start the thread with an already opened chain `c` (taken over; NULL runs
- * jobs with no chain, as the unit tests do). 0 or a libuv error.
+ * Start the thread with an already opened chain `c` and its pool `mp` (both
+ * taken over; NULL runs jobs with no chain, as the unit tests do). 0 or a
+ * libuv error.
  */
-int validation_start(struct daemon *d, struct chain *c);
+int validation_start(struct daemon *d, struct chain *c, struct mempool *mp);
 /** The directory of this network's chain state: <datadir>/<network>/. */
 const char *validation_netdir(const struct daemon *d);
 /**
@@ -178,12 +186,12 @@ struct node_hooks {
 	void (*new_tip)(struct daemon *d, const struct chainview_update *u);
 	/**
 	 * Validation thread, once before the first job and after every job,
-	 * with the chain the thread owns: a job for the loop carrying what the
-	 * mempool did since the last call, or NULL. It is queued for the loop
-	 * after the chain view's update and before the job's own result. It
-	 * must touch no loop state.
+	 * with the chain and the pool the thread owns (NULL when none): a job
+	 * for the loop carrying what the mempool did since the last call, or
+	 * NULL. It is queued for the loop after the chain view's update and
+	 * before the job's own result. It must touch no loop state.
 	 */
-	struct val_job *(*feed_take)(struct daemon *d, struct chain *c);
+	struct val_job *(*feed_take)(struct daemon *d, struct chain *c, struct mempool *mp);
 };
 
 /* ---- node/diskspace.c: a full disk is a clean shutdown, as Core's ---- */

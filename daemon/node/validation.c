@@ -1,10 +1,11 @@
 /*
  * daemon/node/validation.c: the validation thread. It owns the struct chain
- * (index, coins, block store, check queue) from startup to shutdown; the
- * loop thread hands it work and gets results back by message only.
+ * (index, coins, block store, check queue) and the chain's mempool from
+ * startup to shutdown, and hands both to every job; the loop thread hands
+ * it work and gets results back by message only.
  *
  *   loop thread                         validation thread
- *   validation_post(job) ──► in queue ──► job->work(chain, job)
+ *   validation_post(job) ──► in queue ──► job->work(chain, mempool, job)
  *   job->done(d, job)    ◄── out queue ◄── uv_async_send(&async)
  *
  * libuv's src/threadpool.c is the model: one mutex guards both queues,
@@ -68,22 +69,24 @@ static void chain_log_cb(void *arg, enum chain_log_level level, const char *msg)
 
 /* ---- the thread ----------------------------------------------------------- */
 
-/* The mempool goes on the chain as chain_open loads it (before the replay). */
+/* The mempool goes on the chain as chain_open loads it (before the replay);
+ * the pool comes back in `mp`, which the node keeps and hands to its jobs. */
 struct mempool_attach {
 	const struct mempool_config *cfg;
 	const char *dir;
+	struct mempool *mp;
 };
 
 static int attach_mempool(void *arg, struct chain *c)
 {
-	const struct mempool_attach *a = arg;
-	return mempool_open(c, a->cfg, a->dir, NULL);
+	struct mempool_attach *a = arg;
+	return mempool_open(c, a->cfg, a->dir, &a->mp);
 }
 
 /* The mempool is saved and detached first: its file is written before the final flush. */
-static int close_chain(struct chain *c)
+static int close_chain(struct chain *c, struct mempool *mp)
 {
-	mempool_close(mempool_of(c));
+	mempool_close(mp);
 	return chain_close(c);
 }
 
@@ -166,7 +169,7 @@ static struct view_job *view_update(struct validation *v)
 static struct val_job *feed_take(struct validation *v)
 {
 	const struct node_hooks *h = v->d->node_hooks;
-	return h && h->feed_take ? h->feed_take(v->d, v->chain) : NULL;
+	return h && h->feed_take ? h->feed_take(v->d, v->chain, v->mempool) : NULL;
 }
 
 static void thread_main(void *arg)
@@ -198,7 +201,7 @@ static void thread_main(void *arg)
 		/* The job runs unlocked: the loop may post more meanwhile. */
 		atomic_store_explicit(&v->busy, true, memory_order_relaxed);
 		j->cancelled = false;
-		j->work(v->chain, j);
+		j->work(v->chain, v->mempool, j);
 		atomic_store_explicit(&v->busy, false, memory_order_relaxed);
 		publish(v);
 		struct view_job *vj = view_update(v);
@@ -232,8 +235,9 @@ static void thread_main(void *arg)
 
 	if (v->chain) {
 		DLOG_INFO_(&d->log, DLOG_VALIDATION, "flushing the chain state");
-		int err = close_chain(v->chain);
+		int err = close_chain(v->chain, v->mempool);
 		v->chain = NULL;
+		v->mempool = NULL;
 		if (err)
 			DLOG_ERR(&d->log, DLOG_VALIDATION, "closing the chain: %s",
 			         chain_strerror(err));
@@ -299,12 +303,13 @@ const char *validation_netdir(const struct daemon *d)
 	return d->conf->netdir;
 }
 
-int validation_start(struct daemon *d, struct chain *c)
+int validation_start(struct daemon *d, struct chain *c, struct mempool *mp)
 {
 	struct validation *v = d->val;
 	memset(v, 0, sizeof(*v));
 	v->d = d;
 	v->chain = c;
+	v->mempool = mp;
 	v->in_tail = &v->in_head;
 	v->out_tail = &v->out_head;
 	atomic_init(&v->height, -1);
@@ -437,9 +442,9 @@ int validation_open(struct daemon *d)
 		         chain_strerror(err));
 		return -EIO;
 	}
-	mempool_load(mempool_of(c));
+	mempool_load(ma.mp);
 	if ((err = verify_at_startup(d, c))) {
-		(void)close_chain(c);
+		(void)close_chain(c, ma.mp);
 		return -EIO;
 	}
 	struct chain_node *tip = chain_tip(c);
@@ -450,10 +455,11 @@ int validation_open(struct daemon *d)
 	           "script-check workers",
 	           (uv_hrtime() - t0) / 1000000u, hex, tip->height, mib,
 	           chain_checker_workers(chain_get_checker(c)));
-	err = validation_start(d, c);
+	err = validation_start(d, c, ma.mp);
 	if (err) {
-		(void)close_chain(c);
+		(void)close_chain(c, ma.mp);
 		d->val->chain = NULL;
+		d->val->mempool = NULL;
 		DLOG_ERR(&d->log, DLOG_VALIDATION, "cannot start the validation thread: %s",
 		         uv_strerror(err));
 	}
@@ -525,8 +531,9 @@ void validation_release(struct daemon *d)
 	drain(v);
 	if (v->chain) {
 		/* Never started: the chain is still ours to close. */
-		(void)close_chain(v->chain);
+		(void)close_chain(v->chain, v->mempool);
 		v->chain = NULL;
+		v->mempool = NULL;
 	}
 	uv_cond_destroy(&v->cv);
 	uv_mutex_destroy(&v->mu);

@@ -200,9 +200,10 @@ static int check_headers_pow(struct chain *c, const struct proto_block_header *h
 	return 0;
 }
 
-static void headers_work(struct chain *c, struct val_job *j)
+static void headers_work(struct chain *c, struct mempool *mp, struct val_job *j)
 {
 	struct sync_job *sj = (struct sync_job *)j;
+	(void)mp;
 	atomic_fetch_sub(&sj->d->sync->jobs_queued, 1);
 	if (!c)
 		return;
@@ -251,16 +252,18 @@ static void headers_work(struct chain *c, struct val_job *j)
 	compute_window(sj->d, c, &sj->res);
 }
 
-static void forget_work(struct chain *c, struct val_job *j)
+static void forget_work(struct chain *c, struct mempool *mp, struct val_job *j)
 {
 	struct sync_job *sj = (struct sync_job *)j;
+	(void)mp;
 	(void)c;
 	hsync_forget(&sj->d->sync->hsync, sj->peer_id);
 }
 
-static void block_work(struct chain *c, struct val_job *j)
+static void block_work(struct chain *c, struct mempool *mp, struct val_job *j)
 {
 	struct sync_job *sj = (struct sync_job *)j;
+	(void)mp;
 	atomic_fetch_sub(&sj->d->sync->jobs_queued, 1);
 	if (!c)
 		return;
@@ -284,9 +287,10 @@ static void block_work(struct chain *c, struct val_job *j)
 	compute_window(sj->d, c, &sj->res);
 }
 
-static void refresh_work(struct chain *c, struct val_job *j)
+static void refresh_work(struct chain *c, struct mempool *mp, struct val_job *j)
 {
 	struct sync_job *sj = (struct sync_job *)j;
+	(void)mp;
 	atomic_fetch_sub(&sj->d->sync->jobs_queued, 1);
 	if (c)
 		compute_window(sj->d, c, &sj->res);

@@ -81,9 +81,10 @@ out:
 	return err;
 }
 
-static void serve_work(struct chain *c, struct val_job *j)
+static void serve_work(struct chain *c, struct mempool *mp, struct val_job *j)
 {
 	struct serve_job *sj = (struct serve_job *)j;
+	(void)mp;
 	const struct proto_params *pp = sj->d->params;
 	if (!c) {
 		/* No chain open (unit tests): only the genesis block exists. */

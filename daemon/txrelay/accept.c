@@ -145,7 +145,7 @@ void txaccept_tx_announced(struct peer *p, const struct proto_inv_vec *v, uint64
 
 /* ---- the validation thread's part -------------------------------------------- */
 
-static void tx_work(struct chain *c, struct val_job *j)
+static void tx_work(struct chain *c, struct mempool *mp, struct val_job *j)
 {
 	struct tx_job *tj = (struct tx_job *)j;
 	if (!c) {
@@ -158,10 +158,10 @@ static void tx_work(struct chain *c, struct val_job *j)
 		tj->err = -EINVAL;
 	} else {
 		proto_tx_compute_ids(&tx);
-		tj->err = mempool_accept(mempool_of(c), &tx, NULL, &tj->r);
+		tj->err = mempool_accept(mp, &tx, NULL, &tj->r);
 		if (!tj->err && tj->r.accepted) {
 			struct mempool_info mi;
-			mempool_get_info(mempool_of(c), &mi);
+			mempool_get_info(mp, &mi);
 			tj->pool_size = mi.size;
 			tj->pool_usage = mi.usage;
 		}

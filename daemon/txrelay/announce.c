@@ -279,7 +279,7 @@ static void feed_tip(struct daemon *d, struct chain *c)
 	}
 }
 
-struct val_job *txrelay_feed_take(struct daemon *d, struct chain *c)
+struct val_job *txrelay_feed_take(struct daemon *d, struct chain *c, struct mempool *mp)
 {
 	struct txrelay_state *r = d->txr;
 	if (!c)
@@ -288,25 +288,24 @@ struct val_job *txrelay_feed_take(struct daemon *d, struct chain *c)
 		r->feed_started = true;
 		r->feed_tip = chain_tip(c);
 		struct mempool_events ev = {.added = on_added, .removed = on_removed, .arg = d};
-		mempool_set_events(mempool_of(c), &ev);
+		mempool_set_events(mp, &ev);
 		/* What mempool.dat loaded before the callbacks were there. */
 		const struct mempool_entry **es = NULL;
 		size_t n = 0;
-		if (mempool_list(mempool_of(c), MEMPOOL_ORDER_DEPTH_SCORE, &es, &n) == 0) {
+		if (mempool_list(mp, MEMPOOL_ORDER_DEPTH_SCORE, &es, &n) == 0) {
 			for (size_t i = 0; i < n; i++)
 				on_added(d, es[i], MEMPOOL_ADDED_LOAD);
 		}
 		xfree(es);
 	}
-	atomic_store_explicit(&r->minfee, mempool_min_fee(mempool_of(c)), memory_order_relaxed);
+	atomic_store_explicit(&r->minfee, mempool_min_fee(mp), memory_order_relaxed);
 	feed_tip(d, c);
 	struct relay_feed *f = r->feed;
 	/* sendrawtransaction joins the set after its accept fired `added`
 	 * (and mempool.dat's set is read after its transactions): ask now. */
 	for (uint32_t i = 0; f && i < f->n; i++) {
 		if (f->items[i].kind == FEED_ADDED)
-			f->items[i].unbroadcast =
-			    mempool_is_unbroadcast(mempool_of(c), &f->items[i].txid);
+			f->items[i].unbroadcast = mempool_is_unbroadcast(mp, &f->items[i].txid);
 	}
 	r->feed = NULL;
 	return f ? &f->job : NULL;

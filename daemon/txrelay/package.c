@@ -41,7 +41,7 @@ static void pkg_job_free(struct pkg_job *pj)
 	xfree(pj);
 }
 
-static void pkg_work(struct chain *c, struct val_job *j)
+static void pkg_work(struct chain *c, struct mempool *mp, struct val_job *j)
 {
 	struct pkg_job *pj = (struct pkg_job *)j;
 	if (!c) {
@@ -61,7 +61,7 @@ static void pkg_work(struct chain *c, struct val_job *j)
 		goto out;
 	}
 	/* From the network: no fee ceiling (Core's client_maxfeerate none). */
-	pj->err = mempool_submit_package(mempool_of(c), ptrs, 2, NULL, r, &pj->pkg);
+	pj->err = mempool_submit_package(mp, ptrs, 2, NULL, r, &pj->pkg);
 	pj->accepted =
 	    !pj->err && r[0].validated && r[0].accepted && r[1].validated && r[1].accepted;
 out:

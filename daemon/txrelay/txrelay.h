@@ -206,14 +206,15 @@ int txrelay_start(struct daemon *d);
 /** Stop and close the timer (shutdown). */
 void txrelay_stop(struct daemon *d);
 /**
- * Validation thread, after every job (and once before the first): the
- * mempool's additions and removals since the last call, the transactions
+ * Validation thread, after every job (and once before the first), with
+ * the chain c and its pool mp the thread owns: the mempool's additions
+ * and removals since the last call, the transactions
  * of newly connected blocks and the rolling minimum fee, as a job for the
  * loop (NULL when nothing happened). The first call registers the
  * mempool's event callbacks and describes what mempool.dat loaded. node/'s
  * feed_take hook (daemon/node_hooks.c).
  */
-struct val_job *txrelay_feed_take(struct daemon *d, struct chain *c);
+struct val_job *txrelay_feed_take(struct daemon *d, struct chain *c, struct mempool *mp);
 /** The handshake is done: relay state, the first feefilter (Core's timing). */
 void txrelay_peer_ready(struct peer *p);
 /** A closing peer: its queue and orphan announcements go. */

@@ -29,10 +29,10 @@ struct unbcast_job {
 	size_t n;
 };
 
-static void served_work(struct chain *c, struct val_job *j)
+static void served_work(struct chain *c, struct mempool *mp, struct val_job *j)
 {
 	if (c)
-		mempool_unbroadcast_remove(mempool_of(c), &((struct unbcast_job *)j)->txid);
+		mempool_unbroadcast_remove(mp, &((struct unbcast_job *)j)->txid);
 }
 
 static void unbcast_job_free(struct daemon *d, struct val_job *j)
@@ -56,10 +56,10 @@ void txrelay_unbroadcast_served(struct daemon *d, struct relay_tx *e)
 		xfree(j);
 }
 
-static void rebroadcast_work(struct chain *c, struct val_job *j)
+static void rebroadcast_work(struct chain *c, struct mempool *mp, struct val_job *j)
 {
 	struct unbcast_job *u = (struct unbcast_job *)j;
-	if (c && mempool_unbroadcast_list(mempool_of(c), &u->list, &u->n))
+	if (c && mempool_unbroadcast_list(mp, &u->list, &u->n))
 		u->n = 0;
 }
 

@@ -25,6 +25,7 @@
 #include "chain/chain.h"
 #include "mempool/mempool.h"
 #include "daemon/ctl/internal.h"
+#include "daemon/program.h"
 
 static void check(int cond, const char *what)
 {
@@ -119,8 +120,11 @@ static void chain_request(const struct ctl_method *m, json_t *params)
 	check(chain_open(&c, &cfg) == 0, "chain_open");
 	check(mempool_open(c, NULL, chaindir, &mp) == 0, "mempool_open");
 	_Atomic bool interrupt = false;
-	struct ctl_chain_ctx x = {
-	    .net = conf.params, .netdir = chaindir, .interrupt = &interrupt, .conf = &conf};
+	struct ctl_chain_ctx x = {.net = conf.params,
+	                          .netdir = chaindir,
+	                          .interrupt = &interrupt,
+	                          .conf = &conf,
+	                          .mempool = mp};
 	m->chain_fn(c, &x, args, &res);
 	json_decref(args);
 	check_result(&res);

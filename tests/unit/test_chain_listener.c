@@ -3,7 +3,7 @@
  * seam the mempool hangs on. On Core's regtest chain: every listener hears
  * each connected block, each disconnected block (newest first, while it
  * is still the tip) and the settled chain after it, in registration
- * order; unlisten and the lookup by name; the table's limit; a
+ * order; unlisten; the table's limit; a
  * listener's failure on a disconnect stops the reorg with its error; and
  * chain_config's attach, which registers inside chain_open (so the
  * listener hears what the open activates) and is let go of at close.
@@ -88,10 +88,9 @@ static void on_closed(void *ctx, struct chain *c)
 	((struct ear *)ctx)->closed++;
 }
 
-static struct chain_listener listener(const char *name, struct ear *e)
+static struct chain_listener listener(struct ear *e)
 {
-	return (struct chain_listener){.name = name,
-	                               .block_connected = on_connected,
+	return (struct chain_listener){.block_connected = on_connected,
 	                               .block_disconnected = on_disconnected,
 	                               .chain_settled = on_settled,
 	                               .chain_closed = on_closed,
@@ -102,7 +101,7 @@ static struct chain_listener listener(const char *name, struct ear *e)
 static int attach(void *arg, struct chain *c)
 {
 	struct ear *e = arg;
-	struct chain_listener l = listener("early", e);
+	struct chain_listener l = listener(e);
 	assert_int_equal(chain_listen(c, &l), 0);
 	return e->fail_attach;
 }
@@ -169,12 +168,9 @@ static void test_events_in_order(void **state)
 {
 	struct fixture *f = *state;
 	struct ear a = {.who = 'a', .log = &f->log}, b = {.who = 'b', .log = &f->log};
-	struct chain_listener la = listener("a", &a), lb = listener("b", &b);
+	struct chain_listener la = listener(&a), lb = listener(&b);
 	assert_int_equal(chain_listen(f->c, &la), 0);
 	assert_int_equal(chain_listen(f->c, &lb), 0);
-	assert_ptr_equal(chain_listener_ctx(f->c, "a"), &a);
-	assert_ptr_equal(chain_listener_ctx(f->c, "b"), &b);
-	assert_null(chain_listener_ctx(f->c, "mempool"));
 
 	char got[512];
 	submit(f, 0, 3);
@@ -200,10 +196,7 @@ static void test_events_in_order(void **state)
 	assert_string_equal(got, "bC2 bC3 bS3");
 
 	/* Unlistened, b hears no more; a still does. */
-	assert_ptr_equal(chain_listener_ctx(f->c, "b"), &b);
 	chain_unlisten(f->c, &b);
-	assert_null(chain_listener_ctx(f->c, "b"));
-	assert_ptr_equal(chain_listener_ctx(f->c, "a"), &a);
 	f->log.n = 0;
 	submit(f, 3, 4);
 	render(&f->log, 0, true, got, sizeof(got));
@@ -216,13 +209,13 @@ static void test_table_is_bounded(void **state)
 	struct ear e[CHAIN_MAX_LISTENERS + 1];
 	for (size_t i = 0; i <= CHAIN_MAX_LISTENERS; i++) {
 		e[i] = (struct ear){.who = (char)('a' + i), .log = &f->log};
-		struct chain_listener l = listener(NULL, &e[i]);
+		struct chain_listener l = listener(&e[i]);
 		assert_int_equal(chain_listen(f->c, &l),
 		                 i < CHAIN_MAX_LISTENERS ? 0 : CHAIN_EOVERFLOW);
 	}
 	/* Forgetting the first keeps the others in their order and makes room. */
 	chain_unlisten(f->c, &e[0]);
-	struct chain_listener l = listener(NULL, &e[CHAIN_MAX_LISTENERS]);
+	struct chain_listener l = listener(&e[CHAIN_MAX_LISTENERS]);
 	assert_int_equal(chain_listen(f->c, &l), 0);
 	char got[512];
 	submit(f, 0, 1);
@@ -238,7 +231,7 @@ static void test_disconnect_failure_stops_reorg(void **state)
 {
 	struct fixture *f = *state;
 	struct ear a = {.who = 'a', .log = &f->log, .fail_disconnect = CHAIN_ENOMEM};
-	struct chain_listener la = listener("a", &a);
+	struct chain_listener la = listener(&a);
 	submit(f, 0, 3);
 	assert_int_equal(chain_listen(f->c, &la), 0);
 	struct chain_state st;
@@ -270,7 +263,6 @@ static void test_attached_in_open(void **state)
 	char got[128];
 	render(&f->log, 0, true, got, sizeof(got));
 	assert_string_equal(got, "eS0");
-	assert_ptr_equal(chain_listener_ctx(c, "early"), &e);
 	/* Still registered at close: told so, once. */
 	assert_int_equal(e.closed, 0);
 	assert_int_equal(chain_close(c), 0);
@@ -290,7 +282,7 @@ static void test_unlistened_not_told_of_close(void **state)
 {
 	struct fixture *f = *state;
 	struct ear a = {.who = 'a', .log = &f->log};
-	struct chain_listener la = listener("a", &a);
+	struct chain_listener la = listener(&a);
 	assert_int_equal(chain_listen(f->c, &la), 0);
 	chain_unlisten(f->c, &a);
 	assert_int_equal(chain_close(f->c), 0);

@@ -712,7 +712,7 @@ static void test_async_batch_order(void **state)
 {
 	struct tf *t = *state;
 	assert_int_equal(ctl_start(t->d), 0);
-	assert_int_equal(validation_start(t->d, NULL), 0);
+	assert_int_equal(validation_start(t->d, NULL, NULL), 0);
 	validation_hold(t->d, true);
 	int fd = client_connect(t);
 	client_sends(t, fd,
@@ -764,7 +764,7 @@ static void test_async_client_closes_mid_request(void **state)
 {
 	struct tf *t = *state;
 	assert_int_equal(ctl_start(t->d), 0);
-	assert_int_equal(validation_start(t->d, NULL), 0);
+	assert_int_equal(validation_start(t->d, NULL, NULL), 0);
 
 	/* The client hangs up while its batch is queued: its requests are not
 	 * read meanwhile, so the server learns of it when the reply cannot be
@@ -810,7 +810,7 @@ static void test_async_shutdown_in_flight(void **state)
 {
 	struct tf *t = *state;
 	assert_int_equal(ctl_start(t->d), 0);
-	assert_int_equal(validation_start(t->d, NULL), 0);
+	assert_int_equal(validation_start(t->d, NULL, NULL), 0);
 	validation_hold(t->d, true);
 	int fd = client_connect(t);
 	client_sends(t, fd, "{\"method\": \"getblockcount\", \"id\": 1}\n");

@@ -60,7 +60,7 @@ static int af_setup(void **state)
 		fail_msg("chain_open(%s): %s", a->chaindir, chain_strerror(err));
 	mempool_load(a->mp);
 	assert_int_equal(ctl_start(a->t->d), 0);
-	assert_int_equal(validation_start(a->t->d, a->c), 0);
+	assert_int_equal(validation_start(a->t->d, a->c, a->mp), 0);
 	struct sockaddr_un sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;

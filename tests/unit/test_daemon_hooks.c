@@ -65,10 +65,11 @@ static void rec_new_tip(struct daemon *d, const struct chainview_update *u)
 	rec.tip_height = u->fork_height + (int32_t)u->n;
 }
 
-static struct val_job *rec_feed_take(struct daemon *d, struct chain *c)
+static struct val_job *rec_feed_take(struct daemon *d, struct chain *c, struct mempool *mp)
 {
 	(void)d;
 	(void)c;
+	(void)mp;
 	rec.feed_takes++;
 	return NULL;
 }
@@ -88,9 +89,10 @@ struct mine_job {
 	bool done;
 };
 
-static void mine_work(struct chain *c, struct val_job *j)
+static void mine_work(struct chain *c, struct mempool *mp, struct val_job *j)
 {
 	struct mine_job *mj = (struct mine_job *)j;
+	(void)mp;
 	static const uint8_t op_true[1] = {0x51};
 	struct mining_args a = {.spk = op_true, .spk_len = 1, .submit = true};
 	uint64_t tries = MINING_MAX_TRIES;
@@ -194,7 +196,7 @@ static void test_node_without_hooks(void **state)
 	memset(&rec, 0, sizeof(rec));
 	struct tf *t = tf_new();
 	t->d->node_hooks = NULL;
-	assert_int_equal(validation_start(t->d, NULL), 0);
+	assert_int_equal(validation_start(t->d, NULL, NULL), 0);
 	struct mine_job mj;
 	memset(&mj, 0, sizeof(mj));
 	mj.job.work = mine_work;
@@ -216,7 +218,7 @@ static void test_wired_new_tip_does_every_part(void **state)
 	struct tf *t = *state;
 	struct daemon *d = t->d;
 	struct peer *p = tf_peer(t, true, TF_ADDR);
-	assert_int_equal(validation_start(d, NULL), 0);
+	assert_int_equal(validation_start(d, NULL, NULL), 0);
 	/* The refresh job waits: the test only needs to see it posted. */
 	validation_hold(d, true);
 	assert_int_equal(hset_insert(&d->txr->rejects, 42), 0);
