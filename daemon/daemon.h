@@ -50,9 +50,9 @@ struct daemon_rooms;    /* daemon/context.c */
 struct ctl_server;      /* ctl/ctl.h */
 struct metrics;         /* ctl/ctl.h */
 struct net_state;       /* net/net.h */
-struct net_msg_entry;   /* net/net.h */
 struct node_hooks;      /* node/node.h */
 struct p2p_hooks;       /* p2p/p2p.h */
+struct p2p_msg_entry;   /* p2p/p2p.h */
 struct peer;            /* net/net.h */
 struct recvbudget;      /* net/net.h */
 struct sync_state;      /* sync/sync.h */
@@ -100,8 +100,8 @@ struct daemon {
 	struct daemon_rooms *rooms; /**< the one allocation the pointers above point into */
 
 	/* what the wiring registers (daemon_init) */
-	/** The message table, indexed by command (net/net.h; daemon/msgtable.c). */
-	const struct net_msg_entry *msg_table;
+	/** The message table, indexed by command (p2p/p2p.h; daemon/msgtable.c). */
+	const struct p2p_msg_entry *msg_table;
 	/** The connection events (net/net.h; daemon/netevents.c). */
 	const struct net_events *net_events;
 	/** What node/ calls after a job and on a new tip (node/node.h; daemon/node_hooks.c). */

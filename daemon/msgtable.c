@@ -9,43 +9,44 @@
  * handshake states it may arrive in (Core 29's gates: nothing but version
  * until version; between version and verack only verack, wtxidrelay and
  * sendaddrv2); and Core's limit on its element count, with what a count
- * over it costs. net/transport.c frames, gates, decodes and calls the
- * entry (daemon_init registers this table in struct daemon's msg_table).
+ * over it costs. net/transport.c frames and counts each message;
+ * p2p/dispatch.c gates, decodes and calls the entry (daemon_init registers
+ * this table in struct daemon's msg_table).
  *
- * Why here and not in p2p/: the handlers live in p2p/ and sync/, and p2p/
- * may not name sync/'s (calls go one way); the wiring layer may name every
- * room, and keeping the table whole in one file keeps "add a message" one
- * entry. net/ defines the entry's type and calls through it, so it names
- * no handler either.
+ * Why here and not in p2p/: the handlers live in p2p/, sync/ and txrelay/,
+ * and p2p/ may not name sync/'s or txrelay/'s (calls go one way); the
+ * wiring layer may name every room, and keeping the table whole in one
+ * file keeps "add a message" one entry. p2p/ defines the entry's type and
+ * calls through it, so it names no handler of the rooms above it either.
  */
 #include "daemon/program.h"
 
 /* Decoded messages gated to after the handshake, with no count limit. */
 #define ACTIVE(fn)                                                                                 \
 	{                                                                                          \
-		.on_msg = (fn), .states = NET_MSG_ACTIVE                                           \
+		.on_msg = (fn), .states = P2P_MSG_ACTIVE                                           \
 	}
 /* A counted vector: a count over `max` is misbehaviour (disconnect and discourage). */
 #define COUNTED(fn, max, reason)                                                                   \
 	{                                                                                          \
-		.on_msg = (fn), .states = NET_MSG_ACTIVE, .limit = NET_MSG_LIMIT_MISBEHAVING,      \
+		.on_msg = (fn), .states = P2P_MSG_ACTIVE, .limit = P2P_MSG_LIMIT_MISBEHAVING,      \
 		.count_max = (max), .limit_reason = (reason)                                       \
 	}
 /* getheaders and getblocks: the locator count follows the 4-byte version;
  * over 101 hashes disconnects without discouraging, as Core. */
 #define LOCATOR(fn)                                                                                \
 	{                                                                                          \
-		.on_msg = (fn), .states = NET_MSG_ACTIVE, .limit = NET_MSG_LIMIT_DISCONNECT,       \
+		.on_msg = (fn), .states = P2P_MSG_ACTIVE, .limit = P2P_MSG_LIMIT_DISCONNECT,       \
 		.count_skip = 4, .count_max = PROTO_MAX_LOCATOR_HANDLER,                           \
 		.limit_reason = "locator over 101 hashes"                                          \
 	}
 
-const struct net_msg_entry daemon_msg_table[PROTO_CMD__COUNT] = {
+const struct p2p_msg_entry daemon_msg_table[PROTO_CMD__COUNT] = {
     /* p2p/handshake.c */
-    [PROTO_CMD_VERSION] = {.on_msg = handshake_on_version, .states = NET_MSG_ANY_STATE},
-    [PROTO_CMD_VERACK] = {.on_msg = handshake_on_verack, .states = NET_MSG_AFTER_VERSION},
-    [PROTO_CMD_WTXIDRELAY] = {.on_msg = handshake_on_wtxidrelay, .states = NET_MSG_AFTER_VERSION},
-    [PROTO_CMD_SENDADDRV2] = {.on_msg = handshake_on_sendaddrv2, .states = NET_MSG_AFTER_VERSION},
+    [PROTO_CMD_VERSION] = {.on_msg = handshake_on_version, .states = P2P_MSG_ANY_STATE},
+    [PROTO_CMD_VERACK] = {.on_msg = handshake_on_verack, .states = P2P_MSG_AFTER_VERSION},
+    [PROTO_CMD_WTXIDRELAY] = {.on_msg = handshake_on_wtxidrelay, .states = P2P_MSG_AFTER_VERSION},
+    [PROTO_CMD_SENDADDRV2] = {.on_msg = handshake_on_sendaddrv2, .states = P2P_MSG_AFTER_VERSION},
     [PROTO_CMD_PING] = ACTIVE(handshake_on_ping),
     [PROTO_CMD_PONG] = ACTIVE(handshake_on_pong),
     [PROTO_CMD_SENDCMPCT] = ACTIVE(handshake_on_sendcmpct),
@@ -70,5 +71,5 @@ const struct net_msg_entry daemon_msg_table[PROTO_CMD__COUNT] = {
         COUNTED(headers_on_headers, PROTO_MAX_HEADERS, "headers message size over 2000"),
     /* sync/download.c: decoded on the validation thread, not on the loop,
      * where a 4 MB block would hold every peer up for milliseconds. */
-    [PROTO_CMD_BLOCK] = {.on_raw = sync_on_block, .states = NET_MSG_ACTIVE},
+    [PROTO_CMD_BLOCK] = {.on_raw = sync_on_block, .states = P2P_MSG_ACTIVE},
 };

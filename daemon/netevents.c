@@ -1,8 +1,9 @@
 /*
  * daemon/netevents.c: the connection events, the one place that names what
- * each room does when a peer opens, goes, closes, drains or ticks (Bitcoin
- * Core's PeerManagerImpl implements NetEventsInterface for all of them; here
- * the wiring calls each room in turn, so the order between rooms is written
+ * each room does when a peer opens, goes, closes, drains, ticks or sends a
+ * whole message (Bitcoin Core's PeerManagerImpl implements
+ * NetEventsInterface for all of them, ProcessMessages included; here the
+ * wiring calls each room in turn, so the order between rooms is written
  * once, below).
  *
  * net/ defines the struct (net/net.h) and calls through it; daemon_init
@@ -104,6 +105,14 @@ static void on_tick(struct peer *p, uint64_t now_ms)
 	handshake_tick(p, now_ms);
 }
 
+/* A whole message, framed and counted by net/: p2p/ says what it means
+ * (the gate, decoding, limits) and calls its entry in the message table
+ * (msgtable.c), whichever room the handler lives in. */
+static void on_message(struct peer *p, const struct proto_frame_header *h, const uint8_t *payload)
+{
+	p2p_dispatch(p, h, payload);
+}
+
 const struct net_events daemon_net_events = {
     .created = on_created,
     .destroyed = on_destroyed,
@@ -113,4 +122,5 @@ const struct net_events daemon_net_events = {
     .drained = on_drained,
     .busy = on_busy,
     .tick = on_tick,
+    .message = on_message,
 };

@@ -50,12 +50,12 @@ void daemon_release(struct daemon *d);
  * states it may arrive in and its count limit. The one place that names
  * every P2P message handler.
  */
-extern const struct net_msg_entry daemon_msg_table[PROTO_CMD__COUNT];
+extern const struct p2p_msg_entry daemon_msg_table[PROTO_CMD__COUNT];
 
 /**
  * The connection events (netevents.c): what each room does when a peer
- * is created, opens, goes, closes, drains or ticks, in order. The one
- * place net/'s calls up are named.
+ * is created, opens, goes, closes, drains, ticks or sends a message, in
+ * order. The one place net/'s calls up are named.
  */
 extern const struct net_events daemon_net_events;
 /** p2p/'s hooks into sync/ and txrelay/ (p2p_hooks.c). */

@@ -1,15 +1,14 @@
 /**
  * daemon/net/net.h: the net room: addresses, peers and their connections
- * (peer.c), the message table's entry and the connection events (what the
- * wiring registers for net/ to call up through), v1 framing on the rx
- * buffer (transport.c), the receive
+ * (peer.c), the connection events (what the wiring registers for net/ to
+ * call up through), v1 framing on the rx buffer (transport.c), the receive
  * budget (recvbudget.c), bans (ban.c), listeners and outbound targets
  * (net.c).
  *
  * The lowest room: it may use base/, proto/, conf/, libuv and the shared
  * services of daemon/daemon.h, and calls up only through what the wiring
- * registered: the message table (struct net_msg_entry) and the
- * connection events.
+ * registered: the connection events (struct net_events), a whole message
+ * being one of them.
  */
 #ifndef PEERD_DAEMON_NET_NET_H
 #define PEERD_DAEMON_NET_NET_H
@@ -222,55 +221,6 @@ struct peer *peer_by_id(struct daemon *d, uint64_t id);
 /** getpeerinfo "connection_type". */
 const char *peer_conn_type_name(enum peer_conn_type t);
 
-/* ---- the message table: what transport.c does with each command ----- */
-
-/*
- * One entry per command (enum proto_cmd), filled by the wiring
- * (daemon/msgtable.c) and registered in struct daemon's msg_table at
- * start, as btcd's peer.MessageListeners: net/ frames, counts and gates
- * each message and calls the entry of its command, and never names a
- * handler itself. The handlers live in their rooms (p2p/, sync/, ...).
- */
-
-/** Where a peer is in the handshake: the bits of net_msg_entry.states. */
-enum net_msg_state {
-	NET_MSG_BEFORE_VERSION = 1u << 0, /**< no version received yet */
-	NET_MSG_BEFORE_VERACK = 1u << 1,  /**< version received, not yet past verack */
-	NET_MSG_ACTIVE = 1u << 2,         /**< past the handshake */
-};
-/** Allowed from the peer's first message on. */
-#define NET_MSG_ANY_STATE (NET_MSG_BEFORE_VERSION | NET_MSG_BEFORE_VERACK | NET_MSG_ACTIVE)
-/** Allowed once version was received. */
-#define NET_MSG_AFTER_VERSION (NET_MSG_BEFORE_VERACK | NET_MSG_ACTIVE)
-
-/** What an element count over a command's limit costs the peer. */
-enum net_msg_limit {
-	NET_MSG_NO_LIMIT = 0,      /**< no count checked here */
-	NET_MSG_LIMIT_MISBEHAVING, /**< disconnect and discourage (ban_misbehaving) */
-	NET_MSG_LIMIT_DISCONNECT,  /**< disconnect only */
-};
-
-/** A handler of a decoded message. Loop thread; m is d->in, valid for the call. */
-typedef void (*net_msg_fn)(struct peer *p, const struct proto_msg *m);
-/**
- * A handler of a message's raw payload (not decoded on the loop, e.g. a
- * block for the validation thread): len bytes, and the frame's checksum as
- * a little-endian u32. The payload is valid for the call only.
- */
-typedef void (*net_msg_raw_fn)(struct peer *p, const uint8_t *payload, size_t len,
-                               uint32_t checksum);
-
-/** One command's entry. A command with neither handler is counted and dropped. */
-struct net_msg_entry {
-	net_msg_fn on_msg;        /**< the decoded message, or NULL */
-	net_msg_raw_fn on_raw;    /**< the undecoded payload instead (on_msg unused), or NULL */
-	uint8_t states;           /**< enum net_msg_state bits it may arrive in; else ignored */
-	uint8_t limit;            /**< enum net_msg_limit: what a count over count_max costs */
-	uint8_t count_skip;       /**< payload bytes before the count (getheaders' version: 4) */
-	uint32_t count_max;       /**< Core's limit on the leading CompactSize count */
-	const char *limit_reason; /**< the disconnect reason logged for it */
-};
-
 /* ---- connection events: what net/ tells the rooms above it ---------- */
 
 /*
@@ -279,8 +229,9 @@ struct net_msg_entry {
  * PeerManager through NetEventsInterface (InitializeNode, FinalizeNode,
  * SendMessages): the wiring (daemon/netevents.c) fills them, calling each
  * room in its order, and daemon_init registers the table in struct
- * daemon's net_events. With the message table above (a message's event),
- * this is the whole boundary: net/ names no function of a higher room.
+ * daemon's net_events. This is the whole boundary: net/ names no function
+ * of a higher room, and knows no message table (what a message means is
+ * p2p/'s, reached through `message`).
  * Every callback is set (net/ checks none for NULL); all run on the loop
  * thread and may disconnect the peer unless said otherwise.
  */
@@ -330,6 +281,17 @@ struct net_events {
 	bool (*busy)(const struct peer *p);
 	/** Every tick for a peer past connecting and not closing: timeouts, pings. */
 	void (*tick)(struct peer *p, uint64_t now_ms);
+	/**
+	 * One whole message from p, its checksum verified and its bytes
+	 * already counted by command (stats_recv, p->msgbytes): what it
+	 * means, and what to do with it (Core's ProcessMessage). h is its
+	 * parsed header (h->cmd may be PROTO_CMD_UNKNOWN: a well-formed
+	 * command peerd does not know); payload holds h->length bytes, valid
+	 * for the call only. Not called for a bad checksum or an invalid
+	 * command (framing errors, net/'s). p's rx buffer stays while this
+	 * runs, even if p is disconnected.
+	 */
+	void (*message)(struct peer *p, const struct proto_frame_header *h, const uint8_t *payload);
 };
 
 /* ---- net/transport.c: v1 framing on the rx buffer -------------------- */

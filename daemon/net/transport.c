@@ -1,6 +1,6 @@
 /*
- * daemon/net/transport.c: v1 framing on a peer's receive buffer, decoding and
- * dispatch.
+ * daemon/net/transport.c: v1 framing on a peer's receive buffer: Bitcoin
+ * Core's V1Transport and CConnman's receive side.
  *
  * The receive buffer (Knot Resolver's daemon/io.c hands libuv a per-peer
  * buffer the same way) lives only while there are unprocessed bytes:
@@ -23,15 +23,17 @@
  * magic, or a length over PROTO_MAX_MESSAGE, disconnect at once (a BIP324
  * v2 hello from Core 29 is 64 bytes with no magic: closing right away lets
  * it retry with v1 within half a second instead of waiting 60 s). A bad
- * checksum, an invalid or unknown command, or a payload that does not
- * decode drops that message only: it is counted under its error code and
- * the peer stays (a decoder bug must never cut peerd off from honest
- * peers). An inv/getdata/headers/addr count over its limit is misbehaviour.
+ * checksum or an invalid command drops that message only: it is counted
+ * under its error code and the peer stays.
  *
- * What happens to each command is not written here: dispatch looks it up
- * in the message table that daemon_init registers (daemon/msgtable.c;
- * the entry's type is in net/net.h): the handshake states it may arrive
- * in, its count limit, and the handler it goes to, decoded or raw.
+ * Each whole message is counted by command here (getstats' and the peer's
+ * bytes per message type, as Core's CNode::ReceiveMsgBytes counts
+ * mapRecvBytesPerMsgType in net). What it means is not net/'s business:
+ * a checksum-valid message goes to the one connection event `message`
+ * (struct net_events), which the wiring (daemon/netevents.c) points at
+ * p2p/'s dispatch (p2p/dispatch.c, Core's ProcessMessage): the unknown
+ * commands, the handshake gate, decoding, count limits and the handlers.
+ * net/ knows no command's handler and no message table.
  */
 #include "daemon/net/net.h"
 
@@ -123,116 +125,6 @@ static bool magic_prefix_ok(const struct daemon *d, const uint8_t *at, uint32_t 
 	return memcmp(at, m, n < 4 ? n : 4) == 0;
 }
 
-/* The leading CompactSize of a payload (after `skip` bytes), or 0. */
-static uint64_t peek_count(const uint8_t *payload, size_t len, size_t skip)
-{
-	struct proto_reader r;
-	uint64_t n = 0;
-	if (len < skip)
-		return 0;
-	proto_reader_init(&r, payload + skip, len - skip);
-	if (proto_read_compact(&r, UINT64_MAX, &n))
-		return 0;
-	return n;
-}
-
-/*
- * Is the message's element count over its command's limit (the table's
- * count_max)? Core reads the vector, then checks its size; the codec
- * refuses counts over its own maximum before reading, so the leading count
- * is checked here: after a decode failure, and after a success too for a
- * handler limit below the codec's (getheaders' 101-hash locator).
- */
-static bool over_limit(const struct net_msg_entry *e, const uint8_t *payload, size_t len)
-{
-	return e->limit != NET_MSG_NO_LIMIT &&
-	       peek_count(payload, len, e->count_skip) > e->count_max;
-}
-
-/* What a count over the limit costs the peer. */
-static void limit_act(struct peer *p, const struct net_msg_entry *e)
-{
-	if (e->limit == NET_MSG_LIMIT_MISBEHAVING)
-		ban_misbehaving(p, e->limit_reason);
-	else
-		peer_disconnect(p, e->limit_reason);
-}
-
-/*
- * Core 29's gates before a message reaches its handler (the table's
- * states): nothing but version until version; between version and verack
- * only verack, wtxidrelay and sendaddrv2. Returns false for a message to
- * ignore.
- */
-static bool gate(const struct peer *p, const struct net_msg_entry *e)
-{
-	unsigned state = !p->got_version           ? NET_MSG_BEFORE_VERSION
-	                 : p->state != PEER_ACTIVE ? NET_MSG_BEFORE_VERACK
-	                                           : NET_MSG_ACTIVE;
-	return (e->states & state) != 0;
-}
-
-/* filterload, filteradd, filterclear (BIP37): handled by nodes offering NODE_BLOOM only. */
-static bool is_bloom_filter_cmd(const char *command)
-{
-	return strcmp(command, "filterload") == 0 || strcmp(command, "filteradd") == 0 ||
-	       strcmp(command, "filterclear") == 0;
-}
-
-static void dispatch(struct peer *p, const struct proto_frame_header *h, const uint8_t *payload)
-{
-	struct daemon *d = p->d;
-	enum proto_cmd cmd = h->cmd;
-	size_t total = PROTO_HEADER_SIZE + (size_t)h->length;
-	stats_recv(&d->stats, cmd, total);
-	p->msgbytes->recv[cmd] += total;
-	DLOG_DBG(&d->log, DLOG_MSG, "received: %s (%u bytes) peer=%llu", h->command, h->length,
-	         (unsigned long long)p->id);
-	if (cmd == PROTO_CMD_UNKNOWN) {
-		/* Unknown commands are how the protocol grows: skip, count. */
-		stats_err(&d->stats, PROTO_EUNKNOWN);
-		/* BIP111: peerd does not offer NODE_BLOOM, so a connected peer
-		 * sending a filter message goes, as Core 29 does. */
-		if (p->state == PEER_ACTIVE && is_bloom_filter_cmd(h->command)) {
-			d->stats.bloom_disconnects++;
-			peer_disconnect(p, "bloom filter message without NODE_BLOOM offered");
-		}
-		return;
-	}
-	const struct net_msg_entry *e = &d->msg_table[cmd];
-	if (!gate(p, e)) {
-		DLOG_DBG(&d->log, DLOG_MSG,
-		         "ignoring %s from peer=%llu before the handshake allows it", h->command,
-		         (unsigned long long)p->id);
-		return;
-	}
-	if (e->on_raw) {
-		/* Not decoded here (a block goes to the validation thread
-		 * undecoded: a 4 MB block would hold the loop for milliseconds). */
-		e->on_raw(p, payload, h->length, proto_le32(h->checksum));
-		return;
-	}
-	size_t off = 0;
-	int err = proto_msg_decode(cmd, payload, h->length, &d->in, &off);
-	if (err) {
-		stats_err(&d->stats, err);
-		p->decode_errors++;
-		if (over_limit(e, payload, h->length)) {
-			limit_act(p, e);
-			return;
-		}
-		DLOG_DBG(&d->log, DLOG_MSG, "dropping %s from peer=%llu: %s at offset %zu",
-		         h->command, (unsigned long long)p->id, proto_strerror(err), off);
-		return;
-	}
-	if (over_limit(e, payload, h->length)) {
-		limit_act(p, e);
-		return;
-	}
-	if (e->on_msg)
-		e->on_msg(p, &d->in);
-}
-
 /* The buffer holds the start of a message of `total` bytes that does not
  * fit: move it into an exactly-sized heap buffer. 0 or -1 (out of memory). */
 int transport_grow(struct peer *p, uint32_t total)
@@ -321,12 +213,16 @@ void transport_process(struct peer *p)
 			DLOG_DBG(&d->log, DLOG_MSG, "dropping %s from peer=%llu: bad checksum",
 			         h.command, (unsigned long long)p->id);
 		} else {
-			/* The handler may disconnect the peer: the buffer then
-			 * stays until this loop ends (peer_disconnect leaves it
-			 * alone while rx_busy is set). */
+			/* What the message means is p2p/'s (the message
+			 * event), and its handler may disconnect the peer:
+			 * the buffer then stays until this loop ends
+			 * (peer_disconnect leaves it alone while rx_busy is
+			 * set). */
 			rx->start += total;
+			stats_recv(&d->stats, h.cmd, total);
+			p->msgbytes->recv[h.cmd] += total;
 			p->rx_busy = true;
-			dispatch(p, &h, payload);
+			d->net_events->message(p, &h, payload);
 			p->rx_busy = false;
 			continue;
 		}

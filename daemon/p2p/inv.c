@@ -229,7 +229,7 @@ void inv_on_mempool(struct peer *p, const struct proto_msg *m)
 
 void inv_on_msg(struct peer *p, const struct proto_msg *m)
 {
-	const struct net_msg_entry *e = &p->d->msg_table[m->cmd];
+	const struct p2p_msg_entry *e = &p->d->msg_table[m->cmd];
 	if (e->on_msg)
 		e->on_msg(p, m);
 }

@@ -1,7 +1,8 @@
 /**
- * daemon/p2p/p2p.h: the p2p room's declarations: the handshake (handshake.c),
- * inventory (inv.c), addresses (addr.c), and the hooks through which p2p/
- * reaches the rooms above it (struct p2p_hooks).
+ * daemon/p2p/p2p.h: the p2p room's declarations: the hooks through which
+ * p2p/ reaches the rooms above it (struct p2p_hooks), the message table's
+ * entry and the dispatch of each message to it (dispatch.c), the handshake
+ * (handshake.c), inventory (inv.c), addresses (addr.c).
  *
  * It may use the rooms below it: net and node.
  */
@@ -82,6 +83,68 @@ struct p2p_hooks {
 	bool (*getdata_tx)(struct peer *p, const struct proto_inv_vec *v);
 };
 
+/* ---- p2p/dispatch.c: the message table and what a message means ------- */
+
+/*
+ * One entry per command (enum proto_cmd), filled by the wiring
+ * (daemon/msgtable.c) and registered in struct daemon's msg_table at
+ * start, as btcd's peer.MessageListeners: p2p_dispatch gates and decodes
+ * each message net/ framed and calls the entry of its command, and never
+ * names a handler itself. The handlers live in their rooms (p2p/, sync/,
+ * txrelay/).
+ */
+
+/** Where a peer is in the handshake: the bits of p2p_msg_entry.states. */
+enum p2p_msg_state {
+	P2P_MSG_BEFORE_VERSION = 1u << 0, /**< no version received yet */
+	P2P_MSG_BEFORE_VERACK = 1u << 1,  /**< version received, not yet past verack */
+	P2P_MSG_ACTIVE = 1u << 2,         /**< past the handshake */
+};
+/** Allowed from the peer's first message on. */
+#define P2P_MSG_ANY_STATE (P2P_MSG_BEFORE_VERSION | P2P_MSG_BEFORE_VERACK | P2P_MSG_ACTIVE)
+/** Allowed once version was received. */
+#define P2P_MSG_AFTER_VERSION (P2P_MSG_BEFORE_VERACK | P2P_MSG_ACTIVE)
+
+/** What an element count over a command's limit costs the peer. */
+enum p2p_msg_limit {
+	P2P_MSG_NO_LIMIT = 0,      /**< no count checked here */
+	P2P_MSG_LIMIT_MISBEHAVING, /**< disconnect and discourage (ban_misbehaving) */
+	P2P_MSG_LIMIT_DISCONNECT,  /**< disconnect only */
+};
+
+/** A handler of a decoded message. Loop thread; m is d->in, valid for the call. */
+typedef void (*p2p_msg_fn)(struct peer *p, const struct proto_msg *m);
+/**
+ * A handler of a message's raw payload (not decoded on the loop, e.g. a
+ * block for the validation thread): len bytes, and the frame's checksum as
+ * a little-endian u32. The payload is valid for the call only.
+ */
+typedef void (*p2p_msg_raw_fn)(struct peer *p, const uint8_t *payload, size_t len,
+                               uint32_t checksum);
+
+/** One command's entry. A command with neither handler is counted and dropped. */
+struct p2p_msg_entry {
+	p2p_msg_fn on_msg;        /**< the decoded message, or NULL */
+	p2p_msg_raw_fn on_raw;    /**< the undecoded payload instead (on_msg unused), or NULL */
+	uint8_t states;           /**< enum p2p_msg_state bits it may arrive in; else ignored */
+	uint8_t limit;            /**< enum p2p_msg_limit: what a count over count_max costs */
+	uint8_t count_skip;       /**< payload bytes before the count (getheaders' version: 4) */
+	uint32_t count_max;       /**< Core's limit on the leading CompactSize count */
+	const char *limit_reason; /**< the disconnect reason logged for it */
+};
+
+/**
+ * What a whole, checksum-valid message from p means (Core's
+ * ProcessMessage): an unknown command is counted and skipped (a bloom
+ * filter command from an active peer disconnects it, BIP111); otherwise
+ * its entry in d->msg_table is gated by the handshake, given the raw
+ * payload or decoded into d->in, its count checked against the limit, and
+ * its handler called. net/ has counted its bytes already. The wiring
+ * registers it as the connection events' `message`. Loop thread; may
+ * disconnect p.
+ */
+void p2p_dispatch(struct peer *p, const struct proto_frame_header *h, const uint8_t *payload);
+
 /* ---- p2p/handshake.c ------------------------------------------------- */
 
 /** Send our version message (outbound: at connect; inbound: after theirs). */
@@ -133,7 +196,7 @@ void inv_on_notfound(struct peer *p, const struct proto_msg *m);
 void inv_on_mempool(struct peer *p, const struct proto_msg *m);
 /**
  * Hand a decoded message to its command's handler in the message table, as
- * transport.c does after decoding, without the handshake gate or limits
+ * p2p_dispatch does after decoding, without the handshake gate or limits
  * (the unit tests drive inv.c through it).
  */
 void inv_on_msg(struct peer *p, const struct proto_msg *m);

@@ -14,7 +14,7 @@
  *     at hash_stop.
  *   A locator of more than 101 hashes (MAX_LOCATOR_SZ) disconnects.
  *   headers received are decoded and counted; over 2,000 in one message is
- *     misbehaviour (see net/transport.c and net/ban.c).
+ *     misbehaviour (see p2p/dispatch.c and net/ban.c).
  * The headers reply is framed straight from the view's serialized headers:
  * one pass, no header decoded or re-encoded.
  */

@@ -13,7 +13,7 @@
 
 #include "test_daemon_fixture.h"
 
-static const struct net_msg_entry *entry(enum proto_cmd cmd)
+static const struct p2p_msg_entry *entry(enum proto_cmd cmd)
 {
 	return &daemon_msg_table[cmd];
 }
@@ -21,11 +21,11 @@ static const struct net_msg_entry *entry(enum proto_cmd cmd)
 static void test_every_command_has_one_handler(void **state)
 {
 	(void)state;
-	const struct net_msg_entry *u = entry(PROTO_CMD_UNKNOWN);
+	const struct p2p_msg_entry *u = entry(PROTO_CMD_UNKNOWN);
 	assert_null(u->on_msg);
 	assert_null(u->on_raw);
 	for (int c = 1; c < PROTO_CMD__COUNT; c++) {
-		const struct net_msg_entry *e = entry((enum proto_cmd)c);
+		const struct p2p_msg_entry *e = entry((enum proto_cmd)c);
 		if ((e->on_msg != NULL) == (e->on_raw != NULL))
 			fail_msg("%s: on_msg %s, on_raw %s; want exactly one",
 			         proto_cmd_name((enum proto_cmd)c), e->on_msg ? "set" : "NULL",
@@ -42,15 +42,15 @@ static void test_gates_are_cores(void **state)
 		unsigned want;
 		switch (c) {
 		case PROTO_CMD_VERSION:
-			want = NET_MSG_BEFORE_VERSION | NET_MSG_BEFORE_VERACK | NET_MSG_ACTIVE;
+			want = P2P_MSG_BEFORE_VERSION | P2P_MSG_BEFORE_VERACK | P2P_MSG_ACTIVE;
 			break;
 		case PROTO_CMD_VERACK:
 		case PROTO_CMD_WTXIDRELAY:
 		case PROTO_CMD_SENDADDRV2:
-			want = NET_MSG_BEFORE_VERACK | NET_MSG_ACTIVE;
+			want = P2P_MSG_BEFORE_VERACK | P2P_MSG_ACTIVE;
 			break;
 		default:
-			want = NET_MSG_ACTIVE;
+			want = P2P_MSG_ACTIVE;
 			break;
 		}
 		if (entry((enum proto_cmd)c)->states != want)
@@ -59,10 +59,10 @@ static void test_gates_are_cores(void **state)
 	}
 }
 
-static void check_limit(enum proto_cmd cmd, enum net_msg_limit limit, uint8_t skip, uint32_t max,
+static void check_limit(enum proto_cmd cmd, enum p2p_msg_limit limit, uint8_t skip, uint32_t max,
                         const char *reason)
 {
-	const struct net_msg_entry *e = entry(cmd);
+	const struct p2p_msg_entry *e = entry(cmd);
 	if (e->limit != limit || e->count_skip != skip || e->count_max != max)
 		fail_msg("%s: limit %u skip %u max %u, want %u %u %u", proto_cmd_name(cmd),
 		         e->limit, e->count_skip, e->count_max, limit, skip, max);
@@ -73,19 +73,19 @@ static void check_limit(enum proto_cmd cmd, enum net_msg_limit limit, uint8_t sk
 static void test_limits_are_cores(void **state)
 {
 	(void)state;
-	check_limit(PROTO_CMD_INV, NET_MSG_LIMIT_MISBEHAVING, 0, 50000,
+	check_limit(PROTO_CMD_INV, P2P_MSG_LIMIT_MISBEHAVING, 0, 50000,
 	            "inv message size over 50000");
-	check_limit(PROTO_CMD_GETDATA, NET_MSG_LIMIT_MISBEHAVING, 0, 50000,
+	check_limit(PROTO_CMD_GETDATA, P2P_MSG_LIMIT_MISBEHAVING, 0, 50000,
 	            "getdata message size over 50000");
-	check_limit(PROTO_CMD_HEADERS, NET_MSG_LIMIT_MISBEHAVING, 0, 2000,
+	check_limit(PROTO_CMD_HEADERS, P2P_MSG_LIMIT_MISBEHAVING, 0, 2000,
 	            "headers message size over 2000");
-	check_limit(PROTO_CMD_ADDR, NET_MSG_LIMIT_MISBEHAVING, 0, 1000,
+	check_limit(PROTO_CMD_ADDR, P2P_MSG_LIMIT_MISBEHAVING, 0, 1000,
 	            "addr message size over 1000");
-	check_limit(PROTO_CMD_ADDRV2, NET_MSG_LIMIT_MISBEHAVING, 0, 1000,
+	check_limit(PROTO_CMD_ADDRV2, P2P_MSG_LIMIT_MISBEHAVING, 0, 1000,
 	            "addr message size over 1000");
-	check_limit(PROTO_CMD_GETHEADERS, NET_MSG_LIMIT_DISCONNECT, 4, 101,
+	check_limit(PROTO_CMD_GETHEADERS, P2P_MSG_LIMIT_DISCONNECT, 4, 101,
 	            "locator over 101 hashes");
-	check_limit(PROTO_CMD_GETBLOCKS, NET_MSG_LIMIT_DISCONNECT, 4, 101,
+	check_limit(PROTO_CMD_GETBLOCKS, P2P_MSG_LIMIT_DISCONNECT, 4, 101,
 	            "locator over 101 hashes");
 	/* Everything else has no count limit here (notfound: Core ignores). */
 	for (int c = 0; c < PROTO_CMD__COUNT; c++) {
@@ -99,7 +99,7 @@ static void test_limits_are_cores(void **state)
 		case PROTO_CMD_GETBLOCKS:
 			break;
 		default:
-			if (entry((enum proto_cmd)c)->limit != NET_MSG_NO_LIMIT)
+			if (entry((enum proto_cmd)c)->limit != P2P_MSG_NO_LIMIT)
 				fail_msg("%s has a count limit", proto_cmd_name((enum proto_cmd)c));
 		}
 	}

@@ -5,8 +5,9 @@
  * daemon_init registers the wiring's table with every callback set, and
  * net/ tells the rooms above it about a peer only through the table it
  * finds in struct daemon: a recording table put in its place sees opened,
- * tick, drained, disconnected and closed in a peer's order, and its busy
- * answer holds the peer's messages back as serve_pending does.
+ * tick, drained, disconnected and closed in a peer's order, message once
+ * for each whole checksum-valid frame (never for a framing error), and its
+ * busy answer holds the peer's messages back as serve_pending does.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -68,6 +69,11 @@ static void rec_tick(struct peer *p, uint64_t now_ms)
 	note('t');
 	daemon_net_events.tick(p, now_ms);
 }
+static void rec_message(struct peer *p, const struct proto_frame_header *h, const uint8_t *payload)
+{
+	note('m');
+	daemon_net_events.message(p, h, payload);
+}
 
 static const struct net_events recording = {
     .created = rec_created,
@@ -78,6 +84,7 @@ static const struct net_events recording = {
     .drained = rec_drained,
     .busy = rec_busy,
     .tick = rec_tick,
+    .message = rec_message,
 };
 
 static int setup(void **state)
@@ -102,6 +109,7 @@ static void test_daemon_init_registers_it(void **state)
 	assert_non_null(ev->drained);
 	assert_non_null(ev->busy);
 	assert_non_null(ev->tick);
+	assert_non_null(ev->message);
 }
 
 /* A peer's life as net/ tells it: through the registered table, in order. */
@@ -169,10 +177,51 @@ static void test_busy_holds_messages(void **state)
 	busy_answer = true;
 	assert_int_equal(tf_feed(p, w.buf, w.len, SIZE_MAX), w.len);
 	assert_int_equal(d->stats.msg[PROTO_CMD_PING].recv_count, 0);
+	assert_string_equal(seen, "n"); /* created only */
 
 	busy_answer = false;
 	peer_resume(p);
 	assert_int_equal(d->stats.msg[PROTO_CMD_PING].recv_count, 1);
+	assert_string_equal(seen, "nm");
+	proto_writer_release(&w);
+}
+
+/*
+ * Each whole frame whose checksum holds is one message event, after net/
+ * counted it, whatever its command (an unknown one too: what it means is
+ * p2p/'s). A bad checksum and an invalid command are framing errors: net/
+ * counts and drops them without the event.
+ */
+static void test_message_event_per_valid_frame(void **state)
+{
+	struct tf *t = *state;
+	struct daemon *d = t->d;
+	d->net_events = &recording;
+	struct peer *p = tf_peer(t, true, TF_ADDR);
+	struct proto_writer w;
+	proto_writer_init(&w);
+	uint8_t nonce[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+	tf_frame(t, &w, "ping", nonce, sizeof(nonce));
+	size_t bad_sum = w.len;
+	tf_frame(t, &w, "ping", nonce, sizeof(nonce));
+	w.buf[bad_sum + PROTO_HEADER_SIZE] ^= 0xff; /* payload no longer matches the checksum */
+	size_t bad_cmd = w.len;
+	tf_frame(t, &w, "sendheaders", NULL, 0);
+	w.buf[bad_cmd + 6] = 0x01;              /* "se\x01dheaders": not printable */
+	tf_frame(t, &w, "cmpctblock", NULL, 0); /* well-formed, unknown to peerd */
+	tf_frame(t, &w, "sendheaders", NULL, 0);
+
+	assert_int_equal(tf_feed(p, w.buf, w.len, SIZE_MAX), w.len);
+	assert_int_equal(p->state, PEER_ACTIVE);
+	assert_string_equal(seen, "nmmm"); /* created, then three messages */
+	/* All five were counted by net/, the two dropped ones as errors. */
+	assert_int_equal(d->stats.msg[PROTO_CMD_PING].recv_count, 2);
+	assert_int_equal(d->stats.msg[PROTO_CMD_UNKNOWN].recv_count, 2);
+	assert_int_equal(d->stats.msg[PROTO_CMD_SENDHEADERS].recv_count, 1);
+	assert_int_equal(tf_err_count(t, PROTO_ECHECKSUM), 1);
+	assert_int_equal(tf_err_count(t, PROTO_ECOMMAND), 1);
+	assert_int_equal(tf_err_count(t, PROTO_EUNKNOWN), 1);
+	assert_true(p->sendheaders);
 	proto_writer_release(&w);
 }
 
@@ -184,6 +233,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_events_in_a_peers_order, setup, tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_failed_dial_is_not_opened, setup, tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_busy_holds_messages, setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_message_event_per_valid_frame, setup, tf_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,10 @@
 /*
  * tests/unit/test_daemon_transport.c: v1 framing on a peer's receive
  * buffer (daemon/net/transport.c), driven in-process through the same alloc
- * and read callbacks libuv calls, with byte chunks of the test's choosing.
+ * and read callbacks libuv calls, with byte chunks of the test's choosing,
+ * and on through the message event the wiring registers to p2p/'s dispatch
+ * (daemon/p2p/dispatch.c: the unknown commands, the handshake gate,
+ * decoding and count limits), as in peerd.
  */
 #include <setjmp.h>
 #include <stdarg.h>
