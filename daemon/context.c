@@ -2,10 +2,9 @@
  * daemon/context.c: setting up and freeing struct daemon's state.
  *
  * Kept out of main.c so peerd, the unit-test fixture and the transport
- * fuzz target build their daemon the same way. daemon_init registers the
- * wiring's tables (the message table, node/'s and sync/'s hooks), and
- * daemon_shutdown is the shared way to ask for a shutdown that main.c
- * performs.
+ * fuzz target build their daemon the same way. daemon_init allocates the
+ * rooms' states and registers the wiring's tables (the message table, the
+ * connection events, p2p/'s, node/'s and sync/'s hooks).
  */
 #include "daemon/program.h"
 
@@ -102,13 +101,4 @@ void daemon_release(struct daemon *d)
 	sync_release(d);
 	xfree(d->rooms);
 	d->rooms = NULL;
-}
-
-void daemon_shutdown(struct daemon *d, const char *why)
-{
-	/* node/ and ctl/ ask here; main.c, which they may not name, performs it. */
-	if (d->shutdown_fn)
-		d->shutdown_fn(d, why);
-	else
-		d->shutting_down = true;
 }

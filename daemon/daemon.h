@@ -134,9 +134,16 @@ struct daemon {
  * Ask for a clean shutdown (signals, the stop method, a full disk, a
  * fatal error): calls d->shutdown_fn, which main.c registers and which
  * is idempotent; without one (unit tests, fuzz targets, benchmarks) only
- * sets d->shutting_down. Loop thread. (context.c)
+ * sets d->shutting_down. Loop thread. node/ and ctl/ ask here; main.c,
+ * which they may not name, performs it.
  */
-void daemon_shutdown(struct daemon *d, const char *why);
+static inline void daemon_shutdown(struct daemon *d, const char *why)
+{
+	if (d->shutdown_fn)
+		d->shutdown_fn(d, why);
+	else
+		d->shutting_down = true;
+}
 
 /** Loop time in milliseconds. */
 static inline uint64_t daemon_now_ms(const struct daemon *d)
