@@ -73,7 +73,7 @@ sort -k2,2 -k1,1 -k3,3g "$tmp/rows" | awk -v pairs="$pairs" '
 function med(a, n) { return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
 { key = $2 SUBSEP $1; v[key, ++n[key]] = $3; rows[$2] = 1 }
 END {
-	printf "%-24s %14s %14s %10s %12s %12s\n", "row (ns/op, median of " pairs ")",
+	printf "%-30s %14s %14s %10s %12s %12s\n", "row (ns/op, median of " pairs ")",
 		"base", "head", "head/base", "base spread", "head spread"
 	for (r in rows) {
 		for (s = 0; s < 2; s++) {
@@ -83,8 +83,8 @@ END {
 			m[side] = c ? med(a, c) : 0
 			sp[side] = c && m[side] > 0 ? (a[c] - a[1]) / m[side] * 100 : 0
 		}
-		printf "%-24s %14.1f %14.1f %10.3f %11.1f%% %11.1f%%\n", r, m["base"], m["head"],
-			m["base"] > 0 ? m["head"] / m["base"] : 0, sp["base"], sp["head"]
+		printf "%-30s %14.1f %14.1f %10.3f %11.1f%% %11.1f%%\n", r, m["base"], m["head"],
+			(m["base"] > 0 ? m["head"] / m["base"] : 0), sp["base"], sp["head"]
 	}
 }' | { IFS= read -r h; echo "$h"; sort; }
 exit "$failed"
