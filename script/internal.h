@@ -138,6 +138,25 @@ bool script_parse_pubkey(secp256k1_pubkey *pk, const uint8_t *pub, size_t len);
 /** secp256k1_xonly_pubkey_parse, remembered per thread likewise. */
 bool script_parse_xonly(secp256k1_xonly_pubkey *pk, const uint8_t pub[32]);
 
+/* ---- checksig.c ------------------------------------------------------- */
+
+/**
+ * CHECKSIG's check on sig and pub (Core's EvalChecksig): *ok is the
+ * signature's verdict; the return value is 0 unless the script must fail
+ * outright (an encoding rule, NULLFAIL, tapscript's validation weight).
+ * code is the scriptCode (from the last CODESEPARATOR).
+ */
+int script_checksig(struct script_exec *ex, const struct script_item *sig,
+                    const struct script_item *pub, const uint8_t *code, size_t code_len,
+                    enum script_sigversion sv, bool *ok);
+/**
+ * OP_CHECKMULTISIG(VERIFY) on ex's stack, not for tapscript: pops its
+ * operands and the dummy, adds the keys to *op_count; *result is the
+ * verdict (the caller pushes it). 0 or the negated error.
+ */
+int script_op_checkmultisig(struct script_exec *ex, const uint8_t *code, size_t code_len,
+                            enum script_sigversion sv, int *op_count, bool minimal, bool *result);
+
 /* ---- interp.c --------------------------------------------------------- */
 
 /** Core's CastToBool. */

@@ -6,21 +6,18 @@
  * (and of the expected error in Core's test vectors). Where Core throws
  * (script numbers too long or not minimal) we return UNKNOWN_ERROR, as its
  * catch-all does.
+ *
+ * The signature opcodes' work is in script/checksig.c, the stack's
+ * primitives in script/stack.h.
  */
 #include "script/internal.h"
+#include "script/stack.h"
 
-#include <limits.h>
 #include <string.h>
-
-#include "base/alloc.h"
 
 /* ConditionStack: only its size and the position of the first false
  * matter, so IF/ELSE/ENDIF are O(1) however deep they nest (Core's). */
 #define COND_NO_FALSE UINT32_MAX
-
-/** Script numbers: 4-byte operands, 5 for CHECKLOCKTIMEVERIFY/CHECKSEQUENCEVERIFY. */
-#define NUM_MAX_LEN          4u
-#define NUM_MAX_LEN_LOCKTIME 5u
 
 bool script_cast_to_bool(const uint8_t *p, uint32_t len)
 {
@@ -31,92 +28,6 @@ bool script_cast_to_bool(const uint8_t *p, uint32_t len)
 		}
 	}
 	return false;
-}
-
-/* Core's CScriptNum(vch, fRequireMinimal, nMaxNumSize). */
-static int num_decode(const struct script_item *it, bool minimal, uint32_t max_len, int64_t *out)
-{
-	uint32_t len = it->len;
-	const uint8_t *p = item_data(it);
-	if (len > max_len)
-		return -SCRIPT_ERR_UNKNOWN_ERROR;
-	if (len == 0) {
-		*out = 0;
-		return 0;
-	}
-	/* Minimal: the top byte (sign bit aside) may be zero only when the
-	 * byte below needs its high bit for magnitude. */
-	if (minimal && (p[len - 1] & 0x7f) == 0 && (len <= 1 || (p[len - 2] & 0x80) == 0))
-		return -SCRIPT_ERR_UNKNOWN_ERROR;
-	uint64_t v = 0;
-	for (uint32_t i = 0; i < len; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	if (p[len - 1] & 0x80) {
-		v &= ~((uint64_t)0x80 << (8 * (len - 1)));
-		*out = -(int64_t)v;
-	} else {
-		*out = (int64_t)v;
-	}
-	return 0;
-}
-
-/* CScriptNum::getint(): saturate to int. */
-static int num_getint(int64_t v)
-{
-	if (v > INT_MAX)
-		return INT_MAX;
-	if (v < INT_MIN)
-		return INT_MIN;
-	return (int)v;
-}
-
-static void item_set_num(struct script_item *it, int64_t v)
-{
-	uint32_t n = 0;
-	it->ext = NULL;
-	if (v == 0) {
-		it->len = 0;
-		return;
-	}
-	bool neg = v < 0;
-	uint64_t a = neg ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-	while (a) {
-		it->inl[n++] = (uint8_t)a;
-		a >>= 8;
-	}
-	/* The sign lives in the top bit of the last byte; add a byte if the
-	 * magnitude already uses it. */
-	if (it->inl[n - 1] & 0x80)
-		it->inl[n++] = neg ? 0x80 : 0x00;
-	else if (neg)
-		it->inl[n - 1] |= 0x80;
-	it->len = n;
-}
-
-static void item_set_bool(struct script_item *it, bool b)
-{
-	it->ext = NULL;
-	it->len = b ? 1 : 0;
-	it->inl[0] = 1;
-}
-
-static inline struct script_item *top(struct script_exec *ex, int i)
-{
-	return &ex->items[(int)ex->n + i];
-}
-
-/* A fresh slot on top of the main stack, or NULL when the scratch area is
- * full (cannot happen while the 1,000-item limit holds; see internal.h). */
-static inline struct script_item *push_slot(struct script_exec *ex)
-{
-	if (ex->n + ex->alt_n >= ex->cap)
-		return NULL;
-	return &ex->items[ex->n++];
-}
-
-static inline void pop(struct script_exec *ex)
-{
-	ex->n--;
 }
 
 #define PUSH_OR_FAIL(slot)                                                                         \
@@ -181,193 +92,6 @@ static bool check_sequence(const struct script_exec *ex, int64_t seq)
 	       masked >= SCRIPT_SEQUENCE_LOCKTIME_TYPE)))
 		return false;
 	return masked <= tx_masked;
-}
-
-/*
- * Core's EvalChecksigPreTapscript: *ok is the signature's verdict; the
- * return value is 0 unless the script must fail outright.
- */
-static int checksig_ecdsa(struct script_exec *ex, const struct script_item *sig_it,
-                          const struct script_item *pub_it, const uint8_t *code, size_t code_len,
-                          enum script_sigversion sv, bool *ok)
-{
-	const uint8_t *sig = item_data(sig_it), *pub = item_data(pub_it);
-	uint8_t *owned = NULL;
-	int rc = 0;
-	if (sv == SCRIPT_SIGVERSION_BASE) {
-		size_t new_len;
-		int found =
-		    script_find_and_delete(code, code_len, sig, sig_it->len, &owned, &new_len);
-		if (found < 0)
-			return -SCRIPT_ERR_NOMEM;
-		if (found > 0) {
-			if (ex->flags & SCRIPT_VERIFY_CONST_SCRIPTCODE) {
-				rc = -SCRIPT_ERR_SIG_FINDANDDELETE;
-				goto out;
-			}
-			code = owned;
-			code_len = new_len;
-		}
-	}
-	rc = script_check_sig_encoding(sig, sig_it->len, ex->flags);
-	if (rc)
-		goto out;
-	rc = script_check_pubkey_encoding(pub, pub_it->len, ex->flags, sv);
-	if (rc)
-		goto out;
-	*ok = script_check_ecdsa(ex, sig, sig_it->len, pub, pub_it->len, code, code_len, sv);
-	if (!*ok && (ex->flags & SCRIPT_VERIFY_NULLFAIL) && sig_it->len)
-		rc = -SCRIPT_ERR_SIG_NULLFAIL;
-out:
-	xfree(owned);
-	return rc;
-}
-
-/* Core's EvalChecksigTapscript (BIP342). */
-static int checksig_tapscript(struct script_exec *ex, const struct script_item *sig_it,
-                              const struct script_item *pub_it, bool *ok)
-{
-	bool success = sig_it->len != 0;
-	if (success) {
-		/* Every non-empty signature spends validation weight, even one
-		 * for an upgradable key type. */
-		ex->validation_weight_left -= SCRIPT_VALIDATION_WEIGHT_PER_SIGOP;
-		if (ex->validation_weight_left < 0)
-			return -SCRIPT_ERR_TAPSCRIPT_VALIDATION_WEIGHT;
-	}
-	if (pub_it->len == 0)
-		return -SCRIPT_ERR_TAPSCRIPT_EMPTY_PUBKEY;
-	if (pub_it->len == 32) {
-		if (success) {
-			int rc =
-			    script_check_schnorr(ex, item_data(sig_it), sig_it->len,
-			                         item_data(pub_it), SCRIPT_SIGVERSION_TAPSCRIPT);
-			if (rc)
-				return rc;
-		}
-	} else if (ex->flags & SCRIPT_VERIFY_DISCOURAGE_UPGRADABLE_PUBKEYTYPE) {
-		return -SCRIPT_ERR_DISCOURAGE_UPGRADABLE_PUBKEYTYPE;
-	}
-	*ok = success;
-	return 0;
-}
-
-static int checksig(struct script_exec *ex, const struct script_item *sig,
-                    const struct script_item *pub, const uint8_t *code, size_t code_len,
-                    enum script_sigversion sv, bool *ok)
-{
-	if (sv == SCRIPT_SIGVERSION_TAPSCRIPT)
-		return checksig_tapscript(ex, sig, pub, ok);
-	return checksig_ecdsa(ex, sig, pub, code, code_len, sv, ok);
-}
-
-/* OP_CHECKMULTISIG(VERIFY), Core's index arithmetic kept as is: i counts
- * items from the top (1 = top). */
-static int op_checkmultisig(struct script_exec *ex, const uint8_t *code, size_t code_len,
-                            enum script_sigversion sv, int *op_count, bool minimal, bool *result)
-{
-	const uint32_t flags = ex->flags;
-	uint8_t *owned = NULL;
-	int64_t v;
-	int rc = 0;
-	int i = 1;
-	if ((int)ex->n < i)
-		return -SCRIPT_ERR_INVALID_STACK_OPERATION;
-	if ((rc = num_decode(top(ex, -i), minimal, NUM_MAX_LEN, &v)))
-		return rc;
-	int keys = num_getint(v);
-	if (keys < 0 || keys > SCRIPT_MAX_PUBKEYS_PER_MULTISIG)
-		return -SCRIPT_ERR_PUBKEY_COUNT;
-	*op_count += keys;
-	if (*op_count > SCRIPT_MAX_OPS)
-		return -SCRIPT_ERR_OP_COUNT;
-	int ikey = ++i;
-	/* position of the last non-signature item, for NULLFAIL cleanup */
-	int ikey2 = keys + 2;
-	i += keys;
-	if ((int)ex->n < i)
-		return -SCRIPT_ERR_INVALID_STACK_OPERATION;
-	if ((rc = num_decode(top(ex, -i), minimal, NUM_MAX_LEN, &v)))
-		return rc;
-	int sigs = num_getint(v);
-	if (sigs < 0 || sigs > keys)
-		return -SCRIPT_ERR_SIG_COUNT;
-	int isig = ++i;
-	i += sigs;
-	if ((int)ex->n < i)
-		return -SCRIPT_ERR_INVALID_STACK_OPERATION;
-
-	/* Legacy scripts drop every signature from the scriptCode first. */
-	if (sv == SCRIPT_SIGVERSION_BASE) {
-		for (int k = 0; k < sigs; k++) {
-			const struct script_item *s = top(ex, -isig - k);
-			uint8_t *next;
-			size_t next_len;
-			int found = script_find_and_delete(code, code_len, item_data(s), s->len,
-			                                   &next, &next_len);
-			if (found < 0) {
-				rc = -SCRIPT_ERR_NOMEM;
-				goto out;
-			}
-			if (found > 0) {
-				if (flags & SCRIPT_VERIFY_CONST_SCRIPTCODE) {
-					xfree(next);
-					rc = -SCRIPT_ERR_SIG_FINDANDDELETE;
-					goto out;
-				}
-				xfree(owned);
-				owned = next;
-				code = next;
-				code_len = next_len;
-			}
-		}
-	}
-
-	bool success = true;
-	while (success && sigs > 0) {
-		const struct script_item *s = top(ex, -isig), *k = top(ex, -ikey);
-		/* Encoding is checked pair by pair, so the order in which keys
-		 * and signatures are tried is observable under STRICTENC. */
-		if ((rc = script_check_sig_encoding(item_data(s), s->len, flags)))
-			goto out;
-		if ((rc = script_check_pubkey_encoding(item_data(k), k->len, flags, sv)))
-			goto out;
-		if (script_check_ecdsa(ex, item_data(s), s->len, item_data(k), k->len, code,
-		                       code_len, sv)) {
-			isig++;
-			sigs--;
-		}
-		ikey++;
-		keys--;
-		/* more signatures left than keys: cannot succeed any more */
-		if (sigs > keys)
-			success = false;
-	}
-
-	while (i-- > 1) {
-		if (!success && (flags & SCRIPT_VERIFY_NULLFAIL) && !ikey2 && top(ex, -1)->len) {
-			rc = -SCRIPT_ERR_SIG_NULLFAIL;
-			goto out;
-		}
-		if (ikey2 > 0)
-			ikey2--;
-		pop(ex);
-	}
-	/* The historical off-by-one: one more item is consumed, unchecked
-	 * unless NULLDUMMY. */
-	if (ex->n < 1) {
-		rc = -SCRIPT_ERR_INVALID_STACK_OPERATION;
-		goto out;
-	}
-	if ((flags & SCRIPT_VERIFY_NULLDUMMY) && top(ex, -1)->len) {
-		rc = -SCRIPT_ERR_SIG_NULLDUMMY;
-		goto out;
-	}
-	pop(ex);
-	*result = success;
-out:
-	xfree(owned);
-	return rc;
 }
 
 /* The hash opcodes, replacing the top item with its digest. */
@@ -955,8 +679,8 @@ int script_eval(struct script_exec *ex, const uint8_t *script, size_t len,
 				bool ok = false;
 				if (ex->n < 2)
 					return -SCRIPT_ERR_INVALID_STACK_OPERATION;
-				if ((rc = checksig(ex, top(ex, -2), top(ex, -1), codehash,
-				                   (size_t)(end - codehash), sv, &ok)))
+				if ((rc = script_checksig(ex, top(ex, -2), top(ex, -1), codehash,
+				                          (size_t)(end - codehash), sv, &ok)))
 					return rc;
 				pop(ex);
 				item_set_bool(top(ex, -1), ok);
@@ -977,8 +701,8 @@ int script_eval(struct script_exec *ex, const uint8_t *script, size_t len,
 					return -SCRIPT_ERR_INVALID_STACK_OPERATION;
 				if ((rc = num_decode(top(ex, -2), minimal, NUM_MAX_LEN, &num)))
 					return rc;
-				if ((rc = checksig(ex, top(ex, -3), top(ex, -1), codehash,
-				                   (size_t)(end - codehash), sv, &ok)))
+				if ((rc = script_checksig(ex, top(ex, -3), top(ex, -1), codehash,
+				                          (size_t)(end - codehash), sv, &ok)))
 					return rc;
 				ex->n -= 2;
 				item_set_num(top(ex, -1), num + (ok ? 1 : 0));
@@ -990,8 +714,9 @@ int script_eval(struct script_exec *ex, const uint8_t *script, size_t len,
 				bool ok = false;
 				if (sv == SCRIPT_SIGVERSION_TAPSCRIPT)
 					return -SCRIPT_ERR_TAPSCRIPT_CHECKMULTISIG;
-				if ((rc = op_checkmultisig(ex, codehash, (size_t)(end - codehash),
-				                           sv, &op_count, minimal, &ok)))
+				if ((rc = script_op_checkmultisig(ex, codehash,
+				                                  (size_t)(end - codehash), sv,
+				                                  &op_count, minimal, &ok)))
 					return rc;
 				PUSH_OR_FAIL(s);
 				item_set_bool(s, ok);
