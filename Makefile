@@ -242,10 +242,11 @@ test-build: $(BINS) $(ASAN_BINS) $(TESTS) $(ASAN_TESTS) $(TSAN_TESTS) $(FUZZERS)
 test: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) test-build
 	@VECTORS=$(VECTORS) BUILD=$(BUILD) PYTHON=$(PYTHON) FUZZ_SECONDS=$(FUZZ_SECONDS) \
+		UNIT_TESTS="$(notdir $(TESTS))" TSAN_TESTS="$(notdir $(TSAN_TESTS))" \
 		scripts/run-tests.sh
 
 unit: $(TESTS)
-	@VECTORS=$(VECTORS) BUILD=$(BUILD) scripts/run-tests.sh unit
+	@VECTORS=$(VECTORS) BUILD=$(BUILD) UNIT_TESTS="$(notdir $(TESTS))" scripts/run-tests.sh unit
 
 # Every test that needs Bitcoin Core (pytest marker `interop`, which
 # conftest.py also gives each test that starts a bitcoind): BITCOIND=/path,

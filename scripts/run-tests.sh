@@ -7,7 +7,10 @@
 # The last line counts suites (test binaries, pytest runs, fuzz targets) and
 # the tests in them, as cmocka and pytest report them.
 # Environment: BUILD (build dir), VECTORS (test data, default tests/data), PYTHON,
-# FUZZ_SECONDS (fuzzing time per target after its corpus), BITCOIND and
+# FUZZ_SECONDS (fuzzing time per target after its corpus), UNIT_TESTS and
+# TSAN_TESTS (the Makefile's lists of unit test names: a binary in the build
+# dir that is not on them, left by a renamed or deleted test, is not run;
+# unset: every binary there runs), BITCOIND and
 # BITCOIN_CLI (Bitcoin Core for the interop tests; default ../shared/bin/
 # beside the checkout, else PATH; without one those tests are skipped and
 # counted as skipped).
@@ -119,27 +122,33 @@ report_skips() { # name of the run (its log is $BUILD/test-logs/NAME.log)
 	return 0
 }
 
-run_each() { # prefix dir: every test binary in dir, logged as prefix-name
+run_each() { # prefix dir [names]: every test binary in dir (of names, when given)
 	for t in "$2"/test_*; do
 		[ -x "$t" ] || continue
+		if [ -n "${3:-}" ]; then
+			case " $3 " in
+			*" $(basename "$t") "*) ;;
+			*) continue ;; # left by a test that no longer exists
+			esac
+		fi
 		run "$1-$(basename "$t")" "$t"
 	done
 }
 
 suite_unit() {
 	echo "== unit tests"
-	run_each unit "$BUILD/test"
+	run_each unit "$BUILD/test" "${UNIT_TESTS:-}"
 }
 
 suite_asan() {
 	echo "== unit tests under ASan+UBSan"
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		run_each asan "$BUILD/asan/test"
+		run_each asan "$BUILD/asan/test" "${UNIT_TESTS:-}"
 }
 
 suite_tsan() {
 	echo "== pool/ tests under TSan"
-	TSAN_OPTIONS=halt_on_error=1 run_each tsan "$BUILD/tsan/test"
+	TSAN_OPTIONS=halt_on_error=1 run_each tsan "$BUILD/tsan/test" "${TSAN_TESTS:-}"
 }
 
 suite_fuzz() {

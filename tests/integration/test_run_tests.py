@@ -30,6 +30,22 @@ def test_last_line_counts_suites_and_tests(tmp_path):
     assert "PASS  unit-test_a (5 passed, 0 failed, 0 skipped)" in r.stdout, r.stdout
 
 
+def test_a_binary_left_by_a_removed_test_is_not_run(tmp_path):
+    # make test names the unit tests that exist (UNIT_TESTS, from tests/unit/*.c); a
+    # binary of a renamed or deleted test left in the build dir is neither run nor counted.
+    build = tmp_path / "build"
+    (build / "test").mkdir(parents=True)
+    fake_test(build / "test" / "test_a", "echo '[  PASSED  ] 2 test(s).'\n")
+    fake_test(build / "test" / "test_gone", "echo '[  PASSED  ] 7 test(s).'\n")
+    r = subprocess.run([os.path.join(ROOT, "scripts", "run-tests.sh"), "unit"], cwd=ROOT,
+                       env=dict(os.environ, BUILD=str(build), UNIT_TESTS="test_a test_b"),
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    last = r.stdout.strip().splitlines()[-1]
+    assert last == "suites: 1 passed, 0 failed; tests: 2 passed, 0 failed, 0 skipped", r.stdout
+    assert "test_gone" not in r.stdout, r.stdout
+
+
 PLUGIN = '''
 def pytest_collection_finish(session):
     for item in session.items:
