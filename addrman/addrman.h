@@ -146,6 +146,10 @@ enum addrman_net addrman_netaddr_class(const struct addrman_service *s);
 #define ADDRMAN_GROUP_MAX 17
 /** Core's GetGroup without asmap into out; returns its length. */
 size_t addrman_netaddr_group(const struct addrman_service *s, uint8_t out[ADDRMAN_GROUP_MAX]);
+/** The address as text, as Core's ToStringAddr ("1.2.3.4", "2001:db8::1", "x.onion"). */
+void addrman_netaddr_str(const struct addrman_service *s, char *buf, size_t cap);
+/** Core's GetNetworkName of a network ("ipv4", "not_publicly_routable", ...). */
+const char *addrman_net_name(enum addrman_net net);
 /** Text as Core's ToStringAddrPort ("1.2.3.4:8333", "[2001:db8::1]:8333", "x.onion:8333"). */
 void addrman_service_str(const struct addrman_service *s, char *buf, size_t cap);
 

@@ -440,7 +440,7 @@ static void onion_str(const uint8_t pubkey[32], char *out, size_t cap)
 	base32(all, sizeof(all), out, cap);
 }
 
-static void addr_str(const struct addrman_service *s, char *buf, size_t cap)
+void addrman_netaddr_str(const struct addrman_service *s, char *buf, size_t cap)
 {
 	const uint8_t *a = s->addr;
 	char b32[80];
@@ -493,9 +493,29 @@ static void addr_str(const struct addrman_service *s, char *buf, size_t cap)
 void addrman_service_str(const struct addrman_service *s, char *buf, size_t cap)
 {
 	char a[100];
-	addr_str(s, a, sizeof(a));
+	addrman_netaddr_str(s, a, sizeof(a));
 	if (s->net == ADDRMAN_NET_IPV6 || s->net == ADDRMAN_NET_CJDNS)
 		snprintf(buf, cap, "[%s]:%u", a, s->port);
 	else
 		snprintf(buf, cap, "%s:%u", a, s->port);
+}
+
+const char *addrman_net_name(enum addrman_net net)
+{
+	switch (net) {
+	case ADDRMAN_NET_IPV4:
+		return "ipv4";
+	case ADDRMAN_NET_IPV6:
+		return "ipv6";
+	case ADDRMAN_NET_ONION:
+		return "onion";
+	case ADDRMAN_NET_I2P:
+		return "i2p";
+	case ADDRMAN_NET_CJDNS:
+		return "cjdns";
+	case ADDRMAN_NET_INTERNAL:
+		return "internal";
+	default:
+		return "not_publicly_routable";
+	}
 }
