@@ -92,7 +92,8 @@ int addrman_serialize(const struct addrman *am, uint8_t **buf, size_t *len)
 		xfree(index);
 		return ADDRMAN_ENOMEM;
 	}
-	memcpy(order, am->vrandom, am->n_random * sizeof(*order));
+	if (am->n_random) /* vrandom is NULL until the first entry */
+		memcpy(order, am->vrandom, am->n_random * sizeof(*order));
 	qsort_r(order, am->n_random, sizeof(*order), cmp_id, (void *)am);
 
 	proto_write_u8(&w, ADDRMAN_FILE_FORMAT);

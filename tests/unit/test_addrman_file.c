@@ -259,6 +259,24 @@ static void test_serialize_round_trip(void **state)
 	addrman_free(back);
 }
 
+/* An empty addrman: Core's 4,174-byte file of empty buckets, and back. */
+static void test_serialize_empty(void **state)
+{
+	(void)state;
+	struct addrman *am = addrman_new(true, 0);
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	assert_int_equal(addrman_serialize(am, &buf, &len), 0);
+	/* 2 format bytes, key, 3 counts, 1,024 empty bucket counts, asmap checksum */
+	assert_int_equal(len, 2 + 32 + 12 + 4 * 1024 + 32);
+	struct addrman *back = addrman_new(false, 0);
+	assert_int_equal(addrman_deserialize(back, buf, len, NULL, NULL, 0), 0);
+	assert_int_equal(addrman_size(back, -1, -1), 0);
+	xfree(buf);
+	addrman_free(am);
+	addrman_free(back);
+}
+
 /* Core remove_invalid: invalid addresses are dropped on load. */
 static void test_serialize_remove_invalid(void **state)
 {
@@ -452,6 +470,7 @@ int main(void)
 	    cmocka_unit_test(test_rng_bits),
 	    cmocka_unit_test(test_netgroup),
 	    cmocka_unit_test(test_serialize_round_trip),
+	    cmocka_unit_test(test_serialize_empty),
 	    cmocka_unit_test(test_serialize_remove_invalid),
 	    cmocka_unit_test(test_serialize_corrupt),
 	    cmocka_unit_test(test_file),
