@@ -51,7 +51,12 @@ void peertool_addrman_help(FILE *f)
 	        "  tried ADDR PORT TIME                 addpeeraddress ADDR PORT true\n"
 	        "(results: one per add/good/peer/tried; \"ok\", \"failed-adding-to-new\" or\n"
 	        "\"failed-adding-to-tried\" for peer/tried, as addpeeraddress says)\n\n"
-	        "Exit codes: 0 success; 1 bad script or file (Core's reason on stderr); 2 usage.\n",
+	        "Example (the tables Core builds from the same addpeeraddress calls with\n"
+	        "-test=addrman and -mocktime=1700000000):\n"
+	        "  printf 'peer 1.2.3.4 8333 1700000000\\ntried 5.6.7.8 8333 1700000000\\n' |\n"
+	        "    peertool addrman --deterministic --dump --save peers.dat -\n\n"
+	        "Exit codes: 0 success; 1 bad script or file (Core's reason on stderr);\n"
+	        "2 usage error.\n",
 	        USAGE);
 }
 
