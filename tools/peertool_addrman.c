@@ -13,6 +13,8 @@
  *   peer ADDR PORT TIME                  addpeeraddress ADDR PORT: Add from the
  *                                        address itself, NODE_NETWORK|NODE_WITNESS
  *   tried ADDR PORT TIME                 addpeeraddress ADDR PORT true: then Good
+ *   getaddr MAX PCT NOW                  GetAddr (getnodeaddresses MAX is 0 0 NOW):
+ *                                        the addresses in the order drawn
  * ADDR is IPv4 or IPv6 text. This is how the tests compare addrman/ with
  * a real bitcoind: the same calls, the same tables.
  */
@@ -35,29 +37,31 @@ static const char USAGE[] =
 
 void peertool_addrman_help(FILE *f)
 {
-	fprintf(f,
-	        "%s\n\n"
-	        "Bitcoin Core 29's address manager, offline. Loads peers.dat (--load; else an\n"
-	        "empty addrman, with Core's -test=addrman key and random stream under\n"
-	        "--deterministic), applies the calls of SCRIPT (a file, or '-' for stdin),\n"
-	        "writes peers.dat (--save) and with --dump prints\n"
-	        "  {\"results\": [...], \"new\": {\"BUCKET/POS\": {...}}, \"tried\": {...}}\n"
-	        "in getrawaddrman's shape. --chain (default regtest) picks the file's magic.\n\n"
-	        "Script lines:\n"
-	        "  add ADDR PORT SOURCE TIME SERVICES   Add (result: placed in a bucket)\n"
-	        "  good ADDR PORT TIME                  Good (result: moved to tried)\n"
-	        "  attempt ADDR PORT 0|1 TIME           Attempt\n"
-	        "  peer ADDR PORT TIME                  addpeeraddress ADDR PORT\n"
-	        "  tried ADDR PORT TIME                 addpeeraddress ADDR PORT true\n"
-	        "(results: one per add/good/peer/tried; \"ok\", \"failed-adding-to-new\" or\n"
-	        "\"failed-adding-to-tried\" for peer/tried, as addpeeraddress says)\n\n"
-	        "Example (the tables Core builds from the same addpeeraddress calls with\n"
-	        "-test=addrman and -mocktime=1700000000):\n"
-	        "  printf 'peer 1.2.3.4 8333 1700000000\\ntried 5.6.7.8 8333 1700000000\\n' |\n"
-	        "    peertool addrman --deterministic --dump --save peers.dat -\n\n"
-	        "Exit codes: 0 success; 1 bad script or file (Core's reason on stderr);\n"
-	        "2 usage error.\n",
-	        USAGE);
+	fprintf(
+	    f,
+	    "%s\n\n"
+	    "Bitcoin Core 29's address manager, offline. Loads peers.dat (--load; else an\n"
+	    "empty addrman, with Core's -test=addrman key and random stream under\n"
+	    "--deterministic), applies the calls of SCRIPT (a file, or '-' for stdin),\n"
+	    "writes peers.dat (--save) and with --dump prints\n"
+	    "  {\"results\": [...], \"new\": {\"BUCKET/POS\": {...}}, \"tried\": {...}}\n"
+	    "in getrawaddrman's shape. --chain (default regtest) picks the file's magic.\n\n"
+	    "Script lines:\n"
+	    "  add ADDR PORT SOURCE TIME SERVICES   Add (result: placed in a bucket)\n"
+	    "  good ADDR PORT TIME                  Good (result: moved to tried)\n"
+	    "  attempt ADDR PORT 0|1 TIME           Attempt\n"
+	    "  peer ADDR PORT TIME                  addpeeraddress ADDR PORT\n"
+	    "  tried ADDR PORT TIME                 addpeeraddress ADDR PORT true\n"
+	    "  getaddr MAX PCT NOW                  GetAddr (result: [\"ADDR:PORT\", ...])\n"
+	    "(results: one per add/good/peer/tried/getaddr; \"ok\", \"failed-adding-to-new\" or\n"
+	    "\"failed-adding-to-tried\" for peer/tried, as addpeeraddress says)\n\n"
+	    "Example (the tables Core builds from the same addpeeraddress calls with\n"
+	    "-test=addrman and -mocktime=1700000000):\n"
+	    "  printf 'peer 1.2.3.4 8333 1700000000\\ntried 5.6.7.8 8333 1700000000\\n' |\n"
+	    "    peertool addrman --deterministic --dump --save peers.dat -\n\n"
+	    "Exit codes: 0 success; 1 bad script or file (Core's reason on stderr);\n"
+	    "2 usage error.\n",
+	    USAGE);
 }
 
 enum option { OPT_CHAIN, OPT_DETERMINISTIC, OPT_LOAD, OPT_SAVE, OPT_DUMP, OPT__COUNT };
@@ -139,8 +143,44 @@ static int push_result(struct results *r, const char *s)
 		r->v = v;
 		r->cap = cap;
 	}
-	r->v[r->n++] = (char *)s;
+	char *copy = xmalloc(strlen(s) + 1);
+	if (!copy)
+		return -1;
+	strcpy(copy, s);
+	r->v[r->n++] = copy;
 	return 0;
+}
+
+/* GetAddr's addresses as one JSON list of "ADDR:PORT" (Core's ToStringAddrPort). */
+static int getaddr_result(struct addrman *am, size_t max, size_t pct, int64_t now,
+                          struct results *res)
+{
+	struct addrman_address *v;
+	long n = addrman_getaddr(am, max, pct, -1, true, now, &v);
+	if (n < 0)
+		goto oom;
+	size_t cap = 3 + (size_t)n * 80, len = 0;
+	char *text = xmalloc(cap);
+	if (!text) {
+		xfree(v);
+		goto oom;
+	}
+	text[len++] = '[';
+	for (long i = 0; i < n; i++) {
+		char a[128];
+		addrman_service_str(&v[i].svc, a, sizeof(a));
+		len += (size_t)snprintf(text + len, cap - len, "%s\"%s\"", i ? ", " : "", a);
+	}
+	snprintf(text + len, cap - len, "]");
+	xfree(v);
+	int r = push_result(res, text);
+	xfree(text);
+	if (r)
+		goto oom;
+	return 0;
+oom:
+	peertool_error("addrman", "out of memory");
+	return 1;
 }
 
 /* One script line; 0, or 1 after naming the problem. */
@@ -160,6 +200,13 @@ static int run_line(struct addrman *am, char *line, unsigned lineno, struct resu
 	struct addrman_service svc, src;
 	int64_t time, x;
 	const char *result = NULL;
+	if (!strcmp(w[0], "getaddr") && n == 4) {
+		int64_t max, pct;
+		if (!parse_i64(w[1], &max) || !parse_i64(w[2], &pct) || !parse_i64(w[3], &time) ||
+		    max < 0 || pct < 0)
+			goto bad;
+		return getaddr_result(am, (size_t)max, (size_t)pct, time, res) ? 1 : 0;
+	}
 	if (n < 3 || !parse_service(w[1], w[2], &svc))
 		goto bad;
 	if (!strcmp(w[0], "add") && n == 6) {
@@ -197,7 +244,7 @@ static int run_line(struct addrman *am, char *line, unsigned lineno, struct resu
 	} else {
 		goto bad;
 	}
-	if (result && push_result(res, (char *)result))
+	if (result && push_result(res, result))
 		goto oom;
 	return 0;
 bad:
@@ -293,6 +340,8 @@ out:
 	if (f && f != stdin)
 		fclose(f);
 	free(line);
+	for (size_t i = 0; i < res.n; i++)
+		xfree(res.v[i]);
 	xfree(res.v);
 	addrman_free(am);
 	return rc;

@@ -463,6 +463,62 @@ static void test_file(void **state)
 	tu_rmtree(dir);
 }
 
+/* Out of memory anywhere: a documented error, and the addrman stays
+ * consistent (Core's CheckAddrman) and usable; no leak under ASan. */
+static void test_out_of_memory(void **state)
+{
+	(void)state;
+	bool injected = true;
+	for (long k = 0; injected && k < 10000; k++) {
+		struct addrman *am = addrman_new(true, 0);
+		struct addrman *back = addrman_new(true, 0);
+		assert_non_null(am);
+		assert_non_null(back);
+		base_alloc_fail_after(k);
+		int err = 0;
+		for (unsigned i = 1; i < 200 && !err; i++) {
+			struct addrman_address a = {
+			    .svc =
+			        addrman_service_ipv4((uint8_t)(1 + i % 90), (uint8_t)i, 1, 1, 8333),
+			    .time = NOW};
+			struct addrman_service src = addrman_service_ipv4(5, (uint8_t)i, 1, 1, 0);
+			err = addrman_add(am, &a, 1, &src, 0, NOW, NULL);
+			if (!err && i % 3 == 0)
+				(void)addrman_good(am, &a.svc, NOW);
+		}
+		uint8_t *buf = NULL;
+		size_t len = 0;
+		if (!err)
+			err = addrman_serialize(am, &buf, &len);
+		if (!err)
+			err = addrman_deserialize(back, buf, len, NULL, NULL, 0);
+		struct addrman_address *v = NULL;
+		if (!err) {
+			long n = addrman_getaddr(am, 0, 0, -1, true, NOW, &v);
+			err = n < 0 ? (int)n : 0;
+		}
+		injected = base_alloc_injected();
+		base_alloc_fail_after(-1);
+		if (err)
+			assert_int_equal(err, ADDRMAN_ENOMEM);
+		assert_true(injected || err == 0);
+		int code = addrman_check(am);
+		if (code)
+			fail_msg("after a failed allocation at %ld: check code %d", k, code);
+		/* still usable */
+		struct addrman_address more = {.svc = addrman_service_ipv4(99, 1, 2, 3, 8333),
+		                               .time = NOW};
+		struct addrman_service src = addrman_service_ipv4(98, 1, 1, 1, 0);
+		assert_int_equal(addrman_add(am, &more, 1, &src, 0, NOW, NULL), 0);
+		assert_int_equal(addrman_check(am), 0);
+		xfree(v);
+		xfree(buf);
+		addrman_free(am);
+		addrman_free(back);
+	}
+	assert_false(injected);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -474,6 +530,7 @@ int main(void)
 	    cmocka_unit_test(test_serialize_remove_invalid),
 	    cmocka_unit_test(test_serialize_corrupt),
 	    cmocka_unit_test(test_file),
+	    cmocka_unit_test(test_out_of_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
