@@ -152,7 +152,24 @@ static void test_netgroup(void **state)
 	struct addrman_service docs = ip("2001:db8::1", 0);
 	assert_false(addrman_netaddr_valid(&docs));
 
+	/* Tor v3 and I2P names (Core's netbase_tests addresses): the onion's
+	 * checksum is SHA3-256 of ".onion checksum", the key and the version. */
 	char buf[128];
+	struct addrman_service named;
+	size_t klen;
+	uint8_t *key =
+	    tu_unhex("79bcc625184b05194975c28b66b66b0469f7f6556fb1ac3189a79b40dda32f1f", &klen);
+	assert_int_equal(addrman_service_from_bip155(PROTO_BIP155_TORV3, key, klen, 8333, &named),
+	                 0);
+	addrman_service_str(&named, buf, sizeof(buf));
+	assert_string_equal(buf,
+	                    "pg6mmjiyjmcrsslvykfwnntlaru7p5svn6y2ymmju6nubxndf4pscryd.onion:8333");
+	free(key);
+	key = tu_unhex("a0ce38ce2224d2cecaf9929388f73379259c0c27e0debdbd7ca4cd085b55e25a", &klen);
+	assert_int_equal(addrman_service_from_bip155(PROTO_BIP155_I2P, key, klen, 0, &named), 0);
+	addrman_service_str(&named, buf, sizeof(buf));
+	assert_string_equal(buf, "udhdrtrcetjm5sxzskjyr5ztpeszydbh4dpl3pl4utgqqw2v4jna.b32.i2p:0");
+	free(key);
 	struct addrman_service p = ip("2001:db8::1", 8333);
 	addrman_service_str(&p, buf, sizeof(buf));
 	assert_string_equal(buf, "[2001:db8::1]:8333");
