@@ -8,6 +8,8 @@ may leave this machine). addrman/ is driven through `peertool addrman`,
 which makes the same Add and Good calls addpeeraddress makes, and prints
 its tables in getrawaddrman's shape.
 """
+import base64
+import hashlib
 import ipaddress
 import json
 import os
@@ -34,14 +36,31 @@ def peertool(*args, stdin=None):
     return r
 
 
+def onion(key):
+    """A Tor v3 name: base32(key | SHA3-256(".onion checksum" | key | 3)[:2] | 3)."""
+    check = hashlib.sha3_256(b".onion checksum" + key + b"\x03").digest()[:2]
+    return base64.b32encode(key + check + b"\x03").decode().lower() + ".onion"
+
+
+def i2p(key):
+    return base64.b32encode(key).decode().lower().rstrip("=") + ".b32.i2p"
+
+
 def addresses(n=2100, seed=20):
     """n (address, port, tried) of many groups: IPv4 across /16s and in a
     few crowded /16s (collisions), a second port for some IPs, IPv6 /32s,
-    he.net /36s and 6to4 (IPv4 by group)."""
+    he.net /36s, 6to4 (IPv4 by group), Tor v3 and I2P (16 groups each)."""
     rnd = random.Random(seed)
     out = []
     for i in range(n):
         kind = rnd.random()
+        if kind < 0.04:
+            key = bytes(rnd.randrange(256) for _ in range(32))
+            if kind < 0.02:
+                out.append((onion(key), 8333 if rnd.random() < 0.8 else 9050, rnd.random() < 0.25))
+            else:
+                out.append((i2p(key), 0, rnd.random() < 0.25))
+            continue
         if kind < 0.55:
             a = "%d.%d.%d.%d" % (rnd.choice(V4_FIRST), rnd.randrange(256), rnd.randrange(256),
                                  rnd.randrange(1, 255))
@@ -64,10 +83,18 @@ def script_of(addrs):
     return "".join("%s %s %d %d\n" % ("tried" if t else "peer", a, p, NOW) for a, p, t in addrs)
 
 
+def norm_addr(a):
+    """An address in one spelling: IPs by ipaddress, names as they are."""
+    try:
+        return str(ipaddress.ip_address(a))
+    except ValueError:
+        return a
+
+
 def norm_entry(e):
-    """An entry as both sides must agree on it (addresses in one spelling)."""
-    return (str(ipaddress.ip_address(e["address"])), e["port"], e["services"], e["time"],
-            e["network"], str(ipaddress.ip_address(e["source"])), e["source_network"])
+    """An entry as both sides must agree on it."""
+    return (norm_addr(e["address"]), e["port"], e["services"], e["time"], e["network"],
+            norm_addr(e["source"]), e["source_network"])
 
 
 def tables(raw):
@@ -111,6 +138,8 @@ def test_addrman_same_calls_same_tables_and_peers_dat_both_ways(make_bitcoind, t
     assert core_results.count("failed-adding-to-tried") > 0, "no tried collision exercised"
     assert core_results.count("failed-adding-to-new") > 0, "no new collision exercised"
     assert len(core_raw["tried"]) > 300 and len(core_raw["new"]) > 1000
+    nets = {e["network"] for t in ("new", "tried") for e in core_raw[t].values()}
+    assert nets == {"ipv4", "ipv6", "onion", "i2p"}, nets
     assert info["all_networks"]["total"] == len(core_raw["new"]) + len(core_raw["tried"])
     assert_same_tables(core_raw, ours)
 
@@ -123,13 +152,12 @@ def test_addrman_same_calls_same_tables_and_peers_dat_both_ways(make_bitcoind, t
     core.setmocktime(later)
     for a, p in again:
         core.addpeeraddress(a, p)
-    core_order = [(str(ipaddress.ip_address(e["address"])), e["port"])
-                  for e in core.getnodeaddresses(0)]
+    core_order = [(norm_addr(e["address"]), e["port"]) for e in core.getnodeaddresses(0)]
     core_raw_final = core.getrawaddrman()
     script = script_of(addrs) + "".join("peer %s %d %d\n" % (a, p, later) for a, p in again)
     r = peertool("--deterministic", "--dump", "-", stdin=script + "getaddr 0 0 %d\n" % later)
     assert r.returncode == 0, r.stderr
-    ours_order = [(str(ipaddress.ip_address(x.rsplit(":", 1)[0].strip("[]"))), int(x.rsplit(":", 1)[1]))
+    ours_order = [(norm_addr(x.rsplit(":", 1)[0].strip("[]")), int(x.rsplit(":", 1)[1]))
                   for x in json.loads(r.stdout)["results"][-1]]
     assert len(core_order) == len(core_raw["new"]) + len(core_raw["tried"])
     assert ours_order == core_order, "first difference at %d" % next(
