@@ -35,6 +35,8 @@ MAX_LINES = 1000
 RULES = {
     "base": [],
     "proto": ["base"],
+    # Core's AddrMan: a pure data structure over proto/'s hashing.
+    "addrman": ["proto"],
     "pool": ["base"],
     "script": ["proto"],
     "chain": ["proto", "script", "pool"],
@@ -50,7 +52,7 @@ RULES = {
     # The node program's rooms.
     "daemon/net": ["daemon:shared"],
     "daemon/node": ["chain", "mempool", "mining", "daemon:shared"],
-    "daemon/p2p": ["daemon/net", "daemon/node"],
+    "daemon/p2p": ["daemon/net", "daemon/node", "addrman"],
     "daemon/sync": ["daemon/p2p", "daemon/net", "daemon/node"],
     "daemon/txrelay": ["daemon/p2p", "daemon/net", "daemon/node"],
     "daemon/ctl": ["daemon/net", "daemon/p2p", "daemon/sync", "daemon/txrelay",
@@ -59,7 +61,7 @@ RULES = {
     "daemon": ["daemon/net", "daemon/p2p", "daemon/sync", "daemon/txrelay", "daemon/node",
                "daemon/ctl", "json"],
     # peerctl and peertool: the libraries, never the daemon.
-    "tools": ["base", "proto", "pool", "script", "chain", "mempool", "mining", "conf", "json"],
+    "tools": ["base", "proto", "addrman", "pool", "script", "chain", "mempool", "mining", "conf", "json"],
 }
 
 # Folders whose files may include <uv.h>: libuv lives only in the node program.

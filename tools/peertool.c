@@ -67,6 +67,11 @@ static const struct subcommand subcommands[] = {
      "                                testmempoolaccept's reject reason (peertool help\n"
      "                                check-standard)",
      peertool_check_standard_help},
+    {"addrman", peertool_addrman,
+     "addrman [--chain NAME] [--deterministic] [--load FILE] [--save FILE] [--dump] [SCRIPT|-]\n"
+     "                                Core's address manager offline: load, apply calls,\n"
+     "                                save peers.dat, print getrawaddrman's tables",
+     peertool_addrman_help},
 };
 
 static void usage(FILE *out)

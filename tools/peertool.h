@@ -29,6 +29,10 @@ void peertool_decode_msg_help(FILE *f);
 /** verify-tx's and verify-block's full help: usage, options, examples, exit codes. */
 void peertool_verify_tx_help(FILE *f);
 void peertool_verify_block_help(FILE *f);
+/** Core's address manager offline: peers.dat and scripted calls (tools/peertool_addrman.c). */
+int peertool_addrman(int argc, char **argv);
+/** addrman's full help: usage, script lines, output and exit codes. */
+void peertool_addrman_help(FILE *f);
 /** Write a deterministic signed regtest chain (tools/peertool_chaingen.c). */
 int peertool_chaingen(int argc, char **argv);
 /** chaingen's full help: usage, options, an example and exit codes. */
