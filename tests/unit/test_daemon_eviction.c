@@ -1,0 +1,517 @@
+/*
+ * tests/unit/test_daemon_eviction.c: choosing the inbound peer to evict
+ * (daemon/net/eviction.c), after Bitcoin Core's
+ * src/test/net_peer_eviction_tests.cpp: every case of its
+ * peer_protection_test (the ratio protection of onion, I2P, CJDNS and
+ * localhost peers), its randomized peer_eviction_test (200 sizes, each
+ * protection), with a fixed seed, and the two cases Core leaves to test
+ * (discouraged peers first; the youngest of the biggest group), plus
+ * noban and manual peers, and the flood peerd must survive.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "daemon/net/net.h"
+
+#define MAX_CANDS 256
+
+/* A fixed-seed generator (splitmix64): the same candidates every run. */
+static uint64_t rng_state;
+
+static uint64_t rng_next(void)
+{
+	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint64_t rng_range(uint64_t n)
+{
+	return rng_next() % n;
+}
+
+static bool rng_bool(void)
+{
+	return rng_next() & 1;
+}
+
+/* Core's GetRandomNodeEvictionCandidates: ids 0..n-1, inbound, no noban,
+ * every other field random. */
+static void random_candidates(struct net_evict_candidate *c, int n)
+{
+	for (int id = 0; id < n; id++) {
+		struct net_evict_candidate *x = c + id;
+		memset(x, 0, sizeof(*x));
+		x->id = (uint64_t)id;
+		x->connected = (int64_t)rng_range(100);
+		x->min_ping_us = (int64_t)rng_range(100);
+		x->last_block_time = (int64_t)rng_range(100);
+		x->last_tx_time = (int64_t)rng_range(100);
+		x->relevant_services = rng_bool();
+		x->relay_txs = rng_bool();
+		x->bloom_filter = rng_bool();
+		x->keyed_netgroup = rng_range(100);
+		x->prefer_evict = rng_bool();
+		x->is_local = rng_bool();
+		x->network = (enum net_network)rng_range(NET_NETWORK__COUNT);
+		x->noban = false;
+		x->conn_type = PEER_CONN_INBOUND;
+	}
+}
+
+static void shuffle(struct net_evict_candidate *c, int n)
+{
+	for (int i = n - 1; i > 0; i--) {
+		int j = (int)rng_range((uint64_t)i + 1);
+		struct net_evict_candidate t = c[i];
+		c[i] = c[j];
+		c[j] = t;
+	}
+}
+
+static bool in_list(const int *list, int id)
+{
+	for (; *list >= 0; list++) {
+		if (*list == id)
+			return true;
+	}
+	return false;
+}
+
+/* ---- Core's peer_protection_test ------------------------------------ */
+
+enum conn_rule { CONN_RANDOM, CONN_BY_ID, CONN_REVERSE };
+
+/* One of Core's cases: how its setup function sets each candidate (who
+ * is local, on which network, connected when), and who must be protected
+ * (removed by the ratio protection) and who must not. Lists end in -1. */
+struct ratio_case {
+	int line; /* of Core's test, to find the case there */
+	int n;
+	enum conn_rule conn;
+	enum net_network other; /* the network of those in no list */
+	int local[12], onion[12], i2p[12], cjdns[12];
+	int protected_ids[16], unprotected_ids[16];
+};
+
+#define L(...)                                                                                     \
+	{                                                                                          \
+		__VA_ARGS__, -1                                                                    \
+	}
+#define NONE                                                                                       \
+	{                                                                                          \
+		-1                                                                                 \
+	}
+
+static const struct ratio_case ratio_cases[] = {
+    /* half by uptime, both directions */
+    {1, 12, CONN_BY_ID, NET_NETWORK_IPV4, NONE, NONE, NONE, NONE, L(0, 1, 2, 3, 4, 5),
+     L(6, 7, 8, 9, 10, 11)},
+    {2, 12, CONN_REVERSE, NET_NETWORK_IPV6, NONE, NONE, NONE, NONE, L(6, 7, 8, 9, 10, 11),
+     L(0, 1, 2, 3, 4, 5)},
+    /* one disadvantaged network */
+    {3, 12, CONN_RANDOM, NET_NETWORK_IPV4, NONE, L(3, 8, 9), NONE, NONE, L(3, 8, 9), NONE},
+    {4, 12, CONN_BY_ID, NET_NETWORK_IPV6, NONE, L(3, 8, 9, 10, 11), NONE, NONE, L(0, 1, 2, 3, 8, 9),
+     L(4, 5, 6, 7, 10, 11)},
+    {5, 12, CONN_RANDOM, NET_NETWORK_IPV4, L(1, 9, 11), NONE, NONE, NONE, L(1, 9, 11), NONE},
+    {6, 12, CONN_BY_ID, NET_NETWORK_IPV6, L(7, 8, 9, 10, 11), NONE, NONE, NONE, L(0, 1, 2, 7, 8, 9),
+     L(3, 4, 5, 6, 10, 11)},
+    {7, 12, CONN_RANDOM, NET_NETWORK_IPV4, NONE, NONE, L(2, 7, 10), NONE, L(2, 7, 10), NONE},
+    {8, 12, CONN_BY_ID, NET_NETWORK_IPV6, NONE, NONE, L(4, 9, 10, 11), NONE, L(0, 1, 2, 4, 9, 10),
+     L(3, 5, 6, 7, 8, 11)},
+    {9, 12, CONN_RANDOM, NET_NETWORK_IPV4, NONE, NONE, NONE, L(2, 7, 10), L(2, 7, 10), NONE},
+    {10, 12, CONN_BY_ID, NET_NETWORK_IPV6, NONE, NONE, NONE, L(4, 9, 10, 11), L(0, 1, 2, 4, 9, 10),
+     L(3, 5, 6, 7, 8, 11)},
+    /* two networks */
+    {11, 4, CONN_BY_ID, NET_NETWORK_IPV4, L(4), L(3), NONE, NONE, L(0, 4), L(1, 2)},
+    {12, 7, CONN_BY_ID, NET_NETWORK_IPV4, L(6), L(5), NONE, NONE, L(0, 1, 6), L(2, 3, 4, 5)},
+    {13, 8, CONN_BY_ID, NET_NETWORK_IPV4, L(6), L(5), NONE, NONE, L(0, 1, 5, 6), L(2, 3, 4, 7)},
+    {14, 12, CONN_BY_ID, NET_NETWORK_IPV6, L(6, 9, 11), L(7, 8, 10), NONE, NONE,
+     L(0, 1, 2, 6, 7, 9), L(3, 4, 5, 8, 10, 11)},
+    {15, 12, CONN_BY_ID, NET_NETWORK_IPV4, L(5, 6, 7, 8), L(10), NONE, NONE, L(0, 1, 2, 5, 6, 10),
+     L(3, 4, 7, 8, 9, 11)},
+    {16, 16, CONN_BY_ID, NET_NETWORK_IPV6, L(6, 9, 11, 12), L(8, 10), NONE, NONE,
+     L(0, 1, 2, 3, 6, 8, 9, 10), L(4, 5, 7, 11, 12, 13, 14, 15)},
+    {17, 16, CONN_BY_ID, NET_NETWORK_IPV4, L(11, 12, 13, 14, 15), L(10), NONE, NONE,
+     L(0, 1, 2, 3, 10, 11, 12, 13), L(4, 5, 6, 7, 8, 9, 14, 15)},
+    {18, 16, CONN_BY_ID, NET_NETWORK_IPV6, L(15), L(7, 8, 9, 10), NONE, NONE,
+     L(0, 1, 2, 3, 7, 8, 9, 15), L(5, 6, 10, 11, 12, 13, 14)},
+    {19, 12, CONN_BY_ID, NET_NETWORK_IPV4, NONE, L(8, 10), L(6, 9, 11, 12), NONE,
+     L(0, 1, 2, 6, 8, 10), L(3, 4, 5, 7, 9, 11)},
+    /* three networks */
+    {20, 4, CONN_BY_ID, NET_NETWORK_IPV6, L(2), L(1), L(3), NONE, L(0, 3), L(1, 2)},
+    {21, 7, CONN_BY_ID, NET_NETWORK_IPV6, L(4), L(5), L(6), NONE, L(0, 1, 6), L(2, 3, 4, 5)},
+    {22, 8, CONN_BY_ID, NET_NETWORK_IPV6, L(6), L(4), L(5), NONE, L(0, 1, 5, 6), L(2, 3, 4, 7)},
+    {23, 16, CONN_BY_ID, NET_NETWORK_IPV4, L(6, 12, 13, 14, 15), L(9, 10), L(7, 11), NONE,
+     L(0, 1, 2, 3, 6, 7, 9, 11), L(4, 5, 8, 10, 12, 13, 14, 15)},
+    {24, 24, CONN_BY_ID, NET_NETWORK_IPV6, L(12), L(23), L(15, 16, 17, 18, 19, 20, 21, 22), NONE,
+     L(0, 1, 2, 3, 4, 5, 12, 15, 16, 17, 18, 23), L(6, 7, 8, 9, 10, 11, 13, 14, 19, 20, 21, 22)},
+    {25, 24, CONN_BY_ID, NET_NETWORK_IPV4, L(15), L(18, 19, 20, 21, 22, 23), L(12, 14, 17), NONE,
+     L(0, 1, 2, 3, 4, 5, 12, 14, 15, 17, 18, 19), L(6, 7, 8, 9, 10, 11, 13, 16, 20, 21, 22, 23)},
+    {26, 24, CONN_BY_ID, NET_NETWORK_IPV6, L(13), L(12, 14, 15, 16), L(17, 18, 19, 20, 21, 22, 23),
+     NONE, L(0, 1, 2, 3, 4, 5, 12, 13, 14, 15, 17, 18),
+     L(6, 7, 8, 9, 10, 11, 16, 19, 20, 21, 22, 23)},
+    {27, 24, CONN_BY_ID, NET_NETWORK_IPV4, L(16, 17, 18, 19, 20, 21, 22, 23), L(7, 8, 9), NONE,
+     L(11, 12, 13, 14), L(0, 1, 2, 3, 4, 5, 7, 8, 11, 12, 16, 17),
+     L(6, 9, 10, 13, 14, 15, 18, 19, 20, 21, 22, 23)},
+    /* four networks */
+    {28, 5, CONN_BY_ID, NET_NETWORK_IPV6, L(3), L(2), L(1), L(4), L(0, 4), L(1, 2, 3)},
+    {29, 7, CONN_BY_ID, NET_NETWORK_IPV4, L(4), L(3), L(5), L(6), L(0, 1, 6), L(2, 3, 4, 5)},
+    {30, 8, CONN_BY_ID, NET_NETWORK_IPV6, L(3), L(3), L(6), L(5), L(0, 1, 5, 6), L(2, 3, 4, 7)},
+    {31, 16, CONN_BY_ID, NET_NETWORK_IPV4, L(6, 7, 8, 9, 10, 11, 12, 13, 14, 15), L(8, 9),
+     L(10, 14), L(11, 15), L(0, 1, 2, 3, 6, 8, 10, 11), L(4, 5, 7, 9, 12, 13, 14, 15)},
+    {32, 24, CONN_BY_ID, NET_NETWORK_IPV6, L(13), L(12, 14, 15, 16), L(17),
+     L(18, 19, 20, 21, 22, 23), L(0, 1, 2, 3, 4, 5, 12, 13, 14, 17, 18, 19),
+     L(6, 7, 8, 9, 10, 11, 15, 16, 20, 21, 22, 23)},
+};
+
+static void setup_ratio_case(const struct ratio_case *rc, struct net_evict_candidate *x)
+{
+	int id = (int)x->id;
+	if (rc->conn == CONN_BY_ID)
+		x->connected = id;
+	else if (rc->conn == CONN_REVERSE)
+		x->connected = rc->n - id;
+	x->is_local = in_list(rc->local, id);
+	if (in_list(rc->cjdns, id))
+		x->network = NET_NETWORK_CJDNS;
+	else if (in_list(rc->i2p, id))
+		x->network = NET_NETWORK_I2P;
+	else if (in_list(rc->onion, id))
+		x->network = NET_NETWORK_ONION;
+	else
+		x->network = rc->other;
+}
+
+static void test_protection_by_ratio(void **state)
+{
+	(void)state;
+	rng_state = 1;
+	for (size_t k = 0; k < sizeof(ratio_cases) / sizeof(ratio_cases[0]); k++) {
+		const struct ratio_case *rc = ratio_cases + k;
+		struct net_evict_candidate c[MAX_CANDS];
+		random_candidates(c, rc->n);
+		for (int i = 0; i < rc->n; i++)
+			setup_ratio_case(rc, c + i);
+		shuffle(c, rc->n);
+		size_t left = net_evict_protect_by_ratio(c, (size_t)rc->n);
+		size_t want = (size_t)(rc->n - rc->n / 2);
+		if (left != want)
+			fail_msg("case %d: %zu candidates left, expected %zu (half protected)",
+			         rc->line, left, want);
+		int unprotected_seen = 0, unprotected_want = 0;
+		for (const int *u = rc->unprotected_ids; *u >= 0; u++)
+			unprotected_want++;
+		for (size_t i = 0; i < left; i++) {
+			int id = (int)c[i].id;
+			if (in_list(rc->protected_ids, id))
+				fail_msg(
+				    "case %d: peer %d should be protected, is still a candidate",
+				    rc->line, id);
+			unprotected_seen += in_list(rc->unprotected_ids, id);
+		}
+		if (unprotected_seen != unprotected_want)
+			fail_msg("case %d: %d of the %d unprotected peers left as candidates",
+			         rc->line, unprotected_seen, unprotected_want);
+		/* The rest is youngest first: the order the group step walks. */
+		for (size_t i = 1; i < left; i++) {
+			if (c[i - 1].connected < c[i].connected)
+				fail_msg("case %d: candidates not youngest first at %zu", rc->line,
+				         i);
+		}
+	}
+}
+
+/* ---- Core's peer_eviction_test --------------------------------------- */
+
+enum setup_kind {
+	SETUP_NETGROUP,
+	SETUP_PING,
+	SETUP_TX,
+	SETUP_BLOCK_RELAY_ONLY,
+	SETUP_BLOCK,
+	SETUP_ALL,
+};
+
+static void setup_eviction(enum setup_kind kind, int n, struct net_evict_candidate *x)
+{
+	int64_t id = (int64_t)x->id;
+	switch (kind) {
+	case SETUP_NETGROUP:
+		x->keyed_netgroup = (uint64_t)(n - id);
+		break;
+	case SETUP_PING:
+		x->min_ping_us = id;
+		break;
+	case SETUP_TX:
+		x->last_tx_time = n - id;
+		break;
+	case SETUP_BLOCK_RELAY_ONLY:
+		x->last_block_time = n - id;
+		if (id <= 7) {
+			x->relay_txs = false;
+			x->relevant_services = true;
+		}
+		break;
+	case SETUP_BLOCK:
+		x->last_block_time = n - id;
+		break;
+	case SETUP_ALL:
+		x->keyed_netgroup = (uint64_t)(n - id);
+		x->min_ping_us = id;
+		x->last_tx_time = n - id;
+		x->last_block_time = n - id;
+		break;
+	}
+}
+
+/* Whether, with n random candidates set up by kind, the one evicted has an
+ * id below `below` (those the setup made best at one protection). */
+static bool evicts_below(int n, enum setup_kind kind, int below)
+{
+	struct net_evict_candidate c[MAX_CANDS];
+	random_candidates(c, n);
+	for (int i = 0; i < n; i++)
+		setup_eviction(kind, n, c + i);
+	shuffle(c, n);
+	uint64_t id;
+	if (!net_evict_select(c, (size_t)n, &id))
+		return false;
+	return id < (uint64_t)below;
+}
+
+static void test_eviction_randomized(void **state)
+{
+	(void)state;
+	rng_state = 2;
+	for (int n = 0; n < 200; n++) {
+		static const struct {
+			enum setup_kind kind;
+			int protected_below;
+			const char *what;
+		} checks[] = {
+		    {SETUP_NETGROUP, 4, "4 by keyed net group"},
+		    {SETUP_PING, 8, "8 by lowest ping"},
+		    {SETUP_TX, 4, "4 by latest novel transaction"},
+		    {SETUP_BLOCK_RELAY_ONLY, 8, "8 block-relay-only by latest block"},
+		    {SETUP_BLOCK, 4, "4 by latest novel block"},
+		    {SETUP_BLOCK_RELAY_ONLY, 12, "8 block-relay-only and 4 by latest block"},
+		    {SETUP_ALL, 20, "every protection at once"},
+		};
+		for (size_t k = 0; k < sizeof(checks) / sizeof(checks[0]); k++) {
+			if (evicts_below(n, checks[k].kind, checks[k].protected_below))
+				fail_msg("%d candidates: a peer protected by \"%s\" was evicted", n,
+				         checks[k].what);
+		}
+		/* At most 4+8+4+8+4 = 28 are protected before the ratio step,
+		 * which protects half the rest rounded down: 29 always leave one. */
+		struct net_evict_candidate c[MAX_CANDS];
+		uint64_t id;
+		if (n >= 29) {
+			random_candidates(c, n);
+			if (!net_evict_select(c, (size_t)n, &id))
+				fail_msg("%d random candidates: none evicted", n);
+		}
+		/* At least 4+8+4+4 = 20 are protected. */
+		if (n <= 20) {
+			random_candidates(c, n);
+			if (net_evict_select(c, (size_t)n, &id))
+				fail_msg("%d random candidates: peer %llu evicted", n,
+				         (unsigned long long)id);
+		}
+	}
+}
+
+/* ---- what Core leaves to test, and peerd's own cases ---------------- */
+
+/* n plain inbound candidates: connected at id (the higher the younger),
+ * each in its own group, no ping, nothing relayed. */
+static void plain(struct net_evict_candidate *c, int n)
+{
+	for (int i = 0; i < n; i++) {
+		memset(c + i, 0, sizeof(c[i]));
+		c[i].id = (uint64_t)i;
+		c[i].connected = 1000 + i;
+		c[i].min_ping_us = INT64_MAX;
+		c[i].keyed_netgroup = 5000 + (uint64_t)i;
+		c[i].network = NET_NETWORK_IPV4;
+		c[i].relay_txs = true;
+		c[i].relevant_services = true;
+		c[i].conn_type = PEER_CONN_INBOUND;
+	}
+}
+
+static uint64_t select_one(struct net_evict_candidate *c, int n)
+{
+	uint64_t id = UINT64_MAX;
+	if (!net_evict_select(c, (size_t)n, &id))
+		fail_msg("%d candidates: none evicted", n);
+	return id;
+}
+
+/* "If any remaining peers are preferred for eviction consider only them":
+ * the discouraged peer goes, though 29 others share a group; unless a
+ * protection keeps it (here its ping), as Core: the protections first. */
+static void test_prefer_evict(void **state)
+{
+	(void)state;
+	struct net_evict_candidate c[MAX_CANDS];
+	plain(c, 60);
+	for (int i = 30; i < 60; i++)
+		c[i].keyed_netgroup = 7;
+	c[50].keyed_netgroup = 9;
+	c[50].prefer_evict = true;
+	uint64_t id = select_one(c, 60);
+	if (id != 50)
+		fail_msg("evicted %llu, expected the discouraged peer 50", (unsigned long long)id);
+	plain(c, 60);
+	for (int i = 30; i < 60; i++)
+		c[i].keyed_netgroup = 7;
+	c[50].keyed_netgroup = 9;
+	c[50].prefer_evict = true;
+	c[50].min_ping_us = 1;
+	id = select_one(c, 60);
+	if (id != 59)
+		fail_msg("evicted %llu, expected 59 (youngest of the biggest group)",
+		         (unsigned long long)id);
+}
+
+/*
+ * "Identify the network group with the most connections and youngest
+ * member". With 80 plain candidates the protections keep the 4 largest
+ * keyed groups (ids 76-79), then by age ids 0-15 (ping, transaction and
+ * block ties go to the older) and half the remaining 60 (ids 16-45): ids
+ * 46-75 are left.
+ */
+static void test_biggest_group_youngest(void **state)
+{
+	(void)state;
+	struct net_evict_candidate c[MAX_CANDS];
+	/* Two groups of 3 left: the one with the younger member. */
+	plain(c, 80);
+	c[46].keyed_netgroup = c[47].keyed_netgroup = c[70].keyed_netgroup = 1;
+	c[48].keyed_netgroup = c[49].keyed_netgroup = c[72].keyed_netgroup = 2;
+	uint64_t id = select_one(c, 80);
+	if (id != 72)
+		fail_msg("evicted %llu, expected 72 (youngest of group 2)", (unsigned long long)id);
+	/* A group bigger by one wins however old its members. */
+	plain(c, 80);
+	c[50].keyed_netgroup = c[51].keyed_netgroup = c[52].keyed_netgroup = 1;
+	c[70].keyed_netgroup = c[71].keyed_netgroup = 2;
+	id = select_one(c, 80);
+	if (id != 52)
+		fail_msg("evicted %llu, expected 52 (youngest of the group of 3)",
+		         (unsigned long long)id);
+	/* Members protected by age do not count: a group of 10 old peers
+	 * (ids 0-9, all protected) loses to 2 young ones. */
+	plain(c, 80);
+	for (int i = 0; i < 10; i++)
+		c[i].keyed_netgroup = 1;
+	c[60].keyed_netgroup = c[61].keyed_netgroup = 2;
+	id = select_one(c, 80);
+	if (id != 61)
+		fail_msg("evicted %llu, expected 61 (youngest of group 2)", (unsigned long long)id);
+	/* Every group of one: the youngest left. */
+	plain(c, 80);
+	id = select_one(c, 80);
+	if (id != 75)
+		fail_msg("evicted %llu, expected 75 (the youngest left)", (unsigned long long)id);
+}
+
+/* noban and non-inbound (manual) peers are never candidates. */
+static void test_noban_and_manual_never(void **state)
+{
+	(void)state;
+	struct net_evict_candidate c[MAX_CANDS];
+	plain(c, 100);
+	for (int i = 0; i < 100; i++) {
+		c[i].keyed_netgroup = 1;
+		if (i >= 50)
+			c[i].noban = (i % 2) == 0;
+		if (i >= 50 && (i % 2))
+			c[i].conn_type = PEER_CONN_MANUAL;
+	}
+	uint64_t id = select_one(c, 100);
+	if (id >= 50)
+		fail_msg("evicted %llu, a noban or manual peer", (unsigned long long)id);
+	plain(c, 40);
+	for (int i = 0; i < 40; i++)
+		c[i].noban = true;
+	assert_false(net_evict_select(c, 40, &id));
+	plain(c, 40);
+	for (int i = 0; i < 40; i++)
+		c[i].conn_type = PEER_CONN_MANUAL;
+	assert_false(net_evict_select(c, 40, &id));
+	assert_false(net_evict_select(c, 0, &id));
+}
+
+/*
+ * The flood of issue 20: 125 idle connections from one address hold every
+ * slot; an honest peer that completed the handshake, pinged and relayed
+ * arrives in the same (loopback) group. The one evicted is one of the
+ * flood's, and once in, the honest peer is not evicted by the next
+ * newcomers.
+ */
+static void test_flood_from_one_address(void **state)
+{
+	(void)state;
+	struct net_evict_candidate c[MAX_CANDS];
+	int n = 125;
+	plain(c, n);
+	for (int i = 0; i < n; i++) {
+		c[i].keyed_netgroup = 42;
+		c[i].is_local = true;
+		c[i].network = NET_NETWORK_UNROUTABLE;
+		c[i].connected = 1000 + i / 10; /* ten a second: many ties */
+		c[i].relay_txs = false;
+		c[i].relevant_services = false;
+	}
+	/* The first honest peer: youngest, but it answered pings. */
+	struct net_evict_candidate honest = c[n - 1];
+	honest.id = 1000;
+	honest.connected = 2000;
+	honest.min_ping_us = 150;
+	honest.relay_txs = true;
+	honest.relevant_services = true;
+	struct net_evict_candidate all[MAX_CANDS];
+	memcpy(all, c, sizeof(c[0]) * (size_t)n);
+	all[n - 1] = honest; /* it took the slot its newcomer freed */
+	for (int round = 0; round < 3; round++) {
+		struct net_evict_candidate scratch[MAX_CANDS];
+		memcpy(scratch, all, sizeof(all[0]) * (size_t)n);
+		uint64_t id = select_one(scratch, n);
+		if (id >= 1000)
+			fail_msg("round %d: honest peer %llu evicted", round,
+			         (unsigned long long)id);
+		/* The flood's youngest unprotected connection goes. */
+		for (int i = 0; i < n; i++) {
+			if (all[i].id == id) {
+				all[i] = honest;
+				all[i].id = 1001 + (uint64_t)round;
+				all[i].connected = 2001 + round;
+				all[i].min_ping_us = 100 + round;
+				break;
+			}
+		}
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_protection_by_ratio),
+	    cmocka_unit_test(test_eviction_randomized),
+	    cmocka_unit_test(test_prefer_evict),
+	    cmocka_unit_test(test_biggest_group_youngest),
+	    cmocka_unit_test(test_noban_and_manual_never),
+	    cmocka_unit_test(test_flood_from_one_address),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
