@@ -425,6 +425,63 @@ static void test_biggest_group_youngest(void **state)
 		fail_msg("evicted %llu, expected 75 (the youngest left)", (unsigned long long)id);
 }
 
+/*
+ * Each protection keeps exactly its count. 80 plain candidates in groups
+ * of one: the 4 largest keyed groups are the youngest (ids 76-79), so
+ * without a quality the youngest left, 75, goes. Give the quality to the
+ * k + 1 youngest below them, the oldest of those the worst: the k best are
+ * protected and that one goes; a count of k - 1 or k + 1 would take the
+ * next younger or the next older.
+ */
+static void test_protection_counts(void **state)
+{
+	(void)state;
+	struct net_evict_candidate c[MAX_CANDS];
+	/* 8 by lowest ping: ids 67-75, 75 the fastest. */
+	plain(c, 80);
+	for (int i = 67; i <= 75; i++)
+		c[i].min_ping_us = 100 + (76 - i);
+	uint64_t id = select_one(c, 80);
+	if (id != 67)
+		fail_msg("ping: evicted %llu, expected 67", (unsigned long long)id);
+	/* 4 by latest novel transaction: ids 71-75. */
+	plain(c, 80);
+	for (int i = 71; i <= 75; i++)
+		c[i].last_tx_time = 5000 + i;
+	id = select_one(c, 80);
+	if (id != 71)
+		fail_msg("transactions: evicted %llu, expected 71", (unsigned long long)id);
+	/* 4 by latest novel block: ids 71-75. */
+	plain(c, 80);
+	for (int i = 71; i <= 75; i++)
+		c[i].last_block_time = 5000 + i;
+	id = select_one(c, 80);
+	if (id != 71)
+		fail_msg("blocks: evicted %llu, expected 71", (unsigned long long)id);
+	/* 8 block-relay-only by latest block (ids 68-75), then 4 by latest
+	 * block among the rest (64-67): 63 goes. */
+	plain(c, 80);
+	for (int i = 63; i <= 75; i++) {
+		c[i].last_block_time = 5000 + i;
+		c[i].relay_txs = false;
+	}
+	id = select_one(c, 80);
+	if (id != 63)
+		fail_msg("block-relay-only: evicted %llu, expected 63", (unsigned long long)id);
+	/* ...but only those with the services we want: without them, only
+	 * the 4 by latest block are kept (72-75), and 71 goes. */
+	plain(c, 80);
+	for (int i = 63; i <= 75; i++) {
+		c[i].last_block_time = 5000 + i;
+		c[i].relay_txs = false;
+		c[i].relevant_services = false;
+	}
+	id = select_one(c, 80);
+	if (id != 71)
+		fail_msg("block-relay-only without services: evicted %llu, expected 71",
+		         (unsigned long long)id);
+}
+
 /* noban and non-inbound (manual) peers are never candidates. */
 static void test_noban_and_manual_never(void **state)
 {
@@ -508,6 +565,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_protection_by_ratio),
 	    cmocka_unit_test(test_eviction_randomized),
+	    cmocka_unit_test(test_protection_counts),
 	    cmocka_unit_test(test_prefer_evict),
 	    cmocka_unit_test(test_biggest_group_youngest),
 	    cmocka_unit_test(test_noban_and_manual_never),
