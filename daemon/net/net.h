@@ -112,6 +112,7 @@ struct peer {
 	struct net_target *target; /**< outbound: the destination (NULL once forgotten) */
 	union net_addr addr;       /**< remote */
 	union net_addr local;      /**< addrbind */
+	uint64_t keyed_netgroup;   /**< inbound: net_keyed_netgroup of addr (eviction) */
 	enum peer_conn_type conn_type;
 	enum peer_state state;
 	/* flags */
@@ -129,8 +130,11 @@ struct peer {
 	bool reading : 1;        /**< uv_read_start active */
 	bool handshake_done : 1; /**< reached PEER_ACTIVE at least once */
 	bool cmpct_high_bandwidth : 1;
-	bool rx_busy : 1; /**< a message from the rx buffer is being handled */
-	bool rx_wait : 1; /**< not reading: its next message waits for maxrecvmemory */
+	bool rx_busy : 1;      /**< a message from the rx buffer is being handled */
+	bool rx_wait : 1;      /**< not reading: its next message waits for maxrecvmemory */
+	bool prefer_evict : 1; /**< discouraged when it connected: evicted first (m_prefer_evict) */
+	bool relevant_services : 1; /**< its version's services are all we want (p2p/handshake.c;
+	                               Core's m_has_all_wanted_services) */
 	/* receive side */
 	struct peer_rx rx;
 	/* send side */
@@ -451,6 +455,23 @@ struct net_evict_candidate {
 	bool is_local;                 /**< loopback (Core's IsLocal) */
 	bool noban;                    /**< noban permission: never evicted (peerd: none) */
 };
+
+/* ---- net/netgroup.c: networks and network groups --------------------- */
+
+/** Bytes of a network group at most (net_addr_group). */
+#define NET_GROUP_MAX 6
+
+/** The network an address is on (Core's GetNetClass): unroutable, IPv4 or IPv6. */
+enum net_network net_addr_network(const union net_addr *a);
+/**
+ * Its network group, as Core's GetGroup without asmap: the network, then
+ * the /16 of IPv4 (also the IPv4 inside 6to4, Teredo, ...), the /32 of
+ * IPv6 (/36 for he.net); one group for all unroutable addresses. The
+ * number of bytes written to out.
+ */
+size_t net_addr_group(const union net_addr *a, uint8_t out[NET_GROUP_MAX]);
+/** The group's hash keyed with the daemon's salt (Core's nKeyedNetGroup). */
+uint64_t net_keyed_netgroup(const struct daemon *d, const union net_addr *a);
 
 /**
  * Core's SelectNodeToEvict: the peer to disconnect so that a new inbound

@@ -560,6 +560,67 @@ static void test_flood_from_one_address(void **state)
 	}
 }
 
+/* ---- network groups (daemon/net/netgroup.c) ----------------------- */
+
+static size_t group_of(const char *addr, uint8_t g[NET_GROUP_MAX])
+{
+	union net_addr a;
+	if (net_addr_parse(addr, 8333, &a))
+		fail_msg("test address %s does not parse", addr);
+	return net_addr_group(&a, g);
+}
+
+static void assert_same_group(const char *x, const char *y, bool same)
+{
+	uint8_t gx[NET_GROUP_MAX], gy[NET_GROUP_MAX];
+	size_t nx = group_of(x, gx), ny = group_of(y, gy);
+	bool eq = nx == ny && memcmp(gx, gy, nx) == 0;
+	if (eq != same)
+		fail_msg("%s and %s: %s group, expected %s", x, y, eq ? "the same" : "different",
+		         same ? "the same" : "different");
+}
+
+static void assert_network(const char *addr, enum net_network want)
+{
+	union net_addr a;
+	if (net_addr_parse(addr, 8333, &a))
+		fail_msg("test address %s does not parse", addr);
+	enum net_network got = net_addr_network(&a);
+	if (got != want)
+		fail_msg("%s: network %d, expected %d", addr, got, want);
+}
+
+static void test_netgroups(void **state)
+{
+	(void)state;
+	/* IPv4: the /16. */
+	assert_same_group("1.2.3.4", "1.2.200.1", true);
+	assert_same_group("1.2.3.4", "1.3.3.4", false);
+	assert_same_group("1.2.3.4", "[::ffff:1.2.9.9]", true);
+	/* Every local and unroutable address: one group (Core's GetGroup). */
+	assert_same_group("127.0.0.1", "127.0.0.2", true);
+	assert_same_group("127.0.0.1", "[::1]", true);
+	assert_same_group("127.0.0.1", "10.1.2.3", true);
+	assert_same_group("192.168.1.1", "172.16.5.5", true);
+	assert_same_group("127.0.0.1", "1.2.3.4", false);
+	/* IPv6: the /32, a /36 for he.net. */
+	assert_same_group("[2a01:4f8:1:2::1]", "[2a01:4f8:ffff::1]", true);
+	assert_same_group("[2a01:4f8::1]", "[2a01:4f9::1]", false);
+	assert_same_group("[2001:470:1::1]", "[2001:470:fff::1]", true);
+	assert_same_group("[2001:470:1::1]", "[2001:470:f000::1]", false);
+	/* IPv4 inside IPv6: 6to4 and Teredo group by the IPv4 address. */
+	assert_same_group("[2002:102:304::1]", "1.2.99.99", true);
+	assert_same_group("[2001:0:1234::fefd:fcfb]", "1.2.3.4", true);
+	assert_network("1.2.3.4", NET_NETWORK_IPV4);
+	assert_network("[::ffff:1.2.3.4]", NET_NETWORK_IPV4);
+	assert_network("[2002:102:304::1]", NET_NETWORK_IPV4);
+	assert_network("[2a01:4f8::1]", NET_NETWORK_IPV6);
+	assert_network("127.0.0.1", NET_NETWORK_UNROUTABLE);
+	assert_network("[::1]", NET_NETWORK_UNROUTABLE);
+	assert_network("[fe80::1]", NET_NETWORK_UNROUTABLE);
+	assert_network("100.64.0.1", NET_NETWORK_UNROUTABLE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -570,6 +631,7 @@ int main(void)
 	    cmocka_unit_test(test_biggest_group_youngest),
 	    cmocka_unit_test(test_noban_and_manual_never),
 	    cmocka_unit_test(test_flood_from_one_address),
+	    cmocka_unit_test(test_netgroups),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
