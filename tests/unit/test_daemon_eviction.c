@@ -6,18 +6,25 @@
  * localhost peers), its randomized peer_eviction_test (200 sizes, each
  * protection), with a fixed seed, and the two cases Core leaves to test
  * (discouraged peers first; the youngest of the biggest group), plus
- * noban and manual peers, and the flood peerd must survive.
+ * noban and manual peers, and the flood peerd must survive; then the
+ * accept path (daemon/net/net.c) on real loopback sockets: a newcomer to
+ * full slots evicts the youngest, is refused when all are protected, and
+ * evicts nobody when it is banned or discouraged.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon/net/net.h"
+#include "tests/unit/test_daemon_fixture.h"
 
 #define MAX_CANDS 256
 
@@ -621,8 +628,190 @@ static void test_netgroups(void **state)
 	assert_network("100.64.0.1", NET_NETWORK_UNROUTABLE);
 }
 
+/* ---- the accept path (daemon/net/net.c) ------------------------------- */
+
+static uint16_t free_port(void)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	close(fd);
+	return ntohs(sa.sin_port);
+}
+
+/* A connection to 127.0.0.1:port from the loopback address `from`. */
+static int connect_from(const char *from, uint16_t port)
+{
+	struct sockaddr_in src = {.sin_family = AF_INET};
+	struct sockaddr_in dst = {.sin_family = AF_INET,
+	                          .sin_port = htons(port),
+	                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	assert_int_equal(inet_pton(AF_INET, from, &src.sin_addr), 1);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&src, sizeof(src)), 0);
+	int rc = connect(fd, (struct sockaddr *)&dst, sizeof(dst));
+	assert_true(rc == 0 || errno == EINPROGRESS);
+	return fd;
+}
+
+/* Run the loop until cond holds (up to about a second). */
+#define RUN_UNTIL(t, cond)                                                                         \
+	do {                                                                                       \
+		for (int i_ = 0; i_ < 2000 && !(cond); i_++) {                                     \
+			uv_run(&(t)->loop, UV_RUN_NOWAIT);                                         \
+			usleep(500);                                                               \
+		}                                                                                  \
+	} while (0)
+
+/* Whether peerd closed fd (EOF or reset), running the loop meanwhile. */
+static bool closed_by_peerd(struct tf *t, int fd, int tries)
+{
+	char c;
+	for (int i = 0; i < tries; i++) {
+		uv_run(&t->loop, UV_RUN_NOWAIT);
+		ssize_t n = recv(fd, &c, 1, 0);
+		if (n == 0 || (n < 0 && errno == ECONNRESET))
+			return true;
+		usleep(500);
+	}
+	return false;
+}
+
+/* Listen on 127.0.0.1 with `slots` inbound slots and fill them from
+ * 127.0.0.1, one at a time (so the last is the youngest). */
+static void fill_slots(struct tf *t, uint32_t slots, int *fds)
+{
+	uint16_t port = free_port();
+	t->conf.listen = true;
+	t->conf.port = port;
+	t->conf.bind.v[0] = xstrdup("127.0.0.1");
+	assert_non_null(t->conf.bind.v[0]);
+	t->conf.bind.n = 1;
+	t->d->net->maxconnections = slots;
+	assert_int_equal(net_start_listeners(t->d), 0);
+	for (uint32_t i = 0; i < slots; i++) {
+		fds[i] = connect_from("127.0.0.1", port);
+		RUN_UNTIL(t, t->d->n_inbound == i + 1);
+		if (t->d->n_inbound != i + 1)
+			fail_msg("connection %u not accepted (%u inbound)", i, t->d->n_inbound);
+	}
+}
+
+static void close_all(struct tf *t, int *fds, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		close(fds[i]);
+	net_close_listeners(t->d);
+	for (int i = 0; i < 10; i++)
+		uv_run(&t->loop, UV_RUN_NOWAIT);
+}
+
+static struct peer *peer_from(struct tf *t, const char *ip)
+{
+	for (uint32_t i = 0; i < t->d->n_peers; i++) {
+		struct peer *p = t->d->peers[i];
+		char a[INET6_ADDRSTRLEN];
+		net_addr_format_ip(&p->addr, a);
+		if (p->state != PEER_CLOSING && !strcmp(a, ip))
+			return p;
+	}
+	return NULL;
+}
+
+/* tf_teardown, after closing the listeners a failed test left open (the
+ * loop would otherwise run forever). */
+static int teardown_listening(void **state)
+{
+	struct tf *t = *state;
+	net_close_listeners(t->d);
+	return tf_teardown(state);
+}
+
+/* 24 slots held from one address (more than the 20 always protected): a
+ * newcomer from another evicts the youngest and is accepted. */
+static void test_accept_evicts_youngest(void **state)
+{
+	struct tf *t = *state;
+	enum { SLOTS = 24 };
+	int fds[SLOTS + 1];
+	fill_slots(t, SLOTS, fds);
+	uint16_t port = t->conf.port;
+	fds[SLOTS] = connect_from("127.0.0.2", port);
+	RUN_UNTIL(t, t->d->stats.inbound_evicted == 1 && peer_from(t, "127.0.0.2"));
+	assert_int_equal(t->d->stats.inbound_evicted, 1);
+	assert_int_equal(t->d->stats.inbound_rejected_full, 0);
+	assert_non_null(peer_from(t, "127.0.0.2"));
+	assert_int_equal(t->d->n_inbound, SLOTS);
+	if (!closed_by_peerd(t, fds[SLOTS - 1], 2000))
+		fail_msg("the youngest connection was not evicted");
+	for (int i = 0; i < SLOTS - 1; i++) {
+		if (closed_by_peerd(t, fds[i], 1))
+			fail_msg("connection %d closed: only the youngest should go", i);
+	}
+	if (closed_by_peerd(t, fds[SLOTS], 1))
+		fail_msg("the newcomer was closed");
+	assert_true(
+	    tf_log_contains(t, "selected inbound connection for eviction, disconnecting peer="));
+	close_all(t, fds, SLOTS + 1);
+}
+
+/* 20 slots: all protected, the newcomer is refused and counted. */
+static void test_accept_refused_when_all_protected(void **state)
+{
+	struct tf *t = *state;
+	enum { SLOTS = 20 };
+	int fds[SLOTS + 1];
+	fill_slots(t, SLOTS, fds);
+	fds[SLOTS] = connect_from("127.0.0.2", t->conf.port);
+	if (!closed_by_peerd(t, fds[SLOTS], 2000))
+		fail_msg("the newcomer was not refused");
+	assert_int_equal(t->d->stats.inbound_rejected_full, 1);
+	assert_int_equal(t->d->stats.inbound_evicted, 0);
+	assert_int_equal(t->d->n_inbound, SLOTS);
+	assert_true(
+	    tf_log_contains(t, "failed to find an eviction candidate - connection dropped (full)"));
+	close_all(t, fds, SLOTS + 1);
+}
+
+/* Nobody is evicted for a banned or a discouraged newcomer. */
+static void test_accept_banned_evicts_nobody(void **state)
+{
+	struct tf *t = *state;
+	enum { SLOTS = 24 };
+	int fds[SLOTS + 2];
+	fill_slots(t, SLOTS, fds);
+	uint8_t net[16], prefix;
+	assert_int_equal(ban_parse_subnet("127.0.0.2", net, &prefix), 0);
+	assert_int_equal(ban_add(t->d, net, prefix, (int64_t)time(NULL) + 3600), 0);
+	fds[SLOTS] = connect_from("127.0.0.2", t->conf.port);
+	if (!closed_by_peerd(t, fds[SLOTS], 2000))
+		fail_msg("the banned newcomer was not refused");
+	assert_int_equal(t->d->stats.inbound_rejected_banned, 1);
+	/* Discouraged: loopback is never discouraged by misbehaviour, so mark
+	 * the address as ban_misbehaving would for a routable one. */
+	union net_addr a;
+	assert_int_equal(net_addr_parse("127.0.0.3", 0, &a), 0);
+	uint8_t ip[16];
+	net_addr_ip16(&a, ip);
+	assert_int_equal(hset_insert(&t->d->ban->discouraged, daemon_fingerprint(t->d, ip, 16)), 0);
+	if (ban_check(t->d, &a) != BAN_DISCOURAGED)
+		fail_msg("could not mark 127.0.0.3 discouraged for the test");
+	fds[SLOTS + 1] = connect_from("127.0.0.3", t->conf.port);
+	if (!closed_by_peerd(t, fds[SLOTS + 1], 2000))
+		fail_msg("the discouraged newcomer was not refused");
+	assert_int_equal(t->d->stats.inbound_rejected_discouraged, 1);
+	assert_int_equal(t->d->stats.inbound_evicted, 0);
+	assert_int_equal(t->d->n_inbound, SLOTS);
+	close_all(t, fds, SLOTS + 2);
+}
+
 int main(void)
 {
+	tf_global_init();
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_protection_by_ratio),
 	    cmocka_unit_test(test_eviction_randomized),
@@ -632,6 +821,12 @@ int main(void)
 	    cmocka_unit_test(test_noban_and_manual_never),
 	    cmocka_unit_test(test_flood_from_one_address),
 	    cmocka_unit_test(test_netgroups),
+	    cmocka_unit_test_setup_teardown(test_accept_evicts_youngest, tf_setup,
+	                                    teardown_listening),
+	    cmocka_unit_test_setup_teardown(test_accept_refused_when_all_protected, tf_setup,
+	                                    teardown_listening),
+	    cmocka_unit_test_setup_teardown(test_accept_banned_evicts_nobody, tf_setup,
+	                                    teardown_listening),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
