@@ -137,18 +137,27 @@ static bool in_net(const struct net_evict_candidate *c, const struct evict_net *
 	return n->is_local ? c->is_local : c->network == n->id;
 }
 
-/* Core's CompareNodeNetworkTime: the peers of the network (or local) last,
- * each part by age, the oldest last. */
-static int cmp_network_time(const void *pa, const void *pb, void *ctx)
+/*
+ * Core sorts by CompareNodeNetworkTime (the network's peers last, each part
+ * by age, the oldest last) and protects those of the network among the
+ * last k: the k oldest of the network's peers, or all of them if fewer.
+ * On a list already youngest first that is a walk from its old end, and
+ * the list stays youngest first: one sort for the whole ratio step.
+ */
+static size_t protect_oldest_in_net(struct net_evict_candidate *c, size_t n,
+                                    const struct evict_net *net, size_t k)
 {
-	const struct net_evict_candidate *a = pa, *b = pb;
-	const struct evict_net *n = ctx;
-	if (n->is_local && a->is_local != b->is_local)
-		return before(b->is_local);
-	bool a_in = a->network == n->id, b_in = b->network == n->id;
-	if (a_in != b_in)
-		return before(b_in);
-	return younger_first(a, b);
+	size_t cut = n, seen = 0;
+	while (cut > 0 && seen < k) {
+		cut--;
+		seen += in_net(c + cut, net);
+	}
+	size_t kept = cut;
+	for (size_t i = cut; i < n; i++) {
+		if (!in_net(c + i, net))
+			c[kept++] = c[i];
+	}
+	return kept;
 }
 
 static bool pred_all(const struct net_evict_candidate *c, const void *ctx)
@@ -156,11 +165,6 @@ static bool pred_all(const struct net_evict_candidate *c, const void *ctx)
 	(void)c;
 	(void)ctx;
 	return true;
-}
-
-static bool pred_in_net(const struct net_evict_candidate *c, const void *ctx)
-{
-	return in_net(c, ctx);
 }
 
 static bool pred_block_relay_only(const struct net_evict_candidate *c, const void *ctx)
@@ -226,6 +230,8 @@ size_t net_evict_protect_by_ratio(struct net_evict_candidate *c, size_t n)
 			nets[i] = nets[i - 1];
 		nets[i] = x;
 	}
+	if (n > 1)
+		qsort_r(c, n, sizeof(*c), cmp_connected, NULL);
 	const size_t max_by_network = total_protect / 2;
 	size_t protected_n = 0;
 	while (protected_n < max_by_network) {
@@ -242,8 +248,7 @@ size_t net_evict_protect_by_ratio(struct net_evict_candidate *c, size_t n)
 		for (size_t j = 0; j < 4 && !full; j++) {
 			if (!nets[j].count)
 				continue;
-			size_t after = protect_last(c, n, cmp_network_time, nets + j, per_network,
-			                            pred_in_net, nets + j);
+			size_t after = protect_oldest_in_net(c, n, nets + j, per_network);
 			if (after < n) {
 				size_t delta = n - after;
 				any = true;
@@ -258,8 +263,9 @@ size_t net_evict_protect_by_ratio(struct net_evict_candidate *c, size_t n)
 		if (!any || full)
 			break;
 	}
-	/* The rest of the half by uptime alone. */
-	return protect_last(c, n, cmp_connected, NULL, total_protect - protected_n, pred_all, NULL);
+	/* The rest of the half by uptime alone: the oldest, at the end. */
+	size_t rest = total_protect - protected_n;
+	return n - (rest < n ? rest : n);
 }
 
 /* For the last step: by keyed group, and within a group in the list's
