@@ -28,7 +28,8 @@ struct daemon_stats {
 	uint64_t bytes_sent, bytes_recv;
 	/* connections */
 	uint64_t inbound_accepted;
-	uint64_t inbound_rejected_full; /**< the 126th-inbound rule */
+	uint64_t inbound_rejected_full; /**< inbound slots full and no one to evict */
+	uint64_t inbound_evicted;       /**< inbound peers evicted for a newcomer */
 	uint64_t inbound_rejected_banned;
 	uint64_t inbound_rejected_discouraged;
 	uint64_t outbound_attempts, outbound_connected, outbound_failed;

@@ -156,6 +156,9 @@ json_t *stats_json(struct daemon *d)
 	    "rx_large_buffers", (json_int_t)s->rx_large_buffers, "rx_buffer_failures",
 	    (json_int_t)s->rx_pool_fail, "rx_buffers_held", (int)rx_buffers, "rx_bytes_held",
 	    (json_int_t)rx_bytes);
+	if (peers)
+		json_object_set_new(peers, "inbound_evicted",
+		                    json_integer((json_int_t)s->inbound_evicted));
 	json_t *inv = json_pack(
 	    "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
 	    "s:I, s:I,"

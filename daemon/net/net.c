@@ -8,18 +8,23 @@
  * connections are accepted while fewer than maxconnections minus that
  * reserve are open.
  *
- * The rule for the inbound connection past that limit (the 126th with the
- * defaults): peerd accepts it and closes it at once, without reading from
- * it, and counts it (getstats peers.inbound_rejected_full). It does not
- * evict an existing peer as Core's eviction logic does: an honest peer
- * already connected is never dropped for a newcomer, and the kernel's
- * accept backlog never fills with connections nobody will serve. Accepting
- * (rather than leaving the backlog to overflow) gives the other side an
- * immediate close instead of a timeout.
+ * When the inbound slots are full (the 126th with the defaults), a
+ * newcomer evicts a peer as Core's CConnman::AttemptToEvictConnection
+ * does: what each inbound peer has shown (net/eviction.c's candidates)
+ * goes to net_evict_select, and the one chosen is disconnected for the
+ * newcomer. So one address holding every slot cannot lock honest peers
+ * out: the flood's youngest connection makes room, while peers that ping
+ * fast, relay transactions or blocks, come from other network groups or
+ * have been connected longest are protected. Only when every peer is
+ * protected is the newcomer refused, accepted and closed at once without
+ * reading from it (getstats peers.inbound_rejected_full), which gives the
+ * other side an immediate close instead of a timeout and keeps the
+ * kernel's accept backlog from filling with connections nobody will serve.
  *
- * Banned addresses (setban) are closed the same way; a discouraged address
- * is accepted only while at least two inbound slots are free (Core 29's
- * rule: it gets a slot only when nobody else would want it).
+ * Banned addresses (setban) are closed the same way, before anyone is
+ * evicted for them; a discouraged address is accepted only while at least
+ * two inbound slots are free (Core 29's rule: it gets a slot only when
+ * nobody else would want it), and is then the first evicted.
  *
  * Outbound: each target is tried when due; a connection attempt gives up
  * after 5 s; a failed attempt or a lost connection retries after a delay
@@ -34,6 +39,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "base/require.h"
 
 /* ---- addresses ------------------------------------------------------- */
 
@@ -230,6 +237,46 @@ static void accept_and_close(uv_stream_t *server)
 	reject_with_spare(d, server);
 }
 
+/* What eviction knows of p (Core's AttemptToEvictConnection's candidates). */
+static void evict_candidate(const struct peer *p, struct net_evict_candidate *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->id = p->id;
+	c->connected = p->conntime;
+	c->min_ping_us = p->minping_us < 0 ? INT64_MAX : p->minping_us;
+	c->last_block_time = p->last_block_time;
+	c->last_tx_time = p->last_tx_time;
+	c->keyed_netgroup = p->keyed_netgroup;
+	c->network = net_addr_network(&p->addr);
+	c->conn_type = p->conn_type;
+	c->relevant_services = p->relevant_services;
+	c->relay_txs = p->relaytxes;
+	c->bloom_filter = false; /* peerd loads no BIP37 filters */
+	c->prefer_evict = p->prefer_evict;
+	c->is_local = net_addr_is_local(&p->addr);
+	c->noban = false; /* peerd grants no noban permission (whitelist= is refused) */
+}
+
+/* The peer to evict for a newcomer: true and *id, or false when every
+ * peer is protected (or the candidates' memory cannot be had). */
+static bool evict_choose(struct daemon *d, uint64_t *id)
+{
+	if (!d->n_peers)
+		return false;
+	struct net_evict_candidate *c = xcalloc(d->n_peers, sizeof(*c));
+	if (!c)
+		return false;
+	size_t n = 0;
+	for (uint32_t i = 0; i < d->n_peers; i++) {
+		const struct peer *p = d->peers[i];
+		if (p->state != PEER_CLOSING) /* Core skips those marked fDisconnect */
+			evict_candidate(p, c + n++);
+	}
+	bool found = net_evict_select(c, n, id);
+	xfree(c);
+	return found;
+}
+
 static void on_connection(uv_stream_t *server, int status)
 {
 	struct daemon *d = server->data;
@@ -243,13 +290,18 @@ static void on_connection(uv_stream_t *server, int status)
 		accept_and_close(server);
 		return;
 	}
-	if (d->shutting_down || d->n_inbound >= net_max_inbound(d)) {
-		if (!d->shutting_down) {
-			d->stats.inbound_rejected_full++;
-			DLOG_DBG(&d->log, DLOG_NET,
-			         "inbound connection refused: %u inbound is the limit",
-			         net_max_inbound(d));
-		}
+	if (d->shutting_down) {
+		accept_and_close(server);
+		return;
+	}
+	/* Full: choose whom to evict before taking anything for the newcomer,
+	 * so a flood nobody can make room for costs one accept and close. */
+	bool full = d->n_inbound >= net_max_inbound(d);
+	uint64_t evict_id = 0;
+	if (full && !evict_choose(d, &evict_id)) {
+		d->stats.inbound_rejected_full++;
+		DLOG_DBG(&d->log, DLOG_NET,
+		         "failed to find an eviction candidate - connection dropped (full)");
 		accept_and_close(server);
 		return;
 	}
@@ -267,6 +319,7 @@ static void on_connection(uv_stream_t *server, int status)
 	int len = sizeof(p->addr);
 	if (uv_tcp_getpeername(&p->tcp, &p->addr.sa, &len))
 		memset(&p->addr, 0, sizeof(p->addr));
+	/* Nobody is evicted for a banned or a discouraged newcomer. */
 	enum ban_verdict v = ban_check(d, &p->addr);
 	if (v == BAN_BANNED) {
 		d->stats.inbound_rejected_banned++;
@@ -277,6 +330,22 @@ static void on_connection(uv_stream_t *server, int status)
 		d->stats.inbound_rejected_discouraged++;
 		peer_disconnect(p, "discouraged and inbound slots are scarce");
 		return;
+	}
+	p->prefer_evict = v == BAN_DISCOURAGED;
+	p->keyed_netgroup = net_keyed_netgroup(d, &p->addr);
+	if (full) {
+		struct peer *e = peer_by_id(d, evict_id);
+		if (!BASE_CHECK(e && e->state != PEER_CLOSING)) {
+			d->stats.inbound_rejected_full++;
+			peer_disconnect(p, "inbound slots full");
+			return;
+		}
+		/* Core's words; logips is off: no address. */
+		DLOG_DBG(&d->log, DLOG_NET,
+		         "selected %s connection for eviction, disconnecting peer=%llu",
+		         peer_conn_type_name(e->conn_type), (unsigned long long)e->id);
+		d->stats.inbound_evicted++;
+		peer_disconnect(e, "evicted for a new inbound connection");
 	}
 	d->stats.inbound_accepted++;
 	peer_start(p);

@@ -112,6 +112,7 @@ struct peer {
 	struct net_target *target; /**< outbound: the destination (NULL once forgotten) */
 	union net_addr addr;       /**< remote */
 	union net_addr local;      /**< addrbind */
+	uint64_t keyed_netgroup;   /**< inbound: net_keyed_netgroup of addr (eviction) */
 	enum peer_conn_type conn_type;
 	enum peer_state state;
 	/* flags */
@@ -129,8 +130,11 @@ struct peer {
 	bool reading : 1;        /**< uv_read_start active */
 	bool handshake_done : 1; /**< reached PEER_ACTIVE at least once */
 	bool cmpct_high_bandwidth : 1;
-	bool rx_busy : 1; /**< a message from the rx buffer is being handled */
-	bool rx_wait : 1; /**< not reading: its next message waits for maxrecvmemory */
+	bool rx_busy : 1;      /**< a message from the rx buffer is being handled */
+	bool rx_wait : 1;      /**< not reading: its next message waits for maxrecvmemory */
+	bool prefer_evict : 1; /**< discouraged when it connected: evicted first (m_prefer_evict) */
+	bool relevant_services : 1; /**< its version's services are all we want (p2p/handshake.c;
+	                               Core's m_has_all_wanted_services) */
 	/* receive side */
 	struct peer_rx rx;
 	/* send side */
@@ -419,6 +423,75 @@ int ban_add(struct daemon *d, const uint8_t net[16], uint8_t prefix, int64_t unt
 int ban_remove(struct daemon *d, const uint8_t net[16], uint8_t prefix);
 /** clearbanned: forget every ban and every discouraged address; saves. */
 void ban_clear(struct daemon *d);
+
+/* ---- net/eviction.c: which inbound peer makes room ------------------- */
+
+/** The network a peer came through, as Core's Network (GetNetClass) for eviction. */
+enum net_network {
+	NET_NETWORK_UNROUTABLE = 0, /**< loopback and other addresses that are not routable */
+	NET_NETWORK_IPV4,
+	NET_NETWORK_IPV6,
+	NET_NETWORK_ONION,
+	NET_NETWORK_I2P,
+	NET_NETWORK_CJDNS,
+	NET_NETWORK_INTERNAL,
+	NET_NETWORK__COUNT
+};
+
+/** What eviction knows of a connection (Core's NodeEvictionCandidate). */
+struct net_evict_candidate {
+	uint64_t id;
+	int64_t connected;       /**< unix seconds it connected (m_connected) */
+	int64_t min_ping_us;     /**< its fastest ping, INT64_MAX when none yet */
+	int64_t last_block_time; /**< unix seconds of its last novel block, 0 never */
+	int64_t last_tx_time;    /**< unix seconds of its last transaction accepted, 0 never */
+	uint64_t keyed_netgroup; /**< salted hash of its network group (net_keyed_netgroup) */
+	enum net_network network;
+	enum peer_conn_type conn_type; /**< only inbound peers are ever evicted */
+	bool relevant_services;        /**< has the services we want (fRelevantServices) */
+	bool relay_txs;                /**< relays transactions (m_relay_txs) */
+	bool bloom_filter;             /**< loaded a BIP37 filter (peerd: never) */
+	bool prefer_evict;             /**< discouraged when it connected */
+	bool is_local;                 /**< loopback (Core's IsLocal) */
+	bool noban;                    /**< noban permission: never evicted (peerd: none) */
+};
+
+/* ---- net/netgroup.c: networks and network groups --------------------- */
+
+/** Bytes of a network group at most (net_addr_group). */
+#define NET_GROUP_MAX 6
+
+/** The network an address is on (Core's GetNetClass): unroutable, IPv4 or IPv6. */
+enum net_network net_addr_network(const union net_addr *a);
+/**
+ * Its network group, as Core's GetGroup without asmap: the network, then
+ * the /16 of IPv4 (also the IPv4 inside 6to4, Teredo, ...), the /32 of
+ * IPv6 (/36 for he.net); one group for all unroutable addresses. The
+ * number of bytes written to out.
+ */
+size_t net_addr_group(const union net_addr *a, uint8_t out[NET_GROUP_MAX]);
+/** The group's hash keyed with the daemon's salt (Core's nKeyedNetGroup). */
+uint64_t net_keyed_netgroup(const struct daemon *d, const union net_addr *a);
+
+/**
+ * Core's SelectNodeToEvict: the peer to disconnect so that a new inbound
+ * connection fits. Protects (in this order) noban and non-inbound peers,
+ * 4 by keyed network group, 8 by lowest ping, 4 by latest novel
+ * transaction, up to 8 block-relay-only by latest novel block, 4 by
+ * latest novel block, then half the rest by uptime with
+ * net_evict_protect_by_ratio; among the rest prefers discouraged peers,
+ * then takes the youngest of the network group with the most. True and
+ * *id when one is chosen; false when all are protected. c[0..n) is
+ * scratch: reordered and overwritten. Pure; any thread.
+ */
+bool net_evict_select(struct net_evict_candidate *c, size_t n, uint64_t *id);
+/**
+ * Core's ProtectEvictionCandidatesByRatio: removes from c[0..n) the half
+ * connected longest, up to half of that half kept for onion, I2P, CJDNS
+ * and localhost peers (fewest first). Returns the count left, whose
+ * candidates are c[0..count), youngest first.
+ */
+size_t net_evict_protect_by_ratio(struct net_evict_candidate *c, size_t n);
 
 /* ---- net/net.c ------------------------------------------------------- */
 

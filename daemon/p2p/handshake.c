@@ -117,6 +117,26 @@ static void send_ping(struct peer *p, uint64_t now_ms)
 	(void)peer_send_msg(p, &d->out);
 }
 
+/*
+ * Core's HasAllDesirableServiceFlags (what eviction calls relevant
+ * services): NODE_NETWORK and NODE_WITNESS; a pruned peer's
+ * NODE_NETWORK_LIMITED does instead while our tip is less than 144 blocks'
+ * time old (ApproximateBestBlockDepth), as it serves the recent blocks.
+ */
+static bool has_desirable_services(const struct daemon *d, uint64_t services)
+{
+	uint64_t want = PROTO_NODE_NETWORK | PROTO_NODE_WITNESS;
+	const struct chainview_rec *tip = chainview_at(d, chainview_height(d));
+	if ((services & PROTO_NODE_NETWORK_LIMITED) && tip) {
+		const uint8_t *t = tip->header + 68; /* nTime */
+		int64_t tip_time = (int64_t)((uint32_t)t[0] | (uint32_t)t[1] << 8 |
+		                             (uint32_t)t[2] << 16 | (uint32_t)t[3] << 24);
+		if ((int64_t)time(NULL) - tip_time < 144 * d->params->pow_target_spacing)
+			want = PROTO_NODE_NETWORK_LIMITED | PROTO_NODE_WITNESS;
+	}
+	return (services & want) == want;
+}
+
 static void on_version(struct peer *p, const struct proto_version *v)
 {
 	struct daemon *d = p->d;
@@ -142,6 +162,7 @@ static void on_version(struct peer *p, const struct proto_version *v)
 	}
 	p->version = v->version;
 	p->services = v->services;
+	p->relevant_services = has_desirable_services(d, v->services);
 	p->start_height = v->start_height;
 	p->relaytxes = v->relay;
 	xfree(p->subver);
