@@ -50,7 +50,7 @@ RULES = {
     # every room may use and which uses no room.
     "daemon:shared": ["base", "proto", "conf"],
     # The node program's rooms.
-    "daemon/net": ["daemon:shared"],
+    "daemon/net": ["daemon:shared", "addrman"],
     "daemon/node": ["chain", "mempool", "mining", "daemon:shared"],
     "daemon/p2p": ["daemon/net", "daemon/node", "addrman"],
     "daemon/sync": ["daemon/p2p", "daemon/net", "daemon/node"],

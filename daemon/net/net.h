@@ -459,7 +459,7 @@ struct net_evict_candidate {
 /* ---- net/netgroup.c: networks and network groups --------------------- */
 
 /** Bytes of a network group at most (net_addr_group). */
-#define NET_GROUP_MAX 6
+#define NET_GROUP_MAX 17
 
 /** The network an address is on (Core's GetNetClass): unroutable, IPv4 or IPv6. */
 enum net_network net_addr_network(const union net_addr *a);
