@@ -20,6 +20,11 @@ PYTHON=${PYTHON:-/usr/bin/python3}
 FUZZ_SECONDS=${FUZZ_SECONDS:-3}
 export VECTORS=${VECTORS:-$(cd "$(dirname "$0")/.." && pwd)/tests/data}
 only=${1:-all}
+# The Makefile's lists are for this run only: the suites below (pytest runs
+# this script again on fake build dirs) must not inherit them.
+unit_tests=${UNIT_TESTS:-}
+tsan_tests=${TSAN_TESTS:-}
+unset UNIT_TESTS TSAN_TESTS
 
 # Suites (a test binary, a pytest run, a fuzz target, the format check) and
 # the tests inside them (cmocka's and pytest's own counts), both totalled.
@@ -137,18 +142,18 @@ run_each() { # prefix dir [names]: every test binary in dir (of names, when give
 
 suite_unit() {
 	echo "== unit tests"
-	run_each unit "$BUILD/test" "${UNIT_TESTS:-}"
+	run_each unit "$BUILD/test" "$unit_tests"
 }
 
 suite_asan() {
 	echo "== unit tests under ASan+UBSan"
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		run_each asan "$BUILD/asan/test" "${UNIT_TESTS:-}"
+		run_each asan "$BUILD/asan/test" "$unit_tests"
 }
 
 suite_tsan() {
 	echo "== pool/ tests under TSan"
-	TSAN_OPTIONS=halt_on_error=1 run_each tsan "$BUILD/tsan/test" "${TSAN_TESTS:-}"
+	TSAN_OPTIONS=halt_on_error=1 run_each tsan "$BUILD/tsan/test" "$tsan_tests"
 }
 
 suite_fuzz() {
