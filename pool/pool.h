@@ -93,12 +93,20 @@ struct pool_vec {
 	size_t cap;
 	/** Bytes per element, fixed at init. */
 	size_t elem_size;
+	/** Free bytes of the arena's newest chunk: [arena_cur, arena_end). */
+	uint8_t *arena_cur;
+	/** End of the newest chunk's bytes (NULL with no chunk). */
+	uint8_t *arena_end;
+	/** The arena's chunks, newest first; the vec holds a reference on each. */
+	struct pool_chunk *chunks;
+	/** One unused chunk kept for the next growth (NULL if none). */
+	struct pool_chunk *spare;
 };
 
 /** An empty vec of `size`-byte elements, for static initialisation. */
 #define POOL_VEC_INIT(size)                                                                        \
 	{                                                                                          \
-		NULL, 0, 0, (size)                                                                 \
+		NULL, 0, 0, (size), NULL, NULL, NULL, NULL                                         \
 	}
 
 /** Initialise an empty vec of `elem_size`-byte elements (> 0). Allocates nothing. */
@@ -106,7 +114,8 @@ void pool_vec_init(struct pool_vec *v, size_t elem_size);
 
 /**
  * Release every element with `release` (may be NULL: elements own nothing),
- * free the storage and leave `v` empty and reusable (same element size).
+ * free the storage and drop the arena (chunks a round still holds are freed
+ * when it completes), and leave `v` empty and reusable (same element size).
  */
 void pool_vec_release(struct pool_vec *v, pool_release_fn release, void *arg);
 
@@ -167,19 +176,81 @@ static inline void *pool_vec_at(const struct pool_vec *v, size_t i)
 	return v->data + i * v->elem_size;
 }
 
-/** Release the elements from index `len` on (if any) and shrink to `len`. Keeps the storage. */
+/**
+ * Release the elements from index `len` on (if any) and shrink to `len`.
+ * Keeps the storage; their arena bytes stay until the vec is cleared.
+ */
 void pool_vec_truncate(struct pool_vec *v, size_t len, pool_release_fn release, void *arg);
 
-/** Release every element and set the length to 0. Keeps the storage for reuse. */
+/**
+ * Release every element and set the length to 0. Keeps the storage and the
+ * arena's newest chunk for reuse (its bytes are reused only once no round
+ * holds them).
+ */
 void pool_vec_clear(struct pool_vec *v, pool_release_fn release, void *arg);
 
 /**
  * Hand the whole array to the caller without copying: returns the storage
  * (NULL if none was ever allocated) and its element count in `*len`. The
  * caller owns the elements and the storage (free it with xfree after
- * releasing the elements); `v` is left empty with no storage.
+ * releasing the elements); `v` is left empty with no storage. Bytes the
+ * elements borrow stay in `v`'s arena: keep `v` unchanged while they live.
  */
 POOL_WUR void *pool_vec_take(struct pool_vec *v, size_t *len);
+
+/*
+ * The arena: bytes the elements borrow.
+ *
+ * Why: a job whose script is longer than fits inline used to cost a malloc
+ * and a free of its own (5,000 a block of P2TR spends). Instead the bytes
+ * go into chunks the vec owns (POOL_CHUNK_BYTES each, or one as large as a
+ * bigger request), filled front to back and dropped all at once. A chunk
+ * never moves, so an element that points into one stays valid after a
+ * memcpy of the element and after the vec grows (nothing points into the
+ * vec's array itself).
+ *
+ * Lifetime: a chunk is counted (struct pool_chunk, pool/arena.c): the vec
+ * holds one reference on each chunk of its list, and pool_queue_take_vec
+ * gives the round one on each chunk the taken jobs may point into, dropped
+ * at the end of pool_queue_complete after the jobs were released. So a
+ * worker reads a job's bytes safely until its round completes, whatever the
+ * vec does meanwhile: clearing or releasing the vec with jobs in flight
+ * only drops the vec's references, and the vec never writes again over
+ * bytes a round still holds (it rewinds a chunk only when nobody else
+ * holds it and the vec is empty). A chunk nobody holds is freed, or kept
+ * as a spare: the vec keeps one, the queue keeps a few and hands them back
+ * to the vecs it takes jobs from, so a steady stream of rounds allocates
+ * nothing.
+ *
+ * Elements copied out by other means (pool_queue_add, pool_vec_take, a
+ * plain memcpy) borrow bytes the vec still owns: the caller keeps the vec
+ * unchanged (no clear, no new bytes, no release) until they are dropped.
+ */
+
+/** Bytes of an arena chunk (a request larger than this gets a chunk of its own size). */
+#define POOL_CHUNK_BYTES (64u << 10)
+
+/** Slow path of pool_vec_arena_alloc: a new chunk (or a rewound one). */
+void *pool_vec_arena_grow(struct pool_vec *v, size_t n);
+
+/**
+ * `n` (> 0) bytes in `v`'s arena, valid until the vec is cleared or
+ * released and, for jobs the queue took with pool_queue_take_vec, until
+ * their round completes. Returns NULL when a chunk cannot be allocated
+ * (`v` is then unchanged). Not aligned: for byte strings.
+ */
+static inline void *pool_vec_arena_alloc(struct pool_vec *v, size_t n)
+{
+	if (__builtin_expect((size_t)(v->arena_end - v->arena_cur) >= n, 1)) {
+		uint8_t *p = v->arena_cur;
+		v->arena_cur += n;
+		return p;
+	}
+	return pool_vec_arena_grow(v, n);
+}
+
+/** Chunks `v`'s arena holds (its list, not counting the spare): for tests and stats. */
+size_t pool_vec_arena_chunks(const struct pool_vec *v);
 
 /* ---------------------------------------------------------------------- */
 /* pool_sbuf: a byte string with a small buffer inline                     */
@@ -207,6 +278,10 @@ POOL_WUR void *pool_vec_take(struct pool_vec *v, size_t *len);
  * The header word is the length, with POOL_SBUF_HEAP set when the bytes are
  * on the heap (a heap sbuf keeps its allocation when shrunk, so it can grow
  * again without reallocating). Access fields only through the functions.
+ *
+ * A third form borrows its bytes from a vec's arena (pool_sbuf_init_in):
+ * POOL_SBUF_HEAP with cap 0. It owns nothing: releasing it frees nothing,
+ * and changing it copies the bytes to a heap allocation of its own first.
  */
 struct pool_sbuf {
 	union {
@@ -254,18 +329,54 @@ static inline uint8_t *pool_sbuf_wdata(struct pool_sbuf *sb)
 	return pool_sbuf_on_heap(sb) ? sb->u.heap.ptr : sb->u.in.bytes;
 }
 
-/** Bytes it can hold without allocating. */
+/** Bytes it can hold without allocating (0 for borrowed bytes: a change copies them). */
 static inline size_t pool_sbuf_capacity(const struct pool_sbuf *sb)
 {
 	return pool_sbuf_on_heap(sb) ? sb->u.heap.cap : POOL_SBUF_INLINE;
 }
 
-/** Free the heap bytes, if any, and leave `sb` empty and inline. */
+/** 1 when the bytes are an allocation of the sbuf's own (to free), else 0. */
+static inline int pool_sbuf_owns(const struct pool_sbuf *sb)
+{
+	return pool_sbuf_on_heap(sb) && sb->u.heap.cap != 0;
+}
+
+/** Free the heap bytes, if any (borrowed ones stay), and leave `sb` empty and inline. */
 static inline void pool_sbuf_release(struct pool_sbuf *sb)
 {
-	if (pool_sbuf_on_heap(sb))
+	if (pool_sbuf_owns(sb))
 		xfree(sb->u.heap.ptr);
 	sb->u.in.hdr = 0;
+}
+
+/**
+ * Initialise `sb` (its previous bytes are ignored: it must own no heap
+ * allocation) with a copy of `len` bytes of `data`: inline up to
+ * POOL_SBUF_INLINE, else in `v`'s arena, borrowed (see "The arena"). The
+ * vec a job is pushed to is the natural `v`. Returns 0, POOL_ENOMEM (the
+ * arena could not grow) or POOL_EOVERFLOW (len > POOL_SBUF_MAX); on failure
+ * `sb` is an empty inline sbuf and `v` is unchanged.
+ */
+POOL_WUR static inline int pool_sbuf_init_in(struct pool_sbuf *sb, struct pool_vec *v,
+                                             const uint8_t *data, size_t len)
+{
+	if (len <= POOL_SBUF_INLINE) {
+		sb->u.in.hdr = (uint32_t)len;
+		if (len)
+			memcpy(sb->u.in.bytes, data, len);
+		return 0;
+	}
+	sb->u.in.hdr = 0;
+	if (len > POOL_SBUF_MAX)
+		return POOL_EOVERFLOW;
+	uint8_t *p = pool_vec_arena_alloc(v, len);
+	if (!p)
+		return POOL_ENOMEM;
+	memcpy(p, data, len);
+	sb->u.heap.hdr = POOL_SBUF_HEAP | (uint32_t)len;
+	sb->u.heap.cap = 0;
+	sb->u.heap.ptr = p;
+	return 0;
 }
 
 /** Set the length to 0, keeping any heap allocation for reuse. */
