@@ -430,9 +430,11 @@ static void hold_chunks(struct pool_queue *q, struct pool_vec *v)
 		*(struct pool_chunk **)pool_vec_emplace(&q->round_chunks) = c;
 	}
 	pool_vec_arena_hand_over(v);
-	if (!v->spare && q->spare_chunks.len)
-		v->spare =
-		    *(struct pool_chunk **)pool_vec_at(&q->spare_chunks, --q->spare_chunks.len);
+	if (!v->spare && q->spare_chunks.len) {
+		size_t last = q->spare_chunks.len - 1;
+		v->spare = *(struct pool_chunk **)pool_vec_at(&q->spare_chunks, last);
+		q->spare_chunks.len = last;
+	}
 }
 
 /* Drop the round's references on its chunks; keep the freed ones as spares
