@@ -10,7 +10,9 @@
  * Growth policy: chunks of POOL_CHUNK_BYTES; a request larger than that
  * gets a chunk of exactly its size, put behind the newest so the newest
  * keeps filling. 64 KiB holds about 1,900 P2TR scripts: a block's 5,000
- * take three chunks, and a round of a few hundred jobs one.
+ * take three chunks, and a round of a few hundred jobs one. A vec keeps up
+ * to POOL_VEC_SPARES chunks it no longer needs (512 KiB), so a vec refilled
+ * block after block allocates nothing.
  */
 #include "pool/internal.h"
 
@@ -28,17 +30,37 @@ static struct pool_chunk *chunk_new(size_t size)
 	return c;
 }
 
-/* Drop the vec's reference on `c`: a chunk nobody else holds becomes the
- * vec's spare (if it has none and `c` is of the usual size) or is freed. */
+/* Spare chunks on the vec's list, at most POOL_VEC_SPARES. */
+static size_t spares(const struct pool_vec *v)
+{
+	size_t n = 0;
+	for (const struct pool_chunk *c = v->spare; c; c = c->next)
+		n++;
+	return n;
+}
+
+/* Drop the vec's reference on `c`: a chunk nobody else holds becomes a
+ * spare of the vec (if it is of the usual size and the vec has fewer than
+ * POOL_VEC_SPARES) or is freed. */
 static void drop_chunk(struct pool_vec *v, struct pool_chunk *c)
 {
 	if (!pool_chunk_unref(c))
 		return;
-	if (!v->spare && c->size == POOL_CHUNK_BYTES) {
+	if (c->size == POOL_CHUNK_BYTES && spares(v) < POOL_VEC_SPARES) {
+		c->next = v->spare;
 		v->spare = c;
 		return;
 	}
 	xfree(c);
+}
+
+void pool_vec_arena_free_spares(struct pool_vec *v)
+{
+	for (struct pool_chunk *c = v->spare, *next; c; c = next) {
+		next = c->next;
+		xfree(c);
+	}
+	v->spare = NULL;
 }
 
 /* Point the bump pointer at the free part of `c`, `used` bytes in. */
@@ -72,7 +94,7 @@ void *pool_vec_arena_grow(struct pool_vec *v, size_t n)
 	}
 	struct pool_chunk *nc = v->spare;
 	if (nc) {
-		v->spare = NULL;
+		v->spare = nc->next;
 		atomic_store_explicit(&nc->refs, 1, memory_order_relaxed);
 	} else if (!(nc = chunk_new(POOL_CHUNK_BYTES))) {
 		return NULL;

@@ -57,4 +57,7 @@ void pool_vec_arena_hand_over(struct pool_vec *v);
  */
 void pool_vec_arena_reset(struct pool_vec *v, int keep);
 
+/** Free the vec's spare chunks. */
+void pool_vec_arena_free_spares(struct pool_vec *v);
+
 #endif

@@ -433,6 +433,7 @@ static void hold_chunks(struct pool_queue *q, struct pool_vec *v)
 	if (!v->spare && q->spare_chunks.len) {
 		size_t last = q->spare_chunks.len - 1;
 		v->spare = *(struct pool_chunk **)pool_vec_at(&q->spare_chunks, last);
+		v->spare->next = NULL;
 		q->spare_chunks.len = last;
 	}
 }

@@ -102,8 +102,7 @@ void pool_vec_release(struct pool_vec *v, pool_release_fn release, void *arg)
 {
 	pool_vec_truncate(v, 0, release, arg);
 	pool_vec_arena_reset(v, 0);
-	xfree(v->spare);
-	v->spare = NULL;
+	pool_vec_arena_free_spares(v);
 	xfree(v->data);
 	v->data = NULL;
 	v->cap = 0;
