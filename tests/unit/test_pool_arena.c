@@ -38,8 +38,7 @@ static void check_script(const struct pool_testjob *job, uint32_t id, size_t len
 {
 	assert_int_equal(job->id, id);
 	const uint8_t *want = script_for(id, len);
-	tu_assert_bytes_equal(pool_sbuf_data(&job->script), pool_sbuf_len(&job->script), want,
-	                      len);
+	tu_assert_bytes_equal(pool_sbuf_data(&job->script), pool_sbuf_len(&job->script), want, len);
 }
 
 /* Lengths on both sides of the inline limit, P2TR's 34 among them. */
@@ -109,7 +108,8 @@ static void test_arena_inline_and_borrowed(void **state)
 	/* Too long for an sbuf: refused before the arena is touched. */
 	struct pool_sbuf sb;
 	uint8_t *cur = v.arena_cur;
-	assert_int_equal(pool_sbuf_init_in(&sb, &v, big, (size_t)POOL_SBUF_MAX + 1), POOL_EOVERFLOW);
+	assert_int_equal(pool_sbuf_init_in(&sb, &v, big, (size_t)POOL_SBUF_MAX + 1),
+	                 POOL_EOVERFLOW);
 	assert_int_equal(pool_sbuf_len(&sb), 0);
 	assert_ptr_equal(v.arena_cur, cur);
 	pool_vec_release(&v, pool_testjob_release, NULL);
@@ -343,7 +343,8 @@ static void test_arena_oom_each_step(void **state)
 					assert_int_equal(err, POOL_ENOMEM);
 					assert_int_equal(v.len, before);
 					failures++;
-					err = pool_queue_take_vec(q, &v); /* the injector disarmed */
+					err =
+					    pool_queue_take_vec(q, &v); /* the injector disarmed */
 					assert_int_equal(err, 0);
 				}
 			}
