@@ -11,7 +11,12 @@
  *               realloc, never by copying element by element.
  *   release     a callback that frees what a range of elements owns.
  *   sbuf        struct pool_sbuf, a byte string (a script) of up to
- *               POOL_SBUF_INLINE bytes stored inline, on the heap beyond.
+ *               POOL_SBUF_INLINE bytes stored inline, on the heap beyond,
+ *               or borrowed from a vec's arena.
+ *   arena       the chunks a vec keeps for the bytes its elements borrow
+ *               (pool_sbuf_init_in): no allocation per element, all
+ *               dropped at once; a round of the queue holds the chunks its
+ *               jobs point into until it completes.
  *   job         an element the queue runs at most once: run(job, arg) returns
  *               0 (pass) or a failure code; release() frees it exactly once,
  *               run or skipped.
