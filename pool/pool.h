@@ -583,7 +583,9 @@ void pool_queue_begin(struct pool_queue *q, void *arg);
 /**
  * Move `n` jobs from the array `jobs` into the open round (memcpy; on
  * success the queue owns them and will release each exactly once, and the
- * caller must forget them). Idle workers start on them at once. Allocates
+ * caller must forget them). Bytes the jobs borrow from a vec's arena stay
+ * the caller's to keep until the round completes (pool_queue_take_vec
+ * holds them for it). Idle workers start on them at once. Allocates
  * only when no recycled buffer has room. Controller only. Returns 0,
  * POOL_ENOMEM or POOL_EOVERFLOW; on failure nothing was added and the
  * caller still owns the jobs.
@@ -594,7 +596,10 @@ POOL_WUR int pool_queue_add(struct pool_queue *q, void *jobs, size_t n);
  * Take every job of `v` into the open round by taking the vec's storage
  * itself, without copying. `v` is left empty and reusable, holding a
  * recycled buffer from an earlier round if the queue has one (else no
- * storage). `v->elem_size` must equal the job size. Controller only.
+ * storage). `v->elem_size` must equal the job size. The round also takes
+ * a reference on each chunk of `v`'s arena, held until pool_queue_complete
+ * has released the jobs, so `v` may be cleared, refilled or released
+ * meanwhile (and may receive a spare chunk). Controller only.
  * Returns 0, POOL_ENOMEM or POOL_EOVERFLOW; on failure `v` is unchanged.
  */
 POOL_WUR int pool_queue_take_vec(struct pool_queue *q, struct pool_vec *v);

@@ -309,8 +309,10 @@ static void test_arena_oom_each_step(void **state)
 {
 	(void)state;
 	const uint32_t n = 2500;
-	struct pool_queue *q = queue_new(1, 16);
+	int push_failures = 0, take_failures = 0;
 	for (long k = 0;; k++) {
+		/* A new queue each time, so its own lists grow (and fail) too. */
+		struct pool_queue *q = queue_new(1, 16);
 		struct pool_testlog log = {0};
 		struct pool_vec v;
 		uint64_t want = 0;
@@ -333,6 +335,7 @@ static void test_arena_oom_each_step(void **state)
 				assert_int_equal(pool_vec_arena_chunks(&v), chunks0);
 				assert_ptr_equal(v.arena_cur, cur0);
 				failures++;
+				push_failures++;
 				continue;
 			}
 			want += pool_testjob_digest(j);
@@ -343,6 +346,7 @@ static void test_arena_oom_each_step(void **state)
 					assert_int_equal(err, POOL_ENOMEM);
 					assert_int_equal(v.len, before);
 					failures++;
+					take_failures++;
 					err =
 					    pool_queue_take_vec(q, &v); /* the injector disarmed */
 					assert_int_equal(err, 0);
@@ -356,11 +360,14 @@ static void test_arena_oom_each_step(void **state)
 		assert_int_equal(pool_queue_complete(q), 0);
 		assert_int_equal(atomic_load(&log.checksum), want);
 		pool_vec_release(&v, pool_testjob_release, NULL);
+		pool_queue_free(q);
 		if (!injected)
 			break;
 		assert_true(k < 100000);
 	}
-	pool_queue_free(q);
+	/* Both kinds of step failed at some k. */
+	assert_true(push_failures > 0);
+	assert_true(take_failures > 0);
 }
 
 int main(void)
