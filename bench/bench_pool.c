@@ -4,12 +4,14 @@
  *
  *   JobVecFill*            Core's PrevectorFillVector{Direct,Indirect}: 260
  *                          jobs whose script is 0 bytes (inline) or 29 bytes
- *                          (heap) pushed into an empty vector, which is then
- *                          released with its elements. One op = one fill.
+ *                          (the vec's arena: one chunk a fill) pushed into
+ *                          an empty vector, which is then released with its
+ *                          elements. One op = one fill.
  *                          *Reserved reserves 260 first (as Core's does);
  *                          *DeepCopy grows the way a vector of
  *                          non-movable elements must: new array, deep-copy
- *                          every element, destroy the old ones.
+ *                          every element, destroy the old ones (its scripts
+ *                          are heap copies of their own, a malloc each).
  *   CheckQueueSpeedJob     Core's CCheckQueueSpeedPrevectorJob: 101 batches
  *                          of 30 jobs with scripts of random length in
  *                          [0, 56) that do no work, copied from prepared
@@ -71,8 +73,9 @@ static inline __attribute__((always_inline)) int fill_vec(size_t len, int reserv
 			err = POOL_ENOMEM;
 			goto out;
 		}
-		/* On failure the job is still valid (empty), so releasing it is fine. */
-		err = pool_testjob_init(j, k, fill_script, len, 0);
+		/* On failure the job is still valid (empty), so releasing it is
+		 * fine. A script past the inline bytes goes to the vec's arena. */
+		err = pool_testjob_init_in(j, &v, k, fill_script, len, 0);
 		if (err)
 			goto out;
 	}

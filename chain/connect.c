@@ -5,10 +5,11 @@
  * so a block that breaks a rule leaves the cache untouched; only when
  * every check passed is the view applied. Each input's script check
  * becomes one job: a plain struct whose spent scriptPubKey lives inline
- * when it is at most 28 bytes (pool_sbuf, Core's prevector<28>), valid
- * after memcpy, so the job vector grows by realloc and the queue takes it
- * without copying. Jobs go to the queue in batches of CHAIN_JOB_HANDOFF
- * once their transactions' other checks pass, so the workers verify
+ * when it is at most 28 bytes (pool_sbuf, Core's prevector<28>) and in the
+ * job vector's arena beyond (no allocation per job: the queue holds the
+ * arena's chunks until the round completes), valid after memcpy, so the
+ * job vector grows by realloc and the queue takes it without copying. Jobs go to the queue in
+ * batches of CHAIN_JOB_HANDOFF once their transactions' other checks pass, so the workers verify
  * signatures while this thread looks up the next transactions' coins; at
  * the end this thread works through the rest with them
  * (pool_queue_complete).
@@ -33,7 +34,8 @@ struct check_job {
 	int64_t amount;
 	uint32_t in;
 	uint32_t tx_index;
-	struct pool_sbuf spk; /* the spent output's script: inline up to 28 bytes */
+	struct pool_sbuf spk; /* the spent output's script: inline up to 28 bytes, else borrowed
+	                         from the job vector's arena; owns nothing */
 };
 
 /*
@@ -100,14 +102,6 @@ static int job_run(void *job, void *arg)
 	return job_code(j->tx_index, err ? err : SCRIPT_ERR_UNKNOWN_ERROR);
 }
 
-static void job_release(void *jobs, size_t n, void *arg)
-{
-	(void)arg;
-	struct check_job *j = jobs;
-	for (size_t i = 0; i < n; i++)
-		pool_sbuf_release(&j[i].spk);
-}
-
 int chain_checker_new(struct chain_checker **out, int par)
 {
 	if (par > POOL_MAX_THREADS || par < -POOL_MAX_THREADS)
@@ -121,7 +115,7 @@ int chain_checker_new(struct chain_checker **out, int par)
 		struct pool_queue_config cfg = {
 		    .job_size = sizeof(struct check_job),
 		    .run = job_run,
-		    .release = job_release,
+		    .release = NULL, /* a job owns nothing (its script is inline or in the arena) */
 		    /* bitcoind's -par counts the validating thread; the pool's does not */
 		    .par = par > 1 ? par - 1 : par,
 		    .batch = CHAIN_JOB_BATCH,
@@ -146,7 +140,7 @@ void chain_checker_free(struct chain_checker *ck)
 	if (!ck)
 		return;
 	pool_queue_free(ck->q);
-	pool_vec_release(&ck->jobs, job_release, NULL);
+	pool_vec_release(&ck->jobs, NULL, NULL);
 	chain_view_release(&ck->view);
 	xfree(ck->pre);
 	xfree(ck->spent);
@@ -412,8 +406,7 @@ static int add_script_checks(struct chain_checker *ck, struct proto_block *b, ui
 		job->amount = c->value;
 		job->in = j;
 		job->tx_index = i;
-		pool_sbuf_init(&job->spk);
-		if (pool_sbuf_assign(&job->spk, c->script, c->script_len)) {
+		if (pool_sbuf_init_in(&job->spk, &ck->jobs, c->script, c->script_len)) {
 			ck->jobs.len--; /* the slot holds nothing to release */
 			return CHAIN_ENOMEM;
 		}
@@ -615,7 +608,7 @@ int chain_connect_block(struct chain_coins *coins, struct chain_checker *ck, str
 		 * their verdict, so they are released unrun. */
 		if (!err && ck->jobs.len && pool_queue_take_vec(ck->q, &ck->jobs))
 			err = CHAIN_ENOMEM;
-		pool_vec_clear(&ck->jobs, job_release, NULL);
+		pool_vec_clear(&ck->jobs, NULL, NULL);
 		int verdict = pool_queue_complete(ck->q);
 		if (verdict && !err)
 			err = reject_script(&local, b, verdict);
@@ -757,8 +750,8 @@ int chain_checker_verify_tx(struct chain_checker *ck, const struct proto_tx *tx,
 			job->amount = spent[j].amount;
 			job->in = j;
 			job->tx_index = 0;
-			pool_sbuf_init(&job->spk);
-			if (pool_sbuf_assign(&job->spk, spent[j].script, spent[j].script_len)) {
+			if (pool_sbuf_init_in(&job->spk, &ck->jobs, spent[j].script,
+			                      spent[j].script_len)) {
 				ck->jobs.len--;
 				err = CHAIN_ENOMEM;
 			}
@@ -768,7 +761,7 @@ int chain_checker_verify_tx(struct chain_checker *ck, const struct proto_tx *tx,
 		}
 		if (!err && ck->jobs.len && pool_queue_take_vec(ck->q, &ck->jobs))
 			err = CHAIN_ENOMEM;
-		pool_vec_clear(&ck->jobs, job_release, NULL);
+		pool_vec_clear(&ck->jobs, NULL, NULL);
 		verdict = pool_queue_complete(ck->q);
 		if (err)
 			return err;

@@ -11,7 +11,12 @@
  *               realloc, never by copying element by element.
  *   release     a callback that frees what a range of elements owns.
  *   sbuf        struct pool_sbuf, a byte string (a script) of up to
- *               POOL_SBUF_INLINE bytes stored inline, on the heap beyond.
+ *               POOL_SBUF_INLINE bytes stored inline, on the heap beyond,
+ *               or borrowed from a vec's arena.
+ *   arena       the chunks a vec keeps for the bytes its elements borrow
+ *               (pool_sbuf_init_in): no allocation per element, all
+ *               dropped at once; a round of the queue holds the chunks its
+ *               jobs point into until it completes.
  *   job         an element the queue runs at most once: run(job, arg) returns
  *               0 (pass) or a failure code; release() frees it exactly once,
  *               run or skipped.
@@ -93,12 +98,20 @@ struct pool_vec {
 	size_t cap;
 	/** Bytes per element, fixed at init. */
 	size_t elem_size;
+	/** Free bytes of the arena's newest chunk: [arena_cur, arena_end). */
+	uint8_t *arena_cur;
+	/** End of the newest chunk's bytes (NULL with no chunk). */
+	uint8_t *arena_end;
+	/** The arena's chunks, newest first; the vec holds a reference on each. */
+	struct pool_chunk *chunks;
+	/** Unused chunks kept for the next growth, a list (NULL if none). */
+	struct pool_chunk *spare;
 };
 
 /** An empty vec of `size`-byte elements, for static initialisation. */
 #define POOL_VEC_INIT(size)                                                                        \
 	{                                                                                          \
-		NULL, 0, 0, (size)                                                                 \
+		NULL, 0, 0, (size), NULL, NULL, NULL, NULL                                         \
 	}
 
 /** Initialise an empty vec of `elem_size`-byte elements (> 0). Allocates nothing. */
@@ -106,7 +119,8 @@ void pool_vec_init(struct pool_vec *v, size_t elem_size);
 
 /**
  * Release every element with `release` (may be NULL: elements own nothing),
- * free the storage and leave `v` empty and reusable (same element size).
+ * free the storage and drop the arena (chunks a round still holds are freed
+ * when it completes), and leave `v` empty and reusable (same element size).
  */
 void pool_vec_release(struct pool_vec *v, pool_release_fn release, void *arg);
 
@@ -167,19 +181,83 @@ static inline void *pool_vec_at(const struct pool_vec *v, size_t i)
 	return v->data + i * v->elem_size;
 }
 
-/** Release the elements from index `len` on (if any) and shrink to `len`. Keeps the storage. */
+/**
+ * Release the elements from index `len` on (if any) and shrink to `len`.
+ * Keeps the storage; their arena bytes stay until the vec is cleared.
+ */
 void pool_vec_truncate(struct pool_vec *v, size_t len, pool_release_fn release, void *arg);
 
-/** Release every element and set the length to 0. Keeps the storage for reuse. */
+/**
+ * Release every element and set the length to 0. Keeps the storage and the
+ * arena's newest chunk for reuse (its bytes are reused only once no round
+ * holds them).
+ */
 void pool_vec_clear(struct pool_vec *v, pool_release_fn release, void *arg);
 
 /**
  * Hand the whole array to the caller without copying: returns the storage
  * (NULL if none was ever allocated) and its element count in `*len`. The
  * caller owns the elements and the storage (free it with xfree after
- * releasing the elements); `v` is left empty with no storage.
+ * releasing the elements); `v` is left empty with no storage. Bytes the
+ * elements borrow stay in `v`'s arena: keep `v` unchanged while they live.
  */
 POOL_WUR void *pool_vec_take(struct pool_vec *v, size_t *len);
+
+/*
+ * The arena: bytes the elements borrow.
+ *
+ * Why: a job whose script is longer than fits inline used to cost a malloc
+ * and a free of its own (5,000 a block of P2TR spends). Instead the bytes
+ * go into chunks the vec owns (POOL_CHUNK_BYTES each, or one as large as a
+ * bigger request), filled front to back and dropped all at once. A chunk
+ * never moves, so an element that points into one stays valid after a
+ * memcpy of the element and after the vec grows (nothing points into the
+ * vec's array itself).
+ *
+ * Lifetime: a chunk is counted (struct pool_chunk, pool/arena.c): the vec
+ * holds one reference on each chunk of its list, and pool_queue_take_vec
+ * gives the round one on each chunk the taken jobs may point into, dropped
+ * at the end of pool_queue_complete after the jobs were released. So a
+ * worker reads a job's bytes safely until its round completes, whatever the
+ * vec does meanwhile: clearing or releasing the vec with jobs in flight
+ * only drops the vec's references, and the vec never writes again over
+ * bytes a round still holds (it rewinds a chunk only when nobody else
+ * holds it and the vec is empty). A chunk nobody holds is freed, or kept
+ * as a spare: the vec keeps a few, the queue keeps a few and hands them back
+ * to the vecs it takes jobs from, so a steady stream of rounds allocates
+ * nothing.
+ *
+ * Elements copied out by other means (pool_queue_add, pool_vec_take, a
+ * plain memcpy) borrow bytes the vec still owns: the caller keeps the vec
+ * unchanged (no clear, no new bytes, no release) until they are dropped.
+ */
+
+/** Bytes of an arena chunk (a request larger than this gets a chunk of its own size). */
+#define POOL_CHUNK_BYTES (64u << 10)
+/** Unused chunks a vec keeps for its next fills (a block's 5,000 P2TR scripts take 3). */
+#define POOL_VEC_SPARES 8u
+
+/** Slow path of pool_vec_arena_alloc: a new chunk (or a rewound one). */
+void *pool_vec_arena_grow(struct pool_vec *v, size_t n);
+
+/**
+ * `n` (> 0) bytes in `v`'s arena, valid until the vec is cleared or
+ * released and, for jobs the queue took with pool_queue_take_vec, until
+ * their round completes. Returns NULL when a chunk cannot be allocated
+ * (`v` is then unchanged). Not aligned: for byte strings.
+ */
+static inline void *pool_vec_arena_alloc(struct pool_vec *v, size_t n)
+{
+	if (__builtin_expect((size_t)(v->arena_end - v->arena_cur) >= n, 1)) {
+		uint8_t *p = v->arena_cur;
+		v->arena_cur += n;
+		return p;
+	}
+	return pool_vec_arena_grow(v, n);
+}
+
+/** Chunks `v`'s arena holds (its list, not counting the spare): for tests and stats. */
+size_t pool_vec_arena_chunks(const struct pool_vec *v);
 
 /* ---------------------------------------------------------------------- */
 /* pool_sbuf: a byte string with a small buffer inline                     */
@@ -207,6 +285,10 @@ POOL_WUR void *pool_vec_take(struct pool_vec *v, size_t *len);
  * The header word is the length, with POOL_SBUF_HEAP set when the bytes are
  * on the heap (a heap sbuf keeps its allocation when shrunk, so it can grow
  * again without reallocating). Access fields only through the functions.
+ *
+ * A third form borrows its bytes from a vec's arena (pool_sbuf_init_in):
+ * POOL_SBUF_HEAP with cap 0. It owns nothing: releasing it frees nothing,
+ * and changing it copies the bytes to a heap allocation of its own first.
  */
 struct pool_sbuf {
 	union {
@@ -254,18 +336,84 @@ static inline uint8_t *pool_sbuf_wdata(struct pool_sbuf *sb)
 	return pool_sbuf_on_heap(sb) ? sb->u.heap.ptr : sb->u.in.bytes;
 }
 
-/** Bytes it can hold without allocating. */
+/** Bytes it can hold without allocating (0 for borrowed bytes: a change copies them). */
 static inline size_t pool_sbuf_capacity(const struct pool_sbuf *sb)
 {
 	return pool_sbuf_on_heap(sb) ? sb->u.heap.cap : POOL_SBUF_INLINE;
 }
 
-/** Free the heap bytes, if any, and leave `sb` empty and inline. */
+/** 1 when the bytes are an allocation of the sbuf's own (to free), else 0. */
+static inline int pool_sbuf_owns(const struct pool_sbuf *sb)
+{
+	return pool_sbuf_on_heap(sb) && sb->u.heap.cap != 0;
+}
+
+/** Free the heap bytes, if any (borrowed ones stay), and leave `sb` empty and inline. */
 static inline void pool_sbuf_release(struct pool_sbuf *sb)
 {
-	if (pool_sbuf_on_heap(sb))
+	if (pool_sbuf_owns(sb))
 		xfree(sb->u.heap.ptr);
 	sb->u.in.hdr = 0;
+}
+
+/*
+ * Copy n <= 64 bytes without calling memcpy: a script is a few dozen bytes,
+ * and the call (through the PLT, then libc's dispatch on the length) was
+ * 40% of pushing a job whose script goes to the arena (perf, issue 26).
+ * Two moves of the largest power of two not above n, overlapping in the
+ * middle, as libc does inside; every byte read and written is within n.
+ */
+static inline void pool_copy_small(uint8_t *d, const uint8_t *s, size_t n)
+{
+	if (n >= 32) {
+		memcpy(d, s, 32);
+		memcpy(d + n - 32, s + n - 32, 32);
+	} else if (n >= 16) {
+		memcpy(d, s, 16);
+		memcpy(d + n - 16, s + n - 16, 16);
+	} else if (n >= 8) {
+		memcpy(d, s, 8);
+		memcpy(d + n - 8, s + n - 8, 8);
+	} else if (n >= 4) {
+		memcpy(d, s, 4);
+		memcpy(d + n - 4, s + n - 4, 4);
+	} else if (n) {
+		d[0] = s[0];
+		d[n / 2] = s[n / 2];
+		d[n - 1] = s[n - 1];
+	}
+}
+
+/**
+ * Initialise `sb` (its previous bytes are ignored: it must own no heap
+ * allocation) with a copy of `len` bytes of `data`: inline up to
+ * POOL_SBUF_INLINE, else in `v`'s arena, borrowed (see "The arena"). The
+ * vec a job is pushed to is the natural `v`. Returns 0, POOL_ENOMEM (the
+ * arena could not grow) or POOL_EOVERFLOW (len > POOL_SBUF_MAX); on failure
+ * `sb` is an empty inline sbuf and `v` is unchanged.
+ */
+POOL_WUR static inline int pool_sbuf_init_in(struct pool_sbuf *sb, struct pool_vec *v,
+                                             const uint8_t *data, size_t len)
+{
+	if (len <= POOL_SBUF_INLINE) {
+		sb->u.in.hdr = (uint32_t)len;
+		pool_copy_small(sb->u.in.bytes, data, len);
+		return 0;
+	}
+	sb->u.in.hdr = 0;
+	if (len > POOL_SBUF_MAX)
+		return POOL_EOVERFLOW;
+	uint8_t *p = pool_vec_arena_alloc(v, len);
+	if (!p)
+		return POOL_ENOMEM;
+	if (len <= 64)
+		pool_copy_small(p, data, len);
+	else
+		memcpy(p, data, len);
+	sb->u.heap.hdr = POOL_SBUF_HEAP | (uint32_t)len;
+	sb->u.heap.cap = 0;
+	sb->u.heap.ptr = p;
+	return 0;
 }
 
 /** Set the length to 0, keeping any heap allocation for reuse. */
@@ -435,7 +583,9 @@ void pool_queue_begin(struct pool_queue *q, void *arg);
 /**
  * Move `n` jobs from the array `jobs` into the open round (memcpy; on
  * success the queue owns them and will release each exactly once, and the
- * caller must forget them). Idle workers start on them at once. Allocates
+ * caller must forget them). Bytes the jobs borrow from a vec's arena stay
+ * the caller's to keep until the round completes (pool_queue_take_vec
+ * holds them for it). Idle workers start on them at once. Allocates
  * only when no recycled buffer has room. Controller only. Returns 0,
  * POOL_ENOMEM or POOL_EOVERFLOW; on failure nothing was added and the
  * caller still owns the jobs.
@@ -446,7 +596,10 @@ POOL_WUR int pool_queue_add(struct pool_queue *q, void *jobs, size_t n);
  * Take every job of `v` into the open round by taking the vec's storage
  * itself, without copying. `v` is left empty and reusable, holding a
  * recycled buffer from an earlier round if the queue has one (else no
- * storage). `v->elem_size` must equal the job size. Controller only.
+ * storage). `v->elem_size` must equal the job size. The round also takes
+ * a reference on each chunk of `v`'s arena, held until pool_queue_complete
+ * has released the jobs, so `v` may be cleared, refilled or released
+ * meanwhile (and may receive a spare chunk). Controller only.
  * Returns 0, POOL_ENOMEM or POOL_EOVERFLOW; on failure `v` is unchanged.
  */
 POOL_WUR int pool_queue_take_vec(struct pool_queue *q, struct pool_vec *v);

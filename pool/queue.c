@@ -14,6 +14,13 @@
  * SPARE_MAX_BYTES) and handed back to vecs by take_vec, so a steady stream
  * of rounds allocates nothing.
  *
+ * Arena chunks. take_vec also takes a reference on each chunk of the vec's
+ * arena (pool/arena.c): the taken jobs' scripts may point into them. The
+ * round holds them (round_chunks) until complete has released its jobs,
+ * so a worker reads a job's script safely whatever the vec does meanwhile;
+ * a chunk whose last holder was the round becomes a spare chunk, handed to
+ * a vec without one at its next take_vec, so steady rounds allocate none.
+ *
  * Who releases. The controller releases the round's jobs at the end of
  * complete, after the last one ran. That is the thread that built them, so
  * the allocator stays thread-local: a worker freeing what the controller
@@ -54,7 +61,7 @@
  *
  * Workers touch no I/O and block every signal.
  */
-#include "pool/pool.h"
+#include "pool/internal.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -68,6 +75,9 @@
 #define SEG_MIN_JOBS 256u
 /* Spare segment buffers kept between rounds, in bytes. */
 #define SPARE_MAX_BYTES (16u << 20)
+/* Spare arena chunks kept between rounds (a block's worth of P2TR scripts
+ * is three). */
+#define SPARE_MAX_CHUNKS 8u
 
 /* A run of jobs in one buffer (xmalloc'd, cap jobs, the first len in use). */
 struct seg {
@@ -106,6 +116,10 @@ struct pool_queue {
 	int in_round GUARDED_BY(control);
 	struct pool_vec spares GUARDED_BY(control); /* of struct seg, len unused */
 	size_t spare_bytes GUARDED_BY(control);
+	/* Chunks the round's jobs may point into (one reference each), and
+	 * unused ones kept for the vecs: both of struct pool_chunk *. */
+	struct pool_vec round_chunks GUARDED_BY(control);
+	struct pool_vec spare_chunks GUARDED_BY(control);
 
 	/* The shared state every take touches, kept together. */
 	pthread_mutex_t mu;
@@ -402,6 +416,44 @@ out:
 	return err;
 }
 
+/* The round takes a reference on each chunk of v's arena not yet held
+ * (the newest is often still held from the vec's previous take), and the
+ * vec keeps only its newest. Room was made in round_chunks. REQUIRES(control) */
+static void hold_chunks(struct pool_queue *q, struct pool_vec *v)
+{
+	struct pool_chunk **held = (struct pool_chunk **)q->round_chunks.data;
+	size_t n_held = q->round_chunks.len;
+	for (struct pool_chunk *c = v->chunks; c; c = c->next) {
+		if (n_held && held[n_held - 1] == c)
+			continue;
+		pool_chunk_ref(c);
+		*(struct pool_chunk **)pool_vec_emplace(&q->round_chunks) = c;
+	}
+	pool_vec_arena_hand_over(v);
+	if (!v->spare && q->spare_chunks.len) {
+		size_t last = q->spare_chunks.len - 1;
+		v->spare = *(struct pool_chunk **)pool_vec_at(&q->spare_chunks, last);
+		v->spare->next = NULL;
+		q->spare_chunks.len = last;
+	}
+}
+
+/* Drop the round's references on its chunks; keep the freed ones as spares
+ * up to SPARE_MAX_CHUNKS. The round's jobs are released. REQUIRES(control) */
+static void drop_chunks(struct pool_queue *q)
+{
+	for (size_t i = 0; i < q->round_chunks.len; i++) {
+		struct pool_chunk *c = *(struct pool_chunk **)pool_vec_at(&q->round_chunks, i);
+		if (!pool_chunk_unref(c))
+			continue;
+		if (c->size == POOL_CHUNK_BYTES && q->spare_chunks.len < SPARE_MAX_CHUNKS &&
+		    pool_vec_push(&q->spare_chunks, &c) == 0)
+			continue;
+		xfree(c);
+	}
+	q->round_chunks.len = 0;
+}
+
 int pool_queue_take_vec(struct pool_queue *q, struct pool_vec *v)
 {
 	unsigned woken[POOL_MAX_THREADS], k = 0;
@@ -411,10 +463,15 @@ int pool_queue_take_vec(struct pool_queue *q, struct pool_vec *v)
 	require(v->elem_size == q->job_size);
 	if (n == 0)
 		return 0;
+	/* Room to hold every chunk first, so a failure changes nothing. */
+	err = pool_vec_grow(&q->round_chunks, pool_vec_arena_chunks(v));
+	if (err)
+		return err;
 	lock(&q->mu);
 	err = pool_vec_grow(&q->segs, 1);
 	if (err)
 		goto out;
+	hold_chunks(q, v);
 	*(struct seg *)pool_vec_emplace(&q->segs) = (struct seg){v->data, n, v->cap};
 	/* The vec gets a spare buffer in exchange, or none. */
 	v->data = NULL;
@@ -522,6 +579,7 @@ int pool_queue_complete(struct pool_queue *q)
 	unlock(&q->mu);
 
 	drop_segments(q, segs, n_segs, arg);
+	drop_chunks(q);
 
 	lock(&q->mu);
 	s->st.busy_ns += now_ns() - t_active;
@@ -580,6 +638,11 @@ static void queue_destroy(struct pool_queue *q)
 		xfree(((struct seg *)pool_vec_at(&q->spares, i))->data);
 	pool_vec_release(&q->segs, NULL, NULL);
 	pool_vec_release(&q->spares, NULL, NULL);
+	drop_chunks(q);
+	for (size_t i = 0; i < q->spare_chunks.len; i++)
+		xfree(*(struct pool_chunk **)pool_vec_at(&q->spare_chunks, i));
+	pool_vec_release(&q->round_chunks, NULL, NULL);
+	pool_vec_release(&q->spare_chunks, NULL, NULL);
 	if (q->slots) {
 		for (unsigned i = 1; i <= q->n_cv; i++)
 			pthread_cond_destroy(&q->slots[i].cv);
@@ -696,6 +759,8 @@ int pool_queue_new(struct pool_queue **out, const struct pool_queue_config *cfg)
 	q->workers = (unsigned)workers;
 	pool_vec_init(&q->segs, sizeof(struct seg));
 	pool_vec_init(&q->spares, sizeof(struct seg));
+	pool_vec_init(&q->round_chunks, sizeof(struct pool_chunk *));
+	pool_vec_init(&q->spare_chunks, sizeof(struct pool_chunk *));
 	atomic_init(&q->failed, 0);
 	atomic_init(&q->queued_hint, 0);
 	atomic_init(&q->todo_hint, 0);

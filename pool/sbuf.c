@@ -3,7 +3,9 @@
  *
  * Most scripts a node checks are short (a P2WPKH scriptPubKey is 22 bytes,
  * P2TR 34), so keeping up to 28 bytes inside the struct saves an allocation
- * for most of them, as Bitcoin Core's prevector<28> does. The struct holds
+ * for most of them, as Bitcoin Core's prevector<28> does; a longer one a
+ * job vector fills borrows its bytes from the vec's arena (arena.c), so it
+ * costs no allocation either. The struct holds
  * no pointer into itself (pool.h says why that matters), so none of these
  * functions has to fix anything up after a move.
  */
@@ -16,10 +18,10 @@ static void sbuf_set_len(struct pool_sbuf *sb, size_t len)
 }
 
 /* Switch to the heap form over `p` (cap bytes, already holding the data),
- * freeing the previous heap bytes if any. */
+ * freeing the previous heap bytes if it owned any. */
 static void sbuf_adopt(struct pool_sbuf *sb, uint8_t *p, size_t cap, size_t len)
 {
-	if (pool_sbuf_on_heap(sb))
+	if (pool_sbuf_owns(sb))
 		xfree(sb->u.heap.ptr);
 	sb->u.heap.hdr = POOL_SBUF_HEAP | (uint32_t)len;
 	sb->u.heap.cap = (uint32_t)cap;
@@ -33,7 +35,7 @@ int pool_sbuf_reserve(struct pool_sbuf *sb, size_t cap)
 	if (cap > POOL_SBUF_MAX)
 		return POOL_EOVERFLOW;
 	size_t len = pool_sbuf_len(sb);
-	if (pool_sbuf_on_heap(sb)) {
+	if (pool_sbuf_owns(sb)) {
 		uint8_t *p = xrealloc(sb->u.heap.ptr, cap);
 		if (!p)
 			return POOL_ENOMEM;
@@ -44,8 +46,10 @@ int pool_sbuf_reserve(struct pool_sbuf *sb, size_t cap)
 	uint8_t *p = xmalloc(cap);
 	if (!p)
 		return POOL_ENOMEM;
-	/* Copy the inline bytes out before the heap fields overwrite them. */
-	memcpy(p, sb->u.in.bytes, len);
+	/* Copy the bytes (inline, or borrowed from an arena) out before the
+	 * heap fields overwrite them. */
+	if (len)
+		memcpy(p, pool_sbuf_data(sb), len);
 	sbuf_adopt(sb, p, cap, len);
 	return 0;
 }

@@ -8,7 +8,7 @@
  * allocate a new array and copy element by element, which is exactly the
  * cost this design avoids (bench: JobVecFill*DeepCopy).
  */
-#include "pool/pool.h"
+#include "pool/internal.h"
 
 #include <stdint.h>
 
@@ -23,6 +23,10 @@ void pool_vec_init(struct pool_vec *v, size_t elem_size)
 	v->len = 0;
 	v->cap = 0;
 	v->elem_size = elem_size;
+	v->arena_cur = NULL;
+	v->arena_end = NULL;
+	v->chunks = NULL;
+	v->spare = NULL;
 }
 
 /* Reallocate to exactly `cap` elements (cap >= len). */
@@ -91,11 +95,14 @@ void pool_vec_truncate(struct pool_vec *v, size_t len, pool_release_fn release, 
 void pool_vec_clear(struct pool_vec *v, pool_release_fn release, void *arg)
 {
 	pool_vec_truncate(v, 0, release, arg);
+	pool_vec_arena_reset(v, 1);
 }
 
 void pool_vec_release(struct pool_vec *v, pool_release_fn release, void *arg)
 {
-	pool_vec_clear(v, release, arg);
+	pool_vec_truncate(v, 0, release, arg);
+	pool_vec_arena_reset(v, 0);
+	pool_vec_arena_free_spares(v);
 	xfree(v->data);
 	v->data = NULL;
 	v->cap = 0;

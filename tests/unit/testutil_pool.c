@@ -70,7 +70,8 @@ void pool_testjob_release(void *jobs, size_t n, void *arg)
 	}
 	/* The jobs are being dropped: free their scripts without resetting
 	 * them. Four headers are tested at once, so a run of inline scripts
-	 * (the common case) costs a load and an OR per job. */
+	 * (the common case) costs a load and an OR per job. Scripts borrowed
+	 * from an arena own nothing (pool_sbuf_owns). */
 	size_t i = 0;
 	for (; i + 4 <= n; i += 4) {
 		uint32_t any = j[i].script.u.in.hdr | j[i + 1].script.u.in.hdr |
@@ -78,10 +79,10 @@ void pool_testjob_release(void *jobs, size_t n, void *arg)
 		if (__builtin_expect(!(any & POOL_SBUF_HEAP), 1))
 			continue;
 		for (size_t k = i; k < i + 4; k++)
-			if (pool_sbuf_on_heap(&j[k].script))
+			if (pool_sbuf_owns(&j[k].script))
 				xfree(j[k].script.u.heap.ptr);
 	}
 	for (; i < n; i++)
-		if (pool_sbuf_on_heap(&j[i].script))
+		if (pool_sbuf_owns(&j[i].script))
 			xfree(j[i].script.u.heap.ptr);
 }

@@ -67,6 +67,21 @@ POOL_WUR static inline int pool_testjob_init(struct pool_testjob *job, uint32_t 
 }
 
 /**
+ * Initialise a job whose script borrows from `v`'s arena when longer than
+ * POOL_SBUF_INLINE (pool_sbuf_init_in): how a job vector is filled.
+ * Returns 0, POOL_ENOMEM or POOL_EOVERFLOW; on failure the job is still
+ * valid, with an empty script, and `v` is unchanged.
+ */
+POOL_WUR static inline int pool_testjob_init_in(struct pool_testjob *job, struct pool_vec *v,
+                                                uint32_t id, const uint8_t *script, size_t len,
+                                                int32_t fail_code)
+{
+	job->id = id;
+	job->fail_code = fail_code;
+	return pool_sbuf_init_in(&job->script, v, script, len);
+}
+
+/**
  * pool_run_fn for struct pool_testjob: if `arg` (a struct pool_testlog *) is
  * not NULL, counts the run, adds the digest to the checksum and spins; then
  * returns the job's fail_code. Any thread.
