@@ -20,8 +20,6 @@
  */
 #include "daemon/net/net.h"
 
-#include <string.h>
-
 #include "addrman/addrman.h"
 
 _Static_assert((int)NET_NETWORK_UNROUTABLE == (int)ADDRMAN_NET_UNROUTABLE &&
@@ -34,36 +32,25 @@ _Static_assert((int)NET_NETWORK_UNROUTABLE == (int)ADDRMAN_NET_UNROUTABLE &&
                "enum net_network follows enum addrman_net");
 _Static_assert(NET_GROUP_MAX == ADDRMAN_GROUP_MAX, "a group fits either buffer");
 
-/* A connection's address as Core's CNetAddr (addrman/'s service): IPv4,
- * also when it came IPv4-mapped on an IPv6 socket, else IPv6. */
-static void to_service(const union net_addr *a, struct addrman_service *s)
+/* A connection's address as Core's CNetAddr: a socket address is read as
+ * Core's SetSockAddr does, through the 16 bytes of addr v1
+ * (IPv4-mapped becomes IPv4). */
+static struct addrman_service to_service(const union net_addr *a)
 {
 	uint8_t ip[16];
 	net_addr_ip16(a, ip);
-	memset(s, 0, sizeof(*s));
-	s->port = net_addr_port(a);
-	if (net_ip16_is_v4(ip)) {
-		s->net = ADDRMAN_NET_IPV4;
-		s->len = 4;
-		memcpy(s->addr, ip + 12, 4);
-	} else {
-		s->net = ADDRMAN_NET_IPV6;
-		s->len = 16;
-		memcpy(s->addr, ip, 16);
-	}
+	return addrman_service_from_v1(ip, net_addr_port(a));
 }
 
 enum net_network net_addr_network(const union net_addr *a)
 {
-	struct addrman_service s;
-	to_service(a, &s);
+	struct addrman_service s = to_service(a);
 	return (enum net_network)addrman_netaddr_class(&s);
 }
 
 size_t net_addr_group(const union net_addr *a, uint8_t out[NET_GROUP_MAX])
 {
-	struct addrman_service s;
-	to_service(a, &s);
+	struct addrman_service s = to_service(a);
 	return addrman_netaddr_group(&s, out);
 }
 
