@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "addrman/addrman.h"
 #include "base/alloc.h"
 
 /*
@@ -72,7 +73,8 @@ int daemon_init(struct daemon *d, uv_loop_t *loop, const struct peerd_conf *c)
 	chainview_init(d->view);
 	sync_init(d);
 	d->sync->hooks = &daemon_sync_hooks;
-	if (txrequest_init(d) || addr_init(d) || txrelay_init(d))
+	d->addrman = addrman_new(false, 0);
+	if (!d->addrman || txrequest_init(d) || addr_init(d) || txrelay_init(d))
 		return -ENOMEM;
 	return 0;
 }
@@ -86,6 +88,8 @@ void daemon_release(struct daemon *d)
 	datadir_close(d);
 	txrequest_release(d);
 	addr_release(d);
+	addrman_free(d->addrman);
+	d->addrman = NULL;
 	proto_msg_release(&d->in);
 	proto_msg_release(&d->out);
 	proto_writer_release(&d->txw);

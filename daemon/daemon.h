@@ -44,6 +44,7 @@
 
 /* Each room's state, defined in its header (the room that owns it). */
 struct addr_state;      /* p2p/p2p.h */
+struct addrman;         /* addrman/addrman.h */
 struct ban_state;       /* net/net.h */
 struct chainview;       /* node/node.h */
 struct daemon_rooms;    /* daemon/context.c */
@@ -71,6 +72,10 @@ struct daemon {
 	uint64_t start_ms;         /**< loop time */
 	uint8_t sip_key[16]; /**< salt for every fingerprint (known inv, relay map, rejects, addr,
 	                        discouraged) */
+
+	/** The address manager (Core's NodeContext::addrman): net/ chooses outbound peers from
+	 * it and reports attempts; p2p/ feeds it from addr messages and answers getaddr. */
+	struct addrman *addrman;
 
 	/* the peers, sorted by id (ids only grow, so append keeps the order); net/ keeps them */
 	struct peer **peers;
