@@ -69,10 +69,14 @@ int net_addr_parse(const char *s, uint16_t default_port, union net_addr *out);
 
 /* ---- net/peer.c: peers --------------------------------------------- */
 
-/** Core's ConnectionType names, for getpeerinfo. */
+/** Core's ConnectionType (net.h), named as getpeerinfo's connection_type. */
 enum peer_conn_type {
-	PEER_CONN_INBOUND = 0,
-	PEER_CONN_MANUAL, /**< connect=, addnode= or addnode RPC (Core: "manual") */
+	PEER_CONN_INBOUND = 0,   /**< "inbound": they connected to us */
+	PEER_CONN_MANUAL,        /**< "manual": connect=, addnode= or addnode RPC */
+	PEER_CONN_OUTBOUND_FULL, /**< "outbound-full-relay": automatic, blocks, txs, addrs */
+	PEER_CONN_BLOCK_RELAY,   /**< "block-relay-only": automatic, blocks only */
+	PEER_CONN_FEELER,        /**< "feeler": is the address alive? then disconnect */
+	PEER_CONN_ADDR_FETCH,    /**< "addr-fetch": getaddr, then disconnect (seeds) */
 };
 
 enum peer_state {

@@ -40,7 +40,21 @@ struct peer_wreq {
 
 const char *peer_conn_type_name(enum peer_conn_type t)
 {
-	return t == PEER_CONN_INBOUND ? "inbound" : "manual";
+	switch (t) {
+	case PEER_CONN_INBOUND:
+		return "inbound";
+	case PEER_CONN_MANUAL:
+		return "manual";
+	case PEER_CONN_OUTBOUND_FULL:
+		return "outbound-full-relay";
+	case PEER_CONN_BLOCK_RELAY:
+		return "block-relay-only";
+	case PEER_CONN_FEELER:
+		return "feeler";
+	case PEER_CONN_ADDR_FETCH:
+		return "addr-fetch";
+	}
+	return "unknown";
 }
 
 static void peer_close_cb(uv_handle_t *h);
