@@ -258,6 +258,19 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                              "none",
                              "No debug messages of this category, even with -debug=all.\n"
                              "Repeatable. SIGHUP re-reads debug= and debugexclude=."},
+    [CONF_K_DNSSEED] = {"dnsseed", CONF_KIND_BOOL, 0, 0, 1, "<0|1>",
+                        "1 unless -connect used or -maxconnections=0",
+                        "Query for peer addresses via DNS lookup, if low on addresses."},
+    [CONF_K_FIXEDSEEDS] = {"fixedseeds", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "1",
+                           "Allow fixed seeds if DNS seeds don't provide peers."},
+    [CONF_K_FORCEDNSSEED] = {"forcednsseed", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "0",
+                             "Always query for peer addresses via DNS lookup."},
+    /* peerd's test option (doc/peers.md), hidden as Core hides its debug options. */
+    [CONF_K_DNSSERVER] = {"dnsserver", CONF_KIND_ADDR,
+                          CONF_KF_NEGCLR | CONF_KF_ZEROCLR | CONF_KF_HIDDEN, 0, 0, "<ip>[:<port>]",
+                          "the system's",
+                          "Send every DNS query (seeds, connect=, addnode=) to this server only,\n"
+                          "port 53 by default, and read no hosts file. For tests."},
 };
 
 /* Section names are the network names bitcoind uses for them. */
@@ -718,6 +731,8 @@ const char *conf_help(void)
 	              "An unknown key or a bad value is an error.\n\n");
 	for (int k = 0; k < CONF_K__COUNT; k++) {
 		const struct conf_keydef *d = &conf_keys[k];
+		if (d->flags & CONF_KF_HIDDEN)
+			continue;
 		if (d->arg)
 			hb_printf(&b, "  -%s=%s\n", d->name, d->arg);
 		else
