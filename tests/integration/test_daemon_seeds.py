@@ -6,7 +6,8 @@ the responder hands out loopback addresses only. A mainnet peerd with
 default options asks the x9. name of every one of Core's mainnet seeds by
 itself; a seed that gives nothing becomes an addr-fetch connection to its
 own name, which the responder resolves to a scripted listener on loopback.
-These runs end well before the fixed seeds' 60 seconds.
+These runs have no fixed seeds (conftest.py's default for a public
+network), and end well before their 60 seconds anyway.
 
 The fixed seeds are routable addresses: the test that adds them runs peerd
 (and bitcoind, for the count to compare) in a network namespace of its own
@@ -105,7 +106,8 @@ def stats(d):
 
 
 def test_mainnet_defaults_query_every_seed_then_addr_fetch(make_peerd, responder):
-    """(1) No options but the resolver's: Core's nine mainnet seeds are asked
+    """(1) No options but the resolver's (and the fixture's -listen=0,
+    -fixedseeds=0): Core's nine mainnet seeds are asked
     for their x9. names, all at once (empty addrman); none answers, so each
     becomes an addr-fetch connection to the seed's own name."""
     listener = Listener(8333)
@@ -234,7 +236,7 @@ def test_fixed_seeds_added_but_never_dialled(make_peerd, tmp_path):
     """(3) -dnsseed=0, no addnode=: the fixed seeds of the reachable
     networks (IPv4, IPv6) go into the addrman at once, as Core's. peerd runs
     where nothing can be dialled (its own network namespace)."""
-    d = make_peerd("-dnsseed=0", chain="main", listen=False, wrapper=("unshare", "-n"))
+    d = make_peerd("-dnsseed=0", "-fixedseeds=1", chain="main", listen=False, wrapper=("unshare", "-n"))
     wait_for(lambda: stats(d)["seeds_fixed_added"] > 0, timeout=10, what="fixed seeds")
     added = stats(d)["seeds_fixed_added"]
     # Core's arrays: 512 IPv4 and 485 IPv6 mainnet seeds.
@@ -249,7 +251,8 @@ def test_fixed_seeds_added_but_never_dialled(make_peerd, tmp_path):
 
 
 @pytest.mark.skipif(not have_netns(), reason="no network namespace (unshare -n): fixed seeds are routable")
-@pytest.mark.parametrize("args", [("-dnsseed=0", "-fixedseeds=0"), ("-connect=0",), ("-dnsseed=0", "-addnode=127.0.0.1:1")])
+@pytest.mark.parametrize("args", [("-dnsseed=0", "-fixedseeds=0"), ("-connect=0", "-fixedseeds=1"),
+                                  ("-dnsseed=0", "-fixedseeds=1", "-addnode=127.0.0.1:1")])
 def test_fixed_seeds_not_added(make_peerd, args):
     """-fixedseeds=0; -connect (Core opens no automatic connections, so it
     adds none); with -addnode the 60 s wait (not reached here)."""
