@@ -73,7 +73,8 @@ int daemon_init(struct daemon *d, uv_loop_t *loop, const struct peerd_conf *c)
 	chainview_init(d->view);
 	sync_init(d);
 	d->sync->hooks = &daemon_sync_hooks;
-	d->addrman = addrman_new(false, 0);
+	addrman_netaddr_set_loopback_routable(c->test_addrmanloopback);
+	d->addrman = addrman_new(c->test_addrman, c->checkaddrman);
 	if (!d->addrman || txrequest_init(d) || addr_init(d) || txrelay_init(d))
 		return -ENOMEM;
 	return 0;
