@@ -991,6 +991,7 @@ json_t *sync_stats_json(struct daemon *d)
 		    (json_int_t)s->presync_bytes_max, "sendheaders_sent",
 		    (json_int_t)s->sendheaders_sent);
 		json_object_set_new(o, "presync", ps);
+		json_object_set_new(o, "outbound_checks", stale_stats_json(d));
 	}
 	return o;
 }

@@ -44,6 +44,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <jansson.h>
+
 /* ---- lagging outbound peers (ConsiderEviction) ---------------------- */
 
 /* Core's IsOutboundOrBlockRelayConn. */
@@ -360,4 +362,14 @@ void stale_tick(struct daemon *d, uint64_t now)
 		check_stale_tip(d, now);
 		s->stale_check_ms = now + STALE_CHECK_INTERVAL_MS;
 	}
+}
+
+json_t *stale_stats_json(struct daemon *d)
+{
+	const struct sync_state *s = d->sync;
+	return json_pack("{s:I, s:I, s:I, s:i, s:b}", "lagging_disconnects",
+	                 (json_int_t)s->lagging_disconnects, "extra_disconnects",
+	                 (json_int_t)s->extra_disconnects, "stale_tips", (json_int_t)s->stale_tips,
+	                 "protected", (int)s->n_protected, "try_new_outbound",
+	                 (int)d->net->try_new_outbound);
 }

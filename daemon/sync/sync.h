@@ -295,6 +295,8 @@ void stale_placed(struct peer *p, const struct proto_hash *bench, bool ge_tip, b
 void stale_on_headers(struct peer *p, bool announced);
 /** p goes: its protection is free for another. Loop thread. */
 void stale_peer_gone(struct peer *p);
+/** getstats' "sync.outbound_checks" object (new reference, NULL when out of memory). */
+struct json_t *stale_stats_json(struct daemon *d);
 
 /* ---- sync/gate.c: which headers messages need the validation thread --- */
 

@@ -97,6 +97,9 @@ static void test_lagging_peer_getheaders_then_disconnect(void **state)
 	uint64_t t1 = t0 + STALE_CHAIN_SYNC_TIMEOUT_MS + 1;
 	stale_tick(t->d, t1);
 	assert_int_equal(getheaders_sent(t, p), 1);
+	/* From the bench's parent (Core: GetLocator(m_work_header->pprev)). */
+	struct proto_hash parent = tf_hash(0xb0, 4);
+	assert_true(proto_hash_eq(&p->sync->getheaders_at, &parent));
 	assert_true(p->sync->stale.sent_getheaders);
 	assert_int_equal(p->sync->stale.timeout_ms, t1 + SYNC_HEADERS_RESPONSE_MS);
 	assert_true(tf_log_contains(t, "to verify chain work"));
@@ -114,6 +117,11 @@ static void test_lagging_peer_getheaders_then_disconnect(void **state)
 	if (!tf_log_contains(t, want))
 		fail_msg("no log line \"%s\"", want);
 	assert_int_equal(t->d->sync->lagging_disconnects, 1);
+	json_t *o = stale_stats_json(t->d);
+	assert_non_null(o);
+	assert_int_equal(json_integer_value(json_object_get(o, "lagging_disconnects")), 1);
+	assert_int_equal(json_integer_value(json_object_get(o, "protected")), 0);
+	json_decref(o);
 }
 
 /* A peer that never showed a block is as behind as one that did. */
