@@ -33,7 +33,9 @@
  * three block intervals with no block in flight sets
  * d->net->try_new_outbound (the connection manager may open one
  * full-relay peer more), cleared by the next check that finds it fresh
- * or by the eviction of an extra full-relay peer.
+ * or by the eviction of an extra full-relay peer. The first check that
+ * finds the tip less than 20 block intervals old sets
+ * d->net->start_extra_block_relay for good.
  *
  * Times are loop times (daemon_now_ms; Core uses its mockable clock),
  * except the announcement and block times, unix seconds as Core's. Loop
@@ -339,6 +341,17 @@ static void check_stale_tip(struct daemon *d, uint64_t now)
 	}
 }
 
+/* Core's CanDirectFetch: the tip is less than 20 block intervals old. */
+static bool can_direct_fetch(const struct daemon *d)
+{
+	const struct chainview_rec *tip = chainview_at(d, chainview_height(d));
+	if (!tip)
+		return false;
+	/* The header's time field: after version, parent and merkle root. */
+	int64_t when = (int64_t)proto_le32(tip->header + 68);
+	return when > (int64_t)time(NULL) - d->params->pow_target_spacing * 20;
+}
+
 void stale_new_tip(struct daemon *d)
 {
 	d->sync->last_tip_ms = daemon_now_ms(d);
@@ -361,6 +374,13 @@ void stale_tick(struct daemon *d, uint64_t now)
 	if (now > s->stale_check_ms) {
 		check_stale_tip(d, now);
 		s->stale_check_ms = now + STALE_CHECK_INTERVAL_MS;
+	}
+	/* Past the initial sync: the connection manager may start adding
+	 * block-relay-only peers (Core's StartExtraBlockRelayPeers). */
+	if (!s->initial_sync_finished && can_direct_fetch(d)) {
+		DLOG_DBG(&d->log, DLOG_NET, "enabling extra block-relay-only peers");
+		d->net->start_extra_block_relay = true;
+		s->initial_sync_finished = true;
 	}
 }
 

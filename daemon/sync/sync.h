@@ -180,6 +180,7 @@ struct sync_state {
 	uint64_t lagging_disconnects; /**< outbound peers dropped for an old chain */
 	uint64_t extra_disconnects;   /**< extra outbound peers dropped */
 	uint64_t stale_tips;          /**< stale tips detected */
+	bool initial_sync_finished; /**< the tip was recent once (Core's m_initial_sync_finished) */
 };
 
 /* ---- sync/stale.c: lagging outbound peers, extra peers, a stale tip --- */

@@ -304,6 +304,29 @@ static void test_stale_tip_not_while_downloading_or_connect(void **state)
 	assert_true(t->d->net->try_new_outbound);
 }
 
+/* Once the tip is less than 20 block intervals old, the connection
+ * manager may add block-relay-only peers (Core's CanDirectFetch, then
+ * StartExtraBlockRelayPeers), for good. */
+static void test_extra_block_relay_after_initial_sync(void **state)
+{
+	struct tf *t = *state;
+	view_chain(t, 3, 0);
+	uint64_t t0 = daemon_now_ms(t->d);
+	int64_t twenty = t->d->params->pow_target_spacing * 20;
+	uint8_t *when = t->d->view->recs[3].header + 68;
+	proto_put_le32(when, (uint32_t)(time(NULL) - twenty - 60));
+	stale_tick(t->d, t0);
+	assert_false(t->d->net->start_extra_block_relay);
+	proto_put_le32(when, (uint32_t)(time(NULL) - twenty + 60));
+	stale_tick(t->d, t0 + STALE_EXTRA_PEER_CHECK_MS);
+	assert_true(t->d->net->start_extra_block_relay);
+	assert_true(tf_log_contains(t, "enabling extra block-relay-only peers"));
+	/* An old tip later does not take it back. */
+	proto_put_le32(when, 0);
+	stale_tick(t->d, t0 + 2 * STALE_EXTRA_PEER_CHECK_MS);
+	assert_true(t->d->net->start_extra_block_relay);
+}
+
 /* ---- EvictExtraOutboundPeers ---------------------------------------- */
 
 /* Three block-relay-only peers for two slots: the youngest goes... */
@@ -564,6 +587,8 @@ int main(void)
 	                                    tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_stale_tip_not_while_downloading_or_connect,
 	                                    tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_extra_block_relay_after_initial_sync, tf_setup,
+	                                    tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_extra_block_relay_youngest, tf_setup, tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_extra_block_relay_no_blocks_youngest_goes,
 	                                    tf_setup, tf_teardown),
