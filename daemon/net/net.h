@@ -544,6 +544,10 @@ struct net_state {
 	/** The tip looks stale: open one full-relay peer beyond max_outbound_full (Core's
 	 * m_try_another_outbound_peer, set by the stale-tip check). */
 	bool try_new_outbound;
+	/** The tip became recent once (initial sync over): from now on the connection
+	 * manager may add a block-relay-only peer now and then (Core's
+	 * m_start_extra_block_relay_peers, set by sync/stale.c). */
+	bool start_extra_block_relay;
 };
 
 /**
