@@ -136,6 +136,14 @@ bool addrman_netaddr_eq(const struct addrman_service *a, const struct addrman_se
 bool addrman_service_eq(const struct addrman_service *a, const struct addrman_service *b);
 /** Core's IsValid. */
 bool addrman_netaddr_valid(const struct addrman_service *s);
+/**
+ * The process's test mode for loopback networks (peerd's -test=addrmanloopback,
+ * regtest only): 127.0.0.0/8 counts as a routable IPv4 network, each /16 its
+ * own group, so that every function here (routable, network, class, group)
+ * and everything built on them treat 127.N.0.0/16 as a separate public
+ * network. ::1 stays local. Set once at start, before any other thread runs.
+ */
+void addrman_netaddr_set_loopback_routable(bool on);
 /** Core's IsRoutable: valid, and not private, local, documentation or reserved. */
 bool addrman_netaddr_routable(const struct addrman_service *s);
 /** Core's GetNetwork: INTERNAL, UNROUTABLE for the unroutable, else the address's network. */

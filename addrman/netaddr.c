@@ -257,10 +257,20 @@ static bool is_he_net(const struct addrman_service *s)
 	return v6_prefix(s, p, sizeof(p));
 }
 
+/* addrman_netaddr_set_loopback_routable: set once at start, before any thread. */
+static bool loopback_routable;
+
+void addrman_netaddr_set_loopback_routable(bool on)
+{
+	loopback_routable = on;
+}
+
 static bool is_local(const struct addrman_service *s)
 {
 	static const uint8_t loop6[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
-	if (is_ipv4(s) && (s->addr[0] == 127 || s->addr[0] == 0))
+	if (is_ipv4(s) && s->addr[0] == 127)
+		return !loopback_routable;
+	if (is_ipv4(s) && s->addr[0] == 0)
 		return true;
 	return is_ipv6(s) && memcmp(s->addr, loop6, 16) == 0;
 }

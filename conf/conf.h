@@ -99,6 +99,11 @@
 #define CONF_DEFAULT_CHECKLEVEL  3
 #define CONF_MAX_CHECKLEVEL      4          /**< a higher checklevel= counts as this, as Core */
 #define CONF_MAX_CHECKBLOCKS     2147483647 /**< Core's int */
+/** checkaddrman= is read as Core's int32 and clamped to this, as Core's init. */
+#define CONF_MAX_CHECKADDRMAN   2147483647
+#define CONF_CLAMP_CHECKADDRMAN 1000000
+/** A test= word's most bytes. */
+#define CONF_MAX_WORD 64
 /** metricsbind= port when none is given. */
 #define CONF_DEFAULT_METRICSPORT 9332
 /** A config file larger than this is refused (a real one is a few KB). */
@@ -259,6 +264,10 @@ struct peerd_conf {
 	char *pidfile;      /**< pid file (absolute as debuglogfile), or NULL */
 	char *controlsocketgroup;      /**< group owning the control socket, or NULL */
 	struct conf_list debugexclude; /**< categories never logged at debug level */
+	struct conf_list test;         /**< test= words as given (regtest only) */
+	bool test_addrman;             /**< test=addrman: Core's deterministic address manager */
+	bool test_addrmanloopback;     /**< test=addrmanloopback: 127.0.0.0/8 kept, by /16 */
+	int32_t checkaddrman;          /**< checkaddrman=, clamped to 0..1,000,000 as Core */
 	/** bitcoind options given that peerd ignores (conf/core_opts.c), one
 	 * message each naming where and why, for peerd to log at start. */
 	struct conf_list ignored;

@@ -71,6 +71,8 @@ enum conf_key {
 	CONF_K_PID,
 	CONF_K_CONTROLSOCKETGROUP,
 	CONF_K_DEBUGEXCLUDE,
+	CONF_K_TEST,
+	CONF_K_CHECKADDRMAN,
 	CONF_K_DNSSEED,
 	CONF_K_FIXEDSEEDS,
 	CONF_K_FORCEDNSSEED,
@@ -90,6 +92,7 @@ enum conf_kind {
 	CONF_KIND_HEX256, /**< a 256-bit number: optional 0x, 1-64 hex digits */
 	CONF_KIND_AMOUNT, /**< BTC as Core's ParseMoney: digits, up to 8 decimals, <= 21e6 */
 	CONF_KIND_ADDR,   /**< one IP literal with optional port (metricsbind) */
+	CONF_KIND_WORDS,  /**< repeatable: a word, checked where it is applied (test=) */
 };
 
 /** Key flags. */
@@ -122,7 +125,8 @@ int conf_key_find(const char *name, size_t len);
 static inline bool conf_key_is_list(enum conf_key key)
 {
 	enum conf_kind k = conf_keys[key].kind;
-	return k == CONF_KIND_BIND || k == CONF_KIND_PEER || k == CONF_KIND_DEBUG;
+	return k == CONF_KIND_BIND || k == CONF_KIND_PEER || k == CONF_KIND_DEBUG ||
+	       k == CONF_KIND_WORDS;
 }
 
 /**

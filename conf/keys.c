@@ -258,6 +258,16 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                              "none",
                              "No debug messages of this category, even with -debug=all.\n"
                              "Repeatable. SIGHUP re-reads debug= and debugexclude=."},
+    [CONF_K_TEST] = {"test", CONF_KIND_WORDS, CONF_KF_NEGCLR, 0, 0, "<option>", "none",
+                     "A test-only option (regtest only), as bitcoind's: addrman (the address\n"
+                     "manager's key and random numbers are fixed, so the same calls give the\n"
+                     "same tables as bitcoind -test=addrman); peerd's own addrmanloopback\n"
+                     "(127.0.0.0/8 addresses are kept, each /16 a network group, so a\n"
+                     "network of local nodes can find each other). Repeatable."},
+    [CONF_K_CHECKADDRMAN] = {"checkaddrman", CONF_KIND_UINT, 0, 0, CONF_MAX_CHECKADDRMAN, "<n>",
+                             "0",
+                             "Check the address manager's consistency every <n> operations\n"
+                             "(0: never), as bitcoind's debug option."},
     [CONF_K_DNSSEED] = {"dnsseed", CONF_KIND_BOOL, 0, 0, 1, "<0|1>",
                         "1 unless -connect used or -maxconnections=0",
                         "Query for peer addresses via DNS lookup, if low on addresses."},
@@ -662,6 +672,10 @@ const char *conf_check_value(enum conf_key key, const char *v, char *why, size_t
 			               k->name, v);
 		return NULL;
 	}
+	case CONF_KIND_WORDS:
+		if (strlen(v) > CONF_MAX_WORD)
+			return why_set(why, whylen, "too long (max %d bytes)", CONF_MAX_WORD);
+		return NULL;
 	case CONF_KIND_DEBUG: {
 		uint32_t m = 0, c = 0;
 		/* Core's words (init's SetLoggingCategories); -help lists the names. */
@@ -714,7 +728,7 @@ static void hb_indented(struct hbuf *b, const char *text)
 const char *conf_help(void)
 {
 	/* Built once from the table so -help, parsing and defaults cannot drift apart. */
-	static char text[12288];
+	static char text[16384];
 	static bool built;
 	if (built)
 		return text;

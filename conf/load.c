@@ -488,6 +488,36 @@ static int fill_list(struct loader *L, enum conf_key key, const int *levels, int
 	return 0;
 }
 
+/*
+ * test=: Core's words (init.cpp: regtest only; an unknown word is a
+ * warning) plus peerd's addrmanloopback; Core's bip94 changes consensus
+ * rules peerd does not have, so it is refused rather than ignored.
+ */
+static int apply_test(struct loader *L, struct peerd_conf *c)
+{
+	if (c->test.n && c->params->net != PROTO_NET_REGTEST)
+		return fail(L, CONF_EVALUE, "-test=<option> can only be used with regtest");
+	for (size_t i = 0; i < c->test.n; i++) {
+		const char *w = c->test.v[i];
+		if (strcmp(w, "addrman") == 0) {
+			c->test_addrman = true;
+		} else if (strcmp(w, "addrmanloopback") == 0) {
+			c->test_addrmanloopback = true;
+		} else if (strcmp(w, "bip94") == 0) {
+			return fail(L, CONF_EVALUE, "-test=bip94: not supported by peerd");
+		} else if (L->ignored.n < CONF_MAX_LIST) {
+			char note[160];
+			snprintf(note, sizeof(note),
+			         "Unrecognised option \"%s\" provided in -test=<option>.", w);
+			if (!(L->ignored.v[L->ignored.n] = xstrdup(note)))
+				return fail(L, CONF_ENOMEM,
+				            "out of memory reading the configuration");
+			L->ignored.n++;
+		}
+	}
+	return 0;
+}
+
 static int dup_path(struct loader *L, char **out, const char *a, const char *b)
 {
 	size_t n = strlen(a) + (b ? strlen(b) + 1 : 0) + 1;
@@ -686,8 +716,12 @@ static int apply(struct loader *L, struct peerd_conf *c)
 	    (rc = fill_list(L, CONF_K_ADDNODE, lv, nl, &c->addnode, &set)) ||
 	    (rc = fill_list(L, CONF_K_DEBUG, lv, nl, &c->debug, &set)))
 		return rc;
-	if ((rc = fill_list(L, CONF_K_DEBUGEXCLUDE, lv, nl, &c->debugexclude, &set)))
+	if ((rc = fill_list(L, CONF_K_DEBUGEXCLUDE, lv, nl, &c->debugexclude, &set)) ||
+	    (rc = fill_list(L, CONF_K_TEST, lv, nl, &c->test, &set)) || (rc = apply_test(L, c)))
 		return rc;
+	c->checkaddrman = (int32_t)uint_of(scalar(L, CONF_K_CHECKADDRMAN, lv, nl), 0);
+	if (c->checkaddrman > CONF_CLAMP_CHECKADDRMAN)
+		c->checkaddrman = CONF_CLAMP_CHECKADDRMAN;
 	c->debug_mask = 0;
 	c->debug_core = 0;
 	/* Names were checked as they were read: apply cannot fail here. */
@@ -844,6 +878,7 @@ void conf_release(struct peerd_conf *c)
 	list_release(&c->addnode);
 	list_release(&c->debug);
 	list_release(&c->debugexclude);
+	list_release(&c->test);
 	list_release(&c->ignored);
 	xfree(c->debuglogfile);
 	xfree(c->pidfile);

@@ -62,6 +62,7 @@ int daemon_init(struct daemon *d, uv_loop_t *loop, const struct peerd_conf *c)
 	d->net->max_recvq = (uint64_t)c->maxreceivebuffer_kb * 1000u;
 	d->net->peertimeout_ms = (uint64_t)c->peertimeout_s * 1000u;
 	d->net->maxconnections = c->maxconnections > 0 ? (uint32_t)c->maxconnections : 0;
+	net_init_limits(d);
 	d->msg_table = daemon_msg_table;
 	d->net_events = &daemon_net_events;
 	d->p2p_hooks = &daemon_p2p_hooks;
@@ -73,7 +74,8 @@ int daemon_init(struct daemon *d, uv_loop_t *loop, const struct peerd_conf *c)
 	chainview_init(d->view);
 	sync_init(d);
 	d->sync->hooks = &daemon_sync_hooks;
-	d->addrman = addrman_new(false, 0);
+	addrman_netaddr_set_loopback_routable(c->test_addrmanloopback);
+	d->addrman = addrman_new(c->test_addrman, c->checkaddrman);
 	if (!d->addrman || txrequest_init(d) || addr_init(d) || txrelay_init(d))
 		return -ENOMEM;
 	return 0;

@@ -24,13 +24,15 @@ static void on_ibd_over(struct daemon *d)
  * The active chain moved. The order is the one peerd always had: recent
  * rejects are forgotten first (they may be valid on the new tip: Core's
  * ActiveTipChange), then the tip is announced to peers (sync/announce.c),
- * then the download window is refreshed (sync/download.c).
+ * then the download window is refreshed (sync/download.c), and the
+ * stale-tip check learns the tip is fresh (sync/stale.c).
  */
 static void on_new_tip(struct daemon *d, const struct chainview_update *u)
 {
 	txrelay_new_tip(d);
 	relay_new_tip(d, u);
 	sync_new_tip(d);
+	stale_new_tip(d);
 }
 
 const struct node_hooks daemon_node_hooks = {

@@ -172,6 +172,16 @@ int net_addr_parse(const char *s, uint16_t default_port, union net_addr *out)
 
 /* ---- listeners and accepting ------------------------------------------ */
 
+void net_init_limits(struct daemon *d)
+{
+	struct net_state *n = d->net;
+	n->max_outbound_full =
+	    n->maxconnections < NET_MAX_OUTBOUND_FULL ? n->maxconnections : NET_MAX_OUTBOUND_FULL;
+	uint32_t left = n->maxconnections - n->max_outbound_full;
+	n->max_block_relay = left < NET_MAX_BLOCK_RELAY ? left : NET_MAX_BLOCK_RELAY;
+	n->max_feeler = NET_MAX_FEELER;
+}
+
 uint32_t net_max_inbound(const struct daemon *d)
 {
 	uint32_t reserve =

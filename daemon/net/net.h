@@ -28,6 +28,12 @@
 #define NET_MAX_TARGETS 64u
 /** Outbound connections at once (Core's MAX_ADDNODE_CONNECTIONS). */
 #define NET_MAX_OUTBOUND 8u
+/** Automatic full-relay outbound peers (Core's MAX_OUTBOUND_FULL_RELAY_CONNECTIONS). */
+#define NET_MAX_OUTBOUND_FULL 8u
+/** Automatic block-relay-only peers (Core's MAX_BLOCK_RELAY_ONLY_CONNECTIONS). */
+#define NET_MAX_BLOCK_RELAY 2u
+/** Feelers at once (Core's MAX_FEELER_CONNECTIONS). */
+#define NET_MAX_FEELER 1u
 /** First retry delay after a failed or lost outbound connection. */
 #define NET_BACKOFF_INITIAL_MS 1000u
 /** Retry delays double up to this. */
@@ -531,9 +537,26 @@ struct net_state {
 	/* outbound */
 	struct net_target **targets;
 	uint32_t n_targets;
+	/* automatic outbound: Core's CConnman limits, from maxconnections (net_init_limits) */
+	uint32_t max_outbound_full; /**< 8, fewer when maxconnections < 8 */
+	uint32_t max_block_relay;   /**< 2, fewer when maxconnections < 10 */
+	uint32_t max_feeler;        /**< 1 */
+	/** The tip looks stale: open one full-relay peer beyond max_outbound_full (Core's
+	 * m_try_another_outbound_peer, set by the stale-tip check). */
+	bool try_new_outbound;
+	/** The tip became recent once (initial sync over): from now on the connection
+	 * manager may add a block-relay-only peer now and then (Core's
+	 * m_start_extra_block_relay_peers, set by sync/stale.c). */
+	bool start_extra_block_relay;
 	struct net_resolver *resolver; /**< name lookups (net/resolve.c); NULL before start */
 	struct net_seeds *seeds;       /**< DNS and fixed seeds (net/seeds.c); NULL when none */
 };
+
+/**
+ * Core's CConnman::Init: full-relay = min(8, maxconnections), block-relay =
+ * min(2, maxconnections - full-relay), one feeler. daemon_init calls it.
+ */
+void net_init_limits(struct daemon *d);
 
 /** Listeners from bind=/port= (none when listen=0). 0 or a negative libuv error (logged). */
 int net_start_listeners(struct daemon *d);

@@ -61,6 +61,8 @@ struct sync_peer_best {
 	struct proto_hash hash;
 	int32_t avail;
 	bool min_work; /**< its chain has more than the minimum work (Core's sendheaders rule) */
+	struct proto_hash bench; /**< in: its chain-sync benchmark (sync/stale.c) */
+	bool ge_tip, ge_bench;   /**< out: its block has at least the tip's, the bench's work */
 };
 
 /** What every sync job brings back: the window and the best header. */
@@ -94,6 +96,7 @@ struct sync_job {
 	bool probe;     /**< posted only to learn whether it connects (sync/gate.c) */
 	bool connected; /**< its first header's parent is in the index (Core clears the
 	                     getheaders timestamp), or presync took it */
+	bool announced; /**< its last header was new, with more work than the tip */
 	struct chain_state st;
 	int32_t last_height; /**< the last header accepted (or the block's height) */
 	struct proto_hash last_hash;
@@ -136,6 +139,9 @@ static void compute_window(struct daemon *d, struct chain *c, struct sync_result
 		struct chain_node *f = enough ? chain_node_fork(pn, best) : NULL;
 		r->peers[i].avail = f ? f->height : -1;
 		r->peers[i].min_work = pn && chain_work_cmp(&pn->work, min) > 0;
+		struct chain_node *bn = chain_index_find(idx, &r->peers[i].bench);
+		r->peers[i].ge_tip = pn && chain_work_cmp(&pn->work, &tip->work) >= 0;
+		r->peers[i].ge_bench = pn && bn && chain_work_cmp(&pn->work, &bn->work) >= 0;
 	}
 	if (chain_work_cmp(&best->work, &tip->work) <= 0 || chain_work_cmp(&best->work, min) < 0)
 		return;
@@ -212,6 +218,9 @@ static void headers_work(struct chain *c, struct mempool *mp, struct val_job *j)
 	struct hsync_table *hs = &sj->d->sync->hsync;
 	sj->err = check_headers_pow(c, sj->headers, sj->n_headers, &sj->st);
 	bool pow_ok = !sj->err;
+	struct proto_hash lh;
+	proto_block_header_hash(&sj->headers[sj->n_headers - 1], &lh);
+	bool had_last = chain_index_find(chain_get_index(c), &lh) != NULL;
 	if (!sj->err)
 		sj->err = hsync_on_headers(hs, c, sj->peer_id, sj->headers, sj->n_headers, &sj->hs);
 	if (!sj->err && sj->hs.consumed) {
@@ -239,6 +248,8 @@ static void headers_work(struct chain *c, struct mempool *mp, struct val_job *j)
 	sj->hsync_peers = hsync_count(hs);
 	bool presync_locator = sj->hs.consumed;
 	if (last) {
+		sj->announced = !had_last && proto_hash_eq(&last->hash, &lh) &&
+		                chain_work_cmp(&last->work, &chain_tip(c)->work) > 0;
 		for (uint32_t i = 0; i < sj->res.n_peers; i++) {
 			if (sj->res.peers[i].id == sj->peer_id)
 				sj->res.peers[i].hash = last->hash;
@@ -342,6 +353,7 @@ static void fill_peers(struct daemon *d, struct sync_job *sj)
 		sj->res.peers[n].id = p->id;
 		sj->res.peers[n].hash = p->sync->best_hash;
 		sj->res.peers[n].avail = -1;
+		sj->res.peers[n].bench = p->sync->stale.bench;
 		n++;
 	}
 	sj->res.n_peers = n;
@@ -503,7 +515,6 @@ static void replace_window(struct sync_state *s, struct sync_result *r)
 static void take_window(struct daemon *d, struct sync_result *r)
 {
 	struct sync_state *s = d->sync;
-	uint64_t now = daemon_now_ms(d);
 	if (!r->no_window)
 		replace_window(s, r);
 	s->best_height = r->best_height;
@@ -517,12 +528,13 @@ static void take_window(struct daemon *d, struct sync_result *r)
 		s->stall_timeout_ms = t < SYNC_STALL_TIMEOUT_MS ? SYNC_STALL_TIMEOUT_MS : t;
 	}
 	s->tip_height = r->tip_height;
-	(void)now;
 	for (uint32_t i = 0; i < r->n_peers; i++) {
 		struct peer *p = peer_by_id(d, r->peers[i].id);
 		if (p && proto_hash_eq(&p->sync->best_hash, &r->peers[i].hash)) {
 			p->sync->avail_height = r->peers[i].avail;
 			p->sync->best_min_work = r->peers[i].min_work;
+			stale_placed(p, &r->peers[i].bench, r->peers[i].ge_tip,
+			             r->peers[i].ge_bench);
 			maybe_sendheaders(p);
 		}
 	}
@@ -685,6 +697,8 @@ static void sync_done(struct daemon *d, struct val_job *j)
 	} else if (sj->kind == SYNC_JOB_BLOCK)
 		block_done(d, sj, p);
 	take_window(d, &sj->res);
+	if (sj->kind == SYNC_JOB_HEADERS && p && !sj->err)
+		stale_on_headers(p, sj->announced);
 	job_free(sj);
 	sync_schedule(d);
 }
@@ -897,6 +911,7 @@ void sync_tick(struct daemon *d, uint64_t now)
 			b->peer = 0;
 		}
 	}
+	stale_tick(d, now);
 }
 
 void sync_peer_init(struct peer *p)
@@ -923,6 +938,7 @@ void sync_peer_gone(struct peer *p)
 			s->win[i].peer = 0;
 	}
 	p->sync->blocks_inflight = 0;
+	stale_peer_gone(p);
 }
 
 void sync_init(struct daemon *d)
@@ -975,6 +991,7 @@ json_t *sync_stats_json(struct daemon *d)
 		    (json_int_t)s->presync_bytes_max, "sendheaders_sent",
 		    (json_int_t)s->sendheaders_sent);
 		json_object_set_new(o, "presync", ps);
+		json_object_set_new(o, "outbound_checks", stale_stats_json(d));
 	}
 	return o;
 }

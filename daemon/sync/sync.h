@@ -172,6 +172,45 @@ struct sync_state {
 	uint32_t window_skips; /**< validation thread: jobs since the last window */
 	/** The hooks the wiring registered (daemon_init, after sync_init). */
 	const struct sync_hooks *hooks;
+	/* sync/stale.c */
+	uint32_t n_protected;         /**< peers with stale.protect set */
+	uint64_t last_tip_ms;         /**< loop time of the last new tip, 0 = none yet */
+	uint64_t stale_check_ms;      /**< loop time of the next stale-tip check */
+	uint64_t extra_check_ms;      /**< loop time of the next extra-peer check */
+	uint64_t lagging_disconnects; /**< outbound peers dropped for an old chain */
+	uint64_t extra_disconnects;   /**< extra outbound peers dropped */
+	uint64_t stale_tips;          /**< stale tips detected */
+	bool initial_sync_finished; /**< the tip was recent once (Core's m_initial_sync_finished) */
+};
+
+/* ---- sync/stale.c: lagging outbound peers, extra peers, a stale tip --- */
+
+/** An outbound peer behind our tip this long gets a getheaders (Core CHAIN_SYNC_TIMEOUT). */
+#define STALE_CHAIN_SYNC_TIMEOUT_MS (20u * 60u * 1000u)
+/** Full-relay outbound peers spared the lagging-chain rule (Core
+ * MAX_OUTBOUND_PEERS_TO_PROTECT_FROM_DISCONNECT). */
+#define STALE_MAX_PROTECTED 4u
+/** Between stale-tip checks (Core STALE_CHECK_INTERVAL). */
+#define STALE_CHECK_INTERVAL_MS (10u * 60u * 1000u)
+/** Between checks for extra outbound peers (Core EXTRA_PEER_CHECK_INTERVAL). */
+#define STALE_EXTRA_PEER_CHECK_MS (45u * 1000u)
+/** An extra outbound peer is evicted only after this long (Core MINIMUM_CONNECT_TIME). */
+#define STALE_MIN_CONNECT_MS (30u * 1000u)
+
+/**
+ * One outbound peer's chain-sync timeout (Core's ChainSyncTimeoutState)
+ * and what the validation thread last said of its best known block. Loop
+ * thread.
+ */
+struct stale_peer {
+	uint64_t timeout_ms;     /**< loop time the peer must catch up by; 0 = no timeout */
+	struct proto_hash bench; /**< our tip when the timeout was set (m_work_header) */
+	bool has_bench;
+	bool sent_getheaders;  /**< the one getheaders of this timeout went out */
+	bool protect;          /**< one of the STALE_MAX_PROTECTED: never lagging-evicted */
+	bool ge_tip;           /**< its best known block has at least our tip's work */
+	bool ge_bench;         /**< ... at least the bench's work (for this bench) */
+	int64_t last_announce; /**< unix seconds of its last header with more work than our tip */
 };
 
 /**
@@ -200,6 +239,7 @@ struct sync_peer {
 	uint32_t hdr_jobs_probe;         /**< headers jobs out only to learn if they connect */
 	struct proto_hash hdr_last;      /**< last header of the last headers message posted */
 	struct proto_hash getheaders_at; /**< first locator hash of the last getheaders sent */
+	struct stale_peer stale;         /**< lagging-chain state (sync/stale.c) */
 };
 
 /** Empty state. */
@@ -229,6 +269,35 @@ void sync_tick(struct daemon *d, uint64_t now_ms);
 void sync_peer_gone(struct peer *p);
 /** Set up a new peer's p->sync (zeroed memory): nothing shown or asked yet. */
 void sync_peer_init(struct peer *p);
+
+/* ---- sync/stale.c: lagging outbound peers, extra peers, a stale tip --- */
+
+/**
+ * Every tick: Core's ConsiderEviction for every outbound full-relay and
+ * block-relay-only peer, and every STALE_EXTRA_PEER_CHECK_MS Core's
+ * CheckForStaleTipAndEvictPeers (EvictExtraOutboundPeers, then the
+ * stale-tip check that sets d->net->try_new_outbound). Part of sync_tick.
+ * Loop thread.
+ */
+void stale_tick(struct daemon *d, uint64_t now_ms);
+/** The active chain moved (Core's m_last_tip_update). Part of node/'s new_tip hook. */
+void stale_new_tip(struct daemon *d);
+/**
+ * A sync job placed p's best known block: bench is the benchmark it was
+ * placed against, ge_tip and ge_bench what it found. Loop thread.
+ */
+void stale_placed(struct peer *p, const struct proto_hash *bench, bool ge_tip, bool ge_bench);
+/**
+ * p's headers job is done (Core's UpdatePeerStateForReceivedHeaders):
+ * announced says its last header was new and had more work than our tip;
+ * a full-relay outbound peer at our tip's work may become protected.
+ * Loop thread.
+ */
+void stale_on_headers(struct peer *p, bool announced);
+/** p goes: its protection is free for another. Loop thread. */
+void stale_peer_gone(struct peer *p);
+/** getstats' "sync.outbound_checks" object (new reference, NULL when out of memory). */
+struct json_t *stale_stats_json(struct daemon *d);
 
 /* ---- sync/gate.c: which headers messages need the validation thread --- */
 

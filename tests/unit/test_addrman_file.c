@@ -97,6 +97,32 @@ static void assert_group(const char *text, const uint8_t *want, size_t n)
 	tu_assert_bytes_equal(g, len, want, n);
 }
 
+/* peerd's -test=addrmanloopback: 127.N/16 are separate routable IPv4 groups; ::1 stays local. */
+static void test_loopback_routable(void **state)
+{
+	(void)state;
+	static const uint8_t unroutable[] = {0};
+	static const uint8_t lo5[] = {ADDRMAN_NET_IPV4, 127, 5};
+	struct addrman_service s = ip("127.5.0.1", 8333);
+	assert_false(addrman_netaddr_routable(&s));
+	addrman_netaddr_set_loopback_routable(true);
+	assert_true(addrman_netaddr_routable(&s));
+	assert_int_equal(addrman_netaddr_network(&s), ADDRMAN_NET_IPV4);
+	assert_group("127.5.0.1", lo5, 3);
+	assert_group("::1", unroutable, 1);
+	assert_group("10.0.0.1", unroutable, 1);
+	struct addrman *am = addrman_new(true, 0);
+	assert_non_null(am);
+	struct addrman_address a = {.svc = s, .time = 1700000000, .services = 9};
+	size_t added = 0;
+	assert_int_equal(addrman_add(am, &a, 1, &s, 0, 1700000000, &added), 0);
+	assert_int_equal(added, 1);
+	addrman_free(am);
+	addrman_netaddr_set_loopback_routable(false);
+	assert_false(addrman_netaddr_routable(&s));
+	assert_group("127.5.0.1", unroutable, 1);
+}
+
 static void test_netgroup(void **state)
 {
 	(void)state;
@@ -542,6 +568,7 @@ int main(void)
 	    cmocka_unit_test(test_rng_chacha20_vectors),
 	    cmocka_unit_test(test_rng_bits),
 	    cmocka_unit_test(test_netgroup),
+	    cmocka_unit_test(test_loopback_routable),
 	    cmocka_unit_test(test_serialize_round_trip),
 	    cmocka_unit_test(test_serialize_empty),
 	    cmocka_unit_test(test_serialize_remove_invalid),

@@ -315,6 +315,32 @@ static void test_metricsbind(void **state)
 	             "command line: -metricsbind=127.0.0.1:70000: port out of range 1-65535", &c);
 }
 
+/* test= (regtest only, Core's words and peerd's) and checkaddrman= (clamped as Core's). */
+static void test_test_options(void **state)
+{
+	(void)state;
+	struct peerd_conf c;
+	expect_ok(LOAD(&c, "-datadir=/nonexistent/dd", "-regtest", "-test=addrman",
+	               "-test=addrmanloopback", "-checkaddrman=5"));
+	assert_true(c.test_addrman);
+	assert_true(c.test_addrmanloopback);
+	assert_int_equal(c.checkaddrman, 5);
+	assert_int_equal(c.ignored.n, 0);
+	conf_release(&c);
+	expect_ok(LOAD(&c, "-datadir=/nonexistent/dd", "-regtest", "-test=foo",
+	               "-checkaddrman=2000000000"));
+	assert_false(c.test_addrman);
+	assert_int_equal(c.checkaddrman, CONF_CLAMP_CHECKADDRMAN);
+	assert_int_equal(c.ignored.n, 1);
+	assert_string_equal(c.ignored.v[0],
+	                    "Unrecognised option \"foo\" provided in -test=<option>.");
+	conf_release(&c);
+	expect_error(LOAD(&c, "-datadir=/nonexistent/dd", "-test=addrman"), CONF_EVALUE,
+	             "-test=<option> can only be used with regtest", &c);
+	expect_error(LOAD(&c, "-datadir=/nonexistent/dd", "-regtest", "-test=bip94"), CONF_EVALUE,
+	             "-test=bip94: not supported by peerd", &c);
+}
+
 /*
  * contrib/conf/: one example per network. Each loads as it stands (a node of
  * that network) and with its "#addnode=" and "#bind=" lines taken in.
@@ -380,6 +406,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_blocksonly, setup_env),
 	    cmocka_unit_test_setup(test_example_config, setup_env),
 	    cmocka_unit_test_setup(test_metricsbind, setup_env),
+	    cmocka_unit_test_setup(test_test_options, setup_env),
 	    cmocka_unit_test_setup(test_network_examples, setup_env),
 	    cmocka_unit_test_setup(test_check_keys, setup_env),
 	};
