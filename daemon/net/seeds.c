@@ -362,9 +362,14 @@ static void fixed_step(struct net_seeds *s, uint64_t now_ms)
 	}
 	if (!empty)
 		return;
-	/* peerd has no -seednode yet (engineer B's): false. */
+	/* Core's m_added_node_params: addnode= and the addnode method's "add"
+	 * (the targets kept; onetry ones are not added nodes). peerd has no
+	 * -seednode yet (engineer B's): false. */
+	bool addnode = false;
+	for (uint32_t i = 0; i < d->net->n_targets && !addnode; i++)
+		addnode = !d->net->targets[i]->onetry;
 	enum seeds_fixed_why why =
-	    seeds_fixed_due(s->fixed_start_ms, now_ms, c->dnsseed, false, c->addnode.n > 0);
+	    seeds_fixed_due(s->fixed_start_ms, now_ms, c->dnsseed, false, addnode);
 	if (why == SEEDS_FIXED_NOT_YET)
 		return;
 	if (why == SEEDS_FIXED_TIMEOUT)
