@@ -36,9 +36,8 @@ def warnings_of(d):
 
 @pytest.mark.parametrize("chain", ["main", "testnet4"])
 def test_public_network_without_peers_warns(make_peerd, chain):
-    # Without DNS seeds (doc/peers.md): nothing finds peers (the fixture has
-    # no fixed seeds either).
-    d = make_peerd("-dnsseed=0", chain=chain, listen=False)
+    # Without DNS seeds and fixed seeds (doc/peers.md) nothing finds peers.
+    d = make_peerd("-dnsseed=0", "-fixedseeds=0", chain=chain, listen=False)
     net, blockchain = warnings_of(d)
     assert isinstance(net, list) and len(net) == 1 and net[0].startswith(NO_PEERS), net
     assert blockchain == net
@@ -58,6 +57,8 @@ def test_no_warning_when_peers_are_named_or_refused(make_peerd):
     # connect=0 says "no outbound" on purpose; regtest needs no discovery.
     assert warnings_of(make_peerd("-connect=0", chain="testnet4", listen=False)) == ([], [])
     assert warnings_of(make_peerd("-addnode=127.0.0.1:1", chain="main", listen=False)) == ([], [])
+    # The seeds find peers (here the DNS seeds alone; the fixture's lookups go nowhere).
+    assert warnings_of(make_peerd("-fixedseeds=0", chain="main", listen=False)) == ([], [])
     d = make_peerd(listen=False)
     assert warnings_of(d) == ([], [])
     assert "WARN" not in d.log(), d.log()
