@@ -271,10 +271,9 @@ int net_resolver_init(struct daemon *d)
 	uv_timer_init(d->loop, &r->timeout);
 	uv_timer_init(d->loop, &r->deliver);
 	r->timeout.data = r->deliver.data = r;
+	/* Both timers are active only while a lookup is pending or being
+	 * handed over: an idle resolver holds no loop open. */
 	r->open_handles = 2;
-	/* The loop runs until shutdown anyway; an idle resolver must not hold it. */
-	uv_unref((uv_handle_t *)&r->timeout);
-	uv_unref((uv_handle_t *)&r->deliver);
 	d->net->resolver = r;
 	return 0;
 }
