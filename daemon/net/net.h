@@ -601,7 +601,10 @@ typedef void (*net_resolve_cb)(void *ctx, int status, const union net_addr *addr
  * (logged). Loop thread, before any lookup.
  */
 int net_resolver_init(struct daemon *d);
-/** Stop it: lookups in flight are dropped without their callbacks. Loop thread. */
+/**
+ * Stop it: lookups in flight are dropped without their callbacks, so
+ * nobody may cancel one afterwards (stop the callers first). Loop thread.
+ */
 void net_resolver_release(struct daemon *d);
 /**
  * Look `host` up (A and AAAA; an IP literal answers itself), at most max

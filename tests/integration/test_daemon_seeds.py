@@ -261,3 +261,18 @@ def test_fixed_seeds_not_added(make_peerd, args):
     assert stats(d)["seeds_fixed_added"] == 0
     if "-fixedseeds=0" in args:
         assert "Fixed seeds are disabled" in d.log()
+
+
+def test_fixed_seed_data_is_cores():
+    """daemon/net/seeds_fixed.c is exactly what scripts/fixed-seeds.py reads
+    out of the bitcoind the tests run against (its provenance)."""
+    from bitcoind import ROOT
+
+    binary, why = find_bitcoind()
+    if binary is None:
+        pytest.skip(why)
+    r = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "fixed-seeds.py"), binary],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    with open(os.path.join(ROOT, "daemon", "net", "seeds_fixed.c")) as f:
+        assert f.read() == r.stdout, "daemon/net/seeds_fixed.c differs from %s's seeds" % binary
