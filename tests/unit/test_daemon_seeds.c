@@ -110,7 +110,9 @@ static void test_internal_addr(void **state)
 static void test_add_found(void **state)
 {
 	(void)state;
-	struct addrman *am = addrman_new(false, 0);
+	/* Core's test key, so the same buckets every run: two of the 31
+	 * addresses share a new-table slot, and the later one is not kept. */
+	struct addrman *am = addrman_new(true, 0);
 	assert_non_null(am);
 	const int64_t now = 1700000000;
 	struct addrman_service ips[40];
@@ -120,8 +122,8 @@ static void test_add_found(void **state)
 	const char *host = "x9.seed.bitcoin.sipa.be.";
 	/* Core keeps 32 of a lookup's answers at most. */
 	assert_int_equal(seeds_add_found(am, host, ips, 40, 8333, now), 32);
-	assert_int_equal(addrman_size(am, -1, -1), 31);
 	struct addrman_service src = seeds_internal_addr(host);
+	size_t kept = 0;
 	for (int i = 0; i < 40; i++) {
 		struct addrman_service svc = ips[i];
 		svc.port = 8333;
@@ -131,7 +133,9 @@ static void test_add_found(void **state)
 			assert_false(found);
 			continue;
 		}
-		assert_true(found);
+		if (!found)
+			continue;
+		kept++;
 		assert_int_equal(e.addr.services, 9);
 		assert_int_equal(e.addr.svc.port, 8333);
 		if (e.addr.time > now - 3 * DAY || e.addr.time <= now - 7 * DAY)
@@ -139,6 +143,8 @@ static void test_add_found(void **state)
 			         (long long)now);
 		assert_true(addrman_netaddr_eq(&e.source, &src));
 	}
+	assert_int_equal(kept, 30);
+	assert_int_equal(addrman_size(am, -1, -1), kept);
 	addrman_free(am);
 }
 
