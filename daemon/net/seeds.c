@@ -526,13 +526,15 @@ int net_seeds_start(struct daemon *d)
 		s->order[j] = tmp;
 	}
 	uint64_t now_ms = daemon_now_ms(d);
-	s->dns_on = c->dnsseed;
-	if (!s->dns_on)
+	/* A network without seeds (regtest) has nothing to do here: no timer,
+	 * no log lines about seeds it never had. */
+	s->dns_on = c->dnsseed && s->n;
+	if (!c->dnsseed)
 		DLOG_INFO_(&d->log, DLOG_NET, "DNS seeding disabled");
-	else /* peerd has no -seednode yet (engineer B's): no head start */
+	else if (s->dns_on) /* peerd has no -seednode yet (engineer B's): no head start */
 		seeds_sched_init(&s->sched, s->n, c->forcednsseed, false, now_ms);
 	/* Core's ThreadOpenConnections runs only without -connect. */
-	s->fixed_on = !c->connect_set && c->fixedseeds;
+	s->fixed_on = !c->connect_set && c->fixedseeds && *seeds_fixed_hex(d->params->net);
 	s->fixed_start_ms = now_ms;
 	if (!c->connect_set && !c->fixedseeds)
 		DLOG_INFO_(&d->log, DLOG_NET, "Fixed seeds are disabled");

@@ -16,6 +16,7 @@ whatever the node tries.
 """
 import os
 import random
+import re
 import shutil
 import socket
 import subprocess
@@ -276,3 +277,12 @@ def test_fixed_seed_data_is_cores():
     assert r.returncode == 0, r.stderr
     with open(os.path.join(ROOT, "daemon", "net", "seeds_fixed.c")) as f:
         assert f.read() == r.stdout, "daemon/net/seeds_fixed.c differs from %s's seeds" % binary
+
+
+def test_regtest_has_no_seeds(make_peerd):
+    """regtest has neither DNS nor fixed seeds (Core's have only a dummy
+    name): nothing is asked, nothing added, nothing said about seeds."""
+    d = make_peerd(listen=False)
+    time.sleep(1)
+    assert stats(d)["seeds_dns_queries"] == 0 and stats(d)["seeds_fixed_added"] == 0
+    assert not re.search(r"DNS seed|fixed seeds", d.log(), re.I), d.log()
