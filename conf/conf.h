@@ -271,6 +271,12 @@ struct peerd_conf {
 	/** bitcoind options given that peerd ignores (conf/core_opts.c), one
 	 * message each naming where and why, for peerd to log at start. */
 	struct conf_list ignored;
+	/* Seeds (Core's -dnsseed, -fixedseeds, -forcednsseed; doc/peers.md). */
+	bool dnsseed;      /**< default 1 unless connect= is given or maxconnections=0 */
+	bool fixedseeds;   /**< default 1 */
+	bool forcednsseed; /**< default 0; needs dnsseed */
+	/** dnsserver= as given (a checked IP[:port]); empty: the system's resolvers. */
+	char dnsserver[CONF_MAX_HOST + 8];
 };
 
 /**

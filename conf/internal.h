@@ -73,6 +73,10 @@ enum conf_key {
 	CONF_K_DEBUGEXCLUDE,
 	CONF_K_TEST,
 	CONF_K_CHECKADDRMAN,
+	CONF_K_DNSSEED,
+	CONF_K_FIXEDSEEDS,
+	CONF_K_FORCEDNSSEED,
+	CONF_K_DNSSERVER,
 	CONF_K__COUNT
 };
 
@@ -98,6 +102,7 @@ enum conf_key_flag {
 	CONF_KF_NONEG = 1u << 2,   /**< -nokey is an error (would leave nothing sensible) */
 	CONF_KF_ZEROCLR = 1u << 3, /**< value "0" empties the list (connect=0, debug=0) */
 	CONF_KF_NEGCLR = 1u << 4,  /**< negation clears (lists; -noconf reads no file) */
+	CONF_KF_HIDDEN = 1u << 5,  /**< a test option: not in -help (as Core's -help-debug ones) */
 };
 
 struct conf_keydef {

@@ -268,6 +268,19 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                              "0",
                              "Check the address manager's consistency every <n> operations\n"
                              "(0: never), as bitcoind's debug option."},
+    [CONF_K_DNSSEED] = {"dnsseed", CONF_KIND_BOOL, 0, 0, 1, "<0|1>",
+                        "1 unless -connect used or -maxconnections=0",
+                        "Query for peer addresses via DNS lookup, if low on addresses."},
+    [CONF_K_FIXEDSEEDS] = {"fixedseeds", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "1",
+                           "Allow fixed seeds if DNS seeds don't provide peers."},
+    [CONF_K_FORCEDNSSEED] = {"forcednsseed", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "0",
+                             "Always query for peer addresses via DNS lookup."},
+    /* peerd's test option (doc/peers.md), hidden as Core hides its debug options. */
+    [CONF_K_DNSSERVER] = {"dnsserver", CONF_KIND_ADDR,
+                          CONF_KF_NEGCLR | CONF_KF_ZEROCLR | CONF_KF_HIDDEN, 0, 0, "<ip>[:<port>]",
+                          "the system's",
+                          "Send every DNS query (seeds, connect=, addnode=) to this server only,\n"
+                          "port 53 by default, and read no hosts file. For tests."},
 };
 
 /* Section names are the network names bitcoind uses for them. */
@@ -715,7 +728,7 @@ static void hb_indented(struct hbuf *b, const char *text)
 const char *conf_help(void)
 {
 	/* Built once from the table so -help, parsing and defaults cannot drift apart. */
-	static char text[12288];
+	static char text[16384];
 	static bool built;
 	if (built)
 		return text;
@@ -732,6 +745,8 @@ const char *conf_help(void)
 	              "An unknown key or a bad value is an error.\n\n");
 	for (int k = 0; k < CONF_K__COUNT; k++) {
 		const struct conf_keydef *d = &conf_keys[k];
+		if (d->flags & CONF_KF_HIDDEN)
+			continue;
 		if (d->arg)
 			hb_printf(&b, "  -%s=%s\n", d->name, d->arg);
 		else

@@ -773,6 +773,18 @@ static int apply(struct loader *L, struct peerd_conf *c)
 	c->metricsbind[0] = '\0';
 	if ((v = scalar(L, CONF_K_METRICSBIND, lv, nl)))
 		snprintf(c->metricsbind, sizeof(c->metricsbind), "%s", v);
+	/* Core's InitParameterInteraction: -connect (even -noconnect) or
+	 * -maxconnections=0 soft-sets -dnsseed=0; then -forcednsseed needs it. */
+	c->dnsseed = uint_of(scalar(L, CONF_K_DNSSEED, lv, nl),
+	                     !c->connect_set && c->maxconnections > 0) != 0;
+	c->fixedseeds = uint_of(scalar(L, CONF_K_FIXEDSEEDS, lv, nl), 1) != 0;
+	c->forcednsseed = uint_of(scalar(L, CONF_K_FORCEDNSSEED, lv, nl), 0) != 0;
+	if (c->forcednsseed && !c->dnsseed)
+		return fail(L, CONF_EVALUE,
+		            "Cannot set -forcednsseed to true when setting -dnsseed to false.");
+	c->dnsserver[0] = '\0';
+	if ((v = scalar(L, CONF_K_DNSSERVER, lv, nl)))
+		snprintf(c->dnsserver, sizeof(c->dnsserver), "%s", v);
 	return apply_mempool(L, c, lv, nl);
 }
 
@@ -827,6 +839,8 @@ void conf_defaults(struct peerd_conf *c)
 	c->maxmempool_mb = CONF_DEFAULT_MAXMEMPOOL_MB;
 	c->mempoolexpiry_h = CONF_DEFAULT_MEMPOOLEXPIRY_H;
 	c->persistmempool = true;
+	c->dnsseed = true;
+	c->fixedseeds = true;
 	c->minrelaytxfee = CONF_DEFAULT_MINRELAYTXFEE;
 	c->blockmaxweight = CONF_DEFAULT_BLOCKMAXWEIGHT;
 	c->blockreservedweight = CONF_DEFAULT_BLOCKRESERVEDWEIGHT;

@@ -119,6 +119,8 @@ static void shutdown_now(struct daemon *d, const char *why)
 	for (uint32_t i = 0; i < d->n_peers; i++)
 		peer_disconnect(d->peers[i], "shutting down");
 	net_release_targets(d);
+	net_seeds_stop(d);
+	net_resolver_release(d);
 	validation_stop(d);
 	if (ban_save(d) == 0)
 		DLOG_DBG(&d->log, DLOG_MAIN, "bans saved");
@@ -241,9 +243,13 @@ static int start(struct daemon *d)
 		return err;
 	if ((err = metrics_start(d)))
 		return err;
+	if ((err = net_resolver_init(d)))
+		return err;
 	if ((err = net_start_listeners(d)))
 		return err;
 	if ((err = net_init_targets(d)))
+		return err;
+	if ((err = net_seeds_start(d)))
 		return err;
 	if ((err = uv_timer_start(&d->tick, on_tick, DAEMON_TICK_MS, DAEMON_TICK_MS)))
 		return err;
@@ -269,6 +275,8 @@ static void abort_start(struct daemon *d)
 	metrics_close(d);
 	net_close_listeners(d);
 	net_release_targets(d);
+	net_seeds_stop(d);
+	net_resolver_release(d);
 	uv_walk(d->loop, close_any, NULL);
 }
 

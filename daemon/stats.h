@@ -33,6 +33,8 @@ struct daemon_stats {
 	uint64_t inbound_rejected_banned;
 	uint64_t inbound_rejected_discouraged;
 	uint64_t outbound_attempts, outbound_connected, outbound_failed;
+	/* seeds (net/seeds.c): DNS seed lookups answered, addresses they gave, fixed seeds added */
+	uint64_t seeds_dns_queries, seeds_dns_found, seeds_fixed_added;
 	uint64_t disconnects;
 	uint64_t self_connections;
 	uint64_t misbehaving;

@@ -159,6 +159,14 @@ json_t *stats_json(struct daemon *d)
 	if (peers)
 		json_object_set_new(peers, "inbound_evicted",
 		                    json_integer((json_int_t)s->inbound_evicted));
+	if (peers) { /* net/seeds.c */
+		json_object_set_new(peers, "seeds_dns_queries",
+		                    json_integer((json_int_t)s->seeds_dns_queries));
+		json_object_set_new(peers, "seeds_dns_found",
+		                    json_integer((json_int_t)s->seeds_dns_found));
+		json_object_set_new(peers, "seeds_fixed_added",
+		                    json_integer((json_int_t)s->seeds_fixed_added));
+	}
 	json_t *inv = json_pack(
 	    "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
 	    "s:I, s:I,"

@@ -15,16 +15,17 @@
 #include <string.h>
 
 /*
- * peerd has no address manager, DNS seeds or fixed seeds yet, so on a
- * public network it never finds a peer by itself: without connect= or
- * addnode= (or the addnode method) it waits for inbound connections that
- * may never come. regtest needs no discovery (Core does none there either);
- * connect=0 / -noconnect says "no outbound" on purpose.
+ * A public network's node finds peers through its seeds (daemon/net/
+ * seeds.c: the DNS seeds, the fixed seeds, doc/peers.md). With both off
+ * and without connect= or addnode= (or the addnode method) it never finds
+ * one by itself: it waits for inbound connections that may never come.
+ * regtest needs no discovery (Core does none there either); connect=0 /
+ * -noconnect says "no outbound" on purpose.
  */
 static bool no_outbound_configured(const struct daemon *d)
 {
-	return d->params->net != PROTO_NET_REGTEST && !d->conf->connect_set &&
-	       d->net->n_targets == 0;
+	return d->params->net != PROTO_NET_REGTEST && !d->conf->connect_set && !d->conf->dnsseed &&
+	       !d->conf->fixedseeds && d->net->n_targets == 0;
 }
 
 static const struct daemon_warning {
@@ -32,9 +33,9 @@ static const struct daemon_warning {
 	const char *text;
 } warning_table[] = {
     {no_outbound_configured,
-     "No outbound peers: peerd does not discover peers (no DNS seeds or address manager "
-     "yet), so it connects only to nodes named by connect= or addnode= (or the addnode "
-     "method), and none are set; it stays at 0 peers unless another node connects to it"},
+     "No outbound peers: peerd does not discover peers (dnsseed=0 and fixedseeds=0), so it "
+     "connects only to nodes named by connect= or addnode= (or the addnode method), and none "
+     "are set; it stays at 0 peers unless another node connects to it"},
 };
 
 size_t daemon_warnings(const struct daemon *d, const char **out, size_t max)

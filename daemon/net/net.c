@@ -30,7 +30,7 @@
  * after 5 s; a failed attempt or a lost connection retries after a delay
  * that starts at 1 s and doubles up to 60 s, and starts over at 1 s after a
  * handshake succeeded. A onetry target gets one attempt. Host names are
- * resolved with uv_getaddrinfo on libuv's thread pool, never on the loop.
+ * resolved by net/resolve.c (c-ares on the loop, never blocking it).
  */
 #include "daemon/net/net.h"
 
@@ -476,11 +476,9 @@ static void target_drop(struct daemon *d, struct net_target *t)
 		t->peer->target = NULL;
 		t->peer = NULL;
 	}
-	if (t->gai) {
-		t->removed = true;
-		uv_cancel((uv_req_t *)t->gai);
-		return;
-	}
+	/* A lookup in flight is dropped with its callback. */
+	net_resolve_cancel(t->gai);
+	t->gai = NULL;
 	target_free(t);
 }
 
@@ -550,50 +548,24 @@ static void connect_to(struct net_target *t, const union net_addr *a)
 	req->data = p;
 }
 
-static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
+static void on_resolved(void *ctx, int status, const union net_addr *addrs, size_t n)
 {
-	struct net_target *t = req->data;
+	struct net_target *t = ctx;
 	struct daemon *d = t->d;
 	t->gai = NULL;
-	xfree(req);
-	if (t->removed || d->shutting_down) {
-		if (!t->removed)
-			target_unlink(d, t);
-		uv_freeaddrinfo(res);
-		target_free(t);
+	if (d->shutting_down)
+		return;
+	if (!n) {
+		DLOG_WARNING(&d->log, DLOG_NET, "cannot resolve %s: %s", t->name,
+		             net_resolve_strerror(status));
+		d->stats.outbound_failed++;
+		schedule_retry(t);
 		return;
 	}
 	/* Round-robin over the results across attempts, so a name that
 	 * resolves to an unreachable address first (::1 for "localhost"
 	 * with a v4-only listener) still gets through on the next try. */
-	union net_addr a;
-	memset(&a, 0, sizeof(a));
-	bool found = false;
-	uint32_t n_usable = 0;
-	for (struct addrinfo *ai = res; status == 0 && ai; ai = ai->ai_next) {
-		if ((ai->ai_family == AF_INET || ai->ai_family == AF_INET6) &&
-		    ai->ai_addrlen <= sizeof(a))
-			n_usable++;
-	}
-	uint32_t pick = n_usable ? t->attempts % n_usable : 0, i = 0;
-	for (struct addrinfo *ai = res; status == 0 && ai && !found; ai = ai->ai_next) {
-		if ((ai->ai_family != AF_INET && ai->ai_family != AF_INET6) ||
-		    ai->ai_addrlen > sizeof(a))
-			continue;
-		if (i++ == pick) {
-			memcpy(&a, ai->ai_addr, ai->ai_addrlen);
-			found = true;
-		}
-	}
-	uv_freeaddrinfo(res);
-	if (!found) {
-		DLOG_WARNING(&d->log, DLOG_NET, "cannot resolve %s: %s", t->name,
-		             status ? uv_strerror(status) : "no IPv4 or IPv6 address");
-		d->stats.outbound_failed++;
-		schedule_retry(t);
-		return;
-	}
-	connect_to(t, &a);
+	connect_to(t, &addrs[t->attempts % n]);
 }
 
 static void start_attempt(struct net_target *t)
@@ -604,32 +576,18 @@ static void start_attempt(struct net_target *t)
 		connect_to(t, &a);
 		return;
 	}
-	char host[256], port_s[8];
+	char host[256];
 	uint16_t port;
 	if (split_host_port(t->name, host, sizeof(host), d->params->default_port, &port)) {
 		DLOG_WARNING(&d->log, DLOG_NET, "cannot parse address %s", t->name);
 		schedule_retry(t);
 		return;
 	}
-	snprintf(port_s, sizeof(port_s), "%u", port);
-	uv_getaddrinfo_t *req = xmalloc(sizeof(*req));
-	if (!req) {
+	t->gai = net_resolve(d, host, port, 64, on_resolved, t);
+	if (!t->gai) {
+		DLOG_WARNING(&d->log, DLOG_NET, "cannot resolve %s: out of memory", t->name);
 		schedule_retry(t);
-		return;
 	}
-	req->data = t;
-	struct addrinfo hints;
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	int err = uv_getaddrinfo(d->loop, req, on_resolved, host, port_s, &hints);
-	if (err) {
-		xfree(req);
-		DLOG_WARNING(&d->log, DLOG_NET, "cannot resolve %s: %s", t->name, uv_strerror(err));
-		schedule_retry(t);
-		return;
-	}
-	t->gai = req;
 }
 
 static struct net_target *target_find(struct daemon *d, const char *name)

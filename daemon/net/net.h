@@ -508,12 +508,12 @@ size_t net_evict_protect_by_ratio(struct net_evict_candidate *c, size_t n);
 /** An outbound destination; see the glossary. */
 struct net_target {
 	struct daemon *d;
-	char *name;            /**< as given: "host:port" */
-	bool onetry;           /**< one attempt, then forgotten */
-	bool from_connect;     /**< connect= (shown as such in logs) */
-	bool removed;          /**< addnode remove while a callback is pending */
-	struct peer *peer;     /**< current connection, or NULL */
-	uv_getaddrinfo_t *gai; /**< resolution in flight, or NULL */
+	char *name;              /**< as given: "host:port" */
+	bool onetry;             /**< one attempt, then forgotten */
+	bool from_connect;       /**< connect= (shown as such in logs) */
+	bool removed;            /**< addnode remove while a callback is pending */
+	struct peer *peer;       /**< current connection, or NULL */
+	struct net_resolve *gai; /**< resolution in flight (net/resolve.c), or NULL */
 	uint64_t next_attempt_ms;
 	uint32_t backoff_ms;
 	uint32_t attempts;
@@ -548,6 +548,8 @@ struct net_state {
 	 * manager may add a block-relay-only peer now and then (Core's
 	 * m_start_extra_block_relay_peers, set by sync/stale.c). */
 	bool start_extra_block_relay;
+	struct net_resolver *resolver; /**< name lookups (net/resolve.c); NULL before start */
+	struct net_seeds *seeds;       /**< DNS and fixed seeds (net/seeds.c); NULL when none */
 };
 
 /**
@@ -576,5 +578,66 @@ void net_peer_closed(struct peer *p);
 bool net_is_local_nonce(struct daemon *d, uint64_t nonce);
 /** Inbound connections allowed: maxconnections minus the outbound reserve. */
 uint32_t net_max_inbound(const struct daemon *d);
+
+/* ---- net/resolve.c: name lookups on the loop (c-ares) ----------------- */
+
+/** A name lookup in flight; see net_resolve. */
+struct net_resolve;
+/** The resolver (d->net->resolver): c-ares driven by the loop. */
+struct net_resolver;
+
+/**
+ * What a lookup found, on the loop thread, never from inside net_resolve:
+ * status 0 and n addresses (n may be 0: the name has none), or a negative
+ * error (net_resolve_strerror) and none. addrs (with the port asked for)
+ * is valid for the call only; the lookup is freed after it.
+ */
+typedef void (*net_resolve_cb)(void *ctx, int status, const union net_addr *addrs, size_t n);
+
+/**
+ * Start the resolver: c-ares on d->loop, with the system's servers, or
+ * with -dnsserver=IP[:port] only that one (and no hosts file), so that
+ * tests answer every lookup themselves. 0, or -ENOMEM, -EIO, -EINVAL
+ * (logged). Loop thread, before any lookup.
+ */
+int net_resolver_init(struct daemon *d);
+/**
+ * Stop it: lookups in flight are dropped without their callbacks, so
+ * nobody may cancel one afterwards (stop the callers first). Loop thread.
+ */
+void net_resolver_release(struct daemon *d);
+/**
+ * Look `host` up (A and AAAA; an IP literal answers itself), at most max
+ * addresses, each with `port`. Returns the lookup (the caller may cancel
+ * it until cb runs), or NULL when out of memory or without a resolver
+ * (cb is not called). Loop thread.
+ */
+struct net_resolve *net_resolve(struct daemon *d, const char *host, uint16_t port, size_t max,
+                                net_resolve_cb cb, void *ctx);
+/** Give a lookup up before its callback: it will not be called. NULL is fine. */
+void net_resolve_cancel(struct net_resolve *q);
+/** Text for a net_resolve_cb status. Static storage. */
+const char *net_resolve_strerror(int status);
+
+/* ---- net/seeds.c: DNS seeds and fixed seeds (Core's ThreadDNSAddressSeed) -- */
+
+/**
+ * Start seeding as Core 29: the network's DNS seeds (unless dnsseed=0;
+ * -connect and maxconnections=0 turn it off by default) and, with
+ * automatic outbound connections (no -connect), the fixed seeds once a
+ * reachable network's part of the addrman is still empty after 60 s (at
+ * once without DNS seeds and addnode=). Adds to d->addrman; a seed whose
+ * lookup gives nothing becomes an addr-fetch connection (net_addr_fetch_add).
+ * 0 or -ENOMEM. Loop thread, after net_resolver_init.
+ */
+int net_seeds_start(struct daemon *d);
+/** Stop seeding (shutdown): its timer closes, its lookup is cancelled. Loop thread. */
+void net_seeds_stop(struct daemon *d);
+/**
+ * An addr-fetch connection to `name` ("host" or "host:port", the
+ * network's port by default): connect, getaddr, disconnect (Core's
+ * AddAddrFetch). 0 or a negative errno. Loop thread.
+ */
+int net_addr_fetch_add(struct daemon *d, const char *name);
 
 #endif

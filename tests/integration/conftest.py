@@ -389,6 +389,15 @@ class Peerd:
             # Never the default port on every address: loopback tests only,
             # and another node on this machine may hold it.
             cmd += ["-listen=0"]
+        if chain != "regtest":
+            # Seeds (doc/peers.md): a public network's peerd would ask the real
+            # DNS seeds and, after 60 s, add the (routable) fixed seeds. Unless
+            # a test says otherwise, every lookup goes to a closed loopback
+            # port and there are no fixed seeds: nothing leaves the machine.
+            if not any(a.startswith("-dnsserver") for a in args):
+                cmd += ["-dnsserver=127.0.0.1:%d" % free_port()]
+            if not any(a.startswith(("-fixedseeds", "-nofixedseeds")) for a in args):
+                cmd += ["-fixedseeds=0"]
         cmd += list(args)
         self.cmd = cmd
         self.listen = listen

@@ -36,7 +36,8 @@ def warnings_of(d):
 
 @pytest.mark.parametrize("chain", ["main", "testnet4"])
 def test_public_network_without_peers_warns(make_peerd, chain):
-    d = make_peerd(chain=chain, listen=False)
+    # Without DNS seeds and fixed seeds (doc/peers.md) nothing finds peers.
+    d = make_peerd("-dnsseed=0", "-fixedseeds=0", chain=chain, listen=False)
     net, blockchain = warnings_of(d)
     assert isinstance(net, list) and len(net) == 1 and net[0].startswith(NO_PEERS), net
     assert blockchain == net
@@ -56,6 +57,8 @@ def test_no_warning_when_peers_are_named_or_refused(make_peerd):
     # connect=0 says "no outbound" on purpose; regtest needs no discovery.
     assert warnings_of(make_peerd("-connect=0", chain="testnet4", listen=False)) == ([], [])
     assert warnings_of(make_peerd("-addnode=127.0.0.1:1", chain="main", listen=False)) == ([], [])
+    # The seeds find peers (here the DNS seeds alone; the fixture's lookups go nowhere).
+    assert warnings_of(make_peerd("-fixedseeds=0", chain="main", listen=False)) == ([], [])
     d = make_peerd(listen=False)
     assert warnings_of(d) == ([], [])
     assert "WARN" not in d.log(), d.log()
@@ -222,9 +225,9 @@ def test_core_option_refused_or_ignored(make_peerd, tmp_path):
     r = subprocess.run(base + ["-prunee=1"], capture_output=True, text=True, timeout=10)
     assert r.returncode == 1 and "unknown option" in r.stderr, r.stderr
     # What peerd does anyway (prune=0) and what cannot matter (rpcport) start, with a warning.
-    d = make_peerd("-prune=0", "-rpcport=8332", "-nodnsseed", listen=False)
+    d = make_peerd("-prune=0", "-rpcport=8332", "-nonatpmp", listen=False)
     log = d.log()
-    for arg in ("-prune=0", "-rpcport=8332", "-nodnsseed"):
+    for arg in ("-prune=0", "-rpcport=8332", "-nonatpmp"):
         assert re.search(r"^WARN \[main\] command line: %s: ignored, a bitcoind option" % arg, log, re.M), log
 
 

@@ -394,12 +394,11 @@ static void test_bitcoind_options(void **state)
 	             &c);
 	/* What peerd does anyway, and what cannot matter: loaded, each noted. */
 	p = write_conf("core.conf", "rpcuser=alice\nprune=0\n");
-	expect_ok(LOAD(&c, opt("-conf=%s", p), "-datadir=/d", "-nodnsseed", "-daemon=0"));
+	expect_ok(LOAD(&c, opt("-conf=%s", p), "-datadir=/d", "-nonatpmp", "-daemon=0"));
 	assert_int_equal(c.ignored.n, 4);
 	assert_string_equal(c.ignored.v[0],
-	                    "command line: -nodnsseed: ignored, a bitcoind option peerd does not "
-	                    "have (peerd does not discover peers yet: name them with connect= or "
-	                    "addnode=; see doc/differences.md)");
+	                    "command line: -nonatpmp: ignored, a bitcoind option peerd does not "
+	                    "have (peerd opens no port on the router; see doc/differences.md)");
 	assert_non_null(strstr(c.ignored.v[1], "command line: -daemon=0: ignored"));
 	assert_string_equal(c.ignored.v[2],
 	                    opt("%s:1: rpcuser=alice: ignored, a bitcoind option peerd does not "
@@ -410,13 +409,11 @@ static void test_bitcoind_options(void **state)
 	assert_non_null(strstr(c.ignored.v[3], ":2: prune=0: ignored"));
 	conf_release(&c);
 	assert_int_equal(c.ignored.n, 0);
-	/* -dnsseed (=1) asks for discovery peerd does not have. */
-	expect_error(
-	    LOAD(&c, "-datadir=/d", "-dnsseed"), CONF_EUSAGE,
-	    "command line: -dnsseed: not supported by peerd (a bitcoind option: peerd does "
-	    "not discover peers yet: name them with connect= or addnode=; see "
-	    "doc/differences.md)",
-	    &c);
+	/* -natpmp (=1) asks for what peerd does not do. */
+	expect_error(LOAD(&c, "-datadir=/d", "-natpmp"), CONF_EUSAGE,
+	             "command line: -natpmp: not supported by peerd (a bitcoind option: peerd "
+	             "opens no port on the router; see doc/differences.md)",
+	             &c);
 	/* A name neither has is still unknown, "no" prefix or not. */
 	expect_error(LOAD(&c, "-datadir=/d", "-noprunee"), CONF_EUSAGE,
 	             "command line: -noprunee: unknown option (-help lists them)", &c);
