@@ -259,6 +259,16 @@ struct peerd_conf {
 	char *pidfile;      /**< pid file (absolute as debuglogfile), or NULL */
 	char *controlsocketgroup;      /**< group owning the control socket, or NULL */
 	struct conf_list debugexclude; /**< categories never logged at debug level */
+	/* Networks and proxies as given; daemon/net/reach.c checks them with
+	 * Core's messages when the node starts (Core's AppInitMain step 6). */
+	char proxy[CONF_MAX_HOST + 8]; /**< -proxy: "" none, "0" -noproxy */
+	bool proxy_set;                /**< -proxy given at all (-noproxy too: Core's IsArgSet) */
+	char onion[CONF_MAX_HOST + 8]; /**< -onion: "" as -proxy, "0" -noonion */
+	bool proxyrandomize;           /**< default 1 */
+	struct conf_list onlynet;      /**< network names as given; none: every network */
+	int cjdnsreachable;            /**< -1 not given (Core tests IsArgSet), else 0/1 */
+	struct conf_list externalip;   /**< addresses as given */
+	bool discover; /**< after Core's soft-sets (-proxy, -listen=0, -externalip) */
 	/** bitcoind options given that peerd ignores (conf/core_opts.c), one
 	 * message each naming where and why, for peerd to log at start. */
 	struct conf_list ignored;

@@ -452,6 +452,12 @@ static int resolve(const struct loader *L, enum conf_key key, const int *levels,
 }
 
 /* The scalar value of key, or NULL (unset, or cleared). */
+static bool resolve_set(const struct loader *L, enum conf_key key, const int *levels, int nl)
+{
+	size_t a, b;
+	return resolve(L, key, levels, nl, &a, &b) >= 0;
+}
+
 static const char *scalar(const struct loader *L, enum conf_key key, const int *levels, int nl)
 {
 	size_t a, b;
@@ -643,6 +649,34 @@ static int apply_mempool(struct loader *L, struct peerd_conf *c, const int *lv, 
 	return 0;
 }
 
+/* -proxy, -onion, -onlynet, -externalip, ... as given (net/reach.c judges
+ * them); -discover after Core's parameter interaction. */
+static int apply_networks(struct loader *L, struct peerd_conf *c, const int *lv, int nl)
+{
+	const char *v;
+	bool set;
+	int rc;
+	c->proxy_set = resolve_set(L, CONF_K_PROXY, lv, nl);
+	if ((v = scalar(L, CONF_K_PROXY, lv, nl)))
+		snprintf(c->proxy, sizeof(c->proxy), "%s", v);
+	if ((v = scalar(L, CONF_K_ONION, lv, nl)))
+		snprintf(c->onion, sizeof(c->onion), "%s", v);
+	c->proxyrandomize = uint_of(scalar(L, CONF_K_PROXYRANDOMIZE, lv, nl), 1) != 0;
+	c->cjdnsreachable = -1;
+	if (resolve_set(L, CONF_K_CJDNSREACHABLE, lv, nl))
+		c->cjdnsreachable = uint_of(scalar(L, CONF_K_CJDNSREACHABLE, lv, nl), 0) != 0;
+	if ((rc = fill_list(L, CONF_K_ONLYNET, lv, nl, &c->onlynet, &set)) ||
+	    (rc = fill_list(L, CONF_K_EXTERNALIP, lv, nl, &c->externalip, &set)))
+		return rc;
+	/* Core's soft-sets: -proxy, -listen=0 and -externalip each turn
+	 * discovery off unless -discover is given. */
+	if ((v = scalar(L, CONF_K_DISCOVER, lv, nl)))
+		c->discover = strcmp(v, "1") == 0;
+	else
+		c->discover = !c->proxy_set && c->listen && c->externalip.n == 0;
+	return 0;
+}
+
 static int apply(struct loader *L, struct peerd_conf *c)
 {
 	int rc = pick_chain(L, c);
@@ -704,8 +738,10 @@ static int apply(struct loader *L, struct peerd_conf *c)
 		c->listen = strcmp(v, "1") == 0;
 	else if (c->bind.n)
 		c->listen = true;
-	else
-		c->listen = c->connect.n == 0;
+	else /* Core: -proxy (even -noproxy: IsArgSet) also means -listen=0 */
+		c->listen = c->connect.n == 0 && !resolve_set(L, CONF_K_PROXY, lv, nl);
+	if ((rc = apply_networks(L, c, lv, nl)))
+		return rc;
 
 	c->port =
 	    (uint16_t)uint_of(scalar(L, CONF_K_PORT, lv, nl_netonly), c->params->default_port);
@@ -810,6 +846,9 @@ void conf_defaults(struct peerd_conf *c)
 	c->limitancestorsize = CONF_DEFAULT_LIMIT_KVB;
 	c->limitdescendantcount = CONF_DEFAULT_LIMIT_COUNT;
 	c->limitdescendantsize = CONF_DEFAULT_LIMIT_KVB;
+	c->proxyrandomize = true;
+	c->cjdnsreachable = -1;
+	c->discover = true;
 }
 
 static void list_release(struct conf_list *l)
@@ -831,6 +870,8 @@ void conf_release(struct peerd_conf *c)
 	list_release(&c->debug);
 	list_release(&c->debugexclude);
 	list_release(&c->ignored);
+	list_release(&c->onlynet);
+	list_release(&c->externalip);
 	xfree(c->debuglogfile);
 	xfree(c->pidfile);
 	xfree(c->controlsocketgroup);
