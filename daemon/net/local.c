@@ -90,7 +90,7 @@ bool net_is_local_service(const struct daemon *d, const struct addrman_service *
 
 int net_peer_network(const struct peer *p)
 {
-	if (p->proxy_net)
+	if (p->proxied)
 		return p->proxy_net;
 	struct addrman_service s = net_addr_service(&p->addr);
 	return addrman_netaddr_class(&s);
@@ -196,7 +196,7 @@ static bool get_local(const struct daemon *d, const struct peer *p, struct addrm
 	int peer_net = net_peer_network(p);
 	/* Through a proxy by name we know its network, not its address. */
 	struct addrman_service them = net_addr_service(&p->addr);
-	const struct addrman_service *theirs = p->proxy_net ? NULL : &them;
+	const struct addrman_service *theirs = p->proxied ? NULL : &them;
 	int best_score = -1, best_reach = -1;
 	bool found = false;
 	for (uint32_t i = 0; i < r->n_local; i++) {
@@ -227,7 +227,7 @@ bool net_local_addr_for_peer(struct daemon *d, const struct peer *p, struct addr
 	/* Core's IsPeerAddrLocalGood: the peer says where it sees us. */
 	const struct addrman_service *seen = &p->addr_local;
 	struct addrman_service them = net_addr_service(&p->addr);
-	bool seen_good = r->discover && (p->proxy_net || addrman_netaddr_routable(&them)) &&
+	bool seen_good = r->discover && (p->proxied || addrman_netaddr_routable(&them)) &&
 	                 addrman_netaddr_routable(seen) &&
 	                 net_is_reachable(d, addrman_netaddr_network(seen));
 	if (seen_good) {

@@ -142,6 +142,8 @@ struct peer {
 	bool relevant_services : 1; /**< its version's services are all we want (p2p/handshake.c;
 	                               Core's m_has_all_wanted_services) */
 	bool socks_busy : 1; /**< dialling through a SOCKS5 proxy: the handshake is not over */
+	bool proxied : 1;    /**< reached through a SOCKS5 proxy (addr: the destination's IP, or
+	                        none for a name) */
 	/* receive side */
 	struct peer_rx rx;
 	/* send side */
@@ -186,7 +188,7 @@ struct peer {
 	struct relay_peer *txr;
 	/* networks and proxies (net/reach.c, net/socks5.c) */
 	struct net_socks5 *socks; /**< the SOCKS5 handshake under way, NULL when none */
-	uint8_t proxy_net;        /**< reached through a proxy: its enum addrman_net; else 0 */
+	uint8_t proxy_net;        /**< proxied: the destination's enum addrman_net (0 for a name) */
 	/** What the peer's version said our address is (Core's addrLocal); invalid when none. */
 	struct addrman_service addr_local;
 };
@@ -601,7 +603,8 @@ struct addrman_service net_addr_service(const union net_addr *a);
  */
 int net_socks5_route(struct daemon *d, const char *name, union net_addr *via,
                      struct net_socks5 **out);
-/** Give p the SOCKS5 request made by net_socks5_route (p frees it). */
+/** Give p the SOCKS5 request made by net_socks5_route (p frees it); s NULL: none; p NULL: s is
+ * freed. */
 void net_socks5_attach(struct peer *p, struct net_socks5 *s);
 /** The TCP connection to p's proxy is up: run the SOCKS5 handshake, then peer_start. */
 void net_socks5_start(struct peer *p);

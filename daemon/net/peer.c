@@ -150,8 +150,8 @@ void peer_start(struct peer *p)
 {
 	struct daemon *d = p->d;
 	int len = sizeof(p->addr);
-	/* Through a proxy the far end is the proxy: net/socks5.c set the address. */
-	if (!p->proxy_net && uv_tcp_getpeername(&p->tcp, &p->addr.sa, &len))
+	/* Through a proxy the far end is the proxy: net/socks5.c set the address (p->proxied). */
+	if (!p->proxied && uv_tcp_getpeername(&p->tcp, &p->addr.sa, &len))
 		memset(&p->addr, 0, sizeof(p->addr));
 	len = sizeof(p->local);
 	if (uv_tcp_getsockname(&p->tcp, &p->local.sa, &len))

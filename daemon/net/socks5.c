@@ -82,6 +82,7 @@ int net_socks5_route(struct daemon *d, const char *name, union net_addr *via,
 			return 0;
 		addrman_netaddr_str(&s, host, sizeof(host));
 	} else {
+		memset(&ip, 0, sizeof(ip)); /* the failed parse may have written to it */
 		size_t len = strlen(host);
 		bool onion = len > 6 && strcmp(host + len - 6, ".onion") == 0;
 		bool i2p = len > 8 && strcmp(host + len - 8, ".b32.i2p") == 0;
@@ -117,12 +118,13 @@ int net_socks5_route(struct daemon *d, const char *name, union net_addr *via,
 
 void net_socks5_attach(struct peer *p, struct net_socks5 *s)
 {
-	if (!p) {
+	if (!p || !s) {
 		xfree(s);
 		return;
 	}
 	p->socks = s;
 	s->p = p;
+	p->proxied = true;
 	p->proxy_net = s->net;
 }
 
