@@ -193,14 +193,15 @@ static json_t *peer_json(const struct peer *p)
 	    "s:i,"
 	    " s:s, s:s, s:s}",
 	    "id", (json_int_t)p->id, "addr", addr, "addrbind", bind, "network",
-	    network_name(&p->addr), "services", hex, "servicesnames", services_names(p->services),
-	    "relaytxes", p->relaytxes, "lastsend", (json_int_t)p->lastsend, "lastrecv",
-	    (json_int_t)p->lastrecv, "bytessent", (json_int_t)p->bytes_sent, "bytesrecv",
-	    (json_int_t)p->bytes_recv, "conntime", (json_int_t)p->conntime, "timeoffset",
-	    (json_int_t)0, "version", p->version, "startingheight", p->start_height, "subver",
-	    p->subver ? p->subver : "", "inbound", p->inbound, "synced_headers",
-	    (int)p->sync->best_height, "connection_type", peer_conn_type_name(p->conn_type),
-	    "transport_protocol_type", "v1", "session_id", "");
+	    p->proxied ? addrman_net_name((enum addrman_net)net_peer_network(p))
+	               : network_name(&p->addr),
+	    "services", hex, "servicesnames", services_names(p->services), "relaytxes",
+	    p->relaytxes, "lastsend", (json_int_t)p->lastsend, "lastrecv", (json_int_t)p->lastrecv,
+	    "bytessent", (json_int_t)p->bytes_sent, "bytesrecv", (json_int_t)p->bytes_recv,
+	    "conntime", (json_int_t)p->conntime, "timeoffset", (json_int_t)0, "version", p->version,
+	    "startingheight", p->start_height, "subver", p->subver ? p->subver : "", "inbound",
+	    p->inbound, "synced_headers", (int)p->sync->best_height, "connection_type",
+	    peer_conn_type_name(p->conn_type), "transport_protocol_type", "v1", "session_id", "");
 	if (!o)
 		return NULL;
 	/* Seconds as Core prints them (16 significant digits: 0.000452, not

@@ -603,6 +603,13 @@ struct addrman_service net_addr_service(const union net_addr *a);
  */
 int net_socks5_route(struct daemon *d, const char *name, union net_addr *via,
                      struct net_socks5 **out);
+/**
+ * net_socks5_route for an address manager's entry (an automatic
+ * connection): its text as Core's ToStringAddrPort, so a Tor v3 or I2P
+ * address is routed by name.
+ */
+int net_socks5_route_service(struct daemon *d, const struct addrman_service *s, union net_addr *via,
+                             struct net_socks5 **out);
 /** Give p the SOCKS5 request made by net_socks5_route (p frees it); s NULL: none; p NULL: s is
  * freed. */
 void net_socks5_attach(struct peer *p, struct net_socks5 *s);

@@ -116,6 +116,14 @@ int net_socks5_route(struct daemon *d, const char *name, union net_addr *via,
 	return 1;
 }
 
+int net_socks5_route_service(struct daemon *d, const struct addrman_service *s, union net_addr *via,
+                             struct net_socks5 **out)
+{
+	char text[128];
+	addrman_service_str(s, text, sizeof(text));
+	return net_socks5_route(d, text, via, out);
+}
+
 void net_socks5_attach(struct peer *p, struct net_socks5 *s)
 {
 	if (!p || !s) {

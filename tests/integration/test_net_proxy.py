@@ -115,7 +115,7 @@ def test_onion_addnode_through_onion_proxy(make_peerd, proxy):
     r = proxy.wait_requests(1)[0]
     assert r.atyp == 3 and r.host == name and r.port == 8333, r
     info = wait_for(lambda: d.rpc("getpeerinfo"), what="peer listed")[0]
-    assert info["addr"] == name + ":8333", info
+    assert info["addr"] == name + ":8333" and info["network"] == "onion", info
     p.close()
     srv.close()
 

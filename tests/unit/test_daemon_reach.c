@@ -142,6 +142,17 @@ static void test_routes_onion_only(void **state)
 	assert_int_equal(net_reach_init(t->d), 0);
 	assert_int_equal(route(t, ONION, via), 1);
 	assert_string_equal(via, "127.0.0.1:9050"); /* Core's default port */
+	/* An address manager's onion entry goes the same way (by its name). */
+	uint8_t key[32];
+	memset(key, 7, sizeof(key));
+	struct addrman_service onion;
+	assert_int_equal(addrman_service_from_bip155(PROTO_BIP155_TORV3, key, 32, 8333, &onion), 0);
+	union net_addr a;
+	struct net_socks5 *s = NULL;
+	assert_int_equal(net_socks5_route_service(t->d, &onion, &a, &s), 1);
+	net_socks5_attach(NULL, s);
+	struct addrman_service v4 = addrman_service_ipv4(1, 2, 3, 4, 8333);
+	assert_int_equal(net_socks5_route_service(t->d, &v4, &a, &s), 0);
 	assert_int_equal(route(t, "1.2.3.4:8333", NULL), 0);
 	assert_int_equal(route(t, "localhost:1234", NULL), 0); /* resolved here, as before */
 	/* Without -cjdnsreachable fc00::/8 is private IPv6: direct. */
