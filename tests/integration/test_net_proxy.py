@@ -249,3 +249,22 @@ def test_getnetworkinfo_as_core(make_bitcoind, make_peerd, args):
     # after them, before warnings).
     core_keys = [k for k in want if k in got]
     assert [k for k in got if k in want] == core_keys, (list(got), list(want))
+
+
+def test_two_peerds_through_the_proxy(make_peerd, proxy):
+    """A peerd reaches a second peerd through the proxy (by name, with
+    stream isolation) and a block mined at the second reaches the first."""
+    b = make_peerd("-peertimeout=10", name="behind")
+    proxy.route("localhost", b.port, b.port)
+    a = make_peerd("-proxy=" + proxy.addr, "-connect=localhost:%d" % b.port, listen=False,
+                   name="front")
+    wait_for(lambda: any(p.get("handshake_complete") for p in a.rpc("getpeerinfo")),
+             timeout=15, what="a's handshake with b through the proxy")
+    r = proxy.wait_requests(1)[0]
+    assert r.host == "localhost" and r.port == b.port and CRED.match(r.username), r
+    inbound = b.rpc("getpeerinfo")
+    assert len(inbound) == 1 and inbound[0]["inbound"], inbound
+    # Any valid regtest address does (test_chain_mining.py's TAPROOT).
+    addr = "bcrt1pamhwamhwamhwamhwamhwamhwamhwamhwamhwamhwamhwamhwamhqz6nvlh"
+    tip = b.rpc("generatetoaddress", 1, addr)[-1]
+    wait_for(lambda: a.rpc("getbestblockhash") == tip, timeout=15, what="the block at a")
