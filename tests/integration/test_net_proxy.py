@@ -133,11 +133,16 @@ def test_onion_without_proxy_is_not_dialled(make_peerd, proxy):
     assert d.rpc("getpeerinfo") == []
 
 
-def test_onlynet_onion_leaves_manual_ipv4_direct(make_peerd, proxy):
+def test_onlynet_onion_leaves_manual_ipv4_direct(make_peerd, make_bitcoind, proxy):
     """-onlynet limits automatic connections only (Core: "inbound and
     manual connections are not affected"): an IPv4 -connect is dialled
-    directly, with no proxy for IPv4, while ipv4 shows as limited."""
+    directly, with no proxy for IPv4, while ipv4 shows as limited; and
+    bitcoind does the same with an IPv4 addnode."""
     srv = Listener()
+    core = make_bitcoind(1, args=("-onlynet=onion", "-onion=" + proxy.addr, "-connect=0"))[0]
+    core.rpc("addnode", "127.0.0.1:%d" % srv.port, "onetry")
+    srv.accept().close()  # Core dialled it directly
+    assert proxy.requests == []
     d = make_peerd("-onlynet=onion", "-onion=" + proxy.addr, "-connect=127.0.0.1:%d" % srv.port,
                    listen=False)
     p = srv.accept()
@@ -150,9 +155,14 @@ def test_onlynet_onion_leaves_manual_ipv4_direct(make_peerd, proxy):
     srv.close()
 
 
-def test_loopback_goes_direct_even_with_proxy(make_peerd, proxy):
-    """Core: 127.0.0.1 is on no network (unroutable), so no proxy serves it."""
+def test_loopback_goes_direct_even_with_proxy(make_peerd, make_bitcoind, proxy):
+    """Core: 127.0.0.1 is on no network (unroutable), so no proxy serves it
+    (bitcoind dials it directly too)."""
     srv = Listener()
+    core = make_bitcoind(1, args=("-proxy=" + proxy.addr, "-connect=0"))[0]
+    core.rpc("addnode", "127.0.0.1:%d" % srv.port, "onetry")
+    srv.accept().close()
+    assert proxy.requests == []
     make_peerd("-proxy=" + proxy.addr, "-connect=127.0.0.1:%d" % srv.port, listen=False)
     p = srv.accept()
     answer_handshake(p)
