@@ -262,7 +262,7 @@ struct peerd_conf {
 	/* Networks and proxies as given; daemon/net/reach.c checks them with
 	 * Core's messages when the node starts (Core's AppInitMain step 6). */
 	char proxy[CONF_MAX_HOST + 8]; /**< -proxy: "" none, "0" -noproxy */
-	bool proxy_set;                /**< -proxy given at all (-noproxy too: Core's IsArgSet) */
+	bool proxy_set; /**< -proxy names a proxy (Core's soft-sets of -listen, -discover) */
 	char onion[CONF_MAX_HOST + 8]; /**< -onion: "" as -proxy, "0" -noonion */
 	bool proxyrandomize;           /**< default 1 */
 	struct conf_list onlynet;      /**< network names as given; none: every network */

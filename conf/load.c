@@ -466,6 +466,14 @@ static const char *scalar(const struct loader *L, enum conf_key key, const int *
 	return L->s[a].clear ? NULL : L->s[a].value;
 }
 
+/* A proxy is set: -proxy names one (not "", "0" or -noproxy), as Core 29's
+ * parameter interaction asks before turning -listen and -discover off. */
+static bool proxy_given(const struct loader *L, const int *levels, int nl)
+{
+	const char *v = scalar(L, CONF_K_PROXY, levels, nl);
+	return v && *v && strcmp(v, "0") != 0;
+}
+
 static unsigned long long uint_of(const char *v, unsigned long long dflt)
 {
 	unsigned long long n;
@@ -656,7 +664,7 @@ static int apply_networks(struct loader *L, struct peerd_conf *c, const int *lv,
 	const char *v;
 	bool set;
 	int rc;
-	c->proxy_set = resolve_set(L, CONF_K_PROXY, lv, nl);
+	c->proxy_set = proxy_given(L, lv, nl);
 	if ((v = scalar(L, CONF_K_PROXY, lv, nl)))
 		snprintf(c->proxy, sizeof(c->proxy), "%s", v);
 	if ((v = scalar(L, CONF_K_ONION, lv, nl)))
@@ -738,8 +746,8 @@ static int apply(struct loader *L, struct peerd_conf *c)
 		c->listen = strcmp(v, "1") == 0;
 	else if (c->bind.n)
 		c->listen = true;
-	else /* Core: -proxy (even -noproxy: IsArgSet) also means -listen=0 */
-		c->listen = c->connect.n == 0 && !resolve_set(L, CONF_K_PROXY, lv, nl);
+	else /* Core: a -proxy also means -listen=0 */
+		c->listen = c->connect.n == 0 && !proxy_given(L, lv, nl);
 	if ((rc = apply_networks(L, c, lv, nl)))
 		return rc;
 

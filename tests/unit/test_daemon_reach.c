@@ -454,6 +454,49 @@ static void test_socks5_timeout(void **state)
 	assert_int_equal(p->state, PEER_CLOSING);
 }
 
+/* Core 29's parameter interaction (conf/load.c): a -proxy turns -listen
+ * and -discover off unless given; -noproxy, -proxy=0 and -proxy= do not;
+ * -externalip and -listen=0 turn -discover off. */
+static void load(const char *a1, const char *a2, bool *listen, bool *discover)
+{
+	char *argv[] = {"peerd", "-noconf", "-regtest", (char *)a1, (char *)a2, NULL};
+	int argc = 3 + (a1 != NULL) + (a2 != NULL);
+	struct peerd_conf c;
+	char err[256];
+	int rc = conf_load(&c, argc, argv, err, sizeof(err));
+	if (rc)
+		fail_msg("conf_load: %s", err);
+	*listen = c.listen;
+	*discover = c.discover;
+	conf_release(&c);
+}
+
+static void test_parameter_interaction(void **state)
+{
+	(void)state;
+	bool l, d;
+	load(NULL, NULL, &l, &d);
+	assert_true(l && d);
+	load("-proxy=127.0.0.1:9050", NULL, &l, &d);
+	assert_true(!l && !d);
+	load("-noproxy", NULL, &l, &d);
+	assert_true(l && d);
+	load("-proxy=0", NULL, &l, &d);
+	assert_true(l && d);
+	load("-proxy=", NULL, &l, &d);
+	assert_true(l && d);
+	load("-proxy=127.0.0.1", "-listen=1", &l, &d);
+	assert_true(l && !d);
+	load("-proxy=127.0.0.1", "-bind=127.0.0.1", &l, &d); /* -bind wins: listen */
+	assert_true(l && !d);
+	load("-proxy=127.0.0.1", "-discover=1", &l, &d);
+	assert_true(!l && d);
+	load("-externalip=1.2.3.4", NULL, &l, &d);
+	assert_true(l && !d);
+	load("-listen=0", NULL, &l, &d);
+	assert_true(!l && !d);
+}
+
 int main(void)
 {
 	tf_global_init();
@@ -475,6 +518,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_socks5_malformed, tf_setup, tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_socks5_closed, tf_setup, tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_socks5_timeout, tf_setup, tf_teardown),
+	    cmocka_unit_test(test_parameter_interaction),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
