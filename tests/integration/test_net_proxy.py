@@ -238,10 +238,15 @@ CASES = [
      "-externalip=5.6.7.8"),
     # Nothing set: every network but I2P and CJDNS, no proxy, no address.
     (),
+    # CJDNS only; an IPv4 address is then not ours.
+    ("-onlynet=cjdns", "-cjdnsreachable", "-externalip=[fc00::2]:1", "-externalip=1.2.3.4"),
+    # Core tests -cjdnsreachable with IsArgSet: =0 keeps CJDNS reachable.
+    ("-cjdnsreachable=0", "-externalip=fc12::1"),
 ]
 
 
-@pytest.mark.parametrize("args", CASES, ids=["proxy-onlynet", "onion-cjdns", "noonion", "none"])
+@pytest.mark.parametrize("args", CASES, ids=["proxy-onlynet", "onion-cjdns", "noonion", "none",
+                                             "cjdns-only", "cjdnsreachable-0"])
 def test_getnetworkinfo_as_core(make_bitcoind, make_peerd, args):
     core = make_bitcoind(1, args=("-connect=0",) + args)[0]
     d = make_peerd("-connect=0", "-discover=0", *args)
