@@ -44,7 +44,7 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
     [CONF_K_TESTNET4] = {"testnet4", CONF_KIND_BOOL, CONF_KF_TOP, 0, 1, "<0|1>", "0",
                          "Same as chain=testnet4."},
     [CONF_K_LISTEN] = {"listen", CONF_KIND_BOOL, 0, 0, 1, "<0|1>",
-                       "1 (0 when connect= is set, unless bind= is)",
+                       "1 (0 when connect= or proxy= is set, unless bind= is)",
                        "Accept inbound connections."},
     [CONF_K_BIND] = {"bind", CONF_KIND_BIND, CONF_KF_NEGCLR, 0, 0, "<addr>[:<port>]",
                      "0.0.0.0 and :: on -port",
