@@ -559,6 +559,12 @@ struct net_reach {
 };
 
 /**
+ * What the default options give, before net_reach_init: IPv4 and IPv6
+ * reachable, no proxy, no local address (daemon_init calls it, so the
+ * test fixtures have it too).
+ */
+void net_reach_defaults(struct daemon *d);
+/**
  * Read the network options (Core's AppInitMain step 6 and Discover): the
  * reachable networks, the proxies, -externalip, the -bind addresses and,
  * with -discover, the interfaces' addresses. 0, or -EINVAL after logging

@@ -397,13 +397,15 @@ static int init_local(struct daemon *d)
 	return 0;
 }
 
-int net_reach_init(struct daemon *d)
+void net_reach_defaults(struct daemon *d)
 {
 	struct net_reach *r = &d->net->reach;
+	memset(r, 0, sizeof(*r));
+	/* What the default options give: no proxy, so no onion; no CJDNS, no I2P. */
+	r->reachable = (1u << ADDRMAN_NET_UNROUTABLE) | (1u << ADDRMAN_NET_IPV4) |
+	               (1u << ADDRMAN_NET_IPV6) | (1u << ADDRMAN_NET_INTERNAL);
 	r->listen = d->conf->listen;
-	r->discover = d->conf->discover;
 	r->listen_port = listen_port(d->conf);
-	r->n_local = 0;
 	/* Core's TorStreamIsolationCredentialsGenerator: a random prefix per
 	 * run, so two runs (or two nodes) never share credentials. */
 	uint8_t rnd[8];
@@ -411,7 +413,13 @@ int net_reach_init(struct daemon *d)
 	for (size_t i = 0; i < sizeof(rnd); i++)
 		snprintf(r->cred_prefix + 2 * i, 3, "%02x", rnd[i]);
 	strcat(r->cred_prefix, "-");
-	r->cred_counter = 0;
+}
+
+int net_reach_init(struct daemon *d)
+{
+	struct net_reach *r = &d->net->reach;
+	net_reach_defaults(d);
+	r->discover = d->conf->discover;
 	int err = init_networks(d);
 	if (err)
 		return err;

@@ -37,7 +37,14 @@ static void list_add(struct conf_list *l, const char *v)
 static void test_reachable_default(void **state)
 {
 	struct tf *t = *state;
+	/* Before the options are read (daemon_init's defaults): the same. */
+	assert_true(net_is_reachable(t->d, ADDRMAN_NET_IPV4));
+	assert_true(net_is_reachable(t->d, ADDRMAN_NET_IPV6));
+	assert_false(net_is_reachable(t->d, ADDRMAN_NET_ONION));
+	assert_int_equal(strlen(t->d->net->reach.cred_prefix), 17);
+	uint32_t before = net_reachable_mask(t->d);
 	assert_int_equal(net_reach_init(t->d), 0);
+	assert_int_equal(net_reachable_mask(t->d), before);
 	struct daemon *d = t->d;
 	assert_true(net_is_reachable(d, ADDRMAN_NET_IPV4));
 	assert_true(net_is_reachable(d, ADDRMAN_NET_IPV6));
