@@ -282,6 +282,48 @@ static void test_local_discover_seen(void **state)
 	assert_false(net_local_addr_for_peer(d, o, &out));
 }
 
+/* A version from p saying it sees us at 1.2.3.4:port. */
+static void send_version(struct tf *t, struct peer *p, uint16_t port)
+{
+	struct proto_msg m;
+	proto_msg_init(&m);
+	tf_version_msg(&m, "/test:1.0/", 0, 0x0102030405060708ull + p->id);
+	static const uint8_t ip[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 1, 2, 3, 4};
+	memcpy(m.version.addr_recv.ip, ip, 16);
+	m.version.addr_recv.port = port;
+	struct proto_writer w;
+	proto_writer_init(&w);
+	tf_msg_frame(t, &w, &m);
+	assert_int_equal(tf_feed(p, w.buf, w.len, SIZE_MAX), w.len);
+	proto_writer_release(&w);
+	proto_msg_release(&m);
+}
+
+/* p2p/handshake.c: the version's addr_recv is where the peer sees us
+ * (Core's SetAddrLocal); an inbound peer's view adds a point to that
+ * address of ours (SeenLocal), an outbound peer's does not. */
+static void test_version_seen_local(void **state)
+{
+	struct tf *t = *state;
+	list_add(&t->conf.externalip, "1.2.3.4");
+	assert_int_equal(net_reach_init(t->d), 0);
+	struct net_reach *r = &t->d->net->reach;
+	assert_int_equal(r->local[0].score, NET_LOCAL_MANUAL);
+	struct peer *in = tf_new_conn(t, "8.8.8.8:5000");
+	send_version(t, in, 18444);
+	char text[64];
+	addrman_service_str(&in->addr_local, text, sizeof(text));
+	assert_string_equal(text, "1.2.3.4:18444");
+	assert_int_equal(r->local[0].score, NET_LOCAL_MANUAL + 1);
+	struct peer *out = tf_peer(t, false, "8.8.4.4:8333");
+	out->state = PEER_HANDSHAKE;
+	out->got_version = out->handshake_done = false;
+	out->sent_version = true;
+	send_version(t, out, 18444);
+	assert_int_equal(out->addr_local.net, ADDRMAN_NET_IPV4);
+	assert_int_equal(r->local[0].score, NET_LOCAL_MANUAL + 1);
+}
+
 /* ---- the SOCKS5 handshake over a socketpair -------------------------------- */
 
 /* Run the loop until the proxy's end has `want` bytes (or a second passed). */
@@ -516,6 +558,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_routes_no_onion, tf_setup, tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_local_addresses, tf_setup, tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_local_discover_seen, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_version_seen_local, tf_setup, tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_socks5_handshake, tf_setup, tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_socks5_failures, tf_setup, tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_socks5_wrong_method, tf_setup, tf_teardown),
