@@ -451,13 +451,14 @@ static int resolve(const struct loader *L, enum conf_key key, const int *levels,
 	return -1;
 }
 
-/* The scalar value of key, or NULL (unset, or cleared). */
+/* Whether key is set at any of the levels (cleared or negated too: Core's IsArgSet). */
 static bool resolve_set(const struct loader *L, enum conf_key key, const int *levels, int nl)
 {
 	size_t a, b;
 	return resolve(L, key, levels, nl, &a, &b) >= 0;
 }
 
+/* The scalar value of key, or NULL (unset, or cleared). */
 static const char *scalar(const struct loader *L, enum conf_key key, const int *levels, int nl)
 {
 	size_t a, b;
