@@ -17,7 +17,7 @@ import subprocess
 import pytest
 
 import bitcoind
-from conftest import PEERD_BIN, wait_for
+from conftest import PEERD_BIN, free_port, wait_for
 from socks5_server import Socks5Server
 from test_daemon_outbound import Listener, answer_handshake
 
@@ -283,3 +283,13 @@ def test_two_peerds_through_the_proxy(make_peerd, proxy):
     addr = "bcrt1pamhwamhwamhwamhwamhwamhwamhwamhwamhwamhwamhwamhwamhqz6nvlh"
     tip = b.rpc("generatetoaddress", 1, addr)[-1]
     wait_for(lambda: a.rpc("getbestblockhash") == tip, timeout=15, what="the block at a")
+
+
+def test_proxy_down_is_retried(make_peerd):
+    """Nothing listens on the proxy's port: the failure names the proxy, and
+    the destination is tried again (Core: the proxy connection failed)."""
+    port = free_port()
+    d = make_peerd("-proxy=127.0.0.1:%d" % port, "-connect=localhost:1", listen=False)
+    line = "connect() to 127.0.0.1:%d failed after wait: Connection refused (111)" % port
+    wait_for(lambda: d.log().count(line) >= 2, timeout=15, what="two attempts at the proxy")
+    assert d.rpc("getpeerinfo") == []
