@@ -102,8 +102,6 @@
 /** checkaddrman= is read as Core's int32 and clamped to this, as Core's init. */
 #define CONF_MAX_CHECKADDRMAN   2147483647
 #define CONF_CLAMP_CHECKADDRMAN 1000000
-/** A test= word's most bytes. */
-#define CONF_MAX_WORD 64
 /** metricsbind= port when none is given. */
 #define CONF_DEFAULT_METRICSPORT 9332
 /** A config file larger than this is refused (a real one is a few KB). */
@@ -268,6 +266,16 @@ struct peerd_conf {
 	bool test_addrman;             /**< test=addrman: Core's deterministic address manager */
 	bool test_addrmanloopback;     /**< test=addrmanloopback: 127.0.0.0/8 kept, by /16 */
 	int32_t checkaddrman;          /**< checkaddrman=, clamped to 0..1,000,000 as Core */
+	/* Networks and proxies as given; daemon/net/reach.c checks them with
+	 * Core's messages when the node starts (Core's AppInitMain step 6). */
+	char proxy[CONF_MAX_HOST + 8]; /**< -proxy: "" none, "0" -noproxy */
+	bool proxy_set; /**< -proxy names a proxy (Core's soft-sets of -listen, -discover) */
+	char onion[CONF_MAX_HOST + 8]; /**< -onion: "" as -proxy, "0" -noonion */
+	bool proxyrandomize;           /**< default 1 */
+	struct conf_list onlynet;      /**< network names as given; none: every network */
+	int cjdnsreachable;            /**< -1 not given (Core tests IsArgSet), else 0/1 */
+	struct conf_list externalip;   /**< addresses as given */
+	bool discover; /**< after Core's soft-sets (-proxy, -listen=0, -externalip) */
 	/** bitcoind options given that peerd ignores (conf/core_opts.c), one
 	 * message each naming where and why, for peerd to log at start. */
 	struct conf_list ignored;

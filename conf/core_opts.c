@@ -27,7 +27,7 @@
 	"(controlsocket=), which only its owner can open"
 #define NO_WALLET     "peerd has no wallet"
 #define NO_DISCOVERY  "peerd does not discover peers yet: name them with connect= or addnode="
-#define NO_PROXY      "peerd connects only directly, over IPv4 and IPv6 (no proxy, Tor, I2P, CJDNS)"
+#define NO_PROXY      "peerd has no Tor control port client and no I2P SAM client yet"
 #define NO_INDEX      "peerd keeps no optional index"
 #define NO_PRUNE      "peerd keeps every block (no pruning)"
 #define NO_NOTIFY     "peerd runs no notification commands"
@@ -58,7 +58,6 @@ const struct conf_core_opt conf_core_opts[] = {
     {"checkblocks", CONF_CORE_REFUSE, NULL, NO_STARTCHECK},
     {"checklevel", CONF_CORE_REFUSE, NULL, NO_STARTCHECK},
     {"checkmempool", CONF_CORE_REFUSE, "0", TEST_ONLY},
-    {"cjdnsreachable", CONF_CORE_REFUSE, "0", NO_PROXY},
     {"coinstatsindex", CONF_CORE_REFUSE, "0", NO_INDEX},
     {"consolidatefeerate", CONF_CORE_IGNORE, NULL, NO_WALLET},
     {"daemon", CONF_CORE_REFUSE, "0", "peerd stays in the foreground (run it under systemd)"},
@@ -67,9 +66,7 @@ const struct conf_core_opt conf_core_opts[] = {
     {"deprecatedrpc", CONF_CORE_IGNORE, NULL, NO_RPC},
     {"disablewallet", CONF_CORE_IGNORE, NULL, NO_WALLET},
     {"discardfee", CONF_CORE_IGNORE, NULL, NO_WALLET},
-    {"discover", CONF_CORE_REFUSE, "0", "peerd does not advertise its own addresses"},
     {"dns", CONF_CORE_REFUSE, "1", "peerd resolves the names connect= and addnode= give"},
-    {"externalip", CONF_CORE_REFUSE, NULL, "peerd does not advertise its own addresses"},
     {"fallbackfee", CONF_CORE_IGNORE, NULL, NO_WALLET},
     {"fastprune", CONF_CORE_REFUSE, "0", TEST_ONLY},
     {"help-debug", CONF_CORE_IGNORE, NULL, "peerd -help lists every option"},
@@ -94,15 +91,11 @@ const struct conf_core_opt conf_core_opts[] = {
     {"mocktime", CONF_CORE_REFUSE, "0", TEST_ONLY},
     {"natpmp", CONF_CORE_REFUSE, "0", "peerd opens no port on the router"},
     {"networkactive", CONF_CORE_REFUSE, "1", "use the setnetworkactive method"},
-    {"onion", CONF_CORE_REFUSE, "0", NO_PROXY},
-    {"onlynet", CONF_CORE_REFUSE, NULL, NO_PROXY},
     {"paytxfee", CONF_CORE_IGNORE, NULL, NO_WALLET},
     {"peerblockfilters", CONF_CORE_REFUSE, "0", "peerd serves no BIP157 filters"},
     {"peerbloomfilters", CONF_CORE_REFUSE, "0", "peerd serves no BIP37 filters"},
     {"persistmempoolv1", CONF_CORE_REFUSE, "0", "peerd writes mempool.dat in Core 29's format"},
     {"printpriority", CONF_CORE_IGNORE, NULL, COSMETIC},
-    {"proxy", CONF_CORE_REFUSE, "0", NO_PROXY},
-    {"proxyrandomize", CONF_CORE_IGNORE, NULL, NO_PROXY},
     {"prune", CONF_CORE_REFUSE, "0", NO_PRUNE},
     {"reindex", CONF_CORE_REFUSE, "0", "peerd cannot rebuild its index from block files yet"},
     {"reindex-chainstate", CONF_CORE_REFUSE, "0",

@@ -77,6 +77,14 @@ enum conf_key {
 	CONF_K_FIXEDSEEDS,
 	CONF_K_FORCEDNSSEED,
 	CONF_K_DNSSERVER,
+	/* Networks and proxies (issue 20; checked with Core's messages by net/reach.c) */
+	CONF_K_PROXY,
+	CONF_K_ONION,
+	CONF_K_PROXYRANDOMIZE,
+	CONF_K_ONLYNET,
+	CONF_K_CJDNSREACHABLE,
+	CONF_K_EXTERNALIP,
+	CONF_K_DISCOVER,
 	CONF_K__COUNT
 };
 
@@ -92,7 +100,8 @@ enum conf_kind {
 	CONF_KIND_HEX256, /**< a 256-bit number: optional 0x, 1-64 hex digits */
 	CONF_KIND_AMOUNT, /**< BTC as Core's ParseMoney: digits, up to 8 decimals, <= 21e6 */
 	CONF_KIND_ADDR,   /**< one IP literal with optional port (metricsbind) */
-	CONF_KIND_WORDS,  /**< repeatable: a word, checked where it is applied (test=) */
+	CONF_KIND_TEXT,   /**< any text up to CONF_MAX_HOST + 8 bytes, empty too (proxy=) */
+	CONF_KIND_TEXTS,  /**< repeatable: as CONF_KIND_TEXT, not empty (onlynet=, externalip=) */
 };
 
 /** Key flags. */
@@ -126,7 +135,7 @@ static inline bool conf_key_is_list(enum conf_key key)
 {
 	enum conf_kind k = conf_keys[key].kind;
 	return k == CONF_KIND_BIND || k == CONF_KIND_PEER || k == CONF_KIND_DEBUG ||
-	       k == CONF_KIND_WORDS;
+	       k == CONF_KIND_TEXTS;
 }
 
 /**

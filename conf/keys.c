@@ -44,7 +44,7 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
     [CONF_K_TESTNET4] = {"testnet4", CONF_KIND_BOOL, CONF_KF_TOP, 0, 1, "<0|1>", "0",
                          "Same as chain=testnet4."},
     [CONF_K_LISTEN] = {"listen", CONF_KIND_BOOL, 0, 0, 1, "<0|1>",
-                       "1 (0 when connect= is set, unless bind= is)",
+                       "1 (0 when connect= or proxy= is set, unless bind= is)",
                        "Accept inbound connections."},
     [CONF_K_BIND] = {"bind", CONF_KIND_BIND, CONF_KF_NEGCLR, 0, 0, "<addr>[:<port>]",
                      "0.0.0.0 and :: on -port",
@@ -258,7 +258,7 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                              "none",
                              "No debug messages of this category, even with -debug=all.\n"
                              "Repeatable. SIGHUP re-reads debug= and debugexclude=."},
-    [CONF_K_TEST] = {"test", CONF_KIND_WORDS, CONF_KF_NEGCLR, 0, 0, "<option>", "none",
+    [CONF_K_TEST] = {"test", CONF_KIND_TEXTS, CONF_KF_NEGCLR, 0, 0, "<option>", "none",
                      "A test-only option (regtest only), as bitcoind's: addrman (the address\n"
                      "manager's key and random numbers are fixed, so the same calls give the\n"
                      "same tables as bitcoind -test=addrman); peerd's own addrmanloopback\n"
@@ -281,6 +281,32 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                           "the system's",
                           "Send every DNS query (seeds, connect=, addnode=) to this server only,\n"
                           "port 53 by default, and read no hosts file. For tests."},
+    [CONF_K_PROXY] = {"proxy", CONF_KIND_TEXT, 0, 0, 0, "<ip:port>", "none",
+                      "Connect through this SOCKS5 proxy (port default 9050): IPv4, IPv6,\n"
+                      "CJDNS and host names; onion too unless -onion says otherwise.\n"
+                      "-noproxy or proxy=0: none. Implies -listen=0 and -discover=0 unless\n"
+                      "given. See doc/networks.md."},
+    [CONF_K_ONION] = {"onion", CONF_KIND_TEXT, 0, 0, 0, "<ip:port>", "-proxy",
+                      "SOCKS5 proxy to reach Tor onion services (port default 9050);\n"
+                      "-noonion or onion=0: never connect to onion addresses."},
+    [CONF_K_PROXYRANDOMIZE] = {"proxyrandomize", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "1",
+                               "Give the proxy different credentials for every connection, so\n"
+                               "Tor puts each on its own circuit (stream isolation)."},
+    [CONF_K_ONLYNET] = {"onlynet", CONF_KIND_TEXTS, CONF_KF_NEGCLR, 0, 0, "<net>", "all",
+                        "Make automatic outbound connections only to this network (ipv4,\n"
+                        "ipv6, onion, i2p, cjdns); inbound and manual connections are not\n"
+                        "affected. Repeatable."},
+    [CONF_K_CJDNSREACHABLE] = {"cjdnsreachable", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "0",
+                               "This host is on the CJDNS network: fc00::/8 addresses are CJDNS\n"
+                               "addresses, dialled directly."},
+    [CONF_K_EXTERNALIP] = {"externalip", CONF_KIND_TEXTS, CONF_KF_NEGCLR, 0, 0, "<ip>", "none",
+                           "Our own public address, announced to peers (an IP literal or a\n"
+                           "Tor v3 .onion name, optional port). Repeatable. Implies\n"
+                           "-discover=0 unless given."},
+    [CONF_K_DISCOVER] = {"discover", CONF_KIND_BOOL, 0, 0, 1, "<0|1>",
+                         "1 when listening and no -externalip or -proxy",
+                         "Find our own addresses on the local interfaces and announce the\n"
+                         "routable ones."},
 };
 
 /* Section names are the network names bitcoind uses for them. */
@@ -624,7 +650,7 @@ const char *conf_check_value(enum conf_key key, const char *v, char *why, size_t
 	unsigned long long n;
 	int rc;
 
-	if (*v == '\0')
+	if (*v == '\0' && k->kind != CONF_KIND_TEXT)
 		return why_set(why, whylen, "empty value");
 	switch (k->kind) {
 	case CONF_KIND_BOOL:
@@ -672,9 +698,10 @@ const char *conf_check_value(enum conf_key key, const char *v, char *why, size_t
 			               k->name, v);
 		return NULL;
 	}
-	case CONF_KIND_WORDS:
-		if (strlen(v) > CONF_MAX_WORD)
-			return why_set(why, whylen, "too long (max %d bytes)", CONF_MAX_WORD);
+	case CONF_KIND_TEXT:
+	case CONF_KIND_TEXTS:
+		if (strlen(v) > CONF_MAX_HOST + 7)
+			return why_set(why, whylen, "too long (max %d bytes)", CONF_MAX_HOST + 7);
 		return NULL;
 	case CONF_KIND_DEBUG: {
 		uint32_t m = 0, c = 0;

@@ -451,6 +451,13 @@ static int resolve(const struct loader *L, enum conf_key key, const int *levels,
 	return -1;
 }
 
+/* Whether key is set at any of the levels (cleared or negated too: Core's IsArgSet). */
+static bool resolve_set(const struct loader *L, enum conf_key key, const int *levels, int nl)
+{
+	size_t a, b;
+	return resolve(L, key, levels, nl, &a, &b) >= 0;
+}
+
 /* The scalar value of key, or NULL (unset, or cleared). */
 static const char *scalar(const struct loader *L, enum conf_key key, const int *levels, int nl)
 {
@@ -458,6 +465,14 @@ static const char *scalar(const struct loader *L, enum conf_key key, const int *
 	if (resolve(L, key, levels, nl, &a, &b) < 0)
 		return NULL;
 	return L->s[a].clear ? NULL : L->s[a].value;
+}
+
+/* A proxy is set: -proxy names one (not "", "0" or -noproxy), as Core 29's
+ * parameter interaction asks before turning -listen and -discover off. */
+static bool proxy_given(const struct loader *L, const int *levels, int nl)
+{
+	const char *v = scalar(L, CONF_K_PROXY, levels, nl);
+	return v && *v && strcmp(v, "0") != 0;
 }
 
 static unsigned long long uint_of(const char *v, unsigned long long dflt)
@@ -673,6 +688,34 @@ static int apply_mempool(struct loader *L, struct peerd_conf *c, const int *lv, 
 	return 0;
 }
 
+/* -proxy, -onion, -onlynet, -externalip, ... as given (net/reach.c judges
+ * them); -discover after Core's parameter interaction. */
+static int apply_networks(struct loader *L, struct peerd_conf *c, const int *lv, int nl)
+{
+	const char *v;
+	bool set;
+	int rc;
+	c->proxy_set = proxy_given(L, lv, nl);
+	if ((v = scalar(L, CONF_K_PROXY, lv, nl)))
+		snprintf(c->proxy, sizeof(c->proxy), "%s", v);
+	if ((v = scalar(L, CONF_K_ONION, lv, nl)))
+		snprintf(c->onion, sizeof(c->onion), "%s", v);
+	c->proxyrandomize = uint_of(scalar(L, CONF_K_PROXYRANDOMIZE, lv, nl), 1) != 0;
+	c->cjdnsreachable = -1;
+	if (resolve_set(L, CONF_K_CJDNSREACHABLE, lv, nl))
+		c->cjdnsreachable = uint_of(scalar(L, CONF_K_CJDNSREACHABLE, lv, nl), 0) != 0;
+	if ((rc = fill_list(L, CONF_K_ONLYNET, lv, nl, &c->onlynet, &set)) ||
+	    (rc = fill_list(L, CONF_K_EXTERNALIP, lv, nl, &c->externalip, &set)))
+		return rc;
+	/* Core's soft-sets: -proxy, -listen=0 and -externalip each turn
+	 * discovery off unless -discover is given. */
+	if ((v = scalar(L, CONF_K_DISCOVER, lv, nl)))
+		c->discover = strcmp(v, "1") == 0;
+	else
+		c->discover = !c->proxy_set && c->listen && c->externalip.n == 0;
+	return 0;
+}
+
 static int apply(struct loader *L, struct peerd_conf *c)
 {
 	int rc = pick_chain(L, c);
@@ -738,8 +781,10 @@ static int apply(struct loader *L, struct peerd_conf *c)
 		c->listen = strcmp(v, "1") == 0;
 	else if (c->bind.n)
 		c->listen = true;
-	else
-		c->listen = c->connect.n == 0;
+	else /* Core: a -proxy also means -listen=0 */
+		c->listen = c->connect.n == 0 && !proxy_given(L, lv, nl);
+	if ((rc = apply_networks(L, c, lv, nl)))
+		return rc;
 
 	c->port =
 	    (uint16_t)uint_of(scalar(L, CONF_K_PORT, lv, nl_netonly), c->params->default_port);
@@ -858,6 +903,9 @@ void conf_defaults(struct peerd_conf *c)
 	c->limitancestorsize = CONF_DEFAULT_LIMIT_KVB;
 	c->limitdescendantcount = CONF_DEFAULT_LIMIT_COUNT;
 	c->limitdescendantsize = CONF_DEFAULT_LIMIT_KVB;
+	c->proxyrandomize = true;
+	c->cjdnsreachable = -1;
+	c->discover = true;
 }
 
 static void list_release(struct conf_list *l)
@@ -880,6 +928,8 @@ void conf_release(struct peerd_conf *c)
 	list_release(&c->debugexclude);
 	list_release(&c->test);
 	list_release(&c->ignored);
+	list_release(&c->onlynet);
+	list_release(&c->externalip);
 	xfree(c->debuglogfile);
 	xfree(c->pidfile);
 	xfree(c->controlsocketgroup);

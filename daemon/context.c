@@ -63,6 +63,7 @@ int daemon_init(struct daemon *d, uv_loop_t *loop, const struct peerd_conf *c)
 	d->net->peertimeout_ms = (uint64_t)c->peertimeout_s * 1000u;
 	d->net->maxconnections = c->maxconnections > 0 ? (uint32_t)c->maxconnections : 0;
 	net_init_limits(d);
+	net_reach_defaults(d); /* net_reach_init reads the options at start */
 	d->msg_table = daemon_msg_table;
 	d->net_events = &daemon_net_events;
 	d->p2p_hooks = &daemon_p2p_hooks;

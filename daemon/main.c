@@ -230,6 +230,9 @@ static int start(struct daemon *d)
 	for (size_t i = 0; i < c->ignored.n; i++)
 		DLOG_WARNING(&d->log, DLOG_MAIN, "%s", c->ignored.v[i]);
 	fit_fd_limit(d);
+	/* Networks and proxies: bad values stop here with Core's message. */
+	if ((err = net_reach_init(d)))
+		return err;
 	if ((err = ban_init(d)))
 		return err;
 	if ((err = ctl_start(d)))

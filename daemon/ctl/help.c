@@ -28,7 +28,12 @@ static const struct ctl_help_entry entries[] = {
      "  \"localservices\" : \"hex\", \"localservicesnames\" : [\"str\",...],\n"
      "  \"localrelay\" : true|false, \"timeoffset\" : n, \"networkactive\" : true|false,\n"
      "  \"connections\" : n, \"connections_in\" : n, \"connections_out\" : n,\n"
-     "  \"maxconnections\" : n, \"chain\" : \"str\", \"localaddresses\" : [], \"warnings\" : []\n}",
+     "  \"networks\" : [ { \"name\" : \"str\", \"limited\" : true|false,\n"
+     "      \"reachable\" : true|false, \"proxy\" : \"host:port\",\n"
+     "      \"proxy_randomize_credentials\" : true|false }, ... ],\n"
+     "  \"relayfee\" : n, \"incrementalfee\" : n,\n"
+     "  \"localaddresses\" : [ { \"address\" : \"str\", \"port\" : n, \"score\" : n }, ... ],\n"
+     "  \"maxconnections\" : n, \"chain\" : \"str\", \"warnings\" : []\n}",
      NULL},
     {"getpeerinfo",
      "[ { \"id\" : n, \"addr\" : \"host:port\", \"network\" : \"str\", \"services\" : \"hex\",\n"

@@ -17,6 +17,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "json/json.h"
+
 /** Default setban duration (Core DEFAULT_MISBEHAVING_BANTIME). */
 #define CTL_DEFAULT_BANTIME_S (24 * 3600)
 
@@ -74,21 +76,59 @@ static void m_getconnectioncount(struct daemon *d, json_t *args, struct ctl_resu
 	ok(res, json_integer(d->n_inbound + d->n_outbound));
 }
 
+/* Core's GetNetworksInfo: each network but unroutable and internal. */
+static json_t *networks_json(const struct daemon *d)
+{
+	json_t *a = json_array();
+	for (int n = ADDRMAN_NET_IPV4; a && n <= ADDRMAN_NET_CJDNS; n++) {
+		const struct net_proxy *px = net_proxy_for(d, n);
+		char proxy[NET_ADDRSTRLEN] = "";
+		if (px)
+			net_addr_format(&px->addr, proxy);
+		json_array_append_new(a, json_pack("{s:s, s:b, s:b, s:s, s:b}", "name",
+		                                   addrman_net_name((enum addrman_net)n), "limited",
+		                                   !net_is_reachable(d, n), "reachable",
+		                                   net_is_reachable(d, n), "proxy", proxy,
+		                                   "proxy_randomize_credentials",
+		                                   px ? px->randomize : false));
+	}
+	return a;
+}
+
+/* Core's mapLocalHost, in its order. */
+static json_t *localaddresses_json(const struct daemon *d)
+{
+	const struct net_reach *r = &d->net->reach;
+	json_t *a = json_array();
+	for (uint32_t i = 0; a && i < r->n_local; i++) {
+		char ip[128];
+		addrman_netaddr_str(&r->local[i].addr, ip, sizeof(ip));
+		json_array_append_new(a, json_pack("{s:s, s:i, s:i}", "address", ip, "port",
+		                                   (int)r->local[i].addr.port, "score",
+		                                   r->local[i].score));
+	}
+	return a;
+}
+
 static void m_getnetworkinfo(struct daemon *d, json_t *args, struct ctl_result *res)
 {
 	(void)args;
 	char hex[17];
 	services_hex(DAEMON_LOCAL_SERVICES, hex);
+	/* Core's fields in Core's order; maxconnections and chain are peerd's. */
 	ok(res,
-	   json_pack("{s:i, s:s, s:i, s:s, s:o, s:b, s:i, s:b, s:i, s:i, s:i, s:i, s:s, s:[], s:o}",
+	   json_pack("{s:i, s:s, s:i, s:s, s:o, s:b, s:i, s:b, s:i, s:i, s:i, s:o, s:o, s:o, s:o, "
+	             "s:i, s:s, s:o}",
 	             "version", DAEMON_VERSION_NUMBER, "subversion", DAEMON_USER_AGENT,
 	             "protocolversion", PROTO_VERSION, "localservices", hex, "localservicesnames",
 	             services_names(DAEMON_LOCAL_SERVICES), "localrelay", !d->conf->blocksonly,
 	             "timeoffset", 0, "networkactive", !d->network_inactive, "connections",
 	             (int)(d->n_inbound + d->n_outbound), "connections_in", (int)d->n_inbound,
-	             "connections_out", (int)d->n_outbound, "maxconnections",
-	             (int)d->net->maxconnections, "chain", d->params->name, "localaddresses",
-	             "warnings", daemon_warnings_json(d)));
+	             "connections_out", (int)d->n_outbound, "networks", networks_json(d),
+	             "relayfee", json_amount(d->conf->minrelaytxfee), "incrementalfee",
+	             json_amount(d->conf->incrementalrelayfee), "localaddresses",
+	             localaddresses_json(d), "maxconnections", (int)d->net->maxconnections, "chain",
+	             d->params->name, "warnings", daemon_warnings_json(d)));
 }
 
 static const char *network_name(const union net_addr *a)
@@ -141,8 +181,11 @@ static void peer_json_core29(const struct peer *p, json_t *o)
 
 static json_t *peer_json(const struct peer *p)
 {
-	char addr[NET_ADDRSTRLEN], bind[NET_ADDRSTRLEN], hex[17];
+	char addr[CONF_MAX_HOST + 8], bind[NET_ADDRSTRLEN], hex[17];
 	net_addr_format(&p->addr, addr);
+	/* Reached by name through a proxy: the name (Core's m_addr_name). */
+	if (!p->addr.sa.sa_family && p->target)
+		snprintf(addr, sizeof(addr), "%s", p->target->name);
 	net_addr_format(&p->local, bind);
 	services_hex(p->services, hex);
 	json_t *o = json_pack(
@@ -150,14 +193,15 @@ static json_t *peer_json(const struct peer *p)
 	    "s:i,"
 	    " s:s, s:s, s:s}",
 	    "id", (json_int_t)p->id, "addr", addr, "addrbind", bind, "network",
-	    network_name(&p->addr), "services", hex, "servicesnames", services_names(p->services),
-	    "relaytxes", p->relaytxes, "lastsend", (json_int_t)p->lastsend, "lastrecv",
-	    (json_int_t)p->lastrecv, "bytessent", (json_int_t)p->bytes_sent, "bytesrecv",
-	    (json_int_t)p->bytes_recv, "conntime", (json_int_t)p->conntime, "timeoffset",
-	    (json_int_t)0, "version", p->version, "startingheight", p->start_height, "subver",
-	    p->subver ? p->subver : "", "inbound", p->inbound, "synced_headers",
-	    (int)p->sync->best_height, "connection_type", peer_conn_type_name(p->conn_type),
-	    "transport_protocol_type", "v1", "session_id", "");
+	    p->proxied ? addrman_net_name((enum addrman_net)net_peer_network(p))
+	               : network_name(&p->addr),
+	    "services", hex, "servicesnames", services_names(p->services), "relaytxes",
+	    p->relaytxes, "lastsend", (json_int_t)p->lastsend, "lastrecv", (json_int_t)p->lastrecv,
+	    "bytessent", (json_int_t)p->bytes_sent, "bytesrecv", (json_int_t)p->bytes_recv,
+	    "conntime", (json_int_t)p->conntime, "timeoffset", (json_int_t)0, "version", p->version,
+	    "startingheight", p->start_height, "subver", p->subver ? p->subver : "", "inbound",
+	    p->inbound, "synced_headers", (int)p->sync->best_height, "connection_type",
+	    peer_conn_type_name(p->conn_type), "transport_protocol_type", "v1", "session_id", "");
 	if (!o)
 		return NULL;
 	/* Seconds as Core prints them (16 significant digits: 0.000452, not

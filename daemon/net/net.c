@@ -517,13 +517,19 @@ static void on_connect(uv_connect_t *req, int status)
 		return;
 	}
 	d->stats.outbound_connected++;
+	if (p->socks) { /* to a proxy: the SOCKS5 handshake first (net/socks5.c) */
+		net_socks5_start(p);
+		return;
+	}
 	peer_start(p);
 }
 
-static void connect_to(struct net_target *t, const union net_addr *a)
+/* Dial a (through a SOCKS5 proxy when socks is not NULL: a is the proxy's). */
+static void connect_to(struct net_target *t, const union net_addr *a, struct net_socks5 *socks)
 {
 	struct daemon *d = t->d;
 	struct peer *p = peer_new(d, false);
+	net_socks5_attach(p, socks); /* frees it when p is NULL */
 	if (!p) {
 		schedule_retry(t);
 		return;
@@ -565,15 +571,25 @@ static void on_resolved(void *ctx, int status, const union net_addr *addrs, size
 	/* Round-robin over the results across attempts, so a name that
 	 * resolves to an unreachable address first (::1 for "localhost"
 	 * with a v4-only listener) still gets through on the next try. */
-	connect_to(t, &addrs[t->attempts % n]);
+	connect_to(t, &addrs[t->attempts % n], NULL);
 }
 
 static void start_attempt(struct net_target *t)
 {
 	struct daemon *d = t->d;
 	union net_addr a;
+	struct net_socks5 *socks;
+	/* Through a proxy, or not at all (net/socks5.c), or else as before. */
+	int route = net_socks5_route(d, t->name, &a, &socks);
+	if (route) {
+		if (route > 0)
+			connect_to(t, &a, socks);
+		else
+			schedule_retry(t);
+		return;
+	}
 	if (net_addr_parse(t->name, d->params->default_port, &a) == 0) {
-		connect_to(t, &a);
+		connect_to(t, &a, NULL);
 		return;
 	}
 	char host[256];

@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <uv.h>
 
+#include "addrman/addrman.h"
 #include "base/hset.h"
 #include "daemon/daemon.h"
 
@@ -93,6 +94,7 @@ enum peer_state {
 };
 
 struct net_target;
+struct net_socks5;
 
 /** Receive buffer; see the glossary. */
 struct peer_rx {
@@ -145,6 +147,9 @@ struct peer {
 	bool prefer_evict : 1; /**< discouraged when it connected: evicted first (m_prefer_evict) */
 	bool relevant_services : 1; /**< its version's services are all we want (p2p/handshake.c;
 	                               Core's m_has_all_wanted_services) */
+	bool socks_busy : 1; /**< dialling through a SOCKS5 proxy: the handshake is not over */
+	bool proxied : 1;    /**< reached through a SOCKS5 proxy (addr: the destination's IP, or
+	                        none for a name) */
 	/* receive side */
 	struct peer_rx rx;
 	/* send side */
@@ -187,6 +192,11 @@ struct peer {
 	uint32_t decode_errors;
 	/* transaction relay (txrelay/announce.c): NULL until the handshake is done */
 	struct relay_peer *txr;
+	/* networks and proxies (net/reach.c, net/socks5.c) */
+	struct net_socks5 *socks; /**< the SOCKS5 handshake under way, NULL when none */
+	uint8_t proxy_net;        /**< proxied: the destination's enum addrman_net (0 for a name) */
+	/** What the peer's version said our address is (Core's addrLocal); invalid when none. */
+	struct addrman_service addr_local;
 };
 
 /**
@@ -503,6 +513,123 @@ bool net_evict_select(struct net_evict_candidate *c, size_t n, uint64_t *id);
  */
 size_t net_evict_protect_by_ratio(struct net_evict_candidate *c, size_t n);
 
+/* ---- net/reach.c, net/local.c, net/socks5.c: networks and proxies ---- */
+
+/*
+ * Core 29's g_reachable_nets, proxies (netbase's SetProxy/SetNameProxy) and
+ * mapLocalHost, read from -onlynet, -cjdnsreachable, -proxy, -onion,
+ * -proxyrandomize, -externalip, -discover and -listen by net_reach_init
+ * (Core's AppInitMain step 6) and kept in d->net->reach. Loop thread.
+ */
+
+/** A local address's score (Core's LOCAL_*): the higher, the surer. */
+enum net_local_score {
+	NET_LOCAL_NONE = 0, /**< unknown */
+	NET_LOCAL_IF,       /**< an address of a local interface (-discover) */
+	NET_LOCAL_BIND,     /**< an address bound to explicitly (-bind) */
+	NET_LOCAL_MAPPED,   /**< reported by a port mapper (peerd has none) */
+	NET_LOCAL_MANUAL,   /**< -externalip */
+};
+
+/** Local addresses kept at most (Core's map has no limit; real hosts have a few). */
+#define NET_MAX_LOCAL 64
+/** A proxy's port when -proxy/-onion names none (Core's 9050, Tor's). */
+#define NET_PROXY_DEFAULT_PORT 9050
+/** Each SOCKS5 reply must come within this (Core's g_socks5_recv_timeout). */
+#define NET_SOCKS5_TIMEOUT_MS 20000u
+
+/** A SOCKS5 proxy (Core's Proxy). */
+struct net_proxy {
+	union net_addr addr; /**< sa_family 0: none */
+	bool randomize;      /**< fresh credentials per connection (m_tor_stream_isolation) */
+};
+
+/** One of our own addresses (Core's mapLocalHost entry). */
+struct net_local {
+	struct addrman_service addr; /**< with the port to announce */
+	int score;                   /**< enum net_local_score, plus one per confirmation */
+};
+
+/** The networks, proxies and local addresses (d->net->reach). */
+struct net_reach {
+	uint32_t reachable;                         /**< bit 1 << enum addrman_net */
+	struct net_proxy proxy[ADDRMAN_NET__COUNT]; /**< per network (GetProxy) */
+	struct net_proxy name_proxy;                /**< host names (-proxy; GetNameProxy) */
+	bool listen;                                /**< Core's fListen */
+	bool discover;                              /**< Core's fDiscover */
+	uint16_t listen_port;                       /**< Core's GetListenPort */
+	struct net_local local[NET_MAX_LOCAL];      /**< sorted as Core's map (network, bytes) */
+	uint32_t n_local;
+	char cred_prefix[24];  /**< 16 random hex digits and '-' (Core's stream isolation prefix) */
+	uint64_t cred_counter; /**< credentials handed out so far */
+};
+
+/**
+ * What the default options give, before net_reach_init: IPv4 and IPv6
+ * reachable, no proxy, no local address (daemon_init calls it, so the
+ * test fixtures have it too).
+ */
+void net_reach_defaults(struct daemon *d);
+/**
+ * Read the network options (Core's AppInitMain step 6 and Discover): the
+ * reachable networks, the proxies, -externalip, the -bind addresses and,
+ * with -discover, the interfaces' addresses. 0, or -EINVAL after logging
+ * Core's message ("Unknown network specified in -onlynet: 'x'", "Invalid
+ * -proxy address or hostname: 'x'", ...). Main thread, before the loop.
+ */
+int net_reach_init(struct daemon *d);
+/** Whether automatic connections may go to network `addrman_net` (Core's g_reachable_nets). */
+bool net_is_reachable(const struct daemon *d, int addrman_net);
+/** The reachable networks, bit 1 << enum addrman_net each (addrman_select's `nets`). */
+uint32_t net_reachable_mask(const struct daemon *d);
+/** The proxy for a network, or NULL when it has none (Core's GetProxy). */
+const struct net_proxy *net_proxy_for(const struct daemon *d, int addrman_net);
+/**
+ * Core's AddLocal: remember one of our addresses with a score; false when
+ * it is unroutable, on an unreachable network, or below NET_LOCAL_MANUAL
+ * without -discover.
+ */
+bool net_add_local(struct daemon *d, const struct addrman_service *s, int score);
+/** Core's SeenLocal: a peer saw us at s; one more point if it is ours. */
+bool net_seen_local(struct daemon *d, const struct addrman_service *s);
+/** Core's IsLocal: whether s (address and port) is one of ours. */
+bool net_is_local_service(const struct daemon *d, const struct addrman_service *s);
+/**
+ * Core's GetLocalAddrForPeer: the address to announce to p, the best of
+ * ours for its network or, with -discover, now and then the one p says it
+ * sees. False when not listening or nothing routable fits. *out gets the
+ * service, time 0 and services 0 (the caller fills them). Loop thread.
+ */
+bool net_local_addr_for_peer(struct daemon *d, const struct peer *p, struct addrman_address *out);
+/** The network p came through (Core's ConnectedThroughNetwork), an enum addrman_net. */
+int net_peer_network(const struct peer *p);
+/** A socket address as addrman's service (IPv4-mapped becomes IPv4). */
+struct addrman_service net_addr_service(const union net_addr *a);
+
+/**
+ * How an outbound destination "host[:port]" is dialled (Core's ConnectNode
+ * with GetProxy and GetNameProxy): 0 directly (the caller goes on as
+ * before); 1 through the proxy *via, the SOCKS5 request (dest, port)
+ * stored in *out for net_socks5_attach; -1 when it cannot be reached at
+ * all (an onion name without an onion proxy, I2P): logged.
+ */
+int net_socks5_route(struct daemon *d, const char *name, union net_addr *via,
+                     struct net_socks5 **out);
+/**
+ * net_socks5_route for an address manager's entry (an automatic
+ * connection): its text as Core's ToStringAddrPort, so a Tor v3 or I2P
+ * address is routed by name.
+ */
+int net_socks5_route_service(struct daemon *d, const struct addrman_service *s, union net_addr *via,
+                             struct net_socks5 **out);
+/** Give p the SOCKS5 request made by net_socks5_route (p frees it); s NULL: none; p NULL: s is
+ * freed. */
+void net_socks5_attach(struct peer *p, struct net_socks5 *s);
+/** The TCP connection to p's proxy is up: run the SOCKS5 handshake, then peer_start. */
+void net_socks5_start(struct peer *p);
+/** Free p's SOCKS5 state, if any (its close). */
+void net_socks5_free(struct peer *p);
+
 /* ---- net/net.c ------------------------------------------------------- */
 
 /** An outbound destination; see the glossary. */
@@ -550,6 +677,8 @@ struct net_state {
 	bool start_extra_block_relay;
 	struct net_resolver *resolver; /**< name lookups (net/resolve.c); NULL before start */
 	struct net_seeds *seeds;       /**< DNS and fixed seeds (net/seeds.c); NULL when none */
+	/* networks, proxies, local addresses (net/reach.c) */
+	struct net_reach reach;
 };
 
 /**

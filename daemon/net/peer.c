@@ -150,7 +150,8 @@ void peer_start(struct peer *p)
 {
 	struct daemon *d = p->d;
 	int len = sizeof(p->addr);
-	if (uv_tcp_getpeername(&p->tcp, &p->addr.sa, &len))
+	/* Through a proxy the far end is the proxy: net/socks5.c set the address (p->proxied). */
+	if (!p->proxied && uv_tcp_getpeername(&p->tcp, &p->addr.sa, &len))
 		memset(&p->addr, 0, sizeof(p->addr));
 	len = sizeof(p->local);
 	if (uv_tcp_getsockname(&p->tcp, &p->local.sa, &len))
@@ -188,6 +189,7 @@ static void peer_close_cb(uv_handle_t *h)
 	}
 	struct daemon *d = p->d;
 	transport_release(p);
+	net_socks5_free(p);
 	d->net_events->closed(p);
 	d->net_events->destroyed(p);
 	if (p->target)
@@ -475,7 +477,8 @@ void peer_tick(struct peer *p, uint64_t now_ms)
 	if (p->state == PEER_CLOSING)
 		return;
 	if (p->state == PEER_CONNECTING) {
-		if (now_ms - p->connect_ms >= PEER_CONNECT_TIMEOUT_MS) {
+		uint64_t limit = p->socks_busy ? NET_SOCKS5_TIMEOUT_MS : PEER_CONNECT_TIMEOUT_MS;
+		if (now_ms - p->connect_ms >= limit) {
 			d->stats.outbound_failed++;
 			peer_disconnect(p, "connect timeout");
 		}

@@ -21,8 +21,11 @@
  * is no DNS seeding, -seednode nor -addnode, that network's fixed seeds
  * are added, from the internal address "fixedseeds". Once.
  *
- * Reachable networks are IPv4 and IPv6 until peerd has proxies (Core's
- * default without -proxy, -onion, -i2psam, -cjdnsreachable).
+ * Reachable networks are net/reach.c's (Core's g_reachable_nets: -onlynet,
+ * -proxy, -onion, -cjdnsreachable). With a name proxy (-proxy) a seed is
+ * not looked up here, which would leak the lookup past the proxy: it
+ * becomes an addr-fetch connection through the proxy at once, as Core's
+ * HaveNameProxy branch.
  *
  * Loop thread only; a 500 ms timer drives both, as Core's threads sleep.
  */
@@ -343,19 +346,11 @@ static int full_outbound(const struct daemon *d)
 	return n;
 }
 
-/* The networks outbound connections can reach: IPv4 and IPv6 until peerd
- * has proxies (Core's g_reachable_nets without -proxy/-onion/-i2psam/
- * -cjdnsreachable). A bit per enum addrman_net. */
-static uint32_t reachable_nets(void)
-{
-	return 1u << ADDRMAN_NET_IPV4 | 1u << ADDRMAN_NET_IPV6;
-}
-
 static void fixed_step(struct net_seeds *s, uint64_t now_ms)
 {
 	struct daemon *d = s->d;
 	const struct peerd_conf *c = d->conf;
-	uint32_t empty = 0, reach = reachable_nets();
+	uint32_t empty = 0, reach = net_reachable_mask(d);
 	for (int net = 0; net < ADDRMAN_NET__COUNT; net++) {
 		if ((reach >> net & 1) && addrman_size(d->addrman, net, -1) == 0)
 			empty |= 1u << net;
@@ -461,6 +456,14 @@ static void dns_step(struct net_seeds *s, uint64_t now_ms)
 		return;
 	case SEEDS_ACT_QUERY: {
 		const char *seed = s->order[s->sched.next];
+		if (d->net->reach.name_proxy.addr.sa.sa_family) {
+			int err = net_addr_fetch_add(d, seed);
+			if (err && err != -EEXIST)
+				DLOG_WARNING(&d->log, DLOG_NET, "addr-fetch %s: %s", seed,
+				             strerror(-err));
+			seeds_sched_answered(&s->sched, 0);
+			return;
+		}
 		DLOG_INFO_(&d->log, DLOG_NET, "Loading addresses from DNS seed %s", seed);
 		snprintf(s->host, sizeof(s->host), "x%x.%s", SEEDS_SERVICES, seed);
 		s->lookup =

@@ -163,6 +163,11 @@ static void on_version(struct peer *p, const struct proto_version *v)
 	p->version = v->version;
 	p->services = v->services;
 	p->relevant_services = has_desirable_services(d, v->services);
+	/* Where it sees us (Core's SetAddrLocal; an inbound peer's view
+	 * confirms one of our addresses: SeenLocal). */
+	p->addr_local = addrman_service_from_v1(v->addr_recv.ip, v->addr_recv.port);
+	if (p->inbound && addrman_netaddr_routable(&p->addr_local))
+		(void)net_seen_local(d, &p->addr_local);
 	p->start_height = v->start_height;
 	p->relaytxes = v->relay;
 	xfree(p->subver);
