@@ -189,4 +189,7 @@ enum { CONF_CORE_UNKNOWN = -1, CONF_CORE_IGNORED = 0, CONF_CORE_REFUSED = 1 };
  */
 int conf_core_opt_judge(const char *name, size_t len, const char *v, char *msg, size_t msglen);
 
+/** Free a list's strings and empty it (conf/defaults.c). */
+void conf_list_release(struct conf_list *l);
+
 #endif

@@ -7,6 +7,7 @@
  * another network) and appended to one ordered list of settings. Resolving
  * a key then walks that list for the highest level that has it: command
  * line, then the active network's section, then the top of the file.
+ * The built-in defaults and conf_release are conf/defaults.c's.
  */
 #include "conf/internal.h"
 
@@ -835,111 +836,6 @@ static int apply(struct loader *L, struct peerd_conf *c)
 
 /* ---- public -------------------------------------------------------------- */
 
-const char *conf_net_subdir(enum proto_net net)
-{
-	switch (net) {
-	case PROTO_NET_TESTNET3:
-		return "testnet3";
-	case PROTO_NET_TESTNET4:
-		return "testnet4";
-	case PROTO_NET_SIGNET:
-		return "signet";
-	case PROTO_NET_REGTEST:
-		return "regtest";
-	default:
-		return "";
-	}
-}
-
-int conf_check_datadir(const struct peerd_conf *c, char *err, size_t errlen)
-{
-	struct stat st;
-	if (!c->datadir_set || (stat(c->datadir, &st) == 0 && S_ISDIR(st.st_mode)))
-		return 0;
-	if (errlen)
-		snprintf(err, errlen, "Specified data directory \"%s\" does not exist.",
-		         c->datadir);
-	return CONF_EVALUE;
-}
-
-void conf_defaults(struct peerd_conf *c)
-{
-	memset(c, 0, sizeof(*c));
-	c->params = proto_params(PROTO_NET_MAIN);
-	c->listen = true;
-	c->port = c->params ? c->params->default_port : 8333;
-	c->maxconnections = CONF_DEFAULT_MAXCONNECTIONS;
-	c->par = 0;
-	c->dbcache_mib = CONF_DEFAULT_DBCACHE_MIB;
-	c->maxreceivebuffer_kb = CONF_DEFAULT_MAXRECEIVEBUFFER_KB;
-	c->maxsendbuffer_kb = CONF_DEFAULT_MAXSENDBUFFER_KB;
-	c->peertimeout_s = CONF_DEFAULT_PEERTIMEOUT_S;
-	c->maxtipage_s = CONF_DEFAULT_MAXTIPAGE_S;
-	c->logtimestamps = true;
-	c->binaryfreelist = CONF_DEFAULT_BINARYFREELIST;
-	c->scriptfreelist = CONF_DEFAULT_SCRIPTFREELIST;
-	c->printtoconsole = true;
-	c->rpcclienttimeout_s = CONF_DEFAULT_RPCCLIENTTIMEOUT_S;
-	c->controltimeout_s = CONF_DEFAULT_CONTROLTIMEOUT_S;
-	c->maxmempool_mb = CONF_DEFAULT_MAXMEMPOOL_MB;
-	c->mempoolexpiry_h = CONF_DEFAULT_MEMPOOLEXPIRY_H;
-	c->persistmempool = true;
-	c->dnsseed = true;
-	c->fixedseeds = true;
-	c->minrelaytxfee = CONF_DEFAULT_MINRELAYTXFEE;
-	c->blockmaxweight = CONF_DEFAULT_BLOCKMAXWEIGHT;
-	c->blockreservedweight = CONF_DEFAULT_BLOCKRESERVEDWEIGHT;
-	c->blockmintxfee = CONF_DEFAULT_BLOCKMINTXFEE;
-	c->checkblocks = CONF_DEFAULT_CHECKBLOCKS;
-	c->checklevel = CONF_DEFAULT_CHECKLEVEL;
-	c->incrementalrelayfee = CONF_DEFAULT_INCREMENTALRELAYFEE;
-	c->dustrelayfee = CONF_DEFAULT_DUSTRELAYFEE;
-	c->permitbaremultisig = true;
-	c->datacarrier = true;
-	c->datacarriersize = CONF_DEFAULT_DATACARRIERSIZE;
-	c->acceptnonstdtxn = -1;
-	c->bytespersigop = CONF_DEFAULT_BYTESPERSIGOP;
-	c->limitancestorcount = CONF_DEFAULT_LIMIT_COUNT;
-	c->limitancestorsize = CONF_DEFAULT_LIMIT_KVB;
-	c->limitdescendantcount = CONF_DEFAULT_LIMIT_COUNT;
-	c->limitdescendantsize = CONF_DEFAULT_LIMIT_KVB;
-	c->proxyrandomize = true;
-	c->cjdnsreachable = -1;
-	c->discover = true;
-}
-
-static void list_release(struct conf_list *l)
-{
-	for (size_t i = 0; i < l->n; i++)
-		xfree(l->v[i]);
-	l->n = 0;
-}
-
-void conf_release(struct peerd_conf *c)
-{
-	xfree(c->conf_file);
-	xfree(c->datadir);
-	xfree(c->netdir);
-	xfree(c->controlsocket);
-	list_release(&c->bind);
-	list_release(&c->connect);
-	list_release(&c->addnode);
-	list_release(&c->debug);
-	list_release(&c->debugexclude);
-	list_release(&c->test);
-	list_release(&c->ignored);
-	list_release(&c->onlynet);
-	list_release(&c->externalip);
-	xfree(c->debuglogfile);
-	xfree(c->pidfile);
-	xfree(c->controlsocketgroup);
-	bool help = c->help, version = c->version;
-	conf_defaults(c);
-	/* Kept so a caller can still tell -help from -version after an early release. */
-	c->help = help;
-	c->version = version;
-}
-
 int conf_load_args(struct peerd_conf *c, int argc, char **argv, unsigned flags, int *argi,
                    char *err, size_t errlen)
 {
@@ -982,7 +878,7 @@ int conf_load_args(struct peerd_conf *c, int argc, char **argv, unsigned flags, 
 	c->ignored = L.ignored;
 	L.ignored.n = 0;
 out:
-	list_release(&L.ignored);
+	conf_list_release(&L.ignored);
 	for (size_t i = 0; i < L.n; i++)
 		xfree(L.s[i].value);
 	xfree(L.s);
