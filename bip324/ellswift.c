@@ -160,7 +160,11 @@ void bip324_xswiftec(uint8_t x[32], secp256k1_pubkey *point, const struct bip324
 	secp256k1_pubkey scratch;
 	if (!point)
 		point = &scratch;
+	/* GMP's Jacobi symbol picks the candidate; libsecp256k1's parser
+	 * (one square root) then gives its point. */
 	for (int i = 0; i < 3; i++) {
+		if (i < 2 && !valid_x(&cand[i]))
+			continue;
 		if (lift_x(point, &cand[i])) {
 			bip324_fe_to_bytes(x, &cand[i]);
 			return;
@@ -204,9 +208,13 @@ static int xswiftec_inv(struct bip324_fe *t, const struct bip324_fe *x, const st
 		bip324_fe_inv(&tmp, &tmp);
 		bip324_fe_mul(&s, &g, &tmp);
 		bip324_fe_neg(&s, &s);
+		/* Every failure gives no t, so the cheap test of the last one
+		 * (w = sqrt(s)) may come first. */
+		if (!bip324_fe_is_square(&s))
+			return BIP324_ENOINV;
 	} else {
 		bip324_fe_sub(&s, x, u);
-		if (bip324_fe_is_zero(&s))
+		if (bip324_fe_is_zero(&s) || !bip324_fe_is_square(&s))
 			return BIP324_ENOINV;
 		/* r = sqrt(-s (4 g + 3 s u^2)) */
 		struct bip324_fe three, four;
@@ -218,7 +226,7 @@ static int xswiftec_inv(struct bip324_fe *t, const struct bip324_fe *x, const st
 		bip324_fe_add(&tmp, &tmp, &tmp2);
 		bip324_fe_mul(&tmp, &tmp, &s);
 		bip324_fe_neg(&tmp, &tmp);
-		if (!bip324_fe_sqrt(&r, &tmp))
+		if (!bip324_fe_is_square(&tmp) || !bip324_fe_sqrt(&r, &tmp))
 			return BIP324_ENOINV;
 		if ((c & 1) && bip324_fe_is_zero(&r))
 			return BIP324_ENOINV;
