@@ -182,6 +182,20 @@ void bip324_ellswift_decode(const uint8_t ellswift[BIP324_ELLSWIFT_LEN], uint8_t
 	bip324_xswiftec(x, NULL, &u, &t);
 }
 
+bool bip324_xswiftec_plain(const struct bip324_fe *u, const struct bip324_fe *t)
+{
+	struct bip324_fe g, t2, seven;
+	if (bip324_fe_is_zero(u) || bip324_fe_is_zero(t))
+		return false;
+	bip324_fe_sqr(&g, u);
+	bip324_fe_mul(&g, &g, u);
+	bip324_fe_set_int(&seven, 7);
+	bip324_fe_add(&g, &g, &seven);
+	bip324_fe_sqr(&t2, t);
+	bip324_fe_add(&g, &g, &t2);
+	return !bip324_fe_is_zero(&g);
+}
+
 /* The reference's xswiftec_inv on field elements. */
 static int xswiftec_inv(struct bip324_fe *t, const struct bip324_fe *x, const struct bip324_fe *u,
                         int c)
@@ -289,7 +303,8 @@ int bip324_ellswift_create(uint8_t ellswift[64], const uint8_t seckey[32])
 	/*
 	 * The reference's xelligatorswift: a random nonzero u and a random case
 	 * until the inverse exists (about one try in four; the public x is
-	 * all these branches see).
+	 * all these branches see). A t that xswiftec would alter (zero, or
+	 * u^3 + t^2 + 7 = 0: odds about 2^-255) would not decode back: skip it.
 	 */
 	for (;;) {
 		uint8_t rnd[33];
@@ -297,7 +312,7 @@ int bip324_ellswift_create(uint8_t ellswift[64], const uint8_t seckey[32])
 		bip324_fe_from_bytes(&u, rnd);
 		if (bip324_fe_is_zero(&u))
 			continue;
-		if (xswiftec_inv(&t, &x, &u, rnd[32] & 7) == 0)
+		if (xswiftec_inv(&t, &x, &u, rnd[32] & 7) == 0 && bip324_xswiftec_plain(&u, &t))
 			break;
 	}
 	bip324_fe_to_bytes(ellswift, &u);

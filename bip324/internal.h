@@ -51,6 +51,13 @@ void bip324_xswiftec(uint8_t x[32], secp256k1_pubkey *point, const struct bip324
                      const struct bip324_fe *t);
 
 /**
+ * Whether xswiftec takes (u, t) as they are: u and t nonzero and
+ * u^3 + t^2 + 7 nonzero. Only then does a t from the inverse decode back
+ * to its x (the reference's xswiftec_inv assumes it).
+ */
+bool bip324_xswiftec_plain(const struct bip324_fe *u, const struct bip324_fe *t);
+
+/**
  * The x-only ECDH point of seckey and their ElligatorSwift key, unhashed
  * (the vectors' mid_x_shared). 0, or BIP324_EKEY for a bad secret key.
  */

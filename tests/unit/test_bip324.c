@@ -486,6 +486,41 @@ static void test_fschacha20_rekey(void **state)
 	}
 }
 
+/* Which (u, t) xswiftec takes as they are: a t from the inverse decodes
+ * back only then, so bip324_ellswift_create skips the others. */
+static void test_xswiftec_plain(void **state)
+{
+	(void)state;
+	struct bip324_fe u, t, zero, one;
+	bip324_fe_set_int(&zero, 0);
+	bip324_fe_set_int(&one, 1);
+	uint8_t rnd[64];
+	proto_random(rnd, sizeof(rnd));
+	bip324_fe_from_bytes(&u, rnd);
+	bip324_fe_from_bytes(&t, rnd + 32);
+	assert_true(bip324_xswiftec_plain(&u, &t));
+	assert_false(bip324_xswiftec_plain(&zero, &t));
+	assert_false(bip324_xswiftec_plain(&u, &zero));
+	/* u^3 = -8 (the decode vectors' "(u'^3+t'^2+7)%p=0" row, t' = 1) */
+	uint8_t ub[32];
+	unhex_fixed("0a2d2ba93507f1df233770c2a797962cc61f6d15da14ecd47d8d27ae1cd5f853", ub, 32);
+	bip324_fe_from_bytes(&u, ub);
+	assert_false(bip324_xswiftec_plain(&u, &one));
+	/* and the encodings create makes all decode to their key's x */
+	for (int i = 0; i < 50; i++) {
+		uint8_t key[32], ell[64], x[32], ser[33];
+		size_t serlen = sizeof(ser);
+		secp256k1_pubkey pub;
+		bip324_seckey_new(key);
+		assert_int_equal(bip324_ellswift_create(ell, key), 0);
+		bip324_ellswift_decode(ell, x);
+		assert_true(secp256k1_ec_pubkey_create(bip324_secp_ctx(), &pub, key));
+		assert_true(secp256k1_ec_pubkey_serialize(bip324_secp_ctx(), ser, &serlen, &pub,
+		                                          SECP256K1_EC_COMPRESSED));
+		assert_memory_equal(x, ser + 1, 32);
+	}
+}
+
 static void test_msgids(void **state)
 {
 	(void)state;
@@ -530,6 +565,7 @@ int main(void)
 	    cmocka_unit_test(test_exchange),
 	    cmocka_unit_test(test_tamper),
 	    cmocka_unit_test(test_fschacha20_rekey),
+	    cmocka_unit_test(test_xswiftec_plain),
 	    cmocka_unit_test(test_msgids),
 	    cmocka_unit_test(test_errors),
 	};
