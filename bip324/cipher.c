@@ -7,9 +7,11 @@
  * The AEAD is RFC 8439's, assembled from libsodium's parts rather than
  * called whole: the plaintext is a header byte and the contents in two
  * places, and gluing them would copy every packet (a megabyte for a
- * block). Keystream block 0 keys Poly1305; block 1 covers the header and
- * the contents' first 63 bytes; from block 2 on the contents are aligned
- * to ChaCha20's blocks and go through libsodium in one call.
+ * block). Keystream block 0 keys Poly1305. A small packet's keystream
+ * comes with it in the same call; for a larger one, block 1 covers the
+ * header and the contents' first 63 bytes, and from block 2 on the
+ * contents are aligned to ChaCha20's blocks and go through libsodium in
+ * one call.
  */
 #include <string.h>
 
@@ -131,25 +133,48 @@ static void fsaead_next(struct bip324_fsaead *a)
 	}
 }
 
+/* out = a ^ b, n bytes, a word at a time. */
+static void xor_bytes(uint8_t *out, const uint8_t *a, const uint8_t *b, size_t n)
+{
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x, y;
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		x ^= y;
+		memcpy(out + i, &x, 8);
+	}
+	for (; i < n; i++)
+		out[i] = a[i] ^ b[i];
+}
+
+/* Packets up to this size (header and contents) take their keystream in
+ * one libsodium call with the Poly1305 key's block: most messages are
+ * small, and a second call costs as much as the bytes. */
+#define SMALL_PACKET 448
+
 /*
  * XOR the two-part plaintext (hlen header bytes, then len contents) with
- * keystream from block 1 on, into out; ks01 holds blocks 0 and 1.
+ * keystream from block 1 on, into out; ks holds block 0 and, for a small
+ * packet, the keystream the packet needs after it; for a larger one,
+ * block 1 only.
  */
-static void aead_xor(const struct bip324_fsaead *a, const uint8_t n[12], const uint8_t ks01[128],
+static void aead_xor(const struct bip324_fsaead *a, const uint8_t n[12], const uint8_t *ks,
                      const uint8_t *header, size_t hlen, const uint8_t *contents, size_t len,
                      uint8_t *out_header, uint8_t *out_contents)
 {
-	const uint8_t *ks = ks01 + 64;
-	for (size_t i = 0; i < hlen; i++)
-		out_header[i] = header[i] ^ ks[i];
+	ks += 64;
+	xor_bytes(out_header, header, ks, hlen);
+	if (hlen + len <= SMALL_PACKET) {
+		xor_bytes(out_contents, contents, ks + hlen, len);
+		return;
+	}
+	/* block 1 covers the header and the first 64 - hlen bytes; from there
+	 * the contents are block-aligned and go through libsodium whole */
 	size_t first = 64 - hlen;
-	if (first > len)
-		first = len;
-	for (size_t i = 0; i < first; i++)
-		out_contents[i] = contents[i] ^ ks[hlen + i];
-	if (len > first)
-		crypto_stream_chacha20_ietf_xor_ic(out_contents + first, contents + first,
-		                                   len - first, n, 2, a->key);
+	xor_bytes(out_contents, contents, ks + hlen, first);
+	crypto_stream_chacha20_ietf_xor_ic(out_contents + first, contents + first, len - first, n,
+	                                   2, a->key);
 }
 
 /* RFC 8439's tag over aad and the ciphertext (ct1 then ct2). */
@@ -172,11 +197,15 @@ static void aead_tag(uint8_t tag[16], const uint8_t polykey[32], const uint8_t *
 	sodium_memzero(&st, sizeof(st));
 }
 
-static void aead_keystream01(const struct bip324_fsaead *a, uint8_t n[12], uint8_t ks01[128])
+/* Keystream from block 0 (the Poly1305 key) for a packet of plen bytes;
+ * returns how many bytes of ks it wrote. */
+static size_t aead_keystream(const struct bip324_fsaead *a, uint8_t n[12],
+                             uint8_t ks[64 + SMALL_PACKET], size_t plen)
 {
-	static const uint8_t zero[128];
 	nonce96(n, (uint32_t)a->packets, a->rekeys);
-	crypto_stream_chacha20_ietf_xor_ic(ks01, zero, 128, n, 0, a->key);
+	size_t want = 64 + (plen <= SMALL_PACKET ? plen : 64);
+	crypto_stream_chacha20_ietf(ks, want, n, a->key);
+	return want;
 }
 
 void bip324_fsaead_encrypt(struct bip324_fsaead *a, const uint8_t *header, size_t hlen,
@@ -184,11 +213,11 @@ void bip324_fsaead_encrypt(struct bip324_fsaead *a, const uint8_t *header, size_
                            uint8_t *out)
 {
 	require(hlen <= BIP324_HEADER_LEN);
-	uint8_t n[12], ks01[128];
-	aead_keystream01(a, n, ks01);
-	aead_xor(a, n, ks01, header, hlen, contents, len, out, out + hlen);
-	aead_tag(out + hlen + len, ks01, aad, aadlen, out, hlen + len, NULL, 0);
-	sodium_memzero(ks01, sizeof(ks01));
+	uint8_t n[12], ks[64 + SMALL_PACKET];
+	size_t used = aead_keystream(a, n, ks, hlen + len);
+	aead_xor(a, n, ks, header, hlen, contents, len, out, out + hlen);
+	aead_tag(out + hlen + len, ks, aad, aadlen, out, hlen + len, NULL, 0);
+	sodium_memzero(ks, used);
 	fsaead_next(a);
 }
 
@@ -197,15 +226,15 @@ int bip324_fsaead_decrypt(struct bip324_fsaead *a, const uint8_t *in, const uint
                           size_t len)
 {
 	require(hlen <= BIP324_HEADER_LEN);
-	uint8_t n[12], ks01[128], tag[16];
-	aead_keystream01(a, n, ks01);
-	aead_tag(tag, ks01, aad, aadlen, in, hlen + len, NULL, 0);
+	uint8_t n[12], ks[64 + SMALL_PACKET], tag[16];
+	size_t used = aead_keystream(a, n, ks, hlen + len);
+	aead_tag(tag, ks, aad, aadlen, in, hlen + len, NULL, 0);
 	int err = 0;
 	if (crypto_verify_16(tag, in + hlen + len) != 0)
 		err = BIP324_EMAC;
 	else
-		aead_xor(a, n, ks01, in, hlen, in + hlen, len, header, contents);
-	sodium_memzero(ks01, sizeof(ks01));
+		aead_xor(a, n, ks, in, hlen, in + hlen, len, header, contents);
+	sodium_memzero(ks, used);
 	fsaead_next(a);
 	return err;
 }
