@@ -306,15 +306,31 @@ int bip324_ellswift_create(uint8_t ellswift[64], const uint8_t seckey[32])
 	 * all these branches see). A t that xswiftec would alter (zero, or
 	 * u^3 + t^2 + 7 = 0: odds about 2^-255) would not decode back: skip it.
 	 */
+	/* one draw from the system (a getrandom call), stretched by ChaCha20
+	 * for the tries: about four a key, 33 bytes each */
+	uint8_t seed[32], pool[33 * 8], nonce[12] = {0};
+	proto_random(seed, sizeof(seed));
+	size_t used = sizeof(pool);
+	uint64_t refills = 0;
 	for (;;) {
-		uint8_t rnd[33];
-		proto_random(rnd, sizeof(rnd));
+		if (used == sizeof(pool)) {
+			/* a fresh stream (nonce) for each refill */
+			for (int i = 0; i < 8; i++)
+				nonce[4 + i] = (uint8_t)(refills >> (8 * i));
+			refills++;
+			crypto_stream_chacha20_ietf(pool, sizeof(pool), nonce, seed);
+			used = 0;
+		}
+		const uint8_t *rnd = pool + used;
+		used += 33;
 		bip324_fe_from_bytes(&u, rnd);
 		if (bip324_fe_is_zero(&u))
 			continue;
 		if (xswiftec_inv(&t, &x, &u, rnd[32] & 7) == 0 && bip324_xswiftec_plain(&u, &t))
 			break;
 	}
+	sodium_memzero(seed, sizeof(seed));
+	sodium_memzero(pool, sizeof(pool));
 	bip324_fe_to_bytes(ellswift, &u);
 	bip324_fe_to_bytes(ellswift + 32, &t);
 	return 0;
