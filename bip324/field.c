@@ -204,9 +204,45 @@ void bip324_fe_mul(struct bip324_fe *r, const struct bip324_fe *a, const struct 
 	fe_reduce(r->n, t);
 }
 
+/* (hh:h:l) += 2 a b: a cross product of a square, multiplied once. */
+static inline void muladd2(uint64_t *l, uint64_t *h, uint64_t *hh, uint64_t a, uint64_t b)
+{
+	u128 t = (u128)a * b;
+	uint64_t tl = (uint64_t)t, th = (uint64_t)(t >> 64);
+	*hh += th >> 63;
+	th = (th << 1) | (tl >> 63);
+	tl <<= 1;
+	u128 s = (u128)*l + tl;
+	*l = (uint64_t)s;
+	s = (u128)*h + th + (uint64_t)(s >> 64);
+	*h = (uint64_t)s;
+	*hh += (uint64_t)(s >> 64);
+}
+
 void bip324_fe_sqr(struct bip324_fe *r, const struct bip324_fe *a)
 {
-	bip324_fe_mul(r, a, a);
+	/* the square root's chain is almost all squarings: 10 products, not 16 */
+	const uint64_t *x = a->n;
+	uint64_t t[8], l = 0, h = 0, hh = 0;
+	muladd(&l, &h, &hh, x[0], x[0]);
+	COLUMN_OUT(0);
+	muladd2(&l, &h, &hh, x[0], x[1]);
+	COLUMN_OUT(1);
+	muladd2(&l, &h, &hh, x[0], x[2]);
+	muladd(&l, &h, &hh, x[1], x[1]);
+	COLUMN_OUT(2);
+	muladd2(&l, &h, &hh, x[0], x[3]);
+	muladd2(&l, &h, &hh, x[1], x[2]);
+	COLUMN_OUT(3);
+	muladd2(&l, &h, &hh, x[1], x[3]);
+	muladd(&l, &h, &hh, x[2], x[2]);
+	COLUMN_OUT(4);
+	muladd2(&l, &h, &hh, x[2], x[3]);
+	COLUMN_OUT(5);
+	muladd(&l, &h, &hh, x[3], x[3]);
+	COLUMN_OUT(6);
+	t[7] = l;
+	fe_reduce(r->n, t);
 }
 
 /* a^(2^k): k squarings. */
