@@ -302,7 +302,7 @@ static void test_field(void **state)
 		if (i == 0)
 			memset(rnd, 0xff, 32); /* 2^256 - 1: reduced on the way in */
 		if (i == 1)
-			memset(rnd, 0xff, 28); /* p - 1 and near: every carry */
+			memset(rnd, 0xff, 28); /* within 2^32 of 2^256, near p: the carries */
 		bip324_fe_from_bytes(&a, rnd);
 		bip324_fe_from_bytes(&b, rnd + 32);
 		bip324_fe_inv(&r, &a);
