@@ -416,27 +416,34 @@ static void test_aead_against_libsodium(void **state)
 	proto_random(aad, sizeof(aad));
 	static uint8_t plain[1 + 1200], ours[1 + 1200 + 16], theirs[1 + 1200 + 16], back[1200];
 	proto_random(plain, sizeof(plain));
-	struct bip324_fsaead enc, dec;
-	bip324_fsaead_init(&enc, key);
-	bip324_fsaead_init(&dec, key);
-	for (size_t len = 0; len <= 1200; len += (len < 520 ? 1 : 37)) {
-		uint8_t n[12] = {0};
-		for (int i = 0; i < 4; i++)
-			n[i] = (uint8_t)(enc.packets >> (8 * i));
-		for (int i = 0; i < 8; i++)
-			n[4 + i] = (uint8_t)(enc.rekeys >> (8 * i));
-		unsigned long long clen;
-		crypto_aead_chacha20poly1305_ietf_encrypt(theirs, &clen, plain, 1 + len, aad,
-		                                          len % 21, NULL, n, enc.key);
-		assert_int_equal(clen, 1 + len + 16);
-		bip324_fsaead_encrypt(&enc, plain, 1, plain + 1, len, aad, len % 21, ours);
-		if (memcmp(ours, theirs, 1 + len + 16) != 0)
-			fail_msg("length %zu: differs from libsodium's AEAD", len);
-		uint8_t h;
-		assert_int_equal(bip324_fsaead_decrypt(&dec, ours, aad, len % 21, &h, 1, back, len),
-		                 0);
-		assert_int_equal(h, plain[0]);
-		assert_memory_equal(back, plain + 1, len);
+	/* with the header byte (packets) and without (FSChaCha20Poly1305 alone) */
+	for (size_t hlen = 0; hlen <= 1; hlen++) {
+		struct bip324_fsaead enc, dec;
+		bip324_fsaead_init(&enc, key);
+		bip324_fsaead_init(&dec, key);
+		for (size_t len = 0; len <= 1200; len += (len < 520 ? 1 : 37)) {
+			uint8_t n[12] = {0};
+			for (int i = 0; i < 4; i++)
+				n[i] = (uint8_t)(enc.packets >> (8 * i));
+			for (int i = 0; i < 8; i++)
+				n[4 + i] = (uint8_t)(enc.rekeys >> (8 * i));
+			unsigned long long clen;
+			crypto_aead_chacha20poly1305_ietf_encrypt(theirs, &clen, plain, hlen + len,
+			                                          aad, len % 21, NULL, n, enc.key);
+			assert_int_equal(clen, hlen + len + 16);
+			bip324_fsaead_encrypt(&enc, plain, hlen, plain + hlen, len, aad, len % 21,
+			                      ours);
+			if (memcmp(ours, theirs, hlen + len + 16) != 0)
+				fail_msg("header %zu, length %zu: differs from libsodium's AEAD",
+				         hlen, len);
+			uint8_t h = 0;
+			assert_int_equal(
+			    bip324_fsaead_decrypt(&dec, ours, aad, len % 21, &h, hlen, back, len),
+			    0);
+			if (hlen)
+				assert_int_equal(h, plain[0]);
+			assert_memory_equal(back, plain + hlen, len);
+		}
 	}
 }
 
