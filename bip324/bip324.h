@@ -29,7 +29,11 @@
  *                   contents.
  *
  * Threads: a cipher belongs to one thread; the functions without a cipher
- * may be called from any thread. Memory: nothing here allocates.
+ * may be called from any thread (libsecp256k1's context is made once,
+ * under pthread_once, and only read after). Memory: a cipher is plain
+ * data, embedded by its owner; nothing goes through xmalloc. GMP's
+ * inverse (ElligatorSwift's decoding and encoding) takes one short-lived
+ * allocation of its own per call, and the context is made once and kept.
  */
 #ifndef PEERD_BIP324_H
 #define PEERD_BIP324_H
