@@ -37,6 +37,9 @@ RULES = {
     "proto": ["base"],
     # Core's AddrMan: a pure data structure over proto/'s hashing.
     "addrman": ["proto"],
+    # BIP324's cryptography (ElligatorSwift, the packet cipher): a pure
+    # library over proto/'s hashing and randomness, for the v2 transport.
+    "bip324": ["proto"],
     "pool": ["base"],
     "script": ["proto"],
     "chain": ["proto", "script", "pool"],

@@ -9,7 +9,7 @@ PYTHON=${PYTHON:-/usr/bin/python3}
 mods="libuv:libuv1-dev libsodium:libsodium-dev libsecp256k1:libsecp256k1-dev
 nettle:nettle-dev jansson:libjansson-dev inih:libinih-dev
 libsystemd:libsystemd-dev lmdb:liblmdb-dev cmocka:libcmocka-dev
-libmicrohttpd:libmicrohttpd-dev libcares:libc-ares-dev"
+libmicrohttpd:libmicrohttpd-dev libcares:libc-ares-dev gmp:libgmp-dev"
 
 missing=""
 command -v "$PKG_CONFIG" >/dev/null 2>&1 || missing="$missing pkg-config"
