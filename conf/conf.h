@@ -268,6 +268,7 @@ struct peerd_conf {
 	bool test_addrman;             /**< test=addrman: Core's deterministic address manager */
 	bool test_addrmanloopback;     /**< test=addrmanloopback: 127.0.0.0/8 kept, by /16 */
 	int32_t checkaddrman;          /**< checkaddrman=, clamped to 0..1,000,000 as Core */
+	struct conf_list seednode;     /**< host[:port]: addr-fetch connections (net/outbound.c) */
 	/** bitcoind options given that peerd ignores (conf/core_opts.c), one
 	 * message each naming where and why, for peerd to log at start. */
 	struct conf_list ignored;

@@ -268,6 +268,11 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                              "0",
                              "Check the address manager's consistency every <n> operations\n"
                              "(0: never), as bitcoind's debug option."},
+    [CONF_K_SEEDNODE] = {"seednode", CONF_KIND_PEER, CONF_KF_NEGCLR, 0, 0, "<host>[:<port>]",
+                         "none",
+                         "Connect to a node to retrieve peer addresses, and disconnect (an\n"
+                         "addr-fetch connection). Repeatable; used while fewer than 2\n"
+                         "full-relay peers are connected, one every 10 s, as bitcoind."},
 };
 
 /* Section names are the network names bitcoind uses for them. */

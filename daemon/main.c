@@ -116,6 +116,8 @@ static void shutdown_now(struct daemon *d, const char *why)
 	net_close_listeners(d);
 	ctl_close(d);
 	metrics_close(d);
+	/* anchors.dat names the block-relay-only peers still connected. */
+	net_outbound_stop(d);
 	for (uint32_t i = 0; i < d->n_peers; i++)
 		peer_disconnect(d->peers[i], "shutting down");
 	net_release_targets(d);
@@ -245,6 +247,8 @@ static int start(struct daemon *d)
 		return err;
 	if ((err = net_init_targets(d)))
 		return err;
+	if ((err = net_outbound_start(d)))
+		return err;
 	if ((err = uv_timer_start(&d->tick, on_tick, DAEMON_TICK_MS, DAEMON_TICK_MS)))
 		return err;
 	if ((err = txrelay_start(d)))
@@ -268,6 +272,7 @@ static void abort_start(struct daemon *d)
 	ctl_close(d);
 	metrics_close(d);
 	net_close_listeners(d);
+	net_outbound_stop(d);
 	net_release_targets(d);
 	uv_walk(d->loop, close_any, NULL);
 }

@@ -284,6 +284,68 @@ static void m_addnode(struct daemon *d, json_t *args, struct ctl_result *res)
 	ok(res, json_null());
 }
 
+/* Core's hidden addconnection (regtest only): an automatic connection of
+ * the type asked for, counted against that type's slots and the automatic
+ * ones (net/outbound.c). */
+static void m_addconnection(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	if (d->params->net != PROTO_NET_REGTEST) {
+		fail(res, CTL_MISC_ERROR,
+		     "addconnection is for regression testing (-regtest mode) only.");
+		return;
+	}
+	const char *address = json_string_value(arg(args, 0));
+	const char *in = json_string_value(arg(args, 1));
+	/* Core trims the type (TrimString: spaces, tabs, newlines...). */
+	while (*in && strchr(" \f\n\r\t\v", *in))
+		in++;
+	size_t len = strlen(in);
+	while (len && strchr(" \f\n\r\t\v", in[len - 1]))
+		len--;
+	static const enum peer_conn_type types[] = {PEER_CONN_OUTBOUND_FULL, PEER_CONN_BLOCK_RELAY,
+	                                            PEER_CONN_ADDR_FETCH, PEER_CONN_FEELER};
+	const char *name = NULL;
+	enum peer_conn_type t = PEER_CONN_INBOUND;
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		const char *n = peer_conn_type_name(types[i]);
+		if (strlen(n) == len && strncmp(n, in, len) == 0) {
+			t = types[i];
+			name = n;
+		}
+	}
+	if (!name) {
+		char text[sizeof(res->err_msg)];
+		ctl_help_text(ctl_method_lookup("addconnection"), text, sizeof(text));
+		fail(res, CTL_INVALID_PARAMETER, "%s", text);
+		return;
+	}
+	if (json_is_true(arg(args, 2))) {
+		fail(res, CTL_INVALID_PARAMETER,
+		     "Error: Adding v2transport connections requires -v2transport init flag to be "
+		     "set.");
+		return;
+	}
+	int err = net_add_connection(d, address, t);
+	if (err == -EBUSY || err == -ENOSPC) {
+		fail(res, CTL_NODE_CAPACITY,
+		     "Error: Already at capacity for specified connection type.");
+		return;
+	}
+	if (err == -EINVAL) {
+		/* Core takes any text and fails to connect later; peerd says now. */
+		fail(res, CTL_INVALID_PARAMETER, "Error: cannot parse node address '%s'", address);
+		return;
+	}
+	if (err) {
+		fail(res, CTL_INTERNAL_ERROR, "Error: %s", strerror(-err));
+		return;
+	}
+	json_t *o = json_object();
+	json_object_set_new(o, "address", json_string(address));
+	json_object_set_new(o, "connection_type", json_string(name));
+	ok(res, o);
+}
+
 static void m_disconnectnode(struct daemon *d, json_t *args, struct ctl_result *res)
 {
 	/* Core's cases: an address alone; a nodeid with no (or an empty)
@@ -445,6 +507,16 @@ const struct ctl_method ctl_net_methods[] = {
       {"v2transport", CTL_ARG_BOOL, CTL_OPTIONAL}},
      "addnode \"node\" \"command\" ( v2transport )",
      "Add or remove an outbound destination (reconnected with backoff), or try one connection.",
+     NULL,
+     NULL},
+    {"addconnection",
+     m_addconnection,
+     {{"address", CTL_ARG_STR, CTL_REQUIRED},
+      {"connection_type", CTL_ARG_STR, CTL_REQUIRED},
+      {"v2transport", CTL_ARG_BOOL, CTL_REQUIRED}},
+     "addconnection \"address\" \"connection_type\" v2transport",
+     "Open an outbound connection to a specified node. This RPC is for testing only (regtest): "
+     "connection_type is outbound-full-relay, block-relay-only, addr-fetch or feeler.",
      NULL,
      NULL},
     {"disconnectnode",

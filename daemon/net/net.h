@@ -145,6 +145,7 @@ struct peer {
 	bool prefer_evict : 1; /**< discouraged when it connected: evicted first (m_prefer_evict) */
 	bool relevant_services : 1; /**< its version's services are all we want (p2p/handshake.c;
 	                               Core's m_has_all_wanted_services) */
+	bool count_failure : 1;     /**< a failed connect counts against its addrman entry */
 	/* receive side */
 	struct peer_rx rx;
 	/* send side */
@@ -508,12 +509,13 @@ size_t net_evict_protect_by_ratio(struct net_evict_candidate *c, size_t n);
 /** An outbound destination; see the glossary. */
 struct net_target {
 	struct daemon *d;
-	char *name;            /**< as given: "host:port" */
-	bool onetry;           /**< one attempt, then forgotten */
-	bool from_connect;     /**< connect= (shown as such in logs) */
-	bool removed;          /**< addnode remove while a callback is pending */
-	struct peer *peer;     /**< current connection, or NULL */
-	uv_getaddrinfo_t *gai; /**< resolution in flight, or NULL */
+	char *name;               /**< as given: "host:port" */
+	bool onetry;              /**< one attempt, then forgotten */
+	bool from_connect;        /**< connect= (shown as such in logs) */
+	bool removed;             /**< addnode remove while a callback is pending */
+	struct peer *peer;        /**< current connection, or NULL */
+	uv_getaddrinfo_t *gai;    /**< resolution in flight, or NULL */
+	enum peer_conn_type type; /**< MANUAL; a onetry addr-fetch, feeler, ... (addconnection) */
 	uint64_t next_attempt_ms;
 	uint32_t backoff_ms;
 	uint32_t attempts;
@@ -544,6 +546,8 @@ struct net_state {
 	/** The tip looks stale: open one full-relay peer beyond max_outbound_full (Core's
 	 * m_try_another_outbound_peer, set by the stale-tip check). */
 	bool try_new_outbound;
+	/** The automatic outbound connections (net/outbound.c); NULL before net_outbound_start. */
+	struct net_outbound *ob;
 };
 
 /**
@@ -570,7 +574,98 @@ void net_tick(struct daemon *d, uint64_t now_ms);
 void net_peer_closed(struct peer *p);
 /** Whether nonce is the version nonce of one of our outbound peers still in handshake. */
 bool net_is_local_nonce(struct daemon *d, uint64_t nonce);
-/** Inbound connections allowed: maxconnections minus the outbound reserve. */
+/**
+ * Inbound connections allowed, as Core's m_max_inbound: maxconnections less
+ * the automatic outbound slots (full-relay, block-relay-only, feeler): 114
+ * by default. Manual connections (connect=, addnode=) are beyond these.
+ */
 uint32_t net_max_inbound(const struct daemon *d);
+/**
+ * Dial a as an outbound peer of type t, linked to target when not NULL:
+ * the one connect path of targets and automatic connections. The peer
+ * (maybe already closing when the connect could not start), or NULL when
+ * none could be made. Loop thread.
+ */
+struct peer *net_dial(struct daemon *d, const union net_addr *a, enum peer_conn_type t,
+                      struct net_target *target);
+/**
+ * A onetry target of connection type t (addr-fetch, feeler, automatic
+ * types of addconnection), tried at once. As net_target_add.
+ */
+int net_target_add_type(struct daemon *d, const char *name, enum peer_conn_type t);
+
+/* ---- net/outbound.c: automatic outbound connections ------------------ */
+
+struct addrman_service;
+struct addrman_address;
+
+/** IPv4/IPv6 groups remembered per round (outbound peers are far fewer). */
+#define NET_OUTBOUND_MAX_GROUPS 64u
+
+/** What the open connections are, for one round of choosing (Core's counts). */
+struct net_outbound_counts {
+	uint32_t full;           /**< outbound-full-relay, connecting included */
+	uint32_t block;          /**< block-relay-only */
+	uint32_t automatic;      /**< all automatic ones, feelers and addr-fetch included */
+	uint32_t privacy;        /**< manual, full or block-relay on Tor, I2P, CJDNS */
+	uint32_t full_by_net[8]; /**< manual or full-relay peers by addrman network */
+	uint32_t n_groups;       /**< distinct IPv4/IPv6 groups of manual, full, block-relay */
+	uint8_t groups[NET_OUTBOUND_MAX_GROUPS][17];
+	uint8_t group_len[NET_OUTBOUND_MAX_GROUPS];
+};
+
+/**
+ * Start the automatic connections: without connect=, read (and delete)
+ * anchors.dat and choose peers from d->addrman every 500 ms; addr-fetch
+ * names are served in any case. 0 or a negative errno/libuv error.
+ */
+int net_outbound_start(struct daemon *d);
+/** Shutdown, before peers are disconnected: write anchors.dat, stop the timer. */
+void net_outbound_stop(struct daemon *d);
+/** The active tip's block time (the wiring, on a new tip): extra block-relay peers start. */
+void net_outbound_tip(struct daemon *d, int64_t tip_time);
+/**
+ * Core's AddAddrFetch: connect to `name` ("host[:port]") once, ask for
+ * addresses, disconnect. 0, -ENOSPC (queue full), -ENOMEM, -EINVAL (not
+ * started). Engineer C's DNS seeds call it too.
+ */
+int net_addr_fetch_add(struct daemon *d, const char *name);
+/**
+ * addconnection: open a t connection (outbound-full-relay,
+ * block-relay-only, addr-fetch, feeler) to address. 0, -EBUSY (Core's
+ * "Already at capacity for specified connection type."), -EINVAL, -ENOMEM.
+ */
+int net_add_connection(struct daemon *d, const char *address, enum peer_conn_type t);
+/** The connect finished (either way): addrman Attempt. */
+void net_outbound_attempted(struct peer *p);
+/** An outbound peer's version arrived: addrman Good; a feeler disconnects. */
+void net_outbound_version(struct peer *p);
+/** A peer goes: addrman Connected when it had completed the handshake (not block-relay-only). */
+void net_outbound_peer_gone(struct peer *p);
+/** The open connections as one round of choosing sees them. */
+void net_outbound_count(const struct daemon *d, struct net_outbound_counts *c);
+/** Whether an automatic connection may open (Core's semOutbound). */
+bool net_outbound_slot_free(const struct daemon *d, const struct net_outbound_counts *c);
+/**
+ * Draw an address to connect to from d->addrman with Core's rules (up to
+ * 100 draws; see net/outbound.c). feeler: tried collisions, else new
+ * table; preferred_net >= 0: that network only. True and *out, or false.
+ */
+bool net_outbound_pick(struct daemon *d, const struct net_outbound_counts *c, bool feeler,
+                       int preferred_net, struct addrman_address *out);
+/** A reachable network with no manual or full-relay peer and addresses in the addrman, or -1. */
+int net_outbound_preferred_net(struct daemon *d, const struct net_outbound_counts *c);
+/** Core's IsBadPort. */
+bool net_outbound_bad_port(uint16_t port);
+/** A socket address as the addrman's service. */
+void net_addr_to_service(const union net_addr *a, struct addrman_service *out);
+/** An IPv4/IPv6 service as a socket address; -EAFNOSUPPORT for other networks. */
+int net_service_to_addr(const struct addrman_service *s, union net_addr *out);
+/** anchors.dat's bytes for v[0..n) (n <= 2) into buf; its length, 0 when cap is short. */
+size_t net_anchors_encode(const struct addrman_address *v, uint32_t n, uint32_t magic, uint8_t *buf,
+                          size_t cap);
+/** anchors.dat's entries (at most max) from buf. 0, or -EINVAL (bad magic, checksum, format). */
+int net_anchors_decode(const uint8_t *buf, size_t len, uint32_t magic, struct addrman_address *v,
+                       uint32_t max, uint32_t *n);
 
 #endif
