@@ -167,6 +167,8 @@ struct peer {
 	int32_t version;
 	int32_t start_height;
 	uint64_t services;
+	uint64_t dial_services; /**< outbound: the services its address had when dialled (addrman's
+	                           or an anchor's; 0 for a named destination): anchors.dat's */
 	char *subver;           /**< sanitized user agent, xmalloc'd; NULL before version */
 	uint64_t local_nonce;   /**< our version nonce (self-connection detection) */
 	int64_t feefilter;      /**< sat/kvB from the peer's feefilter */

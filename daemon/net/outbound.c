@@ -352,8 +352,10 @@ static void open_connection(struct daemon *d, const struct addrman_address *a,
 	if (ban_check(d, &na) != BAN_OK || connected_to(d, &a->svc))
 		return;
 	struct peer *p = net_dial(d, &na, t, NULL);
-	if (p)
+	if (p) {
 		p->count_failure = count_failure;
+		p->dial_services = a->services;
+	}
 }
 
 /* The choice of one round (Core's ThreadOpenConnections loop body). */
@@ -677,7 +679,8 @@ static void dump_anchors(struct daemon *d, const struct net_outbound *o)
 			continue;
 		memset(&v[n], 0, sizeof(v[n]));
 		net_addr_to_service(&p->addr, &v[n].svc);
-		v[n].services = p->services;
+		v[n].services =
+		    p->dial_services; /* as Core: the address dialled, not its version */
 		v[n].time = (int64_t)time(NULL);
 		n++;
 	}
