@@ -237,6 +237,16 @@ void peer_tick(struct peer *p, uint64_t now_ms);
 struct peer *peer_by_id(struct daemon *d, uint64_t id);
 /** getpeerinfo "connection_type". */
 const char *peer_conn_type_name(enum peer_conn_type t);
+/**
+ * Core's RejectIncomingTxs: under -blocksonly, and from a block-relay-only
+ * or feeler connection, no transaction is wanted: one sent or announced
+ * breaks the protocol, and no feefilter is sent.
+ */
+static inline bool peer_rejects_txs(const struct peer *p)
+{
+	return p->d->conf->blocksonly || p->conn_type == PEER_CONN_BLOCK_RELAY ||
+	       p->conn_type == PEER_CONN_FEELER;
+}
 
 /* ---- connection events: what net/ tells the rooms above it ---------- */
 

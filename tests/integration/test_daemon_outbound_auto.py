@@ -151,9 +151,25 @@ def test_anchors_first_then_saved_across_restart(make_peerd, tmp_path):
         assert sorted(saved) == sorted(entries), saved
         # Restarted, it dials them first again.
         d2 = start_peerd(make_peerd, tmp_path, "anch")
+        conns = []
         for n in nodes:
-            answer(n.accept())
+            conns.append(n.accept())
+            answer(conns[-1])
         wait_for(lambda: len(by_type(d2).get("block-relay-only", [])) == 2, what="anchors again")
+        # Nothing about transactions with a block-relay-only peer: no
+        # feefilter to it, and a transaction announced or sent by it breaks
+        # the protocol (Core's RejectIncomingTxs).
+        seen = []
+        try:
+            while True:
+                seen.append(conns[0].recv(timeout=1.5).command)
+        except TimeoutError:
+            pass
+        assert "ping" in seen and "feefilter" not in seen and "getaddr" not in seen, seen
+        inv = bytes([1]) + struct.pack("<I", 5) + bytes(32)  # one MSG_WTX
+        conns[0].send_raw(frame("inv", inv))
+        assert conns[0].is_closed(5), "a tx inv from a block-relay-only peer was taken"
+        wait_for(lambda: "transaction inv sent in violation of protocol" in d2.log(), what="the log line")
     finally:
         for n in nodes:
             n.close()
