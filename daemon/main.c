@@ -55,6 +55,8 @@ static void fit_fd_limit(struct daemon *d)
 		             "(raise LimitNOFILE)",
 		             d->net->maxconnections, fit, (unsigned long long)rl.rlim_cur);
 		d->net->maxconnections = fit;
+		/* The outbound slots follow, as Core's CConnman::Init after its fd check. */
+		net_init_limits(d);
 	}
 }
 

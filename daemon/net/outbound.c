@@ -717,6 +717,13 @@ int net_outbound_start(struct daemon *d)
 		return -ENOMEM;
 	}
 	snprintf(o->anchors_path, plen, "%s/anchors.dat", c->netdir);
+	int err = uv_timer_init(d->loop, &o->timer);
+	if (err) {
+		xfree(o->anchors_path);
+		xfree(o);
+		return err;
+	}
+	o->timer.data = o;
 	d->net->ob = o;
 	uint64_t now = daemon_now_ms(d);
 	o->next_feeler_ms = now + exp_delay(OB_FEELER_INTERVAL_MS);
@@ -728,10 +735,6 @@ int net_outbound_start(struct daemon *d)
 		o->add_addr_fetch = addrman_size(d->addrman, -1, -1) == 0 && o->n_seeds;
 		read_anchors(d);
 	}
-	int err = uv_timer_init(d->loop, &o->timer);
-	if (err)
-		return err;
-	o->timer.data = o;
 	return uv_timer_start(&o->timer, on_round, OB_ROUND_MS, OB_ROUND_MS);
 }
 
