@@ -10,6 +10,8 @@
  */
 #include "daemon/ctl/internal.h"
 
+#include "addrman/addrman.h"
+
 #include <errno.h>
 #include <jansson.h>
 #include <stdarg.h>
@@ -91,13 +93,14 @@ static void m_getnetworkinfo(struct daemon *d, json_t *args, struct ctl_result *
 	             "warnings", daemon_warnings_json(d)));
 }
 
+/* Core's GetNetworkName(GetNetClass()): private, loopback, documentation
+ * and other unroutable addresses are "not_publicly_routable" (under
+ * -test=addrmanloopback 127.0.0.0/8 counts as IPv4, as in the addrman). */
 static const char *network_name(const union net_addr *a)
 {
-	if (net_addr_is_local(a))
-		return "not_publicly_routable";
-	uint8_t ip[16];
-	net_addr_ip16(a, ip);
-	return net_ip16_is_v4(ip) ? "ipv4" : "ipv6";
+	struct addrman_service s;
+	net_addr_to_service(a, &s);
+	return addrman_net_name(addrman_netaddr_class(&s));
 }
 
 static json_t *per_msg(const uint64_t *bytes)

@@ -143,6 +143,9 @@ def test_anchors_first_then_saved_across_restart(make_peerd, tmp_path):
                          what="two block-relay-only anchors")["block-relay-only"]
         assert sorted(i["addr"] for i in peers) == sorted("%s:%d" % (n.ip, n.port) for n in nodes)
         assert all(i["relaytxes"] is False for i in peers), [i["relaytxes"] for i in peers]
+        # The network as the addrman sees it (Core's GetNetClass): under
+        # -test=addrmanloopback 127.N.0.1 is IPv4, not "not_publicly_routable".
+        assert all(i["network"] == "ipv4" for i in peers), [i["network"] for i in peers]
         rc, _ = d.stop()
         assert rc == 0
         # Core's DumpAnchors: the block-relay-only peers at shutdown.
