@@ -656,6 +656,30 @@ void net_outbound_version(struct peer *p);
 void net_outbound_peer_gone(struct peer *p);
 /** The open connections as one round of choosing sees them. */
 void net_outbound_count(const struct daemon *d, struct net_outbound_counts *c);
+/** What one round opens (Core's ThreadOpenConnections' choice of type). */
+enum net_outbound_kind {
+	NET_OB_NONE = 0,    /**< nothing this round */
+	NET_OB_ANCHOR,      /**< an anchors.dat address, block-relay-only */
+	NET_OB_FULL,        /**< outbound-full-relay, below max_outbound_full */
+	NET_OB_BLOCK,       /**< block-relay-only, below max_block_relay */
+	NET_OB_STALE_TIP,   /**< one more full-relay: try_new_outbound */
+	NET_OB_EXTRA_BLOCK, /**< the periodic extra block-relay-only peer */
+	NET_OB_FEELER,      /**< a feeler */
+	NET_OB_EXTRA_NET,   /**< a full-relay peer on a network with none, if one is found */
+};
+
+/** Which of Core's timers and conditions are due for one round. */
+struct net_outbound_due {
+	bool anchors;     /**< anchors are left to try */
+	bool extra_block; /**< near the tip and the extra block-relay timer passed */
+	bool feeler;      /**< the feeler timer passed */
+	bool extra_net;   /**< the extra network peer timer passed */
+};
+
+/** Core's order of choice for one round, from the counts and what is due. Pure. */
+enum net_outbound_kind net_outbound_choose(const struct net_state *n,
+                                           const struct net_outbound_counts *c,
+                                           const struct net_outbound_due *due);
 /** Whether an automatic connection may open (Core's semOutbound). */
 bool net_outbound_slot_free(const struct daemon *d, const struct net_outbound_counts *c);
 /**

@@ -358,6 +358,29 @@ static void open_connection(struct daemon *d, const struct addrman_address *a,
 	}
 }
 
+enum net_outbound_kind net_outbound_choose(const struct net_state *n,
+                                           const struct net_outbound_counts *c,
+                                           const struct net_outbound_due *due)
+{
+	if (due->anchors && c->block < n->max_block_relay)
+		return NET_OB_ANCHOR;
+	if (c->full < n->max_outbound_full)
+		return NET_OB_FULL;
+	if (c->block < n->max_block_relay)
+		return NET_OB_BLOCK;
+	if (n->try_new_outbound)
+		return NET_OB_STALE_TIP;
+	if (due->extra_block)
+		return NET_OB_EXTRA_BLOCK;
+	if (due->feeler)
+		return NET_OB_FEELER;
+	/* Not when a small maxconnections left fewer than 8 full-relay slots. */
+	if (c->full == n->max_outbound_full && n->max_outbound_full == NET_MAX_OUTBOUND_FULL &&
+	    due->extra_net)
+		return NET_OB_EXTRA_NET;
+	return NET_OB_NONE;
+}
+
 /* The choice of one round (Core's ThreadOpenConnections loop body). */
 static void open_round(struct daemon *d, uint64_t now_ms)
 {
@@ -392,31 +415,40 @@ static void open_round(struct daemon *d, uint64_t now_ms)
 	if (c.automatic >= max_auto)
 		return; /* Core waits for semOutbound */
 
+	struct net_outbound_due due = {
+	    .anchors = o->n_anchors > 0,
+	    .extra_block = o->extra_block_started && now_ms > o->next_extra_block_ms,
+	    .feeler = now_ms > o->next_feeler_ms,
+	    .extra_net = now_ms > o->next_extra_net_ms,
+	};
+	enum net_outbound_kind kind = net_outbound_choose(n, &c, &due);
 	enum peer_conn_type t = PEER_CONN_OUTBOUND_FULL;
-	bool anchor = false, feeler = false;
+	bool anchor = kind == NET_OB_ANCHOR, feeler = kind == NET_OB_FEELER;
 	int preferred = -1;
-	if (o->n_anchors && c.block < n->max_block_relay) {
+	switch (kind) {
+	case NET_OB_NONE:
+		return;
+	case NET_OB_ANCHOR:
+	case NET_OB_BLOCK:
 		t = PEER_CONN_BLOCK_RELAY;
-		anchor = true;
-	} else if (c.full < n->max_outbound_full) {
-		/* full relay */
-	} else if (c.block < n->max_block_relay) {
-		t = PEER_CONN_BLOCK_RELAY;
-	} else if (n->try_new_outbound) {
-		/* full relay: the tip looks stale */
-	} else if (now_ms > o->next_extra_block_ms && o->extra_block_started) {
+		break;
+	case NET_OB_FULL:
+	case NET_OB_STALE_TIP:
+		break;
+	case NET_OB_EXTRA_BLOCK:
 		o->next_extra_block_ms = now_ms + exp_delay(OB_EXTRA_BLOCK_RELAY_MS);
 		t = PEER_CONN_BLOCK_RELAY;
-	} else if (now_ms > o->next_feeler_ms) {
+		break;
+	case NET_OB_FEELER:
 		o->next_feeler_ms = now_ms + exp_delay(OB_FEELER_INTERVAL_MS);
 		t = PEER_CONN_FEELER;
-		feeler = true;
-	} else if (c.full == n->max_outbound_full &&
-	           n->max_outbound_full == NET_MAX_OUTBOUND_FULL && now_ms > o->next_extra_net_ms &&
-	           (preferred = net_outbound_preferred_net(d, &c)) >= 0) {
+		break;
+	case NET_OB_EXTRA_NET:
+		/* Core's MaybePickPreferredNetwork is the branch's last test. */
+		if ((preferred = net_outbound_preferred_net(d, &c)) < 0)
+			return;
 		o->next_extra_net_ms = now_ms + exp_delay(OB_EXTRA_NETWORK_MS);
-	} else {
-		return;
+		break;
 	}
 
 	addrman_resolve_collisions(d->addrman, (int64_t)time(NULL));

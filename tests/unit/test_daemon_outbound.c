@@ -237,6 +237,46 @@ static void test_anchors_format(void **state)
 	assert_int_equal(net_anchors_encode(v, 2, 0xdab5bffa, buf, 40), 0);
 }
 
+/* Core's order of choice (ThreadOpenConnections): anchors, full-relay,
+ * block-relay-only, the stale tip's extra, the extra block-relay peer, a
+ * feeler, a peer on a missing network. */
+static void test_choice_order(void **state)
+{
+	struct tf *t = *state;
+	struct net_state *n = t->d->net;
+	n->maxconnections = 125;
+	net_init_limits(t->d);
+	struct net_outbound_counts c;
+	memset(&c, 0, sizeof(c));
+	struct net_outbound_due all = {true, true, true, true}, none = {false, false, false, false};
+	assert_int_equal(net_outbound_choose(n, &c, &all), NET_OB_ANCHOR);
+	assert_int_equal(net_outbound_choose(n, &c, &none), NET_OB_FULL);
+	c.block = 2; /* anchors only while block-relay-only slots are free */
+	assert_int_equal(net_outbound_choose(n, &c, &all), NET_OB_FULL);
+	c.block = 0;
+	c.full = 8;
+	assert_int_equal(net_outbound_choose(n, &c, &none), NET_OB_BLOCK);
+	c.block = 2;
+	assert_int_equal(net_outbound_choose(n, &c, &none), NET_OB_NONE);
+	n->try_new_outbound = true;
+	assert_int_equal(net_outbound_choose(n, &c, &all), NET_OB_STALE_TIP);
+	n->try_new_outbound = false;
+	assert_int_equal(net_outbound_choose(n, &c, &all), NET_OB_EXTRA_BLOCK);
+	struct net_outbound_due d = {false, false, true, true};
+	assert_int_equal(net_outbound_choose(n, &c, &d), NET_OB_FEELER);
+	d.feeler = false;
+	assert_int_equal(net_outbound_choose(n, &c, &d), NET_OB_EXTRA_NET);
+	/* With fewer than 8 full-relay slots (a small maxconnections): never
+	 * an extra network peer. */
+	n->maxconnections = 6;
+	net_init_limits(t->d);
+	c.full = 6;
+	c.block = 0;
+	assert_int_equal(net_outbound_choose(n, &c, &d), NET_OB_NONE);
+	d.feeler = true;
+	assert_int_equal(net_outbound_choose(n, &c, &d), NET_OB_FEELER);
+}
+
 int main(void)
 {
 	tf_global_init();
@@ -248,6 +288,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_added_node_skipped, tf_setup, tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_counts, tf_setup, tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_slots, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_choice_order, tf_setup, tf_teardown),
 	    cmocka_unit_test(test_anchors_format),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
