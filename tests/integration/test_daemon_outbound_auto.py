@@ -240,34 +240,47 @@ def test_addconnection_as_core(make_peerd, make_bitcoind, tmp_path):
         assert ours[i] == core_results[i], (i, ours[i], core_results[i])
 
 
-def test_feeler_disconnects_after_version(make_peerd, tmp_path):
+def test_feeler_disconnects_after_version(make_peerd, make_bitcoind, tmp_path):
+    """A feeler asks for no transactions and leaves once the version
+    arrives, in peerd as in bitcoind."""
     d = start_peerd(make_peerd, tmp_path, "feel")
-    lst = Listener("127.0.0.1")
-    try:
-        r = d.rpc("addconnection", "127.0.0.1:%d" % lst.port, "feeler", False)
-        assert r == {"address": "127.0.0.1:%d" % lst.port, "connection_type": "feeler"}, r
-        p = lst.accept()
-        v = p.recv()
-        assert v.command == "version" and not v.obj.fRelay, v
-        p.send(p.version_msg())
-        assert p.is_closed(5), "the feeler stayed after the version"
-        wait_for(lambda: "feeler connection completed" in d.log(), what="Core's feeler line")
-    finally:
-        lst.close()
+    core = make_bitcoind(1, args=("-v2transport=0",))[0]
+    for node in (d, core):
+        lst = Listener("127.0.0.1")
+        try:
+            r = node.rpc("addconnection", "127.0.0.1:%d" % lst.port, "feeler", False)
+            assert r == {"address": "127.0.0.1:%d" % lst.port, "connection_type": "feeler"}, r
+            p = lst.accept()
+            v = p.recv()
+            assert v.command == "version" and not v.obj.fRelay, v
+            p.send(p.version_msg())
+            assert p.is_closed(5), "the feeler stayed after the version"
+        finally:
+            lst.close()
+    wait_for(lambda: "feeler connection completed" in d.log(), what="Core's feeler line")
 
 
-def test_seednode_is_addr_fetch(make_peerd, tmp_path):
+def test_seednode_is_addr_fetch(make_peerd, make_bitcoind, tmp_path):
+    """-seednode with an empty addrman: an addr-fetch connection at once,
+    with Core's log line; bitcoind does the same."""
     lst = Listener("127.0.0.1")
+    core_lst = Listener("127.0.0.1")
     try:
         d = start_peerd(make_peerd, tmp_path, "seed", "-seednode=127.0.0.1:%d" % lst.port)
-        p = lst.accept()
-        answer(p)
-        assert "getaddr" in commands_until(p, "getaddr")
-        info = wait_for(lambda: by_type(d).get("addr-fetch"), what="an addr-fetch peer")
-        assert info[0]["addr"] == "127.0.0.1:%d" % lst.port
-        assert "Empty addrman, adding seednode (127.0.0.1:%d) to addrfetch" % lst.port in d.log()
+        core = make_bitcoind(1, args=("-v2transport=0", "-seednode=127.0.0.1:%d" % core_lst.port))[0]
+        for node, listener in ((d, lst), (core, core_lst)):
+            p = listener.accept()
+            answer(p)
+            assert "getaddr" in commands_until(p, "getaddr")
+            info = wait_for(lambda: [i for i in node.rpc("getpeerinfo") if i["connection_type"] == "addr-fetch"],
+                            what="an addr-fetch peer")
+            assert info[0]["addr"] == "127.0.0.1:%d" % listener.port
+        line = "Empty addrman, adding seednode (127.0.0.1:%d) to addrfetch"
+        assert line % lst.port in d.log()
+        wait_for(lambda: line % core_lst.port in open(core.debug_log).read(), what="Core's line")
     finally:
         lst.close()
+        core_lst.close()
 
 
 def inbound_refused(port):
