@@ -660,6 +660,10 @@ int net_anchors_decode(const uint8_t *buf, size_t len, uint32_t magic, struct ad
 		} else {
 			for (size_t k = 0; k < sl; k++)
 				a.services |= (uint64_t)buf[pos + k] << (8 * k);
+			/* Core refuses a compact size longer than it needs. */
+			uint64_t min = sl == 2 ? 0xfd : sl == 4 ? 0x10000 : 0x100000000ull;
+			if (a.services < min)
+				return -EINVAL;
 		}
 		pos += sl;
 		uint8_t id = buf[pos++], alen = buf[pos++];
