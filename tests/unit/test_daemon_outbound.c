@@ -277,6 +277,41 @@ static void test_choice_order(void **state)
 	assert_int_equal(net_outbound_choose(n, &c, &d), NET_OB_FEELER);
 }
 
+/* Core's MaybePickPreferredNetwork: a reachable network with addresses
+ * known and no manual or full-relay peer. */
+static void test_preferred_net(void **state)
+{
+	struct tf *t = *state;
+	struct net_outbound_counts c;
+	net_outbound_count(t->d, &c);
+	assert_int_equal(net_outbound_preferred_net(t->d, &c), -1); /* nothing known */
+	learn(t, addr_of(8, 1, 0, 1, 18444, FULL));
+	struct addrman_address v6;
+	memset(&v6, 0, sizeof(v6));
+	uint8_t ip[16] = {0x20, 0x01, 0x0d, 0xb9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+	v6.svc = addrman_service_from_v1(ip, 18444);
+	v6.services = FULL;
+	v6.time = (int64_t)time(NULL) - 60;
+	learn(t, v6);
+	tf_peer(t, false, "8.2.0.1:18444")->conn_type = PEER_CONN_OUTBOUND_FULL;
+	net_outbound_count(t->d, &c);
+	assert_int_equal(net_outbound_preferred_net(t->d, &c), ADDRMAN_NET_IPV6);
+	/* A block-relay-only peer does not represent its network. */
+	tf_peer(t, false, "[2001:db9::7]:18444")->conn_type = PEER_CONN_BLOCK_RELAY;
+	net_outbound_count(t->d, &c);
+	assert_int_equal(net_outbound_preferred_net(t->d, &c), ADDRMAN_NET_IPV6);
+	tf_peer(t, false, "[2001:db9::8]:18444")->conn_type = PEER_CONN_MANUAL;
+	net_outbound_count(t->d, &c);
+	assert_int_equal(net_outbound_preferred_net(t->d, &c), -1);
+	/* Drawn from that network only (groups left out: no peer counted). */
+	struct addrman_address a;
+	memset(&c, 0, sizeof(c));
+	for (int i = 0; i < 20; i++) {
+		assert_true(net_outbound_pick(t->d, &c, false, ADDRMAN_NET_IPV6, &a));
+		assert_int_equal(a.svc.net, ADDRMAN_NET_IPV6);
+	}
+}
+
 int main(void)
 {
 	tf_global_init();
@@ -289,6 +324,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_counts, tf_setup, tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_slots, tf_setup, tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_choice_order, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_preferred_net, tf_setup, tf_teardown),
 	    cmocka_unit_test(test_anchors_format),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
