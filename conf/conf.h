@@ -275,7 +275,8 @@ struct peerd_conf {
 	struct conf_list onlynet;      /**< network names as given; none: every network */
 	int cjdnsreachable;            /**< -1 not given (Core tests IsArgSet), else 0/1 */
 	struct conf_list externalip;   /**< addresses as given */
-	bool discover; /**< after Core's soft-sets (-proxy, -listen=0, -externalip) */
+	bool discover;             /**< after Core's soft-sets (-proxy, -listen=0, -externalip) */
+	struct conf_list seednode; /**< host[:port]: addr-fetch connections (net/outbound.c) */
 	/** bitcoind options given that peerd ignores (conf/core_opts.c), one
 	 * message each naming where and why, for peerd to log at start. */
 	struct conf_list ignored;

@@ -115,7 +115,6 @@ const struct conf_core_opt conf_core_opts[] = {
     {"rpcwhitelist", CONF_CORE_IGNORE, NULL, NO_RPC},
     {"rpcwhitelistdefault", CONF_CORE_IGNORE, NULL, NO_RPC},
     {"rpcworkqueue", CONF_CORE_IGNORE, NULL, NO_RPC},
-    {"seednode", CONF_CORE_REFUSE, NULL, NO_DISCOVERY},
     {"server", CONF_CORE_IGNORE, NULL, NO_RPC},
     {"settings", CONF_CORE_REFUSE, "0", "peerd keeps no settings.json"},
     {"shrinkdebugfile", CONF_CORE_IGNORE, NULL, COSMETIC},

@@ -57,10 +57,9 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
     [CONF_K_CONNECT] = {"connect", CONF_KIND_PEER, CONF_KF_NEGCLR | CONF_KF_ZEROCLR, 0, 0,
                         "<host>[:<port>]", "none",
                         "Connect only to these peers (addnode= is then ignored); the port\n"
-                        "defaults to the network's. peerd does not discover peers yet: these\n"
-                        "and addnode= are its only outbound connections, and without either it\n"
-                        "warns (warnings in getnetworkinfo) outside regtest. connect=0 or\n"
-                        "-noconnect: no outbound connections, on purpose (no warning).\n"
+                        "defaults to the network's. Without connect=, peerd chooses its own\n"
+                        "outbound peers from its address manager (doc/peers.md). connect=0 or\n"
+                        "-noconnect: no automatic outbound connections, on purpose.\n"
                         "Repeatable."},
     [CONF_K_ADDNODE] = {"addnode", CONF_KIND_PEER, CONF_KF_NEGCLR, 0, 0, "<host>[:<port>]", "none",
                         "Keep a connection to this peer, reconnecting with backoff. Repeatable."},
@@ -307,6 +306,11 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                          "1 when listening and no -externalip or -proxy",
                          "Find our own addresses on the local interfaces and announce the\n"
                          "routable ones."},
+    [CONF_K_SEEDNODE] = {"seednode", CONF_KIND_PEER, CONF_KF_NEGCLR, 0, 0, "<host>[:<port>]",
+                         "none",
+                         "Connect to a node to retrieve peer addresses, and disconnect (an\n"
+                         "addr-fetch connection). Repeatable; used while fewer than 2\n"
+                         "full-relay peers are connected, one every 10 s, as bitcoind."},
 };
 
 /* Section names are the network names bitcoind uses for them. */

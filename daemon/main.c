@@ -55,6 +55,8 @@ static void fit_fd_limit(struct daemon *d)
 		             "(raise LimitNOFILE)",
 		             d->net->maxconnections, fit, (unsigned long long)rl.rlim_cur);
 		d->net->maxconnections = fit;
+		/* The outbound slots follow, as Core's CConnman::Init after its fd check. */
+		net_init_limits(d);
 	}
 }
 
@@ -116,6 +118,8 @@ static void shutdown_now(struct daemon *d, const char *why)
 	net_close_listeners(d);
 	ctl_close(d);
 	metrics_close(d);
+	/* anchors.dat names the block-relay-only peers still connected. */
+	net_outbound_stop(d);
 	for (uint32_t i = 0; i < d->n_peers; i++)
 		peer_disconnect(d->peers[i], "shutting down");
 	net_release_targets(d);
@@ -252,7 +256,7 @@ static int start(struct daemon *d)
 		return err;
 	if ((err = net_init_targets(d)))
 		return err;
-	if ((err = net_seeds_start(d)))
+	if ((err = net_outbound_start(d)) || (err = net_seeds_start(d)))
 		return err;
 	if ((err = uv_timer_start(&d->tick, on_tick, DAEMON_TICK_MS, DAEMON_TICK_MS)))
 		return err;
@@ -277,6 +281,7 @@ static void abort_start(struct daemon *d)
 	ctl_close(d);
 	metrics_close(d);
 	net_close_listeners(d);
+	net_outbound_stop(d);
 	net_release_targets(d);
 	net_seeds_stop(d);
 	net_resolver_release(d);

@@ -33,6 +33,13 @@ static void on_new_tip(struct daemon *d, const struct chainview_update *u)
 	relay_new_tip(d, u);
 	sync_new_tip(d);
 	stale_new_tip(d);
+	/* net/outbound.c: near the tip, extra block-relay-only peers start. */
+	const struct chainview_rec *tip = chainview_at(d, chainview_height(d));
+	if (tip) {
+		const uint8_t *t = tip->header + 68; /* nTime */
+		net_outbound_tip(d, (int64_t)((uint32_t)t[0] | (uint32_t)t[1] << 8 |
+		                              (uint32_t)t[2] << 16 | (uint32_t)t[3] << 24));
+	}
 }
 
 const struct node_hooks daemon_node_hooks = {

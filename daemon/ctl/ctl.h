@@ -77,6 +77,7 @@ enum ctl_err {
 	CTL_INVALID_IP_OR_SUBNET = -30,  /**< RPC_CLIENT_INVALID_IP_OR_SUBNET */
 	CTL_VERIFY_REJECTED = -26,       /**< RPC_VERIFY_REJECTED (the mempool said no) */
 	CTL_ALREADY_IN_CHAIN = -27,      /**< RPC_VERIFY_ALREADY_IN_UTXO_SET */
+	CTL_NODE_CAPACITY = -34,         /**< RPC_CLIENT_NODE_CAPACITY_REACHED */
 };
 
 /** A method's outcome: a result (owned, may be json null) or an error. */

@@ -44,6 +44,10 @@ static const struct ctl_help_entry entries[] = {
      NULL},
     {"addnode", "null    (json null)", "\"192.168.0.6:8333\" \"onetry\""},
     {"disconnectnode", "null    (json null)", "\"192.168.0.6:8333\""},
+    {"addconnection",
+     "{\n  \"address\" : \"str\",            (string) Address of newly added connection.\n"
+     "  \"connection_type\" : \"str\"     (string) Type of connection opened.\n}",
+     "\"192.168.0.6:8333\" \"outbound-full-relay\" false"},
     {"setban", "null    (json null)", "\"192.168.0.6\" \"add\" 86400"},
     {"listbanned",
      "[ { \"address\" : \"str\", \"ban_created\" : n, \"banned_until\" : n,\n"

@@ -10,6 +10,8 @@
  */
 #include "daemon/ctl/internal.h"
 
+#include "addrman/addrman.h"
+
 #include <errno.h>
 #include <jansson.h>
 #include <stdarg.h>
@@ -131,13 +133,14 @@ static void m_getnetworkinfo(struct daemon *d, json_t *args, struct ctl_result *
 	             d->params->name, "warnings", daemon_warnings_json(d)));
 }
 
+/* Core's GetNetworkName(GetNetClass()): private, loopback, documentation
+ * and other unroutable addresses are "not_publicly_routable" (under
+ * -test=addrmanloopback 127.0.0.0/8 counts as IPv4, as in the addrman). */
 static const char *network_name(const union net_addr *a)
 {
-	if (net_addr_is_local(a))
-		return "not_publicly_routable";
-	uint8_t ip[16];
-	net_addr_ip16(a, ip);
-	return net_ip16_is_v4(ip) ? "ipv4" : "ipv6";
+	struct addrman_service s;
+	net_addr_to_service(a, &s);
+	return addrman_net_name(addrman_netaddr_class(&s));
 }
 
 static json_t *per_msg(const uint64_t *bytes)
@@ -328,6 +331,68 @@ static void m_addnode(struct daemon *d, json_t *args, struct ctl_result *res)
 	ok(res, json_null());
 }
 
+/* Core's hidden addconnection (regtest only): an automatic connection of
+ * the type asked for, counted against that type's slots and the automatic
+ * ones (net/outbound.c). */
+static void m_addconnection(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	if (d->params->net != PROTO_NET_REGTEST) {
+		fail(res, CTL_MISC_ERROR,
+		     "addconnection is for regression testing (-regtest mode) only.");
+		return;
+	}
+	const char *address = json_string_value(arg(args, 0));
+	const char *in = json_string_value(arg(args, 1));
+	/* Core trims the type (TrimString: spaces, tabs, newlines...). */
+	while (*in && strchr(" \f\n\r\t\v", *in))
+		in++;
+	size_t len = strlen(in);
+	while (len && strchr(" \f\n\r\t\v", in[len - 1]))
+		len--;
+	static const enum peer_conn_type types[] = {PEER_CONN_OUTBOUND_FULL, PEER_CONN_BLOCK_RELAY,
+	                                            PEER_CONN_ADDR_FETCH, PEER_CONN_FEELER};
+	const char *name = NULL;
+	enum peer_conn_type t = PEER_CONN_INBOUND;
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		const char *n = peer_conn_type_name(types[i]);
+		if (strlen(n) == len && strncmp(n, in, len) == 0) {
+			t = types[i];
+			name = n;
+		}
+	}
+	if (!name) {
+		char text[sizeof(res->err_msg)];
+		ctl_help_text(ctl_method_lookup("addconnection"), text, sizeof(text));
+		fail(res, CTL_INVALID_PARAMETER, "%s", text);
+		return;
+	}
+	if (json_is_true(arg(args, 2))) {
+		fail(res, CTL_INVALID_PARAMETER,
+		     "Error: Adding v2transport connections requires -v2transport init flag to be "
+		     "set.");
+		return;
+	}
+	int err = net_add_connection(d, address, t);
+	if (err == -EBUSY || err == -ENOSPC) {
+		fail(res, CTL_NODE_CAPACITY,
+		     "Error: Already at capacity for specified connection type.");
+		return;
+	}
+	if (err == -EINVAL) {
+		/* Core takes any text and fails to connect later; peerd says now. */
+		fail(res, CTL_INVALID_PARAMETER, "Error: cannot parse node address '%s'", address);
+		return;
+	}
+	if (err) {
+		fail(res, CTL_INTERNAL_ERROR, "Error: %s", strerror(-err));
+		return;
+	}
+	json_t *o = json_object();
+	json_object_set_new(o, "address", json_string(address));
+	json_object_set_new(o, "connection_type", json_string(name));
+	ok(res, o);
+}
+
 static void m_disconnectnode(struct daemon *d, json_t *args, struct ctl_result *res)
 {
 	/* Core's cases: an address alone; a nodeid with no (or an empty)
@@ -489,6 +554,16 @@ const struct ctl_method ctl_net_methods[] = {
       {"v2transport", CTL_ARG_BOOL, CTL_OPTIONAL}},
      "addnode \"node\" \"command\" ( v2transport )",
      "Add or remove an outbound destination (reconnected with backoff), or try one connection.",
+     NULL,
+     NULL},
+    {"addconnection",
+     m_addconnection,
+     {{"address", CTL_ARG_STR, CTL_REQUIRED},
+      {"connection_type", CTL_ARG_STR, CTL_REQUIRED},
+      {"v2transport", CTL_ARG_BOOL, CTL_REQUIRED}},
+     "addconnection \"address\" \"connection_type\" v2transport",
+     "Open an outbound connection to a specified node. This RPC is for testing only (regtest): "
+     "connection_type is outbound-full-relay, block-relay-only, addr-fetch or feeler.",
      NULL,
      NULL},
     {"disconnectnode",

@@ -15,7 +15,6 @@
 static const char *const core_only[] = {
     "abandontransaction",
     "abortrescan",
-    "addconnection",
     "addpeeraddress",
     "analyzepsbt",
     "backupwallet",

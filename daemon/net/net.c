@@ -2,13 +2,14 @@
  * daemon/net/net.c: addresses, listeners, accepting, and outbound connections
  * with reconnect and backoff.
  *
- * maxconnections caps inbound and outbound connections together, as in
- * Core. Outbound connections (connect=, addnode=, the addnode RPC; all
- * "manual" in Core's terms) get a reserve of min(targets, 8) slots; inbound
- * connections are accepted while fewer than maxconnections minus that
- * reserve are open.
+ * maxconnections caps inbound and automatic outbound connections together,
+ * as in Core: inbound connections are accepted while fewer than
+ * maxconnections less the automatic outbound slots (8 full-relay, 2
+ * block-relay-only, 1 feeler: net/outbound.c) are open, 114 by default.
+ * Manual connections (connect=, addnode=, the addnode RPC) have their own
+ * 8 slots beyond maxconnections, as Core's MAX_ADDNODE_CONNECTIONS.
  *
- * When the inbound slots are full (the 126th with the defaults), a
+ * When the inbound slots are full (the 115th with the defaults), a
  * newcomer evicts a peer as Core's CConnman::AttemptToEvictConnection
  * does: what each inbound peer has shown (net/eviction.c's candidates)
  * goes to net_evict_select, and the one chosen is disconnected for the
@@ -184,9 +185,11 @@ void net_init_limits(struct daemon *d)
 
 uint32_t net_max_inbound(const struct daemon *d)
 {
-	uint32_t reserve =
-	    d->net->n_targets < NET_MAX_OUTBOUND ? d->net->n_targets : NET_MAX_OUTBOUND;
-	return d->net->maxconnections > reserve ? d->net->maxconnections - reserve : 0;
+	/* Core's m_max_inbound: manual connections have their own slots
+	 * (Core's MAX_ADDNODE_CONNECTIONS) outside maxconnections. */
+	const struct net_state *n = d->net;
+	uint32_t automatic = n->max_outbound_full + n->max_block_relay + n->max_feeler;
+	return n->maxconnections > automatic ? n->maxconnections - automatic : 0;
 }
 
 static void reject_close_cb(uv_handle_t *h)
@@ -504,14 +507,17 @@ static void on_connect(uv_connect_t *req, int status)
 	if (p->state == PEER_CLOSING)
 		return;
 	struct daemon *d = p->d;
+	/* Core's ConnectNode: an attempt either way (addrman's last try). */
+	net_outbound_attempted(p);
 	if (status < 0) {
 		d->stats.outbound_failed++;
-		/* Every peerd destination is manual (connect=, addnode=, the
-		 * addnode method): Core logs those failures at the default level
-		 * (LogConnectFailure), in its words and NetworkErrorString's. */
+		/* Core logs failures of manual connections at the default
+		 * level, the others at debug (LogConnectFailure), in its words
+		 * and NetworkErrorString's. */
 		char a[NET_ADDRSTRLEN];
 		net_addr_format(&p->addr, a);
-		DLOG_INFO_(&d->log, DLOG_NET, "connect() to %s failed after wait: %s (%d)", a,
+		dlog_write(&d->log, p->conn_type == PEER_CONN_MANUAL ? DLOG_INFO : DLOG_DEBUG,
+		           DLOG_NET, "connect() to %s failed after wait: %s (%d)", a,
 		           strerror(-status), -status);
 		peer_disconnect(p, uv_strerror(status));
 		return;
@@ -524,20 +530,20 @@ static void on_connect(uv_connect_t *req, int status)
 	peer_start(p);
 }
 
-/* Dial a (through a SOCKS5 proxy when socks is not NULL: a is the proxy's). */
-static void connect_to(struct net_target *t, const union net_addr *a, struct net_socks5 *socks)
+struct peer *net_dial(struct daemon *d, const union net_addr *a, enum peer_conn_type type,
+                      struct net_target *t, struct net_socks5 *socks)
 {
-	struct daemon *d = t->d;
 	struct peer *p = peer_new(d, false);
 	net_socks5_attach(p, socks); /* frees it when p is NULL */
-	if (!p) {
-		schedule_retry(t);
-		return;
-	}
-	p->target = t;
-	t->peer = p;
+	if (!p)
+		return NULL;
+	p->conn_type = type;
 	p->addr = *a;
-	t->attempts++;
+	if (t) {
+		p->target = t;
+		t->peer = p;
+		t->attempts++;
+	}
 	d->stats.outbound_attempts++;
 	uv_connect_t *req = xmalloc(sizeof(*req));
 	int err = req ? uv_tcp_connect(req, &p->tcp, &a->sa, on_connect) : UV_ENOMEM;
@@ -549,9 +555,17 @@ static void connect_to(struct net_target *t, const union net_addr *a, struct net
 		DLOG_INFO_(&d->log, DLOG_NET, "connect() to %s failed: %s (%d)", name,
 		           strerror(-err), -err);
 		peer_disconnect(p, uv_strerror(err));
-		return;
+		return p;
 	}
 	req->data = p;
+	return p;
+}
+
+/* Dial a target at a (through a SOCKS5 proxy when socks is not NULL: a is the proxy's). */
+static void connect_to(struct net_target *t, const union net_addr *a, struct net_socks5 *socks)
+{
+	if (!net_dial(t->d, a, t->type, t, socks))
+		schedule_retry(t);
 }
 
 static void on_resolved(void *ctx, int status, const union net_addr *addrs, size_t n)
@@ -639,6 +653,7 @@ static int target_new(struct daemon *d, const char *name, bool onetry, bool from
 		return -ENOMEM;
 	}
 	t->d = d;
+	t->type = PEER_CONN_MANUAL;
 	t->onetry = onetry;
 	t->from_connect = from_connect;
 	t->backoff_ms = NET_BACKOFF_INITIAL_MS;
@@ -684,6 +699,16 @@ int net_target_add(struct daemon *d, const char *name, bool onetry)
 	return 0;
 }
 
+int net_target_add_type(struct daemon *d, const char *name, enum peer_conn_type type)
+{
+	int err = target_new(d, name, true, false);
+	if (err)
+		return err;
+	d->net->targets[d->net->n_targets - 1]->type = type;
+	net_tick(d, daemon_now_ms(d));
+	return 0;
+}
+
 int net_target_remove(struct daemon *d, const char *name)
 {
 	struct net_target *t = target_find(d, name);
@@ -705,19 +730,26 @@ void net_tick(struct daemon *d, uint64_t now_ms)
 {
 	if (d->shutting_down || d->network_inactive)
 		return;
+	/* Manual targets have Core's MAX_ADDNODE_CONNECTIONS slots; the
+	 * automatic types (addr-fetch, addconnection) were counted against
+	 * the automatic slots when they were added. */
 	uint32_t active = 0;
 	for (uint32_t i = 0; i < d->net->n_targets; i++) {
-		if (d->net->targets[i]->peer || d->net->targets[i]->gai)
+		const struct net_target *t = d->net->targets[i];
+		if (t->type == PEER_CONN_MANUAL && (t->peer || t->gai))
 			active++;
 	}
 	/* Index loop: start_attempt may drop a onetry target from the array. */
-	for (uint32_t i = 0; i < d->net->n_targets && active < NET_MAX_OUTBOUND;) {
+	for (uint32_t i = 0; i < d->net->n_targets;) {
 		struct net_target *t = d->net->targets[i];
-		if (t->peer || t->gai || now_ms < t->next_attempt_ms) {
+		bool manual = t->type == PEER_CONN_MANUAL;
+		if (t->peer || t->gai || now_ms < t->next_attempt_ms ||
+		    (manual && active >= NET_MAX_OUTBOUND)) {
 			i++;
 			continue;
 		}
-		active++;
+		if (manual)
+			active++;
 		start_attempt(t);
 		if (i < d->net->n_targets && d->net->targets[i] == t)
 			i++;

@@ -147,9 +147,10 @@ struct peer {
 	bool prefer_evict : 1; /**< discouraged when it connected: evicted first (m_prefer_evict) */
 	bool relevant_services : 1; /**< its version's services are all we want (p2p/handshake.c;
 	                               Core's m_has_all_wanted_services) */
-	bool socks_busy : 1; /**< dialling through a SOCKS5 proxy: the handshake is not over */
-	bool proxied : 1;    /**< reached through a SOCKS5 proxy (addr: the destination's IP, or
-	                        none for a name) */
+	bool socks_busy : 1;    /**< dialling through a SOCKS5 proxy: the handshake is not over */
+	bool proxied : 1;       /**< reached through a SOCKS5 proxy (addr: the destination's IP, or
+	                           none for a name) */
+	bool count_failure : 1; /**< a failed connect counts against its addrman entry */
 	/* receive side */
 	struct peer_rx rx;
 	/* send side */
@@ -171,6 +172,8 @@ struct peer {
 	int32_t version;
 	int32_t start_height;
 	uint64_t services;
+	uint64_t dial_services; /**< outbound: the services its address had when dialled (addrman's
+	                           or an anchor's; 0 for a named destination): anchors.dat's */
 	char *subver;           /**< sanitized user agent, xmalloc'd; NULL before version */
 	uint64_t local_nonce;   /**< our version nonce (self-connection detection) */
 	int64_t feefilter;      /**< sat/kvB from the peer's feefilter */
@@ -244,6 +247,16 @@ void peer_tick(struct peer *p, uint64_t now_ms);
 struct peer *peer_by_id(struct daemon *d, uint64_t id);
 /** getpeerinfo "connection_type". */
 const char *peer_conn_type_name(enum peer_conn_type t);
+/**
+ * Core's RejectIncomingTxs: under -blocksonly, and from a block-relay-only
+ * or feeler connection, no transaction is wanted: one sent or announced
+ * breaks the protocol, and no feefilter is sent.
+ */
+static inline bool peer_rejects_txs(const struct peer *p)
+{
+	return p->d->conf->blocksonly || p->conn_type == PEER_CONN_BLOCK_RELAY ||
+	       p->conn_type == PEER_CONN_FEELER;
+}
 
 /* ---- connection events: what net/ tells the rooms above it ---------- */
 
@@ -635,12 +648,13 @@ void net_socks5_free(struct peer *p);
 /** An outbound destination; see the glossary. */
 struct net_target {
 	struct daemon *d;
-	char *name;              /**< as given: "host:port" */
-	bool onetry;             /**< one attempt, then forgotten */
-	bool from_connect;       /**< connect= (shown as such in logs) */
-	bool removed;            /**< addnode remove while a callback is pending */
-	struct peer *peer;       /**< current connection, or NULL */
-	struct net_resolve *gai; /**< resolution in flight (net/resolve.c), or NULL */
+	char *name;               /**< as given: "host:port" */
+	bool onetry;              /**< one attempt, then forgotten */
+	bool from_connect;        /**< connect= (shown as such in logs) */
+	bool removed;             /**< addnode remove while a callback is pending */
+	struct peer *peer;        /**< current connection, or NULL */
+	struct net_resolve *gai;  /**< resolution in flight (net/resolve.c), or NULL */
+	enum peer_conn_type type; /**< MANUAL; a onetry addr-fetch, feeler, ... (addconnection) */
 	uint64_t next_attempt_ms;
 	uint32_t backoff_ms;
 	uint32_t attempts;
@@ -679,6 +693,8 @@ struct net_state {
 	struct net_seeds *seeds;       /**< DNS and fixed seeds (net/seeds.c); NULL when none */
 	/* networks, proxies, local addresses (net/reach.c) */
 	struct net_reach reach;
+	/** The automatic outbound connections (net/outbound.c); NULL before net_outbound_start. */
+	struct net_outbound *ob;
 };
 
 /**
@@ -705,8 +721,125 @@ void net_tick(struct daemon *d, uint64_t now_ms);
 void net_peer_closed(struct peer *p);
 /** Whether nonce is the version nonce of one of our outbound peers still in handshake. */
 bool net_is_local_nonce(struct daemon *d, uint64_t nonce);
-/** Inbound connections allowed: maxconnections minus the outbound reserve. */
+/**
+ * Inbound connections allowed, as Core's m_max_inbound: maxconnections less
+ * the automatic outbound slots (full-relay, block-relay-only, feeler): 114
+ * by default. Manual connections (connect=, addnode=) are beyond these.
+ */
 uint32_t net_max_inbound(const struct daemon *d);
+/**
+ * Dial a as an outbound peer of type t, linked to target when not NULL:
+ * the one connect path of targets and automatic connections. With socks
+ * (net_socks5_route's request, which the peer takes), a is the proxy's
+ * address and the SOCKS5 handshake runs once connected. The peer
+ * (maybe already closing when the connect could not start), or NULL when
+ * none could be made. Loop thread.
+ */
+struct peer *net_dial(struct daemon *d, const union net_addr *a, enum peer_conn_type t,
+                      struct net_target *target, struct net_socks5 *socks);
+/**
+ * A onetry target of connection type t (addr-fetch, feeler, automatic
+ * types of addconnection), tried at once. As net_target_add.
+ */
+int net_target_add_type(struct daemon *d, const char *name, enum peer_conn_type t);
+
+/* ---- net/outbound.c: automatic outbound connections ------------------ */
+
+struct addrman_service;
+struct addrman_address;
+
+/** IPv4/IPv6 groups remembered per round (outbound peers are far fewer). */
+#define NET_OUTBOUND_MAX_GROUPS 64u
+
+/** What the open connections are, for one round of choosing (Core's counts). */
+struct net_outbound_counts {
+	uint32_t full;           /**< outbound-full-relay, connecting included */
+	uint32_t block;          /**< block-relay-only */
+	uint32_t automatic;      /**< all automatic ones, feelers and addr-fetch included */
+	uint32_t privacy;        /**< manual, full or block-relay on Tor, I2P, CJDNS */
+	uint32_t full_by_net[8]; /**< manual or full-relay peers by addrman network */
+	uint32_t n_groups;       /**< distinct IPv4/IPv6 groups of manual, full, block-relay */
+	uint8_t groups[NET_OUTBOUND_MAX_GROUPS][17];
+	uint8_t group_len[NET_OUTBOUND_MAX_GROUPS];
+};
+
+/**
+ * Start the automatic connections: without connect=, read (and delete)
+ * anchors.dat and choose peers from d->addrman every 500 ms; addr-fetch
+ * names are served in any case. 0 or a negative errno/libuv error.
+ */
+int net_outbound_start(struct daemon *d);
+/** Shutdown, before peers are disconnected: write anchors.dat, stop the timer. */
+void net_outbound_stop(struct daemon *d);
+/** The active tip's block time (the wiring, on a new tip): extra block-relay peers start. */
+void net_outbound_tip(struct daemon *d, int64_t tip_time);
+/**
+ * Core's AddAddrFetch: connect to `name` ("host[:port]") once, ask for
+ * addresses, disconnect. 0, -ENOSPC (queue full), -ENOMEM, -EINVAL (not
+ * started). The DNS seeds call it too.
+ */
+int net_addr_fetch_add(struct daemon *d, const char *name);
+/**
+ * addconnection: open a t connection (outbound-full-relay,
+ * block-relay-only, addr-fetch, feeler) to address. 0, -EBUSY (Core's
+ * "Already at capacity for specified connection type."), -EINVAL, -ENOMEM.
+ */
+int net_add_connection(struct daemon *d, const char *address, enum peer_conn_type t);
+/** The connect finished (either way): addrman Attempt. */
+void net_outbound_attempted(struct peer *p);
+/** An outbound peer's version arrived: addrman Good; a feeler disconnects. */
+void net_outbound_version(struct peer *p);
+/** A peer goes: addrman Connected when it had completed the handshake (not block-relay-only). */
+void net_outbound_peer_gone(struct peer *p);
+/** The open connections as one round of choosing sees them. */
+void net_outbound_count(const struct daemon *d, struct net_outbound_counts *c);
+/** What one round opens (Core's ThreadOpenConnections' choice of type). */
+enum net_outbound_kind {
+	NET_OB_NONE = 0,    /**< nothing this round */
+	NET_OB_ANCHOR,      /**< an anchors.dat address, block-relay-only */
+	NET_OB_FULL,        /**< outbound-full-relay, below max_outbound_full */
+	NET_OB_BLOCK,       /**< block-relay-only, below max_block_relay */
+	NET_OB_STALE_TIP,   /**< one more full-relay: try_new_outbound */
+	NET_OB_EXTRA_BLOCK, /**< the periodic extra block-relay-only peer */
+	NET_OB_FEELER,      /**< a feeler */
+	NET_OB_EXTRA_NET,   /**< a full-relay peer on a network with none, if one is found */
+};
+
+/** Which of Core's timers and conditions are due for one round. */
+struct net_outbound_due {
+	bool anchors;     /**< anchors are left to try */
+	bool extra_block; /**< near the tip and the extra block-relay timer passed */
+	bool feeler;      /**< the feeler timer passed */
+	bool extra_net;   /**< the extra network peer timer passed */
+};
+
+/** Core's order of choice for one round, from the counts and what is due. Pure. */
+enum net_outbound_kind net_outbound_choose(const struct net_state *n,
+                                           const struct net_outbound_counts *c,
+                                           const struct net_outbound_due *due);
+/** Whether an automatic connection may open (Core's semOutbound). */
+bool net_outbound_slot_free(const struct daemon *d, const struct net_outbound_counts *c);
+/**
+ * Draw an address to connect to from d->addrman with Core's rules (up to
+ * 100 draws; see net/outbound.c). feeler: tried collisions, else new
+ * table; preferred_net >= 0: that network only. True and *out, or false.
+ */
+bool net_outbound_pick(struct daemon *d, const struct net_outbound_counts *c, bool feeler,
+                       int preferred_net, struct addrman_address *out);
+/** A reachable network with no manual or full-relay peer and addresses in the addrman, or -1. */
+int net_outbound_preferred_net(struct daemon *d, const struct net_outbound_counts *c);
+/** Core's IsBadPort. */
+bool net_outbound_bad_port(uint16_t port);
+/** A socket address as the addrman's service. */
+void net_addr_to_service(const union net_addr *a, struct addrman_service *out);
+/** An IPv4/IPv6 service as a socket address; -EAFNOSUPPORT for other networks. */
+int net_service_to_addr(const struct addrman_service *s, union net_addr *out);
+/** anchors.dat's bytes for v[0..n) (n <= 2) into buf; its length, 0 when cap is short. */
+size_t net_anchors_encode(const struct addrman_address *v, uint32_t n, uint32_t magic, uint8_t *buf,
+                          size_t cap);
+/** anchors.dat's entries (at most max) from buf. 0, or -EINVAL (bad magic, checksum, format). */
+int net_anchors_decode(const uint8_t *buf, size_t len, uint32_t magic, struct addrman_address *v,
+                       uint32_t max, uint32_t *n);
 
 /* ---- net/resolve.c: name lookups on the loop (c-ares) ----------------- */
 
@@ -762,11 +895,5 @@ const char *net_resolve_strerror(int status);
 int net_seeds_start(struct daemon *d);
 /** Stop seeding (shutdown): its timer closes, its lookup is cancelled. Loop thread. */
 void net_seeds_stop(struct daemon *d);
-/**
- * An addr-fetch connection to `name` ("host" or "host:port", the
- * network's port by default): connect, getaddr, disconnect (Core's
- * AddAddrFetch). 0 or a negative errno. Loop thread.
- */
-int net_addr_fetch_add(struct daemon *d, const char *name);
 
 #endif

@@ -190,6 +190,7 @@ static void peer_close_cb(uv_handle_t *h)
 	struct daemon *d = p->d;
 	transport_release(p);
 	net_socks5_free(p);
+	net_outbound_peer_gone(p);
 	d->net_events->closed(p);
 	d->net_events->destroyed(p);
 	if (p->target)

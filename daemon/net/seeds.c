@@ -358,13 +358,12 @@ static void fixed_step(struct net_seeds *s, uint64_t now_ms)
 	if (!empty)
 		return;
 	/* Core's m_added_node_params: addnode= and the addnode method's "add"
-	 * (the targets kept; onetry ones are not added nodes). peerd has no
-	 * -seednode yet (engineer B's): false. */
+	 * (the targets kept; onetry ones are not added nodes). */
 	bool addnode = false;
 	for (uint32_t i = 0; i < d->net->n_targets && !addnode; i++)
 		addnode = !d->net->targets[i]->onetry;
 	enum seeds_fixed_why why =
-	    seeds_fixed_due(s->fixed_start_ms, now_ms, c->dnsseed, false, addnode);
+	    seeds_fixed_due(s->fixed_start_ms, now_ms, c->dnsseed, c->seednode.n > 0, addnode);
 	if (why == SEEDS_FIXED_NOT_YET)
 		return;
 	if (why == SEEDS_FIXED_TIMEOUT)
@@ -534,8 +533,8 @@ int net_seeds_start(struct daemon *d)
 	s->dns_on = c->dnsseed && s->n;
 	if (!c->dnsseed)
 		DLOG_INFO_(&d->log, DLOG_NET, "DNS seeding disabled");
-	else if (s->dns_on) /* peerd has no -seednode yet (engineer B's): no head start */
-		seeds_sched_init(&s->sched, s->n, c->forcednsseed, false, now_ms);
+	else if (s->dns_on) /* -seednode: the seed nodes get up to 30 s first, as Core */
+		seeds_sched_init(&s->sched, s->n, c->forcednsseed, c->seednode.n > 0, now_ms);
 	/* Core's ThreadOpenConnections runs only without -connect. */
 	s->fixed_on = !c->connect_set && c->fixedseeds && *seeds_fixed_hex(d->params->net);
 	s->fixed_start_ms = now_ms;
@@ -561,10 +560,4 @@ void net_seeds_stop(struct daemon *d)
 	s->lookup = NULL;
 	uv_timer_stop(&s->timer);
 	uv_close((uv_handle_t *)&s->timer, seeds_closed);
-}
-
-/* TEMPORARY: replaced by h-B's net/outbound.c at merge */
-int net_addr_fetch_add(struct daemon *d, const char *name)
-{
-	return net_target_add(d, name, true);
 }

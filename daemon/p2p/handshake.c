@@ -99,8 +99,10 @@ void handshake_send_version(struct peer *p)
 	/* The active chain's height as the loop last heard it. */
 	int32_t height = chainview_height(d);
 	v->start_height = height > 0 ? height : 0;
-	/* Core's fRelay: -blocksonly asks the peer for no transactions. */
-	v->relay = !d->conf->blocksonly;
+	/* Core's fRelay (RejectIncomingTxs): -blocksonly, block-relay-only
+	 * and feeler connections ask the peer for no transactions. */
+	v->relay = !d->conf->blocksonly && p->conn_type != PEER_CONN_BLOCK_RELAY &&
+	           p->conn_type != PEER_CONN_FEELER;
 	v->has_relay = true;
 	p->sent_version = true;
 	(void)peer_send_msg(p, m);
@@ -169,7 +171,9 @@ static void on_version(struct peer *p, const struct proto_version *v)
 	if (p->inbound && addrman_netaddr_routable(&p->addr_local))
 		(void)net_seen_local(d, &p->addr_local);
 	p->start_height = v->start_height;
-	p->relaytxes = v->relay;
+	/* A block-relay-only peer relays no transactions either way (Core
+	 * makes no m_tx_relay for it: getpeerinfo's relaytxes is false). */
+	p->relaytxes = v->relay && p->conn_type != PEER_CONN_BLOCK_RELAY;
 	xfree(p->subver);
 	p->subver = sanitize(v->user_agent, v->user_agent_len);
 	p->got_version = true;
@@ -180,12 +184,15 @@ static void on_version(struct peer *p, const struct proto_version *v)
 		send_empty(p, PROTO_CMD_SENDADDRV2);
 	}
 	send_empty(p, PROTO_CMD_VERACK);
-	if (!p->inbound)
+	/* No address relay with a block-relay-only peer (Core's SetupAddressRelay). */
+	if (!p->inbound && p->conn_type != PEER_CONN_BLOCK_RELAY)
 		send_empty(p, PROTO_CMD_GETADDR);
 	DLOG_DBG(&d->log, DLOG_HANDSHAKE,
 	         "receive version message: %s: version %d, blocks=%d, peer=%llu",
 	         p->subver ? p->subver : "", p->version, p->start_height,
 	         (unsigned long long)p->id);
+	/* The addrman's Good; a feeler has learned what it came for. */
+	net_outbound_version(p);
 }
 
 static void on_verack(struct peer *p)

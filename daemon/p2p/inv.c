@@ -96,9 +96,10 @@ static void on_inv(struct peer *p, const struct proto_inv *inv)
 		uint32_t base = v->type & ~(uint32_t)PROTO_INV_WITNESS_FLAG;
 		if (base == PROTO_INV_TX || base == PROTO_INV_WTX) {
 			d->stats.inv_tx++;
-			/* Core 29 (-blocksonly): announcing a transaction to a node
-			 * that asked for none breaks the protocol. */
-			if (d->conf->blocksonly) {
+			/* Core 29 (-blocksonly, a block-relay-only or feeler
+			 * connection): announcing a transaction to a node that
+			 * asked for none breaks the protocol. */
+			if (peer_rejects_txs(p)) {
 				peer_disconnect(p, "transaction inv sent in violation of protocol");
 				return;
 			}

@@ -411,9 +411,10 @@ void txaccept_on_tx_msg(struct peer *p, const struct proto_msg *m)
 {
 	struct daemon *d = p->d;
 	(void)m;
-	/* Core 29 (-blocksonly): a transaction nobody asked for, even
-	 * during initial block download, costs the connection. */
-	if (d->conf->blocksonly) {
+	/* Core 29 (-blocksonly, a block-relay-only or feeler connection):
+	 * a transaction nobody asked for, even during initial block
+	 * download, costs the connection. */
+	if (peer_rejects_txs(p)) {
 		peer_disconnect(p, "transaction sent in violation of protocol");
 		return;
 	}

@@ -40,8 +40,9 @@ void txrelay_maybe_feefilter(struct peer *p, uint64_t now)
 	struct daemon *d = p->d;
 	struct relay_peer *rp = p->txr;
 	int32_t common = p->version < PROTO_VERSION ? p->version : PROTO_VERSION;
-	/* Core sends no feefilter under -blocksonly: no transactions wanted. */
-	if (common < PEER_FEEFILTER_VERSION || d->conf->blocksonly)
+	/* Core sends no feefilter under -blocksonly, nor to a block-relay-only
+	 * peer: no transactions wanted. */
+	if (common < PEER_FEEFILTER_VERSION || peer_rejects_txs(p))
 		return;
 	int64_t current = atomic_load_explicit(&d->txr->minfee, memory_order_relaxed);
 	if (d->view->ibd)

@@ -195,8 +195,9 @@ def alive(p, nonce):
 
 def test_125_inbound_and_8_core_nodes(make_peerd, make_bitcoind):
     cores = make_bitcoind(8, small=True)
-    # 125 inbound slots plus 8 reserved for the outbound targets.
-    d = make_peerd("-maxconnections=133", "-peertimeout=20",
+    # 125 inbound slots (Core's: maxconnections less 11 automatic outbound
+    # slots) and the 8 addnode targets beyond maxconnections, as Core's.
+    d = make_peerd("-maxconnections=136", "-peertimeout=20",
                    *["-addnode=127.0.0.1:%d" % c.port for c in cores])
     # The 8 Core connections first, and the start-up probe's connection gone
     # (it would take an inbound slot until peerd sees it close).

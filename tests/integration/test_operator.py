@@ -67,7 +67,8 @@ def test_no_warning_when_peers_are_named_or_refused(make_peerd):
 def test_help_says_what_connect_does():
     out = subprocess.run([PEERD_BIN, "-help"], capture_output=True, text=True, timeout=10).stdout
     text = " ".join(out.split("  -connect=", 1)[1].split("  -addnode=", 1)[0].split())
-    assert "addnode= is then ignored" in text and "does not discover peers" in text, text
+    assert "addnode= is then ignored" in text and "chooses its own outbound peers" in text, text
+    assert "no automatic outbound connections" in text, text
 
 
 def closed_port():

@@ -691,7 +691,11 @@ static void fill_slots(struct tf *t, uint32_t slots, int *fds)
 	t->conf.bind.v[0] = xstrdup("127.0.0.1");
 	assert_non_null(t->conf.bind.v[0]);
 	t->conf.bind.n = 1;
-	t->d->net->maxconnections = slots;
+	/* Core's share: the automatic outbound slots come off maxconnections. */
+	t->d->net->maxconnections =
+	    slots + NET_MAX_OUTBOUND_FULL + NET_MAX_BLOCK_RELAY + NET_MAX_FEELER;
+	net_init_limits(t->d);
+	assert_int_equal(net_max_inbound(t->d), slots);
 	assert_int_equal(net_start_listeners(t->d), 0);
 	for (uint32_t i = 0; i < slots; i++) {
 		fds[i] = connect_from("127.0.0.1", port);
