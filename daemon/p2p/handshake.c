@@ -175,8 +175,8 @@ static void on_version(struct peer *p, const struct proto_version *v)
 		send_empty(p, PROTO_CMD_SENDADDRV2);
 	}
 	send_empty(p, PROTO_CMD_VERACK);
-	if (!p->inbound)
-		send_empty(p, PROTO_CMD_GETADDR);
+	/* Outbound: SetServices, and address relay with our getaddr. */
+	addr_on_version(p);
 	DLOG_DBG(&d->log, DLOG_HANDSHAKE,
 	         "receive version message: %s: version %d, blocks=%d, peer=%llu",
 	         p->subver ? p->subver : "", p->version, p->start_height,
