@@ -170,14 +170,16 @@ static bool useful_services(uint64_t services)
 }
 
 /*
- * Whether the address is on a network we reach (Core's g_reachable_nets).
- * Every network is, until -onlynet and friends come (issue 20's networks
- * part replaces this).
+ * Whether the address is on a network we reach (Core's g_reachable_nets
+ * with its defaults): Tor needs a proxy (-proxy/-onion), I2P a SAM proxy
+ * (-i2psam) and CJDNS -cjdnsreachable, none of which peerd has yet; every
+ * other network is reachable. Issue 20's networks part (engineer D)
+ * replaces this with the real set.
  */
 static bool reachable(const struct addrman_service *s)
 {
-	(void)s;
-	return true;
+	enum addrman_net net = addrman_netaddr_network(s);
+	return net != ADDRMAN_NET_ONION && net != ADDRMAN_NET_I2P && net != ADDRMAN_NET_CJDNS;
 }
 
 static void on_addr(struct peer *p, const struct proto_msg *m)
