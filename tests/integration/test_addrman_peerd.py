@@ -275,3 +275,104 @@ def test_address_flood_held_to_the_token_bucket_as_core(make_bitcoind, make_peer
     assert results["core"][0] >= 1 and results["peerd"][0] >= 1, results
     assert abs(results["core"][0] - results["peerd"][0]) <= 2 + 0.1 * max(
         results["core"][2], results["peerd"][2]), results
+
+
+def run_peerd_once(tmp_path, name, peers_dat):
+    """Start peerd on a datadir holding peers_dat; (exit code or None if it
+    came up, its output, its netdir). It is stopped either way."""
+    import subprocess
+    from conftest import PEERD_BIN
+    netdir = tmp_path / name / "regtest"
+    netdir.mkdir(parents=True)
+    if peers_dat is not None:
+        (netdir / "peers.dat").write_bytes(peers_dat)
+    cmd = [PEERD_BIN, "-chain=regtest", "-datadir=%s" % (tmp_path / name), "-listen=0",
+           "-connect=0", "-logtimestamps=0"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    sock = netdir / "control.sock"
+    deadline = time.monotonic() + 15
+    while proc.poll() is None and not os.path.exists(sock) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    code = proc.poll()
+    if code is None:
+        time.sleep(0.3)
+        proc.terminate()
+        # A clean stop (under ASan: nothing leaked or overrun).
+        assert proc.wait(timeout=15) == 0, proc.stdout.read()
+    out = proc.stdout.read()
+    return code, out, netdir
+
+
+def test_peers_dat_missing_corrupt_newer_as_core(tmp_path):
+    from test_addrman_core import run_core_once, small_peers_dat
+    good = small_peers_dat(tmp_path)
+    # Missing: created at start (Core's words), so the next start loads it.
+    code, out, netdir = run_peerd_once(tmp_path, "missing", None)
+    assert code is None, out
+    assert 'Creating peers.dat because the file was not found ("%s/peers.dat")' % netdir in out, out
+    assert os.path.exists(netdir / "peers.dat")
+    # Good: loaded.
+    (tmp_path / "good.dat").write_bytes(good)
+    dump = json.loads(peertool("--load", str(tmp_path / "good.dat"), "--dump").stdout)
+    n = len(dump["new"]) + len(dump["tried"])
+    code, out, _ = run_peerd_once(tmp_path, "good", good)
+    assert code is None and "Loaded %d addresses from peers.dat" % n in out, out
+    # A bad checksum: both refuse to start with the same reason.
+    bad = good[:-1] + bytes([good[-1] ^ 1])
+    code, out, netdir = run_peerd_once(tmp_path, "badsum", bad)
+    assert code == 1, out
+    reason = "Invalid or corrupt peers.dat (Checksum mismatch, data corrupted). If you believe"
+    assert reason in out, out
+    assert 'you can move the file ("%s/peers.dat") out of the way' % netdir in out, out
+    ccode, cout, _ = run_core_once(tmp_path, "core-badsum", bad)
+    assert ccode not in (None, 0) and reason in cout, cout[-2000:]
+    # A newer format: moved to peers.dat.bak, a new one made, as Core.
+    newer = bytearray(good)
+    newer[4], newer[5] = 5, 32 + 5
+    code, out, netdir = run_peerd_once(tmp_path, "newer", bytes(newer))
+    assert code is None, out
+    assert os.path.exists(netdir / "peers.dat.bak") and os.path.exists(netdir / "peers.dat")
+    assert "Creating new peers.dat because the file version was not compatible" in out, out
+    assert (netdir / "peers.dat.bak").read_bytes() == bytes(newer)
+
+
+def test_fresh_addresses_relayed_to_two_other_peers(make_peerd):
+    """Core's RelayAddress: a fresh routable address in a small message goes
+    to the 2 other peers with address relay (within MaybeSendAddr's ~30 s
+    Poisson timer), never back to the sender; the sender's own entry is
+    in the addrman with the sender as source."""
+    peerd = make_peerd(*PEERD_ARGS)
+    receivers = []
+    for _ in range(2):
+        r = P2P(peerd.port, timeout=10)
+        r.handshake(sendaddrv2=True)
+        r.send_raw(frame("getaddr"))  # address relay starts with an addr-related message
+        r.sync_with_ping()
+        receivers.append(r)
+    sender = P2P(peerd.port, timeout=10)
+    sender.handshake(sendaddrv2=True)
+    now = int(time.time())
+    sender.send_raw(frame("addrv2", addrv2_payload([(now - 60, 9, 1, bytes([44, 1, 2, 3]), 8333)])))
+    sender.sync_with_ping()
+    raw = peerd.rpc("getrawaddrman")["new"]
+    assert [(e["address"], e["source"]) for e in raw.values()] == [("44.1.2.3", "127.0.0.1")]
+
+    def got_it(r):
+        deadline = time.monotonic() + 150
+        while time.monotonic() < deadline:
+            try:
+                m = r.recv(max(0.1, deadline - time.monotonic()))
+            except TimeoutError:
+                break
+            if m.command == "addrv2" and any(e[3] == bytes([44, 1, 2, 3]) for e in m.obj):
+                return m.obj
+        return None
+
+    for r in receivers:
+        got = got_it(r)
+        assert got is not None, "address not relayed"
+        assert [(e[0], e[1], e[4]) for e in got] == [(now - 60, 9, 8333)]
+    # Never back to the one who sent it.
+    assert "addrv2" not in sender.commands_for(1.0)
+    for p in receivers + [sender]:
+        p.close()
