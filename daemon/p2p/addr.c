@@ -111,15 +111,20 @@ void addr_peer_gone(struct peer *p)
 	ap->n_to_send = ap->cap_to_send = 0;
 }
 
+void addr_set_services(struct peer *p, uint64_t services)
+{
+	/* Core's SetServices: an outbound peer's own word overwrites the
+	 * services gossip gave its entry (gossip only ever adds bits). */
+	if (p->inbound)
+		return;
+	struct addrman_service svc = peer_service(p, true);
+	addrman_set_services(p->d->addrman, &svc, services);
+}
+
 void addr_on_version(struct peer *p)
 {
 	struct daemon *d = p->d;
-	if (p->inbound)
-		return;
-	/* Core's SetServices: what an outbound peer offers, as it says. */
-	struct addrman_service svc = peer_service(p, true);
-	addrman_set_services(d->addrman, &svc, p->services);
-	if (!addr_setup_relay(p))
+	if (p->inbound || !addr_setup_relay(p))
 		return;
 	/* Our own address goes out from addrrelay_tick (its first run is at
 	 * once); then one getaddr, whose answer may use 1,000 more tokens. */
@@ -211,14 +216,26 @@ static void on_addr(struct peer *p, const struct proto_msg *m)
 	}
 	ap->tokens_at_us = now_us;
 
-	struct addrman_address *v = a->n ? xreallocarray(NULL, a->n, sizeof(*v)) : NULL;
-	if (a->n && !v)
+	struct addrman_address *v = total ? xreallocarray(NULL, total, sizeof(*v)) : NULL;
+	if (total && !v)
 		return;
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < a->n; i++) {
 		d->stats.addr_entries++;
 		if (entry_address(&a->v[i], m->cmd == PROTO_CMD_ADDRV2, &v[n]))
 			n++;
+	}
+	/* An entry of a network we do not know is, to Core, an invalid address
+	 * that still costs its token and counts as processed; the codec kept
+	 * only how many there were (and not their services: taken as useful). */
+	for (uint32_t i = 0; i < a->n_skipped; i++) {
+		memset(&v[n], 0, sizeof(v[n]));
+		uint8_t none[16] = {0};
+		v[n].svc = addrman_service_from_v1(none, 0);
+		v[n].time = now;
+		v[n].services = PROTO_NODE_NETWORK;
+		n++;
+		d->stats.addr_entries++;
 	}
 	/* Core shuffles, so which entries the bucket lets through is not the
 	 * sender's choice. */

@@ -274,10 +274,11 @@ void addr_on_getaddr(struct peer *p, const struct proto_msg *m);
 /**
  * An outbound peer's version was read (handshake.c): unless it is
  * block-relay-only, address relay starts and our getaddr goes out with
- * 1,000 more tokens (Core's VERSION handler); its services go to the
- * addrman (SetServices).
+ * 1,000 more tokens (Core's VERSION handler).
  */
 void addr_on_version(struct peer *p);
+/** An outbound peer's version says it offers `services`: Core's SetServices on its entry. */
+void addr_set_services(struct peer *p, uint64_t services);
 /** Core's SetupAddressRelay: false for block-relay-only peers; else relay is on. */
 bool addr_setup_relay(struct peer *p);
 /** A closing peer: free its address relay state. */
