@@ -277,6 +277,15 @@ static void test_peers_dat(void **state)
 	assert_true(tf_log_contains(t, "Creating peers.dat because the file was not found"));
 	struct stat st;
 	assert_int_equal(stat(path, &st), 0);
+	/* Written again by the tick once 15 minutes (DUMP_PEERS_INTERVAL) are up. */
+	unlink(path);
+	uint64_t due = t->d->addr->next_dump_ms;
+	assert_true(due >= daemon_now_ms(t->d) + 15u * 60u * 1000u - 1000u);
+	peersdat_tick(t->d, due - 1);
+	assert_int_not_equal(stat(path, &st), 0);
+	peersdat_tick(t->d, due);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(t->d->addr->next_dump_ms, due + 15u * 60u * 1000u);
 	/* Round trip: 100 addresses out and back. */
 	fill_addrman(t, 100);
 	size_t n = addrman_size(t->d->addrman, -1, -1);
