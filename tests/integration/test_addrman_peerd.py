@@ -8,8 +8,8 @@ stream) and -connect=0 (the addresses are public ones: nothing here may be
 dialled). peerd has no -mocktime, so addpeeraddress stamps each node's own
 clock: those times are compared to within a minute; times carried in
 messages must match exactly. Messages come from scripted peers on
-127.0.0.2 and 127.0.0.3 that each node dials (addnode onetry) and that
-answer the node's getaddr with 1,000 addresses (the bucket's +1,000 for a
+127.0.0.2 (addrv2) and 127.0.0.3 (addr) that each node dials (addnode
+onetry) and that answer the node's getaddr with up to 1,000 addresses (the bucket's +1,000 for a
 getaddr); Core shuffles every message before adding it, so the scripted
 addresses are chosen (by a dry run through peertool addrman) to land in
 distinct slots, where the order of adding cannot matter.
@@ -69,6 +69,15 @@ def addrv2_payload(entries):
     return out
 
 
+def addr_v1_payload(entries):
+    """entries as addrv2_payload's, IPv4 and IPv6 only, as an addr (v1) payload."""
+    out = ser_compact(len(entries))
+    for t, services, net, addr, port in entries:
+        ip16 = b"\0" * 10 + b"\xff\xff" + addr if net == 1 else addr
+        out += struct.pack("<IQ", t, services) + ip16 + struct.pack(">H", port)
+    return out
+
+
 def wire_entry(text, port, t, services=9):
     """A textual address as an addrv2 entry."""
     if text.endswith(".onion"):
@@ -119,7 +128,7 @@ def distinct_slots(base_script, batches, now):
 
 class Feeder:
     """A scripted peer listening on host: the node dials it, and it answers
-    the node's getaddr with one addrv2 message."""
+    the node's getaddr with one addr or addrv2 message."""
 
     def __init__(self, host):
         self.srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -129,7 +138,7 @@ class Feeder:
         self.srv.settimeout(20)
         self.addr = "%s:%d" % (host, self.srv.getsockname()[1])
 
-    def serve(self, payload):
+    def serve(self, msg):
         conn, _ = self.srv.accept()
         p = P2P(0, sock=conn, timeout=20)
         from bitcoin.messages import msg_verack
@@ -142,7 +151,7 @@ class Feeder:
         p.send(msg_verack())
         while p.recv(20).command != "getaddr":
             pass
-        p.send_raw(frame("addrv2", payload))
+        p.send_raw(frame(*msg))
         p.sync_with_ping(20)
         p.close()
 
@@ -150,11 +159,11 @@ class Feeder:
         self.srv.close()
 
 
-def feed(node_connect, host, payload):
+def feed(node_connect, host, msg):
     f = Feeder(host)
     try:
         node_connect(f.addr)
-        f.serve(payload)
+        f.serve(msg)
     finally:
         f.close()
 
@@ -185,10 +194,14 @@ def test_same_calls_and_messages_same_tables_and_peers_dat(make_bitcoind, make_p
         batch = kept[host]
         assert len(batch) > 500, len(batch)
         exact |= {(norm_addr(a), p) for a, p in batch}
-        payload = addrv2_payload([wire_entry(a, p, msg_time) for a, p in batch])
+        entries = [wire_entry(a, p, msg_time) for a, p in batch]
+        if host == "127.0.0.2":
+            msg = ("addrv2", addrv2_payload(entries))
+        else:  # the other source speaks addr (v1): IPv4 and IPv6 only
+            msg = ("addr", addr_v1_payload([e for e in entries if e[2] in (1, 2)]))
         for connect in (lambda hp: core.connect_to(hp, False),
                         lambda hp: peerd.rpc("addnode", hp, "onetry")):
-            feed(connect, host, payload)
+            feed(connect, host, msg)
     core_info = core.getaddrmaninfo()
     assert peerd.rpc("getaddrmaninfo") == core_info, (core_info, peerd.log()[-3000:])
     core_raw, ours_raw = core.getrawaddrman(), peerd.rpc("getrawaddrman")
