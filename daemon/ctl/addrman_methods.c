@@ -87,9 +87,9 @@ static void m_addpeeraddress(struct daemon *d, json_t *args, struct ctl_result *
 	bool success = false;
 	struct addrman_address a;
 	memset(&a, 0, sizeof(a));
-	/* Core's LookupHost without a name lookup: an IP, NAME.onion or NAME.b32.i2p. */
-	if (addrman_service_parse(json_string_value(arg(args, 0)), (uint16_t)port, &a.svc) &&
-	    addrman_netaddr_valid(&a.svc)) {
+	/* Core's LookupHost without a name lookup: an IP, NAME.onion or NAME.b32.i2p;
+	 * what Add refuses (unroutable, invalid) is "failed-adding-to-new". */
+	if (addrman_service_parse(json_string_value(arg(args, 0)), (uint16_t)port, &a.svc)) {
 		int64_t now = (int64_t)time(NULL);
 		a.services = PROTO_NODE_NETWORK | PROTO_NODE_WITNESS;
 		a.time = now;

@@ -389,3 +389,59 @@ def test_fresh_addresses_relayed_to_two_other_peers(make_peerd):
     assert "addrv2" not in sender.commands_for(1.0)
     for p in receivers + [sender]:
         p.close()
+
+
+def test_methods_answer_as_core(make_bitcoind, make_peerd):
+    """addpeeraddress, getnodeaddresses, getaddrmaninfo, getrawaddrman: the
+    same answers and errors (code and message) as bitcoind for the same calls."""
+    from conftest import RpcError
+    core = make_bitcoind(1, args=CORE_ARGS, small=True)[0]
+    peerd = make_peerd(*PEERD_ARGS)
+
+    def ask(call, method, *params):
+        try:
+            return ("ok", call(method, *params))
+        except (RpcError, bitcoind.RpcError) as e:
+            return ("error", e.code, e.message)
+
+    calls = [
+        ("addpeeraddress", "1.2.3.4", 8333),
+        ("addpeeraddress", "1.2.3.4", 8333),
+        ("addpeeraddress", "1.2.3.4", 8334, True),
+        ("addpeeraddress", "5.6.7.8", 8333, True),
+        ("addpeeraddress", "2001:db8::1", 8333),
+        ("addpeeraddress", "2a01::1", 8333),
+        ("addpeeraddress", "127.0.0.1", 8333),
+        ("addpeeraddress", "10.0.0.1", 8333),
+        ("addpeeraddress", "not an address", 8333),
+        ("addpeeraddress", "1.2.3.5", 65536),
+        ("addpeeraddress", "1.2.3.5", -1),
+        ("addpeeraddress", "1.2.3.5", 0),
+        ("addpeeraddress", "1.2.3.6", 1.5),
+        ("addpeeraddress", "1.2.3.6"),
+        ("getnodeaddresses", -1),
+        ("getnodeaddresses", 2, "foo"),
+        ("getnodeaddresses", 0, "internal"),
+        ("getnodeaddresses", 0, "IPv4"),
+        ("getnodeaddresses", 0, "onion"),
+        ("getnodeaddresses", 0, "tor"),
+        ("getnodeaddresses", 2 ** 31),
+        ("getaddrmaninfo", 1),
+        ("getrawaddrman", 1),
+    ]
+    for c in calls:
+        want = ask(core.rpc, *c)
+        got = ask(peerd.rpc, *c)
+        if want[0] == "error":
+            # A usage error carries each program's own help text (several
+            # lines): the code alone; any other error word for word.
+            usage = "\n" in want[2]
+            assert got[0] == "error" and got[1] == want[1], (c, want, got)
+            assert usage or got[2] == want[2], (c, want, got)
+        elif c[0] == "getnodeaddresses":
+            key = lambda a: (a["address"], a["port"])  # noqa: E731 (GetAddr shuffles)
+            assert got[0] == "ok" and sorted(map(key, got[1])) == sorted(map(key, want[1])), (c, want, got)
+        else:
+            assert got == want, (c, want, got)
+    assert peerd.rpc("getaddrmaninfo") == core.getaddrmaninfo()
+    assert_same_tables(core.getrawaddrman(), peerd.rpc("getrawaddrman"))
