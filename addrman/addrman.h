@@ -158,6 +158,12 @@ size_t addrman_netaddr_group(const struct addrman_service *s, uint8_t out[ADDRMA
 void addrman_netaddr_str(const struct addrman_service *s, char *buf, size_t cap);
 /** Core's GetNetworkName of a network ("ipv4", "not_publicly_routable", ...). */
 const char *addrman_net_name(enum addrman_net net);
+/**
+ * An address as text (numeric IPv4 or IPv6, NAME.onion of Tor v3,
+ * NAME.b32.i2p) with a port, as Core's LookupHost without name lookups
+ * (addrman/parse.c). False when it is none of those.
+ */
+bool addrman_service_parse(const char *text, uint16_t port, struct addrman_service *out);
 /** Text as Core's ToStringAddrPort ("1.2.3.4:8333", "[2001:db8::1]:8333", "x.onion:8333"). */
 void addrman_service_str(const struct addrman_service *s, char *buf, size_t cap);
 

@@ -75,6 +75,7 @@ static void on_tick(uv_timer_t *t)
 		return;
 	txrequest_tick(d, now);
 	net_tick(d, now);
+	peersdat_tick(d, now);
 	ban_sweep(d, (int64_t)time(NULL));
 	notify_status(d, false);
 }
@@ -128,6 +129,7 @@ static void shutdown_now(struct daemon *d, const char *why)
 	validation_stop(d);
 	if (ban_save(d) == 0)
 		DLOG_DBG(&d->log, DLOG_MAIN, "bans saved");
+	peersdat_shutdown(d);
 	/* The grace timer must not itself keep the loop alive. */
 	uv_timer_start(&d->shutdown_timer, on_grace, DAEMON_SHUTDOWN_GRACE_MS, 0);
 	uv_unref((uv_handle_t *)&d->shutdown_timer);
@@ -238,6 +240,9 @@ static int start(struct daemon *d)
 	if ((err = net_reach_init(d)))
 		return err;
 	if ((err = ban_init(d)))
+		return err;
+	/* After the datadir lock: no second peerd reads or writes its file. */
+	if ((err = peersdat_load(d)))
 		return err;
 	if ((err = ctl_start(d)))
 		return err;

@@ -99,10 +99,11 @@ static bool on_busy(const struct peer *p)
 	return serve_pending(p);
 }
 
-/* Handshake and ping timeouts, pings. */
+/* Handshake and ping timeouts, pings; the address queue's timer. */
 static void on_tick(struct peer *p, uint64_t now_ms)
 {
 	handshake_tick(p, now_ms);
+	addrrelay_tick(p, now_ms);
 }
 
 /* A whole message, framed and counted by net/: p2p/ says what it means

@@ -60,6 +60,21 @@ static const struct ctl_help_entry entries[] = {
      "[ { \"time\" : n, \"services\" : n, \"address\" : \"str\", \"port\" : n,\n"
      "    \"network\" : \"str\" }, ... ]",
      "8 \"ipv4\""},
+    {"getaddrmaninfo",
+     "{\n  \"network\" : { \"new\" : n, \"tried\" : n, \"total\" : n },    (object) one per "
+     "network\n  ...,\n  \"all_networks\" : { \"new\" : n, \"tried\" : n, \"total\" : n }\n}",
+     NULL},
+    {"addpeeraddress",
+     "{\n  \"success\" : true|false,    (boolean) whether the address was added\n"
+     "  \"error\" : \"str\"    (string, optional) failed-adding-to-new or "
+     "failed-adding-to-tried\n}",
+     "\"1.2.3.4\" 8333 true"},
+    {"getrawaddrman",
+     "{\n  \"table\" : {    (object) new or tried\n"
+     "    \"bucket/position\" : { \"address\" : \"str\", \"port\" : n, \"services\" : n,\n"
+     "      \"time\" : n, \"network\" : \"str\", \"source\" : \"str\",\n"
+     "      \"source_network\" : \"str\" }, ... }, ...\n}",
+     NULL},
     {"getaddednodeinfo",
      "[ { \"addednode\" : \"str\", \"connected\" : true|false,\n"
      "    \"addresses\" : [ { \"address\" : \"str\", \"connected\" : \"outbound\" }, ... ] }, ... "

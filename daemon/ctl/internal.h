@@ -156,6 +156,9 @@ json_t *ctl_active_commands(const struct daemon *d, const char *current, uint64_
 /** The node methods (node_methods.c: ping, logging, ...), loop methods, and their count. */
 extern const struct ctl_method ctl_node_methods[];
 extern const size_t ctl_n_node_methods;
+/** The address manager's methods (addrman_methods.c), loop methods, and their count. */
+extern const struct ctl_method ctl_addrman_methods[];
+extern const size_t ctl_n_addrman_methods;
 /**
  * `help METHOD`'s text for m into buf (n bytes, NUL-terminated): usage,
  * description, Arguments, Result and Examples (ctl/help.c). Returns the length.

@@ -115,6 +115,10 @@ const struct ctl_method *ctl_method_lookup(const char *name)
 		if (strcmp(ctl_node_methods[i].name, name) == 0)
 			return &ctl_node_methods[i];
 	}
+	for (size_t i = 0; i < ctl_n_addrman_methods; i++) {
+		if (strcmp(ctl_addrman_methods[i].name, name) == 0)
+			return &ctl_addrman_methods[i];
+	}
 	return NULL;
 }
 
@@ -161,6 +165,9 @@ static void m_help(struct daemon *d, json_t *args, struct ctl_result *res)
 		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\n\n== Network ==");
 	for (size_t i = 0; i < ctl_n_node_methods && n < sizeof(buf); i++)
 		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\n%s", ctl_node_methods[i].usage);
+	for (size_t i = 0; i < ctl_n_addrman_methods && n < sizeof(buf); i++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\n%s",
+		                      ctl_addrman_methods[i].usage);
 	ok(res, json_string(buf));
 }
 

@@ -180,6 +180,11 @@ static void peer_json_core29(const struct peer *p, json_t *o)
 	json_object_set_new(o, "synced_blocks", json_integer(common < 0 ? -1 : common));
 	json_object_set_new(o, "inflight", heights);
 	json_object_set_new(o, "permissions", json_array());
+	/* Address relay (p2p/addr.c): Core's m_addr_relay_enabled and counters. */
+	json_object_set_new(o, "addr_relay_enabled", json_boolean(addr_relay_enabled(p)));
+	json_object_set_new(o, "addr_processed", json_integer((json_int_t)p->p2p->addr.processed));
+	json_object_set_new(o, "addr_rate_limited",
+	                    json_integer((json_int_t)p->p2p->addr.rate_limited));
 }
 
 static json_t *peer_json(const struct peer *p)

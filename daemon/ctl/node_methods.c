@@ -1,13 +1,11 @@
 /*
  * daemon/ctl/node_methods.c: the operator methods Core has and peerd lacked
- * (issue 12): ping, setnetworkactive, getnodeaddresses, getaddednodeinfo,
+ * (issue 12): ping, setnetworkactive, getaddednodeinfo,
  * logging and getrpcinfo. Names, parameters, result fields and error codes
  * are Core 29's. Loop thread.
  */
 #include "daemon/ctl/internal.h"
 
-#include <arpa/inet.h>
-#include <sodium.h>
 #include <string.h>
 
 #define fail ctl_fail
@@ -40,75 +38,6 @@ static void m_setnetworkactive(struct daemon *d, json_t *args, struct ctl_result
 		net_tick(d, daemon_now_ms(d));
 	}
 	ok(res, json_boolean(active));
-}
-
-static const char *bip155_name(uint8_t net)
-{
-	switch (net) {
-	case PROTO_BIP155_IPV4:
-		return "ipv4";
-	case PROTO_BIP155_IPV6:
-		return "ipv6";
-	case PROTO_BIP155_TORV3:
-		return "onion";
-	case PROTO_BIP155_I2P:
-		return "i2p";
-	case PROTO_BIP155_CJDNS:
-		return "cjdns";
-	default:
-		return NULL;
-	}
-}
-
-/* Core's address text for the networks peerd can print (IPv4, IPv6, CJDNS). */
-static bool entry_address(const struct proto_addr_entry *e, char *out, size_t n)
-{
-	if (e->net == PROTO_BIP155_IPV4 && e->addr_len == 4)
-		return inet_ntop(AF_INET, e->addr, out, (socklen_t)n) != NULL;
-	if ((e->net == PROTO_BIP155_IPV6 || e->net == PROTO_BIP155_CJDNS) && e->addr_len == 16)
-		return inet_ntop(AF_INET6, e->addr, out, (socklen_t)n) != NULL;
-	return false;
-}
-
-static void m_getnodeaddresses(struct daemon *d, json_t *args, struct ctl_result *res)
-{
-	json_t *jn = arg(args, 1);
-	int64_t count;
-	if (!ctl_arg_int(arg(args, 0), INT32_MIN, INT32_MAX, 1, &count, res))
-		return;
-	if (count < 0) {
-		fail(res, CTL_INVALID_PARAMETER, "Address count out of range");
-		return;
-	}
-	const char *want = NULL;
-	if (jn) {
-		want = json_string_value(jn);
-		static const char *const known[] = {"ipv4", "ipv6", "onion", "i2p", "cjdns"};
-		bool found = false;
-		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-			found |= strcmp(known[i], want) == 0;
-		if (!found) {
-			fail(res, CTL_INVALID_PARAMETER, "Network not recognized: %s", want);
-			return;
-		}
-	}
-	json_t *a = json_array();
-	/* Core picks at random; a random starting slot keeps repeated calls varied. */
-	uint32_t n = d->addr->n, start = n ? randombytes_uniform(n) : 0;
-	for (uint32_t k = 0; a && k < n && (count == 0 || (int64_t)json_array_size(a) < count);
-	     k++) {
-		const struct proto_addr_entry *e = &d->addr->v[(start + k) % n];
-		const char *net = bip155_name(e->net);
-		char text[INET6_ADDRSTRLEN];
-		if (!net || (want && strcmp(net, want) != 0) ||
-		    !entry_address(e, text, sizeof(text)))
-			continue;
-		json_array_append_new(a, json_pack("{s:I, s:I, s:s, s:i, s:s}", "time",
-		                                   (json_int_t)e->time, "services",
-		                                   (json_int_t)e->services, "address", text, "port",
-		                                   (int)e->port, "network", net));
-	}
-	ok(res, a);
 }
 
 static json_t *added_json(const struct net_target *t)
@@ -218,14 +147,6 @@ const struct ctl_method ctl_node_methods[] = {
      "setnetworkactive state",
      "Disable (false) or enable (true) all P2P network activity: peers are disconnected, "
      "inbound connections dropped, no outbound attempted.",
-     NULL,
-     NULL},
-    {"getnodeaddresses",
-     m_getnodeaddresses,
-     {{"count", CTL_ARG_NUM, CTL_OPTIONAL}, {"network", CTL_ARG_STR, CTL_OPTIONAL}},
-     "getnodeaddresses ( count \"network\" )",
-     "Addresses learned from peers (addr/addrv2), up to count (default 1, 0 = all), "
-     "optionally of one network (ipv4, ipv6, onion, i2p, cjdns).",
      NULL,
      NULL},
     {"getaddednodeinfo",

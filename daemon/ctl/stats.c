@@ -197,10 +197,10 @@ json_t *stats_json(struct daemon *d)
 	    (json_int_t)s->blocks_announced_headers, "announced_by_inv",
 	    (json_int_t)s->blocks_announced_inv, "view_height", (int)chainview_height(d));
 	json_t *addr = json_pack(
-	    "{s:I, s:I, s:I, s:I, s:I, s:I}", "known", (json_int_t)d->addr->n, "received",
-	    (json_int_t)s->addr_entries, "learned", (json_int_t)s->addr_learned, "unroutable",
-	    (json_int_t)s->addr_unroutable, "getaddr_answered", (json_int_t)s->getaddr_answered,
-	    "getaddr_ignored", (json_int_t)s->getaddr_ignored);
+	    "{s:I, s:I, s:I, s:I, s:I, s:I}", "known", (json_int_t)addrman_size(d->addrman, -1, -1),
+	    "received", (json_int_t)s->addr_entries, "learned", (json_int_t)s->addr_learned,
+	    "unroutable", (json_int_t)s->addr_unroutable, "getaddr_answered",
+	    (json_int_t)s->getaddr_answered, "getaddr_ignored", (json_int_t)s->getaddr_ignored);
 	json_t *bans = json_pack("{s:i, s:I}", "banned", (int)d->ban->n, "discouraged_known",
 	                         (json_int_t)hset_count(&d->ban->discouraged));
 	json_t *process =

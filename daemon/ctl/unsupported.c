@@ -15,7 +15,6 @@
 static const char *const core_only[] = {
     "abandontransaction",
     "abortrescan",
-    "addpeeraddress",
     "analyzepsbt",
     "backupwallet",
     "bumpfee",
@@ -45,7 +44,6 @@ static const char *const core_only[] = {
     "generate",
     "getaddressesbylabel",
     "getaddressinfo",
-    "getaddrmaninfo",
     "getbalance",
     "getbalances",
     "getblockfilter",
@@ -64,7 +62,6 @@ static const char *const core_only[] = {
     "getnetworkhashps",
     "getnewaddress",
     "getorphantxs",
-    "getrawaddrman",
     "getrawchangeaddress",
     "getreceivedbyaddress",
     "getreceivedbylabel",

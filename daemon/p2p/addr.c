@@ -1,256 +1,387 @@
 /*
- * daemon/p2p/addr.c: addr, addrv2 and getaddr.
+ * daemon/p2p/addr.c: addr, addrv2 and getaddr, as Core 29's
+ * net_processing (ProcessMessage ADDR/ADDRV2 and GETADDR, SetupAddressRelay)
+ * over the address manager (d->addrman).
  *
- * Addresses learned from addr and addrv2 go into one bounded set
- * (ADDR_MAX_KNOWN entries, deduplicated by a salted fingerprint of network,
- * address and port; when full, a random old entry makes room). Only
- * addresses Core would consider routable are kept: no loopback, private,
- * link-local, shared, benchmarking or documentation ranges.
+ * Intake: an addr or addrv2 with more than 1,000 entries is misbehaviour
+ * (the message table's limit). Otherwise, for a peer with address relay
+ * (never a block-relay-only one), in a random order, each entry costs a
+ * token from the peer's bucket (0.1 a second, at most 1,000 saved; 1,000
+ * more when we sent getaddr): without a token it is dropped and counted as
+ * rate-limited. Entries without NODE_NETWORK or NODE_NETWORK_LIMITED are
+ * dropped; a time before 1973 or over 10 minutes ahead becomes five days
+ * ago; the peer is then known to have the address; banned and discouraged
+ * addresses stop there. A fresh (under 10 minutes), routable address from
+ * a message of at most 10 entries that does not answer our getaddr is
+ * relayed (addrrelay.c). What is left goes to the addrman with the peer's
+ * address as source and a 2-hour time penalty. An addr-fetch peer is
+ * disconnected once it answers with more than one address.
  *
- * getaddr is answered as Core 29 does: only for inbound peers (an outbound
- * peer's getaddr is how fingerprinting attacks probe which node is behind
- * an address), at most once per connection, with a random selection of at
- * most 23% of the known addresses and at most 1,000 (MAX_PCT_ADDR_TO_SEND,
- * MAX_ADDR_TO_SEND): as addrv2 to peers that sent sendaddrv2, else as addr
- * (which can carry only IPv4 and IPv6). peerd does not relay addresses and
- * does not rate-limit them (Core's token bucket) yet: nothing it learns is
- * passed on.
- *
- * An addr or addrv2 with more than 1,000 entries is misbehaviour.
+ * getaddr is answered only for inbound peers (an outbound peer's getaddr
+ * is how fingerprinting attacks probe which node is behind an address), at
+ * most once per connection, from a cache per network and local socket that
+ * lives 21 to 27 hours (Core's GetAddresses(CNode&)): at most 1,000
+ * addresses and 23 % of the addrman, without terrible, banned or
+ * discouraged ones. The answer goes through the peer's send queue
+ * (addrrelay.c), as addrv2 to peers that sent sendaddrv2, else addr.
  */
 #include "daemon/p2p/p2p.h"
 
 #include <errno.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <string.h>
 #include <time.h>
 
-/** Addresses remembered at most. */
-#define ADDR_MAX_KNOWN 10000u
-/** getaddr answers with at most this percentage of what peerd knows (Core). */
-#define ADDR_GETADDR_MAX_PCT 23u
-/** A timestamp this far in the future is replaced (Core: 10 minutes). */
+#include "base/alloc.h"
+
+/** Core: a timestamp this far in the future is replaced (10 minutes)... */
 #define ADDR_MAX_FUTURE_S 600
 /** ...by now minus this (Core: 5 days). */
 #define ADDR_PENALTY_S (5 * 24 * 3600)
+/** Core's time penalty on addresses heard from a peer (2 hours). */
+#define ADDR_SOURCE_PENALTY_S (2 * 3600)
+/** Core: only messages this small are relayed (not a getaddr answer). */
+#define ADDR_RELAY_MAX_ENTRIES 10u
+/** Core: only addresses seen this recently are relayed. */
+#define ADDR_RELAY_MAX_AGE_S 600
+/** Core's cache lifetime: 21 hours plus up to 6. */
+#define ADDR_CACHE_BASE_US   (21ull * 3600u * 1000000u)
+#define ADDR_CACHE_SPREAD_US (6ull * 3600u * 1000000u)
 
 int addr_init(struct daemon *d)
 {
 	memset(d->addr, 0, sizeof(*d->addr));
-	hmap_init(&d->addr->index);
+	proto_random(d->addr->relay_key, sizeof(d->addr->relay_key));
 	return 0;
 }
 
 void addr_release(struct daemon *d)
 {
-	xfree(d->addr->v);
-	hmap_release(&d->addr->index);
+	for (uint32_t i = 0; i < d->addr->n_caches; i++)
+		xfree(d->addr->caches[i].v);
+	xfree(d->addr->caches);
 	memset(d->addr, 0, sizeof(*d->addr));
 }
 
-static bool in4(const uint8_t *a, uint8_t b0, uint8_t b1, int bits)
+/* The peer's own address as an addrman service (port 0 when a source). */
+static struct addrman_service peer_service(const struct peer *p, bool with_port)
 {
-	uint32_t ip = (uint32_t)a[0] << 24 | (uint32_t)a[1] << 16 | (uint32_t)a[2] << 8 | a[3];
-	uint32_t net = (uint32_t)b0 << 24 | (uint32_t)b1 << 16;
-	uint32_t mask = bits ? ~0u << (32 - bits) : 0;
-	return (ip & mask) == (net & mask);
+	uint8_t ip[16];
+	net_addr_ip16(&p->addr, ip);
+	return addrman_service_from_v1(ip, with_port ? net_addr_port(&p->addr) : 0);
 }
 
-static bool routable4(const uint8_t *a)
+/* The bucket before the first use: one token, filling from the connection. */
+static void tokens_start(struct peer *p)
 {
-	if (in4(a, 0, 0, 8) || in4(a, 10, 0, 8) || in4(a, 127, 0, 8) || in4(a, 169, 254, 16) ||
-	    in4(a, 172, 16, 12) || in4(a, 192, 168, 16) || in4(a, 100, 64, 10) ||
-	    in4(a, 198, 18, 15))
-		return false;
-	/* RFC5737 documentation ranges. */
-	if ((a[0] == 192 && a[1] == 0 && a[2] == 2) || (a[0] == 198 && a[1] == 51 && a[2] == 100) ||
-	    (a[0] == 203 && a[1] == 0 && a[2] == 113))
-		return false;
-	return !(a[0] == 255 && a[1] == 255 && a[2] == 255 && a[3] == 255);
+	struct addr_peer *ap = &p->p2p->addr;
+	if (ap->started)
+		return;
+	ap->started = true;
+	ap->tokens = 1.0;
+	ap->tokens_at_us = p->connect_ms * 1000u;
 }
 
-static bool routable6(const uint8_t *a)
+bool addr_setup_relay(struct peer *p)
 {
-	static const uint8_t zero[16];
-	if (memcmp(a, zero, 15) == 0) /* :: and ::1 */
+	struct addr_peer *ap = &p->p2p->addr;
+	/* No address relay with block-relay-only peers: addr traffic would
+	 * give the link away. */
+	if (p->conn_type == PEER_CONN_BLOCK_RELAY)
 		return false;
-	if (net_ip16_is_v4(a))
-		return routable4(a + 12);
-	if ((a[0] & 0xfe) == 0xfc) /* RFC4193 unique local */
-		return false;
-	if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80) /* link-local */
-		return false;
-	if (a[0] == 0x20 && a[1] == 0x01 && a[2] == 0x0d &&
-	    a[3] == 0xb8) /* RFC3849 documentation */
-		return false;
-	if (a[0] == 0x20 && a[1] == 0x01 && a[2] == 0x00 &&
-	    (a[3] & 0xf0) == 0x10) /* RFC4843 ORCHID */
-		return false;
-	if (a[0] == 0x20 && a[1] == 0x01 && a[2] == 0x00 &&
-	    (a[3] & 0xf0) == 0x20) /* RFC7343 ORCHIDv2 */
-		return false;
+	if (!ap->relay_enabled) {
+		ap->relay_enabled = true;
+		hset_init(&ap->known, ADDR_KNOWN_MAX);
+	}
 	return true;
 }
 
-static bool routable(const struct proto_addr_entry *e)
+bool addr_relay_enabled(const struct peer *p)
 {
-	if (!e->port)
-		return false;
-	switch (e->net) {
-	case PROTO_BIP155_IPV4:
-		return e->addr_len == 4 && routable4(e->addr);
-	case PROTO_BIP155_IPV6:
-		return e->addr_len == 16 && routable6(e->addr);
-	case PROTO_BIP155_TORV3:
-	case PROTO_BIP155_I2P:
-		return e->addr_len == 32;
-	case PROTO_BIP155_CJDNS:
-		return e->addr_len == 16 && e->addr[0] == 0xfc;
-	default:
-		return false;
-	}
+	return p->p2p && p->p2p->addr.relay_enabled;
 }
 
-static uint64_t addr_fp(const struct daemon *d, const struct proto_addr_entry *e)
+void addr_peer_gone(struct peer *p)
 {
-	uint8_t key[1 + 32 + 2];
-	memset(key, 0, sizeof(key));
-	key[0] = e->net;
-	memcpy(key + 1, e->addr, e->addr_len <= 32 ? e->addr_len : 32);
-	key[33] = (uint8_t)(e->port >> 8);
-	key[34] = (uint8_t)e->port;
-	return daemon_fingerprint(d, key, sizeof(key));
+	struct addr_peer *ap = &p->p2p->addr;
+	hset_release(&ap->known);
+	xfree(ap->to_send);
+	ap->to_send = NULL;
+	ap->n_to_send = ap->cap_to_send = 0;
 }
 
-/* Remember one address; 1 if new. */
-static int learn(struct daemon *d, const struct proto_addr_entry *in, int64_t now)
+void addr_set_services(struct peer *p, uint64_t services)
 {
-	struct addr_state *s = d->addr;
-	struct proto_addr_entry e = *in;
-	if (e.time <= 100000000u || (int64_t)e.time > now + ADDR_MAX_FUTURE_S)
-		e.time = (uint32_t)(now - ADDR_PENALTY_S);
-	uint64_t fp = addr_fp(d, &e);
-	uint32_t slot;
-	if (hmap_get(&s->index, fp, &slot)) {
-		if (e.time > s->v[slot].time)
-			s->v[slot].time = e.time;
-		s->v[slot].services |= e.services;
-		return 0;
-	}
-	if (s->n < ADDR_MAX_KNOWN) {
-		if (s->n == s->cap) {
-			uint32_t ncap = s->cap ? s->cap * 2 : 64;
-			if (ncap > ADDR_MAX_KNOWN)
-				ncap = ADDR_MAX_KNOWN;
-			struct proto_addr_entry *nv = xreallocarray(s->v, ncap, sizeof(*nv));
-			if (!nv)
-				return -ENOMEM;
-			s->v = nv;
-			s->cap = ncap;
-		}
-		slot = s->n;
-		if (hmap_put(&s->index, fp, slot))
-			return -ENOMEM;
-		s->n++;
-	} else {
-		/* Full: a random victim, so no sender can choose what is kept. */
-		slot = (uint32_t)(proto_random_u64() % s->n);
-		hmap_del(&s->index, addr_fp(d, &s->v[slot]));
-		if (hmap_put(&s->index, fp, slot)) {
-			/* Keep the map and the array consistent: drop the slot. */
-			s->v[slot] = s->v[--s->n];
-			if (slot < s->n)
-				(void)hmap_put(&s->index, addr_fp(d, &s->v[slot]), slot);
-			return -ENOMEM;
-		}
-	}
-	s->v[slot] = e;
-	return 1;
+	/* Core's SetServices: an outbound peer's own word overwrites the
+	 * services gossip gave its entry (gossip only ever adds bits). */
+	if (p->inbound)
+		return;
+	struct addrman_service svc = peer_service(p, true);
+	addrman_set_services(p->d->addrman, &svc, services);
 }
 
-static void on_addr(struct peer *p, const struct proto_addr *a)
+void addr_on_version(struct peer *p)
 {
 	struct daemon *d = p->d;
-	if (a->n > PROTO_MAX_ADDR) {
+	if (p->inbound || !addr_setup_relay(p))
+		return;
+	/* Our own address goes out from addrrelay_tick (its first run is at
+	 * once); then one getaddr, whose answer may use 1,000 more tokens. */
+	d->out.cmd = PROTO_CMD_GETADDR;
+	(void)peer_send_msg(p, &d->out);
+	tokens_start(p);
+	p->p2p->addr.getaddr_sent = true;
+	p->p2p->addr.tokens += PROTO_MAX_ADDR;
+}
+
+/* A message entry as an address (Core's CAddress read from the wire). */
+static bool entry_address(const struct proto_addr_entry *e, bool v2, struct addrman_address *out)
+{
+	if (!v2 && e->net == PROTO_BIP155_IPV6)
+		out->svc = addrman_service_from_v1(e->addr, e->port);
+	else if (addrman_service_from_bip155(e->net, e->addr, e->addr_len, e->port, &out->svc))
+		return false;
+	out->time = e->time;
+	out->services = e->services;
+	return true;
+}
+
+/* Banned or discouraged (Core's banman checks; only IP addresses can be). */
+static bool banned(struct daemon *d, const struct addrman_service *s)
+{
+	union net_addr a;
+	memset(&a, 0, sizeof(a));
+	if (s->net == ADDRMAN_NET_IPV4) {
+		a.in4.sin_family = AF_INET;
+		memcpy(&a.in4.sin_addr, s->addr, 4);
+	} else if (s->net == ADDRMAN_NET_IPV6) {
+		a.in6.sin6_family = AF_INET6;
+		memcpy(&a.in6.sin6_addr, s->addr, 16);
+	} else {
+		return false;
+	}
+	return ban_check(d, &a) != BAN_OK;
+}
+
+/*
+ * Whether Core keeps an address with these services: MayHaveUsefulAddressDB
+ * (NODE_NETWORK or NODE_NETWORK_LIMITED) or HasAllDesirableServiceFlags,
+ * which needs one of those too.
+ */
+static bool useful_services(uint64_t services)
+{
+	return (services & (PROTO_NODE_NETWORK | PROTO_NODE_NETWORK_LIMITED)) != 0;
+}
+
+/* Whether the address is on a network we reach (net/reach.c: Core's
+ * g_reachable_nets after -onlynet, -proxy, -onion, -cjdnsreachable). */
+static bool reachable(const struct daemon *d, const struct addrman_service *s)
+{
+	return net_is_reachable(d, addrman_netaddr_network(s));
+}
+
+static void on_addr(struct peer *p, const struct proto_msg *m)
+{
+	struct daemon *d = p->d;
+	const struct proto_addr *a = &m->addr;
+	struct addr_peer *ap = &p->p2p->addr;
+	const char *cmd = m->cmd == PROTO_CMD_ADDRV2 ? "addrv2" : "addr";
+	if (!addr_setup_relay(p)) {
+		DLOG_DBG(&d->log, DLOG_ADDR, "ignoring %s message from %s peer=%llu", cmd,
+		         peer_conn_type_name(p->conn_type), (unsigned long long)p->id);
+		return;
+	}
+	/* Core counts the entries of unknown networks too. */
+	uint32_t total = a->n + a->n_skipped;
+	if (total > PROTO_MAX_ADDR) {
 		ban_misbehaving(p, "addr message size over 1000");
 		return;
 	}
 	int64_t now = (int64_t)time(NULL);
-	uint32_t learned = 0;
+	uint64_t now_us = uv_hrtime() / 1000u;
+	tokens_start(p);
+	if (ap->tokens < ADDR_TOKEN_BUCKET_MAX) {
+		/* Not while full: a full bucket does not bank the time. */
+		uint64_t diff = now_us > ap->tokens_at_us ? now_us - ap->tokens_at_us : 0;
+		ap->tokens += (double)diff / 1e6 * ADDR_RATE_PER_SECOND;
+		if (ap->tokens > ADDR_TOKEN_BUCKET_MAX)
+			ap->tokens = ADDR_TOKEN_BUCKET_MAX;
+	}
+	ap->tokens_at_us = now_us;
+
+	struct addrman_address *v = total ? xreallocarray(NULL, total, sizeof(*v)) : NULL;
+	if (total && !v)
+		return;
+	uint32_t n = 0;
 	for (uint32_t i = 0; i < a->n; i++) {
 		d->stats.addr_entries++;
-		if (!routable(&a->v[i])) {
-			d->stats.addr_unroutable++;
+		if (entry_address(&a->v[i], m->cmd == PROTO_CMD_ADDRV2, &v[n]))
+			n++;
+	}
+	/* An entry of a network we do not know is, to Core, an invalid address
+	 * that still costs its token and counts as processed; the codec kept
+	 * only how many there were (and not their services: taken as useful). */
+	for (uint32_t i = 0; i < a->n_skipped; i++) {
+		memset(&v[n], 0, sizeof(v[n]));
+		uint8_t none[16] = {0};
+		v[n].svc = addrman_service_from_v1(none, 0);
+		v[n].time = now;
+		v[n].services = PROTO_NODE_NETWORK;
+		n++;
+		d->stats.addr_entries++;
+	}
+	/* Core shuffles, so which entries the bucket lets through is not the
+	 * sender's choice. */
+	for (uint32_t i = n; i > 1; i--) {
+		uint32_t j = (uint32_t)(proto_random_u64() % i);
+		struct addrman_address t = v[i - 1];
+		v[i - 1] = v[j];
+		v[j] = t;
+	}
+	uint32_t ok = 0, processed = 0, limited = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct addrman_address e = v[i];
+		if (ap->tokens < 1.0) {
+			limited++;
 			continue;
 		}
-		if (learn(d, &a->v[i], now) == 1)
-			learned++;
+		ap->tokens -= 1.0;
+		if (!useful_services(e.services))
+			continue;
+		if (e.time <= 100000000 || e.time > now + ADDR_MAX_FUTURE_S)
+			e.time = now - ADDR_PENALTY_S;
+		addrrelay_known_add(p, &e.svc);
+		if (banned(d, &e.svc))
+			continue;
+		processed++;
+		bool reach = reachable(d, &e.svc);
+		if (e.time > now - ADDR_RELAY_MAX_AGE_S && !ap->getaddr_sent &&
+		    total <= ADDR_RELAY_MAX_ENTRIES && addrman_netaddr_routable(&e.svc))
+			addrrelay_relay(d, p, &e, reach);
+		if (reach)
+			v[ok++] = e;
 	}
-	d->stats.addr_learned += learned;
-	DLOG_DBG(&d->log, DLOG_ADDR, "received %u addresses (%u new, %u skipped) from peer=%llu",
-	         a->n, learned, a->n_skipped, (unsigned long long)p->id);
+	ap->processed += processed;
+	ap->rate_limited += limited;
+	d->stats.addr_unroutable += n - processed - limited;
+	DLOG_DBG(&d->log, DLOG_ADDR,
+	         "Received addr: %u addresses (%u processed, %u rate-limited) from peer=%llu",
+	         total, processed, limited, (unsigned long long)p->id);
+	struct addrman_service source = peer_service(p, false);
+	size_t added = 0;
+	if (ok && addrman_add(d->addrman, v, ok, &source, ADDR_SOURCE_PENALTY_S, now, &added))
+		DLOG_WARNING(&d->log, DLOG_ADDR, "out of memory adding addresses from peer=%llu",
+		             (unsigned long long)p->id);
+	d->stats.addr_learned += added;
+	xfree(v);
+	if (total < PROTO_MAX_ADDR)
+		ap->getaddr_sent = false;
+	/* More than one address: not only its self-announcement. */
+	if (p->conn_type == PEER_CONN_ADDR_FETCH && total > 1) {
+		DLOG_DBG(&d->log, DLOG_ADDR,
+		         "addrfetch connection completed, disconnecting peer=%llu",
+		         (unsigned long long)p->id);
+		peer_disconnect(p, "addrfetch connection completed");
+	}
 }
 
-static int out_reserve(struct proto_addr *out, uint32_t n)
+/* Core's cache id: which network the peer came through, our end's address,
+ * and (inbound) our port; keyed, so a peer cannot line caches up. */
+static uint64_t cache_id(const struct peer *p)
 {
-	if (out->cap >= n)
-		return 0;
-	struct proto_addr_entry *nv = xreallocarray(out->v, n, sizeof(*nv));
-	if (!nv)
-		return -ENOMEM;
-	out->v = nv;
-	out->cap = n;
-	return 0;
+	uint8_t ip[16], key[1 + 16 + 2];
+	net_addr_ip16(&p->local, ip);
+	struct addrman_service s = addrman_service_from_v1(ip, 0);
+	uint16_t port = p->inbound ? net_addr_port(&p->local) : 0;
+	key[0] = (uint8_t)addrman_netaddr_network(&s);
+	memcpy(key + 1, ip, 16);
+	key[17] = (uint8_t)(port >> 8);
+	key[18] = (uint8_t)port;
+	return proto_siphash(p->d->addr->relay_key, key, sizeof(key));
+}
+
+long addr_get_addresses(struct daemon *d, size_t max, size_t pct, int net,
+                        struct addrman_address **out)
+{
+	long n = addrman_getaddr(d->addrman, max, pct, net, true, (int64_t)time(NULL), out);
+	if (n <= 0)
+		return n;
+	long k = 0;
+	for (long i = 0; i < n; i++)
+		if (!banned(d, &(*out)[i].svc))
+			(*out)[k++] = (*out)[i];
+	return k;
+}
+
+/* The cached answer for p's network and socket, drawn again once expired. */
+static const struct addr_cache *cached_answer(struct peer *p)
+{
+	struct addr_state *s = p->d->addr;
+	uint64_t id = cache_id(p), now_us = uv_hrtime() / 1000u;
+	struct addr_cache *c = NULL;
+	for (uint32_t i = 0; i < s->n_caches && !c; i++)
+		if (s->caches[i].id == id)
+			c = &s->caches[i];
+	if (!c) {
+		if (s->n_caches == s->cap_caches) {
+			uint32_t cap = s->cap_caches ? s->cap_caches * 2 : 4;
+			struct addr_cache *nv = xreallocarray(s->caches, cap, sizeof(*nv));
+			if (!nv)
+				return NULL;
+			s->caches = nv;
+			s->cap_caches = cap;
+		}
+		c = &s->caches[s->n_caches++];
+		memset(c, 0, sizeof(*c));
+		c->id = id;
+	}
+	if (c->expire_us < now_us || !c->expire_us) {
+		struct addrman_address *v = NULL;
+		long n = addr_get_addresses(p->d, PROTO_MAX_ADDR, ADDR_GETADDR_MAX_PCT, -1, &v);
+		if (n < 0)
+			return NULL;
+		xfree(c->v);
+		c->v = v;
+		c->n = (uint32_t)n;
+		c->expire_us =
+		    now_us + ADDR_CACHE_BASE_US + proto_random_u64() % ADDR_CACHE_SPREAD_US;
+	}
+	return c;
 }
 
 static void on_getaddr(struct peer *p)
 {
 	struct daemon *d = p->d;
-	struct addr_state *s = d->addr;
-	if (!p->inbound || p->getaddr_answered) {
+	struct addr_peer *ap = &p->p2p->addr;
+	if (!p->inbound) {
 		d->stats.getaddr_ignored++;
-		DLOG_DBG(&d->log, DLOG_ADDR, "ignoring %s getaddr from peer=%llu",
-		         p->inbound ? "repeated" : "outbound", (unsigned long long)p->id);
+		DLOG_DBG(&d->log, DLOG_ADDR, "Ignoring \"getaddr\" from %s connection. peer=%llu",
+		         peer_conn_type_name(p->conn_type), (unsigned long long)p->id);
 		return;
 	}
-	p->getaddr_answered = true;
-	uint32_t want = (uint32_t)((uint64_t)s->n * ADDR_GETADDR_MAX_PCT / 100u);
-	if (want > PROTO_MAX_ADDR)
-		want = PROTO_MAX_ADDR;
-	struct proto_addr *out = &d->out.addr;
-	out->n = 0;
-	out->n_skipped = 0;
-	if (want && out_reserve(out, want))
+	/* Inbound: never block-relay-only, so this cannot fail. */
+	(void)addr_setup_relay(p);
+	if (ap->getaddr_recvd) {
+		d->stats.getaddr_ignored++;
+		DLOG_DBG(&d->log, DLOG_ADDR, "Ignoring repeated \"getaddr\". peer=%llu",
+		         (unsigned long long)p->id);
 		return;
-	/* Partial Fisher-Yates over a scratch index, so the pick is uniform
-	 * and without repeats. */
-	uint32_t *idx = want ? xreallocarray(NULL, s->n, sizeof(*idx)) : NULL;
-	if (want && !idx)
-		return;
-	for (uint32_t i = 0; i < s->n && want; i++)
-		idx[i] = i;
-	for (uint32_t i = 0; i < want; i++) {
-		uint32_t j = i + (uint32_t)(proto_random_u64() % (s->n - i));
-		uint32_t t = idx[i];
-		idx[i] = idx[j];
-		idx[j] = t;
-		const struct proto_addr_entry *e = &s->v[idx[i]];
-		if (!p->sendaddrv2 && e->net != PROTO_BIP155_IPV4 && e->net != PROTO_BIP155_IPV6)
-			continue;
-		out->v[out->n++] = *e;
 	}
-	xfree(idx);
-	/* Core sends nothing when it has nothing to send. */
-	if (!out->n)
-		return;
-	d->out.cmd = p->sendaddrv2 ? PROTO_CMD_ADDRV2 : PROTO_CMD_ADDR;
-	if (peer_send_msg(p, &d->out) == 0)
-		d->stats.getaddr_answered++;
-	out->n = 0;
+	ap->getaddr_recvd = true;
+	ap->n_to_send = 0;
+	const struct addr_cache *c = cached_answer(p);
+	for (uint32_t i = 0; c && i < c->n; i++)
+		addrrelay_push(p, &c->v[i]);
+	d->stats.getaddr_answered++;
+	/* Sent by the queue's timer, which for a peer new to address relay
+	 * fires at once. */
+	addrrelay_tick(p, daemon_now_ms(d));
 }
 
 void addr_on_addr(struct peer *p, const struct proto_msg *m)
 {
-	on_addr(p, &m->addr);
+	on_addr(p, m);
 }
 
 void addr_on_getaddr(struct peer *p, const struct proto_msg *m)

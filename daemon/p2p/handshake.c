@@ -147,6 +147,8 @@ static void on_version(struct peer *p, const struct proto_version *v)
 		         (unsigned long long)p->id);
 		return;
 	}
+	/* Before the checks that may disconnect, as Core's VERSION handler. */
+	addr_set_services(p, v->services);
 	if (v->version < PEER_MIN_PROTO_VERSION) {
 		DLOG_DBG(&d->log, DLOG_HANDSHAKE,
 		         "peer=%llu uses obsolete version %d; disconnecting",
@@ -184,9 +186,8 @@ static void on_version(struct peer *p, const struct proto_version *v)
 		send_empty(p, PROTO_CMD_SENDADDRV2);
 	}
 	send_empty(p, PROTO_CMD_VERACK);
-	/* No address relay with a block-relay-only peer (Core's SetupAddressRelay). */
-	if (!p->inbound && p->conn_type != PEER_CONN_BLOCK_RELAY)
-		send_empty(p, PROTO_CMD_GETADDR);
+	/* Outbound: address relay starts with our getaddr. */
+	addr_on_version(p);
 	DLOG_DBG(&d->log, DLOG_HANDSHAKE,
 	         "receive version message: %s: version %d, blocks=%d, peer=%llu",
 	         p->subver ? p->subver : "", p->version, p->start_height,

@@ -33,6 +33,7 @@
 void inv_peer_gone(struct peer *p)
 {
 	p->d->p2p_hooks->peer_gone(p);
+	addr_peer_gone(p);
 	if (p->p2p->known_inv) {
 		hset_release(p->p2p->known_inv);
 		xfree(p->p2p->known_inv);

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "addrman/addrman.h"
 #include "daemon/net/net.h"
 #include "daemon/node/node.h"
 
@@ -181,10 +182,28 @@ void handshake_tick(struct peer *p, uint64_t now_ms);
 /** Known-inventory set per peer (remembers at least half of this). */
 #define INV_KNOWN_MAX 8192u
 
+/** One peer's address relay (Core's Peer::m_addr_*), inside struct p2p_peer. */
+struct addr_peer {
+	struct hset known;               /**< m_addr_known: addresses it has or was sent */
+	struct addrman_address *to_send; /**< m_addrs_to_send (at most PROTO_MAX_ADDR) */
+	uint32_t n_to_send, cap_to_send;
+	double tokens;          /**< m_addr_token_bucket */
+	uint64_t tokens_at_us;  /**< m_addr_token_timestamp (loop time) */
+	uint64_t next_send_us;  /**< m_next_addr_send (loop time; 0: at once) */
+	uint64_t next_local_us; /**< m_next_local_addr_send (loop time; 0: never yet) */
+	uint64_t processed;     /**< m_addr_processed */
+	uint64_t rate_limited;  /**< m_addr_rate_limited */
+	bool started : 1;       /**< tokens and tokens_at_us set (at the first use) */
+	bool relay_enabled : 1; /**< m_addr_relay_enabled */
+	bool getaddr_sent : 1;  /**< m_getaddr_sent: we asked and the answer is not in */
+	bool getaddr_recvd : 1; /**< m_getaddr_recvd: we answered their getaddr */
+};
+
 /** What p2p/ keeps of one peer (p->p2p; the wiring allocates it with the peer). */
 struct p2p_peer {
 	struct hset *known_inv; /**< allocated on the first inv: idle peers cost nothing */
 	uint32_t blocks_owed;   /**< genesis copies asked for, deferred while send-paused */
+	struct addr_peer addr;  /**< address relay (p2p/addr.c, addrrelay.c) */
 };
 /** inv: remember, and request the transactions peerd lacks (message table). */
 void inv_on_inv(struct peer *p, const struct proto_msg *m);
@@ -216,22 +235,89 @@ int inv_batch_add(struct daemon *d, const struct proto_inv_vec *v);
 /** Send the batch to p as `cmd` (getdata or notfound) and empty it; nothing if empty. */
 void inv_batch_send(struct peer *p, enum proto_cmd cmd);
 
-/* ---- p2p/addr.c ------------------------------------------------------ */
+/* ---- p2p/addr.c, addrrelay.c, peersdat.c: addresses ---------------- */
 
-/** Bounded set of addresses learned from addr and addrv2. */
-struct addr_state {
-	struct proto_addr_entry *v; /**< slots, n used */
-	uint32_t n, cap;
-	struct hmap index; /**< fingerprint -> slot */
+/** Core's MAX_ADDR_RATE_PER_SECOND: addresses a peer earns per second. */
+#define ADDR_RATE_PER_SECOND 0.1
+/** Core's MAX_ADDR_PROCESSING_TOKEN_BUCKET: the most a peer can save up. */
+#define ADDR_TOKEN_BUCKET_MAX 1000.0
+/** Core's MAX_PCT_ADDR_TO_SEND: a getaddr answer is at most this % of the addrman. */
+#define ADDR_GETADDR_MAX_PCT 23u
+/** Core's m_addr_known: a rolling filter of 5,000 addresses. */
+#define ADDR_KNOWN_MAX 5000u
+
+/** One cached getaddr answer (Core's CachedAddrResponse), by local socket and network. */
+struct addr_cache {
+	uint64_t id;        /**< keyed hash of the network and our end of the connection */
+	uint64_t expire_us; /**< loop time when a new answer is drawn */
+	struct addrman_address *v;
+	uint32_t n;
 };
 
-/** Set up the empty address set (allocates nothing yet). 0. */
+/** What p2p/ keeps of addresses (d->addr). Loop thread. */
+struct addr_state {
+	struct addr_cache *caches; /**< Core's m_addr_response_caches */
+	uint32_t n_caches, cap_caches;
+	uint64_t next_dump_ms; /**< when peers.dat is written next */
+	bool loaded;           /**< peers.dat was read (or created) this run: dump it */
+	uint8_t relay_key[16]; /**< RelayAddress's deterministic randomizer */
+};
+
+/** Set up the address state (d->addr). 0. */
 int addr_init(struct daemon *d);
-/** Free the address set. */
+/** Free the address state (the getaddr caches). */
 void addr_release(struct daemon *d);
-/** addr and addrv2: learn the routable addresses (message table). */
+/** addr and addrv2 (Core's ProcessMessage ADDR/ADDRV2; message table). */
 void addr_on_addr(struct peer *p, const struct proto_msg *m);
-/** getaddr: answer from the address set, once per inbound connection (message table). */
+/** getaddr: inbound peers only, once per connection, from the cache (message table). */
 void addr_on_getaddr(struct peer *p, const struct proto_msg *m);
+/**
+ * An outbound peer's version was read (handshake.c): unless it is
+ * block-relay-only, address relay starts and our getaddr goes out with
+ * 1,000 more tokens (Core's VERSION handler).
+ */
+void addr_on_version(struct peer *p);
+/** An outbound peer's version says it offers `services`: Core's SetServices on its entry. */
+void addr_set_services(struct peer *p, uint64_t services);
+/** Core's SetupAddressRelay: false for block-relay-only peers; else relay is on. */
+bool addr_setup_relay(struct peer *p);
+/** A closing peer: free its address relay state. */
+void addr_peer_gone(struct peer *p);
+/** Whether addresses are relayed with this peer (getpeerinfo's addr_relay_enabled). */
+bool addr_relay_enabled(const struct peer *p);
+
+/**
+ * Core's CConnman::GetAddresses(max, pct, network): the addrman's GetAddr
+ * (filtered; net -1 any, else a class) without banned and discouraged
+ * addresses. *out is xmalloc'd (caller xfrees). Count, or <0 out of memory.
+ */
+long addr_get_addresses(struct daemon *d, size_t max, size_t pct, int net,
+                        struct addrman_address **out);
+
+/** Core's PushAddress: queue a for p unless known to it or not addr-compatible. */
+void addrrelay_push(struct peer *p, const struct addrman_address *a);
+/** Core's AddAddressKnown: p has a (it sent it to us, or we to it). */
+void addrrelay_known_add(struct peer *p, const struct addrman_service *s);
+/**
+ * Core's RelayAddress: a fresh routable address from `from` goes to the
+ * 1 or 2 other relaying peers a keyed hash of it and the day picks.
+ */
+void addrrelay_relay(struct daemon *d, const struct peer *from, const struct addrman_address *a,
+                     bool reachable);
+/**
+ * Core's MaybeSendAddr, from the peer's tick: our own address about once
+ * a day, then, on a Poisson timer averaging 30 s, the queue as addr or
+ * addrv2, without what the peer already knows.
+ */
+void addrrelay_tick(struct peer *p, uint64_t now_ms);
+
+/** Read <netdir>/peers.dat into d->addrman at start, as Core's LoadAddrman. 0 or <0 (logged). */
+int peersdat_load(struct daemon *d);
+/** Write <netdir>/peers.dat now, atomically (Core's DumpPeerAddresses). 0 or <0 (logged). */
+int peersdat_dump(struct daemon *d);
+/** Every 15 minutes (DUMP_PEERS_INTERVAL), from the slow tick: dump. */
+void peersdat_tick(struct daemon *d, uint64_t now_ms);
+/** At shutdown: dump, if this run loaded the file. */
+void peersdat_shutdown(struct daemon *d);
 
 #endif

@@ -245,25 +245,30 @@ def test_getheaders_locator_over_101_disconnects(peerd):
 
 
 def test_addr_getaddr(peerd):
+    # Addresses a peer sends unasked cost tokens (Core's bucket: one at the
+    # start, 0.1 a second): of 101, one is processed, the rest rate-limited.
     sender = peerd.peer()
     sender.handshake()
     a = msg_addr()
     now = int(time.time())
-    for i in range(100):
+    for i in range(101):
         ca = CAddress()
         ca.nTime = now
         ca.nServices = 9
-        ca.ip = "11.%d.%d.%d" % (i // 50, i % 50, 7)
+        ca.ip = "12.%d.%d.%d" % (i // 50, i % 50, 7)
         ca.port = 8333
         a.addrs.append(ca)
-    local = CAddress()
-    local.nTime = now
-    local.ip = "127.0.0.1"
-    local.port = 8333
-    a.addrs.append(local)
     sender.send(a)
-    wait_for(lambda: peerd.rpc("getstats")["addr"]["known"] == 100, what="addresses learned")
-    assert peerd.rpc("getstats")["addr"]["unroutable"] == 1
+    sender.sync_with_ping()
+    info = [x for x in peerd.rpc("getpeerinfo") if x["inbound"]][0]
+    assert info["addr_relay_enabled"] is True
+    assert (info["addr_processed"], info["addr_rate_limited"]) == (1, 100), info
+    assert peerd.rpc("getaddrmaninfo")["all_networks"]["total"] == 1
+    # 99 more from addpeeraddress (the loopback one is refused): 100 known.
+    for i in range(99):
+        assert peerd.rpc("addpeeraddress", "11.%d.%d.7" % (i, i % 50), 8333)["success"]
+    assert peerd.rpc("addpeeraddress", "127.0.0.1", 8333)["success"] is False
+    assert peerd.rpc("getaddrmaninfo")["all_networks"]["total"] == 100
     # A v1 peer gets addr: 23% of 100 known.
     q = peerd.peer()
     q.handshake(sendaddrv2=False)
@@ -271,16 +276,17 @@ def test_addr_getaddr(peerd):
     got = q.recv_until("addr")
     ips = {x.ip for x in got.obj.addrs}
     assert len(got.obj.addrs) == 23 and len(ips) == 23, got.obj.addrs
-    assert all(ip.startswith("11.") for ip in ips)
+    assert all(ip.startswith("11.") or ip.startswith("12.") for ip in ips)
     # Only once per connection.
     q.send(msg_getaddr())
     assert "addr" not in q.commands_for(0.4)
-    # An addrv2 peer gets addrv2.
+    # An addrv2 peer gets addrv2: the same cached answer (same local socket).
     r = peerd.peer()
     r.handshake(sendaddrv2=True)
     r.send(msg_getaddr())
-    got = r.recv_until("addrv2")
-    assert len(got.obj) == 23 and all(e[2] == 1 and e[4] == 8333 for e in got.obj), got.obj
+    got2 = r.recv_until("addrv2")
+    assert len(got2.obj) == 23 and all(e[2] == 1 and e[4] == 8333 for e in got2.obj), got2.obj
+    assert {".".join(map(str, e[3])) for e in got2.obj} == ips
 
 
 def test_unknown_command_is_skipped(peerd):

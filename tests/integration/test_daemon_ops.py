@@ -352,22 +352,24 @@ def test_getnodeaddresses_returns_learned_addresses(peerd):
     from conftest import frame, ser_compact
     p = peerd.connected_peer()
     now = int(time.time())
-    entries = [(1, bytes([8, 8, 4, i]), 8333 + i) for i in range(1, 4)]
-    entries.append((2, bytes.fromhex("2a010000000000000000000000000001"), 18444))
-    payload = ser_compact(len(entries))
-    for net, ip, port in entries:
-        payload += struct.pack("<I", now) + ser_compact(9) + bytes([net]) + ser_compact(len(ip)) + ip
-        payload += struct.pack(">H", port)
+    # One address from the wire (a new peer has one token: Core's bucket),
+    # with the 2-hour penalty of an address heard from someone else.
+    payload = ser_compact(1) + struct.pack("<I", now) + ser_compact(9) + bytes([2]) + ser_compact(16)
+    payload += bytes.fromhex("2a010000000000000000000000000001") + struct.pack(">H", 18444)
     p.send_raw(frame("addrv2", payload))
-    got = wait_for(lambda: (lambda a: a if len(a) == 4 else None)(peerd.rpc("getnodeaddresses", 0)),
-                   what="four addresses")
+    wait_for(lambda: len(peerd.rpc("getnodeaddresses", 0)) == 1, what="one address")
+    # Three /16s: an address is its own source, so one /16 is one bucket.
+    for i in range(1, 4):
+        assert peerd.rpc("addpeeraddress", "8.%d.4.%d" % (i, i), 8333 + i) == {"success": True}
+    got = peerd.rpc("getnodeaddresses", 0)
     assert set(got[0]) == {"time", "services", "address", "port", "network"}
     assert {(a["address"], a["port"], a["network"]) for a in got} == {
-        ("8.8.4.1", 8334, "ipv4"), ("8.8.4.2", 8335, "ipv4"), ("8.8.4.3", 8336, "ipv4"),
+        ("8.1.4.1", 8334, "ipv4"), ("8.2.4.2", 8335, "ipv4"), ("8.3.4.3", 8336, "ipv4"),
         ("2a01::1", 18444, "ipv6")}
-    assert all(a["services"] == 9 and a["time"] == now for a in got)
+    assert all(a["services"] == 9 for a in got)
+    assert [a["time"] for a in got if a["network"] == "ipv6"] == [now - 7200]
     assert len(peerd.rpc("getnodeaddresses")) == 1
     assert len(peerd.rpc("getnodeaddresses", 2, "ipv4")) == 2
-    assert [a["network"] for a in peerd.rpc("getnodeaddresses", 0, "ipv6")] == ["ipv6"]
+    assert [a["network"] for a in peerd.rpc("getnodeaddresses", 0, "IPv6")] == ["ipv6"]
     assert peerd.rpc("getnodeaddresses", 0, "onion") == []
     p.close()
