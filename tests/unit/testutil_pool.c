@@ -69,16 +69,20 @@ void pool_testjob_release(void *jobs, size_t n, void *arg)
 				                          memory_order_relaxed);
 	}
 	/* The jobs are being dropped: free their scripts without resetting
-	 * them. Four headers are tested at once, so a run of inline scripts
-	 * (the common case) costs a load and an OR per job. Scripts borrowed
-	 * from an arena own nothing (pool_sbuf_owns). */
+	 * them. Eight headers are tested at once, so a run of inline scripts
+	 * (the common case) costs a load and an OR per job and the loop's own
+	 * few instructions per eight (with four, they were a third of the
+	 * JobVecFillDirectReserved row's release). Scripts borrowed from an
+	 * arena own nothing (pool_sbuf_owns). */
 	size_t i = 0;
-	for (; i + 4 <= n; i += 4) {
-		uint32_t any = j[i].script.u.in.hdr | j[i + 1].script.u.in.hdr |
-		               j[i + 2].script.u.in.hdr | j[i + 3].script.u.in.hdr;
+	for (; i + 8 <= n; i += 8) {
+		const struct pool_testjob *g = j + i;
+		uint32_t any = g[0].script.u.in.hdr | g[1].script.u.in.hdr | g[2].script.u.in.hdr |
+		               g[3].script.u.in.hdr | g[4].script.u.in.hdr | g[5].script.u.in.hdr |
+		               g[6].script.u.in.hdr | g[7].script.u.in.hdr;
 		if (__builtin_expect(!(any & POOL_SBUF_HEAP), 1))
 			continue;
-		for (size_t k = i; k < i + 4; k++)
+		for (size_t k = i; k < i + 8; k++)
 			if (pool_sbuf_owns(&j[k].script))
 				xfree(j[k].script.u.heap.ptr);
 	}
