@@ -26,7 +26,6 @@
 	"peerd has no JSON-RPC server: peerctl talks to the control socket "                       \
 	"(controlsocket=), which only its owner can open"
 #define NO_WALLET     "peerd has no wallet"
-#define NO_DISCOVERY  "peerd does not discover peers yet: name them with connect= or addnode="
 #define NO_PROXY      "peerd has no Tor control port client and no I2P SAM client yet"
 #define NO_INDEX      "peerd keeps no optional index"
 #define NO_PRUNE      "peerd keeps every block (no pruning)"
@@ -121,7 +120,7 @@ const struct conf_core_opt conf_core_opts[] = {
     {"shutdownnotify", CONF_CORE_REFUSE, NULL, NO_NOTIFY},
     {"signer", CONF_CORE_IGNORE, NULL, NO_WALLET},
     {"signetchallenge", CONF_CORE_REFUSE, NULL, "peerd follows the default signet only"},
-    {"signetseednode", CONF_CORE_REFUSE, NULL, NO_DISCOVERY},
+    {"signetseednode", CONF_CORE_REFUSE, NULL, "peerd follows the default signet only"},
     {"spendzeroconfchange", CONF_CORE_IGNORE, NULL, NO_WALLET},
     {"startupnotify", CONF_CORE_REFUSE, NULL, NO_NOTIFY},
     {"stopafterblockimport", CONF_CORE_REFUSE, "0", TEST_ONLY},
