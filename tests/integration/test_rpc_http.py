@@ -301,3 +301,6 @@ def test_slow_and_oversized_requests_hold_nothing(make_peerd):
     assert post(port, big, "u:p")[0] == 413
     assert post(port, '{"method":"getblockcount","id":1}', "u:p")[0] == 200
     assert d.rpc("getblockcount") == 0
+    # getstats counts what the door turned away (control.http).
+    http = d.rpc("getstats")["control"]["http"]
+    assert http["timed_out"] >= 1 and http["threads"] == 16 and http["work_queue"] == 64, http
