@@ -304,3 +304,36 @@ def test_slow_and_oversized_requests_hold_nothing(make_peerd):
     # getstats counts what the door turned away (control.http).
     http = d.rpc("getstats")["control"]["http"]
     assert http["timed_out"] >= 1 and http["threads"] == 16 and http["work_queue"] == 64, http
+
+
+def test_work_queue_depth_exceeded(make_peerd):
+    """-rpcthreads=1 -rpcworkqueue=1: one call runs (generatetodescriptor of 30,000 blocks, seconds),
+    one waits, the third gets Core's 503 "Work queue depth exceeded"; the
+    waiting one is served after the first."""
+    import threading
+    port = free_port()
+    d = make_peerd("-rpcport=%d" % port, "-rpcuser=u", "-rpcpassword=p", "-rpcthreads=1", "-rpcworkqueue=1")
+    results = {}
+
+    def go(name, body):
+        results[name] = post(port, body, "u:p", timeout=120) + (time.monotonic(),)
+
+    long_call = threading.Thread(target=go, args=(
+        "long", '{"method":"generatetodescriptor","params":[30000,"raw(51)#8lvh9jxk"],"id":1}'))
+    long_call.start()
+    # getrpcinfo runs on the loop: it lists the chain call while it runs.
+    wait_for(lambda: any(c["method"] == "generatetodescriptor" for c in d.rpc("getrpcinfo")["active_commands"]),
+             timeout=10, what="the long call to run")
+    waiting = threading.Thread(target=go, args=("wait", '{"method":"getblockcount","id":2}'))
+    waiting.start()
+    time.sleep(0.3)  # its request is in; the long call runs for seconds more
+    status, body, _ = post(port, '{"method":"getblockcount","id":3}', "u:p")
+    refused_at = time.monotonic()
+    long_call.join(120)
+    waiting.join(120)
+    assert results["long"][3] > refused_at, "the long call ended too soon to fill the queue"
+    assert (status, body) == (503, "Work queue depth exceeded")
+    assert results["long"][0] == 200, results["long"][1][:300]
+    assert len(json.loads(results["long"][1])["result"]) == 30000
+    assert results["wait"][:2] == (200, '{"result":30000,"error":null,"id":2}\n')
+    assert d.rpc("getstats")["control"]["http"]["queue_full"] == 1
