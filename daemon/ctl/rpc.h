@@ -12,7 +12,8 @@
  *   legacy      a JSON-RPC 1.0/1.1 request (no "jsonrpc", or "1.0"): errors
  *               become HTTP errors, as Core's JSONErrorReply.
  *
- * Files: rpc_auth.c (credentials, the cookie), rpc_jsonrpc.c (Core's
+ * Files: rpc_auth.c (credentials, the cookie), rpc_allow.c (-rpcallowip),
+ * rpc_jsonrpc.c (Core's
  * request and reply shapes and HTTP status codes), rpc_http.c (the server,
  * its threads and its way to the loop).
  */
@@ -64,6 +65,23 @@ void rpc_auth_release(struct rpc_auth *a);
 bool rpc_auth_check(const struct rpc_auth *a, const char *header);
 /** Core's TimingResistantEqual: equal strings, in time independent of where they differ. */
 bool rpc_timing_equal(const char *a, const char *b);
+
+/* ---- ctl/rpc_allow.c ------------------------------------------------- */
+
+/** One -rpcallowip entry: the network and its mask (family's length used). */
+struct rpc_subnet {
+	int family; /**< AF_INET or AF_INET6 */
+	unsigned char net[16], mask[16];
+};
+
+/**
+ * Core's LookupSubNet for -rpcallowip: "IP", "IP/bits" or "IP/netmask"
+ * into n. 0, or -1 when it is none of them. Any thread.
+ */
+int rpc_subnet_parse(const char *s, struct rpc_subnet *n) __attribute__((warn_unused_result));
+struct sockaddr;
+/** Whether the client at sa is in one of the n subnets v. Any thread. */
+bool rpc_subnets_allow(const struct rpc_subnet *v, size_t n, const struct sockaddr *sa);
 
 /* ---- ctl/rpc_jsonrpc.c ------------------------------------------------- */
 

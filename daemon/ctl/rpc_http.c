@@ -50,11 +50,6 @@
 /** Connection threads' stacks: jansson's recursion is bounded (2048 levels). */
 #define RPC_THREAD_STACK (512u * 1024u)
 
-struct rpc_subnet {
-	int family; /**< AF_INET or AF_INET6 */
-	uint8_t net[16], mask[16];
-};
-
 /* One HTTP connection, for the watchdog. */
 struct rpc_conn {
 	int fd;
@@ -101,97 +96,6 @@ static uint64_t now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-/* ---- who may connect (Core's InitHTTPAllowList, ClientAllowed) ----------- */
-
-static int parse_subnet(const char *s, struct rpc_subnet *n)
-{
-	char ip[INET6_ADDRSTRLEN + 1];
-	const char *slash = strchr(s, '/');
-	size_t il = slash ? (size_t)(slash - s) : strlen(s);
-	if (il == 0 || il >= sizeof(ip))
-		return -1;
-	memcpy(ip, s, il);
-	ip[il] = 0;
-	memset(n, 0, sizeof(*n));
-	size_t alen;
-	if (inet_pton(AF_INET, ip, n->net) == 1) {
-		n->family = AF_INET;
-		alen = 4;
-	} else if (inet_pton(AF_INET6, ip, n->net) == 1) {
-		n->family = AF_INET6;
-		alen = 16;
-	} else {
-		return -1;
-	}
-	unsigned bits = (unsigned)alen * 8u;
-	if (slash) {
-		const char *m = slash + 1;
-		char *end;
-		if (*m >= '0' && *m <= '9' && !strchr(m, '.') && !strchr(m, ':')) {
-			unsigned long b = strtoul(m, &end, 10);
-			if (*end || b > bits)
-				return -1;
-			bits = (unsigned)b;
-		} else {
-			/* A netmask: of the address' family, contiguous ones. */
-			uint8_t mk[16];
-			if (inet_pton(n->family, m, mk) != 1)
-				return -1;
-			bits = 0;
-			bool zero = false;
-			for (size_t i = 0; i < alen * 8u; i++) {
-				bool one = mk[i / 8] & (0x80u >> (i % 8));
-				if (one && zero)
-					return -1;
-				if (one)
-					bits++;
-				else
-					zero = true;
-			}
-		}
-	}
-	for (unsigned i = 0; i < bits; i++)
-		n->mask[i / 8] |= (uint8_t)(0x80u >> (i % 8));
-	for (size_t i = 0; i < alen; i++)
-		n->net[i] &= n->mask[i];
-	return 0;
-}
-
-static bool subnet_has(const struct rpc_subnet *n, int family, const uint8_t *a)
-{
-	if (n->family != family)
-		return false;
-	size_t alen = family == AF_INET ? 4 : 16;
-	for (size_t i = 0; i < alen; i++)
-		if ((a[i] & n->mask[i]) != n->net[i])
-			return false;
-	return true;
-}
-
-static bool client_allowed(const struct rpc_http *h, const struct sockaddr *sa)
-{
-	uint8_t a[16];
-	int family = sa->sa_family;
-	if (family == AF_INET) {
-		memcpy(a, &((const struct sockaddr_in *)sa)->sin_addr, 4);
-	} else if (family == AF_INET6) {
-		const uint8_t *b = (const uint8_t *)&((const struct sockaddr_in6 *)sa)->sin6_addr;
-		static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-		if (memcmp(b, mapped, 12) == 0) {
-			family = AF_INET;
-			memcpy(a, b + 12, 4);
-		} else {
-			memcpy(a, b, 16);
-		}
-	} else {
-		return false;
-	}
-	for (size_t i = 0; i < h->n_allow; i++)
-		if (subnet_has(&h->allow[i], family, a))
-			return true;
-	return false;
 }
 
 static void addr_text(const struct sockaddr *sa, char *buf, size_t n)
@@ -497,7 +401,7 @@ static unsigned judge_headers(struct rpc_http *h, struct MHD_Connection *conn, c
 {
 	const union MHD_ConnectionInfo *ci =
 	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	if (!ci || !client_allowed(h, ci->client_addr)) {
+	if (!ci || !rpc_subnets_allow(h->allow, h->n_allow, ci->client_addr)) {
 		char who[80];
 		addr_text(ci ? ci->client_addr : NULL, who, sizeof(who));
 		DLOG_WARNING(&h->d->log, DLOG_CTL,
@@ -741,10 +645,13 @@ int rpc_http_start(struct daemon *d)
 		goto fail;
 	}
 	/* Loopback may always connect (Core's InitHTTPAllowList). */
-	(void)parse_subnet("127.0.0.0/8", &h->allow[h->n_allow++]);
-	(void)parse_subnet("::1/128", &h->allow[h->n_allow++]);
+	if (rpc_subnet_parse("127.0.0.0/8", &h->allow[h->n_allow++]) ||
+	    rpc_subnet_parse("::1/128", &h->allow[h->n_allow++])) {
+		err = -EINVAL; /* cannot happen: literals */
+		goto fail;
+	}
 	for (size_t i = 0; i < c->rpcallowip.n; i++) {
-		if (parse_subnet(c->rpcallowip.v[i], &h->allow[h->n_allow])) {
+		if (rpc_subnet_parse(c->rpcallowip.v[i], &h->allow[h->n_allow])) {
 			DLOG_ERR(
 			    &d->log, DLOG_CTL,
 			    "Invalid -rpcallowip subnet specification: %s. Valid values are a "

@@ -15,6 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -130,6 +133,49 @@ static void test_cookie_file(void **state)
 	tu_rmtree(dir);
 }
 
+static bool allowed(const struct rpc_subnet *v, size_t n, const char *ip)
+{
+	struct sockaddr_in s4 = {.sin_family = AF_INET};
+	struct sockaddr_in6 s6 = {.sin6_family = AF_INET6};
+	if (inet_pton(AF_INET, ip, &s4.sin_addr) == 1)
+		return rpc_subnets_allow(v, n, (struct sockaddr *)&s4);
+	assert_int_equal(inet_pton(AF_INET6, ip, &s6.sin6_addr), 1);
+	return rpc_subnets_allow(v, n, (struct sockaddr *)&s6);
+}
+
+static void test_allow_list(void **state)
+{
+	(void)state;
+	struct rpc_subnet v[6];
+	assert_int_equal(rpc_subnet_parse("127.0.0.0/8", &v[0]), 0);
+	assert_int_equal(rpc_subnet_parse("::1", &v[1]), 0);
+	assert_int_equal(rpc_subnet_parse("192.168.7.9/255.255.255.0", &v[2]), 0);
+	assert_int_equal(rpc_subnet_parse("10.1.2.3", &v[3]), 0);
+	assert_int_equal(rpc_subnet_parse("2001:db8::/32", &v[4]), 0);
+	assert_true(allowed(v, 5, "127.9.9.9"));
+	assert_true(allowed(v, 5, "::1"));
+	assert_true(allowed(v, 5, "192.168.7.200"));
+	assert_false(allowed(v, 5, "192.168.8.1"));
+	assert_true(allowed(v, 5, "10.1.2.3"));
+	assert_false(allowed(v, 5, "10.1.2.4"));
+	assert_true(allowed(v, 5, "2001:db8:ffff::1"));
+	assert_false(allowed(v, 5, "2001:db9::1"));
+	assert_false(allowed(v, 5, "::2"));
+	/* An IPv4 client on an IPv6 socket is its IPv4 address. */
+	assert_true(allowed(v, 5, "::ffff:127.0.0.1"));
+	assert_false(allowed(v, 5, "::ffff:8.8.8.8"));
+	/* Everyone, per family. */
+	assert_int_equal(rpc_subnet_parse("0.0.0.0/0", &v[5]), 0);
+	assert_true(allowed(v, 6, "8.8.8.8"));
+	assert_false(allowed(v, 6, "2a00::1"));
+	/* What Core's LookupSubNet refuses. */
+	const char *bad[] = {"",           "1.2.3.4/33",     "1.2.3.4/255.0.255.0",
+	                     "::1/129",    "host.example",   "1.2.3.4/",
+	                     "1.2.3.4/-1", "1.2.3.4/ffff::", "1.2.3"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(rpc_subnet_parse(bad[i], &v[5]), -1);
+}
+
 /* The dispatcher's reply, as the control socket writes it. */
 static const char *stub_reply;
 static int stub_calls;
@@ -227,7 +273,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_timing_equal),  cmocka_unit_test(test_rpcauth_and_rpcuser),
 	    cmocka_unit_test(test_cookie_file),   cmocka_unit_test(test_envelopes),
-	    cmocka_unit_test(test_envelopes_oom),
+	    cmocka_unit_test(test_envelopes_oom), cmocka_unit_test(test_allow_list),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
