@@ -337,3 +337,34 @@ def test_work_queue_depth_exceeded(make_peerd):
     assert len(json.loads(results["long"][1])["result"]) == 30000
     assert results["wait"][:2] == (200, '{"result":30000,"error":null,"id":2}\n')
     assert d.rpc("getstats")["control"]["http"]["queue_full"] == 1
+
+
+def test_keepalive_and_bind_warnings(make_peerd):
+    """Two requests on one HTTP/1.1 connection; -rpcbind without -rpcallowip
+    is ignored with Core's warning (loopback only), as is -rpcallowip alone."""
+    port = free_port()
+    other = free_port()
+    d = make_peerd("-rpcport=%d" % port, "-rpcuser=u", "-rpcpassword=p", "-rpcbind=127.0.0.1:%d" % other)
+    log = d.log()
+    assert ("option -rpcbind was ignored because -rpcallowip was not specified, refusing to allow "
+            "everyone to connect") in log
+    auth = base64.b64encode(b"u:p").decode()
+    s = socket.create_connection(("127.0.0.1", port))
+    body = b'{"method":"getblockcount","id":1}'
+    req = (b"POST / HTTP/1.1\r\nHost: x\r\nAuthorization: Basic " + auth.encode() +
+           b"\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+    s.sendall(req + req)
+    got = b""
+    s.settimeout(10)
+    while got.count(b'{"result":0,"error":null,"id":1}\n') < 2:
+        chunk = s.recv(65536)
+        assert chunk, got
+        got += chunk
+    assert got.count(b"HTTP/1.1 200") == 2
+    s.close()
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", other), timeout=2).close()
+    port = free_port()
+    d = make_peerd("-rpcport=%d" % port, "-rpcallowip=10.0.0.0/8")
+    assert "option -rpcallowip was specified without -rpcbind; this doesn't usually make sense" in d.log()
+    assert cli(d.datadir, port, "getblockcount").stdout == "0\n"
