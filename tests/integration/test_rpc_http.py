@@ -247,25 +247,21 @@ def test_cookie_options(make_peerd, tmp_path):
         busy.close()
 
 
-def test_rpcwait_until_peerd_answers(make_peerd):
-    """bitcoin-cli -rpcwait started before peerd: it retries until the server answers."""
+def test_rpcwait_until_peerd_answers(make_peerd, tmp_path):
+    """bitcoin-cli -rpcwait started before peerd (no cookie yet, nothing
+    listening): it retries until peerd has written its cookie and answers."""
     port = free_port()
-    datadir = None
-    wait = None
-    import tempfile
-    with tempfile.TemporaryDirectory() as dd:
-        os.makedirs(os.path.join(dd, "regtest"))
-        # The cookie is read when the connection is made: the cli waits for both.
-        wait = subprocess.Popen([CLI, "-regtest", "-datadir=" + dd, "-rpcport=%d" % port, "-rpcwait",
-                                 "-rpcwaittimeout=30", "-rpcuser=w", "-rpcpassword=w", "getblockcount"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.5)
-        assert wait.poll() is None
-        d = make_peerd("-rpcport=%d" % port, "-rpcuser=w", "-rpcpassword=w")
-        out, err = wait.communicate(timeout=30)
-        assert wait.returncode == 0 and out == "0\n", (out, err)
-        datadir = d.datadir
-    assert datadir
+    dd = tmp_path / "rpcwait"
+    os.makedirs(str(dd))
+    wait = subprocess.Popen([CLI, "-regtest", "-datadir=%s" % dd, "-rpcport=%d" % port, "-rpcwait",
+                             "-rpcwaittimeout=30", "getblockcount"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    assert wait.poll() is None
+    d = make_peerd("-rpcport=%d" % port, name="rpcwait")
+    assert d.datadir == str(dd)
+    out, err = wait.communicate(timeout=30)
+    assert wait.returncode == 0 and out == "0\n", (out, err)
 
 
 def test_slow_and_oversized_requests_hold_nothing(make_peerd):
