@@ -286,6 +286,21 @@ struct peerd_conf {
 	bool forcednsseed; /**< default 0; needs dnsseed */
 	/** dnsserver= as given (a checked IP[:port]); empty: the system's resolvers. */
 	char dnsserver[CONF_MAX_HOST + 8];
+	/* HTTP JSON-RPC as given (Core's -server, -rpc*); daemon/ctl/rpc_http.c
+	 * checks them at start with Core's messages (doc/rpc.md). */
+	bool server;                            /**< default 1 */
+	struct conf_list rpcbind;               /**< addr[:port] as given */
+	uint16_t rpcport;                       /**< default: the network's (Core's) */
+	bool rpcport_set;                       /**< -rpcport given */
+	struct conf_list rpcallowip;            /**< subnets as given */
+	int rpcthreads;                         /**< default 16 */
+	int rpcworkqueue;                       /**< default 64 */
+	int rpcservertimeout_s;                 /**< default 30 */
+	char rpccookiefile[CONF_MAX_HOST + 8];  /**< "" default .cookie, "0" none */
+	char rpccookieperms[CONF_MAX_HOST + 8]; /**< "" not given */
+	struct conf_list rpcauth;               /**< user:salt$hash as given */
+	char rpcuser[CONF_MAX_HOST + 8];        /**< "" none */
+	char rpcpassword[CONF_MAX_HOST + 8];    /**< "" none: the cookie */
 };
 
 /**

@@ -23,8 +23,8 @@
 
 /* The reasons, one per kind of option. */
 #define NO_RPC                                                                                     \
-	"peerd has no JSON-RPC server: peerctl talks to the control socket "                       \
-	"(controlsocket=), which only its owner can open"
+	"peerd's JSON-RPC server (doc/rpc.md) has no REST interface, method whitelists or "        \
+	"deprecated methods yet"
 #define NO_WALLET     "peerd has no wallet"
 #define NO_PROXY      "peerd has no Tor control port client and no I2P SAM client yet"
 #define NO_INDEX      "peerd keeps no optional index"
@@ -100,21 +100,9 @@ const struct conf_core_opt conf_core_opts[] = {
     {"reindex-chainstate", CONF_CORE_REFUSE, "0",
      "peerd cannot rebuild its chain state from block files yet"},
     {"rest", CONF_CORE_REFUSE, "0", NO_RPC},
-    {"rpcallowip", CONF_CORE_IGNORE, NULL, NO_RPC},
-    {"rpcauth", CONF_CORE_IGNORE, NULL, NO_RPC},
-    {"rpcbind", CONF_CORE_IGNORE, NULL, NO_RPC},
-    {"rpccookiefile", CONF_CORE_IGNORE, NULL, NO_RPC},
-    {"rpccookieperms", CONF_CORE_IGNORE, NULL, NO_RPC},
     {"rpcdoccheck", CONF_CORE_IGNORE, NULL, NO_RPC},
-    {"rpcpassword", CONF_CORE_IGNORE, NULL, NO_RPC},
-    {"rpcport", CONF_CORE_IGNORE, NULL, NO_RPC},
-    {"rpcservertimeout", CONF_CORE_IGNORE, NULL, NO_RPC},
-    {"rpcthreads", CONF_CORE_IGNORE, NULL, NO_RPC},
-    {"rpcuser", CONF_CORE_IGNORE, NULL, NO_RPC},
-    {"rpcwhitelist", CONF_CORE_IGNORE, NULL, NO_RPC},
-    {"rpcwhitelistdefault", CONF_CORE_IGNORE, NULL, NO_RPC},
-    {"rpcworkqueue", CONF_CORE_IGNORE, NULL, NO_RPC},
-    {"server", CONF_CORE_IGNORE, NULL, NO_RPC},
+    {"rpcwhitelist", CONF_CORE_REFUSE, NULL, NO_RPC},
+    {"rpcwhitelistdefault", CONF_CORE_REFUSE, "0", NO_RPC},
     {"settings", CONF_CORE_REFUSE, "0", "peerd keeps no settings.json"},
     {"shrinkdebugfile", CONF_CORE_IGNORE, NULL, COSMETIC},
     {"shutdownnotify", CONF_CORE_REFUSE, NULL, NO_NOTIFY},

@@ -56,6 +56,10 @@ void conf_defaults(struct peerd_conf *c)
 	c->printtoconsole = true;
 	c->rpcclienttimeout_s = CONF_DEFAULT_RPCCLIENTTIMEOUT_S;
 	c->controltimeout_s = CONF_DEFAULT_CONTROLTIMEOUT_S;
+	c->server = true;
+	c->rpcthreads = 16;
+	c->rpcworkqueue = 64;
+	c->rpcservertimeout_s = 30;
 	c->maxmempool_mb = CONF_DEFAULT_MAXMEMPOOL_MB;
 	c->mempoolexpiry_h = CONF_DEFAULT_MEMPOOLEXPIRY_H;
 	c->persistmempool = true;
@@ -106,6 +110,9 @@ void conf_release(struct peerd_conf *c)
 	conf_list_release(&c->ignored);
 	conf_list_release(&c->onlynet);
 	conf_list_release(&c->externalip);
+	conf_list_release(&c->rpcbind);
+	conf_list_release(&c->rpcallowip);
+	conf_list_release(&c->rpcauth);
 	xfree(c->debuglogfile);
 	xfree(c->pidfile);
 	xfree(c->controlsocketgroup);

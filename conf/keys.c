@@ -311,6 +311,41 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                          "Connect to a node to retrieve peer addresses, and disconnect (an\n"
                          "addr-fetch connection). Repeatable; used while fewer than 2\n"
                          "full-relay peers are connected, one every 10 s, as bitcoind."},
+    /* HTTP JSON-RPC (issue 23): Core 29's options, texts and defaults (doc/rpc.md). */
+    [CONF_K_SERVER] = {"server", CONF_KIND_BOOL, 0, 0, 1, NULL, "1",
+                       "Accept command line and JSON-RPC commands"},
+    [CONF_K_RPCBIND] = {"rpcbind", CONF_KIND_BIND, CONF_KF_NEGCLR, 0, 0, "<addr>[:port]",
+                        "127.0.0.1 and ::1",
+                        "Bind to given address to listen for JSON-RPC connections. Do not\n"
+                        "expose the RPC server to untrusted networks. This option is ignored\n"
+                        "unless -rpcallowip is also passed. Port is optional and overrides\n"
+                        "-rpcport. Use [host]:port notation for IPv6."},
+    [CONF_K_RPCPORT] = {"rpcport", CONF_KIND_UINT, CONF_KF_NONEG, 1, 65535, "<port>", NULL,
+                        "Listen for JSON-RPC connections on <port> (default: 8332, testnet3:\n"
+                        "18332, testnet4: 48332, signet: 38332, regtest: 18443)"},
+    [CONF_K_RPCALLOWIP] = {"rpcallowip", CONF_KIND_TEXTS, CONF_KF_NEGCLR, 0, 0, "<ip>", "none",
+                           "Allow JSON-RPC connections from specified source: a single IP\n"
+                           "(1.2.3.4), a network/netmask (1.2.3.4/255.255.255.0) or a\n"
+                           "network/CIDR (1.2.3.4/24, 0.0.0.0/0, ::/0). Loopback always may."},
+    [CONF_K_RPCTHREADS] = {"rpcthreads", CONF_KIND_UINT, CONF_KF_NONEG, 1, 1024, "<n>", "16",
+                           "Set the number of threads to service RPC calls"},
+    [CONF_K_RPCWORKQUEUE] = {"rpcworkqueue", CONF_KIND_UINT, CONF_KF_NONEG, 1, 65536, "<n>", "64",
+                             "Set the depth of the work queue to service RPC calls"},
+    [CONF_K_RPCSERVERTIMEOUT] = {"rpcservertimeout", CONF_KIND_UINT, CONF_KF_NONEG, 1, 86400, "<n>",
+                                 "30", "Timeout during HTTP requests"},
+    [CONF_K_RPCCOOKIEFILE] = {"rpccookiefile", CONF_KIND_TEXT, 0, 0, 0, "<loc>", "data dir",
+                              "Location of the auth cookie. Relative paths will be prefixed by a\n"
+                              "net-specific datadir location. -norpccookiefile: no cookie."},
+    [CONF_K_RPCCOOKIEPERMS] = {"rpccookieperms", CONF_KIND_TEXT, 0, 0, 0, "<readable-by>", "owner",
+                               "Set permissions on the RPC auth cookie file so that it is\n"
+                               "readable by [owner|group|all]"},
+    [CONF_K_RPCAUTH] = {"rpcauth", CONF_KIND_TEXTS, CONF_KF_NEGCLR, 0, 0, "<userpw>", "none",
+                        "Username and HMAC-SHA-256 hashed password for JSON-RPC connections,\n"
+                        "<USERNAME>:<SALT>$<HASH> (Core's share/rpcauth makes one)."},
+    [CONF_K_RPCUSER] = {"rpcuser", CONF_KIND_TEXT, 0, 0, 0, "<user>", "none",
+                        "Username for JSON-RPC connections"},
+    [CONF_K_RPCPASSWORD] = {"rpcpassword", CONF_KIND_TEXT, 0, 0, 0, "<pw>", "none",
+                            "Password for JSON-RPC connections"},
 };
 
 /* Section names are the network names bitcoind uses for them. */

@@ -717,6 +717,36 @@ static int apply_networks(struct loader *L, struct peerd_conf *c, const int *lv,
 	return 0;
 }
 
+/* Core's RPC options as given; rpcport and rpcbind are network-only as Core's. */
+static int apply_rpc(struct loader *L, struct peerd_conf *c, const int *lv, int nl, int nl_net)
+{
+	static const uint16_t ports[PROTO_NET__COUNT] = {8332, 18332, 48332, 38332, 18443};
+	const char *v;
+	bool set;
+	int rc;
+	c->server = uint_of(scalar(L, CONF_K_SERVER, lv, nl), 1) != 0;
+	c->rpcport_set = (v = scalar(L, CONF_K_RPCPORT, lv, nl_net)) != NULL;
+	c->rpcport = (uint16_t)uint_of(v, ports[c->params->net]);
+	c->rpcthreads = (int)uint_of(scalar(L, CONF_K_RPCTHREADS, lv, nl), 16);
+	c->rpcworkqueue = (int)uint_of(scalar(L, CONF_K_RPCWORKQUEUE, lv, nl), 64);
+	c->rpcservertimeout_s = (int)uint_of(scalar(L, CONF_K_RPCSERVERTIMEOUT, lv, nl), 30);
+	/* -norpccookiefile: no cookie (Core's DISABLED). */
+	if (resolve_set(L, CONF_K_RPCCOOKIEFILE, lv, nl))
+		snprintf(c->rpccookiefile, sizeof(c->rpccookiefile), "%s",
+		         (v = scalar(L, CONF_K_RPCCOOKIEFILE, lv, nl)) ? v : "0");
+	if ((v = scalar(L, CONF_K_RPCCOOKIEPERMS, lv, nl)))
+		snprintf(c->rpccookieperms, sizeof(c->rpccookieperms), "%s", v);
+	if ((v = scalar(L, CONF_K_RPCUSER, lv, nl)))
+		snprintf(c->rpcuser, sizeof(c->rpcuser), "%s", v);
+	if ((v = scalar(L, CONF_K_RPCPASSWORD, lv, nl)))
+		snprintf(c->rpcpassword, sizeof(c->rpcpassword), "%s", v);
+	if ((rc = fill_list(L, CONF_K_RPCBIND, lv, nl_net, &c->rpcbind, &set)) ||
+	    (rc = fill_list(L, CONF_K_RPCALLOWIP, lv, nl, &c->rpcallowip, &set)) ||
+	    (rc = fill_list(L, CONF_K_RPCAUTH, lv, nl, &c->rpcauth, &set)))
+		return rc;
+	return 0;
+}
+
 static int apply(struct loader *L, struct peerd_conf *c)
 {
 	int rc = pick_chain(L, c);
@@ -832,6 +862,8 @@ static int apply(struct loader *L, struct peerd_conf *c)
 	c->dnsserver[0] = '\0';
 	if ((v = scalar(L, CONF_K_DNSSERVER, lv, nl)))
 		snprintf(c->dnsserver, sizeof(c->dnsserver), "%s", v);
+	if ((rc = apply_rpc(L, c, lv, nl, nl_netonly)))
+		return rc;
 	return apply_mempool(L, c, lv, nl);
 }
 

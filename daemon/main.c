@@ -117,6 +117,7 @@ static void shutdown_now(struct daemon *d, const char *why)
 	uv_close((uv_handle_t *)&d->sig_int, close_cb_noop);
 	uv_close((uv_handle_t *)&d->sig_hup, close_cb_noop);
 	net_close_listeners(d);
+	rpc_http_close(d);
 	ctl_close(d);
 	metrics_close(d);
 	/* anchors.dat names the block-relay-only peers still connected. */
@@ -255,6 +256,8 @@ static int start(struct daemon *d)
 		return err;
 	if ((err = metrics_start(d)))
 		return err;
+	if ((err = rpc_http_start(d)))
+		return err;
 	if ((err = net_resolver_init(d)))
 		return err;
 	if ((err = net_start_listeners(d)))
@@ -283,6 +286,7 @@ static void abort_start(struct daemon *d)
 	d->shutting_down = true;
 	validation_stop(d);
 	validation_detach(d);
+	rpc_http_close(d);
 	ctl_close(d);
 	metrics_close(d);
 	net_close_listeners(d);

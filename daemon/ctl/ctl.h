@@ -45,6 +45,7 @@ struct ctl_server {
 	bool turn_init;
 	uint64_t idle_closed, slot_closed, stall_closed, queue_closed, read_closed;
 	struct ctl_job *inflight; /**< chain calls posted and not back (getrpcinfo), linked */
+	struct rpc_http *http;    /**< the HTTP JSON-RPC door (ctl/rpc_http.c), or NULL */
 };
 
 /** Bind netdir/control.sock (or controlsocket=), mode 0600. 0 or negative (logged). */
@@ -122,6 +123,25 @@ enum ctl_reply_flags {
  * gets enum ctl_reply_flags bits. Methods run here. Loop thread.
  */
 struct json_t *ctl_reply(struct daemon *d, const char *line, size_t len, unsigned *flags);
+
+/* ---- ctl/rpc_http.c: the HTTP JSON-RPC door (doc/rpc.md) ------------ */
+
+/**
+ * With -server (the default), Core's HTTP JSON-RPC server on -rpcbind /
+ * -rpcport with its authentication (the cookie, -rpcauth, -rpcuser): its
+ * own threads, each call handed to the control socket, so after ctl_start.
+ * 0, or a negative errno after logging Core's message (bad -rpcallowip,
+ * -rpcauth, -rpccookieperms; no endpoint bound when the operator named
+ * one). Loop thread.
+ */
+int rpc_http_start(struct daemon *d);
+/**
+ * Stop accepting, let requests under way finish briefly, end the rest,
+ * join every thread and remove the cookie. Idempotent. Loop thread.
+ */
+void rpc_http_close(struct daemon *d);
+/** The HTTP server's counters (new reference; json null without it). Loop thread. */
+struct json_t *rpc_http_stats_json(const struct daemon *d);
 
 /* ---- ctl/stats.c: getstats (the counters: daemon/stats.h) ----------- */
 

@@ -635,7 +635,7 @@ void ctl_tick(struct daemon *d, uint64_t now_ms)
 json_t *ctl_stats_json(struct daemon *d)
 {
 	const struct ctl_server *s = d->ctl;
-	return json_pack(
+	json_t *v = json_pack(
 	    "{s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "clients",
 	    (int)s->n_live, "max_clients", (int)CTL_MAX_CLIENTS, "idle_timeout_s",
 	    d->conf->controltimeout_s, "queued_bytes", (json_int_t)s->queued, "max_queued_bytes",
@@ -644,6 +644,10 @@ json_t *ctl_stats_json(struct daemon *d)
 	    "read_bytes", (json_int_t)s->read_bytes, "idle_closed", (json_int_t)s->idle_closed,
 	    "slot_closed", (json_int_t)s->slot_closed, "stall_closed", (json_int_t)s->stall_closed,
 	    "queue_closed", (json_int_t)s->queue_closed, "read_closed", (json_int_t)s->read_closed);
+	/* The HTTP door's counters (ctl/rpc_http.c); null when it is off. */
+	if (v)
+		json_object_set_new(v, "http", rpc_http_stats_json(d));
+	return v;
 }
 
 static void on_client(uv_stream_t *server, int status)

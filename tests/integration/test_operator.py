@@ -225,10 +225,10 @@ def test_core_option_refused_or_ignored(make_peerd, tmp_path):
     # ...and a name nobody has is still unknown.
     r = subprocess.run(base + ["-prunee=1"], capture_output=True, text=True, timeout=10)
     assert r.returncode == 1 and "unknown option" in r.stderr, r.stderr
-    # What peerd does anyway (prune=0) and what cannot matter (rpcport) start, with a warning.
-    d = make_peerd("-prune=0", "-rpcport=8332", "-nonatpmp", listen=False)
+    # What peerd does anyway (prune=0) and what cannot matter (rpcdoccheck) start, with a warning.
+    d = make_peerd("-prune=0", "-rpcdoccheck=1", "-nonatpmp", listen=False)
     log = d.log()
-    for arg in ("-prune=0", "-rpcport=8332", "-nonatpmp"):
+    for arg in ("-prune=0", "-rpcdoccheck=1", "-nonatpmp"):
         assert re.search(r"^WARN \[main\] command line: %s: ignored, a bitcoind option" % arg, log, re.M), log
 
 

@@ -110,6 +110,8 @@ def test_unit_settings():
     assert "-conf=%E/peerd/peerd.conf" in exec_start
     assert "-datadir=%S/peerd" in exec_start
     assert "-controlsocket=%t/peerd/control.sock" in exec_start
+    # The RPC cookie readable by the unit's group (issue 23, doc/rpc.md).
+    assert "-rpccookieperms=group" in exec_start
     assert unit_settings()["Install"]["WantedBy"] == ["multi-user.target"]
 
 

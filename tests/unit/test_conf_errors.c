@@ -393,7 +393,7 @@ static void test_bitcoind_options(void **state)
 	                 p),
 	             &c);
 	/* What peerd does anyway, and what cannot matter: loaded, each noted. */
-	p = write_conf("core.conf", "rpcuser=alice\nprune=0\n");
+	p = write_conf("core.conf", "rpcdoccheck=1\nprune=0\n");
 	expect_ok(LOAD(&c, opt("-conf=%s", p), "-datadir=/d", "-nonatpmp", "-daemon=0"));
 	assert_int_equal(c.ignored.n, 4);
 	assert_string_equal(c.ignored.v[0],
@@ -401,9 +401,9 @@ static void test_bitcoind_options(void **state)
 	                    "have (peerd opens no port on the router; see doc/differences.md)");
 	assert_non_null(strstr(c.ignored.v[1], "command line: -daemon=0: ignored"));
 	assert_string_equal(c.ignored.v[2],
-	                    opt("%s:1: rpcuser=alice: ignored, a bitcoind option peerd does not "
-	                        "have (peerd has no JSON-RPC server: peerctl talks to the control "
-	                        "socket (controlsocket=), which only its owner can open; see "
+	                    opt("%s:1: rpcdoccheck=1: ignored, a bitcoind option peerd does not "
+	                        "have (peerd's JSON-RPC server (doc/rpc.md) has no REST interface, "
+	                        "method whitelists or deprecated methods yet; see "
 	                        "doc/differences.md)",
 	                        p));
 	assert_non_null(strstr(c.ignored.v[3], ":2: prune=0: ignored"));

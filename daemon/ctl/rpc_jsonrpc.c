@@ -1,0 +1,316 @@
+/*
+ * daemon/ctl/rpc_jsonrpc.c: JSON-RPC over HTTP as Core 29 speaks it
+ * (httprpc.cpp's HTTPReq_JSONRPC and JSONErrorReply, rpc/request.cpp's
+ * JSONRPCRequest::parse and JSONRPCReplyObj), around the one dispatcher.
+ *
+ * What differs from the control socket is only the envelope, so this file
+ * never runs a method: each call goes to the dispatcher as a plain 2.0
+ * request with id 0 (rpc_call_fn), and its reply is put back into the shape
+ * the client asked for. A result is spliced as text, never re-parsed:
+ * json/'s numbers (amounts with eight decimals, doubles as "%.16g") stay
+ * byte for byte what the control socket printed.
+ *
+ * Core's rules kept here: a request without "jsonrpc" (or with "1.0") is
+ * legacy: both "result" and "error" in the reply (and an answer even
+ * without an id), and a failed single call
+ * is an HTTP error (400 invalid request, 404 unknown method, 500 others);
+ * a 2.0 call's error comes in a 200. A 2.0 notification (no "id") runs
+ * and gets 204. A batch is always 200 (204 when every member was a
+ * notification); its members reuse one request state, as Core's loop does,
+ * so a member that is not an object is answered with the previous
+ * member's id and version.
+ */
+#include "daemon/ctl/internal.h"
+#include "daemon/ctl/rpc.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+
+/* Core's error codes used here. */
+#define RPC_MISC_ERROR       -1
+#define RPC_INVALID_REQUEST  -32600
+#define RPC_METHOD_NOT_FOUND -32601
+#define RPC_PARSE_ERROR      -32700
+
+/* A growing text; `failed` once an allocation failed (then it stays empty). */
+struct sbuf {
+	char *p;
+	size_t len, cap;
+	bool failed;
+};
+
+static void sb_add(struct sbuf *b, const char *s, size_t n)
+{
+	if (b->failed)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		char *p = xrealloc(b->p, cap);
+		if (!p) {
+			b->failed = true;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = 0;
+}
+
+static void sb_str(struct sbuf *b, const char *s)
+{
+	sb_add(b, s, strlen(s));
+}
+
+/* v as compact JSON text appended to b. */
+static void sb_json(struct sbuf *b, const json_t *v)
+{
+	char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(17));
+	if (!t) {
+		b->failed = true;
+		return;
+	}
+	sb_str(b, t);
+	xfree(t); /* jansson's allocator is xmalloc's (main.c) */
+}
+
+/* Core's JSONRPCRequest as far as the envelope needs it: kept across a batch. */
+struct req_state {
+	json_t *id; /**< borrowed from the parsed body; NULL with has_id: null */
+	bool has_id;
+	bool v2;
+};
+
+/* Core's IsNotification: only a 2.0 request without an id goes unanswered. */
+static bool notification(const struct req_state *st)
+{
+	return st->v2 && !st->has_id;
+}
+
+/* An error as Core's JSONRPCError: {"code", "message"} (new reference). */
+static json_t *error_obj(int code, const char *msg)
+{
+	return json_pack("{s:i, s:s}", "code", code, "message", msg);
+}
+
+/* Core's JSONRPCReplyObj into b: result_text (NULL: null) or error. */
+static void reply_obj(struct sbuf *b, const struct req_state *st, const char *result, size_t rlen,
+                      const json_t *error)
+{
+	sb_str(b, st->v2 ? "{\"jsonrpc\":\"2.0\"," : "{");
+	if (!error) {
+		sb_str(b, "\"result\":");
+		if (result)
+			sb_add(b, result, rlen);
+		else
+			sb_str(b, "null");
+		if (!st->v2)
+			sb_str(b, ",\"error\":null");
+	} else {
+		if (!st->v2)
+			sb_str(b, "\"result\":null,");
+		sb_str(b, "\"error\":");
+		sb_json(b, error);
+	}
+	if (st->has_id) {
+		sb_str(b, ",\"id\":");
+		if (st->id)
+			sb_json(b, st->id);
+		else
+			sb_str(b, "null");
+	}
+	sb_str(b, "}");
+}
+
+/*
+ * Core's JSONRPCRequest::parse: st's id and version, then the method and
+ * params. NULL when fine, else the error (a new reference).
+ */
+static json_t *parse_req(json_t *req, struct req_state *st, const char **method, json_t **params)
+{
+	if (!json_is_object(req))
+		return error_obj(RPC_INVALID_REQUEST, "Invalid Request object");
+	/* The id first, so errors from here on carry it. */
+	st->id = json_object_get(req, "id");
+	st->has_id = st->id != NULL;
+	if (st->id && json_is_null(st->id))
+		st->id = NULL;
+	st->v2 = false;
+	json_t *ver = json_object_get(req, "jsonrpc");
+	if (ver && !json_is_null(ver)) {
+		if (!json_is_string(ver))
+			return error_obj(RPC_INVALID_REQUEST, "jsonrpc field must be a string");
+		if (strcmp(json_string_value(ver), "2.0") == 0)
+			st->v2 = true;
+		else if (strcmp(json_string_value(ver), "1.0") != 0)
+			return error_obj(RPC_INVALID_REQUEST, "JSON-RPC version not supported");
+	}
+	json_t *m = json_object_get(req, "method");
+	if (!m || json_is_null(m))
+		return error_obj(RPC_INVALID_REQUEST, "Missing method");
+	if (!json_is_string(m))
+		return error_obj(RPC_INVALID_REQUEST, "Method must be a string");
+	*method = json_string_value(m);
+	json_t *p = json_object_get(req, "params");
+	if (p && !json_is_null(p) && !json_is_array(p) && !json_is_object(p))
+		return error_obj(RPC_INVALID_REQUEST, "Params must be an array or object");
+	*params = p && !json_is_null(p) ? p : NULL;
+	return NULL;
+}
+
+static const char OK_PRE[] = "{\"jsonrpc\":\"2.0\",\"result\":";
+static const char OK_POST[] = ",\"id\":0}";
+
+/*
+ * One call through the dispatcher: *result and *rlen point into *line (the
+ * caller frees *line) on success, else the error (a new reference).
+ */
+static json_t *exec(const char *method, json_t *params, rpc_call_fn call, void *ctx, char **line,
+                    const char **result, size_t *rlen)
+{
+	*line = NULL;
+	/* Core's own words for a name nobody has (the control socket adds a
+	 * hint for peerctl users; a Core method peerd lacks keeps its note). */
+	if (!ctl_method_lookup(method) && !ctl_core_only_method(method))
+		return error_obj(RPC_METHOD_NOT_FOUND, "Method not found");
+	json_t *p = params ? json_incref(params) : json_array();
+	json_t *req = p ? json_pack("{s:s, s:s, s:o, s:i}", "jsonrpc", "2.0", "method", method,
+	                            "params", p, "id", 0)
+	                : NULL;
+	char *text = req ? json_dumps(req, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
+	json_decref(req);
+	if (!text)
+		return error_obj(RPC_MISC_ERROR, "out of memory");
+	size_t n = 0;
+	char *r = call(ctx, text, strlen(text), &n);
+	xfree(text);
+	if (!r)
+		return error_obj(RPC_MISC_ERROR, "peerd is shutting down");
+	size_t pre = sizeof(OK_PRE) - 1, post = sizeof(OK_POST) - 1;
+	if (n >= pre + post && memcmp(r, OK_PRE, pre) == 0 &&
+	    memcmp(r + n - post, OK_POST, post) == 0) {
+		*line = r;
+		*result = r + pre;
+		*rlen = n - pre - post;
+		return NULL;
+	}
+	/* Not a result: the dispatcher's error object (small; parsed). */
+	json_t *v = json_loadb(r, n, 0, NULL);
+	xfree(r);
+	json_t *e = v ? json_object_get(v, "error") : NULL;
+	json_t *out = json_is_object(e) ? json_incref(e)
+	                                : error_obj(RPC_MISC_ERROR, "malformed reply from peerd");
+	json_decref(v);
+	return out;
+}
+
+/* One request: parse, run, and its reply object into b unless a notification. */
+static json_t *one(json_t *req, struct req_state *st, rpc_call_fn call, void *ctx, struct sbuf *b,
+                   bool *replied)
+{
+	const char *method = NULL;
+	json_t *params = NULL;
+	*replied = false;
+	json_t *err = parse_req(req, st, &method, &params);
+	if (err)
+		return err; /* Core throws: the caller shapes it */
+	char *line = NULL;
+	const char *res = NULL;
+	size_t rlen = 0;
+	err = exec(method, params, call, ctx, &line, &res, &rlen);
+	if (err && !st->v2)
+		return err; /* legacy: thrown */
+	if (!notification(st)) {
+		reply_obj(b, st, res, rlen, err);
+		*replied = true;
+	}
+	json_decref(err);
+	xfree(line);
+	return NULL;
+}
+
+static unsigned status_of(const json_t *err)
+{
+	int code = (int)json_integer_value(json_object_get(err, "code"));
+	if (code == RPC_INVALID_REQUEST)
+		return 400;
+	if (code == RPC_METHOD_NOT_FOUND)
+		return 404;
+	return 500;
+}
+
+void rpc_jsonrpc_answer(const char *body, size_t len, rpc_call_fn call, void *ctx,
+                        struct rpc_answer *out)
+{
+	struct sbuf b = {0};
+	struct req_state st = {.id = NULL, .has_id = true, .v2 = false};
+	json_t *err = NULL;
+	out->status = 200;
+	out->body = NULL;
+	out->len = 0;
+	json_t *v = json_loadb(body, len, JSON_DECODE_ANY, NULL);
+	if (!v) {
+		err = error_obj(RPC_PARSE_ERROR, "Parse error");
+	} else if (json_is_object(v)) {
+		bool replied;
+		err = one(v, &st, call, ctx, &b, &replied);
+		if (!err && !replied)
+			out->status = 204;
+	} else if (json_is_array(v)) {
+		size_t n = json_array_size(v), k = 0;
+		sb_str(&b, "[");
+		for (size_t i = 0; i < n; i++) {
+			struct sbuf e = {0};
+			bool replied = false;
+			json_t *x = one(json_array_get(v, i), &st, call, ctx, &e, &replied);
+			/* A batch never fails as a whole: errors are members. */
+			if (x && !notification(&st)) {
+				reply_obj(&e, &st, NULL, 0, x);
+				replied = true;
+			}
+			json_decref(x);
+			if (replied) {
+				if (k++)
+					sb_str(&b, ",");
+				sb_add(&b, e.p ? e.p : "", e.len);
+				b.failed |= e.failed;
+			}
+			xfree(e.p);
+		}
+		sb_str(&b, "]");
+		/* All notifications: nothing to say (an empty batch gets []). */
+		if (k == 0 && n > 0)
+			out->status = 204;
+	} else {
+		err = error_obj(RPC_PARSE_ERROR, "Top-level object parse error");
+	}
+	if (err) {
+		/* Core's JSONErrorReply: the error as an HTTP status too. */
+		xfree(b.p);
+		memset(&b, 0, sizeof(b));
+		out->status = status_of(err);
+		reply_obj(&b, &st, NULL, 0, err);
+		json_decref(err);
+	}
+	json_decref(v);
+	if (out->status == 204 || b.failed) {
+		if (b.failed)
+			out->status = 500;
+		xfree(b.p);
+		return;
+	}
+	sb_str(&b, "\n");
+	if (b.failed) {
+		out->status = 500;
+		xfree(b.p);
+		return;
+	}
+	out->body = b.p;
+	out->len = b.len;
+}

@@ -1,0 +1,279 @@
+/*
+ * tests/unit/test_daemon_rpc.c: the HTTP JSON-RPC door's pure parts
+ * (daemon/ctl/rpc_auth.c, daemon/ctl/rpc_jsonrpc.c): Core's rpcauth
+ * check on a vector made as share/rpcauth makes one, the cookie file, the
+ * constant-time compare, and the envelope around a reply spliced as text
+ * (an amount keeps its eight decimals), with out-of-memory at every
+ * allocation.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/alloc.h"
+#include "daemon/ctl/rpc.h"
+#include "tests/unit/testutil.h"
+
+/* HMAC-SHA256(key "0123456789abcdef", "wonderland"), from Python's hmac module. */
+#define ALICE                                                                                      \
+	"alice:0123456789abcdef$a064405a0f460b3fc88b4e8774521f9c87844a246b372501d8eb9cf2c87c29e7"
+
+static void test_timing_equal(void **state)
+{
+	(void)state;
+	assert_true(rpc_timing_equal("abc", "abc"));
+	assert_false(rpc_timing_equal("abc", "abd"));
+	assert_false(rpc_timing_equal("abc", "ab"));
+	assert_false(rpc_timing_equal("ab", "abc"));
+	assert_false(rpc_timing_equal("abc", ""));
+	assert_true(rpc_timing_equal("", ""));
+	/* b repeats under a: a longer a that matches b's pattern is still unequal. */
+	assert_false(rpc_timing_equal("abab", "ab"));
+}
+
+static void test_rpcauth_and_rpcuser(void **state)
+{
+	(void)state;
+	struct peerd_conf c;
+	conf_defaults(&c);
+	snprintf(c.rpcuser, sizeof(c.rpcuser), "u");
+	snprintf(c.rpcpassword, sizeof(c.rpcpassword), "pw");
+	c.rpcauth.v[c.rpcauth.n++] = xstrdup(ALICE);
+	struct rpc_auth a;
+	char err[256];
+	assert_int_equal(rpc_auth_init(&a, &c, err, sizeof(err)), 0);
+	assert_null(a.cookie_path);
+	assert_string_equal(a.mode, "rpcuser/rpcpassword");
+	assert_true(rpc_auth_check(&a, "Basic YWxpY2U6d29uZGVybGFuZA=="));  /* alice:wonderland */
+	assert_false(rpc_auth_check(&a, "Basic YWxpY2U6d29uZGVybGFuRA==")); /* alice:wonderlanD */
+	assert_true(rpc_auth_check(&a, "Basic dTpwdw=="));                  /* u:pw */
+	assert_true(rpc_auth_check(&a, "Basic   dTpwdw==  "));
+	assert_false(rpc_auth_check(&a, "Basic dTpwVw==")); /* u:pW */
+	assert_false(rpc_auth_check(&a, "basic dTpwdw=="));
+	assert_false(rpc_auth_check(&a, "Basic !!!!"));
+	assert_false(rpc_auth_check(&a, "Basic dQ==")); /* "u": no colon */
+	assert_false(rpc_auth_check(&a, NULL));
+	rpc_auth_release(&a);
+	/* Core's messages for what it refuses. */
+	xfree(c.rpcauth.v[0]);
+	c.rpcauth.v[0] = xstrdup("alice:salt");
+	assert_int_equal(rpc_auth_init(&a, &c, err, sizeof(err)), -1);
+	assert_string_equal(err, "Invalid -rpcauth argument.");
+	rpc_auth_release(&a);
+	c.rpcpassword[0] = 0;
+	snprintf(c.rpccookieperms, sizeof(c.rpccookieperms), "world");
+	assert_int_equal(rpc_auth_init(&a, &c, err, sizeof(err)), -1);
+	assert_string_equal(
+	    err, "Invalid -rpccookieperms=world; must be one of 'owner', 'group', or 'all'.");
+	rpc_auth_release(&a);
+	conf_release(&c);
+}
+
+static void test_cookie_file(void **state)
+{
+	(void)state;
+	char dir[TU_TMPDIR_MAX];
+	tu_tmpdir(dir, "rpc");
+	struct peerd_conf c;
+	conf_defaults(&c);
+	c.netdir = xstrdup(dir);
+	struct rpc_auth a;
+	char err[256], path[TU_TMPDIR_MAX + 16], text[128] = {0};
+	assert_int_equal(rpc_auth_init(&a, &c, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/.cookie", dir);
+	assert_string_equal(a.cookie_path, path);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	size_t n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	assert_int_equal(n, strlen("__cookie__:") + 64);
+	assert_memory_equal(text, "__cookie__:", 11);
+	/* The file's content is the credential. */
+	char b64[200], header[220];
+	sodium_bin2base64(b64, sizeof(b64), (const unsigned char *)text, n,
+	                  sodium_base64_VARIANT_ORIGINAL);
+	snprintf(header, sizeof(header), "Basic %s", b64);
+	assert_true(rpc_auth_check(&a, header));
+	text[n - 1] ^= 1;
+	sodium_bin2base64(b64, sizeof(b64), (const unsigned char *)text, n,
+	                  sodium_base64_VARIANT_ORIGINAL);
+	snprintf(header, sizeof(header), "Basic %s", b64);
+	assert_false(rpc_auth_check(&a, header));
+	rpc_auth_release(&a);
+	assert_int_not_equal(access(path, F_OK), 0); /* removed */
+	/* group, in a file of its own name. */
+	snprintf(c.rpccookieperms, sizeof(c.rpccookieperms), "group");
+	snprintf(c.rpccookiefile, sizeof(c.rpccookiefile), "other");
+	assert_int_equal(rpc_auth_init(&a, &c, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/other", dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0640);
+	rpc_auth_release(&a);
+	/* -norpccookiefile: none. */
+	snprintf(c.rpccookiefile, sizeof(c.rpccookiefile), "0");
+	assert_int_equal(rpc_auth_init(&a, &c, err, sizeof(err)), 0);
+	assert_null(a.cookie_path);
+	assert_int_equal(a.n, 0);
+	rpc_auth_release(&a);
+	conf_release(&c);
+	tu_rmtree(dir);
+}
+
+static bool allowed(const struct rpc_subnet *v, size_t n, const char *ip)
+{
+	struct sockaddr_in s4 = {.sin_family = AF_INET};
+	struct sockaddr_in6 s6 = {.sin6_family = AF_INET6};
+	if (inet_pton(AF_INET, ip, &s4.sin_addr) == 1)
+		return rpc_subnets_allow(v, n, (struct sockaddr *)&s4);
+	assert_int_equal(inet_pton(AF_INET6, ip, &s6.sin6_addr), 1);
+	return rpc_subnets_allow(v, n, (struct sockaddr *)&s6);
+}
+
+static void test_allow_list(void **state)
+{
+	(void)state;
+	struct rpc_subnet v[6];
+	assert_int_equal(rpc_subnet_parse("127.0.0.0/8", &v[0]), 0);
+	assert_int_equal(rpc_subnet_parse("::1", &v[1]), 0);
+	assert_int_equal(rpc_subnet_parse("192.168.7.9/255.255.255.0", &v[2]), 0);
+	assert_int_equal(rpc_subnet_parse("10.1.2.3", &v[3]), 0);
+	assert_int_equal(rpc_subnet_parse("2001:db8::/32", &v[4]), 0);
+	assert_true(allowed(v, 5, "127.9.9.9"));
+	assert_true(allowed(v, 5, "::1"));
+	assert_true(allowed(v, 5, "192.168.7.200"));
+	assert_false(allowed(v, 5, "192.168.8.1"));
+	assert_true(allowed(v, 5, "10.1.2.3"));
+	assert_false(allowed(v, 5, "10.1.2.4"));
+	assert_true(allowed(v, 5, "2001:db8:ffff::1"));
+	assert_false(allowed(v, 5, "2001:db9::1"));
+	assert_false(allowed(v, 5, "::2"));
+	/* An IPv4 client on an IPv6 socket is its IPv4 address. */
+	assert_true(allowed(v, 5, "::ffff:127.0.0.1"));
+	assert_false(allowed(v, 5, "::ffff:8.8.8.8"));
+	/* Everyone, per family. */
+	assert_int_equal(rpc_subnet_parse("0.0.0.0/0", &v[5]), 0);
+	assert_true(allowed(v, 6, "8.8.8.8"));
+	assert_false(allowed(v, 6, "2a00::1"));
+	/* What Core's LookupSubNet refuses. */
+	const char *bad[] = {"",           "1.2.3.4/33",     "1.2.3.4/255.0.255.0",
+	                     "::1/129",    "host.example",   "1.2.3.4/",
+	                     "1.2.3.4/-1", "1.2.3.4/ffff::", "1.2.3"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(rpc_subnet_parse(bad[i], &v[5]), -1);
+}
+
+/* The dispatcher's reply, as the control socket writes it. */
+static const char *stub_reply;
+static int stub_calls;
+
+static char *stub_call(void *ctx, const char *line, size_t len, size_t *out_len)
+{
+	(void)ctx;
+	(void)line;
+	(void)len;
+	stub_calls++;
+	if (!stub_reply)
+		return NULL;
+	char *r = xstrdup(stub_reply);
+	if (r)
+		*out_len = strlen(r);
+	return r;
+}
+
+static void expect(const char *body, unsigned status, const char *want)
+{
+	struct rpc_answer a;
+	rpc_jsonrpc_answer(body, strlen(body), stub_call, NULL, &a);
+	assert_int_equal(a.status, status);
+	if (want) {
+		assert_non_null(a.body);
+		assert_string_equal(a.body, want);
+	} else {
+		assert_null(a.body);
+	}
+	xfree(a.body);
+}
+
+static void test_envelopes(void **state)
+{
+	(void)state;
+	stub_reply = "{\"jsonrpc\":\"2.0\",\"result\":1.50000000,\"id\":0}";
+	expect("{\"method\":\"getblockcount\",\"id\":7}", 200,
+	       "{\"result\":1.50000000,\"error\":null,\"id\":7}\n");
+	expect("{\"jsonrpc\":\"2.0\",\"method\":\"getblockcount\",\"id\":\"x\"}", 200,
+	       "{\"jsonrpc\":\"2.0\",\"result\":1.50000000,\"id\":\"x\"}\n");
+	expect("{\"jsonrpc\":\"2.0\",\"method\":\"getblockcount\"}", 204, NULL);
+	expect("{\"method\":\"getblockcount\"}", 200, "{\"result\":1.50000000,\"error\":null}\n");
+	stub_reply = "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-8,\"message\":\"m\"},\"id\":0}";
+	expect("{\"method\":\"getblockcount\",\"id\":1}", 500,
+	       "{\"result\":null,\"error\":{\"code\":-8,\"message\":\"m\"},\"id\":1}\n");
+	expect("{\"jsonrpc\":\"2.0\",\"method\":\"getblockcount\",\"id\":1}", 200,
+	       "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-8,\"message\":\"m\"},\"id\":1}\n");
+	/* Unknown to both peerd and Core: Core's words, and no call is made. */
+	stub_calls = 0;
+	expect(
+	    "{\"method\":\"nosuchmethod\",\"id\":1}", 404,
+	    "{\"result\":null,\"error\":{\"code\":-32601,\"message\":\"Method not found\"},\"id\":"
+	    "1}\n");
+	assert_int_equal(stub_calls, 0);
+	/* The dispatcher is gone (peerd is stopping). */
+	stub_reply = NULL;
+	expect("{\"method\":\"getblockcount\",\"id\":1}", 500,
+	       "{\"result\":null,\"error\":{\"code\":-1,\"message\":\"peerd is shutting "
+	       "down\"},\"id\":1}\n");
+	expect("x", 500,
+	       "{\"result\":null,\"error\":{\"code\":-32700,\"message\":\"Parse "
+	       "error\"},\"id\":null}\n");
+	stub_reply = "{\"jsonrpc\":\"2.0\",\"result\":true,\"id\":0}";
+	expect("[{\"method\":\"getblockcount\",\"id\":1},3,{\"jsonrpc\":\"2.0\",\"method\":"
+	       "\"getblockcount\"}]",
+	       200,
+	       "[{\"result\":true,\"error\":null,\"id\":1},{\"result\":null,\"error\":{\"code\":-"
+	       "32600,"
+	       "\"message\":\"Invalid Request object\"},\"id\":1}]\n");
+	expect("[]", 200, "[]\n");
+}
+
+static void test_envelopes_oom(void **state)
+{
+	(void)state;
+	stub_reply = "{\"jsonrpc\":\"2.0\",\"result\":[1,2,3],\"id\":0}";
+	const char *body = "[{\"method\":\"getblockcount\",\"id\":1},{\"jsonrpc\":\"2.0\","
+	                   "\"method\":\"nosuchmethod\",\"id\":[1,2]},7]";
+	for (long n = 0; n < 80; n++) {
+		struct rpc_answer a;
+		base_alloc_fail_after(n);
+		rpc_jsonrpc_answer(body, strlen(body), stub_call, NULL, &a);
+		bool injected = base_alloc_injected();
+		base_alloc_fail_after(-1);
+		if (!injected) {
+			assert_int_equal(a.status, 200);
+			assert_non_null(a.body);
+		}
+		xfree(a.body);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_timing_equal),  cmocka_unit_test(test_rpcauth_and_rpcuser),
+	    cmocka_unit_test(test_cookie_file),   cmocka_unit_test(test_envelopes),
+	    cmocka_unit_test(test_envelopes_oom), cmocka_unit_test(test_allow_list),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
