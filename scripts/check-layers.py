@@ -40,6 +40,9 @@ RULES = {
     # BIP324's cryptography (ElligatorSwift, the packet cipher): a pure
     # library over proto/'s hashing and randomness, for the v2 transport.
     "bip324": ["proto"],
+    # BIP152 compact blocks: building and rebuilding blocks from short
+    # ids, pure over proto/ (candidates come through an iterator).
+    "cmpct": ["proto"],
     "pool": ["base"],
     "script": ["proto"],
     "chain": ["proto", "script", "pool"],

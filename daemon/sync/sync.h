@@ -379,4 +379,13 @@ void headers_on_getblocks(struct peer *p, const struct proto_msg *m);
 /** headers: count them and hand them to the header sync (sync_on_headers). */
 void headers_on_headers(struct peer *p, const struct proto_msg *m);
 
+/* ---- sync/cmpct.c --------------------------------------------------- */
+
+/** cmpctblock (BIP152): decoded, not yet acted on (doc/p2p.md). Loop thread. */
+void cmpct_on_cmpctblock(struct peer *p, const struct proto_msg *m);
+/** getblocktxn (BIP152): decoded, not yet answered. Loop thread. */
+void cmpct_on_getblocktxn(struct peer *p, const struct proto_msg *m);
+/** blocktxn (BIP152): decoded, not yet acted on. Loop thread. */
+void cmpct_on_blocktxn(struct peer *p, const struct proto_msg *m);
+
 #endif
