@@ -70,6 +70,13 @@ struct cmpct_slot {
 	uint32_t off;  /**< its serialization in the partial's store */
 	uint32_t len;  /**< 0 while missing */
 	uint8_t state; /**< private */
+	bool has_ids;  /**< ids[] holds its txid and wtxid (the source had them cached) */
+};
+
+/** A held transaction's ids, taken from its source so fill need not hash it again. */
+struct cmpct_ids {
+	struct proto_hash txid;
+	struct proto_hash wtxid;
 };
 
 /**
@@ -82,6 +89,7 @@ struct cmpct_partial {
 	bool started; /**< between a successful init and the fill */
 	uint32_t n_tx;
 	struct cmpct_slot *slots; /**< n_tx slots (owned) */
+	struct cmpct_ids *ids;    /**< n_tx, valid where the slot's has_ids (owned) */
 	uint32_t slots_cap;
 	uint32_t n_missing;
 	uint32_t prefilled_count;  /**< Core's counters, for logs and stats */

@@ -50,6 +50,7 @@ void cmpct_partial_init_empty(struct cmpct_partial *pb)
 void cmpct_partial_release(struct cmpct_partial *pb)
 {
 	xfree(pb->slots);
+	xfree(pb->ids);
 	xfree(pb->table);
 	xfree(pb->found);
 	proto_writer_release(&pb->store);
@@ -97,15 +98,19 @@ static int prepare(struct cmpct_partial *pb, uint32_t n, uint32_t n_short)
 	if (n > pb->slots_cap) {
 		struct cmpct_slot *s = xreallocarray(NULL, n, sizeof(*s));
 		struct cmpct_candidate *f = xreallocarray(NULL, n, sizeof(*f));
-		if (!s || !f) {
+		struct cmpct_ids *ids = xreallocarray(NULL, n, sizeof(*ids));
+		if (!s || !f || !ids) {
 			xfree(s);
 			xfree(f);
+			xfree(ids);
 			return CMPCT_ENOMEM;
 		}
 		xfree(pb->slots);
 		xfree(pb->found);
+		xfree(pb->ids);
 		pb->slots = s;
 		pb->found = f;
+		pb->ids = ids;
 		pb->slots_cap = pb->found_cap = n;
 	}
 	memset(pb->slots, 0, (size_t)n * sizeof(*pb->slots));
@@ -141,6 +146,13 @@ static int keep(struct cmpct_partial *pb, uint32_t i, const struct proto_tx *tx)
 		return CMPCT_EFAILED;
 	pb->slots[i].off = (uint32_t)start;
 	pb->slots[i].len = (uint32_t)(pb->store.len - start);
+	/* A mempool's transactions have their ids cached: keep them, and the
+	 * fill hashes only the merkle tree, not 2,000 transactions again. */
+	if (tx->ids_valid) {
+		pb->ids[i].txid = tx->txid;
+		pb->ids[i].wtxid = tx->wtxid;
+		pb->slots[i].has_ids = true;
+	}
 	return 0;
 }
 
@@ -331,6 +343,14 @@ int cmpct_partial_fill(struct cmpct_partial *pb, const struct proto_tx *missing,
 	int err = proto_block_decode(out->buf + start, out->len - start, block, NULL);
 	if (err)
 		return err == PROTO_ENOMEM ? CMPCT_ENOMEM : CMPCT_EFAILED;
+	for (uint32_t i = 0; i < pb->n_tx; i++) {
+		if (!pb->slots[i].has_ids)
+			continue;
+		struct proto_tx *tx = &block->txs[i];
+		tx->txid = pb->ids[i].txid;
+		tx->wtxid = pb->ids[i].wtxid;
+		tx->ids_valid = tx->txid_valid = true;
+	}
 	if (cmpct_block_mutated(block, segwit_active))
 		return CMPCT_EFAILED; /* possibly a short-id collision */
 	return 0;

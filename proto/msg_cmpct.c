@@ -38,6 +38,8 @@ void proto_cmpct_shortid_key(const struct proto_block_header *hdr, uint64_t nonc
 
 uint64_t proto_cmpct_shortid(const uint8_t key[16], const struct proto_hash *wtxid)
 {
+	/* libsodium's SipHash-2-4; a written-out 32-byte version (Core's
+	 * SipHashUint256) measured no faster here. */
 	return proto_siphash(key, wtxid->b, sizeof(wtxid->b)) & PROTO_CMPCT_SHORTID_MASK;
 }
 
