@@ -59,7 +59,7 @@ RULES = {
     "daemon/net": ["daemon:shared", "addrman"],
     "daemon/node": ["chain", "mempool", "mining", "daemon:shared"],
     "daemon/p2p": ["daemon/net", "daemon/node", "addrman"],
-    "daemon/sync": ["daemon/p2p", "daemon/net", "daemon/node"],
+    "daemon/sync": ["daemon/p2p", "daemon/net", "daemon/node", "cmpct"],
     "daemon/txrelay": ["daemon/p2p", "daemon/net", "daemon/node"],
     "daemon/ctl": ["daemon/net", "daemon/p2p", "daemon/sync", "daemon/txrelay",
                    "daemon/node", "json"],

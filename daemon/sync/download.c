@@ -951,6 +951,7 @@ void sync_init(struct daemon *d)
 void sync_release(struct daemon *d)
 {
 	hsync_release(&d->sync->hsync);
+	cmpct_release(d);
 	xfree(d->sync->win);
 	d->sync->win = NULL;
 	d->sync->n_win = 0;
@@ -992,6 +993,7 @@ json_t *sync_stats_json(struct daemon *d)
 		    (json_int_t)s->sendheaders_sent);
 		json_object_set_new(o, "presync", ps);
 		json_object_set_new(o, "outbound_checks", stale_stats_json(d));
+		json_object_set_new(o, "cmpct", cmpct_stats_json(d));
 	}
 	return o;
 }

@@ -181,6 +181,7 @@ struct sync_state {
 	uint64_t extra_disconnects;   /**< extra outbound peers dropped */
 	uint64_t stale_tips;          /**< stale tips detected */
 	bool initial_sync_finished; /**< the tip was recent once (Core's m_initial_sync_finished) */
+	struct cmpct_state *cmpct;  /**< sync/cmpct.c's, made on first use; NULL before */
 };
 
 /* ---- sync/stale.c: lagging outbound peers, extra peers, a stale tip --- */
@@ -381,11 +382,15 @@ void headers_on_headers(struct peer *p, const struct proto_msg *m);
 
 /* ---- sync/cmpct.c --------------------------------------------------- */
 
-/** cmpctblock (BIP152): decoded, not yet acted on (doc/p2p.md). Loop thread. */
+/** cmpctblock (BIP152): rebuilt from the mempool on the validation thread. Loop thread. */
 void cmpct_on_cmpctblock(struct peer *p, const struct proto_msg *m);
 /** getblocktxn (BIP152): decoded, not yet answered. Loop thread. */
 void cmpct_on_getblocktxn(struct peer *p, const struct proto_msg *m);
-/** blocktxn (BIP152): decoded, not yet acted on. Loop thread. */
+/** blocktxn (BIP152): fills the peer's waiting compact block. Loop thread. */
 void cmpct_on_blocktxn(struct peer *p, const struct proto_msg *m);
+/** Free sync/cmpct.c's state (sync_release). */
+void cmpct_release(struct daemon *d);
+/** getstats' sync.cmpct: the compact-block counters. Loop thread. */
+struct json_t *cmpct_stats_json(struct daemon *d);
 
 #endif
