@@ -275,6 +275,16 @@ void cmpct_on_cmpctblock(struct peer *p, const struct proto_msg *m)
 	cj->peer_id = p->id;
 	cj->hdr = m->cmpctblock.hdr;
 	proto_block_header_hash(&cj->hdr, &cj->hash);
+	/* The proof of work before any work of ours: a walk of the mempool
+	 * costs the validation thread far more than this message cost the
+	 * peer (Core runs the header through ProcessNewBlockHeaders first,
+	 * and punishes a bad one, "invalid header via cmpctblock"). */
+	if (!proto_check_pow(&cj->hash, cj->hdr.bits, &d->params->pow_limit)) {
+		xfree(cj);
+		s->invalid++;
+		ban_misbehaving(p, "invalid header via cmpctblock");
+		return;
+	}
 	inv_known_add(p, &cj->hash);
 	/* The job decodes its own copy: d->in is the next message's. */
 	struct proto_writer w;

@@ -224,3 +224,22 @@ def test_collision_falls_back_and_invalid_is_misbehaviour(core_and_peerd):
     assert p.is_closed(10)
     assert cmpct_stats(d)["invalid"] == 1
     assert d.rpc("getbestblockhash") == blk["hash"]
+
+
+def test_header_without_proof_of_work_is_misbehaviour(core_and_peerd):
+    a, d = core_and_peerd
+    blk = a.rpc("generateblock", a.new_address("bech32"), send_txs(a, d, 2), False)
+    raw = bytearray(bytes.fromhex(blk["hex"]))
+    # Regtest's target passes about half of all hashes: find a nonce that fails.
+    target = 0x7FFFFF << (8 * (0x20 - 3))
+    for nonce in range(1000):
+        raw[76:80] = struct.pack("<I", nonce)
+        if int.from_bytes(sha256d(bytes(raw[:80])), "little") > target:
+            break
+    msg, _, _ = cmpctblock(bytes(raw))
+    p = peer(d)
+    p.send_raw(frame("cmpctblock", msg))
+    assert p.is_closed(10)
+    s = cmpct_stats(d)
+    assert s["invalid"] == 1 and s["received"] == 1
+    assert d.rpc("getbestblockhash") == a.getbestblockhash()
