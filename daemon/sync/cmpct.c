@@ -19,8 +19,8 @@
  * Not yet (doc/p2p.md, "Compact blocks"): the extra-transaction ring,
  * Core's exact conditions (more work than the tip, tip + 2, at most 3
  * compact downloads of one block), the in-flight bookkeeping of the
- * download window, high-bandwidth mode, and serving cmpctblock and
- * blocktxn. getblocktxn is still ignored.
+ * download window, high-bandwidth mode, and sending cmpctblock.
+ * getblocktxn is answered by sync/cmpct_serve.c.
  *
  * A partial of a peer that left stays until a newer one takes its slot
  * (peer ids are never reused, and there are PENDING_MAX slots).
@@ -296,13 +296,6 @@ void cmpct_on_cmpctblock(struct peer *p, const struct proto_msg *m)
 		proto_writer_release(&w);
 		xfree(cj);
 	}
-}
-
-void cmpct_on_getblocktxn(struct peer *p, const struct proto_msg *m)
-{
-	(void)m;
-	DLOG_DBG(&p->d->log, DLOG_MSG, "ignoring getblocktxn from peer=%llu: not served yet",
-	         (unsigned long long)p->id);
 }
 
 void cmpct_on_blocktxn(struct peer *p, const struct proto_msg *m)

@@ -384,7 +384,7 @@ void headers_on_headers(struct peer *p, const struct proto_msg *m);
 
 /** cmpctblock (BIP152): rebuilt from the mempool on the validation thread. Loop thread. */
 void cmpct_on_cmpctblock(struct peer *p, const struct proto_msg *m);
-/** getblocktxn (BIP152): decoded, not yet answered. Loop thread. */
+/** getblocktxn (BIP152): blocktxn from the block files (sync/cmpct_serve.c). Loop thread. */
 void cmpct_on_getblocktxn(struct peer *p, const struct proto_msg *m);
 /** blocktxn (BIP152): fills the peer's waiting compact block. Loop thread. */
 void cmpct_on_blocktxn(struct peer *p, const struct proto_msg *m);

@@ -243,3 +243,29 @@ def test_header_without_proof_of_work_is_misbehaviour(core_and_peerd):
     s = cmpct_stats(d)
     assert s["invalid"] == 1 and s["received"] == 1
     assert d.rpc("getbestblockhash") == a.getbestblockhash()
+
+
+def test_getblocktxn_served(core_and_peerd):
+    a, d = core_and_peerd
+    send_txs(a, d, 4)
+    h = a.mine(1)[0]
+    wait_until(lambda: d.rpc("getbestblockhash") == h, 20, "peerd to take A's block")
+    raw = bytes.fromhex(a.rpc("getblock", h, 0))
+    header, txs = split_block(raw)
+    assert len(txs) == 5
+    bh = bytes.fromhex(h)[::-1]
+    p = peer(d)
+    # Indexes 1 and 3, as gaps 1 and 1: the transactions as Core stored them.
+    p.send_raw(frame("getblocktxn", bh + ser_compact(2) + ser_compact(1) + ser_compact(1)))
+    m = p.recv_until("blocktxn", timeout=10)
+    assert m.payload == bh + ser_compact(2) + txs[1] + txs[3]
+    # Deeper than 10 below the tip: the whole block instead.
+    a.mine(11)
+    wait_until(lambda: d.rpc("getbestblockhash") == a.getbestblockhash(), 30, "peerd to follow A")
+    p.send_raw(frame("getblocktxn", bh + ser_compact(1) + ser_compact(0)))
+    m = p.recv_until("block", timeout=10)
+    assert m.payload == raw
+    # An index past the block's transactions: the peer goes.
+    tip = bytes.fromhex(a.getbestblockhash())[::-1]
+    p.send_raw(frame("getblocktxn", tip + ser_compact(1) + ser_compact(5)))
+    assert p.is_closed(10)
