@@ -12,16 +12,47 @@
  * block's transactions is misbehaviour ("getblocktxn with out-of-bounds
  * tx indices").
  *
+ * And the cmpctblock sync/serve.c sends for getdata MSG_CMPCT_BLOCK near
+ * the tip (cmpct_serve_build, Core's ProcessGetBlockData).
+ *
  * Loop thread, but for the job's work function (validation thread).
  */
 #include "daemon/sync/sync.h"
 
 #include <string.h>
+#include <time.h>
 
 #include "chain/chain.h"
+#include "cmpct/cmpct.h"
 
 /** Core's MAX_BLOCKTXN_DEPTH. */
 #define BLOCKTXN_DEPTH 10
+/** Core's MAX_CMPCTBLOCK_DEPTH. */
+#define CMPCTBLOCK_DEPTH 5
+
+bool cmpct_serve_build(struct chain *c, const struct proto_params *pp, const struct chain_node *n,
+                       const uint8_t *raw, size_t len, struct proto_writer *frame)
+{
+	const struct chain_node *tip = chain_tip(c);
+	/* CanDirectFetch: the tip is younger than 20 block intervals. */
+	if (n->height < tip->height - CMPCTBLOCK_DEPTH ||
+	    (int64_t)tip->time <= (int64_t)time(NULL) - 20 * pp->pow_target_spacing)
+		return false;
+	struct proto_block b;
+	struct proto_cmpctblock cb = {0};
+	bool ok = false;
+	proto_block_init(&b);
+	if (proto_block_decode(raw, len, &b, NULL) || cmpct_build(&b, proto_random_u64(), &cb))
+		goto out;
+	size_t start = proto_frame_begin(frame);
+	proto_cmpctblock_encode(&cb, frame);
+	proto_frame_end(frame, start, pp->magic, "cmpctblock");
+	ok = !frame->err;
+out:
+	proto_cmpctblock_release(&cb);
+	proto_block_release(&b);
+	return ok;
+}
 
 enum answer { ANS_NONE, ANS_BLOCKTXN, ANS_DEEP, ANS_OUT_OF_BOUNDS };
 

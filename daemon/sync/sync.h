@@ -16,6 +16,7 @@
 #include "proto/proto.h"
 
 struct chain;
+struct chain_node;
 struct daemon;
 struct json_t;
 struct peer;
@@ -388,6 +389,15 @@ void cmpct_on_cmpctblock(struct peer *p, const struct proto_msg *m);
 void cmpct_on_getblocktxn(struct peer *p, const struct proto_msg *m);
 /** blocktxn (BIP152): fills the peer's waiting compact block. Loop thread. */
 void cmpct_on_blocktxn(struct peer *p, const struct proto_msg *m);
+/**
+ * For getdata MSG_CMPCT_BLOCK (sync/serve.c): when block n (raw, len
+ * bytes) is at most 5 below the tip and the tip is recent (Core's
+ * MAX_CMPCTBLOCK_DEPTH and CanDirectFetch), its cmpctblock frame (a fresh
+ * random nonce) into `frame`, and true; false: send the whole block.
+ * Validation thread.
+ */
+bool cmpct_serve_build(struct chain *c, const struct proto_params *pp, const struct chain_node *n,
+                       const uint8_t *raw, size_t len, struct proto_writer *frame);
 /** Free sync/cmpct.c's state (sync_release). */
 void cmpct_release(struct daemon *d);
 /** getstats' sync.cmpct: the compact-block counters. Loop thread. */

@@ -269,3 +269,38 @@ def test_getblocktxn_served(core_and_peerd):
     tip = bytes.fromhex(a.getbestblockhash())[::-1]
     p.send_raw(frame("getblocktxn", tip + ser_compact(1) + ser_compact(5)))
     assert p.is_closed(10)
+
+
+def test_core_rebuilds_peerds_cmpctblock(make_peerd, make_bitcoind):
+    """Core A -> peerd -> Core B: B asks peerd for a new block as
+    MSG_CMPCT_BLOCK (Core does for a single new block from a peer that
+    sent sendcmpct), peerd sends a cmpctblock, and B rebuilds it from the
+    mempool peerd filled, as B's own log says."""
+    import re
+
+    a, b = make_bitcoind(2, args=("-debug=cmpctblock",))
+    a.create_wallet()
+    a.fund_wallet(per_type=1)
+    d = make_peerd()
+    a.connect_to("127.0.0.1:%d" % d.port)
+    for _ in range(6):
+        a.mine(1)
+        try:
+            wait_until(lambda: d.rpc("getblockchaininfo")["blocks"] == a.getblockcount(), 20,
+                       "peerd to sync from A")
+            break
+        except AssertionError:
+            continue
+    wait_until(lambda: not d.rpc("getblockchaininfo")["initialblockdownload"], 10, "peerd out of IBD")
+    d.rpc("addnode", "127.0.0.1:%d" % b.port, "add")
+    wait_until(lambda: b.getbestblockhash() == a.getbestblockhash(), 60, "B to sync through peerd")
+
+    txids = [a.send_to(a.new_address("bech32"), 0.1) for _ in range(20)]
+    wait_until(lambda: set(txids) <= set(b.rpc("getrawmempool")), 90, "B to have A's transactions")
+    sent = d.rpc("getstats")["messages"]["cmpctblock"]["sent_count"]
+    h = a.mine(1)[0]
+    wait_until(lambda: b.getbestblockhash() == h, 30, "B to take the block through peerd")
+    assert d.rpc("getstats")["messages"]["cmpctblock"]["sent_count"] > sent
+    pat = re.compile(r"Successfully reconstructed block %s with 1 txn prefilled, 20 txn from "
+                     r"mempool \(incl at least 0 from extra pool\) and 0 txn" % h)
+    wait_until(lambda: pat.search(open(b.debug_log).read()), 10, "B's log of the reconstruction")
