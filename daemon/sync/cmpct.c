@@ -62,6 +62,7 @@ struct cmpct_state {
 	uint64_t invalid;     /**< invalid compact blocks (misbehaviour) */
 	uint64_t as_header;   /**< not on our tip: taken as a header */
 	uint64_t getblocktxn_sent;
+	uint64_t asked;       /**< getdata MSG_CMPCT_BLOCK sent */
 	uint64_t bytes_saved; /**< block bytes not sent: rebuilt size less what came */
 };
 
@@ -340,16 +341,36 @@ void cmpct_on_blocktxn(struct peer *p, const struct proto_msg *m)
 	proto_writer_release(&w);
 }
 
+enum proto_cmd cmpct_getdata_cmd(struct peer *p, struct proto_inv *inv)
+{
+	struct daemon *d = p->d;
+	const struct sync_state *s = d->sync;
+	/* Core's HeadersDirectFetchBlocks: one block asked, the only one in
+	 * flight, the next on our tip, of a peer that sent sendcmpct version
+	 * 2, out of initial block download, and not -blocksonly (no mempool
+	 * to rebuild from): ask it compactly. */
+	if (inv->n == 1 && !d->conf->blocksonly && s->n_win == 1 &&
+	    s->win[0].height == s->tip_height + 1 &&
+	    proto_hash_eq(&s->win[0].hash, &inv->v[0].hash) &&
+	    p->cmpct_version == PEER_CMPCT_VERSION && !d->view->ibd) {
+		inv->v[0].type = PROTO_INV_CMPCT_BLOCK;
+		if (state(d))
+			d->sync->cmpct->asked++;
+	}
+	return PROTO_CMD_GETDATA;
+}
+
 json_t *cmpct_stats_json(struct daemon *d)
 {
 	const struct cmpct_state *s = d->sync->cmpct;
 	struct cmpct_state zero = {0};
 	if (!s)
 		s = &zero;
-	return json_pack(
-	    "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "received", (json_int_t)s->received,
-	    "rebuilt_from_mempool", (json_int_t)s->rebuilt, "rebuilt_with_getblocktxn",
-	    (json_int_t)s->rebuilt_txn, "fallback_full_block", (json_int_t)s->fallback, "invalid",
-	    (json_int_t)s->invalid, "as_header", (json_int_t)s->as_header, "getblocktxn_sent",
-	    (json_int_t)s->getblocktxn_sent, "bytes_saved", (json_int_t)s->bytes_saved);
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "asked",
+	                 (json_int_t)s->asked, "received", (json_int_t)s->received,
+	                 "rebuilt_from_mempool", (json_int_t)s->rebuilt, "rebuilt_with_getblocktxn",
+	                 (json_int_t)s->rebuilt_txn, "fallback_full_block", (json_int_t)s->fallback,
+	                 "invalid", (json_int_t)s->invalid, "as_header", (json_int_t)s->as_header,
+	                 "getblocktxn_sent", (json_int_t)s->getblocktxn_sent, "bytes_saved",
+	                 (json_int_t)s->bytes_saved);
 }

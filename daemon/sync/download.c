@@ -838,7 +838,7 @@ static bool fill_peer(struct daemon *d, struct peer *p, uint64_t now)
 		starved = false;
 	}
 	if (inv->n) {
-		d->out.cmd = PROTO_CMD_GETDATA;
+		d->out.cmd = cmpct_getdata_cmd(p, inv); /* getdata; maybe compact (sync/cmpct.c) */
 		(void)peer_send_msg(p, &d->out);
 		s->blocks_requested += inv->n;
 		inv->n = 0;

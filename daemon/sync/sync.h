@@ -398,6 +398,13 @@ void cmpct_on_blocktxn(struct peer *p, const struct proto_msg *m);
  */
 bool cmpct_serve_build(struct chain *c, const struct proto_params *pp, const struct chain_node *n,
                        const uint8_t *raw, size_t len, struct proto_writer *frame);
+/**
+ * The command of a block getdata in inv (download.c's), after turning a
+ * single next-on-tip block's type to MSG_CMPCT_BLOCK where Core would ask
+ * compactly (one block, nothing else in flight, a peer of sendcmpct
+ * version 2, out of IBD). Always PROTO_CMD_GETDATA. Loop thread.
+ */
+enum proto_cmd cmpct_getdata_cmd(struct peer *p, struct proto_inv *inv);
 /** Free sync/cmpct.c's state (sync_release). */
 void cmpct_release(struct daemon *d);
 /** getstats' sync.cmpct: the compact-block counters. Loop thread. */

@@ -271,11 +271,12 @@ def test_getblocktxn_served(core_and_peerd):
     assert p.is_closed(10)
 
 
-def test_core_rebuilds_peerds_cmpctblock(make_peerd, make_bitcoind):
-    """Core A -> peerd -> Core B: B asks peerd for a new block as
-    MSG_CMPCT_BLOCK (Core does for a single new block from a peer that
-    sent sendcmpct), peerd sends a cmpctblock, and B rebuilds it from the
-    mempool peerd filled, as B's own log says."""
+def test_compact_both_ways(make_peerd, make_bitcoind):
+    """Core A -> peerd -> Core B, a block of 100 transactions everyone has:
+    peerd asks A for it as MSG_CMPCT_BLOCK and rebuilds it from its mempool
+    with no getblocktxn and no full block (getstats); B asks peerd the same
+    way, peerd sends a cmpctblock, and B rebuilds it from the mempool peerd
+    filled, as B's own log says."""
     import re
 
     a, b = make_bitcoind(2, args=("-debug=cmpctblock",))
@@ -295,12 +296,26 @@ def test_core_rebuilds_peerds_cmpctblock(make_peerd, make_bitcoind):
     d.rpc("addnode", "127.0.0.1:%d" % b.port, "add")
     wait_until(lambda: b.getbestblockhash() == a.getbestblockhash(), 60, "B to sync through peerd")
 
-    txids = [a.send_to(a.new_address("bech32"), 0.1) for _ in range(20)]
-    wait_until(lambda: set(txids) <= set(b.rpc("getrawmempool")), 90, "B to have A's transactions")
+    # 100 transactions, each spending a confirmed coin of its own.
+    a.mine(100)
+    wait_until(lambda: b.getbestblockhash() == a.getbestblockhash(), 60, "B to follow A")
+    txids = [a.send_to(a.new_address("bech32"), 0.1) for _ in range(100)]
+    wait_until(lambda: set(txids) <= set(b.rpc("getrawmempool")), 120, "B to have A's transactions")
+    assert set(txids) <= set(d.rpc("getrawmempool"))
+    before = cmpct_stats(d)
     sent = d.rpc("getstats")["messages"]["cmpctblock"]["sent_count"]
+    blocks_in = d.rpc("getstats")["messages"]["block"]["recv_count"]
     h = a.mine(1)[0]
     wait_until(lambda: b.getbestblockhash() == h, 30, "B to take the block through peerd")
+    # peerd asked A for it compactly and rebuilt it from its mempool alone.
+    after = cmpct_stats(d)
+    assert after["asked"] == before["asked"] + 1, after
+    assert after["rebuilt_from_mempool"] == before["rebuilt_from_mempool"] + 1, after
+    assert after["getblocktxn_sent"] == before["getblocktxn_sent"], after
+    assert after["fallback_full_block"] == 0, after
+    assert d.rpc("getstats")["messages"]["block"]["recv_count"] == blocks_in  # no full block
+    # And served B a cmpctblock that B rebuilt from the mempool peerd filled.
     assert d.rpc("getstats")["messages"]["cmpctblock"]["sent_count"] > sent
-    pat = re.compile(r"Successfully reconstructed block %s with 1 txn prefilled, 20 txn from "
+    pat = re.compile(r"Successfully reconstructed block %s with 1 txn prefilled, 100 txn from "
                      r"mempool \(incl at least 0 from extra pool\) and 0 txn" % h)
     wait_until(lambda: pat.search(open(b.debug_log).read()), 10, "B's log of the reconstruction")
