@@ -16,11 +16,15 @@
  * so for blocks it will not fetch compactly): the header sync and the
  * download take it from there.
  *
+ * The download asks a single next-on-tip block compactly where Core
+ * would (cmpct_getdata_cmd, called by sync/download.c); getblocktxn and
+ * getdata MSG_CMPCT_BLOCK are answered by sync/cmpct_serve.c.
+ *
  * Not yet (doc/p2p.md, "Compact blocks"): the extra-transaction ring,
  * Core's exact conditions (more work than the tip, tip + 2, at most 3
- * compact downloads of one block), the in-flight bookkeeping of the
- * download window, high-bandwidth mode, and sending cmpctblock.
- * getblocktxn is answered by sync/cmpct_serve.c.
+ * compact downloads of one block), the partial kept in the download
+ * window's in-flight entry, high-bandwidth mode, and pushing cmpctblocks
+ * unasked.
  *
  * A partial of a peer that left stays until a newer one takes its slot
  * (peer ids are never reused, and there are PENDING_MAX slots).
