@@ -37,6 +37,9 @@ void proto_msg_release(struct proto_msg *m)
 	proto_addr_release(&m->addr);
 	proto_tx_release(&m->tx);
 	proto_block_release(&m->block);
+	proto_cmpctblock_release(&m->cmpctblock);
+	proto_getblocktxn_release(&m->getblocktxn);
+	proto_blocktxn_release(&m->blocktxn);
 	proto_msg_init(m);
 }
 
@@ -196,6 +199,37 @@ static void enc_block(const struct proto_msg *m, struct proto_writer *w)
 /* Payloads whose excess Core never reads are not exact; tx and block check
  * their own trailing bytes. */
 static const struct codec codec_version = {dec_version, enc_version, false};
+/* BIP152: proto/msg_cmpct.c. */
+static int dec_cmpctblock(struct proto_reader *r, struct proto_msg *m)
+{
+	return proto_cmpctblock_decode(r, &m->cmpctblock);
+}
+
+static void enc_cmpctblock(const struct proto_msg *m, struct proto_writer *w)
+{
+	proto_cmpctblock_encode(&m->cmpctblock, w);
+}
+
+static int dec_getblocktxn(struct proto_reader *r, struct proto_msg *m)
+{
+	return proto_getblocktxn_decode(r, &m->getblocktxn);
+}
+
+static void enc_getblocktxn(const struct proto_msg *m, struct proto_writer *w)
+{
+	proto_getblocktxn_encode(&m->getblocktxn, w);
+}
+
+static int dec_blocktxn(struct proto_reader *r, struct proto_msg *m)
+{
+	return proto_blocktxn_decode(r, &m->blocktxn);
+}
+
+static void enc_blocktxn(const struct proto_msg *m, struct proto_writer *w)
+{
+	proto_blocktxn_encode(&m->blocktxn, w);
+}
+
 static const struct codec codec_empty = {dec_empty, enc_empty, false};
 static const struct codec codec_nonce = {dec_nonce, enc_nonce, true};
 static const struct codec codec_inv = {dec_inv, enc_inv, true};
@@ -207,6 +241,9 @@ static const struct codec codec_feerate = {dec_feerate, enc_feerate, true};
 static const struct codec codec_sendcmpct = {dec_sendcmpct, enc_sendcmpct, true};
 static const struct codec codec_tx = {dec_tx, enc_tx, false};
 static const struct codec codec_block = {dec_block, enc_block, false};
+static const struct codec codec_cmpctblock = {dec_cmpctblock, enc_cmpctblock, true};
+static const struct codec codec_getblocktxn = {dec_getblocktxn, enc_getblocktxn, true};
+static const struct codec codec_blocktxn = {dec_blocktxn, enc_blocktxn, true};
 
 /* Indexed by command; NULL for PROTO_CMD_UNKNOWN. */
 static const struct codec *const codecs[PROTO_CMD__COUNT] = {

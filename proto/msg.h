@@ -45,7 +45,10 @@
 	X(WTXIDRELAY, "wtxidrelay", empty)                                                         \
 	X(SENDCMPCT, "sendcmpct", sendcmpct)                                                       \
 	X(GETADDR, "getaddr", empty)                                                               \
-	X(MEMPOOL, "mempool", empty)
+	X(MEMPOOL, "mempool", empty)                                                               \
+	X(CMPCTBLOCK, "cmpctblock", cmpctblock)                                                    \
+	X(GETBLOCKTXN, "getblocktxn", getblocktxn)                                                 \
+	X(BLOCKTXN, "blocktxn", blocktxn)
 
 /** Every command peerd knows (PROTO_CMDS). PROTO_CMD_UNKNOWN for the rest (skippable). */
 enum proto_cmd {
@@ -243,6 +246,9 @@ struct proto_sendcmpct {
 	uint64_t version; /**< compact block version (2: with witnesses); any value as received */
 };
 
+/* BIP152 compact blocks: proto/msg_cmpct.h */
+#include "proto/msg_cmpct.h"
+
 /**
  * Storage for any decoded message. Not a union: each member keeps its own
  * buffers, so decoding the same command again into the same object costs no
@@ -260,6 +266,9 @@ struct proto_msg {
 	struct proto_addr addr; /**< addr, addrv2 */
 	int64_t feerate;        /**< feefilter, sat/kvB */
 	struct proto_sendcmpct sendcmpct;
+	struct proto_cmpctblock cmpctblock;
+	struct proto_getblocktxn getblocktxn;
+	struct proto_blocktxn blocktxn;
 };
 
 /** Zero m so it can be decoded into or released. Allocates nothing. */

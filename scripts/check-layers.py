@@ -40,6 +40,9 @@ RULES = {
     # BIP324's cryptography (ElligatorSwift, the packet cipher): a pure
     # library over proto/'s hashing and randomness, for the v2 transport.
     "bip324": ["proto"],
+    # BIP152 compact blocks: building and rebuilding blocks from short
+    # ids, pure over proto/ (candidates come through an iterator).
+    "cmpct": ["proto"],
     "pool": ["base"],
     "script": ["proto"],
     "chain": ["proto", "script", "pool"],
@@ -56,7 +59,7 @@ RULES = {
     "daemon/net": ["daemon:shared", "addrman"],
     "daemon/node": ["chain", "mempool", "mining", "daemon:shared"],
     "daemon/p2p": ["daemon/net", "daemon/node", "addrman"],
-    "daemon/sync": ["daemon/p2p", "daemon/net", "daemon/node"],
+    "daemon/sync": ["daemon/p2p", "daemon/net", "daemon/node", "cmpct"],
     "daemon/txrelay": ["daemon/p2p", "daemon/net", "daemon/node"],
     "daemon/ctl": ["daemon/net", "daemon/p2p", "daemon/sync", "daemon/txrelay",
                    "daemon/node", "json"],

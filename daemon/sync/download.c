@@ -838,7 +838,7 @@ static bool fill_peer(struct daemon *d, struct peer *p, uint64_t now)
 		starved = false;
 	}
 	if (inv->n) {
-		d->out.cmd = PROTO_CMD_GETDATA;
+		d->out.cmd = cmpct_getdata_cmd(p, inv); /* getdata; maybe compact (sync/cmpct.c) */
 		(void)peer_send_msg(p, &d->out);
 		s->blocks_requested += inv->n;
 		inv->n = 0;
@@ -951,6 +951,7 @@ void sync_init(struct daemon *d)
 void sync_release(struct daemon *d)
 {
 	hsync_release(&d->sync->hsync);
+	cmpct_release(d);
 	xfree(d->sync->win);
 	d->sync->win = NULL;
 	d->sync->n_win = 0;
@@ -992,6 +993,7 @@ json_t *sync_stats_json(struct daemon *d)
 		    (json_int_t)s->sendheaders_sent);
 		json_object_set_new(o, "presync", ps);
 		json_object_set_new(o, "outbound_checks", stale_stats_json(d));
+		json_object_set_new(o, "cmpct", cmpct_stats_json(d));
 	}
 	return o;
 }

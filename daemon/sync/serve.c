@@ -43,8 +43,10 @@ struct serve_job {
 	bool witness;
 	uint8_t *payload; /**< the block to send (xmalloc'd), NULL when not served */
 	size_t len;
-	uint32_t csum; /**< its frame checksum */
-	bool copied;   /**< only for getstats: the payload was re-encoded */
+	uint32_t csum;               /**< its frame checksum */
+	bool copied;                 /**< only for getstats: the payload was re-encoded */
+	bool cmpct;                  /**< asked as MSG_CMPCT_BLOCK */
+	struct proto_writer compact; /**< the cmpctblock frame, when one is sent instead */
 };
 
 /* Validation thread: the block without witnesses, re-encoded in place of raw. */
@@ -106,6 +108,12 @@ static void serve_work(struct chain *c, struct mempool *mp, struct val_job *j)
 	/* The stored bytes and the checksum from the index: no decode, no hash. */
 	if (chain_read_block_framed(c, n, &sj->payload, &sj->len, &sj->csum))
 		goto fail;
+	/* Near the tip, a compact block instead (sync/cmpct_serve.c). */
+	if (sj->cmpct && cmpct_serve_build(c, pp, n, sj->payload, sj->len, &sj->compact)) {
+		xfree(sj->payload);
+		sj->payload = NULL;
+		return;
+	}
 	if (!sj->witness) {
 		sj->copied = true;
 		if (strip_witness(&sj->payload, &sj->len, &sj->csum))
@@ -132,7 +140,10 @@ static void serve_done(struct daemon *d, struct val_job *j)
 	struct peer *p = peer_by_id(d, sj->peer_id);
 	if (p && p->state != PEER_CLOSING) {
 		p->sync->serve_busy = false;
-		if (!j->cancelled && sj->payload) {
+		if (!j->cancelled && sj->compact.len) {
+			peer_send_frame(p, PROTO_CMD_CMPCTBLOCK, sj->compact.buf, sj->compact.len);
+			d->stats.blocks_served++;
+		} else if (!j->cancelled && sj->payload) {
 			peer_send_owned(p, PROTO_CMD_BLOCK, block_prefix(d), sj->payload, sj->len,
 			                sj->csum);
 			sj->payload = NULL;
@@ -149,6 +160,7 @@ static void serve_done(struct daemon *d, struct val_job *j)
 		}
 	}
 	xfree(sj->payload);
+	proto_writer_release(&sj->compact);
 	xfree(sj);
 }
 
@@ -211,10 +223,10 @@ void serve_next(struct peer *p)
 				add_notfound(d, v);
 			continue;
 		}
-		/* A compact block request (Core asks its high-bandwidth peers
-		 * for one after a headers announcement) gets the whole block,
-		 * as Core answers it for a block too deep for a compact one;
-		 * filtered blocks (BIP37) are not offered. */
+		/* A compact block request (Core asks for one after a headers
+		 * announcement) gets a cmpctblock near the tip, else the
+		 * whole block, as Core; filtered blocks (BIP37) are not
+		 * offered. */
 		bool cmpct = base == PROTO_INV_CMPCT_BLOCK;
 		if (base != PROTO_INV_BLOCK && !cmpct)
 			continue;
@@ -230,6 +242,8 @@ void serve_next(struct peer *p)
 		sj->peer_id = p->id;
 		sj->hash = v->hash;
 		sj->witness = cmpct || (v->type & PROTO_INV_WITNESS_FLAG) != 0;
+		sj->cmpct = cmpct;
+		proto_writer_init(&sj->compact);
 		if (validation_post(d, &sj->job)) {
 			xfree(sj);
 			continue;

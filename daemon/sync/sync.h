@@ -16,6 +16,7 @@
 #include "proto/proto.h"
 
 struct chain;
+struct chain_node;
 struct daemon;
 struct json_t;
 struct peer;
@@ -181,6 +182,7 @@ struct sync_state {
 	uint64_t extra_disconnects;   /**< extra outbound peers dropped */
 	uint64_t stale_tips;          /**< stale tips detected */
 	bool initial_sync_finished; /**< the tip was recent once (Core's m_initial_sync_finished) */
+	struct cmpct_state *cmpct;  /**< sync/cmpct.c's, made on first use; NULL before */
 };
 
 /* ---- sync/stale.c: lagging outbound peers, extra peers, a stale tip --- */
@@ -378,5 +380,34 @@ void headers_on_getheaders(struct peer *p, const struct proto_msg *m);
 void headers_on_getblocks(struct peer *p, const struct proto_msg *m);
 /** headers: count them and hand them to the header sync (sync_on_headers). */
 void headers_on_headers(struct peer *p, const struct proto_msg *m);
+
+/* ---- sync/cmpct.c --------------------------------------------------- */
+
+/** cmpctblock (BIP152): rebuilt from the mempool on the validation thread. Loop thread. */
+void cmpct_on_cmpctblock(struct peer *p, const struct proto_msg *m);
+/** getblocktxn (BIP152): blocktxn from the block files (sync/cmpct_serve.c). Loop thread. */
+void cmpct_on_getblocktxn(struct peer *p, const struct proto_msg *m);
+/** blocktxn (BIP152): fills the peer's waiting compact block. Loop thread. */
+void cmpct_on_blocktxn(struct peer *p, const struct proto_msg *m);
+/**
+ * For getdata MSG_CMPCT_BLOCK (sync/serve.c): when block n (raw, len
+ * bytes) is at most 5 below the tip and the tip is recent (Core's
+ * MAX_CMPCTBLOCK_DEPTH and CanDirectFetch), its cmpctblock frame (a fresh
+ * random nonce) into `frame`, and true; false: send the whole block.
+ * Validation thread.
+ */
+bool cmpct_serve_build(struct chain *c, const struct proto_params *pp, const struct chain_node *n,
+                       const uint8_t *raw, size_t len, struct proto_writer *frame);
+/**
+ * The command of a block getdata in inv (download.c's), after turning a
+ * single next-on-tip block's type to MSG_CMPCT_BLOCK where Core would ask
+ * compactly (one block, nothing else in flight, a peer of sendcmpct
+ * version 2, out of IBD). Always PROTO_CMD_GETDATA. Loop thread.
+ */
+enum proto_cmd cmpct_getdata_cmd(struct peer *p, struct proto_inv *inv);
+/** Free sync/cmpct.c's state (sync_release). */
+void cmpct_release(struct daemon *d);
+/** getstats' sync.cmpct: the compact-block counters. Loop thread. */
+struct json_t *cmpct_stats_json(struct daemon *d);
 
 #endif
