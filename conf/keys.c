@@ -311,6 +311,10 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                          "Connect to a node to retrieve peer addresses, and disconnect (an\n"
                          "addr-fetch connection). Repeatable; used while fewer than 2\n"
                          "full-relay peers are connected, one every 10 s, as bitcoind."},
+    [CONF_K_MOCKTIME] = {"mocktime", CONF_KIND_UINT, 0, 0, CONF_MAX_MOCKTIME, "<n>", "0",
+                         "Replace actual time with UNIX epoch time, as bitcoind's debug\n"
+                         "option: the node's clock stands still there until setmocktime\n"
+                         "moves it (doc/operating.md)."},
 };
 
 /* Section names are the network names bitcoind uses for them. */

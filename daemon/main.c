@@ -76,7 +76,7 @@ static void on_tick(uv_timer_t *t)
 	txrequest_tick(d, now);
 	net_tick(d, now);
 	peersdat_tick(d, now);
-	ban_sweep(d, (int64_t)time(NULL));
+	ban_sweep(d, daemon_time(d));
 	notify_status(d, false);
 }
 
@@ -347,6 +347,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	d->shutdown_fn = shutdown_now;
+	/* -mocktime after daemon_init: uptime counts from the real start, as
+	 * Core's startup time is taken before its SetMockTime. */
+	if (conf.mocktime)
+		base_clock_set_mock(conf.mocktime);
 	if (start(d)) {
 		exit_code = 1;
 		abort_start(d);

@@ -198,7 +198,7 @@ static void on_addr(struct peer *p, const struct proto_msg *m)
 		ban_misbehaving(p, "addr message size over 1000");
 		return;
 	}
-	int64_t now = (int64_t)time(NULL);
+	int64_t now = daemon_time(d);
 	uint64_t now_us = uv_hrtime() / 1000u;
 	tokens_start(p);
 	if (ap->tokens < ADDR_TOKEN_BUCKET_MAX) {
@@ -304,7 +304,7 @@ static uint64_t cache_id(const struct peer *p)
 long addr_get_addresses(struct daemon *d, size_t max, size_t pct, int net,
                         struct addrman_address **out)
 {
-	long n = addrman_getaddr(d->addrman, max, pct, net, true, (int64_t)time(NULL), out);
+	long n = addrman_getaddr(d->addrman, max, pct, net, true, daemon_time(d), out);
 	if (n <= 0)
 		return n;
 	long k = 0;
