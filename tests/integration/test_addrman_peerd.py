@@ -388,6 +388,58 @@ def test_fresh_addresses_relayed_to_two_other_peers(make_peerd):
         p.close()
 
 
+def relay_waits_for_the_clock(port, setmocktime):
+    """Two receivers with address relay, then a fresh address from a third
+    peer, all under a clock standing at NOW: whether each receiver got it
+    within 2 s, then within 5 s of setmocktime(NOW + 10 minutes)."""
+    receivers = []
+    for _ in range(2):
+        r = P2P(port, timeout=10)
+        r.handshake(sendaddrv2=True)
+        r.send_raw(frame("getaddr"))
+        r.sync_with_ping()
+        receivers.append(r)
+    # Their first MaybeSendAddr has run: the next waits for the clock.
+    time.sleep(1)
+    sender = P2P(port, timeout=10)
+    sender.handshake(sendaddrv2=True)
+    sender.send_raw(frame("addrv2", addrv2_payload([(NOW - 60, 9, 1, bytes([44, 1, 2, 3]), 8333)])))
+    sender.sync_with_ping()
+
+    def seen(r, seconds):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                m = r.recv(max(0.05, deadline - time.monotonic()))
+            except TimeoutError:
+                return False
+            if m.command == "ping":
+                r.send_raw(frame("pong", m.payload))
+            if m.command == "addrv2" and any(e[3] == bytes([44, 1, 2, 3]) for e in m.obj):
+                return True
+        return False
+
+    before = [seen(r, 2) for r in receivers]
+    setmocktime(NOW + 600)
+    after = [seen(r, 5) for r in receivers]
+    for p in receivers + [sender]:
+        p.close()
+    return before, after
+
+
+def test_relay_timer_on_the_mockable_clock_as_core(make_bitcoind, make_peerd):
+    """Core's MaybeSendAddr runs on its mockable clock (p2p_addr_relay.py
+    moves it with setmocktime): with the clock standing still a queued
+    address waits; ten minutes later (the Poisson timer's mean is 30 s) it
+    goes out at once. peerd's as Core's."""
+    core = make_bitcoind(1, args=CORE_ARGS + MOCK_ARGS, small=True)[0]
+    peerd = make_peerd(*(PEERD_ARGS + MOCK_ARGS))
+    theirs = relay_waits_for_the_clock(core.port, core.setmocktime)
+    ours = relay_waits_for_the_clock(peerd.port, lambda t: peerd.rpc("setmocktime", t))
+    assert theirs == ([False, False], [True, True]), theirs
+    assert ours == theirs
+
+
 def test_methods_answer_as_core(make_bitcoind, make_peerd):
     """addpeeraddress, getnodeaddresses, getaddrmaninfo, getrawaddrman: the
     same answers and errors (code and message) as bitcoind for the same calls."""
