@@ -87,7 +87,7 @@ struct net_outbound {
 	struct daemon *d;
 	uv_timer_t timer;
 	bool automatic; /**< no connect=: choose from the addrman (m_use_addrman_outgoing) */
-	/* Core's Poisson timers, loop time */
+	/* Core's Poisson timers, the mockable clock's ms (daemon_time_ms) */
 	uint64_t next_feeler_ms, next_extra_block_ms, next_extra_net_ms;
 	int64_t tip_time; /**< the active tip's block time, 0 unknown */
 	/* anchors.dat, read at start, connected first */
@@ -562,7 +562,7 @@ static void on_round(uv_timer_t *t)
 	}
 	process_addr_fetch(d);
 	if (o->automatic)
-		open_round(d, daemon_now_ms(d));
+		open_round(d, (uint64_t)daemon_time_ms(d)); /* Core's GetTime: mockable */
 }
 
 /* ---- anchors.dat ------------------------------------------------------ */
@@ -764,7 +764,8 @@ int net_outbound_start(struct daemon *d)
 	}
 	o->timer.data = o;
 	d->net->ob = o;
-	uint64_t now = daemon_now_ms(d);
+	/* Core's ThreadOpenConnections times these by its mockable clock. */
+	uint64_t now = (uint64_t)daemon_time_ms(d);
 	o->next_feeler_ms = now + exp_delay(OB_FEELER_INTERVAL_MS);
 	o->next_extra_block_ms = now + exp_delay(OB_EXTRA_BLOCK_RELAY_MS);
 	o->next_extra_net_ms = now + exp_delay(OB_EXTRA_NETWORK_MS);
