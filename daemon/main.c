@@ -73,7 +73,7 @@ static void on_tick(uv_timer_t *t)
 	diskspace_tick(d, now);
 	if (++d->tick_count % DAEMON_SLOW_TICKS)
 		return;
-	txrequest_tick(d, now);
+	txrequest_tick(d, (uint64_t)daemon_time_ms(d)); /* Core's GetTime: mockable */
 	net_tick(d, now);
 	peersdat_tick(d, now);
 	ban_sweep(d, daemon_time(d));

@@ -111,3 +111,48 @@ def test_header_time_limit_follows_the_clock_as_core(make_peerd, make_bitcoind):
     assert results["core"][0][:2] == ("error", -25) and "time-too-new" in results["core"][0][2]
     assert results["core"][1:] == [("ok", None), ("ok", None)], results
     assert results["peerd"] == results["core"], results
+
+
+def test_tx_request_fallback_waits_for_the_clock(make_peerd):
+    """Core's GETDATA_TX_INTERVAL (60 s) is timed by its mockable clock
+    (p2p_tx_download.py moves it): two peers announce a transaction, the
+    first is asked and does not answer; the second is asked only once the
+    clock has moved past the minute, however long the wait before."""
+    import os
+    import struct
+
+    from conftest import P2P, frame, ser_compact
+
+    d = make_peerd("-mocktime=%d" % MOCK)
+    # A recent tip by the node's clock: out of initial block download.
+    d.rpc("generatetodescriptor", 1, "raw(51)")
+    wtxid = os.urandom(32)
+    inv = frame("inv", ser_compact(1) + struct.pack("<I", 5) + wtxid)  # MSG_WTX
+    peers = []
+    for _ in range(2):
+        p = P2P(d.port, timeout=10)
+        p.handshake()
+        peers.append(p)
+
+    def asked(p, seconds):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                m = p.recv(max(0.05, deadline - time.monotonic()))
+            except TimeoutError:
+                return False
+            if m.command == "getdata" and wtxid in m.payload:
+                return True
+        return False
+
+    peers[0].send_raw(inv)
+    peers[0].sync_with_ping()
+    peers[1].send_raw(inv)
+    peers[1].sync_with_ping()
+    assert asked(peers[0], 5), "the first announcer was not asked"
+    # The clock stands still: no fallback however long we wait.
+    assert not asked(peers[1], 3)
+    d.rpc("setmocktime", MOCK + 61)
+    assert asked(peers[1], 5), "no fallback to the second announcer after the minute"
+    for p in peers:
+        p.close()
