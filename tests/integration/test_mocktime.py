@@ -156,3 +156,19 @@ def test_tx_request_fallback_waits_for_the_clock(make_peerd):
     assert asked(peers[1], 5), "no fallback to the second announcer after the minute"
     for p in peers:
         p.close()
+
+
+def test_setmocktime_regtest_only_mocktime_any_network(make_peerd):
+    """As bitcoind (checked by hand against Core 29 on signet): -mocktime is
+    taken on any network, setmocktime only on regtest (-1, Core's text).
+    -connect=0 and the fixture's loopback DNS server: nothing leaves the
+    machine."""
+    from conftest import RpcError
+
+    d = make_peerd("-connect=0", "-mocktime=%d" % MOCK, chain="signet", listen=False)
+    assert d.rpc("uptime") < 0  # Core's GetTime() - startup time, the clock set in the past
+    try:
+        d.rpc("setmocktime", 5)
+        raise AssertionError("setmocktime accepted on signet")
+    except RpcError as e:
+        assert (e.code, e.message) == (-1, "setmocktime is for regression testing (-regtest mode) only")
