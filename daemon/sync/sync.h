@@ -173,11 +173,10 @@ struct sync_state {
 	/** The hooks the wiring registered (daemon_init, after sync_init). */
 	const struct sync_hooks *hooks;
 	/* sync/stale.c */
-	uint32_t n_protected; /**< peers with stale.protect set */
-	uint64_t last_tip_ms; /**< mockable-clock ms (daemon_time_ms) of the last new tip, 0 = none
-	                         yet */
-	uint64_t stale_check_ms;      /**< mockable-clock ms of the next stale-tip check */
-	uint64_t extra_check_ms;      /**< mockable-clock ms of the next extra-peer check */
+	uint32_t n_protected;         /**< peers with stale.protect set */
+	uint64_t last_tip_ms;         /**< daemon_time_ms of the last new tip, 0 = none yet */
+	uint64_t stale_check_ms;      /**< daemon_time_ms of the next stale-tip check */
+	uint64_t extra_check_ms;      /**< daemon_time_ms of the next extra-peer check */
 	uint64_t lagging_disconnects; /**< outbound peers dropped for an old chain */
 	uint64_t extra_disconnects;   /**< extra outbound peers dropped */
 	uint64_t stale_tips;          /**< stale tips detected */
@@ -204,7 +203,7 @@ struct sync_state {
  * thread.
  */
 struct stale_peer {
-	uint64_t timeout_ms;     /**< mockable-clock ms the peer must catch up by; 0 = no timeout */
+	uint64_t timeout_ms;     /**< daemon_time_ms the peer must catch up by; 0 = no timeout */
 	struct proto_hash bench; /**< our tip when the timeout was set (m_work_header) */
 	bool has_bench;
 	bool sent_getheaders;  /**< the one getheaders of this timeout went out */
@@ -231,11 +230,10 @@ struct sync_peer {
 	int32_t avail_height;        /**< its best block's fork with our best header chain: it has
 	                                  the window's blocks up to here; -1 none */
 	uint32_t blocks_inflight;    /**< blocks asked of it, not yet received */
-	uint64_t
-	    getheaders_ms;     /**< mockable-clock ms of the last unanswered getheaders, 0 = none */
-	bool sync_started;     /**< it was sent the first getheaders */
-	bool sent_sendheaders; /**< BIP130 sendheaders went to it */
-	bool best_min_work;    /**< its best known block has more than the minimum work */
+	uint64_t getheaders_ms;      /**< daemon_time_ms of the unanswered getheaders, 0 = none */
+	bool sync_started;           /**< it was sent the first getheaders */
+	bool sent_sendheaders;       /**< BIP130 sendheaders went to it */
+	bool best_min_work;          /**< its best known block has more than the minimum work */
 	/* which of its headers messages need the validation thread (sync/gate.c) */
 	uint32_t hdr_jobs_live;          /**< headers jobs out that may connect */
 	uint32_t hdr_jobs_probe;         /**< headers jobs out only to learn if they connect */
