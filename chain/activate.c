@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "chain/internal.h"
 
 /* Free space asked for before a block is connected, beyond
@@ -61,7 +62,7 @@ void chain_logf(const struct chain *c, enum chain_log_level level, const char *f
 
 int64_t chain_now(const struct chain *c)
 {
-	return c->cfg.now ? c->cfg.now() : (int64_t)time(NULL);
+	return c->cfg.now ? c->cfg.now() : base_time();
 }
 
 static uint64_t mono_ns(void)

@@ -168,7 +168,7 @@ struct chain_config {
 	int par;              /**< script-check threads, bitcoind's -par (0: one per core) */
 	chain_log_fn log;     /**< may be NULL */
 	void *log_arg;
-	int64_t (*now)(void); /**< clock in seconds (NULL: time()); tests move it */
+	int64_t (*now)(void); /**< clock in seconds (NULL: base_time(), the mockable clock) */
 	int64_t max_tip_age;  /**< seconds; an older tip is initial block download (0: 24 h) */
 	/** Core's -minimumchainwork (NULL: the network's, params->min_chain_work). */
 	const struct chain_work *min_chain_work;

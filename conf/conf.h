@@ -102,6 +102,8 @@
 /** checkaddrman= is read as Core's int32 and clamped to this, as Core's init. */
 #define CONF_MAX_CHECKADDRMAN   2147483647
 #define CONF_CLAMP_CHECKADDRMAN 1000000
+/** mocktime='s largest value: setmocktime's (base/clock.h's BASE_CLOCK_MAX_MOCK). */
+#define CONF_MAX_MOCKTIME 9223372036LL
 /** metricsbind= port when none is given. */
 #define CONF_DEFAULT_METRICSPORT 9332
 /** A config file larger than this is refused (a real one is a few KB). */
@@ -266,6 +268,7 @@ struct peerd_conf {
 	bool test_addrman;             /**< test=addrman: Core's deterministic address manager */
 	bool test_addrmanloopback;     /**< test=addrmanloopback: 127.0.0.0/8 kept, by /16 */
 	int32_t checkaddrman;          /**< checkaddrman=, clamped to 0..1,000,000 as Core */
+	int64_t mocktime; /**< -mocktime: the clock's start (base/clock.h), 0 = the system clock */
 	/* Networks and proxies as given; daemon/net/reach.c checks them with
 	 * Core's messages when the node starts (Core's AppInitMain step 6). */
 	char proxy[CONF_MAX_HOST + 8]; /**< -proxy: "" none, "0" -noproxy */

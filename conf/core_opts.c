@@ -87,7 +87,6 @@ const struct conf_core_opt conf_core_opts[] = {
     {"maxtxfee", CONF_CORE_IGNORE, NULL, NO_WALLET},
     {"maxuploadtarget", CONF_CORE_REFUSE, "0", "peerd does not limit its upload"},
     {"mintxfee", CONF_CORE_IGNORE, NULL, NO_WALLET},
-    {"mocktime", CONF_CORE_REFUSE, "0", TEST_ONLY},
     {"natpmp", CONF_CORE_REFUSE, "0", "peerd opens no port on the router"},
     {"networkactive", CONF_CORE_REFUSE, "1", "use the setnetworkactive method"},
     {"paytxfee", CONF_CORE_IGNORE, NULL, NO_WALLET},

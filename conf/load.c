@@ -797,6 +797,7 @@ static int apply(struct loader *L, struct peerd_conf *c)
 	c->checkaddrman = (int32_t)uint_of(scalar(L, CONF_K_CHECKADDRMAN, lv, nl), 0);
 	if (c->checkaddrman > CONF_CLAMP_CHECKADDRMAN)
 		c->checkaddrman = CONF_CLAMP_CHECKADDRMAN;
+	c->mocktime = (int64_t)uint_of(scalar(L, CONF_K_MOCKTIME, lv, nl), 0);
 	c->debug_mask = 0;
 	c->debug_core = 0;
 	/* Names were checked as they were read: apply cannot fail here. */

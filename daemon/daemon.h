@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "base/clock.h"
 #include "base/version.h"
 #include "conf/conf.h"
 #include "daemon/log.h"
@@ -154,6 +155,21 @@ static inline void daemon_shutdown(struct daemon *d, const char *why)
 static inline uint64_t daemon_now_ms(const struct daemon *d)
 {
 	return uv_now(d->loop);
+}
+
+/** The node's mockable clock in unix seconds (Core's GetTime: the mock time
+ * of -mocktime/setmocktime when set, base/clock.h). Any thread. */
+static inline int64_t daemon_time(const struct daemon *d)
+{
+	(void)d;
+	return base_time();
+}
+
+/** The mockable clock in unix milliseconds (Core's NodeClock). Any thread. */
+static inline int64_t daemon_time_ms(const struct daemon *d)
+{
+	(void)d;
+	return base_time_ms();
 }
 
 /** Salted 64-bit fingerprint of bytes. */

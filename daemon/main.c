@@ -73,10 +73,10 @@ static void on_tick(uv_timer_t *t)
 	diskspace_tick(d, now);
 	if (++d->tick_count % DAEMON_SLOW_TICKS)
 		return;
-	txrequest_tick(d, now);
+	txrequest_tick(d, (uint64_t)daemon_time_ms(d)); /* Core's GetTime: mockable */
 	net_tick(d, now);
 	peersdat_tick(d, now);
-	ban_sweep(d, (int64_t)time(NULL));
+	ban_sweep(d, daemon_time(d));
 	notify_status(d, false);
 }
 
@@ -351,6 +351,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	d->shutdown_fn = shutdown_now;
+	/* -mocktime after daemon_init: uptime counts from the real start, as
+	 * Core's startup time is taken before its SetMockTime. */
+	if (conf.mocktime)
+		base_clock_set_mock(conf.mocktime);
 	if (start(d)) {
 		exit_code = 1;
 		abort_start(d);

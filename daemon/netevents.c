@@ -103,7 +103,8 @@ static bool on_busy(const struct peer *p)
 static void on_tick(struct peer *p, uint64_t now_ms)
 {
 	handshake_tick(p, now_ms);
-	addrrelay_tick(p, now_ms);
+	/* Core times address relay by its mockable clock, pings by the steady one. */
+	addrrelay_tick(p, (uint64_t)daemon_time_ms(p->d));
 }
 
 /* A whole message, framed and counted by net/: p2p/ says what it means

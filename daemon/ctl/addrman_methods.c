@@ -90,7 +90,7 @@ static void m_addpeeraddress(struct daemon *d, json_t *args, struct ctl_result *
 	/* Core's LookupHost without a name lookup: an IP, NAME.onion or NAME.b32.i2p;
 	 * what Add refuses (unroutable, invalid) is "failed-adding-to-new". */
 	if (addrman_service_parse(json_string_value(arg(args, 0)), (uint16_t)port, &a.svc)) {
-		int64_t now = (int64_t)time(NULL);
+		int64_t now = daemon_time(d);
 		a.services = PROTO_NODE_NETWORK | PROTO_NODE_WITNESS;
 		a.time = now;
 		size_t added = 0;

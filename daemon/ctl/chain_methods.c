@@ -123,7 +123,7 @@ static double progress(struct chain *c)
 {
 	struct chain_node *tip = chain_tip(c);
 	struct chain_node *gen = chain_at(c, 0);
-	int64_t now = (int64_t)time(NULL);
+	int64_t now = chain_now(c);
 	/* Core's formula with regtest's empty chainTxData is always 1. */
 	if (chain_params(c)->net == PROTO_NET_REGTEST || !chain_tip_is_old(c) || !gen ||
 	    now <= (int64_t)gen->time)

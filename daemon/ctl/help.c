@@ -22,6 +22,7 @@ static const struct ctl_help_entry entries[] = {
     {"help", "\"text\"    (string) the help text", "\"getpeerinfo\""},
     {"uptime", "n    (numeric) the number of seconds that peerd has been running", NULL},
     {"stop", "\"str\"    (string) a string with the content 'peerd stopping'", NULL},
+    {"setmocktime", "null    (json null)", "1700000000"},
     {"getconnectioncount", "n    (numeric) the connection count", NULL},
     {"getnetworkinfo",
      "{\n  \"version\" : n, \"subversion\" : \"str\", \"protocolversion\" : n,\n"

@@ -58,7 +58,33 @@ static void m_help(struct daemon *d, json_t *args, struct ctl_result *res);
 static void m_uptime(struct daemon *d, json_t *args, struct ctl_result *res)
 {
 	(void)args;
-	ok(res, json_integer((json_int_t)(time(NULL) - d->start_time)));
+	ok(res, json_integer((json_int_t)(daemon_time(d) - d->start_time)));
+}
+
+/* Core's setmocktime: the node's mockable clock (base/clock.h) stands at
+ * the given second until set again; 0 returns it to the system clock.
+ * Loop-side timers that Core checks against that clock see the jump on
+ * their next tick. */
+static void m_setmocktime(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	if (d->params->net != PROTO_NET_REGTEST) {
+		/* Core's runtime_error: -1, no full stop. */
+		fail(res, CTL_MISC_ERROR,
+		     "setmocktime is for regression testing (-regtest mode) only");
+		return;
+	}
+	int64_t t;
+	if (!ctl_arg_int(ctl_arg(args, 0), INT64_MIN, INT64_MAX, 0, &t, res))
+		return;
+	if (t < 0 || t > BASE_CLOCK_MAX_MOCK) {
+		fail(res, CTL_INVALID_PARAMETER,
+		     "Mocktime must be in the range [0, %lld], not %lld.",
+		     (long long)BASE_CLOCK_MAX_MOCK, (long long)t);
+		return;
+	}
+	base_clock_set_mock(t);
+	DLOG_DBG(&d->log, DLOG_CTL, "mock time set to %lld", (long long)t);
+	ok(res, json_null());
 }
 
 static void m_stop(struct daemon *d, json_t *args, struct ctl_result *res)
@@ -78,6 +104,14 @@ static const struct ctl_method methods[] = {
      NULL,
      NULL},
     {"uptime", m_uptime, {{0}}, "uptime", "Seconds since peerd started.", NULL, NULL},
+    {"setmocktime",
+     m_setmocktime,
+     {{"timestamp", CTL_ARG_NUM, CTL_REQUIRED}},
+     "setmocktime timestamp",
+     "Set the local time to given timestamp (-regtest only). timestamp: UNIX epoch time; pass 0 "
+     "to go back to using the system time.",
+     NULL,
+     NULL},
     {"stop",
      m_stop,
      {{0}},

@@ -456,7 +456,7 @@ static void m_setban(struct daemon *d, json_t *args, struct ctl_result *res)
 		ok(res, json_null());
 		return;
 	}
-	int64_t now = (int64_t)time(NULL);
+	int64_t now = daemon_time(d);
 	int64_t t, until;
 	if (!ctl_arg_int(arg(args, 2), INT64_MIN, INT64_MAX, 0, &t, res))
 		return;
@@ -489,7 +489,7 @@ static void m_setban(struct daemon *d, json_t *args, struct ctl_result *res)
 static void m_listbanned(struct daemon *d, json_t *args, struct ctl_result *res)
 {
 	(void)args;
-	int64_t now = (int64_t)time(NULL);
+	int64_t now = daemon_time(d);
 	ban_sweep(d, now);
 	json_t *a = json_array();
 	for (uint32_t i = 0; a && i < d->ban->n; i++) {

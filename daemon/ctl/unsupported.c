@@ -105,7 +105,6 @@ static const char *const core_only[] = {
     "sendmsgtopeer",
     "sendtoaddress",
     "setlabel",
-    "setmocktime",
     "settxfee",
     "setwalletflag",
     "signmessage",

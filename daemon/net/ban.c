@@ -156,7 +156,7 @@ enum ban_verdict ban_check(struct daemon *d, const union net_addr *a)
 	struct ban_state *s = d->ban;
 	uint8_t ip[16];
 	net_addr_ip16(a, ip);
-	int64_t now = (int64_t)time(NULL);
+	int64_t now = daemon_time(d);
 	/* One probe per prefix length in use: a million /32s cost one. */
 	for (int prefix = 128; prefix >= 0; prefix--) {
 		if (!s->by_prefix[prefix])
@@ -315,7 +315,7 @@ static int load(struct daemon *d)
 		return 0;
 	}
 	json_t *arr = json_object_get(root, "banned_nets");
-	int64_t now = (int64_t)time(NULL);
+	int64_t now = daemon_time(d);
 	size_t i;
 	json_t *e;
 	uint32_t loaded = 0, bad = 0;
@@ -504,7 +504,7 @@ static int64_t find(const struct daemon *d, const uint8_t net[16], uint8_t prefi
 int ban_add(struct daemon *d, const uint8_t net[16], uint8_t prefix, int64_t until)
 {
 	struct ban_state *s = d->ban;
-	int64_t now = (int64_t)time(NULL);
+	int64_t now = daemon_time(d);
 	ban_sweep(d, now);
 	if (find(d, net, prefix, now) >= 0)
 		return -EEXIST;
@@ -537,7 +537,7 @@ int ban_add(struct daemon *d, const uint8_t net[16], uint8_t prefix, int64_t unt
 int ban_remove(struct daemon *d, const uint8_t net[16], uint8_t prefix)
 {
 	struct ban_state *s = d->ban;
-	int64_t i = find(d, net, prefix, (int64_t)time(NULL));
+	int64_t i = find(d, net, prefix, daemon_time(d));
 	if (i < 0)
 		return -ENOENT;
 	(void)hmap_del(&s->index, entry_fp(d, net, prefix));

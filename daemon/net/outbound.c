@@ -87,7 +87,7 @@ struct net_outbound {
 	struct daemon *d;
 	uv_timer_t timer;
 	bool automatic; /**< no connect=: choose from the addrman (m_use_addrman_outgoing) */
-	/* Core's Poisson timers, loop time */
+	/* Core's Poisson timers, the mockable clock's ms (daemon_time_ms) */
 	uint64_t next_feeler_ms, next_extra_block_ms, next_extra_net_ms;
 	int64_t tip_time; /**< the active tip's block time, 0 unknown */
 	/* anchors.dat, read at start, connected first */
@@ -171,7 +171,7 @@ static bool desirable_services(const struct net_outbound *o, uint64_t services)
 {
 	uint64_t want = PROTO_NODE_NETWORK | PROTO_NODE_WITNESS;
 	if ((services & PROTO_NODE_NETWORK_LIMITED) && o && o->tip_time &&
-	    (int64_t)time(NULL) - o->tip_time < 144 * o->d->params->pow_target_spacing)
+	    daemon_time(o->d) - o->tip_time < 144 * o->d->params->pow_target_spacing)
 		want = PROTO_NODE_NETWORK_LIMITED | PROTO_NODE_WITNESS;
 	return (services & want) == want;
 }
@@ -274,7 +274,7 @@ bool net_outbound_pick(struct daemon *d, const struct net_outbound_counts *c, bo
                        int preferred_net, struct addrman_address *out)
 {
 	const struct net_outbound *o = d->net->ob;
-	int64_t now = (int64_t)time(NULL);
+	int64_t now = daemon_time(d);
 	uint32_t nets = preferred_net >= 0 ? 1u << preferred_net : reachable_mask(d);
 	for (int tries = 1; tries <= 100; tries++) {
 		struct addrman_address a;
@@ -454,7 +454,7 @@ static void open_round(struct daemon *d, uint64_t now_ms)
 		break;
 	}
 
-	addrman_resolve_collisions(d->addrman, (int64_t)time(NULL));
+	addrman_resolve_collisions(d->addrman, daemon_time(d));
 	struct addrman_address a;
 	bool found = false;
 	while (anchor && o->n_anchors && !found) {
@@ -553,7 +553,7 @@ static void on_round(uv_timer_t *t)
 	if (d->shutting_down || d->network_inactive)
 		return;
 	/* Addr-fetch peers that never answered go (Core's addrfetch timeout). */
-	int64_t now = (int64_t)time(NULL);
+	int64_t now = daemon_time(d);
 	for (uint32_t i = 0; i < d->n_peers; i++) {
 		struct peer *p = d->peers[i];
 		if (p->conn_type == PEER_CONN_ADDR_FETCH && p->state != PEER_CLOSING &&
@@ -562,7 +562,7 @@ static void on_round(uv_timer_t *t)
 	}
 	process_addr_fetch(d);
 	if (o->automatic)
-		open_round(d, daemon_now_ms(d));
+		open_round(d, (uint64_t)daemon_time_ms(d)); /* Core's GetTime: mockable */
 }
 
 /* ---- anchors.dat ------------------------------------------------------ */
@@ -720,7 +720,7 @@ static void dump_anchors(struct daemon *d, const struct net_outbound *o)
 		net_addr_to_service(&p->addr, &v[n].svc);
 		v[n].services =
 		    p->dial_services; /* as Core: the address dialled, not its version */
-		v[n].time = (int64_t)time(NULL);
+		v[n].time = daemon_time(d);
 		n++;
 	}
 	uint8_t buf[512];
@@ -764,7 +764,8 @@ int net_outbound_start(struct daemon *d)
 	}
 	o->timer.data = o;
 	d->net->ob = o;
-	uint64_t now = daemon_now_ms(d);
+	/* Core's ThreadOpenConnections times these by its mockable clock. */
+	uint64_t now = (uint64_t)daemon_time_ms(d);
 	o->next_feeler_ms = now + exp_delay(OB_FEELER_INTERVAL_MS);
 	o->next_extra_block_ms = now + exp_delay(OB_EXTRA_BLOCK_RELAY_MS);
 	o->next_extra_net_ms = now + exp_delay(OB_EXTRA_NETWORK_MS);
@@ -815,7 +816,7 @@ void net_outbound_attempted(struct peer *p)
 {
 	struct addrman_service s;
 	net_addr_to_service(&p->addr, &s);
-	addrman_attempt(p->d->addrman, &s, p->count_failure, (int64_t)time(NULL));
+	addrman_attempt(p->d->addrman, &s, p->count_failure, daemon_time(p->d));
 }
 
 void net_outbound_version(struct peer *p)
@@ -827,7 +828,7 @@ void net_outbound_version(struct peer *p)
 	 * tried); the block-relay-only ones are only kept from Connected. */
 	struct addrman_service s;
 	net_addr_to_service(&p->addr, &s);
-	(void)addrman_good(d->addrman, &s, (int64_t)time(NULL));
+	(void)addrman_good(d->addrman, &s, daemon_time(d));
 	if (p->conn_type == PEER_CONN_FEELER) {
 		DLOG_DBG(&d->log, DLOG_NET, "feeler connection completed, disconnecting peer=%llu",
 		         (unsigned long long)p->id);
@@ -841,7 +842,7 @@ void net_outbound_peer_gone(struct peer *p)
 		return;
 	struct addrman_service s;
 	net_addr_to_service(&p->addr, &s);
-	addrman_connected(p->d->addrman, &s, (int64_t)time(NULL));
+	addrman_connected(p->d->addrman, &s, daemon_time(p->d));
 }
 
 int net_add_connection(struct daemon *d, const char *address, enum peer_conn_type t)

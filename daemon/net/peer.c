@@ -120,7 +120,7 @@ struct peer *peer_new(struct daemon *d, bool inbound)
 	p->minping_us = -1;
 	p->start_height = -1;
 	p->connect_ms = daemon_now_ms(d);
-	p->conntime = (int64_t)time(NULL);
+	p->conntime = daemon_time(d);
 	if (d->net_events->created(p)) {
 		d->net_events->destroyed(p);
 		xfree(p);
@@ -160,7 +160,7 @@ void peer_start(struct peer *p)
 	uv_tcp_nodelay(&p->tcp, 1);
 	p->state = PEER_HANDSHAKE;
 	p->connect_ms = daemon_now_ms(d);
-	p->conntime = (int64_t)time(NULL);
+	p->conntime = daemon_time(p->d);
 	p->counted = true;
 	if (p->inbound)
 		d->n_inbound++;
@@ -268,7 +268,7 @@ static void count_sent(struct peer *p, enum proto_cmd cmd, size_t len)
 	d->stats.bytes_sent += len;
 	p->msgbytes->sent[cmd] += len;
 	p->bytes_sent += len;
-	p->lastsend = (int64_t)time(NULL);
+	p->lastsend = daemon_time(p->d);
 	p->lastsend_ms = daemon_now_ms(d);
 	DLOG_DBG(&d->log, DLOG_MSG, "send %s (%zu bytes) peer=%llu", proto_cmd_name(cmd), len,
 	         (unsigned long long)p->id);

@@ -378,7 +378,7 @@ static void fixed_step(struct net_seeds *s, uint64_t now_ms)
 		    "via -onlynet) and neither -addnode nor -seednode are provided");
 	s->fixed_on = false;
 	struct addrman_address *v;
-	int64_t now = (int64_t)time(NULL);
+	int64_t now = daemon_time(d);
 	long n = seeds_fixed_decode(d->params->net, now, &v);
 	if (n < 0) {
 		DLOG_WARNING(&d->log, DLOG_NET, "fixed seeds: out of memory");
@@ -418,7 +418,7 @@ static void on_seed(void *ctx, int status, const union net_addr *addrs, size_t n
 			ips[k++] = addrman_service_from_v1(ip, 0);
 		}
 		found = seeds_add_found(d->addrman, s->host, ips, k, d->params->default_port,
-		                        (int64_t)time(NULL));
+		                        daemon_time(d));
 		d->stats.seeds_dns_found += found;
 	} else {
 		/* Core: the seed does not answer the "x9." name (or at all): an

@@ -112,7 +112,7 @@ void transport_read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 	p->rx.end += (uint32_t)nread;
 	p->bytes_recv += (uint64_t)nread;
 	d->stats.bytes_recv += (uint64_t)nread;
-	p->lastrecv = (int64_t)time(NULL);
+	p->lastrecv = daemon_time(d);
 	p->lastrecv_ms = daemon_now_ms(d);
 	transport_process(p);
 }

@@ -80,7 +80,8 @@ static void tokens_start(struct peer *p)
 		return;
 	ap->started = true;
 	ap->tokens = 1.0;
-	ap->tokens_at_us = p->connect_ms * 1000u;
+	/* Core's m_addr_token_timestamp: the mockable clock at the connection. */
+	ap->tokens_at_us = (uint64_t)p->conntime * 1000000u;
 }
 
 bool addr_setup_relay(struct peer *p)
@@ -198,8 +199,8 @@ static void on_addr(struct peer *p, const struct proto_msg *m)
 		ban_misbehaving(p, "addr message size over 1000");
 		return;
 	}
-	int64_t now = (int64_t)time(NULL);
-	uint64_t now_us = uv_hrtime() / 1000u;
+	int64_t now = daemon_time(d);
+	uint64_t now_us = (uint64_t)daemon_time_ms(d) * 1000u; /* Core's GetTime: mockable */
 	tokens_start(p);
 	if (ap->tokens < ADDR_TOKEN_BUCKET_MAX) {
 		/* Not while full: a full bucket does not bank the time. */
@@ -304,7 +305,7 @@ static uint64_t cache_id(const struct peer *p)
 long addr_get_addresses(struct daemon *d, size_t max, size_t pct, int net,
                         struct addrman_address **out)
 {
-	long n = addrman_getaddr(d->addrman, max, pct, net, true, (int64_t)time(NULL), out);
+	long n = addrman_getaddr(d->addrman, max, pct, net, true, daemon_time(d), out);
 	if (n <= 0)
 		return n;
 	long k = 0;
@@ -318,7 +319,7 @@ long addr_get_addresses(struct daemon *d, size_t max, size_t pct, int net,
 static const struct addr_cache *cached_answer(struct peer *p)
 {
 	struct addr_state *s = p->d->addr;
-	uint64_t id = cache_id(p), now_us = uv_hrtime() / 1000u;
+	uint64_t id = cache_id(p), now_us = (uint64_t)daemon_time_ms(p->d) * 1000u;
 	struct addr_cache *c = NULL;
 	for (uint32_t i = 0; i < s->n_caches && !c; i++)
 		if (s->caches[i].id == id)
@@ -376,7 +377,7 @@ static void on_getaddr(struct peer *p)
 	d->stats.getaddr_answered++;
 	/* Sent by the queue's timer, which for a peer new to address relay
 	 * fires at once. */
-	addrrelay_tick(p, daemon_now_ms(d));
+	addrrelay_tick(p, (uint64_t)daemon_time_ms(d));
 }
 
 void addr_on_addr(struct peer *p, const struct proto_msg *m)

@@ -101,7 +101,7 @@ void addrrelay_relay(struct daemon *d, const struct peer *from, const struct add
 	uint64_t w[3];
 	w[0] = proto_siphash(zero, k, sizeof(k)); /* Core's CServiceHash(0, 0) */
 	/* The address's hash shifts its window, so windows do not all turn at once. */
-	w[1] = ((uint64_t)time(NULL) + w[0]) / ADDR_RELAY_ROTATE_S;
+	w[1] = ((uint64_t)daemon_time(d) + w[0]) / ADDR_RELAY_ROTATE_S;
 	uint64_t h = keyed(d, w, 2);
 	unsigned n_relay = (reachable || (h & 1)) ? 2 : 1;
 	struct {
@@ -146,7 +146,7 @@ static bool local_addr_for_peer(struct peer *p, struct addrman_address *out)
 	if (!net_local_addr_for_peer(p->d, p, out))
 		return false;
 	out->services = DAEMON_LOCAL_SERVICES;
-	out->time = (int64_t)time(NULL);
+	out->time = daemon_time(p->d);
 	return true;
 }
 

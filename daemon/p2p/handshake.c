@@ -85,7 +85,7 @@ void handshake_send_version(struct peer *p)
 	m->cmd = PROTO_CMD_VERSION;
 	v->version = PROTO_VERSION;
 	v->services = DAEMON_LOCAL_SERVICES;
-	v->timestamp = (int64_t)time(NULL);
+	v->timestamp = daemon_time(d);
 	/* Core tells a peer the address it sees only when that address is
 	 * routable; a loopback or private address stays all-zero. */
 	if (!net_addr_is_local(&p->addr))
@@ -133,7 +133,7 @@ static bool has_desirable_services(const struct daemon *d, uint64_t services)
 		const uint8_t *t = tip->header + 68; /* nTime */
 		int64_t tip_time = (int64_t)((uint32_t)t[0] | (uint32_t)t[1] << 8 |
 		                             (uint32_t)t[2] << 16 | (uint32_t)t[3] << 24);
-		if ((int64_t)time(NULL) - tip_time < 144 * d->params->pow_target_spacing)
+		if (daemon_time(d) - tip_time < 144 * d->params->pow_target_spacing)
 			want = PROTO_NODE_NETWORK_LIMITED | PROTO_NODE_WITNESS;
 	}
 	return (services & want) == want;

@@ -90,7 +90,8 @@ void inv_batch_send(struct peer *p, enum proto_cmd cmd)
 static void on_inv(struct peer *p, const struct proto_inv *inv)
 {
 	struct daemon *d = p->d;
-	uint64_t now = daemon_now_ms(d);
+	/* Core's transaction requests run on its mockable clock (GetTime). */
+	uint64_t now = (uint64_t)daemon_time_ms(d);
 	d->out.inv.n = 0;
 	for (uint32_t i = 0; i < inv->n; i++) {
 		const struct proto_inv_vec *v = &inv->v[i];

@@ -188,9 +188,9 @@ struct addr_peer {
 	struct addrman_address *to_send; /**< m_addrs_to_send (at most PROTO_MAX_ADDR) */
 	uint32_t n_to_send, cap_to_send;
 	double tokens;          /**< m_addr_token_bucket */
-	uint64_t tokens_at_us;  /**< m_addr_token_timestamp (loop time) */
-	uint64_t next_send_us;  /**< m_next_addr_send (loop time; 0: at once) */
-	uint64_t next_local_us; /**< m_next_local_addr_send (loop time; 0: never yet) */
+	uint64_t tokens_at_us;  /**< m_addr_token_timestamp (mockable clock, daemon_time_ms) */
+	uint64_t next_send_us;  /**< m_next_addr_send (mockable clock; 0: at once) */
+	uint64_t next_local_us; /**< m_next_local_addr_send (mockable clock; 0: never yet) */
 	uint64_t processed;     /**< m_addr_processed */
 	uint64_t rate_limited;  /**< m_addr_rate_limited */
 	bool started : 1;       /**< tokens and tokens_at_us set (at the first use) */
@@ -249,7 +249,7 @@ void inv_batch_send(struct peer *p, enum proto_cmd cmd);
 /** One cached getaddr answer (Core's CachedAddrResponse), by local socket and network. */
 struct addr_cache {
 	uint64_t id;        /**< keyed hash of the network and our end of the connection */
-	uint64_t expire_us; /**< loop time when a new answer is drawn */
+	uint64_t expire_us; /**< mockable clock (daemon_time_ms, µs) when a new answer is drawn */
 	struct addrman_address *v;
 	uint32_t n;
 };
@@ -307,7 +307,8 @@ void addrrelay_relay(struct daemon *d, const struct peer *from, const struct add
 /**
  * Core's MaybeSendAddr, from the peer's tick: our own address about once
  * a day, then, on a Poisson timer averaging 30 s, the queue as addr or
- * addrv2, without what the peer already knows.
+ * addrv2, without what the peer already knows. now_ms is the mockable
+ * clock's (daemon_time_ms), as Core's GetTime in SendMessages.
  */
 void addrrelay_tick(struct peer *p, uint64_t now_ms);
 

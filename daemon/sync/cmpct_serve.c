@@ -34,9 +34,10 @@ bool cmpct_serve_build(struct chain *c, const struct proto_params *pp, const str
                        const uint8_t *raw, size_t len, struct proto_writer *frame)
 {
 	const struct chain_node *tip = chain_tip(c);
-	/* CanDirectFetch: the tip is younger than 20 block intervals. */
+	/* CanDirectFetch: the tip is younger than 20 block intervals (Core's
+	 * mockable clock, which base_time is on every thread). */
 	if (n->height < tip->height - CMPCTBLOCK_DEPTH ||
-	    (int64_t)tip->time <= (int64_t)time(NULL) - 20 * pp->pow_target_spacing)
+	    (int64_t)tip->time <= base_time() - 20 * pp->pow_target_spacing)
 		return false;
 	struct proto_block b;
 	struct proto_cmpctblock cb = {0};

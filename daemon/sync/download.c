@@ -395,7 +395,7 @@ static bool can_serve(const struct peer *p)
 static bool best_header_recent(const struct daemon *d)
 {
 	return d->sync->best_time &&
-	       (int64_t)d->sync->best_time > (int64_t)time(NULL) - SYNC_RECENT_HEADER_S;
+	       (int64_t)d->sync->best_time > daemon_time(d) - SYNC_RECENT_HEADER_S;
 }
 
 /* The height our best header chain has reached, as the loop knows it. */
@@ -445,7 +445,7 @@ void sync_peer_ready(struct peer *p)
 		return;
 	/* Core starts the sync only with a getheaders MaybeSendGetHeaders lets
 	 * go; this runs on every tick, so test first and count nothing. */
-	if (!sync_getheaders_due(p, daemon_now_ms(d)))
+	if (!sync_getheaders_due(p, (uint64_t)daemon_time_ms(d)))
 		return;
 	if ((d->sync->n_sync_started == 0 || best_header_recent(d) || other_sync_useful(d, p)) &&
 	    sync_maybe_getheaders(p, NULL, 0)) {
@@ -664,7 +664,7 @@ static void block_done(struct daemon *d, struct sync_job *sj, struct peer *p)
 		saw_block(p, &sj->last_hash, sj->last_height);
 	/* Core's m_last_block_time: a block new to us, stored (getpeerinfo last_block). */
 	if (p && (sj->submit == CHAIN_SUBMIT_ACCEPTED || sj->submit == CHAIN_SUBMIT_INCONCLUSIVE))
-		p->last_block_time = (int64_t)time(NULL);
+		p->last_block_time = daemon_time(d);
 	s->blocks_accepted++;
 }
 
@@ -911,7 +911,8 @@ void sync_tick(struct daemon *d, uint64_t now)
 			b->peer = 0;
 		}
 	}
-	stale_tick(d, now);
+	/* Core times these by its mockable clock, not the steady one. */
+	stale_tick(d, (uint64_t)daemon_time_ms(d));
 }
 
 void sync_peer_init(struct peer *p)

@@ -75,7 +75,7 @@ static void send_getheaders(struct peer *p, const struct proto_hash *loc, uint32
 	memset(&l->stop, 0, sizeof(l->stop));
 	d->out.cmd = PROTO_CMD_GETHEADERS;
 	if (peer_send_msg(p, &d->out) == 0) {
-		p->sync->getheaders_ms = daemon_now_ms(d);
+		p->sync->getheaders_ms = (uint64_t)daemon_time_ms(d);
 		p->sync->getheaders_at = loc[0];
 		s->getheaders_sent++;
 	}
@@ -84,7 +84,7 @@ static void send_getheaders(struct peer *p, const struct proto_hash *loc, uint32
 
 bool sync_maybe_getheaders(struct peer *p, const struct proto_hash *loc, uint32_t n)
 {
-	if (!sync_getheaders_due(p, daemon_now_ms(p->d))) {
+	if (!sync_getheaders_due(p, (uint64_t)daemon_time_ms(p->d))) {
 		p->d->sync->getheaders_limited++;
 		return false;
 	}
@@ -123,7 +123,7 @@ bool sync_gate_headers(struct peer *p, const struct proto_headers *h, bool *prob
 	*probe = false;
 	if (p->sync->hdr_jobs_live || loop_knows(p, &h->h[0].prev))
 		return true;
-	if (!p->sync->hdr_jobs_probe && sync_getheaders_due(p, daemon_now_ms(d))) {
+	if (!p->sync->hdr_jobs_probe && sync_getheaders_due(p, (uint64_t)daemon_time_ms(d))) {
 		*probe = true;
 		return true;
 	}

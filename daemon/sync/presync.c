@@ -226,7 +226,7 @@ static struct hsync *hsync_new(struct chain *c, uint64_t peer_id, const struct c
 	/* Core's bound: no valid chain can hold more than 6 blocks a second
 	 * (the median-time-past rule) since the start, plus the 2 hours a
 	 * header may run ahead. */
-	int64_t secs = (int64_t)time(NULL) - chain_node_mtp(start) + CHAIN_MAX_FUTURE_TIME;
+	int64_t secs = chain_now(c) - chain_node_mtp(start) + CHAIN_MAX_FUTURE_TIME;
 	if (secs < 0)
 		secs = 0;
 	s->max_commits = (uint64_t)(6 * secs) / HSYNC_COMMIT_PERIOD;

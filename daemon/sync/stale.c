@@ -37,9 +37,10 @@
  * finds the tip less than 20 block intervals old sets
  * d->net->start_extra_block_relay for good.
  *
- * Times are loop times (daemon_now_ms; Core uses its mockable clock),
- * except the announcement and block times, unix seconds as Core's. Loop
- * thread only.
+ * Times are the mockable clock's milliseconds (daemon_time_ms, Core's
+ * NodeClock: -mocktime and setmocktime move them, and the next tick acts
+ * on a jump, as Core's message handler polls), the announcement, block
+ * and connection times its unix seconds, as Core's. Loop thread only.
  */
 #include "daemon/sync/sync.h"
 
@@ -173,7 +174,7 @@ void stale_on_headers(struct peer *p, bool announced)
 	if (p->state == PEER_CLOSING)
 		return;
 	if (announced)
-		st->last_announce = (int64_t)time(NULL);
+		st->last_announce = daemon_time(d);
 	/* Core protects only full-relay outbound peers: block-relay-only
 	 * ones stay subject to the lagging-chain rule. */
 	if (p->conn_type != PEER_CONN_OUTBOUND_FULL || p->sync->best_height < 0 || st->protect ||
@@ -227,6 +228,14 @@ static bool network_shared(const struct daemon *d, const struct peer *p)
 	return n > 1;
 }
 
+/* Milliseconds since p connected by the mockable clock (Core's
+ * m_connected is GetTime's); 0 when the clock was set back before it. */
+static int64_t connected_for(const struct peer *p, uint64_t now)
+{
+	int64_t dt = (int64_t)now - p->conntime * 1000;
+	return dt > 0 ? dt : 0;
+}
+
 static void evict_extra_block_relay(struct daemon *d, uint64_t now)
 {
 	if (!extra_count(d, PEER_CONN_BLOCK_RELAY, d->net->max_block_relay))
@@ -247,7 +256,7 @@ static void evict_extra_block_relay(struct daemon *d, uint64_t now)
 		victim = next;
 	if (!victim)
 		return;
-	if (now - victim->connect_ms >= STALE_MIN_CONNECT_MS && !victim->sync->blocks_inflight) {
+	if (connected_for(victim, now) >= STALE_MIN_CONNECT_MS && !victim->sync->blocks_inflight) {
 		DLOG_DBG(&d->log, DLOG_NET,
 		         "disconnecting extra block-relay-only peer=%llu (last block received at "
 		         "time %lld)",
@@ -285,7 +294,7 @@ static void evict_extra_full(struct daemon *d, uint64_t now)
 	}
 	if (!worst)
 		return;
-	if (now - worst->connect_ms > STALE_MIN_CONNECT_MS && !worst->sync->blocks_inflight) {
+	if (connected_for(worst, now) > STALE_MIN_CONNECT_MS && !worst->sync->blocks_inflight) {
 		DLOG_DBG(
 		    &d->log, DLOG_NET,
 		    "disconnecting extra outbound peer=%llu (last block announcement received at "
@@ -349,12 +358,12 @@ static bool can_direct_fetch(const struct daemon *d)
 		return false;
 	/* The header's time field: after version, parent and merkle root. */
 	int64_t when = (int64_t)proto_le32(tip->header + 68);
-	return when > (int64_t)time(NULL) - d->params->pow_target_spacing * 20;
+	return when > daemon_time(d) - d->params->pow_target_spacing * 20;
 }
 
 void stale_new_tip(struct daemon *d)
 {
-	d->sync->last_tip_ms = daemon_now_ms(d);
+	d->sync->last_tip_ms = (uint64_t)daemon_time_ms(d);
 }
 
 void stale_tick(struct daemon *d, uint64_t now)

@@ -175,9 +175,9 @@ struct sync_state {
 	const struct sync_hooks *hooks;
 	/* sync/stale.c */
 	uint32_t n_protected;         /**< peers with stale.protect set */
-	uint64_t last_tip_ms;         /**< loop time of the last new tip, 0 = none yet */
-	uint64_t stale_check_ms;      /**< loop time of the next stale-tip check */
-	uint64_t extra_check_ms;      /**< loop time of the next extra-peer check */
+	uint64_t last_tip_ms;         /**< daemon_time_ms of the last new tip, 0 = none yet */
+	uint64_t stale_check_ms;      /**< daemon_time_ms of the next stale-tip check */
+	uint64_t extra_check_ms;      /**< daemon_time_ms of the next extra-peer check */
 	uint64_t lagging_disconnects; /**< outbound peers dropped for an old chain */
 	uint64_t extra_disconnects;   /**< extra outbound peers dropped */
 	uint64_t stale_tips;          /**< stale tips detected */
@@ -205,7 +205,7 @@ struct sync_state {
  * thread.
  */
 struct stale_peer {
-	uint64_t timeout_ms;     /**< loop time the peer must catch up by; 0 = no timeout */
+	uint64_t timeout_ms;     /**< daemon_time_ms the peer must catch up by; 0 = no timeout */
 	struct proto_hash bench; /**< our tip when the timeout was set (m_work_header) */
 	bool has_bench;
 	bool sent_getheaders;  /**< the one getheaders of this timeout went out */
@@ -232,7 +232,7 @@ struct sync_peer {
 	int32_t avail_height;        /**< its best block's fork with our best header chain: it has
 	                                  the window's blocks up to here; -1 none */
 	uint32_t blocks_inflight;    /**< blocks asked of it, not yet received */
-	uint64_t getheaders_ms;      /**< loop time of the last unanswered getheaders, 0 = none */
+	uint64_t getheaders_ms;      /**< daemon_time_ms of the unanswered getheaders, 0 = none */
 	bool sync_started;           /**< it was sent the first getheaders */
 	bool sent_sendheaders;       /**< BIP130 sendheaders went to it */
 	bool best_min_work;          /**< its best known block has more than the minimum work */
@@ -278,8 +278,8 @@ void sync_peer_init(struct peer *p);
  * Every tick: Core's ConsiderEviction for every outbound full-relay and
  * block-relay-only peer, and every STALE_EXTRA_PEER_CHECK_MS Core's
  * CheckForStaleTipAndEvictPeers (EvictExtraOutboundPeers, then the
- * stale-tip check that sets d->net->try_new_outbound). Part of sync_tick.
- * Loop thread.
+ * stale-tip check that sets d->net->try_new_outbound). Part of sync_tick,
+ * which passes the mockable clock (daemon_time_ms) as now_ms. Loop thread.
  */
 void stale_tick(struct daemon *d, uint64_t now_ms);
 /** The active chain moved (Core's m_last_tip_update). Part of node/'s new_tip hook. */
@@ -305,7 +305,8 @@ struct json_t *stale_stats_json(struct daemon *d);
 
 /**
  * Core's MaybeSendGetHeaders test: false while a getheaders to p younger
- * than SYNC_HEADERS_RESPONSE_MS (at now_ms) is unanswered (an empty or a
+ * than SYNC_HEADERS_RESPONSE_MS (at now_ms, the mockable clock's
+ * daemon_time_ms, as Core's NodeClock) is unanswered (an empty or a
  * connecting headers message answers one). Loop thread.
  */
 bool sync_getheaders_due(const struct peer *p, uint64_t now_ms);

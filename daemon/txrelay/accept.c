@@ -227,7 +227,7 @@ static void handle_orphan(struct daemon *d, struct tx_job *tj, struct peer *p)
 		if (!txaccept_already_have(d, &res->missing_parents[i], false, false))
 			parents[n++] = res->missing_parents[i];
 	}
-	int64_t now = (int64_t)time(NULL);
+	int64_t now = daemon_time(d);
 	/* The sender first, then whoever else announced it. */
 	uint64_t cands[1 + TXREQUEST_MAX_ANNOUNCERS];
 	uint32_t nc = 0;
@@ -284,7 +284,7 @@ static void tx_done(struct daemon *d, struct val_job *j)
 		if (!tj->first_time)
 			r->orphans.accepted++;
 		else if (p)
-			p->last_tx_time = (int64_t)time(NULL); /* Core's m_last_tx_time */
+			p->last_tx_time = daemon_time(d); /* Core's m_last_tx_time */
 		/* Core's ProcessValidTx line, word for word (-debug=mempool). */
 		if (dlog_enabled(&d->log, DLOG_DEBUG, DLOG_MEMPOOL)) {
 			proto_hash_to_hex(&res->txid, hex);

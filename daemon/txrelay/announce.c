@@ -619,9 +619,10 @@ void txrelay_trickle(struct daemon *d, uint64_t now)
 static void on_timer(uv_timer_t *t)
 {
 	struct daemon *d = t->data;
-	uint64_t now = daemon_now_ms(d);
-	txrelay_trickle(d, now);
-	txrelay_rebroadcast_tick(d, now);
+	/* Inv trickles and feefilters on Core's mockable clock; the
+	 * rebroadcast on the loop's (Core's scheduler is not mocked). */
+	txrelay_trickle(d, (uint64_t)daemon_time_ms(d));
+	txrelay_rebroadcast_tick(d, daemon_now_ms(d));
 }
 
 void txrelay_peer_ready(struct peer *p)
@@ -635,7 +636,7 @@ void txrelay_peer_ready(struct peer *p)
 	/* Core: m_next_inv_send_time starts at zero, so the first trickle
 	 * (empty) runs at once and draws the next one. */
 	p->txr->last_inv_seq = 1;
-	txrelay_maybe_feefilter(p, daemon_now_ms(d));
+	txrelay_maybe_feefilter(p, (uint64_t)daemon_time_ms(d));
 }
 
 void txrelay_peer_gone(struct peer *p)
@@ -651,7 +652,7 @@ void txrelay_peer_gone(struct peer *p)
 
 void txrelay_ibd_over(struct daemon *d)
 {
-	uint64_t now = daemon_now_ms(d);
+	uint64_t now = (uint64_t)daemon_time_ms(d);
 	for (uint32_t i = 0; i < d->n_peers; i++) {
 		struct peer *p = d->peers[i];
 		if (p->state == PEER_ACTIVE && p->txr)

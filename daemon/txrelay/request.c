@@ -290,7 +290,7 @@ void txrequest_track_parent(struct peer *p, const struct proto_hash *txid)
 	struct proto_inv_vec v = {.type = PROTO_INV_TX, .hash = *txid};
 	/* Inside an inv the batch holds that inv's requests, to this same
 	 * peer: sending them with the parent's keeps the order. */
-	txrequest_add(p, &v, daemon_now_ms(d));
+	txrequest_add(p, &v, (uint64_t)daemon_time_ms(d));
 	inv_batch_send(p, PROTO_CMD_GETDATA);
 }
 

@@ -185,7 +185,8 @@ struct txrequest_peer {
 int txrequest_init(struct daemon *d);
 /** Free the tracker. */
 void txrequest_release(struct daemon *d);
-/** Request timeouts and fallback to other announcers; batched getdata. Loop thread. */
+/** Request timeouts and fallback to other announcers; batched getdata. now_ms is the
+ * mockable clock's (daemon_time_ms), as Core's request times. Loop thread. */
 void txrequest_tick(struct daemon *d, uint64_t now_ms);
 /** Announcements tracked now. */
 uint32_t txrequest_tracked(const struct daemon *d);
@@ -226,7 +227,8 @@ void txrelay_peer_gone(struct peer *p);
  * notfound. Also sync/'s serve_tx hook (daemon/sync_hooks.c).
  */
 bool txrelay_serve(struct peer *p, const struct proto_inv_vec *v);
-/** Announce, send feefilters: what the timer runs (tests call it with their clock). */
+/** Announce, send feefilters: what the timer runs with the mockable clock's
+ * daemon_time_ms, as Core's trickle (tests call it with their clock). */
 void txrelay_trickle(struct daemon *d, uint64_t now_ms);
 /** The mempool entry with this id (wtxid or txid), or NULL. Loop thread. */
 const struct relay_tx *txrelay_find(const struct daemon *d, const struct proto_hash *h, bool wtxid);

@@ -208,7 +208,7 @@ static void test_relay_to_two_other_peers(void **state)
 	struct peer *rich = relay_peer(t, true, TF_ADDR);
 	rich->p2p->addr.started = true;
 	rich->p2p->addr.tokens = 100;
-	rich->p2p->addr.tokens_at_us = uv_hrtime() / 1000u;
+	rich->p2p->addr.tokens_at_us = (uint64_t)daemon_time_ms(t->d) * 1000u;
 	addr_msg(&m, w, 11, 53);
 	addr_on_addr(rich, &m);
 	addr_msg(&m, w, 1, 54);

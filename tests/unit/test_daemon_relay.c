@@ -122,7 +122,7 @@ static void test_inbound_share_a_timer_outbound_do_not(void **state)
 	struct tf *t = *state;
 	struct peer *in1 = ready_peer(t, true), *in2 = ready_peer(t, true);
 	struct peer *out1 = ready_peer(t, false), *out2 = ready_peer(t, false);
-	uint64_t now = uv_now(&t->loop) + 1;
+	uint64_t now = (uint64_t)daemon_time_ms(t->d) + 1;
 	bool differ = false;
 	for (int round = 0; round < 20; round++) {
 		add(t, 10 + (uint32_t)round, 1, 1000, 100, true);
@@ -162,7 +162,7 @@ static void test_getdata_only_after_inv(void **state)
 	struct proto_inv_vec v = {.type = PROTO_INV_WTX, .hash = e->wtxid};
 	/* Entered after the last inv to p: not served (Core's m_last_inv_sequence). */
 	assert_false(txrelay_serve(p, &v));
-	uint64_t now = uv_now(&t->loop);
+	uint64_t now = (uint64_t)daemon_time_ms(t->d);
 	while (p->txr->n) {
 		now += RELAY_TIMER_MS;
 		txrelay_trickle(t->d, now);
@@ -191,19 +191,33 @@ static void test_feefilter_rounding(void **state)
 	assert_int_equal(txrelay_round_fee(t->d, 1000, 1), 974);
 }
 
+/* The node's clock (base/clock.h) stands still in these tests: requests
+ * and trickles run on it, as Core's on its mockable clock. */
+static int setup_mock(void **state)
+{
+	base_clock_set_mock(1700000000);
+	return tf_setup(state);
+}
+
+static int teardown_mock(void **state)
+{
+	base_clock_set_mock(0);
+	return tf_teardown(state);
+}
+
 int main(void)
 {
 	tf_global_init();
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_order_fewest_ancestors_then_feerate, tf_setup,
-	                                    tf_teardown),
-	    cmocka_unit_test_setup_teardown(test_broadcast_max, tf_setup, tf_teardown),
-	    cmocka_unit_test_setup_teardown(test_known_and_feefilter_skipped, tf_setup,
-	                                    tf_teardown),
-	    cmocka_unit_test_setup_teardown(test_inbound_share_a_timer_outbound_do_not, tf_setup,
-	                                    tf_teardown),
-	    cmocka_unit_test_setup_teardown(test_getdata_only_after_inv, tf_setup, tf_teardown),
-	    cmocka_unit_test_setup_teardown(test_feefilter_rounding, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_order_fewest_ancestors_then_feerate, setup_mock,
+	                                    teardown_mock),
+	    cmocka_unit_test_setup_teardown(test_broadcast_max, setup_mock, teardown_mock),
+	    cmocka_unit_test_setup_teardown(test_known_and_feefilter_skipped, setup_mock,
+	                                    teardown_mock),
+	    cmocka_unit_test_setup_teardown(test_inbound_share_a_timer_outbound_do_not, setup_mock,
+	                                    teardown_mock),
+	    cmocka_unit_test_setup_teardown(test_getdata_only_after_inv, setup_mock, teardown_mock),
+	    cmocka_unit_test_setup_teardown(test_feefilter_rounding, setup_mock, teardown_mock),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,6 +25,23 @@
 
 #define MIN_MS (60u * 1000u)
 
+/* The mockable clock's start in these tests (seconds). */
+#define MOCK_S 1700000000
+
+/* Stands the node's clock (base/clock.h) still at MOCK_S: the rules run on
+ * it, as Core's on its mockable clock. Returns it in milliseconds. */
+static uint64_t mock_t0(void)
+{
+	base_clock_set_mock(MOCK_S);
+	return (uint64_t)MOCK_S * 1000u;
+}
+
+static int teardown_mock(void **state)
+{
+	base_clock_set_mock(0);
+	return tf_teardown(state);
+}
+
 /* The view becomes blocks 0..top of made-up hashes tf_hash(0xb0 + salt, h). */
 static void view_chain(struct tf *t, int32_t top, uint8_t salt)
 {
@@ -56,7 +73,7 @@ static struct peer *outbound(struct tf *t, enum peer_conn_type type, const char 
 	p->sync->best_height = best;
 	if (best >= 0)
 		p->sync->best_hash = tf_hash(0xb0, (uint32_t)best);
-	p->connect_ms = 0;
+	p->conntime = 0;
 	return p;
 }
 
@@ -81,7 +98,7 @@ static void test_lagging_peer_getheaders_then_disconnect(void **state)
 {
 	struct tf *t = *state;
 	view_chain(t, 5, 0);
-	uint64_t t0 = daemon_now_ms(t->d);
+	uint64_t t0 = mock_t0();
 	struct peer *p = outbound(t, PEER_CONN_OUTBOUND_FULL, "127.0.0.2:18444", 3);
 	/* The validation thread found its block below our tip. */
 	stale_placed(p, &p->sync->stale.bench, false, false);
@@ -129,7 +146,7 @@ static void test_lagging_peer_without_best_block(void **state)
 {
 	struct tf *t = *state;
 	view_chain(t, 2, 0);
-	uint64_t t0 = daemon_now_ms(t->d);
+	uint64_t t0 = mock_t0();
 	struct peer *p = outbound(t, PEER_CONN_BLOCK_RELAY, "127.0.0.2:18444", -1);
 	stale_tick(t->d, t0);
 	stale_tick(t->d, t0 + STALE_CHAIN_SYNC_TIMEOUT_MS + 1);
@@ -144,7 +161,7 @@ static void test_peer_that_catches_up_is_kept(void **state)
 {
 	struct tf *t = *state;
 	view_chain(t, 5, 0);
-	uint64_t t0 = daemon_now_ms(t->d);
+	uint64_t t0 = mock_t0();
 	struct peer *p = outbound(t, PEER_CONN_OUTBOUND_FULL, "127.0.0.2:18444", 3);
 	stale_tick(t->d, t0);
 	stale_tick(t->d, t0 + STALE_CHAIN_SYNC_TIMEOUT_MS + 1);
@@ -169,7 +186,7 @@ static void test_peer_at_old_bench_gets_new_timeout(void **state)
 {
 	struct tf *t = *state;
 	view_chain(t, 5, 0);
-	uint64_t t0 = daemon_now_ms(t->d);
+	uint64_t t0 = mock_t0();
 	struct peer *p = outbound(t, PEER_CONN_OUTBOUND_FULL, "127.0.0.2:18444", 3);
 	stale_tick(t->d, t0);
 	struct proto_hash old = p->sync->stale.bench;
@@ -194,7 +211,7 @@ static void test_four_protected(void **state)
 {
 	struct tf *t = *state;
 	view_chain(t, 5, 0);
-	uint64_t t0 = daemon_now_ms(t->d);
+	uint64_t t0 = mock_t0();
 	struct peer *full[6];
 	char addr[32];
 	for (int i = 0; i < 6; i++) {
@@ -249,13 +266,46 @@ static void test_four_protected(void **state)
 	assert_int_equal(t->d->sync->n_protected, 4);
 }
 
+/* The loop's tick (sync_tick) times the rule by the mockable clock, not
+ * the loop's: moving the clock as setmocktime does, with the loop clock
+ * standing still, is enough for the getheaders and then the disconnect,
+ * as Core's p2p_outbound_eviction.py drives it. */
+static void test_mock_clock_drives_lagging_peer(void **state)
+{
+	struct tf *t = *state;
+	view_chain(t, 5, 0);
+	uint64_t loop_now = daemon_now_ms(t->d);
+	int64_t s0 = MOCK_S;
+	base_clock_set_mock(s0);
+	struct peer *p = outbound(t, PEER_CONN_OUTBOUND_FULL, "127.0.0.2:18444", 3);
+	stale_placed(p, &p->sync->stale.bench, false, false);
+	sync_tick(t->d, loop_now);
+	assert_int_equal(p->sync->stale.timeout_ms,
+	                 (uint64_t)s0 * 1000u + STALE_CHAIN_SYNC_TIMEOUT_MS);
+	/* 20 minutes exactly: not yet. */
+	base_clock_set_mock(s0 + STALE_CHAIN_SYNC_TIMEOUT_MS / 1000);
+	sync_tick(t->d, loop_now);
+	assert_int_equal(getheaders_sent(t, p), 0);
+	/* One second more: the getheaders. */
+	base_clock_set_mock(s0 + STALE_CHAIN_SYNC_TIMEOUT_MS / 1000 + 1);
+	sync_tick(t->d, loop_now);
+	assert_int_equal(getheaders_sent(t, p), 1);
+	assert_false(closing(p));
+	/* Two minutes and a second more: out. */
+	base_clock_set_mock(s0 + (STALE_CHAIN_SYNC_TIMEOUT_MS + SYNC_HEADERS_RESPONSE_MS) / 1000 +
+	                    2);
+	sync_tick(t->d, loop_now);
+	assert_true(closing(p));
+	assert_true(tf_log_contains(t, "Outbound peer has old chain"));
+}
+
 /* ---- CheckForStaleTipAndEvictPeers: the stale tip --------------------- */
 
 static void test_stale_tip_sets_try_new_outbound(void **state)
 {
 	struct tf *t = *state;
 	view_chain(t, 3, 0);
-	uint64_t t0 = daemon_now_ms(t->d);
+	uint64_t t0 = mock_t0();
 	uint64_t three_blocks = (uint64_t)t->d->params->pow_target_spacing * 3u * 1000u;
 	stale_new_tip(t->d);
 	stale_tick(t->d, t0 + 1);
@@ -285,7 +335,7 @@ static void test_stale_tip_not_while_downloading_or_connect(void **state)
 {
 	struct tf *t = *state;
 	view_chain(t, 3, 0);
-	uint64_t t0 = daemon_now_ms(t->d);
+	uint64_t t0 = mock_t0();
 	struct sync_state *s = t->d->sync;
 	s->last_tip_ms = t0;
 	s->win = xcalloc(1, sizeof(*s->win));
@@ -311,13 +361,13 @@ static void test_extra_block_relay_after_initial_sync(void **state)
 {
 	struct tf *t = *state;
 	view_chain(t, 3, 0);
-	uint64_t t0 = daemon_now_ms(t->d);
+	uint64_t t0 = mock_t0();
 	int64_t twenty = t->d->params->pow_target_spacing * 20;
 	uint8_t *when = t->d->view->recs[3].header + 68;
-	proto_put_le32(when, (uint32_t)(time(NULL) - twenty - 60));
+	proto_put_le32(when, (uint32_t)(MOCK_S - twenty - 60));
 	stale_tick(t->d, t0);
 	assert_false(t->d->net->start_extra_block_relay);
-	proto_put_le32(when, (uint32_t)(time(NULL) - twenty + 60));
+	proto_put_le32(when, (uint32_t)(MOCK_S - twenty + 60));
 	stale_tick(t->d, t0 + STALE_EXTRA_PEER_CHECK_MS);
 	assert_true(t->d->net->start_extra_block_relay);
 	assert_true(tf_log_contains(t, "enabling extra block-relay-only peers"));
@@ -334,7 +384,7 @@ static void test_extra_block_relay_youngest(void **state)
 {
 	struct tf *t = *state;
 	view_chain(t, 3, 0);
-	uint64_t t0 = daemon_now_ms(t->d);
+	uint64_t t0 = mock_t0();
 	assert_int_equal(t->d->net->max_block_relay, 2);
 	struct peer *b[3];
 	char addr[32];
@@ -343,7 +393,7 @@ static void test_extra_block_relay_youngest(void **state)
 		b[i] = outbound(t, PEER_CONN_BLOCK_RELAY, addr, 3);
 		b[i]->sync->stale.ge_tip = true;
 		b[i]->last_block_time = 1000 + i;
-		b[i]->connect_ms = t0;
+		b[i]->conntime = (int64_t)(t0 / 1000u);
 	}
 	/* ... unless it gave us a block more recently: then the next-youngest. */
 	stale_tick(t->d, t0 + STALE_MIN_CONNECT_MS);
@@ -358,14 +408,14 @@ static void test_extra_block_relay_no_blocks_youngest_goes(void **state)
 {
 	struct tf *t = *state;
 	view_chain(t, 3, 0);
-	uint64_t t0 = daemon_now_ms(t->d);
+	uint64_t t0 = mock_t0();
 	struct peer *b[3];
 	char addr[32];
 	for (int i = 0; i < 3; i++) {
 		snprintf(addr, sizeof(addr), "127.0.0.%d:18444", 40 + i);
 		b[i] = outbound(t, PEER_CONN_BLOCK_RELAY, addr, 3);
 		b[i]->sync->stale.ge_tip = true;
-		b[i]->connect_ms = t0;
+		b[i]->conntime = (int64_t)(t0 / 1000u);
 	}
 	/* Young: kept this time (Core: connected at least 30 s). */
 	stale_tick(t->d, t0 + STALE_MIN_CONNECT_MS - 1);
@@ -389,7 +439,7 @@ static void test_extra_full_relay(void **state)
 {
 	struct tf *t = *state;
 	view_chain(t, 3, 0);
-	uint64_t t0 = daemon_now_ms(t->d);
+	uint64_t t0 = mock_t0();
 	t->d->net->max_outbound_full = 4;
 	struct peer *f[4];
 	char addr[32];
@@ -397,7 +447,7 @@ static void test_extra_full_relay(void **state)
 		snprintf(addr, sizeof(addr), "127.0.0.%d:18444", 50 + i);
 		f[i] = outbound(t, PEER_CONN_OUTBOUND_FULL, addr, 3);
 		f[i]->sync->stale.ge_tip = true;
-		f[i]->connect_ms = t0;
+		f[i]->conntime = (int64_t)(t0 / 1000u);
 	}
 	/* Oldest announcements: f[0] (protected) and f[2] = f[3] (tie: the younger, f[3]). */
 	f[0]->sync->stale.last_announce = 100;
@@ -409,7 +459,7 @@ static void test_extra_full_relay(void **state)
 	/* The only IPv6 peer is spared however old its announcement. */
 	struct peer *v6 = outbound(t, PEER_CONN_OUTBOUND_FULL, "[2a01:4f8::1]:18444", 3);
 	v6->sync->stale.ge_tip = true;
-	v6->connect_ms = t0;
+	v6->conntime = (int64_t)(t0 / 1000u);
 
 	/* Exactly 30 s: Core wants more than that. */
 	stale_tick(t->d, t0 + STALE_MIN_CONNECT_MS);
@@ -575,24 +625,27 @@ int main(void)
 	tf_global_init();
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_lagging_peer_getheaders_then_disconnect, tf_setup,
-	                                    tf_teardown),
+	                                    teardown_mock),
 	    cmocka_unit_test_setup_teardown(test_lagging_peer_without_best_block, tf_setup,
-	                                    tf_teardown),
+	                                    teardown_mock),
 	    cmocka_unit_test_setup_teardown(test_peer_that_catches_up_is_kept, tf_setup,
-	                                    tf_teardown),
+	                                    teardown_mock),
 	    cmocka_unit_test_setup_teardown(test_peer_at_old_bench_gets_new_timeout, tf_setup,
-	                                    tf_teardown),
-	    cmocka_unit_test_setup_teardown(test_four_protected, tf_setup, tf_teardown),
+	                                    teardown_mock),
+	    cmocka_unit_test_setup_teardown(test_four_protected, tf_setup, teardown_mock),
+	    cmocka_unit_test_setup_teardown(test_mock_clock_drives_lagging_peer, tf_setup,
+	                                    teardown_mock),
 	    cmocka_unit_test_setup_teardown(test_stale_tip_sets_try_new_outbound, tf_setup,
-	                                    tf_teardown),
+	                                    teardown_mock),
 	    cmocka_unit_test_setup_teardown(test_stale_tip_not_while_downloading_or_connect,
-	                                    tf_setup, tf_teardown),
+	                                    tf_setup, teardown_mock),
 	    cmocka_unit_test_setup_teardown(test_extra_block_relay_after_initial_sync, tf_setup,
-	                                    tf_teardown),
-	    cmocka_unit_test_setup_teardown(test_extra_block_relay_youngest, tf_setup, tf_teardown),
+	                                    teardown_mock),
+	    cmocka_unit_test_setup_teardown(test_extra_block_relay_youngest, tf_setup,
+	                                    teardown_mock),
 	    cmocka_unit_test_setup_teardown(test_extra_block_relay_no_blocks_youngest_goes,
-	                                    tf_setup, tf_teardown),
-	    cmocka_unit_test_setup_teardown(test_extra_full_relay, tf_setup, tf_teardown),
+	                                    tf_setup, teardown_mock),
+	    cmocka_unit_test_setup_teardown(test_extra_full_relay, tf_setup, teardown_mock),
 	    cmocka_unit_test_setup_teardown(test_headers_place_and_protect, setup_chain,
 	                                    teardown_chain),
 	};

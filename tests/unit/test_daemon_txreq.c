@@ -106,7 +106,7 @@ static void test_one_announcer_asked(void **state)
 	assert_int_equal(t->d->stats.inv_known_dup, 1);
 	assert_requested(t, a, 0, "after a repeat");
 	/* Before the timeout a tick changes nothing. */
-	txrequest_tick(t->d, uv_now(&t->loop) + TXREQUEST_GETDATA_TX_INTERVAL_MS - 1);
+	txrequest_tick(t->d, (uint64_t)daemon_time_ms(t->d) + TXREQUEST_GETDATA_TX_INTERVAL_MS - 1);
 	assert_requested(t, a, 0, "tick before the timeout");
 	assert_requested(t, b, 0, "tick before the timeout");
 	assert_int_equal(t->d->stats.tx_request_timeouts, 0);
@@ -118,7 +118,7 @@ static void test_timeout_falls_back(void **state)
 	struct peer *p[3];
 	for (int i = 0; i < 3; i++)
 		p[i] = tf_peer(t, true, TF_ADDR);
-	uint64_t now = uv_now(&t->loop);
+	uint64_t now = (uint64_t)daemon_time_ms(t->d);
 	for (int i = 0; i < 3; i++)
 		announce(p[i], 0x22, 0, 1);
 	assert_requested(t, p[0], 1, "first request");
@@ -167,7 +167,7 @@ static void test_notfound_falls_back(void **state)
 	struct peer *a = tf_peer(t, true, TF_ADDR);
 	struct peer *b = tf_peer(t, true, TF_ADDR);
 	struct peer *c = tf_peer(t, true, TF_ADDR);
-	uint64_t now = uv_now(&t->loop);
+	uint64_t now = (uint64_t)daemon_time_ms(t->d);
 	announce(a, 0x33, 0, 1);
 	announce(b, 0x33, 0, 1);
 	assert_requested(t, a, 1, "first request");
@@ -203,7 +203,7 @@ static void test_announcer_gone(void **state)
 	assert_requested(t, a, 1, "first request");
 	uint64_t a_id = a->id;
 	peer_disconnect(a, "test");
-	txrequest_tick(t->d, uv_now(&t->loop));
+	txrequest_tick(t->d, (uint64_t)daemon_time_ms(t->d));
 	assert_requested(t, b, 1, "after the asked peer left");
 	assert_int_equal(t->d->stats.tx_request_timeouts, 0);
 	/* a is freed for real (close callback), then b goes too: forgotten. */
@@ -211,7 +211,7 @@ static void test_announcer_gone(void **state)
 	assert_null(peer_by_id(t->d, a_id));
 	peer_disconnect(b, "test");
 	uv_run(&t->loop, UV_RUN_NOWAIT);
-	txrequest_tick(t->d, uv_now(&t->loop));
+	txrequest_tick(t->d, (uint64_t)daemon_time_ms(t->d));
 	assert_int_equal(txrequest_tracked(t->d), 0);
 }
 
@@ -228,7 +228,7 @@ static void test_inflight_limit(void **state)
 	assert_int_equal(a->txreq->tx_inflight, TXREQUEST_MAX_PEER_INFLIGHT);
 	assert_int_equal(a->txreq->tx_announced, n);
 	assert_int_equal(txrequest_tracked(t->d), n);
-	txrequest_tick(t->d, uv_now(&t->loop));
+	txrequest_tick(t->d, (uint64_t)daemon_time_ms(t->d));
 	assert_requested(t, a, 0, "tick with a full request window");
 	/* Another announcer takes the ones a cannot be asked for. */
 	announce(b, 0x55, 0, n);
@@ -237,7 +237,7 @@ static void test_inflight_limit(void **state)
 	 * asks b for it (a is no source any more), not a for another. */
 	send_invs(a, PROTO_CMD_NOTFOUND, PROTO_INV_WITNESS_TX, 0x55, 0, 1);
 	assert_int_equal(a->txreq->tx_inflight, TXREQUEST_MAX_PEER_INFLIGHT - 1);
-	txrequest_tick(t->d, uv_now(&t->loop));
+	txrequest_tick(t->d, (uint64_t)daemon_time_ms(t->d));
 	assert_requested(t, a, 0, "tick after notfound");
 	assert_requested(t, b, 1, "tick after notfound");
 	assert_true(b->txreq->tx_inflight <= TXREQUEST_MAX_PEER_INFLIGHT);
@@ -363,7 +363,7 @@ static void test_received_tx_not_requested_again(void **state)
 	assert_int_equal(a->txreq->tx_announced, 0);
 	assert_int_equal(b->txreq->tx_announced, 0);
 	/* No fallback to b, now or after the timeout. */
-	txrequest_tick(t->d, uv_now(&t->loop) + TXREQUEST_GETDATA_TX_INTERVAL_MS);
+	txrequest_tick(t->d, (uint64_t)daemon_time_ms(t->d) + TXREQUEST_GETDATA_TX_INTERVAL_MS);
 	assert_requested(t, b, 0, "after the tx arrived");
 	/* Once rejected, a new announcer of it is not asked either (Core's
 	 * AlreadyHaveTx: no validation thread runs here, so the verdict is
@@ -453,22 +453,37 @@ static void test_getdata_served(void **state)
 	tf_sent_free(&s);
 }
 
+/* The node's clock (base/clock.h) stands still in these tests: requests
+ * and trickles run on it, as Core's on its mockable clock. */
+static int setup_mock(void **state)
+{
+	base_clock_set_mock(1700000000);
+	return tf_setup(state);
+}
+
+static int teardown_mock(void **state)
+{
+	base_clock_set_mock(0);
+	return tf_teardown(state);
+}
+
 int main(void)
 {
 	tf_global_init();
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_one_announcer_asked, tf_setup, tf_teardown),
-	    cmocka_unit_test_setup_teardown(test_timeout_falls_back, tf_setup, tf_teardown),
-	    cmocka_unit_test_setup_teardown(test_notfound_falls_back, tf_setup, tf_teardown),
-	    cmocka_unit_test_setup_teardown(test_announcer_gone, tf_setup, tf_teardown),
-	    cmocka_unit_test_setup_teardown(test_inflight_limit, tf_setup, tf_teardown),
-	    cmocka_unit_test_setup_teardown(test_peer_announcement_limit, tf_setup, tf_teardown),
-	    cmocka_unit_test_setup_teardown(test_total_limit, tf_setup, tf_teardown),
-	    cmocka_unit_test_setup_teardown(test_received_tx_not_requested_again, tf_setup,
-	                                    tf_teardown),
-	    cmocka_unit_test_setup_teardown(test_wtxid_relay, tf_setup, tf_teardown),
-	    cmocka_unit_test_setup_teardown(test_unsolicited_tx, tf_setup, tf_teardown),
-	    cmocka_unit_test_setup_teardown(test_getdata_served, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_one_announcer_asked, setup_mock, teardown_mock),
+	    cmocka_unit_test_setup_teardown(test_timeout_falls_back, setup_mock, teardown_mock),
+	    cmocka_unit_test_setup_teardown(test_notfound_falls_back, setup_mock, teardown_mock),
+	    cmocka_unit_test_setup_teardown(test_announcer_gone, setup_mock, teardown_mock),
+	    cmocka_unit_test_setup_teardown(test_inflight_limit, setup_mock, teardown_mock),
+	    cmocka_unit_test_setup_teardown(test_peer_announcement_limit, setup_mock,
+	                                    teardown_mock),
+	    cmocka_unit_test_setup_teardown(test_total_limit, setup_mock, teardown_mock),
+	    cmocka_unit_test_setup_teardown(test_received_tx_not_requested_again, setup_mock,
+	                                    teardown_mock),
+	    cmocka_unit_test_setup_teardown(test_wtxid_relay, setup_mock, teardown_mock),
+	    cmocka_unit_test_setup_teardown(test_unsolicited_tx, setup_mock, teardown_mock),
+	    cmocka_unit_test_setup_teardown(test_getdata_served, setup_mock, teardown_mock),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	proto_freelist_drain();
