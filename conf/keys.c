@@ -311,6 +311,10 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                          "Connect to a node to retrieve peer addresses, and disconnect (an\n"
                          "addr-fetch connection). Repeatable; used while fewer than 2\n"
                          "full-relay peers are connected, one every 10 s, as bitcoind."},
+    [CONF_K_V2TRANSPORT] = {"v2transport", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "1",
+                            "Support the BIP324 v2 transport protocol (encrypted; advertised\n"
+                            "as NODE_P2P_V2): v1 and v2 on the same port, v2 for manual\n"
+                            "connections and for peers that advertise it."},
 };
 
 /* Section names are the network names bitcoind uses for them. */
