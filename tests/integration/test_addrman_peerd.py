@@ -32,7 +32,7 @@ from test_addrman_core import addresses, norm_addr, onion, peertool, script_of
 pytestmark = pytest.mark.interop
 
 CORE_ARGS = ("-test=addrman", "-connect=0", "-v2transport=0")
-PEERD_ARGS = ("-test=addrman", "-connect=0")
+PEERD_ARGS = ("-test=addrman", "-connect=0", "-v2transport=0")  # as Core's: the scripted peers speak v1
 # Times carried in messages: an hour ago, so they stay fresh and exact.
 MSG_AGE = 3600
 
