@@ -543,7 +543,8 @@ struct peer *net_dial(struct daemon *d, const union net_addr *a, enum peer_conn_
 		p->target = t;
 		t->peer = p;
 		t->attempts++;
-		p->v2_want = t->v2;
+		p->v2_want = t->v2 && !t->v1_once;
+		t->v1_once = false;
 	}
 	d->stats.outbound_attempts++;
 	uv_connect_t *req = xmalloc(sizeof(*req));
@@ -758,6 +759,20 @@ void net_tick(struct daemon *d, uint64_t now_ms)
 		if (i < d->net->n_targets && d->net->targets[i] == t)
 			i++;
 	}
+}
+
+bool net_target_retry_v1(struct peer *p)
+{
+	struct net_target *t = p->target;
+	if (!t || t->d->shutting_down)
+		return false;
+	/* At once and without backoff, as Core's reconnections list. */
+	p->target = NULL;
+	t->peer = NULL;
+	t->v1_once = true;
+	t->next_attempt_ms = 0;
+	net_tick(t->d, daemon_now_ms(t->d));
+	return true;
 }
 
 void net_peer_closed(struct peer *p)

@@ -696,6 +696,7 @@ struct net_target {
 	struct net_resolve *gai;  /**< resolution in flight (net/resolve.c), or NULL */
 	enum peer_conn_type type; /**< MANUAL; a onetry addr-fetch, feeler, ... (addconnection) */
 	bool v2;                  /**< dial with BIP324 v2 (-v2transport, or addnode's argument) */
+	bool v1_once;             /**< the next attempt with v1: the last v2 one was closed */
 	uint64_t next_attempt_ms;
 	uint32_t backoff_ms;
 	uint32_t attempts;
@@ -760,6 +761,12 @@ void net_release_targets(struct daemon *d);
 void net_tick(struct daemon *d, uint64_t now_ms);
 /** A peer with a target closed: schedule the reconnect (or forget a onetry). */
 void net_peer_closed(struct peer *p);
+/**
+ * p's v2 attempt was closed before anything came back: its target is
+ * tried again at once with v1 (a onetry one too). False when p has no
+ * target (or the daemon stops).
+ */
+bool net_target_retry_v1(struct peer *p);
 /** Whether nonce is the version nonce of one of our outbound peers still in handshake. */
 bool net_is_local_nonce(struct daemon *d, uint64_t nonce);
 /**

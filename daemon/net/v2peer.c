@@ -288,24 +288,23 @@ void net_v2_session_id_hex(const struct peer *p, char out[65])
 bool net_v2_reconnect_v1(struct peer *p)
 {
 	struct daemon *d = p->d;
-	if (!p->v2 || d->shutting_down || p->proxied ||
-	    !net_v2_should_reconnect_v1(&p->v2->v, p->bytes_recv))
+	if (!p->v2 || d->shutting_down || !net_v2_should_reconnect_v1(&p->v2->v, p->bytes_recv))
 		return false;
 	char a[NET_ADDRSTRLEN];
 	net_addr_format(&p->addr, a);
-	DLOG_INFO_(&d->log, DLOG_NET, "failed v2 connection to %s, reconnecting with v1", a);
-	struct net_target *t = p->target;
-	p->target = NULL;
-	if (t)
-		t->peer = NULL;
-	struct peer *q = net_dial(d, &p->addr, p->conn_type, t, NULL);
-	if (!q) {
-		/* Nothing dialled: the target's own retry takes over. */
-		p->target = t;
-		if (t)
-			t->peer = p;
-		return false;
+	if (p->target) {
+		DLOG_INFO_(&d->log, DLOG_NET, "failed v2 connection to %s, reconnecting with v1",
+		           p->target->name);
+		return net_target_retry_v1(p);
 	}
+	/* An automatic connection: the same address again (through a proxy
+	 * it would need its route again: left to the next round). */
+	if (p->proxied)
+		return false;
+	DLOG_INFO_(&d->log, DLOG_NET, "failed v2 connection to %s, reconnecting with v1", a);
+	struct peer *q = net_dial(d, &p->addr, p->conn_type, NULL, NULL);
+	if (!q)
+		return false;
 	q->v2_off = true;
 	q->dial_services = p->dial_services;
 	q->count_failure = p->count_failure;

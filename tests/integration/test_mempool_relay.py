@@ -251,7 +251,7 @@ def outbound_peer(d):
     srv.bind(("127.0.0.1", 0))
     srv.listen(1)
     srv.settimeout(10)
-    d.rpc("addnode", "127.0.0.1:%d" % srv.getsockname()[1], "onetry")
+    d.rpc("addnode", "127.0.0.1:%d" % srv.getsockname()[1], "onetry", False)  # it speaks v1
     conn, _ = srv.accept()
     srv.close()
     p = P2P(0, sock=conn)
