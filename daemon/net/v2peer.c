@@ -196,6 +196,11 @@ static void deliver(struct peer *p, const struct net_v2_step *st)
 	memcpy(h.command, st->type, sizeof(h.command));
 	h.cmd = proto_cmd_lookup(st->type);
 	h.length = st->payload_len;
+	/* A block's v1 frame checksum is kept in the block index, so that it
+	 * is served later (over v1) without hashing it again: v2 carries none,
+	 * so it is computed here, for blocks only (sync/serve.c). */
+	if (h.cmd == PROTO_CMD_BLOCK)
+		proto_checksum(st->payload, st->payload_len, h.checksum);
 	size_t wire = (size_t)st->used + BIP324_LENGTH_LEN;
 	stats_recv(&d->stats, h.cmd, wire);
 	p->msgbytes->recv[h.cmd] += wire;
