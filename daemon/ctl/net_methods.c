@@ -564,7 +564,8 @@ const struct ctl_method ctl_net_methods[] = {
       {"command", CTL_ARG_STR, CTL_REQUIRED},
       {"v2transport", CTL_ARG_BOOL, CTL_OPTIONAL}},
      "addnode \"node\" \"command\" ( v2transport )",
-     "Add or remove an outbound destination (reconnected with backoff), or try one connection.",
+     "Add or remove an outbound destination (reconnected with backoff), or try one connection. "
+     "v2transport: try BIP324 v2 first (default: -v2transport's setting).",
      NULL,
      NULL},
     {"addconnection",
@@ -574,7 +575,8 @@ const struct ctl_method ctl_net_methods[] = {
       {"v2transport", CTL_ARG_BOOL, CTL_REQUIRED}},
      "addconnection \"address\" \"connection_type\" v2transport",
      "Open an outbound connection to a specified node. This RPC is for testing only (regtest): "
-     "connection_type is outbound-full-relay, block-relay-only, addr-fetch or feeler.",
+     "connection_type is outbound-full-relay, block-relay-only, addr-fetch or feeler; "
+     "v2transport: BIP324 v2 first (needs -v2transport).",
      NULL,
      NULL},
     {"disconnectnode",
