@@ -117,8 +117,8 @@ size_t net_v2_wire_len(const char *type, size_t len);
 /**
  * Encrypt one message (type, payload) as a packet into buf
  * (net_v2_wire_len bytes): the short id when BIP324 has one, else 0 and
- * the type in 12 bytes. Only in the READY send state. 0, or -1 when out
- * of memory (nothing was encrypted).
+ * the type in 12 bytes, built in buf and encrypted there. Only in the
+ * READY send state. 0 (an int so that a future allocation can fail).
  */
 int net_v2_encrypt(struct net_v2 *v, const char *type, const uint8_t *payload, size_t len,
                    bool decoy, uint8_t *buf);

@@ -27,7 +27,6 @@
 #include <sodium.h>
 #include <string.h>
 
-#include "base/alloc.h"
 #include "base/require.h"
 
 /* The 12 bytes after v1's magic in a version message's header. */
@@ -296,28 +295,19 @@ int net_v2_encrypt(struct net_v2 *v, const char *type, const uint8_t *payload, s
                    bool decoy, uint8_t *buf)
 {
 	require(v->ss == NET_V2_SEND_READY);
-	/* The contents are the id (and type) then the payload; the cipher
-	 * takes them as one buffer, so they are put together first. */
+	/* The contents (the id, the long type if any, the payload) are put
+	 * where their ciphertext goes and encrypted in place: the payload is
+	 * copied once (bip324_cipher_encrypt allows exactly this overlap). */
 	uint8_t id = bip324_msgid_lookup(type);
 	size_t hl = id ? 1 : 1 + BIP324_LONG_TYPE_LEN;
-	size_t clen = hl + len;
-	uint8_t small[1 + BIP324_LONG_TYPE_LEN + 256];
-	uint8_t *plain = small;
-	uint8_t *heap = NULL;
-	if (clen > sizeof(small)) {
-		heap = xmalloc(clen);
-		if (!heap)
-			return -1;
-		plain = heap;
-	}
-	plain[0] = id;
+	uint8_t *c = buf + BIP324_LENGTH_LEN + BIP324_HEADER_LEN;
+	c[0] = id;
 	if (!id) {
-		memset(plain + 1, 0, BIP324_LONG_TYPE_LEN);
-		memcpy(plain + 1, type, strnlen(type, BIP324_LONG_TYPE_LEN));
+		memset(c + 1, 0, BIP324_LONG_TYPE_LEN);
+		memcpy(c + 1, type, strnlen(type, BIP324_LONG_TYPE_LEN));
 	}
 	if (len)
-		memcpy(plain + hl, payload, len);
-	bip324_cipher_encrypt(&v->cipher, plain, clen, NULL, 0, decoy, buf);
-	xfree(heap);
+		memcpy(c + hl, payload, len);
+	bip324_cipher_encrypt(&v->cipher, c, hl + len, NULL, 0, decoy, buf);
 	return 0;
 }
