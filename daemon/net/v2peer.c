@@ -263,7 +263,10 @@ bool net_v2_process(struct peer *p)
 		deliver(p, &st);
 		return true;
 	case NET_V2_TO_V1:
+		/* What waited went out as v1 (flush_pending): the v2 state
+		 * (some 12 KiB) is not needed any more. */
 		DLOG_DBG(&d->log, DLOG_NET, "peer=%llu speaks v1", (unsigned long long)p->id);
+		net_v2_free(p);
 		return true;
 	case NET_V2_ERROR:
 		peer_disconnect(p, st.why);

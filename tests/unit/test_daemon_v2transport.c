@@ -534,6 +534,7 @@ static void test_peer_v1_on_v2_port(void **state)
 	tf_frame(t, &w, "wtxidrelay", NULL, 0);
 	tf_feed(p, w.buf, w.len, 5);
 	assert_true(p->got_version);
+	assert_null(p->v2); /* its v2 state is freed once it is v1 */
 	assert_string_equal(net_v2_transport_name(p), "v1");
 	struct tf_sent s;
 	tf_read_sent(t, p->id, &s); /* v1 frames, every one well formed */
