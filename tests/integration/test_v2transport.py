@@ -187,4 +187,3 @@ def test_hostile_garbage_disconnects(make_peerd):
     p.send_raw(os.urandom(4096 + 16))
     assert p.is_closed(3)
     wait_until(lambda: "v2 handshake: no garbage terminator within 4095 bytes" in d.log(), 5, "the reason")
-
