@@ -187,3 +187,20 @@ def test_hostile_garbage_disconnects(make_peerd):
     p.send_raw(os.urandom(4096 + 16))
     assert p.is_closed(3)
     wait_until(lambda: "v2 handshake: no garbage terminator within 4095 bytes" in d.log(), 5, "the reason")
+
+
+def test_automatic_connection_follows_advertised_services(make_peerd, bitcoind_node):
+    """An automatic connection uses v2 only when the address's services say
+    NODE_P2P_V2: addpeeraddress knows none, so the first one is v1; Core's
+    version advertises it (the address manager learns it), so the next one
+    is v2. (Not listening: 127.0.0.1 would be our own address.)"""
+    core = bitcoind_node
+    d = make_peerd("-test=addrmanloopback", "-peertimeout=10", listen=False)
+    assert d.rpc("addpeeraddress", "127.0.0.1", core.port)["success"]
+    info = core.wait_for_peer(lambda p: p["inbound"] and p["version"] > 0, 20, "peerd's automatic connection")
+    assert info["transport_protocol_type"] == "v1", info
+    mine = wait_until(lambda: peerd_peer(d, lambda p: p.get("handshake_complete")), 5, "peerd's view")
+    assert mine["connection_type"] in ("outbound-full-relay", "block-relay-only"), mine
+    core.disconnect(nodeid=info["id"])
+    info = core.wait_for_peer(lambda p: p["inbound"] and p["version"] > 0, 60, "peerd's next connection")
+    assert info["transport_protocol_type"] == "v2", info
