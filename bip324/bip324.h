@@ -194,7 +194,10 @@ __attribute__((warn_unused_result)) int bip324_cipher_initialize(struct bip324_c
                                                                  bool initiator, bool self_decrypt);
 /**
  * Encrypt a packet [Encrypt]: contents (len < 2^24) and aad into out,
- * len + BIP324_EXPANSION bytes, not overlapping. ignore: a decoy.
+ * len + BIP324_EXPANSION bytes, not overlapping, except that contents
+ * may be exactly out + BIP324_LENGTH_LEN + BIP324_HEADER_LEN: then it is
+ * encrypted in place (the transport builds a message there, so a block
+ * is not copied twice). ignore: a decoy.
  */
 void bip324_cipher_encrypt(struct bip324_cipher *c, const uint8_t *contents, size_t len,
                            const uint8_t *aad, size_t aadlen, bool ignore, uint8_t *out);

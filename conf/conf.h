@@ -279,6 +279,7 @@ struct peerd_conf {
 	int cjdnsreachable;            /**< -1 not given (Core tests IsArgSet), else 0/1 */
 	struct conf_list externalip;   /**< addresses as given */
 	bool discover;             /**< after Core's soft-sets (-proxy, -listen=0, -externalip) */
+	bool v2transport;          /**< BIP324 v2 transport (Core's -v2transport, default 1) */
 	struct conf_list seednode; /**< host[:port]: addr-fetch connections (net/outbound.c) */
 	/** bitcoind options given that peerd ignores (conf/core_opts.c), one
 	 * message each naming where and why, for peerd to log at start. */

@@ -34,7 +34,6 @@
 #define NO_STARTCHECK "peerd does not re-verify blocks at startup"
 #define COSMETIC      "it only changes log output, which peerd formats its own way"
 #define TEST_ONLY     "a test option of bitcoind's that peerd does not have"
-#define HOW_V1        "peerd speaks the v1 (unencrypted) P2P transport only, BIP324 not yet"
 
 const struct conf_core_opt conf_core_opts[] = {
     {"acceptstalefeeestimates", CONF_CORE_IGNORE, NULL, "peerd estimates no fees"},
@@ -121,7 +120,6 @@ const struct conf_core_opt conf_core_opts[] = {
     {"txreconciliation", CONF_CORE_REFUSE, "0", "peerd does not do Erlay (BIP330)"},
     {"uacomment", CONF_CORE_IGNORE, NULL, "peerd's user agent is fixed"},
     {"unsafesqlitesync", CONF_CORE_IGNORE, NULL, NO_WALLET},
-    {"v2transport", CONF_CORE_REFUSE, "0", HOW_V1},
     {"vbparams", CONF_CORE_REFUSE, NULL, TEST_ONLY},
     {"wallet", CONF_CORE_REFUSE, NULL, NO_WALLET},
     {"walletbroadcast", CONF_CORE_IGNORE, NULL, NO_WALLET},

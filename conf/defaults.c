@@ -85,6 +85,7 @@ void conf_defaults(struct peerd_conf *c)
 	c->proxyrandomize = true;
 	c->cjdnsreachable = -1;
 	c->discover = true;
+	c->v2transport = true;
 }
 
 void conf_list_release(struct conf_list *l)

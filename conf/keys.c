@@ -350,6 +350,10 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                          "Replace actual time with UNIX epoch time, as bitcoind's debug\n"
                          "option: the node's clock stands still there until setmocktime\n"
                          "moves it (doc/operating.md)."},
+    [CONF_K_V2TRANSPORT] = {"v2transport", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "1",
+                            "Support the BIP324 v2 transport protocol (encrypted; advertised\n"
+                            "as NODE_P2P_V2): v1 and v2 on the same port, v2 for manual\n"
+                            "connections and for peers that advertise it."},
 };
 
 /* Section names are the network names bitcoind uses for them. */

@@ -714,6 +714,8 @@ static int apply_networks(struct loader *L, struct peerd_conf *c, const int *lv,
 		c->discover = strcmp(v, "1") == 0;
 	else
 		c->discover = !c->proxy_set && c->listen && c->externalip.n == 0;
+	if ((v = scalar(L, CONF_K_V2TRANSPORT, lv, nl)))
+		c->v2transport = strcmp(v, "1") == 0;
 	return 0;
 }
 

@@ -16,7 +16,9 @@ from scratch. Wall time is from process start to the source's tip (polled
 every 50 ms); peak RSS is VmHWM read just before the node is stopped.
 
 Usage: scripts/bench-ibd.py [--runs N] [--only empty|txs] [--keep DIR]
-Environment: BUILD (default build), BITCOIND, BENCH_DATA (default BUILD/bench).
+Environment: BUILD (default build), BITCOIND, BENCH_DATA (default BUILD/bench),
+PEERD_EXTRA (more peerd options, e.g. -v2transport=0 for the sync over v1;
+by default peerd and Core both speak BIP324 v2).
 """
 import argparse
 import os
@@ -83,7 +85,8 @@ class PeerdNode:
         wrap = os.environ.get("PEERD_WRAPPER", "").split()
         self.proc = subprocess.Popen(
             wrap + [PEERD, "-chain=regtest", "-datadir=" + self.datadir, "-listen=0",
-             "-connect=127.0.0.1:%d" % source_port, "-printtoconsole=1"],
+             "-connect=127.0.0.1:%d" % source_port, "-printtoconsole=1"]
+            + os.environ.get("PEERD_EXTRA", "").split(),
             stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         self.pid = self.proc.pid
 

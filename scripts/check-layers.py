@@ -56,7 +56,7 @@ RULES = {
     # every room may use and which uses no room.
     "daemon:shared": ["base", "proto", "conf"],
     # The node program's rooms.
-    "daemon/net": ["daemon:shared", "addrman"],
+    "daemon/net": ["daemon:shared", "addrman", "bip324"],
     "daemon/node": ["chain", "mempool", "mining", "daemon:shared"],
     "daemon/p2p": ["daemon/net", "daemon/node", "addrman"],
     "daemon/sync": ["daemon/p2p", "daemon/net", "daemon/node", "cmpct"],

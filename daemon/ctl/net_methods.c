@@ -116,14 +116,14 @@ static void m_getnetworkinfo(struct daemon *d, json_t *args, struct ctl_result *
 {
 	(void)args;
 	char hex[17];
-	services_hex(DAEMON_LOCAL_SERVICES, hex);
+	services_hex(daemon_local_services(d), hex);
 	/* Core's fields in Core's order; maxconnections and chain are peerd's. */
 	ok(res,
 	   json_pack("{s:i, s:s, s:i, s:s, s:o, s:b, s:i, s:b, s:i, s:i, s:i, s:o, s:o, s:o, s:o, "
 	             "s:i, s:s, s:o}",
 	             "version", DAEMON_VERSION_NUMBER, "subversion", DAEMON_USER_AGENT,
 	             "protocolversion", PROTO_VERSION, "localservices", hex, "localservicesnames",
-	             services_names(DAEMON_LOCAL_SERVICES), "localrelay", !d->conf->blocksonly,
+	             services_names(daemon_local_services(d)), "localrelay", !d->conf->blocksonly,
 	             "timeoffset", 0, "networkactive", !d->network_inactive, "connections",
 	             (int)(d->n_inbound + d->n_outbound), "connections_in", (int)d->n_inbound,
 	             "connections_out", (int)d->n_outbound, "networks", networks_json(d),
@@ -196,6 +196,8 @@ static json_t *peer_json(const struct peer *p)
 		snprintf(addr, sizeof(addr), "%s", p->target->name);
 	net_addr_format(&p->local, bind);
 	services_hex(p->services, hex);
+	char sid[65];
+	net_v2_session_id_hex(p, sid);
 	json_t *o = json_pack(
 	    "{s:I, s:s, s:s, s:s, s:s, s:o, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:i, s:s, s:b, "
 	    "s:i,"
@@ -209,7 +211,8 @@ static json_t *peer_json(const struct peer *p)
 	    "conntime", (json_int_t)p->conntime, "timeoffset", (json_int_t)0, "version", p->version,
 	    "startingheight", p->start_height, "subver", p->subver ? p->subver : "", "inbound",
 	    p->inbound, "synced_headers", (int)p->sync->best_height, "connection_type",
-	    peer_conn_type_name(p->conn_type), "transport_protocol_type", "v1", "session_id", "");
+	    peer_conn_type_name(p->conn_type), "transport_protocol_type", net_v2_transport_name(p),
+	    "session_id", sid);
 	if (!o)
 		return NULL;
 	/* Seconds as Core prints them (16 significant digits: 0.000452, not
@@ -300,14 +303,16 @@ static void m_addnode(struct daemon *d, json_t *args, struct ctl_result *res)
 		ctl_fail_usage(res, "addnode");
 		return;
 	}
-	if (json_is_true(arg(args, 2))) {
+	/* Core: the argument, else the node's -v2transport. */
+	bool v2 = json_is_boolean(arg(args, 2)) ? json_is_true(arg(args, 2)) : d->conf->v2transport;
+	if (v2 && !d->conf->v2transport) {
 		fail(res, CTL_INVALID_PARAMETER,
-		     "Error: v2transport requested but peerd speaks only v1 (no BIP324)");
+		     "Error: v2transport requested but not enabled (see -v2transport)");
 		return;
 	}
 	int err;
 	if (strcmp(c, "add") == 0 || strcmp(c, "onetry") == 0) {
-		err = net_target_add(d, n, c[0] == 'o');
+		err = net_target_add(d, n, c[0] == 'o', v2);
 		if (err == -EEXIST) {
 			fail(res, CTL_NODE_ALREADY_ADDED, "Error: Node already added");
 			return;
@@ -371,13 +376,14 @@ static void m_addconnection(struct daemon *d, json_t *args, struct ctl_result *r
 		fail(res, CTL_INVALID_PARAMETER, "%s", text);
 		return;
 	}
-	if (json_is_true(arg(args, 2))) {
+	bool v2 = json_is_true(arg(args, 2));
+	if (v2 && !d->conf->v2transport) {
 		fail(res, CTL_INVALID_PARAMETER,
 		     "Error: Adding v2transport connections requires -v2transport init flag to be "
 		     "set.");
 		return;
 	}
-	int err = net_add_connection(d, address, t);
+	int err = net_add_connection(d, address, t, v2);
 	if (err == -EBUSY || err == -ENOSPC) {
 		fail(res, CTL_NODE_CAPACITY,
 		     "Error: Already at capacity for specified connection type.");
@@ -558,7 +564,8 @@ const struct ctl_method ctl_net_methods[] = {
       {"command", CTL_ARG_STR, CTL_REQUIRED},
       {"v2transport", CTL_ARG_BOOL, CTL_OPTIONAL}},
      "addnode \"node\" \"command\" ( v2transport )",
-     "Add or remove an outbound destination (reconnected with backoff), or try one connection.",
+     "Add or remove an outbound destination (reconnected with backoff), or try one connection. "
+     "v2transport: try BIP324 v2 first (default: -v2transport's setting).",
      NULL,
      NULL},
     {"addconnection",
@@ -568,7 +575,8 @@ const struct ctl_method ctl_net_methods[] = {
       {"v2transport", CTL_ARG_BOOL, CTL_REQUIRED}},
      "addconnection \"address\" \"connection_type\" v2transport",
      "Open an outbound connection to a specified node. This RPC is for testing only (regtest): "
-     "connection_type is outbound-full-relay, block-relay-only, addr-fetch or feeler.",
+     "connection_type is outbound-full-relay, block-relay-only, addr-fetch or feeler; "
+     "v2transport: BIP324 v2 first (needs -v2transport).",
      NULL,
      NULL},
     {"disconnectnode",

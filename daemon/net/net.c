@@ -543,6 +543,8 @@ struct peer *net_dial(struct daemon *d, const union net_addr *a, enum peer_conn_
 		p->target = t;
 		t->peer = p;
 		t->attempts++;
+		p->v2_want = t->v2 && !t->v1_once;
+		t->v1_once = false;
 	}
 	d->stats.outbound_attempts++;
 	uv_connect_t *req = xmalloc(sizeof(*req));
@@ -654,6 +656,7 @@ static int target_new(struct daemon *d, const char *name, bool onetry, bool from
 	}
 	t->d = d;
 	t->type = PEER_CONN_MANUAL;
+	t->v2 = d->conf->v2transport;
 	t->onetry = onetry;
 	t->from_connect = from_connect;
 	t->backoff_ms = NET_BACKOFF_INITIAL_MS;
@@ -689,22 +692,24 @@ int net_init_targets(struct daemon *d)
 	return 0;
 }
 
-int net_target_add(struct daemon *d, const char *name, bool onetry)
+int net_target_add(struct daemon *d, const char *name, bool onetry, bool v2)
 {
 	int err = target_new(d, name, onetry, false);
 	if (err)
 		return err;
+	d->net->targets[d->net->n_targets - 1]->v2 = v2;
 	/* Try right away rather than at the next slow tick. */
 	net_tick(d, daemon_now_ms(d));
 	return 0;
 }
 
-int net_target_add_type(struct daemon *d, const char *name, enum peer_conn_type type)
+int net_target_add_type(struct daemon *d, const char *name, enum peer_conn_type type, bool v2)
 {
 	int err = target_new(d, name, true, false);
 	if (err)
 		return err;
 	d->net->targets[d->net->n_targets - 1]->type = type;
+	d->net->targets[d->net->n_targets - 1]->v2 = v2;
 	net_tick(d, daemon_now_ms(d));
 	return 0;
 }
@@ -754,6 +759,20 @@ void net_tick(struct daemon *d, uint64_t now_ms)
 		if (i < d->net->n_targets && d->net->targets[i] == t)
 			i++;
 	}
+}
+
+bool net_target_retry_v1(struct peer *p)
+{
+	struct net_target *t = p->target;
+	if (!t || t->d->shutting_down)
+		return false;
+	/* At once and without backoff, as Core's reconnections list. */
+	p->target = NULL;
+	t->peer = NULL;
+	t->v1_once = true;
+	t->next_attempt_ms = 0;
+	net_tick(t->d, daemon_now_ms(t->d));
+	return true;
 }
 
 void net_peer_closed(struct peer *p)

@@ -151,6 +151,8 @@ struct peer {
 	bool proxied : 1;       /**< reached through a SOCKS5 proxy (addr: the destination's IP, or
 	                           none for a name) */
 	bool count_failure : 1; /**< a failed connect counts against its addrman entry */
+	bool v2_want : 1;       /**< outbound: dial with BIP324 v2 (manual, addconnection's flag) */
+	bool v2_off : 1;        /**< outbound: v1 only (the reconnect after a failed v2 attempt) */
 	/* receive side */
 	struct peer_rx rx;
 	/* send side */
@@ -200,6 +202,8 @@ struct peer {
 	uint8_t proxy_net;        /**< proxied: the destination's enum addrman_net (0 for a name) */
 	/** What the peer's version said our address is (Core's addrLocal); invalid when none. */
 	struct addrman_service addr_local;
+	/** The BIP324 v2 transport (net/v2peer.c), NULL for a v1-only connection. */
+	struct net_v2_peer *v2;
 };
 
 /**
@@ -346,6 +350,42 @@ void transport_release(struct peer *p);
  * buffer (its budget already granted). 0, or -1 when out of memory.
  */
 int transport_grow(struct peer *p, uint32_t total);
+
+/* ---- net/v2peer.c: the BIP324 v2 transport on a peer ------------------ */
+
+/**
+ * The connection is up (peer_start, before reading): with -v2transport,
+ * an inbound peer may speak v1 or v2 (told by its first bytes); an
+ * outbound one speaks v2 when dialled so (v2_want, or its address's
+ * services have NODE_P2P_V2) and not v2_off: our key and garbage go out.
+ */
+void net_v2_start(struct peer *p);
+/** Free p's v2 state (its close). */
+void net_v2_free(struct peer *p);
+/** Whether p's messages go through v2 (detecting included: they wait). */
+bool net_v2_active(const struct peer *p);
+/**
+ * One step of v2 on p's rx buffer (transport_process's loop): true to go
+ * on, false to stop (more bytes needed, paused, or disconnected).
+ */
+bool net_v2_process(struct peer *p);
+/** Send one message over v2 (command: 12 bytes NUL-padded); queued until the handshake is done. */
+void net_v2_send(struct peer *p, enum proto_cmd cmd, const uint8_t command[12],
+                 const uint8_t *payload, size_t len);
+/** getpeerinfo's transport_protocol_type: "v1", "v2" or "detecting". */
+const char *net_v2_transport_name(const struct peer *p);
+/** getpeerinfo's session_id: 64 hex digits, or "" (out: 65 bytes). */
+void net_v2_session_id_hex(const struct peer *p, char out[65]);
+/**
+ * Core's ShouldReconnectV1: p, closing, was a v2 attempt closed before
+ * anything came back: dial it again once with v1. True when done.
+ */
+bool net_v2_reconnect_v1(struct peer *p);
+/**
+ * Queue bytes (owned, xmalloc'd) to write, counted as `cmd` (PROTO_CMD__COUNT:
+ * only as bytes, the handshake's); freed once written. Loop thread.
+ */
+void peer_send_buf(struct peer *p, enum proto_cmd cmd, uint8_t *buf, size_t len);
 
 /* ---- net/recvbudget.c: maxrecvmemory over all peers' rx buffers ------ */
 
@@ -655,6 +695,8 @@ struct net_target {
 	struct peer *peer;        /**< current connection, or NULL */
 	struct net_resolve *gai;  /**< resolution in flight (net/resolve.c), or NULL */
 	enum peer_conn_type type; /**< MANUAL; a onetry addr-fetch, feeler, ... (addconnection) */
+	bool v2;                  /**< dial with BIP324 v2 (-v2transport, or addnode's argument) */
+	bool v1_once;             /**< the next attempt with v1: the last v2 one was closed */
 	uint64_t next_attempt_ms;
 	uint32_t backoff_ms;
 	uint32_t attempts;
@@ -709,8 +751,8 @@ int net_start_listeners(struct daemon *d);
 void net_close_listeners(struct daemon *d);
 /** Targets from connect= and addnode=. 0 or -ENOMEM/-EINVAL (logged). */
 int net_init_targets(struct daemon *d);
-/** addnode add|onetry. 0, -EEXIST, -ENOSPC (too many), -EINVAL, -ENOMEM. */
-int net_target_add(struct daemon *d, const char *name, bool onetry);
+/** addnode add|onetry (v2: try BIP324 v2). 0, -EEXIST, -ENOSPC (too many), -EINVAL, -ENOMEM. */
+int net_target_add(struct daemon *d, const char *name, bool onetry, bool v2);
 /** addnode remove: forget the target (an open connection stays). 0 or -ENOENT. */
 int net_target_remove(struct daemon *d, const char *name);
 /** Free every target (shutdown; their peers are already closing). */
@@ -719,6 +761,12 @@ void net_release_targets(struct daemon *d);
 void net_tick(struct daemon *d, uint64_t now_ms);
 /** A peer with a target closed: schedule the reconnect (or forget a onetry). */
 void net_peer_closed(struct peer *p);
+/**
+ * p's v2 attempt was closed before anything came back: its target is
+ * tried again at once with v1 (a onetry one too). False when p has no
+ * target (or the daemon stops).
+ */
+bool net_target_retry_v1(struct peer *p);
 /** Whether nonce is the version nonce of one of our outbound peers still in handshake. */
 bool net_is_local_nonce(struct daemon *d, uint64_t nonce);
 /**
@@ -741,7 +789,7 @@ struct peer *net_dial(struct daemon *d, const union net_addr *a, enum peer_conn_
  * A onetry target of connection type t (addr-fetch, feeler, automatic
  * types of addconnection), tried at once. As net_target_add.
  */
-int net_target_add_type(struct daemon *d, const char *name, enum peer_conn_type t);
+int net_target_add_type(struct daemon *d, const char *name, enum peer_conn_type t, bool v2);
 
 /* ---- net/outbound.c: automatic outbound connections ------------------ */
 
@@ -784,7 +832,7 @@ int net_addr_fetch_add(struct daemon *d, const char *name);
  * block-relay-only, addr-fetch, feeler) to address. 0, -EBUSY (Core's
  * "Already at capacity for specified connection type."), -EINVAL, -ENOMEM.
  */
-int net_add_connection(struct daemon *d, const char *address, enum peer_conn_type t);
+int net_add_connection(struct daemon *d, const char *address, enum peer_conn_type t, bool v2);
 /** The connect finished (either way): addrman Attempt. */
 void net_outbound_attempted(struct peer *p);
 /** An outbound peer's version arrived: addrman Good; a feeler disconnects. */

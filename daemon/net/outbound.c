@@ -512,7 +512,7 @@ static void process_addr_fetch(struct daemon *d)
 	struct net_outbound_counts c;
 	net_outbound_count(d, &c);
 	if (net_outbound_slot_free(d, &c)) {
-		int err = net_target_add_type(d, name, PEER_CONN_ADDR_FETCH);
+		int err = net_target_add_type(d, name, PEER_CONN_ADDR_FETCH, d->conf->v2transport);
 		if (err && err != -EEXIST)
 			DLOG_DBG(&d->log, DLOG_NET, "addr-fetch %s: %s", name, strerror(-err));
 	}
@@ -845,7 +845,7 @@ void net_outbound_peer_gone(struct peer *p)
 	addrman_connected(p->d->addrman, &s, daemon_time(p->d));
 }
 
-int net_add_connection(struct daemon *d, const char *address, enum peer_conn_type t)
+int net_add_connection(struct daemon *d, const char *address, enum peer_conn_type t, bool v2)
 {
 	struct net_state *n = d->net;
 	uint32_t limit = UINT32_MAX;
@@ -864,6 +864,6 @@ int net_add_connection(struct daemon *d, const char *address, enum peer_conn_typ
 	net_outbound_count(d, &c);
 	if (same >= limit || !net_outbound_slot_free(d, &c))
 		return -EBUSY;
-	int err = net_target_add_type(d, address, t);
+	int err = net_target_add_type(d, address, t, v2);
 	return err == -EEXIST ? 0 : err;
 }

@@ -166,6 +166,9 @@ void peer_start(struct peer *p)
 		d->n_inbound++;
 	else
 		d->n_outbound++;
+	net_v2_start(p);
+	if (p->state == PEER_CLOSING)
+		return;
 	int err = uv_read_start((uv_stream_t *)&p->tcp, transport_alloc_cb, transport_read_cb);
 	if (err) {
 		peer_disconnect(p, uv_strerror(err));
@@ -193,8 +196,10 @@ static void peer_close_cb(uv_handle_t *h)
 	net_outbound_peer_gone(p);
 	d->net_events->closed(p);
 	d->net_events->destroyed(p);
-	if (p->target)
+	/* A v2 attempt closed before anything came back: once more with v1. */
+	if (!net_v2_reconnect_v1(p) && p->target)
 		net_peer_closed(p);
+	net_v2_free(p);
 	peers_remove(d, p);
 	recvbudget_note_freed(d, sizeof(*p) + sizeof(*p->msgbytes));
 	xfree(p->subver);
@@ -263,9 +268,12 @@ static void peer_write_cb(uv_write_t *req, int status)
 static void count_sent(struct peer *p, enum proto_cmd cmd, size_t len)
 {
 	struct daemon *d = p->d;
+	d->stats.bytes_sent += len;
+	p->bytes_sent += len;
+	if (cmd == PROTO_CMD__COUNT)
+		return; /* v2's handshake: bytes, no message */
 	d->stats.msg[cmd].sent_count++;
 	d->stats.msg[cmd].sent_bytes += len;
-	d->stats.bytes_sent += len;
 	p->msgbytes->sent[cmd] += len;
 	p->bytes_sent += len;
 	p->lastsend = daemon_time(p->d);
@@ -315,6 +323,11 @@ void peer_send_owned(struct peer *p, enum proto_cmd cmd, const uint8_t prefix[16
 	}
 	if ((unsigned)cmd >= PROTO_CMD__COUNT)
 		cmd = PROTO_CMD_UNKNOWN;
+	if (net_v2_active(p)) {
+		net_v2_send(p, cmd, prefix + 4, payload, len);
+		xfree(payload);
+		return;
+	}
 	/* The frame: a 16-byte prefix (magic, command) that lives as long
 	 * as the daemon, 8 bytes of length and checksum that must live
 	 * until the write completes (the binary free list's job), then the
@@ -384,6 +397,10 @@ void peer_send_frame(struct peer *p, enum proto_cmd cmd, const uint8_t *frame, s
 		return;
 	if ((unsigned)cmd >= PROTO_CMD__COUNT)
 		cmd = PROTO_CMD_UNKNOWN;
+	if (net_v2_active(p) && len >= PROTO_HEADER_SIZE) {
+		net_v2_send(p, cmd, frame + 4, frame + PROTO_HEADER_SIZE, len - PROTO_HEADER_SIZE);
+		return;
+	}
 	count_sent(p, cmd, len);
 
 	size_t done = 0;
@@ -415,6 +432,63 @@ void peer_send_frame(struct peer *p, enum proto_cmd cmd, const uint8_t *frame, s
 		return;
 	}
 	queued(p, rest);
+}
+
+/** A write of an owned buffer (v2's packets), freed when written. */
+struct peer_wbuf {
+	uv_write_t req;
+	uint64_t len; /**< bytes queued */
+	uint8_t *buf;
+};
+
+static void peer_wbuf_cb(uv_write_t *req, int status)
+{
+	struct peer_wbuf *w = (struct peer_wbuf *)req;
+	write_finished(req->handle->data, w->len, status);
+	xfree(w->buf);
+	xfree(w);
+}
+
+void peer_send_buf(struct peer *p, enum proto_cmd cmd, uint8_t *buf, size_t len)
+{
+	if (p->state == PEER_CLOSING || p->state == PEER_CONNECTING) {
+		xfree(buf);
+		return;
+	}
+	count_sent(p, cmd, len);
+	size_t done = 0;
+	uv_buf_t b = uv_buf_init((char *)buf, (unsigned)len);
+	if (p->sendq_reqs == 0) {
+		int n = uv_try_write((uv_stream_t *)&p->tcp, &b, 1);
+		if (n > 0) {
+			done = (size_t)n;
+		} else if (n < 0 && n != UV_EAGAIN) {
+			xfree(buf);
+			peer_disconnect(p, uv_strerror(n));
+			return;
+		}
+	}
+	if (done == len) {
+		xfree(buf);
+		return;
+	}
+	struct peer_wbuf *w = xmalloc(sizeof(*w));
+	if (!w) {
+		xfree(buf);
+		peer_disconnect(p, "out of memory queueing a send");
+		return;
+	}
+	w->len = len - done;
+	w->buf = buf;
+	b = uv_buf_init((char *)buf + done, (unsigned)(len - done));
+	int err = uv_write(&w->req, (uv_stream_t *)&p->tcp, &b, 1, peer_wbuf_cb);
+	if (err) {
+		xfree(buf);
+		xfree(w);
+		peer_disconnect(p, uv_strerror(err));
+		return;
+	}
+	queued(p, w->len);
 }
 
 int peer_send_msg(struct peer *p, const struct proto_msg *m)

@@ -153,6 +153,12 @@ void transport_process(struct peer *p)
 	struct daemon *d = p->d;
 	struct peer_rx *rx = &p->rx;
 	while (rx->buf && p->state != PEER_CLOSING) {
+		/* BIP324 v2 (net/v2peer.c) until it hands the connection to v1. */
+		if (net_v2_active(p)) {
+			if (net_v2_process(p))
+				continue;
+			break;
+		}
 		uint32_t avail = rx->end - rx->start;
 		const uint8_t *at = rx->buf + rx->start;
 		if (avail < PROTO_HEADER_SIZE) {

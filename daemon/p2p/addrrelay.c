@@ -145,7 +145,7 @@ static bool local_addr_for_peer(struct peer *p, struct addrman_address *out)
 {
 	if (!net_local_addr_for_peer(p->d, p, out))
 		return false;
-	out->services = DAEMON_LOCAL_SERVICES;
+	out->services = daemon_local_services(p->d);
 	out->time = daemon_time(p->d);
 	return true;
 }

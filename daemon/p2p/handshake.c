@@ -84,14 +84,14 @@ void handshake_send_version(struct peer *p)
 	memset(v, 0, sizeof(*v));
 	m->cmd = PROTO_CMD_VERSION;
 	v->version = PROTO_VERSION;
-	v->services = DAEMON_LOCAL_SERVICES;
+	v->services = daemon_local_services(d);
 	v->timestamp = daemon_time(d);
 	/* Core tells a peer the address it sees only when that address is
 	 * routable; a loopback or private address stays all-zero. */
 	if (!net_addr_is_local(&p->addr))
 		addr_to_netaddr(&p->addr, &v->addr_recv);
 	v->addr_recv.services = p->inbound ? 0 : p->services;
-	v->addr_from.services = DAEMON_LOCAL_SERVICES;
+	v->addr_from.services = daemon_local_services(p->d);
 	p->local_nonce = nonzero_random();
 	v->nonce = p->local_nonce;
 	v->user_agent_len = (uint32_t)strlen(DAEMON_USER_AGENT);

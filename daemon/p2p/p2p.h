@@ -44,6 +44,11 @@
  * only with peers that claim NODE_NETWORK or NODE_NETWORK_LIMITED.
  */
 #define DAEMON_LOCAL_SERVICES ((uint64_t)(PROTO_NODE_NETWORK | PROTO_NODE_WITNESS))
+/** Our services as announced: DAEMON_LOCAL_SERVICES and, with -v2transport, NODE_P2P_V2. */
+static inline uint64_t daemon_local_services(const struct daemon *d)
+{
+	return DAEMON_LOCAL_SERVICES | (d->conf->v2transport ? PROTO_NODE_P2P_V2 : 0);
+}
 
 /* ---- the hooks ------------------------------------------------------- */
 

@@ -32,7 +32,7 @@ from test_addrman_core import NOW, addresses, norm_addr, onion, peertool, script
 pytestmark = pytest.mark.interop
 
 CORE_ARGS = ("-test=addrman", "-connect=0", "-v2transport=0")
-PEERD_ARGS = ("-test=addrman", "-connect=0")
+PEERD_ARGS = ("-test=addrman", "-connect=0", "-v2transport=0")  # as Core's: the scripted peers speak v1
 # The same clock on both nodes (Core's -mocktime): the same tables to the second.
 MOCK_ARGS = ("-mocktime=%d" % NOW,)
 # Times carried in messages: an hour ago, so they stay fresh and exact.

@@ -51,7 +51,7 @@ def test_a_call_up_fails_naming_file_line_and_rule(tmp_path):
     rc, out = check(tmp_path)
     assert rc == 1, out
     assert ("daemon/net/peer.c:2: includes daemon/sync/sync.h: daemon/net/ may use the shared "
-            "services (daemon/daemon.h), addrman/ (and what those use), not daemon/sync/") in out, out
+            "services (daemon/daemon.h), addrman/, bip324/ (and what those use), not daemon/sync/") in out, out
 
 
 def test_every_room_may_use_the_shared_services_but_they_use_no_room(tmp_path):

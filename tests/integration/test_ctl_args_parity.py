@@ -53,8 +53,6 @@ EXCEPTIONS = [
     ("addnode", lambda a: a[:1] == ["1.2.3.4:99999"],
      "an address peerd cannot parse (port past 65535): refused now (-8); Core takes any text"
      " and fails to connect later, silently"),
-    ("addnode", lambda a: len(a) > 2 and a[2] is True,
-     "v2transport true: peerd speaks v1 only and says so (-8); Core connects with v2"),
 ]
 
 

@@ -66,10 +66,12 @@ def test_past_maxconnections_closed_without_fd_leak(make_peerd):
     assert alive(late, 77)
 
 
-def test_garbage_first_bytes_closed_fast(peerd):
+def test_garbage_first_bytes_closed_fast(make_peerd):
+    # With -v2transport=0 peerd speaks v1 only. A BIP324 v2 hello starts
+    # with 64 key bytes: no magic. peerd must close at once so Core falls
+    # back to v1 (< 1 s).
+    peerd = make_peerd("-peertimeout=3", "-v2transport=0")
     good = peerd.connected_peer()
-    # A BIP324 v2 hello starts with 64 key bytes: no magic. peerd must
-    # close at once so Core falls back to v1 (< 1 s).
     bad = peerd.peer()
     t0 = time.monotonic()
     bad.send_raw(os.urandom(64))
@@ -83,6 +85,22 @@ def test_garbage_first_bytes_closed_fast(peerd):
     stats = peerd.rpc("getstats")
     assert stats["peers"]["v2_probes_closed"] == 2, stats["peers"]
     assert stats["decode_errors"]["EMAGIC"] == 2
+
+
+def test_v2_hello_answered(peerd):
+    # With -v2transport (the default) the same 64 bytes are a v2 key: peerd
+    # answers with its own key and garbage (64 to 64 + 4,095 bytes), then
+    # waits for our terminator; nothing was a framing error.
+    bad = peerd.peer()
+    bad.send_raw(os.urandom(64))
+    deadline = time.monotonic() + 2.0
+    while len(bad.buf) < 64:
+        bad._fill(deadline)
+    assert len(bad.buf) >= 64
+    stats = peerd.rpc("getstats")
+    assert stats["peers"]["v2_probes_closed"] == 0 and stats["decode_errors"]["EMAGIC"] == 0
+    info = peerd.rpc("getpeerinfo")
+    assert [p["transport_protocol_type"] for p in info] == ["v2"], info
 
 
 def test_bad_magic_later_disconnects(peerd):

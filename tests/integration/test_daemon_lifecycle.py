@@ -126,7 +126,8 @@ def test_no_leaks_under_valgrind(make_peerd):
     p.send_raw(frame("addr", ser_compact(5) + entries))
     p.send_raw(frame("ping", b"\x00" * 8, checksum=b"\0\0\0\0"))
     bad = P2P(d.port, timeout=20)
-    bad.send_raw(os.urandom(64))
+    # A v2 key, then garbage with no terminator in 4,095 bytes: closed.
+    bad.send_raw(os.urandom(64 + 4096 + 16))
     assert bad.is_closed(10)
     c = Ctl(d.sock_path, timeout=20)
     for method in ("getpeerinfo", "getstats", "getnetworkinfo", "listbanned", "help", "uptime", "getnettotals",

@@ -5,7 +5,7 @@ import time
 
 from bitcoin.messages import msg_verack
 
-from conftest import P2P, PeerClosed, free_port, frame, wait_for
+from conftest import MAGIC, P2P, PeerClosed, free_port, frame, wait_for
 
 
 class Listener:
@@ -18,11 +18,22 @@ class Listener:
         self.sock.bind(("127.0.0.1", self.port))
         self.sock.listen(8)
         self.sock.settimeout(10)
+        self.v2_refused = 0
 
     def accept(self, timeout=10):
-        self.sock.settimeout(timeout)
-        conn, _ = self.sock.accept()
-        return P2P(None, sock=conn, timeout=5)
+        """The next connection that speaks v1. As a v1-only node, one whose
+        first bytes are not the magic (peerd's BIP324 v2 key) is closed at
+        once: peerd then dials again with v1 (Core's ShouldReconnectV1)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self.sock.settimeout(max(0.01, deadline - time.monotonic()))
+            conn, _ = self.sock.accept()
+            conn.settimeout(max(0.01, deadline - time.monotonic()))
+            first = conn.recv(4, socket.MSG_PEEK)
+            if first == MAGIC[:len(first)] and len(first) == 4:
+                return P2P(None, sock=conn, timeout=5)
+            self.v2_refused += 1
+            conn.close()
 
     def close(self):
         self.sock.close()
@@ -64,6 +75,7 @@ def test_reconnect_after_restart(make_peerd):
     answer_handshake(p)
     p.recv_until("feefilter")
     # The test peer goes away entirely, then comes back on the same port.
+    refused = srv.v2_refused
     p.close()
     srv.close()
     wait_for(lambda: d.rpc("getconnectioncount") == 0, what="connection lost")
@@ -76,7 +88,9 @@ def test_reconnect_after_restart(make_peerd):
     p.recv_until("feefilter")
     wait_for(lambda: d.rpc("getconnectioncount") == 1, what="reconnected")
     stats = d.rpc("getstats")["peers"]
-    assert stats["outbound_connected"] == 2, stats
+    # Each time a v2 attempt (closed by this v1-only peer), then v1.
+    assert refused == 1 and srv.v2_refused == 1
+    assert stats["outbound_connected"] == 2 + 2, stats
     srv.close()
 
 

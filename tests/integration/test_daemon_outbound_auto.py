@@ -206,7 +206,8 @@ def rpc_answer(call):
 def test_addconnection_as_core(make_peerd, make_bitcoind, tmp_path):
     """One full-relay slot (maxconnections=1): the same answers from both."""
     core = make_bitcoind(1, args=("-v2transport=0", "-maxconnections=1"))[0]
-    d = start_peerd(make_peerd, tmp_path, "addc", "-maxconnections=1")
+    # Both without BIP324: the scripted listener speaks v1.
+    d = start_peerd(make_peerd, tmp_path, "addc", "-maxconnections=1", "-v2transport=0")
     for node in (core, d):
         call = node.rpc
         lst = Listener("127.0.0.1")
@@ -266,7 +267,8 @@ def test_seednode_is_addr_fetch(make_peerd, make_bitcoind, tmp_path):
     lst = Listener("127.0.0.1")
     core_lst = Listener("127.0.0.1")
     try:
-        d = start_peerd(make_peerd, tmp_path, "seed", "-seednode=127.0.0.1:%d" % lst.port)
+        d = start_peerd(make_peerd, tmp_path, "seed", "-seednode=127.0.0.1:%d" % lst.port,
+                        "-v2transport=0")  # as Core's here: the listener speaks v1
         core = make_bitcoind(1, args=("-v2transport=0", "-seednode=127.0.0.1:%d" % core_lst.port))[0]
         for node, listener in ((d, lst), (core, core_lst)):
             p = listener.accept()

@@ -1,6 +1,7 @@
 """peerd with a real Bitcoin Core (bitcoind, regtest, loopback) as its peer.
 
-What peerd does today, seen from both sides: Core's v2-then-v1 fallback,
+What peerd does today, seen from both sides: Core's v2-then-v1 fallback
+with a v1-only peerd (-v2transport=0; v2 itself: test_v2transport.py),
 the handshake and ping times, transactions from Core's wallet of every
 script type, the genesis block and headers, and 125 inbound peers plus 8
 Core nodes at once. bitcoind is found as bitcoind.find_bitcoind() says
@@ -40,13 +41,16 @@ def peerd_peer(d, pred):
 
 def test_core_connects_to_peerd_v1_after_v2(make_peerd, bitcoind_node):
     core = bitcoind_node
-    d = make_peerd("-peertimeout=10")
+    # peerd without BIP324: Core's v2 attempt is closed, Core retries with v1.
+    d = make_peerd("-peertimeout=10", "-v2transport=0")
     addr = "127.0.0.1:%d" % d.port
     t0 = time.monotonic()
     core.connect_to(addr)  # Core's default: try v2 first
-    info = core.wait_for_peer(lambda p: p["addr"] == addr and p["version"] > 0, timeout=2.0,
+    # Core redials with v1 at once (ShouldReconnectV1); the bound is loose because the
+    # machine may be loaded, and a functional test is no place for a timing target.
+    info = core.wait_for_peer(lambda p: p["addr"] == addr and p["version"] > 0, timeout=10.0,
                               what="the v1 handshake with peerd")
-    assert time.monotonic() - t0 < 2.0
+    assert time.monotonic() - t0 < 10.0
     # peerd closed Core's v2 hello; Core fell back to v1.
     assert info["transport_protocol_type"] == "v1", info
     assert d.rpc("getstats")["peers"]["v2_probes_closed"] >= 1
@@ -75,7 +79,8 @@ def test_peerd_connects_to_core_ping_times(make_peerd, bitcoind_node):
     d = make_peerd("-connect=127.0.0.1:%d" % core.port, "-peertimeout=10", listen=False)
     info = core.wait_for_peer(lambda p: p["inbound"] and p["version"] > 0, 10, "peerd's connection")
     assert info["subver"] == PEERD_SUBVER and info["version"] == PROTO_VERSION
-    assert info["transport_protocol_type"] == "v1"
+    # A manual connection: BIP324 v2, as Core's.
+    assert info["transport_protocol_type"] == "v2"
     # Core pings right after the handshake, peerd too: both measure a round trip.
     info = core.wait_for_peer(lambda p: p["inbound"] and "pingtime" in p, 10, "Core's pingtime")
     assert 0 < info["pingtime"] < 5 and info["minping"] <= info["pingtime"], info
@@ -84,7 +89,11 @@ def test_peerd_connects_to_core_ping_times(make_peerd, bitcoind_node):
     assert mine["inbound"] is False and mine["connection_type"] == "manual"
     assert mine["subver"] == core.getnetworkinfo()["subversion"]
     assert mine["handshake_complete"] is True
-    assert mine["bytesrecv_per_msg"]["pong"] == 32 and mine["bytessent_per_msg"]["pong"] == 32
+    # A pong over v2: its 1-byte id and 8-byte nonce, and 20 bytes of
+    # length, header and tag (v1: 24 + 8); Core counts the same.
+    assert mine["bytesrecv_per_msg"]["pong"] == 29 and mine["bytessent_per_msg"]["pong"] == 29
+    theirs = core.wait_for_peer(lambda p: p["inbound"] and "pong" in p["bytesrecv_per_msg"], 10, "Core's pong")
+    assert theirs["bytesrecv_per_msg"]["pong"] == 29 and theirs["bytessent_per_msg"]["pong"] == 29
     assert d.rpc("getnetworkinfo")["connections_out"] == 1
 
 
@@ -118,9 +127,9 @@ def test_core_wallet_transactions_reach_peerd(make_peerd, bitcoind_node):
     assert inv["tx_accepted"] == 20 and inv["tx_rejected"] == 0, inv
     assert stats["relay"]["mempool_mirror"] == 20, stats["relay"]
     assert stats["messages"]["tx"]["recv_count"] == 20
-    # No decode error but the bad magic of Core's first (v2) hello.
+    # No decode error: Core's v2 hello is answered in v2.
     errors = {k: v for k, v in stats["decode_errors"].items() if v}
-    assert errors == {"EMAGIC": stats["peers"]["v2_probes_closed"]}, (errors, stats["peers"])
+    assert errors == {} and stats["peers"]["v2_probes_closed"] == 0, (errors, stats["peers"])
     # Core's view: peerd asked for each one (getdata) and got it.
     info = core.wait_for_peer(lambda p: p["subver"] == PEERD_SUBVER, 1, "peerd")
     assert info["bytesrecv_per_msg"].get("getdata", 0) > 0 and info["bytessent_per_msg"]["tx"] > 0, info

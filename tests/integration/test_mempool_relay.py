@@ -45,12 +45,14 @@ def line(make_peerd, make_bitcoind, per_type=2, core_args=()):
     out of initial block download (as Core, peerd ignores getheaders during
     IBD, and B would not ask again for 2 minutes). core_args go to both Cores."""
     a, b = make_bitcoind(2, args=core_args)
+    # BIP324 v2 both ways unless the Cores are told otherwise.
+    transport = "v1" if "-v2transport=0" in core_args else "v2"
     a.create_wallet()
     a.fund_wallet(per_type=per_type)
     d = make_peerd("-peertimeout=20")
     a.connect_to("127.0.0.1:%d" % d.port)
     wait_until(lambda: len(d.rpc("getpeerinfo")) == 1
-               and any(p["version"] and p["transport_protocol_type"] == "v1"
+               and any(p["version"] and p["transport_protocol_type"] == transport
                        for p in a.getpeerinfo()), 15, "A connected to peerd")
     # A new block announced by A makes peerd ask A for headers. (One
     # announced in the very moment the connection completes can go
@@ -249,7 +251,7 @@ def outbound_peer(d):
     srv.bind(("127.0.0.1", 0))
     srv.listen(1)
     srv.settimeout(10)
-    d.rpc("addnode", "127.0.0.1:%d" % srv.getsockname()[1], "onetry")
+    d.rpc("addnode", "127.0.0.1:%d" % srv.getsockname()[1], "onetry", False)  # it speaks v1
     conn, _ = srv.accept()
     srv.close()
     p = P2P(0, sock=conn)

@@ -89,7 +89,9 @@ def test_initial_block_download_as_core(make_peerd, bitcoind_node):
     info = wait_until(lambda: core.wait_for_peer(
         lambda p: p["subver"].startswith("/peerd:") and p["minfeefilter"] == Decimal("0.00001"), 5,
         "peerd's feefilter after IBD"), 5, "feefilter")
-    assert info["bytesrecv_per_msg"]["feefilter"] == 64, info["bytesrecv_per_msg"]  # two of them
+    # Two of them, over v2: 3 length bytes, header, short id, 8 bytes, tag (v1: 2 x 32).
+    assert info["transport_protocol_type"] == "v2"
+    assert info["bytesrecv_per_msg"]["feefilter"] == 2 * 29, info["bytesrecv_per_msg"]
 
 
 def test_peerd_syncs_2100_blocks_from_two_cores_at_once(make_peerd, make_bitcoind):

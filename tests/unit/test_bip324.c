@@ -404,6 +404,39 @@ static void test_exchange(void **state)
 	}
 }
 
+/* Contents placed at out + 4 encrypt in place to the same packet. */
+static void test_encrypt_in_place(void **state)
+{
+	(void)state;
+	static const size_t lens[] = {0, 1, 59, 60, 447, 448, 449, 5000, 100000};
+	for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+		struct bip324_cipher a, b;
+		assert_int_equal(bip324_cipher_init(&a, NULL, NULL), 0);
+		assert_int_equal(bip324_cipher_init(&b, NULL, NULL), 0);
+		uint8_t ap[64], bp[64];
+		memcpy(ap, a.our_pubkey, 64);
+		memcpy(bp, b.our_pubkey, 64);
+		assert_int_equal(bip324_cipher_initialize(&a, bp, MAINNET_MAGIC, true, false), 0);
+		assert_int_equal(bip324_cipher_initialize(&b, ap, MAINNET_MAGIC, false, false), 0);
+		struct bip324_cipher twin = a;
+		size_t len = lens[k];
+		uint8_t *msg = malloc(len + 1), *want = malloc(len + BIP324_EXPANSION);
+		uint8_t *pkt = malloc(len + BIP324_EXPANSION);
+		proto_random(msg, len);
+		bip324_cipher_encrypt(&twin, msg, len, msg, len % 7, false, want);
+		memcpy(pkt + BIP324_LENGTH_LEN + BIP324_HEADER_LEN, msg, len);
+		bip324_cipher_encrypt(&a, pkt + BIP324_LENGTH_LEN + BIP324_HEADER_LEN, len, msg,
+		                      len % 7, false, pkt);
+		assert_memory_equal(pkt, want, len + BIP324_EXPANSION);
+		free(msg);
+		free(want);
+		free(pkt);
+		bip324_cipher_release(&a);
+		bip324_cipher_release(&b);
+		bip324_cipher_release(&twin);
+	}
+}
+
 /* The two-part AEAD (header byte and contents apart, keystream in one
  * call for small packets, block-aligned after the first block for large
  * ones) equals libsodium's whole ChaCha20-Poly1305 over the glued
@@ -611,6 +644,7 @@ int main(void)
 	    cmocka_unit_test(test_packet_vectors),
 	    cmocka_unit_test(test_field),
 	    cmocka_unit_test(test_exchange),
+	    cmocka_unit_test(test_encrypt_in_place),
 	    cmocka_unit_test(test_aead_against_libsodium),
 	    cmocka_unit_test(test_tamper),
 	    cmocka_unit_test(test_fschacha20_rekey),

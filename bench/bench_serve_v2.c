@@ -1,0 +1,209 @@
+/*
+ * bench/bench_serve_v2.c: serving a 1 MB block over BIP324 v2 against v1.
+ *
+ *   ServeBlockV2    ServeBlock's work (bench/bench_serve.c: the stored block
+ *                   read back, written to a socket drained by another
+ *                   thread) over the v2 transport, as daemon/net/v2peer.c
+ *                   sends it: the packet buffer allocated, the contents
+ *                   (short id and block) put together and encrypted with
+ *                   FSChaCha20Poly1305 (net_v2_encrypt), one write. One op
+ *                   = one block (block 413567, 999,887 bytes).
+ *   ServeBlockV1    the same harness without the cipher: ServeBlock's
+ *                   three-buffer writev (prefix, length and checksum, the
+ *                   block where it lies), so the two rows differ only by v2.
+ *
+ * The notes split each op into the read, the encryption and the write.
+ */
+#include "bench/bench.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "base/alloc.h"
+#include "chain/chain.h"
+#include "daemon/net/v2_internal.h"
+
+static void *v2_drain(void *arg)
+{
+	int fd = *(int *)arg;
+	static uint8_t buf[1 << 16];
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	return NULL;
+}
+
+struct v2_fixture {
+	char dir[64];
+	struct chain_store *store;
+	struct chain_pos pos;
+	uint32_t csum;
+	size_t len;
+	int sv[2];
+	pthread_t reader;
+	bool reader_started;
+	struct net_v2 ini, res;
+	uint8_t prefix[16];
+};
+
+/* Two state machines through their handshake, in memory. */
+static int v2_pair(struct v2_fixture *f, uint32_t magic)
+{
+	if (net_v2_init(&f->ini, true, magic, NULL, NULL, NULL, -1) ||
+	    net_v2_init(&f->res, false, magic, NULL, NULL, NULL, -1))
+		return -1;
+	uint8_t buf[2 * sizeof(f->ini.out)];
+	size_t n = f->ini.out_len, used = 0;
+	memcpy(buf, f->ini.out, n);
+	net_v2_out_done(&f->ini);
+	struct net_v2_step st;
+	do { /* the responder: MAYBE_V1, then the key */
+		net_v2_recv(&f->res, buf + used, (uint32_t)(n - used), &st);
+		used += st.used;
+	} while (st.ev == NET_V2_USED && f->res.rs == NET_V2_RECV_KEY);
+	if (f->res.ss != NET_V2_SEND_READY)
+		return -1;
+	net_v2_recv(&f->ini, f->res.out, f->res.out_len, &st);
+	return f->ini.ss == NET_V2_SEND_READY ? 0 : -1;
+}
+
+static int v2_setup(struct bench_ctx *ctx, struct v2_fixture *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->sv[0] = f->sv[1] = -1;
+	const struct proto_params *p = proto_params(PROTO_NET_MAIN);
+	size_t len;
+	uint8_t *raw = bench_read_file(bench_vector("blocks/block413567.raw"), &len);
+	snprintf(f->dir, sizeof(f->dir), "/tmp/peerd-bench-servev2-XXXXXX");
+	if (!mkdtemp(f->dir) || chain_store_open(&f->store, f->dir, p->magic) ||
+	    chain_store_write_block(f->store, raw, len, &f->pos) || chain_store_sync(f->store)) {
+		bench_fail(ctx, "cannot store the block in %s", f->dir);
+		xfree(raw);
+		return -1;
+	}
+	uint8_t h[32];
+	proto_sha256d(raw, len, h);
+	f->csum = proto_le32(h);
+	f->len = len;
+	xfree(raw);
+	proto_put_le32(f->prefix, p->magic);
+	memcpy(f->prefix + 4, "block", 5);
+	if (v2_pair(f, p->magic)) {
+		bench_fail(ctx, "v2 handshake failed");
+		return -1;
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, f->sv) ||
+	    pthread_create(&f->reader, NULL, v2_drain, &f->sv[1])) {
+		bench_fail(ctx, "socketpair/thread failed");
+		return -1;
+	}
+	f->reader_started = true;
+	return 0;
+}
+
+static void v2_teardown(struct v2_fixture *f)
+{
+	if (f->sv[0] >= 0)
+		close(f->sv[0]);
+	if (f->reader_started)
+		pthread_join(f->reader, NULL);
+	if (f->sv[1] >= 0)
+		close(f->sv[1]);
+	net_v2_release(&f->ini);
+	net_v2_release(&f->res);
+	chain_store_close(f->store);
+	if (f->dir[0]) {
+		char cmd[96];
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "bench: could not remove %s\n", f->dir);
+	}
+}
+
+static int v2_writev_all(int fd, struct iovec *iov, int n)
+{
+	while (n > 0) {
+		ssize_t w = writev(fd, iov, n);
+		if (w < 0)
+			return -1;
+		size_t left = (size_t)w;
+		while (n > 0 && left >= iov->iov_len) {
+			left -= iov->iov_len;
+			iov++;
+			n--;
+		}
+		if (n > 0) {
+			iov->iov_base = (uint8_t *)iov->iov_base + left;
+			iov->iov_len -= left;
+		}
+	}
+	return 0;
+}
+
+static void serve(struct bench_ctx *ctx, size_t n, bool v2)
+{
+	struct v2_fixture f;
+	if (v2_setup(ctx, &f))
+		goto out;
+	uint64_t t_read = 0, t_enc = 0, t_write = 0;
+	bench_reset(ctx);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t t0 = bench_now_ns();
+		uint8_t *raw;
+		size_t len;
+		if (chain_store_read_block(f.store, &f.pos, &raw, &len)) {
+			bench_fail(ctx, "read failed");
+			break;
+		}
+		uint64_t t1 = bench_now_ns(), t2 = t1;
+		int err;
+		if (v2) {
+			size_t wl = net_v2_wire_len("block", len);
+			uint8_t *pkt = xmalloc(wl);
+			if (!pkt || net_v2_encrypt(&f.ini, "block", raw, len, false, pkt)) {
+				xfree(pkt);
+				xfree(raw);
+				bench_fail(ctx, "out of memory");
+				break;
+			}
+			xfree(raw);
+			t2 = bench_now_ns();
+			struct iovec iov = {pkt, wl};
+			err = v2_writev_all(f.sv[0], &iov, 1);
+			xfree(pkt);
+		} else {
+			uint8_t lenck[8];
+			proto_put_le32(lenck, (uint32_t)len);
+			proto_put_le32(lenck + 4, f.csum);
+			struct iovec iov[3] = {{f.prefix, 16}, {lenck, 8}, {raw, len}};
+			err = v2_writev_all(f.sv[0], iov, 3);
+			xfree(raw);
+		}
+		if (err)
+			bench_fail(ctx, "write failed");
+		uint64_t t3 = bench_now_ns();
+		t_read += t1 - t0;
+		t_enc += t2 - t1;
+		t_write += t3 - t2;
+	}
+	bench_stop(ctx);
+	bench_note(ctx, "%zu-byte block: read %.0f us, %s %.0f us, write %.0f us per block", f.len,
+	           (double)t_read / (double)n / 1e3, v2 ? "encrypt" : "no cipher",
+	           (double)t_enc / (double)n / 1e3, (double)t_write / (double)n / 1e3);
+out:
+	v2_teardown(&f);
+}
+
+BENCH(ServeBlockV2)
+{
+	serve(ctx, n, true);
+}
+
+BENCH(ServeBlockV1)
+{
+	serve(ctx, n, false);
+}
