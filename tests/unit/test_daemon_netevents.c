@@ -207,8 +207,8 @@ static void test_message_event_per_valid_frame(void **state)
 	w.buf[bad_sum + PROTO_HEADER_SIZE] ^= 0xff; /* payload no longer matches the checksum */
 	size_t bad_cmd = w.len;
 	tf_frame(t, &w, "sendheaders", NULL, 0);
-	w.buf[bad_cmd + 6] = 0x01;              /* "se\x01dheaders": not printable */
-	tf_frame(t, &w, "cmpctblock", NULL, 0); /* well-formed, unknown to peerd */
+	w.buf[bad_cmd + 6] = 0x01;               /* "se\x01dheaders": not printable */
+	tf_frame(t, &w, "sendtxrcncl", NULL, 0); /* well-formed, unknown to peerd (Erlay) */
 	tf_frame(t, &w, "sendheaders", NULL, 0);
 
 	assert_int_equal(tf_feed(p, w.buf, w.len, SIZE_MAX), w.len);

@@ -151,7 +151,7 @@ static void test_unknown_command(void **state)
 	(void)state;
 	static const char *ok[] = {
 	    "foo\0\0\0\0\0\0\0\0\0",
-	    "cmpctblock\0\0",           /* real, but not one peerd decodes */
+	    "sendtxrcncl\0",            /* real (Erlay), but not one peerd decodes */
 	    "abcdefghijkl",             /* all 12 bytes, no NUL: valid */
 	    "\0\0\0\0\0\0\0\0\0\0\0\0", /* empty: valid in Core, unknown */
 	    " ~!\0\0\0\0\0\0\0\0\0",
