@@ -1,0 +1,301 @@
+"""A real loopback network (issue 20, "Tests with a real network"): many
+peerd and a few bitcoind find each other with nothing but the address
+manager, addr relay and the automatic outbound connections.
+
+Each peerd N listens on 127.N.0.1 (its own port) under -test=addrmanloopback,
+so every node is a network group of its own (127.N.0.0/16), and announces
+itself with -externalip=127.N.0.1 (Core's option; it also turns -discover
+off, as in Core, so a node never announces 127.0.0.1, the address its peers
+see its outbound connections come from). Each bitcoind listens on 127.M.0.1
+as well; bitcoind keeps no loopback address in its addrman, so it never
+relays a peerd's address nor announces its own: bitcoinds are reached by
+the peerds that know them.
+
+Each peerd knows exactly one seed, given with addpeeraddress, not
+-seednode: a -seednode is an addr-fetch connection (connect, getaddr,
+disconnect), and the seed answers getaddr from a cache it keeps 21 to 27
+hours (Core's), so a seed asked while the network is still young gives a
+nearly empty list forever. A seed in the addrman becomes an outbound
+full-relay peer that stays: the node gets the same getaddr answer but also
+hears every address the seed relays, and announces itself to it. The first
+three peerds' seeds are the bitcoinds; every other peerd's seed is an earlier
+peerd chosen at random.
+
+The test measures and bounds: the time until every peerd has its full set of
+outbound connections (8 outbound-full-relay + 2 block-relay-only, each to
+another network group); a block mined at one peerd reaching every node; a
+restarted peerd reconnecting from its peers.dat and anchors.dat with its seed
+gone; and, after a third of the peerds are killed, the time until the rest
+have refilled their outbound slots from their addrmen.
+
+The full network (20 peerd, 3 bitcoind) runs under `make soak`; `make test`
+runs a smaller one (12 peerd, 1 bitcoind: 12 groups, so each peerd needs all
+but one of the others).
+
+Nothing is dialled outside 127.0.0.0/8; every node is -regtest.
+"""
+import os
+import random
+import time
+
+import pytest
+
+from conftest import free_port, wait_for
+
+# Core's MAX_OUTBOUND_FULL_RELAY_CONNECTIONS and MAX_BLOCK_RELAY_ONLY_CONNECTIONS.
+FULL_RELAY = 8
+BLOCK_RELAY = 2
+# A regtest P2WPKH address (BIP173's test vector): the mined coins go nowhere we need.
+MINE_TO = "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"
+
+
+def peerd_ip(i):
+    return "127.%d.0.1" % (10 + i)
+
+
+def core_ip(j):
+    return "127.%d.0.1" % (200 + j)
+
+
+def group_of(addr):
+    """The network group under -test=addrmanloopback: 127.N.0.0/16."""
+    a, b = addr.rsplit(":", 1)[0].split(".")[:2]
+    assert a == "127", addr
+    return int(b)
+
+
+class Net:
+    """The nodes of one run and what the test asks them."""
+
+    def __init__(self, make_peerd, make_bitcoind, n_peerd, n_core, seed):
+        self.make_peerd = make_peerd
+        self.rnd = random.Random(seed)
+        self.cores = []
+        for j in range(n_core):
+            # Core's own outbound logic never starts: no seeds, and nothing
+            # loopback stays in its addrman.
+            self.cores += make_bitcoind(1, args=("-v2transport=0", "-bind=%s" % core_ip(j)))
+        self.core_addr = ["%s:%d" % (core_ip(j), c.port) for j, c in enumerate(self.cores)]
+        self.ports = [free_port() for _ in range(n_peerd)]
+        self.addr = ["%s:%d" % (peerd_ip(i), p) for i, p in enumerate(self.ports)]
+        self.nodes = [None] * n_peerd
+        self.seed_of = {}
+
+    def start(self, i):
+        ip, port = peerd_ip(i), self.ports[i]
+        d = self.make_peerd("-test=addrmanloopback", "-bind=%s:%d" % (ip, port), "-port=%d" % port,
+                            "-externalip=%s" % ip, "-debug=net", "-debug=addrman",
+                            name="n%02d" % i, listen=False, port=port)
+        self.nodes[i] = d
+        return d
+
+    def give_seed(self, i):
+        if i < len(self.cores):
+            seed = self.core_addr[i]
+        else:
+            seed = self.addr[self.rnd.randrange(i)]
+        self.seed_of[i] = seed
+        host, port = seed.rsplit(":", 1)
+        r = self.nodes[i].rpc("addpeeraddress", host, int(port))
+        assert r == {"success": True}, (i, seed, r)
+
+    def alive(self):
+        return [i for i, d in enumerate(self.nodes) if d is not None and d.proc.poll() is None]
+
+    def outbound(self, i):
+        """{type: [addr]} of node i's outbound peers that finished the handshake."""
+        out = {}
+        for p in self.nodes[i].rpc("getpeerinfo"):
+            if p["inbound"] or not p.get("version"):
+                continue
+            out.setdefault(p["connection_type"], []).append(p["addr"])
+        return out
+
+    def want(self):
+        """(full-relay, block-relay-only) a node can have: 8 and 2, or fewer
+        once fewer than 10 other groups are alive (full-relay first)."""
+        others = len(self.alive()) + len(self.cores) - 1
+        full = min(FULL_RELAY, others)
+        return full, min(BLOCK_RELAY, others - full)
+
+    def full_set(self, i, want=None):
+        """Node i's full-relay and block-relay-only peers once it has its full
+        set, each to another group than its own and each other's; else None."""
+        want_full, want_block = want or (FULL_RELAY, BLOCK_RELAY)
+        o = self.outbound(i)
+        full, block = o.get("outbound-full-relay", []), o.get("block-relay-only", [])
+        if len(full) < want_full or len(block) < want_block:
+            return None
+        groups = [group_of(a) for a in full + block]
+        assert len(set(groups)) == len(groups), (i, full, block)
+        assert group_of(self.addr[i]) not in groups, (i, full, block)
+        return full, block
+
+    def missing(self, among):
+        want = self.want()
+        return [i for i in among if self.full_set(i, want) is None]
+
+    def wait_all_full(self, among, timeout, what):
+        t0 = time.monotonic()
+        last = among
+        while time.monotonic() - t0 < timeout:
+            last = self.missing(among)
+            if not last:
+                return time.monotonic() - t0
+            time.sleep(1)
+        detail = {i: {k: len(v) for k, v in self.outbound(i).items()} for i in last}
+        sizes = {i: self.nodes[i].rpc("getaddrmaninfo")["all_networks"] for i in last}
+        raise AssertionError("%s: %d nodes without their full outbound set after %ds: %s; addrman %s"
+                             % (what, len(last), timeout, detail, sizes))
+
+
+def run_network(make_peerd, make_bitcoind, n_peerd, n_core, bounds):
+    net = Net(make_peerd, make_bitcoind, n_peerd, n_core, seed=20)
+    # Out of initial block download first: a node announces itself only then
+    # (Core's self-announcement waits for it), and the peerds follow the
+    # bitcoinds' chain from their first connections.
+    net.cores[0].rpc("generatetoaddress", 1, MINE_TO)
+    for c in net.cores[1:]:
+        c.connect_to(net.core_addr[0])
+    for c in net.cores:
+        c.wait_for_blockcount(1)
+    t0 = time.monotonic()
+    for i in range(n_peerd):
+        net.start(i)
+        net.give_seed(i)
+    started = time.monotonic() - t0
+    everyone = list(range(n_peerd))
+    took = net.wait_all_full(everyone, bounds["fill"], "the first fill")
+    print("\n%d peerd + %d bitcoind: started in %.1fs; every peerd had %d+%d outbound %.1fs after"
+          % (n_peerd, n_core, started, FULL_RELAY, BLOCK_RELAY, took))
+
+    # Every bitcoind is someone's outbound peer, so the chain reaches them too.
+    dialled = set()
+    for i in everyone:
+        full, block = net.full_set(i)
+        dialled |= set(full + block)
+    assert set(net.core_addr) <= dialled or n_core > n_peerd, (net.core_addr, dialled)
+
+    # A block mined at one peerd reaches every node.
+    miner = net.nodes[n_peerd - 1]
+    tip = miner.rpc("generatetoaddress", 1, MINE_TO)[0]
+    t1 = time.monotonic()
+    wait_for(lambda: all(net.nodes[i].rpc("getbestblockhash") == tip for i in everyone)
+             and all(c.rpc("getbestblockhash") == tip for c in net.cores),
+             timeout=bounds["block"], what="the block at every node", interval=0.5)
+    print("a block mined at node %d was everyone's tip %.1fs later" % (n_peerd - 1, time.monotonic() - t1))
+
+    # A restart: the node's addrman comes back from peers.dat and its
+    # block-relay-only peers from anchors.dat, with its seed gone (stopped
+    # first) and no addpeeraddress this time.
+    r = n_peerd - 1
+    seed = net.seed_of[r]
+    seed_i = net.addr.index(seed) if seed in net.addr else None
+    _, anchors = net.full_set(r)
+    size_before = net.nodes[r].rpc("getaddrmaninfo")["all_networks"]["total"]
+    if seed_i is not None:
+        rc, _ = net.nodes[seed_i].stop(timeout=15)
+        assert rc == 0
+    rc, _ = net.nodes[r].stop(timeout=15)
+    assert rc == 0, net.nodes[r].log()[-3000:]
+    assert os.path.exists(os.path.join(net.nodes[r].netdir, "peers.dat"))
+    assert os.path.exists(os.path.join(net.nodes[r].netdir, "anchors.dat"))
+    t2 = time.monotonic()
+    d = net.start(r)
+    info = d.rpc("getaddrmaninfo")["all_networks"]
+    assert info["total"] >= size_before - 2, (info, size_before)  # Core's Connected/feeler churn aside
+    assert "%d block-relay-only anchors will be tried for connections." % len(anchors) in d.log()
+    # The anchors first, as block-relay-only again (both still alive unless one was the seed).
+    want = set(a for a in anchors if a != seed)
+    wait_for(lambda: want <= set(net.outbound(r).get("block-relay-only", [])),
+             timeout=30, what="the anchors again", interval=0.5)
+    alive = net.alive()
+    took = net.wait_all_full([r], bounds["restart"], "the restarted node")
+    print("node %d restarted without its seed: full outbound again in %.1fs (addrman %d from peers.dat)"
+          % (r, time.monotonic() - t2, info["total"]))
+    if seed_i is not None:
+        net.start(seed_i)  # back with its own peers.dat
+
+    # Kill a third of the peerds (SIGKILL: no goodbye, no peers.dat): the
+    # rest refill their outbound slots from their addrmen.
+    alive = net.alive()
+    victims = net.rnd.sample([i for i in alive if i != r], n_peerd // 3)
+    for i in victims:
+        net.nodes[i].kill()
+    rest = [i for i in alive if i not in victims]
+    took = net.wait_all_full(rest, bounds["refill"], "the refill")
+    want = net.want()
+    print("killed %d peerd: the other %d had their %d+%d outbound again %.1fs later"
+          % (len(victims), len(rest), want[0], want[1], took))
+    for i in rest:
+        full, block = net.full_set(i, want)
+        dead = set(net.addr[v] for v in victims)
+        assert not (set(full + block) & dead), (i, full, block)
+
+
+def test_small_network_finds_itself(make_peerd, make_bitcoind):
+    """12 peerd and one bitcoind (make test)."""
+    run_network(make_peerd, make_bitcoind, 12, 1, {"fill": 400, "block": 30, "restart": 60, "refill": 120})
+
+
+@pytest.mark.soak
+@pytest.mark.skipif(not os.environ.get("PEERD_SOAK"), reason="soak: make soak (PEERD_SOAK=1)")
+def test_network_of_20_peerd_and_3_bitcoind(make_peerd, make_bitcoind):
+    """The issue's network: 20 peerd and 3 bitcoind (make soak)."""
+    run_network(make_peerd, make_bitcoind, 20, 3, {"fill": 180, "block": 30, "restart": 60, "refill": 120})
+
+
+def first_addr_before_pong(node_rpc, listener_ip):
+    """Dial a scripted listener as outbound-full-relay; the listener answers
+    version, wtxidrelay, sendaddrv2, verack and a ping in one write. The
+    commands the dialler sends from then until the pong."""
+    import socket
+
+    from conftest import P2P, frame, payload_of
+
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind((listener_ip, 0))
+    srv.listen(1)
+    srv.settimeout(15)
+    try:
+        node_rpc("addconnection", "%s:%d" % (listener_ip, srv.getsockname()[1]), "outbound-full-relay", False)
+        conn, _ = srv.accept()
+        p = P2P(None, sock=conn, timeout=10)
+        v = p.recv()
+        assert v.command == "version", v
+        mine = p.version_msg()
+        mine.nServices = 1 | 8  # NODE_NETWORK | NODE_WITNESS: an outbound peer Core keeps
+        nonce = os.urandom(8)
+        p.send_raw(frame("version", payload_of(mine)) + frame("wtxidrelay") + frame("sendaddrv2")
+                   + frame("verack") + frame("ping", nonce))
+        seen = []
+        while True:
+            m = p.recv(10)
+            seen.append((m.command, m.payload))
+            if m.command == "pong" and m.payload == nonce:
+                break
+        p.close()
+        return seen
+    finally:
+        srv.close()
+
+
+def test_own_address_goes_out_with_the_verack(make_peerd, make_bitcoind):
+    """Core sends its own address to a new outbound peer in the pass that
+    processes the peer's verack (SendMessages' MaybeSendAddr), before it
+    reads the next message: so the address travels alone, before the pong
+    of a ping sent right behind the verack. peerd did so only at its next
+    250 ms tick, with whatever relays had been queued meanwhile; the peer's
+    token bucket (one token for a new connection) then dropped our address
+    half the time, and a loopback network learned slowly."""
+    core = make_bitcoind(1, args=("-v2transport=0", "-externalip=1.2.3.4"))[0]
+    d = make_peerd("-test=addrmanloopback", "-externalip=127.77.0.1")
+    core.rpc("generatetoaddress", 1, MINE_TO)  # out of IBD: Core announces itself only then
+    d.rpc("generatetoaddress", 1, MINE_TO)
+    for name, rpc in (("bitcoind", core.rpc), ("peerd", d.rpc)):
+        seen = first_addr_before_pong(rpc, "127.0.0.1")
+        cmds = [c for c, _ in seen]
+        assert any(c in ("addr", "addrv2") for c in cmds), (name, cmds)
+        first = next(payload for c, payload in seen if c in ("addr", "addrv2"))
+        assert first[0] == 1, (name, "our own address alone", first.hex())
