@@ -23,14 +23,21 @@ peerd chosen at random.
 
 The test measures and bounds: the time until every peerd has its full set of
 outbound connections (8 outbound-full-relay + 2 block-relay-only, each to
-another network group); a block mined at one peerd reaching every node; a
+another network group), printed; every peerd's slots holding every live group
+its addrman knows, and at least a third of them with the full 8 + 2 (Core's
+rules let a one-seed network stall short of that: doc/peers.md, "A network
+that finds itself"); a block mined at one peerd reaching every node; a
 restarted peerd reconnecting from its peers.dat and anchors.dat with its seed
-gone; and, after a third of the peerds are killed, the time until the rest
-have refilled their outbound slots from their addrmen.
+stopped; and, after a third of the peerds are killed, the rest refilling
+their outbound slots from their addrmen.
 
 The full network (20 peerd, 3 bitcoind) runs under `make soak`; `make test`
-runs a smaller one (12 peerd, 1 bitcoind: 12 groups, so each peerd needs all
-but one of the others).
+runs a smaller one (12 peerd, 1 bitcoind: 13 groups, so a peerd needs 10 of
+the other 12). Lowering -maxconnections would not shrink it: as Core's
+CConnman::Init, under 12 there is no inbound slot left.
+
+The last test checks, beside bitcoind, the one bug this network showed: our
+own address must go to a new outbound peer with the verack.
 
 Nothing is dialled outside 127.0.0.0/8; every node is -regtest.
 """
