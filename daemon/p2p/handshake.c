@@ -227,6 +227,13 @@ static void on_verack(struct peer *p)
 	if (p->state != PEER_ACTIVE)
 		return;
 	send_ping(p, daemon_now_ms(d));
+	/* Core's SendMessages runs MaybeSendAddr in the same pass as the
+	 * verack: our own address goes out now, alone, not at the next tick
+	 * with the relays queued meanwhile (the peer's bucket holds one token,
+	 * so a bundled announcement is dropped half the time). */
+	addrrelay_tick(p, daemon_now_ms(d));
+	if (p->state != PEER_ACTIVE)
+		return;
 	/* BIP130's sendheaders is not sent here: as Core's
 	 * MaybeSendSendHeaders, sync/download.c sends it once the peer's best known
 	 * block has more than the minimum chain work. */
