@@ -231,7 +231,7 @@ static void on_verack(struct peer *p)
 	 * verack: our own address goes out now, alone, not at the next tick
 	 * with the relays queued meanwhile (the peer's bucket holds one token,
 	 * so a bundled announcement is dropped half the time). */
-	addrrelay_tick(p, daemon_now_ms(d));
+	addrrelay_tick(p, (uint64_t)daemon_time_ms(d));
 	if (p->state != PEER_ACTIVE)
 		return;
 	/* BIP130's sendheaders is not sent here: as Core's
