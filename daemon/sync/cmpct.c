@@ -370,11 +370,12 @@ json_t *cmpct_stats_json(struct daemon *d)
 	struct cmpct_state zero = {0};
 	if (!s)
 		s = &zero;
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "asked",
-	                 (json_int_t)s->asked, "received", (json_int_t)s->received,
-	                 "rebuilt_from_mempool", (json_int_t)s->rebuilt, "rebuilt_with_getblocktxn",
-	                 (json_int_t)s->rebuilt_txn, "fallback_full_block", (json_int_t)s->fallback,
-	                 "invalid", (json_int_t)s->invalid, "as_header", (json_int_t)s->as_header,
-	                 "getblocktxn_sent", (json_int_t)s->getblocktxn_sent, "bytes_saved",
-	                 (json_int_t)s->bytes_saved);
+	return json_pack(
+	    "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "hb_pushed",
+	    (json_int_t)d->sync->cmpct_pushed, "hb_peers", (json_int_t)d->sync->n_cmpct_hb, "asked",
+	    (json_int_t)s->asked, "received", (json_int_t)s->received, "rebuilt_from_mempool",
+	    (json_int_t)s->rebuilt, "rebuilt_with_getblocktxn", (json_int_t)s->rebuilt_txn,
+	    "fallback_full_block", (json_int_t)s->fallback, "invalid", (json_int_t)s->invalid,
+	    "as_header", (json_int_t)s->as_header, "getblocktxn_sent",
+	    (json_int_t)s->getblocktxn_sent, "bytes_saved", (json_int_t)s->bytes_saved);
 }
