@@ -20,11 +20,13 @@
  * would (cmpct_getdata_cmd, called by sync/download.c); getblocktxn and
  * getdata MSG_CMPCT_BLOCK are answered by sync/cmpct_serve.c.
  *
+ * A cmpctblock a high-bandwidth peer pushes unasked (sync/cmpct_hb.c
+ * chose it) is taken here the same way.
+ *
  * Not yet (doc/p2p.md, "Compact blocks"): the extra-transaction ring,
  * Core's exact conditions (more work than the tip, tip + 2, at most 3
- * compact downloads of one block), the partial kept in the download
- * window's in-flight entry, high-bandwidth mode, and pushing cmpctblocks
- * unasked.
+ * compact downloads of one block), and the partial kept in the download
+ * window's in-flight entry.
  *
  * A partial of a peer that left stays until a newer one takes its slot
  * (peer ids are never reused, and there are PENDING_MAX slots).
