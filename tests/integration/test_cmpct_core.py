@@ -358,3 +358,24 @@ def test_compact_both_ways_high_bandwidth(make_peerd, make_bitcoind):
     wait_until(lambda: pat.search(open(b.debug_log).read()), 10, "B's log of the reconstruction")
     assert _one_peer(b)["bytesrecv_per_msg"].get("block", 0) == \
         d_at_b["bytesrecv_per_msg"].get("block", 0)
+
+
+def test_sendcmpct_of_another_version_is_ignored(make_peerd):
+    """Core's SENDCMPCT: only version 2 counts; a later sendcmpct of another
+    version changes nothing (the peer stays high-bandwidth from us and
+    keeps its version 2)."""
+    d = make_peerd()
+    p = peer(d)
+
+    def mine():
+        return next(x for x in d.rpc("getpeerinfo") if x["inbound"])
+
+    p.send_raw(frame("sendcmpct", struct.pack("<?Q", True, 2)))
+    wait_until(lambda: mine()["bip152_hb_from"], 10, "peerd to take sendcmpct(1, 2)")
+    p.send_raw(frame("sendcmpct", struct.pack("<?Q", False, 1)))
+    p.send_raw(frame("ping", struct.pack("<Q", 7)))
+    p.recv_until("pong", timeout=10)
+    assert mine()["bip152_hb_from"] is True
+    p.send_raw(frame("sendcmpct", struct.pack("<?Q", False, 2)))
+    wait_until(lambda: not mine()["bip152_hb_from"], 10, "peerd to take sendcmpct(0, 2)")
+    p.close()
