@@ -324,6 +324,10 @@ void handshake_on_sendaddrv2(struct peer *p, const struct proto_msg *m)
 
 void handshake_on_sendcmpct(struct peer *p, const struct proto_msg *m)
 {
+	/* Core: only compact blocks with witnesses; another version is
+	 * ignored, not taken as a change of mind. */
+	if (m->sendcmpct.version != PEER_CMPCT_VERSION)
+		return;
 	p->cmpct_high_bandwidth = m->sendcmpct.high_bandwidth;
 	p->cmpct_version = m->sendcmpct.version;
 }

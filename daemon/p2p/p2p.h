@@ -173,7 +173,7 @@ void handshake_on_pong(struct peer *p, const struct proto_msg *m);
 void handshake_on_wtxidrelay(struct peer *p, const struct proto_msg *m);
 /** sendaddrv2 (BIP155): before verack only; after it disconnects. */
 void handshake_on_sendaddrv2(struct peer *p, const struct proto_msg *m);
-/** sendcmpct (BIP152): remember the peer's choice (peerd sends no compact blocks). */
+/** sendcmpct (BIP152): remember the peer's choice (sync/cmpct_hb.c pushes to announce=1). */
 void handshake_on_sendcmpct(struct peer *p, const struct proto_msg *m);
 /** feefilter (BIP133): the peer's minimum feerate, if in MoneyRange. */
 void handshake_on_feefilter(struct peer *p, const struct proto_msg *m);

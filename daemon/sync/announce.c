@@ -85,6 +85,9 @@ void relay_new_tip(struct daemon *d, const struct chainview_update *u)
 	/* The first view (the chain as opened) is no news to anyone. */
 	if (u->old_height < 0 || u->n == 0)
 		return;
+	/* High-bandwidth peers first: marked as knowing the tip, they get a
+	 * cmpctblock instead (sync/cmpct_hb.c). */
+	cmpct_hb_push(d, u);
 	for (uint32_t i = 0; i < d->n_peers; i++) {
 		struct peer *p = d->peers[i];
 		if (p->state != PEER_ACTIVE || !p->handshake_done)

@@ -20,11 +20,13 @@
  * would (cmpct_getdata_cmd, called by sync/download.c); getblocktxn and
  * getdata MSG_CMPCT_BLOCK are answered by sync/cmpct_serve.c.
  *
+ * A cmpctblock a high-bandwidth peer pushes unasked (sync/cmpct_hb.c
+ * chose it) is taken here the same way.
+ *
  * Not yet (doc/p2p.md, "Compact blocks"): the extra-transaction ring,
  * Core's exact conditions (more work than the tip, tip + 2, at most 3
- * compact downloads of one block), the partial kept in the download
- * window's in-flight entry, high-bandwidth mode, and pushing cmpctblocks
- * unasked.
+ * compact downloads of one block), and the partial kept in the download
+ * window's in-flight entry.
  *
  * A partial of a peer that left stays until a newer one takes its slot
  * (peer ids are never reused, and there are PENDING_MAX slots).
@@ -370,11 +372,12 @@ json_t *cmpct_stats_json(struct daemon *d)
 	struct cmpct_state zero = {0};
 	if (!s)
 		s = &zero;
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "asked",
-	                 (json_int_t)s->asked, "received", (json_int_t)s->received,
-	                 "rebuilt_from_mempool", (json_int_t)s->rebuilt, "rebuilt_with_getblocktxn",
-	                 (json_int_t)s->rebuilt_txn, "fallback_full_block", (json_int_t)s->fallback,
-	                 "invalid", (json_int_t)s->invalid, "as_header", (json_int_t)s->as_header,
-	                 "getblocktxn_sent", (json_int_t)s->getblocktxn_sent, "bytes_saved",
-	                 (json_int_t)s->bytes_saved);
+	return json_pack(
+	    "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "hb_pushed",
+	    (json_int_t)d->sync->cmpct_pushed, "hb_peers", (json_int_t)d->sync->n_cmpct_hb, "asked",
+	    (json_int_t)s->asked, "received", (json_int_t)s->received, "rebuilt_from_mempool",
+	    (json_int_t)s->rebuilt, "rebuilt_with_getblocktxn", (json_int_t)s->rebuilt_txn,
+	    "fallback_full_block", (json_int_t)s->fallback, "invalid", (json_int_t)s->invalid,
+	    "as_header", (json_int_t)s->as_header, "getblocktxn_sent",
+	    (json_int_t)s->getblocktxn_sent, "bytes_saved", (json_int_t)s->bytes_saved);
 }

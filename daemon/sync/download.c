@@ -408,7 +408,7 @@ static void block_done(struct daemon *d, struct sync_job *sj, struct peer *p)
 		saw_block(p, &sj->last_hash, sj->last_height);
 	/* Core's m_last_block_time: a block new to us, stored (getpeerinfo last_block). */
 	if (p && (sj->submit == CHAIN_SUBMIT_ACCEPTED || sj->submit == CHAIN_SUBMIT_INCONCLUSIVE))
-		p->last_block_time = daemon_time(d);
+		cmpct_hb_block_from(p, &sj->last_hash); /* and last_block_time */
 	s->blocks_accepted++;
 }
 

@@ -138,6 +138,9 @@ struct sync_block {
 	uint64_t asked_ms; /**< loop time it was asked */
 };
 
+/** High-bandwidth compact-block peers we keep at most (BIP152: 3). */
+#define SYNC_CMPCT_HB_MAX 3u
+
 /** The download: window, queue and counters. Loop thread. */
 struct sync_state {
 	struct sync_block *win; /**< the window, lowest height first */
@@ -183,6 +186,11 @@ struct sync_state {
 	uint64_t stale_tips;          /**< stale tips detected */
 	bool initial_sync_finished; /**< the tip was recent once (Core's m_initial_sync_finished) */
 	struct cmpct_state *cmpct;  /**< sync/cmpct.c's, made on first use; NULL before */
+	/** sync/cmpct_hb.c: the peers we asked for high-bandwidth compact
+	 * blocks, oldest first (Core's lNodesAnnouncingHeaderAndIDs) */
+	uint64_t cmpct_hb[SYNC_CMPCT_HB_MAX];
+	uint32_t n_cmpct_hb;
+	uint64_t cmpct_pushed; /**< cmpctblocks pushed unasked to high-bandwidth peers */
 };
 
 /* ---- sync/stale.c: lagging outbound peers, extra peers, a stale tip --- */
@@ -406,6 +414,43 @@ bool cmpct_serve_build(struct chain *c, const struct proto_params *pp, const str
  * version 2, out of IBD). Always PROTO_CMD_GETDATA. Loop thread.
  */
 enum proto_cmd cmpct_getdata_cmd(struct peer *p, struct proto_inv *inv);
+/* ---- sync/cmpct_hb.c: high-bandwidth compact blocks ----------------- */
+
+/** What cmpct_hb_pick decided. */
+struct cmpct_hb_pick {
+	bool promote;     /**< send sendcmpct(1, 2) to the new peer */
+	bool demote;      /**< send sendcmpct(0, 2) to demoted */
+	uint64_t demoted; /**< the peer dropped from the list (when demote) */
+};
+/**
+ * Core 29's MaybeSetPeerAsAnnouncingHeaderAndIDs on a list of peer ids
+ * (ids, *n of them, oldest first, at most SYNC_CMPCT_HB_MAX): a peer
+ * already there moves to the end; else it is appended, the oldest going
+ * when the list is full, but an inbound newcomer never pushes out the
+ * last outbound peer (the oldest outbound, if it is that one, swaps with
+ * the second). kind(ctx, id): 1 inbound, 0 outbound, -1 gone. Pure.
+ */
+struct cmpct_hb_pick cmpct_hb_pick(uint64_t *ids, uint32_t *n, uint64_t id, bool inbound,
+                                   int (*kind)(void *ctx, uint64_t id), void *ctx);
+/**
+ * A block from p became our tip (download.c's block_done; also sets
+ * p->last_block_time, Core's m_last_block_time): out of initial block
+ * download, make p a high-bandwidth peer if it sent sendcmpct version 2.
+ */
+void cmpct_hb_block_from(struct peer *p, const struct proto_hash *hash);
+/** getpeerinfo's bip152_hb_to: we asked p for high-bandwidth compact blocks. */
+bool cmpct_hb_to(const struct peer *p);
+/** getpeerinfo's bip152_hb_from: p asked us (sendcmpct(1) of version 2). */
+bool cmpct_hb_from(const struct peer *p);
+/**
+ * Part of relay_new_tip: a one-block step of the tip, out of initial
+ * block download, goes as a cmpctblock to every high-bandwidth peer that
+ * lacks it (built on the validation thread, Core's NewPoWValidBlock, but
+ * after connecting). Marks those peers as knowing it, so the headers/inv
+ * announcement skips them. Loop thread.
+ */
+void cmpct_hb_push(struct daemon *d, const struct chainview_update *u);
+
 /** Free sync/cmpct.c's state (sync_release). */
 void cmpct_release(struct daemon *d);
 /** getstats' sync.cmpct: the compact-block counters. Loop thread. */

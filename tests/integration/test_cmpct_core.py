@@ -238,10 +238,12 @@ def test_header_without_proof_of_work_is_misbehaviour(core_and_peerd):
             break
     msg, _, _ = cmpctblock(bytes(raw))
     p = peer(d)
+    # A pushes its blocks to peerd as cmpctblocks too (high-bandwidth): count from here.
+    before = cmpct_stats(d)
     p.send_raw(frame("cmpctblock", msg))
     assert p.is_closed(10)
     s = cmpct_stats(d)
-    assert s["invalid"] == 1 and s["received"] == 1
+    assert s["invalid"] == 1 and s["received"] == before["received"] + 1
     assert d.rpc("getbestblockhash") == a.getbestblockhash()
 
 
@@ -271,12 +273,22 @@ def test_getblocktxn_served(core_and_peerd):
     assert p.is_closed(10)
 
 
-def test_compact_both_ways(make_peerd, make_bitcoind):
-    """Core A -> peerd -> Core B, a block of 100 transactions everyone has:
-    peerd asks A for it as MSG_CMPCT_BLOCK and rebuilds it from its mempool
-    with no getblocktxn and no full block (getstats); B asks peerd the same
-    way, peerd sends a cmpctblock, and B rebuilds it from the mempool peerd
-    filled, as B's own log says."""
+def _one_peer(node):
+    peers = node.rpc("getpeerinfo")
+    assert len(peers) == 1, peers
+    return peers[0]
+
+
+def test_compact_both_ways_high_bandwidth(make_peerd, make_bitcoind):
+    """Core A -> peerd -> Core B in BIP152 high-bandwidth mode both ways.
+
+    A's blocks become peerd's tip, so peerd asks A for high-bandwidth
+    (sendcmpct(1)); peerd's blocks become B's tip, so B asks peerd. Then a
+    block of 100 transactions everyone has: A pushes it to peerd as a
+    cmpctblock unasked (no getdata of any kind from peerd) and peerd
+    rebuilds it from its mempool with no getblocktxn and no full block
+    (getstats); peerd pushes it on to B as a cmpctblock unasked, and B
+    rebuilds it from the mempool peerd filled, as B's own log says."""
     import re
 
     a, b = make_bitcoind(2, args=("-debug=cmpctblock",))
@@ -296,26 +308,74 @@ def test_compact_both_ways(make_peerd, make_bitcoind):
     d.rpc("addnode", "127.0.0.1:%d" % b.port, "add")
     wait_until(lambda: b.getbestblockhash() == a.getbestblockhash(), 60, "B to sync through peerd")
 
-    # 100 transactions, each spending a confirmed coin of its own.
     a.mine(100)
     wait_until(lambda: b.getbestblockhash() == a.getbestblockhash(), 60, "B to follow A")
+    # One block alone, so each taker has it as the only block in flight
+    # (Core's condition for choosing its giver as high-bandwidth).
+    for _ in range(3):
+        a.mine(1)
+        wait_until(lambda: b.getbestblockhash() == a.getbestblockhash(), 30, "B to follow A")
+
+    # peerd chose A (A is inbound to peerd; its only high-bandwidth peer).
+    a_at_d = [p for p in d.rpc("getpeerinfo") if p["inbound"]]
+    assert len(a_at_d) == 1 and a_at_d[0]["bip152_hb_to"] is True, a_at_d
+    assert a_at_d[0]["bip152_hb_from"] is False
+    d_at_a = _one_peer(a)
+    assert d_at_a["bip152_hb_from"] is True and d_at_a["bip152_hb_to"] is False, d_at_a
+    # B chose peerd.
+    d_at_b = _one_peer(b)
+    assert d_at_b["bip152_hb_to"] is True and d_at_b["bip152_hb_from"] is False, d_at_b
+    b_at_d = [p for p in d.rpc("getpeerinfo") if not p["inbound"]]
+    assert len(b_at_d) == 1 and b_at_d[0]["bip152_hb_from"] is True, b_at_d
+    assert b_at_d[0]["bip152_hb_to"] is False
+    assert cmpct_stats(d)["hb_peers"] == 1
+
     txids = [a.send_to(a.new_address("bech32"), 0.1) for _ in range(100)]
     wait_until(lambda: set(txids) <= set(b.rpc("getrawmempool")), 120, "B to have A's transactions")
     assert set(txids) <= set(d.rpc("getrawmempool"))
     before = cmpct_stats(d)
-    sent = d.rpc("getstats")["messages"]["cmpctblock"]["sent_count"]
-    blocks_in = d.rpc("getstats")["messages"]["block"]["recv_count"]
+    msgs = d.rpc("getstats")["messages"]
+    sent = msgs["cmpctblock"]["sent_count"]
+    blocks_in = msgs["block"]["recv_count"]
+    getdata_out = msgs["getdata"]["sent_count"]
     h = a.mine(1)[0]
     wait_until(lambda: b.getbestblockhash() == h, 30, "B to take the block through peerd")
-    # peerd asked A for it compactly and rebuilt it from its mempool alone.
+    # A pushed it unasked; peerd rebuilt it from its mempool alone.
     after = cmpct_stats(d)
-    assert after["asked"] == before["asked"] + 1, after
+    msgs = d.rpc("getstats")["messages"]
+    assert after["asked"] == before["asked"], after
+    assert after["received"] == before["received"] + 1, after
     assert after["rebuilt_from_mempool"] == before["rebuilt_from_mempool"] + 1, after
     assert after["getblocktxn_sent"] == before["getblocktxn_sent"], after
     assert after["fallback_full_block"] == 0, after
-    assert d.rpc("getstats")["messages"]["block"]["recv_count"] == blocks_in  # no full block
-    # And served B a cmpctblock that B rebuilt from the mempool peerd filled.
-    assert d.rpc("getstats")["messages"]["cmpctblock"]["sent_count"] > sent
+    assert msgs["block"]["recv_count"] == blocks_in  # no full block
+    assert msgs["getdata"]["sent_count"] == getdata_out  # nothing asked
+    # And pushed B a cmpctblock unasked, which B rebuilt from the mempool peerd filled.
+    assert after["hb_pushed"] == before["hb_pushed"] + 1, after
+    assert msgs["cmpctblock"]["sent_count"] == sent + 1
     pat = re.compile(r"Successfully reconstructed block %s with 1 txn prefilled, 100 txn from "
                      r"mempool \(incl at least 0 from extra pool\) and 0 txn" % h)
     wait_until(lambda: pat.search(open(b.debug_log).read()), 10, "B's log of the reconstruction")
+    assert _one_peer(b)["bytesrecv_per_msg"].get("block", 0) == \
+        d_at_b["bytesrecv_per_msg"].get("block", 0)
+
+
+def test_sendcmpct_of_another_version_is_ignored(make_peerd):
+    """Core's SENDCMPCT: only version 2 counts; a later sendcmpct of another
+    version changes nothing (the peer stays high-bandwidth from us and
+    keeps its version 2)."""
+    d = make_peerd()
+    p = peer(d)
+
+    def mine():
+        return next(x for x in d.rpc("getpeerinfo") if x["inbound"])
+
+    p.send_raw(frame("sendcmpct", struct.pack("<?Q", True, 2)))
+    wait_until(lambda: mine()["bip152_hb_from"], 10, "peerd to take sendcmpct(1, 2)")
+    p.send_raw(frame("sendcmpct", struct.pack("<?Q", False, 1)))
+    p.send_raw(frame("ping", struct.pack("<Q", 7)))
+    p.recv_until("pong", timeout=10)
+    assert mine()["bip152_hb_from"] is True
+    p.send_raw(frame("sendcmpct", struct.pack("<?Q", False, 2)))
+    wait_until(lambda: not mine()["bip152_hb_from"], 10, "peerd to take sendcmpct(0, 2)")
+    p.close()
