@@ -123,12 +123,14 @@ static int post(struct daemon *d, struct sync_job *sj)
 }
 
 /* A block p has, at `height`: its best known block if higher. */
-static void saw_block(struct peer *p, const struct proto_hash *h, int32_t height)
+/* The peer showed us a block: its best known block moves up. True when it did. */
+static bool saw_block(struct peer *p, const struct proto_hash *h, int32_t height)
 {
 	if (height <= p->sync->best_height)
-		return;
+		return false;
 	p->sync->best_height = height;
 	p->sync->best_hash = *h;
+	return true;
 }
 
 static bool can_serve(const struct peer *p)
@@ -404,8 +406,12 @@ static void block_done(struct daemon *d, struct sync_job *sj, struct peer *p)
 			punish(p, &sj->st, "block");
 		return;
 	}
-	if (p && sj->last_height >= 0)
-		saw_block(p, &sj->last_hash, sj->last_height);
+	/* A block nobody announced first (a high-bandwidth peer's compact
+	 * block) raises the peer's best here; the refresh that came with the
+	 * new tip may have used the old one, so ask for another, or its
+	 * synced_blocks and download window lag (Core re-reckons each pass). */
+	if (p && sj->last_height >= 0 && saw_block(p, &sj->last_hash, sj->last_height))
+		sync_new_tip(d);
 	/* Core's m_last_block_time: a block new to us, stored (getpeerinfo last_block). */
 	if (p && (sj->submit == CHAIN_SUBMIT_ACCEPTED || sj->submit == CHAIN_SUBMIT_INCONCLUSIVE))
 		cmpct_hb_block_from(p, &sj->last_hash); /* and last_block_time */
@@ -416,8 +422,14 @@ static void sync_done(struct daemon *d, struct val_job *j)
 {
 	struct sync_job *sj = (struct sync_job *)j;
 	struct sync_state *s = d->sync;
-	if (sj->kind == SYNC_JOB_REFRESH)
+	if (sj->kind == SYNC_JOB_REFRESH) {
 		s->refresh_posted = false;
+		/* Something changed after this one read the peers: once more. */
+		if (s->refresh_again && !d->shutting_down) {
+			s->refresh_again = false;
+			sync_new_tip(d);
+		}
+	}
 	if (sj->kind == SYNC_JOB_HEADERS)
 		sync_gate_done(d, sj->peer_id, sj->probe);
 	if (j->cancelled || d->shutting_down) {
@@ -545,8 +557,10 @@ void sync_on_block(struct peer *p, const uint8_t *payload, size_t len, uint32_t 
 void sync_new_tip(struct daemon *d)
 {
 	struct sync_state *s = d->sync;
-	if (s->refresh_posted)
+	if (s->refresh_posted) {
+		s->refresh_again = true;
 		return;
+	}
 	struct sync_job *sj = job_new(SYNC_JOB_REFRESH, NULL, sync_work_refresh);
 	if (!sj || post(d, sj))
 		return;

@@ -152,6 +152,7 @@ struct sync_state {
 	uint32_t n_locator;
 	uint32_t n_sync_started;
 	bool refresh_posted;
+	bool refresh_again; /**< asked for while one was posted: post another when it is done */
 	uint64_t queue_bytes, queue_bytes_max, queue_blocks;
 	uint64_t stall_since_ms, stall_timeout_ms;
 	uint64_t blocks_requested, blocks_accepted, blocks_invalid, blocks_dropped;

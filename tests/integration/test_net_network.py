@@ -257,7 +257,9 @@ def run_network(make_peerd, make_bitcoind, n_peerd, n_core, bounds, kill=True):
     assert os.path.exists(os.path.join(net.nodes[r].netdir, "anchors.dat"))
     t2 = time.monotonic()
     d = net.start(r)
-    assert "%d block-relay-only anchors will be tried for connections." % len(anchors) in d.log()
+    # The line comes once the outbound manager starts, after the chain is loaded: wait for it.
+    line = "%d block-relay-only anchors will be tried for connections." % len(anchors)
+    wait_for(lambda: line in d.log(), timeout=60, what="the anchors line")
     known_after = net.known_groups(r)
     assert known_after >= known_before - {group_of(seed)}, (known_before, known_after)
     # The anchors first, as block-relay-only again (unless one was the seed).
