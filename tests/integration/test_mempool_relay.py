@@ -291,9 +291,12 @@ def test_privacy_timers_and_never_back(make_peerd, make_bitcoind):
     for txid, w in sent:
         assert w not in recs["sender"].seen and txid not in recs["sender"].seen
     # Inbound peers share one timer: each transaction reaches both at once.
-    gaps_in = [abs(recs["in1"].seen[w] - recs["in2"].seen[w]) for w in wtxids]
-    # (the same loop tick; the margin is for this process's threads on a busy machine)
-    assert max(gaps_in) < 0.25, gaps_in
+    gaps_in = sorted(abs(recs["in1"].seen[w] - recs["in2"].seen[w]) for w in wtxids)
+    # (the same loop tick; the margin is for this process's threads on a busy machine).
+    # With a timer each (average 5 s) most pairs would lie seconds apart; one late
+    # pair is this test's reader threads starved on a loaded machine (CI saw one
+    # pair 6.8 s apart, the other five 0.2 ms), so all but the worst must agree.
+    assert gaps_in[-2] < 0.25, gaps_in
     # Each outbound peer has its own timer (average 2 s): their announcement
     # times differ. Six transactions a second apart now and then land in the
     # same gaps of both timers (when both wait two seconds or more, several
