@@ -17,7 +17,6 @@
  */
 #include "daemon/net/net.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <netdb.h>
@@ -65,49 +64,6 @@ static bool split_host_port(const char *in, char *host, size_t hostlen, uint16_t
 	return valid;
 }
 
-/* RFC 4648 base32, lower case, exactly `want` bytes. */
-static bool base32_decode(const char *s, size_t len, uint8_t *out, size_t want)
-{
-	static const char abc[] = "abcdefghijklmnopqrstuvwxyz234567";
-	uint32_t acc = 0;
-	int bits = 0;
-	size_t n = 0;
-	for (size_t i = 0; i < len; i++) {
-		const char *c = s[i] ? strchr(abc, s[i]) : NULL;
-		if (!c)
-			return false;
-		acc = acc << 5 | (uint32_t)(c - abc);
-		bits += 5;
-		if (bits >= 8) {
-			if (n == want)
-				return false;
-			out[n++] = (uint8_t)(acc >> (bits - 8));
-			bits -= 8;
-		}
-	}
-	return n == want && (acc & ((1u << bits) - 1)) == 0;
-}
-
-/* Core's SetSpecial: NAME.onion (Tor v3, its checksum checked by printing
- * the key back) or NAME.b32.i2p. */
-static bool parse_special(const char *host, uint16_t port, struct addrman_service *out)
-{
-	size_t len = strlen(host);
-	uint8_t b[35];
-	char back[128];
-	if (len == 56 + 6 && strcmp(host + 56, ".onion") == 0) {
-		if (!base32_decode(host, 56, b, 35) || b[34] != 3 ||
-		    addrman_service_from_bip155(PROTO_BIP155_TORV3, b, 32, port, out))
-			return false;
-		addrman_netaddr_str(out, back, sizeof(back));
-		return strcmp(back, host) == 0;
-	}
-	if (len == 52 + 8 && strcmp(host + 52, ".b32.i2p") == 0)
-		return base32_decode(host, 52, b, 32) &&
-		       !addrman_service_from_bip155(PROTO_BIP155_I2P, b, 32, port, out);
-	return false;
-}
-
 /* Core's MaybeFlipIPv6toCJDNS: fc00::/8 is CJDNS when CJDNS is reachable. */
 static struct addrman_service flip_cjdns(const struct daemon *d, struct addrman_service s)
 {
@@ -134,20 +90,15 @@ static bool lookup(const struct daemon *d, const char *text, uint16_t dflt, bool
 {
 	char host[CONF_MAX_HOST + 8];
 	uint16_t port = dflt;
-	uint8_t b[16];
 	if (!*text)
 		return false;
 	(void)split_host_port(text, host, sizeof(host), &port);
-	if (inet_pton(AF_INET, host, b) == 1) {
-		*out = addrman_service_ipv4(b[0], b[1], b[2], b[3], port);
+	/* An IP literal, NAME.onion or NAME.b32.i2p (addrman/parse.c, Core's
+	 * LookupHost without a resolver); only IPv6 can turn out CJDNS. */
+	if (addrman_service_parse(host, port, out)) {
+		*out = flip_cjdns(d, *out);
 		return true;
 	}
-	if (inet_pton(AF_INET6, host, b) == 1) {
-		*out = flip_cjdns(d, addrman_service_from_v1(b, port));
-		return true;
-	}
-	if (parse_special(host, port, out))
-		return true;
 	if (!allow_dns || !*host)
 		return false;
 	struct addrinfo hints, *res = NULL;
