@@ -6,6 +6,7 @@ Run with /usr/bin/python3 -m pytest.
 """
 import json
 import os
+import select
 import shutil
 import socket
 import subprocess
@@ -50,6 +51,13 @@ class FakePeerd:
         self.thread.start()
 
     def serve(self):
+        # Poll rather than block in accept(): close() must never close the
+        # listening socket under a thread still inside accept() on it (a
+        # later FakePeerd reusing the descriptor number could then have its
+        # connection taken, or refused, by this stale thread).
+        while not select.select([self.sock], [], [], 0.05)[0]:
+            if self.done.is_set():
+                return
         conn, _ = self.sock.accept()
         with conn:
             conn.settimeout(10)
@@ -73,7 +81,9 @@ class FakePeerd:
 
     def close(self):
         self.done.set()
-        self.thread.join(5)
+        # Bounded: the thread waits at most 10 s in recv() and 2 s after replying.
+        self.thread.join(30)
+        assert not self.thread.is_alive(), "FakePeerd's thread did not finish"
         self.sock.close()
         os.unlink(self.path)
 
