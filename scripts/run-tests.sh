@@ -3,6 +3,7 @@
 #   scripts/run-tests.sh            every suite
 #   scripts/run-tests.sh unit       only the plain unit tests
 #   scripts/run-tests.sh interop    every test that needs Bitcoin Core (marker interop)
+#   scripts/run-tests.sh integration  the two pytest passes (plain and ASan binaries, side by side)
 #   scripts/run-tests.sh layers     only the layering check (scripts/check-layers.py)
 # The last line counts suites (test binaries, pytest runs, fuzz targets) and
 # the tests in them, as cmocka and pytest report them.
@@ -68,12 +69,36 @@ count_tests() { # log
 run() { # name, command...
 	name=$1
 	shift
-	log="$BUILD/test-logs/$name.log"
-	if "$@" >"$log" 2>&1; then
-		ok=1
+	if "$@" >"$BUILD/test-logs/$name.log" 2>&1; then
+		account "$name" 1
 	else
-		ok=0
+		account "$name" 0
 	fi
+}
+
+# A suite started in the background (start_bg) is counted once it ends
+# (finish_bg), so the report still reads in order.
+start_bg() { # name, command...
+	name=$1
+	shift
+	rm -f "$BUILD/test-logs/$name.rc"
+	("$@" >"$BUILD/test-logs/$name.log" 2>&1; echo $? >"$BUILD/test-logs/$name.rc") &
+}
+
+finish_bg() { # name, pid
+	wait "$2"
+	rc=$(cat "$BUILD/test-logs/$1.rc" 2>/dev/null || echo 1)
+	if [ "$rc" -eq 0 ]; then
+		account "$1" 1
+	else
+		account "$1" 0
+	fi
+}
+
+account() { # name, ok (1 or 0): the counts and the verdict from its log
+	name=$1
+	ok=$2
+	log="$BUILD/test-logs/$name.log"
 	# shellcheck disable=SC2046 # three numbers, split on purpose
 	set -- $(count_tests "$log")
 	tp=$1 tf=$2 ts=$3
@@ -173,26 +198,39 @@ suite_fuzz() {
 	done
 }
 
+# The two passes (plain binaries, then ASan+UBSan ones) run at the same
+# time: their tests mostly wait on sockets and timers (the 31-minute run of
+# session 9 used 16 minutes of CPU on two cores), so side by side they take
+# little longer than the slower one. Each pass picks ports in its own range
+# (PEERD_TEST_PORTS, tests/integration/bitcoind.py), below the kernel's
+# ephemeral ports, so one never takes a port the other has chosen.
 suite_integration() {
 	[ -d tests/integration ] || return 0
 	ls tests/integration/test_*.py >/dev/null 2>&1 || return 0
-	echo "== integration tests (pytest; test_interop*: Bitcoin Core as the peer)"
-	BUILD="$BUILD" run "integration" "$PYTHON" -m pytest -q -rs -p no:cacheprovider tests/integration
-	report_skips integration
+	asan_pid=""
 	if [ -x "$BUILD/asan/bin/peerd" ] && [ -x "$BUILD/asan/bin/peertool" ] &&
 		[ -x "$BUILD/asan/bin/peerctl" ]; then
-		echo "== integration tests against ASan+UBSan binaries (leaks fail)"
-		# The interop tests run here too when a bitcoind was found (a Core
-		# peer reaches paths the scripted peers do not); without one they
-		# were reported skipped above, once.
+		# The interop tests run here too when a bitcoind is found (a Core
+		# peer reaches paths the scripted peers do not); without one the
+		# plain pass reports them skipped, once.
 		marks="" # pytest -m "": every test
-		grep -q '^SKIPPED .*bitcoind' "$BUILD/test-logs/integration.log" 2>/dev/null &&
-			marks="not interop"
+		"$PYTHON" -c 'import sys; sys.path.insert(0, "tests/integration"); import bitcoind
+sys.exit(0 if bitcoind.find_bitcoind()[0] else 1)' 2>/dev/null || marks="not interop"
 		BUILD="$BUILD" PEERD_BIN="$BUILD/asan/bin/peerd" \
 			PEERTOOL_BIN="$BUILD/asan/bin/peertool" PEERCTL_BIN="$BUILD/asan/bin/peerctl" \
-			ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-			run "integration-asan" "$PYTHON" -m pytest -q -rs -p no:cacheprovider tests/integration \
+			ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 PEERD_TEST_PORTS=24000-32000 \
+			start_bg "integration-asan" "$PYTHON" -m pytest -q -rs --durations=40 \
+			-p no:cacheprovider tests/integration \
 			-k "not valgrind and not systemd and not test_data" -m "$marks"
+		asan_pid=$!
+	fi
+	echo "== integration tests (pytest; test_interop*: Bitcoin Core as the peer)"
+	BUILD="$BUILD" PEERD_TEST_PORTS=15000-23999 run "integration" "$PYTHON" -m pytest -q -rs \
+		--durations=40 -p no:cacheprovider tests/integration
+	report_skips integration
+	if [ -n "$asan_pid" ]; then
+		echo "== integration tests against ASan+UBSan binaries (leaks fail; run beside the plain pass)"
+		finish_bg "integration-asan" "$asan_pid"
 		report_skips integration-asan
 	fi
 }
@@ -227,6 +265,7 @@ suite_layers() {
 case "$only" in
 unit) suite_unit ;;
 interop) suite_interop ;;
+integration) suite_integration ;;
 layers) suite_layers ;;
 all)
 	suite_format

@@ -14,6 +14,7 @@ import base64
 import http.client
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -94,9 +95,48 @@ def find_bitcoin_cli():
     return _default_path("bitcoin-cli")
 
 
+# Its own generator: a test that seeds `random` for a repeatable run keeps its sequence.
+_port_rng = random.Random()
+
+
+def _port_range():
+    """$PEERD_TEST_PORTS ("LO-HI"), or None for the kernel's choice. make test
+    runs two pytest processes at once (plain and ASan binaries), each in its
+    own range below the kernel's ephemeral ports, so a port one process
+    picked and has not yet handed to its daemon is never picked by the other."""
+    spec = os.environ.get("PEERD_TEST_PORTS")
+    if not spec:
+        return None
+    lo, hi = (int(x) for x in spec.split("-"))
+    if not 1024 <= lo < hi <= 65535:
+        raise RuntimeError("PEERD_TEST_PORTS=%s: want LO-HI within 1024-65535" % spec)
+    return lo, hi
+
+
+def _bindable(port):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
 def free_port():
     """A loopback port nobody listens on, never one already handed out in this
     process (so two daemons of one test are never given the same port)."""
+    rng = _port_range()
+    if rng:
+        lo, hi = rng
+        start = _port_rng.randrange(lo, hi + 1)
+        for i in range(hi - lo + 1):
+            port = lo + (start - lo + i) % (hi - lo + 1)
+            if port not in _ports_given and _bindable(port):
+                _ports_given.add(port)
+                return port
+        raise RuntimeError("no free port in PEERD_TEST_PORTS=%d-%d" % rng)
     for _ in range(100):
         s = socket.socket()
         s.bind(("127.0.0.1", 0))

@@ -24,7 +24,7 @@ import time
 
 import pytest
 
-from bitcoind import find_bitcoind, wait_until
+from bitcoind import find_bitcoind, free_port, wait_until
 from conftest import PEERCTL_BIN, PEERD_BIN, ROOT, frame
 
 NO_PEERS = "No outbound peers: peerd does not discover peers"
@@ -72,11 +72,7 @@ def test_help_says_what_connect_does():
 
 
 def closed_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()  # nothing listens there now
-    return port
+    return free_port()  # nothing listens there (and, in make test, no other pytest picks it)
 
 
 def test_manual_connection_failure_logged_without_debug(make_peerd):
