@@ -286,7 +286,9 @@ class RpcError(Exception):
 class Ctl:
     """A control-socket client: one request per line."""
 
-    def __init__(self, path, timeout=10.0):
+    # Generous: make test runs two suites at once on two cores, and a call
+    # that writes a large file (setban's banlist.json) can take seconds there.
+    def __init__(self, path, timeout=30.0):
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.settimeout(timeout)
         self.sock.connect(path)

@@ -19,7 +19,6 @@ import shutil
 import struct
 import subprocess
 import tempfile
-import time
 
 import pytest
 from bitcoin.core import CBlock, b2lx
@@ -199,15 +198,12 @@ def test_bench_block_shape(tmp):
         prev = tx
 
 
-def test_two_thousand_blocks_in_seconds(tmp):
+def test_two_thousand_blocks(tmp):
+    # How fast is the benchmarks' business (about 5 s on 2 shared cores;
+    # make bench-ibd makes this chain): here only that it is made.
     path = os.path.join(tmp, "big.dat")
-    t0 = time.monotonic()
     s = chaingen(path, "--seed", "perf", "--blocks", "2000")
-    took = time.monotonic() - t0
     assert s["txs"] > 5 * 1800 * 0.9, s
-    # about 5 s on 2 shared cores; ASan+UBSan builds (the suite's second pass) ~2x
-    limit = 60 if "asan" in PEERTOOL else 30
-    assert took < limit, "2,000 blocks took %.1f s" % took
 
 
 # ---- Bitcoin Core ----------------------------------------------------------------
