@@ -316,3 +316,37 @@ def test_notify_command_failure_logged(make_peerd):
     # Core's words, with what system() returns: the wait status.
     wait_for(lambda: "runCommand error: system(exit 3) returned 768" in d.log(), timeout=10,
              what="the failure in the log")
+
+
+def test_zmq_ipv6_and_unix_addresses(make_peerd, tmp_path):
+    """A bracketed IPv6 address gets ZMQ_IPV6 (as Core's IsZMQAddressIPV6);
+    Core's unix: prefix is libzmq's ipc://."""
+    port = free_port()
+    path = str(tmp_path / "zmq.sock")
+    d = make_peerd("-zmqpubhashblock=tcp://[::1]:%d" % port, "-zmqpubhashtx=unix:" + path)
+    assert d.rpc("getzmqnotifications") == [
+        {"type": "pubhashblock", "address": "tcp://[::1]:%d" % port, "hwm": 1000},
+        {"type": "pubhashtx", "address": "ipc://" + path, "hwm": 1000},
+    ]
+    ctx = zmq.Context()
+    six = ctx.socket(zmq.SUB)
+    six.setsockopt(zmq.IPV6, 1)
+    six.setsockopt(zmq.RCVTIMEO, 10000)
+    six.setsockopt(zmq.SUBSCRIBE, b"hashblock")
+    six.connect("tcp://[::1]:%d" % port)
+    ipc = Sub(ctx, "ipc://" + path, ("hashtx",))
+    try:
+        deadline = time.time() + 20
+        while not (six.poll(0) and ipc.s.poll(0)):
+            assert time.time() < deadline, "no message on [::1] and ipc"
+            bh = mine(d)[0]
+            time.sleep(0.2)
+        topic, body, _ = six.recv_multipart()
+        assert topic == b"hashblock" and len(body) == 32
+        t, body, _ = ipc.recv()
+        assert t == "hashtx" and len(body) == 32
+        assert bh  # at least one block was mined to get here
+    finally:
+        six.close(0)
+        ipc.close()
+        ctx.term()
