@@ -82,8 +82,10 @@ struct notify_state {
 	uv_cond_t cv;
 	struct notify_msg *head, **tail;  /**< (mu) waiting to be sent */
 	size_t queued_bytes, queued_msgs; /**< (mu) */
-	bool stopping;                    /**< (mu) send what is queued, then exit */
-	uint64_t sent, dropped, failed;   /**< (mu) counters: sent, queue full, zmq_send failed */
+	size_t max_bytes,
+	    max_msgs;  /**< the queue's bounds (NOTIFY_ZMQ_QUEUE_*; tests lower them) */
+	bool stopping; /**< (mu) send what is queued, then exit */
+	uint64_t sent, dropped, failed; /**< (mu) counters: sent, queue full, zmq_send failed */
 	/* validation thread */
 	bool attached;                    /**< the chain listener and mempool events are set */
 	struct chain *chain;              /**< the chain listened to, NULL once it closed */

@@ -108,8 +108,8 @@ void notify_zmq_queue(struct notify_state *s, struct notify_zmq_pub *p, const ch
 		memcpy(m->body, body, len);
 	}
 	uv_mutex_lock(&s->mu);
-	if (m && (s->queued_bytes + len > NOTIFY_ZMQ_QUEUE_BYTES ||
-	          s->queued_msgs >= NOTIFY_ZMQ_QUEUE_MSGS || s->stopping))
+	if (m &&
+	    (s->queued_bytes + len > s->max_bytes || s->queued_msgs >= s->max_msgs || s->stopping))
 		dropped = true;
 	if (!dropped) {
 		*s->tail = m;
@@ -220,6 +220,8 @@ int notify_zmq_start(struct daemon *d)
 	struct notify_state *s = d->notify;
 	s->d = d;
 	s->tail = &s->head;
+	s->max_bytes = NOTIFY_ZMQ_QUEUE_BYTES;
+	s->max_msgs = NOTIFY_ZMQ_QUEUE_MSGS;
 	int err = collect(s, d->conf);
 	if (err || !s->n_pubs) {
 		close_all(s);
