@@ -350,3 +350,51 @@ def test_zmq_ipv6_and_unix_addresses(make_peerd, tmp_path):
         six.close(0)
         ipc.close()
         ctx.term()
+
+
+def test_zmq_reorg_d_then_c(make_peerd):
+    """interface_zmq.py's reorg: a longer branch wins in one activation: D for
+    the block going, C for each block coming, then one hashblock, the new
+    tip's (Core's UpdatedBlockTip per activation step)."""
+    port = free_port()
+    a = "tcp://127.0.0.1:%d" % port
+    d = make_peerd("-zmqpubhashblock=" + a, "-zmqpubsequence=" + a)
+    ctx = zmq.Context()
+    sub = Sub(ctx, a, ("hashblock", "sequence"))
+    st = Stream(sub)
+
+    def blocks(n):
+        out = []
+        for _ in range(n):
+            t, body = st.get()
+            out.append(body.hex() if t == "hashblock" else seq_msg(body))
+        return out
+
+    try:
+        deadline = time.time() + 20
+        while not sub.s.poll(300):
+            assert time.time() < deadline, "the subscriber never joined"
+            mine(d)
+        while sub.s.poll(300):
+            st.get()
+        x = mine(d)[0]
+        assert blocks(2) == [(x, "C", None), x]
+        # Build the other branch: X out, Y1 and Y2 in, then Y1 out again.
+        d.rpc("invalidateblock", x)
+        assert blocks(1) == [(x, "D", None)]
+        # Another address: the same template would be X again (duplicate-invalid).
+        y1, y2 = mine(d, 2, "bcrt1pamhqk96edn")
+        assert blocks(4) == [(y1, "C", None), y1, (y2, "C", None), y2]
+        d.rpc("invalidateblock", y1)
+        assert blocks(2) == [(y2, "D", None), (y1, "D", None)]
+        d.rpc("reconsiderblock", x)
+        assert blocks(2) == [(x, "C", None), x]
+        sub.none()
+        # The longer branch comes back in one activation.
+        d.rpc("reconsiderblock", y1)
+        assert blocks(4) == [(x, "D", None), (y1, "C", None), (y2, "C", None), y2]
+        sub.none()
+        assert d.rpc("getbestblockhash") == y2
+    finally:
+        sub.close()
+        ctx.term()
