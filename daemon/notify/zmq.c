@@ -21,16 +21,7 @@
 #include <zmq.h>
 
 #include "base/alloc.h"
-
-/* One queued message: its socket, topic, body and number. */
-struct notify_msg {
-	struct notify_msg *next;
-	uint32_t sock;
-	uint32_t seq;
-	char topic[12];
-	size_t len;
-	uint8_t body[];
-};
+#include "daemon/notify/internal.h"
 
 /* Core's names, in conf's topic order. */
 static const char *const topic_type[CONF_ZMQ__COUNT] = {

@@ -23,6 +23,7 @@
  */
 #include "daemon/notify/notify.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/alloc.h"
@@ -160,6 +161,40 @@ static void on_removed(void *arg, const struct mempool_entry *e, enum mempool_re
 	publish_sequence(s, mempool_entry_txid(e), 'R', true, mempool_sequence(s->mempool) - 1);
 }
 
+/* Entries by the sequence they entered with: the order mempool.dat loaded them. */
+static int cmp_entry_seq(const void *a, const void *b)
+{
+	struct mempool_entry_info x, y;
+	mempool_entry_info(*(const struct mempool_entry *const *)a, &x);
+	mempool_entry_info(*(const struct mempool_entry *const *)b, &y);
+	return x.sequence < y.sequence ? -1 : x.sequence > y.sequence;
+}
+
+/*
+ * mempool.dat was read before we listened; Core's loader accepts each
+ * transaction with its ZMQ interface already registered, so each is told
+ * as an accept: hashtx, rawtx and A with the sequence it entered with.
+ */
+static void publish_loaded(struct notify_state *s, struct mempool *mp)
+{
+	const struct mempool_entry **es = NULL;
+	size_t n = 0;
+	if (mempool_list(mp, MEMPOOL_ORDER_DEPTH_SCORE, &es, &n) || !n) {
+		xfree(es);
+		return;
+	}
+	qsort(es, n, sizeof(*es), cmp_entry_seq);
+	for (size_t i = 0; i < n; i++) {
+		struct mempool_entry_info info;
+		mempool_entry_info(es[i], &info);
+		const struct proto_tx *tx = mempool_entry_tx(es[i]);
+		publish_tx(s, tx);
+		if (wants(s, CONF_ZMQ_SEQUENCE))
+			publish_sequence(s, &tx->txid, 'A', true, info.sequence);
+	}
+	xfree(es);
+}
+
 void notify_zmq_attach(struct daemon *d, struct chain *c, struct mempool *mp)
 {
 	struct notify_state *s = d->notify;
@@ -181,4 +216,6 @@ void notify_zmq_attach(struct daemon *d, struct chain *c, struct mempool *mp)
 	if (mp && mempool_listen(mp, &ev))
 		DLOG_ERR(&d->log, DLOG_MAIN,
 		         "zmq: cannot listen to the mempool: no tx notifications");
+	else if (mp)
+		publish_loaded(s, mp);
 }
