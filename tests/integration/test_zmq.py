@@ -262,7 +262,7 @@ def test_zmq_not_during_ibd(make_bitcoind, make_peerd):
     try:
         # The subscription reaches the publisher within milliseconds on
         # loopback (nothing to probe it with before a block): then sync.
-        time.sleep(1.0)
+        time.sleep(2.0)
         d.rpc("addnode", "127.0.0.1:%d" % core.port, "onetry")
         wait_for(lambda: d.rpc("getblockcount") == 5, timeout=30, what="peerd to sync")
         seen = []
