@@ -55,7 +55,7 @@ Q := @
 msg = @printf '  %-6s %s\n' $(1) $(2)
 endif
 
-PKGS := libuv libsodium libsecp256k1 nettle gmp jansson inih libsystemd lmdb libmicrohttpd libcares
+PKGS := libuv libsodium libsecp256k1 nettle gmp jansson inih libsystemd lmdb libmicrohttpd libcares libzmq
 TEST_PKGS := cmocka
 
 # pkg-config runs only when a target needs it, so `make deps` works on a

@@ -104,6 +104,17 @@
 #define CONF_CLAMP_CHECKADDRMAN 1000000
 /** mocktime='s largest value: setmocktime's (base/clock.h's BASE_CLOCK_MAX_MOCK). */
 #define CONF_MAX_MOCKTIME 9223372036LL
+/** -zmqpub*hwm: libzmq's ZMQ_SNDHWM is an int. */
+#define CONF_MAX_ZMQHWM 2147483647
+/** The ZMQ topics, in conf's order (peerd_conf.zmqpub, .zmqhwm). */
+enum conf_zmq_topic {
+	CONF_ZMQ_HASHBLOCK,
+	CONF_ZMQ_HASHTX,
+	CONF_ZMQ_RAWBLOCK,
+	CONF_ZMQ_RAWTX,
+	CONF_ZMQ_SEQUENCE,
+	CONF_ZMQ__COUNT
+};
 /** metricsbind= port when none is given. */
 #define CONF_DEFAULT_METRICSPORT 9332
 /** A config file larger than this is refused (a real one is a few KB). */
@@ -305,6 +316,13 @@ struct peerd_conf {
 	struct conf_list rpcauth;               /**< user:salt$hash as given */
 	char rpcuser[CONF_MAX_HOST + 8];        /**< "" none */
 	char rpcpassword[CONF_MAX_HOST + 8];    /**< "" none: the cookie */
+	/* Notifications as given (Core's -zmqpub*, -*notify); daemon/notify/. */
+	struct conf_list zmqpub[CONF_ZMQ__COUNT]; /**< addresses per topic */
+	int zmqhwm[CONF_ZMQ__COUNT];              /**< default 1000 */
+	char blocknotify[CONF_MAX_HOST + 8];      /**< "" none */
+	char startupnotify[CONF_MAX_HOST + 8];    /**< "" none */
+	char alertnotify[CONF_MAX_HOST + 8];      /**< "" none */
+	struct conf_list shutdownnotify;          /**< commands, run together */
 };
 
 /**

@@ -29,7 +29,7 @@
 #define NO_PROXY      "peerd has no Tor control port client and no I2P SAM client yet"
 #define NO_INDEX      "peerd keeps no optional index"
 #define NO_PRUNE      "peerd keeps every block (no pruning)"
-#define NO_NOTIFY     "peerd runs no notification commands"
+#define NO_NOTIFY     "peerd has no wallet to notify about"
 #define NO_WHITELIST  "peerd has no peer permissions (whitelists) yet"
 #define NO_STARTCHECK "peerd does not re-verify blocks at startup"
 #define COSMETIC      "it only changes log output, which peerd formats its own way"
@@ -38,14 +38,12 @@
 const struct conf_core_opt conf_core_opts[] = {
     {"acceptstalefeeestimates", CONF_CORE_IGNORE, NULL, "peerd estimates no fees"},
     {"addresstype", CONF_CORE_IGNORE, NULL, NO_WALLET},
-    {"alertnotify", CONF_CORE_REFUSE, NULL, NO_NOTIFY},
     {"allowignoredconf", CONF_CORE_IGNORE, NULL, "peerd reads only the file -conf names"},
     {"asmap", CONF_CORE_REFUSE, NULL, "peerd does not bucket peers by AS number"},
     {"assumevalid", CONF_CORE_REFUSE, "0", "peerd checks every script (as assumevalid=0)"},
     {"avoidpartialspends", CONF_CORE_IGNORE, NULL, NO_WALLET},
     {"bantime", CONF_CORE_REFUSE, "86400", "peerd bans for 24 hours (Core's default)"},
     {"blockfilterindex", CONF_CORE_REFUSE, "0", NO_INDEX},
-    {"blocknotify", CONF_CORE_REFUSE, NULL, NO_NOTIFY},
     {"blockreconstructionextratxn", CONF_CORE_IGNORE, NULL, "peerd does not relay compact blocks"},
     {"blocksdir", CONF_CORE_REFUSE, NULL, "peerd keeps blocks/ in the network's datadir"},
     {"blocksxor", CONF_CORE_REFUSE, "0", "peerd writes block files unobfuscated (blocksxor=0)"},
@@ -103,12 +101,10 @@ const struct conf_core_opt conf_core_opts[] = {
     {"rpcwhitelistdefault", CONF_CORE_REFUSE, "0", NO_RPC},
     {"settings", CONF_CORE_REFUSE, "0", "peerd keeps no settings.json"},
     {"shrinkdebugfile", CONF_CORE_IGNORE, NULL, COSMETIC},
-    {"shutdownnotify", CONF_CORE_REFUSE, NULL, NO_NOTIFY},
     {"signer", CONF_CORE_IGNORE, NULL, NO_WALLET},
     {"signetchallenge", CONF_CORE_REFUSE, NULL, "peerd follows the default signet only"},
     {"signetseednode", CONF_CORE_REFUSE, NULL, "peerd follows the default signet only"},
     {"spendzeroconfchange", CONF_CORE_IGNORE, NULL, NO_WALLET},
-    {"startupnotify", CONF_CORE_REFUSE, NULL, NO_NOTIFY},
     {"stopafterblockimport", CONF_CORE_REFUSE, "0", TEST_ONLY},
     {"stopatheight", CONF_CORE_REFUSE, "0", TEST_ONLY},
     {"testactivationheight", CONF_CORE_REFUSE, NULL, TEST_ONLY},

@@ -86,6 +86,8 @@ void conf_defaults(struct peerd_conf *c)
 	c->cjdnsreachable = -1;
 	c->discover = true;
 	c->v2transport = true;
+	for (int i = 0; i < CONF_ZMQ__COUNT; i++)
+		c->zmqhwm[i] = 1000;
 }
 
 void conf_list_release(struct conf_list *l)
@@ -114,6 +116,9 @@ void conf_release(struct peerd_conf *c)
 	conf_list_release(&c->rpcbind);
 	conf_list_release(&c->rpcallowip);
 	conf_list_release(&c->rpcauth);
+	for (int i = 0; i < CONF_ZMQ__COUNT; i++)
+		conf_list_release(&c->zmqpub[i]);
+	conf_list_release(&c->shutdownnotify);
 	xfree(c->debuglogfile);
 	xfree(c->pidfile);
 	xfree(c->controlsocketgroup);

@@ -354,6 +354,51 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                             "Support the BIP324 v2 transport protocol (encrypted; advertised\n"
                             "as NODE_P2P_V2): v1 and v2 on the same port, v2 for manual\n"
                             "connections and for peers that advertise it."},
+/* Notifications (issue 23, daemon/notify/, doc/operating.md): Core 29's names and texts. */
+#define ZMQPUB(K, name, what)                                                                      \
+	[CONF_K_##K] = {name,                                                                      \
+	                CONF_KIND_TEXTS,                                                           \
+	                CONF_KF_NEGCLR,                                                            \
+	                0,                                                                         \
+	                0,                                                                         \
+	                "<address>",                                                               \
+	                "none",                                                                    \
+	                "Enable publish " what " in <address> (tcp://host:port or ipc://path;\n"   \
+	                "repeatable)"}
+#define ZMQHWM(K, name, what)                                                                      \
+	[CONF_K_##K] = {name,                                                                      \
+	                CONF_KIND_UINT,                                                            \
+	                CONF_KF_NONEG,                                                             \
+	                0,                                                                         \
+	                CONF_MAX_ZMQHWM,                                                           \
+	                "<n>",                                                                     \
+	                "1000",                                                                    \
+	                "Set publish " what " outbound message high water mark"}
+    ZMQPUB(ZMQPUBHASHBLOCK, "zmqpubhashblock", "hash block"),
+    ZMQPUB(ZMQPUBHASHTX, "zmqpubhashtx", "hash transaction"),
+    ZMQPUB(ZMQPUBRAWBLOCK, "zmqpubrawblock", "raw block"),
+    ZMQPUB(ZMQPUBRAWTX, "zmqpubrawtx", "raw transaction"),
+    ZMQPUB(ZMQPUBSEQUENCE, "zmqpubsequence", "hash block and tx sequence"),
+    ZMQHWM(ZMQPUBHASHBLOCKHWM, "zmqpubhashblockhwm", "hash block"),
+    ZMQHWM(ZMQPUBHASHTXHWM, "zmqpubhashtxhwm", "hash transaction"),
+    ZMQHWM(ZMQPUBRAWBLOCKHWM, "zmqpubrawblockhwm", "raw block"),
+    ZMQHWM(ZMQPUBRAWTXHWM, "zmqpubrawtxhwm", "raw transaction"),
+    ZMQHWM(ZMQPUBSEQUENCEHWM, "zmqpubsequencehwm", "hash sequence"),
+    [CONF_K_BLOCKNOTIFY] = {"blocknotify", CONF_KIND_TEXT, CONF_KF_NEGCLR, 0, 0, "<cmd>", "none",
+                            "Execute command when the best block changes (%s in cmd is replaced\n"
+                            "by block hash)"},
+    [CONF_K_STARTUPNOTIFY] = {"startupnotify", CONF_KIND_TEXT, CONF_KF_NEGCLR, 0, 0, "<cmd>",
+                              "none", "Execute command on startup."},
+    [CONF_K_SHUTDOWNNOTIFY] = {"shutdownnotify", CONF_KIND_TEXTS, CONF_KF_NEGCLR, 0, 0, "<cmd>",
+                               "none",
+                               "Execute command immediately before beginning shutdown. The need\n"
+                               "for shutdown may be urgent, so be careful not to delay it long.\n"
+                               "Repeatable."},
+    [CONF_K_ALERTNOTIFY] = {"alertnotify", CONF_KIND_TEXT, CONF_KF_NEGCLR, 0, 0, "<cmd>", "none",
+                            "Execute command when an alert is raised (%s in cmd is replaced by\n"
+                            "message)"},
+#undef ZMQPUB
+#undef ZMQHWM
 };
 
 /* Section names are the network names bitcoind uses for them. */
@@ -802,7 +847,7 @@ static void hb_indented(struct hbuf *b, const char *text)
 const char *conf_help(void)
 {
 	/* Built once from the table so -help, parsing and defaults cannot drift apart. */
-	static char text[16384];
+	static char text[32768];
 	static bool built;
 	if (built)
 		return text;

@@ -749,6 +749,28 @@ static int apply_rpc(struct loader *L, struct peerd_conf *c, const int *lv, int 
 	return 0;
 }
 
+/* The notifications as given (daemon/notify/ opens the sockets at start). */
+static int apply_notify(struct loader *L, struct peerd_conf *c, const int *lv, int nl)
+{
+	const char *v;
+	bool set;
+	int rc;
+	for (int i = 0; i < CONF_ZMQ__COUNT; i++) {
+		if ((rc = fill_list(L, (enum conf_key)(CONF_K_ZMQPUBHASHBLOCK + i), lv, nl,
+		                    &c->zmqpub[i], &set)))
+			return rc;
+		c->zmqhwm[i] = (int)uint_of(
+		    scalar(L, (enum conf_key)(CONF_K_ZMQPUBHASHBLOCKHWM + i), lv, nl), 1000);
+	}
+	if ((v = scalar(L, CONF_K_BLOCKNOTIFY, lv, nl)))
+		snprintf(c->blocknotify, sizeof(c->blocknotify), "%s", v);
+	if ((v = scalar(L, CONF_K_STARTUPNOTIFY, lv, nl)))
+		snprintf(c->startupnotify, sizeof(c->startupnotify), "%s", v);
+	if ((v = scalar(L, CONF_K_ALERTNOTIFY, lv, nl)))
+		snprintf(c->alertnotify, sizeof(c->alertnotify), "%s", v);
+	return fill_list(L, CONF_K_SHUTDOWNNOTIFY, lv, nl, &c->shutdownnotify, &set);
+}
+
 static int apply(struct loader *L, struct peerd_conf *c)
 {
 	int rc = pick_chain(L, c);
@@ -865,7 +887,7 @@ static int apply(struct loader *L, struct peerd_conf *c)
 	c->dnsserver[0] = '\0';
 	if ((v = scalar(L, CONF_K_DNSSERVER, lv, nl)))
 		snprintf(c->dnsserver, sizeof(c->dnsserver), "%s", v);
-	if ((rc = apply_rpc(L, c, lv, nl, nl_netonly)))
+	if ((rc = apply_rpc(L, c, lv, nl, nl_netonly)) || (rc = apply_notify(L, c, lv, nl)))
 		return rc;
 	return apply_mempool(L, c, lv, nl);
 }

@@ -32,6 +32,7 @@ struct daemon_rooms {
 	struct sync_state sync;
 	struct txrelay_state txr;
 	struct ctl_server ctl;
+	struct notify_state notify;
 };
 
 int daemon_init(struct daemon *d, uv_loop_t *loop, const struct peerd_conf *c)
@@ -51,6 +52,7 @@ int daemon_init(struct daemon *d, uv_loop_t *loop, const struct peerd_conf *c)
 	d->sync = &r->sync;
 	d->txr = &r->txr;
 	d->ctl = &r->ctl;
+	d->notify = &r->notify;
 	d->loop = loop;
 	d->conf = c;
 	d->params = c->params;
@@ -102,6 +104,8 @@ void daemon_release(struct daemon *d)
 	d->net->listeners = NULL;
 	/* Results still queued may update the view: it goes after them. */
 	validation_release(d);
+	/* After the validation thread, the only one that queues for it. */
+	notify_zmq_stop(d);
 	txrelay_release(d);
 	metrics_release(d);
 	chainview_release(d->view);

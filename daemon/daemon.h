@@ -53,6 +53,7 @@ struct ctl_server;      /* ctl/ctl.h */
 struct metrics;         /* ctl/ctl.h */
 struct net_state;       /* net/net.h */
 struct node_hooks;      /* node/node.h */
+struct notify_state;    /* notify/notify.h */
 struct p2p_hooks;       /* p2p/p2p.h */
 struct p2p_msg_entry;   /* p2p/p2p.h */
 struct peer;            /* net/net.h */
@@ -102,6 +103,7 @@ struct daemon {
 	struct txrelay_state *txr; /**< the mempool's mirror, announcements, orphans (txrelay/) */
 	struct txrequest_state *txreq; /**< the transaction request tracker (txrelay/) */
 	struct ctl_server *ctl;        /**< the control socket (ctl/) */
+	struct notify_state *notify;   /**< ZMQ and the notification commands (notify/) */
 	struct metrics *metrics; /**< the Prometheus endpoint; NULL without metricsbind= (ctl/) */
 	struct daemon_rooms *rooms; /**< the one allocation the pointers above point into */
 

@@ -77,7 +77,7 @@ static void on_tick(uv_timer_t *t)
 	net_tick(d, now);
 	peersdat_tick(d, now);
 	ban_sweep(d, daemon_time(d));
-	notify_status(d, false);
+	sdnotify_status(d, false);
 }
 
 static void close_cb_noop(uv_handle_t *h)
@@ -109,7 +109,9 @@ static void shutdown_now(struct daemon *d, const char *why)
 		return;
 	d->shutting_down = true;
 	DLOG_INFO_(&d->log, DLOG_MAIN, "shutting down: %s", why);
-	notify_stopping(d);
+	sdnotify_stopping(d);
+	/* Core's Interrupt: -shutdownnotify first; the loop runs until they exit. */
+	notify_shutdown(d);
 	uv_timer_stop(&d->tick);
 	uv_close((uv_handle_t *)&d->tick, close_cb_noop);
 	txrelay_stop(d);
@@ -252,6 +254,9 @@ static int start(struct daemon *d)
 	/* After the control socket and the datadir lock, so another peerd is
 	 * found before its chain state is touched; before the loop runs, so no
 	 * request arrives before the chain is there. */
+	/* The ZMQ sockets before the validation thread, which feeds them. */
+	if ((err = notify_zmq_start(d)))
+		return err;
 	if ((err = validation_open(d)))
 		return err;
 	if ((err = metrics_start(d)))
@@ -276,7 +281,8 @@ static int start(struct daemon *d)
 	           DAEMON_VERSION_STRING, d->params->name, c->datadir, c->netdir,
 	           d->net->maxconnections);
 	daemon_warnings_log(d);
-	notify_ready(d);
+	sdnotify_ready(d);
+	notify_startup(d);
 	return 0;
 }
 

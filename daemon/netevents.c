@@ -65,7 +65,7 @@ static void on_opened(struct peer *p)
 {
 	if (!p->inbound)
 		handshake_send_version(p);
-	notify_status(p->d, false);
+	sdnotify_status(p->d, false);
 }
 
 /* The count changed. Not while shutting down: every peer goes then, and
@@ -73,7 +73,7 @@ static void on_opened(struct peer *p)
 static void on_disconnected(struct peer *p)
 {
 	if (!p->d->shutting_down)
-		notify_status(p->d, false);
+		sdnotify_status(p->d, false);
 }
 
 /* Each room frees its per-peer state: known inventory and deferred

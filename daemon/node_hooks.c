@@ -17,7 +17,8 @@
  * peer told the IBD one). */
 static void on_ibd_over(struct daemon *d)
 {
-	txrelay_ibd_over(d);
+	if (d->peers)
+		txrelay_ibd_over(d);
 }
 
 /*
@@ -29,6 +30,11 @@ static void on_ibd_over(struct daemon *d)
  */
 static void on_new_tip(struct daemon *d, const struct chainview_update *u)
 {
+	/* notify/commands.c: -blocknotify, with or without peers. */
+	notify_block_tip(d, u);
+	/* The peer rooms only once peers exist (node/ asked for that before). */
+	if (!d->peers)
+		return;
 	txrelay_new_tip(d);
 	relay_new_tip(d, u);
 	sync_new_tip(d);
@@ -42,10 +48,21 @@ static void on_new_tip(struct daemon *d, const struct chainview_update *u)
 	}
 }
 
+/*
+ * Validation thread, after every job: the ZMQ notifications start
+ * listening to the chain and the pool on the first call (notify/zmq_events.c),
+ * then the mempool's changes go to relay (txrelay/announce.c).
+ */
+static struct val_job *on_feed_take(struct daemon *d, struct chain *c, struct mempool *mp)
+{
+	notify_zmq_attach(d, c, mp);
+	return txrelay_feed_take(d, c, mp);
+}
+
 const struct node_hooks daemon_node_hooks = {
     .ibd_over = on_ibd_over,
     .new_tip = on_new_tip,
     /* The mempool's changes for relay (txrelay/announce.c), taken on the
      * validation thread after every job. */
-    .feed_take = txrelay_feed_take,
+    .feed_take = on_feed_take,
 };

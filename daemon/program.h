@@ -1,7 +1,7 @@
 /**
  * daemon/program.h: the node program's top: creating and freeing the
  * rooms' state (context.c), the message table (msgtable.c), the data
- * directory's lock (datadir.c) and systemd's notifications (notify.c).
+ * directory's lock (datadir.c) and systemd's notifications (sdnotify.c).
  *
  * The one header that sees every room: main.c, the unit tests' fixtures,
  * the fuzz targets and the benchmarks include it to build a whole daemon.
@@ -17,6 +17,7 @@
 #include "daemon/daemon.h"
 #include "daemon/net/net.h"
 #include "daemon/node/node.h"
+#include "daemon/notify/notify.h"
 #include "daemon/p2p/p2p.h"
 #include "daemon/sync/sync.h"
 #include "daemon/txrelay/txrelay.h"
@@ -79,13 +80,13 @@ int datadir_open(struct daemon *d);
 /** Give the lock up (closing its file); harmless when not taken. */
 void datadir_close(struct daemon *d);
 
-/* ---- notify.c: systemd ------------------------------------------------- */
+/* ---- sdnotify.c: systemd ------------------------------------------------- */
 
 /** READY=1 with the first STATUS= (once listening). */
-void notify_ready(struct daemon *d);
+void sdnotify_ready(struct daemon *d);
 /** STATUS= with peer counts (rate-limited; force to send now). */
-void notify_status(struct daemon *d, bool force);
+void sdnotify_status(struct daemon *d, bool force);
 /** STOPPING=1 (shutdown began). */
-void notify_stopping(struct daemon *d);
+void sdnotify_stopping(struct daemon *d);
 
 #endif

@@ -235,8 +235,7 @@ int mp_chain_settled(void *ctx, struct chain *c)
 		/* Gone: tell relay as Core's removeForReorg would. */
 		mp->sequence++;
 		mp_unbroadcast_drop(mp, &e->tx.txid);
-		if (!mp->quiet && mp->ev.removed)
-			mp->ev.removed(mp->ev.arg, e, MEMPOOL_REMOVED_REORG);
+		mp_fire_removed(mp, e, MEMPOOL_REMOVED_REORG);
 		mp_entry_free(e);
 	}
 	mp->stats.accepted = accepted;

@@ -91,9 +91,10 @@ struct mempool {
 	int64_t last_rolling_update;
 	bool block_since_bump;
 	bool loaded;
-	bool quiet;         /* no events (package test entries) */
-	bool reorg_pending; /* blocks were disconnected: re-add and re-check at the end */
-	struct mempool_events ev;
+	bool quiet;               /* no events (package test entries) */
+	bool reorg_pending;       /* blocks were disconnected: re-add and re-check at the end */
+	struct mempool_events ev; /* mempool_set_events: relay's */
+	struct mempool_events ev_extra; /* mempool_listen: one more listener (notifications) */
 	struct mempool_stats stats;
 	/* transactions of blocks disconnected and not yet re-added (reorg) */
 	struct proto_tx *disconnected;
@@ -293,5 +294,10 @@ int mp_chain_settled(void *ctx, struct chain *c);
 
 /** Read mempool.dat into the pool (a damaged file is logged and skipped). */
 void mp_load(struct mempool *mp);
+
+/** Tell the listeners (mempool_set_events, then mempool_listen) that e entered. */
+void mp_fire_added(struct mempool *mp, const struct mempool_entry *e, enum mempool_addition how);
+/** Tell the listeners that e left (it is out of the indexes, its tx intact). */
+void mp_fire_removed(struct mempool *mp, const struct mempool_entry *e, enum mempool_removal why);
 
 #endif

@@ -492,8 +492,7 @@ int mp_collect_ancestors(struct mempool_entry *e, uint64_t ep, struct mp_refs *o
 
 static void fire_added(struct mempool *mp, struct mempool_entry *e, enum mempool_addition how)
 {
-	if (!mp->quiet && mp->ev.added)
-		mp->ev.added(mp->ev.arg, e, how);
+	mp_fire_added(mp, e, how);
 }
 
 int mp_add_entry(struct mempool *mp, struct mempool_entry *e, const struct mp_refs *parents,
@@ -632,8 +631,7 @@ void mp_remove_set(struct mempool *mp, struct mp_refs *set, enum mempool_removal
 		struct mempool_entry *e = set->v[i];
 		mp->sequence++;
 		mp_unbroadcast_drop(mp, &e->tx.txid); /* quiet ones never are in it */
-		if (!mp->quiet && mp->ev.removed)
-			mp->ev.removed(mp->ev.arg, e, why);
+		mp_fire_removed(mp, e, why);
 		switch (why) {
 		case MEMPOOL_REMOVED_EXPIRY:
 			mp->stats.expired++;

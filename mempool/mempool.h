@@ -478,6 +478,12 @@ struct mempool_events {
 };
 /** Set (replace) the callbacks; NULL clears them. */
 void mempool_set_events(struct mempool *mp, const struct mempool_events *ev);
+/**
+ * Add a second, independent set of callbacks (copied), told after the
+ * one mempool_set_events keeps, for a listener beside relay (the ZMQ
+ * notifications, daemon/notify/). 0, or CHAIN_EOVERFLOW when one is there.
+ */
+CHAIN_WUR int mempool_listen(struct mempool *mp, const struct mempool_events *ev);
 
 /**
  * Write the pool to `<dir>/mempool.dat` in Core's format version 2 (XOR

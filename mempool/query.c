@@ -348,6 +348,34 @@ void mempool_set_events(struct mempool *mp, const struct mempool_events *ev)
 		memset(&mp->ev, 0, sizeof(mp->ev));
 }
 
+int mempool_listen(struct mempool *mp, const struct mempool_events *ev)
+{
+	if (mp->ev_extra.added || mp->ev_extra.removed)
+		return CHAIN_EOVERFLOW;
+	mp->ev_extra = *ev;
+	return 0;
+}
+
+void mp_fire_added(struct mempool *mp, const struct mempool_entry *e, enum mempool_addition how)
+{
+	if (mp->quiet)
+		return;
+	if (mp->ev.added)
+		mp->ev.added(mp->ev.arg, e, how);
+	if (mp->ev_extra.added)
+		mp->ev_extra.added(mp->ev_extra.arg, e, how);
+}
+
+void mp_fire_removed(struct mempool *mp, const struct mempool_entry *e, enum mempool_removal why)
+{
+	if (mp->quiet)
+		return;
+	if (mp->ev.removed)
+		mp->ev.removed(mp->ev.arg, e, why);
+	if (mp->ev_extra.removed)
+		mp->ev_extra.removed(mp->ev_extra.arg, e, why);
+}
+
 int mempool_prioritise(struct mempool *mp, const struct proto_hash *txid, int64_t delta)
 {
 	size_t i = 0;

@@ -61,11 +61,14 @@ RULES = {
     "daemon/p2p": ["daemon/net", "daemon/node", "addrman"],
     "daemon/sync": ["daemon/p2p", "daemon/net", "daemon/node", "cmpct"],
     "daemon/txrelay": ["daemon/p2p", "daemon/net", "daemon/node"],
+    # ZMQ and the notification commands: fed by the wiring from node/'s
+    # thread (a chain listener, the mempool's events) and its new tips.
+    "daemon/notify": ["daemon/node", "daemon:shared"],
     "daemon/ctl": ["daemon/net", "daemon/p2p", "daemon/sync", "daemon/txrelay",
-                   "daemon/node", "json"],
+                   "daemon/node", "daemon/notify", "json"],
     # main, the context, the datadir, sd_notify and the wiring.
     "daemon": ["daemon/net", "daemon/p2p", "daemon/sync", "daemon/txrelay", "daemon/node",
-               "daemon/ctl", "json"],
+               "daemon/notify", "daemon/ctl", "json"],
     # peerctl and peertool: the libraries, never the daemon.
     "tools": ["base", "proto", "addrman", "pool", "script", "chain", "mempool", "mining", "conf", "json"],
 }

@@ -9,7 +9,8 @@ PYTHON=${PYTHON:-/usr/bin/python3}
 mods="libuv:libuv1-dev libsodium:libsodium-dev libsecp256k1:libsecp256k1-dev
 nettle:nettle-dev jansson:libjansson-dev inih:libinih-dev
 libsystemd:libsystemd-dev lmdb:liblmdb-dev cmocka:libcmocka-dev
-libmicrohttpd:libmicrohttpd-dev libcares:libc-ares-dev gmp:libgmp-dev"
+libmicrohttpd:libmicrohttpd-dev libcares:libc-ares-dev gmp:libgmp-dev
+libzmq:libzmq3-dev"
 
 missing=""
 command -v "$PKG_CONFIG" >/dev/null 2>&1 || missing="$missing pkg-config"
@@ -25,6 +26,7 @@ command -v clang-format >/dev/null 2>&1 || missing="$missing clang-format"
 	missing="$missing libclang-rt-14-dev"
 "$PYTHON" -c 'import pytest' 2>/dev/null || missing="$missing python3-pytest"
 "$PYTHON" -c 'import bitcoin' 2>/dev/null || missing="$missing python3-bitcoinlib"
+"$PYTHON" -c 'import zmq' 2>/dev/null || missing="$missing python3-zmq"
 command -v valgrind >/dev/null 2>&1 || missing="$missing valgrind"
 command -v systemd-analyze >/dev/null 2>&1 || missing="$missing systemd"
 # promtool and prometheus for the metrics tests (tests/integration/test_metrics.py).

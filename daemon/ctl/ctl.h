@@ -13,6 +13,7 @@
 
 #include "daemon/net/net.h"
 #include "daemon/node/node.h"
+#include "daemon/notify/notify.h"
 #include "daemon/p2p/p2p.h"
 #include "daemon/sync/sync.h"
 #include "daemon/txrelay/txrelay.h"

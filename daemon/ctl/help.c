@@ -23,6 +23,12 @@ static const struct ctl_help_entry entries[] = {
     {"uptime", "n    (numeric) the number of seconds that peerd has been running", NULL},
     {"stop", "\"str\"    (string) a string with the content 'peerd stopping'", NULL},
     {"setmocktime", "null    (json null)", "1700000000"},
+    {"getzmqnotifications",
+     "[ { \"type\" : \"str\", \"address\" : \"str\", \"hwm\" : n }, ... ]    (json array)\n"
+     "  type: the notification type (pubhashblock, pubhashtx, pubrawblock, pubrawtx,\n"
+     "  pubsequence); address: the address of the publisher; hwm: the outbound message\n"
+     "  high water mark",
+     NULL},
     {"getconnectioncount", "n    (numeric) the connection count", NULL},
     {"getnetworkinfo",
      "{\n  \"version\" : n, \"subversion\" : \"str\", \"protocolversion\" : n,\n"

@@ -95,6 +95,13 @@ static void m_stop(struct daemon *d, json_t *args, struct ctl_result *res)
 	ok(res, json_string("peerd stopping"));
 }
 
+/* Core's getzmqnotifications: the active notifiers (daemon/notify/zmq.c). */
+static void m_getzmqnotifications(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	(void)args;
+	ok(res, notify_zmq_list(d));
+}
+
 static const struct ctl_method methods[] = {
     {"help",
      m_help,
@@ -117,6 +124,13 @@ static const struct ctl_method methods[] = {
      {{0}},
      "stop",
      "Shut peerd down cleanly (after this reply is sent).",
+     NULL,
+     NULL},
+    {"getzmqnotifications",
+     m_getzmqnotifications,
+     {{0}},
+     "getzmqnotifications",
+     "Returns information about the active ZeroMQ notifications.",
      NULL,
      NULL},
 };

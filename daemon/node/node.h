@@ -175,13 +175,15 @@ void validation_status(const struct daemon *d, char *out, size_t len);
 struct node_hooks {
 	/**
 	 * Loop thread: the update just applied to d->view ended initial block
-	 * download. Called before new_tip of that same update.
+	 * download. Called before new_tip of that same update (and, as it,
+	 * before peers exist too).
 	 */
 	void (*ibd_over)(struct daemon *d);
 	/**
 	 * Loop thread: the active chain moved; u was just applied to d->view
 	 * (the first update, the chain as opened, included: u->old_height is
-	 * then -1). Not called while shutting down or before peers exist.
+	 * then -1). Not called while shutting down (before peers exist too:
+	 * the wiring tells the peer rooms only once d->peers is there).
 	 */
 	void (*new_tip)(struct daemon *d, const struct chainview_update *u);
 	/**

@@ -132,8 +132,9 @@ static void view_done(struct daemon *d, struct val_job *j)
 	if (err)
 		DLOG_ERR(&d->log, DLOG_VALIDATION, "cannot update the chain view: %s",
 		         strerror(-err));
-	else if (!d->shutting_down && d->peers && d->node_hooks) {
-		/* The rooms above (sync/, txrelay/) as the wiring registered them. */
+	else if (!d->shutting_down && d->node_hooks) {
+		/* The rooms above (sync/, txrelay/, notify/) as the wiring registered
+		 * them; the wiring skips the peer rooms while no peer exists. */
 		const struct node_hooks *h = d->node_hooks;
 		if (was_ibd && !d->view->ibd && h->ibd_over)
 			h->ibd_over(d);

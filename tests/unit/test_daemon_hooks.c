@@ -135,7 +135,8 @@ static void test_daemon_init_registers_the_hooks(void **state)
 	struct tf *t = *state;
 	assert_ptr_equal(t->d->node_hooks, &daemon_node_hooks);
 	assert_ptr_equal(t->d->sync->hooks, &daemon_sync_hooks);
-	assert_true(daemon_node_hooks.feed_take == txrelay_feed_take);
+	/* The wiring's own: notify/ attaches, then txrelay/'s feed (txrelay_feed_take). */
+	assert_non_null(daemon_node_hooks.feed_take);
 	assert_non_null(daemon_node_hooks.ibd_over);
 	assert_non_null(daemon_node_hooks.new_tip);
 	assert_true(daemon_sync_hooks.serve_tx == txrelay_serve);
@@ -147,16 +148,17 @@ static void test_daemon_init_registers_the_hooks(void **state)
  * initial block download goes to ibd_over, then new_tip, and both come
  * before the job's own done (its callback sees the chain it made).
  */
-static void test_node_calls_the_hooks_after_a_job(void **state)
+static void hooks_after_a_job(bool with_peer)
 {
-	(void)state;
 	memset(&rec, 0, sizeof(rec));
 	struct tf *t = tf_new();
 	t->conf.dbcache_mib = 0; /* raised to chain/'s minimum */
 	t->conf.par = 1;
 	t->d->node_hooks = &rec_hooks;
-	/* A peer: the loop tells no room of a tip while there are none. */
-	(void)tf_peer(t, false, "127.0.0.1:18444");
+	/* With or without a peer, the hooks are told (-blocknotify needs no peer;
+	 * the wiring keeps the peer rooms out while there is none). */
+	if (with_peer)
+		(void)tf_peer(t, false, "127.0.0.1:18444");
 	assert_int_equal(validation_open(t->d), 0);
 	/* The chain as opened: genesis only, in initial block download. */
 	assert_true(t->d->view->ibd);
@@ -187,6 +189,18 @@ static void test_node_calls_the_hooks_after_a_job(void **state)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->dir);
 	tf_free(t);
 	assert_int_equal(system(cmd), 0);
+}
+
+static void test_node_calls_the_hooks_after_a_job(void **state)
+{
+	(void)state;
+	hooks_after_a_job(true);
+}
+
+static void test_node_calls_the_hooks_without_peers(void **state)
+{
+	(void)state;
+	hooks_after_a_job(false);
 }
 
 /* No hooks registered: node/ runs the job and calls nothing. */
@@ -243,6 +257,28 @@ static void test_wired_new_tip_does_every_part(void **state)
 	tf_sent_free(&s);
 	/* Still held: the teardown hands the refresh back cancelled (there is no chain to run it
 	 * on). */
+}
+
+/* The wiring's new_tip with no peer yet: the peer rooms are left alone, as
+ * node/ left them before it told the hooks regardless of peers. */
+static void test_wired_new_tip_without_peers(void **state)
+{
+	struct tf *t = *state;
+	struct daemon *d = t->d;
+	assert_int_equal(validation_start(d, NULL, NULL), 0);
+	validation_hold(d, true);
+	assert_int_equal(hset_insert(&d->txr->rejects, 42), 0);
+	struct chainview_update *u = calloc(1, sizeof(*u) + sizeof(u->recs[0]));
+	assert_non_null(u);
+	u->fork_height = 0;
+	u->old_height = 0;
+	u->ibd = false;
+	u->n = 1;
+	u->recs[0].hash = tf_hash(0x77, 1);
+	daemon_node_hooks.new_tip(d, u);
+	free(u);
+	assert_true(hset_contains(&d->txr->rejects, 42));
+	assert_false(d->sync->refresh_posted);
 }
 
 /* serve_tx answers a transaction entry; false is a notfound, in order. */
@@ -323,8 +359,11 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_daemon_init_registers_the_hooks, tf_setup,
 	                                    tf_teardown),
 	    cmocka_unit_test(test_node_calls_the_hooks_after_a_job),
+	    cmocka_unit_test(test_node_calls_the_hooks_without_peers),
 	    cmocka_unit_test(test_node_without_hooks),
 	    cmocka_unit_test_setup_teardown(test_wired_new_tip_does_every_part, tf_setup,
+	                                    tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_wired_new_tip_without_peers, tf_setup,
 	                                    tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_serve_tx_through_the_hook, tf_setup, tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_daemon_shutdown_calls_the_registered_one, tf_setup,

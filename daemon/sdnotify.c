@@ -1,5 +1,5 @@
 /*
- * daemon/notify.c: systemd readiness and status (sd_notify).
+ * daemon/sdnotify.c: systemd readiness and status (sd_notify).
  *
  * READY=1 once the listeners and the control socket are up, STATUS= with
  * the peer counts whenever they change (at most once per DAEMON_STATUS_MS,
@@ -20,7 +20,7 @@ static void status_text(const struct daemon *d, char *out, size_t len)
 	         d->n_inbound, d->n_outbound, chain);
 }
 
-void notify_ready(struct daemon *d)
+void sdnotify_ready(struct daemon *d)
 {
 	char msg[256];
 	status_text(d, d->last_status, sizeof(d->last_status));
@@ -33,7 +33,7 @@ void notify_ready(struct daemon *d)
 		DLOG_DBG(&d->log, DLOG_MAIN, "told systemd we are ready");
 }
 
-void notify_status(struct daemon *d, bool force)
+void sdnotify_status(struct daemon *d, bool force)
 {
 	uint64_t now = daemon_now_ms(d);
 	if (!force && now - d->last_status_ms < DAEMON_STATUS_MS)
@@ -49,7 +49,7 @@ void notify_status(struct daemon *d, bool force)
 	(void)sd_notify(0, msg);
 }
 
-void notify_stopping(struct daemon *d)
+void sdnotify_stopping(struct daemon *d)
 {
 	(void)d;
 	(void)sd_notify(0, "STOPPING=1\nSTATUS=shutting down");
