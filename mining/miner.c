@@ -233,7 +233,8 @@ int mining_generate(struct chain *c, const struct mining_args *a, uint64_t *max_
 	struct miner m = {.c = c, .a = a, .tip = chain_tip(c)};
 	m.height = m.tip->height + 1;
 	m.segwit = m.height >= chain_params(c)->segwit_height;
-	m.hdr.version = MINING_BLOCK_VERSION;
+	/* Core's ComputeBlockVersion: the top bits and every deployment started or locked in. */
+	m.hdr.version = chain_vb_block_version(chain_get_vb(c), m.tip);
 	m.hdr.prev = m.tip->hash;
 	m.hdr.time = block_time(&m);
 	m.hdr.bits = chain_next_work_required(m.tip, m.hdr.time, chain_params(c));

@@ -112,16 +112,14 @@ void mining_block_release(struct mining_block *m);
 
 /**
  * Make a block on the active tip as Core's CreateNewBlock and
- * GenerateBlock: version 0x20000000; time max(MTP(tip) + 1, now) (and, on
- * BIP94 networks, at a retarget no more than 600 s before the tip);
- * bits from chain_next_work_required; the coinbase above paying the
- * subsidy plus the fees of a->txs (the subsidy only with
- * a->subsidy_only), which are found by connecting the block
- * against the coins without changing them (Core's TestBlockValidity:
- * contextual header checks, CheckBlock without proof of work,
- * ContextualCheckBlock, ConnectBlock); the commitment when segwit is
- * active at the height. Then the grind, and with a->submit
- * chain_submit_block, whose verdict is out->submitted.
+ * GenerateBlock: version as Core's ComputeBlockVersion (0x20000000 and the
+ * bit of each deployment started or locked in: chain_vb_block_version); time max(MTP(tip) + 1, now)
+ * (and, on BIP94 networks, at a retarget no more than 600 s before the tip); bits from
+ * chain_next_work_required; the coinbase above paying the subsidy plus the fees of a->txs (the
+ * subsidy only with a->subsidy_only), which are found by connecting the block against the coins
+ * without changing them (Core's TestBlockValidity: contextual header checks, CheckBlock without
+ * proof of work, ContextualCheckBlock, ConnectBlock); the commitment when segwit is active at the
+ * height. Then the grind, and with a->submit chain_submit_block, whose verdict is out->submitted.
  *
  * 0: a block in *out. CHAIN_EINVALID: the block breaks a rule before any
  * grinding (a bad transaction; st has Core's reason and debug message).

@@ -103,6 +103,9 @@ bool ctl_param_hash(json_t *v, const char *name, struct proto_hash *out, struct 
 /** The mining methods (ctl/mining_methods.c), chain methods too, and their count. */
 extern const struct ctl_method ctl_mining_methods[];
 extern const size_t ctl_n_mining_methods;
+/** getdeploymentinfo (ctl/deploy_methods.c), in ctl_mining_methods' table. */
+void ctl_m_getdeploymentinfo(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                             struct ctl_result *res);
 
 /* ---- arguments (ctl/args.c) ------------------------------------------ */
 /** How many parameters m takes (ctl_param entries before the NULL name). */

@@ -484,6 +484,16 @@ const struct ctl_method ctl_mining_methods[] = {
      "its coinbase claims their fees.",
      m_generatetoaddress,
      NULL},
+    {"getdeploymentinfo",
+     NULL,
+     {{"blockhash", CTL_ARG_STR, CTL_OPTIONAL}},
+     "getdeploymentinfo ( \"blockhash\" )",
+     "Deployment status at a block (default the tip), as Core's: the buried soft forks "
+     "(bip34, bip66, bip65, csv, segwit: active for the block after it) and the BIP9 ones "
+     "(testdummy on regtest, taproot) with their state, the next block's, since when, and "
+     "while signalling the period's statistics and a '#'/'-' string of its blocks.",
+     ctl_m_getdeploymentinfo,
+     NULL},
 };
 
 const size_t ctl_n_mining_methods = sizeof(ctl_mining_methods) / sizeof(ctl_mining_methods[0]);

@@ -52,7 +52,6 @@ static const char *const core_only[] = {
     "getblocktemplate",
     "getchainstates",
     "getchaintxstats",
-    "getdeploymentinfo",
     "getdescriptoractivity",
     "getdescriptorinfo",
     "gethdkeys",
