@@ -354,6 +354,10 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                             "Support the BIP324 v2 transport protocol (encrypted; advertised\n"
                             "as NODE_P2P_V2): v1 and v2 on the same port, v2 for manual\n"
                             "connections and for peers that advertise it."},
+    [CONF_K_VBPARAMS] = {"vbparams", CONF_KIND_TEXTS, CONF_KF_NEGCLR, 0, 0,
+                         "deployment:start:end[:min_activation_height]", "none",
+                         "Use given start/end times and min_activation_height for specified\n"
+                         "version bits deployment (regtest-only; ignored elsewhere, as Core)."},
 };
 
 /* Section names are the network names bitcoind uses for them. */
