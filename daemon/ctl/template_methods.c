@@ -35,7 +35,7 @@
 static struct {
 	bool valid;
 	struct proto_hash tip;
-	uint64_t pool_seq; /* mempool_sequence when it was made (Core's nTransactionsUpdatedLast) */
+	uint64_t pool_seq; /* mempool_updates when it was made (Core's nTransactionsUpdatedLast) */
 	int64_t made;      /* chain_now when it was made */
 	struct mining_template t;
 } kept;
@@ -123,7 +123,7 @@ out:
 static int fresh_template(struct chain *c, const struct ctl_chain_ctx *x)
 {
 	const struct chain_node *tip = chain_tip(c);
-	uint64_t seq = mempool_sequence(x->mempool);
+	uint64_t seq = mempool_updates(x->mempool);
 	int64_t now = chain_now(c);
 	if (kept.valid && proto_hash_eq(&kept.tip, &tip->hash) &&
 	    (seq == kept.pool_seq || now - kept.made <= TEMPLATE_MAX_AGE))

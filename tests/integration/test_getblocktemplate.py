@@ -109,8 +109,7 @@ def test_template_as_core(env):
         env.send(t)
         return t
 
-    for fee in (3_000, 9_000, 1_500, 20_000):
-        env.send(spend([coins.pop()], fee=fee))
+    singles = [send(spend([coins.pop()], fee=fee)) for fee in (3_000, 9_000, 1_500, 20_000)]
     parent = send(spend([coins.pop()], [(COIN // 10 - 300 - 50_000, p2wsh(TRUE)), (50_000, p2wsh(TRUE))], fee=300))
     env.send(spend([parent.out(0)], fee=40_000))
     env.send(spend([parent.out(1)], fee=5_000))
@@ -129,6 +128,14 @@ def test_template_as_core(env):
     t = compare_templates(env)
     assert late.txid in [x["txid"] for x in t["transactions"]]
     compare_mininginfo(env)
+
+    # A prioritisation alone is a change of the mempool too (Core's nTransactionsUpdated).
+    cheap = singles[2]
+    for node in (env.core, env.peerd):
+        assert node.rpc("prioritisetransaction", cheap.txid, 0, 500_000) is True
+    time.sleep(6)
+    t = compare_templates(env)
+    assert t["transactions"][0]["txid"] == cheap.txid
 
     # Proposals: a block of the template is valid for both, and accepted by both.
     good = block_from(t)
