@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import sha256d, ser_compact
+from conftest import Peerd, RpcError as CtlError, sha256d, ser_compact
 from mempool_craft import TRUE, p2wsh
 from mempool_parity_env import COIN, SPK, answer, env, norm, spend  # noqa: F401 (env: the module fixture)
 
@@ -153,3 +153,33 @@ def test_template_as_core(env):
     assert a == b == "inconclusive-not-best-prevblk"
     t = compare_templates(env)
     assert t["transactions"] == []
+
+
+def ctl_error(peerd, *params):
+    with pytest.raises(CtlError) as e:
+        peerd.rpc("getblocktemplate", *params)
+    return e.value.code, e.value.message
+
+
+def test_mainnet_without_peers_and_signet_rules(tmp_path):
+    """Core's checks that need another network: on mainnet a template needs a
+    peer (-9, Core's RPC_CLIENT_NOT_CONNECTED; the text names peerd where
+    Core's names itself); signet wants its own rule and says so in the
+    template (rules "!signet", signet_challenge)."""
+    main = Peerd(tmp_path, args=("-connect=0",), name="main", listen=False, chain="main")
+    try:
+        assert ctl_error(main, RULES) == (-9, "peerd is not connected!")
+        # The mode and the request's shape are checked first, as Core's.
+        assert ctl_error(main, {"mode": "x"}) == (-8, "Invalid mode")
+    finally:
+        main.stop()
+    signet = Peerd(tmp_path, args=("-connect=0",), name="signet", listen=False, chain="signet")
+    try:
+        assert ctl_error(signet, RULES) == (
+            -8, 'getblocktemplate must be called with the signet rule set (call with {"rules": ["segwit", "signet"]})')
+        t = signet.rpc("getblocktemplate", {"rules": ["segwit", "signet"]})
+        assert t["rules"] == ["csv", "!segwit", "!signet", "taproot"]
+        assert t["signet_challenge"].startswith("5121") and t["height"] == 1
+        assert "signet_challenge" in signet.rpc("getmininginfo")
+    finally:
+        signet.stop()
