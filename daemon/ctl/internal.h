@@ -112,6 +112,8 @@ void ctl_m_getblocktemplate(struct chain *c, const struct ctl_chain_ctx *x, json
                             struct ctl_result *res);
 void ctl_m_getmininginfo(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                          struct ctl_result *res);
+void ctl_m_getnetworkhashps(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                            struct ctl_result *res);
 /** A block was assembled with this weight (reserved included) and these transactions
  * (coinbase excluded): getmininginfo's currentblockweight and currentblocktx. Validation thread. */
 void ctl_mining_note_block(uint64_t weight, uint64_t n_tx);

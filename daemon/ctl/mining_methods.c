@@ -526,6 +526,15 @@ const struct ctl_method ctl_mining_methods[] = {
      "pooledtx, chain, next (height, bits, difficulty, target), warnings.",
      ctl_m_getmininginfo,
      daemon_warnings_finish},
+    {"getnetworkhashps",
+     NULL,
+     {{"nblocks", CTL_ARG_NUM, CTL_OPTIONAL}, {"height", CTL_ARG_NUM, CTL_OPTIONAL}},
+     "getnetworkhashps ( nblocks height )",
+     "The estimated network hashes per second, as Core's: the work of the nblocks blocks "
+     "(default 120, -1 since the last difficulty change) before the block at height (default "
+     "-1, the tip) over the time they span.",
+     ctl_m_getnetworkhashps,
+     NULL},
 };
 
 const size_t ctl_n_mining_methods = sizeof(ctl_mining_methods) / sizeof(ctl_mining_methods[0]);

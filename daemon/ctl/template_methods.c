@@ -371,15 +371,19 @@ void ctl_m_getblocktemplate(struct chain *c, const struct ctl_chain_ctx *x, json
 
 /* ---- getmininginfo ----------------------------------------------------------- */
 
-/* Core's GetNetworkHashPS(120, -1): work over the last 120 blocks' time span. */
-static double network_hashps(const struct chain_node *tip)
+/* Core's GetNetworkHashPS from block `tip` over `lookup` blocks (-1: since
+ * the last retarget): the work done over the time those blocks span. */
+static double network_hashps(const struct chain_node *tip, int64_t lookup, int64_t interval)
 {
 	if (!tip || tip->height == 0)
 		return 0;
-	int32_t lookup = 120 > tip->height ? tip->height : 120;
+	if (lookup == -1)
+		lookup = tip->height % interval + 1;
+	if (lookup > tip->height)
+		lookup = tip->height;
 	const struct chain_node *b = tip;
 	int64_t lo = tip->time, hi = tip->time;
-	for (int32_t i = 0; i < lookup; i++) {
+	for (int64_t i = 0; i < lookup; i++) {
 		b = b->prev;
 		if ((int64_t)b->time < lo)
 			lo = b->time;
@@ -421,7 +425,9 @@ void ctl_m_getmininginfo(struct chain *c, const struct ctl_chain_ctx *x, json_t 
 		json_object_set_new(o, "currentblocktx", json_integer((json_int_t)last_block.n_tx));
 	}
 	difficulty_of(tip->bits, o);
-	json_object_set_new(o, "networkhashps", json_double(network_hashps(tip)));
+	json_object_set_new(
+	    o, "networkhashps",
+	    json_double(network_hashps(tip, 120, proto_params_retarget_interval(p))));
 	json_object_set_new(o, "pooledtx", json_integer((json_int_t)mi.size));
 	json_object_set_new(o, "chain", json_string(p->name));
 	/* Core's NextEmptyBlockIndex: the next block at the clock's time. */
@@ -432,4 +438,26 @@ void ctl_m_getmininginfo(struct chain *c, const struct ctl_chain_ctx *x, json_t 
 		json_object_set_new(o, "signet_challenge",
 		                    json_hex(p->signet_challenge, p->signet_challenge_len));
 	ctl_ok(res, o);
+}
+
+void ctl_m_getnetworkhashps(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                            struct ctl_result *res)
+{
+	(void)x;
+	int64_t lookup, height;
+	if (!ctl_arg_int(ctl_arg(args, 0), INT32_MIN, INT32_MAX, 120, &lookup, res) ||
+	    !ctl_arg_int(ctl_arg(args, 1), INT32_MIN, INT32_MAX, -1, &height, res))
+		return;
+	if (lookup < -1 || lookup == 0) {
+		ctl_fail(res, CTL_INVALID_PARAMETER,
+		         "Invalid nblocks. Must be a positive number or -1.");
+		return;
+	}
+	if (height < -1 || height > chain_height(c)) {
+		ctl_fail(res, CTL_INVALID_PARAMETER, "Block does not exist at specified height");
+		return;
+	}
+	const struct chain_node *at = height >= 0 ? chain_at(c, (int32_t)height) : chain_tip(c);
+	ctl_ok(res, json_double(network_hashps(at, lookup,
+	                                       proto_params_retarget_interval(chain_params(c)))));
 }

@@ -56,7 +56,6 @@ static const char *const core_only[] = {
     "gethdkeys",
     "getindexinfo",
     "getmemoryinfo",
-    "getnetworkhashps",
     "getnewaddress",
     "getorphantxs",
     "getrawchangeaddress",

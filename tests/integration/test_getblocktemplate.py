@@ -11,6 +11,7 @@ by both; broken ones get the same reason from both, and so do the
 malformed requests."""
 import struct
 import time
+from decimal import Decimal
 
 import pytest
 
@@ -183,3 +184,14 @@ def test_mainnet_without_peers_and_signet_rules(tmp_path):
         assert "signet_challenge" in signet.rpc("getmininginfo")
     finally:
         signet.stop()
+
+
+def test_getnetworkhashps_as_core(env):
+    tip = env.height()
+    seen = set()
+    for params in ((), (120,), (-1,), (1,), (5, 10), (1000, tip), (-1, 3), (50, 0),
+                   (0,), (-2,), (1, tip + 1), (1, -2), (1.5,), ("x",)):
+        a, b = both(env, "getnetworkhashps", *params)
+        assert norm(b) == a, params
+        seen.add(a if not isinstance(a, tuple) else a[1])
+    assert any(isinstance(v, (int, float, Decimal)) and v > 0 for v in seen), seen
