@@ -143,6 +143,7 @@ typedef void (*chain_log_fn)(void *arg, enum chain_log_level level, const char *
 #include "chain/check.h"
 #include "chain/compress.h"
 #include "chain/connect.h"
+#include "chain/versionbits.h"
 #undef PEERD_CHAIN_PARTS
 
 /* ---------------------------------------------------------------------- */
@@ -182,6 +183,8 @@ struct chain_config {
 	 */
 	int (*attach)(void *arg, struct chain *c);
 	void *attach_arg;
+	/** -vbparams: CHAIN_VB_COUNT entries (see chain_vb_new), or NULL. Copied. */
+	const struct chain_vb_deployment *vb_params;
 };
 
 /**

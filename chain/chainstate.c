@@ -352,6 +352,7 @@ static void free_chain(struct chain *c)
 		if (c->listeners[i].chain_closed)
 			c->listeners[i].chain_closed(c->listeners[i].ctx, c);
 	c->n_listeners = 0;
+	chain_vb_free(c->vb);
 	chain_checker_free(c->ck);
 	chain_coins_free(c->coins);
 	chain_index_free(c->idx);
@@ -401,7 +402,8 @@ int chain_open(struct chain **out, const struct chain_config *cfg)
 		goto fail;
 	if ((err = chain_store_open(&c->store, sub, c->p->magic)))
 		goto fail;
-	if ((err = chain_checker_new(&c->ck, cfg->par)) || (err = chain_index_new(&c->idx, c->p)) ||
+	if ((err = chain_vb_new(&c->vb, c->p, cfg->vb_params)) ||
+	    (err = chain_checker_new(&c->ck, cfg->par)) || (err = chain_index_new(&c->idx, c->p)) ||
 	    (err = load_index(c)) || (err = check_files(c)) || (err = read_store_end(c)) ||
 	    (err = chain_coins_new(&c->coins, c->db, c->cfg.dbcache_bytes)) ||
 	    (err = load_active(c)))
@@ -464,6 +466,11 @@ int chain_close(struct chain *c)
 const struct proto_params *chain_params(const struct chain *c)
 {
 	return c->p;
+}
+
+struct chain_vb *chain_get_vb(struct chain *c)
+{
+	return c->vb;
 }
 
 struct chain_index *chain_get_index(struct chain *c)

@@ -142,6 +142,7 @@ struct chain {
 	 * flushing them would persist a tip that cannot be disconnected, so
 	 * chain_close does not; the next start replays from the last flush. */
 	bool coins_ahead;
+	struct chain_vb *vb; /**< BIP9 deployment states (versionbits.c) */
 };
 
 /** An errno from a failed write as a chain_err: CHAIN_ENOSPC or CHAIN_EIO (space.c). */

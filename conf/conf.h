@@ -280,6 +280,7 @@ struct peerd_conf {
 	bool test_addrmanloopback;     /**< test=addrmanloopback: 127.0.0.0/8 kept, by /16 */
 	int32_t checkaddrman;          /**< checkaddrman=, clamped to 0..1,000,000 as Core */
 	int64_t mocktime; /**< -mocktime: the clock's start (base/clock.h), 0 = the system clock */
+	struct conf_list vbparams; /**< -vbparams as given (daemon/node/validation.c parses them) */
 	/* Networks and proxies as given; daemon/net/reach.c checks them with
 	 * Core's messages when the node starts (Core's AppInitMain step 6). */
 	char proxy[CONF_MAX_HOST + 8]; /**< -proxy: "" none, "0" -noproxy */

@@ -116,7 +116,6 @@ const struct conf_core_opt conf_core_opts[] = {
     {"txreconciliation", CONF_CORE_REFUSE, "0", "peerd does not do Erlay (BIP330)"},
     {"uacomment", CONF_CORE_IGNORE, NULL, "peerd's user agent is fixed"},
     {"unsafesqlitesync", CONF_CORE_IGNORE, NULL, NO_WALLET},
-    {"vbparams", CONF_CORE_REFUSE, NULL, TEST_ONLY},
     {"wallet", CONF_CORE_REFUSE, NULL, NO_WALLET},
     {"walletbroadcast", CONF_CORE_IGNORE, NULL, NO_WALLET},
     {"walletcrosschain", CONF_CORE_IGNORE, NULL, NO_WALLET},

@@ -113,6 +113,7 @@ void conf_release(struct peerd_conf *c)
 	conf_list_release(&c->ignored);
 	conf_list_release(&c->onlynet);
 	conf_list_release(&c->externalip);
+	conf_list_release(&c->vbparams);
 	conf_list_release(&c->rpcbind);
 	conf_list_release(&c->rpcallowip);
 	conf_list_release(&c->rpcauth);

@@ -399,6 +399,10 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                             "message)"},
 #undef ZMQPUB
 #undef ZMQHWM
+    [CONF_K_VBPARAMS] = {"vbparams", CONF_KIND_TEXTS, CONF_KF_NEGCLR, 0, 0,
+                         "deployment:start:end[:min_activation_height]", "none",
+                         "Use given start/end times and min_activation_height for specified\n"
+                         "version bits deployment (regtest-only; ignored elsewhere, as Core)."},
 };
 
 /* Section names are the network names bitcoind uses for them. */

@@ -816,7 +816,8 @@ static int apply(struct loader *L, struct peerd_conf *c)
 		return rc;
 	if ((rc = fill_list(L, CONF_K_DEBUGEXCLUDE, lv, nl, &c->debugexclude, &set)) ||
 	    (rc = fill_list(L, CONF_K_TEST, lv, nl, &c->test, &set)) || (rc = apply_test(L, c)) ||
-	    (rc = fill_list(L, CONF_K_SEEDNODE, lv, nl, &c->seednode, &set)))
+	    (rc = fill_list(L, CONF_K_SEEDNODE, lv, nl, &c->seednode, &set)) ||
+	    (rc = fill_list(L, CONF_K_VBPARAMS, lv, nl, &c->vbparams, &set)))
 		return rc;
 	c->checkaddrman = (int32_t)uint_of(scalar(L, CONF_K_CHECKADDRMAN, lv, nl), 0);
 	if (c->checkaddrman > CONF_CLAMP_CHECKADDRMAN)

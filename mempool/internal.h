@@ -80,6 +80,7 @@ struct mempool {
 	struct proto_hash *unbcast;
 	size_t n_unbcast, cap_unbcast;
 	uint64_t sequence;
+	uint64_t prioritised; /* prioritisations of entries in the pool: mempool_updates */
 	uint64_t epoch;
 	uint64_t total_vsize;
 	int64_t total_fee;

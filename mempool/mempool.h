@@ -439,6 +439,10 @@ void mempool_get_info(struct mempool *mp, struct mempool_info *out);
 int64_t mempool_min_fee(struct mempool *mp);
 /** The pool's sequence number (see the glossary). */
 uint64_t mempool_sequence(const struct mempool *mp);
+/** A count that moves whenever what a block template takes could: every
+ * addition, removal and prioritisation of an entry (Core's
+ * GetTransactionsUpdated, getblocktemplate's test for a new template). */
+uint64_t mempool_updates(const struct mempool *mp);
 /** The policy in force (the config's or the network's default). */
 const struct mempool_policy *mempool_get_policy(const struct mempool *mp);
 

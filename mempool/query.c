@@ -316,6 +316,11 @@ uint64_t mempool_sequence(const struct mempool *mp)
 	return mp->sequence;
 }
 
+uint64_t mempool_updates(const struct mempool *mp)
+{
+	return mp->sequence + mp->prioritised;
+}
+
 const struct mempool_policy *mempool_get_policy(const struct mempool *mp)
 {
 	return &mp->policy;
@@ -400,6 +405,7 @@ int mempool_prioritise(struct mempool *mp, const struct proto_hash *txid, int64_
 	struct mempool_entry *e = mp_find_txid(mp, txid);
 	if (e) {
 		struct mp_refs r = {0};
+		mp->prioritised++; /* Core's ++nTransactionsUpdated */
 		e->modified_fee = mempool_fee_add(e->modified_fee, delta);
 		e->anc_fees = mempool_fee_add(e->anc_fees, delta);
 		e->desc_fees = mempool_fee_add(e->desc_fees, delta);

@@ -106,22 +106,6 @@ struct miner {
 	struct proto_block b;  /* their decoding */
 };
 
-/* Core's GetMinimumTime and UpdateTime: after the tip's MTP, not before
- * the clock, and on a BIP94 network's retarget not more than
- * CHAIN_MAX_TIMEWARP before the tip. */
-static uint32_t block_time(const struct miner *m)
-{
-	const struct proto_params *p = chain_params(m->c);
-	int64_t t = chain_node_mtp(m->tip) + 1;
-	if (p->enforce_bip94 && m->height % proto_params_retarget_interval(p) == 0 &&
-	    t < (int64_t)m->tip->time - CHAIN_MAX_TIMEWARP)
-		t = (int64_t)m->tip->time - CHAIN_MAX_TIMEWARP;
-	int64_t now = chain_now(m->c);
-	if (now > t)
-		t = now;
-	return t > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)t;
-}
-
 /*
  * Write the block with a coinbase paying `value` (and the commitment if
  * one is known yet), decode it, and set the header's merkle root in both
@@ -161,36 +145,11 @@ static int assemble(struct miner *m, int64_t value)
 	return 0;
 }
 
-/*
- * Core's TestBlockValidity without proof of work and merkle root: the
- * block on the tip, connected against the coins without changing them.
- * *fees gets what the transactions pay. 0, CHAIN_EINVALID (st) or fatal.
- */
+/* Core's TestBlockValidity without proof of work and merkle root (the
+ * merkle root is the one just computed). */
 static int test_validity(struct miner *m, int64_t *fees, struct chain_state *st)
 {
-	struct chain *c = m->c;
-	struct chain_node node;
-	memset(&node, 0, sizeof(node));
-	node.prev = m->tip;
-	node.height = m->height;
-	node.version = m->hdr.version;
-	node.time = m->hdr.time;
-	node.bits = m->hdr.bits;
-	node.merkle_root = m->hdr.merkle_root;
-	proto_block_header_hash(&m->hdr, &node.hash);
-
-	int err = chain_check_header_contextual(&m->hdr, m->tip, chain_now(c), chain_params(c), st);
-	if (!err)
-		err = chain_check_block(&m->b, chain_params(c), false, false, st);
-	if (!err)
-		err = chain_check_block_contextual(&m->b, m->tip, chain_params(c), st);
-	struct chain_connect_info info;
-	if (!err)
-		err = chain_connect_block(chain_get_coins(c), chain_get_checker(c), &m->b, &node,
-		                          chain_params(c), true, NULL, &info, st);
-	if (!err)
-		*fees = info.fees;
-	return err;
+	return mining_test_block(m->c, &m->b, false, fees, st);
 }
 
 static int build(struct miner *m, int64_t *fees, struct chain_state *st)
@@ -233,9 +192,10 @@ int mining_generate(struct chain *c, const struct mining_args *a, uint64_t *max_
 	struct miner m = {.c = c, .a = a, .tip = chain_tip(c)};
 	m.height = m.tip->height + 1;
 	m.segwit = m.height >= chain_params(c)->segwit_height;
-	m.hdr.version = MINING_BLOCK_VERSION;
+	/* Core's ComputeBlockVersion: the top bits and every deployment started or locked in. */
+	m.hdr.version = chain_vb_block_version(chain_get_vb(c), m.tip);
 	m.hdr.prev = m.tip->hash;
-	m.hdr.time = block_time(&m);
+	m.hdr.time = mining_block_time(c, m.tip);
 	m.hdr.bits = chain_next_work_required(m.tip, m.hdr.time, chain_params(c));
 	proto_writer_init(&m.w);
 	proto_block_init(&m.b);

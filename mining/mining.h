@@ -112,16 +112,14 @@ void mining_block_release(struct mining_block *m);
 
 /**
  * Make a block on the active tip as Core's CreateNewBlock and
- * GenerateBlock: version 0x20000000; time max(MTP(tip) + 1, now) (and, on
- * BIP94 networks, at a retarget no more than 600 s before the tip);
- * bits from chain_next_work_required; the coinbase above paying the
- * subsidy plus the fees of a->txs (the subsidy only with
- * a->subsidy_only), which are found by connecting the block
- * against the coins without changing them (Core's TestBlockValidity:
- * contextual header checks, CheckBlock without proof of work,
- * ContextualCheckBlock, ConnectBlock); the commitment when segwit is
- * active at the height. Then the grind, and with a->submit
- * chain_submit_block, whose verdict is out->submitted.
+ * GenerateBlock: version as Core's ComputeBlockVersion (0x20000000 and the
+ * bit of each deployment started or locked in: chain_vb_block_version); time max(MTP(tip) + 1, now)
+ * (and, on BIP94 networks, at a retarget no more than 600 s before the tip); bits from
+ * chain_next_work_required; the coinbase above paying the subsidy plus the fees of a->txs (the
+ * subsidy only with a->subsidy_only), which are found by connecting the block against the coins
+ * without changing them (Core's TestBlockValidity: contextual header checks, CheckBlock without
+ * proof of work, ContextualCheckBlock, ConnectBlock); the commitment when segwit is active at the
+ * height. Then the grind, and with a->submit chain_submit_block, whose verdict is out->submitted.
  *
  * 0: a block in *out. CHAIN_EINVALID: the block breaks a rule before any
  * grinding (a bad transaction; st has Core's reason and debug message).
@@ -169,4 +167,54 @@ struct mining_block_opts {
 CHAIN_WUR int mining_assemble(struct chain *c, struct mempool *mp,
                               const struct mining_block_opts *opts,
                               const struct mempool_entry ***out, size_t *n);
+
+/* ---------------------------------------------------------------------- */
+/* Templates (template.c)                                                  */
+
+/** One transaction of a template: a copy, valid after the pool changes. */
+struct mining_template_tx {
+	uint8_t *raw; /**< serialized with witness; xmalloc'd */
+	size_t len;
+	struct proto_hash txid, wtxid;
+	int64_t fee;     /**< base fee (prioritisation not counted, as Core's template) */
+	int64_t sigops;  /**< sigop cost */
+	uint32_t weight; /**< BIP141 weight */
+};
+
+/** A block template (Core's CBlockTemplate without the coinbase). */
+struct mining_template {
+	struct proto_hash prev;         /**< the tip it builds on */
+	int32_t height;                 /**< of the new block */
+	int32_t version;                /**< chain_vb_block_version on prev */
+	struct mining_template_tx *txs; /**< block order, coinbase excluded */
+	size_t n;
+	int64_t fees;           /**< of txs */
+	int64_t coinbase_value; /**< subsidy plus fees */
+	uint64_t weight;        /**< reserved weight plus the transactions' (Core's nBlockWeight) */
+	bool has_commitment;    /**< segwit active at height: commitment is set */
+	uint8_t commitment[MINING_WITNESS_COMMITMENT_SIZE];
+};
+
+/**
+ * A template on c's tip from mp as Core's CreateNewBlock (opts NULL:
+ * Core's defaults). *t is the caller's (mining_template_release). 0 or
+ * CHAIN_ENOMEM (t is then empty). Validation thread.
+ */
+CHAIN_WUR int mining_template_new(struct chain *c, struct mempool *mp,
+                                  const struct mining_block_opts *opts, struct mining_template *t);
+/** Free a template's copies; it is then empty. */
+void mining_template_release(struct mining_template *t);
+/** Core's GetMinimumTime: MTP(prev) + 1, on a BIP94 retarget not 600 s before prev. */
+int64_t mining_min_time(struct chain *c, const struct chain_node *prev);
+/** Core's UpdateTime: max(mining_min_time, the clock). */
+uint32_t mining_block_time(struct chain *c, const struct chain_node *prev);
+/**
+ * Core's TestBlockValidity on the tip without proof of work: contextual
+ * header checks, CheckBlock (the merkle root only with check_merkle),
+ * ContextualCheckBlock, ConnectBlock without changing the coins. *fees
+ * (may be NULL) gets what the transactions pay. 0, CHAIN_EINVALID (st
+ * has Core's reason) or a fatal error. Validation thread.
+ */
+CHAIN_WUR int mining_test_block(struct chain *c, struct proto_block *b, bool check_merkle,
+                                int64_t *fees, struct chain_state *st);
 #endif

@@ -102,6 +102,15 @@ static const struct ctl_help_entry entries[] = {
      "{ \"active_commands\" : [ { \"method\" : \"str\", \"duration\" : n }, ... ],\n"
      "  \"logpath\" : \"str\" }",
      NULL},
+    {"getdeploymentinfo",
+     "{\n  \"hash\" : \"hex\", \"height\" : n,\n"
+     "  \"deployments\" : { \"name\" : { \"type\" : \"buried\"|\"bip9\", \"height\" : n,\n"
+     "      \"active\" : true|false, \"bip9\" : { \"bit\" : n, \"start_time\" : n,\n"
+     "      \"timeout\" : n, \"min_activation_height\" : n, \"status\" : \"str\",\n"
+     "      \"since\" : n, \"status_next\" : \"str\", \"statistics\" : { \"period\" : n,\n"
+     "      \"threshold\" : n, \"elapsed\" : n, \"count\" : n, \"possible\" : true|false },\n"
+     "      \"signalling\" : \"str\" } }, ... }\n}",
+     NULL},
 };
 
 static const struct ctl_help_entry *entry(const char *name)

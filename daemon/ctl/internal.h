@@ -29,6 +29,7 @@ struct ctl_chain_ctx {
 	/** The chain's pool, as the validation thread hands it to the job (set
 	 * there, just before the method runs): validation thread only. */
 	struct mempool *mempool;
+	uint32_t n_peers; /**< connections when the request was posted (getblocktemplate on main) */
 };
 
 /** A loop-thread method (or a chain method's loop-thread finish). */
@@ -103,6 +104,19 @@ bool ctl_param_hash(json_t *v, const char *name, struct proto_hash *out, struct 
 /** The mining methods (ctl/mining_methods.c), chain methods too, and their count. */
 extern const struct ctl_method ctl_mining_methods[];
 extern const size_t ctl_n_mining_methods;
+/** getdeploymentinfo (ctl/deploy_methods.c), in ctl_mining_methods' table. */
+void ctl_m_getdeploymentinfo(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                             struct ctl_result *res);
+/** getblocktemplate and getmininginfo (ctl/template_methods.c), in the same table. */
+void ctl_m_getblocktemplate(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                            struct ctl_result *res);
+void ctl_m_getmininginfo(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                         struct ctl_result *res);
+void ctl_m_getnetworkhashps(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                            struct ctl_result *res);
+/** A block was assembled with this weight (reserved included) and these transactions
+ * (coinbase excluded): getmininginfo's currentblockweight and currentblocktx. Validation thread. */
+void ctl_mining_note_block(uint64_t weight, uint64_t n_tx);
 
 /* ---- arguments (ctl/args.c) ------------------------------------------ */
 /** How many parameters m takes (ctl_param entries before the NULL name). */

@@ -80,6 +80,12 @@ static int block_txs_fill(struct chain *c, struct mempool *mp, const struct peer
 	int err = mining_assemble(c, mp, &o, &es, &n);
 	if (err)
 		return err;
+	/* getmininginfo's currentblockweight and currentblocktx, as Core's CreateNewBlock sets
+	 * them. */
+	uint64_t weight = o.reserved_weight;
+	for (size_t i = 0; i < n; i++)
+		weight += proto_tx_weight(mempool_entry_tx(es[i]));
+	ctl_mining_note_block(weight, n);
 	t->n = 0;
 	t->w.len = 0;
 	t->w.err = 0;
@@ -391,6 +397,9 @@ static void m_generateblock(struct chain *c, const struct ctl_chain_ctx *x, json
 	    !param_txs(x->mempool, arg(args, 1), &txs, &n_txs, res))
 		goto out;
 	bool submit = !submit_v || json_is_true(submit_v);
+	/* Core's generateblock assembles from no mempool, then adds the transactions. */
+	ctl_mining_note_block(
+	    x->conf ? x->conf->blockreservedweight : MINING_BLOCK_RESERVED_WEIGHT_DEFAULT, 0);
 	struct mining_args a = {
 	    .spk = spk,
 	    .spk_len = (uint32_t)spk_len,
@@ -483,6 +492,48 @@ const struct ctl_method ctl_mining_methods[] = {
      "(best ancestor feerate first, prioritisetransaction counted, 1 sat/vB at least) and "
      "its coinbase claims their fees.",
      m_generatetoaddress,
+     NULL},
+    {"getdeploymentinfo",
+     NULL,
+     {{"blockhash", CTL_ARG_STR, CTL_OPTIONAL}},
+     "getdeploymentinfo ( \"blockhash\" )",
+     "Deployment status at a block (default the tip), as Core's: the buried soft forks "
+     "(bip34, bip66, bip65, csv, segwit: active for the block after it) and the BIP9 ones "
+     "(testdummy on regtest, taproot) with their state, the next block's, since when, and "
+     "while signalling the period's statistics and a '#'/'-' string of its blocks.",
+     ctl_m_getdeploymentinfo,
+     NULL},
+    {"getblocktemplate",
+     NULL,
+     {{"template_request", CTL_ARG_OBJ, CTL_REQUIRED}},
+     "getblocktemplate {\"mode\":\"str\",\"capabilities\":[\"str\",...],\"rules\":[\"segwit\","
+     "\"str\",...],\"longpollid\":\"str\",\"data\":\"hex\"}",
+     "A block template as Core's (BIPs 22, 23, 9 and 145): the transactions Core's "
+     "BlockAssembler would choose with fee, sigops, weight and depends, coinbasevalue, the "
+     "default witness commitment, version with the BIP9 deployments signalled, rules, "
+     "vbavailable, target, bits, mintime, curtime. \"rules\" must hold \"segwit\". Kept until "
+     "the tip changes, or the mempool changed and 5 s passed, as Core's. mode \"proposal\" with "
+     "\"data\" (a block on the tip) answers null when it is valid, else the reject reason. A "
+     "longpollid is not waited on.",
+     ctl_m_getblocktemplate,
+     NULL},
+    {"getmininginfo",
+     NULL,
+     {{0}},
+     "getmininginfo",
+     "Mining-related information as Core's: blocks, currentblockweight and currentblocktx (of "
+     "the last block assembled), bits, difficulty, target, networkhashps (last 120 blocks), "
+     "pooledtx, chain, next (height, bits, difficulty, target), warnings.",
+     ctl_m_getmininginfo,
+     daemon_warnings_finish},
+    {"getnetworkhashps",
+     NULL,
+     {{"nblocks", CTL_ARG_NUM, CTL_OPTIONAL}, {"height", CTL_ARG_NUM, CTL_OPTIONAL}},
+     "getnetworkhashps ( nblocks height )",
+     "The estimated network hashes per second, as Core's: the work of the nblocks blocks "
+     "(default 120, -1 since the last difficulty change) before the block at height (default "
+     "-1, the tip) over the time they span.",
+     ctl_m_getnetworkhashps,
      NULL},
 };
 

@@ -389,6 +389,32 @@ static int verify_at_startup(struct daemon *d, struct chain *c)
 	return err;
 }
 
+/* Core's ReadRegTestArgs for -vbparams: regtest only (elsewhere they are
+ * ignored, as Core's), each parsed with Core's messages. over has
+ * CHAIN_VB_COUNT entries. 0, or -EINVAL after logging the error. */
+static int vbparams(struct daemon *d, struct chain_vb_deployment *over)
+{
+	const struct conf_list *l = &d->conf->vbparams;
+	if (d->params->net != PROTO_NET_REGTEST)
+		return 0;
+	for (size_t i = 0; i < l->n; i++) {
+		char err[256];
+		if (chain_vb_parse(l->v[i], over, err, sizeof(err))) {
+			DLOG_ERR(&d->log, DLOG_VALIDATION, "%s", err);
+			return -EINVAL;
+		}
+	}
+	for (int i = 0; i < CHAIN_VB_COUNT; i++)
+		if (over[i].name)
+			DLOG_INFO_(
+			    &d->log, DLOG_VALIDATION,
+			    "Setting version bits activation parameters for %s to start=%lld, "
+			    "timeout=%lld, min_activation_height=%d",
+			    over[i].name, (long long)over[i].start_time, (long long)over[i].timeout,
+			    over[i].min_activation_height);
+	return 0;
+}
+
 int validation_open(struct daemon *d)
 {
 	const struct peerd_conf *cf = d->conf;
@@ -432,6 +458,10 @@ int validation_open(struct daemon *d)
 		if (chain_work_from_hex(cf->minimumchainwork, &mcw) == 0)
 			cc.min_chain_work = &mcw;
 	}
+	struct chain_vb_deployment over[CHAIN_VB_COUNT] = {{0}};
+	if (vbparams(d, over))
+		return -EINVAL;
+	cc.vb_params = over;
 	struct mempool_attach ma = {.cfg = &mc, .dir = cc.dir};
 	cc.attach = attach_mempool;
 	cc.attach_arg = &ma;

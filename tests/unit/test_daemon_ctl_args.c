@@ -267,8 +267,10 @@ static void test_method_tables(void **state)
 				name[strcspn(name, "|")] = 0;
 				size_t n = strlen(name);
 				const char *found = strstr(m->usage + at, name);
-				/* Usage names an array parameter by its shape ("[...]"). */
-				if (m->params[p].type != CTL_ARG_ARR && (!found || found[n] == '_'))
+				/* Usage names an array or object parameter by its shape
+				 * ("[...]", getblocktemplate's "{...}"), as Core's. */
+				if (m->params[p].type != CTL_ARG_ARR &&
+				    m->params[p].type != CTL_ARG_OBJ && (!found || found[n] == '_'))
 					fail_msg("%s: usage \"%s\" lacks parameter %s", m->name,
 					         m->usage, name);
 				if (found)
