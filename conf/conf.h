@@ -305,6 +305,7 @@ struct peerd_conf {
 	struct conf_list rpcauth;               /**< user:salt$hash as given */
 	char rpcuser[CONF_MAX_HOST + 8];        /**< "" none */
 	char rpcpassword[CONF_MAX_HOST + 8];    /**< "" none: the cookie */
+	bool rest;                              /**< -rest: Core's REST interface; default 0 */
 };
 
 /**

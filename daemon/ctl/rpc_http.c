@@ -24,6 +24,7 @@
  * sleeping) happens while holding it.
  */
 #include "daemon/ctl/internal.h"
+#include "daemon/ctl/rest.h"
 #include "daemon/ctl/rpc.h"
 
 #include <arpa/inet.h>
@@ -58,6 +59,9 @@ struct rpc_conn {
 	struct rpc_conn *prev, *next;
 };
 
+/* rpc_req.early: a REST request (ctl/rest.c answers it, without authentication, as Core). */
+#define RPC_EARLY_REST 1u
+
 /* One request's state across libmicrohttpd's calls. */
 struct rpc_req {
 	unsigned early; /**< an answer decided from the headers (403, 404, 405), or 0 */
@@ -75,6 +79,7 @@ struct rpc_http {
 	struct rpc_subnet *allow;
 	size_t n_allow;
 	int threads, depth;
+	bool rest; /**< -rest: Core's REST endpoints on the same port */
 	uint64_t timeout_ms;
 	uv_mutex_t mu;
 	uv_cond_t cond;
@@ -395,6 +400,36 @@ static enum MHD_Result answer_text(struct MHD_Connection *conn, unsigned status,
 	return answer(conn, status, b, b ? strlen(b) : 0, false, false);
 }
 
+static const char *rest_query(void *qctx, const char *key)
+{
+	return MHD_lookup_connection_value(qctx, MHD_GET_ARGUMENT_KIND, key);
+}
+
+/* A REST request, whole: ctl/rest.c's answer through the same workers and dispatcher. */
+static enum MHD_Result rest_reply(struct rpc_http *h, struct MHD_Connection *conn, const char *url,
+                                  const struct rpc_req *r)
+{
+	if (gate_enter(h))
+		return answer_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "Work queue depth exceeded");
+	struct rest_request rq = {
+	    .path = url, .query = rest_query, .qctx = conn, .body = r->body, .len = r->len};
+	struct rest_answer a;
+	rest_answer(&rq, fwd_call, h, &a);
+	gate_leave(h);
+	struct MHD_Response *resp =
+	    a.body ? MHD_create_response_from_buffer_with_free_callback(a.len, a.body, xfree)
+	           : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+	if (!resp) {
+		xfree(a.body);
+		return MHD_NO;
+	}
+	if (a.type)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, a.type);
+	enum MHD_Result ret = MHD_queue_response(conn, a.status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
 /* The first call, with the headers: what can be decided before the body. */
 static unsigned judge_headers(struct rpc_http *h, struct MHD_Connection *conn, const char *url,
                               const char *method)
@@ -417,6 +452,8 @@ static unsigned judge_headers(struct rpc_http *h, struct MHD_Connection *conn, c
 	if (strcmp(method, "GET") && strcmp(method, "POST") && strcmp(method, "HEAD") &&
 	    strcmp(method, "PUT"))
 		return MHD_HTTP_METHOD_NOT_ALLOWED;
+	if (h->rest && rest_match(url))
+		return RPC_EARLY_REST;
 	if (strcmp(url, "/") != 0 && strncmp(url, "/wallet/", 8) != 0)
 		return MHD_HTTP_NOT_FOUND;
 	if (strcmp(method, "POST") != 0)
@@ -445,7 +482,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (*upload_data_size) {
 		size_t n = *upload_data_size;
 		*upload_data_size = 0;
-		if (r->early || r->too_big)
+		if ((r->early && r->early != RPC_EARLY_REST) || r->too_big)
 			return MHD_YES;
 		if (r->len + n > RPC_MAX_BODY) {
 			r->too_big = true;
@@ -473,6 +510,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (r->early == 1000 + MHD_HTTP_METHOD_NOT_ALLOWED)
 		return answer_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
 		                   "JSONRPC server handles only POST requests");
+	if (r->early == RPC_EARLY_REST && !r->too_big)
+		return rest_reply(h, conn, url, r);
 	if (r->early)
 		return answer_text(conn, r->early, NULL);
 	if (r->too_big)
@@ -635,6 +674,7 @@ int rpc_http_start(struct daemon *d)
 	h->d = d;
 	h->threads = c->rpcthreads;
 	h->depth = c->rpcworkqueue;
+	h->rest = c->rest;
 	h->timeout_ms = (uint64_t)c->rpcservertimeout_s * 1000u;
 	int err = 0;
 	char msg[512];
