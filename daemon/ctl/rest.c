@@ -178,6 +178,18 @@ static bool walk_headers(const struct rest_ep *e, const char *hash, uint64_t cou
 	return true;
 }
 
+/* A query parameter (NULL: absent); false when the URI did not parse (answered). */
+static bool query(const struct rest_ep *e, const char *key, const char **v, struct rest_answer *out)
+{
+	*v = NULL;
+	if (e->rq->query && e->rq->query(e->rq->qctx, key, v)) {
+		rest_fail(out, 400,
+		          "URI parsing failed, it likely contained RFC 3986 invalid characters");
+		return false;
+	}
+	return true;
+}
+
 /* Core's count: a query parameter (default 5) or the older path's segment. */
 static bool header_count(const char *raw, uint64_t *count, struct rest_answer *out)
 {
@@ -217,7 +229,8 @@ static void ep_headers(const struct rest_ep *e, struct rest_answer *out)
 			return;
 		}
 	} else {
-		q = e->rq->query ? e->rq->query(e->rq->qctx, "count") : NULL;
+		if (!query(e, "count", &q, out))
+			return;
 	}
 	uint64_t count;
 	if (!header_count(slash ? raw : q ? q : "5", &count, out))
@@ -327,7 +340,9 @@ static void ep_chaininfo(const struct rest_ep *e, struct rest_answer *out)
 static bool bool_param(const struct rest_ep *e, const char *key, bool dflt, bool *v,
                        struct rest_answer *out)
 {
-	const char *s = e->rq->query ? e->rq->query(e->rq->qctx, key) : NULL;
+	const char *s;
+	if (!query(e, key, &s, out))
+		return false;
 	if (!s) {
 		*v = dflt;
 		return true;
@@ -464,7 +479,9 @@ static void ep_blockfilterheaders(const struct rest_ep *e, struct rest_answer *o
 		return;
 	}
 	char raw[64];
-	const char *q = e->rq->query ? e->rq->query(e->rq->qctx, "count") : NULL;
+	const char *q = NULL;
+	if (n == 2 && !query(e, "count", &q, out))
+		return;
 	if (n == 3) {
 		if (l[1] >= sizeof(raw)) {
 			rest_fail(out, 400,

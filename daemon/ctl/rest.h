@@ -38,8 +38,12 @@ enum rest_format {
 	REST_JSON,      /**< .json: application/json, compact and a newline */
 };
 
-/** A query parameter's value (decoded), or NULL when absent. Any thread. */
-typedef const char *(*rest_query_fn)(void *qctx, const char *key);
+/**
+ * A query parameter: 0 with *value its decoded value (NULL when absent),
+ * or -1 when the URI is not RFC 3986 (Core's "URI parsing failed").
+ * *value lives until the next call. Any thread.
+ */
+typedef int (*rest_query_fn)(void *qctx, const char *key, const char **value);
 
 /** One REST request as the HTTP server read it. */
 struct rest_request {
@@ -77,6 +81,24 @@ bool rest_match(const char *path);
  */
 void rest_answer(const struct rest_request *rq, rpc_call_fn call, void *ctx,
                  struct rest_answer *out);
+
+/* ---- ctl/rest_http.c ---------------------------------------------------- */
+
+struct MHD_Connection;
+/**
+ * libmicrohttpd's unescape callback for the HTTP server: the URI and its
+ * arguments stay as the client sent them (Core's REST sees them so; the
+ * query's values are decoded by the REST side as libevent decodes them).
+ */
+size_t rest_http_unescape(void *cls, struct MHD_Connection *c, char *s);
+/**
+ * Answer a whole REST request (url its path, body its body) on conn:
+ * rest_answer through call, the reply queued. MHD_YES or MHD_NO as
+ * libmicrohttpd's handlers return (an int here, so this header needs no
+ * microhttpd.h). The connection's thread.
+ */
+int rest_http_serve(struct MHD_Connection *conn, const char *url, const char *body, size_t len,
+                    rpc_call_fn call, void *ctx);
 
 /* ---- ctl/rest_parse.c --------------------------------------------------- */
 

@@ -400,34 +400,15 @@ static enum MHD_Result answer_text(struct MHD_Connection *conn, unsigned status,
 	return answer(conn, status, b, b ? strlen(b) : 0, false, false);
 }
 
-static const char *rest_query(void *qctx, const char *key)
-{
-	return MHD_lookup_connection_value(qctx, MHD_GET_ARGUMENT_KIND, key);
-}
-
-/* A REST request, whole: ctl/rest.c's answer through the same workers and dispatcher. */
+/* A REST request, whole: ctl/rest_http.c answers it through the same workers and dispatcher. */
 static enum MHD_Result rest_reply(struct rpc_http *h, struct MHD_Connection *conn, const char *url,
                                   const struct rpc_req *r)
 {
 	if (gate_enter(h))
 		return answer_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "Work queue depth exceeded");
-	struct rest_request rq = {
-	    .path = url, .query = rest_query, .qctx = conn, .body = r->body, .len = r->len};
-	struct rest_answer a;
-	rest_answer(&rq, fwd_call, h, &a);
+	bool ok = rest_http_serve(conn, url, r->body, r->len, fwd_call, h);
 	gate_leave(h);
-	struct MHD_Response *resp =
-	    a.body ? MHD_create_response_from_buffer_with_free_callback(a.len, a.body, xfree)
-	           : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-	if (!resp) {
-		xfree(a.body);
-		return MHD_NO;
-	}
-	if (a.type)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, a.type);
-	enum MHD_Result ret = MHD_queue_response(conn, a.status, resp);
-	MHD_destroy_response(resp);
-	return ret;
+	return ok ? MHD_YES : MHD_NO;
 }
 
 /* The first call, with the headers: what can be decided before the body. */
@@ -590,7 +571,8 @@ static int bind_one(struct rpc_http *h, const char *host, uint16_t port)
 	    MHD_OPTION_CONNECTION_LIMIT, limit, MHD_OPTION_CONNECTION_TIMEOUT,
 	    (unsigned)(h->timeout_ms / 1000u), MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
 	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_THREAD_STACK_SIZE,
-	    (size_t)RPC_THREAD_STACK, MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u, MHD_OPTION_END);
+	    (size_t)RPC_THREAD_STACK, MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u,
+	    MHD_OPTION_UNESCAPE_CALLBACK, rest_http_unescape, NULL, MHD_OPTION_END);
 	if (!m)
 		return -1;
 	h->mhd[h->n_mhd++] = m;
