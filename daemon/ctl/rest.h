@@ -226,7 +226,7 @@ json_t *rest_parsed(const struct rest_call *c);
 bool rest_common_failure(const struct rest_call *c, struct rest_answer *out);
 /** 64 hex digits in lower case (the methods' parameters). */
 void rest_lower_hash(const char *s, char out[65]);
-/** A string result's contents (hex: no escapes) and length, or NULL. */
+/** A string result of lower-case hex digits, even in number: its contents and length, or NULL. */
 const char *rest_result_hex(const struct rest_call *c, size_t *len);
 /** A hex string result as the .bin (bytes) or .hex (text and a newline) answer. */
 void rest_answer_hex(const struct rest_call *c, enum rest_format f, struct rest_answer *out);

@@ -255,8 +255,14 @@ void rest_lower_hash(const char *s, char out[65])
 /* The result as a JSON string's contents (no escapes: hex), or NULL. */
 const char *rest_result_hex(const struct rest_call *c, size_t *len)
 {
-	if (c->rlen < 2 || c->res[0] != '"' || c->res[c->rlen - 1] != '"')
+	if (c->rlen < 2 || c->res[0] != '"' || c->res[c->rlen - 1] != '"' || c->rlen % 2)
 		return NULL;
+	/* The methods print lower-case hex; anything else is not passed on. */
+	for (size_t i = 1; i + 1 < c->rlen; i++) {
+		char x = c->res[i];
+		if (!((x >= '0' && x <= '9') || (x >= 'a' && x <= 'f')))
+			return NULL;
+	}
 	*len = c->rlen - 2;
 	return c->res + 1;
 }
