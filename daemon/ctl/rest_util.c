@@ -98,14 +98,30 @@ bool rest_buf_unhex(struct rest_buf *b, const char *s, size_t len, bool reversed
 {
 	if (len % 2)
 		return false;
-	for (size_t i = 0; i < len / 2; i++) {
+	/* Room first, then the bytes in place: a block is a megabyte of them. */
+	size_t n = len / 2, at0 = b->len;
+	rest_buf_add(b, "", 0);
+	if (b->failed)
+		return true;
+	if (b->cap < at0 + n + 1) {
+		char *p = xrealloc(b->p, at0 + n + 1);
+		if (!p) {
+			b->failed = true;
+			return true;
+		}
+		b->p = p;
+		b->cap = at0 + n + 1;
+	}
+	uint8_t *out = (uint8_t *)b->p + at0;
+	for (size_t i = 0; i < n; i++) {
 		size_t at = reversed ? len - 2 * (i + 1) : 2 * i;
 		int hi = hexval(s[at]), lo = hexval(s[at + 1]);
 		if (hi < 0 || lo < 0)
 			return false;
-		uint8_t x = (uint8_t)(hi << 4 | lo);
-		rest_buf_add(b, &x, 1);
+		out[i] = (uint8_t)(hi << 4 | lo);
 	}
+	b->len = at0 + n;
+	b->p[b->len] = 0;
 	return true;
 }
 
