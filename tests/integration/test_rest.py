@@ -201,3 +201,24 @@ def test_rest_is_off_by_default(make_peerd):
     assert (st, body) == (404, b"")
     # The JSON-RPC door still asks for credentials; REST never does.
     assert get(port, "/", "POST", b"{}")[0] == 401
+
+
+def test_rest_after_a_reorg_as_bitcoind(pair):
+    """A block off the active chain: served whole (confirmations -1), but no
+    headers walk from it; the walk from the fork point follows the new chain."""
+    core, d, hashes, mined, waiting = pair
+    stale = hashes[-1]
+    core.rpc("invalidateblock", stale)
+    assert d.rpc("invalidateblock", stale) is None
+    desc = core.rpc("getdescriptorinfo", "raw(51)")["descriptor"]
+    fresh = core.rpc("generatetodescriptor", 2, desc)
+    for h in fresh:
+        assert d.rpc("submitblock", core.rpc("getblock", h, 0)) is None
+    assert d.rpc("getbestblockhash") == core.rpc("getbestblockhash") == fresh[-1]
+    for fmt in ("bin", "hex", "json"):
+        assert_same(core, d, "/rest/block/%s.%s" % (stale, fmt))
+        assert_same(core, d, "/rest/block/notxdetails/%s.%s" % (stale, fmt))
+        assert_same(core, d, "/rest/headers/%s.%s?count=5" % (stale, fmt))
+        assert_same(core, d, "/rest/headers/%s.%s?count=5" % (hashes[-3], fmt))
+        assert_same(core, d, "/rest/blockhashbyheight/%d.%s" % (len(hashes), fmt))
+        assert_same(core, d, "/rest/getutxos/%s-0/%s-1.%s" % (mined, mined, fmt))
