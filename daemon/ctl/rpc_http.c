@@ -491,8 +491,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (r->early == 1000 + MHD_HTTP_METHOD_NOT_ALLOWED)
 		return answer_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
 		                   "JSONRPC server handles only POST requests");
-	if (r->early == RPC_EARLY_REST && !r->too_big)
-		return rest_reply(h, conn, url, r);
+	if (r->early == RPC_EARLY_REST)
+		return r->too_big ? answer_text(conn, 413, NULL) : rest_reply(h, conn, url, r);
 	if (r->early)
 		return answer_text(conn, r->early, NULL);
 	if (r->too_big)
@@ -572,6 +572,7 @@ static int bind_one(struct rpc_http *h, const char *host, uint16_t port)
 	    (unsigned)(h->timeout_ms / 1000u), MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
 	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_THREAD_STACK_SIZE,
 	    (size_t)RPC_THREAD_STACK, MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u,
+	    /* The URI as sent, as libevent gives it to Core's handlers (ctl/rest_http.c). */
 	    MHD_OPTION_UNESCAPE_CALLBACK, rest_http_unescape, NULL, MHD_OPTION_END);
 	if (!m)
 		return -1;

@@ -222,3 +222,14 @@ def test_rest_after_a_reorg_as_bitcoind(pair):
         assert_same(core, d, "/rest/headers/%s.%s?count=5" % (hashes[-3], fmt))
         assert_same(core, d, "/rest/blockhashbyheight/%d.%s" % (len(hashes), fmt))
         assert_same(core, d, "/rest/getutxos/%s-0/%s-1.%s" % (mined, mined, fmt))
+
+
+def test_rest_body_over_the_limit_is_413(make_peerd):
+    """A body past the JSON-RPC door's limit (the control socket's line) is
+    refused whole, as a JSON-RPC request's is; the server goes on."""
+    port = free_port()
+    d = make_peerd("-rpcport=%d" % port, "-rest")
+    st, _, body = get(port, "/rest/getutxos.bin", "POST", bytes(9 << 20))
+    assert (st, body) == (413, b"")
+    st, ctype, body = get(port, "/rest/blockhashbyheight/0.hex")
+    assert (st, ctype) == (200, "text/plain") and len(body) == 65
