@@ -324,6 +324,7 @@ struct peerd_conf {
 	char startupnotify[CONF_MAX_HOST + 8];    /**< "" none */
 	char alertnotify[CONF_MAX_HOST + 8];      /**< "" none */
 	struct conf_list shutdownnotify;          /**< commands, run together */
+	bool rest;                              /**< -rest: Core's REST interface; default 0 */
 };
 
 /**

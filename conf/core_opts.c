@@ -23,7 +23,7 @@
 
 /* The reasons, one per kind of option. */
 #define NO_RPC                                                                                     \
-	"peerd's JSON-RPC server (doc/rpc.md) has no REST interface, method whitelists or "        \
+	"peerd's JSON-RPC server (doc/rpc.md) has no method whitelists or "                        \
 	"deprecated methods yet"
 #define NO_WALLET     "peerd has no wallet"
 #define NO_PROXY      "peerd has no Tor control port client and no I2P SAM client yet"
@@ -95,7 +95,6 @@ const struct conf_core_opt conf_core_opts[] = {
     {"reindex", CONF_CORE_REFUSE, "0", "peerd cannot rebuild its index from block files yet"},
     {"reindex-chainstate", CONF_CORE_REFUSE, "0",
      "peerd cannot rebuild its chain state from block files yet"},
-    {"rest", CONF_CORE_REFUSE, "0", NO_RPC},
     {"rpcdoccheck", CONF_CORE_IGNORE, NULL, NO_RPC},
     {"rpcwhitelist", CONF_CORE_REFUSE, NULL, NO_RPC},
     {"rpcwhitelistdefault", CONF_CORE_REFUSE, "0", NO_RPC},

@@ -346,6 +346,9 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                         "Username for JSON-RPC connections"},
     [CONF_K_RPCPASSWORD] = {"rpcpassword", CONF_KIND_TEXT, 0, 0, 0, "<pw>", "none",
                             "Password for JSON-RPC connections"},
+    [CONF_K_REST] = {"rest", CONF_KIND_BOOL, 0, 0, 1, NULL, "0",
+                     "Accept public REST requests (on the RPC port, without\n"
+                     "authentication, as bitcoind; doc/rest.md)"},
     [CONF_K_MOCKTIME] = {"mocktime", CONF_KIND_UINT, 0, 0, CONF_MAX_MOCKTIME, "<n>", "0",
                          "Replace actual time with UNIX epoch time, as bitcoind's debug\n"
                          "option: the node's clock stands still there until setmocktime\n"

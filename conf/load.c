@@ -727,6 +727,7 @@ static int apply_rpc(struct loader *L, struct peerd_conf *c, const int *lv, int 
 	bool set;
 	int rc;
 	c->server = uint_of(scalar(L, CONF_K_SERVER, lv, nl), 1) != 0;
+	c->rest = uint_of(scalar(L, CONF_K_REST, lv, nl), 0) != 0;
 	c->rpcport_set = (v = scalar(L, CONF_K_RPCPORT, lv, nl_net)) != NULL;
 	c->rpcport = (uint16_t)uint_of(v, ports[c->params->net]);
 	c->rpcthreads = (int)uint_of(scalar(L, CONF_K_RPCTHREADS, lv, nl), 16);

@@ -24,6 +24,7 @@
  * sleeping) happens while holding it.
  */
 #include "daemon/ctl/internal.h"
+#include "daemon/ctl/rest.h"
 #include "daemon/ctl/rpc.h"
 
 #include <arpa/inet.h>
@@ -58,6 +59,9 @@ struct rpc_conn {
 	struct rpc_conn *prev, *next;
 };
 
+/* rpc_req.early: a REST request (ctl/rest.c answers it, without authentication, as Core). */
+#define RPC_EARLY_REST 1u
+
 /* One request's state across libmicrohttpd's calls. */
 struct rpc_req {
 	unsigned early; /**< an answer decided from the headers (403, 404, 405), or 0 */
@@ -75,6 +79,7 @@ struct rpc_http {
 	struct rpc_subnet *allow;
 	size_t n_allow;
 	int threads, depth;
+	bool rest; /**< -rest: Core's REST endpoints on the same port */
 	uint64_t timeout_ms;
 	uv_mutex_t mu;
 	uv_cond_t cond;
@@ -395,6 +400,17 @@ static enum MHD_Result answer_text(struct MHD_Connection *conn, unsigned status,
 	return answer(conn, status, b, b ? strlen(b) : 0, false, false);
 }
 
+/* A REST request, whole: ctl/rest_http.c answers it through the same workers and dispatcher. */
+static enum MHD_Result rest_reply(struct rpc_http *h, struct MHD_Connection *conn, const char *url,
+                                  const struct rpc_req *r)
+{
+	if (gate_enter(h))
+		return answer_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "Work queue depth exceeded");
+	bool ok = rest_http_serve(conn, url, r->body, r->len, fwd_call, h);
+	gate_leave(h);
+	return ok ? MHD_YES : MHD_NO;
+}
+
 /* The first call, with the headers: what can be decided before the body. */
 static unsigned judge_headers(struct rpc_http *h, struct MHD_Connection *conn, const char *url,
                               const char *method)
@@ -417,6 +433,8 @@ static unsigned judge_headers(struct rpc_http *h, struct MHD_Connection *conn, c
 	if (strcmp(method, "GET") && strcmp(method, "POST") && strcmp(method, "HEAD") &&
 	    strcmp(method, "PUT"))
 		return MHD_HTTP_METHOD_NOT_ALLOWED;
+	if (h->rest && rest_match(url))
+		return RPC_EARLY_REST;
 	if (strcmp(url, "/") != 0 && strncmp(url, "/wallet/", 8) != 0)
 		return MHD_HTTP_NOT_FOUND;
 	if (strcmp(method, "POST") != 0)
@@ -445,7 +463,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (*upload_data_size) {
 		size_t n = *upload_data_size;
 		*upload_data_size = 0;
-		if (r->early || r->too_big)
+		if ((r->early && r->early != RPC_EARLY_REST) || r->too_big)
 			return MHD_YES;
 		if (r->len + n > RPC_MAX_BODY) {
 			r->too_big = true;
@@ -473,6 +491,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (r->early == 1000 + MHD_HTTP_METHOD_NOT_ALLOWED)
 		return answer_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
 		                   "JSONRPC server handles only POST requests");
+	if (r->early == RPC_EARLY_REST)
+		return r->too_big ? answer_text(conn, 413, NULL) : rest_reply(h, conn, url, r);
 	if (r->early)
 		return answer_text(conn, r->early, NULL);
 	if (r->too_big)
@@ -551,7 +571,9 @@ static int bind_one(struct rpc_http *h, const char *host, uint16_t port)
 	    MHD_OPTION_CONNECTION_LIMIT, limit, MHD_OPTION_CONNECTION_TIMEOUT,
 	    (unsigned)(h->timeout_ms / 1000u), MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
 	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_THREAD_STACK_SIZE,
-	    (size_t)RPC_THREAD_STACK, MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u, MHD_OPTION_END);
+	    (size_t)RPC_THREAD_STACK, MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u,
+	    /* The URI as sent, as libevent gives it to Core's handlers (ctl/rest_http.c). */
+	    MHD_OPTION_UNESCAPE_CALLBACK, rest_http_unescape, NULL, MHD_OPTION_END);
 	if (!m)
 		return -1;
 	h->mhd[h->n_mhd++] = m;
@@ -635,6 +657,7 @@ int rpc_http_start(struct daemon *d)
 	h->d = d;
 	h->threads = c->rpcthreads;
 	h->depth = c->rpcworkqueue;
+	h->rest = c->rest;
 	h->timeout_ms = (uint64_t)c->rpcservertimeout_s * 1000u;
 	int err = 0;
 	char msg[512];

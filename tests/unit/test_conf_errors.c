@@ -402,8 +402,8 @@ static void test_bitcoind_options(void **state)
 	assert_non_null(strstr(c.ignored.v[1], "command line: -daemon=0: ignored"));
 	assert_string_equal(c.ignored.v[2],
 	                    opt("%s:1: rpcdoccheck=1: ignored, a bitcoind option peerd does not "
-	                        "have (peerd's JSON-RPC server (doc/rpc.md) has no REST interface, "
-	                        "method whitelists or deprecated methods yet; see "
+	                        "have (peerd's JSON-RPC server (doc/rpc.md) has no method "
+	                        "whitelists or deprecated methods yet; see "
 	                        "doc/differences.md)",
 	                        p));
 	assert_non_null(strstr(c.ignored.v[3], ":2: prune=0: ignored"));
