@@ -58,8 +58,9 @@ def test_ping_and_inactivity_follow_the_mockable_clock_as_core(make_peerd, make_
     d = make_peerd(mock)
     d_huge = make_peerd(mock, huge, name="huge")
     for c, ours_node, closed in ((core, d, True), (core_huge, d_huge, False)):
+        label = "peertimeout=999999999" if ours_node is d_huge else "default peertimeout"
         theirs = scenario(c.port, c.setmocktime)
         assert theirs == {"first_ping": True, "ping_while_still": False, "ping_after_2min": True,
                           "closed_after_20min": closed}, theirs
         ours = scenario(ours_node.port, lambda t, n=ours_node: n.rpc("setmocktime", t))
-        assert ours == theirs, (ours_node.name, ours, theirs)
+        assert ours == theirs, (label, ours, theirs)
