@@ -18,8 +18,8 @@ hours (Core's), so a seed asked while the network is still young gives a
 nearly empty list forever. A seed in the addrman becomes an outbound
 full-relay peer that stays: the node gets the same getaddr answer but also
 hears every address the seed relays, and announces itself to it. The first
-three peerds' seeds are the bitcoinds; every other peerd's seed is an earlier
-peerd chosen at random.
+peerd's seed is the first bitcoind; every other peerd's seed is an earlier
+peerd chosen at random, and every other bitcoind's (Core's addnode) a peerd.
 
 The test measures and bounds: the time until every peerd has its full set
 of outbound connections (8 outbound-full-relay + 2 block-relay-only, each to
@@ -127,8 +127,8 @@ class Net:
         return d
 
     def give_seed(self, i):
-        if i < len(self.cores):
-            seed = self.core_addr[i]
+        if i == 0:
+            seed = self.core_addr[0]
         else:
             seed = self.addr[self.rnd.randrange(i)]
         self.seed_of[i] = seed
@@ -262,14 +262,19 @@ def run_network(make_peerd, make_bitcoind, n_peerd, n_core, bounds, kill=True):
     # (Core's self-announcement waits for it), and the peerds follow the
     # bitcoinds' chain from their first connections.
     net.cores[0].rpc("generatetoaddress", 1, MINE_TO)
-    for c in net.cores[1:]:
-        c.connect_to(net.core_addr[0])
-    for c in net.cores:
-        c.wait_for_blockcount(1)
+    net.cores[0].wait_for_blockcount(1)
     t0 = time.monotonic()
     for i in range(n_peerd):
         net.start(i)
         net.give_seed(i)
+    # The other bitcoinds' one seed each: a peerd they keep a connection to
+    # (Core's addnode). As a peerd's seed a bitcoind would be the root of a
+    # network of its own: bitcoind relays and answers no loopback address,
+    # so no address would ever cross from one root's tree to another's (a
+    # 20-peerd run with three such roots kept 8 peerds short of 8 + 2 for
+    # 33 clock steps).
+    for c in net.cores[1:]:
+        c.rpc("addnode", net.addr[net.rnd.randrange(n_peerd)], "add")
     started = time.monotonic() - t0
     everyone = list(range(n_peerd))
     # Discovery: how long until every peerd has 8 + 2, first by the real
@@ -287,12 +292,16 @@ def run_network(make_peerd, make_bitcoind, n_peerd, n_core, bounds, kill=True):
     for i in everyone:
         assert net.filled(i) is not None, i
 
-    # Every bitcoind is someone's outbound peer (at least its peerd's seed).
+    # The first bitcoind is someone's outbound peer (at least its peerd's
+    # seed); every other one has its peerd.
     dialled = set()
     for i in everyone:
         full, block = net.filled(i)
         dialled |= set(full + block)
-    assert set(net.core_addr) <= dialled, (net.core_addr, dialled)
+    assert net.core_addr[0] in dialled, (net.core_addr, dialled)
+    for c in net.cores[1:]:
+        c.wait_for_peer(lambda p: p["connection_type"] == "manual" and p["version"] > 0,
+                        timeout=30, what="its peerd")
 
     # A block mined at one peerd reaches every node.
     tip = net.rpc(n_peerd - 1, "generatetoaddress", 1, MINE_TO)[0]
