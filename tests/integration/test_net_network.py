@@ -283,7 +283,8 @@ def run_network(make_peerd, make_bitcoind, n_peerd, n_core, bounds, kill=True):
     complete = [i for i in everyone if net.complete(i)]
     known = {i: len(net.known_groups(i)) for i in everyone}
     print("\n%d peerd + %d bitcoind (started in %.1fs): %s; %d of %d with 8+2; other groups known: %s"
-          % (n_peerd, n_core, started, "all 8+2 after %.1fs, %d clock steps" % (took, steps)
+          % (n_peerd, n_core, started, "all 8+2 after %.1fs, %d clock steps (%.1f days)"
+             % (took, steps, steps * (STEP_JUMP + TICKS * TICK) / 86400.0)
              if took is not None else "not all 8+2 within %ds (%d clock steps)" % (bounds["fill"], steps),
              len(complete), n_peerd, known))
     # Every peerd has its full set: 8 outbound-full-relay and 2
