@@ -69,7 +69,8 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                                    CONF_MAX_MAXCONNECTIONS) ")."},
     [CONF_K_PEERTIMEOUT] = {"peertimeout", CONF_KIND_UINT, 0, 1, CONF_MAX_PEERTIMEOUT_S, "<s>",
                             STR(CONF_DEFAULT_PEERTIMEOUT_S),
-                            "Seconds a new peer has to complete the handshake (1-" STR(
+                            "Seconds after connecting before a peer's inactivity and ping\n"
+                            "timeouts apply, by the mockable clock as bitcoind's (1-" STR(
                                 CONF_MAX_PEERTIMEOUT_S) ")."},
     [CONF_K_MAXTIPAGE] = {"maxtipage", CONF_KIND_UINT, 0, 1, CONF_MAX_MAXTIPAGE_S, "<s>",
                           STR(CONF_DEFAULT_MAXTIPAGE_S),

@@ -184,7 +184,7 @@ struct peer {
 	/* ping */
 	uint64_t ping_nonce;    /**< outstanding ping, 0 = none */
 	uint64_t ping_start_us; /**< when it was sent (uv_hrtime/1000) */
-	uint64_t ping_last_ms;  /**< loop time of the last ping sent */
+	int64_t ping_last_ms;   /**< mockable ms of the last ping sent (Core's m_ping_start) */
 	int64_t ping_us;        /**< last round trip, -1 = none yet */
 	int64_t minping_us;     /**< smallest round trip, -1 = none yet */
 	/* the rooms' own state of this peer: each room defines and keeps its

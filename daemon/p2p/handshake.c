@@ -19,7 +19,14 @@
  * or has not completed the version handshake, is disconnected; so is one
  * with no traffic either way for 20 minutes (TIMEOUT_INTERVAL). A ping goes
  * out every 2 minutes (PING_INTERVAL); one unanswered for 20 minutes
- * disconnects. The round trip is measured with the monotonic clock.
+ * disconnects, also only from peertimeout seconds on. All of these run on
+ * the mockable clock, as Core's (GetTime in InactivityCheck and
+ * MaybeSendPing): a setmocktime jump past 20 minutes closes every peer
+ * unless -peertimeout is larger than the jump, which is what Core's own
+ * tests do ("-peertimeout=999999999"), and a clock standing still sends
+ * no ping after the first. The round trip alone is measured with the
+ * monotonic clock (Core's comes from the mockable one and reads 0 under a
+ * mock time: a display difference, not a timer).
  */
 #include "daemon/p2p/p2p.h"
 
@@ -108,12 +115,12 @@ void handshake_send_version(struct peer *p)
 	(void)peer_send_msg(p, m);
 }
 
-static void send_ping(struct peer *p, uint64_t now_ms)
+static void send_ping(struct peer *p, int64_t now_mock_ms)
 {
 	struct daemon *d = p->d;
 	p->ping_nonce = nonzero_random();
 	p->ping_start_us = uv_hrtime() / 1000u;
-	p->ping_last_ms = now_ms;
+	p->ping_last_ms = now_mock_ms;
 	d->out.cmd = PROTO_CMD_PING;
 	d->out.nonce = p->ping_nonce;
 	(void)peer_send_msg(p, &d->out);
@@ -226,7 +233,7 @@ static void on_verack(struct peer *p)
 	}
 	if (p->state != PEER_ACTIVE)
 		return;
-	send_ping(p, daemon_now_ms(d));
+	send_ping(p, daemon_time_ms(d));
 	/* Core's SendMessages runs MaybeSendAddr in the same pass as the
 	 * verack: our own address goes out now, alone, not at the next tick
 	 * with the relays queued meanwhile (the peer's bucket holds one token,
@@ -344,21 +351,31 @@ void handshake_on_sendheaders(struct peer *p, const struct proto_msg *m)
 	p->sendheaders = true;
 }
 
+/* Core's ShouldRunInactivityChecks: peertimeout seconds after the connect,
+ * by the mockable clock (a clock set back just postpones them). */
+static bool inactivity_checks(const struct peer *p, int64_t now)
+{
+	return p->conntime + (int64_t)(p->d->net->peertimeout_ms / 1000u) < now;
+}
+
 void handshake_tick(struct peer *p, uint64_t now_ms)
 {
 	struct daemon *d = p->d;
-	if (now_ms - p->connect_ms >= d->net->peertimeout_ms) {
-		if (!p->lastrecv_ms || !p->lastsend_ms) {
+	(void)now_ms; /* the loop's clock: Core times none of these by its steady clock */
+	int64_t now = daemon_time(d);
+	bool checks = inactivity_checks(p, now);
+	if (checks) {
+		if (!p->lastrecv || !p->lastsend) {
 			d->stats.handshake_timeouts++;
 			peer_disconnect(p, "no message in the first peertimeout seconds");
 			return;
 		}
-		if (now_ms - p->lastsend_ms > PEER_TIMEOUT_INTERVAL_MS) {
+		if (now > p->lastsend + PEER_TIMEOUT_INTERVAL_MS / 1000) {
 			d->stats.inactivity_timeouts++;
 			peer_disconnect(p, "socket sending timeout");
 			return;
 		}
-		if (now_ms - p->lastrecv_ms > PEER_TIMEOUT_INTERVAL_MS) {
+		if (now > p->lastrecv + PEER_TIMEOUT_INTERVAL_MS / 1000) {
 			d->stats.inactivity_timeouts++;
 			peer_disconnect(p, "socket receive timeout");
 			return;
@@ -371,21 +388,21 @@ void handshake_tick(struct peer *p, uint64_t now_ms)
 	}
 	if (p->state != PEER_ACTIVE)
 		return;
+	int64_t now_mock_ms = daemon_time_ms(d);
 	if (p->ping_nonce) {
-		uint64_t now_us = uv_hrtime() / 1000u;
-		if (now_us - p->ping_start_us > (uint64_t)PEER_TIMEOUT_INTERVAL_MS * 1000u) {
+		if (checks && now_mock_ms > p->ping_last_ms + PEER_TIMEOUT_INTERVAL_MS) {
 			d->stats.ping_timeouts++;
 			peer_disconnect(p, "ping timeout");
 		}
 		return;
 	}
-	if (now_ms - p->ping_last_ms >= PEER_PING_INTERVAL_MS)
-		send_ping(p, now_ms);
+	if (now_mock_ms > p->ping_last_ms + PEER_PING_INTERVAL_MS)
+		send_ping(p, now_mock_ms);
 }
 
 void handshake_ping_now(struct peer *p)
 {
 	/* The ping method: a new ping replaces one outstanding, as Core's queued ping does. */
 	if (p->handshake_done && p->state != PEER_CLOSING)
-		send_ping(p, daemon_now_ms(p->d));
+		send_ping(p, daemon_time_ms(p->d));
 }

@@ -226,10 +226,10 @@ def named(seen):
 def test_lagging_outbound_peers_as_core(make_peerd, make_bitcoind):
     # Core's inactivity check runs on its mockable clock too: a 20-minute
     # jump would close every quiet peer (Core's functional tests run with
-    # a huge -peertimeout for that). peerd's runs on the loop's clock.
+    # a huge -peertimeout for that). peerd's too, as Core's.
     core = make_bitcoind(1, args=("-connect=0", "-v2transport=0", "-peertimeout=999999999"),
                          small=True)[0]
-    peerd = make_peerd("-connect=0", "-debug=net")
+    peerd = make_peerd("-connect=0", "-debug=net", "-peertimeout=999999999")
     theirs = scenario(core_node(core))
     expect(theirs)
     ours = scenario(peerd_node(peerd))

@@ -40,7 +40,7 @@ static void test_file_errors(void **state)
 	    {"par=65\n", CONF_EVALUE, "1: par=65: out of range 0-64"},
 	    {"maxreceivebuffer=0\n", CONF_EVALUE, "1: maxreceivebuffer=0: out of range 1-4000000"},
 	    {"maxsendbuffer=0\n", CONF_EVALUE, "1: maxsendbuffer=0: out of range 1-4000000"},
-	    {"peertimeout=0\n", CONF_EVALUE, "1: peertimeout=0: out of range 1-86400"},
+	    {"peertimeout=0\n", CONF_EVALUE, "1: peertimeout=0: out of range 1-2147483647"},
 	    {"listen=yes\n", CONF_EVALUE, "1: listen=yes: not 0 or 1"},
 	    {"logtimestamps=2\n", CONF_EVALUE, "1: logtimestamps=2: not 0 or 1"},
 	    {"maxconn=5\n", CONF_EKEY, "1: maxconn=5: unknown key (peerd -help lists them)"},
