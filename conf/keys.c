@@ -354,6 +354,18 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                             "Support the BIP324 v2 transport protocol (encrypted; advertised\n"
                             "as NODE_P2P_V2): v1 and v2 on the same port, v2 for manual\n"
                             "connections and for peers that advertise it."},
+    [CONF_K_BLOCKSXOR] = {"blocksxor", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "1",
+                          "Whether an XOR-key applies to blocksdir *.dat files. The created\n"
+                          "XOR-key will be zeros for an existing blocksdir or when\n"
+                          "`-blocksxor=0` is set, and random for a freshly initialized\n"
+                          "blocksdir (blocks/xor.dat, as bitcoind 28+)."},
+    [CONF_K_REINDEX] = {"reindex", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "0",
+                        "If enabled, wipe chain state and block index, and rebuild them from\n"
+                        "blk*.dat files on disk (before the node starts; an interrupted\n"
+                        "reindex starts over at the next start)."},
+    [CONF_K_REINDEXCHAINSTATE] = {"reindex-chainstate", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "0",
+                                  "If enabled, wipe chain state, and rebuild it from blk*.dat\n"
+                                  "files on disk (the block index is kept)."},
 };
 
 /* Section names are the network names bitcoind uses for them. */

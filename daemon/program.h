@@ -85,6 +85,8 @@ void datadir_close(struct daemon *d);
 void notify_ready(struct daemon *d);
 /** STATUS= with peer counts (rate-limited; force to send now). */
 void notify_status(struct daemon *d, bool force);
+/** STATUS=text now (a long startup step's progress: node/'s startup_status hook). */
+void notify_text(struct daemon *d, const char *text);
 /** STOPPING=1 (shutdown began). */
 void notify_stopping(struct daemon *d);
 
