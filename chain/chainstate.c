@@ -395,7 +395,8 @@ int chain_open(struct chain **out, const struct chain_config *cfg)
 	}
 	if (!(c->db_dir = join(c->dir, "chainstate")))
 		goto fail;
-	if ((err = chain_db_open_logged(&c->db, c->db_dir, cfg->log, cfg->log_arg)))
+	if ((err = chain_reindex_remove_db(c)) ||
+	    (err = chain_db_open_logged(&c->db, c->db_dir, cfg->log, cfg->log_arg)))
 		goto fail;
 	if (!(sub = join(c->dir, "blocks")))
 		goto fail;

@@ -58,8 +58,8 @@ CHAIN_WUR int chain_db_open_logged(struct chain_db **out, const char *dir, chain
  * string whose one %s is the chainstate directory.
  */
 #define CHAIN_DB_RECOVER                                                                           \
-	"To recover, stop peerd, delete %s and start it again: the chain state is rebuilt "        \
-	"from the block files (peerd has no -reindex-chainstate yet)"
+	"To recover, stop peerd, delete %s and start it again (or start it with -reindex): "       \
+	"the chain state is rebuilt from the block files"
 /** Close; NULL is fine. */
 void chain_db_close(struct chain_db *db);
 

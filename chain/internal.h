@@ -197,6 +197,8 @@ CHAIN_WUR int chain_replay_block(const struct chain_pos *pos, const uint8_t *raw
 /* reindex.c: the steps of chain_open that -reindex and -reindex-chainstate change. */
 /** Core's InitBlocksdirXorKey for the store just opened on blocks_dir; logs the key. */
 CHAIN_WUR int chain_reindex_open_key(struct chain *c, const char *blocks_dir);
+/** -reindex, before the database opens: delete its files (Core's DestroyDB). */
+CHAIN_WUR int chain_reindex_remove_db(struct chain *c);
 /** Before the index is loaded: wipe what the reindex rebuilds (or continue one cut short). */
 CHAIN_WUR int chain_reindex_prepare(struct chain *c);
 /** Read the blk files again: all of them (-reindex), or past the last flush (a crash). */

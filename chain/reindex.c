@@ -2,8 +2,9 @@
  * chain/reindex.c: Core's -reindex and -reindex-chainstate, and the
  * blocks directory's obfuscation key, for chain_open (chainstate.c).
  *
- * -reindex (CHAIN_REINDEX_FULL): the block index and the coins are wiped
- * from the database and the rev files deleted; every record of every blk
+ * -reindex (CHAIN_REINDEX_FULL): the database (the block index and the
+ * coins) is deleted before it is opened, as Core's DestroyDB, so a
+ * database too damaged to open is rebuilt too, and the rev files go; every record of every blk
  * file is then read in order and accepted again at the position it
  * already has (nothing is copied: Core's LoadExternalBlockFile with a
  * known position), and the best chain is connected from genesis, which
@@ -24,11 +25,13 @@
  * UpdateTip line, and a line at every tenth of the way; and tell
  * cfg.progress (sd_notify STATUS= in peerd) at most once a second.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "chain/internal.h"
 
@@ -82,6 +85,27 @@ int chain_reindex_open_key(struct chain *c, const char *blocks_dir)
 }
 
 /* ---- the wipe ----------------------------------------------------------- */
+
+int chain_reindex_remove_db(struct chain *c)
+{
+	if (c->cfg.reindex != CHAIN_REINDEX_FULL)
+		return 0;
+	/* Core's DestroyDB: the files go, so even a database too damaged to
+	 * open is rebuilt. The index and the coins are all that is in it. */
+	static const char *const files[] = {"data.mdb", "lock.mdb"};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char path[4096];
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", c->db_dir, files[i]) >=
+		        sizeof(path) ||
+		    (unlink(path) && errno != ENOENT)) {
+			chain_logf(c, CHAIN_LOG_ERROR, "cannot delete %s to reindex: %s", path,
+			           strerror(errno));
+			return CHAIN_EIO;
+		}
+	}
+	chain_logf(c, CHAIN_LOG_INFO, "Wiping LMDB in %s", c->db_dir);
+	return 0;
+}
 
 static int wipe(struct chain_db_txn *t, void *arg)
 {

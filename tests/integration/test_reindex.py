@@ -150,3 +150,19 @@ def test_reindex_progress_reaches_systemd(tmp_path, make_peerd):
     finally:
         r.kill()
         ns.close()
+
+
+def test_reindex_rebuilds_a_database_too_damaged_to_open(make_peerd):
+    """data.mdb cut short is refused at a plain start; -reindex deletes the
+    database before opening it (Core's DestroyDB) and rebuilds it."""
+    d = make_peerd(listen=False)
+    d.rpc("generatetoaddress", 30, ADDR)
+    before = state(d)
+    assert d.stop()[0] == 0
+    os.truncate(os.path.join(d.netdir, "chainstate", "data.mdb"), 4 * 4096)
+    r = subprocess.run(d.cmd, capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert r.returncode == 1 and b"Corrupted block database detected" in r.stdout + r.stderr
+    assert b"or start it with -reindex" in r.stdout + r.stderr
+    r = make_peerd("-reindex", listen=False, name=os.path.basename(d.datadir))
+    assert state(r) == before
+    assert "Wiping LMDB in %s" % os.path.join(d.netdir, "chainstate") in r.log()
