@@ -40,7 +40,7 @@ static void write_file(const char *path, const void *data, size_t len)
 static void test_xor_by_offset(void **state)
 {
 	(void)state;
-	uint8_t buf[67], want[67];
+	uint8_t buf[200], want[200];
 	for (uint64_t off = 0; off < 16; off++) {
 		for (size_t len = 0; len <= sizeof(buf); len += 7) {
 			for (size_t i = 0; i < len; i++)
