@@ -3,13 +3,14 @@ transactions and a reorg in its history, both end at the same tip and
 gettxoutsetinfo as before, with progress in the log (Core's lines, the
 shape compared with a real bitcoind reindexing the same blocks) and in
 sd_notify STATUS=; -reindex-chainstate keeps the undo data it has."""
+import json
 import os
 import re
 import socket
 import subprocess
 
 import bitcoind
-from conftest import BUILD, Peerd
+from conftest import BUILD, PEERD_BIN, Peerd
 
 PEERTOOL = os.environ.get("PEERTOOL_BIN", os.path.join(BUILD, "bin", "peertool"))
 ADDR = "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"  # BIP173's P2WPKH example, regtest
@@ -166,3 +167,41 @@ def test_reindex_rebuilds_a_database_too_damaged_to_open(make_peerd):
     r = make_peerd("-reindex", listen=False, name=os.path.basename(d.datadir))
     assert state(r) == before
     assert "Wiping LMDB in %s" % os.path.join(d.netdir, "chainstate") in r.log()
+
+
+def test_interrupted_reindex_starts_over(tmp_path, make_peerd):
+    """peerd killed (-9) while reindexing: the next start, without the
+    option, sees the stored mark, reindexes again and ends where the chain
+    was (connect-blocks built it and says where)."""
+    r = subprocess.run([PEERTOOL, "chaingen", "--no-verify", "--blocks", "1200", "--seed", "interrupt",
+                        "--out", str(tmp_path / "c.dat")], capture_output=True, timeout=300)
+    assert r.returncode == 0, r.stderr.decode()
+    dd = tmp_path / "dd"
+    r = subprocess.run([PEERTOOL, "connect-blocks", "--utxo-stats", str(dd), str(tmp_path / "c.dat")],
+                       capture_output=True, timeout=600)
+    assert r.returncode == 0, r.stderr.decode()
+    want = json.loads(r.stdout)
+    log = tmp_path / "killed.log"
+    with open(log, "w") as out:
+        p = subprocess.Popen([PEERD_BIN, "-regtest", "-datadir=%s" % dd, "-listen=0", "-logtimestamps=0",
+                              "-reindex"], stdout=out, stderr=subprocess.STDOUT)
+        try:
+            bitcoind.wait_until(lambda: "Reindexing block file blk00000.dat" in log.read_text(), 60,
+                                "the reindex to start reading")
+            p.kill()
+        finally:
+            p.kill()
+            p.wait(timeout=10)
+    assert "Reindex done" not in log.read_text(), "the reindex finished before the kill"
+    d = make_peerd(listen=False, name="dd")
+    u = d.rpc("gettxoutsetinfo")
+    assert (d.rpc("getbestblockhash"), u["height"], u["hash_serialized_3"]) == \
+        (want["tip"], want["height"], want["utxo"]["hash_serialized_3"])
+    text = d.log()
+    assert "A reindex was interrupted: reindexing the block files again" in text
+    assert "Reindexing finished" in text
+    assert d.stop()[0] == 0
+    # Finished: the next start has nothing to redo.
+    d = make_peerd(listen=False, name="dd")
+    assert d.rpc("getbestblockhash") == want["tip"]
+    assert "Reindex" not in d.log()
