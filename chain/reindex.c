@@ -139,21 +139,18 @@ int chain_reindex_prepare(struct chain *c)
 	if (c->cfg.reindex == CHAIN_REINDEX_NONE)
 		return 0;
 	c->reindex_t0 = mono_ms();
-	if (c->cfg.reindex == CHAIN_REINDEX_FULL) {
-		chain_logf(c, CHAIN_LOG_INFO, "Wiping the block index and chain state in %s",
-		           c->db_dir);
-		if ((err = chain_store_drop_undo(c->store))) {
-			chain_logf(c, CHAIN_LOG_ERROR, "%s",
-			           "cannot delete the rev files to reindex");
-			return err;
-		}
-	} else {
-		chain_logf(c, CHAIN_LOG_INFO, "Wiping the chain state in %s", c->db_dir);
-	}
+	bool full = c->cfg.reindex == CHAIN_REINDEX_FULL;
+	chain_logf(c, CHAIN_LOG_INFO, "Wiping the %s in %s",
+	           full ? "block index and chain state" : "chain state", c->db_dir);
 	progress(c, true, "reindex: wiping the %s",
-	         c->cfg.reindex == CHAIN_REINDEX_FULL ? "block index and chain state"
-	                                              : "chain state");
-	return chain_db_write(c->db, wipe, c);
+	         full ? "block index and chain state" : "chain state");
+	/* The mark first: a crash before the rev files are gone redoes it all,
+	 * never leaves an index naming undo data that was deleted. */
+	if ((err = chain_db_write(c->db, wipe, c)) || !full)
+		return err;
+	if ((err = chain_store_drop_undo(c->store)))
+		chain_logf(c, CHAIN_LOG_ERROR, "%s", "cannot delete the rev files to reindex");
+	return err;
 }
 
 /* ---- reading the block files ---------------------------------------------- */
