@@ -12,6 +12,7 @@ import subprocess
 from conftest import BUILD, PEERD_BIN, wait_for
 
 PEERTOOL = os.environ.get("PEERTOOL_BIN", os.path.join(BUILD, "bin", "peertool"))
+XOR_TEST_BIN = os.path.join(BUILD, "test", "test_chain_xor")
 MAGIC = bytes.fromhex("fabfb5da")
 ADDR = "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"  # BIP173's P2WPKH example, regtest
 ADDR2 = "bcrt1qamhwamhwamhwamhwamhwamhwamhwamhwamhwamhwamhwamhwamhqgdn98t"
@@ -148,6 +149,11 @@ def test_connect_blocks_reads_a_default_core_blocks_dir(tmp_path, make_bitcoind)
     key = open(os.path.join(bdir, "xor.dat"), "rb").read()
     assert key != bytes(8)  # Core's default: obfuscated
     assert open(os.path.join(bdir, "blk00000.dat"), "rb").read(4) != MAGIC
+    # Core's undo records are obfuscated the same way ours are.
+    rev = open(os.path.join(bdir, "rev00000.dat"), "rb").read()
+    assert rev[:4] != MAGIC and unxor(rev[:4], key) == MAGIC
+    n = int.from_bytes(unxor(rev[4:8], key, 4), "little")
+    assert unxor(rev[8 + n + 32:12 + n + 32], key, 8 + n + 32) == MAGIC
     r = peertool("connect-blocks", "--utxo-stats", tmp_path / "dd", bdir)
     assert r.returncode == 0, (r.stderr.decode(), r.stdout.decode())
     got = json.loads(r.stdout)
@@ -157,6 +163,14 @@ def test_connect_blocks_reads_a_default_core_blocks_dir(tmp_path, make_bitcoind)
     for k in ("hash_serialized_3", "txouts", "transactions", "bogosize"):
         assert u[k] == want[k], k
     assert round(Decimal(str(u["total_amount"])) * COIN) == round(Decimal(want["total_amount"]) * COIN)
+    # peerd's store, given Core's key, reads every undo record Core wrote
+    # and re-encodes it to Core's bytes (tests/unit/test_chain_xor.c).
+    if os.path.exists(XOR_TEST_BIN):
+        r = subprocess.run([XOR_TEST_BIN], env=dict(os.environ, PEERD_CORE_XOR_BLOCKS=bdir),
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stdout + r.stderr
+        # One a block connected: the active chain's and the stale one's.
+        assert "core obfuscated rev: %d records" % (want["height"] + 1) in r.stdout, r.stdout
     # The same file named alone (xor.dat beside it) reads the same way.
     r = peertool("connect-blocks", tmp_path / "dd2", os.path.join(bdir, "blk00000.dat"))
     assert r.returncode == 0 and json.loads(r.stdout)["tip"] == want_tip, r.stderr.decode()

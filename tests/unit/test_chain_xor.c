@@ -170,12 +170,12 @@ static void test_store_with_key(void **state)
 	tu_assert_bytes_equal(file + 8, p->genesis_len, p->genesis, p->genesis_len);
 	assert_int_equal(proto_le32(file + b.pos - 8), magic);
 	tu_assert_bytes_equal(file + b.pos, sizeof(other), other, sizeof(other));
-	xfree(file);
+	free(file);
 	file = tu_read_file(path_in(dir, "rev00000.dat"), &flen);
 	assert_int_not_equal(proto_le32(file), magic);
 	chain_xor(file, flen, KEY, 0);
 	assert_int_equal(proto_le32(file), magic);
-	xfree(file);
+	free(file);
 
 	/* Read back plain. */
 	uint8_t *raw;
@@ -201,12 +201,78 @@ static void test_store_with_key(void **state)
 	tu_rmtree(dir);
 }
 
+/*
+ * With PEERD_CORE_XOR_BLOCKS=DIR (a default bitcoind's blocks directory,
+ * from tests/integration/test_blocks_xor.py): the store opened there with
+ * the key of its xor.dat reads every undo record Core wrote (checksum
+ * against the parent named by one of the blk file's headers), and
+ * re-encoding gives Core's bytes, deobfuscated here by hand.
+ */
+static void test_core_obfuscated_rev(void **state)
+{
+	(void)state;
+	const char *dir = getenv("PEERD_CORE_XOR_BLOCKS");
+	if (!dir || !*dir)
+		skip();
+	uint32_t magic = proto_params(PROTO_NET_REGTEST)->magic;
+	uint8_t key[CHAIN_XOR_KEY_SIZE];
+	tu_assert_err(chain_xor_key_read(dir, key), 0);
+	assert_false(chain_xor_key_is_zero(key));
+	size_t blen, rlen;
+	uint8_t *blk = tu_read_file(path_in(dir, "blk00000.dat"), &blen);
+	uint8_t *rev = tu_read_file(path_in(dir, "rev00000.dat"), &rlen);
+	chain_xor(blk, blen, key, 0);
+	chain_xor(rev, rlen, key, 0);
+	/* Every block's parent hash, from the headers in the blk file. */
+	size_t n_prev = 0, p = 0;
+	struct proto_hash *prevs = xcalloc(blen / 88 + 1, sizeof(*prevs));
+	assert_non_null(prevs);
+	while (p + 8 <= blen && proto_le32(blk + p) == magic) {
+		memcpy(prevs[n_prev++].b, blk + p + 12, 32);
+		p += 8 + (size_t)proto_le32(blk + p + 4);
+	}
+	struct chain_store *s;
+	tu_assert_err(chain_store_open(&s, dir, magic), 0);
+	chain_store_set_xor_key(s, key);
+	size_t n_rec = 0, coins = 0;
+	for (p = 0; p + 8 <= rlen && proto_le32(rev + p) == magic;) {
+		uint32_t n = proto_le32(rev + p + 4);
+		assert_true(p + 8 + n + 32 <= rlen);
+		struct chain_pos pos = {.file = 0, .pos = (uint32_t)(p + 8)};
+		struct chain_block_undo u;
+		size_t i = 0;
+		for (; i < n_prev; i++) {
+			if (chain_store_read_undo(s, &pos, &prevs[i], &u) == 0)
+				break;
+		}
+		if (i == n_prev)
+			fail_msg("rev record at %zu: no parent's checksum matches", p);
+		struct proto_writer w;
+		proto_writer_init(&w);
+		chain_block_undo_encode(&u, &w);
+		tu_assert_bytes_equal(w.buf, w.len, rev + p + 8, n);
+		coins += u.total;
+		proto_writer_release(&w);
+		chain_block_undo_release(&u);
+		n_rec++;
+		p += 8 + (size_t)n + 32;
+	}
+	assert_true(n_rec > 100 && coins > 100);
+	print_message("core obfuscated rev: %zu records, %zu coins re-encoded identically\n", n_rec,
+	              coins);
+	chain_store_close(s);
+	xfree(prevs);
+	free(blk);
+	free(rev);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_xor_by_offset),
 	    cmocka_unit_test(test_key_choice),
 	    cmocka_unit_test(test_store_with_key),
+	    cmocka_unit_test(test_core_obfuscated_rev),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
