@@ -9,7 +9,12 @@
  *                       prefix, length+checksum in an 8-byte binary
  *                       free-list buffer, the block where it lies) to a
  *                       socket drained by another thread. One op = one
- *                       block (block 413567, 999,887 bytes).
+ *                       block (block 413567, 999,887 bytes). The block
+ *                       file is obfuscated with a key, as a new datadir's
+ *                       is (blocks/xor.dat): the read XORs it back.
+ *   ServeBlockPlain     the same from an unobfuscated file (a zero key:
+ *                       -blocksxor=0, a datadir from before xor.dat, and
+ *                       what ServeBlock measured before obfuscation).
  *   ServeBlockReencode  the way it was before: read, decode, re-encode,
  *                       SHA-256d for the checksum, frame into a writer
  *                       (a copy), write.
@@ -42,6 +47,11 @@ static void *drain(void *arg)
 	return NULL;
 }
 
+/* A key as a new datadir gets one (random there, fixed here). */
+static const uint8_t BENCH_KEY[CHAIN_XOR_KEY_SIZE] = {0x82, 0x45, 0xfc, 0x3e,
+                                                      0x0b, 0x95, 0xba, 0x0c};
+static const uint8_t ZERO_KEY[CHAIN_XOR_KEY_SIZE] = {0};
+
 struct serve_fixture {
 	char dir[64];
 	struct chain_store *store;
@@ -54,7 +64,7 @@ struct serve_fixture {
 	uint8_t prefix[16];
 };
 
-static int setup(struct bench_ctx *ctx, struct serve_fixture *f)
+static int setup(struct bench_ctx *ctx, struct serve_fixture *f, bool xor)
 {
 	memset(f, 0, sizeof(*f));
 	f->sv[0] = f->sv[1] = -1;
@@ -63,6 +73,7 @@ static int setup(struct bench_ctx *ctx, struct serve_fixture *f)
 	uint8_t *raw = bench_read_file(bench_vector("blocks/block413567.raw"), &len);
 	snprintf(f->dir, sizeof(f->dir), "/tmp/peerd-bench-serve-XXXXXX");
 	if (!mkdtemp(f->dir) || chain_store_open(&f->store, f->dir, p->magic) ||
+	    (chain_store_set_xor_key(f->store, xor? BENCH_KEY : ZERO_KEY), 0) ||
 	    chain_store_write_block(f->store, raw, len, &f->pos) || chain_store_sync(f->store)) {
 		bench_fail(ctx, "cannot store the block in %s", f->dir);
 		xfree(raw);
@@ -123,10 +134,10 @@ static int writev_all(int fd, struct iovec *iov, int n)
 	return 0;
 }
 
-BENCH(ServeBlock)
+static void serve(struct bench_ctx *ctx, size_t n, bool xor)
 {
 	struct serve_fixture f;
-	if (setup(ctx, &f))
+	if (setup(ctx, &f, xor))
 		goto out;
 	uint64_t t_read = 0, t_write = 0;
 	bench_reset(ctx);
@@ -164,6 +175,16 @@ out:
 	teardown(&f);
 }
 
+BENCH(ServeBlock)
+{
+	serve(ctx, n, true);
+}
+
+BENCH(ServeBlockPlain)
+{
+	serve(ctx, n, false);
+}
+
 BENCH(ServeBlockReencode)
 {
 	struct serve_fixture f;
@@ -171,7 +192,7 @@ BENCH(ServeBlockReencode)
 	struct proto_writer w;
 	proto_block_init(&b);
 	proto_writer_init(&w);
-	if (setup(ctx, &f))
+	if (setup(ctx, &f, true))
 		goto out;
 	uint32_t magic = proto_params(PROTO_NET_MAIN)->magic;
 	uint64_t t_work = 0, t_write = 0;

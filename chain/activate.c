@@ -249,7 +249,12 @@ static int connect_tip(struct chain *c, struct chain_node *n, struct chain_state
 	if (err)
 		return err;
 	struct chain_pos pos = {0};
-	if (!proto_hash_eq(&n->hash, &c->p->genesis_hash)) {
+	/* Undo data already stored (a block connected again after a reorg
+	 * away and back, or -reindex-chainstate) is the same: keep it, as
+	 * Core's WriteUndoDataForBlock does, instead of appending a copy. */
+	if (n->status & CHAIN_HAVE_UNDO) {
+		chain_block_undo_release(&undo);
+	} else if (!proto_hash_eq(&n->hash, &c->p->genesis_hash)) {
 		err = chain_store_write_undo(c->store, n->file, &undo, &n->prev->hash, &pos);
 		chain_block_undo_release(&undo);
 		if (err) {

@@ -161,6 +161,13 @@ typedef void (*chain_log_fn)(void *arg, enum chain_log_level level, const char *
 /** An open chain; opaque. One thread owns it. */
 struct chain;
 
+/** What chain_open rebuilds from the block files before it goes on. */
+enum chain_reindex {
+	CHAIN_REINDEX_NONE = 0,   /**< nothing: open as it was */
+	CHAIN_REINDEX_FULL,       /**< Core's -reindex: the block index and the coins */
+	CHAIN_REINDEX_CHAINSTATE, /**< Core's -reindex-chainstate: the coins only */
+};
+
 /** How to open a chain. */
 struct chain_config {
 	const struct proto_params *params;
@@ -185,6 +192,17 @@ struct chain_config {
 	void *attach_arg;
 	/** -vbparams: CHAIN_VB_COUNT entries (see chain_vb_new), or NULL. Copied. */
 	const struct chain_vb_deployment *vb_params;
+	/** Core's -blocksxor=0: a new blocks directory gets a zero key (chain/store.h). */
+	bool no_blocks_xor;
+	/** Core's -reindex / -reindex-chainstate (chain/reindex.c). */
+	enum chain_reindex reindex;
+	/**
+	 * Progress of a long startup (reindexing) for an operator's status line
+	 * (sd_notify STATUS=), called on the thread in chain_open, at most about
+	 * once a second (may be NULL).
+	 */
+	void (*progress)(void *arg, const char *status);
+	void *progress_arg;
 };
 
 /**

@@ -268,7 +268,7 @@ static int read_store_end(struct chain *c)
 
 /* ---- replay after a crash --------------------------------------------------------------- */
 
-static int replay_one(const struct chain_pos *pos, const uint8_t *raw, size_t len, void *arg)
+int chain_replay_block(const struct chain_pos *pos, const uint8_t *raw, size_t len, void *arg)
 {
 	struct chain *c = arg;
 	int perr = proto_block_decode(raw, len, &c->blk, NULL);
@@ -396,11 +396,13 @@ int chain_open(struct chain **out, const struct chain_config *cfg)
 	}
 	if (!(c->db_dir = join(c->dir, "chainstate")))
 		goto fail;
-	if ((err = chain_db_open_logged(&c->db, c->db_dir, cfg->log, cfg->log_arg)))
+	if ((err = chain_reindex_remove_db(c)) ||
+	    (err = chain_db_open_logged(&c->db, c->db_dir, cfg->log, cfg->log_arg)))
 		goto fail;
 	if (!(sub = join(c->dir, "blocks")))
 		goto fail;
-	if ((err = chain_store_open(&c->store, sub, c->p->magic)))
+	if ((err = chain_store_open(&c->store, sub, c->p->magic)) ||
+	    (err = chain_reindex_open_key(c, sub)) || (err = chain_reindex_prepare(c)))
 		goto fail;
 	if ((err = chain_vb_new(&c->vb, c->p, cfg->vb_params)) ||
 	    (err = chain_checker_new(&c->ck, cfg->par)) || (err = chain_index_new(&c->idx, c->p)) ||
@@ -420,12 +422,13 @@ int chain_open(struct chain **out, const struct chain_config *cfg)
 		}
 		chain_checker_set_script_cache(c->ck, sc);
 	}
-	/* Blocks written after the last flush (a crash): read them again. */
-	if ((err = chain_store_scan(c->store, &c->flushed_end, replay_one, c)) ||
-	    (err = store_genesis(c)) || (err = chain_rebuild_candidates(c)) ||
-	    (err = chain_activate(c, NULL, NULL, NULL)) || (err = flush(c, false)))
+	/* Blocks written after the last flush (a crash), or every block
+	 * (-reindex): read them again. */
+	if ((err = chain_reindex_scan(c)) || (err = store_genesis(c)) ||
+	    (err = chain_rebuild_candidates(c)) || (err = chain_reindex_activate(c)) ||
+	    (err = flush(c, false)) || (err = chain_reindex_finish(c)))
 		goto fail;
-	if (c->stats.replayed)
+	if (c->stats.replayed && c->cfg.reindex != CHAIN_REINDEX_FULL)
 		chain_logf(c, CHAIN_LOG_INFO, "replayed %llu blocks written after the last flush",
 		           (unsigned long long)c->stats.replayed);
 	xfree(sub);

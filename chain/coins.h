@@ -58,8 +58,8 @@ CHAIN_WUR int chain_db_open_logged(struct chain_db **out, const char *dir, chain
  * string whose one %s is the chainstate directory.
  */
 #define CHAIN_DB_RECOVER                                                                           \
-	"To recover, stop peerd, delete %s and start it again: the chain state is rebuilt "        \
-	"from the block files (peerd has no -reindex-chainstate yet)"
+	"To recover, stop peerd, delete %s and start it again (or start it with -reindex): "       \
+	"the chain state is rebuilt from the block files"
 /** Close; NULL is fine. */
 void chain_db_close(struct chain_db *db);
 
@@ -77,6 +77,8 @@ CHAIN_WUR int chain_db_put(struct chain_db_txn *t, enum chain_table table, const
 /** Delete a record; a missing one is not an error. 0 or CHAIN_EDB. */
 CHAIN_WUR int chain_db_del(struct chain_db_txn *t, enum chain_table table, const void *key,
                            size_t klen);
+/** Empty a whole table inside a write (reindexing wipes the coins, the index). 0 or CHAIN_EDB. */
+CHAIN_WUR int chain_db_clear(struct chain_db_txn *t, enum chain_table table);
 /**
  * Read one record into buf (cap bytes); *len gets its size. 0,
  * CHAIN_ENOTFOUND, CHAIN_EOVERFLOW (bigger than cap: *len says how big)

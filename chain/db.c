@@ -600,6 +600,15 @@ int chain_db_del(struct chain_db_txn *t, enum chain_table table, const void *key
 
 /* ---- reads ----------------------------------------------------------- */
 
+int chain_db_clear(struct chain_db_txn *t, enum chain_table table)
+{
+	if ((unsigned)table >= CHAIN_TABLE__COUNT)
+		return CHAIN_EARG;
+	/* del 0: empty the table, keep its handle open. */
+	int rc = mdb_drop(t->txn, t->db->dbi[table], 0);
+	return rc ? txn_fail(t, rc) : 0;
+}
+
 static int db_get(struct chain_db *db, enum chain_table table, const void *key, size_t klen,
                   void *buf, size_t cap, size_t *len)
 {

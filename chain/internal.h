@@ -143,6 +143,12 @@ struct chain {
 	 * chain_close does not; the next start replays from the last flush. */
 	bool coins_ahead;
 	struct chain_vb *vb; /**< BIP9 deployment states (versionbits.c) */
+	/* -reindex / -reindex-chainstate's progress (reindex.c) */
+	uint64_t reindex_t0;        /**< when the wipe began, monotonic ms */
+	uint64_t reindex_status_ms; /**< the last cfg.progress call, monotonic ms */
+	uint64_t reindex_blocks;    /**< block records read again */
+	int32_t reindex_target;     /**< the height the connect heads for */
+	int reindex_tenth;          /**< tenths of the way logged so far */
 };
 
 /** An errno from a failed write as a chain_err: CHAIN_ENOSPC or CHAIN_EIO (space.c). */
@@ -181,6 +187,28 @@ CHAIN_WUR int chain_activate(struct chain *c, const struct chain_node *watch, bo
 CHAIN_WUR int chain_rebuild_candidates(struct chain *c);
 /** Mark n failed and every descendant failed-child; drop them from candidates. */
 void chain_mark_invalid(struct chain *c, struct chain_node *n);
+/**
+ * A chain_store_scan callback (arg: the chain): accept a block record read
+ * back from the blk files at pos, where it stays (chainstate.c). A block
+ * that does not decode or is not accepted is skipped.
+ */
+CHAIN_WUR int chain_replay_block(const struct chain_pos *pos, const uint8_t *raw, size_t len,
+                                 void *arg);
+
+/* reindex.c: the steps of chain_open that -reindex and -reindex-chainstate change. */
+/** Core's InitBlocksdirXorKey for the store just opened on blocks_dir; logs the key. */
+CHAIN_WUR int chain_reindex_open_key(struct chain *c, const char *blocks_dir);
+/** -reindex, before the database opens: delete its files (Core's DestroyDB). */
+CHAIN_WUR int chain_reindex_remove_db(struct chain *c);
+/** Before the index is loaded: wipe what the reindex rebuilds (or continue one cut short). */
+CHAIN_WUR int chain_reindex_prepare(struct chain *c);
+/** Read the blk files again: all of them (-reindex), or past the last flush (a crash). */
+CHAIN_WUR int chain_reindex_scan(struct chain *c);
+/** chain_activate, with progress while reindexing. */
+CHAIN_WUR int chain_reindex_activate(struct chain *c);
+/** After the final flush: clear the reindex mark and log the end. */
+CHAIN_WUR int chain_reindex_finish(struct chain *c);
+
 /** Flush if the coins cache is over budget or the interval passed. */
 CHAIN_WUR int chain_maybe_flush(struct chain *c);
 

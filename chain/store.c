@@ -20,6 +20,11 @@
  * until chain_store_sync fsyncs it; one evicted while dirty is fsynced
  * before it is closed, so a sync never misses data.
  *
+ * Obfuscation: with a non-zero key (chain_store_set_xor_key) every byte
+ * goes to disk XORed by its file offset, as Core 28+ writes (xorkey.c):
+ * an append is copied once into one buffer and XORed there; a read is
+ * XORed in place after pread. A zero key skips both.
+ *
  * Threads: one thread owns a store (chain/chain.h).
  */
 #include <dirent.h>
@@ -59,6 +64,8 @@ struct chain_store {
 	bool dir_dirty;    /* a file was created since the last sync */
 	uint64_t tick;
 	struct store_fd fds[STORE_FDS];
+	uint8_t key[CHAIN_XOR_KEY_SIZE]; /* blocks/xor.dat's; zero: plain files */
+	bool xor ;                       /* key is not zero */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -224,6 +231,15 @@ static int read_all(int fd, uint64_t off, uint8_t *buf, size_t len)
 	return 0;
 }
 
+/* read_all, then undo the obfuscation of those bytes. */
+static int read_xor(const struct chain_store *s, int fd, uint64_t off, uint8_t *buf, size_t len)
+{
+	int rc = read_all(fd, off, buf, len);
+	if (!rc && s->xor)
+		chain_xor(buf, len, s->key, off);
+	return rc;
+}
+
 /*
  * Append one record (magic, size, body, optional trailer) at the end of
  * fd, which is `end` bytes long. On a failed write the file is cut back
@@ -245,8 +261,27 @@ static int append_record(struct chain_store *s, int fd, uint64_t end, const uint
 	    {.iov_base = (void *)body, .iov_len = len},
 	    {.iov_base = (void *)trailer, .iov_len = tlen},
 	};
+	int n_iov = tlen ? 3 : 2;
+	uint8_t *copy = NULL;
+	if (s->xor) {
+		/* The caller's bytes are const (and a block's are still needed
+		 * plain): obfuscate a copy of the whole record, written at once. */
+		size_t total = STORE_HEADER + len + tlen;
+		if (!(copy = xmalloc(total)))
+			return CHAIN_ENOMEM;
+		memcpy(copy, hdr, STORE_HEADER);
+		if (len)
+			memcpy(copy + STORE_HEADER, body, len);
+		if (tlen)
+			memcpy(copy + STORE_HEADER + len, trailer, tlen);
+		chain_xor(copy, total, s->key, end);
+		iov[0].iov_base = copy;
+		iov[0].iov_len = total;
+		n_iov = 1;
+	}
 	mark_dirty(s, fd);
-	rc = write_all(fd, end, iov, tlen ? 3 : 2);
+	rc = write_all(fd, end, iov, n_iov);
+	xfree(copy);
 	if (rc && ftruncate(fd, (off_t)end)) {
 		/* Nothing more to do: the torn tail is unreferenced. */
 	}
@@ -267,7 +302,7 @@ static int check_record(struct chain_store *s, int fd, uint32_t pos, uint64_t ma
 	if (pos > size)
 		return CHAIN_ENOTFOUND;
 	uint8_t hdr[STORE_HEADER];
-	int rc = read_all(fd, pos - STORE_HEADER, hdr, sizeof(hdr));
+	int rc = read_xor(s, fd, pos - STORE_HEADER, hdr, sizeof(hdr));
 	if (rc)
 		return rc;
 	uint32_t n = proto_le32(hdr + 4);
@@ -375,6 +410,43 @@ int chain_store_space(const struct chain_store *s, uint64_t additional)
 	return chain_disk_space(s->dir, additional, NULL);
 }
 
+int chain_store_drop_undo(struct chain_store *s)
+{
+	for (int i = 0; i < STORE_FDS; i++)
+		if (s->fds[i].fd >= 0 && s->fds[i].rev && close_slot(&s->fds[i]))
+			return CHAIN_EIO;
+	DIR *d = opendir(s->dir);
+	if (!d)
+		return CHAIN_EIO;
+	int rc = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		/* Names as blk_number takes them, with "rev". */
+		size_t len = strlen(e->d_name);
+		if (len < 12 || strncmp(e->d_name, "rev", 3) || strcmp(e->d_name + len - 4, ".dat"))
+			continue;
+		char path[4096];
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", s->dir, e->d_name) >=
+		        sizeof(path) ||
+		    (unlink(path) && errno != ENOENT))
+			rc = CHAIN_EIO;
+	}
+	closedir(d);
+	s->dir_dirty = true;
+	return rc;
+}
+
+int32_t chain_store_last_file(const struct chain_store *s)
+{
+	return s->cur;
+}
+
+void chain_store_set_xor_key(struct chain_store *s, const uint8_t key[CHAIN_XOR_KEY_SIZE])
+{
+	memcpy(s->key, key, CHAIN_XOR_KEY_SIZE);
+	s->xor = !chain_xor_key_is_zero(key);
+}
+
 void chain_store_set_max_file_size(struct chain_store *s, uint32_t max)
 {
 	s->max_file = max ? max : CHAIN_MAX_BLOCKFILE_SIZE;
@@ -455,7 +527,7 @@ int chain_store_read_block(struct chain_store *s, const struct chain_pos *pos, u
 	uint8_t *buf = xmalloc(n);
 	if (!buf)
 		return CHAIN_ENOMEM;
-	if ((rc = read_all(fd, pos->pos, buf, n))) {
+	if ((rc = read_xor(s, fd, pos->pos, buf, n))) {
 		xfree(buf);
 		return rc;
 	}
@@ -533,7 +605,7 @@ int chain_store_read_undo(struct chain_store *s, const struct chain_pos *pos,
 	uint8_t *buf = xmalloc((size_t)n + STORE_CHECKSUM);
 	if (!buf)
 		return CHAIN_ENOMEM;
-	if ((rc = read_all(fd, pos->pos, buf, (size_t)n + STORE_CHECKSUM)))
+	if ((rc = read_xor(s, fd, pos->pos, buf, (size_t)n + STORE_CHECKSUM)))
 		goto out;
 	uint8_t sum[STORE_CHECKSUM];
 	undo_checksum(prev, buf, n, sum);
@@ -572,7 +644,7 @@ static int scan_file(struct chain_store *s, int32_t file, uint64_t off,
 	size_t cap = 0;
 	while (off + STORE_HEADER <= size) {
 		uint8_t hdr[STORE_HEADER];
-		if ((rc = read_all(fd, off, hdr, sizeof(hdr))))
+		if ((rc = read_xor(s, fd, off, hdr, sizeof(hdr))))
 			break;
 		uint32_t n = proto_le32(hdr + 4);
 		if (proto_le32(hdr) != s->magic || n > STORE_MAX_BLOCK ||
@@ -589,7 +661,7 @@ static int scan_file(struct chain_store *s, int32_t file, uint64_t off,
 			buf = nb;
 			cap = n;
 		}
-		if ((rc = read_all(fd, off + STORE_HEADER, buf, n)))
+		if ((rc = read_xor(s, fd, off + STORE_HEADER, buf, n)))
 			break;
 		struct chain_pos pos = {.file = file, .pos = (uint32_t)(off + STORE_HEADER)};
 		if ((rc = fn(&pos, buf, n, arg)))

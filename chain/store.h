@@ -15,6 +15,10 @@
  * VARINT 0 when height > 0, then the output with Core's amount
  * compression and script compression.
  *
+ * Obfuscation (Core 28+): every byte of both kinds of file is stored XORed
+ * with the key in blocks/xor.dat, byte i of the key for file offset o
+ * with o % 8 == i (chain/xorkey.c); a zero key is the plain format.
+ *
  * Threads: one thread owns a store.
  */
 #ifndef PEERD_CHAIN_STORE_H
@@ -67,6 +71,34 @@ void chain_block_undo_encode(const struct chain_block_undo *u, struct proto_writ
  */
 CHAIN_WUR int chain_block_undo_decode(const uint8_t *data, size_t len, struct chain_block_undo *u);
 
+/** Bytes in Core's block-file obfuscation key (blocks/xor.dat). */
+#define CHAIN_XOR_KEY_SIZE 8
+
+/**
+ * XOR len bytes of buf, which sit at offset `off` of a block or undo file,
+ * with the key (Core's util::Xor): the same call obfuscates and
+ * deobfuscates. A zero key changes nothing and costs nothing. Any thread.
+ */
+void chain_xor(uint8_t *buf, size_t len, const uint8_t key[CHAIN_XOR_KEY_SIZE], uint64_t off);
+/** Whether all eight bytes of the key are zero (the plain format). */
+bool chain_xor_key_is_zero(const uint8_t key[CHAIN_XOR_KEY_SIZE]);
+/**
+ * Read <blocks_dir>/xor.dat into key (zeroed first). 0, CHAIN_ENOTFOUND
+ * (no such file: the key stays zero), CHAIN_ECORRUPT (shorter than 8
+ * bytes) or CHAIN_EIO. Any thread.
+ */
+CHAIN_WUR int chain_xor_key_read(const char *blocks_dir, uint8_t key[CHAIN_XOR_KEY_SIZE]);
+/**
+ * Core's InitBlocksdirXorKey for the blocks directory (which must exist):
+ * the stored key if xor.dat is there; else a new xor.dat with a random key
+ * when use_xor and the directory holds only hidden files (a first start),
+ * a zero key otherwise. With !use_xor a non-zero stored key is refused.
+ * On failure msg (cap bytes) says why in Core's words. 0, CHAIN_EARG
+ * (refused), CHAIN_ECORRUPT or CHAIN_EIO.
+ */
+CHAIN_WUR int chain_xor_key_init(const char *blocks_dir, bool use_xor,
+                                 uint8_t key[CHAIN_XOR_KEY_SIZE], char *msg, size_t cap);
+
 /** The store; opaque. */
 struct chain_store;
 
@@ -77,6 +109,12 @@ struct chain_store;
  * or CHAIN_ENOMEM.
  */
 CHAIN_WUR int chain_store_open(struct chain_store **out, const char *dir, uint32_t magic);
+/**
+ * Use this obfuscation key for every read and write from now on (the
+ * store starts with a zero key: the plain format). Set it right after
+ * opening, before any record is read or written.
+ */
+void chain_store_set_xor_key(struct chain_store *s, const uint8_t key[CHAIN_XOR_KEY_SIZE]);
 /** fsync and close; NULL is fine. */
 void chain_store_close(struct chain_store *s);
 
@@ -136,6 +174,14 @@ CHAIN_WUR int chain_store_file_present(const struct chain_store *s, bool rev, in
  * plus `additional` bytes are free there, CHAIN_ENOSPC or CHAIN_EIO.
  */
 CHAIN_WUR int chain_store_space(const struct chain_store *s, uint64_t additional);
+/**
+ * Delete every rev file (a full reindex writes all undo data again, from
+ * the start of each file, as Core's wiped block-file info does). 0 or
+ * CHAIN_EIO.
+ */
+CHAIN_WUR int chain_store_drop_undo(struct chain_store *s);
+/** The last blk file's number (the one appended to). */
+int32_t chain_store_last_file(const struct chain_store *s);
 /** fsync the files written since the last sync (before a database flush). 0 or CHAIN_EIO. */
 CHAIN_WUR int chain_store_sync(struct chain_store *s);
 /**

@@ -267,8 +267,13 @@ struct peerd_conf {
 	/* Startup verification (Core's -checkblocks, -checklevel). */
 	int32_t checkblocks; /**< blocks below the tip checked at startup; 0 = all */
 	int checklevel;      /**< 0-4 (a higher value is clamped to 4, as Core) */
-	bool help;           /**< -help given */
-	bool version;        /**< -version given */
+	/* Block files and rebuilding from them (Core's -blocksxor, -reindex,
+	 * -reindex-chainstate; doc/operating.md). */
+	bool blocksxor;          /**< default 1: a new blocks/ gets a random xor.dat key */
+	bool reindex;            /**< rebuild the block index and chain state */
+	bool reindex_chainstate; /**< rebuild the chain state */
+	bool help;               /**< -help given */
+	bool version;            /**< -version given */
 
 	/** metricsbind= as given (a checked IP[:port]); empty: no metrics endpoint. */
 	char metricsbind[CONF_MAX_HOST + 8];

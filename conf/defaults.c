@@ -71,6 +71,7 @@ void conf_defaults(struct peerd_conf *c)
 	c->blockmintxfee = CONF_DEFAULT_BLOCKMINTXFEE;
 	c->checkblocks = CONF_DEFAULT_CHECKBLOCKS;
 	c->checklevel = CONF_DEFAULT_CHECKLEVEL;
+	c->blocksxor = true;
 	c->incrementalrelayfee = CONF_DEFAULT_INCREMENTALRELAYFEE;
 	c->dustrelayfee = CONF_DEFAULT_DUSTRELAYFEE;
 	c->permitbaremultisig = true;

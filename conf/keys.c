@@ -407,6 +407,18 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                          "deployment:start:end[:min_activation_height]", "none",
                          "Use given start/end times and min_activation_height for specified\n"
                          "version bits deployment (regtest-only; ignored elsewhere, as Core)."},
+    [CONF_K_BLOCKSXOR] = {"blocksxor", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "1",
+                          "Whether an XOR-key applies to blocksdir *.dat files. The created\n"
+                          "XOR-key will be zeros for an existing blocksdir or when\n"
+                          "`-blocksxor=0` is set, and random for a freshly initialized\n"
+                          "blocksdir (blocks/xor.dat, as bitcoind 28+)."},
+    [CONF_K_REINDEX] = {"reindex", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "0",
+                        "If enabled, wipe chain state and block index, and rebuild them from\n"
+                        "blk*.dat files on disk (before the node starts; an interrupted\n"
+                        "reindex starts over at the next start)."},
+    [CONF_K_REINDEXCHAINSTATE] = {"reindex-chainstate", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "0",
+                                  "If enabled, wipe chain state, and rebuild it from blk*.dat\n"
+                                  "files on disk (the block index is kept)."},
 };
 
 /* Section names are the network names bitcoind uses for them. */

@@ -676,6 +676,9 @@ static int apply_mempool(struct loader *L, struct peerd_conf *c, const int *lv, 
 	/* Core's VerifyDB clamps the level rather than refusing it. */
 	if (c->checklevel > CONF_MAX_CHECKLEVEL)
 		c->checklevel = CONF_MAX_CHECKLEVEL;
+	c->blocksxor = uint_of(scalar(L, CONF_K_BLOCKSXOR, lv, nl), 1) != 0;
+	c->reindex = uint_of(scalar(L, CONF_K_REINDEX, lv, nl), 0) != 0;
+	c->reindex_chainstate = uint_of(scalar(L, CONF_K_REINDEXCHAINSTATE, lv, nl), 0) != 0;
 
 	if (c->acceptnonstdtxn == 1 && c->params->net == PROTO_NET_MAIN)
 		return fail(L, CONF_EVALUE,

@@ -65,4 +65,6 @@ const struct node_hooks daemon_node_hooks = {
     /* The mempool's changes for relay (txrelay/announce.c), taken on the
      * validation thread after every job. */
     .feed_take = on_feed_take,
+    /* A reindex's progress as systemd's STATUS= line (sdnotify.c). */
+    .startup_status = sdnotify_text,
 };

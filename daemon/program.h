@@ -86,6 +86,8 @@ void datadir_close(struct daemon *d);
 void sdnotify_ready(struct daemon *d);
 /** STATUS= with peer counts (rate-limited; force to send now). */
 void sdnotify_status(struct daemon *d, bool force);
+/** STATUS=text now (a long startup step's progress: node/'s startup_status hook). */
+void sdnotify_text(struct daemon *d, const char *text);
 /** STOPPING=1 (shutdown began). */
 void sdnotify_stopping(struct daemon *d);
 

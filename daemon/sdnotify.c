@@ -49,6 +49,14 @@ void sdnotify_status(struct daemon *d, bool force)
 	(void)sd_notify(0, msg);
 }
 
+void sdnotify_text(struct daemon *d, const char *text)
+{
+	char msg[256];
+	snprintf(msg, sizeof(msg), "STATUS=%s", text);
+	snprintf(d->last_status, sizeof(d->last_status), "%s", text);
+	(void)sd_notify(0, msg);
+}
+
 void sdnotify_stopping(struct daemon *d)
 {
 	(void)d;

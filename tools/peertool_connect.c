@@ -14,10 +14,18 @@
  * skipped. The files are mapped, not read, so Core's 128 MiB blk files cost
  * no copy, and waiting blocks point into the maps.
  *
+ * Core 28+'s obfuscated files: a FILE named blkNNNNN.dat with an xor.dat
+ * beside it (a Core blocks directory) is read through that key, each byte
+ * XORed by its offset as Core's AutoFile does, in place in a private
+ * map; a FILE that is a directory stands for its blk files in number
+ * order. Core preallocates blk files with zeros it never obfuscates, so
+ * padding is found on the raw bytes, after the magic was looked for.
+ *
  * The chain is left flushed and closed, so running again with the same
  * files continues where this run stopped (or where a kill -9 left it:
  * chain_open replays what the block files hold past the last flush).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -66,6 +74,9 @@ void peertool_connect_help(FILE *f)
 	        "bitcoind's: the chain goes in DATADIR/regtest/ (testnet3/, testnet4/,\n"
 	        "signet/; main's at the top), locked as peerd locks it. Running again with\n"
 	        "the same files continues, also after a crash or kill -9.\n\n"
+	        "A FILE that is a directory stands for its blkNNNNN.dat files in number order;\n"
+	        "a blkNNNNN.dat with an xor.dat beside it (Bitcoin Core 28+'s blocks directory)\n"
+	        "is read through that key.\n\n"
 	        "  --chain NAME     network whose magic and rules apply (default regtest)\n"
 	        "  --par N          script-check threads in all, this one included\n"
 	        "                   (bitcoind's -par; default 0: one per core)\n"
@@ -97,8 +108,11 @@ struct cb_args {
 /* A mapped input file. */
 struct cb_file {
 	const char *path;
+	char *owned; /* path, when made from a directory's listing */
 	uint8_t *map;
 	size_t len;
+	uint8_t key[CHAIN_XOR_KEY_SIZE]; /* xor.dat beside a Core blk file; zero: none */
+	bool xor ;
 };
 
 /* A block waiting for its parent: where its bytes are (in a map). */
@@ -371,8 +385,48 @@ static int release_orphans(struct cb *cb)
 
 /* ---- the files ------------------------------------------------------------------ */
 
+/* "blkNNNNN.dat"'s number, or -1. */
+static long blk_number(const char *name)
+{
+	size_t len = strlen(name);
+	if (len < 12 || strncmp(name, "blk", 3) || strcmp(name + len - 4, ".dat"))
+		return -1;
+	long n = 0;
+	for (size_t i = 3; i < len - 4; i++) {
+		if (name[i] < '0' || name[i] > '9' || n > 100000000)
+			return -1;
+		n = n * 10 + (name[i] - '0');
+	}
+	return n;
+}
+
+/* The key of a Core blk file: xor.dat in its directory, if any. */
+static int file_key(struct cb_file *f)
+{
+	const char *slash = strrchr(f->path, '/');
+	const char *base = slash ? slash + 1 : f->path;
+	memset(f->key, 0, sizeof(f->key));
+	f->xor = false;
+	if (blk_number(base) < 0)
+		return 0;
+	char dir[4096];
+	int n = slash ? snprintf(dir, sizeof(dir), "%.*s", (int)(slash - f->path), f->path)
+	              : snprintf(dir, sizeof(dir), ".");
+	if (n < 0 || (size_t)n >= sizeof(dir))
+		return 0;
+	int err = chain_xor_key_read(n ? dir : "/", f->key);
+	if (err && err != CHAIN_ENOTFOUND) {
+		peertool_error(CB_CMD, "%s/xor.dat: %s", dir, chain_strerror(err));
+		return -1;
+	}
+	f->xor = !chain_xor_key_is_zero(f->key);
+	return 0;
+}
+
 static int map_file(struct cb_file *f)
 {
+	if (file_key(f))
+		return -1;
 	int fd = open(f->path, O_RDONLY | O_CLOEXEC);
 	struct stat sb;
 	if (fd < 0 || fstat(fd, &sb)) {
@@ -384,7 +438,10 @@ static int map_file(struct cb_file *f)
 	f->len = (size_t)sb.st_size;
 	f->map = NULL;
 	if (f->len) {
-		void *m = mmap(NULL, f->len, PROT_READ, MAP_PRIVATE, fd, 0);
+		/* Writable and private when the records are deobfuscated in place:
+		 * only the pages with records get copied. */
+		void *m = mmap(NULL, f->len, f->xor ? PROT_READ | PROT_WRITE : PROT_READ,
+		               MAP_PRIVATE, fd, 0);
 		if (m == MAP_FAILED) {
 			peertool_error(CB_CMD, "cannot map %s: %s", f->path, strerror(errno));
 			close(fd);
@@ -407,22 +464,28 @@ static int connect_file(struct cb *cb, const struct cb_file *f)
 	size_t off = 0;
 	uint32_t magic = cb->a->p->magic;
 	while (off < f->len) {
-		if (f->map[off] == 0) { /* padding */
-			off++;
-			continue;
+		uint8_t hdr[8] = {0};
+		if (f->len - off >= 8) {
+			memcpy(hdr, f->map + off, 8);
+			chain_xor(hdr, 8, f->key, off);
 		}
-		if (f->len - off < 8 || proto_le32(f->map + off) != magic) {
+		if (f->len - off < 8 || proto_le32(hdr) != magic) {
+			if (f->map[off] == 0) { /* padding, never obfuscated */
+				off++;
+				continue;
+			}
 			peertool_error(CB_CMD, "%s: no %s record at byte %zu", f->path,
 			               cb->a->p->name, off);
 			return 1;
 		}
-		uint32_t n = proto_le32(f->map + off + 4);
+		uint32_t n = proto_le32(hdr + 4);
 		if (n > f->len - off - 8 || n > PROTO_MAX_MESSAGE) {
 			peertool_error(CB_CMD, "%s: record at byte %zu claims %" PRIu32 " bytes",
 			               f->path, off, n);
 			return 1;
 		}
 		cb->records++;
+		chain_xor(f->map + off + 8, n, f->key, off + 8);
 		int err = submit(cb, f->map + off + 8, n, true);
 		if (!err)
 			err = release_orphans(cb);
@@ -552,6 +615,93 @@ int peertool_netdir(const char *cmd, const char *datadir, const struct proto_par
 	return 0;
 }
 
+static int by_blk_number(const void *x, const void *y)
+{
+	const struct cb_file *a = x, *b = y;
+	const char *sa = strrchr(a->path, '/'), *sb = strrchr(b->path, '/');
+	long na = blk_number(sa ? sa + 1 : a->path), nb = blk_number(sb ? sb + 1 : b->path);
+	return (na > nb) - (na < nb);
+}
+
+/* Append dir's blk files (in number order) to *v; 0 or -1 (said why). */
+static int list_dir(const char *dir, struct cb_file **v, int *n, int *cap)
+{
+	DIR *d = opendir(dir);
+	if (!d) {
+		peertool_error(CB_CMD, "cannot list %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	int first = *n, rc = 0;
+	struct dirent *e;
+	while (!rc && (e = readdir(d))) {
+		if (blk_number(e->d_name) < 0)
+			continue;
+		if (*n == *cap) {
+			int nc = *cap * 2 + 8;
+			struct cb_file *nv = xrealloc(*v, (size_t)nc * sizeof(**v));
+			if (!nv) {
+				rc = -1;
+				break;
+			}
+			*v = nv;
+			*cap = nc;
+		}
+		struct cb_file *f = &(*v)[*n];
+		memset(f, 0, sizeof(*f));
+		size_t len = strlen(dir) + strlen(e->d_name) + 2;
+		if (!(f->owned = xmalloc(len))) {
+			rc = -1;
+			break;
+		}
+		snprintf(f->owned, len, "%s/%s", dir, e->d_name);
+		f->path = f->owned;
+		(*n)++;
+	}
+	closedir(d);
+	if (rc)
+		peertool_error(CB_CMD, "out of memory");
+	else
+		qsort(*v + first, (size_t)(*n - first), sizeof(**v), by_blk_number);
+	return rc;
+}
+
+/* Replace every FILE that is a directory by its blk files. 0 or -1. */
+static int expand_dirs(struct cb_file **files, int *n_files)
+{
+	struct cb_file *v = NULL;
+	int n = 0, cap = 0, rc = 0;
+	for (int i = 0; i < *n_files && !rc; i++) {
+		struct stat sb;
+		if (!stat((*files)[i].path, &sb) && S_ISDIR(sb.st_mode)) {
+			rc = list_dir((*files)[i].path, &v, &n, &cap);
+			continue;
+		}
+		if (n == cap) {
+			int nc = cap * 2 + 8;
+			struct cb_file *nv = xrealloc(v, (size_t)nc * sizeof(*v));
+			if (!nv) {
+				peertool_error(CB_CMD, "out of memory");
+				rc = -1;
+				break;
+			}
+			v = nv;
+			cap = nc;
+		}
+		memset(&v[n], 0, sizeof(v[n]));
+		v[n++].path = (*files)[i].path;
+	}
+	if (rc) {
+		for (int i = 0; i < n; i++)
+			xfree(v[i].owned);
+		xfree(v);
+		return -1;
+	}
+	xfree(*files);
+	*files = v;
+	*n_files = n;
+	return 0;
+}
+
 /* ---- the command ------------------------------------------------------------------ */
 
 int peertool_connect_blocks(int argc, char **argv)
@@ -574,11 +724,13 @@ int peertool_connect_blocks(int argc, char **argv)
 		peertool_error(CB_CMD, "out of memory");
 		goto out;
 	}
-	for (int i = 0; i < a.n_files; i++) {
+	for (int i = 0; i < a.n_files; i++)
 		files[i].path = a.files[i];
+	if (expand_dirs(&files, &a.n_files))
+		goto out;
+	for (int i = 0; i < a.n_files; i++)
 		if (map_file(&files[i]))
 			goto out;
-	}
 	if (peertool_netdir(CB_CMD, a.datadir, a.p, true, netdir, sizeof(netdir), &lock_fd))
 		goto out;
 	struct chain_config cfg = {
@@ -640,9 +792,11 @@ out:
 	xfree(cb.orph);
 	xfree(cb.buckets);
 	xfree(cb.due);
-	for (int i = 0; files && i < a.n_files; i++)
+	for (int i = 0; files && i < a.n_files; i++) {
 		if (files[i].map)
 			munmap(files[i].map, files[i].len);
+		xfree(files[i].owned);
+	}
 	xfree(files);
 	return rc;
 }

@@ -194,6 +194,11 @@ struct node_hooks {
 	 * before the job's own result. It must touch no loop state.
 	 */
 	struct val_job *(*feed_take)(struct daemon *d, struct chain *c, struct mempool *mp);
+	/**
+	 * Loop thread, during validation_open only: a long startup step's
+	 * progress (reindexing), for systemd's STATUS= line.
+	 */
+	void (*startup_status)(struct daemon *d, const char *text);
 };
 
 /* ---- node/diskspace.c: a full disk is a clean shutdown, as Core's ---- */

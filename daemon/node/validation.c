@@ -67,6 +67,15 @@ static void chain_log_cb(void *arg, enum chain_log_level level, const char *msg)
 	dlog_write(&d->log, lvl, cat, "%s", msg);
 }
 
+/* A reindex's progress, from chain_open on this thread: to the wiring's
+ * status line (sd_notify STATUS=). */
+static void chain_progress_cb(void *arg, const char *text)
+{
+	struct daemon *d = arg;
+	if (d->node_hooks && d->node_hooks->startup_status)
+		d->node_hooks->startup_status(d, text);
+}
+
 /* ---- the thread ----------------------------------------------------------- */
 
 /* The mempool goes on the chain as chain_open loads it (before the replay);
@@ -429,6 +438,13 @@ int validation_open(struct daemon *d)
 	    .max_tip_age = cf->maxtipage_s,
 	    .log = chain_log_cb,
 	    .log_arg = d,
+	    .no_blocks_xor = !cf->blocksxor,
+	    /* Both given: the full reindex rebuilds the chain state too (Core). */
+	    .reindex = cf->reindex              ? CHAIN_REINDEX_FULL
+	               : cf->reindex_chainstate ? CHAIN_REINDEX_CHAINSTATE
+	                                        : CHAIN_REINDEX_NONE,
+	    .progress = chain_progress_cb,
+	    .progress_arg = d,
 	};
 	struct mempool_config mc = {
 	    .max_bytes = cf->maxmempool_mb * 1000000u,

@@ -26,7 +26,9 @@ RECOVER = "To recover, stop peerd, delete %s and start it again"
 def pristine(tmp_path_factory):
     """A regtest datadir with BLOCKS mined blocks, cleanly stopped; (datadir, tip hash)."""
     tmp = tmp_path_factory.mktemp("pristine")
-    d = Peerd(tmp, args=["-listen=0"], listen=False, name="node")
+    # -blocksxor=0: plain files (a zero xor.dat, kept by every later start),
+    # so the tests find and damage records by their magic.
+    d = Peerd(tmp, args=["-listen=0", "-blocksxor=0"], listen=False, name="node")
     tip = d.rpc("generatetoaddress", BLOCKS, ADDR)[-1]
     assert d.stop()[0] == 0
     return d.datadir, tip

@@ -1,0 +1,271 @@
+/*
+ * chain/reindex.c: Core's -reindex and -reindex-chainstate, and the
+ * blocks directory's obfuscation key, for chain_open (chainstate.c).
+ *
+ * -reindex (CHAIN_REINDEX_FULL): the database (the block index and the
+ * coins) is deleted before it is opened, as Core's DestroyDB, so a
+ * database too damaged to open is rebuilt too, and the rev files go; every record of every blk
+ * file is then read in order and accepted again at the position it
+ * already has (nothing is copied: Core's LoadExternalBlockFile with a
+ * known position), and the best chain is connected from genesis, which
+ * writes the undo data again. A "reindexing" mark is stored with the wipe
+ * and cleared after the final flush, so a reindex cut short by a crash or
+ * a stop starts over at the next start, with or without the option (Core
+ * keeps a reindexing flag in its block index for the same reason).
+ *
+ * -reindex-chainstate (CHAIN_REINDEX_CHAINSTATE): only the coins are
+ * wiped; the index stays, and connecting the best chain from genesis
+ * reads each block and its stored undo data's place from it. A stop half
+ * way needs no mark: the coins were flushed at some block of the chain,
+ * and the next start goes on from there, as any start does.
+ *
+ * Both log their progress with Core's lines where Core has one
+ * ("Reindexing block file blk00000.dat...", "Loaded 110 blocks from
+ * external file in 30ms", "Reindexing finished"), each connected block's
+ * UpdateTip line, and a line at every tenth of the way; and tell
+ * cfg.progress (sd_notify STATUS= in peerd) at most once a second.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "chain/internal.h"
+
+static const char META_REINDEXING[] = "reindexing";
+static const char META_STORE_END[] = "store_end";
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Tell cfg.progress, at most once a second unless forced. */
+static void progress(struct chain *c, bool force, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void progress(struct chain *c, bool force, const char *fmt, ...)
+{
+	if (!c->cfg.progress)
+		return;
+	uint64_t now = mono_ms();
+	if (!force && now - c->reindex_status_ms < 1000)
+		return;
+	c->reindex_status_ms = now;
+	char text[160];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	c->cfg.progress(c->cfg.progress_arg, text);
+}
+
+/* ---- the key ------------------------------------------------------------ */
+
+int chain_reindex_open_key(struct chain *c, const char *blocks_dir)
+{
+	uint8_t key[CHAIN_XOR_KEY_SIZE];
+	char msg[512];
+	int err = chain_xor_key_init(blocks_dir, !c->cfg.no_blocks_xor, key, msg, sizeof(msg));
+	if (err) {
+		chain_logf(c, CHAIN_LOG_ERROR, "%s", msg);
+		return err;
+	}
+	chain_store_set_xor_key(c->store, key);
+	char hex[2 * CHAIN_XOR_KEY_SIZE + 1];
+	for (size_t i = 0; i < CHAIN_XOR_KEY_SIZE; i++)
+		snprintf(hex + 2 * i, 3, "%02x", key[i]);
+	chain_logf(c, CHAIN_LOG_INFO, "Using obfuscation key for blocksdir *.dat files (%s): '%s'",
+	           blocks_dir, hex);
+	return 0;
+}
+
+/* ---- the wipe ----------------------------------------------------------- */
+
+int chain_reindex_remove_db(struct chain *c)
+{
+	if (c->cfg.reindex != CHAIN_REINDEX_FULL)
+		return 0;
+	/* Core's DestroyDB: the files go, so even a database too damaged to
+	 * open is rebuilt. The index and the coins are all that is in it. */
+	static const char *const files[] = {"data.mdb", "lock.mdb"};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char path[4096];
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", c->db_dir, files[i]) >=
+		        sizeof(path) ||
+		    (unlink(path) && errno != ENOENT)) {
+			chain_logf(c, CHAIN_LOG_ERROR, "cannot delete %s to reindex: %s", path,
+			           strerror(errno));
+			return CHAIN_EIO;
+		}
+	}
+	chain_logf(c, CHAIN_LOG_INFO, "Wiping LMDB in %s", c->db_dir);
+	return 0;
+}
+
+static int wipe(struct chain_db_txn *t, void *arg)
+{
+	struct chain *c = arg;
+	int err = chain_db_clear(t, CHAIN_TABLE_COINS);
+	if (!err)
+		err = chain_db_del(t, CHAIN_TABLE_META, "best", 4);
+	if (err || c->cfg.reindex != CHAIN_REINDEX_FULL)
+		return err;
+	static const uint8_t one = 1;
+	if ((err = chain_db_clear(t, CHAIN_TABLE_INDEX)) ||
+	    (err = chain_db_del(t, CHAIN_TABLE_META, META_STORE_END, sizeof(META_STORE_END) - 1)))
+		return err;
+	return chain_db_put(t, CHAIN_TABLE_META, META_REINDEXING, sizeof(META_REINDEXING) - 1, &one,
+	                    1);
+}
+
+int chain_reindex_prepare(struct chain *c)
+{
+	uint8_t v;
+	size_t len = 0;
+	int err = chain_db_get(c->db, CHAIN_TABLE_META, META_REINDEXING,
+	                       sizeof(META_REINDEXING) - 1, &v, sizeof(v), &len);
+	if (err && err != CHAIN_ENOTFOUND)
+		return err;
+	if (!err && c->cfg.reindex != CHAIN_REINDEX_FULL) {
+		chain_logf(c, CHAIN_LOG_INFO, "%s",
+		           "A reindex was interrupted: reindexing the block files again");
+		c->cfg.reindex = CHAIN_REINDEX_FULL;
+	}
+	if (c->cfg.reindex == CHAIN_REINDEX_NONE)
+		return 0;
+	c->reindex_t0 = mono_ms();
+	bool full = c->cfg.reindex == CHAIN_REINDEX_FULL;
+	chain_logf(c, CHAIN_LOG_INFO, "Wiping the %s in %s",
+	           full ? "block index and chain state" : "chain state", c->db_dir);
+	progress(c, true, "reindex: wiping the %s",
+	         full ? "block index and chain state" : "chain state");
+	/* The mark first: a crash before the rev files are gone redoes it all,
+	 * never leaves an index naming undo data that was deleted. */
+	if ((err = chain_db_write(c->db, wipe, c)) || !full)
+		return err;
+	if ((err = chain_store_drop_undo(c->store)))
+		chain_logf(c, CHAIN_LOG_ERROR, "%s", "cannot delete the rev files to reindex");
+	return err;
+}
+
+/* ---- reading the block files ---------------------------------------------- */
+
+struct scan_arg {
+	struct chain *c;
+	int32_t file;    /* the file being read, -1 before the first */
+	uint64_t blocks; /* records read in it */
+	uint64_t t0;     /* when it started, ms */
+};
+
+static void file_done(struct scan_arg *a)
+{
+	if (a->file >= 0)
+		chain_logf(a->c, CHAIN_LOG_INFO,
+		           "Loaded %" PRIu64 " blocks from external file in %" PRIu64 "ms",
+		           a->blocks, mono_ms() - a->t0);
+}
+
+static int scan_one(const struct chain_pos *pos, const uint8_t *raw, size_t len, void *arg)
+{
+	struct scan_arg *a = arg;
+	struct chain *c = a->c;
+	if (pos->file != a->file) {
+		file_done(a);
+		a->file = pos->file;
+		a->blocks = 0;
+		a->t0 = mono_ms();
+		chain_logf(c, CHAIN_LOG_INFO, "Reindexing block file blk%05d.dat...",
+		           (int)pos->file);
+		progress(c, true, "reindexing block file blk%05d.dat (of %d)", (int)pos->file,
+		         (int)chain_store_last_file(c->store) + 1);
+	}
+	a->blocks++;
+	c->reindex_blocks++;
+	return chain_replay_block(pos, raw, len, c);
+}
+
+int chain_reindex_scan(struct chain *c)
+{
+	if (c->cfg.reindex != CHAIN_REINDEX_FULL)
+		return chain_store_scan(c->store, &c->flushed_end, chain_replay_block, c);
+	struct scan_arg a = {.c = c, .file = -1};
+	struct chain_pos from = {0, 0};
+	int err = chain_store_scan(c->store, &from, scan_one, &a);
+	if (err)
+		return err;
+	file_done(&a);
+	chain_logf(c, CHAIN_LOG_INFO, "%s", "Reindexing finished");
+	return 0;
+}
+
+/* ---- connecting the best chain -------------------------------------------- */
+
+static void on_connected(void *ctx, struct chain *c, struct proto_block *b)
+{
+	(void)b;
+	(void)ctx;
+	int32_t h = chain_height(c);
+	int32_t target = c->reindex_target;
+	if (target <= 0)
+		return;
+	int tenth = (int)((int64_t)h * 10 / target);
+	if (tenth > c->reindex_tenth) {
+		c->reindex_tenth = tenth;
+		chain_logf(c, CHAIN_LOG_INFO, "Reindex: connected height %d of %d (%d%%)", h,
+		           target, tenth * 10);
+	}
+	progress(c, h == target, "reindex: connecting blocks, height %d of %d", h, target);
+}
+
+int chain_reindex_activate(struct chain *c)
+{
+	if (c->cfg.reindex == CHAIN_REINDEX_NONE)
+		return chain_activate(c, NULL, NULL, NULL);
+	/* The most-work header with its block stored: where the connect ends
+	 * when every block is valid. */
+	struct chain_node *best = chain_index_best_header(c->idx);
+	while (best && !(best->status & CHAIN_HAVE_DATA))
+		best = best->prev;
+	c->reindex_target = best ? best->height : 0;
+	c->reindex_tenth = 0;
+	struct chain_listener l = {.block_connected = on_connected, .ctx = &c->reindex_target};
+	int err = chain_listen(c, &l);
+	if (err)
+		return err;
+	err = chain_activate(c, NULL, NULL, NULL);
+	chain_unlisten(c, &c->reindex_target);
+	return err;
+}
+
+static int clear_mark(struct chain_db_txn *t, void *arg)
+{
+	(void)arg;
+	return chain_db_del(t, CHAIN_TABLE_META, META_REINDEXING, sizeof(META_REINDEXING) - 1);
+}
+
+int chain_reindex_finish(struct chain *c)
+{
+	if (c->cfg.reindex == CHAIN_REINDEX_NONE)
+		return 0;
+	/* After the flush: the mark goes only once everything is on disk. */
+	int err =
+	    c->cfg.reindex == CHAIN_REINDEX_FULL ? chain_db_write(c->db, clear_mark, NULL) : 0;
+	if (err)
+		return err;
+	struct chain_node *tip = chain_tip(c);
+	char hex[65];
+	proto_hash_to_hex(&tip->hash, hex);
+	chain_logf(c, CHAIN_LOG_INFO,
+	           "%s done in %" PRIu64 "ms: %" PRIu64 " blocks read, %" PRIu64
+	           " connected, tip %s height %d",
+	           c->cfg.reindex == CHAIN_REINDEX_FULL ? "Reindex" : "Reindex of the chain state",
+	           mono_ms() - c->reindex_t0, c->reindex_blocks, c->stats.blocks_connected, hex,
+	           tip->height);
+	progress(c, true, "reindex done: height %d", tip->height);
+	return 0;
+}

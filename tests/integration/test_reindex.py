@@ -1,0 +1,207 @@
+"""-reindex and -reindex-chainstate (chain/reindex.c): on a chain with
+transactions and a reorg in its history, both end at the same tip and
+gettxoutsetinfo as before, with progress in the log (Core's lines, the
+shape compared with a real bitcoind reindexing the same blocks) and in
+sd_notify STATUS=; -reindex-chainstate keeps the undo data it has."""
+import json
+import os
+import re
+import socket
+import subprocess
+
+import bitcoind
+from conftest import BUILD, PEERD_BIN, Peerd
+
+PEERTOOL = os.environ.get("PEERTOOL_BIN", os.path.join(BUILD, "bin", "peertool"))
+ADDR = "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"  # BIP173's P2WPKH example, regtest
+ADDR2 = "bcrt1qamhwamhwamhwamhwamhwamhwamhwamhwamhwamhwamhwamhwamhqgdn98t"
+# Core's lines around LoadExternalBlockFile (node/blockstorage.cpp ImportBlocks).
+PROGRESS = (re.compile(r"Reindexing block file blk\d{5}\.dat\.\.\."),
+            re.compile(r"Loaded \d+ blocks from external file in \d+ms"),
+            re.compile(r"Reindexing finished"))
+
+
+def state(d):
+    u = d.rpc("gettxoutsetinfo")
+    return (d.rpc("getbestblockhash"), u["height"], u["hash_serialized_3"], u["txouts"],
+            u["total_amount"])
+
+
+def build_chain(tmp_path, d):
+    """chaingen's 110 blocks with transactions, then 5 mined blocks replaced
+    by a longer branch of 7 (invalidateblock): a reorg in the history, the
+    stale blocks left in the files. Returns every block's hex, stale ones too."""
+    r = subprocess.run([PEERTOOL, "chaingen", "--no-verify", "--blocks", "110", "--seed", "reindex",
+                        "--out", str(tmp_path / "c.dat")], capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr.decode()
+    data = open(tmp_path / "c.dat", "rb").read()
+    raws, off = [], 0
+    while off < len(data):
+        n = int.from_bytes(data[off + 4:off + 8], "little")
+        raws.append(data[off + 8:off + 8 + n].hex())
+        off += 8 + n
+    for raw in raws:  # chaingen leaves genesis out
+        assert d.rpc("submitblock", raw) is None
+    stale = d.rpc("generatetoaddress", 5, ADDR)
+    d.rpc("invalidateblock", stale[0])
+    branch = d.rpc("generatetoaddress", 7, ADDR2)
+    assert d.rpc("getbestblockhash") == branch[-1]
+    return raws + [d.rpc("getblock", h, 0) for h in stale + branch]
+
+
+def lines(text):
+    return [m.group(0) for line in text.splitlines() for p in PROGRESS for m in [p.search(line)] if m]
+
+
+def shape(ls):
+    return [re.sub(r"\d+", "N", x) for x in ls]
+
+
+def test_reindex_and_reindex_chainstate_end_where_they_were(tmp_path, make_peerd, make_bitcoind):
+    d = make_peerd(listen=False)
+    blocks = build_chain(tmp_path, d)
+    before = state(d)
+    assert before[1] == 117
+    assert d.stop()[0] == 0
+    name = os.path.basename(d.datadir)
+    rev = os.path.join(d.netdir, "blocks", "rev00000.dat")
+    rev_size = os.path.getsize(rev)
+
+    # -reindex: index and coins from the block files.
+    r = make_peerd("-reindex", listen=False, name=name)
+    assert state(r) == before
+    log = r.log()
+    assert "Wiping the block index and chain state" in log
+    ours = lines(log)
+    assert shape(ours) == ["Reindexing block file blkN.dat...", "Loaded N blocks from external file in Nms",
+                           "Reindexing finished"], ours
+    # Every record read: genesis, 110 + 5 stale + 7.
+    assert "Loaded 123 blocks from external file" in ours[1], ours
+    assert re.search(r"Reindex: connected height 117 of 117 \(100%\)", log), log
+    assert r.stop()[0] == 0
+    # The undo data was written again from the start: the stale blocks'
+    # records, never connected again, are gone.
+    assert 0 < os.path.getsize(rev) < rev_size
+
+    # -reindex-chainstate: the coins only; the undo data stays as it is.
+    rev_size = os.path.getsize(rev)
+    r = make_peerd("-reindex-chainstate", listen=False, name=name)
+    assert state(r) == before
+    log = r.log()
+    assert "Wiping the chain state" in log and "Reindexing block file" not in log
+    assert "Reindex of the chain state done" in log
+    assert r.stop()[0] == 0
+    assert os.path.getsize(rev) == rev_size
+
+    # And a plain start after both: nothing to redo.
+    r = make_peerd(listen=False, name=name)
+    assert state(r) == before
+    assert "Reindex" not in r.log()
+    assert r.stop()[0] == 0
+
+    # Core reindexing the same blocks: the same tip and UTXO set hash, and
+    # its progress lines have the shape of ours.
+    (core,) = make_bitcoind(1)
+    for raw in blocks:
+        assert core.rpc("submitblock", raw) in (None, "inconclusive"), raw[:160]
+    assert core.rpc("getbestblockhash") == before[0]
+    core.stop()
+    core2 = bitcoind.Bitcoind(core.binary, os.path.dirname(core.datadir), name=core.name,
+                              args=("-reindex",))
+    try:
+        core2.wait_ready()
+        bitcoind.wait_until(lambda: core2.rpc("getblockcount") == before[1], 60, "Core's reindex")
+        u = core2.rpc("gettxoutsetinfo")
+        assert (core2.rpc("getbestblockhash"), u["hash_serialized_3"]) == (before[0], before[2])
+        core_lines = lines(open(core2.debug_log).read())
+        assert shape(core_lines) == shape(ours), core_lines
+    finally:
+        core2.stop()
+
+
+def test_reindex_progress_reaches_systemd(tmp_path, make_peerd):
+    """sd_notify STATUS= during the reindex, before READY=1."""
+    d = make_peerd(listen=False)
+    d.rpc("generatetoaddress", 20, ADDR)
+    assert d.stop()[0] == 0
+    path = str(tmp_path / "notify.sock")
+    ns = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    ns.bind(path)
+    ns.settimeout(10)
+    old = os.environ.get("NOTIFY_SOCKET")
+    os.environ["NOTIFY_SOCKET"] = path
+    try:
+        r = Peerd(tmp_path, args=["-reindex"], listen=False, name=os.path.basename(d.datadir))
+    finally:
+        if old is None:
+            del os.environ["NOTIFY_SOCKET"]
+        else:
+            os.environ["NOTIFY_SOCKET"] = old
+    try:
+        msgs = []
+        while not any("READY=1" in m for m in msgs):
+            msgs.append(ns.recv(4096).decode())
+        ready = [i for i, m in enumerate(msgs) if "READY=1" in m][0]
+        before = msgs[:ready]
+        assert "STATUS=reindexing block file blk00000.dat (of 1)" in before, msgs
+        assert "STATUS=reindex: connecting blocks, height 20 of 20" in before, msgs
+        assert "STATUS=reindex done: height 20" in before, msgs
+        assert r.rpc("getblockcount") == 20
+        assert r.stop()[0] == 0
+    finally:
+        r.kill()
+        ns.close()
+
+
+def test_reindex_rebuilds_a_database_too_damaged_to_open(make_peerd):
+    """data.mdb cut short is refused at a plain start; -reindex deletes the
+    database before opening it (Core's DestroyDB) and rebuilds it."""
+    d = make_peerd(listen=False)
+    d.rpc("generatetoaddress", 30, ADDR)
+    before = state(d)
+    assert d.stop()[0] == 0
+    os.truncate(os.path.join(d.netdir, "chainstate", "data.mdb"), 4 * 4096)
+    r = subprocess.run(d.cmd, capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert r.returncode == 1 and b"Corrupted block database detected" in r.stdout + r.stderr
+    assert b"or start it with -reindex" in r.stdout + r.stderr
+    r = make_peerd("-reindex", listen=False, name=os.path.basename(d.datadir))
+    assert state(r) == before
+    assert "Wiping LMDB in %s" % os.path.join(d.netdir, "chainstate") in r.log()
+
+
+def test_interrupted_reindex_starts_over(tmp_path, make_peerd):
+    """peerd killed (-9) while reindexing: the next start, without the
+    option, sees the stored mark, reindexes again and ends where the chain
+    was (connect-blocks built it and says where)."""
+    r = subprocess.run([PEERTOOL, "chaingen", "--no-verify", "--blocks", "1200", "--seed", "interrupt",
+                        "--out", str(tmp_path / "c.dat")], capture_output=True, timeout=300)
+    assert r.returncode == 0, r.stderr.decode()
+    dd = tmp_path / "dd"
+    r = subprocess.run([PEERTOOL, "connect-blocks", "--utxo-stats", str(dd), str(tmp_path / "c.dat")],
+                       capture_output=True, timeout=600)
+    assert r.returncode == 0, r.stderr.decode()
+    want = json.loads(r.stdout)
+    log = tmp_path / "killed.log"
+    with open(log, "w") as out:
+        p = subprocess.Popen([PEERD_BIN, "-regtest", "-datadir=%s" % dd, "-listen=0", "-logtimestamps=0",
+                              "-reindex"], stdout=out, stderr=subprocess.STDOUT)
+        try:
+            bitcoind.wait_until(lambda: "Reindexing block file blk00000.dat" in log.read_text(), 60,
+                                "the reindex to start reading")
+            p.kill()
+        finally:
+            p.kill()
+            p.wait(timeout=10)
+    assert "Reindex done" not in log.read_text(), "the reindex finished before the kill"
+    d = make_peerd(listen=False, name="dd")
+    u = d.rpc("gettxoutsetinfo")
+    assert (d.rpc("getbestblockhash"), u["height"], u["hash_serialized_3"]) == \
+        (want["tip"], want["height"], want["utxo"]["hash_serialized_3"])
+    text = d.log()
+    assert "A reindex was interrupted: reindexing the block files again" in text
+    assert "Reindexing finished" in text
+    assert d.stop()[0] == 0
+    # Finished: the next start has nothing to redo.
+    d = make_peerd(listen=False, name="dd")
+    assert d.rpc("getbestblockhash") == want["tip"]
+    assert "Reindex" not in d.log()
