@@ -52,7 +52,7 @@ def run(*args):
 
 
 def help_keys():
-    return {m.group(1) for m in re.finditer(r"^  -([a-z0-9]+)", run("peerd", "-help"), re.M)} - {"help", "version"}
+    return {m.group(1) for m in re.finditer(r"^  -([a-z0-9][a-z0-9-]*)", run("peerd", "-help"), re.M)} - {"help", "version"}
 
 
 def test_config_table_matches_peerd_help():
