@@ -220,6 +220,8 @@ struct peerd_conf {
 	int64_t maxtipage_s; /**< a tip older than this: initial block download */
 	/** -minimumchainwork as given (validated hex), empty: the network's. */
 	char minimumchainwork[CONF_MAX_HEX256 + 1];
+	/** -assumevalid as given (validated hex; "0" off), empty: the network's. */
+	char assumevalid[CONF_MAX_HEX256 + 1];
 	char *controlsocket;    /**< default netdir/control.sock */
 	int controltimeout_s;   /**< an idle control client is closed after this; 0 = never */
 	struct conf_list debug; /**< categories; "1" or "all" = every one */

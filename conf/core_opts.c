@@ -41,7 +41,6 @@ const struct conf_core_opt conf_core_opts[] = {
     {"alertnotify", CONF_CORE_REFUSE, NULL, NO_NOTIFY},
     {"allowignoredconf", CONF_CORE_IGNORE, NULL, "peerd reads only the file -conf names"},
     {"asmap", CONF_CORE_REFUSE, NULL, "peerd does not bucket peers by AS number"},
-    {"assumevalid", CONF_CORE_REFUSE, "0", "peerd checks every script (as assumevalid=0)"},
     {"avoidpartialspends", CONF_CORE_IGNORE, NULL, NO_WALLET},
     {"bantime", CONF_CORE_REFUSE, "86400", "peerd bans for 24 hours (Core's default)"},
     {"blockfilterindex", CONF_CORE_REFUSE, "0", NO_INDEX},

@@ -101,6 +101,8 @@ enum conf_key {
 	CONF_K_RPCPASSWORD,
 	CONF_K_MOCKTIME,
 	CONF_K_V2TRANSPORT,
+	/* Validation at scale (issue 24) */
+	CONF_K_ASSUMEVALID,
 	CONF_K__COUNT
 };
 

@@ -354,6 +354,11 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                             "Support the BIP324 v2 transport protocol (encrypted; advertised\n"
                             "as NODE_P2P_V2): v1 and v2 on the same port, v2 for manual\n"
                             "connections and for peers that advertise it."},
+    [CONF_K_ASSUMEVALID] =
+        {"assumevalid", CONF_KIND_HEX256, CONF_KF_NONEG, 0, 0, "<hex>", "the network's",
+         "If this block is in the chain assume that it and its ancestors are\n"
+         "valid and potentially skip their script verification (0 to verify\n"
+         "all; Core 29's block per network, none on regtest; doc/operating.md)."},
 };
 
 /* Section names are the network names bitcoind uses for them. */
@@ -734,8 +739,16 @@ const char *conf_check_value(enum conf_key key, const char *v, char *why, size_t
 		if (h[0] == '0' && (h[1] == 'x' || h[1] == 'X'))
 			h += 2;
 		size_t len = strlen(h);
-		if (len == 0 || len > 64 || strspn(h, "0123456789abcdefABCDEF") != len)
+		if (len == 0 || len > 64 || strspn(h, "0123456789abcdefABCDEF") != len) {
+			if (key ==
+			    CONF_K_ASSUMEVALID) /* Core's words (chainstatemanager_args.cpp) */
+				return why_set(
+				    why, whylen,
+				    "Invalid assumevalid block hash specified (%s), must be "
+				    "up to 64 hex digits (or 0 to disable)",
+				    v);
 			return why_set(why, whylen, "not a hex number of 1-64 digits");
+		}
 		return NULL;
 	}
 	case CONF_KIND_AMOUNT: {

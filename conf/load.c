@@ -839,6 +839,9 @@ static int apply(struct loader *L, struct peerd_conf *c)
 	c->minimumchainwork[0] = '\0';
 	if ((v = scalar(L, CONF_K_MINIMUMCHAINWORK, lv, nl)))
 		snprintf(c->minimumchainwork, sizeof(c->minimumchainwork), "%s", v);
+	c->assumevalid[0] = '\0';
+	if ((v = scalar(L, CONF_K_ASSUMEVALID, lv, nl)))
+		snprintf(c->assumevalid, sizeof(c->assumevalid), "%s", v);
 	c->binaryfreelist =
 	    (size_t)uint_of(scalar(L, CONF_K_BINARYFREELIST, lv, nl), CONF_DEFAULT_BINARYFREELIST);
 	c->scriptfreelist =

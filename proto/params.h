@@ -50,6 +50,11 @@ struct proto_params {
 	 * headers go through presync (zero on regtest).
 	 */
 	struct proto_hash min_chain_work;
+	/**
+	 * Core 29's defaultAssumeValid in display order (64 hex digits), NULL
+	 * for none (regtest): scripts of its buried ancestors are not checked.
+	 */
+	const char *assume_valid;
 	/* heights from which each soft fork's rules apply */
 	int32_t bip34_height;
 	int32_t bip65_height;

@@ -736,6 +736,10 @@ void ctl_chain_getstats(struct chain *c, const struct ctl_chain_ctx *x, json_t *
 	    "reorgs", (json_int_t)s.reorgs, "flushes", (json_int_t)s.flushes, "replayed",
 	    (json_int_t)s.replayed, "connect_ms", (json_int_t)(s.connect_ns / 1000000u),
 	    "index_nodes", (json_int_t)s.index_nodes, "index_bytes", (json_int_t)s.index_memory);
+	/* Blocks connected without their scripts (assumevalid): a test sees the rule fire. */
+	if (chain)
+		json_object_set_new(chain, "blocks_assumed_valid",
+		                    json_integer((json_int_t)s.blocks_assumed_valid));
 	json_t *cache = json_pack("{s:I, s:I, s:I}", "bytes", (json_int_t)chain_coins_memory(coins),
 	                          "entries", (json_int_t)chain_coins_cached(coins), "dirty",
 	                          (json_int_t)chain_coins_dirty(coins));

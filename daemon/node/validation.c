@@ -431,6 +431,15 @@ int validation_open(struct daemon *d)
 		if (chain_work_from_hex(cf->minimumchainwork, &mcw) == 0)
 			cc.min_chain_work = &mcw;
 	}
+	/* -assumevalid is a number as Core reads it (uint256::FromUserHex):
+	 * "0" is the zero hash, which turns the rule off. */
+	struct chain_work avw;
+	struct proto_hash av;
+	if (cf->assumevalid[0] && chain_work_from_hex(cf->assumevalid, &avw) == 0) {
+		for (int i = 0; i < 32; i++)
+			av.b[i] = (uint8_t)(avw.limb[i / 8] >> (8 * (i % 8)));
+		cc.assume_valid = &av;
+	}
 	struct mempool_attach ma = {.cfg = &mc, .dir = cc.dir};
 	cc.attach = attach_mempool;
 	cc.attach_arg = &ma;
