@@ -33,8 +33,9 @@
  * every transaction through script_check_transaction (its reason, e.g.
  * `bad-txns-vin-empty`), and the legacy sigop limit `bad-blk-sigops`.
  * Witness data is not looked at: that is chain_check_block_contextual's.
- * Computes and caches the transactions' ids in b. Signet's block solution
- * (`bad-signet-blksig`) is not checked yet.
+ * On signet, with check_pow, the block solution after the header
+ * (`bad-signet-blksig`, chain/signet.c). Computes and caches the
+ * transactions' ids in b.
  * 0, CHAIN_EINVALID (st says why) or CHAIN_ENOMEM.
  */
 CHAIN_WUR int chain_check_block(struct proto_block *b, const struct proto_params *p, bool check_pow,

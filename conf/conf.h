@@ -267,9 +267,11 @@ struct peerd_conf {
 	char *controlsocketgroup;      /**< group owning the control socket, or NULL */
 	struct conf_list debugexclude; /**< categories never logged at debug level */
 	struct conf_list test;         /**< test= words as given (regtest only) */
-	bool test_addrman;             /**< test=addrman: Core's deterministic address manager */
-	bool test_addrmanloopback;     /**< test=addrmanloopback: 127.0.0.0/8 kept, by /16 */
-	int32_t checkaddrman;          /**< checkaddrman=, clamped to 0..1,000,000 as Core */
+	/** -signetchallenge as given (hex; on signet params is then the custom signet's). */
+	struct conf_list signetchallenge;
+	bool test_addrman;         /**< test=addrman: Core's deterministic address manager */
+	bool test_addrmanloopback; /**< test=addrmanloopback: 127.0.0.0/8 kept, by /16 */
+	int32_t checkaddrman;      /**< checkaddrman=, clamped to 0..1,000,000 as Core */
 	int64_t mocktime; /**< -mocktime: the clock's start (base/clock.h), 0 = the system clock */
 	/* Networks and proxies as given; daemon/net/reach.c checks them with
 	 * Core's messages when the node starts (Core's AppInitMain step 6). */

@@ -104,7 +104,6 @@ const struct conf_core_opt conf_core_opts[] = {
     {"shrinkdebugfile", CONF_CORE_IGNORE, NULL, COSMETIC},
     {"shutdownnotify", CONF_CORE_REFUSE, NULL, NO_NOTIFY},
     {"signer", CONF_CORE_IGNORE, NULL, NO_WALLET},
-    {"signetchallenge", CONF_CORE_REFUSE, NULL, "peerd follows the default signet only"},
     {"signetseednode", CONF_CORE_REFUSE, NULL, "peerd follows the default signet only"},
     {"spendzeroconfchange", CONF_CORE_IGNORE, NULL, NO_WALLET},
     {"startupnotify", CONF_CORE_REFUSE, NULL, NO_NOTIFY},

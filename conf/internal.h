@@ -103,6 +103,7 @@ enum conf_key {
 	CONF_K_V2TRANSPORT,
 	/* Validation at scale (issue 24) */
 	CONF_K_ASSUMEVALID,
+	CONF_K_SIGNETCHALLENGE,
 	CONF_K__COUNT
 };
 

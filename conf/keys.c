@@ -359,6 +359,11 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
          "If this block is in the chain assume that it and its ancestors are\n"
          "valid and potentially skip their script verification (0 to verify\n"
          "all; Core 29's block per network, none on regtest; doc/operating.md)."},
+    [CONF_K_SIGNETCHALLENGE] =
+        {"signetchallenge", CONF_KIND_TEXTS, 0, 0, 0, "<hex>", "the global default signet's",
+         "Blocks must satisfy the given script to be considered valid (only\n"
+         "for signet networks); the network's message start follows from it\n"
+         "and it has no seeds (doc/operating.md)."},
 };
 
 /* Section names are the network names bitcoind uses for them. */
@@ -760,6 +765,14 @@ const char *conf_check_value(enum conf_key key, const char *v, char *why, size_t
 	}
 	case CONF_KIND_TEXT:
 	case CONF_KIND_TEXTS:
+		if (key == CONF_K_SIGNETCHALLENGE) { /* Core's words (chainparams.cpp) */
+			size_t len = strlen(v);
+			if (len % 2 || len > 2 * PROTO_MAX_SIGNET_CHALLENGE ||
+			    strspn(v, "0123456789abcdefABCDEF") != len)
+				return why_set(why, whylen,
+				               "-signetchallenge must be hex, not '%s'.", v);
+			return NULL;
+		}
 		if (strlen(v) > CONF_MAX_HOST + 7)
 			return why_set(why, whylen, "too long (max %d bytes)", CONF_MAX_HOST + 7);
 		return NULL;

@@ -749,6 +749,30 @@ static int apply_rpc(struct loader *L, struct peerd_conf *c, const int *lv, int 
 	return 0;
 }
 
+/*
+ * -signetchallenge, as Core's ReadSigNetArgs: on signet only (elsewhere
+ * it is ignored), one value, hex (checked with the key); the network is
+ * then a signet of that challenge, with its own message start.
+ */
+static int apply_signet(struct loader *L, struct peerd_conf *c, const int *lv, int nl)
+{
+	bool set;
+	int rc = fill_list(L, CONF_K_SIGNETCHALLENGE, lv, nl, &c->signetchallenge, &set);
+	if (rc || c->params->net != PROTO_NET_SIGNET || !c->signetchallenge.n)
+		return rc;
+	if (c->signetchallenge.n != 1)
+		return fail(L, CONF_EVALUE, "-signetchallenge cannot be multiple values.");
+	const char *hex = c->signetchallenge.v[0];
+	static uint8_t bytes[PROTO_MAX_SIGNET_CHALLENGE];
+	size_t len = 0;
+	if (proto_hex_decode(hex, strlen(hex), bytes, sizeof(bytes), &len))
+		return fail(L, CONF_EVALUE, "-signetchallenge must be hex, not '%s'.", hex);
+	c->params = proto_params_signet_custom(bytes, len);
+	if (!c->params)
+		return fail(L, CONF_EVALUE, "-signetchallenge must be hex, not '%s'.", hex);
+	return 0;
+}
+
 static int apply(struct loader *L, struct peerd_conf *c)
 {
 	int rc = pick_chain(L, c);
@@ -791,6 +815,8 @@ static int apply(struct loader *L, struct peerd_conf *c)
 	    (rc = fill_list(L, CONF_K_CONNECT, lv, nl, &c->connect, &c->connect_set)) ||
 	    (rc = fill_list(L, CONF_K_ADDNODE, lv, nl, &c->addnode, &set)) ||
 	    (rc = fill_list(L, CONF_K_DEBUG, lv, nl, &c->debug, &set)))
+		return rc;
+	if ((rc = apply_signet(L, c, lv, nl)))
 		return rc;
 	if ((rc = fill_list(L, CONF_K_DEBUGEXCLUDE, lv, nl, &c->debugexclude, &set)) ||
 	    (rc = fill_list(L, CONF_K_TEST, lv, nl, &c->test, &set)) || (rc = apply_test(L, c)) ||

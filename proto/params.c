@@ -280,6 +280,30 @@ static const struct {
     {"signet", PROTO_NET_SIGNET},     {"regtest", PROTO_NET_REGTEST},
 };
 
+const struct proto_params *proto_params_signet_custom(const uint8_t *challenge, size_t len)
+{
+	static struct proto_params custom;
+	static uint8_t bytes[PROTO_MAX_SIGNET_CHALLENGE];
+	if (len > sizeof(bytes))
+		return NULL;
+	if (len)
+		memcpy(bytes, challenge, len);
+	custom = params[PROTO_NET_SIGNET];
+	custom.signet_challenge = bytes;
+	custom.signet_challenge_len = len;
+	custom.signet_custom = true;
+	memset(&custom.min_chain_work, 0, sizeof(custom.min_chain_work));
+	custom.assume_valid = NULL;
+	/* Core's HashWriter << challenge: a CompactSize length, then the bytes. */
+	uint8_t pre[9 + PROTO_MAX_SIGNET_CHALLENGE], h[32];
+	struct proto_writer w;
+	proto_writer_init_fixed(&w, pre, sizeof(pre));
+	proto_write_varbytes(&w, bytes, len);
+	proto_sha256d(pre, w.len, h);
+	custom.magic = proto_le32(h);
+	return &custom;
+}
+
 const struct proto_params *proto_params_by_name(const char *name)
 {
 	if (!name)

@@ -440,6 +440,20 @@ int validation_open(struct daemon *d)
 			av.b[i] = (uint8_t)(avw.limb[i / 8] >> (8 * (i % 8)));
 		cc.assume_valid = &av;
 	}
+	if (d->params->signet_custom) { /* Core's SigNetParams says the same */
+		char *hex = xmalloc(2 * d->params->signet_challenge_len + 1);
+		if (hex) {
+			proto_hex_encode(d->params->signet_challenge,
+			                 d->params->signet_challenge_len, hex);
+			DLOG_INFO_(&d->log, DLOG_VALIDATION, "Signet with challenge %s", hex);
+			xfree(hex);
+		}
+		uint8_t m[4];
+		memcpy(m, &(uint32_t){d->params->magic}, 4); /* the wire's byte order */
+		DLOG_INFO_(&d->log, DLOG_VALIDATION,
+		           "Signet derived magic (message start): %02x%02x%02x%02x", m[0], m[1],
+		           m[2], m[3]);
+	}
 	struct mempool_attach ma = {.cfg = &mc, .dir = cc.dir};
 	cc.attach = attach_mempool;
 	cc.attach_arg = &ma;
