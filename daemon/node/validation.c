@@ -448,11 +448,10 @@ int validation_open(struct daemon *d)
 			DLOG_INFO_(&d->log, DLOG_VALIDATION, "Signet with challenge %s", hex);
 			xfree(hex);
 		}
-		uint8_t m[4];
-		memcpy(m, &(uint32_t){d->params->magic}, 4); /* the wire's byte order */
+		uint32_t m = d->params->magic; /* read little-endian from the wire */
 		DLOG_INFO_(&d->log, DLOG_VALIDATION,
-		           "Signet derived magic (message start): %02x%02x%02x%02x", m[0], m[1],
-		           m[2], m[3]);
+		           "Signet derived magic (message start): %02x%02x%02x%02x", m & 0xff,
+		           (m >> 8) & 0xff, (m >> 16) & 0xff, m >> 24);
 	}
 	struct mempool_attach ma = {.cfg = &mc, .dir = cc.dir};
 	cc.attach = attach_mempool;
