@@ -42,6 +42,17 @@ CHAIN_WUR int chain_check_block(struct proto_block *b, const struct proto_params
                                 bool check_merkle, struct chain_state *st);
 
 /**
+ * Core's CheckSignetBlockSolution (chain/signet.c) for a network with a
+ * signet challenge (p->signet_challenge): the solution in the witness
+ * commitment output satisfies the challenge over the block's data; no
+ * solution counts as an empty one; the genesis block always passes. 0,
+ * CHAIN_EINVALID (`bad-signet-blksig`, CHAIN_RESULT_CONSENSUS) or
+ * CHAIN_ENOMEM. chain_check_block calls it; any thread.
+ */
+CHAIN_WUR int chain_check_signet_block(struct proto_block *b, const struct proto_params *p,
+                                       struct chain_state *st);
+
+/**
  * Core's ContextualCheckBlock for a block whose parent is `prev` (NULL for
  * genesis): every transaction final at the block's height and lock-time
  * cutoff (MTP of prev once CSV is active, else the block's time;

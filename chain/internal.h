@@ -182,12 +182,6 @@ CHAIN_WUR int chain_activate(struct chain *c, const struct chain_node *watch, bo
 CHAIN_WUR int chain_rebuild_candidates(struct chain *c);
 /** Mark n failed and every descendant failed-child; drop them from candidates. */
 void chain_mark_invalid(struct chain *c, struct chain_node *n);
-/**
- * Core's CheckSignetBlockSolution (signet.c), for a network with a signet
- * challenge: 0, CHAIN_EINVALID (`bad-signet-blksig`) or CHAIN_ENOMEM.
- */
-CHAIN_WUR int chain_check_signet_block(struct proto_block *b, const struct proto_params *p,
-                                       struct chain_state *st);
 /** Resolve cfg.assume_valid against the network's and log it as Core (assumevalid.c). */
 void chain_assume_valid_init(struct chain *c);
 /** Flush if the coins cache is over budget or the interval passed. */
