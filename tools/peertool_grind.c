@@ -8,28 +8,47 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/opt.h"
 #include "proto/proto.h"
 #include "tools/peertool.h"
 
+static const struct base_opt_cmd CMD_GRIND = {
+    "peertool", "grind", "usage: peertool grind HEADER", NULL, 0, peertool_grind_help,
+};
+
 void peertool_grind_help(FILE *f)
 {
-	fprintf(f, "usage: peertool grind HEADER\n\n"
-	           "HEADER is an 80-byte block header in hex. Prints it in hex with the\n"
-	           "first nonce, counting from its own, whose hash is at or below the\n"
-	           "target of its bits; when all 2^32 nonces fail, the time goes up by one\n"
-	           "second and the nonces start again from 0 (Core's bitcoin-util grind).\n\n"
-	           "Exit codes: 0 found, 1 bad header or bits, 2 usage error.\n");
+	fprintf(f,
+	        "%s\n\n"
+	        "HEADER is an 80-byte block header in hex. Prints it in hex with the\n"
+	        "first nonce, counting from its own, whose hash is at or below the\n"
+	        "target of its bits; when all 2^32 nonces fail, the time goes up by one\n"
+	        "second and the nonces start again from 0 (Core's bitcoin-util grind).\n\n"
+	        "Example:\n"
+	        "  peertool grind 0000002006226e46...ffff7f2000000000\n\n"
+	        "Exit codes: 0 found, 1 bad header or bits, 2 usage error.\n",
+	        CMD_GRIND.usage);
+}
+
+static int no_option(void *ctx, int id, const char *val)
+{
+	(void)ctx;
+	(void)id;
+	(void)val;
+	return 0; /* there are none: base_opt_parse refuses every one */
 }
 
 int peertool_grind(int argc, char **argv)
 {
-	if (argc != 2) {
-		peertool_grind_help(stderr);
-		return 2;
-	}
+	const char *hex = NULL;
+	size_t n = 0;
+	int rc = base_opt_parse(&CMD_GRIND, argc, argv, no_option, NULL, &hex, 1, &n);
+	if (rc)
+		return rc == BASE_OPT_HELP ? 0 : rc;
+	if (!n)
+		return base_opt_usage_error(&CMD_GRIND, "no header given");
 	uint8_t raw[PROTO_BLOCK_HEADER_SIZE];
 	size_t len = 0;
-	const char *hex = argv[1];
 	if (strlen(hex) != 2 * sizeof(raw) ||
 	    proto_hex_decode(hex, strlen(hex), raw, sizeof(raw), &len) || len != sizeof(raw)) {
 		peertool_error("grind", "not an 80-byte header in hex");
