@@ -200,6 +200,15 @@ static void m_getblockchaininfo(struct chain *c, const struct ctl_chain_ctx *x, 
 	json_object_set_new(o, "chainwork", json_string(buf));
 	json_object_set_new(o, "size_on_disk", json_integer((json_int_t)blocks_size(x->netdir)));
 	json_object_set_new(o, "pruned", json_false());
+	if (x->net->signet_challenge) { /* Core: on signet only, before warnings */
+		size_t n = x->net->signet_challenge_len;
+		char *hex = xmalloc(2 * n + 1);
+		if (hex) {
+			proto_hex_encode(x->net->signet_challenge, n, hex);
+			json_object_set_new(o, "signet_challenge", json_string(hex));
+			xfree(hex);
+		}
+	}
 	json_object_set_new(o, "warnings", json_array());
 	ok(res, o);
 }

@@ -142,6 +142,11 @@ def test_signed_blocks_and_bad_signatures(signet, make_peerd):
     assert both(core, peerd, raw2) is None
     assert core.getbestblockhash() == h2 == peerd.rpc("getbestblockhash")
 
+    # getblockchaininfo's signet_challenge, where Core puts it.
+    ours, theirs = peerd.rpc("getblockchaininfo"), core.getblockchaininfo()
+    assert ours["signet_challenge"] == theirs["signet_challenge"] == s.challenge.hex()
+    assert list(ours).index("signet_challenge") == len(ours) - 2, list(ours)
+
     # Core's log lines, the same from both.
     for line in ("Signet with challenge " + s.challenge.hex(), "Signet derived magic (message start): "):
         assert line in peerd.log(), line
