@@ -232,6 +232,12 @@ def timed_sync(make, workdir, source, n, extra=()):
         wall = time.monotonic() - t0
         hwm = status_kb(node.pid, "VmHWM")
         cpu = cpu_seconds(node.pid)
+        if extra and hasattr(node, "call"):
+            # How many blocks assumevalid let through without their scripts:
+            # the headers must be ahead of the blocks for it to apply.
+            st = node.call("getstats") or {}
+            print("    peerd: %s blocks connected without their scripts"
+                  % st.get("chain", {}).get("blocks_assumed_valid"), flush=True)
         if os.environ.get("BENCH_IBD_VERBOSE"):
             print("    at the tip: VmRSS %d kB, RssAnon %d kB, RssFile %d kB, threads %d" % (
                 status_kb(node.pid, "VmRSS"), status_kb(node.pid, "RssAnon"),
