@@ -78,7 +78,8 @@ static size_t solution_push(uint8_t *out, const uint8_t *sol, size_t len)
 {
 	out[0] = (uint8_t)(4 + len);
 	memcpy(out + 1, HDR, 4);
-	memcpy(out + 5, sol, len);
+	if (len)
+		memcpy(out + 5, sol, len);
 	return 5 + len;
 }
 
