@@ -769,7 +769,7 @@ const struct ctl_method ctl_chain_methods[] = {
      "getblockchaininfo",
      "The active chain: chain, blocks, headers, bestblockhash, bits, target, difficulty, time, "
      "mediantime, verificationprogress, initialblockdownload, chainwork, size_on_disk, pruned, "
-     "warnings.",
+     "signet_challenge (signet only), warnings.",
      m_getblockchaininfo,
      daemon_warnings_finish},
     {"getblockcount",
