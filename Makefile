@@ -348,7 +348,9 @@ clean:
 
 # Initial block download against Bitcoin Core (outside make test, needs a
 # bitcoind): 20,000 empty and 2,000 transaction blocks from a Core node,
-# synced by peerd and by a second Core node; prints doc/performance.md's table.
+# synced by peerd and by a second Core node, then the latter with 2,017
+# empty blocks above and -assumevalid at the tip for both; prints
+# doc/performance.md's table.
 # BENCH_IBD_ARGS="--runs 2" or "--only empty" to vary.
 bench-ibd: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all

@@ -245,9 +245,13 @@ static int connect_tip(struct chain *c, struct chain_node *n, struct chain_state
 	struct chain_block_undo undo;
 	chain_block_undo_init(&undo);
 	struct chain_connect_info info;
+	bool assumed = chain_assume_valid_skips(c, n);
+	chain_checker_skip_scripts(c->ck, assumed);
 	err = chain_connect_block(c->coins, c->ck, &c->blk, n, c->p, false, &undo, &info, st);
 	if (err)
 		return err;
+	if (assumed)
+		c->stats.blocks_assumed_valid++;
 	struct chain_pos pos = {0};
 	/* Undo data already stored (a block connected again after a reorg
 	 * away and back, or -reindex-chainstate) is the same: keep it, as

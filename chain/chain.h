@@ -180,6 +180,12 @@ struct chain_config {
 	int64_t max_tip_age;  /**< seconds; an older tip is initial block download (0: 24 h) */
 	/** Core's -minimumchainwork (NULL: the network's, params->min_chain_work). */
 	const struct chain_work *min_chain_work;
+	/**
+	 * Core's -assumevalid (NULL: the network's, params->assume_valid; all
+	 * zero: off): scripts of this block's ancestors may be skipped when
+	 * buried deep enough under the best header (chain/assumevalid.c).
+	 */
+	const struct proto_hash *assume_valid;
 	/** Script-execution cache, bytes (0: CHAIN_SCRIPT_CACHE_DEFAULT_BYTES; SIZE_MAX: none). */
 	size_t script_cache_bytes;
 	/**
@@ -238,6 +244,19 @@ struct chain_node *chain_at(const struct chain *c, int32_t height);
 bool chain_contains(const struct chain *c, const struct chain_node *n);
 /** The minimum chain work in force (the network's, or -minimumchainwork). */
 const struct chain_work *chain_min_work(const struct chain *c);
+/**
+ * The assumed-valid block in force (the network's or -assumevalid), or
+ * NULL when every script is checked.
+ */
+const struct proto_hash *chain_assume_valid(const struct chain *c);
+/**
+ * Core's ConnectBlock choice of fScriptChecks, negated: true when n's
+ * scripts may be skipped: the assumed-valid block is in the index, n is
+ * its ancestor and the best header's, the best header has the minimum
+ * chain work, and it lies more than two weeks' equivalent of work above
+ * n (on regtest at least 2,017 blocks). The chain's thread.
+ */
+bool chain_assume_valid_skips(struct chain *c, const struct chain_node *n);
 /** Core's IsInitialBlockDownload without the sticky latch: tip older than 24 h. */
 bool chain_tip_is_old(const struct chain *c);
 /**
@@ -338,7 +357,8 @@ int chain_fatal_error(const struct chain *c, const char **msg);
 struct chain_stats {
 	uint64_t blocks_connected, blocks_disconnected, blocks_rejected;
 	uint64_t reorgs, flushes, replayed;
-	uint64_t connect_ns; /**< total time connecting */
+	uint64_t blocks_assumed_valid; /**< connected with their scripts skipped (assumevalid) */
+	uint64_t connect_ns;           /**< total time connecting */
 	size_t coins_memory, coins_cached, index_nodes, index_memory;
 	/** Script-execution cache: ConnectBlock lookups that skipped (hits) or ran (misses)
 	 * a transaction's scripts, and entries held. */

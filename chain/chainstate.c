@@ -380,8 +380,10 @@ int chain_open(struct chain **out, const struct chain_config *cfg)
 		c->min_work = *cfg->min_chain_work;
 	else
 		chain_work_from_le(cfg->params->min_chain_work.b, &c->min_work);
-	/* Only the value was the caller's: the pointer is not kept. */
+	chain_assume_valid_init(c);
+	/* Only the values were the caller's: the pointers are not kept. */
 	c->cfg.min_chain_work = NULL;
+	c->cfg.assume_valid = NULL;
 	c->cfg.attach = NULL; /* called once, below */
 	c->cfg.attach_arg = NULL;
 	if (!c->cfg.dbcache_bytes)

@@ -75,6 +75,9 @@ int chain_check_block(struct proto_block *b, const struct proto_params *p, bool 
 	int err;
 	if (check_pow && (err = chain_check_header(&b->hdr, p, st)))
 		return err;
+	/* Signet only, and only where proof of work is checked, as Core. */
+	if (check_pow && p->signet_challenge && (err = chain_check_signet_block(b, p, st)))
+		return err;
 	if (check_merkle && (err = check_merkle_root(b, st)))
 		return err;
 

@@ -33,12 +33,24 @@
  * every transaction through script_check_transaction (its reason, e.g.
  * `bad-txns-vin-empty`), and the legacy sigop limit `bad-blk-sigops`.
  * Witness data is not looked at: that is chain_check_block_contextual's.
- * Computes and caches the transactions' ids in b. Signet's block solution
- * (`bad-signet-blksig`) is not checked yet.
+ * On signet, with check_pow, the block solution after the header
+ * (`bad-signet-blksig`, chain/signet.c). Computes and caches the
+ * transactions' ids in b.
  * 0, CHAIN_EINVALID (st says why) or CHAIN_ENOMEM.
  */
 CHAIN_WUR int chain_check_block(struct proto_block *b, const struct proto_params *p, bool check_pow,
                                 bool check_merkle, struct chain_state *st);
+
+/**
+ * Core's CheckSignetBlockSolution (chain/signet.c) for a network with a
+ * signet challenge (p->signet_challenge): the solution in the witness
+ * commitment output satisfies the challenge over the block's data; no
+ * solution counts as an empty one; the genesis block always passes. 0,
+ * CHAIN_EINVALID (`bad-signet-blksig`, CHAIN_RESULT_CONSENSUS) or
+ * CHAIN_ENOMEM. chain_check_block calls it; any thread.
+ */
+CHAIN_WUR int chain_check_signet_block(struct proto_block *b, const struct proto_params *p,
+                                       struct chain_state *st);
 
 /**
  * Core's ContextualCheckBlock for a block whose parent is `prev` (NULL for

@@ -79,6 +79,7 @@ struct chain_checker {
 	size_t in_cap;
 	struct chain_script_cache *sc; /* may be NULL */
 	bool handed;                   /* this round's first jobs went to the queue */
+	bool skip_scripts; /* the next chain_connect_block skips scripts (assumevalid) */
 };
 
 /* The failure code carries the transaction so the log can name it. */
@@ -149,6 +150,11 @@ void chain_checker_free(struct chain_checker *ck)
 	xfree(ck->coins);
 	chain_script_cache_free(ck->sc);
 	xfree(ck);
+}
+
+void chain_checker_skip_scripts(struct chain_checker *ck, bool skip)
+{
+	ck->skip_scripts = skip;
 }
 
 unsigned chain_checker_workers(const struct chain_checker *ck)
@@ -467,6 +473,7 @@ struct connect_pass {
 	struct chain_connect_info *info;
 	struct chain_state *st;
 	int inline_verdict;
+	bool skip_scripts; /* assumevalid: Core's fScriptChecks false */
 };
 
 static int connect_tx(struct connect_pass *cp, uint32_t i, uint32_t *undo_next)
@@ -498,10 +505,12 @@ static int connect_tx(struct connect_pass *cp, uint32_t i, uint32_t *undo_next)
 		                    "too many sigops");
 	/* A transaction the mempool verified under these flags needs no
 	 * script checks (Core's script-execution cache); a real connect
-	 * uses the entry up. */
-	bool cached = !coinbase && ck->sc && !chain_script_cache_is_empty(ck->sc) &&
-	              chain_script_cache_has(ck->sc, proto_tx_wtxid(tx), cp->flags,
-	                                     cp->undo != NULL, cp->undo != NULL);
+	 * uses the entry up. Under assumevalid Core does not look: neither
+	 * does this, so the entry stays for whoever asks next. */
+	bool cached = !coinbase && (cp->skip_scripts ||
+	                            (ck->sc && !chain_script_cache_is_empty(ck->sc) &&
+	                             chain_script_cache_has(ck->sc, proto_tx_wtxid(tx), cp->flags,
+	                                                    cp->undo != NULL, cp->undo != NULL)));
 	if (!coinbase && cached) {
 		cp->info->inputs += tx->n_in;
 		if (cp->undo && (err = record_undo(ck, tx, i, cp->undo, undo_next)))
@@ -553,6 +562,9 @@ int chain_connect_block(struct chain_coins *coins, struct chain_checker *ck, str
 			chain_coins_set_best_block(coins, &node->hash);
 		return 0;
 	}
+	/* The choice is for this call only, whatever it returns. */
+	bool skip_scripts = ck->skip_scripts;
+	ck->skip_scripts = false;
 	if (!node->prev || b->n_tx == 0 || (!just_check && !undo))
 		return CHAIN_EARG;
 	int err = 0;
@@ -585,6 +597,7 @@ int chain_connect_block(struct chain_coins *coins, struct chain_checker *ck, str
 	    .undo = just_check ? NULL : undo,
 	    .info = info,
 	    .st = &local,
+	    .skip_scripts = skip_scripts,
 	};
 	struct check_round round = {.flags = cp.flags};
 	ck->handed = false;

@@ -37,6 +37,12 @@ CHAIN_WUR int chain_checker_new(struct chain_checker **out, int par);
 void chain_checker_free(struct chain_checker *ck);
 /** Worker threads, not counting the validating thread. */
 unsigned chain_checker_workers(const struct chain_checker *ck);
+/**
+ * Skip the script checks of the next chain_connect_block call only (Core's
+ * fScriptChecks false under assumevalid: chain_assume_valid_skips); every
+ * other rule still runs. The call clears it, whatever its outcome.
+ */
+void chain_checker_skip_scripts(struct chain_checker *ck, bool skip);
 /** The check queue's counters (jobs, rounds, busy and idle time per thread). */
 void chain_checker_stats(struct chain_checker *ck, struct pool_queue_stats *out);
 

@@ -177,6 +177,13 @@ void chain_work_from_le(const uint8_t in[32], struct chain_work *out);
 CHAIN_WUR int chain_work_from_hex(const char *hex, struct chain_work *out);
 /** The work as a double (for `difficulty`-style figures and progress). */
 double chain_work_double(const struct chain_work *w);
+/**
+ * Core's GetBlockProofEquivalentTime: the seconds of block production at
+ * tip's difficulty that the work between `from` and `to` stands for
+ * (negative when `to` has less work), saturating at INT64_MAX in size.
+ */
+int64_t chain_proof_equivalent_time(const struct chain_node *to, const struct chain_node *from,
+                                    const struct chain_node *tip, const struct proto_params *p);
 /** Core's GetDifficulty of compact bits. */
 double chain_difficulty(uint32_t bits);
 

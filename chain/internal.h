@@ -130,8 +130,10 @@ struct chain {
 	struct chain_pos flushed_end; /**< the block store's end at the last flush */
 	struct proto_block blk;       /**< scratch for blocks read back from disk */
 	struct chain_stats stats;
-	struct chain_work min_work; /**< cfg.min_chain_work or the network's */
-	bool csum_hint_set;         /**< chain_submit_block_csum: the block's frame checksum */
+	struct chain_work min_work;     /**< cfg.min_chain_work or the network's */
+	struct proto_hash assume_valid; /**< cfg.assume_valid or the network's (zero: off) */
+	bool assume_valid_on;           /**< assume_valid is not zero */
+	bool csum_hint_set;             /**< chain_submit_block_csum: the block's frame checksum */
 	uint32_t csum_hint;
 	/** Who hears of connected and disconnected blocks (the mempool). */
 	struct chain_listener listeners[CHAIN_MAX_LISTENERS];
@@ -209,6 +211,8 @@ CHAIN_WUR int chain_reindex_activate(struct chain *c);
 /** After the final flush: clear the reindex mark and log the end. */
 CHAIN_WUR int chain_reindex_finish(struct chain *c);
 
+/** Resolve cfg.assume_valid against the network's and log it as Core (assumevalid.c). */
+void chain_assume_valid_init(struct chain *c);
 /** Flush if the coins cache is over budget or the interval passed. */
 CHAIN_WUR int chain_maybe_flush(struct chain *c);
 

@@ -84,6 +84,17 @@ static void work_div(const struct chain_work *n, const struct chain_work *d, str
 	}
 }
 
+/* a *= m, modulo 2^256 as arith_uint256's operator*= (no real chain comes near). */
+static void work_mul64(struct chain_work *a, uint64_t m)
+{
+	unsigned __int128 carry = 0;
+	for (int i = 0; i < LIMBS; i++) {
+		carry += (unsigned __int128)a->limb[i] * m;
+		a->limb[i] = (uint64_t)carry;
+		carry >>= 64;
+	}
+}
+
 void chain_work_of_bits(uint32_t bits, struct chain_work *out)
 {
 	uint8_t target[32];
@@ -193,4 +204,28 @@ int chain_work_from_hex(const char *hex, struct chain_work *out)
 		out->limb[nib / 16] |= (uint64_t)v << (4 * (nib % 16));
 	}
 	return 0;
+}
+
+int64_t chain_proof_equivalent_time(const struct chain_node *to, const struct chain_node *from,
+                                    const struct chain_node *tip, const struct proto_params *p)
+{
+	struct chain_work r, proof, q;
+	int64_t sign = 1;
+	if (chain_work_cmp(&to->work, &from->work) > 0) {
+		r = to->work;
+		work_sub(&r, &from->work);
+	} else {
+		r = from->work;
+		work_sub(&r, &to->work);
+		sign = -1;
+	}
+	work_mul64(&r, (uint64_t)p->pow_target_spacing);
+	chain_work_of_bits(tip->bits, &proof);
+	/* A checked header always proves some work; Core would throw here. */
+	if (work_bitlen(&proof) == 0)
+		return sign * INT64_MAX;
+	work_div(&r, &proof, &q);
+	if (work_bitlen(&q) > 63)
+		return sign * INT64_MAX;
+	return sign * (int64_t)q.limb[0];
 }

@@ -232,6 +232,8 @@ struct peerd_conf {
 	int64_t maxtipage_s; /**< a tip older than this: initial block download */
 	/** -minimumchainwork as given (validated hex), empty: the network's. */
 	char minimumchainwork[CONF_MAX_HEX256 + 1];
+	/** -assumevalid as given (validated hex; "0" off), empty: the network's. */
+	char assumevalid[CONF_MAX_HEX256 + 1];
 	char *controlsocket;    /**< default netdir/control.sock */
 	int controltimeout_s;   /**< an idle control client is closed after this; 0 = never */
 	struct conf_list debug; /**< categories; "1" or "all" = every one */
@@ -282,9 +284,11 @@ struct peerd_conf {
 	char *controlsocketgroup;      /**< group owning the control socket, or NULL */
 	struct conf_list debugexclude; /**< categories never logged at debug level */
 	struct conf_list test;         /**< test= words as given (regtest only) */
-	bool test_addrman;             /**< test=addrman: Core's deterministic address manager */
-	bool test_addrmanloopback;     /**< test=addrmanloopback: 127.0.0.0/8 kept, by /16 */
-	int32_t checkaddrman;          /**< checkaddrman=, clamped to 0..1,000,000 as Core */
+	/** -signetchallenge as given (hex; on signet params is then the custom signet's). */
+	struct conf_list signetchallenge;
+	bool test_addrman;         /**< test=addrman: Core's deterministic address manager */
+	bool test_addrmanloopback; /**< test=addrmanloopback: 127.0.0.0/8 kept, by /16 */
+	int32_t checkaddrman;      /**< checkaddrman=, clamped to 0..1,000,000 as Core */
 	int64_t mocktime; /**< -mocktime: the clock's start (base/clock.h), 0 = the system clock */
 	struct conf_list vbparams; /**< -vbparams as given (daemon/node/validation.c parses them) */
 	/* Networks and proxies as given; daemon/net/reach.c checks them with

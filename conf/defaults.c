@@ -111,6 +111,7 @@ void conf_release(struct peerd_conf *c)
 	conf_list_release(&c->debug);
 	conf_list_release(&c->debugexclude);
 	conf_list_release(&c->test);
+	conf_list_release(&c->signetchallenge);
 	conf_list_release(&c->ignored);
 	conf_list_release(&c->onlynet);
 	conf_list_release(&c->externalip);

@@ -121,6 +121,9 @@ enum conf_key {
 	CONF_K_BLOCKSXOR,
 	CONF_K_REINDEX,
 	CONF_K_REINDEXCHAINSTATE,
+	/* Validation at scale (issue 24) */
+	CONF_K_ASSUMEVALID,
+	CONF_K_SIGNETCHALLENGE,
 	CONF_K__COUNT
 };
 
@@ -227,5 +230,41 @@ int conf_core_opt_judge(const char *name, size_t len, const char *v, char *msg, 
 
 /** Free a list's strings and empty it (conf/defaults.c). */
 void conf_list_release(struct conf_list *l);
+
+/*
+ * conf/load.c's settings, as conf/apply_areas.c reads them. A loader holds
+ * every setting read (command line, file, sections) in order; `levels`
+ * lists the levels that count, highest first (the command line, the
+ * network's section, the top of the file).
+ */
+struct conf_loader;
+/** Record the first error (later ones are dropped); returns its code. */
+int conf_fail(struct conf_loader *L, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/** Whether key is set at any of the levels (cleared or negated too: Core's IsArgSet). */
+bool conf_is_set(const struct conf_loader *L, enum conf_key key, const int *levels, int nl);
+/** The winning scalar value of key, or NULL (unset, or cleared). */
+const char *conf_scalar(const struct conf_loader *L, enum conf_key key, const int *levels, int nl);
+/** A proxy is set (-proxy names one: not "", "0" or -noproxy), as Core 29 asks. */
+bool conf_proxy_given(const struct conf_loader *L, const int *levels, int nl);
+/** v as an unsigned number (already checked when read), or dflt when NULL. */
+unsigned long long conf_uint_or(const char *v, unsigned long long dflt);
+/** A fee rate key's value in sat/kvB (already checked), or dflt when NULL. */
+int64_t conf_amount_or(const char *v, int64_t dflt);
+/** Move a list key's winning values into out (*set: the key was given). */
+int conf_fill_list(struct conf_loader *L, enum conf_key key, const int *levels, int nl,
+                   struct conf_list *out, bool *set);
+
+/* conf/apply_areas.c: each area's keys into struct peerd_conf, with Core's cross-key checks. */
+/** Mempool, relay and block-assembly policy, -checkblocks/-checklevel, block files. */
+int conf_apply_mempool(struct conf_loader *L, struct peerd_conf *c, const int *lv, int nl);
+/** -proxy, -onion, -onlynet, -externalip, -discover, -v2transport (net/reach.c judges them). */
+int conf_apply_networks(struct conf_loader *L, struct peerd_conf *c, const int *lv, int nl);
+/** The RPC server's keys; nl_net counts the levels rpcport and rpcbind may come from. */
+int conf_apply_rpc(struct conf_loader *L, struct peerd_conf *c, const int *lv, int nl, int nl_net);
+/** -zmqpub*, -blocknotify and the other notification commands. */
+int conf_apply_notify(struct conf_loader *L, struct peerd_conf *c, const int *lv, int nl);
+/** -signetchallenge (Core's ReadSigNetArgs): a custom signet's parameters. */
+int conf_apply_signet(struct conf_loader *L, struct peerd_conf *c, const int *lv, int nl);
 
 #endif

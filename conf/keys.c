@@ -419,6 +419,16 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
     [CONF_K_REINDEXCHAINSTATE] = {"reindex-chainstate", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "0",
                                   "If enabled, wipe chain state, and rebuild it from blk*.dat\n"
                                   "files on disk (the block index is kept)."},
+    [CONF_K_ASSUMEVALID] =
+        {"assumevalid", CONF_KIND_HEX256, CONF_KF_NONEG, 0, 0, "<hex>", "the network's",
+         "If this block is in the chain assume that it and its ancestors are\n"
+         "valid and potentially skip their script verification (0 to verify\n"
+         "all; Core 29's block per network, none on regtest; doc/operating.md)."},
+    [CONF_K_SIGNETCHALLENGE] =
+        {"signetchallenge", CONF_KIND_TEXTS, 0, 0, 0, "<hex>", "the global default signet's",
+         "Blocks must satisfy the given script to be considered valid (only\n"
+         "for signet networks); the network's message start follows from it\n"
+         "and it has no seeds (doc/operating.md)."},
 };
 
 /* Section names are the network names bitcoind uses for them. */
@@ -799,8 +809,16 @@ const char *conf_check_value(enum conf_key key, const char *v, char *why, size_t
 		if (h[0] == '0' && (h[1] == 'x' || h[1] == 'X'))
 			h += 2;
 		size_t len = strlen(h);
-		if (len == 0 || len > 64 || strspn(h, "0123456789abcdefABCDEF") != len)
+		if (len == 0 || len > 64 || strspn(h, "0123456789abcdefABCDEF") != len) {
+			if (key ==
+			    CONF_K_ASSUMEVALID) /* Core's words (chainstatemanager_args.cpp) */
+				return why_set(
+				    why, whylen,
+				    "Invalid assumevalid block hash specified (%s), must be "
+				    "up to 64 hex digits (or 0 to disable)",
+				    v);
 			return why_set(why, whylen, "not a hex number of 1-64 digits");
+		}
 		return NULL;
 	}
 	case CONF_KIND_AMOUNT: {
@@ -812,6 +830,14 @@ const char *conf_check_value(enum conf_key key, const char *v, char *why, size_t
 	}
 	case CONF_KIND_TEXT:
 	case CONF_KIND_TEXTS:
+		if (key == CONF_K_SIGNETCHALLENGE) { /* Core's words (chainparams.cpp) */
+			size_t len = strlen(v);
+			if (len % 2 || len > 2 * PROTO_MAX_SIGNET_CHALLENGE ||
+			    strspn(v, "0123456789abcdefABCDEF") != len)
+				return why_set(why, whylen,
+				               "-signetchallenge must be hex, not '%s'.", v);
+			return NULL;
+		}
 		if (strlen(v) > CONF_MAX_HOST + 7)
 			return why_set(why, whylen, "too long (max %d bytes)", CONF_MAX_HOST + 7);
 		return NULL;

@@ -1,6 +1,7 @@
 /*
  * conf/load.c: conf_load: the command line, the config file (libinih), the
- * choice of network, and applying the winning value of every key.
+ * choice of network, and applying the winning value of every key (each
+ * area's keys in conf/apply_areas.c).
  *
  * Every setting, from argv or from the file, is checked the moment it is
  * read (so an error names the exact argument or line, even in a section of
@@ -29,7 +30,7 @@ struct setting {
 	char *value; /* xstrdup'd; NULL when clear */
 };
 
-struct loader {
+struct conf_loader {
 	struct setting *s;
 	size_t n, cap;
 	/* List entries per key and level since the last clear, to enforce CONF_MAX_LIST. */
@@ -46,9 +47,7 @@ struct loader {
 	struct conf_list ignored; /* bitcoind options accepted but ignored, for the log */
 };
 
-static int fail(struct loader *L, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(struct loader *L, int rc, const char *fmt, ...)
+int conf_fail(struct conf_loader *L, int rc, const char *fmt, ...)
 {
 	va_list ap;
 	if (L->rc)
@@ -68,35 +67,36 @@ struct where {
 	const char *value;
 };
 
-static int fail_at(struct loader *L, const struct where *w, int rc, const char *why)
+static int fail_at(struct conf_loader *L, const struct where *w, int rc, const char *why)
 {
 	if (w->arg)
-		return fail(L, rc, "command line: %s: %s", w->arg, why);
-	return fail(L, rc, "%s:%d: %s=%s: %s", L->path, L->lineno, w->name, w->value, why);
+		return conf_fail(L, rc, "command line: %s: %s", w->arg, why);
+	return conf_fail(L, rc, "%s:%d: %s=%s: %s", L->path, L->lineno, w->name, w->value, why);
 }
 
-static int add_setting(struct loader *L, enum conf_key key, int level, bool clear, const char *v)
+static int add_setting(struct conf_loader *L, enum conf_key key, int level, bool clear,
+                       const char *v)
 {
 	if (L->n >= CONF_MAX_SETTINGS)
-		return fail(L, CONF_EVALUE, "%s: more than %d settings",
-		            L->path ? L->path : "command line", CONF_MAX_SETTINGS);
+		return conf_fail(L, CONF_EVALUE, "%s: more than %d settings",
+		                 L->path ? L->path : "command line", CONF_MAX_SETTINGS);
 	if (L->n == L->cap) {
 		size_t ncap = L->cap ? L->cap * 2 : 32;
 		struct setting *ns = xreallocarray(L->s, ncap, sizeof(*ns));
 		if (!ns)
-			return fail(L, CONF_ENOMEM, "out of memory reading the configuration");
+			return conf_fail(L, CONF_ENOMEM, "out of memory reading the configuration");
 		L->s = ns;
 		L->cap = ncap;
 	}
 	char *copy = NULL;
 	if (!clear && !(copy = xstrdup(v)))
-		return fail(L, CONF_ENOMEM, "out of memory reading the configuration");
+		return conf_fail(L, CONF_ENOMEM, "out of memory reading the configuration");
 	L->s[L->n++] = (struct setting){key, level, clear, copy};
 	return 0;
 }
 
 /* A name that is no peerd key: bitcoind's (conf/core_opts.c's rule), or unknown. */
-static int not_a_key(struct loader *L, const char *name, size_t len, const char *v,
+static int not_a_key(struct conf_loader *L, const char *name, size_t len, const char *v,
                      const struct where *w)
 {
 	char msg[320];
@@ -117,7 +117,7 @@ static int not_a_key(struct loader *L, const char *name, size_t len, const char 
 		snprintf(note, sizeof(note), "%s:%d: %s=%s: %s", L->path, L->lineno, w->name,
 		         w->value, msg);
 	if (!(L->ignored.v[L->ignored.n] = xstrdup(note)))
-		return fail(L, CONF_ENOMEM, "out of memory reading the configuration");
+		return conf_fail(L, CONF_ENOMEM, "out of memory reading the configuration");
 	L->ignored.n++;
 	return 0;
 }
@@ -126,7 +126,7 @@ static int not_a_key(struct loader *L, const char *name, size_t len, const char 
  * One setting from either source: `name` (len bytes, maybe "no"-prefixed)
  * with value v (NULL: a bare command-line -key). Checks it and records it.
  */
-static int take(struct loader *L, int level, const char *name, size_t len, const char *v,
+static int take(struct conf_loader *L, int level, const char *name, size_t len, const char *v,
                 const struct where *w)
 {
 	char why[160];
@@ -185,7 +185,7 @@ clear:
 
 /* ---- command line ------------------------------------------------------ */
 
-static int parse_cmdline(struct loader *L, struct peerd_conf *c, int argc, char **argv,
+static int parse_cmdline(struct conf_loader *L, struct peerd_conf *c, int argc, char **argv,
                          unsigned flags, int *argi)
 {
 	int i;
@@ -194,7 +194,7 @@ static int parse_cmdline(struct loader *L, struct peerd_conf *c, int argc, char 
 		if (a[0] != '-' || a[1] == '\0') {
 			if (flags & CONF_F_POSITIONAL)
 				break;
-			return fail(
+			return conf_fail(
 			    L, CONF_EUSAGE,
 			    "command line: unexpected argument '%s' (options start with '-')", a);
 		}
@@ -203,7 +203,7 @@ static int parse_cmdline(struct loader *L, struct peerd_conf *c, int argc, char 
 				i++;
 				break;
 			}
-			return fail(L, CONF_EUSAGE, "command line: unexpected argument '--'");
+			return conf_fail(L, CONF_EUSAGE, "command line: unexpected argument '--'");
 		}
 		const char *name = a + 1 + (a[1] == '-'); /* --key as -key, as bitcoind */
 		const char *eq = strchr(name, '=');
@@ -213,11 +213,11 @@ static int parse_cmdline(struct loader *L, struct peerd_conf *c, int argc, char 
 		if ((len == 1 && (name[0] == 'h' || name[0] == '?')) ||
 		    (len == 4 && memcmp(name, "help", 4) == 0)) {
 			c->help = true;
-			return fail(L, CONF_EHELP, "help requested");
+			return conf_fail(L, CONF_EHELP, "help requested");
 		}
 		if (len == 7 && memcmp(name, "version", 7) == 0) {
 			c->version = true;
-			return fail(L, CONF_EHELP, "version requested");
+			return conf_fail(L, CONF_EHELP, "version requested");
 		}
 		if (take(L, LV_CMD, name, len, eq ? eq + 1 : NULL, &w))
 			return L->rc;
@@ -240,7 +240,7 @@ static int parse_cmdline(struct loader *L, struct peerd_conf *c, int argc, char 
  */
 static char *conf_reader(char *str, int num, void *stream)
 {
-	struct loader *L = stream;
+	struct conf_loader *L = stream;
 	if (L->rc || L->pos >= L->len)
 		return NULL;
 
@@ -252,7 +252,7 @@ static char *conf_reader(char *str, int num, void *stream)
 
 	if (memchr(line, '\0', n)) {
 		L->err_line = L->lineno;
-		fail(L, CONF_ESYNTAX, "%s:%d: NUL byte in the line", L->path, L->lineno);
+		conf_fail(L, CONF_ESYNTAX, "%s:%d: NUL byte in the line", L->path, L->lineno);
 		return NULL;
 	}
 	if (L->lineno == 1 && n >= 3 && memcmp(line, "\xEF\xBB\xBF", 3) == 0) {
@@ -273,28 +273,29 @@ static char *conf_reader(char *str, int num, void *stream)
 		const char *close = memchr(line, ']', n);
 		if (!close) {
 			L->err_line = L->lineno;
-			fail(L, CONF_ESYNTAX, "%s:%d: %.*s: missing ']'", L->path, L->lineno,
-			     (int)n, line);
+			conf_fail(L, CONF_ESYNTAX, "%s:%d: %.*s: missing ']'", L->path, L->lineno,
+			          (int)n, line);
 			return NULL;
 		}
 		if (close != line + n - 1) {
 			L->err_line = L->lineno;
-			fail(L, CONF_ESYNTAX, "%s:%d: %.*s: text after the section header", L->path,
-			     L->lineno, (int)n, line);
+			conf_fail(L, CONF_ESYNTAX, "%s:%d: %.*s: text after the section header",
+			          L->path, L->lineno, (int)n, line);
 			return NULL;
 		}
 		if (conf_section_net(line + 1, (size_t)(close - line - 1)) < 0) {
 			L->err_line = L->lineno;
-			fail(L, CONF_ESYNTAX,
-			     "%s:%d: %.*s: unknown section (main, test, testnet4, signet, regtest)",
-			     L->path, L->lineno, (int)n, line);
+			conf_fail(
+			    L, CONF_ESYNTAX,
+			    "%s:%d: %.*s: unknown section (main, test, testnet4, signet, regtest)",
+			    L->path, L->lineno, (int)n, line);
 			return NULL;
 		}
 	}
 	if (num < 3 || n > (size_t)num - 2) {
 		L->err_line = L->lineno;
-		fail(L, CONF_ESYNTAX, "%s:%d: line too long (max %d characters)", L->path,
-		     L->lineno, num > 2 ? num - 2 : 0);
+		conf_fail(L, CONF_ESYNTAX, "%s:%d: line too long (max %d characters)", L->path,
+		          L->lineno, num > 2 ? num - 2 : 0);
 		return NULL;
 	}
 	memcpy(str, line, n);
@@ -305,7 +306,7 @@ static char *conf_reader(char *str, int num, void *stream)
 
 static int conf_handler(void *user, const char *section, const char *name, const char *value)
 {
-	struct loader *L = user;
+	struct conf_loader *L = user;
 	int level = LV_TOP;
 	struct where w = {NULL, name, value};
 
@@ -336,7 +337,7 @@ bad:
 }
 
 /* The text of line `lineno` of the file, for a syntax error inih found. */
-static void line_text(const struct loader *L, int lineno, const char **p, int *n)
+static void line_text(const struct conf_loader *L, int lineno, const char **p, int *n)
 {
 	const char *s = L->buf, *end = L->buf + L->len;
 	for (int i = 1; i < lineno && s < end; i++) {
@@ -352,7 +353,7 @@ static void line_text(const struct loader *L, int lineno, const char **p, int *n
 }
 
 /* Read and parse the file at path. A missing file is fine unless `required`. */
-static int parse_file(struct loader *L, const char *path, bool required, bool *found)
+static int parse_file(struct conf_loader *L, const char *path, bool required, bool *found)
 {
 	struct stat st;
 	char *buf = NULL;
@@ -364,32 +365,33 @@ static int parse_file(struct loader *L, const char *path, bool required, bool *f
 		/* ENOTDIR: the datadir is not a directory; conf_check_datadir says so better. */
 		if ((errno == ENOENT || errno == ENOTDIR) && !required)
 			return 0;
-		return fail(L, CONF_EFILE, "%s: cannot read config file: %s", path,
-		            strerror(errno));
+		return conf_fail(L, CONF_EFILE, "%s: cannot read config file: %s", path,
+		                 strerror(errno));
 	}
 	if (fstat(fileno(f), &st) != 0) {
-		rc = fail(L, CONF_EFILE, "%s: cannot read config file: %s", path, strerror(errno));
+		rc = conf_fail(L, CONF_EFILE, "%s: cannot read config file: %s", path,
+		               strerror(errno));
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		rc = fail(L, CONF_EFILE, "%s: cannot read config file: %s", path,
-		          S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
+		rc = conf_fail(L, CONF_EFILE, "%s: cannot read config file: %s", path,
+		               S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
 		goto out;
 	}
 	if (st.st_size > CONF_MAX_FILE_SIZE) {
-		rc = fail(L, CONF_EFILE, "%s: config file larger than %d bytes", path,
-		          CONF_MAX_FILE_SIZE);
+		rc = conf_fail(L, CONF_EFILE, "%s: config file larger than %d bytes", path,
+		               CONF_MAX_FILE_SIZE);
 		goto out;
 	}
 	buf = xmalloc((size_t)st.st_size + 1);
 	if (!buf) {
-		rc = fail(L, CONF_ENOMEM, "out of memory reading %s", path);
+		rc = conf_fail(L, CONF_ENOMEM, "out of memory reading %s", path);
 		goto out;
 	}
 	size_t len = fread(buf, 1, (size_t)st.st_size + 1, f);
 	if (ferror(f) || len > (size_t)st.st_size) {
-		rc = fail(L, CONF_EFILE, "%s: cannot read config file: %s", path,
-		          ferror(f) ? strerror(errno) : "file grew while reading");
+		rc = conf_fail(L, CONF_EFILE, "%s: cannot read config file: %s", path,
+		               ferror(f) ? strerror(errno) : "file grew while reading");
 		goto out;
 	}
 	*found = true;
@@ -407,10 +409,11 @@ static int parse_file(struct loader *L, const char *path, bool required, bool *f
 		int tn;
 		line_text(L, line, &t, &tn);
 		L->rc = 0;
-		rc = fail(L, CONF_ESYNTAX, "%s:%d: %.*s: expected key=value", path, line, tn, t);
+		rc = conf_fail(L, CONF_ESYNTAX, "%s:%d: %.*s: expected key=value", path, line, tn,
+		               t);
 	} else if (line < 0 && !L->rc) {
-		rc = fail(L, line == -2 ? CONF_ENOMEM : CONF_EFILE, "%s: cannot parse config file",
-		          path);
+		rc = conf_fail(L, line == -2 ? CONF_ENOMEM : CONF_EFILE,
+		               "%s: cannot parse config file", path);
 	} else {
 		rc = L->rc;
 	}
@@ -428,7 +431,7 @@ out:
  * and *end bound them in L->s (for a list every entry counts from the last
  * clear on). Returns the level, or -1 when no level set the key.
  */
-static int resolve(const struct loader *L, enum conf_key key, const int *levels, int nlevels,
+static int resolve(const struct conf_loader *L, enum conf_key key, const int *levels, int nlevels,
                    size_t *first, size_t *end)
 {
 	for (int i = 0; i < nlevels; i++) {
@@ -453,14 +456,14 @@ static int resolve(const struct loader *L, enum conf_key key, const int *levels,
 }
 
 /* Whether key is set at any of the levels (cleared or negated too: Core's IsArgSet). */
-static bool resolve_set(const struct loader *L, enum conf_key key, const int *levels, int nl)
+bool conf_is_set(const struct conf_loader *L, enum conf_key key, const int *levels, int nl)
 {
 	size_t a, b;
 	return resolve(L, key, levels, nl, &a, &b) >= 0;
 }
 
 /* The scalar value of key, or NULL (unset, or cleared). */
-static const char *scalar(const struct loader *L, enum conf_key key, const int *levels, int nl)
+const char *conf_scalar(const struct conf_loader *L, enum conf_key key, const int *levels, int nl)
 {
 	size_t a, b;
 	if (resolve(L, key, levels, nl, &a, &b) < 0)
@@ -470,13 +473,13 @@ static const char *scalar(const struct loader *L, enum conf_key key, const int *
 
 /* A proxy is set: -proxy names one (not "", "0" or -noproxy), as Core 29's
  * parameter interaction asks before turning -listen and -discover off. */
-static bool proxy_given(const struct loader *L, const int *levels, int nl)
+bool conf_proxy_given(const struct conf_loader *L, const int *levels, int nl)
 {
-	const char *v = scalar(L, CONF_K_PROXY, levels, nl);
+	const char *v = conf_scalar(L, CONF_K_PROXY, levels, nl);
 	return v && *v && strcmp(v, "0") != 0;
 }
 
-static unsigned long long uint_of(const char *v, unsigned long long dflt)
+unsigned long long conf_uint_or(const char *v, unsigned long long dflt)
 {
 	unsigned long long n;
 	if (v && conf_parse_uint(v, 0, ~0ULL, &n) == 0)
@@ -484,8 +487,8 @@ static unsigned long long uint_of(const char *v, unsigned long long dflt)
 	return dflt;
 }
 
-static int fill_list(struct loader *L, enum conf_key key, const int *levels, int nl,
-                     struct conf_list *out, bool *set)
+int conf_fill_list(struct conf_loader *L, enum conf_key key, const int *levels, int nl,
+                   struct conf_list *out, bool *set)
 {
 	size_t a, b;
 	*set = resolve(L, key, levels, nl, &a, &b) >= 0;
@@ -496,7 +499,8 @@ static int fill_list(struct loader *L, enum conf_key key, const int *levels, int
 		if (s->key != key || s->level != L->s[a].level || s->clear)
 			continue;
 		if (out->n >= CONF_MAX_LIST)
-			return fail(L, CONF_EVALUE, "%s: too many values", conf_keys[key].name);
+			return conf_fail(L, CONF_EVALUE, "%s: too many values",
+			                 conf_keys[key].name);
 		/* Ownership moves to the conf. */
 		out->v[out->n++] = s->value;
 		L->s[j].value = NULL;
@@ -509,10 +513,10 @@ static int fill_list(struct loader *L, enum conf_key key, const int *levels, int
  * warning) plus peerd's addrmanloopback; Core's bip94 changes consensus
  * rules peerd does not have, so it is refused rather than ignored.
  */
-static int apply_test(struct loader *L, struct peerd_conf *c)
+static int apply_test(struct conf_loader *L, struct peerd_conf *c)
 {
 	if (c->test.n && c->params->net != PROTO_NET_REGTEST)
-		return fail(L, CONF_EVALUE, "-test=<option> can only be used with regtest");
+		return conf_fail(L, CONF_EVALUE, "-test=<option> can only be used with regtest");
 	for (size_t i = 0; i < c->test.n; i++) {
 		const char *w = c->test.v[i];
 		if (strcmp(w, "addrman") == 0) {
@@ -520,26 +524,26 @@ static int apply_test(struct loader *L, struct peerd_conf *c)
 		} else if (strcmp(w, "addrmanloopback") == 0) {
 			c->test_addrmanloopback = true;
 		} else if (strcmp(w, "bip94") == 0) {
-			return fail(L, CONF_EVALUE, "-test=bip94: not supported by peerd");
+			return conf_fail(L, CONF_EVALUE, "-test=bip94: not supported by peerd");
 		} else if (L->ignored.n < CONF_MAX_LIST) {
 			char note[160];
 			snprintf(note, sizeof(note),
 			         "Unrecognised option \"%s\" provided in -test=<option>.", w);
 			if (!(L->ignored.v[L->ignored.n] = xstrdup(note)))
-				return fail(L, CONF_ENOMEM,
-				            "out of memory reading the configuration");
+				return conf_fail(L, CONF_ENOMEM,
+				                 "out of memory reading the configuration");
 			L->ignored.n++;
 		}
 	}
 	return 0;
 }
 
-static int dup_path(struct loader *L, char **out, const char *a, const char *b)
+static int dup_path(struct conf_loader *L, char **out, const char *a, const char *b)
 {
 	size_t n = strlen(a) + (b ? strlen(b) + 1 : 0) + 1;
 	*out = xmalloc(n);
 	if (!*out)
-		return fail(L, CONF_ENOMEM, "out of memory");
+		return conf_fail(L, CONF_ENOMEM, "out of memory");
 	if (b)
 		snprintf(*out, n, "%s%s%s", a, a[0] && a[strlen(a) - 1] == '/' ? "" : "/", b);
 	else
@@ -548,16 +552,16 @@ static int dup_path(struct loader *L, char **out, const char *a, const char *b)
 }
 
 /* A path key as bitcoind's -debuglogfile and -pid: relative ones live in the netdir. */
-static int netdir_path(struct loader *L, char **out, const struct peerd_conf *c, const char *v)
+static int netdir_path(struct conf_loader *L, char **out, const struct peerd_conf *c, const char *v)
 {
 	return v[0] == '/' ? dup_path(L, out, v, NULL) : dup_path(L, out, c->netdir, v);
 }
 
 /* debuglogfile=, pid=, controlsocketgroup= (issue 12's operator keys). */
-static int operator_paths(struct loader *L, struct peerd_conf *c, const int *lv, int nl);
+static int operator_paths(struct conf_loader *L, struct peerd_conf *c, const int *lv, int nl);
 
 /* Where data lives when neither -datadir nor datadir= says. */
-static int default_datadir(struct loader *L, char **out)
+static int default_datadir(struct conf_loader *L, char **out)
 {
 	const char *state = getenv("STATE_DIRECTORY");
 	if (state && *state) {
@@ -565,21 +569,21 @@ static int default_datadir(struct loader *L, char **out)
 		size_t n = strcspn(state, ":");
 		*out = xmalloc(n + 1);
 		if (!*out)
-			return fail(L, CONF_ENOMEM, "out of memory");
+			return conf_fail(L, CONF_ENOMEM, "out of memory");
 		memcpy(*out, state, n);
 		(*out)[n] = '\0';
 		return 0;
 	}
 	const char *home = getenv("HOME");
 	if (!home || !*home)
-		return fail(L, CONF_EVALUE,
-		            "cannot find the data directory: HOME is not set "
-		            "(use -datadir)");
+		return conf_fail(L, CONF_EVALUE,
+		                 "cannot find the data directory: HOME is not set "
+		                 "(use -datadir)");
 	return dup_path(L, out, home, CONF_DATADIR_NAME);
 }
 
 /* Chain selection as bitcoind's: from the command line and the top of the file only. */
-static int pick_chain(struct loader *L, struct peerd_conf *c)
+static int pick_chain(struct conf_loader *L, struct peerd_conf *c)
 {
 	static const int lv[] = {LV_CMD, LV_TOP};
 	static const struct {
@@ -593,189 +597,30 @@ static int pick_chain(struct loader *L, struct peerd_conf *c)
 	};
 	enum proto_net net = PROTO_NET_MAIN;
 	int chosen = 0;
-	const char *chain = scalar(L, CONF_K_CHAIN, lv, 2);
+	const char *chain = conf_scalar(L, CONF_K_CHAIN, lv, 2);
 	if (chain) {
 		net = (enum proto_net)conf_section_net(chain, strlen(chain));
 		chosen++;
 	}
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
-		const char *v = scalar(L, flags[i].key, lv, 2);
+		const char *v = conf_scalar(L, flags[i].key, lv, 2);
 		if (v && strcmp(v, "1") == 0) {
 			net = flags[i].net;
 			chosen++;
 		}
 	}
 	if (chosen > 1)
-		return fail(
+		return conf_fail(
 		    L, CONF_EVALUE,
 		    "Invalid combination of -regtest, -signet, -testnet, -testnet4 and -chain. "
 		    "Can use at most one.");
 	c->params = proto_params(net);
 	if (!c->params)
-		return fail(L, CONF_EVALUE, "no parameters for network %d", (int)net);
+		return conf_fail(L, CONF_EVALUE, "no parameters for network %d", (int)net);
 	return 0;
 }
 
-/* A fee rate key's value in sat/kvB (the check already passed), or dflt. */
-static int64_t amount_of(const char *v, int64_t dflt)
-{
-	int64_t sat;
-	return v && conf_parse_amount(v, &sat) == 0 ? sat : dflt;
-}
-
-/* Mempool and relay policy keys, with Core's cross-key checks
- * (mempool_args.cpp): -acceptnonstdtxn only on a test chain, and a
- * -maxmempool that holds 40 times the descendant size limit. */
-static int apply_mempool(struct loader *L, struct peerd_conf *c, const int *lv, int nl)
-{
-	const char *v;
-	c->blocksonly = uint_of(scalar(L, CONF_K_BLOCKSONLY, lv, nl), 0) != 0;
-	/* Core soft-sets -maxmempool=5 under -blocksonly: a node that takes no
-	 * peer transactions needs little room; a given -maxmempool still wins. */
-	c->maxmempool_mb = (size_t)uint_of(scalar(L, CONF_K_MAXMEMPOOL, lv, nl),
-	                                   c->blocksonly ? CONF_BLOCKSONLY_MAXMEMPOOL_MB
-	                                                 : CONF_DEFAULT_MAXMEMPOOL_MB);
-	c->mempoolexpiry_h =
-	    (int64_t)uint_of(scalar(L, CONF_K_MEMPOOLEXPIRY, lv, nl), CONF_DEFAULT_MEMPOOLEXPIRY_H);
-	c->persistmempool = uint_of(scalar(L, CONF_K_PERSISTMEMPOOL, lv, nl), 1) != 0;
-	c->minrelaytxfee =
-	    amount_of(scalar(L, CONF_K_MINRELAYTXFEE, lv, nl), CONF_DEFAULT_MINRELAYTXFEE);
-	c->incrementalrelayfee = amount_of(scalar(L, CONF_K_INCREMENTALRELAYFEE, lv, nl),
-	                                   CONF_DEFAULT_INCREMENTALRELAYFEE);
-	c->dustrelayfee =
-	    amount_of(scalar(L, CONF_K_DUSTRELAYFEE, lv, nl), CONF_DEFAULT_DUSTRELAYFEE);
-	c->permitbaremultisig = uint_of(scalar(L, CONF_K_PERMITBAREMULTISIG, lv, nl), 1) != 0;
-	c->datacarrier = uint_of(scalar(L, CONF_K_DATACARRIER, lv, nl), 1) != 0;
-	c->datacarriersize = (uint32_t)uint_of(scalar(L, CONF_K_DATACARRIERSIZE, lv, nl),
-	                                       CONF_DEFAULT_DATACARRIERSIZE);
-	c->acceptnonstdtxn = -1;
-	if ((v = scalar(L, CONF_K_ACCEPTNONSTDTXN, lv, nl)))
-		c->acceptnonstdtxn = strcmp(v, "1") == 0;
-	c->bytespersigop =
-	    (uint32_t)uint_of(scalar(L, CONF_K_BYTESPERSIGOP, lv, nl), CONF_DEFAULT_BYTESPERSIGOP);
-	c->limitancestorcount = (uint32_t)uint_of(scalar(L, CONF_K_LIMITANCESTORCOUNT, lv, nl),
-	                                          CONF_DEFAULT_LIMIT_COUNT);
-	c->limitancestorsize =
-	    (uint32_t)uint_of(scalar(L, CONF_K_LIMITANCESTORSIZE, lv, nl), CONF_DEFAULT_LIMIT_KVB);
-	c->limitdescendantcount = (uint32_t)uint_of(scalar(L, CONF_K_LIMITDESCENDANTCOUNT, lv, nl),
-	                                            CONF_DEFAULT_LIMIT_COUNT);
-	c->limitdescendantsize = (uint32_t)uint_of(scalar(L, CONF_K_LIMITDESCENDANTSIZE, lv, nl),
-	                                           CONF_DEFAULT_LIMIT_KVB);
-	c->blockreservedweight = uint_of(scalar(L, CONF_K_BLOCKRESERVEDWEIGHT, lv, nl),
-	                                 CONF_DEFAULT_BLOCKRESERVEDWEIGHT);
-	c->blockmaxweight =
-	    uint_of(scalar(L, CONF_K_BLOCKMAXWEIGHT, lv, nl), CONF_DEFAULT_BLOCKMAXWEIGHT);
-	/* Core's ClampOptions: a block can always hold its reserved part. */
-	if (c->blockmaxweight < c->blockreservedweight)
-		c->blockmaxweight = c->blockreservedweight;
-	c->blockmintxfee =
-	    amount_of(scalar(L, CONF_K_BLOCKMINTXFEE, lv, nl), CONF_DEFAULT_BLOCKMINTXFEE);
-	c->checkblocks =
-	    (int32_t)uint_of(scalar(L, CONF_K_CHECKBLOCKS, lv, nl), CONF_DEFAULT_CHECKBLOCKS);
-	c->checklevel = (int)uint_of(scalar(L, CONF_K_CHECKLEVEL, lv, nl), CONF_DEFAULT_CHECKLEVEL);
-	/* Core's VerifyDB clamps the level rather than refusing it. */
-	if (c->checklevel > CONF_MAX_CHECKLEVEL)
-		c->checklevel = CONF_MAX_CHECKLEVEL;
-	c->blocksxor = uint_of(scalar(L, CONF_K_BLOCKSXOR, lv, nl), 1) != 0;
-	c->reindex = uint_of(scalar(L, CONF_K_REINDEX, lv, nl), 0) != 0;
-	c->reindex_chainstate = uint_of(scalar(L, CONF_K_REINDEXCHAINSTATE, lv, nl), 0) != 0;
-
-	if (c->acceptnonstdtxn == 1 && c->params->net == PROTO_NET_MAIN)
-		return fail(L, CONF_EVALUE,
-		            "acceptnonstdtxn is not currently supported for main chain");
-	/* Core: max_size_bytes < descendant_size_vbytes * 40 is refused, the
-	 * message rounding the least size up to whole MB. */
-	uint64_t least = (uint64_t)c->limitdescendantsize * 1000u * CONF_MAXMEMPOOL_DESCENDANT_MULT;
-	if ((uint64_t)c->maxmempool_mb * 1000000u < least)
-		return fail(L, CONF_EVALUE, "-maxmempool must be at least %llu MB",
-		            (unsigned long long)((least + 999999u) / 1000000u));
-	return 0;
-}
-
-/* -proxy, -onion, -onlynet, -externalip, ... as given (net/reach.c judges
- * them); -discover after Core's parameter interaction. */
-static int apply_networks(struct loader *L, struct peerd_conf *c, const int *lv, int nl)
-{
-	const char *v;
-	bool set;
-	int rc;
-	c->proxy_set = proxy_given(L, lv, nl);
-	if ((v = scalar(L, CONF_K_PROXY, lv, nl)))
-		snprintf(c->proxy, sizeof(c->proxy), "%s", v);
-	if ((v = scalar(L, CONF_K_ONION, lv, nl)))
-		snprintf(c->onion, sizeof(c->onion), "%s", v);
-	c->proxyrandomize = uint_of(scalar(L, CONF_K_PROXYRANDOMIZE, lv, nl), 1) != 0;
-	c->cjdnsreachable = -1;
-	if (resolve_set(L, CONF_K_CJDNSREACHABLE, lv, nl))
-		c->cjdnsreachable = uint_of(scalar(L, CONF_K_CJDNSREACHABLE, lv, nl), 0) != 0;
-	if ((rc = fill_list(L, CONF_K_ONLYNET, lv, nl, &c->onlynet, &set)) ||
-	    (rc = fill_list(L, CONF_K_EXTERNALIP, lv, nl, &c->externalip, &set)))
-		return rc;
-	/* Core's soft-sets: -proxy, -listen=0 and -externalip each turn
-	 * discovery off unless -discover is given. */
-	if ((v = scalar(L, CONF_K_DISCOVER, lv, nl)))
-		c->discover = strcmp(v, "1") == 0;
-	else
-		c->discover = !c->proxy_set && c->listen && c->externalip.n == 0;
-	if ((v = scalar(L, CONF_K_V2TRANSPORT, lv, nl)))
-		c->v2transport = strcmp(v, "1") == 0;
-	return 0;
-}
-
-/* Core's RPC options as given; rpcport and rpcbind are network-only as Core's. */
-static int apply_rpc(struct loader *L, struct peerd_conf *c, const int *lv, int nl, int nl_net)
-{
-	static const uint16_t ports[PROTO_NET__COUNT] = {8332, 18332, 48332, 38332, 18443};
-	const char *v;
-	bool set;
-	int rc;
-	c->server = uint_of(scalar(L, CONF_K_SERVER, lv, nl), 1) != 0;
-	c->rest = uint_of(scalar(L, CONF_K_REST, lv, nl), 0) != 0;
-	c->rpcport_set = (v = scalar(L, CONF_K_RPCPORT, lv, nl_net)) != NULL;
-	c->rpcport = (uint16_t)uint_of(v, ports[c->params->net]);
-	c->rpcthreads = (int)uint_of(scalar(L, CONF_K_RPCTHREADS, lv, nl), 16);
-	c->rpcworkqueue = (int)uint_of(scalar(L, CONF_K_RPCWORKQUEUE, lv, nl), 64);
-	c->rpcservertimeout_s = (int)uint_of(scalar(L, CONF_K_RPCSERVERTIMEOUT, lv, nl), 30);
-	/* -norpccookiefile: no cookie (Core's DISABLED). */
-	if (resolve_set(L, CONF_K_RPCCOOKIEFILE, lv, nl))
-		snprintf(c->rpccookiefile, sizeof(c->rpccookiefile), "%s",
-		         (v = scalar(L, CONF_K_RPCCOOKIEFILE, lv, nl)) ? v : "0");
-	if ((v = scalar(L, CONF_K_RPCCOOKIEPERMS, lv, nl)))
-		snprintf(c->rpccookieperms, sizeof(c->rpccookieperms), "%s", v);
-	if ((v = scalar(L, CONF_K_RPCUSER, lv, nl)))
-		snprintf(c->rpcuser, sizeof(c->rpcuser), "%s", v);
-	if ((v = scalar(L, CONF_K_RPCPASSWORD, lv, nl)))
-		snprintf(c->rpcpassword, sizeof(c->rpcpassword), "%s", v);
-	if ((rc = fill_list(L, CONF_K_RPCBIND, lv, nl_net, &c->rpcbind, &set)) ||
-	    (rc = fill_list(L, CONF_K_RPCALLOWIP, lv, nl, &c->rpcallowip, &set)) ||
-	    (rc = fill_list(L, CONF_K_RPCAUTH, lv, nl, &c->rpcauth, &set)))
-		return rc;
-	return 0;
-}
-
-/* The notifications as given (daemon/notify/ opens the sockets at start). */
-static int apply_notify(struct loader *L, struct peerd_conf *c, const int *lv, int nl)
-{
-	const char *v;
-	bool set;
-	int rc;
-	for (int i = 0; i < CONF_ZMQ__COUNT; i++) {
-		if ((rc = fill_list(L, (enum conf_key)(CONF_K_ZMQPUBHASHBLOCK + i), lv, nl,
-		                    &c->zmqpub[i], &set)))
-			return rc;
-		c->zmqhwm[i] = (int)uint_of(
-		    scalar(L, (enum conf_key)(CONF_K_ZMQPUBHASHBLOCKHWM + i), lv, nl), 1000);
-	}
-	if ((v = scalar(L, CONF_K_BLOCKNOTIFY, lv, nl)))
-		snprintf(c->blocknotify, sizeof(c->blocknotify), "%s", v);
-	if ((v = scalar(L, CONF_K_STARTUPNOTIFY, lv, nl)))
-		snprintf(c->startupnotify, sizeof(c->startupnotify), "%s", v);
-	if ((v = scalar(L, CONF_K_ALERTNOTIFY, lv, nl)))
-		snprintf(c->alertnotify, sizeof(c->alertnotify), "%s", v);
-	return fill_list(L, CONF_K_SHUTDOWNNOTIFY, lv, nl, &c->shutdownnotify, &set);
-}
-
-static int apply(struct loader *L, struct peerd_conf *c)
+static int apply(struct conf_loader *L, struct peerd_conf *c)
 {
 	int rc = pick_chain(L, c);
 	if (rc)
@@ -785,7 +630,7 @@ static int apply(struct loader *L, struct peerd_conf *c)
 	const char *v;
 	bool set, bind_set;
 
-	if ((v = scalar(L, CONF_K_DATADIR, lv, nl))) {
+	if ((v = conf_scalar(L, CONF_K_DATADIR, lv, nl))) {
 		if ((rc = dup_path(L, &c->datadir, v, NULL)))
 			return rc;
 		c->datadir_set = true;
@@ -795,38 +640,42 @@ static int apply(struct loader *L, struct peerd_conf *c)
 	const char *sub = conf_net_subdir(c->params->net);
 	if ((rc = dup_path(L, &c->netdir, c->datadir, *sub ? sub : NULL)))
 		return rc;
-	if ((v = scalar(L, CONF_K_CONTROLSOCKET, lv, nl))) {
+	if ((v = conf_scalar(L, CONF_K_CONTROLSOCKET, lv, nl))) {
 		if ((rc = dup_path(L, &c->controlsocket, v, NULL)))
 			return rc;
 	} else {
 		if ((rc = dup_path(L, &c->controlsocket, c->netdir, CONF_SOCKET_FILENAME)))
 			return rc;
 		if (strlen(c->controlsocket) > CONF_MAX_SOCKET_PATH)
-			return fail(L, CONF_EVALUE,
-			            "controlsocket=%s (<datadir>/%s%s" CONF_SOCKET_FILENAME
-			            "): too long for a "
-			            "Unix socket (max %d bytes); set a shorter -controlsocket",
-			            c->controlsocket, sub, *sub ? "/" : "", CONF_MAX_SOCKET_PATH);
+			return conf_fail(L, CONF_EVALUE,
+			                 "controlsocket=%s (<datadir>/%s%s" CONF_SOCKET_FILENAME
+			                 "): too long for a "
+			                 "Unix socket (max %d bytes); set a shorter -controlsocket",
+			                 c->controlsocket, sub, *sub ? "/" : "",
+			                 CONF_MAX_SOCKET_PATH);
 	}
 
 	/* bitcoind's network-only keys: at the top of the file they are main's,
 	 * so a test network needs its section (a top-level port= never moves
 	 * a regtest node onto main's port). */
 	const int nl_netonly = c->params->net == PROTO_NET_MAIN ? nl : nl - 1;
-	if ((rc = fill_list(L, CONF_K_BIND, lv, nl_netonly, &c->bind, &bind_set)) ||
-	    (rc = fill_list(L, CONF_K_CONNECT, lv, nl, &c->connect, &c->connect_set)) ||
-	    (rc = fill_list(L, CONF_K_ADDNODE, lv, nl, &c->addnode, &set)) ||
-	    (rc = fill_list(L, CONF_K_DEBUG, lv, nl, &c->debug, &set)))
+	if ((rc = conf_fill_list(L, CONF_K_BIND, lv, nl_netonly, &c->bind, &bind_set)) ||
+	    (rc = conf_fill_list(L, CONF_K_CONNECT, lv, nl, &c->connect, &c->connect_set)) ||
+	    (rc = conf_fill_list(L, CONF_K_ADDNODE, lv, nl, &c->addnode, &set)) ||
+	    (rc = conf_fill_list(L, CONF_K_DEBUG, lv, nl, &c->debug, &set)))
 		return rc;
-	if ((rc = fill_list(L, CONF_K_DEBUGEXCLUDE, lv, nl, &c->debugexclude, &set)) ||
-	    (rc = fill_list(L, CONF_K_TEST, lv, nl, &c->test, &set)) || (rc = apply_test(L, c)) ||
-	    (rc = fill_list(L, CONF_K_SEEDNODE, lv, nl, &c->seednode, &set)) ||
-	    (rc = fill_list(L, CONF_K_VBPARAMS, lv, nl, &c->vbparams, &set)))
+	if ((rc = conf_apply_signet(L, c, lv, nl)))
 		return rc;
-	c->checkaddrman = (int32_t)uint_of(scalar(L, CONF_K_CHECKADDRMAN, lv, nl), 0);
+	if ((rc = conf_fill_list(L, CONF_K_DEBUGEXCLUDE, lv, nl, &c->debugexclude, &set)) ||
+	    (rc = conf_fill_list(L, CONF_K_TEST, lv, nl, &c->test, &set)) ||
+	    (rc = apply_test(L, c)) ||
+	    (rc = conf_fill_list(L, CONF_K_SEEDNODE, lv, nl, &c->seednode, &set)) ||
+	    (rc = conf_fill_list(L, CONF_K_VBPARAMS, lv, nl, &c->vbparams, &set)))
+		return rc;
+	c->checkaddrman = (int32_t)conf_uint_or(conf_scalar(L, CONF_K_CHECKADDRMAN, lv, nl), 0);
 	if (c->checkaddrman > CONF_CLAMP_CHECKADDRMAN)
 		c->checkaddrman = CONF_CLAMP_CHECKADDRMAN;
-	c->mocktime = (int64_t)uint_of(scalar(L, CONF_K_MOCKTIME, lv, nl), 0);
+	c->mocktime = (int64_t)conf_uint_or(conf_scalar(L, CONF_K_MOCKTIME, lv, nl), 0);
 	c->debug_mask = 0;
 	c->debug_core = 0;
 	/* Names were checked as they were read: apply cannot fail here. */
@@ -839,62 +688,68 @@ static int apply(struct loader *L, struct peerd_conf *c)
 		return rc;
 
 	/* bitcoind: -bind implies -listen, -connect implies -nolisten; an explicit listen wins. */
-	if ((v = scalar(L, CONF_K_LISTEN, lv, nl)))
+	if ((v = conf_scalar(L, CONF_K_LISTEN, lv, nl)))
 		c->listen = strcmp(v, "1") == 0;
 	else if (c->bind.n)
 		c->listen = true;
 	else /* Core: a -proxy also means -listen=0 */
-		c->listen = c->connect.n == 0 && !proxy_given(L, lv, nl);
-	if ((rc = apply_networks(L, c, lv, nl)))
+		c->listen = c->connect.n == 0 && !conf_proxy_given(L, lv, nl);
+	if ((rc = conf_apply_networks(L, c, lv, nl)))
 		return rc;
 
-	c->port =
-	    (uint16_t)uint_of(scalar(L, CONF_K_PORT, lv, nl_netonly), c->params->default_port);
-	c->maxconnections =
-	    (int)uint_of(scalar(L, CONF_K_MAXCONNECTIONS, lv, nl), CONF_DEFAULT_MAXCONNECTIONS);
-	c->par = (int)uint_of(scalar(L, CONF_K_PAR, lv, nl), 0);
+	c->port = (uint16_t)conf_uint_or(conf_scalar(L, CONF_K_PORT, lv, nl_netonly),
+	                                 c->params->default_port);
+	c->maxconnections = (int)conf_uint_or(conf_scalar(L, CONF_K_MAXCONNECTIONS, lv, nl),
+	                                      CONF_DEFAULT_MAXCONNECTIONS);
+	c->par = (int)conf_uint_or(conf_scalar(L, CONF_K_PAR, lv, nl), 0);
 	c->dbcache_mib =
-	    (size_t)uint_of(scalar(L, CONF_K_DBCACHE, lv, nl), CONF_DEFAULT_DBCACHE_MIB);
-	c->maxreceivebuffer_kb = (size_t)uint_of(scalar(L, CONF_K_MAXRECEIVEBUFFER, lv, nl),
-	                                         CONF_DEFAULT_MAXRECEIVEBUFFER_KB);
-	c->maxsendbuffer_kb =
-	    (size_t)uint_of(scalar(L, CONF_K_MAXSENDBUFFER, lv, nl), CONF_DEFAULT_MAXSENDBUFFER_KB);
-	c->peertimeout_s =
-	    (int)uint_of(scalar(L, CONF_K_PEERTIMEOUT, lv, nl), CONF_DEFAULT_PEERTIMEOUT_S);
-	c->maxtipage_s =
-	    (int64_t)uint_of(scalar(L, CONF_K_MAXTIPAGE, lv, nl), CONF_DEFAULT_MAXTIPAGE_S);
+	    (size_t)conf_uint_or(conf_scalar(L, CONF_K_DBCACHE, lv, nl), CONF_DEFAULT_DBCACHE_MIB);
+	c->maxreceivebuffer_kb = (size_t)conf_uint_or(
+	    conf_scalar(L, CONF_K_MAXRECEIVEBUFFER, lv, nl), CONF_DEFAULT_MAXRECEIVEBUFFER_KB);
+	c->maxsendbuffer_kb = (size_t)conf_uint_or(conf_scalar(L, CONF_K_MAXSENDBUFFER, lv, nl),
+	                                           CONF_DEFAULT_MAXSENDBUFFER_KB);
+	c->peertimeout_s = (int)conf_uint_or(conf_scalar(L, CONF_K_PEERTIMEOUT, lv, nl),
+	                                     CONF_DEFAULT_PEERTIMEOUT_S);
+	c->maxtipage_s = (int64_t)conf_uint_or(conf_scalar(L, CONF_K_MAXTIPAGE, lv, nl),
+	                                       CONF_DEFAULT_MAXTIPAGE_S);
 	c->minimumchainwork[0] = '\0';
-	if ((v = scalar(L, CONF_K_MINIMUMCHAINWORK, lv, nl)))
+	if ((v = conf_scalar(L, CONF_K_MINIMUMCHAINWORK, lv, nl)))
 		snprintf(c->minimumchainwork, sizeof(c->minimumchainwork), "%s", v);
-	c->binaryfreelist =
-	    (size_t)uint_of(scalar(L, CONF_K_BINARYFREELIST, lv, nl), CONF_DEFAULT_BINARYFREELIST);
-	c->scriptfreelist =
-	    (size_t)uint_of(scalar(L, CONF_K_SCRIPTFREELIST, lv, nl), CONF_DEFAULT_SCRIPTFREELIST);
-	c->rpcclienttimeout_s = (int)uint_of(scalar(L, CONF_K_RPCCLIENTTIMEOUT, lv, nl),
-	                                     CONF_DEFAULT_RPCCLIENTTIMEOUT_S);
-	c->maxrecvmemory_mib = (size_t)uint_of(scalar(L, CONF_K_MAXRECVMEMORY, lv, nl), 0);
-	c->controltimeout_s =
-	    (int)uint_of(scalar(L, CONF_K_CONTROLTIMEOUT, lv, nl), CONF_DEFAULT_CONTROLTIMEOUT_S);
-	c->logtimestamps = uint_of(scalar(L, CONF_K_LOGTIMESTAMPS, lv, nl), 1) != 0;
-	c->printtoconsole = uint_of(scalar(L, CONF_K_PRINTTOCONSOLE, lv, nl), 1) != 0;
+	c->assumevalid[0] = '\0';
+	if ((v = conf_scalar(L, CONF_K_ASSUMEVALID, lv, nl)))
+		snprintf(c->assumevalid, sizeof(c->assumevalid), "%s", v);
+	c->binaryfreelist = (size_t)conf_uint_or(conf_scalar(L, CONF_K_BINARYFREELIST, lv, nl),
+	                                         CONF_DEFAULT_BINARYFREELIST);
+	c->scriptfreelist = (size_t)conf_uint_or(conf_scalar(L, CONF_K_SCRIPTFREELIST, lv, nl),
+	                                         CONF_DEFAULT_SCRIPTFREELIST);
+	c->rpcclienttimeout_s = (int)conf_uint_or(conf_scalar(L, CONF_K_RPCCLIENTTIMEOUT, lv, nl),
+	                                          CONF_DEFAULT_RPCCLIENTTIMEOUT_S);
+	c->maxrecvmemory_mib =
+	    (size_t)conf_uint_or(conf_scalar(L, CONF_K_MAXRECVMEMORY, lv, nl), 0);
+	c->controltimeout_s = (int)conf_uint_or(conf_scalar(L, CONF_K_CONTROLTIMEOUT, lv, nl),
+	                                        CONF_DEFAULT_CONTROLTIMEOUT_S);
+	c->logtimestamps = conf_uint_or(conf_scalar(L, CONF_K_LOGTIMESTAMPS, lv, nl), 1) != 0;
+	c->printtoconsole = conf_uint_or(conf_scalar(L, CONF_K_PRINTTOCONSOLE, lv, nl), 1) != 0;
 	c->metricsbind[0] = '\0';
-	if ((v = scalar(L, CONF_K_METRICSBIND, lv, nl)))
+	if ((v = conf_scalar(L, CONF_K_METRICSBIND, lv, nl)))
 		snprintf(c->metricsbind, sizeof(c->metricsbind), "%s", v);
 	/* Core's InitParameterInteraction: -connect (even -noconnect) or
 	 * -maxconnections=0 soft-sets -dnsseed=0; then -forcednsseed needs it. */
-	c->dnsseed = uint_of(scalar(L, CONF_K_DNSSEED, lv, nl),
-	                     !c->connect_set && c->maxconnections > 0) != 0;
-	c->fixedseeds = uint_of(scalar(L, CONF_K_FIXEDSEEDS, lv, nl), 1) != 0;
-	c->forcednsseed = uint_of(scalar(L, CONF_K_FORCEDNSSEED, lv, nl), 0) != 0;
+	c->dnsseed = conf_uint_or(conf_scalar(L, CONF_K_DNSSEED, lv, nl),
+	                          !c->connect_set && c->maxconnections > 0) != 0;
+	c->fixedseeds = conf_uint_or(conf_scalar(L, CONF_K_FIXEDSEEDS, lv, nl), 1) != 0;
+	c->forcednsseed = conf_uint_or(conf_scalar(L, CONF_K_FORCEDNSSEED, lv, nl), 0) != 0;
 	if (c->forcednsseed && !c->dnsseed)
-		return fail(L, CONF_EVALUE,
-		            "Cannot set -forcednsseed to true when setting -dnsseed to false.");
+		return conf_fail(
+		    L, CONF_EVALUE,
+		    "Cannot set -forcednsseed to true when setting -dnsseed to false.");
 	c->dnsserver[0] = '\0';
-	if ((v = scalar(L, CONF_K_DNSSERVER, lv, nl)))
+	if ((v = conf_scalar(L, CONF_K_DNSSERVER, lv, nl)))
 		snprintf(c->dnsserver, sizeof(c->dnsserver), "%s", v);
-	if ((rc = apply_rpc(L, c, lv, nl, nl_netonly)) || (rc = apply_notify(L, c, lv, nl)))
+	if ((rc = conf_apply_rpc(L, c, lv, nl, nl_netonly)) ||
+	    (rc = conf_apply_notify(L, c, lv, nl)))
 		return rc;
-	return apply_mempool(L, c, lv, nl);
+	return conf_apply_mempool(L, c, lv, nl);
 }
 
 /* ---- public -------------------------------------------------------------- */
@@ -902,7 +757,7 @@ static int apply(struct loader *L, struct peerd_conf *c)
 int conf_load_args(struct peerd_conf *c, int argc, char **argv, unsigned flags, int *argi,
                    char *err, size_t errlen)
 {
-	struct loader L = {.err = err, .errlen = errlen};
+	struct conf_loader L = {.err = err, .errlen = errlen};
 	char *datadir = NULL, *path = NULL;
 	bool found = false;
 	int rc;
@@ -920,9 +775,10 @@ int conf_load_args(struct peerd_conf *c, int argc, char **argv, unsigned flags, 
 	static const int cmd[] = {LV_CMD};
 	size_t a, b;
 	bool explicit_conf = resolve(&L, CONF_K_CONF, cmd, 1, &a, &b) >= 0;
-	const char *conf = explicit_conf ? scalar(&L, CONF_K_CONF, cmd, 1) : CONF_CONF_FILENAME;
+	const char *conf =
+	    explicit_conf ? conf_scalar(&L, CONF_K_CONF, cmd, 1) : CONF_CONF_FILENAME;
 	if (conf) {
-		const char *dd = scalar(&L, CONF_K_DATADIR, cmd, 1);
+		const char *dd = conf_scalar(&L, CONF_K_DATADIR, cmd, 1);
 		if (conf[0] == '/')
 			rc = dup_path(&L, &path, conf, NULL);
 		else if (dd)
@@ -957,16 +813,16 @@ int conf_load(struct peerd_conf *c, int argc, char **argv, char *err, size_t err
 	return conf_load_args(c, argc, argv, 0, NULL, err, errlen);
 }
 
-static int operator_paths(struct loader *L, struct peerd_conf *c, const int *lv, int nl)
+static int operator_paths(struct conf_loader *L, struct peerd_conf *c, const int *lv, int nl)
 {
 	const char *v;
 	int rc;
-	if ((v = scalar(L, CONF_K_DEBUGLOGFILE, lv, nl)) &&
+	if ((v = conf_scalar(L, CONF_K_DEBUGLOGFILE, lv, nl)) &&
 	    (rc = netdir_path(L, &c->debuglogfile, c, v)))
 		return rc;
-	if ((v = scalar(L, CONF_K_PID, lv, nl)) && (rc = netdir_path(L, &c->pidfile, c, v)))
+	if ((v = conf_scalar(L, CONF_K_PID, lv, nl)) && (rc = netdir_path(L, &c->pidfile, c, v)))
 		return rc;
-	if ((v = scalar(L, CONF_K_CONTROLSOCKETGROUP, lv, nl)) &&
+	if ((v = conf_scalar(L, CONF_K_CONTROLSOCKETGROUP, lv, nl)) &&
 	    (rc = dup_path(L, &c->controlsocketgroup, v, NULL)))
 		return rc;
 	return 0;

@@ -135,6 +135,7 @@ static const struct proto_params params[PROTO_NET__COUNT] = {
 		.enforce_bip94 = false,
 		/* 0xb1f3b93b65b16d035a82be84 */
 		.min_chain_work = {{0x84, 0xbe, 0x82, 0x5a, 0x03, 0x6d, 0xb1, 0x65, 0x3b, 0xb9, 0xf3, 0xb1}},
+		.assume_valid = "00000000000000000001b658dd1120e82e66d2790811f89ede9742ada3ed6d77",
 		.bip34_height = 227931,
 		.bip65_height = 388381,
 		.bip66_height = 363725,
@@ -162,6 +163,7 @@ static const struct proto_params params[PROTO_NET__COUNT] = {
 		.enforce_bip94 = false,
 		/* 0x15f5e0c9f13455b0eb17 */
 		.min_chain_work = {{0x17, 0xeb, 0xb0, 0x55, 0x34, 0xf1, 0xc9, 0xe0, 0xf5, 0x15}},
+		.assume_valid = "00000000000003fc7967410ba2d0a8a8d50daedc318d43e8baf1a9782c236a57",
 		.bip34_height = 21111,
 		.bip65_height = 581885,
 		.bip66_height = 330776,
@@ -189,6 +191,7 @@ static const struct proto_params params[PROTO_NET__COUNT] = {
 		.enforce_bip94 = true,
 		/* 0x1d6dce8651b6094e4c1 */
 		.min_chain_work = {{0xc1, 0xe4, 0x94, 0x60, 0x1b, 0x65, 0xe8, 0xdc, 0xd6, 0x01}},
+		.assume_valid = "0000000000003ed4f08dbdf6f7d6b271a6bcffce25675cb40aa9fa43179a89f3",
 		.bip34_height = 1,
 		.bip65_height = 1,
 		.bip66_height = 1,
@@ -217,6 +220,7 @@ static const struct proto_params params[PROTO_NET__COUNT] = {
 		.enforce_bip94 = false,
 		/* 0x2b517f3d1a1 */
 		.min_chain_work = {{0xa1, 0xd1, 0xf3, 0x17, 0xb5, 0x02}},
+		.assume_valid = "000000895a110f46e59eb82bbc5bfb67fa314656009c295509c21b4999f5180a",
 		.bip34_height = 1,
 		.bip65_height = 1,
 		.bip66_height = 1,
@@ -275,6 +279,30 @@ static const struct {
     {"testnet3", PROTO_NET_TESTNET3}, {"testnet4", PROTO_NET_TESTNET4},
     {"signet", PROTO_NET_SIGNET},     {"regtest", PROTO_NET_REGTEST},
 };
+
+const struct proto_params *proto_params_signet_custom(const uint8_t *challenge, size_t len)
+{
+	static struct proto_params custom;
+	static uint8_t bytes[PROTO_MAX_SIGNET_CHALLENGE];
+	if (len > sizeof(bytes))
+		return NULL;
+	if (len)
+		memcpy(bytes, challenge, len);
+	custom = params[PROTO_NET_SIGNET];
+	custom.signet_challenge = bytes;
+	custom.signet_challenge_len = len;
+	custom.signet_custom = true;
+	memset(&custom.min_chain_work, 0, sizeof(custom.min_chain_work));
+	custom.assume_valid = NULL;
+	/* Core's HashWriter << challenge: a CompactSize length, then the bytes. */
+	uint8_t pre[9 + PROTO_MAX_SIGNET_CHALLENGE], h[32];
+	struct proto_writer w;
+	proto_writer_init_fixed(&w, pre, sizeof(pre));
+	proto_write_varbytes(&w, bytes, len);
+	proto_sha256d(pre, w.len, h);
+	custom.magic = proto_le32(h);
+	return &custom;
+}
 
 const struct proto_params *proto_params_by_name(const char *name)
 {

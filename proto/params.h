@@ -50,6 +50,11 @@ struct proto_params {
 	 * headers go through presync (zero on regtest).
 	 */
 	struct proto_hash min_chain_work;
+	/**
+	 * Core 29's defaultAssumeValid in display order (64 hex digits), NULL
+	 * for none (regtest): scripts of its buried ancestors are not checked.
+	 */
+	const char *assume_valid;
 	/* heights from which each soft fork's rules apply */
 	int32_t bip34_height;
 	int32_t bip65_height;
@@ -62,7 +67,22 @@ struct proto_params {
 	/** BIP325 block challenge (signet only, else NULL/0). */
 	const uint8_t *signet_challenge;
 	size_t signet_challenge_len;
+	/** A signet of another challenge (-signetchallenge): no seeds, as Core's. */
+	bool signet_custom;
 };
+
+/** Longest -signetchallenge peerd takes, bytes (Core's MAX_SCRIPT_SIZE). */
+#define PROTO_MAX_SIGNET_CHALLENGE 10000
+
+/**
+ * A signet with this challenge (Core's SigNetParams with -signetchallenge):
+ * the default signet's parameters but the challenge (copied), the message
+ * start taken from it (the first 4 bytes of SHA-256d of its serialization,
+ * as Core), no minimum chain work and no assumed-valid block. Static
+ * storage, rewritten by each call: call it at startup, before any thread
+ * reads it. NULL when len is over PROTO_MAX_SIGNET_CHALLENGE.
+ */
+const struct proto_params *proto_params_signet_custom(const uint8_t *challenge, size_t len);
 
 /** Blocks per retarget period (2016; 144 on regtest). */
 static inline int64_t proto_params_retarget_interval(const struct proto_params *p)

@@ -6,6 +6,10 @@ Two chains from `peertool chaingen` (deterministic; cached in BENCH_DATA):
   empty  20,000 blocks with only a coinbase (per-block cost)
   txs     2,000 blocks of 50 signed wallet transactions each, every script
           type (signature-bound)
+  assumevalid  txs extended by 2,017 empty blocks (made here), synced by both
+          nodes with -assumevalid at its tip: every signed block lies more
+          than two weeks of work below the best header, so neither node
+          checks its scripts (issue 24's benchmark)
 For each chain a source Core node imports it (-loadblock) and serves it
 (-whitelist=download@127.0.0.1: its tip is old, so it is in IBD, and Core
 answers getheaders in IBD only to peers with the download permission).
@@ -15,13 +19,15 @@ mainnet) start with -connect to the source only and sync
 from scratch. Wall time is from process start to the source's tip (polled
 every 50 ms); peak RSS is VmHWM read just before the node is stopped.
 
-Usage: scripts/bench-ibd.py [--runs N] [--only empty|txs] [--keep DIR]
+Usage: scripts/bench-ibd.py [--runs N] [--only empty|txs|assumevalid] [--keep DIR]
 Environment: BUILD (default build), BITCOIND, BENCH_DATA (default BUILD/bench),
 PEERD_EXTRA (more peerd options, e.g. -v2transport=0 for the sync over v1;
 by default peerd and Core both speak BIP324 v2).
 """
 import argparse
+import hashlib
 import os
+import struct
 import shutil
 import subprocess
 import sys
@@ -41,6 +47,11 @@ CHAINS = {
     "empty": (20000, ["--txs-per-block", "0"]),
     "txs": (2000, ["--txs-per-block", "50"]),
 }
+# Empty blocks on top of txs, so its last signed block is buried as deep as
+# assumevalid wants on regtest (2,017 blocks of equal work: two weeks' worth).
+AV_ABOVE = 2017
+REGTEST_MAGIC = bytes.fromhex("fabfb5da")
+REGTEST_GENESIS_TIME = 1296688602
 SYNC_TIMEOUT = 1800
 # Core's regtest defaults turn on consistency checks mainnet never runs
 # (-checkblockindex walks the whole block index after every block): off,
@@ -60,6 +71,73 @@ def chain_file(kind):
     return path, n
 
 
+def sha256d(b):
+    return hashlib.sha256(hashlib.sha256(b).digest()).digest()
+
+
+def script_num_push(n):
+    """Core's CScript() << n for a block height (BIP34)."""
+    if n <= 16:
+        return bytes([0x50 + n]) if n else b"\x00"
+    v = bytearray()
+    while n:
+        v.append(n & 0xFF)
+        n >>= 8
+    if v[-1] & 0x80:  # the top bit is the sign: a zero byte keeps it positive
+        v.append(0)
+    return bytes([len(v)]) + bytes(v)
+
+
+def empty_block(prev, height):
+    """A regtest block of one coinbase (BIP34 height, the subsidy to OP_TRUE),
+    dated as chaingen dates its blocks; proof of work found here (two tries)."""
+    subsidy = (50 * 100000000) >> (height // 150) if height // 150 < 64 else 0
+    sig = script_num_push(height) + b"\x00"
+    cb = (struct.pack("<i", 1) + b"\x01" + bytes(32) + b"\xff" * 4 + bytes([len(sig)]) + sig
+          + b"\xff" * 4 + b"\x01" + struct.pack("<q", subsidy) + b"\x01\x51" + bytes(4))
+    root = sha256d(cb)
+    t = REGTEST_GENESIS_TIME + 600 * height
+    for nonce in range(1 << 20):
+        hdr = struct.pack("<i32s32sIII", 0x20000000, prev, root, t, 0x207FFFFF, nonce)
+        h = sha256d(hdr)
+        if int.from_bytes(h, "little") < (0x7FFFFF << 232):
+            return hdr + b"\x01" + cb, h
+    raise SystemExit("no nonce")
+
+
+def assumevalid_chain_file():
+    """txs' chain with AV_ABOVE empty blocks on top; its tip's display hash."""
+    base, n = chain_file("txs")
+    path = os.path.join(BENCH_DATA, "ibd_assumevalid_%d.dat" % (n + AV_ABOVE))
+    with open(base, "rb") as f:
+        data = f.read()
+    off, last = 0, None
+    while off < len(data):  # records: magic, length, block
+        size = struct.unpack_from("<I", data, off + 4)[0]
+        last = data[off + 8:off + 8 + 80]
+        off += 8 + size
+    tip = sha256d(last)
+    if not os.path.exists(path):
+        out = bytearray(data)
+        for h in range(n + 1, n + AV_ABOVE + 1):
+            raw, tip_new = empty_block(tip, h)
+            out += REGTEST_MAGIC + struct.pack("<I", len(raw)) + raw
+            tip = tip_new
+        with open(path + ".tmp", "wb") as f:
+            f.write(out)
+        os.rename(path + ".tmp", path)
+    else:
+        with open(path, "rb") as f:
+            data = f.read()
+        off = 0
+        while off < len(data):
+            size = struct.unpack_from("<I", data, off + 4)[0]
+            last = data[off + 8:off + 8 + 80]
+            off += 8 + size
+        tip = sha256d(last)
+    return path, n + AV_ABOVE, tip[::-1].hex()
+
+
 def status_kb(pid, key):
     with open("/proc/%d/status" % pid) as f:
         for line in f:
@@ -77,7 +155,7 @@ def cpu_seconds(pid):
 
 
 class PeerdNode:
-    def __init__(self, workdir, source_port):
+    def __init__(self, workdir, source_port, extra=()):
         self.datadir = os.path.join(workdir, "peerd")
         os.makedirs(self.datadir)
         self.log = open(os.path.join(workdir, "peerd.log"), "w")
@@ -86,7 +164,7 @@ class PeerdNode:
         self.proc = subprocess.Popen(
             wrap + [PEERD, "-chain=regtest", "-datadir=" + self.datadir, "-listen=0",
              "-connect=127.0.0.1:%d" % source_port, "-printtoconsole=1"]
-            + os.environ.get("PEERD_EXTRA", "").split(),
+            + list(extra) + os.environ.get("PEERD_EXTRA", "").split(),
             stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         self.pid = self.proc.pid
 
@@ -120,10 +198,10 @@ class PeerdNode:
 
 
 class CoreNode:
-    def __init__(self, workdir, source_port):
+    def __init__(self, workdir, source_port, extra=()):
         self.node = Bitcoind(find_bitcoind()[0], workdir, name="core-sync",
                              args=["-connect=127.0.0.1:%d" % source_port,
-                                   "-disablewallet=1", *CORE_AS_MAINNET], start_timeout=120)
+                                   "-disablewallet=1", *CORE_AS_MAINNET, *extra], start_timeout=120)
         self.pid = self.node.pid
         self.proc = self.node.proc
 
@@ -137,9 +215,9 @@ class CoreNode:
         self.node.stop(timeout=120)
 
 
-def timed_sync(make, workdir, source, n):
+def timed_sync(make, workdir, source, n, extra=()):
     t0 = time.monotonic()
-    node = make(workdir, source.port)
+    node = make(workdir, source.port, extra)
     hwm = 0
     try:
         deadline = t0 + SYNC_TIMEOUT
@@ -154,6 +232,12 @@ def timed_sync(make, workdir, source, n):
         wall = time.monotonic() - t0
         hwm = status_kb(node.pid, "VmHWM")
         cpu = cpu_seconds(node.pid)
+        if extra and hasattr(node, "call"):
+            # How many blocks assumevalid let through without their scripts:
+            # the headers must be ahead of the blocks for it to apply.
+            st = node.call("getstats") or {}
+            print("    peerd: %s blocks connected without their scripts"
+                  % st.get("chain", {}).get("blocks_assumed_valid"), flush=True)
         if os.environ.get("BENCH_IBD_VERBOSE"):
             print("    at the tip: VmRSS %d kB, RssAnon %d kB, RssFile %d kB, threads %d" % (
                 status_kb(node.pid, "VmRSS"), status_kb(node.pid, "RssAnon"),
@@ -176,7 +260,12 @@ def timed_sync(make, workdir, source, n):
 
 
 def run_chain(kind, runs, keep):
-    path, n = chain_file(kind)
+    extra = ()
+    if kind == "assumevalid":
+        path, n, tip = assumevalid_chain_file()
+        extra = ("-assumevalid=" + tip,)  # the same for both nodes
+    else:
+        path, n = chain_file(kind)
     top = keep or tempfile.mkdtemp(prefix="peerd-bench-ibd-")
     os.makedirs(top, exist_ok=True)
     src = Bitcoind(find_bitcoind()[0], top, name="core-source",
@@ -189,7 +278,7 @@ def run_chain(kind, runs, keep):
             for who, make in (("peerd", PeerdNode), ("core", CoreNode)):
                 wd = os.path.join(top, "%s-%d" % (who, r))
                 os.makedirs(wd)
-                wall, hwm, cpu = timed_sync(make, wd, src, n)
+                wall, hwm, cpu = timed_sync(make, wd, src, n, extra)
                 results[who].append((wall, hwm))
                 # CPU time survives a shared machine better than wall time;
                 # the load average says how shared it was.
@@ -209,13 +298,13 @@ def run_chain(kind, runs, keep):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=1)
-    ap.add_argument("--only", choices=sorted(CHAINS))
+    ap.add_argument("--only", choices=sorted(CHAINS) + ["assumevalid"])
     ap.add_argument("--keep", help="keep datadirs and logs under this directory")
     a = ap.parse_args()
     if not find_bitcoind()[0]:
         raise SystemExit("bench-ibd needs a bitcoind: %s" % find_bitcoind()[1])
     table = []
-    for kind in (["empty", "txs"] if not a.only else [a.only]):
+    for kind in (["empty", "txs", "assumevalid"] if not a.only else [a.only]):
         n, res = run_chain(kind, a.runs, a.keep and os.path.join(a.keep, kind))
         best = {w: min(res[w]) for w in res}  # fastest run, its RSS
         peak = {w: max(x[1] for x in res[w]) for w in res}

@@ -72,6 +72,11 @@ static const struct subcommand subcommands[] = {
      "                                Core's address manager offline: load, apply calls,\n"
      "                                save peers.dat, print getrawaddrman's tables",
      peertool_addrman_help},
+    {"grind", peertool_grind,
+     "grind HEADER\n"
+     "                                a header's nonce for its own bits (Core's\n"
+     "                                bitcoin-util grind)",
+     peertool_grind_help},
 };
 
 static void usage(FILE *out)

@@ -50,6 +50,11 @@ void peertool_chaingen_help(FILE *f);
 int peertool_netdir(const char *cmd, const char *datadir, const struct proto_params *p, bool create,
                     char *out, size_t cap, int *lock_fd);
 
+/** Core's bitcoin-util grind: a header's nonce found for its bits (tools/peertool_grind.c). */
+int peertool_grind(int argc, char **argv);
+/** grind's full help. */
+void peertool_grind_help(FILE *f);
+
 /** Validate block-file records into a chain on disk (tools/peertool_connect.c). */
 int peertool_connect_blocks(int argc, char **argv);
 /** connect-blocks' full help: usage, options, an example and exit codes. */

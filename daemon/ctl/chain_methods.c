@@ -200,6 +200,15 @@ static void m_getblockchaininfo(struct chain *c, const struct ctl_chain_ctx *x, 
 	json_object_set_new(o, "chainwork", json_string(buf));
 	json_object_set_new(o, "size_on_disk", json_integer((json_int_t)blocks_size(x->netdir)));
 	json_object_set_new(o, "pruned", json_false());
+	if (x->net->signet_challenge) { /* Core: on signet only, before warnings */
+		size_t n = x->net->signet_challenge_len;
+		char *hex = xmalloc(2 * n + 1);
+		if (hex) {
+			proto_hex_encode(x->net->signet_challenge, n, hex);
+			json_object_set_new(o, "signet_challenge", json_string(hex));
+			xfree(hex);
+		}
+	}
 	json_object_set_new(o, "warnings", json_array());
 	ok(res, o);
 }
@@ -736,6 +745,10 @@ void ctl_chain_getstats(struct chain *c, const struct ctl_chain_ctx *x, json_t *
 	    "reorgs", (json_int_t)s.reorgs, "flushes", (json_int_t)s.flushes, "replayed",
 	    (json_int_t)s.replayed, "connect_ms", (json_int_t)(s.connect_ns / 1000000u),
 	    "index_nodes", (json_int_t)s.index_nodes, "index_bytes", (json_int_t)s.index_memory);
+	/* Blocks connected without their scripts (assumevalid): a test sees the rule fire. */
+	if (chain)
+		json_object_set_new(chain, "blocks_assumed_valid",
+		                    json_integer((json_int_t)s.blocks_assumed_valid));
 	json_t *cache = json_pack("{s:I, s:I, s:I}", "bytes", (json_int_t)chain_coins_memory(coins),
 	                          "entries", (json_int_t)chain_coins_cached(coins), "dirty",
 	                          (json_int_t)chain_coins_dirty(coins));
@@ -756,7 +769,7 @@ const struct ctl_method ctl_chain_methods[] = {
      "getblockchaininfo",
      "The active chain: chain, blocks, headers, bestblockhash, bits, target, difficulty, time, "
      "mediantime, verificationprogress, initialblockdownload, chainwork, size_on_disk, pruned, "
-     "warnings.",
+     "signet_challenge (signet only), warnings.",
      m_getblockchaininfo,
      daemon_warnings_finish},
     {"getblockcount",

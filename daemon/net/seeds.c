@@ -515,7 +515,8 @@ int net_seeds_start(struct daemon *d)
 	if (!s)
 		return -ENOMEM;
 	s->d = d;
-	const char *const *list = seeds_dns(d->params->net);
+	/* A custom signet (-signetchallenge) has no seeds, as Core's. */
+	const char *const *list = d->params->signet_custom ? dns_none : seeds_dns(d->params->net);
 	while (list[s->n] && s->n < SEEDS_MAX_DNS) {
 		s->order[s->n] = list[s->n];
 		s->n++;
@@ -536,7 +537,8 @@ int net_seeds_start(struct daemon *d)
 	else if (s->dns_on) /* -seednode: the seed nodes get up to 30 s first, as Core */
 		seeds_sched_init(&s->sched, s->n, c->forcednsseed, c->seednode.n > 0, now_ms);
 	/* Core's ThreadOpenConnections runs only without -connect. */
-	s->fixed_on = !c->connect_set && c->fixedseeds && *seeds_fixed_hex(d->params->net);
+	s->fixed_on = !c->connect_set && c->fixedseeds && !d->params->signet_custom &&
+	              *seeds_fixed_hex(d->params->net);
 	s->fixed_start_ms = now_ms;
 	if (!c->connect_set && !c->fixedseeds)
 		DLOG_INFO_(&d->log, DLOG_NET, "Fixed seeds are disabled");

@@ -478,6 +478,28 @@ int validation_open(struct daemon *d)
 	if (vbparams(d, over))
 		return -EINVAL;
 	cc.vb_params = over;
+	/* -assumevalid is a number as Core reads it (uint256::FromUserHex):
+	 * "0" is the zero hash, which turns the rule off. */
+	struct chain_work avw;
+	struct proto_hash av;
+	if (cf->assumevalid[0] && chain_work_from_hex(cf->assumevalid, &avw) == 0) {
+		for (int i = 0; i < 32; i++)
+			av.b[i] = (uint8_t)(avw.limb[i / 8] >> (8 * (i % 8)));
+		cc.assume_valid = &av;
+	}
+	if (d->params->signet_custom) { /* Core's SigNetParams says the same */
+		char *hex = xmalloc(2 * d->params->signet_challenge_len + 1);
+		if (hex) {
+			proto_hex_encode(d->params->signet_challenge,
+			                 d->params->signet_challenge_len, hex);
+			DLOG_INFO_(&d->log, DLOG_VALIDATION, "Signet with challenge %s", hex);
+			xfree(hex);
+		}
+		uint32_t m = d->params->magic; /* read little-endian from the wire */
+		DLOG_INFO_(&d->log, DLOG_VALIDATION,
+		           "Signet derived magic (message start): %02x%02x%02x%02x", m & 0xff,
+		           (m >> 8) & 0xff, (m >> 16) & 0xff, m >> 24);
+	}
 	struct mempool_attach ma = {.cfg = &mc, .dir = cc.dir};
 	cc.attach = attach_mempool;
 	cc.attach_arg = &ma;

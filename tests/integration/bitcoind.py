@@ -188,17 +188,20 @@ def _json_default(o):
 class Bitcoind:
     """One regtest bitcoind, a child process of the test."""
 
-    def __init__(self, binary, directory, name="node0", args=(), small=False, start_timeout=60):
+    def __init__(self, binary, directory, name="node0", args=(), small=False, start_timeout=60,
+                 chain="regtest"):
         self.name = name
         self.binary = binary
         self.datadir = os.path.join(str(directory), name)
         os.makedirs(self.datadir, exist_ok=True)
         self.port = free_port()
         self.rpcport = free_port()
-        self.cookie_path = os.path.join(self.datadir, "regtest", ".cookie")
-        self.debug_log = os.path.join(self.datadir, "regtest", "debug.log")
+        # Another test network (chain="signet": no seeds, as BASE_ARGS) in its own subdirectory.
+        self.cookie_path = os.path.join(self.datadir, chain, ".cookie")
+        self.debug_log = os.path.join(self.datadir, chain, "debug.log")
         self.stdout_path = os.path.join(self.datadir, "stdout.log")
-        self.cmd = [binary, "-datadir=" + self.datadir, *BASE_ARGS, "-port=%d" % self.port,
+        base = [a if a != "-regtest" else "-chain=" + chain for a in BASE_ARGS]
+        self.cmd = [binary, "-datadir=" + self.datadir, *base, "-port=%d" % self.port,
                     "-rpcport=%d" % self.rpcport, *(SMALL_ARGS if small else ()), *args]
         self._auth = None
         self._out = open(self.stdout_path, "w")

@@ -550,10 +550,11 @@ def make_bitcoind(request, tmp_path):
         pytest.skip(why)
     started = []
 
-    def make(count=1, args=(), small=False):
+    def make(count=1, args=(), small=False, chain="regtest"):
         new = []
         for _ in range(count):
-            n = bitcoind.Bitcoind(binary, tmp_path / "core", name="core%d" % len(started), args=args, small=small)
+            n = bitcoind.Bitcoind(binary, tmp_path / "core", name="core%d" % len(started), args=args, small=small,
+                                  chain=chain)
             started.append(n)
             new.append(n)
         for n in new:

@@ -563,7 +563,7 @@ def test_block_outputs_match_bitcoinlib_addresses():
 # ---- one option syntax, help and version on every subcommand ----------------
 
 SUBCOMMANDS = ["decode-tx", "decode-block", "decode-msg", "verify-tx", "verify-block", "chaingen",
-               "connect-blocks", "check-standard", "addrman"]
+               "connect-blocks", "check-standard", "addrman", "grind"]
 
 
 def test_help_and_version_everywhere():
