@@ -17,7 +17,7 @@
  * download take it from there.
  *
  * The download asks a single next-on-tip block compactly where Core
- * would (cmpct_getdata_cmd, called by sync/download.c); getblocktxn and
+ * would (sync_cmpct_getdata_cmd, called by sync/download.c); getblocktxn and
  * getdata MSG_CMPCT_BLOCK are answered by sync/cmpct_serve.c.
  *
  * A cmpctblock a high-bandwidth peer pushes unasked (sync/cmpct_hb.c
@@ -48,7 +48,7 @@
  * flight; a peer has few). The oldest goes first. */
 #define PENDING_MAX 8u
 
-struct cmpct_pending {
+struct sync_cmpct_pending {
 	bool used;
 	uint64_t peer_id;
 	uint64_t seq; /**< age, for replacing the oldest */
@@ -58,8 +58,8 @@ struct cmpct_pending {
 };
 
 /** The room's compact-block state (d->sync->cmpct). Loop thread. */
-struct cmpct_state {
-	struct cmpct_pending pend[PENDING_MAX];
+struct sync_cmpct_state {
+	struct sync_cmpct_pending pend[PENDING_MAX];
 	uint64_t seq;
 	uint64_t received;    /**< cmpctblock messages taken */
 	uint64_t rebuilt;     /**< rebuilt from the mempool alone */
@@ -74,7 +74,7 @@ struct cmpct_state {
 
 enum outcome { OUT_NONE, OUT_HEADER, OUT_INVALID, OUT_FAILED, OUT_BLOCK, OUT_MISSING };
 
-struct cmpct_job {
+struct sync_cmpct_job {
 	struct val_job job;
 	uint64_t peer_id;
 	uint8_t *raw; /* the cmpctblock's bytes */
@@ -86,12 +86,12 @@ struct cmpct_job {
 	struct proto_writer block; /* the rebuilt block (OUT_BLOCK) */
 };
 
-static struct cmpct_state *state(struct daemon *d)
+static struct sync_cmpct_state *state(struct daemon *d)
 {
 	if (!d->sync->cmpct) {
-		d->sync->cmpct = xmalloc(sizeof(struct cmpct_state));
+		d->sync->cmpct = xmalloc(sizeof(struct sync_cmpct_state));
 		if (d->sync->cmpct) {
-			memset(d->sync->cmpct, 0, sizeof(struct cmpct_state));
+			memset(d->sync->cmpct, 0, sizeof(struct sync_cmpct_state));
 			for (uint32_t i = 0; i < PENDING_MAX; i++)
 				cmpct_partial_init_empty(&d->sync->cmpct->pend[i].pb);
 		}
@@ -99,9 +99,9 @@ static struct cmpct_state *state(struct daemon *d)
 	return d->sync->cmpct;
 }
 
-void cmpct_release(struct daemon *d)
+void sync_cmpct_release(struct daemon *d)
 {
-	struct cmpct_state *s = d->sync->cmpct;
+	struct sync_cmpct_state *s = d->sync->cmpct;
 	if (!s)
 		return;
 	for (uint32_t i = 0; i < PENDING_MAX; i++)
@@ -131,7 +131,7 @@ static bool pool_next(void *ctx, struct cmpct_candidate *c)
 
 static void job_work(struct chain *c, struct mempool *mp, struct val_job *j)
 {
-	struct cmpct_job *cj = (struct cmpct_job *)j;
+	struct sync_cmpct_job *cj = (struct sync_cmpct_job *)j;
 	struct proto_cmpctblock cb = {0};
 	struct proto_reader r;
 	struct pool_walk w = {0};
@@ -186,7 +186,7 @@ static void ask_block(struct peer *p, const struct proto_hash *hash)
 }
 
 /* A rebuilt block: into the block path, as if it had come whole. */
-static void take_block(struct peer *p, struct cmpct_state *s, const struct proto_writer *w,
+static void take_block(struct peer *p, struct sync_cmpct_state *s, const struct proto_writer *w,
                        size_t came)
 {
 	uint8_t cs[4];
@@ -196,11 +196,11 @@ static void take_block(struct peer *p, struct cmpct_state *s, const struct proto
 	sync_on_block(p, w->buf, w->len, proto_le32(cs));
 }
 
-static struct cmpct_pending *pending_slot(struct cmpct_state *s, uint64_t peer_id)
+static struct sync_cmpct_pending *pending_slot(struct sync_cmpct_state *s, uint64_t peer_id)
 {
-	struct cmpct_pending *best = &s->pend[0];
+	struct sync_cmpct_pending *best = &s->pend[0];
 	for (uint32_t i = 0; i < PENDING_MAX; i++) {
-		struct cmpct_pending *e = &s->pend[i];
+		struct sync_cmpct_pending *e = &s->pend[i];
 		if (e->used && e->peer_id == peer_id)
 			return e; /* one partial a peer: a new one replaces it */
 		if (!e->used)
@@ -213,9 +213,9 @@ static struct cmpct_pending *pending_slot(struct cmpct_state *s, uint64_t peer_i
 
 static void job_done(struct daemon *d, struct val_job *j)
 {
-	struct cmpct_job *cj = (struct cmpct_job *)j;
+	struct sync_cmpct_job *cj = (struct sync_cmpct_job *)j;
 	struct peer *p = j->cancelled ? NULL : peer_by_id(d, cj->peer_id);
-	struct cmpct_state *s = state(d);
+	struct sync_cmpct_state *s = state(d);
 	if (!p || !s || p->state != PEER_ACTIVE)
 		goto out;
 	switch (cj->out) {
@@ -240,7 +240,7 @@ static void job_done(struct daemon *d, struct val_job *j)
 		take_block(p, s, &cj->block, cj->raw_len);
 		break;
 	case OUT_MISSING: {
-		struct cmpct_pending *e = pending_slot(s, p->id);
+		struct sync_cmpct_pending *e = pending_slot(s, p->id);
 		cmpct_partial_release(&e->pb);
 		e->pb = cj->pb; /* moved: the job's copy is not released */
 		cmpct_partial_init_empty(&cj->pb);
@@ -264,14 +264,14 @@ out:
 	xfree(cj);
 }
 
-void cmpct_on_cmpctblock(struct peer *p, const struct proto_msg *m)
+void sync_cmpct_on_cmpctblock(struct peer *p, const struct proto_msg *m)
 {
 	struct daemon *d = p->d;
-	struct cmpct_state *s = state(d);
+	struct sync_cmpct_state *s = state(d);
 	if (!s)
 		return;
 	s->received++;
-	struct cmpct_job *cj = xmalloc(sizeof(*cj));
+	struct sync_cmpct_job *cj = xmalloc(sizeof(*cj));
 	if (!cj)
 		return;
 	memset(cj, 0, sizeof(*cj));
@@ -305,13 +305,13 @@ void cmpct_on_cmpctblock(struct peer *p, const struct proto_msg *m)
 	}
 }
 
-void cmpct_on_blocktxn(struct peer *p, const struct proto_msg *m)
+void sync_cmpct_on_blocktxn(struct peer *p, const struct proto_msg *m)
 {
 	struct daemon *d = p->d;
-	struct cmpct_state *s = state(d);
+	struct sync_cmpct_state *s = state(d);
 	if (!s)
 		return;
-	struct cmpct_pending *e = NULL;
+	struct sync_cmpct_pending *e = NULL;
 	for (uint32_t i = 0; i < PENDING_MAX; i++)
 		if (s->pend[i].used && s->pend[i].peer_id == p->id &&
 		    proto_hash_eq(&s->pend[i].hash, &m->blocktxn.block))
@@ -347,7 +347,7 @@ void cmpct_on_blocktxn(struct peer *p, const struct proto_msg *m)
 	proto_writer_release(&w);
 }
 
-enum proto_cmd cmpct_getdata_cmd(struct peer *p, struct proto_inv *inv)
+enum proto_cmd sync_cmpct_getdata_cmd(struct peer *p, struct proto_inv *inv)
 {
 	struct daemon *d = p->d;
 	const struct sync_state *s = d->sync;
@@ -366,10 +366,10 @@ enum proto_cmd cmpct_getdata_cmd(struct peer *p, struct proto_inv *inv)
 	return PROTO_CMD_GETDATA;
 }
 
-json_t *cmpct_stats_json(struct daemon *d)
+json_t *sync_cmpct_stats_json(struct daemon *d)
 {
-	const struct cmpct_state *s = d->sync->cmpct;
-	struct cmpct_state zero = {0};
+	const struct sync_cmpct_state *s = d->sync->cmpct;
+	struct sync_cmpct_state zero = {0};
 	if (!s)
 		s = &zero;
 	return json_pack(

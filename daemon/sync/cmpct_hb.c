@@ -28,10 +28,10 @@
 #include "chain/chain.h"
 #include "cmpct/cmpct.h"
 
-struct cmpct_hb_pick cmpct_hb_pick(uint64_t *ids, uint32_t *n, uint64_t id, bool inbound,
-                                   int (*kind)(void *ctx, uint64_t id), void *ctx)
+struct sync_cmpct_hb_pick sync_cmpct_hb_pick(uint64_t *ids, uint32_t *n, uint64_t id, bool inbound,
+                                             int (*kind)(void *ctx, uint64_t id), void *ctx)
 {
-	struct cmpct_hb_pick r = {0};
+	struct sync_cmpct_hb_pick r = {0};
 	uint32_t outbound = 0;
 	for (uint32_t i = 0; i < *n; i++) {
 		if (ids[i] == id) {
@@ -77,7 +77,7 @@ static void send_sendcmpct(struct peer *p, bool hb)
 	(void)peer_send_msg(p, &d->out);
 }
 
-void cmpct_hb_block_from(struct peer *p, const struct proto_hash *hash)
+void sync_cmpct_hb_block_from(struct peer *p, const struct proto_hash *hash)
 {
 	struct daemon *d = p->d;
 	struct sync_state *s = d->sync;
@@ -90,8 +90,8 @@ void cmpct_hb_block_from(struct peer *p, const struct proto_hash *hash)
 	int32_t h = chainview_find(d, hash);
 	if (h < 0 || h != chainview_height(d))
 		return;
-	struct cmpct_hb_pick r =
-	    cmpct_hb_pick(s->cmpct_hb, &s->n_cmpct_hb, p->id, p->inbound, peer_kind, d);
+	struct sync_cmpct_hb_pick r =
+	    sync_cmpct_hb_pick(s->cmpct_hb, &s->n_cmpct_hb, p->id, p->inbound, peer_kind, d);
 	if (r.demote) {
 		struct peer *old = peer_by_id(d, r.demoted);
 		if (old && old->state == PEER_ACTIVE)
@@ -104,7 +104,7 @@ void cmpct_hb_block_from(struct peer *p, const struct proto_hash *hash)
 	}
 }
 
-bool cmpct_hb_to(const struct peer *p)
+bool sync_cmpct_hb_to(const struct peer *p)
 {
 	const struct sync_state *s = p->d->sync;
 	for (uint32_t i = 0; i < s->n_cmpct_hb; i++)
@@ -113,7 +113,7 @@ bool cmpct_hb_to(const struct peer *p)
 	return false;
 }
 
-bool cmpct_hb_from(const struct peer *p)
+bool sync_cmpct_hb_from(const struct peer *p)
 {
 	return p->cmpct_high_bandwidth && p->cmpct_version == PEER_CMPCT_VERSION;
 }
@@ -141,7 +141,7 @@ static void push_work(struct chain *c, struct mempool *mp, struct val_job *j)
 	size_t len = 0;
 	if (!n || !(n->status & CHAIN_HAVE_DATA) || chain_read_block(c, n, &raw, &len))
 		return;
-	pj->ok = cmpct_serve_build(c, pj->pp, n, raw, len, &pj->frame);
+	pj->ok = sync_cmpct_serve_build(c, pj->pp, n, raw, len, &pj->frame);
 	xfree(raw);
 }
 
@@ -172,7 +172,7 @@ static void push_done(struct daemon *d, struct val_job *j)
 	xfree(pj);
 }
 
-void cmpct_hb_push(struct daemon *d, const struct chainview_update *u)
+void sync_cmpct_hb_push(struct daemon *d, const struct chainview_update *u)
 {
 	/* Core's NewPoWValidBlock: one block on the tip we had, not in
 	 * initial block download. */
@@ -191,7 +191,7 @@ void cmpct_hb_push(struct daemon *d, const struct chainview_update *u)
 		/* Core: it asked for high-bandwidth, lacks this block and has
 		 * its parent (peerd: known to have it or to have a best block
 		 * at least that high). */
-		if (p->state != PEER_ACTIVE || !p->handshake_done || !cmpct_hb_from(p) ||
+		if (p->state != PEER_ACTIVE || !p->handshake_done || !sync_cmpct_hb_from(p) ||
 		    inv_known_has(p, tip) ||
 		    (!inv_known_has(p, &parent->hash) && p->sync->best_height < u->old_height))
 			continue;
