@@ -46,7 +46,6 @@ const struct conf_core_opt conf_core_opts[] = {
     {"bantime", CONF_CORE_REFUSE, "86400", "peerd bans for 24 hours (Core's default)"},
     {"blockfilterindex", CONF_CORE_REFUSE, "0", NO_INDEX},
     {"blocknotify", CONF_CORE_REFUSE, NULL, NO_NOTIFY},
-    {"blockreconstructionextratxn", CONF_CORE_IGNORE, NULL, "peerd does not relay compact blocks"},
     {"blocksdir", CONF_CORE_REFUSE, NULL, "peerd keeps blocks/ in the network's datadir"},
     {"blocksxor", CONF_CORE_REFUSE, "0", "peerd writes block files unobfuscated (blocksxor=0)"},
     {"blockversion", CONF_CORE_REFUSE, NULL, TEST_ONLY},

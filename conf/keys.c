@@ -354,6 +354,12 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                             "Support the BIP324 v2 transport protocol (encrypted; advertised\n"
                             "as NODE_P2P_V2): v1 and v2 on the same port, v2 for manual\n"
                             "connections and for peers that advertise it."},
+    [CONF_K_BLOCKRECONSTRUCTIONEXTRATXN] =
+        {"blockreconstructionextratxn", CONF_KIND_UINT, 0, 0, CONF_MAX_EXTRATXN, "<n>",
+         STR(CONF_DEFAULT_EXTRATXN),
+         "Extra transactions to keep in memory for compact block reconstructions:\n"
+         "the last <n> peerd rejected (under 100 kB), took as orphans or saw\n"
+         "replaced (at most " STR(CONF_MAX_EXTRATXN) ")."},
 };
 
 /* Section names are the network names bitcoind uses for them. */

@@ -630,6 +630,8 @@ static int apply_mempool(struct loader *L, struct peerd_conf *c, const int *lv, 
 {
 	const char *v;
 	c->blocksonly = uint_of(scalar(L, CONF_K_BLOCKSONLY, lv, nl), 0) != 0;
+	c->blockreconstructionextratxn = (uint32_t)uint_of(
+	    scalar(L, CONF_K_BLOCKRECONSTRUCTIONEXTRATXN, lv, nl), CONF_DEFAULT_EXTRATXN);
 	/* Core soft-sets -maxmempool=5 under -blocksonly: a node that takes no
 	 * peer transactions needs little room; a given -maxmempool still wins. */
 	c->maxmempool_mb = (size_t)uint_of(scalar(L, CONF_K_MAXMEMPOOL, lv, nl),

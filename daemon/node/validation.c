@@ -535,6 +535,7 @@ void validation_release(struct daemon *d)
 		v->chain = NULL;
 		v->mempool = NULL;
 	}
+	node_extratxn_release(d);
 	uv_cond_destroy(&v->cv);
 	uv_mutex_destroy(&v->mu);
 	v->initialized = false;

@@ -23,10 +23,12 @@
  * A cmpctblock a high-bandwidth peer pushes unasked (sync/cmpct_hb.c
  * chose it) is taken here the same way.
  *
- * Not yet (doc/p2p.md, "Compact blocks"): the extra-transaction ring,
- * Core's exact conditions (more work than the tip, tip + 2, at most 3
- * compact downloads of one block), and the partial kept in the download
- * window's in-flight entry.
+ * The candidates are the mempool's, then the ring of transactions peerd
+ * saw but did not keep (node/extratxn.c, Core's vExtraTxnForCompact).
+ *
+ * Not yet (doc/p2p.md, "Compact blocks"): Core's exact conditions (more work than the tip, tip + 2,
+ * at most 3 compact downloads of one block), and the partial kept in the download window's
+ * in-flight entry.
  *
  * A partial of a peer that left stays until a newer one takes its slot
  * (peer ids are never reused, and there are PENDING_MAX slots).
@@ -70,12 +72,14 @@ struct sync_cmpct_state {
 	uint64_t getblocktxn_sent;
 	uint64_t asked;       /**< getdata MSG_CMPCT_BLOCK sent */
 	uint64_t bytes_saved; /**< block bytes not sent: rebuilt size less what came */
+	uint64_t extra_used;  /**< transactions found in the extra ring (node/extratxn.c) */
 };
 
 enum outcome { OUT_NONE, OUT_HEADER, OUT_INVALID, OUT_FAILED, OUT_BLOCK, OUT_MISSING };
 
 struct sync_cmpct_job {
 	struct val_job job;
+	struct daemon *d; /* for the extra ring (node/extratxn.c, the validation thread's) */
 	uint64_t peer_id;
 	uint8_t *raw; /* the cmpctblock's bytes */
 	size_t raw_len;
@@ -112,21 +116,34 @@ void sync_cmpct_release(struct daemon *d)
 
 /* ---- validation thread --------------------------------------------------- */
 
+/* The candidates: the mempool's, then the extra ring's, as Core's InitData. */
 struct pool_walk {
 	const struct mempool_entry **e;
 	size_t n, i;
+	struct daemon *d;
+	uint32_t n_extra, j;
 };
 
 static bool pool_next(void *ctx, struct cmpct_candidate *c)
 {
 	struct pool_walk *w = ctx;
-	if (w->i >= w->n)
-		return false;
-	const struct mempool_entry *e = w->e[w->i++];
-	c->tx = mempool_entry_tx(e);
-	c->wtxid = mempool_entry_wtxid(e);
-	c->extra = false;
-	return true;
+	if (w->i < w->n) {
+		const struct mempool_entry *e = w->e[w->i++];
+		c->tx = mempool_entry_tx(e);
+		c->wtxid = mempool_entry_wtxid(e);
+		c->extra = false;
+		return true;
+	}
+	while (w->j < w->n_extra) {
+		const struct proto_tx *tx = node_extratxn_at(w->d, w->j++);
+		if (!tx)
+			continue;
+		c->tx = tx;
+		c->wtxid = &tx->wtxid;
+		c->extra = true;
+		return true;
+	}
+	return false;
 }
 
 static void job_work(struct chain *c, struct mempool *mp, struct val_job *j)
@@ -151,6 +168,8 @@ static void job_work(struct chain *c, struct mempool *mp, struct val_job *j)
 	}
 	if (mp && mempool_list(mp, MEMPOOL_ORDER_TIME, &w.e, &w.n))
 		w.n = 0;
+	w.d = cj->d;
+	w.n_extra = node_extratxn_count(cj->d);
 	int err = cmpct_partial_init(&cj->pb, &cb, pool_next, &w);
 	xfree(w.e);
 	if (err) {
@@ -237,6 +256,7 @@ static void job_done(struct daemon *d, struct val_job *j)
 		break;
 	case OUT_BLOCK:
 		s->rebuilt++;
+		s->extra_used += cj->pb.extra_count;
 		take_block(p, s, &cj->block, cj->raw_len);
 		break;
 	case OUT_MISSING: {
@@ -249,6 +269,7 @@ static void job_done(struct daemon *d, struct val_job *j)
 		e->hash = cj->hash;
 		e->seq = ++s->seq;
 		e->came = cj->raw_len;
+		s->extra_used += e->pb.extra_count;
 		if (cmpct_partial_request(&e->pb, &d->out.getblocktxn))
 			break;
 		d->out.cmd = PROTO_CMD_GETBLOCKTXN;
@@ -279,6 +300,7 @@ void sync_cmpct_on_cmpctblock(struct peer *p, const struct proto_msg *m)
 	proto_writer_init(&cj->block);
 	cj->job.work = job_work;
 	cj->job.done = job_done;
+	cj->d = d;
 	cj->peer_id = p->id;
 	cj->hdr = m->cmpctblock.hdr;
 	proto_block_header_hash(&cj->hdr, &cj->hash);
@@ -372,12 +394,13 @@ json_t *sync_cmpct_stats_json(struct daemon *d)
 	struct sync_cmpct_state zero = {0};
 	if (!s)
 		s = &zero;
-	return json_pack(
-	    "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "hb_pushed",
-	    (json_int_t)d->sync->cmpct_pushed, "hb_peers", (json_int_t)d->sync->n_cmpct_hb, "asked",
-	    (json_int_t)s->asked, "received", (json_int_t)s->received, "rebuilt_from_mempool",
-	    (json_int_t)s->rebuilt, "rebuilt_with_getblocktxn", (json_int_t)s->rebuilt_txn,
-	    "fallback_full_block", (json_int_t)s->fallback, "invalid", (json_int_t)s->invalid,
-	    "as_header", (json_int_t)s->as_header, "getblocktxn_sent",
-	    (json_int_t)s->getblocktxn_sent, "bytes_saved", (json_int_t)s->bytes_saved);
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	                 "hb_pushed", (json_int_t)d->sync->cmpct_pushed, "hb_peers",
+	                 (json_int_t)d->sync->n_cmpct_hb, "asked", (json_int_t)s->asked, "received",
+	                 (json_int_t)s->received, "rebuilt_from_mempool", (json_int_t)s->rebuilt,
+	                 "rebuilt_with_getblocktxn", (json_int_t)s->rebuilt_txn,
+	                 "fallback_full_block", (json_int_t)s->fallback, "invalid",
+	                 (json_int_t)s->invalid, "as_header", (json_int_t)s->as_header,
+	                 "getblocktxn_sent", (json_int_t)s->getblocktxn_sent, "bytes_saved",
+	                 (json_int_t)s->bytes_saved, "extra_txs_used", (json_int_t)s->extra_used);
 }
