@@ -1,20 +1,19 @@
 /*
  * daemon/sync/cmpct.c: receiving BIP152 compact blocks (Core 29's
- * net_processing.cpp, the CMPCTBLOCK and BLOCKTXN branches), first cut.
+ * net_processing.cpp, the CMPCTBLOCK and BLOCKTXN branches).
  *
  * A cmpctblock goes to the validation thread, which owns the chain and
- * the mempool: if its parent is our tip (the block that extends us: the
- * case compact relay is for), the block is rebuilt there from the mempool
- * (cmpct/). Everything held: the rebuilt bytes come back and enter the
- * same path as a `block` message (sync_on_block). Some missing: the
- * partial comes back, is kept for that peer, and the missing indexes go
- * out in a getblocktxn; the peer's blocktxn fills it here. A short-id
- * collision or a rebuilt block that does not match its header (Core's
- * READ_STATUS_FAILED) asks the peer for the whole block instead; an
- * invalid compact block (READ_STATUS_INVALID) is misbehaviour, as Core.
- * A block whose parent is not our tip is treated as a header (Core does
- * so for blocks it will not fetch compactly): the header sync and the
- * download take it from there.
+ * the mempool: when Core would rebuild it (its parent known, more work
+ * than our tip, at most tip + 2, close to synced unless already being
+ * fetched), it is rebuilt there from the mempool (cmpct/). Everything held: the rebuilt bytes come
+ * back and enter the same path as a `block` message (sync_on_block). Some missing: the partial
+ * comes back, is kept for that peer, and the missing indexes go out in a getblocktxn; the peer's
+ * blocktxn fills it here. A short-id collision or a rebuilt block that does not match its header
+ * (Core's READ_STATUS_FAILED) asks the peer for the whole block instead; an invalid compact block
+ * (READ_STATUS_INVALID) is misbehaviour, as Core. Any other is treated as a header (Core does so
+ * for blocks it will not fetch compactly), or fetched whole when we had asked that peer for it. A
+ * block another peer is already sending: only the first in flight asks getblocktxn (then
+ * high-bandwidth peers, Core's rule); with 3 others it is rebuilt only if nothing is missing.
  *
  * The download asks a single next-on-tip block compactly where Core
  * would (sync_cmpct_getdata_cmd, called by sync/download.c); getblocktxn and
@@ -26,9 +25,8 @@
  * The candidates are the mempool's, then the ring of transactions peerd
  * saw but did not keep (node/extratxn.c, Core's vExtraTxnForCompact).
  *
- * Not yet (doc/p2p.md, "Compact blocks"): Core's exact conditions (more work than the tip, tip + 2,
- * at most 3 compact downloads of one block), and the partial kept in the download window's
- * in-flight entry.
+ * Not yet (doc/p2p.md, "Compact blocks"): the partial kept in the
+ * download window's in-flight entry.
  *
  * A partial of a peer that left stays until a newer one takes its slot
  * (peer ids are never reused, and there are PENDING_MAX slots).
@@ -49,6 +47,14 @@
 /* Partials waiting for a blocktxn, at most (Core keeps one per block in
  * flight; a peer has few). The oldest goes first. */
 #define PENDING_MAX 8u
+
+/* Peers one block may be downloading from at once, compact partials and
+ * a full getdata together (Core's MAX_CMPCTBLOCKS_INFLIGHT_PER_BLOCK). */
+#define INFLIGHT_PER_BLOCK 3u
+
+/* A cmpctblock is rebuilt only for a block at most this far above the
+ * tip (Core: "a bit conservative just to be extra careful about DoS"). */
+#define MAX_AHEAD 2
 
 struct sync_cmpct_pending {
 	bool used;
@@ -73,15 +79,24 @@ struct sync_cmpct_state {
 	uint64_t asked;       /**< getdata MSG_CMPCT_BLOCK sent */
 	uint64_t bytes_saved; /**< block bytes not sent: rebuilt size less what came */
 	uint64_t extra_used;  /**< transactions found in the extra ring (node/extratxn.c) */
+	uint64_t gave_up;     /**< not the first in flight: neither getblocktxn nor getdata */
+	uint64_t whole;       /**< in flight but too far or not better: the whole block asked */
 };
 
-enum outcome { OUT_NONE, OUT_HEADER, OUT_INVALID, OUT_FAILED, OUT_BLOCK, OUT_MISSING };
+/* OUT_GETDATA: asked of this peer already, but Core would not rebuild it
+ * (no more work than the tip, or too far above it): the whole block. */
+enum outcome { OUT_NONE, OUT_HEADER, OUT_INVALID, OUT_FAILED, OUT_BLOCK, OUT_MISSING, OUT_GETDATA };
 
 struct sync_cmpct_job {
 	struct val_job job;
 	struct daemon *d; /* for the extra ring (node/extratxn.c, the validation thread's) */
 	uint64_t peer_id;
-	uint8_t *raw; /* the cmpctblock's bytes */
+	/* At posting (loop thread), Core's already_in_flight and
+	 * requested_block_from_this_peer: */
+	uint32_t others; /* other peers downloading this block (partials, the window's getdata) */
+	bool asked_here; /* the window asked this peer for it */
+	bool optimistic; /* others >= INFLIGHT_PER_BLOCK: rebuild only if nothing is missing */
+	uint8_t *raw;    /* the cmpctblock's bytes */
 	size_t raw_len;
 	enum outcome out;
 	struct proto_block_header hdr;
@@ -162,7 +177,27 @@ static void job_work(struct chain *c, struct mempool *mp, struct val_job *j)
 	const struct chain_node *known = chain_index_find(idx, &cj->hash);
 	if (known && (known->status & CHAIN_HAVE_DATA))
 		goto out; /* nothing to do: we have it */
-	if (!proto_hash_eq(&cb.hdr.prev, &chain_tip(c)->hash)) {
+	/* Core's conditions (net_processing's CMPCTBLOCK branch), after the
+	 * header: a parent we do not know, or not close to synced (the tip
+	 * older than 20 block intervals, CanDirectFetch), goes to the header
+	 * sync; no more work than our tip, or farther than tip + 2: the whole
+	 * block if we asked this peer for it, else only its header. */
+	const struct chain_node *tip = chain_tip(c);
+	const struct chain_node *prev = chain_index_find(idx, &cb.hdr.prev);
+	if (!prev) {
+		cj->out = OUT_HEADER;
+		goto out;
+	}
+	struct chain_work work;
+	chain_work_of_bits(cb.hdr.bits, &work);
+	chain_work_add(&work, &prev->work);
+	bool direct = (int64_t)tip->time > base_time() - 20 * chain_params(c)->pow_target_spacing;
+	if (chain_work_cmp(&work, &tip->work) <= 0 || (known && known->n_tx) ||
+	    prev->height + 1 > tip->height + MAX_AHEAD) {
+		cj->out = cj->asked_here ? OUT_GETDATA : OUT_HEADER;
+		goto out;
+	}
+	if (!direct && !cj->asked_here && !cj->others) {
 		cj->out = OUT_HEADER;
 		goto out;
 	}
@@ -173,11 +208,14 @@ static void job_work(struct chain *c, struct mempool *mp, struct val_job *j)
 	int err = cmpct_partial_init(&cj->pb, &cb, pool_next, &w);
 	xfree(w.e);
 	if (err) {
-		cj->out = err == CMPCT_EINVALID ? OUT_INVALID : OUT_FAILED;
+		/* Optimistic: Core ignores its failures. */
+		cj->out = cj->optimistic          ? OUT_NONE
+		          : err == CMPCT_EINVALID ? OUT_INVALID
+		                                  : OUT_FAILED;
 		goto out;
 	}
 	if (cj->pb.n_missing) {
-		cj->out = OUT_MISSING;
+		cj->out = cj->optimistic ? OUT_NONE : OUT_MISSING;
 		goto out;
 	}
 	struct proto_block b;
@@ -250,7 +288,17 @@ static void job_done(struct daemon *d, struct val_job *j)
 		s->invalid++;
 		ban_misbehaving(p, "invalid compact block");
 		break;
+	case OUT_GETDATA:
+		s->whole++;
+		ask_block(p, &cj->hash);
+		break;
 	case OUT_FAILED:
+		/* Core: the first in flight asks the whole block; the others
+		 * give up and wait for it. */
+		if (cj->others) {
+			s->gave_up++;
+			break;
+		}
 		s->fallback++;
 		ask_block(p, &cj->hash);
 		break;
@@ -260,6 +308,14 @@ static void job_done(struct daemon *d, struct val_job *j)
 		take_block(p, s, &cj->block, cj->raw_len);
 		break;
 	case OUT_MISSING: {
+		/* Core: the first in flight asks what is missing; after it, only
+		 * a high-bandwidth peer of ours, and an inbound one only while
+		 * fewer than two others download it. The rest give up. */
+		if (cj->others && !(sync_cmpct_hb_to(p) &&
+		                    (!p->inbound || cj->others < INFLIGHT_PER_BLOCK - 1))) {
+			s->gave_up++;
+			break;
+		}
 		struct sync_cmpct_pending *e = pending_slot(s, p->id);
 		cmpct_partial_release(&e->pb);
 		e->pb = cj->pb; /* moved: the job's copy is not released */
@@ -315,6 +371,30 @@ void sync_cmpct_on_cmpctblock(struct peer *p, const struct proto_msg *m)
 		return;
 	}
 	inv_known_add(p, &cj->hash);
+	for (uint32_t i = 0; i < PENDING_MAX; i++) {
+		const struct sync_cmpct_pending *e = &s->pend[i];
+		if (!e->used || !proto_hash_eq(&e->hash, &cj->hash))
+			continue;
+		if (e->peer_id == p->id) {
+			/* Core: "Peer sent us compact block we were already syncing!" */
+			DLOG_DBG(&d->log, DLOG_NET,
+			         "peer=%llu sent a compact block already being synced",
+			         (unsigned long long)p->id);
+			xfree(cj);
+			return;
+		}
+		cj->others++;
+	}
+	for (uint32_t i = 0; i < d->sync->n_win; i++) {
+		const struct sync_block *b = &d->sync->win[i];
+		if (b->peer && !b->received && proto_hash_eq(&b->hash, &cj->hash)) {
+			if (b->peer == p->id + 1)
+				cj->asked_here = true;
+			else
+				cj->others++;
+		}
+	}
+	cj->optimistic = cj->others >= INFLIGHT_PER_BLOCK && !cj->asked_here;
 	/* The job decodes its own copy: d->in is the next message's. */
 	struct proto_writer w;
 	proto_writer_init(&w);
@@ -394,13 +474,18 @@ json_t *sync_cmpct_stats_json(struct daemon *d)
 	struct sync_cmpct_state zero = {0};
 	if (!s)
 		s = &zero;
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
-	                 "hb_pushed", (json_int_t)d->sync->cmpct_pushed, "hb_peers",
-	                 (json_int_t)d->sync->n_cmpct_hb, "asked", (json_int_t)s->asked, "received",
-	                 (json_int_t)s->received, "rebuilt_from_mempool", (json_int_t)s->rebuilt,
-	                 "rebuilt_with_getblocktxn", (json_int_t)s->rebuilt_txn,
-	                 "fallback_full_block", (json_int_t)s->fallback, "invalid",
-	                 (json_int_t)s->invalid, "as_header", (json_int_t)s->as_header,
-	                 "getblocktxn_sent", (json_int_t)s->getblocktxn_sent, "bytes_saved",
-	                 (json_int_t)s->bytes_saved, "extra_txs_used", (json_int_t)s->extra_used);
+	json_t *o = json_pack(
+	    "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "hb_pushed",
+	    (json_int_t)d->sync->cmpct_pushed, "hb_peers", (json_int_t)d->sync->n_cmpct_hb, "asked",
+	    (json_int_t)s->asked, "received", (json_int_t)s->received, "rebuilt_from_mempool",
+	    (json_int_t)s->rebuilt, "rebuilt_with_getblocktxn", (json_int_t)s->rebuilt_txn,
+	    "fallback_full_block", (json_int_t)s->fallback, "invalid", (json_int_t)s->invalid,
+	    "as_header", (json_int_t)s->as_header, "getblocktxn_sent",
+	    (json_int_t)s->getblocktxn_sent, "bytes_saved", (json_int_t)s->bytes_saved,
+	    "extra_txs_used", (json_int_t)s->extra_used);
+	if (o) {
+		json_object_set_new(o, "gave_up", json_integer((json_int_t)s->gave_up));
+		json_object_set_new(o, "whole_block_asked", json_integer((json_int_t)s->whole));
+	}
+	return o;
 }
