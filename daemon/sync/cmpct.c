@@ -103,6 +103,7 @@ struct sync_cmpct_job {
 	struct proto_hash hash;
 	struct cmpct_partial pb;
 	struct proto_writer block; /* the rebuilt block (OUT_BLOCK) */
+	struct proto_writer early; /* its cmpctblock for high-bandwidth peers, before connecting */
 };
 
 static struct sync_cmpct_state *state(struct daemon *d)
@@ -222,6 +223,8 @@ static void job_work(struct chain *c, struct mempool *mp, struct val_job *j)
 	proto_block_init(&b);
 	proto_writer_init(&cj->block);
 	err = cmpct_partial_fill(&cj->pb, NULL, 0, true, &cj->block, &b);
+	if (err == 0 && !sync_cmpct_hb_early_build(c, &b, prev, &cj->early))
+		proto_writer_release(&cj->early);
 	proto_block_release(&b);
 	cj->out = err == 0 ? OUT_BLOCK : err == CMPCT_EINVALID ? OUT_INVALID : OUT_FAILED;
 out:
@@ -305,6 +308,8 @@ static void job_done(struct daemon *d, struct val_job *j)
 	case OUT_BLOCK:
 		s->rebuilt++;
 		s->extra_used += cj->pb.extra_count;
+		if (cj->early.len)
+			sync_cmpct_hb_push_early(d, &cj->hash, &cj->hdr.prev, &cj->early);
 		take_block(p, s, &cj->block, cj->raw_len);
 		break;
 	case OUT_MISSING: {
@@ -337,6 +342,7 @@ static void job_done(struct daemon *d, struct val_job *j)
 out:
 	cmpct_partial_release(&cj->pb);
 	proto_writer_release(&cj->block);
+	proto_writer_release(&cj->early);
 	xfree(cj->raw);
 	xfree(cj);
 }
@@ -354,6 +360,7 @@ void sync_cmpct_on_cmpctblock(struct peer *p, const struct proto_msg *m)
 	memset(cj, 0, sizeof(*cj));
 	cmpct_partial_init_empty(&cj->pb);
 	proto_writer_init(&cj->block);
+	proto_writer_init(&cj->early);
 	cj->job.work = job_work;
 	cj->job.done = job_done;
 	cj->d = d;
@@ -486,6 +493,8 @@ json_t *sync_cmpct_stats_json(struct daemon *d)
 	if (o) {
 		json_object_set_new(o, "gave_up", json_integer((json_int_t)s->gave_up));
 		json_object_set_new(o, "whole_block_asked", json_integer((json_int_t)s->whole));
+		json_object_set_new(o, "hb_pushed_before_connect",
+		                    json_integer((json_int_t)d->sync->cmpct_pushed_early));
 	}
 	return o;
 }

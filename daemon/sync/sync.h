@@ -191,7 +191,8 @@ struct sync_state {
 	 * blocks, oldest first (Core's lNodesAnnouncingHeaderAndIDs) */
 	uint64_t cmpct_hb[SYNC_CMPCT_HB_MAX];
 	uint32_t n_cmpct_hb;
-	uint64_t cmpct_pushed; /**< cmpctblocks pushed unasked to high-bandwidth peers */
+	uint64_t cmpct_pushed;       /**< cmpctblocks pushed unasked to high-bandwidth peers */
+	uint64_t cmpct_pushed_early; /**< of those, before the block was connected */
 };
 
 /* ---- sync/stale.c: lagging outbound peers, extra peers, a stale tip --- */
@@ -452,6 +453,23 @@ bool sync_cmpct_hb_from(const struct peer *p);
  * announcement skips them. Loop thread.
  */
 void sync_cmpct_hb_push(struct daemon *d, const struct chainview_update *u);
+
+/**
+ * Validation thread: Core's NewPoWValidBlock for block b (decoded, whose
+ * parent is prev): when prev is the tip, out of initial block download,
+ * and b passes CheckBlock and ContextualCheckBlock, its cmpctblock frame
+ * (a fresh nonce) into `frame`, and true.
+ */
+bool sync_cmpct_hb_early_build(struct chain *c, struct proto_block *b,
+                               const struct chain_node *prev, struct proto_writer *frame);
+/**
+ * Loop thread: push that frame (block `hash`, parent `prev`) to every
+ * high-bandwidth peer that lacks it and has the parent, when prev is
+ * still our tip; marks them as knowing it, so the push after the
+ * connect (sync_cmpct_hb_push) skips them.
+ */
+void sync_cmpct_hb_push_early(struct daemon *d, const struct proto_hash *hash,
+                              const struct proto_hash *prev, const struct proto_writer *frame);
 
 /** Free sync/cmpct.c's state (sync_release). */
 void sync_cmpct_release(struct daemon *d);

@@ -10,6 +10,7 @@ The blocks are the real bitcoind's; the test's own peers send them to
 peerd (test_cmpct_core's BIP152 encoder)."""
 import io
 import struct
+import time
 
 import pytest
 
@@ -134,3 +135,75 @@ def test_second_peer_missing_transactions_gives_up(make_peerd, make_bitcoind):
     assert cmpct_stats(d)["rebuilt_with_getblocktxn"] == before["rebuilt_with_getblocktxn"] + 1
     p1.close()
     p2.close()
+
+
+def _block_with_orphan(d, orphan):
+    """A block on peerd's tip holding a coinbase and `orphan` (a tx spending
+    an output nobody has): valid for CheckBlock and ContextualCheckBlock,
+    invalid when connected. Raw bytes; regtest proof of work found here."""
+    from bitcoin.core import (CBlock, CBlockHeader, COutPoint, CTransaction, CTxIn, CTxOut,
+                              lx)
+    from bitcoin.core.script import OP_TRUE, CScript
+
+    info = d.rpc("getblockchaininfo")
+    tip = d.rpc("getblockheader", info["bestblockhash"])
+    height = info["blocks"] + 1
+    coinbase = CTransaction([CTxIn(COutPoint(), CScript([height, b"\x00\x00"]))],
+                            [CTxOut(0, CScript([OP_TRUE]))])
+    txs = [coinbase, CTransaction.deserialize(orphan)]
+    merkle = CBlock(vtx=txs).calc_merkle_root()
+    target = 0x7FFFFF << (8 * (0x20 - 3))
+    for nonce in range(10000):
+        hdr = CBlockHeader(nVersion=0x20000000, hashPrevBlock=lx(info["bestblockhash"]),
+                           hashMerkleRoot=merkle, nTime=max(tip["time"] + 1, int(time.time())),
+                           nBits=0x207FFFFF, nNonce=nonce)
+        if int.from_bytes(sha256d(hdr.serialize()), "little") <= target:
+            return CBlock(nVersion=hdr.nVersion, hashPrevBlock=hdr.hashPrevBlock,
+                          hashMerkleRoot=merkle, nTime=hdr.nTime, nBits=hdr.nBits, nNonce=nonce,
+                          vtx=txs).serialize()
+    raise AssertionError("no nonce")
+
+
+def test_pushed_to_high_bandwidth_peers_before_connecting(make_peerd, make_bitcoind):
+    """Core's NewPoWValidBlock: a block rebuilt whole from a cmpctblock goes
+    to high-bandwidth peers once CheckBlock and ContextualCheckBlock pass,
+    before it is connected. The block here fails only when connected (it
+    spends an output nobody has; peerd holds that transaction as an orphan,
+    so the ring rebuilds the block), so a push can only have come first."""
+    import os as _os
+    from bitcoin.core import COutPoint, CTransaction, CTxIn, CTxOut
+    from bitcoin.core.script import CScript
+
+    a, d = start_core_and_peerd(make_peerd, make_bitcoind)
+    alone(a, d)
+    tip = d.rpc("getbestblockhash")
+    # The high-bandwidth peer: sendcmpct(1, 2), and it has our tip.
+    hb = peer(d)
+    hb.send_raw(frame("sendcmpct", struct.pack("<?Q", True, 2)))
+    hb.send_raw(frame("inv", ser_compact(1) + struct.pack("<I", 2) + bytes.fromhex(tip)[::-1]))
+    wait_until(lambda: any(p["bip152_hb_from"] for p in d.rpc("getpeerinfo")), 10,
+               "peerd to take sendcmpct(1, 2)")
+    hb.sync_with_ping()
+    orphan = CTransaction([CTxIn(COutPoint(_os.urandom(32), 0), CScript([b"\x01" * 10]))],
+                          [CTxOut(1000, CScript([0, b"\x02" * 32]))]).serialize()
+    sender = peer(d)
+    before = d.rpc("getstats")["inventory"]["tx_orphaned"]
+    sender.send_raw(frame("tx", orphan))
+    wait_until(lambda: d.rpc("getstats")["inventory"]["tx_orphaned"] == before + 1, 10,
+               "peerd to keep the orphan")
+    raw = _block_with_orphan(d, orphan)
+    h = sha256d(raw[:80])
+    s0 = cmpct_stats(d)
+    msg, _, _ = cmpctblock(raw)
+    sender.send_raw(frame("cmpctblock", msg))
+    m = hb.recv_until("cmpctblock", timeout=10)
+    assert m.payload[:80] == raw[:80]
+    s = cmpct_stats(d)
+    assert s["hb_pushed_before_connect"] == s0["hb_pushed_before_connect"] + 1, s
+    assert s["rebuilt_from_mempool"] == s0["rebuilt_from_mempool"] + 1, s
+    # Never connected: the block is found invalid, the tip does not move.
+    wait_until(lambda: any(t["hash"] == h[::-1].hex() and t["status"] == "invalid"
+                           for t in d.rpc("getchaintips")), 10, "peerd to find the block invalid")
+    assert d.rpc("getbestblockhash") == tip
+    hb.close()
+    sender.close()
