@@ -17,7 +17,9 @@ hop), then A mines one block (generatetoaddress). The time of a line is
 from just before that call to the moment its B logs `UpdateTip` for the
 block (Core's debug.log, -logtimemicros; the same clock as the script's).
 Prints each round and then the median and 90th percentile of both lines
-side by side, with the load average. N rounds (default 20).
+side by side, with the load average; then the same from A's own
+`UpdateTip` for the block (A's block making, shared by both lines, left
+out). N rounds (default 20).
 
 The nodes come from the integration tests' own classes (tests/integration:
 Bitcoind for Core, Peerd for peerd: $BITCOIND or ../shared/bin/bitcoind,
@@ -88,7 +90,7 @@ def main():
         a.create_wallet()
         a.fund_wallet(per_type=1)
         # Many confirmed coins, so a round's transactions do not chain.
-        a.rpc("sendmany", "", {a.new_address("bech32"): 1 for _ in range(2 * args.txs)},
+        a.rpc("sendmany", "", {a.new_address("bech32"): 0.2 for _ in range(2 * args.txs)},
               wallet=a.wallet)
         a.mine(1)
         a.connect_to("127.0.0.1:%d" % d.port)
@@ -126,11 +128,15 @@ def main():
                 wait_until(lambda: h in tip_times(b1, {h}) and h in tip_times(b2, {h}), 10,
                            "the UpdateTip lines")
                 t1, t2 = tip_times(b1, {h})[h], tip_times(b2, {h})[h]
-            rows.append(((t1 - t0) * 1000, (t2 - t0) * 1000))
-            print("block %2d  A -> peerd -> B1 %7.1f ms   A -> Core C -> B2 %7.1f ms"
-                  % (r + 1, rows[-1][0], rows[-1][1]), flush=True)
-        via_peerd = [x for x, _ in rows]
-        via_core = [y for _, y in rows]
+            wait_until(lambda: h in tip_times(a, {h}), 10, "A's UpdateTip line")
+            ta = tip_times(a, {h})[h]
+            rows.append(((t1 - t0) * 1000, (t2 - t0) * 1000, (t1 - ta) * 1000, (t2 - ta) * 1000))
+            print("block %2d  A -> peerd -> B1 %7.1f ms   A -> Core C -> B2 %7.1f ms   "
+                  "(from A's tip: %6.1f ms, %6.1f ms)" % (r + 1, *rows[-1]), flush=True)
+        via_peerd = [x[0] for x in rows]
+        via_core = [x[1] for x in rows]
+        hop_peerd = [x[2] for x in rows]
+        hop_core = [x[3] for x in rows]
         st = d.rpc("getstats")["sync"]["cmpct"]
         print()
         print("%d blocks of %d transactions, load average %.2f %.2f %.2f"
@@ -138,6 +144,9 @@ def main():
         print("                      median      p90")
         print("A -> peerd  -> B1  %9.1f ms %7.1f ms" % (statistics.median(via_peerd), p90(via_peerd)))
         print("A -> Core C -> B2  %9.1f ms %7.1f ms" % (statistics.median(via_core), p90(via_core)))
+        print("from A's own UpdateTip (A's block-making left out):")
+        print("A -> peerd  -> B1  %9.1f ms %7.1f ms" % (statistics.median(hop_peerd), p90(hop_peerd)))
+        print("A -> Core C -> B2  %9.1f ms %7.1f ms" % (statistics.median(hop_core), p90(hop_core)))
         print("peerd: %d cmpctblocks received, %d rebuilt from the mempool, %d with getblocktxn, "
               "%d pushed to high-bandwidth peers" % (st["received"], st["rebuilt_from_mempool"],
                                                      st["rebuilt_with_getblocktxn"], st["hb_pushed"]))

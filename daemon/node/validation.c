@@ -522,8 +522,10 @@ void validation_detach(struct daemon *d)
 void validation_release(struct daemon *d)
 {
 	struct validation *v = d->val;
-	if (!v->initialized)
+	if (!v->initialized) {
+		node_extratxn_release(d); /* no thread: ours to free */
 		return;
+	}
 	validation_stop(d);
 	join(v);
 	/* Results nobody collected (the loop ended first) still get their
