@@ -114,6 +114,7 @@ def main():
             a.mine(1)
             wait_until(caught_up, 30, "every node to follow A")
         rows = []
+        measured = set()
         for r in range(args.blocks):
             txids = [a.send_to(a.new_address("bech32"), 0.01) for _ in range(args.txs)]
             want = set(txids)
@@ -121,6 +122,7 @@ def main():
                        "the mempools to fill")
             t0 = time.time()
             h = a.mine(1)[0]
+            measured.add(h)
             wait_until(lambda: best(b1) == h and best(b2) == h, 60, "B1 and B2 to take the block")
             t1 = tip_times(b1, {h}).get(h)
             t2 = tip_times(b2, {h}).get(h)
@@ -148,15 +150,18 @@ def main():
         print("A -> peerd  -> B1  %9.1f ms %7.1f ms" % (statistics.median(hop_peerd), p90(hop_peerd)))
         print("A -> Core C -> B2  %9.1f ms %7.1f ms" % (statistics.median(hop_core), p90(hop_core)))
         print("peerd: %d cmpctblocks received, %d rebuilt from the mempool, %d with getblocktxn, "
-              "%d pushed to high-bandwidth peers" % (st["received"], st["rebuilt_from_mempool"],
-                                                     st["rebuilt_with_getblocktxn"], st["hb_pushed"]))
+              "%d pushed to high-bandwidth peers (%d before connecting)"
+              % (st["received"], st["rebuilt_from_mempool"], st["rebuilt_with_getblocktxn"],
+                 st["hb_pushed"], st["hb_pushed_before_connect"]))
         for name, b in (("B1", b1), ("B2", b2)):
             with open(b.debug_log) as f:
                 log = f.read()
-            rebuilt = re.findall(r"Successfully reconstructed block \S+ with .* and (\d+) txn requested",
-                                 log)
-            print("%s: %d blocks rebuilt from compact blocks (%d with transactions requested)"
-                  % (name, len(rebuilt), sum(1 for x in rebuilt if x != "0")))
+            rebuilt = [n for h, n in re.findall(
+                r"Successfully reconstructed block (\S+) with .* and (\d+) txn requested", log)
+                if h in measured]
+            print("%s: %d of the %d blocks rebuilt from compact blocks (%d with transactions "
+                  "requested)" % (name, len(rebuilt), len(measured),
+                                  sum(1 for x in rebuilt if x != "0")))
     finally:
         for n in reversed(nodes):
             try:

@@ -390,7 +390,11 @@ void sync_cmpct_on_cmpctblock(struct peer *p, const struct proto_msg *m)
 			xfree(cj);
 			return;
 		}
-		cj->others++;
+		/* A partial of a peer that left downloads nothing (Core drops
+		 * its in-flight entries at the disconnect). */
+		const struct peer *q = peer_by_id(d, e->peer_id);
+		if (q && q->state == PEER_ACTIVE)
+			cj->others++;
 	}
 	for (uint32_t i = 0; i < d->sync->n_win; i++) {
 		const struct sync_block *b = &d->sync->win[i];
