@@ -24,6 +24,8 @@ int conf_apply_mempool(struct conf_loader *L, struct peerd_conf *c, const int *l
 {
 	const char *v;
 	c->blocksonly = conf_uint_or(conf_scalar(L, CONF_K_BLOCKSONLY, lv, nl), 0) != 0;
+	c->blockreconstructionextratxn = (uint32_t)conf_uint_or(
+	    conf_scalar(L, CONF_K_BLOCKRECONSTRUCTIONEXTRATXN, lv, nl), CONF_DEFAULT_EXTRATXN);
 	/* Core soft-sets -maxmempool=5 under -blocksonly: a node that takes no
 	 * peer transactions needs little room; a given -maxmempool still wins. */
 	c->maxmempool_mb = (size_t)conf_uint_or(conf_scalar(L, CONF_K_MAXMEMPOOL, lv, nl),

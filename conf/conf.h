@@ -83,6 +83,10 @@
 #define CONF_MAX_LIMIT_KVB           4000000 /**< so kvB x 1,000 fits 32 bits */
 /** -maxmempool's default under -blocksonly (Core's DEFAULT_BLOCKSONLY_MAX_MEMPOOL_SIZE_MB). */
 #define CONF_BLOCKSONLY_MAXMEMPOOL_MB 5
+/** -blockreconstructionextratxn's default (Core's DEFAULT_BLOCK_RECONSTRUCTION_EXTRA_TXN). */
+#define CONF_DEFAULT_EXTRATXN 100
+/** -blockreconstructionextratxn's bound (Core's is 2^32 - 1 slots, allocated at the first add). */
+#define CONF_MAX_EXTRATXN 1000000
 /** Core's check: -maxmempool at least this many times -limitdescendantsize (in bytes). */
 #define CONF_MAXMEMPOOL_DESCENDANT_MULT 40
 /** Fee rates in satoshis per 1,000 vbytes (Core's defaults for -minrelaytxfee etc.). */
@@ -335,6 +339,9 @@ struct peerd_conf {
 	char alertnotify[CONF_MAX_HOST + 8];      /**< "" none */
 	struct conf_list shutdownnotify;          /**< commands, run together */
 	bool rest;                              /**< -rest: Core's REST interface; default 0 */
+	/** -blockreconstructionextratxn: transactions seen but not kept, for
+	 * compact blocks (daemon/node/extratxn.c) */
+	uint32_t blockreconstructionextratxn;
 };
 
 /**

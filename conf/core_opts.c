@@ -43,7 +43,6 @@ const struct conf_core_opt conf_core_opts[] = {
     {"avoidpartialspends", CONF_CORE_IGNORE, NULL, NO_WALLET},
     {"bantime", CONF_CORE_REFUSE, "86400", "peerd bans for 24 hours (Core's default)"},
     {"blockfilterindex", CONF_CORE_REFUSE, "0", NO_INDEX},
-    {"blockreconstructionextratxn", CONF_CORE_IGNORE, NULL, "peerd does not relay compact blocks"},
     {"blocksdir", CONF_CORE_REFUSE, NULL, "peerd keeps blocks/ in the network's datadir"},
     {"blockversion", CONF_CORE_REFUSE, NULL, TEST_ONLY},
     {"capturemessages", CONF_CORE_IGNORE, NULL, "use -debug=msg to see every message"},

@@ -61,6 +61,7 @@ void conf_defaults(struct peerd_conf *c)
 	c->rpcworkqueue = 64;
 	c->rpcservertimeout_s = 30;
 	c->maxmempool_mb = CONF_DEFAULT_MAXMEMPOOL_MB;
+	c->blockreconstructionextratxn = CONF_DEFAULT_EXTRATXN;
 	c->mempoolexpiry_h = CONF_DEFAULT_MEMPOOLEXPIRY_H;
 	c->persistmempool = true;
 	c->dnsseed = true;

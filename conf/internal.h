@@ -124,6 +124,7 @@ enum conf_key {
 	/* Validation at scale (issue 24) */
 	CONF_K_ASSUMEVALID,
 	CONF_K_SIGNETCHALLENGE,
+	CONF_K_BLOCKRECONSTRUCTIONEXTRATXN,
 	CONF_K__COUNT
 };
 

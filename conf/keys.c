@@ -429,6 +429,12 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
          "Blocks must satisfy the given script to be considered valid (only\n"
          "for signet networks); the network's message start follows from it\n"
          "and it has no seeds (doc/operating.md)."},
+    [CONF_K_BLOCKRECONSTRUCTIONEXTRATXN] =
+        {"blockreconstructionextratxn", CONF_KIND_UINT, 0, 0, CONF_MAX_EXTRATXN, "<n>",
+         STR(CONF_DEFAULT_EXTRATXN),
+         "Extra transactions to keep in memory for compact block reconstructions:\n"
+         "the last <n> peerd rejected (under 100 kB), took as orphans or saw\n"
+         "replaced (at most " STR(CONF_MAX_EXTRATXN) ")."},
 };
 
 /* Section names are the network names bitcoind uses for them. */

@@ -73,7 +73,7 @@ const struct p2p_msg_entry daemon_msg_table[PROTO_CMD__COUNT] = {
      * where a 4 MB block would hold every peer up for milliseconds. */
     [PROTO_CMD_BLOCK] = {.on_raw = sync_on_block, .states = P2P_MSG_ACTIVE},
     /* sync/cmpct.c: BIP152 */
-    [PROTO_CMD_CMPCTBLOCK] = ACTIVE(cmpct_on_cmpctblock),
-    [PROTO_CMD_GETBLOCKTXN] = ACTIVE(cmpct_on_getblocktxn),
-    [PROTO_CMD_BLOCKTXN] = ACTIVE(cmpct_on_blocktxn),
+    [PROTO_CMD_CMPCTBLOCK] = ACTIVE(sync_cmpct_on_cmpctblock),
+    [PROTO_CMD_GETBLOCKTXN] = ACTIVE(sync_cmpct_on_getblocktxn),
+    [PROTO_CMD_BLOCKTXN] = ACTIVE(sync_cmpct_on_blocktxn),
 };

@@ -228,8 +228,8 @@ static json_t *peer_json(const struct peer *p)
 		                    json_double((double)(now_us - p->ping_start_us) / 1e6));
 	}
 	peer_json_core29(p, o);
-	json_object_set_new(o, "bip152_hb_to", json_boolean(cmpct_hb_to(p)));
-	json_object_set_new(o, "bip152_hb_from", json_boolean(cmpct_hb_from(p)));
+	json_object_set_new(o, "bip152_hb_to", json_boolean(sync_cmpct_hb_to(p)));
+	json_object_set_new(o, "bip152_hb_from", json_boolean(sync_cmpct_hb_from(p)));
 	json_object_set_new(o, "minfeefilter", json_amount((int64_t)p->feefilter));
 	json_object_set_new(o, "bytessent_per_msg", per_msg(p->msgbytes->sent));
 	json_object_set_new(o, "bytesrecv_per_msg", per_msg(p->msgbytes->recv));

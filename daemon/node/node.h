@@ -20,6 +20,7 @@
 struct chain;
 struct chain_node;
 struct mempool;
+struct node_extratxn;
 
 /* ---- node/chainview.c: the loop's copy of the active chain ----------- */
 
@@ -126,6 +127,8 @@ struct validation {
 	_Atomic bool busy;                  /**< a job is running */
 	_Atomic bool interrupt; /**< set with stopping: a long job (mining) ends early */
 	bool fatal_reported;    /**< the chain's fatal error went to the loop (thread) */
+	struct node_extratxn
+	    *extratxn; /**< node/extratxn.c's ring, made at the first add (thread) */
 };
 
 /**
@@ -200,6 +203,36 @@ struct node_hooks {
 	 */
 	void (*startup_status)(struct daemon *d, const char *text);
 };
+
+/* ---- node/extratxn.c: transactions seen but not kept, for compact blocks */
+
+/** Transactions this large or larger stay out of the ring (Core's 100,000
+ * bytes, there of RecursiveDynamicUsage; here of the serialized size). */
+#define NODE_EXTRATXN_MAX_TX_BYTES 100000u
+
+/**
+ * Loop thread: add a transaction (its serialization; copied) to the ring
+ * of -blockreconstructionextratxn slots, through a job for the validation
+ * thread (Core's AddToCompactExtraTransactions for a rejected transaction
+ * or a new orphan). Nothing when the option is 0 or len is at least
+ * NODE_EXTRATXN_MAX_TX_BYTES.
+ */
+void node_extratxn_post(struct daemon *d, const uint8_t *raw, size_t len);
+/** Validation thread: add tx (copied; a replaced transaction), overwriting the oldest. */
+void node_extratxn_add(struct daemon *d, const struct proto_tx *tx);
+/** Validation thread: add a serialized transaction (copied); a bad one is skipped. */
+void node_extratxn_add_raw(struct daemon *d, const uint8_t *raw, size_t len);
+/** Validation thread: the ring's slots (0 before the first add), for node_extratxn_at. */
+uint32_t node_extratxn_count(const struct daemon *d);
+/**
+ * Validation thread: slot i's transaction (ids computed), or NULL when
+ * empty. Valid until the next add.
+ */
+const struct proto_tx *node_extratxn_at(const struct daemon *d, uint32_t i);
+/** Validation thread: transactions added since startup. */
+uint64_t node_extratxn_added(const struct daemon *d);
+/** Free the ring: after the validation thread is joined (validation_release). */
+void node_extratxn_release(struct daemon *d);
 
 /* ---- node/diskspace.c: a full disk is a clean shutdown, as Core's ---- */
 

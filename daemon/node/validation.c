@@ -591,8 +591,10 @@ void validation_detach(struct daemon *d)
 void validation_release(struct daemon *d)
 {
 	struct validation *v = d->val;
-	if (!v->initialized)
+	if (!v->initialized) {
+		node_extratxn_release(d); /* no thread: ours to free */
 		return;
+	}
 	validation_stop(d);
 	join(v);
 	/* Results nobody collected (the loop ended first) still get their
@@ -604,6 +606,7 @@ void validation_release(struct daemon *d)
 		v->chain = NULL;
 		v->mempool = NULL;
 	}
+	node_extratxn_release(d);
 	uv_cond_destroy(&v->cv);
 	uv_mutex_destroy(&v->mu);
 	v->initialized = false;

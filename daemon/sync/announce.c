@@ -87,7 +87,7 @@ void relay_new_tip(struct daemon *d, const struct chainview_update *u)
 		return;
 	/* High-bandwidth peers first: marked as knowing the tip, they get a
 	 * cmpctblock instead (sync/cmpct_hb.c). */
-	cmpct_hb_push(d, u);
+	sync_cmpct_hb_push(d, u);
 	for (uint32_t i = 0; i < d->n_peers; i++) {
 		struct peer *p = d->peers[i];
 		if (p->state != PEER_ACTIVE || !p->handshake_done)

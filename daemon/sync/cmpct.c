@@ -1,32 +1,32 @@
 /*
  * daemon/sync/cmpct.c: receiving BIP152 compact blocks (Core 29's
- * net_processing.cpp, the CMPCTBLOCK and BLOCKTXN branches), first cut.
+ * net_processing.cpp, the CMPCTBLOCK and BLOCKTXN branches).
  *
  * A cmpctblock goes to the validation thread, which owns the chain and
- * the mempool: if its parent is our tip (the block that extends us: the
- * case compact relay is for), the block is rebuilt there from the mempool
- * (cmpct/). Everything held: the rebuilt bytes come back and enter the
- * same path as a `block` message (sync_on_block). Some missing: the
- * partial comes back, is kept for that peer, and the missing indexes go
- * out in a getblocktxn; the peer's blocktxn fills it here. A short-id
- * collision or a rebuilt block that does not match its header (Core's
- * READ_STATUS_FAILED) asks the peer for the whole block instead; an
- * invalid compact block (READ_STATUS_INVALID) is misbehaviour, as Core.
- * A block whose parent is not our tip is treated as a header (Core does
- * so for blocks it will not fetch compactly): the header sync and the
- * download take it from there.
+ * the mempool: when Core would rebuild it (its parent known, more work
+ * than our tip, at most tip + 2, close to synced unless already being
+ * fetched), it is rebuilt there from the mempool (cmpct/). Everything held: the rebuilt bytes come
+ * back and enter the same path as a `block` message (sync_on_block). Some missing: the partial
+ * comes back, is kept for that peer, and the missing indexes go out in a getblocktxn; the peer's
+ * blocktxn fills it here. A short-id collision or a rebuilt block that does not match its header
+ * (Core's READ_STATUS_FAILED) asks the peer for the whole block instead; an invalid compact block
+ * (READ_STATUS_INVALID) is misbehaviour, as Core. Any other is treated as a header (Core does so
+ * for blocks it will not fetch compactly), or fetched whole when we had asked that peer for it. A
+ * block another peer is already sending: only the first in flight asks getblocktxn (then
+ * high-bandwidth peers, Core's rule); with 3 others it is rebuilt only if nothing is missing.
  *
  * The download asks a single next-on-tip block compactly where Core
- * would (cmpct_getdata_cmd, called by sync/download.c); getblocktxn and
+ * would (sync_cmpct_getdata_cmd, called by sync/download.c); getblocktxn and
  * getdata MSG_CMPCT_BLOCK are answered by sync/cmpct_serve.c.
  *
  * A cmpctblock a high-bandwidth peer pushes unasked (sync/cmpct_hb.c
  * chose it) is taken here the same way.
  *
- * Not yet (doc/p2p.md, "Compact blocks"): the extra-transaction ring,
- * Core's exact conditions (more work than the tip, tip + 2, at most 3
- * compact downloads of one block), and the partial kept in the download
- * window's in-flight entry.
+ * The candidates are the mempool's, then the ring of transactions peerd
+ * saw but did not keep (node/extratxn.c, Core's vExtraTxnForCompact).
+ *
+ * Not yet (doc/p2p.md, "Compact blocks"): the partial kept in the
+ * download window's in-flight entry.
  *
  * A partial of a peer that left stays until a newer one takes its slot
  * (peer ids are never reused, and there are PENDING_MAX slots).
@@ -48,7 +48,15 @@
  * flight; a peer has few). The oldest goes first. */
 #define PENDING_MAX 8u
 
-struct cmpct_pending {
+/* Peers one block may be downloading from at once, compact partials and
+ * a full getdata together (Core's MAX_CMPCTBLOCKS_INFLIGHT_PER_BLOCK). */
+#define INFLIGHT_PER_BLOCK 3u
+
+/* A cmpctblock is rebuilt only for a block at most this far above the
+ * tip (Core: "a bit conservative just to be extra careful about DoS"). */
+#define MAX_AHEAD 2
+
+struct sync_cmpct_pending {
 	bool used;
 	uint64_t peer_id;
 	uint64_t seq; /**< age, for replacing the oldest */
@@ -58,8 +66,8 @@ struct cmpct_pending {
 };
 
 /** The room's compact-block state (d->sync->cmpct). Loop thread. */
-struct cmpct_state {
-	struct cmpct_pending pend[PENDING_MAX];
+struct sync_cmpct_state {
+	struct sync_cmpct_pending pend[PENDING_MAX];
 	uint64_t seq;
 	uint64_t received;    /**< cmpctblock messages taken */
 	uint64_t rebuilt;     /**< rebuilt from the mempool alone */
@@ -70,28 +78,40 @@ struct cmpct_state {
 	uint64_t getblocktxn_sent;
 	uint64_t asked;       /**< getdata MSG_CMPCT_BLOCK sent */
 	uint64_t bytes_saved; /**< block bytes not sent: rebuilt size less what came */
+	uint64_t extra_used;  /**< transactions found in the extra ring (node/extratxn.c) */
+	uint64_t gave_up;     /**< not the first in flight: neither getblocktxn nor getdata */
+	uint64_t whole;       /**< in flight but too far or not better: the whole block asked */
 };
 
-enum outcome { OUT_NONE, OUT_HEADER, OUT_INVALID, OUT_FAILED, OUT_BLOCK, OUT_MISSING };
+/* OUT_GETDATA: asked of this peer already, but Core would not rebuild it
+ * (no more work than the tip, or too far above it): the whole block. */
+enum outcome { OUT_NONE, OUT_HEADER, OUT_INVALID, OUT_FAILED, OUT_BLOCK, OUT_MISSING, OUT_GETDATA };
 
-struct cmpct_job {
+struct sync_cmpct_job {
 	struct val_job job;
+	struct daemon *d; /* for the extra ring (node/extratxn.c, the validation thread's) */
 	uint64_t peer_id;
-	uint8_t *raw; /* the cmpctblock's bytes */
+	/* At posting (loop thread), Core's already_in_flight and
+	 * requested_block_from_this_peer: */
+	uint32_t others; /* other peers downloading this block (partials, the window's getdata) */
+	bool asked_here; /* the window asked this peer for it */
+	bool optimistic; /* others >= INFLIGHT_PER_BLOCK: rebuild only if nothing is missing */
+	uint8_t *raw;    /* the cmpctblock's bytes */
 	size_t raw_len;
 	enum outcome out;
 	struct proto_block_header hdr;
 	struct proto_hash hash;
 	struct cmpct_partial pb;
 	struct proto_writer block; /* the rebuilt block (OUT_BLOCK) */
+	struct proto_writer early; /* its cmpctblock for high-bandwidth peers, before connecting */
 };
 
-static struct cmpct_state *state(struct daemon *d)
+static struct sync_cmpct_state *state(struct daemon *d)
 {
 	if (!d->sync->cmpct) {
-		d->sync->cmpct = xmalloc(sizeof(struct cmpct_state));
+		d->sync->cmpct = xmalloc(sizeof(struct sync_cmpct_state));
 		if (d->sync->cmpct) {
-			memset(d->sync->cmpct, 0, sizeof(struct cmpct_state));
+			memset(d->sync->cmpct, 0, sizeof(struct sync_cmpct_state));
 			for (uint32_t i = 0; i < PENDING_MAX; i++)
 				cmpct_partial_init_empty(&d->sync->cmpct->pend[i].pb);
 		}
@@ -99,9 +119,9 @@ static struct cmpct_state *state(struct daemon *d)
 	return d->sync->cmpct;
 }
 
-void cmpct_release(struct daemon *d)
+void sync_cmpct_release(struct daemon *d)
 {
-	struct cmpct_state *s = d->sync->cmpct;
+	struct sync_cmpct_state *s = d->sync->cmpct;
 	if (!s)
 		return;
 	for (uint32_t i = 0; i < PENDING_MAX; i++)
@@ -112,26 +132,39 @@ void cmpct_release(struct daemon *d)
 
 /* ---- validation thread --------------------------------------------------- */
 
+/* The candidates: the mempool's, then the extra ring's, as Core's InitData. */
 struct pool_walk {
 	const struct mempool_entry **e;
 	size_t n, i;
+	struct daemon *d;
+	uint32_t n_extra, j;
 };
 
 static bool pool_next(void *ctx, struct cmpct_candidate *c)
 {
 	struct pool_walk *w = ctx;
-	if (w->i >= w->n)
-		return false;
-	const struct mempool_entry *e = w->e[w->i++];
-	c->tx = mempool_entry_tx(e);
-	c->wtxid = mempool_entry_wtxid(e);
-	c->extra = false;
-	return true;
+	if (w->i < w->n) {
+		const struct mempool_entry *e = w->e[w->i++];
+		c->tx = mempool_entry_tx(e);
+		c->wtxid = mempool_entry_wtxid(e);
+		c->extra = false;
+		return true;
+	}
+	while (w->j < w->n_extra) {
+		const struct proto_tx *tx = node_extratxn_at(w->d, w->j++);
+		if (!tx)
+			continue;
+		c->tx = tx;
+		c->wtxid = &tx->wtxid;
+		c->extra = true;
+		return true;
+	}
+	return false;
 }
 
 static void job_work(struct chain *c, struct mempool *mp, struct val_job *j)
 {
-	struct cmpct_job *cj = (struct cmpct_job *)j;
+	struct sync_cmpct_job *cj = (struct sync_cmpct_job *)j;
 	struct proto_cmpctblock cb = {0};
 	struct proto_reader r;
 	struct pool_walk w = {0};
@@ -145,26 +178,53 @@ static void job_work(struct chain *c, struct mempool *mp, struct val_job *j)
 	const struct chain_node *known = chain_index_find(idx, &cj->hash);
 	if (known && (known->status & CHAIN_HAVE_DATA))
 		goto out; /* nothing to do: we have it */
-	if (!proto_hash_eq(&cb.hdr.prev, &chain_tip(c)->hash)) {
+	/* Core's conditions (net_processing's CMPCTBLOCK branch), after the
+	 * header: a parent we do not know, or not close to synced (the tip
+	 * older than 20 block intervals, CanDirectFetch), goes to the header
+	 * sync; no more work than our tip, or farther than tip + 2: the whole
+	 * block if we asked this peer for it, else only its header. */
+	const struct chain_node *tip = chain_tip(c);
+	const struct chain_node *prev = chain_index_find(idx, &cb.hdr.prev);
+	if (!prev) {
+		cj->out = OUT_HEADER;
+		goto out;
+	}
+	struct chain_work work;
+	chain_work_of_bits(cb.hdr.bits, &work);
+	chain_work_add(&work, &prev->work);
+	bool direct = (int64_t)tip->time > base_time() - 20 * chain_params(c)->pow_target_spacing;
+	if (chain_work_cmp(&work, &tip->work) <= 0 || (known && known->n_tx) ||
+	    prev->height + 1 > tip->height + MAX_AHEAD) {
+		cj->out = cj->asked_here ? OUT_GETDATA : OUT_HEADER;
+		goto out;
+	}
+	if (!direct && !cj->asked_here && !cj->others) {
 		cj->out = OUT_HEADER;
 		goto out;
 	}
 	if (mp && mempool_list(mp, MEMPOOL_ORDER_TIME, &w.e, &w.n))
 		w.n = 0;
+	w.d = cj->d;
+	w.n_extra = node_extratxn_count(cj->d);
 	int err = cmpct_partial_init(&cj->pb, &cb, pool_next, &w);
 	xfree(w.e);
 	if (err) {
-		cj->out = err == CMPCT_EINVALID ? OUT_INVALID : OUT_FAILED;
+		/* Optimistic: Core ignores its failures. */
+		cj->out = cj->optimistic          ? OUT_NONE
+		          : err == CMPCT_EINVALID ? OUT_INVALID
+		                                  : OUT_FAILED;
 		goto out;
 	}
 	if (cj->pb.n_missing) {
-		cj->out = OUT_MISSING;
+		cj->out = cj->optimistic ? OUT_NONE : OUT_MISSING;
 		goto out;
 	}
 	struct proto_block b;
 	proto_block_init(&b);
 	proto_writer_init(&cj->block);
 	err = cmpct_partial_fill(&cj->pb, NULL, 0, true, &cj->block, &b);
+	if (err == 0 && !sync_cmpct_hb_early_build(c, &b, prev, &cj->early))
+		proto_writer_release(&cj->early);
 	proto_block_release(&b);
 	cj->out = err == 0 ? OUT_BLOCK : err == CMPCT_EINVALID ? OUT_INVALID : OUT_FAILED;
 out:
@@ -186,7 +246,7 @@ static void ask_block(struct peer *p, const struct proto_hash *hash)
 }
 
 /* A rebuilt block: into the block path, as if it had come whole. */
-static void take_block(struct peer *p, struct cmpct_state *s, const struct proto_writer *w,
+static void take_block(struct peer *p, struct sync_cmpct_state *s, const struct proto_writer *w,
                        size_t came)
 {
 	uint8_t cs[4];
@@ -196,11 +256,11 @@ static void take_block(struct peer *p, struct cmpct_state *s, const struct proto
 	sync_on_block(p, w->buf, w->len, proto_le32(cs));
 }
 
-static struct cmpct_pending *pending_slot(struct cmpct_state *s, uint64_t peer_id)
+static struct sync_cmpct_pending *pending_slot(struct sync_cmpct_state *s, uint64_t peer_id)
 {
-	struct cmpct_pending *best = &s->pend[0];
+	struct sync_cmpct_pending *best = &s->pend[0];
 	for (uint32_t i = 0; i < PENDING_MAX; i++) {
-		struct cmpct_pending *e = &s->pend[i];
+		struct sync_cmpct_pending *e = &s->pend[i];
 		if (e->used && e->peer_id == peer_id)
 			return e; /* one partial a peer: a new one replaces it */
 		if (!e->used)
@@ -213,9 +273,9 @@ static struct cmpct_pending *pending_slot(struct cmpct_state *s, uint64_t peer_i
 
 static void job_done(struct daemon *d, struct val_job *j)
 {
-	struct cmpct_job *cj = (struct cmpct_job *)j;
+	struct sync_cmpct_job *cj = (struct sync_cmpct_job *)j;
 	struct peer *p = j->cancelled ? NULL : peer_by_id(d, cj->peer_id);
-	struct cmpct_state *s = state(d);
+	struct sync_cmpct_state *s = state(d);
 	if (!p || !s || p->state != PEER_ACTIVE)
 		goto out;
 	switch (cj->out) {
@@ -231,16 +291,37 @@ static void job_done(struct daemon *d, struct val_job *j)
 		s->invalid++;
 		ban_misbehaving(p, "invalid compact block");
 		break;
+	case OUT_GETDATA:
+		s->whole++;
+		ask_block(p, &cj->hash);
+		break;
 	case OUT_FAILED:
+		/* Core: the first in flight asks the whole block; the others
+		 * give up and wait for it. */
+		if (cj->others) {
+			s->gave_up++;
+			break;
+		}
 		s->fallback++;
 		ask_block(p, &cj->hash);
 		break;
 	case OUT_BLOCK:
 		s->rebuilt++;
+		s->extra_used += cj->pb.extra_count;
+		if (cj->early.len)
+			sync_cmpct_hb_push_early(d, &cj->hash, &cj->hdr.prev, &cj->early);
 		take_block(p, s, &cj->block, cj->raw_len);
 		break;
 	case OUT_MISSING: {
-		struct cmpct_pending *e = pending_slot(s, p->id);
+		/* Core: the first in flight asks what is missing; after it, only
+		 * a high-bandwidth peer of ours, and an inbound one only while
+		 * fewer than two others download it. The rest give up. */
+		if (cj->others && !(sync_cmpct_hb_to(p) &&
+		                    (!p->inbound || cj->others < INFLIGHT_PER_BLOCK - 1))) {
+			s->gave_up++;
+			break;
+		}
+		struct sync_cmpct_pending *e = pending_slot(s, p->id);
 		cmpct_partial_release(&e->pb);
 		e->pb = cj->pb; /* moved: the job's copy is not released */
 		cmpct_partial_init_empty(&cj->pb);
@@ -249,6 +330,7 @@ static void job_done(struct daemon *d, struct val_job *j)
 		e->hash = cj->hash;
 		e->seq = ++s->seq;
 		e->came = cj->raw_len;
+		s->extra_used += e->pb.extra_count;
 		if (cmpct_partial_request(&e->pb, &d->out.getblocktxn))
 			break;
 		d->out.cmd = PROTO_CMD_GETBLOCKTXN;
@@ -260,25 +342,28 @@ static void job_done(struct daemon *d, struct val_job *j)
 out:
 	cmpct_partial_release(&cj->pb);
 	proto_writer_release(&cj->block);
+	proto_writer_release(&cj->early);
 	xfree(cj->raw);
 	xfree(cj);
 }
 
-void cmpct_on_cmpctblock(struct peer *p, const struct proto_msg *m)
+void sync_cmpct_on_cmpctblock(struct peer *p, const struct proto_msg *m)
 {
 	struct daemon *d = p->d;
-	struct cmpct_state *s = state(d);
+	struct sync_cmpct_state *s = state(d);
 	if (!s)
 		return;
 	s->received++;
-	struct cmpct_job *cj = xmalloc(sizeof(*cj));
+	struct sync_cmpct_job *cj = xmalloc(sizeof(*cj));
 	if (!cj)
 		return;
 	memset(cj, 0, sizeof(*cj));
 	cmpct_partial_init_empty(&cj->pb);
 	proto_writer_init(&cj->block);
+	proto_writer_init(&cj->early);
 	cj->job.work = job_work;
 	cj->job.done = job_done;
+	cj->d = d;
 	cj->peer_id = p->id;
 	cj->hdr = m->cmpctblock.hdr;
 	proto_block_header_hash(&cj->hdr, &cj->hash);
@@ -293,6 +378,34 @@ void cmpct_on_cmpctblock(struct peer *p, const struct proto_msg *m)
 		return;
 	}
 	inv_known_add(p, &cj->hash);
+	for (uint32_t i = 0; i < PENDING_MAX; i++) {
+		const struct sync_cmpct_pending *e = &s->pend[i];
+		if (!e->used || !proto_hash_eq(&e->hash, &cj->hash))
+			continue;
+		if (e->peer_id == p->id) {
+			/* Core: "Peer sent us compact block we were already syncing!" */
+			DLOG_DBG(&d->log, DLOG_NET,
+			         "peer=%llu sent a compact block already being synced",
+			         (unsigned long long)p->id);
+			xfree(cj);
+			return;
+		}
+		/* A partial of a peer that left downloads nothing (Core drops
+		 * its in-flight entries at the disconnect). */
+		const struct peer *q = peer_by_id(d, e->peer_id);
+		if (q && q->state == PEER_ACTIVE)
+			cj->others++;
+	}
+	for (uint32_t i = 0; i < d->sync->n_win; i++) {
+		const struct sync_block *b = &d->sync->win[i];
+		if (b->peer && !b->received && proto_hash_eq(&b->hash, &cj->hash)) {
+			if (b->peer == p->id + 1)
+				cj->asked_here = true;
+			else
+				cj->others++;
+		}
+	}
+	cj->optimistic = cj->others >= INFLIGHT_PER_BLOCK && !cj->asked_here;
 	/* The job decodes its own copy: d->in is the next message's. */
 	struct proto_writer w;
 	proto_writer_init(&w);
@@ -305,13 +418,13 @@ void cmpct_on_cmpctblock(struct peer *p, const struct proto_msg *m)
 	}
 }
 
-void cmpct_on_blocktxn(struct peer *p, const struct proto_msg *m)
+void sync_cmpct_on_blocktxn(struct peer *p, const struct proto_msg *m)
 {
 	struct daemon *d = p->d;
-	struct cmpct_state *s = state(d);
+	struct sync_cmpct_state *s = state(d);
 	if (!s)
 		return;
-	struct cmpct_pending *e = NULL;
+	struct sync_cmpct_pending *e = NULL;
 	for (uint32_t i = 0; i < PENDING_MAX; i++)
 		if (s->pend[i].used && s->pend[i].peer_id == p->id &&
 		    proto_hash_eq(&s->pend[i].hash, &m->blocktxn.block))
@@ -347,7 +460,7 @@ void cmpct_on_blocktxn(struct peer *p, const struct proto_msg *m)
 	proto_writer_release(&w);
 }
 
-enum proto_cmd cmpct_getdata_cmd(struct peer *p, struct proto_inv *inv)
+enum proto_cmd sync_cmpct_getdata_cmd(struct peer *p, struct proto_inv *inv)
 {
 	struct daemon *d = p->d;
 	const struct sync_state *s = d->sync;
@@ -366,18 +479,26 @@ enum proto_cmd cmpct_getdata_cmd(struct peer *p, struct proto_inv *inv)
 	return PROTO_CMD_GETDATA;
 }
 
-json_t *cmpct_stats_json(struct daemon *d)
+json_t *sync_cmpct_stats_json(struct daemon *d)
 {
-	const struct cmpct_state *s = d->sync->cmpct;
-	struct cmpct_state zero = {0};
+	const struct sync_cmpct_state *s = d->sync->cmpct;
+	struct sync_cmpct_state zero = {0};
 	if (!s)
 		s = &zero;
-	return json_pack(
-	    "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "hb_pushed",
+	json_t *o = json_pack(
+	    "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "hb_pushed",
 	    (json_int_t)d->sync->cmpct_pushed, "hb_peers", (json_int_t)d->sync->n_cmpct_hb, "asked",
 	    (json_int_t)s->asked, "received", (json_int_t)s->received, "rebuilt_from_mempool",
 	    (json_int_t)s->rebuilt, "rebuilt_with_getblocktxn", (json_int_t)s->rebuilt_txn,
 	    "fallback_full_block", (json_int_t)s->fallback, "invalid", (json_int_t)s->invalid,
 	    "as_header", (json_int_t)s->as_header, "getblocktxn_sent",
-	    (json_int_t)s->getblocktxn_sent, "bytes_saved", (json_int_t)s->bytes_saved);
+	    (json_int_t)s->getblocktxn_sent, "bytes_saved", (json_int_t)s->bytes_saved,
+	    "extra_txs_used", (json_int_t)s->extra_used);
+	if (o) {
+		json_object_set_new(o, "gave_up", json_integer((json_int_t)s->gave_up));
+		json_object_set_new(o, "whole_block_asked", json_integer((json_int_t)s->whole));
+		json_object_set_new(o, "hb_pushed_before_connect",
+		                    json_integer((json_int_t)d->sync->cmpct_pushed_early));
+	}
+	return o;
 }

@@ -13,11 +13,15 @@
  * peers push is taken by sync/cmpct.c as any cmpctblock.
  *
  * Pushing: a peer that sent sendcmpct(1, 2) gets a new tip as a
- * cmpctblock. Core sends it from NewPoWValidBlock, before connecting; the
- * earliest point peerd's loop learns of a new block is the chain view's
- * update after the block is connected (node/'s new_tip hook), so it is
- * sent there, one validation-thread round trip (reading and encoding the
- * block) later than Core would.
+ * cmpctblock. Core sends it from NewPoWValidBlock, before connecting. A
+ * block peerd rebuilt from a cmpctblock with nothing missing does too:
+ * the rebuild job (sync/cmpct.c, validation thread) runs Core's
+ * CheckBlock and ContextualCheckBlock on it and builds the cmpctblock
+ * (sync_cmpct_hb_early_build), and the loop pushes it before handing the
+ * block on (sync_cmpct_hb_push_early). Any other block (a whole one, one
+ * completed by a blocktxn) is pushed when the chain view's update after
+ * the connect reaches the loop (node/'s new_tip hook), one
+ * validation-thread round trip (reading and encoding the block) later.
  *
  * Loop thread, but for the push job's work function (validation thread).
  */
@@ -28,10 +32,10 @@
 #include "chain/chain.h"
 #include "cmpct/cmpct.h"
 
-struct cmpct_hb_pick cmpct_hb_pick(uint64_t *ids, uint32_t *n, uint64_t id, bool inbound,
-                                   int (*kind)(void *ctx, uint64_t id), void *ctx)
+struct sync_cmpct_hb_pick sync_cmpct_hb_pick(uint64_t *ids, uint32_t *n, uint64_t id, bool inbound,
+                                             int (*kind)(void *ctx, uint64_t id), void *ctx)
 {
-	struct cmpct_hb_pick r = {0};
+	struct sync_cmpct_hb_pick r = {0};
 	uint32_t outbound = 0;
 	for (uint32_t i = 0; i < *n; i++) {
 		if (ids[i] == id) {
@@ -77,7 +81,7 @@ static void send_sendcmpct(struct peer *p, bool hb)
 	(void)peer_send_msg(p, &d->out);
 }
 
-void cmpct_hb_block_from(struct peer *p, const struct proto_hash *hash)
+void sync_cmpct_hb_block_from(struct peer *p, const struct proto_hash *hash)
 {
 	struct daemon *d = p->d;
 	struct sync_state *s = d->sync;
@@ -90,8 +94,8 @@ void cmpct_hb_block_from(struct peer *p, const struct proto_hash *hash)
 	int32_t h = chainview_find(d, hash);
 	if (h < 0 || h != chainview_height(d))
 		return;
-	struct cmpct_hb_pick r =
-	    cmpct_hb_pick(s->cmpct_hb, &s->n_cmpct_hb, p->id, p->inbound, peer_kind, d);
+	struct sync_cmpct_hb_pick r =
+	    sync_cmpct_hb_pick(s->cmpct_hb, &s->n_cmpct_hb, p->id, p->inbound, peer_kind, d);
 	if (r.demote) {
 		struct peer *old = peer_by_id(d, r.demoted);
 		if (old && old->state == PEER_ACTIVE)
@@ -104,7 +108,7 @@ void cmpct_hb_block_from(struct peer *p, const struct proto_hash *hash)
 	}
 }
 
-bool cmpct_hb_to(const struct peer *p)
+bool sync_cmpct_hb_to(const struct peer *p)
 {
 	const struct sync_state *s = p->d->sync;
 	for (uint32_t i = 0; i < s->n_cmpct_hb; i++)
@@ -113,7 +117,7 @@ bool cmpct_hb_to(const struct peer *p)
 	return false;
 }
 
-bool cmpct_hb_from(const struct peer *p)
+bool sync_cmpct_hb_from(const struct peer *p)
 {
 	return p->cmpct_high_bandwidth && p->cmpct_version == PEER_CMPCT_VERSION;
 }
@@ -141,7 +145,7 @@ static void push_work(struct chain *c, struct mempool *mp, struct val_job *j)
 	size_t len = 0;
 	if (!n || !(n->status & CHAIN_HAVE_DATA) || chain_read_block(c, n, &raw, &len))
 		return;
-	pj->ok = cmpct_serve_build(c, pj->pp, n, raw, len, &pj->frame);
+	pj->ok = sync_cmpct_serve_build(c, pj->pp, n, raw, len, &pj->frame);
 	xfree(raw);
 }
 
@@ -172,7 +176,7 @@ static void push_done(struct daemon *d, struct val_job *j)
 	xfree(pj);
 }
 
-void cmpct_hb_push(struct daemon *d, const struct chainview_update *u)
+void sync_cmpct_hb_push(struct daemon *d, const struct chainview_update *u)
 {
 	/* Core's NewPoWValidBlock: one block on the tip we had, not in
 	 * initial block download. */
@@ -191,7 +195,7 @@ void cmpct_hb_push(struct daemon *d, const struct chainview_update *u)
 		/* Core: it asked for high-bandwidth, lacks this block and has
 		 * its parent (peerd: known to have it or to have a best block
 		 * at least that high). */
-		if (p->state != PEER_ACTIVE || !p->handshake_done || !cmpct_hb_from(p) ||
+		if (p->state != PEER_ACTIVE || !p->handshake_done || !sync_cmpct_hb_from(p) ||
 		    inv_known_has(p, tip) ||
 		    (!inv_known_has(p, &parent->hash) && p->sync->best_height < u->old_height))
 			continue;
@@ -210,5 +214,56 @@ void cmpct_hb_push(struct daemon *d, const struct chainview_update *u)
 	if (validation_post(d, &pj->job)) {
 		proto_writer_release(&pj->frame);
 		xfree(pj);
+	}
+}
+
+/* ---- pushing before connecting ------------------------------------------ */
+
+bool sync_cmpct_hb_early_build(struct chain *c, struct proto_block *b,
+                               const struct chain_node *prev, struct proto_writer *frame)
+{
+	/* Core's NewPoWValidBlock: a block on our tip, out of initial block
+	 * download, once CheckBlock and ContextualCheckBlock passed (a
+	 * high-bandwidth peer may relay before full validation, BIP152, but
+	 * never a block that fails these). */
+	if (prev != chain_tip(c) || chain_in_ibd(c))
+		return false;
+	const struct proto_params *pp = chain_params(c);
+	struct chain_state st;
+	chain_state_clear(&st);
+	if (chain_check_block(b, pp, true, true, &st) ||
+	    chain_check_block_contextual(b, prev, pp, &st))
+		return false;
+	struct proto_cmpctblock cb = {0};
+	bool ok = false;
+	if (cmpct_build(b, proto_random_u64(), &cb) == 0) {
+		size_t start = proto_frame_begin(frame);
+		proto_cmpctblock_encode(&cb, frame);
+		proto_frame_end(frame, start, pp->magic, "cmpctblock");
+		ok = !frame->err;
+	}
+	proto_cmpctblock_release(&cb);
+	return ok;
+}
+
+void sync_cmpct_hb_push_early(struct daemon *d, const struct proto_hash *hash,
+                              const struct proto_hash *prev, const struct proto_writer *frame)
+{
+	int32_t height = chainview_height(d);
+	const struct chainview_rec *tip = chainview_at(d, height);
+	if (d->view->ibd || !tip || !proto_hash_eq(&tip->hash, prev))
+		return;
+	for (uint32_t i = 0; i < d->n_peers; i++) {
+		struct peer *p = d->peers[i];
+		/* As sync_cmpct_hb_push: asked for it, lacks it, has the parent. */
+		if (p->state != PEER_ACTIVE || !p->handshake_done || !sync_cmpct_hb_from(p) ||
+		    inv_known_has(p, hash) ||
+		    (!inv_known_has(p, prev) && p->sync->best_height < height))
+			continue;
+		/* Known from now on: the push after connecting skips it. */
+		inv_known_add(p, hash);
+		peer_send_frame(p, PROTO_CMD_CMPCTBLOCK, frame->buf, frame->len);
+		d->sync->cmpct_pushed++;
+		d->sync->cmpct_pushed_early++;
 	}
 }

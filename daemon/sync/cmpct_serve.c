@@ -13,7 +13,7 @@
  * tx indices").
  *
  * And the cmpctblock sync/serve.c sends for getdata MSG_CMPCT_BLOCK near
- * the tip (cmpct_serve_build, Core's ProcessGetBlockData).
+ * the tip (sync_cmpct_serve_build, Core's ProcessGetBlockData).
  *
  * Loop thread, but for the job's work function (validation thread).
  */
@@ -30,8 +30,9 @@
 /** Core's MAX_CMPCTBLOCK_DEPTH. */
 #define CMPCTBLOCK_DEPTH 5
 
-bool cmpct_serve_build(struct chain *c, const struct proto_params *pp, const struct chain_node *n,
-                       const uint8_t *raw, size_t len, struct proto_writer *frame)
+bool sync_cmpct_serve_build(struct chain *c, const struct proto_params *pp,
+                            const struct chain_node *n, const uint8_t *raw, size_t len,
+                            struct proto_writer *frame)
 {
 	const struct chain_node *tip = chain_tip(c);
 	/* CanDirectFetch: the tip is younger than 20 block intervals (Core's
@@ -137,7 +138,7 @@ out:
 	xfree(tj);
 }
 
-void cmpct_on_getblocktxn(struct peer *p, const struct proto_msg *m)
+void sync_cmpct_on_getblocktxn(struct peer *p, const struct proto_msg *m)
 {
 	struct daemon *d = p->d;
 	const struct proto_getblocktxn *g = &m->getblocktxn;

@@ -414,7 +414,7 @@ static void block_done(struct daemon *d, struct sync_job *sj, struct peer *p)
 		sync_new_tip(d);
 	/* Core's m_last_block_time: a block new to us, stored (getpeerinfo last_block). */
 	if (p && (sj->submit == CHAIN_SUBMIT_ACCEPTED || sj->submit == CHAIN_SUBMIT_INCONCLUSIVE))
-		cmpct_hb_block_from(p, &sj->last_hash); /* and last_block_time */
+		sync_cmpct_hb_block_from(p, &sj->last_hash); /* and last_block_time */
 	s->blocks_accepted++;
 }
 
@@ -596,7 +596,8 @@ static bool fill_peer(struct daemon *d, struct peer *p, uint64_t now)
 		starved = false;
 	}
 	if (inv->n) {
-		d->out.cmd = cmpct_getdata_cmd(p, inv); /* getdata; maybe compact (sync/cmpct.c) */
+		d->out.cmd =
+		    sync_cmpct_getdata_cmd(p, inv); /* getdata; maybe compact (sync/cmpct.c) */
 		(void)peer_send_msg(p, &d->out);
 		s->blocks_requested += inv->n;
 		inv->n = 0;
@@ -710,7 +711,7 @@ void sync_init(struct daemon *d)
 void sync_release(struct daemon *d)
 {
 	hsync_release(&d->sync->hsync);
-	cmpct_release(d);
+	sync_cmpct_release(d);
 	xfree(d->sync->win);
 	d->sync->win = NULL;
 	d->sync->n_win = 0;
@@ -752,7 +753,7 @@ json_t *sync_stats_json(struct daemon *d)
 		    (json_int_t)s->sendheaders_sent);
 		json_object_set_new(o, "presync", ps);
 		json_object_set_new(o, "outbound_checks", stale_stats_json(d));
-		json_object_set_new(o, "cmpct", cmpct_stats_json(d));
+		json_object_set_new(o, "cmpct", sync_cmpct_stats_json(d));
 	}
 	return o;
 }

@@ -109,7 +109,7 @@ static void serve_work(struct chain *c, struct mempool *mp, struct val_job *j)
 	if (chain_read_block_framed(c, n, &sj->payload, &sj->len, &sj->csum))
 		goto fail;
 	/* Near the tip, a compact block instead (sync/cmpct_serve.c). */
-	if (sj->cmpct && cmpct_serve_build(c, pp, n, sj->payload, sj->len, &sj->compact)) {
+	if (sj->cmpct && sync_cmpct_serve_build(c, pp, n, sj->payload, sj->len, &sj->compact)) {
 		xfree(sj->payload);
 		sj->payload = NULL;
 		return;

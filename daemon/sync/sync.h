@@ -186,12 +186,13 @@ struct sync_state {
 	uint64_t extra_disconnects;   /**< extra outbound peers dropped */
 	uint64_t stale_tips;          /**< stale tips detected */
 	bool initial_sync_finished; /**< the tip was recent once (Core's m_initial_sync_finished) */
-	struct cmpct_state *cmpct;  /**< sync/cmpct.c's, made on first use; NULL before */
+	struct sync_cmpct_state *cmpct; /**< sync/cmpct.c's, made on first use; NULL before */
 	/** sync/cmpct_hb.c: the peers we asked for high-bandwidth compact
 	 * blocks, oldest first (Core's lNodesAnnouncingHeaderAndIDs) */
 	uint64_t cmpct_hb[SYNC_CMPCT_HB_MAX];
 	uint32_t n_cmpct_hb;
-	uint64_t cmpct_pushed; /**< cmpctblocks pushed unasked to high-bandwidth peers */
+	uint64_t cmpct_pushed;       /**< cmpctblocks pushed unasked to high-bandwidth peers */
+	uint64_t cmpct_pushed_early; /**< of those, before the block was connected */
 };
 
 /* ---- sync/stale.c: lagging outbound peers, extra peers, a stale tip --- */
@@ -394,11 +395,11 @@ void headers_on_headers(struct peer *p, const struct proto_msg *m);
 /* ---- sync/cmpct.c --------------------------------------------------- */
 
 /** cmpctblock (BIP152): rebuilt from the mempool on the validation thread. Loop thread. */
-void cmpct_on_cmpctblock(struct peer *p, const struct proto_msg *m);
+void sync_cmpct_on_cmpctblock(struct peer *p, const struct proto_msg *m);
 /** getblocktxn (BIP152): blocktxn from the block files (sync/cmpct_serve.c). Loop thread. */
-void cmpct_on_getblocktxn(struct peer *p, const struct proto_msg *m);
+void sync_cmpct_on_getblocktxn(struct peer *p, const struct proto_msg *m);
 /** blocktxn (BIP152): fills the peer's waiting compact block. Loop thread. */
-void cmpct_on_blocktxn(struct peer *p, const struct proto_msg *m);
+void sync_cmpct_on_blocktxn(struct peer *p, const struct proto_msg *m);
 /**
  * For getdata MSG_CMPCT_BLOCK (sync/serve.c): when block n (raw, len
  * bytes) is at most 5 below the tip and the tip is recent (Core's
@@ -406,19 +407,20 @@ void cmpct_on_blocktxn(struct peer *p, const struct proto_msg *m);
  * random nonce) into `frame`, and true; false: send the whole block.
  * Validation thread.
  */
-bool cmpct_serve_build(struct chain *c, const struct proto_params *pp, const struct chain_node *n,
-                       const uint8_t *raw, size_t len, struct proto_writer *frame);
+bool sync_cmpct_serve_build(struct chain *c, const struct proto_params *pp,
+                            const struct chain_node *n, const uint8_t *raw, size_t len,
+                            struct proto_writer *frame);
 /**
  * The command of a block getdata in inv (download.c's), after turning a
  * single next-on-tip block's type to MSG_CMPCT_BLOCK where Core would ask
  * compactly (one block, nothing else in flight, a peer of sendcmpct
  * version 2, out of IBD). Always PROTO_CMD_GETDATA. Loop thread.
  */
-enum proto_cmd cmpct_getdata_cmd(struct peer *p, struct proto_inv *inv);
+enum proto_cmd sync_cmpct_getdata_cmd(struct peer *p, struct proto_inv *inv);
 /* ---- sync/cmpct_hb.c: high-bandwidth compact blocks ----------------- */
 
-/** What cmpct_hb_pick decided. */
-struct cmpct_hb_pick {
+/** What sync_cmpct_hb_pick decided. */
+struct sync_cmpct_hb_pick {
 	bool promote;     /**< send sendcmpct(1, 2) to the new peer */
 	bool demote;      /**< send sendcmpct(0, 2) to demoted */
 	uint64_t demoted; /**< the peer dropped from the list (when demote) */
@@ -431,18 +433,18 @@ struct cmpct_hb_pick {
  * last outbound peer (the oldest outbound, if it is that one, swaps with
  * the second). kind(ctx, id): 1 inbound, 0 outbound, -1 gone. Pure.
  */
-struct cmpct_hb_pick cmpct_hb_pick(uint64_t *ids, uint32_t *n, uint64_t id, bool inbound,
-                                   int (*kind)(void *ctx, uint64_t id), void *ctx);
+struct sync_cmpct_hb_pick sync_cmpct_hb_pick(uint64_t *ids, uint32_t *n, uint64_t id, bool inbound,
+                                             int (*kind)(void *ctx, uint64_t id), void *ctx);
 /**
  * A block from p became our tip (download.c's block_done; also sets
  * p->last_block_time, Core's m_last_block_time): out of initial block
  * download, make p a high-bandwidth peer if it sent sendcmpct version 2.
  */
-void cmpct_hb_block_from(struct peer *p, const struct proto_hash *hash);
+void sync_cmpct_hb_block_from(struct peer *p, const struct proto_hash *hash);
 /** getpeerinfo's bip152_hb_to: we asked p for high-bandwidth compact blocks. */
-bool cmpct_hb_to(const struct peer *p);
+bool sync_cmpct_hb_to(const struct peer *p);
 /** getpeerinfo's bip152_hb_from: p asked us (sendcmpct(1) of version 2). */
-bool cmpct_hb_from(const struct peer *p);
+bool sync_cmpct_hb_from(const struct peer *p);
 /**
  * Part of relay_new_tip: a one-block step of the tip, out of initial
  * block download, goes as a cmpctblock to every high-bandwidth peer that
@@ -450,11 +452,28 @@ bool cmpct_hb_from(const struct peer *p);
  * after connecting). Marks those peers as knowing it, so the headers/inv
  * announcement skips them. Loop thread.
  */
-void cmpct_hb_push(struct daemon *d, const struct chainview_update *u);
+void sync_cmpct_hb_push(struct daemon *d, const struct chainview_update *u);
+
+/**
+ * Validation thread: Core's NewPoWValidBlock for block b (decoded, whose
+ * parent is prev): when prev is the tip, out of initial block download,
+ * and b passes CheckBlock and ContextualCheckBlock, its cmpctblock frame
+ * (a fresh nonce) into `frame`, and true.
+ */
+bool sync_cmpct_hb_early_build(struct chain *c, struct proto_block *b,
+                               const struct chain_node *prev, struct proto_writer *frame);
+/**
+ * Loop thread: push that frame (block `hash`, parent `prev`) to every
+ * high-bandwidth peer that lacks it and has the parent, when prev is
+ * still our tip; marks them as knowing it, so the push after the
+ * connect (sync_cmpct_hb_push) skips them.
+ */
+void sync_cmpct_hb_push_early(struct daemon *d, const struct proto_hash *hash,
+                              const struct proto_hash *prev, const struct proto_writer *frame);
 
 /** Free sync/cmpct.c's state (sync_release). */
-void cmpct_release(struct daemon *d);
+void sync_cmpct_release(struct daemon *d);
 /** getstats' sync.cmpct: the compact-block counters. Loop thread. */
-struct json_t *cmpct_stats_json(struct daemon *d);
+struct json_t *sync_cmpct_stats_json(struct daemon *d);
 
 #endif

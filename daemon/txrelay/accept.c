@@ -186,13 +186,18 @@ static void reject_insert(struct daemon *d, struct hset *s, const struct proto_h
 	txrequest_forget(d, h);
 }
 
-/* Core's MempoolRejectedTx for TX_MISSING_INPUTS on a first failure. */
-static void handle_orphan(struct daemon *d, struct tx_job *tj, struct peer *p)
+/*
+ * Core's MempoolRejectedTx for TX_MISSING_INPUTS on a first failure.
+ * Returns Core's m_should_add_extra_compact_tx: whether the transaction
+ * goes to the compact-block ring (node/extratxn.c): yes, unless it was
+ * already an orphan (then it went in when it first came).
+ */
+static bool handle_orphan(struct daemon *d, struct tx_job *tj, struct peer *p)
 {
 	struct txrelay_state *r = d->txr;
 	const struct mempool_accept_result *res = &tj->r;
 	if (hset_contains(&r->rejects, fp(d, &res->wtxid)))
-		return;
+		return true;
 	/* A rejected parent dooms it; one parent rejected for its fee alone
 	 * might still get in with this child as a package (not in the mempool). */
 	bool rejected_parent = false, reconsiderable_seen = false;
@@ -212,15 +217,16 @@ static void handle_orphan(struct daemon *d, struct tx_job *tj, struct peer *p)
 		         (unsigned long long)tj->peer);
 		reject_insert(d, &r->rejects, &res->txid);
 		reject_insert(d, &r->rejects, &res->wtxid);
-		return;
+		return true;
 	}
 	struct proto_tx tx;
 	proto_tx_init(&tx);
 	if (proto_tx_decode_buf(tj->raw, tj->len, &tx, NULL)) {
 		proto_tx_release(&tx);
-		return;
+		return false;
 	}
 	proto_tx_compute_ids(&tx);
+	bool extra = orphan_get(&r->orphans, &tx.wtxid) == NULL;
 	struct proto_hash parents[64];
 	uint32_t n = 0;
 	for (size_t i = 0; i < res->n_missing_parents && n < 64; i++) {
@@ -253,6 +259,7 @@ static void handle_orphan(struct daemon *d, struct tx_job *tj, struct peer *p)
 	txrequest_forget(d, &tx.wtxid);
 	(void)orphan_limit(&r->orphans, ORPHAN_MAX, now);
 	proto_tx_release(&tx);
+	return extra;
 }
 
 /* Core's MaybePunishNodeForTx. */
@@ -318,9 +325,13 @@ static void tx_done(struct daemon *d, struct val_job *j)
 		         (unsigned long long)tj->peer, res->state.reason,
 		         res->state.debug[0] ? ", " : "", res->state.debug);
 	}
+	/* Core's ProcessInvalidTx: a first failure goes to the compact-block
+	 * ring (node/extratxn.c, under 100 kB), but a witness-stripped copy
+	 * (not the transaction a block would hold) and an orphan already held. */
+	bool extra = tj->first_time && kind != CHAIN_RESULT_TX_WITNESS_STRIPPED;
 	if (kind == CHAIN_RESULT_TX_MISSING_INPUTS) {
 		if (tj->first_time)
-			handle_orphan(d, tj, p);
+			extra = handle_orphan(d, tj, p);
 	} else {
 		if (kind == CHAIN_RESULT_TX_RECONSIDERABLE) {
 			reject_insert(d, &r->reconsiderable, &res->wtxid);
@@ -338,6 +349,8 @@ static void tx_done(struct daemon *d, struct val_job *j)
 		(void)orphan_erase(&r->orphans, &res->wtxid);
 		maybe_punish(d, p, &res->state);
 	}
+	if (extra)
+		node_extratxn_post(d, tj->raw, tj->len);
 	job_free(tj);
 	txaccept_orphan_kick(d);
 }

@@ -157,6 +157,10 @@ static void on_added(void *arg, const struct mempool_entry *e, enum mempool_addi
 static void on_removed(void *arg, const struct mempool_entry *e, enum mempool_removal why)
 {
 	struct daemon *d = arg;
+	/* Core's ProcessValidTx: what a replacement evicted may still be
+	 * mined (a miner that saw it first): keep it for compact blocks. */
+	if (why == MEMPOOL_REMOVED_REPLACED)
+		node_extratxn_add(d, mempool_entry_tx(e));
 	struct feed_item *it = feed_push(d->txr);
 	if (!it)
 		return;

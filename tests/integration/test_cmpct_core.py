@@ -107,10 +107,16 @@ def cmpct_stats(d):
 
 @pytest.fixture
 def core_and_peerd(make_peerd, make_bitcoind):
+    return start_core_and_peerd(make_peerd, make_bitcoind)
+
+
+def start_core_and_peerd(make_peerd, make_bitcoind, *peerd_args):
+    """Core A with a funded wallet, connected to a peerd (given these
+    arguments) that has A's chain and is out of initial block download."""
     (a,) = make_bitcoind(1)
     a.create_wallet()
     a.fund_wallet(per_type=2)
-    d = make_peerd()
+    d = make_peerd(*peerd_args)
     a.connect_to("127.0.0.1:%d" % d.port)
     for _ in range(6):
         a.mine(1)

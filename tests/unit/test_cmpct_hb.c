@@ -1,6 +1,6 @@
 /*
  * tests/unit/test_cmpct_hb.c: the choice of high-bandwidth compact-block
- * peers (daemon/sync/cmpct_hb.c, cmpct_hb_pick), as Core 29's
+ * peers (daemon/sync/cmpct_hb.c, sync_cmpct_hb_pick), as Core 29's
  * MaybeSetPeerAsAnnouncingHeaderAndIDs: at most 3, the newest giver last,
  * the oldest demoted, and an inbound newcomer never pushing out the last
  * outbound peer.
@@ -25,11 +25,11 @@ static int kind_of(void *ctx, uint64_t id)
 }
 
 /* Runs one pick on list (n of them) and checks the list after it. */
-static struct cmpct_hb_pick pick(uint64_t *list, uint32_t *n, uint64_t id, const char *kinds,
-                                 const uint64_t *want, uint32_t n_want)
+static struct sync_cmpct_hb_pick pick(uint64_t *list, uint32_t *n, uint64_t id, const char *kinds,
+                                      const uint64_t *want, uint32_t n_want)
 {
-	struct cmpct_hb_pick r =
-	    cmpct_hb_pick(list, n, id, kind_of((void *)kinds, id) == 1, kind_of, (void *)kinds);
+	struct sync_cmpct_hb_pick r = sync_cmpct_hb_pick(
+	    list, n, id, kind_of((void *)kinds, id) == 1, kind_of, (void *)kinds);
 	assert_int_equal(*n, n_want);
 	for (uint32_t i = 0; i < n_want; i++)
 		assert_int_equal(list[i], want[i]);
@@ -43,7 +43,7 @@ static void test_fill_and_refresh(void **state)
 	const char *k = "xoooo";
 	uint64_t l[SYNC_CMPCT_HB_MAX];
 	uint32_t n = 0;
-	struct cmpct_hb_pick r = pick(l, &n, 1, k, (uint64_t[]){1}, 1);
+	struct sync_cmpct_hb_pick r = pick(l, &n, 1, k, (uint64_t[]){1}, 1);
 	assert_true(r.promote);
 	assert_false(r.demote);
 	pick(l, &n, 2, k, (uint64_t[]){1, 2}, 2);
@@ -67,7 +67,7 @@ static void test_inbound_keeps_last_outbound(void **state)
 	uint64_t l[SYNC_CMPCT_HB_MAX] = {1, 2, 3};
 	uint32_t n = 3;
 	/* The only outbound is the oldest: it swaps with the second, which goes. */
-	struct cmpct_hb_pick r = pick(l, &n, 4, k, (uint64_t[]){1, 3, 4}, 3);
+	struct sync_cmpct_hb_pick r = pick(l, &n, 4, k, (uint64_t[]){1, 3, 4}, 3);
 	assert_true(r.demote);
 	assert_int_equal(r.demoted, 2);
 	/* Again: 1 is the oldest and the only outbound once more, 3 goes. */
@@ -82,7 +82,7 @@ static void test_two_outbound_oldest_goes(void **state)
 	uint64_t l[SYNC_CMPCT_HB_MAX] = {1, 2, 3};
 	uint32_t n = 3;
 	/* Two outbound: an inbound newcomer may demote one of them. */
-	struct cmpct_hb_pick r = pick(l, &n, 4, k, (uint64_t[]){2, 3, 4}, 3);
+	struct sync_cmpct_hb_pick r = pick(l, &n, 4, k, (uint64_t[]){2, 3, 4}, 3);
 	assert_int_equal(r.demoted, 1);
 }
 
@@ -93,7 +93,7 @@ static void test_outbound_newcomer_and_gone(void **state)
 	const char *k = "xoiio";
 	uint64_t l[SYNC_CMPCT_HB_MAX] = {1, 2, 3};
 	uint32_t n = 3;
-	struct cmpct_hb_pick r = pick(l, &n, 4, k, (uint64_t[]){2, 3, 4}, 3);
+	struct sync_cmpct_hb_pick r = pick(l, &n, 4, k, (uint64_t[]){2, 3, 4}, 3);
 	assert_int_equal(r.demoted, 1);
 	/* A peer that left (id 1, gone) counts as no outbound: with the
 	 * one outbound second, an inbound newcomer demotes the gone one. */

@@ -159,6 +159,26 @@ static void test_blocksonly(void **state)
 	             "command line: -blocksonly=yes: not 0 or 1", &c);
 }
 
+/* -blockreconstructionextratxn: Core's default of 100, -no... is 0 (keep
+ * nothing), and past peerd's bound an error naming the key. */
+static void test_extratxn(void **state)
+{
+	(void)state;
+	struct peerd_conf c;
+	expect_ok(LOAD(&c, "-regtest"));
+	assert_int_equal(c.blockreconstructionextratxn, 100);
+	conf_release(&c);
+	expect_ok(LOAD(&c, "-regtest", "-blockreconstructionextratxn=7"));
+	assert_int_equal(c.blockreconstructionextratxn, 7);
+	conf_release(&c);
+	expect_ok(LOAD(&c, "-regtest", "-noblockreconstructionextratxn"));
+	assert_int_equal(c.blockreconstructionextratxn, 0);
+	conf_release(&c);
+	expect_error(LOAD(&c, "-regtest", "-blockreconstructionextratxn=1000001"), CONF_EVALUE,
+	             "command line: -blockreconstructionextratxn=1000001: out of range 0-1000000",
+	             &c);
+}
+
 /* The mempool and relay-policy keys: Core's defaults, amounts as Core's
  * ParseMoney reads them, and Core's cross-key checks with its messages. */
 static void test_mempool_keys(void **state)
@@ -409,6 +429,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_test_options, setup_env),
 	    cmocka_unit_test_setup(test_network_examples, setup_env),
 	    cmocka_unit_test_setup(test_check_keys, setup_env),
+	    cmocka_unit_test_setup(test_extratxn, setup_env),
 	};
 	return tc_end(cmocka_run_group_tests(tests, NULL, NULL));
 }
