@@ -345,7 +345,7 @@ static void handle_request(struct daemon *d, struct ctl_line *L, size_t slot, js
 	/* A chain method goes to the validation thread when there is one and
 	 * a client to answer later; a loop method (or a chain method that
 	 * has a loop fallback) runs here and now. */
-	if (m && m->chain_fn && L->c && d->val->started) {
+	if (m && m->chain_fn && L->c && d->val->started && !ctl_view_answers(d, m)) {
 		if (post_chain(d, L, slot, m, notification ? NULL : id, params, legacy, &res))
 			return;
 	} else {
@@ -453,7 +453,7 @@ static bool posts_job(const struct daemon *d, const struct ctl_line *L, json_t *
 	json_t *name = json_is_object(req) ? json_object_get(req, "method") : NULL;
 	const struct ctl_method *m =
 	    json_is_string(name) ? ctl_method_lookup(json_string_value(name)) : NULL;
-	return m && m->chain_fn && L->c && d->val->started;
+	return m && m->chain_fn && L->c && d->val->started && !ctl_view_answers(d, m);
 }
 
 /* Start up to `max` more of L's requests; the parsed line goes once all started. */

@@ -5,7 +5,8 @@
  * Glossary
  *   door        a way in to the one dispatcher (ctl/request.c): the control
  *               socket, and the HTTP server of ctl/rpc_http.c, which hands
- *               each call to the control socket as one of its clients.
+ *               each call to the loop in process (ctl/inproc.c), served
+ *               there as one control-socket client of its own.
  *   credential  a user, a salt and HMAC-SHA256(salt, password) in hex: an
  *               -rpcauth line as given, and -rpcuser/-rpcpassword or the
  *               cookie hashed the same way with a random salt (Core's g_rpcauth).

@@ -364,3 +364,66 @@ def test_keepalive_and_bind_warnings(make_peerd):
     d = make_peerd("-rpcport=%d" % port, "-rpcallowip=10.0.0.0/8")
     assert "option -rpcallowip was specified without -rpcbind; this doesn't usually make sense" in d.log()
     assert cli(d.datadir, port, "getblockcount").stdout == "0\n"
+
+
+def test_http_calls_need_no_control_socket_file(make_peerd):
+    """Each HTTP call reaches the dispatcher in process (ctl/inproc.c), not through a
+    connection to control.sock: with the socket file moved away, HTTP still answers (it
+    failed with the old hop), and every call is counted as an in-process one."""
+    port = free_port()
+    d = make_peerd("-rpcport=%d" % port, "-rpcuser=bob", "-rpcpassword=s3cret")
+    before = d.rpc("getstats")["control"]["inproc"]["calls"]
+    d.ctl().close()
+    d._ctl = None
+    moved = d.sock_path + ".away"
+    os.rename(d.sock_path, moved)
+    try:
+        for i in range(20):
+            status, body, _ = post(port, json.dumps({"method": "getblockhash", "params": [0], "id": i}),
+                                   auth="bob:s3cret")
+            assert status == 200, body
+            assert json.loads(body)["error"] is None, body
+        status, body, _ = post(port, json.dumps({"method": "getblockhash", "params": [5], "id": 1}),
+                               auth="bob:s3cret")
+        assert status == 500 and json.loads(body)["error"]["code"] == -8, body
+    finally:
+        os.rename(moved, d.sock_path)
+    assert d.rpc("getstats")["control"]["inproc"]["calls"] >= before + 21
+
+
+def test_tip_questions_from_the_view_follow_every_block(chain, make_peerd):
+    """getblockcount, getbestblockhash and getblockhash are answered on the loop from its
+    chain view when no validation job is out (no thread switch), else by a job queued behind
+    the others: either way they see every block submitted before them. A control-socket batch
+    [submitblock, getblockcount, ...] asks while the submitblock job may still be out (the view
+    is behind then); an HTTP batch asks after its reply (the view is current). The answers
+    are bitcoind's."""
+    core, blocks = chain
+    d = synced_peerd(make_peerd, [])
+    ctl = d.ctl()
+    views = d.rpc("getstats")["control"]["view_answers"]
+    for height, b in enumerate(blocks[:6], start=1):
+        req = [{"jsonrpc": "2.0", "id": 1, "method": "submitblock", "params": [b]},
+               {"jsonrpc": "2.0", "id": 2, "method": "getblockcount"},
+               {"jsonrpc": "2.0", "id": 3, "method": "getbestblockhash"},
+               {"jsonrpc": "2.0", "id": 4, "method": "getblockhash", "params": [height]}]
+        ctl.send_line(json.dumps(req) + "\n")
+        r = {x["id"]: x for x in ctl.read_line()}
+        assert r[1]["result"] is None, r
+        assert r[2]["result"] == height, r
+        assert r[3]["result"] == r[4]["result"] == core.rpc("getblockhash", height), r
+    auth = "__cookie__:" + open(os.path.join(d.netdir, ".cookie")).read().split(":", 1)[1]
+    for height, b in enumerate(blocks[6:], start=7):
+        req = [{"jsonrpc": "2.0", "id": 1, "method": "submitblock", "params": [b]},
+               {"jsonrpc": "2.0", "id": 2, "method": "getblockcount"},
+               {"jsonrpc": "2.0", "id": 3, "method": "getbestblockhash"},
+               {"jsonrpc": "2.0", "id": 4, "method": "getblockhash", "params": [height]},
+               {"jsonrpc": "2.0", "id": 5, "method": "getblockhash", "params": [height + 1]}]
+        status, body, _ = post(d.rpcport, json.dumps(req), auth=auth)
+        assert status == 200, body
+        r = {x["id"]: x for x in json.loads(body)}
+        assert r[2]["result"] == height, r
+        assert r[3]["result"] == r[4]["result"] == core.rpc("getblockhash", height), r
+        assert r[5]["error"] == {"code": -8, "message": "Block height out of range"}, r
+    # With nothing out, the HTTP batch's questions came from the view.
+    assert d.rpc("getstats")["control"]["view_answers"] >= views + 4 * (len(blocks) - 6)
