@@ -305,6 +305,8 @@ struct peerd_conf {
 	struct conf_list rpcauth;               /**< user:salt$hash as given */
 	char rpcuser[CONF_MAX_HOST + 8];        /**< "" none */
 	char rpcpassword[CONF_MAX_HOST + 8];    /**< "" none: the cookie */
+	struct conf_list rpcwhitelist;          /**< user:method,method... as given */
+	bool rpcwhitelistdefault; /**< default: whether any rpcwhitelist is given (Core's) */
 };
 
 /**

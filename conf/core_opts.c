@@ -99,8 +99,6 @@ const struct conf_core_opt conf_core_opts[] = {
      "peerd cannot rebuild its chain state from block files yet"},
     {"rest", CONF_CORE_REFUSE, "0", NO_RPC},
     {"rpcdoccheck", CONF_CORE_IGNORE, NULL, NO_RPC},
-    {"rpcwhitelist", CONF_CORE_REFUSE, NULL, NO_RPC},
-    {"rpcwhitelistdefault", CONF_CORE_REFUSE, "0", NO_RPC},
     {"settings", CONF_CORE_REFUSE, "0", "peerd keeps no settings.json"},
     {"shrinkdebugfile", CONF_CORE_IGNORE, NULL, COSMETIC},
     {"shutdownnotify", CONF_CORE_REFUSE, NULL, NO_NOTIFY},

@@ -114,6 +114,7 @@ void conf_release(struct peerd_conf *c)
 	conf_list_release(&c->rpcbind);
 	conf_list_release(&c->rpcallowip);
 	conf_list_release(&c->rpcauth);
+	conf_list_release(&c->rpcwhitelist);
 	xfree(c->debuglogfile);
 	xfree(c->pidfile);
 	xfree(c->controlsocketgroup);

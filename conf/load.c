@@ -744,8 +744,12 @@ static int apply_rpc(struct loader *L, struct peerd_conf *c, const int *lv, int 
 		snprintf(c->rpcpassword, sizeof(c->rpcpassword), "%s", v);
 	if ((rc = fill_list(L, CONF_K_RPCBIND, lv, nl_net, &c->rpcbind, &set)) ||
 	    (rc = fill_list(L, CONF_K_RPCALLOWIP, lv, nl, &c->rpcallowip, &set)) ||
-	    (rc = fill_list(L, CONF_K_RPCAUTH, lv, nl, &c->rpcauth, &set)))
+	    (rc = fill_list(L, CONF_K_RPCAUTH, lv, nl, &c->rpcauth, &set)) ||
+	    (rc = fill_list(L, CONF_K_RPCWHITELIST, lv, nl, &c->rpcwhitelist, &set)))
 		return rc;
+	/* Core's GetBoolArg("-rpcwhitelistdefault", IsArgSet("-rpcwhitelist")). */
+	c->rpcwhitelistdefault =
+	    uint_of(scalar(L, CONF_K_RPCWHITELISTDEFAULT, lv, nl), c->rpcwhitelist.n ? 1 : 0) != 0;
 	return 0;
 }
 

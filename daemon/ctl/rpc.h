@@ -64,6 +64,11 @@ void rpc_auth_release(struct rpc_auth *a);
  * (a is read-only after rpc_auth_init).
  */
 bool rpc_auth_check(const struct rpc_auth *a, const char *header);
+/**
+ * rpc_auth_check, and the user name of the header into user (cap bytes,
+ * NUL-terminated; truncated if longer) when it passes. user may be NULL.
+ */
+bool rpc_auth_user(const struct rpc_auth *a, const char *header, char *user, size_t cap);
 /** Core's TimingResistantEqual: equal strings, in time independent of where they differ. */
 bool rpc_timing_equal(const char *a, const char *b);
 
@@ -83,6 +88,46 @@ int rpc_subnet_parse(const char *s, struct rpc_subnet *n) __attribute__((warn_un
 struct sockaddr;
 /** Whether the client at sa is in one of the n subnets v. Any thread. */
 bool rpc_subnets_allow(const struct rpc_subnet *v, size_t n, const struct sockaddr *sa);
+
+/* ---- ctl/rpc_whitelist.c ---------------------------------------------- */
+
+struct rpc_answer;
+
+/** One user's -rpcwhitelist: the methods it may call. */
+struct rpc_wl_user {
+	char *user;
+	char **methods;
+	size_t n;
+};
+
+/** Core's g_rpc_whitelist and g_rpc_whitelist_default. Read-only after init: any thread. */
+struct rpc_whitelist {
+	struct rpc_wl_user *v;
+	size_t n;
+	bool deflt; /**< users without a list may call nothing */
+};
+
+/**
+ * Core's InitRPCAuthentication for -rpcwhitelist: each "user:m1,m2" (split
+ * on ',' and ' '; a user named again keeps the intersection; "user" alone
+ * names the user with no method). 0 or -ENOMEM; w is initialised either
+ * way and rpc_whitelist_release is right after any return.
+ */
+int rpc_whitelist_init(struct rpc_whitelist *w, const struct peerd_conf *c)
+    __attribute__((warn_unused_result));
+/** Free what rpc_whitelist_init made. Idempotent. */
+void rpc_whitelist_release(struct rpc_whitelist *w);
+/**
+ * Core's HTTPReq_JSONRPC checks for an authenticated `user` on the body
+ * (len bytes): 0 when the request may go on (no whitelist applies, the
+ * body does not parse: that answer is rpc_jsonrpc_answer's), else 1 with
+ * out set: 403 and no body when a method is not allowed (the log line,
+ * Core's "RPC User U not allowed to call method M" or "... any methods",
+ * into msg), or Core's error for a batch member that is not an object or
+ * whose method is not a string. Any thread.
+ */
+int rpc_whitelist_judge(const struct rpc_whitelist *w, const char *user, const char *body,
+                        size_t len, struct rpc_answer *out, char *msg, size_t msglen);
 
 /* ---- ctl/rpc_jsonrpc.c ------------------------------------------------- */
 

@@ -68,7 +68,8 @@ struct rpc_http {
 	struct MHD_Daemon *mhd[RPC_MAX_LISTENERS];
 	size_t n_mhd;
 	struct rpc_auth auth;
-	struct ctl_inproc *ip; /**< the dispatcher's door (d->ctl->inproc): any thread */
+	struct rpc_whitelist wl; /**< -rpcwhitelist (ctl/rpc_whitelist.c): read-only */
+	struct ctl_inproc *ip;   /**< the dispatcher's door (d->ctl->inproc): any thread */
 	struct rpc_subnet *allow;
 	size_t n_allow;
 	int threads, depth;
@@ -335,7 +336,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
 	if (!auth)
 		return answer(conn, MHD_HTTP_UNAUTHORIZED, NULL, 0, false, true);
-	if (!rpc_auth_check(&h->auth, auth)) {
+	char user[256];
+	if (!rpc_auth_user(&h->auth, auth, user, sizeof(user))) {
 		const union MHD_ConnectionInfo *ci =
 		    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 		char who[80];
@@ -349,9 +351,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		uv_sleep(RPC_AUTH_DELAY_MS);
 		return answer(conn, MHD_HTTP_UNAUTHORIZED, NULL, 0, false, true);
 	}
+	struct rpc_answer a;
+	char why[400];
+	if (rpc_whitelist_judge(&h->wl, user, r->body ? r->body : "", r->len, &a, why,
+	                        sizeof(why))) {
+		if (why[0])
+			DLOG_INFO_(&h->d->log, DLOG_CTL, "%s", why);
+		return answer(conn, a.status, a.body, a.len, a.body != NULL, false);
+	}
 	if (gate_enter(h))
 		return answer_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "Work queue depth exceeded");
-	struct rpc_answer a;
 	rpc_jsonrpc_answer(r->body ? r->body : "", r->len, door_call, h, &a);
 	gate_leave(h);
 	return answer(conn, a.status, a.body, a.len, a.body != NULL, false);
@@ -460,6 +469,7 @@ static void rpc_http_free(struct rpc_http *h)
 {
 	xfree(h->allow);
 	rpc_auth_release(&h->auth);
+	rpc_whitelist_release(&h->wl);
 	uv_cond_destroy(&h->dog);
 	uv_cond_destroy(&h->cond);
 	uv_mutex_destroy(&h->mu);
@@ -540,6 +550,10 @@ int rpc_http_start(struct daemon *d)
 		             "rpcauth credentials. See share/rpcauth in Core's source directory.");
 	if (c->rpcauth.n)
 		DLOG_INFO_(&d->log, DLOG_CTL, "Using rpcauth authentication.");
+	if (rpc_whitelist_init(&h->wl, c)) {
+		err = -ENOMEM;
+		goto fail;
+	}
 	if ((err = bind_all(h, c)))
 		goto fail;
 	if (!h->n_mhd) {

@@ -427,3 +427,60 @@ def test_tip_questions_from_the_view_follow_every_block(chain, make_peerd):
         assert r[5]["error"] == {"code": -8, "message": "Block height out of range"}, r
     # With nothing out, the HTTP batch's questions came from the view.
     assert d.rpc("getstats")["control"]["view_answers"] >= views + 4 * (len(blocks) - 6)
+
+
+CAROL = rpcauth_line("carol", "looking-glass")
+
+
+def test_rpcwhitelist_as_bitcoind(make_bitcoind, make_peerd):
+    """-rpcwhitelist and -rpcwhitelistdefault: the same options on bitcoind and peerd,
+    the same requests, the same HTTP status and body, and the same log lines. alice's two
+    lists intersect to getblockcount; carol has none, so with whitelists set (the default
+    of -rpcwhitelistdefault) she may call nothing; the cookie user may call what the
+    fixtures need."""
+    opts = ("-rpcauth=" + ALICE, "-rpcauth=" + CAROL,
+            "-rpcwhitelist=alice:getblockcount,getbestblockhash",
+            "-rpcwhitelist=alice:getblockcount, getblockhash",
+            "-rpcwhitelist=__cookie__:getblockcount,stop,getblockhash")
+    core = make_bitcoind(1, args=opts)[0]
+    port = free_port()
+    d = make_peerd("-rpcport=%d" % port, *opts)
+    cases = [
+        ("alice:wonderland", {"method": "getblockcount", "id": 1}),
+        ("alice:wonderland", {"method": "getbestblockhash", "id": 1}),
+        ("alice:wonderland", {"method": "getblockhash", "params": [0], "id": 1}),
+        ("alice:wonderland", [{"method": "getblockcount", "id": 1}, {"method": "getblockcount", "id": 2}]),
+        ("alice:wonderland", [{"method": "getblockcount", "id": 1}, {"method": "getblockhash", "params": [0], "id": 2}]),
+        ("alice:wonderland", [{"method": "getblockcount", "id": 1}, 1]),
+        ("alice:wonderland", [{"method": 5, "id": 1}]),
+        ("alice:wonderland", [{"id": 1}]),
+        ("alice:wonderland", {"id": 1}),
+        ("alice:wonderland", []),
+        ("alice:wonderland", "nojson"),
+        ("carol:looking-glass", {"method": "getblockcount", "id": 1}),
+        ("carol:looking-glass", "nojson"),
+    ]
+    for auth, req in cases:
+        body = req if isinstance(req, str) else json.dumps(req)
+        want = post(core.rpcport, body, auth=auth)[:2]
+        got = post(port, body, auth=auth)[:2]
+        assert got[0] == want[0], (req, want, got)
+        if want[1]:
+            assert json.loads(got[1]) == json.loads(want[1]), (req, want, got)
+        else:
+            assert got[1] == "", (req, got)
+    for line in ("RPC User alice not allowed to call method getbestblockhash",
+                 "RPC User alice not allowed to call method getblockhash",
+                 "RPC User carol not allowed to call any methods"):
+        assert line in open(core.debug_log).read(), line
+        assert line in d.log(), line
+    # -rpcwhitelistdefault=0: carol, with no list, may call anything again.
+    port2 = free_port()
+    d2 = make_peerd("-rpcport=%d" % port2, "-rpcwhitelistdefault=0", *opts)
+    status, body, _ = post(port2, json.dumps({"method": "getblockcount", "id": 1}), auth="carol:looking-glass")
+    assert status == 200 and json.loads(body)["result"] == 0, body
+    # -rpcwhitelistdefault=1 with no list at all: nobody may call anything.
+    port3 = free_port()
+    make_peerd("-rpcport=%d" % port3, "-rpcwhitelistdefault=1", "-rpcauth=" + ALICE)
+    status, body, _ = post(port3, json.dumps({"method": "getblockcount", "id": 1}), auth="alice:wonderland")
+    assert status == 403 and body == "", (status, body)
