@@ -139,6 +139,37 @@ static json_t *legacy_shape(json_t *r)
 
 /* ---- chain methods: a job to the validation thread ------------------------ */
 
+/** A result string at least this long may skip jansson's dump (plain_string). */
+#define CTL_PLAIN_MIN 65536u
+
+/*
+ * A long string result that needs no escaping (getblock HASH 0's hex:
+ * megabytes) as its JSON text, quoted, with one copy, instead of jansson's
+ * character-by-character dump and json_format's pass over it; NULL for
+ * anything else (the caller formats it).
+ */
+static char *plain_string(const json_t *v)
+{
+	if (!json_is_string(v) || json_string_length(v) < CTL_PLAIN_MIN)
+		return NULL;
+	const char *s = json_string_value(v);
+	size_t n = json_string_length(v);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		/* What jansson would escape, and anything not ASCII. */
+		if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\')
+			return NULL;
+	}
+	char *t = xmalloc(n + 3);
+	if (!t)
+		return NULL;
+	t[0] = '"';
+	memcpy(t + 1, s, n);
+	t[n + 1] = '"';
+	t[n + 2] = 0;
+	return t;
+}
+
 /* Validation thread. */
 static void job_work(struct chain *chain, struct mempool *mp, struct val_job *vj)
 {
@@ -153,7 +184,9 @@ static void job_work(struct chain *chain, struct mempool *mp, struct val_job *vj
 	/* Rendered here, where the tree was built: the loop gets a tenth of
 	 * the memory, and only one tree exists at a time. */
 	if (j->render && !j->res.err_code && j->res.result) {
-		j->text = json_format(j->res.result, JSON_COMPACT);
+		j->text = plain_string(j->res.result);
+		if (!j->text)
+			j->text = json_format(j->res.result, JSON_COMPACT);
 		if (j->text) {
 			j->text_len = strlen(j->text);
 			json_decref(j->res.result);
