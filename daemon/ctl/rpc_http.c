@@ -397,8 +397,10 @@ static int bind_one(struct rpc_http *h, const char *host, uint16_t port)
 		struct sockaddr_in6 s6;
 	} a;
 	memset(&a, 0, sizeof(a));
-	unsigned flags =
-	    MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC;
+	/* poll(), not select(), in each connection's thread: 16 keep-alive
+	 * clients of getblockcount got 1.6x the requests/s (A/B, both orders). */
+	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+	                 MHD_USE_ITC | MHD_USE_POLL;
 	if (inet_pton(AF_INET, host, &a.s4.sin_addr) == 1) {
 		a.s4.sin_family = AF_INET;
 		a.s4.sin_port = htons(port);
