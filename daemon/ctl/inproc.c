@@ -28,7 +28,11 @@ struct ctl_inproc_call {
 	size_t len;
 	char *reply; /**< (mu) the reply line (xmalloc'd, no newline), or NULL */
 	size_t reply_len;
-	bool done; /**< (mu) reply set, or the call failed */
+	bool want_texts; /**< ctl_inproc_call_texts: the replies by request, not joined */
+	char **texts;    /**< (mu) with want_texts: the dispatcher's texts (n_texts), or NULL */
+	size_t n_texts;
+	bool batch; /**< (mu) with want_texts: the line was answered as a batch */
+	bool done;  /**< (mu) reply set, or the call failed */
 	uv_cond_t cond;
 	struct ctl_inproc_call *next; /**< (mu) on the queue */
 };
@@ -44,6 +48,19 @@ struct ctl_inproc {
 };
 
 /* Hand the worker its answer (reply NULL: the call failed). Loop thread. */
+static void finish_texts(struct ctl_inproc *ip, struct ctl_inproc_call *call, char **texts,
+                         size_t n, bool batch)
+{
+	uv_mutex_lock(&ip->mu);
+	call->texts = texts;
+	call->n_texts = n;
+	call->batch = batch;
+	call->done = true;
+	uv_cond_signal(&call->cond);
+	uv_mutex_unlock(&ip->mu);
+	ip->calls++;
+}
+
 static void finish(struct ctl_inproc *ip, struct ctl_inproc_call *call, char *reply, size_t len)
 {
 	uv_mutex_lock(&ip->mu);
@@ -116,35 +133,51 @@ int ctl_inproc_init(struct daemon *d)
 	return 0;
 }
 
-char *ctl_inproc_call(struct ctl_inproc *ip, const char *line, size_t len, size_t *out_len)
+/* Queue c (on the caller's stack) and wait for its answer. */
+static void run_call(struct ctl_inproc *ip, struct ctl_inproc_call *c)
 {
-	struct ctl_inproc_call call = {.line = line, .len = len};
-	if (uv_cond_init(&call.cond))
-		return NULL;
+	if (uv_cond_init(&c->cond))
+		return;
 	uv_mutex_lock(&ip->mu);
 	bool ok = !ip->refusing;
 	if (ok) {
-		*ip->tail = &call;
-		ip->tail = &call.next;
+		*ip->tail = c;
+		ip->tail = &c->next;
 		/* Under mu: ctl_inproc_close closes the handle only after
 		 * refusing, which it sets under mu. */
 		ok = uv_async_send(&ip->async) == 0;
 		if (!ok) {
 			struct ctl_inproc_call **pp = &ip->head;
-			while (*pp != &call)
+			while (*pp != c)
 				pp = &(*pp)->next;
 			*pp = NULL;
 			ip->tail = pp;
 		}
 	}
-	while (ok && !call.done)
-		uv_cond_wait(&call.cond, &ip->mu);
+	while (ok && !c->done)
+		uv_cond_wait(&c->cond, &ip->mu);
 	uv_mutex_unlock(&ip->mu);
-	uv_cond_destroy(&call.cond);
+	uv_cond_destroy(&c->cond);
+}
+
+char *ctl_inproc_call(struct ctl_inproc *ip, const char *line, size_t len, size_t *out_len)
+{
+	struct ctl_inproc_call call = {.line = line, .len = len};
+	run_call(ip, &call);
 	if (!call.reply)
 		return NULL;
 	*out_len = call.reply_len;
 	return call.reply;
+}
+
+char **ctl_inproc_call_texts(struct ctl_inproc *ip, const char *line, size_t len, size_t *n,
+                             bool *batch)
+{
+	struct ctl_inproc_call call = {.line = line, .len = len, .want_texts = true};
+	run_call(ip, &call);
+	*n = call.n_texts;
+	*batch = call.batch;
+	return call.texts;
 }
 
 void ctl_inproc_deliver(struct ctl_client *c, char **texts, size_t n, bool batch)
@@ -159,6 +192,12 @@ void ctl_inproc_deliver(struct ctl_client *c, char **texts, size_t n, bool batch
 			count++;
 			one = i;
 		}
+	}
+	if (call && call->want_texts && texts) {
+		/* The replies as they are, one per request: no join, no copy. */
+		c->inproc = NULL;
+		finish_texts(ip, call, texts, n, batch);
+		return;
 	}
 	if (!call || !count)
 		goto out;

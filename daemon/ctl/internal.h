@@ -377,6 +377,14 @@ int ctl_inproc_init(struct daemon *d) __attribute__((warn_unused_result));
  * the HTTP door's threads are joined before.
  */
 char *ctl_inproc_call(struct ctl_inproc *ip, const char *line, size_t len, size_t *out_len);
+/**
+ * ctl_inproc_call for a batch line, with the replies by request as the
+ * dispatcher made them: the texts (*n; the array and the texts are the
+ * caller's, NULL entries for requests without a reply), *batch false when
+ * the line got one error instead. NULL when stopping or out of memory.
+ */
+char **ctl_inproc_call_texts(struct ctl_inproc *ip, const char *line, size_t len, size_t *n,
+                             bool *batch);
 /** An in-process client's reply (send_texts' arguments, taken) to its worker. Loop thread. */
 void ctl_inproc_deliver(struct ctl_client *c, char **texts, size_t n, bool batch);
 /** An in-process client closed: its worker, if still waiting, gets NULL. Loop thread. */

@@ -139,6 +139,14 @@ int rpc_whitelist_judge(const struct rpc_whitelist *w, const char *user, const c
  */
 typedef char *(*rpc_call_fn)(void *ctx, const char *line, size_t len, size_t *out_len);
 
+/**
+ * Run a batch line (a JSON-RPC 2.0 array of requests with ids, one line)
+ * on the dispatcher: the reply texts by request (*n of them; the array and
+ * the texts are the caller's), *batch false when the dispatcher answered
+ * the line with one error instead. NULL when it is gone. May block.
+ */
+typedef char **(*rpc_batch_fn)(void *ctx, const char *line, size_t len, size_t *n, bool *batch);
+
 /** An HTTP answer: status, and a body (xmalloc'd; NULL: none). */
 struct rpc_answer {
 	unsigned status;
@@ -154,5 +162,13 @@ struct rpc_answer {
  */
 void rpc_jsonrpc_answer(const char *body, size_t len, rpc_call_fn call, void *ctx,
                         struct rpc_answer *out);
+/**
+ * rpc_jsonrpc_answer, with a batch's calls sent to the dispatcher up to
+ * CTL_MAX_BATCH at a time through `batch` (one hand-off for up to 100
+ * calls instead of one each; the dispatcher still takes one call of a line
+ * per turn, so other clients are not held up). The answer is the same.
+ */
+void rpc_jsonrpc_answer_batched(const char *body, size_t len, rpc_call_fn call, rpc_batch_fn batch,
+                                void *ctx, struct rpc_answer *out);
 
 #endif

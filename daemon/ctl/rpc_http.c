@@ -122,6 +122,13 @@ static char *door_call(void *ctx, const char *line, size_t len, size_t *out_len)
 	return ctl_inproc_call(h->ip, line, len, out_len);
 }
 
+/* rpc_batch_fn: a batch line the same way, its replies by request. */
+static char **door_batch(void *ctx, const char *line, size_t len, size_t *n, bool *batch)
+{
+	struct rpc_http *h = ctx;
+	return ctl_inproc_call_texts(h->ip, line, len, n, batch);
+}
+
 /* ---- the worker gate (Core's rpcthreads and work queue) ----------------- */
 
 static int gate_enter(struct rpc_http *h)
@@ -361,7 +368,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	if (gate_enter(h))
 		return answer_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "Work queue depth exceeded");
-	rpc_jsonrpc_answer(r->body ? r->body : "", r->len, door_call, h, &a);
+	rpc_jsonrpc_answer_batched(r->body ? r->body : "", r->len, door_call, door_batch, h, &a);
 	gate_leave(h);
 	return answer(conn, a.status, a.body, a.len, a.body != NULL, false);
 }

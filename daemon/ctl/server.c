@@ -38,6 +38,14 @@
 #define CTL_MAX_JOBS 16u
 /** Requests of a client's line started per loop turn (then other clients go). */
 #define CTL_REQUESTS_PER_TURN 1u
+/**
+ * A line alone on the ready list goes on past CTL_REQUESTS_PER_TURN for
+ * this long of the loop's time: nobody else is waiting for a turn, and a
+ * turn per call was most of a batch of small calls' cost (160,000 batched
+ * addpeeraddress over HTTP). A client or peer arriving meanwhile waits at
+ * most this long.
+ */
+#define CTL_ALONE_TURN_NS 100000u
 /** Reply bytes queued to one client before peerd stops reading its requests. */
 #define CTL_MAX_QUEUED (1u << 20)
 /** A client over CTL_MAX_QUEUED whose replies make no progress this long is dropped. */
@@ -338,7 +346,14 @@ void ctl_line_finish(struct daemon *d, struct ctl_line *L)
 static void line_continue(struct ctl_client *c)
 {
 	struct ctl_line *L = c->line;
-	if (!ctl_line_step(c->d, L, CTL_REQUESTS_PER_TURN)) {
+	struct ctl_server *s = c->d->ctl;
+	uint64_t t0 = uv_hrtime();
+	bool room;
+	do
+		room = ctl_line_step(c->d, L, CTL_REQUESTS_PER_TURN);
+	while (room && !c->closing && L->next < L->n && !s->ready && s->jobs < CTL_MAX_JOBS &&
+	       uv_hrtime() - t0 < CTL_ALONE_TURN_NS);
+	if (!room) {
 		/* Off the ready list until ctl_reply_kick finds room: no turn spins. */
 		ctl_budget_wait(c);
 		update_reading(c);

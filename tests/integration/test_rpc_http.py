@@ -396,12 +396,11 @@ def test_tip_questions_from_the_view_follow_every_block(chain, make_peerd):
     chain view when no validation job is out (no thread switch), else by a job queued behind
     the others: either way they see every block submitted before them. A control-socket batch
     [submitblock, getblockcount, ...] asks while the submitblock job may still be out (the view
-    is behind then); an HTTP batch asks after its reply (the view is current). The answers
-    are bitcoind's."""
+    is behind then), and so does an HTTP batch (sent as one line too). The answers are
+    bitcoind's."""
     core, blocks = chain
     d = synced_peerd(make_peerd, [])
     ctl = d.ctl()
-    views = d.rpc("getstats")["control"]["view_answers"]
     for height, b in enumerate(blocks[:6], start=1):
         req = [{"jsonrpc": "2.0", "id": 1, "method": "submitblock", "params": [b]},
                {"jsonrpc": "2.0", "id": 2, "method": "getblockcount"},
@@ -425,9 +424,17 @@ def test_tip_questions_from_the_view_follow_every_block(chain, make_peerd):
         assert r[2]["result"] == height, r
         assert r[3]["result"] == r[4]["result"] == core.rpc("getblockhash", height), r
         assert r[5]["error"] == {"code": -8, "message": "Block height out of range"}, r
-    # With nothing out, the questions come from the view (not always: a job of the
-    # loop's own, after a new tip, may be out; then a job answers, as checked above).
-    assert d.rpc("getstats")["control"]["view_answers"] > views
+    # A batch goes to the dispatcher as one line, so its questions waited behind the
+    # submitblock's job. Alone, with nothing out, they come from the view (a job of the
+    # loop's own may still be out just after a new tip: then a job answers).
+    before = d.rpc("getstats")["control"]["view_answers"]
+    for _ in range(50):
+        status, body, _ = post(d.rpcport, json.dumps({"method": "getblockcount", "id": 1}), auth=auth)
+        assert status == 200 and json.loads(body)["result"] == len(blocks), body
+        if d.rpc("getstats")["control"]["view_answers"] > before:
+            break
+        time.sleep(0.05)
+    assert d.rpc("getstats")["control"]["view_answers"] > before
 
 
 CAROL = rpcauth_line("carol", "looking-glass")
@@ -552,3 +559,39 @@ def test_stop_under_http_load_ends_every_call(make_peerd, how):
         t.join(timeout=15)
     assert rc == 0, d.log()
     assert sum(counts) > 0, counts
+
+
+def test_http_batch_goes_to_the_dispatcher_100_calls_at_a_time(make_peerd):
+    """A batch of 250 calls is three hand-offs to the dispatcher (lines of at most
+    CTL_MAX_BATCH = 100), not 250; members that never reach it (not an object, no method,
+    an unknown method) are answered in place and in order, notifications run unanswered,
+    and every answer is where it was asked."""
+    port = free_port()
+    d = make_peerd("-rpcport=%d" % port, "-rpcuser=bob", "-rpcpassword=s3cret")
+    genesis = d.rpc("getblockhash", 0)
+    before = d.rpc("getstats")["control"]["inproc"]["calls"]
+    req = []
+    for i in range(250):
+        req.append({"jsonrpc": "2.0", "method": "getblockhash", "params": [0 if i % 2 else 1], "id": i})
+    req[10] = 5
+    req[20] = {"jsonrpc": "2.0", "id": 20}
+    req[30] = {"jsonrpc": "2.0", "method": "nosuchmethod", "id": 30}
+    req[40] = {"jsonrpc": "2.0", "method": "getblockcount"}  # a notification
+    status, body, _ = post(port, json.dumps(req), auth="bob:s3cret")
+    assert status == 200, body
+    out = json.loads(body)
+    assert len(out) == 249, len(out)
+    assert d.rpc("getstats")["control"]["inproc"]["calls"] - before == 3
+    # As Core's loop: a member that is not an object carries the previous member's id.
+    assert [r.get("id") for r in out[:12]] == list(range(10)) + [9, 11], out[:12]
+    assert out[10]["error"] == {"code": -32600, "message": "Invalid Request object"}, out[10]
+    for r in out[:10] + out[11:]:
+        i = r["id"]
+        if i == 20:
+            assert r["error"] == {"code": -32600, "message": "Missing method"}, r
+        elif i == 30:
+            assert r["error"] == {"code": -32601, "message": "Method not found"}, r
+        elif i % 2:
+            assert r["result"] == genesis, r
+        else:
+            assert r["error"] == {"code": -8, "message": "Block height out of range"}, r
