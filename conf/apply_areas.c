@@ -149,8 +149,12 @@ int conf_apply_rpc(struct conf_loader *L, struct peerd_conf *c, const int *lv, i
 		snprintf(c->rpcpassword, sizeof(c->rpcpassword), "%s", v);
 	if ((rc = conf_fill_list(L, CONF_K_RPCBIND, lv, nl_net, &c->rpcbind, &set)) ||
 	    (rc = conf_fill_list(L, CONF_K_RPCALLOWIP, lv, nl, &c->rpcallowip, &set)) ||
-	    (rc = conf_fill_list(L, CONF_K_RPCAUTH, lv, nl, &c->rpcauth, &set)))
+	    (rc = conf_fill_list(L, CONF_K_RPCAUTH, lv, nl, &c->rpcauth, &set)) ||
+	    (rc = conf_fill_list(L, CONF_K_RPCWHITELIST, lv, nl, &c->rpcwhitelist, &set)))
 		return rc;
+	/* Core's GetBoolArg("-rpcwhitelistdefault", IsArgSet("-rpcwhitelist")). */
+	c->rpcwhitelistdefault = conf_uint_or(conf_scalar(L, CONF_K_RPCWHITELISTDEFAULT, lv, nl),
+	                                      c->rpcwhitelist.n ? 1 : 0) != 0;
 	return 0;
 }
 

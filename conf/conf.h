@@ -342,6 +342,8 @@ struct peerd_conf {
 	/** -blockreconstructionextratxn: transactions seen but not kept, for
 	 * compact blocks (daemon/node/extratxn.c) */
 	uint32_t blockreconstructionextratxn;
+	struct conf_list rpcwhitelist;          /**< user:method,method... as given */
+	bool rpcwhitelistdefault; /**< default: whether any rpcwhitelist is given (Core's) */
 };
 
 /**

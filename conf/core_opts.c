@@ -90,8 +90,6 @@ const struct conf_core_opt conf_core_opts[] = {
     {"printpriority", CONF_CORE_IGNORE, NULL, COSMETIC},
     {"prune", CONF_CORE_REFUSE, "0", NO_PRUNE},
     {"rpcdoccheck", CONF_CORE_IGNORE, NULL, NO_RPC},
-    {"rpcwhitelist", CONF_CORE_REFUSE, NULL, NO_RPC},
-    {"rpcwhitelistdefault", CONF_CORE_REFUSE, "0", NO_RPC},
     {"settings", CONF_CORE_REFUSE, "0", "peerd keeps no settings.json"},
     {"shrinkdebugfile", CONF_CORE_IGNORE, NULL, COSMETIC},
     {"signer", CONF_CORE_IGNORE, NULL, NO_WALLET},

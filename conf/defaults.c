@@ -123,6 +123,7 @@ void conf_release(struct peerd_conf *c)
 	for (int i = 0; i < CONF_ZMQ__COUNT; i++)
 		conf_list_release(&c->zmqpub[i]);
 	conf_list_release(&c->shutdownnotify);
+	conf_list_release(&c->rpcwhitelist);
 	xfree(c->debuglogfile);
 	xfree(c->pidfile);
 	xfree(c->controlsocketgroup);

@@ -350,6 +350,15 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
     [CONF_K_REST] = {"rest", CONF_KIND_BOOL, 0, 0, 1, NULL, "0",
                      "Accept public REST requests (on the RPC port, without\n"
                      "authentication, as bitcoind; doc/rest.md)"},
+    [CONF_K_RPCWHITELIST] = {"rpcwhitelist", CONF_KIND_TEXTS, CONF_KF_NEGCLR, 0, 0, "<whitelist>",
+                             "none",
+                             "Set a whitelist to filter incoming RPC calls for a specific user.\n"
+                             "<USERNAME>:<rpc 1>,<rpc 2>,...,<rpc n>; several for one user\n"
+                             "are set-intersected."},
+    [CONF_K_RPCWHITELISTDEFAULT] = {"rpcwhitelistdefault", CONF_KIND_BOOL, 0, 0, 1, NULL,
+                                    "1 if any rpcwhitelist is set",
+                                    "Unless 0, users without an rpcwhitelist may call no method\n"
+                                    "when any rpcwhitelist is set; 1 with none set: nobody may."},
     [CONF_K_MOCKTIME] = {"mocktime", CONF_KIND_UINT, 0, 0, CONF_MAX_MOCKTIME, "<n>", "0",
                          "Replace actual time with UNIX epoch time, as bitcoind's debug\n"
                          "option: the node's clock stands still there until setmocktime\n"

@@ -40,8 +40,13 @@
 
 /** getnetworkinfo "subversion" and the log's first line. */
 #define DAEMON_VERSION_STRING PEERD_VERSION_STRING
-/** getnetworkinfo "version": Core's 10000*major + 100*minor + patch. */
-#define DAEMON_VERSION_NUMBER PEERD_VERSION_NUMBER
+/**
+ * getnetworkinfo "version": the Core release whose interface peerd answers
+ * as (Core 29.0, as Core's 10000*major + 100*minor + patch), so tools that
+ * gate on it work (bitcoin-cli -netinfo wants 209900 or more); peerd's own
+ * version is in "subversion" (doc/differences.md).
+ */
+#define DAEMON_VERSION_NUMBER 290000
 
 /* Each room's state, defined in its header (the room that owns it). */
 struct addr_state;      /* p2p/p2p.h */

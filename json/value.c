@@ -49,7 +49,8 @@ json_t *json_hex(const uint8_t *data, size_t len)
 	if (!s)
 		return NULL;
 	proto_hex_encode(data, len, s);
-	json_t *v = json_string(s);
+	/* Hex is ASCII: no UTF-8 check (a block's hex is megabytes). */
+	json_t *v = json_stringn_nocheck(s, 2 * len);
 	xfree(s);
 	return v;
 }

@@ -2,18 +2,23 @@
 """HTTP JSON-RPC throughput and latency, peerd against bitcoind, in one sitting.
 
     scripts/bench-rpc-http.py [--seconds S] [--clients 1,16] [--method getblockcount]
+                              [--params JSON] [--big] [--client c|python]
 
 Starts a regtest bitcoind (../shared/bin or $BITCOIND) and peerd (build/bin
 or $PEERD_BIN) on loopback with free ports and the same -rpcuser/-rpcpassword,
-mines a block on bitcoind and gives it to peerd, then for each client
-count runs that many processes, each on one HTTP/1.1 keep-alive connection
-sending the method back to back for S seconds (default 5) to one node,
-then the other (peerd, bitcoind, peerd, bitcoind: the better of two runs
-each, so both see the same machine load). Prints requests/s and the
-p50/p99 latency in microseconds, and peerd/Core. The clients are Python:
-on a fast server they are part of what is measured (a floor the same for
-both), so the ratio understates peerd's lead rather than overstating it.
-Loopback only; every process started is stopped at the end.
+mines a block on bitcoind (with --big, a block of about 900 kB after 190
+others) and gives peerd the chain, then for each client count runs that
+many clients, each on one HTTP/1.1 keep-alive connection sending the method
+back to back for S seconds (default 5) to one node, then the other (peerd,
+bitcoind, peerd, bitcoind: the better of two runs each, so both see the same
+machine load). Prints requests/s and the p50/p99 latency in microseconds,
+and peerd/Core. The clients are threads of bench/http/rpc_load.c, compiled
+with cc into the run's directory (--client python: processes of Python,
+whose own cost hid the servers'); they share the machine with the servers,
+the same floor for both. --params gives the method's parameters as JSON
+(BLOCK stands for the block's hash), e.g. --method getblock --params
+'["BLOCK", 0]' --big. Loopback only; every process started is stopped at
+the end.
 """
 import argparse
 import base64
@@ -65,23 +70,69 @@ def wait_rpc(port, proc, what):
     sys.exit("%s did not answer" % what)
 
 
+def big_block(cport, desc, n_tx=90, script_len=9900):
+    """A block of about n_tx * script_len bytes (900 KB by default): each transaction spends a
+    mature OP_TRUE coinbase (raw(51): no signature) into one output whose script is script_len
+    bytes of OP_TRUE. Not standard, so it goes in through generateblock, which takes raw
+    transactions and checks only consensus."""
+    hashes = call(cport, "generatetodescriptor", [n_tx + 100, desc])
+    txs = []
+    for bh in hashes[:n_tx]:
+        cb = call(cport, "getblock", [bh, 1])["tx"][0]
+        value = 5000000000 - 100000
+        script = b"\x51" * script_len
+        raw = (b"\x02\x00\x00\x00" + b"\x01" + bytes.fromhex(cb)[::-1] + b"\x00\x00\x00\x00" + b"\x00" +
+               b"\xff\xff\xff\xff" + b"\x01" + value.to_bytes(8, "little") + b"\xfd" +
+               len(script).to_bytes(2, "little") + script + b"\x00\x00\x00\x00")
+        txs.append(raw.hex())
+    return call(cport, "generateblock", [desc, txs])["hash"]
+
+
 def client(port, body, seconds, out):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    hdr = {"Authorization": AUTH, "Content-Type": "application/json"}
+    # A raw keep-alive client: the request is encoded once and the reply read
+    # by its Content-Length (http.client cost more than either server).
+    req = ("POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: %s\r\n"
+           "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (AUTH, len(body))).encode() + body.encode()
+    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     lat = []
+    buf = b""
     end = time.perf_counter() + seconds
     while True:
         t0 = time.perf_counter()
         if t0 >= end:
             break
-        c.request("POST", "/", body, hdr)
-        r = c.getresponse()
-        r.read()
-        if r.status != 200:
-            raise RuntimeError("HTTP %d" % r.status)
+        s.sendall(req)
+        while b"\r\n\r\n" not in buf:
+            d = s.recv(1 << 20)
+            if not d:
+                raise RuntimeError("connection closed")
+            buf += d
+        head, _, buf = buf.partition(b"\r\n\r\n")
+        if not head.startswith(b"HTTP/1.1 200"):
+            raise RuntimeError(head.split(b"\r\n")[0].decode())
+        n = 0
+        for line in head.split(b"\r\n")[1:]:
+            k, _, v = line.partition(b":")
+            if k.strip().lower() == b"content-length":
+                n = int(v)
+        while len(buf) < n:
+            d = s.recv(max(1 << 20, n - len(buf)))
+            if not d:
+                raise RuntimeError("connection closed")
+            buf += d
+        buf = buf[n:]
         lat.append(time.perf_counter() - t0)
-    c.close()
+    s.close()
     out.put(lat)
+
+
+def run_c(exe, port, body, clients, seconds):
+    out = subprocess.run([exe, str(port), str(clients), str(seconds), AUTH, body], check=True,
+                         stdout=subprocess.PIPE).stdout.split()
+    lat = sorted(int(x) / 1e9 for x in out[1:])
+    pct = lambda f: lat[min(len(lat) - 1, int(f * len(lat)))] * 1e6
+    return len(lat) / seconds, pct(0.50), pct(0.99)
 
 
 def run(port, body, clients, seconds):
@@ -104,10 +155,22 @@ def main():
     ap.add_argument("--seconds", type=float, default=5)
     ap.add_argument("--clients", default="1,16")
     ap.add_argument("--method", default="getblockcount")
+    ap.add_argument("--params", help="JSON array of the method's parameters (default: the block's hash and 2 "
+                    "for getblock, 1 for getblockhash, none for the rest; BLOCK stands for the block's hash)")
+    ap.add_argument("--client", choices=("c", "python"), default="c",
+                    help="the load generator: bench/http/rpc_load.c compiled with cc (default), or Python")
+    ap.add_argument("--big", action="store_true",
+                    help="mine a block of about 1 MB on bitcoind first (its own coinbase outputs spent into "
+                    "large OP_RETURN-free transactions) and ask for that one")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="bench-rpc-")
     procs = []
     try:
+        exe = None
+        if a.client == "c":
+            exe = os.path.join(tmp, "rpc_load")
+            subprocess.run(["cc", "-O2", "-Wall", "-Werror", "-pthread", "-o", exe, os.path.join(ROOT, "bench", "http", "rpc_load.c")],
+                           check=True)
         cport, pport = free_port(), free_port()
         os.makedirs(os.path.join(tmp, "core"))
         os.makedirs(os.path.join(tmp, "peerd"))
@@ -121,9 +184,17 @@ def main():
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         wait_rpc(cport, procs[0], "bitcoind")
         wait_rpc(pport, procs[1], "peerd")
-        h = call(cport, "generatetodescriptor", [1, call(cport, "getdescriptorinfo", ["raw(51)"])["descriptor"]])[0]
-        call(pport, "submitblock", [call(cport, "getblock", [h, 0])])
+        desc = call(cport, "getdescriptorinfo", ["raw(51)"])["descriptor"]
+        if a.big:
+            h = big_block(cport, desc)
+        else:
+            h = call(cport, "generatetodescriptor", [1, desc])[0]
+        # peerd gets bitcoind's chain, block by block.
+        for height in range(1, call(cport, "getblockcount") + 1):
+            call(pport, "submitblock", [call(cport, "getblock", [call(cport, "getblockhash", [height]), 0])])
         params = {"getblock": [h, 2], "getblockhash": [1]}.get(a.method, [])
+        if a.params:
+            params = json.loads(a.params.replace("BLOCK", h))
         body = json.dumps({"method": a.method, "params": params, "id": 1})
         print("%-14s %7s %12s %9s %9s %12s %9s %9s %8s" % ("method", "clients", "peerd req/s", "p50 us", "p99 us",
                                                             "core req/s", "p50 us", "p99 us", "peerd/core"))
@@ -131,7 +202,7 @@ def main():
             best = {}
             for _ in range(2):
                 for name, port in (("peerd", pport), ("core", cport)):
-                    r = run(port, body, n, a.seconds)
+                    r = run_c(exe, port, body, n, a.seconds) if exe else run(port, body, n, a.seconds)
                     if name not in best or r[0] > best[name][0]:
                         best[name] = r
             p, c = best["peerd"], best["core"]

@@ -161,7 +161,7 @@ void ctl_budget_tick(struct daemon *d, uint64_t now_ms)
 	struct ctl_server *s = d->ctl;
 	uint64_t unwritten = 0;
 	for (struct ctl_client *c = s->clients; c; c = c->next)
-		if (!c->closing)
+		if (!c->closing && !c->in_process)
 			unwritten += uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe);
 	if (unwritten < s->budget.unwritten)
 		s->budget.progress = true; /* a long write is under way */

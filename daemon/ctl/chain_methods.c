@@ -173,6 +173,46 @@ static void m_getblockhash(struct chain *c, const struct ctl_chain_ctx *x, json_
 	ok(res, json_hash(&chain_at(c, (int32_t)h)->hash));
 }
 
+/* The loop's answers from the view (ctl_method.view_fn): no job, no thread
+ * switch, the same text as the chain methods above. */
+static void v_getblockcount(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	(void)args;
+	ok(res, json_integer(chainview_height(d)));
+}
+
+static void v_getbestblockhash(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	(void)args;
+	ok(res, json_hash(&chainview_at(d, chainview_height(d))->hash));
+}
+
+static void v_getblockhash(struct daemon *d, json_t *args, struct ctl_result *res)
+{
+	int64_t h;
+	if (!param_int(arg(args, 0), -1, &h, res))
+		return;
+	if (h < 0 || h > chainview_height(d)) {
+		fail(res, CTL_INVALID_PARAMETER, "Block height out of range");
+		return;
+	}
+	ok(res, json_hash(&chainview_at(d, (int32_t)h)->hash));
+}
+
+ctl_method_fn ctl_view_fn(const struct ctl_method *m)
+{
+	static const struct {
+		ctl_chain_fn chain_fn;
+		ctl_method_fn view_fn;
+	} alt[] = {{m_getblockcount, v_getblockcount},
+	           {m_getbestblockhash, v_getbestblockhash},
+	           {m_getblockhash, v_getblockhash}};
+	for (size_t i = 0; i < sizeof(alt) / sizeof(alt[0]); i++)
+		if (m->chain_fn == alt[i].chain_fn)
+			return alt[i].view_fn;
+	return NULL;
+}
+
 static void m_getblockchaininfo(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                                 struct ctl_result *res)
 {

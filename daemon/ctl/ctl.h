@@ -45,8 +45,10 @@ struct ctl_server {
 	uv_idle_t turn;           /**< runs one line of each ready client per loop turn */
 	bool turn_init;
 	uint64_t idle_closed, slot_closed, stall_closed, queue_closed, read_closed;
-	struct ctl_job *inflight; /**< chain calls posted and not back (getrpcinfo), linked */
-	struct rpc_http *http;    /**< the HTTP JSON-RPC door (ctl/rpc_http.c), or NULL */
+	struct ctl_job *inflight;  /**< chain calls posted and not back (getrpcinfo), linked */
+	struct rpc_http *http;     /**< the HTTP JSON-RPC door (ctl/rpc_http.c), or NULL */
+	struct ctl_inproc *inproc; /**< its way to the dispatcher (ctl/inproc.c), or NULL */
+	uint64_t view_answers;     /**< chain questions answered from the loop's view (no job) */
 };
 
 /** Bind netdir/control.sock (or controlsocket=), mode 0600. 0 or negative (logged). */
@@ -130,7 +132,8 @@ struct json_t *ctl_reply(struct daemon *d, const char *line, size_t len, unsigne
 /**
  * With -server (the default), Core's HTTP JSON-RPC server on -rpcbind /
  * -rpcport with its authentication (the cookie, -rpcauth, -rpcuser): its
- * own threads, each call handed to the control socket, so after ctl_start.
+ * own threads, each call handed to the loop in process (ctl/inproc.c) and
+ * served as a control-socket client, so after ctl_start.
  * 0, or a negative errno after logging Core's message (bad -rpcallowip,
  * -rpcauth, -rpccookieperms; no endpoint bound when the operator named
  * one). Loop thread.

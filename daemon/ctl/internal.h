@@ -88,6 +88,16 @@ void ctl_chain_getstats(struct chain *c, const struct ctl_chain_ctx *x, json_t *
 /** The network methods (net_methods.c), loop methods, and their count. */
 extern const struct ctl_method ctl_net_methods[];
 extern const size_t ctl_n_net_methods;
+/**
+ * chain method m's answer from the loop's chain view (ctl/chain_methods.c:
+ * getblockcount, getbestblockhash, getblockhash), or NULL: always a job.
+ */
+ctl_method_fn ctl_view_fn(const struct ctl_method *m);
+/**
+ * m has a view answer and the view is the chain now (validation_settled:
+ * no job out): it runs on the loop, no thread switch. Loop thread.
+ */
+bool ctl_view_answers(const struct daemon *d, const struct ctl_method *m);
 /** The method called `name` (loop or chain), or NULL. */
 const struct ctl_method *ctl_method_lookup(const char *name);
 /** The chain methods (ctl/chain_methods.c) and their count. */
@@ -255,6 +265,10 @@ struct ctl_client {
 	size_t queued;      /**< reply bytes not yet written */
 	uint64_t active_ms; /**< loop time of the last request byte or written reply */
 	uint64_t wrote_ms;  /**< loop time a reply was last written (or queued into empty) */
+	/* An in-process client (ctl/inproc.c) has no pipe: one line, then EOF. */
+	bool in_process;                /**< served for ctl/inproc.c: `pipe` unused */
+	struct ctl_inproc_call *inproc; /**< its waiting call; NULL once answered */
+	struct ctl_client *next_dead;   /**< on ctl/inproc.c's list of closed ones */
 };
 
 /*
@@ -354,6 +368,48 @@ void ctl_budget_tick(struct daemon *d, uint64_t now_ms);
 /** Close c (uv_close; freed at its close callback); what it holds is given back now (ctl/server.c).
  */
 void ctl_client_close(struct ctl_client *c);
+/**
+ * A client for one in-process call (ctl/inproc.c): line (len bytes, no
+ * newline) copied as its only request, linked with the others and
+ * waiting its turn. NULL when out of memory or stopping. Loop thread.
+ */
+struct ctl_client *ctl_client_inproc_new(struct daemon *d, struct ctl_inproc_call *call,
+                                         const char *line, size_t len);
+/** Unlink and free a closed client and what it holds (ctl/server.c). Loop thread. */
+void ctl_client_free(struct ctl_client *c);
+
+/* ---- ctl/inproc.c: the HTTP door's way in to the dispatcher ---------- */
+struct ctl_inproc;
+/** Set d->ctl->inproc up (an unreferenced uv_async). 0 or a negative errno. Loop thread. */
+int ctl_inproc_init(struct daemon *d) __attribute__((warn_unused_result));
+/**
+ * Run one request line (len bytes, no newline; JSON-RPC 2.0 with an id)
+ * on the dispatcher, as a control-socket client would. Blocks until the
+ * loop answers. Returns the reply line (xmalloc'd, the caller's; *out_len
+ * its length), or NULL when peerd is stopping or out of memory. Any
+ * thread but the loop's; ip stays valid until ctl_inproc_close, which
+ * the HTTP door's threads are joined before.
+ */
+char *ctl_inproc_call(struct ctl_inproc *ip, const char *line, size_t len, size_t *out_len);
+/**
+ * ctl_inproc_call for a batch line, with the replies by request as the
+ * dispatcher made them: the texts (*n; the array and the texts are the
+ * caller's, NULL entries for requests without a reply), *batch false when
+ * the line got one error instead. NULL when stopping or out of memory.
+ */
+char **ctl_inproc_call_texts(struct ctl_inproc *ip, const char *line, size_t len, size_t *n,
+                             bool *batch);
+/** An in-process client's reply (send_texts' arguments, taken) to its worker. Loop thread. */
+void ctl_inproc_deliver(struct ctl_client *c, char **texts, size_t n, bool batch);
+/** An in-process client closed: its worker, if still waiting, gets NULL. Loop thread. */
+void ctl_inproc_closed(struct ctl_client *c);
+/** Refuse new calls and end every waiting one with NULL. Idempotent. Loop thread. */
+void ctl_inproc_stop(struct daemon *d);
+/** Stop, and close the handle (freed at its close callback). Loop thread. */
+void ctl_inproc_close(struct daemon *d);
+/** {"calls", "failed"} (a new reference; json null when closed). Loop thread. */
+json_t *ctl_inproc_stats_json(const struct daemon *d);
+
 /** c has a line (or a close) waiting: it gets the next turn (ctl/server.c). Loop thread. */
 void ctl_ready_add(struct ctl_client *c);
 #endif

@@ -229,6 +229,11 @@ void ctl_method_not_found(struct ctl_result *res, const char *name)
 		fail(res, CTL_METHOD_NOT_FOUND, "Method not found: %s (try help)", name);
 }
 
+bool ctl_view_answers(const struct daemon *d, const struct ctl_method *m)
+{
+	return m->chain_fn && ctl_view_fn(m) && validation_settled(d);
+}
+
 void ctl_call(struct daemon *d, const char *method, json_t *params, struct ctl_result *res)
 {
 	const struct ctl_method *m = ctl_method_lookup(method);
@@ -239,7 +244,10 @@ void ctl_call(struct daemon *d, const char *method, json_t *params, struct ctl_r
 	json_t *args = ctl_args_check(m, params, res);
 	if (!args)
 		return;
-	if (m->fn)
+	if (ctl_view_answers(d, m)) {
+		d->ctl->view_answers++;
+		ctl_view_fn(m)(d, args, res);
+	} else if (m->fn)
 		m->fn(d, args, res);
 	else
 		fail(res, CTL_MISC_ERROR,

@@ -139,6 +139,53 @@ static json_t *legacy_shape(json_t *r)
 
 /* ---- chain methods: a job to the validation thread ------------------------ */
 
+/** A result string at least this long may skip jansson's dump (plain_string). */
+#define CTL_PLAIN_MIN 65536u
+
+/*
+ * A long string result that needs no escaping (getblock HASH 0's hex:
+ * megabytes) as its JSON text, quoted, with one copy, instead of jansson's
+ * character-by-character dump and json_format's pass over it; NULL for
+ * anything else (the caller formats it).
+ */
+static char *plain_string(const json_t *v)
+{
+	if (!json_is_string(v) || json_string_length(v) < CTL_PLAIN_MIN)
+		return NULL;
+	const char *s = json_string_value(v);
+	size_t n = json_string_length(v);
+	/* What jansson would escape, and anything not ASCII, eight bytes at a
+	 * time (a byte a time was 20 % of a getblock HASH 0): a high bit, a
+	 * byte below 0x20, or a byte equal to 0x7f, '"' or '\\' (the
+	 * has-zero-byte and has-less-than tricks: exact as "any"). */
+	const uint64_t L = 0x0101010101010101ull, H = 0x8080808080808080ull;
+	uint64_t bad = 0;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x, q, b, d;
+		memcpy(&x, s + i, 8);
+		q = x ^ (L * 0x22);
+		b = x ^ (L * 0x5c);
+		d = x ^ (L * 0x7f);
+		bad |= x | ((x - L * 0x20) & ~x) | ((q - L) & ~q) | ((b - L) & ~b) | ((d - L) & ~d);
+	}
+	bad &= H;
+	for (; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		bad |= (uint64_t)(c < 0x20 || c >= 0x7f || c == '"' || c == '\\');
+	}
+	if (bad)
+		return NULL;
+	char *t = xmalloc(n + 3);
+	if (!t)
+		return NULL;
+	t[0] = '"';
+	memcpy(t + 1, s, n);
+	t[n + 1] = '"';
+	t[n + 2] = 0;
+	return t;
+}
+
 /* Validation thread. */
 static void job_work(struct chain *chain, struct mempool *mp, struct val_job *vj)
 {
@@ -153,7 +200,9 @@ static void job_work(struct chain *chain, struct mempool *mp, struct val_job *vj
 	/* Rendered here, where the tree was built: the loop gets a tenth of
 	 * the memory, and only one tree exists at a time. */
 	if (j->render && !j->res.err_code && j->res.result) {
-		j->text = json_format(j->res.result, JSON_COMPACT);
+		j->text = plain_string(j->res.result);
+		if (!j->text)
+			j->text = json_format(j->res.result, JSON_COMPACT);
 		if (j->text) {
 			j->text_len = strlen(j->text);
 			json_decref(j->res.result);
@@ -346,7 +395,7 @@ static void handle_request(struct daemon *d, struct ctl_line *L, size_t slot, js
 	/* A chain method goes to the validation thread when there is one and
 	 * a client to answer later; a loop method (or a chain method that
 	 * has a loop fallback) runs here and now. */
-	if (m && m->chain_fn && L->c && d->val->started) {
+	if (m && m->chain_fn && L->c && d->val->started && !ctl_view_answers(d, m)) {
 		if (post_chain(d, L, slot, m, notification ? NULL : id, params, legacy, &res))
 			return;
 	} else {
@@ -454,7 +503,7 @@ static bool posts_job(const struct daemon *d, const struct ctl_line *L, json_t *
 	json_t *name = json_is_object(req) ? json_object_get(req, "method") : NULL;
 	const struct ctl_method *m =
 	    json_is_string(name) ? ctl_method_lookup(json_string_value(name)) : NULL;
-	return m && m->chain_fn && L->c && d->val->started;
+	return m && m->chain_fn && L->c && d->val->started && !ctl_view_answers(d, m);
 }
 
 /* Start up to `max` more of L's requests; the parsed line goes once all started. */

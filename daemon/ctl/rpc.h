@@ -5,7 +5,8 @@
  * Glossary
  *   door        a way in to the one dispatcher (ctl/request.c): the control
  *               socket, and the HTTP server of ctl/rpc_http.c, which hands
- *               each call to the control socket as one of its clients.
+ *               each call to the loop in process (ctl/inproc.c), served
+ *               there as one control-socket client of its own.
  *   credential  a user, a salt and HMAC-SHA256(salt, password) in hex: an
  *               -rpcauth line as given, and -rpcuser/-rpcpassword or the
  *               cookie hashed the same way with a random salt (Core's g_rpcauth).
@@ -63,6 +64,11 @@ void rpc_auth_release(struct rpc_auth *a);
  * (a is read-only after rpc_auth_init).
  */
 bool rpc_auth_check(const struct rpc_auth *a, const char *header);
+/**
+ * rpc_auth_check, and the user name of the header into user (cap bytes,
+ * NUL-terminated; truncated if longer) when it passes. user may be NULL.
+ */
+bool rpc_auth_user(const struct rpc_auth *a, const char *header, char *user, size_t cap);
 /** Core's TimingResistantEqual: equal strings, in time independent of where they differ. */
 bool rpc_timing_equal(const char *a, const char *b);
 
@@ -83,6 +89,46 @@ struct sockaddr;
 /** Whether the client at sa is in one of the n subnets v. Any thread. */
 bool rpc_subnets_allow(const struct rpc_subnet *v, size_t n, const struct sockaddr *sa);
 
+/* ---- ctl/rpc_whitelist.c ---------------------------------------------- */
+
+struct rpc_answer;
+
+/** One user's -rpcwhitelist: the methods it may call. */
+struct rpc_wl_user {
+	char *user;
+	char **methods;
+	size_t n;
+};
+
+/** Core's g_rpc_whitelist and g_rpc_whitelist_default. Read-only after init: any thread. */
+struct rpc_whitelist {
+	struct rpc_wl_user *v;
+	size_t n;
+	bool deflt; /**< users without a list may call nothing */
+};
+
+/**
+ * Core's InitRPCAuthentication for -rpcwhitelist: each "user:m1,m2" (split
+ * on ',' and ' '; a user named again keeps the intersection; "user" alone
+ * names the user with no method). 0 or -ENOMEM; w is initialised either
+ * way and rpc_whitelist_release is right after any return.
+ */
+int rpc_whitelist_init(struct rpc_whitelist *w, const struct peerd_conf *c)
+    __attribute__((warn_unused_result));
+/** Free what rpc_whitelist_init made. Idempotent. */
+void rpc_whitelist_release(struct rpc_whitelist *w);
+/**
+ * Core's HTTPReq_JSONRPC checks for an authenticated `user` on the body
+ * (len bytes): 0 when the request may go on (no whitelist applies, the
+ * body does not parse: that answer is rpc_jsonrpc_answer's), else 1 with
+ * out set: 403 and no body when a method is not allowed (the log line,
+ * Core's "RPC User U not allowed to call method M" or "... any methods",
+ * into msg), or Core's error for a batch member that is not an object or
+ * whose method is not a string. Any thread.
+ */
+int rpc_whitelist_judge(const struct rpc_whitelist *w, const char *user, const char *body,
+                        size_t len, struct rpc_answer *out, char *msg, size_t msglen);
+
 /* ---- ctl/rpc_jsonrpc.c ------------------------------------------------- */
 
 /**
@@ -92,6 +138,14 @@ bool rpc_subnets_allow(const struct rpc_subnet *v, size_t n, const struct sockad
  * is stopping). May block: an HTTP worker thread calls it.
  */
 typedef char *(*rpc_call_fn)(void *ctx, const char *line, size_t len, size_t *out_len);
+
+/**
+ * Run a batch line (a JSON-RPC 2.0 array of requests with ids, one line)
+ * on the dispatcher: the reply texts by request (*n of them; the array and
+ * the texts are the caller's), *batch false when the dispatcher answered
+ * the line with one error instead. NULL when it is gone. May block.
+ */
+typedef char **(*rpc_batch_fn)(void *ctx, const char *line, size_t len, size_t *n, bool *batch);
 
 /** An HTTP answer: status, and a body (xmalloc'd; NULL: none). */
 struct rpc_answer {
@@ -108,5 +162,13 @@ struct rpc_answer {
  */
 void rpc_jsonrpc_answer(const char *body, size_t len, rpc_call_fn call, void *ctx,
                         struct rpc_answer *out);
+/**
+ * rpc_jsonrpc_answer, with a batch's calls sent to the dispatcher up to
+ * CTL_MAX_BATCH at a time through `batch` (one hand-off for up to 100
+ * calls instead of one each; the dispatcher still takes one call of a line
+ * per turn, so other clients are not held up). The answer is the same.
+ */
+void rpc_jsonrpc_answer_batched(const char *body, size_t len, rpc_call_fn call, rpc_batch_fn batch,
+                                void *ctx, struct rpc_answer *out);
 
 #endif

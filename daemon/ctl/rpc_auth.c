@@ -226,6 +226,11 @@ void rpc_auth_release(struct rpc_auth *a)
 
 bool rpc_auth_check(const struct rpc_auth *a, const char *header)
 {
+	return rpc_auth_user(a, header, NULL, 0);
+}
+
+bool rpc_auth_user(const struct rpc_auth *a, const char *header, char *user, size_t cap_user)
+{
 	if (!header || strncmp(header, "Basic ", 6) != 0)
 		return false;
 	const char *b = header + 6;
@@ -257,6 +262,8 @@ bool rpc_auth_check(const struct rpc_auth *a, const char *header)
 				if (rpc_timing_equal(hash, a->v[i].hash))
 					ok = true;
 			}
+			if (ok && user)
+				snprintf(user, cap_user, "%s", up);
 		}
 	}
 	sodium_memzero(up, cap + 1);

@@ -167,29 +167,75 @@ static json_t *parse_req(json_t *req, struct req_state *st, const char **method,
 static const char OK_PRE[] = "{\"jsonrpc\":\"2.0\",\"result\":";
 static const char OK_POST[] = ",\"id\":0}";
 
-/*
- * One call through the dispatcher: *result and *rlen point into *line (the
- * caller frees *line) on success, else the error (a new reference).
- */
-static json_t *exec(const char *method, json_t *params, rpc_call_fn call, void *ctx, char **line,
-                    const char **result, size_t *rlen)
+/* A batch member's call already made (prefetch): its reply text, or NULL when it failed. */
+struct pre_slot {
+	bool sent;
+	char *text;
+};
+
+/* Would exec hand this method to the dispatcher? */
+static bool dispatched(const char *method)
 {
-	*line = NULL;
 	/* Core's own words for a name nobody has (the control socket adds a
 	 * hint for peerctl users; a Core method peerd lacks keeps its note). */
-	if (!ctl_method_lookup(method) && !ctl_core_only_method(method))
-		return error_obj(RPC_METHOD_NOT_FOUND, "Method not found");
+	return ctl_method_lookup(method) || ctl_core_only_method(method);
+}
+
+/* The request line exec sends: 2.0, the method, the params ([] for none), id. */
+static json_t *request_obj(const char *method, json_t *params, json_int_t id)
+{
 	json_t *p = params ? json_incref(params) : json_array();
-	json_t *req = p ? json_pack("{s:s, s:s, s:o, s:i}", "jsonrpc", "2.0", "method", method,
-	                            "params", p, "id", 0)
-	                : NULL;
-	char *text = req ? json_dumps(req, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
-	json_decref(req);
-	if (!text)
-		return error_obj(RPC_MISC_ERROR, "out of memory");
+	return p ? json_pack("{s:s, s:s, s:o, s:I}", "jsonrpc", "2.0", "method", method, "params",
+	                     p, "id", id)
+	         : NULL;
+}
+
+/* A prefetched reply ends ",\"id\":K}" (K its place in the chunk): made ",\"id\":0}" as exec's. */
+static void zero_id(char *r, size_t *n)
+{
+	size_t j = *n;
+	if (j < 8 || r[j - 1] != '}')
+		return;
+	j--;
+	while (j > 0 && r[j - 1] >= '0' && r[j - 1] <= '9')
+		j--;
+	if (j >= 6 && memcmp(r + j - 6, ",\"id\":", 6) == 0) {
+		r[j] = '0';
+		r[j + 1] = '}';
+		r[j + 2] = 0;
+		*n = j + 2;
+	}
+}
+
+/*
+ * One call through the dispatcher (or its reply already fetched: slot):
+ * *result and *rlen point into *line (the caller frees *line) on success,
+ * else the error (a new reference).
+ */
+static json_t *exec(const char *method, json_t *params, rpc_call_fn call, void *ctx,
+                    struct pre_slot *slot, char **line, const char **result, size_t *rlen)
+{
+	*line = NULL;
+	if (!dispatched(method))
+		return error_obj(RPC_METHOD_NOT_FOUND, "Method not found");
 	size_t n = 0;
-	char *r = call(ctx, text, strlen(text), &n);
-	xfree(text);
+	char *r;
+	if (slot && slot->sent) {
+		r = slot->text;
+		slot->text = NULL;
+		if (r) {
+			n = strlen(r);
+			zero_id(r, &n);
+		}
+	} else {
+		json_t *req = request_obj(method, params, 0);
+		char *text = req ? json_dumps(req, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
+		json_decref(req);
+		if (!text)
+			return error_obj(RPC_MISC_ERROR, "out of memory");
+		r = call(ctx, text, strlen(text), &n);
+		xfree(text);
+	}
 	if (!r)
 		return error_obj(RPC_MISC_ERROR, "peerd is shutting down");
 	size_t pre = sizeof(OK_PRE) - 1, post = sizeof(OK_POST) - 1;
@@ -211,8 +257,8 @@ static json_t *exec(const char *method, json_t *params, rpc_call_fn call, void *
 }
 
 /* One request: parse, run, and its reply object into b unless a notification. */
-static json_t *one(json_t *req, struct req_state *st, rpc_call_fn call, void *ctx, struct sbuf *b,
-                   bool *replied)
+static json_t *one(json_t *req, struct req_state *st, rpc_call_fn call, void *ctx,
+                   struct pre_slot *pre, struct sbuf *b, bool *replied)
 {
 	const char *method = NULL;
 	json_t *params = NULL;
@@ -223,7 +269,7 @@ static json_t *one(json_t *req, struct req_state *st, rpc_call_fn call, void *ct
 	char *line = NULL;
 	const char *res = NULL;
 	size_t rlen = 0;
-	err = exec(method, params, call, ctx, &line, &res, &rlen);
+	err = exec(method, params, call, ctx, pre, &line, &res, &rlen);
 	if (err && !st->v2)
 		return err; /* legacy: thrown */
 	if (!notification(st)) {
@@ -245,8 +291,96 @@ static unsigned status_of(const json_t *err)
 	return 500;
 }
 
+/* One chunk of a batch (chunk: its requests, ids 0..; idx: their places) to the dispatcher. */
+static void send_chunk(json_t *chunk, const size_t *idx, struct pre_slot *pre, rpc_batch_fn batch,
+                       void *ctx)
+{
+	size_t m = json_array_size(chunk), got = 0;
+	bool is_batch = false;
+	char *text = json_dumps(chunk, JSON_COMPACT | JSON_REAL_PRECISION(17));
+	/* Too long for one line (or no memory): its calls go one by one. */
+	if (!text || strlen(text) > CTL_MAX_LINE) {
+		xfree(text);
+		return;
+	}
+	char **t = batch(ctx, text, strlen(text), &got, &is_batch);
+	xfree(text);
+	if (!t) {
+		/* The dispatcher is gone: they may have run; never run them twice. */
+		for (size_t k = 0; k < m; k++)
+			pre[idx[k]].sent = true;
+		return;
+	}
+	if (is_batch && got == m) {
+		for (size_t k = 0; k < m; k++)
+			pre[idx[k]] = (struct pre_slot){.sent = true, .text = t[k]};
+		xfree(t);
+		return;
+	}
+	/* One error for the whole line: none of them ran; one by one, then. */
+	for (size_t k = 0; k < got; k++)
+		xfree(t[k]);
+	xfree(t);
+}
+
+/*
+ * The calls of batch v that exec would hand to the dispatcher, sent
+ * CTL_MAX_BATCH at a time: their replies by place (NULL: none prefetched,
+ * out of memory; the batch then goes one call at a time as before).
+ */
+static struct pre_slot *prefetch(json_t *v, rpc_batch_fn batch, void *ctx)
+{
+	size_t n = json_array_size(v);
+	struct pre_slot *pre = xcalloc(n ? n : 1, sizeof(*pre));
+	size_t *idx = xmalloc(CTL_MAX_BATCH * sizeof(*idx));
+	json_t *chunk = json_array();
+	if (!pre || !idx || !chunk)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		struct req_state st = {.has_id = true};
+		const char *method = NULL;
+		json_t *params = NULL;
+		json_t *err = parse_req(json_array_get(v, i), &st, &method, &params);
+		if (err) {
+			json_decref(err);
+			continue;
+		}
+		if (!dispatched(method))
+			continue;
+		size_t k = json_array_size(chunk);
+		if (json_array_append_new(chunk, request_obj(method, params, (json_int_t)k)))
+			break; /* out of memory: the rest one by one */
+		idx[k] = i;
+		if (k + 1 == CTL_MAX_BATCH) {
+			send_chunk(chunk, idx, pre, batch, ctx);
+			json_array_clear(chunk);
+		}
+	}
+	if (json_array_size(chunk))
+		send_chunk(chunk, idx, pre, batch, ctx);
+out:
+	json_decref(chunk);
+	xfree(idx);
+	return pre;
+}
+
+static void answer(const char *body, size_t len, rpc_call_fn call, rpc_batch_fn batch, void *ctx,
+                   struct rpc_answer *out);
+
 void rpc_jsonrpc_answer(const char *body, size_t len, rpc_call_fn call, void *ctx,
                         struct rpc_answer *out)
+{
+	answer(body, len, call, NULL, ctx, out);
+}
+
+void rpc_jsonrpc_answer_batched(const char *body, size_t len, rpc_call_fn call, rpc_batch_fn batch,
+                                void *ctx, struct rpc_answer *out)
+{
+	answer(body, len, call, batch, ctx, out);
+}
+
+static void answer(const char *body, size_t len, rpc_call_fn call, rpc_batch_fn batch, void *ctx,
+                   struct rpc_answer *out)
 {
 	struct sbuf b = {0};
 	struct req_state st = {.id = NULL, .has_id = true, .v2 = false};
@@ -259,16 +393,18 @@ void rpc_jsonrpc_answer(const char *body, size_t len, rpc_call_fn call, void *ct
 		err = error_obj(RPC_PARSE_ERROR, "Parse error");
 	} else if (json_is_object(v)) {
 		bool replied;
-		err = one(v, &st, call, ctx, &b, &replied);
+		err = one(v, &st, call, ctx, NULL, &b, &replied);
 		if (!err && !replied)
 			out->status = 204;
 	} else if (json_is_array(v)) {
 		size_t n = json_array_size(v), k = 0;
+		struct pre_slot *pre = batch && n > 1 ? prefetch(v, batch, ctx) : NULL;
 		sb_str(&b, "[");
 		for (size_t i = 0; i < n; i++) {
 			struct sbuf e = {0};
 			bool replied = false;
-			json_t *x = one(json_array_get(v, i), &st, call, ctx, &e, &replied);
+			json_t *x = one(json_array_get(v, i), &st, call, ctx, pre ? &pre[i] : NULL,
+			                &e, &replied);
 			/* A batch never fails as a whole: errors are members. */
 			if (x && !notification(&st)) {
 				reply_obj(&e, &st, NULL, 0, x);
@@ -284,6 +420,11 @@ void rpc_jsonrpc_answer(const char *body, size_t len, rpc_call_fn call, void *ct
 			xfree(e.p);
 		}
 		sb_str(&b, "]");
+		/* Replies of members exec never took (cannot happen: each prefetched
+		 * member is exec'd once), freed all the same. */
+		for (size_t i = 0; pre && i < n; i++)
+			xfree(pre[i].text);
+		xfree(pre);
 		/* All notifications: nothing to say (an empty batch gets []). */
 		if (k == 0 && n > 0)
 			out->status = 204;

@@ -96,6 +96,7 @@ struct val_job {
 	val_work_fn work;
 	val_done_fn done;
 	bool cancelled; /**< set when work never ran */
+	bool counted;   /**< posted by validation_post: counted in `returned` when back */
 };
 
 /**
@@ -118,7 +119,9 @@ struct validation {
 	bool async_open;                      /**< (mu) the thread may uv_async_send */
 	bool exited;                          /**< (mu) the chain is closed; join me */
 	uint64_t posted, jobs_run;            /**< (mu) counters */
-	bool initialized, started, joined;    /**< loop thread only */
+	uint64_t
+	    returned; /**< loop thread: posted jobs whose done ran (posted is the loop's too) */
+	bool initialized, started, joined; /**< loop thread only */
 	struct chain *chain;
 	struct mempool *mempool;            /**< the chain's pool, handed to every job (thread) */
 	const struct chain_node *published; /**< the tip the loop's view was last given (thread) */
@@ -153,6 +156,13 @@ const char *validation_netdir(const struct daemon *d);
 int validation_post(struct daemon *d, struct val_job *j);
 /** Ask the thread to stop after its current job and close (flush) the chain. Idempotent. */
 void validation_stop(struct daemon *d);
+/**
+ * Every job the loop posted is back and its done ran, so the loop's view
+ * (applied before each job's done) is the chain as the validation thread
+ * has it, and the thread is idle: a question about the tip may be answered
+ * from the view as a chain job would answer it. Loop thread.
+ */
+bool validation_settled(const struct daemon *d);
 /** Tests: keep the thread from starting jobs (true) or let it go on (false). */
 void validation_hold(struct daemon *d, bool hold);
 /** The loop's handles are being force-closed: close the async handle, the thread stops using it.

@@ -274,6 +274,9 @@ static void drain(struct validation *v)
 	while (list) {
 		struct val_job *j = list;
 		list = j->next;
+		/* Counted before done, which may free it. */
+		if (j->counted)
+			v->returned++;
 		j->done(v->d, j);
 	}
 }
@@ -543,12 +546,20 @@ int validation_post(struct daemon *d, struct val_job *j)
 	uv_mutex_lock(&v->mu);
 	bool stopping = v->stopping;
 	if (!stopping) {
+		j->counted = true;
 		queue_push(&v->in_head, &v->in_tail, j);
 		v->posted++;
 		uv_cond_signal(&v->cv);
 	}
 	uv_mutex_unlock(&v->mu);
 	return stopping ? -ESHUTDOWN : 0;
+}
+
+bool validation_settled(const struct daemon *d)
+{
+	const struct validation *v = d->val;
+	/* posted is written only by the loop (under mu): this thread may read it. */
+	return v->started && v->posted == v->returned && chainview_height(d) >= 0;
 }
 
 void validation_stop(struct daemon *d)

@@ -364,3 +364,234 @@ def test_keepalive_and_bind_warnings(make_peerd):
     d = make_peerd("-rpcport=%d" % port, "-rpcallowip=10.0.0.0/8")
     assert "option -rpcallowip was specified without -rpcbind; this doesn't usually make sense" in d.log()
     assert cli(d.datadir, port, "getblockcount").stdout == "0\n"
+
+
+def test_http_calls_need_no_control_socket_file(make_peerd):
+    """Each HTTP call reaches the dispatcher in process (ctl/inproc.c), not through a
+    connection to control.sock: with the socket file moved away, HTTP still answers (it
+    failed with the old hop), and every call is counted as an in-process one."""
+    port = free_port()
+    d = make_peerd("-rpcport=%d" % port, "-rpcuser=bob", "-rpcpassword=s3cret")
+    before = d.rpc("getstats")["control"]["inproc"]["calls"]
+    d.ctl().close()
+    d._ctl = None
+    moved = d.sock_path + ".away"
+    os.rename(d.sock_path, moved)
+    try:
+        for i in range(20):
+            status, body, _ = post(port, json.dumps({"method": "getblockhash", "params": [0], "id": i}),
+                                   auth="bob:s3cret")
+            assert status == 200, body
+            assert json.loads(body)["error"] is None, body
+        status, body, _ = post(port, json.dumps({"method": "getblockhash", "params": [5], "id": 1}),
+                               auth="bob:s3cret")
+        assert status == 500 and json.loads(body)["error"]["code"] == -8, body
+    finally:
+        os.rename(moved, d.sock_path)
+    assert d.rpc("getstats")["control"]["inproc"]["calls"] >= before + 21
+
+
+def test_tip_questions_from_the_view_follow_every_block(chain, make_peerd):
+    """getblockcount, getbestblockhash and getblockhash are answered on the loop from its
+    chain view when no validation job is out (no thread switch), else by a job queued behind
+    the others: either way they see every block submitted before them. A control-socket batch
+    [submitblock, getblockcount, ...] asks while the submitblock job may still be out (the view
+    is behind then), and so does an HTTP batch (sent as one line too). The answers are
+    bitcoind's."""
+    core, blocks = chain
+    d = synced_peerd(make_peerd, [])
+    ctl = d.ctl()
+    for height, b in enumerate(blocks[:6], start=1):
+        req = [{"jsonrpc": "2.0", "id": 1, "method": "submitblock", "params": [b]},
+               {"jsonrpc": "2.0", "id": 2, "method": "getblockcount"},
+               {"jsonrpc": "2.0", "id": 3, "method": "getbestblockhash"},
+               {"jsonrpc": "2.0", "id": 4, "method": "getblockhash", "params": [height]}]
+        ctl.send_line(json.dumps(req) + "\n")
+        r = {x["id"]: x for x in ctl.read_line()}
+        assert r[1]["result"] is None, r
+        assert r[2]["result"] == height, r
+        assert r[3]["result"] == r[4]["result"] == core.rpc("getblockhash", height), r
+    auth = "__cookie__:" + open(os.path.join(d.netdir, ".cookie")).read().split(":", 1)[1]
+    for height, b in enumerate(blocks[6:], start=7):
+        req = [{"jsonrpc": "2.0", "id": 1, "method": "submitblock", "params": [b]},
+               {"jsonrpc": "2.0", "id": 2, "method": "getblockcount"},
+               {"jsonrpc": "2.0", "id": 3, "method": "getbestblockhash"},
+               {"jsonrpc": "2.0", "id": 4, "method": "getblockhash", "params": [height]},
+               {"jsonrpc": "2.0", "id": 5, "method": "getblockhash", "params": [height + 1]}]
+        status, body, _ = post(d.rpcport, json.dumps(req), auth=auth)
+        assert status == 200, body
+        r = {x["id"]: x for x in json.loads(body)}
+        assert r[2]["result"] == height, r
+        assert r[3]["result"] == r[4]["result"] == core.rpc("getblockhash", height), r
+        assert r[5]["error"] == {"code": -8, "message": "Block height out of range"}, r
+    # A batch goes to the dispatcher as one line, so its questions waited behind the
+    # submitblock's job. Alone, with nothing out, they come from the view (a job of the
+    # loop's own may still be out just after a new tip: then a job answers).
+    before = d.rpc("getstats")["control"]["view_answers"]
+    for _ in range(50):
+        status, body, _ = post(d.rpcport, json.dumps({"method": "getblockcount", "id": 1}), auth=auth)
+        assert status == 200 and json.loads(body)["result"] == len(blocks), body
+        if d.rpc("getstats")["control"]["view_answers"] > before:
+            break
+        time.sleep(0.05)
+    assert d.rpc("getstats")["control"]["view_answers"] > before
+
+
+CAROL = rpcauth_line("carol", "looking-glass")
+
+
+def test_rpcwhitelist_as_bitcoind(make_bitcoind, make_peerd):
+    """-rpcwhitelist and -rpcwhitelistdefault: the same options on bitcoind and peerd,
+    the same requests, the same HTTP status and body, and the same log lines. alice's two
+    lists intersect to getblockcount; carol has none, so with whitelists set (the default
+    of -rpcwhitelistdefault) she may call nothing; the cookie user may call what the
+    fixtures need."""
+    opts = ("-rpcauth=" + ALICE, "-rpcauth=" + CAROL,
+            "-rpcwhitelist=alice:getblockcount,getbestblockhash",
+            "-rpcwhitelist=alice:getblockcount, getblockhash",
+            "-rpcwhitelist=__cookie__:getblockcount,stop,getblockhash")
+    core = make_bitcoind(1, args=opts)[0]
+    port = free_port()
+    d = make_peerd("-rpcport=%d" % port, *opts)
+    cases = [
+        ("alice:wonderland", {"method": "getblockcount", "id": 1}),
+        ("alice:wonderland", {"method": "getbestblockhash", "id": 1}),
+        ("alice:wonderland", {"method": "getblockhash", "params": [0], "id": 1}),
+        ("alice:wonderland", [{"method": "getblockcount", "id": 1}, {"method": "getblockcount", "id": 2}]),
+        ("alice:wonderland", [{"method": "getblockcount", "id": 1}, {"method": "getblockhash", "params": [0], "id": 2}]),
+        ("alice:wonderland", [{"method": "getblockcount", "id": 1}, 1]),
+        ("alice:wonderland", [{"method": 5, "id": 1}]),
+        ("alice:wonderland", [{"id": 1}]),
+        ("alice:wonderland", {"id": 1}),
+        ("alice:wonderland", []),
+        ("alice:wonderland", "nojson"),
+        ("carol:looking-glass", {"method": "getblockcount", "id": 1}),
+        ("carol:looking-glass", "nojson"),
+    ]
+    for auth, req in cases:
+        body = req if isinstance(req, str) else json.dumps(req)
+        want = post(core.rpcport, body, auth=auth)[:2]
+        got = post(port, body, auth=auth)[:2]
+        assert got[0] == want[0], (req, want, got)
+        if want[1]:
+            assert json.loads(got[1]) == json.loads(want[1]), (req, want, got)
+        else:
+            assert got[1] == "", (req, got)
+    for line in ("RPC User alice not allowed to call method getbestblockhash",
+                 "RPC User alice not allowed to call method getblockhash",
+                 "RPC User carol not allowed to call any methods"):
+        assert line in open(core.debug_log).read(), line
+        assert line in d.log(), line
+    # -rpcwhitelistdefault=0: carol, with no list, may call anything again.
+    port2 = free_port()
+    d2 = make_peerd("-rpcport=%d" % port2, "-rpcwhitelistdefault=0", *opts)
+    status, body, _ = post(port2, json.dumps({"method": "getblockcount", "id": 1}), auth="carol:looking-glass")
+    assert status == 200 and json.loads(body)["result"] == 0, body
+    # -rpcwhitelistdefault=1 with no list at all: nobody may call anything.
+    port3 = free_port()
+    make_peerd("-rpcport=%d" % port3, "-rpcwhitelistdefault=1", "-rpcauth=" + ALICE)
+    status, body, _ = post(port3, json.dumps({"method": "getblockcount", "id": 1}), auth="alice:wonderland")
+    assert status == 403 and body == "", (status, body)
+
+
+def test_getblock_hex_of_a_large_block_as_bitcoind(make_bitcoind, make_peerd):
+    """getblock HASH 0 of a block of about 100 kB: its hex is written without jansson's
+    dump (ctl/request.c plain_string, for strings of 64 KiB and more) and must be
+    bitcoind's to the byte, over HTTP and on the control socket."""
+    core = make_bitcoind(1)[0]
+    desc = core.rpc("getdescriptorinfo", "raw(51)")["descriptor"]
+    hashes = core.rpc("generatetodescriptor", 101, desc)
+    cb = core.rpc("getblock", hashes[0], 1)["tx"][0]
+    script = b"\x51" * 50000
+    raw = (b"\x02\x00\x00\x00\x01" + bytes.fromhex(cb)[::-1] + b"\x00\x00\x00\x00\x00\xff\xff\xff\xff\x01" +
+           (5000000000 - 100000).to_bytes(8, "little") + b"\xfd" + len(script).to_bytes(2, "little") + script +
+           b"\x00\x00\x00\x00")
+    big = core.rpc("generateblock", desc, [raw.hex()])["hash"]
+    d = synced_peerd(make_peerd, [core.rpc("getblock", h, 0) for h in hashes + [big]])
+    want = core.rpc("getblock", big, 0)
+    assert len(want) > 100000
+    assert d.rpc("getblock", big, 0) == want
+    auth = "__cookie__:" + open(os.path.join(d.netdir, ".cookie")).read().split(":", 1)[1]
+    body = json.dumps({"jsonrpc": "2.0", "method": "getblock", "params": [big, 0], "id": 7})
+    status, got, _ = post(d.rpcport, body, auth=auth)
+    status_core, got_core, _ = post(core.rpcport, body, auth="__cookie__:" + open(core.cookie_path).read().split(":", 1)[1])
+    assert status == status_core == 200
+    assert got == got_core, (got[:200], got_core[:200])
+
+
+@pytest.mark.parametrize("how", ["sigterm", "stop over http"])
+def test_stop_under_http_load_ends_every_call(make_peerd, how):
+    """Calls in every state when peerd stops (queued for the loop, served, waiting for a
+    chain job): the in-process door ends them all (ctl_inproc_stop), the HTTP threads are
+    joined and peerd exits 0 (under ASan: nothing leaked, nothing used after free). The
+    stop method over HTTP starts the shutdown from inside its own in-process client's
+    reply."""
+    import threading
+    port = free_port()
+    d = make_peerd("-rpcport=%d" % port, "-rpcuser=bob", "-rpcpassword=s3cret")
+    stop = threading.Event()
+    counts = []
+
+    def hammer(method, params):
+        n = 0
+        body = json.dumps({"method": method, "params": params, "id": 1})
+        while not stop.is_set():
+            try:
+                status, _, _ = post(port, body, auth="bob:s3cret", timeout=10)
+                n += status == 200
+            except OSError:
+                break
+        counts.append(n)
+    threads = [threading.Thread(target=hammer, args=m) for m in
+               [("getblockcount", []), ("getblock", [d.rpc("getblockhash", 0), 2]), ("getblockchaininfo", []),
+                ("getblockhash", [0])] * 3]
+    for t in threads:
+        t.start()
+    time.sleep(1.5)
+    if how == "sigterm":
+        rc, _ = d.stop(timeout=15)
+    else:
+        status, body, _ = post(port, json.dumps({"method": "stop", "id": 1}), auth="bob:s3cret")
+        assert status == 200 and json.loads(body)["error"] is None, body
+        rc = d.proc.wait(timeout=15)
+    stop.set()
+    for t in threads:
+        t.join(timeout=15)
+    assert rc == 0, d.log()
+    assert sum(counts) > 0, counts
+
+
+def test_http_batch_goes_to_the_dispatcher_100_calls_at_a_time(make_peerd):
+    """A batch of 250 calls is three hand-offs to the dispatcher (lines of at most
+    CTL_MAX_BATCH = 100), not 250; members that never reach it (not an object, no method,
+    an unknown method) are answered in place and in order, notifications run unanswered,
+    and every answer is where it was asked."""
+    port = free_port()
+    d = make_peerd("-rpcport=%d" % port, "-rpcuser=bob", "-rpcpassword=s3cret")
+    genesis = d.rpc("getblockhash", 0)
+    before = d.rpc("getstats")["control"]["inproc"]["calls"]
+    req = []
+    for i in range(250):
+        req.append({"jsonrpc": "2.0", "method": "getblockhash", "params": [0 if i % 2 else 1], "id": i})
+    req[10] = 5
+    req[20] = {"jsonrpc": "2.0", "id": 20}
+    req[30] = {"jsonrpc": "2.0", "method": "nosuchmethod", "id": 30}
+    req[40] = {"jsonrpc": "2.0", "method": "getblockcount"}  # a notification
+    status, body, _ = post(port, json.dumps(req), auth="bob:s3cret")
+    assert status == 200, body
+    out = json.loads(body)
+    assert len(out) == 249, len(out)
+    assert d.rpc("getstats")["control"]["inproc"]["calls"] - before == 3
+    # As Core's loop: a member that is not an object carries the previous member's id.
+    assert [r.get("id") for r in out[:12]] == list(range(10)) + [9, 11], out[:12]
+    assert out[10]["error"] == {"code": -32600, "message": "Invalid Request object"}, out[10]
+    for r in out[:10] + out[11:]:
+        i = r["id"]
+        if i == 20:
+            assert r["error"] == {"code": -32600, "message": "Missing method"}, r
+        elif i == 30:
+            assert r["error"] == {"code": -32601, "message": "Method not found"}, r
+        elif i % 2:
+            assert r["result"] == genesis, r
+        else:
+            assert r["error"] == {"code": -8, "message": "Block height out of range"}, r

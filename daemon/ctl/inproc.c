@@ -1,0 +1,304 @@
+/*
+ * daemon/ctl/inproc.c: the in-process way in to the dispatcher, for the
+ * HTTP door (ctl/rpc_http.c): a worker thread's call is queued here, the
+ * loop takes it on a uv_async and serves it as a control-socket client of
+ * its own (ctl/server.c: one line, then EOF), so every method, the turns
+ * between clients and the reply budget are the control socket's, and the
+ * worker waits on a condition variable for the reply. This replaced a
+ * Unix connection per worker to the control socket: no socket, no copy of
+ * the request and reply through the kernel, no parsing of the reply line
+ * for its end.
+ *
+ * Threads: ctl_inproc_call on any thread but the loop (it blocks); all the
+ * rest on the loop thread. The loop never waits for a worker: delivering
+ * a reply is a lock and a signal.
+ *
+ * Lock order: `mu` is a leaf. A call's `done` and its reply are written
+ * under `mu` by the loop, and read under it by its worker; once `done` is
+ * set the loop forgets the call (it lives on the worker's stack).
+ */
+#include "daemon/ctl/internal.h"
+
+#include <errno.h>
+#include <string.h>
+
+/** One call from a worker (on its stack while it waits). */
+struct ctl_inproc_call {
+	const char *line; /**< the request line, no newline (the worker's) */
+	size_t len;
+	char *reply; /**< (mu) the reply line (xmalloc'd, no newline), or NULL */
+	size_t reply_len;
+	bool want_texts; /**< ctl_inproc_call_texts: the replies by request, not joined */
+	char **texts;    /**< (mu) with want_texts: the dispatcher's texts (n_texts), or NULL */
+	size_t n_texts;
+	bool batch; /**< (mu) with want_texts: the line was answered as a batch */
+	bool done;  /**< (mu) reply set, or the call failed */
+	uv_cond_t cond;
+	struct ctl_inproc_call *next; /**< (mu) on the queue */
+};
+
+struct ctl_inproc {
+	struct daemon *d;
+	uv_async_t async;
+	uv_mutex_t mu;
+	struct ctl_inproc_call *head, **tail; /**< (mu) calls the loop has not taken */
+	bool refusing;                        /**< (mu) stopping: calls fail at once */
+	struct ctl_client *dead; /**< (loop) closed clients, freed on the next wakeup */
+	uint64_t calls, failed;  /**< (loop) calls served, calls failed */
+};
+
+/* Hand the worker its answer (reply NULL: the call failed). Loop thread. */
+static void finish_texts(struct ctl_inproc *ip, struct ctl_inproc_call *call, char **texts,
+                         size_t n, bool batch)
+{
+	uv_mutex_lock(&ip->mu);
+	call->texts = texts;
+	call->n_texts = n;
+	call->batch = batch;
+	call->done = true;
+	uv_cond_signal(&call->cond);
+	uv_mutex_unlock(&ip->mu);
+	ip->calls++;
+}
+
+static void finish(struct ctl_inproc *ip, struct ctl_inproc_call *call, char *reply, size_t len)
+{
+	uv_mutex_lock(&ip->mu);
+	call->reply = reply;
+	call->reply_len = len;
+	call->done = true;
+	uv_cond_signal(&call->cond);
+	uv_mutex_unlock(&ip->mu);
+	if (reply)
+		ip->calls++;
+	else
+		ip->failed++;
+}
+
+static void reap(struct ctl_inproc *ip)
+{
+	while (ip->dead) {
+		struct ctl_client *c = ip->dead;
+		ip->dead = c->next_dead;
+		ctl_client_free(c);
+	}
+}
+
+static void async_cb(uv_async_t *a)
+{
+	struct ctl_inproc *ip = a->data;
+	struct daemon *d = ip->d;
+	reap(ip);
+	uv_mutex_lock(&ip->mu);
+	struct ctl_inproc_call *q = ip->head;
+	ip->head = NULL;
+	ip->tail = &ip->head;
+	uv_mutex_unlock(&ip->mu);
+	bool any = false;
+	while (q) {
+		struct ctl_inproc_call *call = q;
+		q = q->next;
+		if (ctl_client_inproc_new(d, call, call->line, call->len))
+			any = true;
+		else
+			finish(ip, call, NULL, 0);
+	}
+	/* Their turn now, with every other client waiting for one: no extra
+	 * loop iteration for the idle handle. */
+	if (any && d->ctl->ready)
+		ctl_turn_cb(&d->ctl->turn);
+}
+
+int ctl_inproc_init(struct daemon *d)
+{
+	struct ctl_inproc *ip = xcalloc(1, sizeof(*ip));
+	if (!ip)
+		return -ENOMEM;
+	ip->d = d;
+	ip->tail = &ip->head;
+	if (uv_mutex_init(&ip->mu)) {
+		xfree(ip);
+		return -ENOMEM;
+	}
+	int err = uv_async_init(d->loop, &ip->async, async_cb);
+	if (err) {
+		uv_mutex_destroy(&ip->mu);
+		xfree(ip);
+		return err;
+	}
+	ip->async.data = ip;
+	/* Only a worker's call wakes it: it must not keep the loop alive. */
+	uv_unref((uv_handle_t *)&ip->async);
+	d->ctl->inproc = ip;
+	return 0;
+}
+
+/* Queue c (on the caller's stack) and wait for its answer. */
+static void run_call(struct ctl_inproc *ip, struct ctl_inproc_call *c)
+{
+	if (uv_cond_init(&c->cond))
+		return;
+	uv_mutex_lock(&ip->mu);
+	bool ok = !ip->refusing;
+	if (ok) {
+		*ip->tail = c;
+		ip->tail = &c->next;
+		/* Under mu: ctl_inproc_close closes the handle only after
+		 * refusing, which it sets under mu. */
+		ok = uv_async_send(&ip->async) == 0;
+		if (!ok) {
+			struct ctl_inproc_call **pp = &ip->head;
+			while (*pp != c)
+				pp = &(*pp)->next;
+			*pp = NULL;
+			ip->tail = pp;
+		}
+	}
+	while (ok && !c->done)
+		uv_cond_wait(&c->cond, &ip->mu);
+	uv_mutex_unlock(&ip->mu);
+	uv_cond_destroy(&c->cond);
+}
+
+char *ctl_inproc_call(struct ctl_inproc *ip, const char *line, size_t len, size_t *out_len)
+{
+	struct ctl_inproc_call call = {.line = line, .len = len};
+	run_call(ip, &call);
+	if (!call.reply)
+		return NULL;
+	*out_len = call.reply_len;
+	return call.reply;
+}
+
+char **ctl_inproc_call_texts(struct ctl_inproc *ip, const char *line, size_t len, size_t *n,
+                             bool *batch)
+{
+	struct ctl_inproc_call call = {.line = line, .len = len, .want_texts = true};
+	run_call(ip, &call);
+	*n = call.n_texts;
+	*batch = call.batch;
+	return call.texts;
+}
+
+void ctl_inproc_deliver(struct ctl_client *c, char **texts, size_t n, bool batch)
+{
+	struct ctl_inproc *ip = c->d->ctl->inproc;
+	struct ctl_inproc_call *call = c->inproc;
+	char *out = NULL;
+	size_t len = 0, count = 0, one = 0;
+	for (size_t i = 0; texts && i < n; i++) {
+		if (texts[i]) {
+			len += strlen(texts[i]);
+			count++;
+			one = i;
+		}
+	}
+	if (call && call->want_texts && texts) {
+		/* The replies as they are, one per request: no join, no copy. */
+		c->inproc = NULL;
+		finish_texts(ip, call, texts, n, batch);
+		return;
+	}
+	if (!call || !count)
+		goto out;
+	c->inproc = NULL;
+	if (!batch && count == 1) {
+		/* The usual case: the reply text itself, not a copy. */
+		out = texts[one];
+		texts[one] = NULL;
+	} else {
+		out = xmalloc(len + count + 2);
+		if (out) {
+			size_t k = 0;
+			if (batch)
+				out[k++] = '[';
+			for (size_t i = 0, m = 0; i < n; i++) {
+				if (!texts[i])
+					continue;
+				if (m++)
+					out[k++] = ',';
+				size_t l = strlen(texts[i]);
+				memcpy(out + k, texts[i], l);
+				k += l;
+			}
+			if (batch)
+				out[k++] = ']';
+			out[k] = 0;
+			len = k;
+		}
+	}
+	finish(ip, call, out, out ? len : 0);
+out:
+	for (size_t i = 0; texts && i < n; i++)
+		xfree(texts[i]);
+	xfree(texts);
+}
+
+void ctl_inproc_closed(struct ctl_client *c)
+{
+	struct ctl_inproc *ip = c->d->ctl->inproc;
+	if (!ip)
+		return; /* cannot happen: ctl_close closes every client first */
+	if (c->inproc) {
+		finish(ip, c->inproc, NULL, 0);
+		c->inproc = NULL;
+	}
+	/* Freed on the next wakeup, never now: the caller may still read it. */
+	c->next_dead = ip->dead;
+	ip->dead = c;
+}
+
+void ctl_inproc_stop(struct daemon *d)
+{
+	struct ctl_inproc *ip = d->ctl->inproc;
+	if (!ip)
+		return;
+	uv_mutex_lock(&ip->mu);
+	ip->refusing = true;
+	struct ctl_inproc_call *q = ip->head;
+	ip->head = NULL;
+	ip->tail = &ip->head;
+	uv_mutex_unlock(&ip->mu);
+	while (q) {
+		struct ctl_inproc_call *call = q;
+		q = q->next;
+		finish(ip, call, NULL, 0);
+	}
+	/* Calls the loop took and has not answered end too: their workers
+	 * must return so the HTTP threads can be joined. */
+	for (struct ctl_client *c = d->ctl->clients; c; c = c->next) {
+		if (c->inproc) {
+			finish(ip, c->inproc, NULL, 0);
+			c->inproc = NULL;
+		}
+	}
+}
+
+static void close_cb(uv_handle_t *h)
+{
+	struct ctl_inproc *ip = h->data;
+	reap(ip);
+	uv_mutex_destroy(&ip->mu);
+	xfree(ip);
+}
+
+void ctl_inproc_close(struct daemon *d)
+{
+	struct ctl_inproc *ip = d->ctl->inproc;
+	if (!ip)
+		return;
+	ctl_inproc_stop(d);
+	d->ctl->inproc = NULL;
+	/* The dead are freed at the close callback: the caller (a stop
+	 * answered to an in-process client) may still be using one. */
+	uv_close((uv_handle_t *)&ip->async, close_cb);
+}
+
+json_t *ctl_inproc_stats_json(const struct daemon *d)
+{
+	const struct ctl_inproc *ip = d->ctl->inproc;
+	if (!ip)
+		return json_null();
+	return json_pack("{s:I, s:I}", "calls", (json_int_t)ip->calls, "failed",
+	                 (json_int_t)ip->failed);
+}
