@@ -338,12 +338,12 @@ struct peerd_conf {
 	char startupnotify[CONF_MAX_HOST + 8];    /**< "" none */
 	char alertnotify[CONF_MAX_HOST + 8];      /**< "" none */
 	struct conf_list shutdownnotify;          /**< commands, run together */
-	bool rest;                              /**< -rest: Core's REST interface; default 0 */
+	bool rest;                                /**< -rest: Core's REST interface; default 0 */
 	/** -blockreconstructionextratxn: transactions seen but not kept, for
 	 * compact blocks (daemon/node/extratxn.c) */
 	uint32_t blockreconstructionextratxn;
-	struct conf_list rpcwhitelist;          /**< user:method,method... as given */
-	bool rpcwhitelistdefault; /**< default: whether any rpcwhitelist is given (Core's) */
+	struct conf_list rpcwhitelist; /**< user:method,method... as given */
+	bool rpcwhitelistdefault;      /**< default: whether any rpcwhitelist is given (Core's) */
 };
 
 /**
