@@ -50,6 +50,9 @@ RULES = {
     "mining": ["mempool", "chain"],
     "conf": ["proto"],
     "json": ["chain", "script", "proto"],
+    # Core's src/index/: the transaction index and BIP158 block filters,
+    # built from chain/'s block and undo files into LMDB of their own.
+    "index": ["chain", "proto"],
     # The node program's shared services (daemon/daemon.h: the loop, the
     # configuration, the log, the counters, the peer list and a pointer to
     # each room's state; SHARED below): the ground floor of daemon/, which
