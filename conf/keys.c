@@ -419,6 +419,14 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
     [CONF_K_REINDEXCHAINSTATE] = {"reindex-chainstate", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "0",
                                   "If enabled, wipe chain state, and rebuild it from blk*.dat\n"
                                   "files on disk (the block index is kept)."},
+    [CONF_K_TXINDEX] = {"txindex", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "0",
+                        "Maintain a full transaction index, used by the getrawtransaction rpc\n"
+                        "call (indexes/txindex, built in the background)."},
+    [CONF_K_BLOCKFILTERINDEX] = {"blockfilterindex", CONF_KIND_TEXT, CONF_KF_NEGCLR, 0, 0, "<type>",
+                                 "0",
+                                 "Maintain an index of compact filters by block (0, 1 or basic;\n"
+                                 "1 is every type: basic). Used by getblockfilter\n"
+                                 "(indexes/blockfilter/basic, built in the background)."},
 };
 
 /* Section names are the network names bitcoind uses for them. */

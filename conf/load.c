@@ -158,8 +158,10 @@ static int take(struct loader *L, int level, const char *name, size_t len, const
 		if ((d->flags & CONF_KF_NEGCLR) && strcmp(v, "0") == 0)
 			goto clear;
 	} else if (!v) {
-		if (d->kind == CONF_KIND_BOOL || d->kind == CONF_KIND_DEBUG)
-			v = "1"; /* -listen, -debug (= all) */
+		/* -listen, -debug (= all), -blockfilterindex (= every type) */
+		if (d->kind == CONF_KIND_BOOL || d->kind == CONF_KIND_DEBUG ||
+		    k == CONF_K_BLOCKFILTERINDEX)
+			v = "1";
 		else
 			return fail_at(L, w, CONF_EUSAGE, "missing value (use -key=value)");
 	}
@@ -679,6 +681,12 @@ static int apply_mempool(struct loader *L, struct peerd_conf *c, const int *lv, 
 	c->blocksxor = uint_of(scalar(L, CONF_K_BLOCKSXOR, lv, nl), 1) != 0;
 	c->reindex = uint_of(scalar(L, CONF_K_REINDEX, lv, nl), 0) != 0;
 	c->reindex_chainstate = uint_of(scalar(L, CONF_K_REINDEXCHAINSTATE, lv, nl), 0) != 0;
+	c->txindex = uint_of(scalar(L, CONF_K_TXINDEX, lv, nl), 0) != 0;
+	/* Core's -blockfilterindex: 0 (or none) off, 1 every type, else a type name. */
+	const char *bf = scalar(L, CONF_K_BLOCKFILTERINDEX, lv, nl);
+	c->blockfilterindex = bf && strcmp(bf, "0") != 0;
+	if (c->blockfilterindex && strcmp(bf, "1") != 0 && strcmp(bf, "basic") != 0)
+		return fail(L, CONF_EVALUE, "Unknown -blockfilterindex value %s.", bf);
 
 	if (c->acceptnonstdtxn == 1 && c->params->net == PROTO_NET_MAIN)
 		return fail(L, CONF_EVALUE,
