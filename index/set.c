@@ -40,6 +40,7 @@ struct index_set {
 	struct one ix[INDEX__COUNT];
 	chain_log_fn log;
 	void *log_arg;
+	bool catching_up; /* a background catch-up is under way (index_set_step said more) */
 };
 
 static const char *const names[INDEX__COUNT] = {"txindex", "basic block filter index"};
@@ -322,19 +323,37 @@ static int set_best(struct one *o, const struct proto_hash *h, int32_t height)
 static int on_disconnected(void *ctx, struct chain *c, struct proto_block *b)
 {
 	struct index_set *s = ctx;
-	const struct chain_node *n = chain_tip(c); /* b's parent, the tip now */
+	(void)c; /* its tip is still b while the listeners hear of it */
 	struct proto_hash h;
 	proto_block_header_hash(&b->hdr, &h);
 	for (int k = 0; k < INDEX__COUNT; k++) {
 		struct one *o = &s->ix[k];
 		if (!o->on || o->broken || o->height < 0 || !proto_hash_eq(&o->best, &h))
 			continue;
-		if (set_best(o, &n->hash, n->height)) {
+		if (set_best(o, &b->hdr.prev, o->height - 1)) {
 			o->broken = true;
 			logf_(s, CHAIN_LOG_ERROR, "%s: cannot step back to block %d", names[k],
-			      n->height);
+			      o->height - 1);
 		}
 	}
+	return 0;
+}
+
+static int step(struct index_set *s, struct chain *c, uint32_t max_blocks, bool *more);
+
+/*
+ * After every activation: an index that was following the tip but fell
+ * behind (a block it could not take in as the next) catches up here, a
+ * batch at a time; one still in its first catch-up is left to the
+ * background jobs (index_set_step's callers).
+ */
+static int on_settled(void *ctx, struct chain *c)
+{
+	struct index_set *s = ctx;
+	if (s->catching_up)
+		return 0;
+	bool more;
+	(void)step(s, c, 200, &more); /* an error is logged; the index stops, the chain goes on */
 	return 0;
 }
 
@@ -348,6 +367,7 @@ int index_set_attach(struct index_set *s, struct chain *c)
 {
 	struct chain_listener l = {.block_connected = on_connected,
 	                           .block_disconnected = on_disconnected,
+	                           .chain_settled = on_settled,
 	                           .chain_closed = on_closed,
 	                           .ctx = s};
 	return chain_listen(c, &l) ? INDEX_EDB : INDEX_OK;
@@ -377,6 +397,13 @@ static int back_to_active(struct index_set *s, enum index_kind k, struct chain *
 }
 
 int index_set_step(struct index_set *s, struct chain *c, uint32_t max_blocks, bool *more)
+{
+	int err = step(s, c, max_blocks, more);
+	s->catching_up = !err && *more;
+	return err;
+}
+
+static int step(struct index_set *s, struct chain *c, uint32_t max_blocks, bool *more)
 {
 	*more = false;
 	int32_t tip = chain_height(c);
