@@ -46,8 +46,6 @@ HOSTILE = {
 
 # Where peerd deliberately answers otherwise: (method, predicate on the args, why).
 EXCEPTIONS = [
-    ("getrawtransaction", lambda a: len(a) < 3 or a[2] is None,
-     "no blockhash: Core suggests -txindex and gettransaction; peerd has neither and says so"),
     ("gettxoutsetinfo", lambda a: a[:1] == ["muhash"],
      "peerd computes hash_serialized_3 only: muhash is refused (-8) rather than computed"),
     ("addnode", lambda a: a[:1] == ["1.2.3.4:99999"],
