@@ -179,6 +179,22 @@ static void test_cmdline_errors(void **state)
 	expect_ok(LOAD(&c, opt("-datadir=%s", dd), "-controlsocket=/run/p.sock"));
 	assert_string_equal(c.controlsocket, "/run/p.sock");
 	conf_release(&c);
+	/* -blockfilterindex as Core reads it: bare or 1 is every type, basic
+	 * the one there is, 0 or negated none, another name Core's error. */
+	static const struct {
+		const char *arg;
+		bool on;
+	} bfi[] = {{"-blockfilterindex", true},       {"-blockfilterindex=1", true},
+	           {"-blockfilterindex=basic", true}, {"-blockfilterindex=0", false},
+	           {"-noblockfilterindex", false},    {"-txindex", false}};
+	for (size_t i = 0; i < sizeof(bfi) / sizeof(bfi[0]); i++) {
+		expect_ok(LOAD(&c, "-datadir=/d", bfi[i].arg));
+		assert_int_equal(c.blockfilterindex, bfi[i].on);
+		assert_int_equal(c.txindex, strcmp(bfi[i].arg, "-txindex") == 0);
+		conf_release(&c);
+	}
+	expect_error(LOAD(&c, "-datadir=/d", "-blockfilterindex=extended"), CONF_EVALUE,
+	             "Unknown -blockfilterindex value extended.", &c);
 }
 
 static void test_help_and_version(void **state)
