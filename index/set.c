@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
 #include "index/index.h"
@@ -26,6 +27,8 @@
  * the file grows only as written (sparse), so room for mainnet costs
  * nothing on regtest. */
 #define INDEX_MAP_SIZE ((size_t)1 << 38)
+/* Blocks followed between two syncs of an environment to disk. */
+#define INDEX_SYNC_BLOCKS 1000
 
 struct one {
 	bool on;
@@ -34,6 +37,7 @@ struct one {
 	struct proto_hash best; /* valid when height >= 0 */
 	int32_t height;         /* -1: nothing taken in yet */
 	bool broken;            /* a write failed: the index stays where it is */
+	uint32_t unsynced;      /* blocks followed since the last sync to disk */
 };
 
 struct index_set {
@@ -100,6 +104,35 @@ static int read_best(struct one *o)
 	return r == 0 || r == MDB_NOTFOUND ? INDEX_OK : INDEX_EDB;
 }
 
+/*
+ * Open the environment in path: MDB_NOSYNC, as a commit per block with an
+ * fsync each would cost initial block download dearly; the environment is
+ * synced after each catch-up batch, every INDEX_SYNC_BLOCKS blocks
+ * followed and at close, and a process that dies loses nothing (the
+ * pages are the kernel's). 0 or LMDB's error (the environment closed).
+ */
+static int open_env(struct one *o, const char *path)
+{
+	MDB_txn *t = NULL;
+	int r;
+	if ((r = mdb_env_create(&o->env)))
+		return r;
+	if ((r = mdb_env_set_mapsize(o->env, INDEX_MAP_SIZE)) ||
+	    (r = mdb_env_open(o->env, path, MDB_NOTLS | MDB_NOSYNC, 0600)) ||
+	    (r = mdb_txn_begin(o->env, NULL, 0, &t)) || (r = mdb_dbi_open(t, NULL, 0, &o->dbi))) {
+		if (t)
+			mdb_txn_abort(t);
+		mdb_env_close(o->env);
+		o->env = NULL;
+		return r;
+	}
+	if ((r = mdb_txn_commit(t))) {
+		mdb_env_close(o->env);
+		o->env = NULL;
+	}
+	return r;
+}
+
 static int open_one(struct index_set *s, enum index_kind k, const char *netdir)
 {
 	struct one *o = &s->ix[k];
@@ -111,12 +144,20 @@ static int open_one(struct index_set *s, enum index_kind k, const char *netdir)
 		      strerror(errno));
 		return INDEX_EIO;
 	}
-	MDB_txn *t = NULL;
-	int r;
-	if ((r = mdb_env_create(&o->env)) || (r = mdb_env_set_mapsize(o->env, INDEX_MAP_SIZE)) ||
-	    (r = mdb_env_open(o->env, path, MDB_NOTLS | MDB_NOSYNC, 0600)) ||
-	    (r = mdb_txn_begin(o->env, NULL, 0, &t)) || (r = mdb_dbi_open(t, NULL, 0, &o->dbi)) ||
-	    (r = mdb_txn_commit(t))) {
+	int r = open_env(o, path);
+	if (r == MDB_CORRUPTED || r == MDB_INVALID || r == MDB_VERSION_MISMATCH) {
+		/* Derived data: a database a system crash left damaged (commits
+		 * are not synced one by one) is dropped and built again. */
+		logf_(s, CHAIN_LOG_WARN, "%s: %s: %s; rebuilding the index", names[k], path,
+		      mdb_strerror(r));
+		char f[4096 + 16];
+		snprintf(f, sizeof(f), "%s/data.mdb", path);
+		(void)unlink(f);
+		snprintf(f, sizeof(f), "%s/lock.mdb", path);
+		(void)unlink(f);
+		r = open_env(o, path);
+	}
+	if (r) {
 		logf_(s, CHAIN_LOG_ERROR, "%s: cannot open %s: %s", names[k], path,
 		      mdb_strerror(r));
 		return INDEX_EDB;
@@ -298,6 +339,10 @@ static void on_connected(void *ctx, struct chain *c, struct proto_block *b)
 		}
 		o->best = n->hash;
 		o->height = n->height;
+		if (++o->unsynced >= INDEX_SYNC_BLOCKS) {
+			(void)mdb_env_sync(o->env, 1);
+			o->unsynced = 0;
+		}
 	}
 }
 

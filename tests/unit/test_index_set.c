@@ -166,10 +166,37 @@ static void test_catch_up_follow_reorg_reopen(void **state)
 	expect_headers_chained(f);
 }
 
+/* A database a system crash damaged is dropped and built again. */
+static void test_damaged_database_rebuilt(void **state)
+{
+	struct fixture *f = *state;
+	submit(f, 0, 5);
+	bool more;
+	assert_int_equal(index_set_step(f->s, f->c, 100, &more), INDEX_OK);
+	expect_status(f, 5, true);
+	index_set_close(f->s);
+	f->s = NULL;
+	char path[256];
+	snprintf(path, sizeof(path), "%s/indexes/txindex/data.mdb", f->dir);
+	FILE *fp = fopen(path, "r+b");
+	assert_non_null(fp);
+	static const uint8_t junk[8192] = {0x5a};
+	assert_int_equal(fwrite(junk, 1, sizeof(junk), fp), sizeof(junk));
+	assert_int_equal(fclose(fp), 0);
+	open_set(f);
+	int32_t h;
+	bool synced;
+	index_set_status(f->s, f->c, INDEX_TX, &h, &synced);
+	assert_false(synced);
+	assert_int_equal(index_set_step(f->s, f->c, 100, &more), INDEX_OK);
+	expect_status(f, 5, true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_catch_up_follow_reorg_reopen, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_damaged_database_rebuilt, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
