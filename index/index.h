@@ -82,6 +82,7 @@ struct index_config {
 	const char *netdir; /**< the network's directory: indexes/ goes inside */
 	bool txindex;       /**< -txindex */
 	bool blockfilter;   /**< -blockfilterindex=basic */
+	bool wipe;          /**< start the indexes over (Core's -reindex wipes them too) */
 	chain_log_fn log;   /**< may be NULL */
 	void *log_arg;
 };

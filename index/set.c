@@ -133,7 +133,17 @@ static int open_env(struct one *o, const char *path)
 	return r;
 }
 
-static int open_one(struct index_set *s, enum index_kind k, const char *netdir)
+/* Remove an environment's files: the index starts from nothing. */
+static void drop_files(const char *path)
+{
+	char f[4096 + 16];
+	snprintf(f, sizeof(f), "%s/data.mdb", path);
+	(void)unlink(f);
+	snprintf(f, sizeof(f), "%s/lock.mdb", path);
+	(void)unlink(f);
+}
+
+static int open_one(struct index_set *s, enum index_kind k, const char *netdir, bool wipe)
 {
 	struct one *o = &s->ix[k];
 	char path[4096];
@@ -144,17 +154,15 @@ static int open_one(struct index_set *s, enum index_kind k, const char *netdir)
 		      strerror(errno));
 		return INDEX_EIO;
 	}
+	if (wipe)
+		drop_files(path);
 	int r = open_env(o, path);
 	if (r == MDB_CORRUPTED || r == MDB_INVALID || r == MDB_VERSION_MISMATCH) {
 		/* Derived data: a database a system crash left damaged (commits
 		 * are not synced one by one) is dropped and built again. */
 		logf_(s, CHAIN_LOG_WARN, "%s: %s: %s; rebuilding the index", names[k], path,
 		      mdb_strerror(r));
-		char f[4096 + 16];
-		snprintf(f, sizeof(f), "%s/data.mdb", path);
-		(void)unlink(f);
-		snprintf(f, sizeof(f), "%s/lock.mdb", path);
-		(void)unlink(f);
+		drop_files(path);
 		r = open_env(o, path);
 	}
 	if (r) {
@@ -178,9 +186,9 @@ int index_set_open(struct index_set **out, const struct index_config *cfg)
 	s->log_arg = cfg->log_arg;
 	int err = INDEX_OK;
 	if (cfg->txindex)
-		err = open_one(s, INDEX_TX, cfg->netdir);
+		err = open_one(s, INDEX_TX, cfg->netdir, cfg->wipe);
 	if (!err && cfg->blockfilter)
-		err = open_one(s, INDEX_FILTER_BASIC, cfg->netdir);
+		err = open_one(s, INDEX_FILTER_BASIC, cfg->netdir, cfg->wipe);
 	if (err) {
 		index_set_close(s);
 		return err;

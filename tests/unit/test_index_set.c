@@ -26,11 +26,17 @@ struct fixture {
 	struct index_set *s;
 };
 
-static void open_set(struct fixture *f)
+static void open_set_wipe(struct fixture *f, bool wipe)
 {
-	struct index_config cfg = {.netdir = f->dir, .txindex = true, .blockfilter = true};
+	struct index_config cfg = {
+	    .netdir = f->dir, .txindex = true, .blockfilter = true, .wipe = wipe};
 	assert_int_equal(index_set_open(&f->s, &cfg), INDEX_OK);
 	assert_non_null(f->s);
+}
+
+static void open_set(struct fixture *f)
+{
+	open_set_wipe(f, false);
 }
 
 static int setup(void **state)
@@ -188,6 +194,12 @@ static void test_damaged_database_rebuilt(void **state)
 	bool synced;
 	index_set_status(f->s, f->c, INDEX_TX, &h, &synced);
 	assert_false(synced);
+	assert_int_equal(index_set_step(f->s, f->c, 100, &more), INDEX_OK);
+	expect_status(f, 5, true);
+	/* -reindex: the indexes start over from genesis. */
+	index_set_close(f->s);
+	open_set_wipe(f, true);
+	expect_status(f, 0, false);
 	assert_int_equal(index_set_step(f->s, f->c, 100, &more), INDEX_OK);
 	expect_status(f, 5, true);
 }
