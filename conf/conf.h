@@ -278,8 +278,11 @@ struct peerd_conf {
 	bool blocksxor;          /**< default 1: a new blocks/ gets a random xor.dat key */
 	bool reindex;            /**< rebuild the block index and chain state */
 	bool reindex_chainstate; /**< rebuild the chain state */
-	bool help;               /**< -help given */
-	bool version;            /**< -version given */
+	/* Optional indexes (Core's -txindex, -blockfilterindex; index/). */
+	bool txindex;          /**< keep indexes/txindex */
+	bool blockfilterindex; /**< keep indexes/blockfilter/basic (=basic or =1) */
+	bool help;             /**< -help given */
+	bool version;          /**< -version given */
 
 	/** metricsbind= as given (a checked IP[:port]); empty: no metrics endpoint. */
 	char metricsbind[CONF_MAX_HOST + 8];

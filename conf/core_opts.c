@@ -7,7 +7,7 @@
  * nobody waits for its effect (a notify script, a wallet, an index). Every
  * other option is refused: peerd stops with "not supported by peerd", as it
  * does for a name nobody knows. A refused option whose value asks for what
- * peerd does anyway (prune=0, txindex=0, dnsseed=0, ...: the row's `same`)
+ * peerd does anyway (prune=0, coinstatsindex=0, dnsseed=0, ...: the row's `same`)
  * is accepted with the same warning, so a bitcoin.conf that spells out the
  * defaults still works.
  *
@@ -42,7 +42,6 @@ const struct conf_core_opt conf_core_opts[] = {
     {"asmap", CONF_CORE_REFUSE, NULL, "peerd does not bucket peers by AS number"},
     {"avoidpartialspends", CONF_CORE_IGNORE, NULL, NO_WALLET},
     {"bantime", CONF_CORE_REFUSE, "86400", "peerd bans for 24 hours (Core's default)"},
-    {"blockfilterindex", CONF_CORE_REFUSE, "0", NO_INDEX},
     {"blocksdir", CONF_CORE_REFUSE, NULL, "peerd keeps blocks/ in the network's datadir"},
     {"blockversion", CONF_CORE_REFUSE, NULL, TEST_ONLY},
     {"capturemessages", CONF_CORE_IGNORE, NULL, "use -debug=msg to see every message"},
@@ -103,7 +102,6 @@ const struct conf_core_opt conf_core_opts[] = {
     {"torcontrol", CONF_CORE_REFUSE, NULL, NO_PROXY},
     {"torpassword", CONF_CORE_REFUSE, NULL, NO_PROXY},
     {"txconfirmtarget", CONF_CORE_IGNORE, NULL, NO_WALLET},
-    {"txindex", CONF_CORE_REFUSE, "0", NO_INDEX},
     {"txreconciliation", CONF_CORE_REFUSE, "0", "peerd does not do Erlay (BIP330)"},
     {"uacomment", CONF_CORE_IGNORE, NULL, "peerd's user agent is fixed"},
     {"unsafesqlitesync", CONF_CORE_IGNORE, NULL, NO_WALLET},

@@ -444,6 +444,14 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
          "Extra transactions to keep in memory for compact block reconstructions:\n"
          "the last <n> peerd rejected (under 100 kB), took as orphans or saw\n"
          "replaced (at most " STR(CONF_MAX_EXTRATXN) ")."},
+    [CONF_K_TXINDEX] = {"txindex", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "0",
+                        "Maintain a full transaction index, used by the getrawtransaction rpc\n"
+                        "call (indexes/txindex, built in the background)."},
+    [CONF_K_BLOCKFILTERINDEX] = {"blockfilterindex", CONF_KIND_TEXT, CONF_KF_NEGCLR, 0, 0, "<type>",
+                                 "0",
+                                 "Maintain an index of compact filters by block (0, 1 or basic;\n"
+                                 "1 is every type: basic). Used by getblockfilter\n"
+                                 "(indexes/blockfilter/basic, built in the background)."},
 };
 
 /* Section names are the network names bitcoind uses for them. */

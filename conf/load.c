@@ -158,8 +158,10 @@ static int take(struct conf_loader *L, int level, const char *name, size_t len, 
 		if ((d->flags & CONF_KF_NEGCLR) && strcmp(v, "0") == 0)
 			goto clear;
 	} else if (!v) {
-		if (d->kind == CONF_KIND_BOOL || d->kind == CONF_KIND_DEBUG)
-			v = "1"; /* -listen, -debug (= all) */
+		/* -listen, -debug (= all), -blockfilterindex (= every type) */
+		if (d->kind == CONF_KIND_BOOL || d->kind == CONF_KIND_DEBUG ||
+		    k == CONF_K_BLOCKFILTERINDEX)
+			v = "1";
 		else
 			return fail_at(L, w, CONF_EUSAGE, "missing value (use -key=value)");
 	}

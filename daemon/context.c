@@ -104,6 +104,8 @@ void daemon_release(struct daemon *d)
 	d->net->listeners = NULL;
 	/* Results still queued may update the view: it goes after them. */
 	validation_release(d);
+	/* The validation thread was the indexes' only user. */
+	daemon_index_release(d);
 	/* After the validation thread, the only one that queues for it. */
 	notify_zmq_stop(d);
 	txrelay_release(d);

@@ -109,6 +109,9 @@ struct daemon {
 	struct txrequest_state *txreq; /**< the transaction request tracker (txrelay/) */
 	struct ctl_server *ctl;        /**< the control socket (ctl/) */
 	struct notify_state *notify;   /**< ZMQ and the notification commands (notify/) */
+	/** -txindex, -blockfilterindex (index/; NULL: none): opened at startup
+	 * (index_hooks.c), then used on the validation thread only. */
+	struct index_set *indexes;
 	struct metrics *metrics; /**< the Prometheus endpoint; NULL without metricsbind= (ctl/) */
 	struct daemon_rooms *rooms; /**< the one allocation the pointers above point into */
 

@@ -259,6 +259,8 @@ static int start(struct daemon *d)
 		return err;
 	if ((err = validation_open(d)))
 		return err;
+	if ((err = daemon_index_start(d)))
+		return err;
 	if ((err = metrics_start(d)))
 		return err;
 	if ((err = rpc_http_start(d)))

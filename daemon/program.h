@@ -33,6 +33,17 @@
 /** File descriptors kept for everything but peers (control clients, listeners, files). */
 #define DAEMON_FD_RESERVE 160
 
+/* ---- index_hooks.c: the optional indexes ---------------------------- */
+
+/**
+ * After validation_open: open -txindex's and -blockfilterindex's
+ * databases into d->indexes and start their background catch-up on the
+ * validation thread. 0 or -EIO (logged). Loop thread, startup.
+ */
+int daemon_index_start(struct daemon *d);
+/** After validation_release (the thread is gone): close the indexes. */
+void daemon_index_release(struct daemon *d);
+
 /* ---- context.c: the rooms' state ------------------------------------- */
 
 /**

@@ -50,6 +50,9 @@ RULES = {
     "mining": ["mempool", "chain"],
     "conf": ["proto"],
     "json": ["chain", "script", "proto"],
+    # Core's src/index/: the transaction index and BIP158 block filters,
+    # built from chain/'s block and undo files into LMDB of their own.
+    "index": ["chain", "proto"],
     # The node program's shared services (daemon/daemon.h: the loop, the
     # configuration, the log, the counters, the peer list and a pointer to
     # each room's state; SHARED below): the ground floor of daemon/, which
@@ -65,10 +68,10 @@ RULES = {
     # thread (a chain listener, the mempool's events) and its new tips.
     "daemon/notify": ["daemon/node", "daemon:shared"],
     "daemon/ctl": ["daemon/net", "daemon/p2p", "daemon/sync", "daemon/txrelay",
-                   "daemon/node", "daemon/notify", "json"],
+                   "daemon/node", "daemon/notify", "json", "index"],
     # main, the context, the datadir, sd_notify and the wiring.
     "daemon": ["daemon/net", "daemon/p2p", "daemon/sync", "daemon/txrelay", "daemon/node",
-               "daemon/notify", "daemon/ctl", "json"],
+               "daemon/notify", "daemon/ctl", "json", "index"],
     # peerctl and peertool: the libraries, never the daemon.
     "tools": ["base", "proto", "addrman", "pool", "script", "chain", "mempool", "mining", "conf", "json"],
 }

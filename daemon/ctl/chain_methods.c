@@ -919,6 +919,22 @@ const struct ctl_method ctl_chain_methods[] = {
      "changed. true, or false with the reason in the log.",
      m_verifychain,
      NULL},
+    {"getindexinfo",
+     NULL,
+     {{"index_name", CTL_ARG_STR, CTL_OPTIONAL}},
+     "getindexinfo ( \"index_name\" )",
+     "The state of each index (-txindex, -blockfilterindex), or of the one named: synced and "
+     "best_block_height.",
+     ctl_m_getindexinfo,
+     NULL},
+    {"getblockfilter",
+     NULL,
+     {{"blockhash", CTL_ARG_STR, CTL_REQUIRED}, {"filtertype", CTL_ARG_STR, CTL_OPTIONAL}},
+     "getblockfilter \"blockhash\" ( \"filtertype\" )",
+     "A block's BIP158 filter (filtertype basic, the default) and its BIP157 header, from "
+     "-blockfilterindex.",
+     ctl_m_getblockfilter,
+     NULL},
 };
 
 const size_t ctl_n_chain_methods = sizeof(ctl_chain_methods) / sizeof(ctl_chain_methods[0]);

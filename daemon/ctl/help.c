@@ -111,6 +111,14 @@ static const struct ctl_help_entry entries[] = {
      "      \"threshold\" : n, \"elapsed\" : n, \"count\" : n, \"possible\" : true|false },\n"
      "      \"signalling\" : \"str\" } }, ... }\n}",
      NULL},
+    {"getindexinfo",
+     "{ \"name\" : { \"synced\" : true|false, \"best_block_height\" : n }, ... }    (json "
+     "object)\n  name: txindex, basic block filter index",
+     "\"txindex\""},
+    {"getblockfilter",
+     "{ \"filter\" : \"hex\", \"header\" : \"hex\" }    (json object) the hex-encoded filter "
+     "data\n  and filter header",
+     "\"00000000c937983704a73af28acdec37b049d214adbda81d7e2a3dd146f6ed09\" \"basic\""},
 };
 
 static const struct ctl_help_entry *entry(const char *name)

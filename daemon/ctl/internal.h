@@ -29,6 +29,8 @@ struct ctl_chain_ctx {
 	/** The chain's pool, as the validation thread hands it to the job (set
 	 * there, just before the method runs): validation thread only. */
 	struct mempool *mempool;
+	/** -txindex and -blockfilterindex (NULL: none): validation thread only. */
+	struct index_set *indexes;
 	uint32_t n_peers; /**< connections when the request was posted (getblocktemplate on main) */
 };
 
@@ -111,6 +113,12 @@ extern const size_t ctl_n_mempool_methods;
  * digits into *out; false with res set (-3 not a string, -8 otherwise).
  */
 bool ctl_param_hash(json_t *v, const char *name, struct proto_hash *out, struct ctl_result *res);
+/** getindexinfo (ctl/index_methods.c), in ctl_chain_methods' table. */
+void ctl_m_getindexinfo(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                        struct ctl_result *res);
+/** getblockfilter (ctl/index_methods.c), in ctl_chain_methods' table. */
+void ctl_m_getblockfilter(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                          struct ctl_result *res);
 /** The mining methods (ctl/mining_methods.c), chain methods too, and their count. */
 extern const struct ctl_method ctl_mining_methods[];
 extern const size_t ctl_n_mining_methods;

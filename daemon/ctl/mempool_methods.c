@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "chain/chain.h"
+#include "index/index.h"
 #include "mempool/mempool.h"
 #include "json/json.h"
 
@@ -317,7 +318,8 @@ static bool param_tx_verbosity(json_t *v, int *out, struct ctl_result *res)
  * fee and prevouts. Core's TxToJSON adds the block's fields after.
  */
 static void tx_in_block(struct chain *c, const struct ctl_chain_ctx *x, struct chain_node *n,
-                        const struct proto_hash *txid, int verbosity, struct ctl_result *res)
+                        const struct proto_hash *txid, int verbosity, bool given,
+                        struct ctl_result *res)
 {
 	if (!(n->status & CHAIN_HAVE_DATA)) {
 		fail(res, CTL_MISC_ERROR, "Block not available");
@@ -368,7 +370,10 @@ static void tx_in_block(struct chain *c, const struct ctl_chain_ctx *x, struct c
 		ok(res, NULL);
 		goto out;
 	}
-	json_object_set_new(o, "in_active_chain", json_boolean(active));
+	/* Core says in_active_chain only when the caller named the block (not
+	 * for one the transaction index found). */
+	if (given)
+		json_object_set_new(o, "in_active_chain", json_boolean(active));
 	json_object_update(o, t);
 	json_decref(t);
 	json_object_set_new(o, "blockhash", json_hash(&n->hash));
@@ -385,6 +390,37 @@ out:
 	chain_block_undo_release(&undo);
 	proto_block_release(&b);
 	xfree(raw);
+}
+
+/*
+ * Not in the mempool: the transaction index (-txindex) names the block,
+ * whose copy is then answered as with a blockhash (Core's GetTransaction
+ * and g_txindex->FindTx), or Core's error for why not.
+ */
+static void tx_from_index(struct chain *c, const struct ctl_chain_ctx *x,
+                          const struct proto_hash *txid, int verbosity, struct ctl_result *res)
+{
+	const char *why = "No such mempool transaction. Use -txindex or provide a block hash to "
+	                  "enable blockchain transaction queries. Use gettransaction for wallet "
+	                  "transactions.";
+	if (index_set_has(x->indexes, INDEX_TX)) {
+		struct proto_hash bh;
+		int32_t height;
+		bool synced;
+		index_set_status(x->indexes, c, INDEX_TX, &height, &synced);
+		struct chain_node *n = NULL;
+		if (index_tx_find(x->indexes, txid, &bh) == INDEX_OK &&
+		    (n = chain_index_find(chain_get_index(c), &bh))) {
+			tx_in_block(c, x, n, txid, verbosity, false, res);
+			return;
+		}
+		why = synced
+		          ? "No such mempool or blockchain transaction. Use gettransaction for "
+		            "wallet transactions."
+		          : "No such mempool transaction. Blockchain transactions are still in the "
+		            "process of being indexed. Use gettransaction for wallet transactions.";
+	}
+	fail(res, CTL_INVALID_ADDRESS_OR_KEY, why);
 }
 
 static void m_getrawtransaction(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
@@ -414,17 +450,14 @@ static void m_getrawtransaction(struct chain *c, const struct ctl_chain_ctx *x, 
 			fail(res, CTL_INVALID_ADDRESS_OR_KEY, "Block hash not found");
 			return;
 		}
-		tx_in_block(c, x, n, &txid, verbosity, res);
+		tx_in_block(c, x, n, &txid, verbosity, true, res);
 		return;
 	}
 	uint8_t *raw = NULL;
 	size_t len = 0;
 	int err = mempool_get_raw(x->mempool, &txid, false, &raw, &len);
 	if (err == CHAIN_ENOTFOUND) {
-		/* Core's text points at -txindex and gettransaction: peerd has neither. */
-		fail(res, CTL_INVALID_ADDRESS_OR_KEY,
-		     "No such mempool transaction. peerd keeps no transaction index: provide the "
-		     "hash of the block that holds it.");
+		tx_from_index(c, x, &txid, verbosity, res);
 		return;
 	}
 	if (err) {
@@ -765,9 +798,9 @@ const struct ctl_method ctl_mempool_methods[] = {
       {"verbosity|verbose", CTL_ARG_ANY, CTL_OPTIONAL},
       {"blockhash", CTL_ARG_STR, CTL_OPTIONAL}},
      "getrawtransaction \"txid\" ( verbosity \"blockhash\" )",
-     "A mempool transaction, or one in the block blockhash: 0 hex (default), 1 decoded, 2 "
-     "decoded with the fee and each input's prevout (block transactions only). peerd has no "
-     "transaction index.",
+     "A mempool transaction, one in the block blockhash, or (with -txindex) any confirmed one: "
+     "0 hex (default), 1 decoded, 2 decoded with the fee and each input's prevout (block "
+     "transactions only); a block's transaction has blockhash, confirmations and times.",
      m_getrawtransaction,
      NULL},
     {"sendrawtransaction",

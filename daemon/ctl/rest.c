@@ -14,9 +14,9 @@
  * binary forms are built here from those results (a block's and a
  * transaction's hex, a header's fields, gettxout's value and script).
  *
- * What peerd does not have answers as Core answers without it: no
- * transaction index (tx finds mempool transactions only, as Core without
- * -txindex), no block filter index ("Index is not enabled ..."), and
+ * The optional indexes answer as Core's: tx finds the mempool's and, with
+ * -txindex, confirmed transactions; blockfilter and blockfilterheaders
+ * need -blockfilterindex ("Index is not enabled ..."; ctl/rest_filter.c);
  * deploymentinfo is served only when the dispatcher has getdeploymentinfo
  * (else 404, as a path no handler takes).
  *
@@ -34,6 +34,34 @@
 
 /* ---- tx ----------------------------------------------------------------------- */
 
+/*
+ * A confirmed transaction (found by -txindex) as Core's rest_tx prints it:
+ * TxToUniv with the block hash, so "blockhash" comes before "hex" and there
+ * are no confirmations or times (getrawtransaction's TxToJSON adds those
+ * after "hex"). The dispatcher's compact text is rearranged rather than
+ * parsed and printed again, which would change how amounts are written.
+ */
+static void tx_json(const struct rest_call *c, struct rest_answer *out)
+{
+	static const char bh[] = ",\"blockhash\":\"";
+	static const char hx[] = ",\"hex\":\"";
+	const char *r = c->res, *end = c->res + c->rlen;
+	const char *b = memmem(r, c->rlen, bh, sizeof(bh) - 1), *h = NULL;
+	for (const char *p = r; b && (p = memmem(p, (size_t)(b - p), hx, sizeof(hx) - 1)); p++)
+		h = p;
+	size_t blen = sizeof(bh) - 1 + 64 + 1;
+	if (!b || !h || (size_t)(end - b) < blen) {
+		rest_answer_json(c, out);
+		return;
+	}
+	struct rest_buf o = {0};
+	rest_buf_add(&o, r, (size_t)(h - r));
+	rest_buf_add(&o, b, blen);
+	rest_buf_add(&o, h, (size_t)(b - h));
+	rest_buf_str(&o, "}\n");
+	rest_give(out, REST_TYPE_JSON, &o);
+}
+
 static void ep_tx(const struct rest_ep *e, struct rest_answer *out)
 {
 	size_t pl;
@@ -44,7 +72,7 @@ static void ep_tx(const struct rest_ep *e, struct rest_answer *out)
 	}
 	char h[65];
 	rest_lower_hash(e->part, h);
-	/* No transaction index: the mempool only, as Core without -txindex. */
+	/* The mempool, then -txindex's block (getrawtransaction's own order). */
 	struct rest_call c;
 	if (rest_run(e->call, e->ctx, "getrawtransaction",
 	             json_pack("[s, i]", h, f == REST_JSON ? 1 : 0), &c)) {
@@ -55,7 +83,7 @@ static void ep_tx(const struct rest_ep *e, struct rest_answer *out)
 	if (f == REST_BIN || f == REST_HEX)
 		rest_answer_hex(&c, f, out);
 	else if (f == REST_JSON)
-		rest_answer_json(&c, out);
+		tx_json(&c, out);
 	else
 		rest_no_format(out, false);
 	rest_done(&c);
@@ -416,7 +444,7 @@ static void ep_deploymentinfo(const struct rest_ep *e, struct rest_answer *out)
 	json_method(e, "getdeploymentinfo", json_pack("[s]", h), out);
 }
 
-/* ---- blockfilter, blockfilterheaders: no filter index ---------------------------------- */
+/* ---- blockfilter, blockfilterheaders: the path; the answer in rest_filter.c ---- */
 
 /* Core's filter type names (BlockFilterTypeByName). */
 static bool filter_type_known(const char *s, size_t n)
@@ -445,7 +473,7 @@ static size_t split(const char *p, size_t len, const char **v, size_t *l, size_t
 static void ep_blockfilter(const struct rest_ep *e, struct rest_answer *out)
 {
 	size_t pl;
-	(void)rest_parse_format(e->part, e->len, &pl);
+	enum rest_format f = rest_parse_format(e->part, e->len, &pl);
 	const char *v[2];
 	size_t l[2];
 	if (split(e->part, pl, v, l, 2) != 2) {
@@ -462,13 +490,13 @@ static void ep_blockfilter(const struct rest_ep *e, struct rest_answer *out)
 		rest_fail(out, 400, "Unknown filtertype %.*s", (int)l[0], v[0]);
 		return;
 	}
-	rest_fail(out, 400, "Index is not enabled for filtertype %.*s", (int)l[0], v[0]);
+	rest_filter_answer(e, v[1], l[1], f, out);
 }
 
 static void ep_blockfilterheaders(const struct rest_ep *e, struct rest_answer *out)
 {
 	size_t pl;
-	(void)rest_parse_format(e->part, e->len, &pl);
+	enum rest_format f = rest_parse_format(e->part, e->len, &pl);
 	const char *v[3];
 	size_t l[3];
 	size_t n = split(e->part, pl, v, l, 3);
@@ -504,7 +532,7 @@ static void ep_blockfilterheaders(const struct rest_ep *e, struct rest_answer *o
 		rest_fail(out, 400, "Unknown filtertype %.*s", (int)l[0], v[0]);
 		return;
 	}
-	rest_fail(out, 400, "Index is not enabled for filtertype %.*s", (int)l[0], v[0]);
+	rest_filter_headers(e, hash, count, f, out);
 }
 
 /* ---- the table -------------------------------------------------------------- */

@@ -242,6 +242,21 @@ struct rest_ep {
 	size_t len;
 };
 
+/* ---- ctl/rest_filter.c --------------------------------------------------- */
+
+/**
+ * Core's /rest/blockfilter/basic/<hash> answer (the path checked): the
+ * filter from getblockfilter in format f, or Core's error status.
+ */
+void rest_filter_answer(const struct rest_ep *e, const char *hash, size_t hl, enum rest_format f,
+                        struct rest_answer *out);
+/**
+ * Core's /rest/blockfilterheaders answer (the path and count checked): up
+ * to count filter headers of the active chain from hash on.
+ */
+void rest_filter_headers(const struct rest_ep *e, const char *hash, uint64_t count,
+                         enum rest_format f, struct rest_answer *out);
+
 /* ---- ctl/rest_utxos.c --------------------------------------------------- */
 
 /** Core's /rest/getutxos: outpoints from the URI or the body, BIP64's answer. */

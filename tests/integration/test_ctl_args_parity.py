@@ -46,8 +46,6 @@ HOSTILE = {
 
 # Where peerd deliberately answers otherwise: (method, predicate on the args, why).
 EXCEPTIONS = [
-    ("getrawtransaction", lambda a: len(a) < 3 or a[2] is None,
-     "no blockhash: Core suggests -txindex and gettransaction; peerd has neither and says so"),
     ("gettxoutsetinfo", lambda a: a[:1] == ["muhash"],
      "peerd computes hash_serialized_3 only: muhash is refused (-8) rather than computed"),
     ("addnode", lambda a: a[:1] == ["1.2.3.4:99999"],
@@ -238,7 +236,7 @@ def test_hostile_arguments_answer_as_core(nodes):
 
 def test_core_only_method_says_not_supported(nodes):
     core, peerd = nodes
-    for m in ("getblockfilter", "createrawtransaction", "estimatesmartfee", "echo"):
+    for m in ("getblockfrompeer", "createrawtransaction", "estimatesmartfee", "echo"):
         assert core_knows(core, m)
         r = peerd.ctl().call_raw(m, [])
         # Core's code for an unknown method, which scripts test for; a message saying why.

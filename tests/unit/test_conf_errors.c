@@ -179,6 +179,22 @@ static void test_cmdline_errors(void **state)
 	expect_ok(LOAD(&c, opt("-datadir=%s", dd), "-controlsocket=/run/p.sock"));
 	assert_string_equal(c.controlsocket, "/run/p.sock");
 	conf_release(&c);
+	/* -blockfilterindex as Core reads it: bare or 1 is every type, basic
+	 * the one there is, 0 or negated none, another name Core's error. */
+	static const struct {
+		const char *arg;
+		bool on;
+	} bfi[] = {{"-blockfilterindex", true},       {"-blockfilterindex=1", true},
+	           {"-blockfilterindex=basic", true}, {"-blockfilterindex=0", false},
+	           {"-noblockfilterindex", false},    {"-txindex", false}};
+	for (size_t i = 0; i < sizeof(bfi) / sizeof(bfi[0]); i++) {
+		expect_ok(LOAD(&c, "-datadir=/d", bfi[i].arg));
+		assert_int_equal(c.blockfilterindex, bfi[i].on);
+		assert_int_equal(c.txindex, strcmp(bfi[i].arg, "-txindex") == 0);
+		conf_release(&c);
+	}
+	expect_error(LOAD(&c, "-datadir=/d", "-blockfilterindex=extended"), CONF_EVALUE,
+	             "Unknown -blockfilterindex value extended.", &c);
 }
 
 static void test_help_and_version(void **state)
@@ -386,12 +402,13 @@ static void test_bitcoind_options(void **state)
 	             "command line: -prune: not supported by peerd (a bitcoind option: peerd "
 	             "keeps every block (no pruning); see doc/differences.md)",
 	             &c);
-	const char *p = write_conf("core.conf", "rpcuser=alice\n[regtest]\ntxindex=1\n");
-	expect_error(LOAD(&c, opt("-conf=%s", p), "-datadir=/d"), CONF_EKEY,
-	             opt("%s:3: txindex=1: not supported by peerd (a bitcoind option: peerd keeps "
-	                 "no optional index; see doc/differences.md)",
-	                 p),
-	             &c);
+	const char *p = write_conf("core.conf", "rpcuser=alice\n[regtest]\ncoinstatsindex=1\n");
+	expect_error(
+	    LOAD(&c, opt("-conf=%s", p), "-datadir=/d"), CONF_EKEY,
+	    opt("%s:3: coinstatsindex=1: not supported by peerd (a bitcoind option: peerd keeps "
+	        "no optional index; see doc/differences.md)",
+	        p),
+	    &c);
 	/* What peerd does anyway, and what cannot matter: loaded, each noted. */
 	p = write_conf("core.conf", "rpcdoccheck=1\nprune=0\n");
 	expect_ok(LOAD(&c, opt("-conf=%s", p), "-datadir=/d", "-nonatpmp", "-daemon=0"));
