@@ -186,6 +186,24 @@ void net_v2_send(struct peer *p, enum proto_cmd cmd, const uint8_t command[12],
 	vp->tail = &m->next;
 }
 
+void net_v2_send_owned(struct peer *p, enum proto_cmd cmd, const uint8_t command[12],
+                       uint8_t *payload, size_t len)
+{
+	struct net_v2_peer *vp = p->v2;
+	if (p->state == PEER_CLOSING || p->state == PEER_CONNECTING ||
+	    vp->v.ss != NET_V2_SEND_READY || vp->head) {
+		net_v2_send(p, cmd, command, payload, len);
+		xfree(payload);
+		return;
+	}
+	char type[13];
+	memcpy(type, command, 12);
+	type[12] = 0;
+	uint8_t head[NET_V2_MAX_HEAD], tag[BIP324_TAG_LEN];
+	size_t hlen = net_v2_seal(&vp->v, type, payload, len, head, tag);
+	peer_send_pieces(p, cmd, head, hlen, payload, len, tag, sizeof(tag));
+}
+
 /* A whole message: to the message event, as a v1 message that passed its checksum. */
 static void deliver(struct peer *p, const struct net_v2_step *st)
 {
