@@ -243,8 +243,10 @@ static void test_seal_as_encrypt(void **state)
 				assert_memory_equal(res.payloads[before], src, len);
 				delivered++;
 			} else {
-				/* the receiver's cipher must stay in step: decrypt, drop */
+				/* the receiver's cipher must stay in step: read, drop */
+				unsigned before = res.n_msgs;
 				feed(&res, NULL, wire, n, SIZE_MAX);
+				assert_int_equal(res.n_msgs, before + 1);
 				free(res.payloads[--res.n_msgs]);
 			}
 		}
