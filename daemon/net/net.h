@@ -232,6 +232,12 @@ int peer_send_msg(struct peer *p, const struct proto_msg *m);
  */
 void peer_send_frame(struct peer *p, enum proto_cmd cmd, const uint8_t *frame, size_t len);
 /**
+ * Queue len bytes as they are (v2's packets, encrypted by the caller),
+ * counted as `cmd` (PROTO_CMD__COUNT: bytes only), copied only when the
+ * socket does not take them at once. Loop thread.
+ */
+void peer_send_copy(struct peer *p, enum proto_cmd cmd, const uint8_t *frame, size_t len);
+/**
  * Send a message whose payload (xmalloc'd) the caller gives away, framed
  * without a copy: `prefix` (magic and command, 16 bytes that must outlive
  * the write: a daemon field), the length and `csum` (the payload's frame

@@ -400,6 +400,15 @@ void peer_send_frame(struct peer *p, enum proto_cmd cmd, const uint8_t *frame, s
 		net_v2_send(p, cmd, frame + 4, frame + PROTO_HEADER_SIZE, len - PROTO_HEADER_SIZE);
 		return;
 	}
+	peer_send_copy(p, cmd, frame, len);
+}
+
+void peer_send_copy(struct peer *p, enum proto_cmd cmd, const uint8_t *frame, size_t len)
+{
+	if (p->state == PEER_CLOSING || p->state == PEER_CONNECTING)
+		return;
+	if ((unsigned)cmd > PROTO_CMD__COUNT)
+		cmd = PROTO_CMD_UNKNOWN;
 	count_sent(p, cmd, len);
 
 	size_t done = 0;
