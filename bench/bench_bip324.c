@@ -7,6 +7,13 @@
  *                        x-only ECDH with the tagged hash; bytes of each
  *                        result go back into the key and both encodings, as
  *                        Core's, so no two ops decode the same input.
+ *   BIP324_ECDH_Decode   (peerd only) the ElligatorSwift decoding alone, of a
+ *                        changing random encoding: BIP324_ECDH's own field
+ *                        work (GMP's Jacobi symbols, bip324/'s square root).
+ *   BIP324_ECDH_Secp     (peerd only) Debian's secp256k1_ecdh alone, with
+ *                        its default hash, on a parsed point: the floor
+ *                        BIP324_ECDH cannot go under on libsecp256k1 0.2.0
+ *                        (no x-only ladder there).
  *   EllSwiftCreate       a public key and its encoding from a secret key;
  *                        the encoding's first half is the next secret key.
  *                        (Core derives u from entropy by hashing, peerd
@@ -21,6 +28,8 @@
  * bench_bitcoin -filter='BIP324_ECDH|EllSwiftCreate|FSCHACHA20POLY1305.*'
  * gives Core's rows for the same sitting.
  */
+#include <secp256k1.h>
+#include <secp256k1_ecdh.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +59,45 @@ BENCH(BIP324_ECDH)
 	bench_stop(ctx);
 	if (bad > 1)
 		bench_fail(ctx, "%zu invalid keys", bad);
+}
+
+BENCH(BIP324_ECDH_Decode)
+{
+	uint8_t ell[64], x[32];
+	proto_random(ell, sizeof(ell));
+	bench_reset(ctx);
+	for (size_t i = 0; i < n; i++) {
+		bip324_ellswift_decode(ell, x);
+		memcpy(ell + 24, x, 16);
+	}
+	bench_stop(ctx);
+	bench_keep(x[0]);
+}
+
+BENCH(BIP324_ECDH_Secp)
+{
+	/* A context made and randomized once, as bip324/'s (bip324_secp_ctx). */
+	secp256k1_context *sc = secp256k1_context_create(SECP256K1_CONTEXT_NONE);
+	uint8_t key[32], other[32], out[32];
+	secp256k1_pubkey point;
+	proto_random(out, sizeof(out));
+	bip324_seckey_new(key);
+	bip324_seckey_new(other);
+	if (!sc || !secp256k1_context_randomize(sc, out) ||
+	    !secp256k1_ec_pubkey_create(sc, &point, other)) {
+		bench_fail(ctx, "no context or point");
+		goto out;
+	}
+	bench_reset(ctx);
+	for (size_t i = 0; i < n; i++) {
+		if (!secp256k1_ecdh(sc, out, &point, key, NULL, NULL))
+			bench_fail(ctx, "ecdh failed");
+		memcpy(key + 12, out, 8);
+	}
+	bench_stop(ctx);
+out:
+	if (sc)
+		secp256k1_context_destroy(sc);
 }
 
 BENCH(EllSwiftCreate)

@@ -201,6 +201,17 @@ __attribute__((warn_unused_result)) int bip324_cipher_initialize(struct bip324_c
  */
 void bip324_cipher_encrypt(struct bip324_cipher *c, const uint8_t *contents, size_t len,
                            const uint8_t *aad, size_t aadlen, bool ignore, uint8_t *out);
+/**
+ * Encrypt a packet whose contents are prefix (plen bytes, under 47: a
+ * message id and type) then rest (len bytes), without aad, leaving the
+ * bulk where it lies [Encrypt, in pieces]: head gets the encrypted length,
+ * header byte and prefix (BIP324_LENGTH_LEN + BIP324_HEADER_LEN + plen
+ * bytes), rest is encrypted in place, tag gets the 16-byte tag. On the
+ * wire: head, rest, tag. The same bytes as bip324_cipher_encrypt of the
+ * joined contents. ignore: a decoy.
+ */
+void bip324_cipher_seal(struct bip324_cipher *c, const uint8_t *prefix, size_t plen, uint8_t *rest,
+                        size_t len, bool ignore, uint8_t *head, uint8_t tag[16]);
 /** Decrypt the next packet's 3 length bytes [DecryptLength]: its contents' length. */
 uint32_t bip324_cipher_decrypt_length(struct bip324_cipher *c, const uint8_t in[BIP324_LENGTH_LEN]);
 /**

@@ -208,17 +208,32 @@ static size_t aead_keystream(const struct bip324_fsaead *a, uint8_t n[12],
 	return want;
 }
 
+/* The plaintext's first part (header) may be up to this long: it must end
+ * inside keystream block 1 (aead_xor). */
+#define MAX_HEAD 48
+
+/* Encrypt header then contents into out_header and out_contents (which may
+ * be contents itself: libsodium and xor_bytes allow in == out), the tag
+ * into tag. */
+static void fsaead_seal(struct bip324_fsaead *a, const uint8_t *header, size_t hlen,
+                        const uint8_t *contents, size_t len, const uint8_t *aad, size_t aadlen,
+                        uint8_t *out_header, uint8_t *out_contents, uint8_t tag[16])
+{
+	require(hlen <= MAX_HEAD);
+	uint8_t n[12], ks[64 + SMALL_PACKET];
+	size_t used = aead_keystream(a, n, ks, hlen + len);
+	aead_xor(a, n, ks, header, hlen, contents, len, out_header, out_contents);
+	aead_tag(tag, ks, aad, aadlen, out_header, hlen, out_contents, len);
+	sodium_memzero(ks, used);
+	fsaead_next(a);
+}
+
 void bip324_fsaead_encrypt(struct bip324_fsaead *a, const uint8_t *header, size_t hlen,
                            const uint8_t *contents, size_t len, const uint8_t *aad, size_t aadlen,
                            uint8_t *out)
 {
 	require(hlen <= BIP324_HEADER_LEN);
-	uint8_t n[12], ks[64 + SMALL_PACKET];
-	size_t used = aead_keystream(a, n, ks, hlen + len);
-	aead_xor(a, n, ks, header, hlen, contents, len, out, out + hlen);
-	aead_tag(out + hlen + len, ks, aad, aadlen, out, hlen + len, NULL, 0);
-	sodium_memzero(ks, used);
-	fsaead_next(a);
+	fsaead_seal(a, header, hlen, contents, len, aad, aadlen, out, out + hlen, out + hlen + len);
 }
 
 int bip324_fsaead_decrypt(struct bip324_fsaead *a, const uint8_t *in, const uint8_t *aad,
@@ -326,6 +341,24 @@ void bip324_cipher_encrypt(struct bip324_cipher *c, const uint8_t *contents, siz
 	uint8_t header = ignore ? BIP324_IGNORE_BIT : 0;
 	bip324_fsaead_encrypt(&c->send_p, &header, 1, contents, len, aad, aadlen,
 	                      out + BIP324_LENGTH_LEN);
+}
+
+void bip324_cipher_seal(struct bip324_cipher *c, const uint8_t *prefix, size_t plen, uint8_t *rest,
+                        size_t len, bool ignore, uint8_t *head, uint8_t tag[16])
+{
+	size_t total = plen + len;
+	require(c->ready && total < (1u << 24) && plen < MAX_HEAD);
+	uint8_t l[BIP324_LENGTH_LEN] = {(uint8_t)total, (uint8_t)(total >> 8),
+	                                (uint8_t)(total >> 16)};
+	bip324_fschacha20_crypt(&c->send_l, l, head, BIP324_LENGTH_LEN);
+	/* The AEAD's first part is the header byte and the prefix, so that
+	 * the rest is encrypted where it lies. */
+	uint8_t first[MAX_HEAD];
+	first[0] = ignore ? BIP324_IGNORE_BIT : 0;
+	if (plen)
+		memcpy(first + 1, prefix, plen);
+	fsaead_seal(&c->send_p, first, 1 + plen, rest, len, NULL, 0, head + BIP324_LENGTH_LEN, rest,
+	            tag);
 }
 
 uint32_t bip324_cipher_decrypt_length(struct bip324_cipher *c, const uint8_t in[BIP324_LENGTH_LEN])

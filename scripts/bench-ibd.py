@@ -19,7 +19,11 @@ mainnet) start with -connect to the source only and sync
 from scratch. Wall time is from process start to the source's tip (polled
 every 50 ms); peak RSS is VmHWM read just before the node is stopped.
 
-Usage: scripts/bench-ibd.py [--runs N] [--only empty|txs|assumevalid] [--keep DIR]
+With --transports, each node syncs twice a run, over v2 and over v1
+(-v2transport=0 on the syncing node; the source speaks both), and the
+table compares the two transports for each node instead of the nodes.
+
+Usage: scripts/bench-ibd.py [--runs N] [--only empty|txs|assumevalid] [--keep DIR] [--transports]
 Environment: BUILD (default build), BITCOIND, BENCH_DATA (default BUILD/bench),
 PEERD_EXTRA (more peerd options, e.g. -v2transport=0 for the sync over v1;
 by default peerd and Core both speak BIP324 v2).
@@ -259,7 +263,10 @@ def timed_sync(make, workdir, source, n, extra=()):
     return wall, hwm, cpu
 
 
-def run_chain(kind, runs, keep):
+V1 = ("-v2transport=0",)
+
+
+def run_chain(kind, runs, keep, transports=False):
     extra = ()
     if kind == "assumevalid":
         path, n, tip = assumevalid_chain_file()
@@ -273,16 +280,21 @@ def run_chain(kind, runs, keep):
                          "-disablewallet=1", *CORE_AS_MAINNET], start_timeout=120).wait_ready()
     try:
         wait_until(lambda: src.rpc("getblockcount") >= n, 900, "the source to import the chain", 0.5)
-        results = {"peerd": [], "core": []}
+        if transports:
+            nodes = (("peerd-v2", PeerdNode), ("peerd-v1", lambda w, p, e: PeerdNode(w, p, V1 + e)),
+                     ("core-v2", CoreNode), ("core-v1", lambda w, p, e: CoreNode(w, p, V1 + e)))
+        else:
+            nodes = (("peerd", PeerdNode), ("core", CoreNode))
+        results = {who: [] for who, _ in nodes}
         for r in range(runs):
-            for who, make in (("peerd", PeerdNode), ("core", CoreNode)):
+            for who, make in nodes:
                 wd = os.path.join(top, "%s-%d" % (who, r))
                 os.makedirs(wd)
                 wall, hwm, cpu = timed_sync(make, wd, src, n, extra)
                 results[who].append((wall, hwm))
                 # CPU time survives a shared machine better than wall time;
                 # the load average says how shared it was.
-                print("  %-5s %-5s run %d: %7.2f s  %6.1f blocks/s  peak RSS %7.1f MiB"
+                print("  %-5s %-8s run %d: %7.2f s  %6.1f blocks/s  peak RSS %7.1f MiB"
                       "  CPU user %.2f s sys %.2f s  load %.2f"
                       % (kind, who, r + 1, wall, n / wall, hwm / 1024.0, cpu[0], cpu[1],
                          os.getloadavg()[0]), flush=True)
@@ -300,16 +312,35 @@ def main():
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--only", choices=sorted(CHAINS) + ["assumevalid"])
     ap.add_argument("--keep", help="keep datadirs and logs under this directory")
+    ap.add_argument("--transports", action="store_true",
+                    help="each node over v2 and over v1, instead of peerd against Core")
     a = ap.parse_args()
     if not find_bitcoind()[0]:
         raise SystemExit("bench-ibd needs a bitcoind: %s" % find_bitcoind()[1])
     table = []
     for kind in (["empty", "txs", "assumevalid"] if not a.only else [a.only]):
-        n, res = run_chain(kind, a.runs, a.keep and os.path.join(a.keep, kind))
+        n, res = run_chain(kind, a.runs, a.keep and os.path.join(a.keep, kind), a.transports)
+        if a.transports:
+            table.append((kind, n, res))
+            continue
         best = {w: min(res[w]) for w in res}  # fastest run, its RSS
         peak = {w: max(x[1] for x in res[w]) for w in res}
         table.append((kind, n, best, peak))
     print()
+    if a.transports:
+        mid = lambda xs: sorted(xs)[len(xs) // 2]
+        print("| chain | node | v2 runs (s) | v1 runs (s) | v2 best | v1 best | v2/v1 best "
+              "| v2/v1 median |")
+        print("|---|---|---|---|---:|---:|---:|---:|")
+        for kind, n, res in table:
+            for node in ("peerd", "core"):
+                v2 = [x[0] for x in res[node + "-v2"]]
+                v1 = [x[0] for x in res[node + "-v1"]]
+                print("| %s | %s | %s | %s | %.2f | %.2f | %.3f | %.3f |" % (
+                    kind, node, ", ".join("%.2f" % x for x in v2),
+                    ", ".join("%.2f" % x for x in v1), min(v2), min(v1), min(v2) / min(v1),
+                    mid(v2) / mid(v1)))
+        return
     print("| chain | blocks | peerd s | Core s | peerd blocks/s | Core blocks/s | speed-up "
           "| peerd peak RSS MiB | Core peak RSS MiB | RSS ratio |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")

@@ -232,6 +232,12 @@ int peer_send_msg(struct peer *p, const struct proto_msg *m);
  */
 void peer_send_frame(struct peer *p, enum proto_cmd cmd, const uint8_t *frame, size_t len);
 /**
+ * Queue len bytes as they are (v2's packets, encrypted by the caller),
+ * counted as `cmd` (PROTO_CMD__COUNT: bytes only), copied only when the
+ * socket does not take them at once. Loop thread.
+ */
+void peer_send_copy(struct peer *p, enum proto_cmd cmd, const uint8_t *frame, size_t len);
+/**
  * Send a message whose payload (xmalloc'd) the caller gives away, framed
  * without a copy: `prefix` (magic and command, 16 bytes that must outlive
  * the write: a daemon field), the length and `csum` (the payload's frame
@@ -372,6 +378,14 @@ bool net_v2_process(struct peer *p);
 /** Send one message over v2 (command: 12 bytes NUL-padded); queued until the handshake is done. */
 void net_v2_send(struct peer *p, enum proto_cmd cmd, const uint8_t command[12],
                  const uint8_t *payload, size_t len);
+/**
+ * net_v2_send for a payload (xmalloc'd) the caller gives away: once the
+ * handshake is done it is encrypted in place and written between the
+ * packet's head and tag (peer_send_pieces), with no copy and no second
+ * buffer; before, it waits as net_v2_send's do. Freed either way.
+ */
+void net_v2_send_owned(struct peer *p, enum proto_cmd cmd, const uint8_t command[12],
+                       uint8_t *payload, size_t len);
 /** getpeerinfo's transport_protocol_type: "v1", "v2" or "detecting". */
 const char *net_v2_transport_name(const struct peer *p);
 /** getpeerinfo's session_id: 64 hex digits, or "" (out: 65 bytes). */
@@ -386,6 +400,16 @@ bool net_v2_reconnect_v1(struct peer *p);
  * only as bytes, the handshake's); freed once written. Loop thread.
  */
 void peer_send_buf(struct peer *p, enum proto_cmd cmd, uint8_t *buf, size_t len);
+/** The most bytes of peer_send_pieces's head or tail. */
+#define PEER_SEND_PIECE_MAX 32
+/**
+ * Queue head (hlen bytes), payload (owned, xmalloc'd; freed once written)
+ * and tail (tlen bytes) as one write, counted as `cmd`. head and tail (at
+ * most PEER_SEND_PIECE_MAX each) are the caller's: copied only when the
+ * socket does not take everything at once. Loop thread.
+ */
+void peer_send_pieces(struct peer *p, enum proto_cmd cmd, const uint8_t *head, size_t hlen,
+                      uint8_t *payload, size_t len, const uint8_t *tail, size_t tlen);
 
 /* ---- net/recvbudget.c: maxrecvmemory over all peers' rx buffers ------ */
 

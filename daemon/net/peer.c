@@ -324,8 +324,7 @@ void peer_send_owned(struct peer *p, enum proto_cmd cmd, const uint8_t prefix[16
 	if ((unsigned)cmd >= PROTO_CMD__COUNT)
 		cmd = PROTO_CMD_UNKNOWN;
 	if (net_v2_active(p)) {
-		net_v2_send(p, cmd, prefix + 4, payload, len);
-		xfree(payload);
+		net_v2_send_owned(p, cmd, prefix + 4, payload, len);
 		return;
 	}
 	/* The frame: a 16-byte prefix (magic, command) that lives as long
@@ -401,6 +400,15 @@ void peer_send_frame(struct peer *p, enum proto_cmd cmd, const uint8_t *frame, s
 		net_v2_send(p, cmd, frame + 4, frame + PROTO_HEADER_SIZE, len - PROTO_HEADER_SIZE);
 		return;
 	}
+	peer_send_copy(p, cmd, frame, len);
+}
+
+void peer_send_copy(struct peer *p, enum proto_cmd cmd, const uint8_t *frame, size_t len)
+{
+	if (p->state == PEER_CLOSING || p->state == PEER_CONNECTING)
+		return;
+	if ((unsigned)cmd > PROTO_CMD__COUNT)
+		cmd = PROTO_CMD_UNKNOWN;
 	count_sent(p, cmd, len);
 
 	size_t done = 0;
@@ -484,6 +492,83 @@ void peer_send_buf(struct peer *p, enum proto_cmd cmd, uint8_t *buf, size_t len)
 	int err = uv_write(&w->req, (uv_stream_t *)&p->tcp, &b, 1, peer_wbuf_cb);
 	if (err) {
 		xfree(buf);
+		xfree(w);
+		peer_disconnect(p, uv_strerror(err));
+		return;
+	}
+	queued(p, w->len);
+}
+
+/** A write of small head and tail pieces around an owned payload (v2's sealed packets). */
+struct peer_wpkt {
+	uv_write_t req;
+	uint64_t len;     /**< bytes queued */
+	uint8_t *payload; /**< owned; freed when written */
+	uint8_t head[PEER_SEND_PIECE_MAX];
+	uint8_t tail[PEER_SEND_PIECE_MAX];
+};
+
+static void peer_wpkt_cb(uv_write_t *req, int status)
+{
+	struct peer_wpkt *w = (struct peer_wpkt *)req;
+	write_finished(req->handle->data, w->len, status);
+	xfree(w->payload);
+	xfree(w);
+}
+
+void peer_send_pieces(struct peer *p, enum proto_cmd cmd, const uint8_t *head, size_t hlen,
+                      uint8_t *payload, size_t len, const uint8_t *tail, size_t tlen)
+{
+	if (p->state == PEER_CLOSING || p->state == PEER_CONNECTING ||
+	    !BASE_CHECK(hlen <= PEER_SEND_PIECE_MAX && tlen <= PEER_SEND_PIECE_MAX)) {
+		xfree(payload);
+		return;
+	}
+	size_t total = hlen + len + tlen;
+	count_sent(p, cmd, total);
+	/* The pieces are written where they are; only what the kernel did
+	 * not take at once needs a request, which keeps head and tail. */
+	uv_buf_t b[3] = {uv_buf_init((char *)head, (unsigned)hlen),
+	                 uv_buf_init((char *)payload, (unsigned)len),
+	                 uv_buf_init((char *)tail, (unsigned)tlen)};
+	size_t done = 0;
+	if (p->sendq_reqs == 0) {
+		int n = uv_try_write((uv_stream_t *)&p->tcp, b, 3);
+		if (n > 0) {
+			done = (size_t)n;
+		} else if (n < 0 && n != UV_EAGAIN) {
+			xfree(payload);
+			peer_disconnect(p, uv_strerror(n));
+			return;
+		}
+	}
+	if (done == total) {
+		xfree(payload);
+		return;
+	}
+	struct peer_wpkt *w = xmalloc(sizeof(*w));
+	if (!w) {
+		xfree(payload);
+		peer_disconnect(p, "out of memory queueing a send");
+		return;
+	}
+	memcpy(w->head, head, hlen);
+	memcpy(w->tail, tail, tlen);
+	w->payload = payload;
+	w->len = total - done;
+	b[0].base = (char *)w->head;
+	b[2].base = (char *)w->tail;
+	unsigned first = 0;
+	size_t skip = done;
+	while (skip >= b[first].len) {
+		skip -= b[first].len;
+		first++;
+	}
+	b[first].base += skip;
+	b[first].len -= skip;
+	int err = uv_write(&w->req, (uv_stream_t *)&p->tcp, b + first, 3 - first, peer_wpkt_cb);
+	if (err) {
+		xfree(payload);
 		xfree(w);
 		peer_disconnect(p, uv_strerror(err));
 		return;

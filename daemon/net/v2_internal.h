@@ -122,6 +122,17 @@ size_t net_v2_wire_len(const char *type, size_t len);
  */
 int net_v2_encrypt(struct net_v2 *v, const char *type, const uint8_t *payload, size_t len,
                    bool decoy, uint8_t *buf);
+/** Bytes before the payload in a packet at most: length, header, id, a long type. */
+#define NET_V2_MAX_HEAD (BIP324_LENGTH_LEN + BIP324_HEADER_LEN + 1u + BIP324_LONG_TYPE_LEN)
+/**
+ * Encrypt one message as net_v2_encrypt does, but in three pieces, so
+ * that a large payload is neither copied nor given a second buffer: the
+ * payload is encrypted in place, head gets what goes before it (the
+ * return value: its length), tag the 16 bytes after it. The wire bytes
+ * are those of net_v2_encrypt. Only in the READY send state.
+ */
+size_t net_v2_seal(struct net_v2 *v, const char *type, uint8_t *payload, size_t len,
+                   uint8_t head[NET_V2_MAX_HEAD], uint8_t tag[BIP324_TAG_LEN]);
 /** Core's ShouldReconnectV1: we dialled, sent a v1 header's worth and got nothing back. */
 bool net_v2_should_reconnect_v1(const struct net_v2 *v, uint64_t bytes_recv);
 

@@ -69,10 +69,24 @@ static void flush_out(struct peer *p)
 	peer_send_buf(p, PROTO_CMD__COUNT, b, n);
 }
 
+/* Packets up to this size are encrypted on the stack and written from
+ * there (copied only if the socket does not take them at once), as v1's
+ * frames are: most messages (inv, ping, tx) then allocate nothing. */
+#define V2_STACK_PACKET 1024
+
 static void send_packet(struct peer *p, enum proto_cmd cmd, const char *type,
                         const uint8_t *payload, size_t len)
 {
 	size_t n = net_v2_wire_len(type, len);
+	if (n <= V2_STACK_PACKET) {
+		uint8_t sb[V2_STACK_PACKET];
+		if (net_v2_encrypt(&p->v2->v, type, payload, len, false, sb)) {
+			peer_disconnect(p, "out of memory queueing a send");
+			return;
+		}
+		peer_send_copy(p, cmd, sb, n);
+		return;
+	}
 	uint8_t *b = xmalloc(n);
 	if (!b || net_v2_encrypt(&p->v2->v, type, payload, len, false, b)) {
 		xfree(b);
@@ -184,6 +198,24 @@ void net_v2_send(struct peer *p, enum proto_cmd cmd, const uint8_t command[12],
 		memcpy(m->payload, payload, len);
 	*vp->tail = m;
 	vp->tail = &m->next;
+}
+
+void net_v2_send_owned(struct peer *p, enum proto_cmd cmd, const uint8_t command[12],
+                       uint8_t *payload, size_t len)
+{
+	struct net_v2_peer *vp = p->v2;
+	if (p->state == PEER_CLOSING || p->state == PEER_CONNECTING ||
+	    vp->v.ss != NET_V2_SEND_READY || vp->head) {
+		net_v2_send(p, cmd, command, payload, len);
+		xfree(payload);
+		return;
+	}
+	char type[13];
+	memcpy(type, command, 12);
+	type[12] = 0;
+	uint8_t head[NET_V2_MAX_HEAD], tag[BIP324_TAG_LEN];
+	size_t hlen = net_v2_seal(&vp->v, type, payload, len, head, tag);
+	peer_send_pieces(p, cmd, head, hlen, payload, len, tag, sizeof(tag));
 }
 
 /* A whole message: to the message event, as a v1 message that passed its checksum. */

@@ -311,3 +311,19 @@ int net_v2_encrypt(struct net_v2 *v, const char *type, const uint8_t *payload, s
 	bip324_cipher_encrypt(&v->cipher, c, hl + len, NULL, 0, decoy, buf);
 	return 0;
 }
+
+size_t net_v2_seal(struct net_v2 *v, const char *type, uint8_t *payload, size_t len,
+                   uint8_t head[NET_V2_MAX_HEAD], uint8_t tag[BIP324_TAG_LEN])
+{
+	require(v->ss == NET_V2_SEND_READY);
+	uint8_t prefix[1 + BIP324_LONG_TYPE_LEN];
+	uint8_t id = bip324_msgid_lookup(type);
+	size_t pl = id ? 1 : 1 + BIP324_LONG_TYPE_LEN;
+	prefix[0] = id;
+	if (!id) {
+		memset(prefix + 1, 0, BIP324_LONG_TYPE_LEN);
+		memcpy(prefix + 1, type, strnlen(type, BIP324_LONG_TYPE_LEN));
+	}
+	bip324_cipher_seal(&v->cipher, prefix, pl, payload, len, false, head, tag);
+	return BIP324_LENGTH_LEN + BIP324_HEADER_LEN + pl;
+}

@@ -193,6 +193,75 @@ static void test_handshake_and_messages(void **state)
 	}
 }
 
+/*
+ * net_v2_seal (the payload encrypted in place between head and tag) gives
+ * the bytes net_v2_encrypt gives, packet after packet across a rekey, for
+ * short ids and the long form, for sizes on both sides of the cipher's
+ * small-packet and block boundaries; the peer reads each.
+ */
+static void test_seal_as_encrypt(void **state)
+{
+	(void)state;
+	static const size_t sizes[] = {0,   1,   40,  63,  64,   430,   431,
+	                               432, 447, 448, 449, 1000, 300001};
+	static const char *const types[] = {"block", "madeupcmd", "tx"};
+	struct side ini, res;
+	pair(&ini, &res, 5, 9);
+	exchange(&ini, &res, SIZE_MAX);
+	assert_int_equal(ini.v.ss, NET_V2_SEND_READY);
+	struct net_v2 copy = ini.v;
+	size_t max = sizes[sizeof(sizes) / sizeof(sizes[0]) - 1];
+	uint8_t *src = malloc(max), *inplace = malloc(max), *want = malloc(max + 64);
+	uint8_t *wire = malloc(max + 64);
+	for (size_t i = 0; i < max; i++)
+		src[i] = (uint8_t)(i * 31 + 5);
+	unsigned packets = 0, delivered = 0;
+	for (unsigned round = 0; packets < 2 * BIP324_REKEY_INTERVAL + 3; round++) {
+		for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++, packets++) {
+			const char *type = types[(round + k) % 3];
+			size_t len = sizes[k];
+			/* the big one a few times only: the test stays fast */
+			if (len > 2000 && round % 8)
+				len = 2000 + round;
+			size_t n = net_v2_wire_len(type, len);
+			assert_int_equal(net_v2_encrypt(&ini.v, type, src, len, false, want), 0);
+			memcpy(inplace, src, len);
+			uint8_t head[NET_V2_MAX_HEAD], tag[BIP324_TAG_LEN];
+			size_t hlen = net_v2_seal(&copy, type, inplace, len, head, tag);
+			assert_int_equal(hlen + len + BIP324_TAG_LEN, n);
+			memcpy(wire, head, hlen);
+			memcpy(wire + hlen, inplace, len);
+			memcpy(wire + hlen + len, tag, BIP324_TAG_LEN);
+			assert_memory_equal(wire, want, n);
+			/* the receiver reads the sealed packet (a few: it keeps 64) */
+			if (packets % 16 == 0) {
+				unsigned before = res.n_msgs;
+				feed(&res, NULL, wire, n, SIZE_MAX);
+				assert_int_equal(res.n_msgs, before + 1);
+				assert_string_equal(res.types[before], type);
+				assert_int_equal(res.lens[before], len);
+				assert_memory_equal(res.payloads[before], src, len);
+				delivered++;
+			} else {
+				/* the receiver's cipher must stay in step: read, drop */
+				unsigned before = res.n_msgs;
+				feed(&res, NULL, wire, n, SIZE_MAX);
+				assert_int_equal(res.n_msgs, before + 1);
+				free(res.payloads[--res.n_msgs]);
+			}
+		}
+	}
+	assert_true(delivered > 20);
+	assert_int_equal(res.n_bad, 0);
+	free(src);
+	free(inplace);
+	free(want);
+	free(wire);
+	net_v2_release(&copy);
+	side_free(&ini);
+	side_free(&res);
+}
+
 /* Across rekeys (every 224 packets and lengths), both ways. */
 static void test_rekeys(void **state)
 {
@@ -471,6 +540,65 @@ static bool got(const struct side *s, const char *type)
 	return false;
 }
 
+/* Read what p wrote, running the loop so queued writes go on, until s
+ * has `want` messages or nothing moves any more. */
+static void read_all(struct tf *t, struct peer *p, struct side *s, unsigned want)
+{
+	for (int idle = 0; idle < 50 && s->n_msgs < want;) {
+		uv_run(&t->loop, UV_RUN_NOWAIT);
+		size_t before = s->in_len;
+		unsigned msgs = s->n_msgs;
+		read_into(t, p, s);
+		idle = s->in_len == before && s->n_msgs == msgs ? idle + 1 : 0;
+	}
+}
+
+/*
+ * Sends over v2: a small message is encrypted on the stack and written
+ * with no allocation (as v1's frames); a block given away
+ * (peer_send_owned) is encrypted in place and written between the
+ * packet's head and tag, past what the socket takes at once.
+ */
+static void test_peer_v2_sends(void **state)
+{
+	struct tf *t = *state;
+	struct side ini;
+	struct peer *p = v2_conn(t, &ini, SIZE_MAX);
+	unsigned n0 = ini.n_msgs;
+	uint8_t fr[PROTO_HEADER_SIZE + 8];
+	struct proto_writer w;
+	proto_writer_init_fixed(&w, fr, sizeof(fr));
+	proto_frame_write(&w, t->d->params->magic, "ping", (const uint8_t *)"abcdefgh", 8);
+	assert_int_equal(w.err, 0);
+	uint64_t a0 = base_alloc_count();
+	peer_send_frame(p, PROTO_CMD_PING, fr, sizeof(fr));
+	assert_int_equal(base_alloc_count() - a0, 0);
+	size_t big = 3000000;
+	uint8_t *block = xmalloc(big);
+	assert_non_null(block);
+	for (size_t i = 0; i < big; i++)
+		block[i] = (uint8_t)(i * 13 + (i >> 16));
+	uint8_t *want = malloc(big);
+	memcpy(want, block, big);
+	uint8_t prefix[16] = {0};
+	proto_put_le32(prefix, t->d->params->magic);
+	memcpy(prefix + 4, "block", 5);
+	peer_send_owned(p, PROTO_CMD_BLOCK, prefix, block, big, 0);
+	assert_true(p->sendq_reqs > 0); /* the socket did not take 3 MB at once */
+	peer_send_frame(p, PROTO_CMD_PING, fr, sizeof(fr));
+	read_all(t, p, &ini, n0 + 3);
+	assert_int_equal(ini.n_msgs, n0 + 3);
+	assert_string_equal(ini.types[n0], "ping");
+	assert_memory_equal(ini.payloads[n0], "abcdefgh", 8);
+	assert_string_equal(ini.types[n0 + 1], "block");
+	assert_int_equal(ini.lens[n0 + 1], big);
+	assert_memory_equal(ini.payloads[n0 + 1], want, big);
+	assert_string_equal(ini.types[n0 + 2], "ping");
+	assert_int_equal(p->sendq_reqs, 0);
+	free(want);
+	side_free(&ini);
+}
+
 static void test_peer_v2_handshake(void **state)
 {
 	struct tf *t = *state;
@@ -611,8 +739,10 @@ int main(void)
 	    cmocka_unit_test(test_flipped_tag),
 	    cmocka_unit_test(test_oversized_length),
 	    cmocka_unit_test(test_invalid_types),
+	    cmocka_unit_test(test_seal_as_encrypt),
 	    cmocka_unit_test(test_should_reconnect_v1),
 	    cmocka_unit_test_setup_teardown(test_peer_v2_handshake, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_peer_v2_sends, tf_setup, tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_peer_v1_on_v2_port, tf_setup, tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_peer_hostile, tf_setup, tf_teardown),
 	};
