@@ -40,7 +40,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
-from bitcoind import Bitcoind, find_bitcoind, free_port, wait_until  # noqa: E402
+from bitcoind import Bitcoind, find_bitcoind, wait_until  # noqa: E402
 
 BUILD = os.environ.get("BUILD", "build")
 BENCH_DATA = os.environ.get("BENCH_DATA", os.path.join(BUILD, "bench"))
