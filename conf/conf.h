@@ -272,8 +272,10 @@ struct peerd_conf {
 	bool blocksxor;          /**< default 1: a new blocks/ gets a random xor.dat key */
 	bool reindex;            /**< rebuild the block index and chain state */
 	bool reindex_chainstate; /**< rebuild the chain state */
-	bool help;               /**< -help given */
-	bool version;            /**< -version given */
+	/** fee_estimates.dat older than 60 hours is read too (regtest only, Core's option). */
+	bool acceptstalefeeestimates;
+	bool help;    /**< -help given */
+	bool version; /**< -version given */
 
 	/** metricsbind= as given (a checked IP[:port]); empty: no metrics endpoint. */
 	char metricsbind[CONF_MAX_HOST + 8];
@@ -330,7 +332,7 @@ struct peerd_conf {
 	char startupnotify[CONF_MAX_HOST + 8];    /**< "" none */
 	char alertnotify[CONF_MAX_HOST + 8];      /**< "" none */
 	struct conf_list shutdownnotify;          /**< commands, run together */
-	bool rest;                              /**< -rest: Core's REST interface; default 0 */
+	bool rest;                                /**< -rest: Core's REST interface; default 0 */
 };
 
 /**

@@ -419,6 +419,11 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
     [CONF_K_REINDEXCHAINSTATE] = {"reindex-chainstate", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "0",
                                   "If enabled, wipe chain state, and rebuild it from blk*.dat\n"
                                   "files on disk (the block index is kept)."},
+    [CONF_K_ACCEPTSTALEFEEESTIMATES] =
+        {"acceptstalefeeestimates", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "0",
+         "Read fee estimates even if they are stale (default: 0) fee\n"
+         "estimates are considered stale if they are 60 hours old\n"
+         "(regtest only)."},
 };
 
 /* Section names are the network names bitcoind uses for them. */

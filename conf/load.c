@@ -679,6 +679,11 @@ static int apply_mempool(struct loader *L, struct peerd_conf *c, const int *lv, 
 	c->blocksxor = uint_of(scalar(L, CONF_K_BLOCKSXOR, lv, nl), 1) != 0;
 	c->reindex = uint_of(scalar(L, CONF_K_REINDEX, lv, nl), 0) != 0;
 	c->reindex_chainstate = uint_of(scalar(L, CONF_K_REINDEXCHAINSTATE, lv, nl), 0) != 0;
+	c->acceptstalefeeestimates =
+	    uint_of(scalar(L, CONF_K_ACCEPTSTALEFEEESTIMATES, lv, nl), 0) != 0;
+	if (c->acceptstalefeeestimates && c->params->net != PROTO_NET_REGTEST)
+		return fail(L, CONF_EVALUE, "acceptstalefeeestimates is not supported on %s chain.",
+		            c->params->name);
 
 	if (c->acceptnonstdtxn == 1 && c->params->net == PROTO_NET_MAIN)
 		return fail(L, CONF_EVALUE,
