@@ -19,7 +19,7 @@
 #define SUCCESS_PCT             .85
 #define DOUBLE_SUCCESS_PCT      .95
 #define OLDEST_ESTIMATE_HISTORY (6 * 1008)
-#define MIN_BUCKET_FEERATE      100.0
+#define MIN_BUCKET_FEERATE      1000.0
 #define MAX_BUCKET_FEERATE      1e7
 #define FEE_SPACING             1.05
 #define INF_FEERATE             1e99

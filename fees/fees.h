@@ -8,7 +8,7 @@
  *
  * Glossary:
  * - bucket: a feerate range; its upper bound (sat/kvB) is in the bucket
- *   list (100 sat/kvB, then x1.05 up to 1e7, then an infinite one).
+ *   list (1000 sat/kvB, then x1.05 up to 1e7, then an infinite one).
  * - horizon: one set of statistics (Core's TxConfirmStats) with its decay
  *   per block and its scale (blocks per period): short (12 periods of 1
  *   block), medium (24 of 2), long (42 of 24).

@@ -1,0 +1,239 @@
+"""Fee estimation beside Core's (issue 25): one regtest bitcoind and one
+peerd are given the same transactions (sendrawtransaction to both) and the
+same blocks (Core's generateblock with the transactions the test picks,
+then submitblock into peerd), so that both estimators hear the same
+events in the same order. Over 220 blocks, transactions at varied
+feerates wait for varied numbers of blocks (the block takes the best few
+of the pool), some spend a parent still in the pool (not tracked), some
+are replaced (RBF: no longer tracked). Then estimatesmartfee (both modes,
+and the default) and estimaterawfee (several thresholds) must answer as
+Core for every target asked, errors included; fee_estimates.dat written
+by each loads into the other and answers the same again.
+"""
+import os
+import random
+import shutil
+import time
+from decimal import Decimal
+
+import pytest
+
+import bitcoind
+from conftest import Peerd, save_failure_logs, stop_core_and_peerd
+from mempool_craft import Coin, Tx, TRUE, p2wsh
+from mempool_parity_env import answer, norm, ordered
+
+COIN = 100_000_000
+SPK = p2wsh(TRUE)
+DESC = "raw(%s)" % SPK.hex()
+TARGETS = (1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 13, 15, 20, 24, 25, 30, 48, 49, 50, 100, 144, 300,
+           500, 1000, 1008)
+MODES = (None, "economical", "conservative", "ECONOMICAL", "unset")
+THRESHOLDS = (None, 0.5, 0.6, 0.85, 0.95, 1)
+ERRORS = (("estimatesmartfee", 0), ("estimatesmartfee", 1009), ("estimatesmartfee", -1),
+          ("estimatesmartfee", 2, "fast"), ("estimaterawfee", 0), ("estimaterawfee", 1009),
+          ("estimaterawfee", 2, 1.5), ("estimaterawfee", 2, -0.1))
+
+
+def as_float(v):
+    """Numbers as the doubles they denote: Core prints 16 significant digits
+    (9.800000000000001), jansson the shortest text of the same double (9.8)."""
+    if isinstance(v, (Decimal, float, int)) and not isinstance(v, bool):
+        return float(v)
+    if isinstance(v, dict):
+        return {k: as_float(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return type(v)(as_float(x) for x in v)
+    return v
+
+
+class Pair:
+    def __init__(self, core, peerd):
+        self.core, self.peerd = core, peerd
+
+    def both(self, method, *params):
+        """Both answers (peerd's numbers as Decimals, errors as tuples), asserted equal."""
+        a = answer(lambda: self.core.rpc(method, *params))
+        b = norm(answer(lambda: self.peerd.rpc(method, *params)))
+        assert ordered(as_float(b)) == ordered(as_float(a)), \
+            "%s%r: peerd answered\n  %r\nCore answered\n  %r" % (method, params, b, a)
+        return a
+
+    def send(self, t):
+        txid = self.both("sendrawtransaction", t.hex())
+        assert txid == t.txid, txid
+        return txid
+
+    def mine(self, txids):
+        """One block of exactly txids (Core's generateblock), into peerd too."""
+        h = self.core.rpc("generateblock", DESC, list(txids))["hash"]
+        r = self.peerd.rpc("submitblock", self.core.getblock(h, 0))
+        assert r is None, r
+        return h
+
+    def compare_all(self):
+        n = 0
+        for t in TARGETS:
+            for m in MODES:
+                self.both("estimatesmartfee", *((t,) if m is None else (t, m)))
+                n += 1
+            for th in THRESHOLDS:
+                self.both("estimaterawfee", *((t,) if th is None else (t, th)))
+                n += 1
+        for call in ERRORS:
+            r = self.both(*call)
+            assert isinstance(r, tuple) and r[0] == "error", r
+            n += 1
+        return n
+
+
+def spend(coin, feerate, outs=1):
+    """coin spent to `outs` P2WSH(OP_TRUE) outputs at feerate sat/vB."""
+    t = Tx()
+    t.add_in(coin, 0xFFFFFFFD)
+    for _ in range(outs):
+        t.add_out(0, SPK)
+    t.sign(None)
+    fee = feerate * t.vsize
+    each = (coin.value - fee) // outs
+    for o in t.vout:
+        o[0] = each
+    return t.sign(None)
+
+
+@pytest.fixture
+def pair(tmp_path):
+    binary, why = bitcoind.find_bitcoind()
+    if binary is None:
+        pytest.skip(why)
+    core = peerd = None
+    try:
+        core = bitcoind.Bitcoind(binary, tmp_path / "core", name="core0", args=("-disablewallet=1",))
+        core.wait_ready()
+        peerd = Peerd(tmp_path, name="peerd", listen=False)
+        p = Pair(core, peerd)
+        p.tmp = tmp_path
+        yield p
+    except BaseException:
+        save_failure_logs("fee_estimation", core, peerd)
+        raise
+    finally:
+        stop_core_and_peerd(core, p.peerd if "p" in locals() else peerd)
+
+
+def test_fee_estimation_beside_core(pair):
+    t0 = time.time()
+    core = pair.core
+    # 110 blocks to OP_TRUE: the first ten coinbases mature.
+    for h in core.rpc("generatetodescriptor", 110, DESC):
+        assert pair.peerd.rpc("submitblock", core.getblock(h, 0)) is None
+    coins = []
+    fan = []
+    for h in range(1, 7):
+        cb = core.getblock(core.getblockhash(h), 2)["tx"][0]
+        c = Coin(cb["txid"], 0, int(cb["vout"][0]["value"] * COIN), SPK, "wsh_true")
+        t = spend(c, 2, outs=150)
+        fan.append(pair.send(t))
+        coins += [t.out(i) for i in range(150)]
+    pair.mine(fan)
+
+    rng = random.Random(25)
+    live = {}  # txid -> (Tx, coin, feerate): what the test sent and no block took yet
+    has_child = set()
+    rounds = 220
+    for r in range(rounds):
+        for _ in range(rng.randint(1, 5)):
+            rate = int(rng.lognormvariate(2.5, 0.9)) + 1
+            coin = coins.pop()
+            t = spend(coin, rate)
+            live[pair.send(t)] = (t, coin, rate)
+        # Now and then a child of a pool transaction (not tracked: a parent in the pool).
+        parents = sorted(k for k, v in live.items() if v[2] is not None and k not in has_child)
+        if r % 7 == 3 and parents:
+            ptxid = rng.choice(parents)
+            has_child.add(ptxid)
+            pt = live[ptxid][0]
+            ct = spend(pt.out(0), rng.randint(5, 40))
+            live[pair.send(ct)] = (ct, pt.out(0), None)
+        # Now and then a replacement (the replaced one leaves untracked).
+        if r % 11 == 5:
+            cands = sorted(k for k, v in live.items() if v[2] is not None and k not in has_child)
+            if cands:
+                old = rng.choice(cands)
+                ot, ocoin, orate = live.pop(old)
+                nt = spend(ocoin, orate * 2 + 2)
+                live[pair.send(nt)] = (nt, ocoin, orate * 2 + 2)
+        # The block takes the pool's best few by feerate, parents first.
+        pool = core.getrawmempool(True)
+        order = sorted(pool, key=lambda k: (-pool[k]["fees"]["base"] / pool[k]["vsize"], k))
+        take = []
+        for k in order[:rng.randint(0, 6)]:
+            take += [d for d in pool[k]["depends"] + [k] if d not in take]
+        if r % 50 == 49:
+            take = []  # an empty block now and then: everything waits
+        pair.mine(take)
+        for k in take:
+            live.pop(k, None)
+    assert core.getblockcount() == 111 + rounds
+    n = pair.compare_all()
+    # The estimates are not all empty: the test compared real answers.
+    smart = core.estimatesmartfee(6)
+    assert "feerate" in smart, smart
+    raw = core.estimaterawfee(12)
+    assert "feerate" in raw["short"], raw
+    print("fee estimation: %d answers equal after %d blocks, %.1f s" % (n, rounds, time.time() - t0))
+
+
+def test_fee_estimates_file_both_ways(pair):
+    """fee_estimates.dat: Core's file read by peerd answers as Core, and peerd's as Core's."""
+    core = pair.core
+    for h in core.rpc("generatetodescriptor", 105, DESC):
+        assert pair.peerd.rpc("submitblock", core.getblock(h, 0)) is None
+    coins = []
+    for h in range(1, 3):
+        cb = core.getblock(core.getblockhash(h), 2)["tx"][0]
+        c = Coin(cb["txid"], 0, int(cb["vout"][0]["value"] * COIN), SPK, "wsh_true")
+        t = spend(c, 2, outs=120)
+        pair.send(t)
+        coins += [t.out(i) for i in range(120)]
+    pair.mine(core.getrawmempool())
+    rng = random.Random(7)
+    for r in range(60):
+        for _ in range(3):
+            pair.send(spend(coins.pop(), rng.randint(1, 60)))
+        pool = core.getrawmempool(True)
+        order = sorted(pool, key=lambda k: -pool[k]["fees"]["base"] / pool[k]["vsize"])
+        pair.mine(order[:rng.randint(1, 4)])
+    pair.compare_all()
+    # Both stop (each flushes what is still pending as unconfirmed, then writes).
+    core_file = os.path.join(core.datadir, "regtest", "fee_estimates.dat")
+    peerd_file = os.path.join(pair.peerd.netdir, "fee_estimates.dat")
+    core.stop()
+    rc, _ = pair.peerd.stop(timeout=15)
+    assert rc == 0, pair.peerd.log()
+    a, b = open(core_file, "rb").read(), open(peerd_file, "rb").read()
+    # Equal but for the field Core 29 writes and no longer reads (bytes 4..8).
+    assert a[:4] == b[:4] and a[8:] == b[8:], (len(a), len(b))
+    # Swapped: each starts with the other's file, on the same chain, with an empty pool.
+    shutil.copy(core_file, peerd_file + ".core")
+    shutil.copy(peerd_file, core_file)
+    os.replace(peerd_file + ".core", peerd_file)
+    pair.core = core = bitcoind.Bitcoind(core.binary, pair.tmp / "core", name="core0",
+                                         args=("-disablewallet=1", "-persistmempool=0"))
+    core.wait_ready()
+    pair.peerd = Peerd(pair.tmp, name="peerd", listen=False, args=("-persistmempool=0",))
+    pair.compare_all()
+    # A file older than 60 hours is not read; -acceptstalefeeestimates reads it (regtest).
+    rc, _ = pair.peerd.stop(timeout=15)
+    assert rc == 0
+    old = time.time() - 61 * 3600
+    os.utime(peerd_file, (old, old))
+    pair.peerd = Peerd(pair.tmp, name="peerd", listen=False, args=("-persistmempool=0",))
+    r = pair.peerd.rpc("estimaterawfee", 12)
+    assert "feerate" not in r["short"], r
+    rc, _ = pair.peerd.stop(timeout=15)
+    assert rc == 0
+    os.utime(peerd_file, (old, old))
+    pair.peerd = Peerd(pair.tmp, name="peerd", listen=False,
+                       args=("-persistmempool=0", "-acceptstalefeeestimates=1"))
+    pair.compare_all()
