@@ -226,13 +226,17 @@ def test_fee_estimates_file_both_ways(pair):
     # A file older than 60 hours is not read; -acceptstalefeeestimates reads it (regtest).
     rc, _ = pair.peerd.stop(timeout=15)
     assert rc == 0
+    shutil.copy(peerd_file, peerd_file + ".keep")
     old = time.time() - 61 * 3600
     os.utime(peerd_file, (old, old))
     pair.peerd = Peerd(pair.tmp, name="peerd", listen=False, args=("-persistmempool=0",))
     r = pair.peerd.rpc("estimaterawfee", 12)
     assert "feerate" not in r["short"], r
+    assert "too old (age=61 > 60 hours)" in pair.peerd.log()
     rc, _ = pair.peerd.stop(timeout=15)
     assert rc == 0
+    # That peerd wrote its empty estimates at shutdown, as Core would: the old file again.
+    os.replace(peerd_file + ".keep", peerd_file)
     os.utime(peerd_file, (old, old))
     pair.peerd = Peerd(pair.tmp, name="peerd", listen=False,
                        args=("-persistmempool=0", "-acceptstalefeeestimates=1"))
