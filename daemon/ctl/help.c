@@ -111,6 +111,21 @@ static const struct ctl_help_entry entries[] = {
      "      \"threshold\" : n, \"elapsed\" : n, \"count\" : n, \"possible\" : true|false },\n"
      "      \"signalling\" : \"str\" } }, ... }\n}",
      NULL},
+    {"estimatesmartfee",
+     "{\n  \"feerate\" : n,      (numeric, optional) estimate fee rate in BTC/kvB (only present if "
+     "no errors were encountered)\n"
+     "  \"errors\" : [ \"str\", ... ],    (json array, optional) Errors encountered during "
+     "processing (if there are any)\n"
+     "  \"blocks\" : n         (numeric) block number where estimate was found\n}",
+     "6"},
+    {"estimaterawfee",
+     "{\n  \"short\" : {        (json object, optional) estimate for short time horizon\n"
+     "    \"feerate\" : n, \"decay\" : n, \"scale\" : n,\n"
+     "    \"pass\" : { \"startrange\" : n, \"endrange\" : n, \"withintarget\" : n,\n"
+     "      \"totalconfirmed\" : n, \"inmempool\" : n, \"leftmempool\" : n },\n"
+     "    \"fail\" : { ... }, \"errors\" : [ \"str\", ... ] },\n"
+     "  \"medium\" : { ... }, \"long\" : { ... }\n}",
+     "6 0.9"},
 };
 
 static const struct ctl_help_entry *entry(const char *name)
