@@ -198,9 +198,13 @@ void fees_hooks_close(struct daemon *d)
 	struct fees_feed *s = d->fees_feed;
 	if (!s)
 		return;
-	/* Core's Flush at shutdown: what is still pending counts as unconfirmed. */
-	fees_flush_unconfirmed(s->est);
-	flush(s);
+	/* Core's Flush at shutdown: what is still pending counts as unconfirmed.
+	 * Not after a start that failed before the chain ran: rewriting the
+	 * file read would only make a stale one look fresh. */
+	if (s->attached) {
+		fees_flush_unconfirmed(s->est);
+		flush(s);
+	}
 	fees_free(s->est);
 	xfree(s->pending);
 	xfree(s);

@@ -13,13 +13,14 @@ by each loads into the other and answers the same again.
 import os
 import random
 import shutil
+import subprocess
 import time
 from decimal import Decimal
 
 import pytest
 
 import bitcoind
-from conftest import Peerd, save_failure_logs, stop_core_and_peerd
+from conftest import PEERD_BIN, Peerd, save_failure_logs, stop_core_and_peerd
 from mempool_craft import Coin, Tx, TRUE, p2wsh
 from mempool_parity_env import answer, norm, ordered
 
@@ -241,3 +242,28 @@ def test_fee_estimates_file_both_ways(pair):
     pair.peerd = Peerd(pair.tmp, name="peerd", listen=False,
                        args=("-persistmempool=0", "-acceptstalefeeestimates=1"))
     pair.compare_all()
+
+
+def test_fee_estimation_disabled_under_blocksonly(tmp_path):
+    """-blocksonly: no estimator, Core's error for both methods; -acceptstalefeeestimates
+    off regtest: Core's start error."""
+    binary, why = bitcoind.find_bitcoind()
+    if binary is None:
+        pytest.skip(why)
+    core = peerd = None
+    try:
+        core = bitcoind.Bitcoind(binary, tmp_path / "core", name="core0",
+                                 args=("-disablewallet=1", "-blocksonly=1"))
+        core.wait_ready()
+        peerd = Peerd(tmp_path, name="peerd", listen=False, args=("-blocksonly=1",))
+        p = Pair(core, peerd)
+        for call in (("estimatesmartfee", 2), ("estimaterawfee", 2)):
+            r = p.both(*call)
+            assert r == ("error", -32603, "Fee estimation disabled"), r
+    finally:
+        stop_core_and_peerd(core, peerd)
+    out = subprocess.run([PEERD_BIN, "-chain=main", "-datadir=%s" % (tmp_path / "main"),
+                          "-listen=0", "-connect=0", "-acceptstalefeeestimates=1"],
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode == 1, out
+    assert "acceptstalefeeestimates is not supported on main chain." in out.stderr, out.stderr
