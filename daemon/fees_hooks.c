@@ -144,9 +144,20 @@ void fees_hooks_attach(struct daemon *d, struct chain *c, struct mempool *mp)
 	struct chain_listener l = {
 	    .block_connected = on_block_connected, .chain_closed = on_chain_closed, .ctx = s};
 	struct mempool_events ev = {.added = on_added, .removed = on_removed, .arg = s};
-	if (chain_listen(c, &l) || mempool_listen(mp, &ev))
+	if (chain_listen(c, &l) || mempool_listen(mp, &ev)) {
 		DLOG_ERR(&d->log, DLOG_MAIN,
 		         "fee estimation: cannot listen to the chain or the pool");
+		return;
+	}
+	/* mempool.dat was loaded before this thread ran; Core's estimator
+	 * hears those transactions (TransactionAddedToMempool at load), so it
+	 * is told them now, parents first. */
+	const struct mempool_entry **es = NULL;
+	size_t n = 0;
+	if (mempool_list(mp, MEMPOOL_ORDER_DEPTH_SCORE, &es, &n) == 0)
+		for (size_t i = 0; i < n; i++)
+			on_added(s, es[i], MEMPOOL_ADDED_LOAD);
+	xfree(es);
 }
 
 int fees_hooks_start(struct daemon *d)

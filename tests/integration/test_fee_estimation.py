@@ -267,3 +267,40 @@ def test_fee_estimation_disabled_under_blocksonly(tmp_path):
                          capture_output=True, text=True, timeout=30)
     assert out.returncode == 1, out
     assert "acceptstalefeeestimates is not supported on main chain." in out.stderr, out.stderr
+
+
+def test_fee_estimates_across_restart_with_mempool(pair):
+    """Both restart with transactions in mempool.dat: the loaded ones are tracked as Core's
+    estimator tracks them (it hears the load), and the blocks that take them count alike."""
+    core = pair.core
+    for h in core.rpc("generatetodescriptor", 103, DESC):
+        assert pair.peerd.rpc("submitblock", core.getblock(h, 0)) is None
+    cb = core.getblock(core.getblockhash(1), 2)["tx"][0]
+    t = spend(Coin(cb["txid"], 0, int(cb["vout"][0]["value"] * COIN), SPK, "wsh_true"), 2, outs=150)
+    pair.send(t)
+    coins = [t.out(i) for i in range(150)]
+    pair.mine([t.txid])
+    rng = random.Random(11)
+    for r in range(40):
+        for _ in range(3):
+            pair.send(spend(coins.pop(), rng.randint(1, 80)))
+        pool = core.getrawmempool(True)
+        order = sorted(pool, key=lambda k: (-pool[k]["fees"]["base"] / pool[k]["vsize"], k))
+        pair.mine(order[:rng.randint(1, 3)])
+    pool = sorted(core.getrawmempool())
+    assert len(pool) > 10, pool
+    core.stop()
+    rc, _ = pair.peerd.stop(timeout=15)
+    assert rc == 0, pair.peerd.log()
+    pair.core = core = bitcoind.Bitcoind(core.binary, pair.tmp / "core", name="core0",
+                                         args=("-disablewallet=1",))
+    core.wait_ready()
+    pair.peerd = Peerd(pair.tmp, name="peerd", listen=False)
+    bitcoind.wait_until(lambda: core.getmempoolinfo()["loaded"] and
+                        sorted(core.getrawmempool()) == pool and
+                        sorted(pair.peerd.rpc("getrawmempool")) == pool, 30, "both to load mempool.dat")
+    for r in range(12):
+        pool = core.getrawmempool(True)
+        order = sorted(pool, key=lambda k: (-pool[k]["fees"]["base"] / pool[k]["vsize"], k))
+        pair.mine(order[:rng.randint(2, 6)])
+    pair.compare_all()
