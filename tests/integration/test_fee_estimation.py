@@ -175,7 +175,20 @@ def test_fee_estimation_beside_core(pair):
         pair.mine(take)
         for k in take:
             live.pop(k, None)
-    assert core.getblockcount() == 111 + rounds
+        if r == 150:
+            # A two-block reorg: the blocks' transactions return to both pools (not
+            # tracked again), the new blocks at heights already seen are not counted.
+            gone = core.getblockhash(core.getblockcount() - 1)
+            core.invalidateblock(gone)
+            assert pair.peerd.rpc("invalidateblock", gone) is None
+            assert sorted(pair.peerd.rpc("getrawmempool")) == sorted(core.getrawmempool())
+            # A new transaction makes the first new block differ from the old one.
+            fresh = spend(coins.pop(), 3)
+            pair.send(fresh)
+            pair.mine([fresh.txid])
+            pair.mine([])
+            pair.mine([])
+    assert core.getblockcount() == 111 + rounds + 1
     n = pair.compare_all()
     # The estimates are not all empty: the test compared real answers.
     smart = core.estimatesmartfee(6)
