@@ -156,6 +156,13 @@ def test_fee_estimation_beside_core(pair):
             pt = live[ptxid][0]
             ct = spend(pt.out(0), rng.randint(5, 40))
             live[pair.send(ct)] = (ct, pt.out(0), None)
+        # Now and then a package (submitpackage: neither member is tracked).
+        if r % 5 == 2:
+            pt = spend(coins.pop(), 300)
+            ct = spend(pt.out(0), 300)
+            hexes = [pt.hex(), ct.hex()]
+            for res in (core.rpc("submitpackage", hexes), pair.peerd.rpc("submitpackage", hexes)):
+                assert res["package_msg"] == "success", res
         # Now and then a replacement (the replaced one leaves untracked).
         if r % 11 == 5:
             cands = sorted(k for k, v in live.items() if v[2] is not None and k not in has_child)
