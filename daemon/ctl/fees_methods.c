@@ -93,13 +93,14 @@ static json_t *bucket_json(const struct fees_bucket *b)
 	json_t *o = json_object();
 	if (!o)
 		return NULL;
-	json_object_set_new(o, "startrange", json_real(round(b->start)));
-	json_object_set_new(o, "endrange", json_real(round(b->end)));
-	json_object_set_new(o, "withintarget", json_real(round(b->within_target * 100.0) / 100.0));
+	json_object_set_new(o, "startrange", json_double(round(b->start)));
+	json_object_set_new(o, "endrange", json_double(round(b->end)));
+	json_object_set_new(o, "withintarget",
+	                    json_double(round(b->within_target * 100.0) / 100.0));
 	json_object_set_new(o, "totalconfirmed",
-	                    json_real(round(b->total_confirmed * 100.0) / 100.0));
-	json_object_set_new(o, "inmempool", json_real(round(b->in_mempool * 100.0) / 100.0));
-	json_object_set_new(o, "leftmempool", json_real(round(b->left_mempool * 100.0) / 100.0));
+	                    json_double(round(b->total_confirmed * 100.0) / 100.0));
+	json_object_set_new(o, "inmempool", json_double(round(b->in_mempool * 100.0) / 100.0));
+	json_object_set_new(o, "leftmempool", json_double(round(b->left_mempool * 100.0) / 100.0));
 	return o;
 }
 
@@ -132,14 +133,14 @@ static void m_estimaterawfee(struct chain *c, const struct ctl_chain_ctx *x, jso
 			break;
 		if (rate != 0) {
 			json_object_set_new(hr, "feerate", json_amount(rate));
-			json_object_set_new(hr, "decay", json_real(r.decay));
+			json_object_set_new(hr, "decay", json_double(r.decay));
 			json_object_set_new(hr, "scale", json_integer(r.scale));
 			json_object_set_new(hr, "pass", bucket_json(&r.pass));
 			/* A fail start of -1: every bucket passed. */
 			if (r.fail.start != -1)
 				json_object_set_new(hr, "fail", bucket_json(&r.fail));
 		} else {
-			json_object_set_new(hr, "decay", json_real(r.decay));
+			json_object_set_new(hr, "decay", json_double(r.decay));
 			json_object_set_new(hr, "scale", json_integer(r.scale));
 			json_object_set_new(hr, "fail", bucket_json(&r.fail));
 			json_t *e = json_array();

@@ -10,6 +10,7 @@ and the default) and estimaterawfee (several thresholds) must answer as
 Core for every target asked, errors included; fee_estimates.dat written
 by each loads into the other and answers the same again.
 """
+import json
 import os
 import random
 import shutil
@@ -22,7 +23,7 @@ import pytest
 import bitcoind
 from conftest import PEERD_BIN, Peerd, save_failure_logs, stop_core_and_peerd
 from mempool_craft import Coin, Tx, TRUE, p2wsh
-from mempool_parity_env import answer, norm, ordered
+from mempool_parity_env import answer, ordered
 
 COIN = 100_000_000
 SPK = p2wsh(TRUE)
@@ -36,16 +37,32 @@ ERRORS = (("estimatesmartfee", 0), ("estimatesmartfee", 1009), ("estimatesmartfe
           ("estimaterawfee", 2, 1.5), ("estimaterawfee", 2, -0.1))
 
 
-def as_float(v):
-    """Numbers as the doubles they denote: Core prints 16 significant digits
-    (9.800000000000001), jansson the shortest text of the same double (9.8)."""
-    if isinstance(v, (Decimal, float, int)) and not isinstance(v, bool):
-        return float(v)
+def text(v):
+    """Numbers as the text the node printed (Decimal keeps it), so that 1000 and 1000.0, or
+    9.800000000000001 and 9.8, differ: peerd prints Core's UniValue numbers."""
+    if isinstance(v, Decimal):
+        return ("num", str(v))
     if isinstance(v, dict):
-        return {k: as_float(x) for k, x in v.items()}
+        return {k: text(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
-        return type(v)(as_float(x) for x in v)
+        return type(v)(text(x) for x in v)
     return v
+
+
+def peerd_exact(peerd, method, *params):
+    """peerd's answer with its numbers as written (Decimal), errors as answer() gives them."""
+    c = peerd.ctl()
+    c.send_line(json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": list(params)})
+                + "\n")
+    while b"\n" not in c.buf:
+        data = c.sock.recv(65536)
+        assert data, "control socket closed"
+        c.buf += data
+    line, c.buf = c.buf.split(b"\n", 1)
+    r = json.loads(line, parse_float=Decimal)
+    if "error" in r:
+        return ("error", r["error"]["code"], r["error"]["message"])
+    return r["result"]
 
 
 class Pair:
@@ -55,8 +72,8 @@ class Pair:
     def both(self, method, *params):
         """Both answers (peerd's numbers as Decimals, errors as tuples), asserted equal."""
         a = answer(lambda: self.core.rpc(method, *params))
-        b = norm(answer(lambda: self.peerd.rpc(method, *params)))
-        assert ordered(as_float(b)) == ordered(as_float(a)), \
+        b = peerd_exact(self.peerd, method, *params)
+        assert ordered(text(b)) == ordered(text(a)), \
             "%s%r: peerd answered\n  %r\nCore answered\n  %r" % (method, params, b, a)
         return a
 
