@@ -74,7 +74,7 @@ static void on_added(void *arg, const struct mempool_entry *e, enum mempool_addi
 	struct fees_tx t;
 	entry_facts(e, &t);
 	/* A block's transactions coming back bypassed the pool's limits. */
-	if (how == MEMPOOL_ADDED_REORG || !chain_current(s->c))
+	if (how == MEMPOOL_ADDED_REORG || !s->c || !chain_current(s->c))
 		t.valid_for_fees = false;
 	fees_tx_added(s->est, &t);
 }
