@@ -34,7 +34,12 @@ MODES = (None, "economical", "conservative", "ECONOMICAL", "unset")
 THRESHOLDS = (None, 0.5, 0.6, 0.85, 0.95, 1)
 ERRORS = (("estimatesmartfee", 0), ("estimatesmartfee", 1009), ("estimatesmartfee", -1),
           ("estimatesmartfee", 2, "fast"), ("estimaterawfee", 0), ("estimaterawfee", 1009),
-          ("estimaterawfee", 2, 1.5), ("estimaterawfee", 2, -0.1))
+          ("estimaterawfee", 2, 1.5), ("estimaterawfee", 2, -0.1), ("estimatesmartfee", 2.5),
+          ("estimatesmartfee", "2"), ("estimatesmartfee", 2, 5), ("estimaterawfee", 2, "0.5"),
+          ("estimatesmartfee", 4294967298))
+# A wrong count of arguments: Core's -1 with the method's help, whose first line (the usage)
+# is compared (peerd's help text is its own below it).
+WRONG_COUNT = (("estimatesmartfee",), ("estimaterawfee",), ("estimatesmartfee", 2, "economical", 1))
 
 
 def text(v):
@@ -101,6 +106,12 @@ class Pair:
         for call in ERRORS:
             r = self.both(*call)
             assert isinstance(r, tuple) and r[0] == "error", r
+            n += 1
+        for call in WRONG_COUNT:
+            a = answer(lambda: self.core.rpc(*call))
+            b = peerd_exact(self.peerd, *call)
+            assert a[:2] == b[:2] == ("error", -1), (a, b)
+            assert a[2].split("\n")[0] == b[2].split("\n")[0], (a, b)
             n += 1
         return n
 
