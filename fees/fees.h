@@ -125,6 +125,12 @@ __attribute__((warn_unused_result)) int fees_write(const struct fees_estimator *
  * fees_last_error) or FEES_ENOMEM.
  */
 __attribute__((warn_unused_result)) int fees_read(struct fees_estimator *f, const char *path);
+/** fees_read's work on the file's bytes (the fuzz target's entry). */
+__attribute__((warn_unused_result)) int fees_parse(struct fees_estimator *f, const uint8_t *data,
+                                                   size_t n);
+/** The file's bytes, xmalloc'd for the caller to free. 0 or FEES_ENOMEM. */
+__attribute__((warn_unused_result)) int fees_serialize(const struct fees_estimator *f,
+                                                       uint8_t **out, size_t *len);
 /** The reason of the last FEES_ECORRUPT (Core's exception text). */
 const char *fees_last_error(const struct fees_estimator *f);
 

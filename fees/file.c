@@ -104,7 +104,7 @@ static void put_stats(struct wbuf *w, const struct fees_stats *s)
 		put_vec(w, s->fail_avg + i * s->nb, s->nb);
 }
 
-int fees_write(const struct fees_estimator *f, const char *path)
+int fees_serialize(const struct fees_estimator *f, uint8_t **out, size_t *len)
 {
 	struct wbuf w = {0};
 	put_u32(&w, FEES_FILE_VERSION);
@@ -130,8 +130,19 @@ int fees_write(const struct fees_estimator *f, const char *path)
 		xfree(w.p);
 		return FEES_ENOMEM;
 	}
+	*out = w.p;
+	*len = w.n;
+	return 0;
+}
+
+int fees_write(const struct fees_estimator *f, const char *path)
+{
+	struct wbuf w = {0};
+	int err = fees_serialize(f, &w.p, &w.n);
+	if (err)
+		return err;
 	char tmp[4096];
-	int err = FEES_EIO;
+	err = FEES_EIO;
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.new", path) >= sizeof(tmp))
 		goto out;
 	FILE *fp = fopen(tmp, "wb");
@@ -337,7 +348,17 @@ int fees_read(struct fees_estimator *f, const char *path)
 		goto out_file;
 	fclose(fp);
 	fp = NULL;
+	err = fees_parse(f, data, n);
+out_file:
+	if (fp)
+		fclose(fp);
+	xfree(data);
+	return err;
+}
 
+int fees_parse(struct fees_estimator *f, const uint8_t *data, size_t n)
+{
+	int err;
 	struct rbuf r = {.p = data, .n = n};
 	struct fees_stats st[FEES_N_HORIZONS];
 	memset(st, 0, sizeof(st));
@@ -413,10 +434,6 @@ out:
 	for (int k = 0; k < FEES_N_HORIZONS; k++)
 		fees_stats_release(&st[k]);
 	xfree(buckets);
-out_file:
-	if (fp)
-		fclose(fp);
-	xfree(data);
 	return err;
 }
 
