@@ -79,7 +79,7 @@ ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno
 TSAN_FLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
 FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 
-LIB_DIRS := base proto addrman bip324 cmpct script pool chain mempool mining conf json index
+LIB_DIRS := base proto addrman bip324 cmpct script pool chain mempool mining conf json index fees
 LIB_SRCS := $(wildcard $(addsuffix /*.c,$(LIB_DIRS)))
 # daemon/ and its rooms (net/, p2p/, sync/, txrelay/, node/, ctl/); the object
 # trees mirror these paths.

@@ -84,6 +84,12 @@ int conf_apply_mempool(struct conf_loader *L, struct peerd_conf *c, const int *l
 	c->blockfilterindex = bf && strcmp(bf, "0") != 0;
 	if (c->blockfilterindex && strcmp(bf, "1") != 0 && strcmp(bf, "basic") != 0)
 		return conf_fail(L, CONF_EVALUE, "Unknown -blockfilterindex value %s.", bf);
+	c->acceptstalefeeestimates =
+	    conf_uint_or(conf_scalar(L, CONF_K_ACCEPTSTALEFEEESTIMATES, lv, nl), 0) != 0;
+	if (c->acceptstalefeeestimates && c->params->net != PROTO_NET_REGTEST)
+		return conf_fail(L, CONF_EVALUE,
+		                 "acceptstalefeeestimates is not supported on %s chain.",
+		                 c->params->name);
 
 	if (c->acceptnonstdtxn == 1 && c->params->net == PROTO_NET_MAIN)
 		return conf_fail(L, CONF_EVALUE,

@@ -281,8 +281,10 @@ struct peerd_conf {
 	/* Optional indexes (Core's -txindex, -blockfilterindex; index/). */
 	bool txindex;          /**< keep indexes/txindex */
 	bool blockfilterindex; /**< keep indexes/blockfilter/basic (=basic or =1) */
-	bool help;             /**< -help given */
-	bool version;          /**< -version given */
+	/** fee_estimates.dat older than 60 hours is read too (regtest only, Core's option). */
+	bool acceptstalefeeestimates;
+	bool help;    /**< -help given */
+	bool version; /**< -version given */
 
 	/** metricsbind= as given (a checked IP[:port]); empty: no metrics endpoint. */
 	char metricsbind[CONF_MAX_HOST + 8];

@@ -36,7 +36,6 @@
 #define TEST_ONLY     "a test option of bitcoind's that peerd does not have"
 
 const struct conf_core_opt conf_core_opts[] = {
-    {"acceptstalefeeestimates", CONF_CORE_IGNORE, NULL, "peerd estimates no fees"},
     {"addresstype", CONF_CORE_IGNORE, NULL, NO_WALLET},
     {"allowignoredconf", CONF_CORE_IGNORE, NULL, "peerd reads only the file -conf names"},
     {"asmap", CONF_CORE_REFUSE, NULL, "peerd does not bucket peers by AS number"},

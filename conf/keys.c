@@ -452,6 +452,11 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
                                  "Maintain an index of compact filters by block (0, 1 or basic;\n"
                                  "1 is every type: basic). Used by getblockfilter\n"
                                  "(indexes/blockfilter/basic, built in the background)."},
+    [CONF_K_ACCEPTSTALEFEEESTIMATES] =
+        {"acceptstalefeeestimates", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "0",
+         "Read fee estimates even if they are stale (default: 0) fee\n"
+         "estimates are considered stale if they are 60 hours old\n"
+         "(regtest only)."},
 };
 
 /* Section names are the network names bitcoind uses for them. */

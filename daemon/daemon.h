@@ -59,6 +59,8 @@ struct metrics;         /* ctl/ctl.h */
 struct net_state;       /* net/net.h */
 struct node_hooks;      /* node/node.h */
 struct notify_state;    /* notify/notify.h */
+struct fees_estimator;  /* fees/fees.h */
+struct fees_feed;       /* daemon/fees_hooks.c */
 struct p2p_hooks;       /* p2p/p2p.h */
 struct p2p_msg_entry;   /* p2p/p2p.h */
 struct peer;            /* net/net.h */
@@ -112,6 +114,9 @@ struct daemon {
 	/** -txindex, -blockfilterindex (index/; NULL: none): opened at startup
 	 * (index_hooks.c), then used on the validation thread only. */
 	struct index_set *indexes;
+	/** Fee estimation (fees/; NULL under -blocksonly): the validation thread's once it runs. */
+	struct fees_estimator *fees;
+	struct fees_feed *fees_feed; /**< what feeds it (daemon/fees_hooks.c) */
 	struct metrics *metrics; /**< the Prometheus endpoint; NULL without metricsbind= (ctl/) */
 	struct daemon_rooms *rooms; /**< the one allocation the pointers above point into */
 

@@ -257,6 +257,9 @@ static int start(struct daemon *d)
 	/* The ZMQ sockets before the validation thread, which feeds them. */
 	if ((err = notify_zmq_start(d)))
 		return err;
+	/* The estimator before the validation thread, which feeds it. */
+	if ((err = fees_hooks_start(d)))
+		return err;
 	if ((err = validation_open(d)))
 		return err;
 	if ((err = daemon_index_start(d)))
@@ -371,6 +374,8 @@ int main(int argc, char **argv)
 	/* Normally the thread is gone already (its async handle kept the loop
 	 * running until the chain was flushed); after the grace timer, wait. */
 	validation_release(d);
+	/* The thread is gone: the estimator is the loop's again. */
+	fees_hooks_close(d);
 	/* Whatever is still open (the unref'd grace timer) closes now. */
 	uv_walk(&loop, close_any, NULL);
 	uv_run(&loop, UV_RUN_DEFAULT);

@@ -56,6 +56,7 @@ static void on_new_tip(struct daemon *d, const struct chainview_update *u)
 static struct val_job *on_feed_take(struct daemon *d, struct chain *c, struct mempool *mp)
 {
 	notify_zmq_attach(d, c, mp);
+	fees_hooks_attach(d, c, mp);
 	return txrelay_feed_take(d, c, mp);
 }
 

@@ -102,4 +102,22 @@ void sdnotify_text(struct daemon *d, const char *text);
 /** STOPPING=1 (shutdown began). */
 void sdnotify_stopping(struct daemon *d);
 
+/* ---- fees_hooks.c: fee estimation fed from the pool and the chain ---- */
+
+struct chain;
+struct mempool;
+/**
+ * Make the estimator and read <netdir>/fee_estimates.dat (unless older than
+ * 60 hours without -acceptstalefeeestimates), before the validation thread
+ * starts. Nothing under -blocksonly. 0 or -ENOMEM. Loop thread.
+ */
+int fees_hooks_start(struct daemon *d);
+/**
+ * Validation thread, after every job: listen to the chain and the pool on
+ * the first call; then write the file every hour (Core's FEE_FLUSH_INTERVAL).
+ */
+void fees_hooks_attach(struct daemon *d, struct chain *c, struct mempool *mp);
+/** After the validation thread was joined: write the file (as Core's Flush) and free. */
+void fees_hooks_close(struct daemon *d);
+
 #endif

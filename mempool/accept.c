@@ -437,6 +437,8 @@ static int finalize(struct mp_ws *w, struct mempool_accept_result *r)
 	e->weight = proto_tx_weight(w->tx);
 	e->height = w->tip->height;
 	e->spends_coinbase = w->spends_coinbase;
+	/* package.c's calls, and only they, add without the trim. */
+	e->in_package = w->a->no_trim;
 	/* Core gives re-added block transactions sequence 0 so they sort
 	 * before children already in the pool. */
 	e->sequence = w->a->bypass_limits ? 0 : mp->sequence;

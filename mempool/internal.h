@@ -30,6 +30,9 @@ struct mp_refs {
 	uint32_t n, cap;
 };
 
+/** How many mempool_listen listeners a pool keeps. */
+#define MP_MAX_EXTRA_LISTENERS 2
+
 struct mempool_entry {
 	struct proto_tx tx; /* owned copy, ids computed */
 	int64_t fee, modified_fee, time;
@@ -39,8 +42,9 @@ struct mempool_entry {
 	int32_t height;
 	uint32_t weight;
 	bool spends_coinbase;
-	uint32_t pos;  /* index into pool->entries */
-	uint64_t mark; /* traversal epoch */
+	bool in_package; /* accepted through package.c (Core's m_submitted_in_package) */
+	uint32_t pos;    /* index into pool->entries */
+	uint64_t mark;   /* traversal epoch */
 	uint64_t anc_count, anc_size, desc_count, desc_size;
 	int64_t anc_fees, desc_fees;
 	struct mp_refs parents, children;
@@ -95,7 +99,8 @@ struct mempool {
 	bool quiet;               /* no events (package test entries) */
 	bool reorg_pending;       /* blocks were disconnected: re-add and re-check at the end */
 	struct mempool_events ev; /* mempool_set_events: relay's */
-	struct mempool_events ev_extra; /* mempool_listen: one more listener (notifications) */
+	/* mempool_listen: more listeners (notifications, fee estimation) */
+	struct mempool_events ev_extra[MP_MAX_EXTRA_LISTENERS];
 	struct mempool_stats stats;
 	/* transactions of blocks disconnected and not yet re-added (reorg) */
 	struct proto_tx *disconnected;

@@ -294,7 +294,8 @@ struct mempool_entry_info {
 	int64_t descendant_fees;
 	size_t n_parents, n_children; /**< direct in-mempool relatives */
 	bool bip125_replaceable;      /**< signals BIP125 itself or through an ancestor */
-	size_t usage; /**< bytes of memory the entry takes (Core's DynamicMemoryUsage) */
+	bool in_package; /**< accepted as part of a package (Core's m_submitted_in_package) */
+	size_t usage;    /**< bytes of memory the entry takes (Core's DynamicMemoryUsage) */
 };
 
 /** The entry with this txid (wtxid false) or wtxid (true), or NULL. */
@@ -483,9 +484,10 @@ struct mempool_events {
 /** Set (replace) the callbacks; NULL clears them. */
 void mempool_set_events(struct mempool *mp, const struct mempool_events *ev);
 /**
- * Add a second, independent set of callbacks (copied), told after the
- * one mempool_set_events keeps, for a listener beside relay (the ZMQ
- * notifications, daemon/notify/). 0, or CHAIN_EOVERFLOW when one is there.
+ * Add an independent set of callbacks (copied), told after the one
+ * mempool_set_events keeps, for a listener beside relay (the ZMQ
+ * notifications, daemon/notify/; fee estimation). 0, or CHAIN_EOVERFLOW
+ * when two are there.
  */
 CHAIN_WUR int mempool_listen(struct mempool *mp, const struct mempool_events *ev);
 

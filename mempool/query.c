@@ -37,6 +37,7 @@ void mempool_entry_info(const struct mempool_entry *e, struct mempool_entry_info
 	out->modified_fee = e->modified_fee;
 	out->time = e->time;
 	out->height = e->height;
+	out->in_package = e->in_package;
 	out->sequence = e->sequence;
 	out->ancestor_count = e->anc_count;
 	out->ancestor_size = e->anc_size;
@@ -355,10 +356,13 @@ void mempool_set_events(struct mempool *mp, const struct mempool_events *ev)
 
 int mempool_listen(struct mempool *mp, const struct mempool_events *ev)
 {
-	if (mp->ev_extra.added || mp->ev_extra.removed)
-		return CHAIN_EOVERFLOW;
-	mp->ev_extra = *ev;
-	return 0;
+	for (size_t i = 0; i < MP_MAX_EXTRA_LISTENERS; i++) {
+		if (!mp->ev_extra[i].added && !mp->ev_extra[i].removed) {
+			mp->ev_extra[i] = *ev;
+			return 0;
+		}
+	}
+	return CHAIN_EOVERFLOW;
 }
 
 void mp_fire_added(struct mempool *mp, const struct mempool_entry *e, enum mempool_addition how)
@@ -367,8 +371,9 @@ void mp_fire_added(struct mempool *mp, const struct mempool_entry *e, enum mempo
 		return;
 	if (mp->ev.added)
 		mp->ev.added(mp->ev.arg, e, how);
-	if (mp->ev_extra.added)
-		mp->ev_extra.added(mp->ev_extra.arg, e, how);
+	for (size_t i = 0; i < MP_MAX_EXTRA_LISTENERS; i++)
+		if (mp->ev_extra[i].added)
+			mp->ev_extra[i].added(mp->ev_extra[i].arg, e, how);
 }
 
 void mp_fire_removed(struct mempool *mp, const struct mempool_entry *e, enum mempool_removal why)
@@ -377,8 +382,9 @@ void mp_fire_removed(struct mempool *mp, const struct mempool_entry *e, enum mem
 		return;
 	if (mp->ev.removed)
 		mp->ev.removed(mp->ev.arg, e, why);
-	if (mp->ev_extra.removed)
-		mp->ev_extra.removed(mp->ev_extra.arg, e, why);
+	for (size_t i = 0; i < MP_MAX_EXTRA_LISTENERS; i++)
+		if (mp->ev_extra[i].removed)
+			mp->ev_extra[i].removed(mp->ev_extra[i].arg, e, why);
 }
 
 int mempool_prioritise(struct mempool *mp, const struct proto_hash *txid, int64_t delta)

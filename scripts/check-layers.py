@@ -53,6 +53,9 @@ RULES = {
     # Core's src/index/: the transaction index and BIP158 block filters,
     # built from chain/'s block and undo files into LMDB of their own.
     "index": ["chain", "proto"],
+    # Core's fee estimator: pure over proto/, fed by the wiring from the
+    # mempool's events and the chain's listener.
+    "fees": ["proto"],
     # The node program's shared services (daemon/daemon.h: the loop, the
     # configuration, the log, the counters, the peer list and a pointer to
     # each room's state; SHARED below): the ground floor of daemon/, which
@@ -60,7 +63,7 @@ RULES = {
     "daemon:shared": ["base", "proto", "conf"],
     # The node program's rooms.
     "daemon/net": ["daemon:shared", "addrman", "bip324"],
-    "daemon/node": ["chain", "mempool", "mining", "daemon:shared"],
+    "daemon/node": ["chain", "mempool", "mining", "fees", "daemon:shared"],
     "daemon/p2p": ["daemon/net", "daemon/node", "addrman"],
     "daemon/sync": ["daemon/p2p", "daemon/net", "daemon/node", "cmpct"],
     "daemon/txrelay": ["daemon/p2p", "daemon/net", "daemon/node"],

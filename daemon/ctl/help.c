@@ -119,6 +119,21 @@ static const struct ctl_help_entry entries[] = {
      "{ \"filter\" : \"hex\", \"header\" : \"hex\" }    (json object) the hex-encoded filter "
      "data\n  and filter header",
      "\"00000000c937983704a73af28acdec37b049d214adbda81d7e2a3dd146f6ed09\" \"basic\""},
+    {"estimatesmartfee",
+     "{\n  \"feerate\" : n,      (numeric, optional) estimate fee rate in BTC/kvB (only present if "
+     "no errors were encountered)\n"
+     "  \"errors\" : [ \"str\", ... ],    (json array, optional) Errors encountered during "
+     "processing (if there are any)\n"
+     "  \"blocks\" : n         (numeric) block number where estimate was found\n}",
+     "6"},
+    {"estimaterawfee",
+     "{\n  \"short\" : {        (json object, optional) estimate for short time horizon\n"
+     "    \"feerate\" : n, \"decay\" : n, \"scale\" : n,\n"
+     "    \"pass\" : { \"startrange\" : n, \"endrange\" : n, \"withintarget\" : n,\n"
+     "      \"totalconfirmed\" : n, \"inmempool\" : n, \"leftmempool\" : n },\n"
+     "    \"fail\" : { ... }, \"errors\" : [ \"str\", ... ] },\n"
+     "  \"medium\" : { ... }, \"long\" : { ... }\n}",
+     "6 0.9"},
 };
 
 static const struct ctl_help_entry *entry(const char *name)

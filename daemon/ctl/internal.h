@@ -32,6 +32,8 @@ struct ctl_chain_ctx {
 	/** -txindex and -blockfilterindex (NULL: none): validation thread only. */
 	struct index_set *indexes;
 	uint32_t n_peers; /**< connections when the request was posted (getblocktemplate on main) */
+	/** The fee estimator (NULL under -blocksonly): validation thread only. */
+	struct fees_estimator *fees;
 };
 
 /** A loop-thread method (or a chain method's loop-thread finish). */
@@ -122,6 +124,9 @@ void ctl_m_getblockfilter(struct chain *c, const struct ctl_chain_ctx *x, json_t
 /** The mining methods (ctl/mining_methods.c), chain methods too, and their count. */
 extern const struct ctl_method ctl_mining_methods[];
 extern const size_t ctl_n_mining_methods;
+/** estimatesmartfee, estimaterawfee (ctl/fees_methods.c), chain methods, and their count. */
+extern const struct ctl_method ctl_fees_methods[];
+extern const size_t ctl_n_fees_methods;
 /** getdeploymentinfo (ctl/deploy_methods.c), in ctl_mining_methods' table. */
 void ctl_m_getdeploymentinfo(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                              struct ctl_result *res);

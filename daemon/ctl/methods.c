@@ -167,6 +167,10 @@ const struct ctl_method *ctl_method_lookup(const char *name)
 		if (strcmp(ctl_addrman_methods[i].name, name) == 0)
 			return &ctl_addrman_methods[i];
 	}
+	for (size_t i = 0; i < ctl_n_fees_methods; i++) {
+		if (strcmp(ctl_fees_methods[i].name, name) == 0)
+			return &ctl_fees_methods[i];
+	}
 	return NULL;
 }
 
@@ -216,6 +220,11 @@ static void m_help(struct daemon *d, json_t *args, struct ctl_result *res)
 	for (size_t i = 0; i < ctl_n_addrman_methods && n < sizeof(buf); i++)
 		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\n%s",
 		                      ctl_addrman_methods[i].usage);
+	/* Core's util section (Core hides estimaterawfee; peerd lists it). */
+	if (n < sizeof(buf))
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\n\n== Util ==");
+	for (size_t i = 0; i < ctl_n_fees_methods && n < sizeof(buf); i++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\n%s", ctl_fees_methods[i].usage);
 	ok(res, json_string(buf));
 }
 

@@ -329,6 +329,7 @@ static bool post_chain(struct daemon *d, struct ctl_line *L, size_t slot,
 	j->ctx.conf = d->conf;
 	j->ctx.n_peers = d->n_peers;
 	j->ctx.indexes = d->indexes;
+	j->ctx.fees = d->fees;
 	j->args = copy;
 	j->legacy = legacy;
 	/* A finish needs the tree on the loop; a notification gets no reply. */

@@ -37,8 +37,6 @@ static const char *const core_only[] = {
     "echojson",
     "encryptwallet",
     "enumeratesigners",
-    "estimaterawfee",
-    "estimatesmartfee",
     "finalizepsbt",
     "fundrawtransaction",
     "generate",

@@ -236,7 +236,7 @@ def test_hostile_arguments_answer_as_core(nodes):
 
 def test_core_only_method_says_not_supported(nodes):
     core, peerd = nodes
-    for m in ("getblockfrompeer", "createrawtransaction", "estimatesmartfee", "echo"):
+    for m in ("getblockfrompeer", "createrawtransaction", "getblockstats", "echo"):
         assert core_knows(core, m)
         r = peerd.ctl().call_raw(m, [])
         # Core's code for an unknown method, which scripts test for; a message saying why.
