@@ -184,7 +184,11 @@ def test_recv_budget_bounds_a_flood_and_serves_honest_peers(make_peerd):
             h.join(timeout=30)
     b = _stats(d)["recv_budget"]
     assert b["held_max"] <= b["limit"], b
-    assert b["pauses"] > 0 and b["evictions"] > 0, b  # the flood did press on it
+    # The flood did press on it. Whether a stalled holder also had to be
+    # evicted depends on how full the flood got the budget before an honest
+    # 1 MB message asked for room, which a loaded machine changes (CI saw 25
+    # of 32 MiB held and none needed); test_daemon_recvbudget covers evictions.
+    assert b["pauses"] > 0, b
     assert held_seen > b["limit"] // 2, "the flood never filled the budget: %r" % b
     for h in honest:
         assert h.error is None, "honest peer failed: %r" % h.error

@@ -512,13 +512,16 @@ def test_verify_block_genesis_chain_par1_par2(tmp_path):
             ("main", 363724, True, "bad-cb-height"), ("main", 363725, False, "bad-cb-height"),
             ("regtest", 0, True, None), ("regtest", 1, False, "bad-cb-height"),
             ("test", 330775, True, "bad-cb-height"), ("test", 330776, False, "bad-cb-height"),
-            ("testnet4", 1, False, "bad-cb-height"), ("signet", 1, False, "bad-cb-height")]:
+            ("testnet4", 1, False, "bad-cb-height"),
+                # signet: the block signature is CheckBlock's, checked before any
+                # contextual rule, as Core's CheckBlock does
+                ("signet", 1, False, "bad-signet-blksig")]:
         r = peertool("verify-block", "--prevouts", pv, "--chain", chain, "--height", height, block3)
         assert r.returncode == (0 if reject is None else 1), (chain, height, r.stdout)
         got = result(r)
         assert (got["chain"], got["height"]) == (chain, height)
         assert got["reject_reason"] == reject, (chain, height)
-        assert got["checks"]["check_block"] == "ok"
+        assert got["checks"]["check_block"] == (reject if chain == "signet" else "ok"), (chain, height)
         want = ["valid"] * 2 if ok else ["SIG_DER"] * 2
         assert [i["result"] for t in got["txs"][1:] for i in t["inputs"]] == want, (chain, height)
     r = peertool("verify-block", "--prevouts", pv, "--chain", "regtest", "--height", 0, block3)
