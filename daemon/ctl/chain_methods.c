@@ -326,16 +326,8 @@ static void m_getblock(struct chain *c, const struct ctl_chain_ctx *x, json_t *a
 		fail(res, CTL_MISC_ERROR, "Block not found on disk: %s", chain_strerror(err));
 		return;
 	}
-	if (verbosity <= 0 && x->bytes) {
-		/* An in-process caller takes the bytes read: no hex and back. */
-		x->bytes->p = raw;
-		x->bytes->len = len;
-		ok(res, json_string(""));
-		return;
-	}
 	if (verbosity <= 0) {
-		ok(res, json_hex(raw, len));
-		xfree(raw);
+		ctl_ok_bytes(x, res, raw, len); /* hex, or the bytes themselves in process */
 		return;
 	}
 	struct proto_block b;

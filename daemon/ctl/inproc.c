@@ -22,6 +22,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "json/json.h"
+
 /** One call from a worker (on its stack while it waits). */
 struct ctl_inproc_call {
 	const char *line; /**< the request line, no newline (the worker's) */
@@ -189,6 +191,19 @@ char *ctl_inproc_call_bytes(struct ctl_inproc *ip, const char *line, size_t len,
 	*n_bytes = call.raw.len;
 	*out_len = call.reply_len;
 	return call.reply;
+}
+
+void ctl_ok_bytes(const struct ctl_chain_ctx *x, struct ctl_result *res, uint8_t *raw, size_t len)
+{
+	if (x->bytes && !x->bytes->p) {
+		/* An in-process caller takes the bytes read: no hex and back. */
+		x->bytes->p = raw;
+		x->bytes->len = len;
+		ctl_ok(res, json_string(""));
+		return;
+	}
+	ctl_ok(res, json_hex(raw, len));
+	xfree(raw);
 }
 
 bool ctl_inproc_wants_bytes(const struct ctl_client *c)

@@ -419,6 +419,12 @@ char **ctl_inproc_call_texts(struct ctl_inproc *ip, const char *line, size_t len
  */
 char *ctl_inproc_call_bytes(struct ctl_inproc *ip, const char *line, size_t len, size_t *out_len,
                             uint8_t **bytes, size_t *n_bytes);
+/**
+ * A method's bytes as its result (raw xmalloc'd, taken): handed over in
+ * x->bytes with "" as the result when the caller takes bytes, else their
+ * hex (Core's answer). Validation thread (a chain method's).
+ */
+void ctl_ok_bytes(const struct ctl_chain_ctx *x, struct ctl_result *res, uint8_t *raw, size_t len);
 /** Whether c's waiting call takes bytes (ctl_inproc_call_bytes). Loop thread. */
 bool ctl_inproc_wants_bytes(const struct ctl_client *c);
 /** Hand c's waiting call a method's bytes (b->p taken; freed when nobody takes them). Loop thread.

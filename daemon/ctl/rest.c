@@ -46,8 +46,8 @@ static void ep_tx(const struct rest_ep *e, struct rest_answer *out)
 	rest_lower_hash(e->part, h);
 	/* No transaction index: the mempool only, as Core without -txindex. */
 	struct rest_call c;
-	if (rest_run(e->call, e->ctx, "getrawtransaction",
-	             json_pack("[s, i]", h, f == REST_JSON ? 1 : 0), &c)) {
+	if (rest_run_bytes(e, "getrawtransaction", json_pack("[s, i]", h, f == REST_JSON ? 1 : 0),
+	                   &c)) {
 		if (!rest_common_failure(&c, out))
 			rest_fail(out, 404, "%.*s not found", (int)pl, e->part);
 		return;
