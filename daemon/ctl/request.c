@@ -337,8 +337,9 @@ static bool post_chain(struct daemon *d, struct ctl_line *L, size_t slot,
 	j->legacy = legacy;
 	/* A finish needs the tree on the loop; a notification gets no reply. */
 	j->render = L->texts && !m->finish && id;
-	/* Only a caller that takes bytes gets them: every other answer is the text. */
-	if (L->c && id && !m->finish && ctl_inproc_wants_bytes(L->c))
+	/* Only a caller that takes bytes gets them, for a lone request (one
+	 * call has room for one result's bytes): every other answer is the text. */
+	if (L->c && id && !L->batch && !m->finish && ctl_inproc_wants_bytes(L->c))
 		j->ctx.bytes = &j->bytes;
 	inflight_add(d, j);
 	if (validation_post(d, &j->base)) {

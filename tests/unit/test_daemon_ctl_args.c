@@ -363,6 +363,16 @@ static void test_result_bytes(void **state)
 	assert_non_null(json_object_get(v, "error"));
 	assert_null(bc.bytes);
 	json_decref(v);
+	/* A batch line gets the hex in each reply: one call, one slot for bytes. */
+	char batch[512];
+	snprintf(batch, sizeof(batch), "[%s, %s]", req, req);
+	v = inproc(a, batch, true, &bc);
+	assert_int_equal(json_array_size(v), 2);
+	for (size_t i = 0; i < 2; i++)
+		assert_string_equal(
+		    json_string_value(json_object_get(json_array_get(v, i), "result")), hex);
+	assert_null(bc.bytes);
+	json_decref(v);
 	/* Every other caller gets the hex, as the control socket does. */
 	v = inproc(a, req, false, &bc);
 	assert_string_equal(json_string_value(json_object_get(v, "result")), hex);
