@@ -327,8 +327,7 @@ static void m_getblock(struct chain *c, const struct ctl_chain_ctx *x, json_t *a
 		return;
 	}
 	if (verbosity <= 0) {
-		ok(res, json_hex(raw, len));
-		xfree(raw);
+		ctl_ok_bytes(x, res, raw, len); /* hex, or the bytes themselves in process */
 		return;
 	}
 	struct proto_block b;

@@ -22,6 +22,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "json/json.h"
+
 /** One call from a worker (on its stack while it waits). */
 struct ctl_inproc_call {
 	const char *line; /**< the request line, no newline (the worker's) */
@@ -31,8 +33,11 @@ struct ctl_inproc_call {
 	bool want_texts; /**< ctl_inproc_call_texts: the replies by request, not joined */
 	char **texts;    /**< (mu) with want_texts: the dispatcher's texts (n_texts), or NULL */
 	size_t n_texts;
-	bool batch; /**< (mu) with want_texts: the line was answered as a batch */
-	bool done;  /**< (mu) reply set, or the call failed */
+	bool batch;      /**< (mu) with want_texts: the line was answered as a batch */
+	bool want_bytes; /**< ctl_inproc_call_bytes: a result's bytes out of band */
+	struct ctl_bytes
+	    raw;   /**< (mu) with want_bytes: a method's bytes (the worker's once done) */
+	bool done; /**< (mu) reply set, or the call failed */
 	uv_cond_t cond;
 	struct ctl_inproc_call *next; /**< (mu) on the queue */
 };
@@ -168,6 +173,64 @@ char *ctl_inproc_call(struct ctl_inproc *ip, const char *line, size_t len, size_
 		return NULL;
 	*out_len = call.reply_len;
 	return call.reply;
+}
+
+char *ctl_inproc_call_bytes(struct ctl_inproc *ip, const char *line, size_t len, size_t *out_len,
+                            uint8_t **bytes, size_t *n_bytes)
+{
+	struct ctl_inproc_call call = {.line = line, .len = len, .want_bytes = true};
+	run_call(ip, &call);
+	/* Done: nobody else touches the call now. */
+	*bytes = NULL;
+	*n_bytes = 0;
+	if (!call.reply) {
+		xfree(call.raw.p);
+		return NULL;
+	}
+	*bytes = call.raw.p;
+	*n_bytes = call.raw.len;
+	*out_len = call.reply_len;
+	return call.reply;
+}
+
+void ctl_ok_bytes(const struct ctl_chain_ctx *x, struct ctl_result *res, uint8_t *raw, size_t len)
+{
+	if (x->bytes && !x->bytes->p) {
+		/* An in-process caller takes the bytes read: no hex and back. */
+		x->bytes->p = raw;
+		x->bytes->len = len;
+		ctl_ok(res, json_string(""));
+		return;
+	}
+	ctl_ok(res, json_hex(raw, len));
+	xfree(raw);
+}
+
+bool ctl_inproc_wants_bytes(const struct ctl_client *c)
+{
+	return c->in_process && c->inproc && c->inproc->want_bytes;
+}
+
+void ctl_inproc_give_bytes(struct ctl_client *c, struct ctl_bytes *b)
+{
+	struct ctl_inproc *ip = c->d->ctl->inproc;
+	struct ctl_inproc_call *call = c->inproc;
+	/* One result's bytes a call: a second (a batch line) is not taken. */
+	if (ip && call && call->want_bytes) {
+		uv_mutex_lock(&ip->mu);
+		bool free_slot = !call->raw.p;
+		if (free_slot)
+			call->raw = *b;
+		uv_mutex_unlock(&ip->mu);
+		if (free_slot) {
+			b->p = NULL;
+			b->len = 0;
+			return;
+		}
+	}
+	xfree(b->p);
+	b->p = NULL;
+	b->len = 0;
 }
 
 char **ctl_inproc_call_texts(struct ctl_inproc *ip, const char *line, size_t len, size_t *n,

@@ -34,6 +34,17 @@ struct ctl_chain_ctx {
 	uint32_t n_peers; /**< connections when the request was posted (getblocktemplate on main) */
 	/** The fee estimator (NULL under -blocksonly): validation thread only. */
 	struct fees_estimator *fees;
+	/** Set when the caller takes a method's bytes as they are (ctl/inproc.c's
+	 * ctl_inproc_call_bytes, for REST's .bin and .hex): a method that has them
+	 * (getblock verbosity 0) stores them here and answers "" instead of their
+	 * hex. NULL for every other caller: their answers are unchanged. */
+	struct ctl_bytes *bytes;
+};
+
+/** A method's result as raw bytes, handed out of band (ctl_chain_ctx.bytes). */
+struct ctl_bytes {
+	uint8_t *p; /**< xmalloc'd, or NULL: the method gave none */
+	size_t len;
 };
 
 /** A loop-thread method (or a chain method's loop-thread finish). */
@@ -413,6 +424,25 @@ char *ctl_inproc_call(struct ctl_inproc *ip, const char *line, size_t len, size_
 char **ctl_inproc_call_texts(struct ctl_inproc *ip, const char *line, size_t len, size_t *n,
                              bool *batch);
 /** An in-process client's reply (send_texts' arguments, taken) to its worker. Loop thread. */
+/**
+ * ctl_inproc_call for a caller that takes a result's bytes out of band: as
+ * ctl_inproc_call, and *bytes (the caller's, xfree) the bytes a method
+ * stored in ctl_chain_ctx.bytes (its result then reads ""), or NULL when
+ * it stored none. Any thread but the loop's.
+ */
+char *ctl_inproc_call_bytes(struct ctl_inproc *ip, const char *line, size_t len, size_t *out_len,
+                            uint8_t **bytes, size_t *n_bytes);
+/**
+ * A method's bytes as its result (raw xmalloc'd, taken): handed over in
+ * x->bytes with "" as the result when the caller takes bytes, else their
+ * hex (Core's answer). Validation thread (a chain method's).
+ */
+void ctl_ok_bytes(const struct ctl_chain_ctx *x, struct ctl_result *res, uint8_t *raw, size_t len);
+/** Whether c's waiting call takes bytes (ctl_inproc_call_bytes). Loop thread. */
+bool ctl_inproc_wants_bytes(const struct ctl_client *c);
+/** Hand c's waiting call a method's bytes (b->p taken; freed when nobody takes them). Loop thread.
+ */
+void ctl_inproc_give_bytes(struct ctl_client *c, struct ctl_bytes *b);
 void ctl_inproc_deliver(struct ctl_client *c, char **texts, size_t n, bool batch);
 /** An in-process client closed: its worker, if still waiting, gets NULL. Loop thread. */
 void ctl_inproc_closed(struct ctl_client *c);

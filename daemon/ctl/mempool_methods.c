@@ -465,8 +465,7 @@ static void m_getrawtransaction(struct chain *c, const struct ctl_chain_ctx *x, 
 		return;
 	}
 	if (verbosity <= 0) {
-		ok(res, json_hex(raw, len));
-		xfree(raw);
+		ctl_ok_bytes(x, res, raw, len); /* hex, or the bytes themselves in process */
 		return;
 	}
 	/* A mempool transaction has no block, so no undo: Core prints verbosity

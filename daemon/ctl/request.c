@@ -43,9 +43,10 @@ struct ctl_job {
 	struct ctl_chain_ctx ctx;
 	json_t *args; /**< a deep copy: the validation thread's until the work is done */
 	struct ctl_result res;
-	bool legacy; /**< a JSON-RPC 1.0 request: answered in its shape */
-	bool render; /**< the validation thread renders the result into `text` */
-	char *text;  /**< the result as text (then res.result is NULL), or NULL */
+	bool legacy;            /**< a JSON-RPC 1.0 request: answered in its shape */
+	bool render;            /**< the validation thread renders the result into `text` */
+	char *text;             /**< the result as text (then res.result is NULL), or NULL */
+	struct ctl_bytes bytes; /**< a result's bytes for an in-process caller (ctx.bytes) */
 	size_t text_len;
 	/* On d->ctl->inflight from its post until it is back: getrpcinfo lists it. */
 	struct ctl_job *in_prev, *in_next;
@@ -247,6 +248,10 @@ static void job_done(struct daemon *d, struct val_job *vj)
 {
 	struct ctl_job *j = (struct ctl_job *)vj;
 	struct ctl_line *L = j->line;
+	/* Before the reply: the waiting call must hold them when it wakes. */
+	if (j->bytes.p && !vj->cancelled && !L->orphan && L->c)
+		ctl_inproc_give_bytes(L->c, &j->bytes);
+	xfree(j->bytes.p);
 	if (vj->cancelled) {
 		json_decref(j->args);
 		xfree(j->text);
@@ -334,6 +339,10 @@ static bool post_chain(struct daemon *d, struct ctl_line *L, size_t slot,
 	j->legacy = legacy;
 	/* A finish needs the tree on the loop; a notification gets no reply. */
 	j->render = L->texts && !m->finish && id;
+	/* Only a caller that takes bytes gets them, for a lone request (one
+	 * call has room for one result's bytes): every other answer is the text. */
+	if (L->c && id && !L->batch && !m->finish && ctl_inproc_wants_bytes(L->c))
+		j->ctx.bytes = &j->bytes;
 	inflight_add(d, j);
 	if (validation_post(d, &j->base)) {
 		inflight_remove(d, j);

@@ -74,8 +74,8 @@ static void ep_tx(const struct rest_ep *e, struct rest_answer *out)
 	rest_lower_hash(e->part, h);
 	/* The mempool, then -txindex's block (getrawtransaction's own order). */
 	struct rest_call c;
-	if (rest_run(e->call, e->ctx, "getrawtransaction",
-	             json_pack("[s, i]", h, f == REST_JSON ? 1 : 0), &c)) {
+	if (rest_run_bytes(e, "getrawtransaction", json_pack("[s, i]", h, f == REST_JSON ? 1 : 0),
+	                   &c)) {
 		if (!rest_common_failure(&c, out))
 			rest_fail(out, 404, "%.*s not found", (int)pl, e->part);
 		return;
@@ -106,8 +106,8 @@ static void block(const struct rest_ep *e, struct rest_answer *out, int verbosit
 	struct rest_call c;
 	int rc = f == REST_UNDEF
 	             ? rest_run(e->call, e->ctx, "getblockheader", json_pack("[s, b]", h, 0), &c)
-	             : rest_run(e->call, e->ctx, "getblock",
-	                        json_pack("[s, i]", h, f == REST_JSON ? verbosity : 0), &c);
+	             : rest_run_bytes(e, "getblock",
+	                              json_pack("[s, i]", h, f == REST_JSON ? verbosity : 0), &c);
 	if (rc) {
 		if (!rest_common_failure(&c, out))
 			rest_fail(out, 404, "%.*s not found", (int)pl, e->part);

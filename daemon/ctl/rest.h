@@ -45,8 +45,20 @@ enum rest_format {
  */
 typedef int (*rest_query_fn)(void *qctx, const char *key, const char **value);
 
+/**
+ * The dispatcher as rpc_call_fn, for a caller that takes a result's bytes
+ * out of band (ctl_inproc_call_bytes): *bytes (xmalloc'd, the caller's) the
+ * bytes a method handed over instead of their hex (its result then reads
+ * ""), or NULL when it handed none. Any thread but the loop's; may block.
+ */
+typedef char *(*rest_bytes_fn)(void *ctx, const char *line, size_t len, size_t *out_len,
+                               uint8_t **bytes, size_t *n_bytes);
+
 /** One REST request as the HTTP server read it. */
 struct rest_request {
+	/** The dispatcher taking bytes (same ctx as rest_answer's call), or NULL:
+	 * binary answers are made from the results' hex. */
+	rest_bytes_fn call_bytes;
 	const char *path; /**< the URI's path, from "/rest/", without the query */
 	rest_query_fn query;
 	void *qctx;
@@ -98,7 +110,7 @@ size_t rest_http_unescape(void *cls, struct MHD_Connection *c, char *s);
  * microhttpd.h). The connection's thread.
  */
 int rest_http_serve(struct MHD_Connection *conn, const char *url, const char *body, size_t len,
-                    rpc_call_fn call, void *ctx);
+                    rpc_call_fn call, rest_bytes_fn call_bytes, void *ctx);
 
 /* ---- ctl/rest_parse.c --------------------------------------------------- */
 
@@ -201,9 +213,13 @@ void rest_give(struct rest_answer *out, const char *type, struct rest_buf *b);
 /** Core's 404 for a format the endpoint lacks (json only, or all three). */
 void rest_no_format(struct rest_answer *out, bool json_only);
 
+struct rest_ep;
+
 /** One call's outcome: on success res/rlen point into line (freed by rest_done). */
 struct rest_call {
 	char *line;
+	uint8_t *bytes; /**< the result's bytes out of band (rest_run_bytes), or NULL */
+	size_t n_bytes;
 	const char *res;
 	size_t rlen;
 	int code;      /**< the dispatcher's error code; 0: a result */
@@ -218,6 +234,13 @@ struct rest_call {
  */
 int rest_run(rpc_call_fn callfn, void *ctx, const char *method, json_t *params,
              struct rest_call *c);
+/**
+ * rest_run for a result an endpoint answers as bytes: through the
+ * request's call_bytes when it has one, so c->bytes may hold the result's
+ * bytes (getblock verbosity 0) instead of its hex; else as rest_run.
+ */
+int rest_run_bytes(const struct rest_ep *e, const char *method, json_t *params,
+                   struct rest_call *c);
 /** Free a call's reply. Idempotent. */
 void rest_done(struct rest_call *c);
 /** The result parsed (a new reference), or NULL. */
@@ -228,8 +251,9 @@ bool rest_common_failure(const struct rest_call *c, struct rest_answer *out);
 void rest_lower_hash(const char *s, char out[65]);
 /** A string result of lower-case hex digits, even in number: its contents and length, or NULL. */
 const char *rest_result_hex(const struct rest_call *c, size_t *len);
-/** A hex string result as the .bin (bytes) or .hex (text and a newline) answer. */
-void rest_answer_hex(const struct rest_call *c, enum rest_format f, struct rest_answer *out);
+/** A hex string result (or c->bytes, taken) as the .bin (bytes) or .hex (text and a newline)
+ * answer. */
+void rest_answer_hex(struct rest_call *c, enum rest_format f, struct rest_answer *out);
 /** A result spliced as the .json answer, with Core's newline. */
 void rest_answer_json(const struct rest_call *c, struct rest_answer *out);
 

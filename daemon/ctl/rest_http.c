@@ -120,11 +120,15 @@ static int rest_query(void *qctx, const char *key, const char **value)
 }
 
 int rest_http_serve(struct MHD_Connection *conn, const char *url, const char *body, size_t len,
-                    rpc_call_fn call, void *ctx)
+                    rpc_call_fn call, rest_bytes_fn call_bytes, void *ctx)
 {
 	struct query q = {.conn = conn, .path = url};
-	struct rest_request rq = {
-	    .path = url, .query = rest_query, .qctx = &q, .body = body, .len = len};
+	struct rest_request rq = {.call_bytes = call_bytes,
+	                          .path = url,
+	                          .query = rest_query,
+	                          .qctx = &q,
+	                          .body = body,
+	                          .len = len};
 	struct rest_answer a;
 	rest_answer(&rq, call, ctx, &a);
 	xfree(q.last);

@@ -188,8 +188,22 @@ void rest_no_format(struct rest_answer *out, bool json_only)
 static const char OK_PRE[] = "{\"jsonrpc\":\"2.0\",\"result\":";
 static const char OK_POST[] = ",\"id\":0}";
 
+static int run(rpc_call_fn callfn, rest_bytes_fn bytesfn, void *ctx, const char *method,
+               json_t *params, struct rest_call *c);
+
 /* method(params...) on the dispatcher; params (stolen) an array. 0: a result. */
 int rest_run(rpc_call_fn callfn, void *ctx, const char *method, json_t *params, struct rest_call *c)
+{
+	return run(callfn, NULL, ctx, method, params, c);
+}
+
+int rest_run_bytes(const struct rest_ep *e, const char *method, json_t *params, struct rest_call *c)
+{
+	return run(e->call, e->rq->call_bytes, e->ctx, method, params, c);
+}
+
+static int run(rpc_call_fn callfn, rest_bytes_fn bytesfn, void *ctx, const char *method,
+               json_t *params, struct rest_call *c)
 {
 	memset(c, 0, sizeof(*c));
 	json_t *req = params ? json_pack("{s:s, s:s, s:o, s:i}", "jsonrpc", "2.0", "method", method,
@@ -203,9 +217,13 @@ int rest_run(rpc_call_fn callfn, void *ctx, const char *method, json_t *params, 
 		return -1;
 	}
 	size_t n = 0;
-	char *r = callfn(ctx, text, strlen(text), &n);
+	char *r = bytesfn ? bytesfn(ctx, text, strlen(text), &n, &c->bytes, &c->n_bytes)
+	                  : callfn(ctx, text, strlen(text), &n);
 	xfree(text);
 	if (!r) {
+		xfree(c->bytes); /* no answer: nothing to answer with */
+		c->bytes = NULL;
+		c->n_bytes = 0;
 		c->gone = true;
 		c->code = -1;
 		snprintf(c->msg, sizeof(c->msg), "peerd is shutting down");
@@ -219,6 +237,9 @@ int rest_run(rpc_call_fn callfn, void *ctx, const char *method, json_t *params, 
 		c->rlen = n - pre - post;
 		return 0;
 	}
+	xfree(c->bytes); /* an error's: nothing to answer with */
+	c->bytes = NULL;
+	c->n_bytes = 0;
 	json_t *v = json_loadb(r, n, 0, NULL);
 	xfree(r);
 	json_t *e = json_object_get(v, "error");
@@ -235,6 +256,9 @@ void rest_done(struct rest_call *c)
 {
 	xfree(c->line);
 	c->line = NULL;
+	xfree(c->bytes);
+	c->bytes = NULL;
+	c->n_bytes = 0;
 }
 
 /* The result parsed (any JSON value), or NULL. */
@@ -283,9 +307,44 @@ const char *rest_result_hex(const struct rest_call *c, size_t *len)
 	return c->res + 1;
 }
 
-/* A hex result as the endpoint's bin or hex answer. */
-void rest_answer_hex(const struct rest_call *c, enum rest_format f, struct rest_answer *out)
+/* Bytes handed over (taken) as the bin answer as they are, or as hex text. */
+static void answer_bytes(struct rest_call *c, enum rest_format f, struct rest_answer *out)
 {
+	static const char digits[] = "0123456789abcdef";
+	uint8_t *p = c->bytes;
+	size_t n = c->n_bytes;
+	c->bytes = NULL;
+	c->n_bytes = 0;
+	if (f == REST_BIN) {
+		/* The buffer the method read is the body: no copy. */
+		struct rest_buf b = {.p = (char *)p, .len = n, .cap = n};
+		rest_give(out, REST_TYPE_BIN, &b);
+		return;
+	}
+	char *t = n < (SIZE_MAX - 2) / 2 ? xmalloc(2 * n + 2) : NULL;
+	if (!t) {
+		xfree(p);
+		rest_fail(out, 500, "out of memory");
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		t[2 * i] = digits[p[i] >> 4];
+		t[2 * i + 1] = digits[p[i] & 15];
+	}
+	t[2 * n] = '\n';
+	t[2 * n + 1] = 0;
+	xfree(p);
+	struct rest_buf b = {.p = t, .len = 2 * n + 1, .cap = 2 * n + 2};
+	rest_give(out, REST_TYPE_TEXT, &b);
+}
+
+/* A hex result as the endpoint's bin or hex answer. */
+void rest_answer_hex(struct rest_call *c, enum rest_format f, struct rest_answer *out)
+{
+	if (c->bytes && c->rlen == 2 && memcmp(c->res, "\"\"", 2) == 0) {
+		answer_bytes(c, f, out);
+		return;
+	}
 	size_t n = 0;
 	const char *h = rest_result_hex(c, &n);
 	struct rest_buf b = {0};

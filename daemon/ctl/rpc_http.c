@@ -127,6 +127,14 @@ static char *door_call(void *ctx, const char *line, size_t len, size_t *out_len)
 	return ctl_inproc_call(h->ip, line, len, out_len);
 }
 
+/* rest_bytes_fn: as door_call, a result's bytes out of band (REST's binary answers). */
+static char *door_call_bytes(void *ctx, const char *line, size_t len, size_t *out_len,
+                             uint8_t **bytes, size_t *n_bytes)
+{
+	struct rpc_http *h = ctx;
+	return ctl_inproc_call_bytes(h->ip, line, len, out_len, bytes, n_bytes);
+}
+
 /* rpc_batch_fn: a batch line the same way, its replies by request. */
 static char **door_batch(void *ctx, const char *line, size_t len, size_t *n, bool *batch)
 {
@@ -269,7 +277,7 @@ static enum MHD_Result rest_reply(struct rpc_http *h, struct MHD_Connection *con
 {
 	if (gate_enter(h))
 		return answer_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "Work queue depth exceeded");
-	bool ok = rest_http_serve(conn, url, r->body, r->len, door_call, h);
+	bool ok = rest_http_serve(conn, url, r->body, r->len, door_call, door_call_bytes, h);
 	gate_leave(h);
 	return ok ? MHD_YES : MHD_NO;
 }

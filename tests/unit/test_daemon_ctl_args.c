@@ -7,8 +7,9 @@
  * as NULL and crashed peerd (generatetodescriptor 2 null, submitheader
  * null, prioritisetransaction TXID 1): now Core's check answers before
  * any method runs (daemon/ctl/args.c) with Core's code and text, and the
- * daemon goes on answering. Then the named-argument rules and the method
- * table's own consistency.
+ * daemon goes on answering. Then the named-argument rules, the method
+ * table's own consistency, and a result's bytes out of band for an
+ * in-process caller that takes them (ctl_inproc_call_bytes: REST's .bin).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -280,6 +281,108 @@ static void test_method_tables(void **state)
 	}
 }
 
+/* ---- a result's bytes out of band (REST's binary answers) ----------------- */
+
+#define GENESIS "0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206"
+
+struct bytes_call {
+	struct ctl_inproc *ip;
+	const char *line;
+	bool want_bytes;
+	char *reply;
+	size_t reply_len;
+	uint8_t *bytes;
+	size_t n_bytes;
+	_Atomic bool done;
+};
+
+/* An HTTP worker's side: the call blocks until the loop answers. */
+static void bytes_thread(void *arg)
+{
+	struct bytes_call *bc = arg;
+	if (bc->want_bytes)
+		bc->reply = ctl_inproc_call_bytes(bc->ip, bc->line, strlen(bc->line),
+		                                  &bc->reply_len, &bc->bytes, &bc->n_bytes);
+	else
+		bc->reply = ctl_inproc_call(bc->ip, bc->line, strlen(bc->line), &bc->reply_len);
+	bc->done = true;
+}
+
+/* line through ctl/inproc.c from a thread while the loop runs; the reply parsed. */
+static json_t *inproc(struct af *a, const char *line, bool want_bytes, struct bytes_call *bc)
+{
+	memset(bc, 0, sizeof(*bc));
+	bc->ip = a->t->d->ctl->inproc;
+	bc->line = line;
+	bc->want_bytes = want_bytes;
+	uv_thread_t th;
+	assert_int_equal(uv_thread_create(&th, bytes_thread, bc), 0);
+	for (int spins = 0; spins < 50000 && !bc->done; spins++) {
+		uv_run(&a->t->loop, UV_RUN_NOWAIT);
+		usleep(100);
+	}
+	assert_int_equal(uv_thread_join(&th), 0);
+	assert_non_null(bc->reply);
+	json_t *v = json_loadb(bc->reply, bc->reply_len, 0, NULL);
+	assert_non_null(v);
+	xfree(bc->reply);
+	return v;
+}
+
+static void test_result_bytes(void **state)
+{
+	struct af *a = *state;
+	const char *req = "{\"method\": \"getblock\", \"params\": [\"" GENESIS "\", 0], \"id\": 1}";
+	json_t *r = call(a, req);
+	const char *hex = json_string_value(json_object_get(r, "result"));
+	assert_non_null(hex);
+	size_t n = strlen(hex) / 2;
+	uint8_t want[512];
+	assert_true(n > 80 && n <= sizeof(want));
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(sscanf(hex + 2 * i, "%2hhx", &want[i]), 1);
+	/* A caller that takes bytes: the block read, its result "". */
+	struct bytes_call bc;
+	json_t *v = inproc(a, req, true, &bc);
+	assert_string_equal(json_string_value(json_object_get(v, "result")), "");
+	assert_non_null(bc.bytes);
+	assert_int_equal(bc.n_bytes, n);
+	assert_memory_equal(bc.bytes, want, n);
+	xfree(bc.bytes);
+	json_decref(v);
+	/* The same caller, a result with no bytes: the JSON as ever. */
+	v = inproc(a, "{\"method\": \"getblock\", \"params\": [\"" GENESIS "\", 1], \"id\": 1}",
+	           true, &bc);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(v, "result"), "hash")), GENESIS);
+	assert_null(bc.bytes);
+	json_decref(v);
+	/* An error hands nothing over. */
+	v = inproc(a, "{\"method\": \"getblock\", \"params\": [\"" GENESIS "\", \"x\"], \"id\": 1}",
+	           true, &bc);
+	assert_non_null(json_object_get(v, "error"));
+	assert_null(bc.bytes);
+	json_decref(v);
+	/* A batch line gets the hex in each reply: one call, one slot for bytes. */
+	char batch[512];
+	snprintf(batch, sizeof(batch), "[%s, %s]", req, req);
+	v = inproc(a, batch, true, &bc);
+	assert_int_equal(json_array_size(v), 2);
+	for (size_t i = 0; i < 2; i++)
+		assert_string_equal(
+		    json_string_value(json_object_get(json_array_get(v, i), "result")), hex);
+	assert_null(bc.bytes);
+	json_decref(v);
+	/* Every other caller gets the hex, as the control socket does. */
+	v = inproc(a, req, false, &bc);
+	assert_string_equal(json_string_value(json_object_get(v, "result")), hex);
+	json_decref(v);
+	json_t *again = call(a, req);
+	assert_string_equal(json_string_value(json_object_get(again, "result")), hex);
+	json_decref(again);
+	json_decref(r);
+}
+
 int main(void)
 {
 	tf_global_init();
@@ -289,6 +392,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_counts_and_named_args, af_setup, af_teardown),
 	    cmocka_unit_test_setup_teardown(test_prioritise_saturates, af_setup, af_teardown),
 	    cmocka_unit_test_setup_teardown(test_core_only_methods, af_setup, af_teardown),
+	    cmocka_unit_test_setup_teardown(test_result_bytes, af_setup, af_teardown),
 	    cmocka_unit_test(test_method_tables),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
