@@ -121,6 +121,8 @@ static struct sync_cmpct_state *state(struct daemon *d)
 
 void sync_cmpct_release(struct daemon *d)
 {
+	xfree(d->sync->cmpct_recent);
+	d->sync->cmpct_recent = NULL;
 	struct sync_cmpct_state *s = d->sync->cmpct;
 	if (!s)
 		return;
@@ -225,6 +227,10 @@ static void job_work(struct chain *c, struct mempool *mp, struct val_job *j)
 	err = cmpct_partial_fill(&cj->pb, NULL, 0, true, &cj->block, &b);
 	if (err == 0 && !sync_cmpct_hb_early_build(c, &b, prev, &cj->early))
 		proto_writer_release(&cj->early);
+	else if (err == 0)
+		/* Pushed from here: the chain listener (sync/cmpct_recent.c)
+		 * need not build it again when the block is accepted. */
+		cj->d->sync->cmpct_fast_height = prev->height + 1;
 	proto_block_release(&b);
 	cj->out = err == 0 ? OUT_BLOCK : err == CMPCT_EINVALID ? OUT_INVALID : OUT_FAILED;
 out:
@@ -308,8 +314,16 @@ static void job_done(struct daemon *d, struct val_job *j)
 	case OUT_BLOCK:
 		s->rebuilt++;
 		s->extra_used += cj->pb.extra_count;
-		if (cj->early.len)
-			sync_cmpct_hb_push_early(d, &cj->hash, &cj->hdr.prev, &cj->early);
+		if (cj->early.len) {
+			/* Built while the parent was the tip: still ours? */
+			int32_t height = chainview_height(d);
+			const struct chainview_rec *tip = chainview_at(d, height);
+			if (!d->view->ibd && tip && proto_hash_eq(&tip->hash, &cj->hdr.prev))
+				sync_cmpct_hb_push_early(d, &cj->hash, &cj->hdr.prev, height,
+				                         cj->early.buf, cj->early.len);
+			sync_cmpct_recent_set(d, &cj->hash, &cj->early.buf, cj->early.len);
+			cj->early.len = 0;
+		}
 		take_block(p, s, &cj->block, cj->raw_len);
 		break;
 	case OUT_MISSING: {
@@ -499,6 +513,8 @@ json_t *sync_cmpct_stats_json(struct daemon *d)
 		json_object_set_new(o, "whole_block_asked", json_integer((json_int_t)s->whole));
 		json_object_set_new(o, "hb_pushed_before_connect",
 		                    json_integer((json_int_t)d->sync->cmpct_pushed_early));
+		json_object_set_new(o, "recent_reused",
+		                    json_integer((json_int_t)d->sync->cmpct_recent_reused));
 	}
 	return o;
 }
