@@ -458,8 +458,9 @@ bool sync_cmpct_hb_from(const struct peer *p);
 /**
  * Part of relay_new_tip: a one-block step of the tip, out of initial
  * block download, goes as a cmpctblock to every high-bandwidth peer that
- * lacks it (built on the validation thread, Core's NewPoWValidBlock, but
- * after connecting). Marks those peers as knowing it, so the headers/inv
+ * still lacks it after the push before connecting (sync/cmpct_recent.c):
+ * the most recent frame when it is this block's, else one built on the
+ * validation thread. Marks those peers as knowing it, so the headers/inv
  * announcement skips them. Loop thread.
  */
 void sync_cmpct_hb_push(struct daemon *d, const struct chainview_update *u);
