@@ -95,8 +95,9 @@ struct sync_cmpct_job {
 	 * requested_block_from_this_peer: */
 	uint32_t others; /* other peers downloading this block (partials, the window's getdata) */
 	bool asked_here; /* the window asked this peer for it */
-	bool optimistic; /* others >= INFLIGHT_PER_BLOCK: rebuild only if nothing is missing */
-	uint8_t *raw;    /* the cmpctblock's bytes */
+	bool outbound_others; /* one of them outbound (IsBlockRequestedFromOutbound) */
+	bool optimistic;      /* others >= INFLIGHT_PER_BLOCK: rebuild only if nothing is missing */
+	uint8_t *raw;         /* the cmpctblock's bytes */
 	size_t raw_len;
 	enum outcome out;
 	struct proto_block_header hdr;
@@ -328,10 +329,12 @@ static void job_done(struct daemon *d, struct val_job *j)
 		break;
 	case OUT_MISSING: {
 		/* Core: the first in flight asks what is missing; after it, only
-		 * a high-bandwidth peer of ours, and an inbound one only while
-		 * fewer than two others download it. The rest give up. */
-		if (cj->others && !(sync_cmpct_hb_to(p) &&
-		                    (!p->inbound || cj->others < INFLIGHT_PER_BLOCK - 1))) {
+		 * a high-bandwidth peer of ours, and an inbound one only while an
+		 * outbound peer downloads it too (IsBlockRequestedFromOutbound:
+		 * take what we can get) or fewer than two others do (the last
+		 * slot kept for an outbound one). The rest give up. */
+		if (cj->others && !(sync_cmpct_hb_to(p) && (!p->inbound || cj->outbound_others ||
+		                                            cj->others < INFLIGHT_PER_BLOCK - 1))) {
 			s->gave_up++;
 			break;
 		}
@@ -407,16 +410,21 @@ void sync_cmpct_on_cmpctblock(struct peer *p, const struct proto_msg *m)
 		/* A partial of a peer that left downloads nothing (Core drops
 		 * its in-flight entries at the disconnect). */
 		const struct peer *q = peer_by_id(d, e->peer_id);
-		if (q && q->state == PEER_ACTIVE)
+		if (q && q->state == PEER_ACTIVE) {
 			cj->others++;
+			cj->outbound_others |= !q->inbound;
+		}
 	}
 	for (uint32_t i = 0; i < d->sync->n_win; i++) {
 		const struct sync_block *b = &d->sync->win[i];
 		if (b->peer && !b->received && proto_hash_eq(&b->hash, &cj->hash)) {
-			if (b->peer == p->id + 1)
+			if (b->peer == p->id + 1) {
 				cj->asked_here = true;
-			else
+			} else {
+				const struct peer *q = peer_by_id(d, b->peer - 1);
 				cj->others++;
+				cj->outbound_others |= q && !q->inbound;
+			}
 		}
 	}
 	cj->optimistic = cj->others >= INFLIGHT_PER_BLOCK && !cj->asked_here;

@@ -8,13 +8,14 @@ The blocks that fail only when connected (a transaction spending an
 output nobody has) show the push came before the connect: peerd never
 announces a block it could not connect."""
 import os
+import time
 import struct
 
 import pytest
 
 from bitcoind import wait_until
 from conftest import frame, ser_compact
-from test_cmpct_core import cmpct_stats, peer, sha256d, start_core_and_peerd
+from test_cmpct_core import cmpct_stats, cmpctblock, peer, sha256d, start_core_and_peerd
 from test_cmpct_rules import _block_with_orphan, alone
 
 pytestmark = pytest.mark.interop
@@ -128,3 +129,83 @@ def test_submitted_block_pushed_before_connecting(make_peerd, make_bitcoind):
     # It failed to connect: the push came first.
     assert d.rpc("getbestblockhash") == tip
     hb.close()
+
+
+def _empty_block_on(d):
+    """A coinbase-only block on peerd's tip (raw bytes), valid."""
+    from bitcoin.core import CBlock, CBlockHeader, COutPoint, CTransaction, CTxIn, CTxOut, lx
+    from bitcoin.core.script import OP_TRUE, CScript
+
+    info = d.rpc("getblockchaininfo")
+    tip = d.rpc("getblockheader", info["bestblockhash"])
+    coinbase = CTransaction([CTxIn(COutPoint(), CScript([info["blocks"] + 1, b"\x00\x00"]))],
+                            [CTxOut(0, CScript([OP_TRUE]))])
+    merkle = CBlock(vtx=[coinbase]).calc_merkle_root()
+    target = 0x7FFFFF << (8 * (0x20 - 3))
+    for nonce in range(10000):
+        hdr = CBlockHeader(nVersion=0x20000000, hashPrevBlock=lx(info["bestblockhash"]),
+                           hashMerkleRoot=merkle, nTime=max(tip["time"] + 1, int(time.time())),
+                           nBits=0x207FFFFF, nNonce=nonce)
+        if int.from_bytes(sha256d(hdr.serialize()), "little") <= target:
+            return CBlock(nVersion=hdr.nVersion, hashPrevBlock=hdr.hashPrevBlock,
+                          hashMerkleRoot=merkle, nTime=hdr.nTime, nBits=hdr.nBits, nNonce=nonce,
+                          vtx=[coinbase]).serialize()
+    raise AssertionError("no nonce")
+
+
+def _hb_to(d, a):
+    """An inbound scripted peer peerd asked for high-bandwidth compact
+    blocks: it sent sendcmpct(0, 2) and then the block that became peerd's
+    tip (Core's MaybeSetPeerAsAnnouncingHeaderAndIDs); A gets it too."""
+    p = peer(d)
+    p.send_raw(frame("sendcmpct", struct.pack("<?Q", False, 2)))
+    raw = _empty_block_on(d)
+    h = sha256d(raw[:80])[::-1].hex()
+    p.send_raw(frame("block", raw))
+    wait_until(lambda: d.rpc("getbestblockhash") == h, 10, "peerd to take the block")
+    p.recv_until("sendcmpct", timeout=10)
+    a.rpc("submitblock", raw.hex())
+    assert a.getbestblockhash() == h
+    return p
+
+
+def test_inbound_high_bandwidth_asks_when_an_outbound_peer_downloads(make_peerd, make_bitcoind):
+    """Core's getblocktxn rule after the first in flight: an inbound
+    high-bandwidth peer asks what is missing when fewer than two others
+    download the block, or when one of them is outbound
+    (IsBlockRequestedFromOutbound). Here two others download it, one of
+    them outbound: the third, inbound, still asks."""
+    from test_cmpct_core import send_txs, unbroadcast_tx
+    from test_daemon_outbound import Listener, answer_handshake
+
+    a, d = start_core_and_peerd(make_peerd, make_bitcoind)
+    txids = send_txs(a, d, 3)
+    hidden = unbroadcast_tx(a)
+    alone(a, d)
+    srv = Listener()
+    d.rpc("addnode", "127.0.0.1:%d" % srv.port, "add")
+    x = srv.accept()
+    answer_handshake(x)
+    x.recv_until("feefilter")
+    x.sync_with_ping()
+    h1 = _hb_to(d, a)
+    h2 = _hb_to(d, a)
+    blk = a.rpc("generateblock", a.new_address("bech32"), txids + [hidden], False)
+    msg, header, _ = cmpctblock(bytes.fromhex(blk["hex"]))
+    before = cmpct_stats(d)
+    # The outbound peer first: the first in flight asks.
+    x.send_raw(frame("cmpctblock", msg))
+    x.recv_until("getblocktxn", timeout=10)
+    # An inbound high-bandwidth one, one other downloading: asks.
+    h1.send_raw(frame("cmpctblock", msg))
+    h1.recv_until("getblocktxn", timeout=10)
+    # Another, two others downloading, one of them outbound: asks too.
+    h2.send_raw(frame("cmpctblock", msg))
+    m = h2.recv_until("getblocktxn", timeout=10)
+    assert m.payload[:32] == sha256d(header)
+    s = cmpct_stats(d)
+    assert s["getblocktxn_sent"] == before["getblocktxn_sent"] + 3, s
+    assert s["gave_up"] == before["gave_up"], s
+    for p in (x, h1, h2):
+        p.close()
+    srv.close()
