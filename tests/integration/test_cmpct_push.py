@@ -209,3 +209,39 @@ def test_inbound_high_bandwidth_asks_when_an_outbound_peer_downloads(make_peerd,
     for p in (x, h1, h2):
         p.close()
     srv.close()
+
+
+def test_block_completed_by_blocktxn_pushed_before_connecting(make_peerd, make_bitcoind):
+    """A cmpctblock with a transaction peerd never saw: one getblocktxn
+    round, and the block the blocktxn completes goes to the high-bandwidth
+    peer before it is connected."""
+    import io
+
+    from conftest import read_compact
+    from test_cmpct_core import send_txs, split_block, unbroadcast_tx
+
+    a, d = start_core_and_peerd(make_peerd, make_bitcoind)
+    txids = send_txs(a, d, 2)
+    hidden = unbroadcast_tx(a)
+    alone(a, d)
+    blk = a.rpc("generateblock", a.new_address("bech32"), txids + [hidden], False)
+    raw = bytes.fromhex(blk["hex"])
+    msg, header, _ = cmpctblock(raw)
+    _, all_txs = split_block(raw)
+    hb = _hb_peer(d)
+    sender = peer(d)
+    s0 = cmpct_stats(d)
+    sender.send_raw(frame("cmpctblock", msg))
+    m = sender.recv_until("getblocktxn", timeout=10)
+    f = io.BytesIO(m.payload[32:])
+    assert read_compact(f) == 1
+    index = read_compact(f)
+    sender.send_raw(frame("blocktxn", sha256d(header) + ser_compact(1) + all_txs[index]))
+    got = hb.recv_until("cmpctblock", timeout=10)
+    assert got.payload[:80] == header
+    wait_until(lambda: d.rpc("getbestblockhash") == blk["hash"], 20, "peerd to take the block")
+    s = cmpct_stats(d)
+    assert s["rebuilt_with_getblocktxn"] == s0["rebuilt_with_getblocktxn"] + 1, s
+    assert s["hb_pushed_before_connect"] == s0["hb_pushed_before_connect"] + 1, s
+    hb.close()
+    sender.close()
