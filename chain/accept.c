@@ -88,6 +88,15 @@ int chain_accept_block(struct chain *c, const uint8_t *raw, size_t len, struct p
 			chain_mark_invalid(c, n);
 		return err;
 	}
+	/* Core's AcceptBlock: relay now, before the block is written and
+	 * connected (NewPoWValidBlock), when it is new, builds on the tip and
+	 * we are out of initial block download; a replay from disk (pos given)
+	 * is not news. */
+	if (!pos && n->prev && n->prev == chain_tip(c) && !chain_in_ibd(c)) {
+		for (size_t i = 0; i < c->n_listeners; i++)
+			if (c->listeners[i].new_pow_valid_block)
+				c->listeners[i].new_pow_valid_block(c->listeners[i].ctx, c, n, b);
+	}
 	struct chain_pos written;
 	if (!pos) {
 		if ((err = chain_store_write_block(c->store, raw, len, &written))) {

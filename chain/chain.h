@@ -393,10 +393,17 @@ struct chain_listener {
 	/** The chain is being freed (chain_close, or chain_open failing after
 	 * `attach`) with this listener still registered: let go of it. */
 	void (*chain_closed)(void *ctx, struct chain *c);
+	/** Block b (index entry n), new, on the active tip, passed CheckBlock
+	 * and ContextualCheckBlock and is about to be stored and connected,
+	 * out of initial block download (Core's NewPoWValidBlock): it may be
+	 * relayed now, though connecting it may still fail. */
+	void (*new_pow_valid_block)(void *ctx, struct chain *c, const struct chain_node *n,
+	                            struct proto_block *b);
 	void *ctx;
 };
-/** Most listeners a chain keeps. */
-#define CHAIN_MAX_LISTENERS 4
+/** Most listeners a chain keeps (the mempool, ZMQ, compact-block relay, the
+ * fee estimator, the indexes, a reindex's own, and room for two more). */
+#define CHAIN_MAX_LISTENERS 8
 /**
  * Register a listener (copied); listeners are told in the order they
  * registered. 0, or CHAIN_EOVERFLOW when CHAIN_MAX_LISTENERS are there.

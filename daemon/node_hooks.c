@@ -49,14 +49,18 @@ static void on_new_tip(struct daemon *d, const struct chainview_update *u)
 }
 
 /*
- * Validation thread, after every job: the ZMQ notifications start
- * listening to the chain and the pool on the first call (notify/zmq_events.c),
+ * Validation thread, after every job: the ZMQ notifications and the
+ * compact-block push (sync/cmpct_recent.c) start listening to the chain
+ * on the first call (notify/zmq_events.c),
  * then the mempool's changes go to relay (txrelay/announce.c).
  */
 static struct val_job *on_feed_take(struct daemon *d, struct chain *c, struct mempool *mp)
 {
 	notify_zmq_attach(d, c, mp);
 	fees_hooks_attach(d, c, mp);
+	/* sync/cmpct_recent.c: new blocks to high-bandwidth peers before
+	 * they are connected (Core's NewPoWValidBlock). */
+	sync_cmpct_attach(d, c);
 	return txrelay_feed_take(d, c, mp);
 }
 

@@ -154,6 +154,15 @@ const char *validation_netdir(const struct daemon *d);
  * stopping (the job was not taken: the caller still owns it). Loop thread.
  */
 int validation_post(struct daemon *d, struct val_job *j);
+/**
+ * Validation thread, from inside a job's work (a chain listener's call):
+ * hand j to the loop now, ahead of the running job's own result, so its
+ * done runs without waiting for the job to end (Core relays a new block
+ * from AcceptBlock, before connecting it). j->work is not called; done
+ * always runs (cancelled only as any result at shutdown). Not counted in
+ * validation_settled.
+ */
+void validation_send_now(struct daemon *d, struct val_job *j);
 /** Ask the thread to stop after its current job and close (flush) the chain. Idempotent. */
 void validation_stop(struct daemon *d);
 /**

@@ -555,6 +555,17 @@ int validation_post(struct daemon *d, struct val_job *j)
 	return stopping ? -ESHUTDOWN : 0;
 }
 
+void validation_send_now(struct daemon *d, struct val_job *j)
+{
+	struct validation *v = d->val;
+	j->cancelled = false;
+	j->counted = false;
+	uv_mutex_lock(&v->mu);
+	queue_push(&v->out_head, &v->out_tail, j);
+	wake_loop_locked(v);
+	uv_mutex_unlock(&v->mu);
+}
+
 bool validation_settled(const struct daemon *d)
 {
 	const struct validation *v = d->val;

@@ -95,8 +95,9 @@ struct sync_cmpct_job {
 	 * requested_block_from_this_peer: */
 	uint32_t others; /* other peers downloading this block (partials, the window's getdata) */
 	bool asked_here; /* the window asked this peer for it */
-	bool optimistic; /* others >= INFLIGHT_PER_BLOCK: rebuild only if nothing is missing */
-	uint8_t *raw;    /* the cmpctblock's bytes */
+	bool outbound_others; /* one of them outbound (IsBlockRequestedFromOutbound) */
+	bool optimistic;      /* others >= INFLIGHT_PER_BLOCK: rebuild only if nothing is missing */
+	uint8_t *raw;         /* the cmpctblock's bytes */
 	size_t raw_len;
 	enum outcome out;
 	struct proto_block_header hdr;
@@ -121,6 +122,8 @@ static struct sync_cmpct_state *state(struct daemon *d)
 
 void sync_cmpct_release(struct daemon *d)
 {
+	xfree(d->sync->cmpct_recent);
+	d->sync->cmpct_recent = NULL;
 	struct sync_cmpct_state *s = d->sync->cmpct;
 	if (!s)
 		return;
@@ -225,6 +228,10 @@ static void job_work(struct chain *c, struct mempool *mp, struct val_job *j)
 	err = cmpct_partial_fill(&cj->pb, NULL, 0, true, &cj->block, &b);
 	if (err == 0 && !sync_cmpct_hb_early_build(c, &b, prev, &cj->early))
 		proto_writer_release(&cj->early);
+	else if (err == 0)
+		/* Pushed from here: the chain listener (sync/cmpct_recent.c)
+		 * need not build it again when the block is accepted. */
+		cj->d->sync->cmpct_fast_height = prev->height + 1;
 	proto_block_release(&b);
 	cj->out = err == 0 ? OUT_BLOCK : err == CMPCT_EINVALID ? OUT_INVALID : OUT_FAILED;
 out:
@@ -308,16 +315,26 @@ static void job_done(struct daemon *d, struct val_job *j)
 	case OUT_BLOCK:
 		s->rebuilt++;
 		s->extra_used += cj->pb.extra_count;
-		if (cj->early.len)
-			sync_cmpct_hb_push_early(d, &cj->hash, &cj->hdr.prev, &cj->early);
+		if (cj->early.len) {
+			/* Built while the parent was the tip: still ours? */
+			int32_t height = chainview_height(d);
+			const struct chainview_rec *tip = chainview_at(d, height);
+			if (!d->view->ibd && tip && proto_hash_eq(&tip->hash, &cj->hdr.prev))
+				sync_cmpct_hb_push_early(d, &cj->hash, &cj->hdr.prev, height,
+				                         cj->early.buf, cj->early.len);
+			sync_cmpct_recent_set(d, &cj->hash, &cj->early.buf, cj->early.len);
+			cj->early.len = 0;
+		}
 		take_block(p, s, &cj->block, cj->raw_len);
 		break;
 	case OUT_MISSING: {
 		/* Core: the first in flight asks what is missing; after it, only
-		 * a high-bandwidth peer of ours, and an inbound one only while
-		 * fewer than two others download it. The rest give up. */
-		if (cj->others && !(sync_cmpct_hb_to(p) &&
-		                    (!p->inbound || cj->others < INFLIGHT_PER_BLOCK - 1))) {
+		 * a high-bandwidth peer of ours, and an inbound one only while an
+		 * outbound peer downloads it too (IsBlockRequestedFromOutbound:
+		 * take what we can get) or fewer than two others do (the last
+		 * slot kept for an outbound one). The rest give up. */
+		if (cj->others && !(sync_cmpct_hb_to(p) && (!p->inbound || cj->outbound_others ||
+		                                            cj->others < INFLIGHT_PER_BLOCK - 1))) {
 			s->gave_up++;
 			break;
 		}
@@ -393,16 +410,21 @@ void sync_cmpct_on_cmpctblock(struct peer *p, const struct proto_msg *m)
 		/* A partial of a peer that left downloads nothing (Core drops
 		 * its in-flight entries at the disconnect). */
 		const struct peer *q = peer_by_id(d, e->peer_id);
-		if (q && q->state == PEER_ACTIVE)
+		if (q && q->state == PEER_ACTIVE) {
 			cj->others++;
+			cj->outbound_others |= !q->inbound;
+		}
 	}
 	for (uint32_t i = 0; i < d->sync->n_win; i++) {
 		const struct sync_block *b = &d->sync->win[i];
 		if (b->peer && !b->received && proto_hash_eq(&b->hash, &cj->hash)) {
-			if (b->peer == p->id + 1)
+			if (b->peer == p->id + 1) {
 				cj->asked_here = true;
-			else
+			} else {
+				const struct peer *q = peer_by_id(d, b->peer - 1);
 				cj->others++;
+				cj->outbound_others |= q && !q->inbound;
+			}
 		}
 	}
 	cj->optimistic = cj->others >= INFLIGHT_PER_BLOCK && !cj->asked_here;
@@ -499,6 +521,8 @@ json_t *sync_cmpct_stats_json(struct daemon *d)
 		json_object_set_new(o, "whole_block_asked", json_integer((json_int_t)s->whole));
 		json_object_set_new(o, "hb_pushed_before_connect",
 		                    json_integer((json_int_t)d->sync->cmpct_pushed_early));
+		json_object_set_new(o, "recent_reused",
+		                    json_integer((json_int_t)d->sync->cmpct_recent_reused));
 	}
 	return o;
 }

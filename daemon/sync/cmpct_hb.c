@@ -18,10 +18,12 @@
  * the rebuild job (sync/cmpct.c, validation thread) runs Core's
  * CheckBlock and ContextualCheckBlock on it and builds the cmpctblock
  * (sync_cmpct_hb_early_build), and the loop pushes it before handing the
- * block on (sync_cmpct_hb_push_early). Any other block (a whole one, one
- * completed by a blocktxn) is pushed when the chain view's update after
- * the connect reaches the loop (node/'s new_tip hook), one
- * validation-thread round trip (reading and encoding the block) later.
+ * block on (sync_cmpct_hb_push_early). Every other new block (a whole
+ * one, one completed by a blocktxn, one mined or submitted) is built by
+ * the chain listener of sync/cmpct_recent.c once it passed those checks
+ * and pushed from there, before it is connected. The push after the
+ * connect (node/'s new_tip hook) is left for peers that lacked the parent
+ * then, and sends the most recent frame when it is this block's.
  *
  * Loop thread, but for the push job's work function (validation thread).
  */
@@ -206,6 +208,20 @@ void sync_cmpct_hb_push(struct daemon *d, const struct chainview_update *u)
 		xfree(pj);
 		return;
 	}
+	/* Built already for the push before connecting (Core's
+	 * m_most_recent_compact_block): sent as it is, no job. */
+	size_t len;
+	const uint8_t *recent = sync_cmpct_recent(d, tip, &len);
+	if (recent) {
+		for (uint32_t i = 0; i < pj->n; i++) {
+			struct peer *p = peer_by_id(d, pj->ids[i]);
+			peer_send_frame(p, PROTO_CMD_CMPCTBLOCK, recent, len);
+			d->sync->cmpct_pushed++;
+			d->sync->cmpct_recent_reused++;
+		}
+		xfree(pj);
+		return;
+	}
 	proto_writer_init(&pj->frame);
 	pj->job.work = push_work;
 	pj->job.done = push_done;
@@ -247,22 +263,19 @@ bool sync_cmpct_hb_early_build(struct chain *c, struct proto_block *b,
 }
 
 void sync_cmpct_hb_push_early(struct daemon *d, const struct proto_hash *hash,
-                              const struct proto_hash *prev, const struct proto_writer *frame)
+                              const struct proto_hash *prev, int32_t prev_height,
+                              const uint8_t *frame, size_t len)
 {
-	int32_t height = chainview_height(d);
-	const struct chainview_rec *tip = chainview_at(d, height);
-	if (d->view->ibd || !tip || !proto_hash_eq(&tip->hash, prev))
-		return;
 	for (uint32_t i = 0; i < d->n_peers; i++) {
 		struct peer *p = d->peers[i];
 		/* As sync_cmpct_hb_push: asked for it, lacks it, has the parent. */
 		if (p->state != PEER_ACTIVE || !p->handshake_done || !sync_cmpct_hb_from(p) ||
 		    inv_known_has(p, hash) ||
-		    (!inv_known_has(p, prev) && p->sync->best_height < height))
+		    (!inv_known_has(p, prev) && p->sync->best_height < prev_height))
 			continue;
 		/* Known from now on: the push after connecting skips it. */
 		inv_known_add(p, hash);
-		peer_send_frame(p, PROTO_CMD_CMPCTBLOCK, frame->buf, frame->len);
+		peer_send_frame(p, PROTO_CMD_CMPCTBLOCK, frame, len);
 		d->sync->cmpct_pushed++;
 		d->sync->cmpct_pushed_early++;
 	}

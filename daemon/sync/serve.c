@@ -207,6 +207,32 @@ static void add_notfound(struct daemon *d, const struct proto_inv_vec *v)
 	inv->v[inv->n++] = *v;
 }
 
+/*
+ * getdata MSG_CMPCT_BLOCK of the block whose cmpctblock was built last
+ * (pushed to high-bandwidth peers, sync/cmpct_recent.c): that frame, with
+ * no job, when the block is on our chain within Core's
+ * MAX_CMPCTBLOCK_DEPTH of a tip fit for direct fetch (the conditions
+ * sync_cmpct_serve_build applies), as Core's m_most_recent_compact_block.
+ */
+static bool serve_recent(struct peer *p, const struct proto_hash *hash)
+{
+	struct daemon *d = p->d;
+	size_t len;
+	const uint8_t *frame = sync_cmpct_recent(d, hash, &len);
+	int32_t height = chainview_height(d);
+	int32_t h = frame ? chainview_find(d, hash) : -1;
+	const struct chainview_rec *tip = chainview_at(d, height);
+	if (h < 0 || h < height - 5 || !tip)
+		return false;
+	int64_t tip_time = (int64_t)proto_le32(tip->header + 68);
+	if (tip_time <= base_time() - 20 * d->params->pow_target_spacing)
+		return false;
+	peer_send_frame(p, PROTO_CMD_CMPCTBLOCK, frame, len);
+	d->stats.blocks_served++;
+	d->sync->cmpct_recent_reused++;
+	return true;
+}
+
 void serve_next(struct peer *p)
 {
 	struct daemon *d = p->d;
@@ -232,6 +258,8 @@ void serve_next(struct peer *p)
 			continue;
 		/* Answers go out in the order asked, as Core's. */
 		flush_notfound(p);
+		if (cmpct && serve_recent(p, &v->hash))
+			continue;
 		struct serve_job *sj = xmalloc(sizeof(*sj));
 		if (!sj)
 			continue;

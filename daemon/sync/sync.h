@@ -193,6 +193,16 @@ struct sync_state {
 	uint32_t n_cmpct_hb;
 	uint64_t cmpct_pushed;       /**< cmpctblocks pushed unasked to high-bandwidth peers */
 	uint64_t cmpct_pushed_early; /**< of those, before the block was connected */
+	/** sync/cmpct_recent.c: the last cmpctblock frame built for a new
+	 * block (Core's m_most_recent_compact_block), xmalloc'd, or NULL. */
+	uint8_t *cmpct_recent;
+	size_t cmpct_recent_len;
+	struct proto_hash cmpct_recent_hash;
+	uint64_t cmpct_recent_reused; /**< sends of that frame after its first push */
+	/** Validation thread only: the highest block built for an early push
+	 * (Core's m_highest_fast_announce), and the chain listener is in. */
+	int32_t cmpct_fast_height;
+	bool cmpct_listening;
 };
 
 /* ---- sync/stale.c: lagging outbound peers, extra peers, a stale tip --- */
@@ -448,8 +458,9 @@ bool sync_cmpct_hb_from(const struct peer *p);
 /**
  * Part of relay_new_tip: a one-block step of the tip, out of initial
  * block download, goes as a cmpctblock to every high-bandwidth peer that
- * lacks it (built on the validation thread, Core's NewPoWValidBlock, but
- * after connecting). Marks those peers as knowing it, so the headers/inv
+ * still lacks it after the push before connecting (sync/cmpct_recent.c):
+ * the most recent frame when it is this block's, else one built on the
+ * validation thread. Marks those peers as knowing it, so the headers/inv
  * announcement skips them. Loop thread.
  */
 void sync_cmpct_hb_push(struct daemon *d, const struct chainview_update *u);
@@ -463,13 +474,39 @@ void sync_cmpct_hb_push(struct daemon *d, const struct chainview_update *u);
 bool sync_cmpct_hb_early_build(struct chain *c, struct proto_block *b,
                                const struct chain_node *prev, struct proto_writer *frame);
 /**
- * Loop thread: push that frame (block `hash`, parent `prev`) to every
- * high-bandwidth peer that lacks it and has the parent, when prev is
- * still our tip; marks them as knowing it, so the push after the
- * connect (sync_cmpct_hb_push) skips them.
+ * Loop thread: push that frame (block `hash`, parent `prev` at
+ * `prev_height`) to every high-bandwidth peer that lacks it and has the
+ * parent; marks them as knowing it, so the push after the connect
+ * (sync_cmpct_hb_push) skips them. The caller checked that prev was the
+ * tip when the frame was built. Out of initial block download only.
  */
 void sync_cmpct_hb_push_early(struct daemon *d, const struct proto_hash *hash,
-                              const struct proto_hash *prev, const struct proto_writer *frame);
+                              const struct proto_hash *prev, int32_t prev_height,
+                              const uint8_t *frame, size_t len);
+
+/* ---- sync/cmpct_recent.c: every new block pushed before connecting ---- */
+
+/**
+ * Validation thread, with the chain it owns (NULL: nothing): on the first
+ * call, listen to the chain's new_pow_valid_block, so that every new block
+ * on the tip (whole, completed by a blocktxn, mined, submitted) is built
+ * as a cmpctblock and handed to the loop (validation_send_now), which
+ * pushes it to high-bandwidth peers before the block is connected and
+ * keeps it as the most recent one. The wiring calls it after every job.
+ */
+void sync_cmpct_attach(struct daemon *d, struct chain *c);
+/**
+ * Loop thread: keep frame (moved: *frame is NULL after) as the most
+ * recent cmpctblock, of block `hash`, freeing the one before.
+ */
+void sync_cmpct_recent_set(struct daemon *d, const struct proto_hash *hash, uint8_t **frame,
+                           size_t len);
+/**
+ * Loop thread: the most recent cmpctblock frame when it is of block
+ * `hash` (its length in *len), else NULL. Valid until the next set.
+ */
+const uint8_t *sync_cmpct_recent(const struct daemon *d, const struct proto_hash *hash,
+                                 size_t *len);
 
 /** Free sync/cmpct.c's state (sync_release). */
 void sync_cmpct_release(struct daemon *d);

@@ -4,7 +4,9 @@
  * each connected block, each disconnected block (newest first, while it
  * is still the tip) and the settled chain after it, in registration
  * order; unlisten; the table's limit; a
- * listener's failure on a disconnect stops the reorg with its error; and
+ * listener's failure on a disconnect stops the reorg with its error; a
+ * new block on the tip told before it is connected, out of initial block
+ * download only (Core's NewPoWValidBlock); and
  * chain_config's attach, which registers inside chain_open (so the
  * listener hears what the open activates) and is let go of at close.
  */
@@ -17,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "chain/chain.h"
 #include "tests/unit/testutil.h"
 #include "tests/unit/testutil_chain.h"
@@ -290,6 +293,54 @@ static void test_unlistened_not_told_of_close(void **state)
 	assert_int_equal(a.closed, 0);
 }
 
+/* new_pow_valid_block: 'N' with the tip's height then (the parent's). */
+static void on_pow_valid(void *ctx, struct chain *c, const struct chain_node *n,
+                         struct proto_block *b)
+{
+	struct proto_hash h;
+	proto_block_header_hash(&b->hdr, &h);
+	assert_true(proto_hash_eq(&h, &n->hash));
+	/* Before it is stored and connected: its parent is the tip. */
+	assert_ptr_equal(n->prev, chain_tip(c));
+	assert_false(n->status & CHAIN_HAVE_DATA);
+	note(ctx, c, 'N');
+}
+
+static void test_new_pow_valid_block(void **state)
+{
+	struct fixture *f = *state;
+	struct ear a = {.who = 'a', .log = &f->log};
+	struct chain_listener la = {
+	    .block_connected = on_connected, .new_pow_valid_block = on_pow_valid, .ctx = &a};
+	assert_int_equal(chain_listen(f->c, &la), 0);
+	char got[256];
+	/* In initial block download (the vector's blocks are old): not told. */
+	submit(f, 0, 2);
+	render(&f->log, 0, false, got, sizeof(got));
+	assert_string_equal(got, "aC1 aC2");
+	/* Out of it (the clock at the blocks' time): told before each connect. */
+	f->log.n = 0;
+	const uint8_t *hdr = f->blocks.blk[3];
+	int64_t t = (int64_t)((uint32_t)hdr[68] | (uint32_t)hdr[69] << 8 | (uint32_t)hdr[70] << 16 |
+	                      (uint32_t)hdr[71] << 24);
+	base_clock_set_mock(t + 60);
+	submit(f, 2, 4);
+	render(&f->log, 0, false, got, sizeof(got));
+	assert_string_equal(got, "aN2 aC3 aN3 aC4");
+	/* A block already stored is not news. */
+	f->log.n = 0;
+	struct proto_block b;
+	proto_block_init(&b);
+	assert_int_equal(proto_block_decode(f->blocks.blk[3], f->blocks.len[3], &b, NULL), 0);
+	enum chain_submit res;
+	assert_int_equal(
+	    chain_submit_block(f->c, f->blocks.blk[3], f->blocks.len[3], &b, &res, NULL), 0);
+	assert_int_equal(res, CHAIN_SUBMIT_DUPLICATE);
+	proto_block_release(&b);
+	assert_int_equal(f->log.n, 0);
+	base_clock_set_mock(0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -298,6 +349,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_disconnect_failure_stops_reorg, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_attached_in_open, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_unlistened_not_told_of_close, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_new_pow_valid_block, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
