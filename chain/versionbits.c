@@ -101,13 +101,16 @@ int chain_vb_new(struct chain_vb **out, const struct proto_params *p,
 	/* Core 29's nMinerConfirmationWindow and nRuleChangeActivationThreshold
 	 * (what the warning checker counts with) equal testdummy's period and
 	 * threshold on every network; MinBIP9WarningHeight is taproot's
-	 * activation height plus a window on main, 0 elsewhere. */
+	 * activation height plus a window on main, segwit's plus a window on
+	 * testnet3, 0 elsewhere. */
 	vb->warn = vb->dep[CHAIN_VB_TESTDUMMY];
 	vb->warn.name = "unknown";
 	vb->warn.start_time = 0;
 	vb->warn.timeout = CHAIN_VB_NO_TIMEOUT;
 	vb->warn.min_activation_height = 0;
-	vb->warn_min_height = p->net == PROTO_NET_MAIN ? 709632 + 2016 : 0;
+	vb->warn_min_height = p->net == PROTO_NET_MAIN       ? 709632 + 2016
+	                      : p->net == PROTO_NET_TESTNET3 ? 834624 + 2016
+	                                                     : 0;
 	for (int i = 0; over && i < CHAIN_VB_COUNT; i++) {
 		if (!over[i].name)
 			continue;

@@ -53,6 +53,13 @@ def test_unknown_versionbit_warning_and_alertnotify(make_bitcoind, make_peerd, t
     assert chain_warnings(core) == {m: [] for m in ("getblockchaininfo", "getnetworkinfo", "getmininginfo")}
     assert chain_warnings(d) == chain_warnings(core)
     assert lines(ours_alert) == [] and lines(core_alert) == []
+    # Locked in, not active: both name it on the UpdateTip line only.
+    locked = " warning='Unknown new rules activated (versionbit %d)'" % UNKNOWN_BIT
+    for log in (open(core.debug_log).read(), d.log()):
+        tip = [ln for ln in log.splitlines() if "UpdateTip: " in ln and " height=%d " % (3 * PERIOD - 2) in ln]
+        assert tip and tip[-1].endswith(locked), tip
+        early = [ln for ln in log.splitlines() if "UpdateTip: " in ln and " height=286 " in ln]
+        assert early and "warning=" not in early[-1], early
 
     # The block at 431: active for the next; both warn, both run the command.
     core.rpc("generatetoaddress", 1, OP_TRUE_ADDR)

@@ -255,6 +255,15 @@ static void test_unknown_rules(void **state)
 	chain_vb_free(vb);
 	free(c);
 
+	/* On main a block counts only from 711,648 (taproot's height plus a
+	 * window): three periods of bit 27 from genesis lock nothing. */
+	c = make_chain(3 * 2016, NULL, unknown_bit);
+	assert_int_equal(chain_vb_new(&vb, proto_params(PROTO_NET_MAIN), NULL), 0);
+	assert_int_equal(chain_vb_unknown_rules(vb, &c[3 * 2016 - 1], &locked), 0);
+	assert_int_equal(locked, 0);
+	chain_vb_free(vb);
+	free(c);
+
 	c = make_chain(600, NULL, unknown_short);
 	vb = regtest_vb(NULL);
 	assert_int_equal(chain_vb_unknown_rules(vb, &c[575], &locked), 0);
