@@ -220,12 +220,30 @@ static void log_tip(struct chain *c, const struct chain_node *n, const char *wha
 	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	const struct chain_node *best = chain_index_best_header(c->idx);
 	double progress = best->height > 0 ? (double)n->height / best->height : 1.0;
+	/* Core's UpdateTip, outside IBD: an unknown versionbit locked in is
+	 * named on the line (active ones become the node's warning, which the
+	 * daemon raises from the tip it is published: ctl/warnings.c). */
+	char warn[512] = "";
+	uint32_t locked = 0;
+	if (!chain_in_ibd(c))
+		(void)chain_vb_unknown_rules(c->vb, n, &locked);
+	for (int bit = 0, first = 1; locked && bit < CHAIN_VB_WARN_BITS; bit++) {
+		if (!(locked & (1u << bit)))
+			continue;
+		size_t used = strlen(warn);
+		snprintf(warn + used, sizeof(warn) - used,
+		         "%sUnknown new rules activated (versionbit %d)",
+		         first ? " warning='" : ", ", bit);
+		first = 0;
+	}
+	if (warn[0] && strlen(warn) + 1 < sizeof(warn))
+		strcat(warn, "'");
 	chain_logf(c, CHAIN_LOG_INFO,
 	           "%s: new best=%s height=%d version=0x%08x log2_work=%.6f tx=%llu date='%s' "
-	           "progress=%.6f cache=%.1fMiB(%zutxo)",
+	           "progress=%.6f cache=%.1fMiB(%zutxo)%s",
 	           what, hex, n->height, (unsigned)n->version, log2(chain_work_double(&n->work)),
 	           (unsigned long long)c->chain_tx, date, progress > 1.0 ? 1.0 : progress,
-	           chain_coins_memory(c->coins) / 1048576.0, chain_coins_cached(c->coins));
+	           chain_coins_memory(c->coins) / 1048576.0, chain_coins_cached(c->coins), warn);
 }
 
 /* Core's ConnectTip for n, whose parent is the tip. */

@@ -37,6 +37,12 @@ struct cache {
 struct chain_vb {
 	struct chain_vb_deployment dep[CHAIN_VB_COUNT];
 	struct cache cache[CHAIN_VB_COUNT];
+	/* Core's WarningBitsConditionChecker: one pseudo-deployment a bit,
+	 * started at genesis, never timing out, with the network's window and
+	 * threshold; a block counts only from warn_min_height on. */
+	struct chain_vb_deployment warn;
+	int32_t warn_min_height;
+	struct cache warn_cache[CHAIN_VB_WARN_BITS];
 };
 
 /* Core 29's vDeployments of each network. */
@@ -92,6 +98,19 @@ int chain_vb_new(struct chain_vb **out, const struct proto_params *p,
 	if (!vb)
 		return CHAIN_ENOMEM;
 	defaults(p, vb->dep);
+	/* Core 29's nMinerConfirmationWindow and nRuleChangeActivationThreshold
+	 * (what the warning checker counts with) equal testdummy's period and
+	 * threshold on every network; MinBIP9WarningHeight is taproot's
+	 * activation height plus a window on main, segwit's plus a window on
+	 * testnet3, 0 elsewhere. */
+	vb->warn = vb->dep[CHAIN_VB_TESTDUMMY];
+	vb->warn.name = "unknown";
+	vb->warn.start_time = 0;
+	vb->warn.timeout = CHAIN_VB_NO_TIMEOUT;
+	vb->warn.min_activation_height = 0;
+	vb->warn_min_height = p->net == PROTO_NET_MAIN       ? 709632 + 2016
+	                      : p->net == PROTO_NET_TESTNET3 ? 834624 + 2016
+	                                                     : 0;
 	for (int i = 0; over && i < CHAIN_VB_COUNT; i++) {
 		if (!over[i].name)
 			continue;
@@ -109,6 +128,8 @@ void chain_vb_free(struct chain_vb *vb)
 		return;
 	for (int i = 0; i < CHAIN_VB_COUNT; i++)
 		xfree(vb->cache[i].v);
+	for (int i = 0; i < CHAIN_VB_WARN_BITS; i++)
+		xfree(vb->warn_cache[i].v);
 	xfree(vb);
 }
 
@@ -205,11 +226,22 @@ static const struct chain_node *period_start(const struct chain_node *prev, int3
 	return ancestor(prev, prev->height - ((prev->height + 1) % period));
 }
 
-enum chain_vb_state chain_vb_state(struct chain_vb *vb, const struct chain_node *prev,
-                                   enum chain_vb_pos pos)
+/*
+ * Core's WarningBitsConditionChecker::Condition: the block signals the bit
+ * (from the warning height on) although a block built on its parent by
+ * this node would not, so no deployment this node knows explains it.
+ */
+static bool signals_unknown(struct chain_vb *vb, const struct chain_node *n, int bit)
 {
-	const struct chain_vb_deployment *d = &vb->dep[pos];
-	struct cache *k = &vb->cache[pos];
+	return n->height >= vb->warn_min_height && signals(n, bit) &&
+	       ((uint32_t)chain_vb_block_version(vb, n->prev) & (1u << bit)) == 0;
+}
+
+/* Core's AbstractThresholdConditionChecker::GetStateFor, for a known
+ * deployment (warn false) or the unknown-bit checker of bit d->bit. */
+static enum chain_vb_state state_for(struct chain_vb *vb, const struct chain_vb_deployment *d,
+                                     struct cache *k, const struct chain_node *prev, bool warn)
+{
 	if (d->start_time == CHAIN_VB_ALWAYS_ACTIVE)
 		return CHAIN_VB_ACTIVE;
 	if (d->start_time == CHAIN_VB_NEVER_ACTIVE)
@@ -252,7 +284,7 @@ enum chain_vb_state chain_vb_state(struct chain_vb *vb, const struct chain_node 
 			int32_t count = 0;
 			const struct chain_node *w = at;
 			for (int32_t i = 0; i < d->period && w; i++, w = w->prev)
-				count += signals(w, d->bit);
+				count += warn ? signals_unknown(vb, w, d->bit) : signals(w, d->bit);
 			if (count >= d->threshold)
 				next = CHAIN_VB_LOCKED_IN;
 			else if (mtp >= d->timeout)
@@ -272,6 +304,30 @@ enum chain_vb_state chain_vb_state(struct chain_vb *vb, const struct chain_node 
 	}
 	xfree(todo);
 	return s;
+}
+
+enum chain_vb_state chain_vb_state(struct chain_vb *vb, const struct chain_node *prev,
+                                   enum chain_vb_pos pos)
+{
+	return state_for(vb, &vb->dep[pos], &vb->cache[pos], prev, false);
+}
+
+uint32_t chain_vb_unknown_rules(struct chain_vb *vb, const struct chain_node *tip,
+                                uint32_t *locked_in)
+{
+	uint32_t active = 0, locked = 0;
+	for (int bit = 0; bit < CHAIN_VB_WARN_BITS; bit++) {
+		struct chain_vb_deployment d = vb->warn;
+		d.bit = bit;
+		enum chain_vb_state s = state_for(vb, &d, &vb->warn_cache[bit], tip, true);
+		if (s == CHAIN_VB_ACTIVE)
+			active |= 1u << bit;
+		else if (s == CHAIN_VB_LOCKED_IN)
+			locked |= 1u << bit;
+	}
+	if (locked_in)
+		*locked_in = locked;
+	return active;
 }
 
 int32_t chain_vb_since(struct chain_vb *vb, const struct chain_node *prev, enum chain_vb_pos pos)

@@ -37,6 +37,9 @@
 /** timeout of a deployment without one (Core's NO_TIMEOUT). */
 #define CHAIN_VB_NO_TIMEOUT INT64_MAX
 
+/** Core's VERSIONBITS_NUM_BITS: the bits the unknown-rules warning watches. */
+#define CHAIN_VB_WARN_BITS 29
+
 /** The deployments, in Core 29's DeploymentPos order. */
 enum chain_vb_pos {
 	CHAIN_VB_TESTDUMMY = 0,
@@ -105,6 +108,16 @@ void chain_vb_statistics(const struct chain_vb *vb, const struct chain_node *n,
                          enum chain_vb_pos pos, struct chain_vb_stats *out, char *sig);
 /** Core's ComputeBlockVersion: the version of a new block on prev. */
 int32_t chain_vb_block_version(struct chain_vb *vb, const struct chain_node *prev);
+/**
+ * Core's VersionBitsCache::CheckUnknownActivations for the block after tip
+ * (NULL: genesis): each bit below CHAIN_VB_WARN_BITS is a deployment started
+ * at genesis, with the network's window and threshold, signalled by a
+ * block that sets it while the version this node would mine on its parent
+ * does not. Returns the bits ACTIVE; *locked_in (may be NULL) gets the bits
+ * LOCKED_IN. Cached as chain_vb_state; the chain's thread.
+ */
+uint32_t chain_vb_unknown_rules(struct chain_vb *vb, const struct chain_node *tip,
+                                uint32_t *locked_in);
 /** The versionbits state of c (made at chain_open from the config). */
 struct chain_vb *chain_get_vb(struct chain *c);
 

@@ -32,6 +32,8 @@ static void on_new_tip(struct daemon *d, const struct chainview_update *u)
 {
 	/* notify/commands.c: -blocknotify, with or without peers. */
 	notify_block_tip(d, u);
+	/* ctl/warnings.c: Core's unknown-rules warning and its -alertnotify. */
+	daemon_warnings_new_tip(d, u);
 	/* The peer rooms only once peers exist (node/ asked for that before). */
 	if (!d->peers)
 		return;

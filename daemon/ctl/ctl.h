@@ -168,6 +168,14 @@ void daemon_warnings_log(const struct daemon *d);
  * getblockchaininfo shows them. Loop thread.
  */
 void daemon_warnings_finish(struct daemon *d, struct json_t *args, struct ctl_result *res);
+/**
+ * A new tip reached the loop (the wiring's node hook): the first versionbit
+ * it finds active by Core's unknown-rules check becomes the warning
+ * "Unknown new rules activated (versionbit N)", logged and handed to
+ * -alertnotify once (notify_alert), as Core's UpdateTip and warningSet.
+ * Loop thread.
+ */
+void daemon_warnings_new_tip(struct daemon *d, const struct chainview_update *u);
 
 /** getstats' result without the chain's part (new reference). Loop thread. */
 struct json_t *stats_json(struct daemon *d);

@@ -28,24 +28,57 @@ static bool no_outbound_configured(const struct daemon *d)
 	       !d->conf->fixedseeds && d->net->n_targets == 0;
 }
 
+/*
+ * Core's UNKNOWN_NEW_RULES_ACTIVATED, "Unknown new rules activated
+ * (versionbit %i)" (validation.cpp's UpdateTip): a bit no deployment this
+ * node knows was locked in by the blocks and is now active, so the chain
+ * may follow rules this node does not check. One sentence a bit, as the
+ * table holds fixed texts.
+ */
+#define UNKNOWN_RULES(n) "Unknown new rules activated (versionbit " #n ")"
+static const char *const unknown_rules_text[] = {
+    UNKNOWN_RULES(0),  UNKNOWN_RULES(1),  UNKNOWN_RULES(2),  UNKNOWN_RULES(3),  UNKNOWN_RULES(4),
+    UNKNOWN_RULES(5),  UNKNOWN_RULES(6),  UNKNOWN_RULES(7),  UNKNOWN_RULES(8),  UNKNOWN_RULES(9),
+    UNKNOWN_RULES(10), UNKNOWN_RULES(11), UNKNOWN_RULES(12), UNKNOWN_RULES(13), UNKNOWN_RULES(14),
+    UNKNOWN_RULES(15), UNKNOWN_RULES(16), UNKNOWN_RULES(17), UNKNOWN_RULES(18), UNKNOWN_RULES(19),
+    UNKNOWN_RULES(20), UNKNOWN_RULES(21), UNKNOWN_RULES(22), UNKNOWN_RULES(23), UNKNOWN_RULES(24),
+    UNKNOWN_RULES(25), UNKNOWN_RULES(26), UNKNOWN_RULES(27), UNKNOWN_RULES(28),
+};
+#define N_UNKNOWN_RULES (sizeof(unknown_rules_text) / sizeof(unknown_rules_text[0]))
+
+static const char *unknown_rules(const struct daemon *d)
+{
+	int32_t bit = d->view ? d->view->unknown_rules_bit : -1;
+	return bit >= 0 && (size_t)bit < N_UNKNOWN_RULES ? unknown_rules_text[bit] : NULL;
+}
+
+/* A row is shown while active(d), with text, or text_of(d) when that is set. */
 static const struct daemon_warning {
 	bool (*active)(const struct daemon *d);
 	const char *text;
+	const char *(*text_of)(const struct daemon *d);
 } warning_table[] = {
+    /* Core's GetWarnings lists it before its other kernel warnings. */
+    {NULL, NULL, unknown_rules},
     {no_outbound_configured,
      "No outbound peers: peerd does not discover peers (dnsseed=0 and fixedseeds=0), so it "
      "connects only to nodes named by connect= or addnode= (or the addnode method), and none "
-     "are set; it stays at 0 peers unless another node connects to it"},
+     "are set; it stays at 0 peers unless another node connects to it",
+     NULL},
 };
 
 size_t daemon_warnings(const struct daemon *d, const char **out, size_t max)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < sizeof(warning_table) / sizeof(warning_table[0]); i++) {
-		if (!warning_table[i].active(d))
+		const struct daemon_warning *w = &warning_table[i];
+		if (w->active && !w->active(d))
+			continue;
+		const char *text = w->text_of ? w->text_of(d) : w->text;
+		if (!text)
 			continue;
 		if (n < max)
-			out[n] = warning_table[i].text;
+			out[n] = text;
 		n++;
 	}
 	return n;
@@ -85,4 +118,18 @@ void daemon_warnings_finish(struct daemon *d, struct json_t *args, struct ctl_re
 		res->err_code = CTL_INTERNAL_ERROR;
 		snprintf(res->err_msg, sizeof(res->err_msg), "out of memory building the result");
 	}
+}
+
+void daemon_warnings_new_tip(struct daemon *d, const struct chainview_update *u)
+{
+	if (!d->view || d->view->unknown_rules_bit >= 0 || u->unknown_rules_bit < 0)
+		return;
+	/* Core's Warnings::Set keeps the first message and AlertNotify runs
+	 * only when it was new: once, for the lowest bit found first. */
+	d->view->unknown_rules_bit = u->unknown_rules_bit;
+	const char *text = unknown_rules(d);
+	if (!text)
+		return;
+	DLOG_WARNING(&d->log, DLOG_MAIN, "Warning: %s", text);
+	notify_alert(d, text);
 }

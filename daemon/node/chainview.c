@@ -36,6 +36,7 @@ void chainview_init(struct chainview *v)
 {
 	memset(v, 0, sizeof(*v));
 	hmap_init(&v->idx);
+	v->unknown_rules_bit = -1;
 }
 
 void chainview_release(struct chainview *v)
@@ -127,6 +128,15 @@ struct chainview_update *chainview_update_new(struct chain *c, const struct chai
 	u->n = n;
 	u->old_height = *published ? (*published)->height : -1;
 	u->ibd = chain_in_ibd(c);
+	u->unknown_rules_bit = -1;
+	if (!u->ibd) {
+		uint32_t active = chain_vb_unknown_rules(chain_get_vb(c), tip, NULL);
+		for (int bit = 0; active && bit < CHAIN_VB_WARN_BITS; bit++)
+			if (active & (1u << bit)) {
+				u->unknown_rules_bit = bit;
+				break;
+			}
+	}
 	const struct chain_node *at = tip;
 	for (uint32_t i = n; i-- > 0; at = at->prev) {
 		struct proto_block_header h;

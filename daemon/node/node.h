@@ -36,6 +36,10 @@ struct chainview {
 	uint32_t n, cap;            /**< n = tip height + 1; 0 before the first update */
 	struct hmap idx;            /**< fingerprint of hash -> height */
 	bool ibd; /**< initial block download, as of the last update (false before any) */
+	/** Core's UNKNOWN_NEW_RULES_ACTIVATED warning: the versionbit first
+	 * found active at a new tip, -1 none; never cleared, as Core's. Set by
+	 * ctl/warnings.c from chainview_update.unknown_rules_bit. */
+	int32_t unknown_rules_bit;
 };
 
 /**
@@ -47,6 +51,9 @@ struct chainview_update {
 	int32_t fork_height; /**< -1: the whole chain follows */
 	int32_t old_height;  /**< the published tip's height before, -1 if none */
 	bool ibd;            /**< chain_in_ibd at the new tip */
+	/** The lowest versionbit chain_vb_unknown_rules finds ACTIVE at the
+	 * tip, -1 none or in IBD (Core checks only outside it, in UpdateTip). */
+	int32_t unknown_rules_bit;
 	uint32_t n;
 	struct chainview_rec recs[];
 };

@@ -3,11 +3,15 @@
  *
  *   -blocknotify=CMD     the best block changed (%s: its hash); not during
  *                        initial block download, as Core (its
- *                        SynchronizationState::POST_INIT)
+ *                        SynchronizationState::POST_INIT), nor for what
+ *                        -reindex connects: chain_open does that before
+ *                        the validation thread starts, and the view it
+ *                        leaves is applied without the new-tip hook
  *   -startupnotify=CMD   once, when the node runs
  *   -shutdownnotify=CMD  each one, as shutdown begins (Core's Interrupt)
  *   -alertnotify=CMD     an alert (%s: the message, sanitised and in single
- *                        quotes, as Core's AlertNotify)
+ *                        quotes, as Core's AlertNotify); ctl/warnings.c
+ *                        raises Core's unknown-versionbits one
  *
  * Each runs as `/bin/sh -c CMD` (Core's runCommand calls system(), which
  * does the same), started with uv_spawn so the loop never waits for it;

@@ -209,12 +209,75 @@ static void test_parse_errors(void **state)
 	assert_int_equal(over[CHAIN_VB_TAPROOT].min_activation_height, 7);
 }
 
+/* Bit 27, which no deployment uses, on every block after genesis. */
+static int32_t unknown_bit(int32_t h)
+{
+	return h ? 0x28000000 : 1;
+}
+
+/* Bit 27 on 107 blocks of each period: one short of the threshold. */
+static int32_t unknown_short(int32_t h)
+{
+	return h % 144 < 107 ? 0x28000000 : 0x20000000;
+}
+
+/* Core's WarningBitsConditionChecker: bit 27 locked in by the second
+ * period and active from the third; bit 28, which this node's own version
+ * sets while testdummy is started or locked in, never counts as unknown
+ * then; a period one block short locks nothing. */
+static void test_unknown_rules(void **state)
+{
+	(void)state;
+	uint32_t locked = 99;
+	struct chain_node *c = make_chain(600, NULL, unknown_bit);
+	struct chain_vb *vb = regtest_vb(NULL);
+	assert_int_equal(chain_vb_unknown_rules(vb, NULL, &locked), 0);
+	assert_int_equal(locked, 0);
+	assert_int_equal(chain_vb_unknown_rules(vb, &c[286], &locked), 0);
+	assert_int_equal(locked, 0);
+	assert_int_equal(chain_vb_unknown_rules(vb, &c[287], &locked), 0);
+	assert_int_equal(locked, 1u << 27);
+	assert_int_equal(chain_vb_unknown_rules(vb, &c[430], NULL), 0);
+	assert_int_equal(chain_vb_unknown_rules(vb, &c[431], &locked), 1u << 27);
+	assert_int_equal(locked, 0);
+	assert_int_equal(chain_vb_unknown_rules(vb, &c[599], NULL), 1u << 27);
+	chain_vb_free(vb);
+	free(c);
+
+	c = make_chain(600, NULL, always_signal);
+	vb = regtest_vb(NULL);
+	/* Blocks 144..431 carry bit 28 as this node would: not unknown. After
+	 * testdummy is active (432 on) they are, and lock it in at 575. */
+	assert_int_equal(chain_vb_unknown_rules(vb, &c[431], &locked), 0);
+	assert_int_equal(locked, 0);
+	assert_int_equal(chain_vb_unknown_rules(vb, &c[575], &locked), 0);
+	assert_int_equal(locked, 1u << 28);
+	chain_vb_free(vb);
+	free(c);
+
+	/* On main a block counts only from 711,648 (taproot's height plus a
+	 * window): three periods of bit 27 from genesis lock nothing. */
+	c = make_chain(3 * 2016, NULL, unknown_bit);
+	assert_int_equal(chain_vb_new(&vb, proto_params(PROTO_NET_MAIN), NULL), 0);
+	assert_int_equal(chain_vb_unknown_rules(vb, &c[3 * 2016 - 1], &locked), 0);
+	assert_int_equal(locked, 0);
+	chain_vb_free(vb);
+	free(c);
+
+	c = make_chain(600, NULL, unknown_short);
+	vb = regtest_vb(NULL);
+	assert_int_equal(chain_vb_unknown_rules(vb, &c[575], &locked), 0);
+	assert_int_equal(locked, 0);
+	chain_vb_free(vb);
+	free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_regtest_path),           cmocka_unit_test(test_statistics),
 	    cmocka_unit_test(test_timeout_and_min_height), cmocka_unit_test(test_fork),
-	    cmocka_unit_test(test_parse_errors),
+	    cmocka_unit_test(test_parse_errors),           cmocka_unit_test(test_unknown_rules),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
