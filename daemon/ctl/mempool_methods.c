@@ -420,7 +420,7 @@ static void tx_from_index(struct chain *c, const struct ctl_chain_ctx *x,
 		          : "No such mempool transaction. Blockchain transactions are still in the "
 		            "process of being indexed. Use gettransaction for wallet transactions.";
 	}
-	fail(res, CTL_INVALID_ADDRESS_OR_KEY, why);
+	fail(res, CTL_INVALID_ADDRESS_OR_KEY, "%s", why);
 }
 
 static void m_getrawtransaction(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
