@@ -72,7 +72,7 @@ const struct p2p_msg_entry daemon_msg_table[PROTO_CMD__COUNT] = {
     /* sync/download.c: decoded on the validation thread, not on the loop,
      * where a 4 MB block would hold every peer up for milliseconds. */
     [PROTO_CMD_BLOCK] = {.on_raw = sync_on_block, .states = P2P_MSG_ACTIVE},
-    /* sync/cmpct.c: BIP152 */
+    /* sync/cmpct_receive.c: BIP152 */
     [PROTO_CMD_CMPCTBLOCK] = ACTIVE(sync_cmpct_on_cmpctblock),
     [PROTO_CMD_GETBLOCKTXN] = ACTIVE(sync_cmpct_on_getblocktxn),
     [PROTO_CMD_BLOCKTXN] = ACTIVE(sync_cmpct_on_blocktxn),

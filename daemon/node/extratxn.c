@@ -11,7 +11,7 @@
  * Who fills it: txrelay/ (rejected transactions under 100 kB and new
  * orphans, from the loop, by posting a job) and the mempool's removal
  * event for a replaced transaction (txrelay/announce.c, on this thread).
- * Who reads it: sync/cmpct.c's rebuild job, after the mempool's
+ * Who reads it: sync/cmpct_receive.c's rebuild job, after the mempool's
  * candidates. sync/ and txrelay/ are siblings that never call each other,
  * and the reader runs on the validation thread, so the ring lives here,
  * below both, owned by that thread: no lock, and a job posted after an

@@ -10,12 +10,12 @@
  * honest outbound peer keeps fast relay alive against inbound sybils).
  * Like Core, an id of a peer that left stays in the list until it is the
  * oldest and goes (it counts as neither inbound nor outbound). What those
- * peers push is taken by sync/cmpct.c as any cmpctblock.
+ * peers push is taken by sync/cmpct_receive.c as any cmpctblock.
  *
  * Pushing: a peer that sent sendcmpct(1, 2) gets a new tip as a
  * cmpctblock. Core sends it from NewPoWValidBlock, before connecting. A
  * block peerd rebuilt from a cmpctblock with nothing missing does too:
- * the rebuild job (sync/cmpct.c, validation thread) runs Core's
+ * the rebuild job (sync/cmpct_receive.c, validation thread) runs Core's
  * CheckBlock and ContextualCheckBlock on it and builds the cmpctblock
  * (sync_cmpct_hb_early_build), and the loop pushes it before handing the
  * block on (sync_cmpct_hb_push_early). Every other new block (a whole

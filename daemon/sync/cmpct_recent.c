@@ -60,7 +60,7 @@ static void on_pow_valid(void *ctx, struct chain *c, const struct chain_node *n,
 {
 	struct daemon *d = ctx;
 	/* Core's m_highest_fast_announce: one block a height (a block
-	 * rebuilt from a cmpctblock was pushed by sync/cmpct.c already). */
+	 * rebuilt from a cmpctblock was pushed by sync/cmpct_receive.c already). */
 	if (n->height <= d->sync->cmpct_fast_height)
 		return;
 	d->sync->cmpct_fast_height = n->height;

@@ -186,7 +186,7 @@ struct sync_state {
 	uint64_t extra_disconnects;   /**< extra outbound peers dropped */
 	uint64_t stale_tips;          /**< stale tips detected */
 	bool initial_sync_finished; /**< the tip was recent once (Core's m_initial_sync_finished) */
-	struct sync_cmpct_state *cmpct; /**< sync/cmpct.c's, made on first use; NULL before */
+	struct sync_cmpct_state *cmpct; /**< sync/cmpct_receive.c's, made on first use; NULL before */
 	/** sync/cmpct_hb.c: the peers we asked for high-bandwidth compact
 	 * blocks, oldest first (Core's lNodesAnnouncingHeaderAndIDs) */
 	uint64_t cmpct_hb[SYNC_CMPCT_HB_MAX];
@@ -402,7 +402,7 @@ void headers_on_getblocks(struct peer *p, const struct proto_msg *m);
 /** headers: count them and hand them to the header sync (sync_on_headers). */
 void headers_on_headers(struct peer *p, const struct proto_msg *m);
 
-/* ---- sync/cmpct.c --------------------------------------------------- */
+/* ---- sync/cmpct_receive.c --------------------------------------------------- */
 
 /** cmpctblock (BIP152): rebuilt from the mempool on the validation thread. Loop thread. */
 void sync_cmpct_on_cmpctblock(struct peer *p, const struct proto_msg *m);
@@ -508,7 +508,7 @@ void sync_cmpct_recent_set(struct daemon *d, const struct proto_hash *hash, uint
 const uint8_t *sync_cmpct_recent(const struct daemon *d, const struct proto_hash *hash,
                                  size_t *len);
 
-/** Free sync/cmpct.c's state (sync_release). */
+/** Free sync/cmpct_receive.c's state (sync_release). */
 void sync_cmpct_release(struct daemon *d);
 /** getstats' sync.cmpct: the compact-block counters. Loop thread. */
 struct json_t *sync_cmpct_stats_json(struct daemon *d);

@@ -1,4 +1,4 @@
-"""Compact blocks received (issue 22, first cut: daemon/sync/cmpct.c) with the
+"""Compact blocks received (issue 22, first cut: daemon/sync/cmpct_receive.c) with the
 real bitcoind making the blocks.
 
 Core A feeds peerd its chain and its mempool; then A makes blocks with

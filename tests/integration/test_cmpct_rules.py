@@ -1,5 +1,5 @@
 """When peerd rebuilds a cmpctblock, as Core 29's net_processing decides
-(issue 22; daemon/sync/cmpct.c): a block with more work than the tip and at
+(issue 22; daemon/sync/cmpct_receive.c): a block with more work than the tip and at
 most 2 above it is rebuilt even when its parent is only a header; farther
 blocks are taken as headers; and once a block is being downloaded from a
 peer, a second peer's compact block that lacks transactions gets no

@@ -1,5 +1,5 @@
 /*
- * daemon/sync/cmpct.c: receiving BIP152 compact blocks (Core 29's
+ * daemon/sync/cmpct_receive.c: receiving BIP152 compact blocks (Core 29's
  * net_processing.cpp, the CMPCTBLOCK and BLOCKTXN branches).
  *
  * A cmpctblock goes to the validation thread, which owns the chain and
