@@ -596,8 +596,8 @@ static bool fill_peer(struct daemon *d, struct peer *p, uint64_t now)
 		starved = false;
 	}
 	if (inv->n) {
-		d->out.cmd =
-		    sync_cmpct_getdata_cmd(p, inv); /* getdata; maybe compact (sync/cmpct_receive.c) */
+		d->out.cmd = sync_cmpct_getdata_cmd(
+		    p, inv); /* getdata; maybe compact (sync/cmpct_receive.c) */
 		(void)peer_send_msg(p, &d->out);
 		s->blocks_requested += inv->n;
 		inv->n = 0;

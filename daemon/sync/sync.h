@@ -186,7 +186,8 @@ struct sync_state {
 	uint64_t extra_disconnects;   /**< extra outbound peers dropped */
 	uint64_t stale_tips;          /**< stale tips detected */
 	bool initial_sync_finished; /**< the tip was recent once (Core's m_initial_sync_finished) */
-	struct sync_cmpct_state *cmpct; /**< sync/cmpct_receive.c's, made on first use; NULL before */
+	struct sync_cmpct_state
+	    *cmpct; /**< sync/cmpct_receive.c's, made on first use; NULL before */
 	/** sync/cmpct_hb.c: the peers we asked for high-bandwidth compact
 	 * blocks, oldest first (Core's lNodesAnnouncingHeaderAndIDs) */
 	uint64_t cmpct_hb[SYNC_CMPCT_HB_MAX];
