@@ -21,6 +21,7 @@
  * member's id and version.
  */
 #include "daemon/ctl/internal.h"
+#include "daemon/ctl/rest.h"
 #include "daemon/ctl/rpc.h"
 
 #include <jansson.h>
@@ -35,48 +36,18 @@
 #define RPC_METHOD_NOT_FOUND -32601
 #define RPC_PARSE_ERROR      -32700
 
-/* A growing text; `failed` once an allocation failed (then it stays empty). */
-struct sbuf {
-	char *p;
-	size_t len, cap;
-	bool failed;
-};
-
-static void sb_add(struct sbuf *b, const char *s, size_t n)
-{
-	if (b->failed)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		char *p = xrealloc(b->p, cap);
-		if (!p) {
-			b->failed = true;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = 0;
-}
-
-static void sb_str(struct sbuf *b, const char *s)
-{
-	sb_add(b, s, strlen(s));
-}
+/* Replies grow in ctl/rest_util.c's buffer (rest_buf: `failed` once an
+ * allocation failed, then it stays empty). */
 
 /* v as compact JSON text appended to b. */
-static void sb_json(struct sbuf *b, const json_t *v)
+static void buf_json(struct rest_buf *b, const json_t *v)
 {
 	char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(17));
 	if (!t) {
 		b->failed = true;
 		return;
 	}
-	sb_str(b, t);
+	rest_buf_str(b, t);
 	xfree(t); /* jansson's allocator is xmalloc's (main.c) */
 }
 
@@ -100,32 +71,32 @@ static json_t *error_obj(int code, const char *msg)
 }
 
 /* Core's JSONRPCReplyObj into b: result_text (NULL: null) or error. */
-static void reply_obj(struct sbuf *b, const struct req_state *st, const char *result, size_t rlen,
-                      const json_t *error)
+static void reply_obj(struct rest_buf *b, const struct req_state *st, const char *result,
+                      size_t rlen, const json_t *error)
 {
-	sb_str(b, st->v2 ? "{\"jsonrpc\":\"2.0\"," : "{");
+	rest_buf_str(b, st->v2 ? "{\"jsonrpc\":\"2.0\"," : "{");
 	if (!error) {
-		sb_str(b, "\"result\":");
+		rest_buf_str(b, "\"result\":");
 		if (result)
-			sb_add(b, result, rlen);
+			rest_buf_add(b, result, rlen);
 		else
-			sb_str(b, "null");
+			rest_buf_str(b, "null");
 		if (!st->v2)
-			sb_str(b, ",\"error\":null");
+			rest_buf_str(b, ",\"error\":null");
 	} else {
 		if (!st->v2)
-			sb_str(b, "\"result\":null,");
-		sb_str(b, "\"error\":");
-		sb_json(b, error);
+			rest_buf_str(b, "\"result\":null,");
+		rest_buf_str(b, "\"error\":");
+		buf_json(b, error);
 	}
 	if (st->has_id) {
-		sb_str(b, ",\"id\":");
+		rest_buf_str(b, ",\"id\":");
 		if (st->id)
-			sb_json(b, st->id);
+			buf_json(b, st->id);
 		else
-			sb_str(b, "null");
+			rest_buf_str(b, "null");
 	}
-	sb_str(b, "}");
+	rest_buf_str(b, "}");
 }
 
 /*
@@ -258,7 +229,7 @@ static json_t *exec(const char *method, json_t *params, rpc_call_fn call, void *
 
 /* One request: parse, run, and its reply object into b unless a notification. */
 static json_t *one(json_t *req, struct req_state *st, rpc_call_fn call, void *ctx,
-                   struct pre_slot *pre, struct sbuf *b, bool *replied)
+                   struct pre_slot *pre, struct rest_buf *b, bool *replied)
 {
 	const char *method = NULL;
 	json_t *params = NULL;
@@ -382,7 +353,7 @@ void rpc_jsonrpc_answer_batched(const char *body, size_t len, rpc_call_fn call, 
 static void answer(const char *body, size_t len, rpc_call_fn call, rpc_batch_fn batch, void *ctx,
                    struct rpc_answer *out)
 {
-	struct sbuf b = {0};
+	struct rest_buf b = {0};
 	struct req_state st = {.id = NULL, .has_id = true, .v2 = false};
 	json_t *err = NULL;
 	out->status = 200;
@@ -399,9 +370,9 @@ static void answer(const char *body, size_t len, rpc_call_fn call, rpc_batch_fn 
 	} else if (json_is_array(v)) {
 		size_t n = json_array_size(v), k = 0;
 		struct pre_slot *pre = batch && n > 1 ? prefetch(v, batch, ctx) : NULL;
-		sb_str(&b, "[");
+		rest_buf_str(&b, "[");
 		for (size_t i = 0; i < n; i++) {
-			struct sbuf e = {0};
+			struct rest_buf e = {0};
 			bool replied = false;
 			json_t *x = one(json_array_get(v, i), &st, call, ctx, pre ? &pre[i] : NULL,
 			                &e, &replied);
@@ -413,13 +384,13 @@ static void answer(const char *body, size_t len, rpc_call_fn call, rpc_batch_fn 
 			json_decref(x);
 			if (replied) {
 				if (k++)
-					sb_str(&b, ",");
-				sb_add(&b, e.p ? e.p : "", e.len);
+					rest_buf_str(&b, ",");
+				rest_buf_add(&b, e.p ? e.p : "", e.len);
 				b.failed |= e.failed;
 			}
 			xfree(e.p);
 		}
-		sb_str(&b, "]");
+		rest_buf_str(&b, "]");
 		/* Replies of members exec never took (cannot happen: each prefetched
 		 * member is exec'd once), freed all the same. */
 		for (size_t i = 0; pre && i < n; i++)
@@ -446,7 +417,7 @@ static void answer(const char *body, size_t len, rpc_call_fn call, rpc_batch_fn 
 		xfree(b.p);
 		return;
 	}
-	sb_str(&b, "\n");
+	rest_buf_str(&b, "\n");
 	if (b.failed) {
 		out->status = 500;
 		xfree(b.p);
