@@ -175,6 +175,9 @@ extern const struct conf_keydef conf_keys[CONF_K__COUNT];
 /** Index of the key called `name` (len bytes), or -1. */
 int conf_key_find(const char *name, size_t len);
 
+/** "addrman, bench, ...; peerd's own, finer: ...": the -debug names for -help. */
+const char *conf_debug_names(void);
+
 /** Whether `key` is a repeatable key. */
 static inline bool conf_key_is_list(enum conf_key key)
 {
