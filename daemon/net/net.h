@@ -395,17 +395,13 @@ void net_v2_session_id_hex(const struct peer *p, char out[65]);
  * anything came back: dial it again once with v1. True when done.
  */
 bool net_v2_reconnect_v1(struct peer *p);
-/**
- * Queue bytes (owned, xmalloc'd) to write, counted as `cmd` (PROTO_CMD__COUNT:
- * only as bytes, the handshake's); freed once written. Loop thread.
- */
-void peer_send_buf(struct peer *p, enum proto_cmd cmd, uint8_t *buf, size_t len);
 /** The most bytes of peer_send_pieces's head or tail. */
 #define PEER_SEND_PIECE_MAX 32
 /**
  * Queue head (hlen bytes), payload (owned, xmalloc'd; freed once written)
- * and tail (tlen bytes) as one write, counted as `cmd`. head and tail (at
- * most PEER_SEND_PIECE_MAX each) are the caller's: copied only when the
+ * and tail (tlen bytes) as one write, counted as `cmd` (PROTO_CMD__COUNT: only
+ * as bytes, v2's handshake's). head and tail (at most PEER_SEND_PIECE_MAX
+ * each, either may be NULL with length 0) are the caller's: copied only when the
  * socket does not take everything at once. Loop thread.
  */
 void peer_send_pieces(struct peer *p, enum proto_cmd cmd, const uint8_t *head, size_t hlen,

@@ -297,6 +297,46 @@ static void queued(struct peer *p, size_t rest)
 	}
 }
 
+/*
+ * Every send writes what the kernel takes at once and queues the rest in a
+ * record that keeps its bytes alive until libuv is done with them; only the
+ * records differ (a copy, a free-list length, an owned payload).
+ */
+
+/* Write b[0..n) (total bytes) now, unless earlier writes are queued (order):
+ * the bytes the kernel took, or -1 after disconnecting on an error. */
+static ssize_t write_now(struct peer *p, uv_buf_t *b, unsigned n)
+{
+	if (p->sendq_reqs)
+		return 0;
+	int r = uv_try_write((uv_stream_t *)&p->tcp, b, n);
+	if (r >= 0 || r == UV_EAGAIN)
+		return r >= 0 ? r : 0;
+	peer_disconnect(p, uv_strerror(r));
+	return -1;
+}
+
+/* Queue b[0..n) from byte `done` on as `req` (its record holds the bytes, and
+ * `rest` = total - done); false after disconnecting, the record the caller's. */
+static bool write_rest(struct peer *p, uv_write_t *req, uv_buf_t *b, unsigned n, size_t done,
+                       size_t rest, uv_write_cb cb)
+{
+	unsigned first = 0;
+	while (first < n && done >= b[first].len) {
+		done -= b[first].len;
+		first++;
+	}
+	b[first].base += done;
+	b[first].len -= done;
+	int err = uv_write(req, (uv_stream_t *)&p->tcp, b + first, n - first, cb);
+	if (err) {
+		peer_disconnect(p, uv_strerror(err));
+		return false;
+	}
+	queued(p, rest);
+	return true;
+}
+
 /** A write whose pieces stay where they are until it completes. */
 struct peer_wref {
 	uv_write_t req;
@@ -343,51 +383,23 @@ void peer_send_owned(struct peer *p, enum proto_cmd cmd, const uint8_t prefix[16
 	count_sent(p, cmd, total);
 	uv_buf_t b[3] = {uv_buf_init((char *)prefix, 16), uv_buf_init((char *)lenck, 8),
 	                 uv_buf_init((char *)payload, (unsigned)len)};
-	size_t done = 0;
-	if (p->sendq_reqs == 0) {
-		int n = uv_try_write((uv_stream_t *)&p->tcp, b, 3);
-		if (n > 0) {
-			done = (size_t)n;
-		} else if (n < 0 && n != UV_EAGAIN) {
-			proto_freelist_put(PROTO_FREELIST_BINARY, lenck);
-			xfree(payload);
-			peer_disconnect(p, uv_strerror(n));
+	ssize_t done = write_now(p, b, 3);
+	struct peer_wref *w = NULL;
+	if (done >= 0 && (size_t)done < total) {
+		w = xmalloc(sizeof(*w));
+		if (!w)
+			peer_disconnect(p, "out of memory queueing a send");
+	}
+	if (w) {
+		w->len = total - (size_t)done;
+		w->lenck = lenck;
+		w->payload = payload;
+		if (write_rest(p, &w->req, b, 3, (size_t)done, w->len, peer_wref_cb))
 			return;
-		}
-	}
-	if (done == total) {
-		proto_freelist_put(PROTO_FREELIST_BINARY, lenck);
-		xfree(payload);
-		return;
-	}
-	/* What the kernel did not take: the same pieces, from where it stopped. */
-	unsigned first = 0;
-	size_t skip = done;
-	while (skip >= b[first].len) {
-		skip -= b[first].len;
-		first++;
-	}
-	b[first].base += skip;
-	b[first].len -= skip;
-	struct peer_wref *w = xmalloc(sizeof(*w));
-	if (!w) {
-		proto_freelist_put(PROTO_FREELIST_BINARY, lenck);
-		xfree(payload);
-		peer_disconnect(p, "out of memory queueing a send");
-		return;
-	}
-	w->len = total - done;
-	w->lenck = lenck;
-	w->payload = payload;
-	int err = uv_write(&w->req, (uv_stream_t *)&p->tcp, b + first, 3 - first, peer_wref_cb);
-	if (err) {
-		proto_freelist_put(PROTO_FREELIST_BINARY, lenck);
-		xfree(payload);
 		xfree(w);
-		peer_disconnect(p, uv_strerror(err));
-		return;
 	}
-	queued(p, w->len);
+	proto_freelist_put(PROTO_FREELIST_BINARY, lenck);
+	xfree(payload);
 }
 
 void peer_send_frame(struct peer *p, enum proto_cmd cmd, const uint8_t *frame, size_t len)
@@ -411,20 +423,11 @@ void peer_send_copy(struct peer *p, enum proto_cmd cmd, const uint8_t *frame, si
 		cmd = PROTO_CMD_UNKNOWN;
 	count_sent(p, cmd, len);
 
-	size_t done = 0;
-	if (p->sendq_reqs == 0) {
-		uv_buf_t b = uv_buf_init((char *)frame, (unsigned)len);
-		int n = uv_try_write((uv_stream_t *)&p->tcp, &b, 1);
-		if (n > 0)
-			done = (size_t)n;
-		else if (n < 0 && n != UV_EAGAIN) {
-			peer_disconnect(p, uv_strerror(n));
-			return;
-		}
-	}
-	if (done == len)
+	uv_buf_t b = uv_buf_init((char *)frame, (unsigned)len);
+	ssize_t done = write_now(p, &b, 1);
+	if (done < 0 || (size_t)done == len)
 		return;
-	size_t rest = len - done;
+	size_t rest = len - (size_t)done;
 	struct peer_wreq *w = xmalloc(sizeof(*w) + rest);
 	if (!w) {
 		peer_disconnect(p, "out of memory queueing a send");
@@ -432,74 +435,12 @@ void peer_send_copy(struct peer *p, enum proto_cmd cmd, const uint8_t *frame, si
 	}
 	w->len = (uint32_t)rest;
 	memcpy(w->data, frame + done, rest);
-	uv_buf_t b = uv_buf_init((char *)w->data, (unsigned)rest);
-	int err = uv_write(&w->req, (uv_stream_t *)&p->tcp, &b, 1, peer_write_cb);
-	if (err) {
+	b = uv_buf_init((char *)w->data, (unsigned)rest);
+	if (!write_rest(p, &w->req, &b, 1, 0, rest, peer_write_cb))
 		xfree(w);
-		peer_disconnect(p, uv_strerror(err));
-		return;
-	}
-	queued(p, rest);
 }
 
-/** A write of an owned buffer (v2's packets), freed when written. */
-struct peer_wbuf {
-	uv_write_t req;
-	uint64_t len; /**< bytes queued */
-	uint8_t *buf;
-};
-
-static void peer_wbuf_cb(uv_write_t *req, int status)
-{
-	struct peer_wbuf *w = (struct peer_wbuf *)req;
-	write_finished(req->handle->data, w->len, status);
-	xfree(w->buf);
-	xfree(w);
-}
-
-void peer_send_buf(struct peer *p, enum proto_cmd cmd, uint8_t *buf, size_t len)
-{
-	if (p->state == PEER_CLOSING || p->state == PEER_CONNECTING) {
-		xfree(buf);
-		return;
-	}
-	count_sent(p, cmd, len);
-	size_t done = 0;
-	uv_buf_t b = uv_buf_init((char *)buf, (unsigned)len);
-	if (p->sendq_reqs == 0) {
-		int n = uv_try_write((uv_stream_t *)&p->tcp, &b, 1);
-		if (n > 0) {
-			done = (size_t)n;
-		} else if (n < 0 && n != UV_EAGAIN) {
-			xfree(buf);
-			peer_disconnect(p, uv_strerror(n));
-			return;
-		}
-	}
-	if (done == len) {
-		xfree(buf);
-		return;
-	}
-	struct peer_wbuf *w = xmalloc(sizeof(*w));
-	if (!w) {
-		xfree(buf);
-		peer_disconnect(p, "out of memory queueing a send");
-		return;
-	}
-	w->len = len - done;
-	w->buf = buf;
-	b = uv_buf_init((char *)buf + done, (unsigned)(len - done));
-	int err = uv_write(&w->req, (uv_stream_t *)&p->tcp, &b, 1, peer_wbuf_cb);
-	if (err) {
-		xfree(buf);
-		xfree(w);
-		peer_disconnect(p, uv_strerror(err));
-		return;
-	}
-	queued(p, w->len);
-}
-
-/** A write of small head and tail pieces around an owned payload (v2's sealed packets). */
+/** A write of small head and tail pieces around an owned payload (v2's packets). */
 struct peer_wpkt {
 	uv_write_t req;
 	uint64_t len;     /**< bytes queued */
@@ -531,49 +472,27 @@ void peer_send_pieces(struct peer *p, enum proto_cmd cmd, const uint8_t *head, s
 	uv_buf_t b[3] = {uv_buf_init((char *)head, (unsigned)hlen),
 	                 uv_buf_init((char *)payload, (unsigned)len),
 	                 uv_buf_init((char *)tail, (unsigned)tlen)};
-	size_t done = 0;
-	if (p->sendq_reqs == 0) {
-		int n = uv_try_write((uv_stream_t *)&p->tcp, b, 3);
-		if (n > 0) {
-			done = (size_t)n;
-		} else if (n < 0 && n != UV_EAGAIN) {
-			xfree(payload);
-			peer_disconnect(p, uv_strerror(n));
+	ssize_t done = write_now(p, b, 3);
+	struct peer_wpkt *w = NULL;
+	if (done >= 0 && (size_t)done < total) {
+		w = xmalloc(sizeof(*w));
+		if (!w)
+			peer_disconnect(p, "out of memory queueing a send");
+	}
+	if (w) {
+		if (hlen)
+			memcpy(w->head, head, hlen);
+		if (tlen)
+			memcpy(w->tail, tail, tlen);
+		w->payload = payload;
+		w->len = total - (size_t)done;
+		b[0].base = (char *)w->head;
+		b[2].base = (char *)w->tail;
+		if (write_rest(p, &w->req, b, 3, (size_t)done, w->len, peer_wpkt_cb))
 			return;
-		}
-	}
-	if (done == total) {
-		xfree(payload);
-		return;
-	}
-	struct peer_wpkt *w = xmalloc(sizeof(*w));
-	if (!w) {
-		xfree(payload);
-		peer_disconnect(p, "out of memory queueing a send");
-		return;
-	}
-	memcpy(w->head, head, hlen);
-	memcpy(w->tail, tail, tlen);
-	w->payload = payload;
-	w->len = total - done;
-	b[0].base = (char *)w->head;
-	b[2].base = (char *)w->tail;
-	unsigned first = 0;
-	size_t skip = done;
-	while (skip >= b[first].len) {
-		skip -= b[first].len;
-		first++;
-	}
-	b[first].base += skip;
-	b[first].len -= skip;
-	int err = uv_write(&w->req, (uv_stream_t *)&p->tcp, b + first, 3 - first, peer_wpkt_cb);
-	if (err) {
-		xfree(payload);
 		xfree(w);
-		peer_disconnect(p, uv_strerror(err));
-		return;
 	}
-	queued(p, w->len);
+	xfree(payload);
 }
 
 int peer_send_msg(struct peer *p, const struct proto_msg *m)

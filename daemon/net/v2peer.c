@@ -66,7 +66,7 @@ static void flush_out(struct peer *p)
 	memcpy(b, v->out, v->out_len);
 	size_t n = v->out_len;
 	net_v2_out_done(v);
-	peer_send_buf(p, PROTO_CMD__COUNT, b, n);
+	peer_send_pieces(p, PROTO_CMD__COUNT, NULL, 0, b, n, NULL, 0);
 }
 
 /* Packets up to this size are encrypted on the stack and written from
@@ -93,7 +93,7 @@ static void send_packet(struct peer *p, enum proto_cmd cmd, const char *type,
 		peer_disconnect(p, "out of memory queueing a send");
 		return;
 	}
-	peer_send_buf(p, cmd, b, n);
+	peer_send_pieces(p, cmd, NULL, 0, b, n, NULL, 0);
 }
 
 /* The responder turned to v1: what waited goes as v1 frames. */
@@ -111,7 +111,7 @@ static void send_v1(struct peer *p, const struct v2_pending *m)
 	proto_put_le32(b + 16, (uint32_t)m->len);
 	proto_checksum(m->payload, m->len, b + 20);
 	memcpy(b + PROTO_HEADER_SIZE, m->payload, m->len);
-	peer_send_buf(p, m->cmd, b, n);
+	peer_send_pieces(p, m->cmd, NULL, 0, b, n, NULL, 0);
 }
 
 /* Send what waited, once the handshake is done or v1 took over. */
