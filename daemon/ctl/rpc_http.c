@@ -452,7 +452,7 @@ static int bind_one(struct rpc_http *h, const char *host, uint16_t port)
 	    MHD_OPTION_CONNECTION_LIMIT, limit, MHD_OPTION_CONNECTION_TIMEOUT,
 	    (unsigned)(h->timeout_ms / 1000u), MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
 	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_THREAD_STACK_SIZE,
-	    (size_t)RPC_THREAD_STACK, MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u,
+	    (size_t)RPC_THREAD_STACK,
 	    /* The URI as sent, as libevent gives it to Core's handlers (ctl/rest_http.c). */
 	    MHD_OPTION_UNESCAPE_CALLBACK, rest_http_unescape, NULL, MHD_OPTION_END);
 	if (!m)

@@ -290,6 +290,43 @@ static bool evict_choose(struct daemon *d, uint64_t *id)
 	return found;
 }
 
+static void on_connection(uv_stream_t *server, int status);
+
+/* A new turn: the listeners deferred in the last one take their connection. */
+static void accept_deferred_cb(uv_idle_t *h)
+{
+	struct daemon *d = h->data;
+	uv_idle_stop(h);
+	for (uint32_t i = 0; i < d->net->n_listeners; i++) {
+		if (!d->net->accept_deferred[i])
+			continue;
+		d->net->accept_deferred[i] = false;
+		uv_stream_t *l = (uv_stream_t *)&d->net->listeners[i];
+		/* on_connection's uv_accept watches the listener again. */
+		if (!uv_is_closing((uv_handle_t *)l))
+			on_connection(l, 0);
+	}
+}
+
+static void accept_turn_cb(uv_check_t *h)
+{
+	struct daemon *d = h->data;
+	d->net->accepts_this_turn = 0;
+}
+
+/* Over this turn's share: leave the connection pending, which makes libuv
+ * stop watching the listener until the next turn's uv_accept. */
+static bool accept_later(struct daemon *d, uv_stream_t *server)
+{
+	if (!d->net->accept_handles || d->net->accepts_this_turn < NET_ACCEPTS_PER_TURN) {
+		d->net->accepts_this_turn++;
+		return false;
+	}
+	d->net->accept_deferred[(uv_tcp_t *)server - d->net->listeners] = true;
+	uv_idle_start(&d->net->accept_idle, accept_deferred_cb);
+	return true;
+}
+
 static void on_connection(uv_stream_t *server, int status)
 {
 	struct daemon *d = server->data;
@@ -297,6 +334,8 @@ static void on_connection(uv_stream_t *server, int status)
 		DLOG_WARNING(&d->log, DLOG_NET, "accept failed: %s", uv_strerror(status));
 		return;
 	}
+	if (accept_later(d, server))
+		return;
 	/* setnetworkactive false: Core keeps listening but drops every connection. */
 	if (d->network_inactive) {
 		DLOG_DBG(&d->log, DLOG_NET, "inbound connection dropped: network not active");
@@ -418,6 +457,19 @@ int net_start_listeners(struct daemon *d)
 	d->net->listeners = xcalloc(NET_MAX_LISTENERS, sizeof(*d->net->listeners));
 	if (!d->net->listeners)
 		return -ENOMEM;
+	if (uv_idle_init(d->loop, &d->net->accept_idle) == 0) {
+		if (uv_check_init(d->loop, &d->net->accept_turn) == 0) {
+			d->net->accept_idle.data = d;
+			d->net->accept_turn.data = d;
+			uv_check_start(&d->net->accept_turn, accept_turn_cb);
+			/* Neither keeps the loop running. */
+			uv_unref((uv_handle_t *)&d->net->accept_turn);
+			uv_unref((uv_handle_t *)&d->net->accept_idle);
+			d->net->accept_handles = true;
+		} else {
+			uv_close((uv_handle_t *)&d->net->accept_idle, NULL);
+		}
+	}
 	if (c->bind.n == 0) {
 		union net_addr a4, a6;
 		(void)uv_ip4_addr("0.0.0.0", c->port, &a4.in4);
@@ -444,6 +496,11 @@ int net_start_listeners(struct daemon *d)
 
 void net_close_listeners(struct daemon *d)
 {
+	if (d->net->accept_handles) {
+		d->net->accept_handles = false;
+		uv_close((uv_handle_t *)&d->net->accept_idle, NULL);
+		uv_close((uv_handle_t *)&d->net->accept_turn, NULL);
+	}
 	for (uint32_t i = 0; i < d->net->n_listeners; i++) {
 		uv_handle_t *h = (uv_handle_t *)&d->net->listeners[i];
 		if (h->data && !uv_is_closing(h))

@@ -43,6 +43,15 @@
 #define NET_LISTEN_BACKLOG 4096
 /** Listeners at most (bind= entries, or 0.0.0.0 and :: by default). */
 #define NET_MAX_LISTENERS (CONF_MAX_LIST + 2)
+/**
+ * Most inbound connections accepted in one turn of the loop, over all
+ * listeners; the rest wait for the next turn. libuv accepts for as long as
+ * connections are pending, so a flood of reconnecting peers (every one
+ * choosing whom to evict and starting a BIP324 handshake) would hold the
+ * loop from every established peer (Core accepts one per listening socket
+ * per SocketHandler pass).
+ */
+#define NET_ACCEPTS_PER_TURN 8u
 
 /** Text form of an address: "[v6]:port" at most. */
 #define NET_ADDRSTRLEN (INET6_ADDRSTRLEN + 8)
@@ -737,6 +746,15 @@ struct net_state {
 	uv_tcp_t reject_spare;
 	bool reject_busy;
 	bool reject_waiting[NET_MAX_LISTENERS];
+	/* Accepting a share per loop turn (net.c on_connection): the accepts of
+	 * this turn, the listeners whose next connection waits for the next
+	 * turn, the idle handle that takes them then and the check handle that
+	 * ends a turn's count. */
+	uint32_t accepts_this_turn;
+	bool accept_deferred[NET_MAX_LISTENERS];
+	uv_idle_t accept_idle;
+	uv_check_t accept_turn;
+	bool accept_handles; /**< accept_idle and accept_turn are initialised */
 	/* outbound */
 	struct net_target **targets;
 	uint32_t n_targets;

@@ -400,6 +400,11 @@ class Peerd:
                 cmd += ["-dnsserver=127.0.0.1:%d" % free_port()]
             if not any(a.startswith(("-fixedseeds", "-nofixedseeds")) for a in args):
                 cmd += ["-fixedseeds=0"]
+        if not any(a.startswith(("-rpcport", "-server", "-noserver")) for a in args):
+            # An HTTP port of its own: on the network's default (18443) every
+            # test's peerd but the first would run without HTTP, and a client
+            # of one test could reach another test's node.
+            cmd += ["-rpcport=%d" % free_port()]
         cmd += list(args)
         self.cmd = cmd
         self.listen = listen

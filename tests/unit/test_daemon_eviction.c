@@ -9,7 +9,8 @@
  * noban and manual peers, and the flood peerd must survive; then the
  * accept path (daemon/net/net.c) on real loopback sockets: a newcomer to
  * full slots evicts the youngest, is refused when all are protected, and
- * evicts nobody when it is banned or discouraged.
+ * evicts nobody when it is banned or discouraged; a burst is accepted a
+ * share per loop turn.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -813,6 +814,32 @@ static void test_accept_banned_evicts_nobody(void **state)
 	close_all(t, fds, SLOTS + 2);
 }
 
+/* A burst of connections is accepted a share per loop turn
+ * (NET_ACCEPTS_PER_TURN), the rest in the turns after: libuv alone would
+ * accept the whole backlog in one turn and a reconnecting flood would hold
+ * the loop from every established peer. */
+static void test_accepts_a_share_per_turn(void **state)
+{
+	struct tf *t = *state;
+	enum { BURST = 2 * NET_ACCEPTS_PER_TURN + 3 };
+	int fds[BURST];
+	uint16_t port = free_port();
+	t->conf.listen = true;
+	t->conf.port = port;
+	t->conf.bind.v[0] = xstrdup("127.0.0.1");
+	assert_non_null(t->conf.bind.v[0]);
+	t->conf.bind.n = 1;
+	assert_int_equal(net_start_listeners(t->d), 0);
+	/* Loopback connections complete in the kernel's backlog at once. */
+	for (int i = 0; i < BURST; i++)
+		fds[i] = connect_from("127.0.0.1", port);
+	uv_run(&t->loop, UV_RUN_NOWAIT);
+	assert_int_equal(t->d->n_inbound, NET_ACCEPTS_PER_TURN);
+	RUN_UNTIL(t, t->d->n_inbound == BURST);
+	assert_int_equal(t->d->n_inbound, BURST);
+	close_all(t, fds, BURST);
+}
+
 int main(void)
 {
 	tf_global_init();
@@ -830,6 +857,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_accept_refused_when_all_protected, tf_setup,
 	                                    teardown_listening),
 	    cmocka_unit_test_setup_teardown(test_accept_banned_evicts_nobody, tf_setup,
+	                                    teardown_listening),
+	    cmocka_unit_test_setup_teardown(test_accepts_a_share_per_turn, tf_setup,
 	                                    teardown_listening),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
