@@ -245,6 +245,13 @@ def test_cookie_options(make_peerd, tmp_path):
         assert r.returncode != 0 and "Unable to bind any endpoint for RPC server" in r.stdout + r.stderr
     finally:
         busy.close()
+    # Nor one another peerd holds: a node never shares its RPC port (with
+    # SO_REUSEPORT the kernel would spread one node's clients over both).
+    os.makedirs(str(tmp_path / "second"))
+    r = subprocess.run([d.cmd[0], "-chain=regtest", "-datadir=" + str(tmp_path / "second"), "-listen=0",
+                        "-rpcport=%d" % port], capture_output=True, text=True, timeout=20)
+    assert r.returncode != 0 and "Unable to bind any endpoint for RPC server" in r.stdout + r.stderr, (
+        r.stdout, r.stderr)
 
 
 def test_rpcwait_until_peerd_answers(make_peerd, tmp_path):
