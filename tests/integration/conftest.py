@@ -374,7 +374,8 @@ def netdir_of(datadir, chain):
 class Peerd:
     """One running peerd."""
 
-    def __init__(self, tmp_path, args=(), port=None, wrapper=(), name="peerd", listen=True, chain="regtest"):
+    def __init__(self, tmp_path, args=(), port=None, wrapper=(), name="peerd", listen=True, chain="regtest",
+                 start_timeout=None):
         self.datadir = str(tmp_path / name)
         os.makedirs(self.datadir, exist_ok=True)
         self.chain = chain
@@ -412,7 +413,7 @@ class Peerd:
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT)
         self._ctl = None
         try:
-            wait_for(self._ready, timeout=30 if wrapper else 10, what="peerd to start")
+            wait_for(self._ready, timeout=start_timeout or (30 if wrapper else 10), what="peerd to start")
         except AssertionError:
             self.kill()
             raise AssertionError("peerd did not start:\n" + self.log())
