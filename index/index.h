@@ -75,6 +75,47 @@ INDEX_WUR int index_filter_basic(const struct proto_block *b, const struct proto
 void index_filter_header(const uint8_t *filter, size_t len, const struct proto_hash *prev,
                          struct proto_hash *out);
 
+/* ---- MuHash3072 (index/muhash.c): pure, any thread -------------------- */
+
+/** Bytes of a MuHash3072 number (3072 bits, little-endian). */
+#define INDEX_MUHASH_BYTES 384
+
+/**
+ * Core's MuHash3072 (crypto/muhash.h): a hash of a set of byte strings,
+ * kept as numerator / denominator modulo 2^3072 - 1103717, so that
+ * inserting and removing commute. Opaque; one thread at a time.
+ */
+struct index_muhash;
+
+/** A new, empty set's hash (1/1), or NULL when out of memory; index_muhash_free frees it. */
+struct index_muhash *index_muhash_new(void);
+/** Free m; NULL is fine. */
+void index_muhash_free(struct index_muhash *m);
+/** Back to the empty set's 1/1. */
+void index_muhash_reset(struct index_muhash *m);
+/** Core's Insert: multiply the numerator by the element's number. */
+void index_muhash_insert(struct index_muhash *m, const void *data, size_t len);
+/** Core's Remove: multiply the denominator by the element's number. */
+void index_muhash_remove(struct index_muhash *m, const void *data, size_t len);
+/** Core's operator*=: m's numerator and denominator times o's. */
+void index_muhash_mul(struct index_muhash *m, const struct index_muhash *o);
+/** Core's operator/=: m's numerator times o's denominator, and the reverse. */
+void index_muhash_div(struct index_muhash *m, const struct index_muhash *o);
+/**
+ * Core's Finalize: divide (m becomes num/den over 1; still usable) and
+ * write SHA-256 of the 384 little-endian bytes, in internal byte order
+ * (Core's uint256; its hex is the reverse).
+ */
+void index_muhash_finalize(struct index_muhash *m, uint8_t out[32]);
+/** The state as one number (divides first, as finalize): what index_muhash_load takes back. */
+void index_muhash_save(struct index_muhash *m, uint8_t out[INDEX_MUHASH_BYTES]);
+/** Set m to a number index_muhash_save wrote (over a denominator of 1). */
+void index_muhash_load(struct index_muhash *m, const uint8_t in[INDEX_MUHASH_BYTES]);
+/** Core's serialization: numerator then denominator, 384 little-endian bytes each. */
+void index_muhash_serialize(const struct index_muhash *m, uint8_t out[2 * INDEX_MUHASH_BYTES]);
+/** Read Core's serialization back (a number at or over the modulus is reduced, as Core). */
+void index_muhash_deserialize(struct index_muhash *m, const uint8_t in[2 * INDEX_MUHASH_BYTES]);
+
 /* ---- The indexes (index/set.c, index/db.c) ---------------------------- */
 
 /** Which indexes to keep. */
