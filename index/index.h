@@ -123,6 +123,7 @@ struct index_config {
 	const char *netdir; /**< the network's directory: indexes/ goes inside */
 	bool txindex;       /**< -txindex */
 	bool blockfilter;   /**< -blockfilterindex=basic */
+	bool coinstats;     /**< -coinstatsindex */
 	bool wipe;          /**< start the indexes over (Core's -reindex wipes them too) */
 	chain_log_fn log;   /**< may be NULL */
 	void *log_arg;
@@ -135,6 +136,7 @@ struct index_set;
 enum index_kind {
 	INDEX_TX = 0,       /**< Core's "txindex" */
 	INDEX_FILTER_BASIC, /**< Core's "basic block filter index" */
+	INDEX_COINSTATS,    /**< Core's "coinstatsindex" (index/coinstats.c) */
 	INDEX__COUNT,
 };
 
@@ -184,5 +186,34 @@ INDEX_WUR int index_tx_find(struct index_set *s, const struct proto_hash *txid,
  */
 INDEX_WUR int index_filter_find(struct index_set *s, const struct proto_hash *block,
                                 uint8_t **filter, size_t *len, struct proto_hash *header);
+
+/**
+ * The coinstats index's record of a block: the UTXO set after it (Core's
+ * CoinStatsIndex DBVal). Amounts in satoshis; every total runs from
+ * genesis, so a block's own figures are its record minus its parent's.
+ */
+struct index_coinstats {
+	uint8_t muhash[32];                     /**< the set's MuHash3072, internal byte order */
+	uint64_t txouts;                        /**< unspent outputs */
+	uint64_t bogosize;                      /**< Core's GetBogoSize sum */
+	int64_t total_amount;                   /**< value of the set */
+	int64_t total_subsidy;                  /**< block subsidies so far */
+	int64_t total_unspendable;              /**< every unspendable amount below */
+	int64_t total_prevout_spent;            /**< coins spent */
+	int64_t total_new_outputs_ex_coinbase;  /**< spendable outputs of other transactions */
+	int64_t total_coinbase;                 /**< spendable coinbase outputs */
+	int64_t unspendables_genesis_block;     /**< the genesis coinbase */
+	int64_t unspendables_bip30;             /**< the two overwritten mainnet coinbases */
+	int64_t unspendables_scripts;           /**< OP_RETURN and oversized output scripts */
+	int64_t unspendables_unclaimed_rewards; /**< subsidy and fees no output took */
+};
+
+/**
+ * The coinstats index's record of block `block` (on the active chain or
+ * a stale branch it once took in). INDEX_OK, INDEX_ENOTFOUND, INDEX_EDB,
+ * INDEX_ECORRUPT. The chain's thread.
+ */
+INDEX_WUR int index_coinstats_find(struct index_set *s, const struct proto_hash *block,
+                                   struct index_coinstats *out);
 
 #endif
