@@ -13,6 +13,7 @@
  */
 #include "daemon/ctl/internal.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "chain/chain.h"
@@ -30,9 +31,12 @@ static void muhash_each(void *arg, const uint8_t *ser, size_t len)
  * a block hash. NULL with res set. */
 static struct chain_node *hash_or_height(struct chain *c, json_t *v, struct ctl_result *res)
 {
-	if (json_is_integer(v) || json_is_real(v)) {
-		json_int_t h =
-		    json_is_integer(v) ? json_integer_value(v) : (json_int_t)json_real_value(v);
+	if (json_is_number(v)) {
+		/* Core's getInt<int>: a fraction or a value past int's range is
+		 * "JSON integer out of range" (-1). */
+		int64_t h;
+		if (!ctl_arg_int(v, INT32_MIN, INT32_MAX, 0, &h, res))
+			return NULL;
 		if (h < 0) {
 			ctl_fail(res, CTL_INVALID_PARAMETER, "Target block height %lld is negative",
 			         (long long)h);
@@ -45,6 +49,15 @@ static struct chain_node *hash_or_height(struct chain *c, json_t *v, struct ctl_
 			return NULL;
 		}
 		return chain_at(c, (int32_t)h);
+	}
+	if (!json_is_string(v)) {
+		/* Core's ParseHashV: UniValue's get_str on a bool, array or object. */
+		ctl_fail(res, CTL_TYPE_ERROR,
+		         "JSON value of type %s is not of expected type string",
+		         json_is_boolean(v) ? "bool"
+		         : json_is_array(v) ? "array"
+		                            : "object");
+		return NULL;
 	}
 	struct proto_hash hash;
 	if (!ctl_param_hash(v, "hash_or_height", &hash, res))

@@ -132,6 +132,8 @@ def check_all(core, d, extra_blocks=()):
     same(core, d, "gettxoutsetinfo", "muhash", 1, False)
     same(core, d, "gettxoutsetinfo", "muhash", -1)
     same(core, d, "gettxoutsetinfo", "muhash", tip + 1)
+    for bad in (1.5, 2147483648, -2147483649, 1e300, True, [1], {"a": 1}):
+        same(core, d, "gettxoutsetinfo", "muhash", bad)
     same(core, d, "gettxoutsetinfo", "muhash", "ab" * 32)
     same(core, d, "gettxoutsetinfo", "muhash", "zz")
     same(core, d, "gettxoutsetinfo", "sha256")
