@@ -206,6 +206,19 @@ static void test_catch_up_follow_reorg_reopen(void **state)
 	expect_status(f, 37, true);
 	expect_headers_chained(f);
 	expect_coinstats_tip(f);
+
+	/* Closed, and the chain steps back meanwhile (invalidateblock 34):
+	 * reopened, the indexes step back to the active chain's tip. */
+	index_set_close(f->s);
+	chain_unlisten(f->c, f->s);
+	f->s = NULL;
+	chain_state_clear(&st);
+	assert_int_equal(chain_invalidate(f->c, chain_at(f->c, 34), &st), 0);
+	assert_int_equal(chain_height(f->c), 33);
+	open_set(f);
+	assert_int_equal(index_set_step(f->s, f->c, 100, &more), INDEX_OK);
+	expect_status(f, 33, true);
+	expect_coinstats_tip(f);
 }
 
 /* A database a system crash damaged is dropped and built again. */
