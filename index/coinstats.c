@@ -10,10 +10,10 @@
  * coinbase did not claim of subsidy and fees is unspendable too. The
  * genesis block's 50 coins are unspendable and nothing else.
  *
- * Records are keyed by block hash ('s' | hash, Core's DB_BLOCK_HASH), so
- * a reorg only steps the best block back (set.c): a stale block keeps
- * its record, and the next block of the new branch starts from its own
- * parent's. The record carries the MuHash state itself (numerator over
+ * Records are keyed by height and block hash ('s' | height | hash), so a
+ * reorg only steps the best block back (set.c): a stale block keeps its
+ * record (as Core's DB_BLOCK_HASH copies), and the next block of the new
+ * branch starts from its own parent's. The record carries the MuHash state itself (numerator over
  * denominator, 384 bytes), so a block never needs its descendants':
  *   state (384) | muhash (32) | txouts, bogosize, total_amount,
  *   total_subsidy, total_unspendable, prevout_spent, new_outputs_ex_coinbase,
@@ -31,10 +31,21 @@
 #define MAX_SCRIPT 10000u
 #define OP_RETURN  0x6a
 
-static void key_of(uint8_t key[33], const struct proto_hash *h)
+/* 's' | height (big-endian) | hash: the active chain's records follow one
+ * another in key order, so LMDB fills its pages as it appends (keyed by
+ * hash alone, inserts land anywhere and pages stay half full: 2.6 times
+ * the bytes on chain2000.dat). */
+#define KEY_LEN 37
+
+static void key_of(uint8_t key[KEY_LEN], const struct chain_node *n)
 {
+	uint32_t h = (uint32_t)n->height;
 	key[0] = 's';
-	memcpy(key + 1, h->b, 32);
+	key[1] = (uint8_t)(h >> 24);
+	key[2] = (uint8_t)(h >> 16);
+	key[3] = (uint8_t)(h >> 8);
+	key[4] = (uint8_t)h;
+	memcpy(key + 5, n->hash.b, 32);
 }
 
 /* The totals in record order (so encoding is one loop). */
@@ -55,11 +66,11 @@ static int64_t *field(struct index_coinstats *s, int i)
 	return f[i];
 }
 
-static int read_rec(MDB_txn *t, MDB_dbi dbi, const struct proto_hash *h,
+static int read_rec(MDB_txn *t, MDB_dbi dbi, const struct chain_node *n,
                     struct index_coinstats *out, uint8_t state[INDEX_MUHASH_BYTES])
 {
-	uint8_t key[33];
-	key_of(key, h);
+	uint8_t key[KEY_LEN];
+	key_of(key, n);
 	MDB_val k = {sizeof(key), key}, v;
 	int r = mdb_get(t, dbi, &k, &v);
 	if (r == MDB_NOTFOUND)
@@ -147,7 +158,7 @@ int index_coinstats_take(MDB_txn *t, MDB_dbi dbi, struct chain *c, const struct 
 		goto out;
 	const int64_t subsidy = chain_block_subsidy(n->height, chain_params(c));
 	if (n->prev) {
-		if ((err = read_rec(t, dbi, &n->prev->hash, &st, state)))
+		if ((err = read_rec(t, dbi, n->prev, &st, state)))
 			goto out;
 		index_muhash_load(m, state);
 	}
@@ -233,8 +244,8 @@ write:;
 	index_muhash_finalize(m, rec + INDEX_MUHASH_BYTES);
 	for (int i = 0; i < REC_FIELDS; i++)
 		proto_put_le64(rec + INDEX_MUHASH_BYTES + 32 + 8 * i, (uint64_t)*field(&st, i));
-	uint8_t key[33];
-	key_of(key, &n->hash);
+	uint8_t key[KEY_LEN];
+	key_of(key, n);
 	MDB_val kv = {sizeof(key), key}, v = {sizeof(rec), rec};
 	if (mdb_put(t, dbi, &kv, &v, 0))
 		err = INDEX_EDB;
@@ -245,7 +256,7 @@ out:
 	return err;
 }
 
-int index_coinstats_find(struct index_set *s, const struct proto_hash *block,
+int index_coinstats_find(struct index_set *s, const struct chain_node *block,
                          struct index_coinstats *out)
 {
 	MDB_env *env;

@@ -213,7 +213,7 @@ struct index_coinstats {
  * a stale branch it once took in). INDEX_OK, INDEX_ENOTFOUND, INDEX_EDB,
  * INDEX_ECORRUPT. The chain's thread.
  */
-INDEX_WUR int index_coinstats_find(struct index_set *s, const struct proto_hash *block,
+INDEX_WUR int index_coinstats_find(struct index_set *s, const struct chain_node *block,
                                    struct index_coinstats *out);
 
 #endif

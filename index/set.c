@@ -11,7 +11,7 @@
  *   "best"            block hash (32) | height (4, LE)
  *   't' | txid        block hash (32)              (txindex)
  *   'f' | block hash  filter header (32) | filter  (blockfilter/basic)
- *   's' | block hash  the UTXO set's stats after it (coinstats: coinstats.c)
+ *   's' | height | hash  the UTXO set's stats after it (coinstats: coinstats.c)
  */
 #include <errno.h>
 #include <lmdb.h>

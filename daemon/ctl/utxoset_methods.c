@@ -73,8 +73,8 @@ static void from_index(struct index_set *s, const struct chain_node *n, enum has
                        struct ctl_result *res)
 {
 	struct index_coinstats st, prev = {0};
-	if (index_coinstats_find(s, &n->hash, &st) ||
-	    (n->prev && index_coinstats_find(s, &n->prev->hash, &prev))) {
+	if (index_coinstats_find(s, n, &st) ||
+	    (n->prev && index_coinstats_find(s, n->prev, &prev))) {
 		ctl_fail(res, CTL_INTERNAL_ERROR, "Unable to read UTXO set");
 		return;
 	}
