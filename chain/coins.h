@@ -198,5 +198,15 @@ struct chain_utxo_stats {
  * flush. 0, CHAIN_ENOMEM, CHAIN_EDB or CHAIN_ECORRUPT.
  */
 CHAIN_WUR int chain_coins_stats(struct chain_coins *c, struct chain_utxo_stats *out);
+/** Called with each coin's serialization as Core's TxOutSer (outpoint, height * 2 + coinbase,
+ * the output); the bytes are valid during the call only. */
+typedef void (*chain_coin_ser_fn)(void *arg, const uint8_t *ser, size_t len);
+/**
+ * chain_coins_stats, handing each coin's TxOutSer to each(arg, ...) as it
+ * is hashed (gettxoutsetinfo muhash: Core's ApplyCoinHash over the set).
+ * each may be NULL. The same returns.
+ */
+CHAIN_WUR int chain_coins_stats_each(struct chain_coins *c, struct chain_utxo_stats *out,
+                                     chain_coin_ser_fn each, void *arg);
 
 #endif

@@ -43,6 +43,11 @@ struct walk {
 	struct item *group;
 	size_t n_group, cap_group;
 	bool unordered;
+	/* the caller's view of each coin's serialization (may be NULL) */
+	chain_coin_ser_fn each;
+	void *each_arg;
+	uint8_t *ser;
+	size_t ser_cap;
 	/* results */
 	struct proto_sha256 sha;
 	struct chain_utxo_stats *st;
@@ -134,6 +139,21 @@ static int apply_group(struct walk *w, const struct proto_hash *txid)
 		size_t len = 48 + proto_compact_encode(b + 48, coin.script_len);
 		proto_sha256_update(&w->sha, b, len);
 		proto_sha256_update(&w->sha, coin.script, coin.script_len);
+		if (w->each) {
+			/* One contiguous TxOutSer for the caller (MuHash hashes each
+			 * coin on its own). */
+			size_t need = len + coin.script_len;
+			if (need > w->ser_cap) {
+				uint8_t *p = xrealloc(w->ser, need);
+				if (!p)
+					return CHAIN_ENOMEM;
+				w->ser = p;
+				w->ser_cap = need;
+			}
+			memcpy(w->ser, b, len);
+			memcpy(w->ser + len, coin.script, coin.script_len);
+			w->each(w->each_arg, w->ser, need);
+		}
 		st->txouts++;
 		/* Core's GetBogoSize: txid, index, height, amount, script length
 		 * and script. */
@@ -178,8 +198,14 @@ static int walk_all(struct walk *w)
 
 int chain_coins_stats(struct chain_coins *c, struct chain_utxo_stats *out)
 {
+	return chain_coins_stats_each(c, out, NULL, NULL);
+}
+
+int chain_coins_stats_each(struct chain_coins *c, struct chain_utxo_stats *out,
+                           chain_coin_ser_fn each, void *arg)
+{
 	memset(out, 0, sizeof(*out));
-	struct walk w = {.st = out};
+	struct walk w = {.st = out, .each = each, .each_arg = arg};
 	proto_sha256_init(&w.sha);
 	int err = chain_coins_dirty_sorted(c, &w.dirty, &w.n_dirty);
 	if (err)
@@ -190,6 +216,7 @@ int chain_coins_stats(struct chain_coins *c, struct chain_utxo_stats *out)
 	chain_db_cursor_close(w.cur);
 	xfree(w.group);
 	xfree(w.dirty);
+	xfree(w.ser);
 	if (err) {
 		memset(out, 0, sizeof(*out));
 		return err;

@@ -79,6 +79,7 @@ int conf_apply_mempool(struct conf_loader *L, struct peerd_conf *c, const int *l
 	c->reindex_chainstate =
 	    conf_uint_or(conf_scalar(L, CONF_K_REINDEXCHAINSTATE, lv, nl), 0) != 0;
 	c->txindex = conf_uint_or(conf_scalar(L, CONF_K_TXINDEX, lv, nl), 0) != 0;
+	c->coinstatsindex = conf_uint_or(conf_scalar(L, CONF_K_COINSTATSINDEX, lv, nl), 0) != 0;
 	/* Core's -blockfilterindex: 0 (or none) off, 1 every type, else a type name. */
 	const char *bf = conf_scalar(L, CONF_K_BLOCKFILTERINDEX, lv, nl);
 	c->blockfilterindex = bf && strcmp(bf, "0") != 0;

@@ -27,7 +27,6 @@
 	"deprecated methods yet"
 #define NO_WALLET     "peerd has no wallet"
 #define NO_PROXY      "peerd has no Tor control port client and no I2P SAM client yet"
-#define NO_INDEX      "peerd keeps no optional index"
 #define NO_PRUNE      "peerd keeps every block (no pruning)"
 #define NO_NOTIFY     "peerd has no wallet to notify about"
 #define NO_WHITELIST  "peerd has no peer permissions (whitelists) yet"
@@ -49,7 +48,6 @@ const struct conf_core_opt conf_core_opts[] = {
     {"checkblocks", CONF_CORE_REFUSE, NULL, NO_STARTCHECK},
     {"checklevel", CONF_CORE_REFUSE, NULL, NO_STARTCHECK},
     {"checkmempool", CONF_CORE_REFUSE, "0", TEST_ONLY},
-    {"coinstatsindex", CONF_CORE_REFUSE, "0", NO_INDEX},
     {"consolidatefeerate", CONF_CORE_IGNORE, NULL, NO_WALLET},
     {"daemon", CONF_CORE_REFUSE, "0", "peerd stays in the foreground (run it under systemd)"},
     {"daemonwait", CONF_CORE_REFUSE, "0", "peerd stays in the foreground (run it under systemd)"},

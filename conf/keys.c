@@ -451,4 +451,7 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
          "Read fee estimates even if they are stale (default: 0) fee\n"
          "estimates are considered stale if they are 60 hours old\n"
          "(regtest only)."},
+    [CONF_K_COINSTATSINDEX] = {"coinstatsindex", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "0",
+                               "Maintain coinstats index used by the gettxoutsetinfo RPC\n"
+                               "(indexes/coinstats, built in the background)."},
 };

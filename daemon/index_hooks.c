@@ -68,6 +68,7 @@ int daemon_index_start(struct daemon *d)
 	struct index_config cfg = {.netdir = validation_netdir(d),
 	                           .txindex = c->txindex,
 	                           .blockfilter = c->blockfilterindex,
+	                           .coinstats = c->coinstatsindex,
 	                           /* Core's -reindex rebuilds the active indexes too. */
 	                           .wipe = c->reindex,
 	                           .log = index_log_cb,

@@ -75,6 +75,47 @@ INDEX_WUR int index_filter_basic(const struct proto_block *b, const struct proto
 void index_filter_header(const uint8_t *filter, size_t len, const struct proto_hash *prev,
                          struct proto_hash *out);
 
+/* ---- MuHash3072 (index/muhash.c): pure, any thread -------------------- */
+
+/** Bytes of a MuHash3072 number (3072 bits, little-endian). */
+#define INDEX_MUHASH_BYTES 384
+
+/**
+ * Core's MuHash3072 (crypto/muhash.h): a hash of a set of byte strings,
+ * kept as numerator / denominator modulo 2^3072 - 1103717, so that
+ * inserting and removing commute. Opaque; one thread at a time.
+ */
+struct index_muhash;
+
+/** A new, empty set's hash (1/1), or NULL when out of memory; index_muhash_free frees it. */
+struct index_muhash *index_muhash_new(void);
+/** Free m; NULL is fine. */
+void index_muhash_free(struct index_muhash *m);
+/** Back to the empty set's 1/1. */
+void index_muhash_reset(struct index_muhash *m);
+/** Core's Insert: multiply the numerator by the element's number. */
+void index_muhash_insert(struct index_muhash *m, const void *data, size_t len);
+/** Core's Remove: multiply the denominator by the element's number. */
+void index_muhash_remove(struct index_muhash *m, const void *data, size_t len);
+/** Core's operator*=: m's numerator and denominator times o's. */
+void index_muhash_mul(struct index_muhash *m, const struct index_muhash *o);
+/** Core's operator/=: m's numerator times o's denominator, and the reverse. */
+void index_muhash_div(struct index_muhash *m, const struct index_muhash *o);
+/**
+ * Core's Finalize: divide (m becomes num/den over 1; still usable) and
+ * write SHA-256 of the 384 little-endian bytes, in internal byte order
+ * (Core's uint256; its hex is the reverse).
+ */
+void index_muhash_finalize(struct index_muhash *m, uint8_t out[32]);
+/** The state as one number (divides first, as finalize): what index_muhash_load takes back. */
+void index_muhash_save(struct index_muhash *m, uint8_t out[INDEX_MUHASH_BYTES]);
+/** Set m to a number index_muhash_save wrote (over a denominator of 1). */
+void index_muhash_load(struct index_muhash *m, const uint8_t in[INDEX_MUHASH_BYTES]);
+/** Core's serialization: numerator then denominator, 384 little-endian bytes each. */
+void index_muhash_serialize(const struct index_muhash *m, uint8_t out[2 * INDEX_MUHASH_BYTES]);
+/** Read Core's serialization back (a number at or over the modulus is reduced, as Core). */
+void index_muhash_deserialize(struct index_muhash *m, const uint8_t in[2 * INDEX_MUHASH_BYTES]);
+
 /* ---- The indexes (index/set.c, index/db.c) ---------------------------- */
 
 /** Which indexes to keep. */
@@ -82,6 +123,7 @@ struct index_config {
 	const char *netdir; /**< the network's directory: indexes/ goes inside */
 	bool txindex;       /**< -txindex */
 	bool blockfilter;   /**< -blockfilterindex=basic */
+	bool coinstats;     /**< -coinstatsindex */
 	bool wipe;          /**< start the indexes over (Core's -reindex wipes them too) */
 	chain_log_fn log;   /**< may be NULL */
 	void *log_arg;
@@ -94,6 +136,7 @@ struct index_set;
 enum index_kind {
 	INDEX_TX = 0,       /**< Core's "txindex" */
 	INDEX_FILTER_BASIC, /**< Core's "basic block filter index" */
+	INDEX_COINSTATS,    /**< Core's "coinstatsindex" (index/coinstats.c) */
 	INDEX__COUNT,
 };
 
@@ -143,5 +186,34 @@ INDEX_WUR int index_tx_find(struct index_set *s, const struct proto_hash *txid,
  */
 INDEX_WUR int index_filter_find(struct index_set *s, const struct proto_hash *block,
                                 uint8_t **filter, size_t *len, struct proto_hash *header);
+
+/**
+ * The coinstats index's record of a block: the UTXO set after it (Core's
+ * CoinStatsIndex DBVal). Amounts in satoshis; every total runs from
+ * genesis, so a block's own figures are its record minus its parent's.
+ */
+struct index_coinstats {
+	uint8_t muhash[32];                     /**< the set's MuHash3072, internal byte order */
+	uint64_t txouts;                        /**< unspent outputs */
+	uint64_t bogosize;                      /**< Core's GetBogoSize sum */
+	int64_t total_amount;                   /**< value of the set */
+	int64_t total_subsidy;                  /**< block subsidies so far */
+	int64_t total_unspendable;              /**< every unspendable amount below */
+	int64_t total_prevout_spent;            /**< coins spent */
+	int64_t total_new_outputs_ex_coinbase;  /**< spendable outputs of other transactions */
+	int64_t total_coinbase;                 /**< spendable coinbase outputs */
+	int64_t unspendables_genesis_block;     /**< the genesis coinbase */
+	int64_t unspendables_bip30;             /**< the two overwritten mainnet coinbases */
+	int64_t unspendables_scripts;           /**< OP_RETURN and oversized output scripts */
+	int64_t unspendables_unclaimed_rewards; /**< subsidy and fees no output took */
+};
+
+/**
+ * The coinstats index's record of block `block` (on the active chain or
+ * a stale branch it once took in). INDEX_OK, INDEX_ENOTFOUND, INDEX_EDB,
+ * INDEX_ECORRUPT. The chain's thread.
+ */
+INDEX_WUR int index_coinstats_find(struct index_set *s, const struct chain_node *block,
+                                   struct index_coinstats *out);
 
 #endif

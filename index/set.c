@@ -11,6 +11,7 @@
  *   "best"            block hash (32) | height (4, LE)
  *   't' | txid        block hash (32)              (txindex)
  *   'f' | block hash  filter header (32) | filter  (blockfilter/basic)
+ *   's' | height | hash  the UTXO set's stats after it (coinstats: coinstats.c)
  */
 #include <errno.h>
 #include <lmdb.h>
@@ -21,7 +22,7 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
-#include "index/index.h"
+#include "index/internal.h"
 
 /* Address space reserved for each environment: LMDB maps this much and
  * the file grows only as written (sparse), so room for mainnet costs
@@ -47,8 +48,10 @@ struct index_set {
 	bool catching_up; /* a background catch-up is under way (index_set_step said more) */
 };
 
-static const char *const names[INDEX__COUNT] = {"txindex", "basic block filter index"};
-static const char *const dirs[INDEX__COUNT] = {"indexes/txindex", "indexes/blockfilter/basic"};
+static const char *const names[INDEX__COUNT] = {"txindex", "basic block filter index",
+                                                "coinstatsindex"};
+static const char *const dirs[INDEX__COUNT] = {"indexes/txindex", "indexes/blockfilter/basic",
+                                               "indexes/coinstats"};
 
 const char *index_name(enum index_kind k)
 {
@@ -177,7 +180,7 @@ static int open_one(struct index_set *s, enum index_kind k, const char *netdir, 
 int index_set_open(struct index_set **out, const struct index_config *cfg)
 {
 	*out = NULL;
-	if (!cfg->txindex && !cfg->blockfilter)
+	if (!cfg->txindex && !cfg->blockfilter && !cfg->coinstats)
 		return INDEX_OK;
 	struct index_set *s = xcalloc(1, sizeof(*s));
 	if (!s)
@@ -189,6 +192,8 @@ int index_set_open(struct index_set **out, const struct index_config *cfg)
 		err = open_one(s, INDEX_TX, cfg->netdir, cfg->wipe);
 	if (!err && cfg->blockfilter)
 		err = open_one(s, INDEX_FILTER_BASIC, cfg->netdir, cfg->wipe);
+	if (!err && cfg->coinstats)
+		err = open_one(s, INDEX_COINSTATS, cfg->netdir, cfg->wipe);
 	if (err) {
 		index_set_close(s);
 		return err;
@@ -212,6 +217,12 @@ void index_set_close(struct index_set *s)
 bool index_set_has(const struct index_set *s, enum index_kind k)
 {
 	return s && k < INDEX__COUNT && s->ix[k].on;
+}
+
+void index_set_db(struct index_set *s, enum index_kind k, MDB_env **env, MDB_dbi *dbi)
+{
+	*env = index_set_has(s, k) ? s->ix[k].env : NULL;
+	*dbi = *env ? s->ix[k].dbi : 0;
 }
 
 static int put_best(struct one *o, MDB_txn *t, const struct proto_hash *h, int32_t height)
@@ -264,6 +275,8 @@ static int take_block(struct index_set *s, enum index_kind k, MDB_txn *t, struct
 		}
 		return INDEX_OK;
 	}
+	if (k == INDEX_COINSTATS)
+		return index_coinstats_take(t, o->dbi, c, n, b);
 	struct chain_block_undo u;
 	chain_block_undo_init(&u);
 	const uint8_t **spent = NULL;

@@ -516,56 +516,6 @@ static void m_gettxout(struct chain *c, const struct ctl_chain_ctx *x, json_t *a
 	ok(res, o);
 }
 
-static void m_gettxoutsetinfo(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
-                              struct ctl_result *res)
-{
-	(void)x;
-	json_t *ht = arg(args, 0);
-	const char *type = ht ? json_string_value(ht) : "hash_serialized_3";
-	bool none = strcmp(type, "none") == 0;
-	if (!none && strcmp(type, "hash_serialized_3") != 0) {
-		if (strcmp(type, "muhash") == 0)
-			fail(res, CTL_INVALID_PARAMETER,
-			     "hash_type muhash is not supported by peerd (use hash_serialized_3)");
-		else
-			fail(res, CTL_INVALID_PARAMETER, "'%s' is not a valid hash_type", type);
-		return;
-	}
-	if (arg(args, 1)) {
-		fail(res, CTL_INVALID_PARAMETER,
-		     "Querying specific block heights requires coinstatsindex");
-		return;
-	}
-	/* Core flushes first, so disk_size describes the whole set. */
-	int err = chain_flush(c);
-	struct chain_utxo_stats st;
-	if (!err)
-		err = chain_coins_stats(chain_get_coins(c), &st);
-	if (err) {
-		fail(res, CTL_INTERNAL_ERROR, "Unable to read UTXO set: %s", chain_strerror(err));
-		return;
-	}
-	struct chain_node *n = chain_index_find(chain_get_index(c), &st.best_block);
-	json_t *o = json_object();
-	if (!o) {
-		ok(res, NULL);
-		return;
-	}
-	json_object_set_new(o, "height", json_integer(n ? n->height : chain_height(c)));
-	json_object_set_new(o, "bestblock", json_hash(&st.best_block));
-	json_object_set_new(o, "txouts", json_integer((json_int_t)st.txouts));
-	json_object_set_new(o, "bogosize", json_integer((json_int_t)st.bogosize));
-	if (!none) {
-		struct proto_hash h;
-		memcpy(h.b, st.hash_serialized, 32);
-		json_object_set_new(o, "hash_serialized_3", json_hash(&h));
-	}
-	json_object_set_new(o, "total_amount", json_amount(st.total_amount));
-	json_object_set_new(o, "transactions", json_integer((json_int_t)st.transactions));
-	json_object_set_new(o, "disk_size", json_integer((json_int_t)st.disk_size));
-	ok(res, o);
-}
-
 /* ---- invalidate / reconsider ---------------------------------------------- */
 
 /* invalidateblock and reconsiderblock: a block hash in, null or the error out. */
@@ -879,10 +829,12 @@ const struct ctl_method ctl_chain_methods[] = {
       {"hash_or_height", CTL_ARG_ANY, CTL_OPTIONAL},
       {"use_index", CTL_ARG_BOOL, CTL_OPTIONAL}},
      "gettxoutsetinfo ( \"hash_type\" hash_or_height use_index )",
-     "Statistics of the UTXO set at the tip: height, bestblock, txouts, bogosize, "
-     "hash_serialized_3 (hash_type hash_serialized_3, the default, or none), total_amount, "
-     "transactions, disk_size. Flushes the chain state first.",
-     m_gettxoutsetinfo,
+     "Statistics of the UTXO set, as Core's: height, bestblock, txouts, bogosize, "
+     "hash_serialized_3 or muhash (hash_type hash_serialized_3, the default, muhash or none), "
+     "total_amount, then transactions and disk_size (computed over the set at the tip, "
+     "flushed first) or, from -coinstatsindex for muhash and none (use_index, default true), "
+     "total_unspendable_amount and block_info; hash_or_height (with the index) a block's.",
+     ctl_m_gettxoutsetinfo,
      NULL},
     {"invalidateblock",
      NULL,

@@ -113,7 +113,7 @@ static const struct ctl_help_entry entries[] = {
      NULL},
     {"getindexinfo",
      "{ \"name\" : { \"synced\" : true|false, \"best_block_height\" : n }, ... }    (json "
-     "object)\n  name: txindex, basic block filter index",
+     "object)\n  name: txindex, coinstatsindex, basic block filter index",
      "\"txindex\""},
     {"getblockfilter",
      "{ \"filter\" : \"hex\", \"header\" : \"hex\" }    (json object) the hex-encoded filter "
@@ -134,6 +134,18 @@ static const struct ctl_help_entry entries[] = {
      "    \"fail\" : { ... }, \"errors\" : [ \"str\", ... ] },\n"
      "  \"medium\" : { ... }, \"long\" : { ... }\n}",
      "6 0.9"},
+    {"gettxoutsetinfo",
+     "{\n  \"height\" : n, \"bestblock\" : \"hex\", \"txouts\" : n, \"bogosize\" : n,\n"
+     "  \"hash_serialized_3\" : \"hex\",    (string, optional) with hash_type hash_serialized_3\n"
+     "  \"muhash\" : \"hex\",    (string, optional) with hash_type muhash\n"
+     "  \"total_amount\" : n,\n"
+     "  \"transactions\" : n, \"disk_size\" : n,    (numeric, optional) without coinstatsindex\n"
+     "  \"total_unspendable_amount\" : n,    (numeric, optional) from coinstatsindex\n"
+     "  \"block_info\" : {    (json object, optional) from coinstatsindex: the block's own\n"
+     "    \"prevout_spent\" : n, \"coinbase\" : n, \"new_outputs_ex_coinbase\" : n,\n"
+     "    \"unspendable\" : n, \"unspendables\" : { \"genesis_block\" : n, \"bip30\" : n,\n"
+     "    \"scripts\" : n, \"unclaimed_rewards\" : n } }\n}",
+     "\"muhash\" 1000"},
 };
 
 static const struct ctl_help_entry *entry(const char *name)

@@ -40,6 +40,7 @@ void ctl_m_getindexinfo(struct chain *c, const struct ctl_chain_ctx *x, json_t *
 	if (o) {
 		/* Core's order: txindex, coinstatsindex, then the filter indexes. */
 		summary(o, c, x->indexes, INDEX_TX, want);
+		summary(o, c, x->indexes, INDEX_COINSTATS, want);
 		summary(o, c, x->indexes, INDEX_FILTER_BASIC, want);
 	}
 	ctl_ok(res, o);

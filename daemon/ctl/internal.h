@@ -132,6 +132,9 @@ void ctl_m_getindexinfo(struct chain *c, const struct ctl_chain_ctx *x, json_t *
 /** getblockfilter (ctl/index_methods.c), in ctl_chain_methods' table. */
 void ctl_m_getblockfilter(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                           struct ctl_result *res);
+/** gettxoutsetinfo (ctl/utxoset_methods.c), in ctl_chain_methods' table. */
+void ctl_m_gettxoutsetinfo(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                           struct ctl_result *res);
 /** The mining methods (ctl/mining_methods.c), chain methods too, and their count. */
 extern const struct ctl_method ctl_mining_methods[];
 extern const size_t ctl_n_mining_methods;

@@ -46,8 +46,6 @@ HOSTILE = {
 
 # Where peerd deliberately answers otherwise: (method, predicate on the args, why).
 EXCEPTIONS = [
-    ("gettxoutsetinfo", lambda a: a[:1] == ["muhash"],
-     "peerd computes hash_serialized_3 only: muhash is refused (-8) rather than computed"),
     ("addnode", lambda a: a[:1] == ["1.2.3.4:99999"],
      "an address peerd cannot parse (port past 65535): refused now (-8); Core takes any text"
      " and fails to connect later, silently"),

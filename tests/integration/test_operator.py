@@ -216,9 +216,9 @@ def test_core_option_refused_or_ignored(make_peerd, tmp_path):
     assert "command line: -prune=550: not supported by peerd" in r.stderr, r.stderr
     # ...in the file too, naming the line...
     conf = tmp_path / "dd" / "peerd.conf"
-    conf.write_text("regtest=1\ncoinstatsindex=1\n")
+    conf.write_text("regtest=1\nasmap=1\n")
     r = subprocess.run(base, capture_output=True, text=True, timeout=10)
-    assert r.returncode == 1 and "peerd.conf:2: coinstatsindex=1: not supported by peerd" in r.stderr, r.stderr
+    assert r.returncode == 1 and "peerd.conf:2: asmap=1: not supported by peerd" in r.stderr, r.stderr
     conf.unlink()
     # ...and a name nobody has is still unknown.
     r = subprocess.run(base + ["-prunee=1"], capture_output=True, text=True, timeout=10)

@@ -402,13 +402,17 @@ static void test_bitcoind_options(void **state)
 	             "command line: -prune: not supported by peerd (a bitcoind option: peerd "
 	             "keeps every block (no pruning); see doc/differences.md)",
 	             &c);
-	const char *p = write_conf("core.conf", "rpcuser=alice\n[regtest]\ncoinstatsindex=1\n");
-	expect_error(
-	    LOAD(&c, opt("-conf=%s", p), "-datadir=/d"), CONF_EKEY,
-	    opt("%s:3: coinstatsindex=1: not supported by peerd (a bitcoind option: peerd keeps "
-	        "no optional index; see doc/differences.md)",
-	        p),
-	    &c);
+	const char *p = write_conf("core.conf", "rpcuser=alice\n[regtest]\nasmap=1\n");
+	expect_error(LOAD(&c, opt("-conf=%s", p), "-datadir=/d"), CONF_EKEY,
+	             opt("%s:3: asmap=1: not supported by peerd (a bitcoind option: peerd does "
+	                 "not bucket peers by AS number; see doc/differences.md)",
+	                 p),
+	             &c);
+	/* -coinstatsindex is peerd's own now (index/coinstats.c). */
+	p = write_conf("core.conf", "[regtest]\ncoinstatsindex=1\n");
+	expect_ok(LOAD(&c, opt("-conf=%s", p), "-datadir=/d", "-regtest"));
+	assert_true(c.coinstatsindex);
+	conf_release(&c);
 	/* What peerd does anyway, and what cannot matter: loaded, each noted. */
 	p = write_conf("core.conf", "rpcdoccheck=1\nprune=0\n");
 	expect_ok(LOAD(&c, opt("-conf=%s", p), "-datadir=/d", "-nonatpmp", "-daemon=0"));

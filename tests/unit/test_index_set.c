@@ -4,7 +4,10 @@
  * stepping back on invalidateblock (where the chain's tip is still the
  * leaving block while listeners hear of it) and forward again, a stale
  * block's filter kept, filter headers chained, the transaction index
- * (genesis left out), and a reopen that comes back where it was.
+ * (genesis left out), and a reopen that comes back where it was. The
+ * coinstats index's record of the tip, after catch-up, reorg and reopen,
+ * agrees with a walk over the UTXO set (MuHash of every coin, txouts,
+ * bogosize, total amount).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,8 +31,11 @@ struct fixture {
 
 static void open_set_wipe(struct fixture *f, bool wipe)
 {
-	struct index_config cfg = {
-	    .netdir = f->dir, .txindex = true, .blockfilter = true, .wipe = wipe};
+	struct index_config cfg = {.netdir = f->dir,
+	                           .txindex = true,
+	                           .blockfilter = true,
+	                           .coinstats = true,
+	                           .wipe = wipe};
 	assert_int_equal(index_set_open(&f->s, &cfg), INDEX_OK);
 	assert_non_null(f->s);
 }
@@ -110,6 +116,32 @@ static void expect_headers_chained(struct fixture *f)
 	}
 }
 
+static void muhash_each(void *arg, const uint8_t *ser, size_t len)
+{
+	index_muhash_insert(arg, ser, len);
+}
+
+/* The coinstats record of the tip equals the UTXO set's own figures. */
+static void expect_coinstats_tip(struct fixture *f)
+{
+	struct index_coinstats cs;
+	assert_int_equal(index_coinstats_find(f->s, chain_tip(f->c), &cs), INDEX_OK);
+	struct index_muhash *m = index_muhash_new();
+	struct chain_utxo_stats st;
+	assert_int_equal(chain_coins_stats_each(chain_get_coins(f->c), &st, muhash_each, m), 0);
+	uint8_t want[32];
+	index_muhash_finalize(m, want);
+	index_muhash_free(m);
+	assert_memory_equal(cs.muhash, want, 32);
+	assert_int_equal(cs.txouts, st.txouts);
+	assert_int_equal(cs.bogosize, st.bogosize);
+	assert_int_equal(cs.total_amount, st.total_amount);
+	/* Every coin of subsidy is either in the set or unspendable (no
+	 * fees on this chain that a miner left). */
+	assert_int_equal(cs.total_subsidy, cs.total_amount + cs.total_unspendable);
+	assert_int_equal(cs.unspendables_genesis_block, 50 * 100000000ll);
+}
+
 static void test_catch_up_follow_reorg_reopen(void **state)
 {
 	struct fixture *f = *state;
@@ -123,6 +155,7 @@ static void test_catch_up_follow_reorg_reopen(void **state)
 	}
 	assert_int_equal(steps, 5);
 	expect_status(f, 30, true);
+	expect_coinstats_tip(f);
 	assert_int_equal(index_set_attach(f->s, f->c), INDEX_OK);
 
 	/* Following: each new tip as it is connected. */
@@ -148,6 +181,7 @@ static void test_catch_up_follow_reorg_reopen(void **state)
 	chain_state_clear(&st);
 	assert_int_equal(chain_invalidate(f->c, n33, &st), 0);
 	expect_status(f, 32, true);
+	expect_coinstats_tip(f);
 	/* A stale block keeps its filter, as Core's. */
 	uint8_t *filter;
 	size_t len;
@@ -157,6 +191,7 @@ static void test_catch_up_follow_reorg_reopen(void **state)
 	assert_int_equal(chain_reconsider(f->c, n33, &st), 0);
 	expect_status(f, 35, true);
 	expect_headers_chained(f);
+	expect_coinstats_tip(f);
 
 	/* Closed and opened again: where it was. */
 	index_set_close(f->s);
@@ -170,6 +205,20 @@ static void test_catch_up_follow_reorg_reopen(void **state)
 	assert_false(more);
 	expect_status(f, 37, true);
 	expect_headers_chained(f);
+	expect_coinstats_tip(f);
+
+	/* Closed, and the chain steps back meanwhile (invalidateblock 34):
+	 * reopened, the indexes step back to the active chain's tip. */
+	index_set_close(f->s);
+	chain_unlisten(f->c, f->s);
+	f->s = NULL;
+	chain_state_clear(&st);
+	assert_int_equal(chain_invalidate(f->c, chain_at(f->c, 34), &st), 0);
+	assert_int_equal(chain_height(f->c), 33);
+	open_set(f);
+	assert_int_equal(index_set_step(f->s, f->c, 100, &more), INDEX_OK);
+	expect_status(f, 33, true);
+	expect_coinstats_tip(f);
 }
 
 /* A database a system crash damaged is dropped and built again. */
