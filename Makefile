@@ -259,7 +259,7 @@ interop: deps
 # committed: they are generated, deterministic, and 0.5-5 MB each).
 BENCH_DATA := $(BUILD)/bench
 BENCH_BLOCKS := $(addprefix $(BENCH_DATA)/,connect_ecdsa.dat connect_schnorr.dat \
-	connect_mixed.dat chain2000.dat)
+	connect_mixed.dat chain2000.dat coinbase600.dat)
 
 $(BENCH_DATA)/connect_%.dat: $(BUILD)/bin/peertool
 	$(call msg,GEN,$@)
@@ -272,6 +272,13 @@ $(BENCH_DATA)/chain2000.dat: $(BUILD)/bin/peertool
 	@mkdir -p $(@D)
 	$(Q)$(BUILD)/bin/peertool chaingen --seed bench --blocks 2000 --no-verify \
 		--out $@.tmp >/dev/null && mv $@.tmp $@
+
+# bench/bench_index.c's BlockFilterIndexSync: Core's 600 coinbase-only blocks.
+$(BENCH_DATA)/coinbase600.dat: $(BUILD)/bin/peertool
+	$(call msg,GEN,$@)
+	@mkdir -p $(@D)
+	$(Q)$(BUILD)/bin/peertool chaingen --seed bench --blocks 600 --txs-per-block 0 \
+		--mix p2wpkh --no-verify --out $@.tmp >/dev/null && mv $@.tmp $@
 
 bench: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) $(BUILD)/bin/peerbench $(BINS)
