@@ -127,7 +127,8 @@ int index_gcs_encode(const uint8_t key[16], const struct index_gcs_elem *e, size
 	uint64_t range = (uint64_t)n * INDEX_BASIC_M;
 	for (size_t i = 0; i < n; i++)
 		v[i] = hash_to_range(key, e[i].p, e[i].len, range);
-	sort_values(v, v + n, n, range);
+	if (n)
+		sort_values(v, v + n, n, range);
 	proto_write_compact(w, n);
 	/* Every value costs P + 1 bits and one more per 2^P of its delta: the
 	 * deltas add up to the last value, so the length is known before. */
