@@ -11,6 +11,9 @@ by both; broken ones get the same reason from both, and so do the
 malformed requests. A longpoll waits on both until a block comes, or
 until Core's minute when the id's mempool counter is not the node's, and
 answers the same template; peerd's ends at shutdown with Core's -9."""
+import base64
+import http.client
+import json
 import struct
 import threading
 import time
@@ -18,13 +21,14 @@ from decimal import Decimal
 
 import pytest
 
-from conftest import Ctl, Peerd, RpcError as CtlError, sha256d, ser_compact
+from conftest import Ctl, Peerd, free_port, RpcError as CtlError, sha256d, ser_compact
 from mempool_craft import TRUE, p2wsh
 from mempool_parity_env import COIN, SPK, answer, env, norm, spend  # noqa: F401 (env: the module fixture)
 
 pytestmark = pytest.mark.interop
 
 RULES = {"rules": ["segwit"]}
+OP_TRUE_ADDR = "bcrt1qft5p2uhsdcdc3l2ua4ap5qqfg4pjaqlp250x7us7a8qqhrxrxfsqseac85"
 CLOCK = ("curtime", "longpollid")
 
 
@@ -287,20 +291,51 @@ def test_longpoll_mempool_counter_after_a_minute_as_core(env):
         assert lp["answer"]["previousblockhash"] == tip, (name, lp["answer"])
 
 
-def test_longpoll_ends_at_shutdown(tmp_path):
-    """A waiting longpoll holds neither the loop nor the shutdown: stop
-    answers it with Core's -9 "Shutting down" and peerd exits at once."""
-    p = Peerd(tmp_path, args=("-connect=0",), name="lp", listen=False)
+def http_call(port, method, *params):
+    """One JSON-RPC call over peerd's HTTP door (-rpcuser lp, -rpcpassword lp)."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
     try:
-        p.rpc("generatetoaddress", 1, "bcrt1qft5p2uhsdcdc3l2ua4ap5qqfg4pjaqlp250x7us7a8qqhrxrxfsqseac85")
-        t = p.rpc("getblocktemplate", RULES)
-        lp = longpoll_in_thread(lambda: peerd_call(p, "getblocktemplate", dict(RULES, longpollid=t["longpollid"])))
+        body = json.dumps({"jsonrpc": "1.0", "id": 1, "method": method, "params": list(params)})
+        c.request("POST", "/", body, {"Authorization": "Basic " + base64.b64encode(b"lp:lp").decode(),
+                                      "Content-Type": "application/json"})
+        reply = json.loads(c.getresponse().read())
+    finally:
+        c.close()
+    if reply.get("error"):
+        raise CtlError(reply["error"]["code"], reply["error"]["message"])
+    return reply["result"]
+
+
+def test_longpoll_http_and_shutdown(tmp_path):
+    """The same wait through the HTTP door (its worker waits; the loop does
+    not), ended by a block from another call; and waiting longpolls, on
+    both doors, hold neither the loop nor the shutdown: SIGTERM answers
+    them with Core's -9 "Shutting down" and peerd exits at once."""
+    port = free_port()
+    p = Peerd(tmp_path, args=("-connect=0", "-rpcport=%d" % port, "-rpcuser=lp", "-rpcpassword=lp"),
+              name="lp", listen=False)
+    try:
+        p.rpc("generatetoaddress", 1, OP_TRUE_ADDR)
+        t = http_call(port, "getblocktemplate", RULES)
+        req = dict(RULES, longpollid=t["longpollid"])
+        lp = longpoll_in_thread(lambda: http_call(port, "getblocktemplate", req))
         time.sleep(1.0)
         assert "answer" not in lp
+        assert http_call(port, "getblockcount") == 1
+        new_tip = p.rpc("generatetoaddress", 1, OP_TRUE_ADDR)[0]
+        lp["thread"].join(30)
+        assert lp["answer"]["previousblockhash"] == new_tip, lp
+
+        req = dict(RULES, longpollid=new_tip + "0")
+        waiting = [longpoll_in_thread(lambda: http_call(port, "getblocktemplate", req)),
+                   longpoll_in_thread(lambda: peerd_call(p, "getblocktemplate", req))]
+        time.sleep(1.0)
+        assert all("answer" not in w for w in waiting)
         rc, took = p.stop(timeout=10)
         assert rc == 0, p.log()
         assert took < 5, took
-        lp["thread"].join(10)
-        assert lp.get("answer") == ("error", -9, "Shutting down"), lp
+        for w in waiting:
+            w["thread"].join(10)
+            assert w.get("answer") == ("error", -9, "Shutting down"), w
     finally:
         p.kill()
