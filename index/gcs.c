@@ -33,6 +33,12 @@ static bool wanted(const uint8_t *p, uint32_t len)
 	return len > 0 && p[0] != 0x6a;
 }
 
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
 /* An element's place in [0, range): its SipHash's high word of the 128-bit
  * product (Core's FastRange64). */
 static uint64_t hash_to_range(const uint8_t key[16], const uint8_t *p, size_t len, uint64_t range)
@@ -43,12 +49,13 @@ static uint64_t hash_to_range(const uint8_t key[16], const uint8_t *p, size_t le
 
 /* ---- sorting the hashed values --------------------------------------------- */
 
-#define RADIX_BITS 11
+#define RADIX_BITS 12
 #define RADIX_SIZE (1u << RADIX_BITS)
 
 /* Sort v[0..n) whose values are below `range`, with tmp of n values: least
- * significant digit first, only as many digits as range has bits (36 for
- * 65,536 elements: four passes where a comparison sort makes sixteen). */
+ * significant digit first, only as many digits as range has bits (three
+ * for 65,536 elements, whose range has 36, where a comparison sort makes
+ * sixteen passes), every digit's counts taken in one read. */
 static void sort_values(uint64_t *v, uint64_t *tmp, size_t n, uint64_t range)
 {
 	if (n < 64) {
@@ -62,24 +69,32 @@ static void sort_values(uint64_t *v, uint64_t *tmp, size_t n, uint64_t range)
 		return;
 	}
 	int bits = range > 1 ? 64 - __builtin_clzll(range - 1) : 1;
-	static _Thread_local size_t count[RADIX_SIZE];
+	int passes = (bits + RADIX_BITS - 1) / RADIX_BITS;
+	uint32_t *count = xcalloc((size_t)passes * RADIX_SIZE, sizeof(*count));
+	if (!count) {
+		/* Out of memory: the same order, more slowly. */
+		qsort(v, n, sizeof(*v), u64_cmp);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		for (int p = 0; p < passes; p++)
+			count[p * RADIX_SIZE + ((v[i] >> (p * RADIX_BITS)) & (RADIX_SIZE - 1))]++;
 	uint64_t *src = v, *dst = tmp;
-	for (int shift = 0; shift < bits; shift += RADIX_BITS) {
-		memset(count, 0, sizeof(count));
-		for (size_t i = 0; i < n; i++)
-			count[(src[i] >> shift) & (RADIX_SIZE - 1)]++;
-		size_t sum = 0;
+	for (int p = 0; p < passes; p++) {
+		uint32_t *c = count + p * RADIX_SIZE, sum = 0;
 		for (size_t d = 0; d < RADIX_SIZE; d++) {
-			size_t c = count[d];
-			count[d] = sum;
-			sum += c;
+			uint32_t k = c[d];
+			c[d] = sum;
+			sum += k;
 		}
+		int shift = p * RADIX_BITS;
 		for (size_t i = 0; i < n; i++)
-			dst[count[(src[i] >> shift) & (RADIX_SIZE - 1)]++] = src[i];
+			dst[c[(src[i] >> shift) & (RADIX_SIZE - 1)]++] = src[i];
 		uint64_t *t = src;
 		src = dst;
 		dst = t;
 	}
+	xfree(count);
 	if (src != v)
 		memcpy(v, src, n * sizeof(*v));
 }

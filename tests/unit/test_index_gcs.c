@@ -156,11 +156,48 @@ static void test_empty_filter(void **state)
 	assert_int_equal(buf[0], 0);
 }
 
+/* A set large enough for the radix sort (a block's few elements take the
+ * insertion sort): read back, N as given, every element found, the bytes
+ * those of the same set given in another order. */
+static void test_large_set(void **state)
+{
+	(void)state;
+	enum { N = 5000 };
+	static uint8_t bytes[N][4];
+	static struct index_gcs_elem e[N], r[N];
+	for (uint32_t i = 0; i < N; i++) {
+		memcpy(bytes[i], &i, 4);
+		e[i] = (struct index_gcs_elem){bytes[i], 4};
+		r[N - 1 - i] = e[i];
+	}
+	static const uint8_t key[16] = {7};
+	struct proto_writer w, w2;
+	proto_writer_init(&w);
+	proto_writer_init(&w2);
+	assert_int_equal(index_gcs_encode(key, e, N, &w), INDEX_OK);
+	assert_int_equal(index_gcs_encode(key, r, N, &w2), INDEX_OK);
+	assert_int_equal(w.err, 0);
+	assert_int_equal(w.len, w2.len);
+	assert_memory_equal(w.buf, w2.buf, w.len);
+	uint32_t n;
+	assert_int_equal(index_gcs_check(w.buf, w.len, &n), INDEX_OK);
+	assert_int_equal(n, N);
+	for (uint32_t i = 0; i < N; i++) {
+		bool m = false;
+		assert_int_equal(index_gcs_match(key, w.buf, w.len, bytes[i], 4, &m), INDEX_OK);
+		if (!m)
+			fail_msg("element %u not found", i);
+	}
+	proto_writer_release(&w);
+	proto_writer_release(&w2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_core_vectors),
 	    cmocka_unit_test(test_empty_filter),
+	    cmocka_unit_test(test_large_set),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
