@@ -47,6 +47,12 @@ def disk_bytes(path):
     return size, alloc
 
 
+def index_bytes(indexes):
+    """disk_bytes of the whole indexes directory, and file sizes of each index in it."""
+    return disk_bytes(indexes), {k: disk_bytes(os.path.join(indexes, *k.split("/")))[0]
+                                 for k in ("txindex", "blockfilter/basic")}
+
+
 def synced(info, height):
     return all(k in info and info[k]["synced"] and info[k]["best_block_height"] == height
                for k in INDEXES)
@@ -74,7 +80,7 @@ def peerd_run(datadir, height):
     finally:
         subprocess.run(ctl + ["stop"], capture_output=True)
         p.wait(timeout=60)
-    return took, disk_bytes(os.path.join(datadir, "regtest", "indexes"))
+    return took, index_bytes(os.path.join(datadir, "regtest", "indexes"))
 
 
 def core_run(binary, directory, height):
@@ -88,7 +94,7 @@ def core_run(binary, directory, height):
         took = time.monotonic() - t0
     finally:
         n.stop()
-    return took, disk_bytes(os.path.join(n.datadir, "regtest", "indexes"))
+    return took, index_bytes(os.path.join(n.datadir, "regtest", "indexes"))
 
 
 def main():
@@ -121,16 +127,18 @@ def main():
         if not a.json:
             print("chain: %d blocks, %d bytes; load average %s" % (height, out["chain_bytes"], os.getloadavg()))
         for i in range(a.runs):
-            tp, (sp, ap_) = peerd_run(dd, height)
+            tp, ((sp, ap_), each_p) = peerd_run(dd, height)
             load_p = os.getloadavg()[0]
-            tc, (sc, ac) = core_run(binary, tmp, height)
+            tc, ((sc, ac), each_c) = core_run(binary, tmp, height)
             load_c = os.getloadavg()[0]
             out["runs"].append({"peerd_s": tp, "core_s": tc, "peerd_bytes": sp, "peerd_alloc": ap_,
-                                "core_bytes": sc, "core_alloc": ac, "load": [load_p, load_c]})
+                                "core_bytes": sc, "core_alloc": ac, "peerd_each": each_p,
+                                "core_each": each_c, "load": [load_p, load_c]})
             if not a.json:
-                print("run %d: peerd %.2f s, %d bytes (%d allocated); Core %.2f s, %d bytes (%d allocated); "
-                      "Core/peerd time %.2f, bytes %.2f; load %.1f %.1f"
-                      % (i + 1, tp, sp, ap_, tc, sc, ac, tc / tp, sc / sp, load_p, load_c), flush=True)
+                print("run %d: peerd %.2f s, %d bytes (%d allocated; %s); Core %.2f s, %d bytes "
+                      "(%d allocated; %s); Core/peerd time %.2f, bytes %.2f; load %.1f %.1f"
+                      % (i + 1, tp, sp, ap_, each_p, tc, sc, ac, each_c, tc / tp, sc / sp, load_p, load_c),
+                      flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if a.json:
