@@ -253,7 +253,12 @@ static void job_done(struct daemon *d, struct val_job *vj)
 	struct ctl_job *j = (struct ctl_job *)vj;
 	struct ctl_line *L = j->line;
 	if (j->wait.wanted && !j->res.err_code && !vj->cancelled) {
-		/* Still on getrpcinfo's list: Core lists a waiting call too. */
+		/* Still on getrpcinfo's list: Core lists a waiting call too. But
+		 * no job out for the reply budget (ctl/budget.c), which would
+		 * otherwise hold every client's chain calls while it waits. */
+		if (d->ctl->jobs)
+			d->ctl->jobs--;
+		ctl_reply_kick(d);
 		ctl_longpoll_park(d, &j->wait);
 		return;
 	}
@@ -376,7 +381,10 @@ bool ctl_job_repost(struct daemon *d, struct ctl_job *j)
 	j->wait.wanted = false;
 	memset(&j->res, 0, sizeof(j->res));
 	j->base.cancelled = false;
-	return validation_post(d, &j->base) == 0;
+	if (validation_post(d, &j->base))
+		return false;
+	d->ctl->jobs++;
+	return true;
 }
 
 void ctl_job_fail(struct daemon *d, struct ctl_job *j, int code, const char *msg)
@@ -385,6 +393,7 @@ void ctl_job_fail(struct daemon *d, struct ctl_job *j, int code, const char *msg
 	json_decref(j->args);
 	j->args = NULL;
 	ctl_fail(&j->res, code, "%s", msg);
+	d->ctl->jobs++; /* job_done counts it back */
 	job_done(d, &j->base);
 }
 

@@ -21,6 +21,7 @@ from decimal import Decimal
 
 import pytest
 
+import bitcoind
 from conftest import Ctl, Peerd, free_port, RpcError as CtlError, sha256d, ser_compact
 from mempool_craft import TRUE, p2wsh
 from mempool_parity_env import COIN, SPK, answer, env, norm, spend  # noqa: F401 (env: the module fixture)
@@ -338,4 +339,35 @@ def test_longpoll_http_and_shutdown(tmp_path):
             w["thread"].join(10)
             assert w.get("answer") == ("error", -9, "Shutting down"), w
     finally:
+        p.kill()
+
+
+def test_many_longpolls_hold_no_other_call(tmp_path):
+    """Twenty longpolls waiting (more than the sixteen chain jobs the control
+    socket lets out at once) are not jobs out: other clients' calls, loop
+    and chain ones, are answered meanwhile; one block answers all twenty."""
+    p = Peerd(tmp_path, args=("-connect=0",), name="many", listen=False)
+    try:
+        p.rpc("generatetoaddress", 1, OP_TRUE_ADDR)
+        lpid = p.rpc("getblocktemplate", RULES)["longpollid"]
+        req = dict(RULES, longpollid=lpid)
+        waiting = [longpoll_in_thread(lambda: peerd_call(p, "getblocktemplate", req)) for _ in range(20)]
+        bitcoind.wait_until(lambda: sum(c["method"] == "getblocktemplate"
+                                        for c in p.rpc("getrpcinfo")["active_commands"]) == 20,
+                            30, "twenty longpolls parked")
+        c = Ctl(p.sock_path, timeout=10)
+        try:
+            assert c.call("getblockcount") == 1
+            tip = c.call("getbestblockhash")
+            assert c.call("getblockheader", tip)["height"] == 1
+            assert c.call("getblocktemplate", RULES)["longpollid"] == lpid
+        finally:
+            c.close()
+        assert all("answer" not in w for w in waiting)
+        new_tip = p.rpc("generatetoaddress", 1, OP_TRUE_ADDR)[0]
+        for w in waiting:
+            w["thread"].join(30)
+            assert w["answer"]["previousblockhash"] == new_tip, w
+    finally:
+        p.stop(timeout=10)
         p.kill()
