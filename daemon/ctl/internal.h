@@ -33,7 +33,7 @@ struct ctl_wait {
 	bool wanted;           /**< validation thread sets it: run me again later */
 	struct proto_hash tip; /**< validation thread sets it: the tip waited away from */
 	bool pool_check;       /**< loop sets it: this run comes from the clock */
-	bool parked_once;      /**< loop: start_ms and next_ms are set */
+	bool parked_once;      /**< loop: next_ms is set (the first park) */
 	uint64_t next_ms;      /**< loop: daemon_now_ms of the next clock run */
 	struct ctl_job *job;   /**< the call it belongs to */
 	struct ctl_wait *next; /**< loop: on d->ctl->waits while parked */

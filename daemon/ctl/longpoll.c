@@ -62,11 +62,11 @@ void ctl_longpoll_park(struct daemon *d, struct ctl_wait *w)
 		w->parked_once = true;
 		w->next_ms = now + LONGPOLL_FIRST_MS;
 	}
-	/* A block may have come between the method's look at the tip and now. */
 	if (d->shutting_down) {
 		ctl_job_fail(d, w->job, LONGPOLL_NOT_CONNECTED, "Shutting down");
 		return;
 	}
+	/* A block may have come between the method's look at the tip and now. */
 	if (tip_moved(d, w)) {
 		wake(d, w, false);
 		return;
