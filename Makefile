@@ -112,7 +112,7 @@ ASAN_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/asan/test/%,$(TEST_SRCS))
 TSAN_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tsan/test/%,$(TSAN_TEST_SRCS))
 FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/bin/%,$(FUZZ_SRCS))
 
-.PHONY: all test test-build unit interop bench bench-ibd soak fuzz fuzz-smoke integration run \
+.PHONY: all test test-build unit interop bench bench-ibd bench-index soak fuzz fuzz-smoke integration run \
 	deps install uninstall clean format man
 
 all: $(BINS)
@@ -259,7 +259,7 @@ interop: deps
 # committed: they are generated, deterministic, and 0.5-5 MB each).
 BENCH_DATA := $(BUILD)/bench
 BENCH_BLOCKS := $(addprefix $(BENCH_DATA)/,connect_ecdsa.dat connect_schnorr.dat \
-	connect_mixed.dat chain2000.dat)
+	connect_mixed.dat chain2000.dat coinbase600.dat)
 
 $(BENCH_DATA)/connect_%.dat: $(BUILD)/bin/peertool
 	$(call msg,GEN,$@)
@@ -272,6 +272,13 @@ $(BENCH_DATA)/chain2000.dat: $(BUILD)/bin/peertool
 	@mkdir -p $(@D)
 	$(Q)$(BUILD)/bin/peertool chaingen --seed bench --blocks 2000 --no-verify \
 		--out $@.tmp >/dev/null && mv $@.tmp $@
+
+# bench/bench_index.c's BlockFilterIndexSync: Core's 600 coinbase-only blocks.
+$(BENCH_DATA)/coinbase600.dat: $(BUILD)/bin/peertool
+	$(call msg,GEN,$@)
+	@mkdir -p $(@D)
+	$(Q)$(BUILD)/bin/peertool chaingen --seed bench --blocks 600 --txs-per-block 0 \
+		--mix p2wpkh --no-verify --out $@.tmp >/dev/null && mv $@.tmp $@
 
 bench: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) $(BUILD)/bin/peerbench $(BINS)
@@ -355,3 +362,11 @@ clean:
 bench-ibd: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@BUILD=$(BUILD) BENCH_DATA=$(BENCH_DATA) $(PYTHON) scripts/bench-ibd.py $(BENCH_IBD_ARGS)
+
+# -txindex and -blockfilterindex built by peerd and by Bitcoin Core on the
+# same 2,000-block signed chain: wall time and bytes on disk (needs a
+# bitcoind; tests/integration/test_bench_index.py runs 120 blocks in make test).
+# BENCH_INDEX_ARGS="--runs 3" or "--blocks 500" to vary.
+bench-index: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) all
+	@BUILD=$(BUILD) $(PYTHON) scripts/bench-index.py $(BENCH_INDEX_ARGS)

@@ -119,6 +119,8 @@ static void shutdown_now(struct daemon *d, const char *why)
 	uv_close((uv_handle_t *)&d->sig_int, close_cb_noop);
 	uv_close((uv_handle_t *)&d->sig_hup, close_cb_noop);
 	net_close_listeners(d);
+	/* Waiting longpolls get Core's "Shutting down" while their doors are open. */
+	ctl_longpoll_stop(d);
 	rpc_http_close(d);
 	ctl_close(d);
 	metrics_close(d);

@@ -34,6 +34,8 @@ static void on_new_tip(struct daemon *d, const struct chainview_update *u)
 	notify_block_tip(d, u);
 	/* ctl/warnings.c: Core's unknown-rules warning and its -alertnotify. */
 	daemon_warnings_new_tip(d, u);
+	/* ctl/longpoll.c: getblocktemplate longpolls waiting for a new tip. */
+	ctl_longpoll_new_tip(d);
 	/* The peer rooms only once peers exist (node/ asked for that before). */
 	if (!d->peers)
 		return;

@@ -71,6 +71,33 @@ const char *index_strerror(int err);
 INDEX_WUR int index_filter_basic(const struct proto_block *b, const struct proto_hash *block_hash,
                                  const uint8_t *const *spent, const uint32_t *spent_len,
                                  size_t n_spent, struct proto_writer *w);
+/** One element of a Golomb-coded set: bytes borrowed from the caller. */
+struct index_gcs_elem {
+	const uint8_t *p;
+	uint32_t len;
+};
+/**
+ * The GCS (P = INDEX_BASIC_P, M = INDEX_BASIC_M) of the n elements e, which
+ * must be distinct (Core's ElementSet), keyed by `key` (SipHash's k0 and k1,
+ * little-endian: a block hash's first 16 bytes), into w: N as a compact
+ * size, then the sorted hashed values' deltas (Core's GCSFilter made from
+ * elements). INDEX_OK (a write error is in w->err) or INDEX_ENOMEM.
+ */
+INDEX_WUR int index_gcs_encode(const uint8_t key[16], const struct index_gcs_elem *e, size_t n,
+                               struct proto_writer *w);
+/**
+ * Core's decode check of an encoded GCS: N, then exactly N Golomb-Rice
+ * values filling the bytes (none short, none left over). INDEX_OK with N
+ * in *n (may be NULL), or INDEX_ECORRUPT.
+ */
+INDEX_WUR int index_gcs_check(const uint8_t *f, size_t len, uint32_t *n);
+/**
+ * Whether the element (elem, elem_len bytes) is in the GCS f made with
+ * `key` (Core's GCSFilter::Match: false positives at 1 in M): INDEX_OK with
+ * *match, or INDEX_ECORRUPT when f ends before the answer.
+ */
+INDEX_WUR int index_gcs_match(const uint8_t key[16], const uint8_t *f, size_t len,
+                              const uint8_t *elem, size_t elem_len, bool *match);
 /** The filter header of an encoded filter after prev (BIP157). */
 void index_filter_header(const uint8_t *filter, size_t len, const struct proto_hash *prev,
                          struct proto_hash *out);

@@ -49,6 +49,7 @@ struct ctl_server {
 	struct rpc_http *http;     /**< the HTTP JSON-RPC door (ctl/rpc_http.c), or NULL */
 	struct ctl_inproc *inproc; /**< its way to the dispatcher (ctl/inproc.c), or NULL */
 	uint64_t view_answers;     /**< chain questions answered from the loop's view (no job) */
+	struct ctl_wait *waits;    /**< getblocktemplate longpolls parked (ctl/longpoll.c) */
 };
 
 /** Bind netdir/control.sock (or controlsocket=), mode 0600. 0 or negative (logged). */
@@ -57,6 +58,13 @@ int ctl_start(struct daemon *d);
 void ctl_close(struct daemon *d);
 /** Every tick: close idle clients and clients that stopped reading their replies. */
 void ctl_tick(struct daemon *d, uint64_t now_ms);
+/**
+ * The loop's view has a new tip: every parked getblocktemplate longpoll
+ * waiting away from another block runs again (ctl/longpoll.c). Loop thread.
+ */
+void ctl_longpoll_new_tip(struct daemon *d);
+/** Shutting down: every parked longpoll is answered -9 "Shutting down", as Core's. Loop thread. */
+void ctl_longpoll_stop(struct daemon *d);
 
 /**
  * JSON-RPC error codes: the JSON-RPC 2.0 ones, then Core's application

@@ -19,6 +19,26 @@
 /** Most parameters a method takes. */
 #define CTL_MAX_PARAMS 4
 
+struct ctl_job;
+
+/**
+ * A chain call that asks to be run again later instead of answering now
+ * (getblocktemplate's longpoll; ctl/longpoll.c keeps it). The method sets
+ * `wanted` and `tip` and leaves the result empty; the loop parks the call
+ * and posts it again when its view of the tip is no longer `tip`, or on
+ * the clock (60 s after the first park, then every 10 s, as Core's), with
+ * `pool_check` set. Embedded in the call (ctl/request.c's struct ctl_job).
+ */
+struct ctl_wait {
+	bool wanted;           /**< validation thread sets it: run me again later */
+	struct proto_hash tip; /**< validation thread sets it: the tip waited away from */
+	bool pool_check;       /**< loop sets it: this run comes from the clock */
+	bool parked_once;      /**< loop: next_ms is set (the first park) */
+	uint64_t next_ms;      /**< loop: daemon_now_ms of the next clock run */
+	struct ctl_job *job;   /**< the call it belongs to */
+	struct ctl_wait *next; /**< loop: on d->ctl->waits while parked */
+};
+
 /** What a chain method may know besides the chain: plain values, and the chain's pool. */
 struct ctl_chain_ctx {
 	const struct proto_params *net;
@@ -39,6 +59,9 @@ struct ctl_chain_ctx {
 	 * (getblock verbosity 0) stores them here and answers "" instead of their
 	 * hex. NULL for every other caller: their answers are unchanged. */
 	struct ctl_bytes *bytes;
+	/** The call may wait (ctl_wait; a control or HTTP client's call): NULL
+	 * when the method must answer at once. */
+	struct ctl_wait *wait;
 };
 
 /** A method's result as raw bytes, handed out of band (ctl_chain_ctx.bytes). */
@@ -188,6 +211,18 @@ void ctl_fail_usage(struct ctl_result *res, const char *method);
 bool ctl_core_only_method(const char *name);
 /** -32601 for an unknown method; the message says so when Core has it (ctl/methods.c). */
 void ctl_method_not_found(struct ctl_result *res, const char *name);
+
+/* ---- calls that wait (ctl/longpoll.c, with ctl/request.c) ------------------ */
+/** Keep call w (its job came back with w->wanted) until it is posted again. Loop thread. */
+void ctl_longpoll_park(struct daemon *d, struct ctl_wait *w);
+/** Every tick: parked longpolls whose clock came run again; those whose client left end. */
+void ctl_longpoll_tick(struct daemon *d, uint64_t now_ms);
+/** Post parked job j to the validation thread again; false when it cannot go. Loop thread. */
+bool ctl_job_repost(struct daemon *d, struct ctl_job *j);
+/** Answer parked job j with an error now; its line goes on as after any job. Loop thread. */
+void ctl_job_fail(struct daemon *d, struct ctl_job *j, int code, const char *msg);
+/** Whether parked job j's client has gone (its answer would be dropped). Loop thread. */
+bool ctl_job_orphaned(const struct ctl_job *j);
 
 /** Set an error (drops any result). Any thread. */
 void ctl_fail(struct ctl_result *res, int code, const char *fmt, ...)

@@ -514,7 +514,8 @@ const struct ctl_method ctl_mining_methods[] = {
      "vbavailable, target, bits, mintime, curtime. \"rules\" must hold \"segwit\". Kept until "
      "the tip changes, or the mempool changed and 5 s passed, as Core's. mode \"proposal\" with "
      "\"data\" (a block on the tip) answers null when it is valid, else the reject reason. A "
-     "longpollid is not waited on.",
+     "longpollid naming the tip waits until the tip changes, or a minute passed and the "
+     "mempool changed (checked every 10 s after), as Core's.",
      ctl_m_getblocktemplate,
      NULL},
     {"getmininginfo",

@@ -47,6 +47,7 @@ struct ctl_job {
 	bool render;            /**< the validation thread renders the result into `text` */
 	char *text;             /**< the result as text (then res.result is NULL), or NULL */
 	struct ctl_bytes bytes; /**< a result's bytes for an in-process caller (ctx.bytes) */
+	struct ctl_wait wait;   /**< ctx.wait: a longpoll asks to run again (ctl/longpoll.c) */
 	size_t text_len;
 	/* On d->ctl->inflight from its post until it is back: getrpcinfo lists it. */
 	struct ctl_job *in_prev, *in_next;
@@ -196,6 +197,9 @@ static void job_work(struct chain *chain, struct mempool *mp, struct val_job *vj
 		ctl_fail(&j->res, CTL_MISC_ERROR, "the chain is not loaded");
 	else
 		j->m->chain_fn(chain, &j->ctx, j->args, &j->res);
+	/* A call that waits runs again with the same arguments, and has no result yet. */
+	if (j->wait.wanted && !j->res.err_code)
+		return;
 	json_decref(j->args);
 	j->args = NULL;
 	/* Rendered here, where the tree was built: the loop gets a tenth of
@@ -248,6 +252,16 @@ static void job_done(struct daemon *d, struct val_job *vj)
 {
 	struct ctl_job *j = (struct ctl_job *)vj;
 	struct ctl_line *L = j->line;
+	if (j->wait.wanted && !j->res.err_code && !vj->cancelled) {
+		/* Still on getrpcinfo's list: Core lists a waiting call too. But
+		 * no job out for the reply budget (ctl/budget.c), which would
+		 * otherwise hold every client's chain calls while it waits. */
+		if (d->ctl->jobs)
+			d->ctl->jobs--;
+		ctl_reply_kick(d);
+		ctl_longpoll_park(d, &j->wait);
+		return;
+	}
 	/* Before the reply: the waiting call must hold them when it wakes. */
 	if (j->bytes.p && !vj->cancelled && !L->orphan && L->c)
 		ctl_inproc_give_bytes(L->c, &j->bytes);
@@ -343,6 +357,8 @@ static bool post_chain(struct daemon *d, struct ctl_line *L, size_t slot,
 	 * call has room for one result's bytes): every other answer is the text. */
 	if (L->c && id && !L->batch && !m->finish && ctl_inproc_wants_bytes(L->c))
 		j->ctx.bytes = &j->bytes;
+	j->wait.job = j;
+	j->ctx.wait = &j->wait;
 	inflight_add(d, j);
 	if (validation_post(d, &j->base)) {
 		inflight_remove(d, j);
@@ -356,6 +372,34 @@ static bool post_chain(struct daemon *d, struct ctl_line *L, size_t slot,
 	if (L->c)
 		d->ctl->jobs++;
 	return true;
+}
+
+/* ---- parked calls (ctl/longpoll.c) --------------------------------------------- */
+
+bool ctl_job_repost(struct daemon *d, struct ctl_job *j)
+{
+	j->wait.wanted = false;
+	memset(&j->res, 0, sizeof(j->res));
+	j->base.cancelled = false;
+	if (validation_post(d, &j->base))
+		return false;
+	d->ctl->jobs++;
+	return true;
+}
+
+void ctl_job_fail(struct daemon *d, struct ctl_job *j, int code, const char *msg)
+{
+	j->wait.wanted = false;
+	json_decref(j->args);
+	j->args = NULL;
+	ctl_fail(&j->res, code, "%s", msg);
+	d->ctl->jobs++; /* job_done counts it back */
+	job_done(d, &j->base);
+}
+
+bool ctl_job_orphaned(const struct ctl_job *j)
+{
+	return j->line->orphan || !j->line->c;
 }
 
 /* One request object: its reply into L->slots[slot] now, or a chain job that fills it later. */

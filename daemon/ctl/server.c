@@ -659,6 +659,7 @@ void ctl_tick(struct daemon *d, uint64_t now_ms)
 		}
 	}
 	ctl_budget_tick(d, now_ms);
+	ctl_longpoll_tick(d, now_ms);
 }
 
 json_t *ctl_stats_json(struct daemon *d)
@@ -909,6 +910,7 @@ int ctl_start(struct daemon *d)
 void ctl_close(struct daemon *d)
 {
 	struct ctl_server *s = d->ctl;
+	ctl_longpoll_stop(d); /* main.c's shutdown did already; a failed start has none */
 	if (s->listening && !uv_is_closing((uv_handle_t *)&s->pipe))
 		uv_close((uv_handle_t *)&s->pipe, NULL);
 	for (struct ctl_client *c = s->clients; c; c = c->next)

@@ -11,9 +11,10 @@
  * the last block assembled (getmininginfo's currentblockweight and
  * currentblocktx, also set by generatetoaddress), in statics; so does this
  * file, for the same reason: one node, one validation thread, which alone
- * touches them. What differs: a longpollid is accepted but not waited on
- * (the answer comes at once), and the client name in the -9 and -10
- * errors is peerd's.
+ * touches them. A longpollid naming the tip waits as Core's (longpoll()
+ * here says whether to answer; ctl/longpoll.c parks the call between
+ * runs, on the loop: no thread waits). What differs: the client name in
+ * the -9 and -10 errors is peerd's.
  */
 #include "daemon/ctl/internal.h"
 
@@ -295,6 +296,78 @@ static void template_answer(struct chain *c, const struct ctl_chain_ctx *x, stru
 	ctl_ok(res, o);
 }
 
+/* Core's LocaleIndependentAtoi<int64_t>: blanks trimmed, one '+' allowed,
+ * the leading digits (a '-' before them); 0 when there are none, and the
+ * int64 bound when they overflow. */
+static int64_t core_atoi64(const char *s, size_t n)
+{
+	static const char blank[] = " \f\n\r\t\v";
+	while (n && strchr(blank, *s) && *s) {
+		s++;
+		n--;
+	}
+	while (n && strchr(blank, s[n - 1]) && s[n - 1])
+		n--;
+	if (n && *s == '+') {
+		if (n >= 2 && s[1] == '-')
+			return 0;
+		s++;
+		n--;
+	}
+	bool neg = n && *s == '-';
+	size_t i = neg ? 1 : 0;
+	if (i >= n || s[i] < '0' || s[i] > '9')
+		return 0;
+	uint64_t v = 0, lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+		if (v > (lim - (uint64_t)(s[i] - '0')) / 10) {
+			return neg ? INT64_MIN : INT64_MAX;
+		}
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	return neg ? (int64_t)(0 - v) : (int64_t)v;
+}
+
+/*
+ * Core's longpoll: a longpollid is <tip hash><mempool counter> (another
+ * JSON type watches the tip now and the kept template's counter). The call
+ * waits while the tip is the watched block: a new tip ends the wait, and
+ * so does, on the runs that come from the clock (a minute in, then every
+ * 10 s), a mempool counter other than the id's. True: answer now; false:
+ * res holds an error, or the call waits (x->wait set).
+ */
+static bool longpoll(struct chain *c, const struct ctl_chain_ctx *x, json_t *lp,
+                     struct ctl_result *res)
+{
+	struct proto_hash watched;
+	uint32_t seen;
+	if (json_is_string(lp)) {
+		const char *s = json_string_value(lp);
+		size_t n = json_string_length(lp);
+		json_t *head = json_stringn(s, n < 64 ? n : 64);
+		if (!head) {
+			ctl_fail(res, CTL_INTERNAL_ERROR, "out of memory");
+			return false;
+		}
+		bool ok = ctl_param_hash(head, "longpollid", &watched, res);
+		json_decref(head);
+		if (!ok)
+			return false;
+		/* Core keeps it in an unsigned int. */
+		seen = (uint32_t)core_atoi64(s + 64, n - 64);
+	} else {
+		watched = chain_tip(c)->hash;
+		seen = (uint32_t)kept.pool_seq;
+	}
+	if (!x->wait || !proto_hash_eq(&chain_tip(c)->hash, &watched))
+		return true;
+	if (x->wait->pool_check && (uint32_t)mempool_updates(x->mempool) != seen)
+		return true;
+	x->wait->wanted = true;
+	x->wait->tip = watched;
+	return false;
+}
+
 static bool has_rule(json_t *rules, const char *name)
 {
 	size_t i;
@@ -354,6 +427,9 @@ void ctl_m_getblocktemplate(struct chain *c, const struct ctl_chain_ctx *x, json
 			return;
 		}
 	}
+	json_t *lp = req && json_is_object(req) ? json_object_get(req, "longpollid") : NULL;
+	if (lp && !json_is_null(lp) && !longpoll(c, x, lp, res))
+		return;
 	if (p->signet_challenge && !has_rule(rules, "signet")) {
 		ctl_fail(res, CTL_INVALID_PARAMETER,
 		         "getblocktemplate must be called with the signet rule set (call with "

@@ -8,20 +8,28 @@ changed and 5 seconds passed: both are asked after the same pause. A
 block made from peerd's template (coinbase, witness commitment, merkle
 root, nonce, all by hand here) is a valid proposal to both and is accepted
 by both; broken ones get the same reason from both, and so do the
-malformed requests."""
+malformed requests. A longpoll waits on both until a block comes, or
+until Core's minute when the id's mempool counter is not the node's, and
+answers the same template; peerd's ends at shutdown with Core's -9."""
+import base64
+import http.client
+import json
 import struct
+import threading
 import time
 from decimal import Decimal
 
 import pytest
 
-from conftest import Peerd, RpcError as CtlError, sha256d, ser_compact
+import bitcoind
+from conftest import Ctl, Peerd, free_port, RpcError as CtlError, sha256d, ser_compact
 from mempool_craft import TRUE, p2wsh
 from mempool_parity_env import COIN, SPK, answer, env, norm, spend  # noqa: F401 (env: the module fixture)
 
 pytestmark = pytest.mark.interop
 
 RULES = {"rules": ["segwit"]}
+OP_TRUE_ADDR = "bcrt1qft5p2uhsdcdc3l2ua4ap5qqfg4pjaqlp250x7us7a8qqhrxrxfsqseac85"
 CLOCK = ("curtime", "longpollid")
 
 
@@ -195,3 +203,171 @@ def test_getnetworkhashps_as_core(env):
         assert norm(b) == a, params
         seen.add(a if not isinstance(a, tuple) else a[1])
     assert any(isinstance(v, (int, float, Decimal)) and v > 0 for v in seen), seen
+
+
+# ---- longpoll ---------------------------------------------------------------
+
+
+def longpoll_in_thread(call):
+    """Run call() in a thread; the returned dict gets "answer" and "seconds" when it returns."""
+    out = {}
+
+    def run():
+        t0 = time.monotonic()
+        out["answer"] = answer(call)
+        out["seconds"] = time.monotonic() - t0
+
+    th = threading.Thread(target=run, daemon=True)
+    th.start()
+    out["thread"] = th
+    return out
+
+
+def peerd_call(peerd, method, *params, timeout=120.0):
+    """A call on a control connection of its own (a longpoll holds its line)."""
+    c = Ctl(peerd.sock_path, timeout=timeout)
+    try:
+        return c.call(method, *params)
+    finally:
+        c.close()
+
+
+def test_longpoll_waits_for_a_block_as_core(env):
+    """A longpollid naming the tip waits on both until a block comes (mined by
+    another call), then both answer a template on the new tip of the same
+    shape; meanwhile peerd answers other calls. An id naming another block,
+    or a malformed one, is answered at once, as Core's."""
+    env.mine(1)
+    a, b = both(env, "getblocktemplate", RULES)
+    tip = env.core.getbestblockhash()
+    assert a["longpollid"].startswith(tip) and b["longpollid"].startswith(tip)
+    req_core = dict(RULES, longpollid=a["longpollid"])
+    req_peerd = dict(RULES, longpollid=b["longpollid"])
+    core_lp = longpoll_in_thread(lambda: env.core.rpc("getblocktemplate", req_core, timeout=120))
+    peerd_lp = longpoll_in_thread(lambda: peerd_call(env.peerd, "getblocktemplate", req_peerd))
+    time.sleep(1.5)
+    assert "answer" not in core_lp and "answer" not in peerd_lp, (core_lp, peerd_lp)
+    # The loop and the validation thread are free while it waits.
+    assert env.peerd.rpc("getbestblockhash") == tip
+    assert env.peerd.rpc("getblocktemplate", RULES)["previousblockhash"] == tip
+    active = [c["method"] for c in env.peerd.rpc("getrpcinfo")["active_commands"]]
+    assert "getblocktemplate" in active, active
+    new_tip = env.mine(1)[-1]
+    for lp in (core_lp, peerd_lp):
+        lp["thread"].join(30)
+        assert "answer" in lp, "the longpoll did not return after the block"
+    ta, tb = core_lp["answer"], peerd_lp["answer"]
+    assert not isinstance(ta, tuple) and not isinstance(tb, tuple), (ta, tb)
+    assert ta["previousblockhash"] == tb["previousblockhash"] == new_tip
+    assert ta["longpollid"].startswith(new_tip) and tb["longpollid"].startswith(new_tip)
+    assert list(tb) == list(ta)
+    ca = {k: v for k, v in ta.items() if k not in CLOCK}
+    cb = {k: v for k, v in tb.items() if k not in CLOCK}
+    assert cb == ca, "peerd\n  %r\nCore\n  %r" % (cb, ca)
+
+    # The old tip's id: the tip already moved, so both answer at once.
+    t0 = time.monotonic()
+    a, b = both(env, "getblocktemplate", req_core), both(env, "getblocktemplate", req_peerd)
+    assert time.monotonic() - t0 < 10
+    assert a[0]["previousblockhash"] == a[1]["previousblockhash"] == new_tip
+    assert b[0]["previousblockhash"] == b[1]["previousblockhash"] == new_tip
+    for lpid in ("abc", "zz" * 32, "", new_tip[:63], "g" + new_tip[1:] + "12"):
+        a, b = both(env, "getblocktemplate", dict(RULES, longpollid=lpid))
+        assert isinstance(a, tuple) and b == a, (lpid, a, b)
+
+
+def test_longpoll_mempool_counter_after_a_minute_as_core(env):
+    """An id on the tip whose mempool counter is not the node's: neither
+    answers before Core's minute, both answer at its first check."""
+    tip = env.core.getbestblockhash()
+    lpid = tip + "4000000000"
+    req = dict(RULES, longpollid=lpid)
+    core_lp = longpoll_in_thread(lambda: env.core.rpc("getblocktemplate", req, timeout=120))
+    peerd_lp = longpoll_in_thread(lambda: peerd_call(env.peerd, "getblocktemplate", req))
+    for lp in (core_lp, peerd_lp):
+        lp["thread"].join(90)
+        assert "answer" in lp, "no answer in 90 s"
+    for name, lp in (("Core", core_lp), ("peerd", peerd_lp)):
+        assert 58 <= lp["seconds"] <= 75, (name, lp["seconds"])
+        assert lp["answer"]["previousblockhash"] == tip, (name, lp["answer"])
+
+
+def http_call(port, method, *params):
+    """One JSON-RPC call over peerd's HTTP door (-rpcuser lp, -rpcpassword lp)."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    try:
+        body = json.dumps({"jsonrpc": "1.0", "id": 1, "method": method, "params": list(params)})
+        c.request("POST", "/", body, {"Authorization": "Basic " + base64.b64encode(b"lp:lp").decode(),
+                                      "Content-Type": "application/json"})
+        reply = json.loads(c.getresponse().read())
+    finally:
+        c.close()
+    if reply.get("error"):
+        raise CtlError(reply["error"]["code"], reply["error"]["message"])
+    return reply["result"]
+
+
+def test_longpoll_http_and_shutdown(tmp_path):
+    """The same wait through the HTTP door (its worker waits; the loop does
+    not), ended by a block from another call; and waiting longpolls, on
+    both doors, hold neither the loop nor the shutdown: SIGTERM answers
+    them with Core's -9 "Shutting down" and peerd exits at once."""
+    port = free_port()
+    p = Peerd(tmp_path, args=("-connect=0", "-rpcport=%d" % port, "-rpcuser=lp", "-rpcpassword=lp"),
+              name="lp", listen=False)
+    try:
+        p.rpc("generatetoaddress", 1, OP_TRUE_ADDR)
+        t = http_call(port, "getblocktemplate", RULES)
+        req = dict(RULES, longpollid=t["longpollid"])
+        lp = longpoll_in_thread(lambda: http_call(port, "getblocktemplate", req))
+        time.sleep(1.0)
+        assert "answer" not in lp
+        assert http_call(port, "getblockcount") == 1
+        new_tip = p.rpc("generatetoaddress", 1, OP_TRUE_ADDR)[0]
+        lp["thread"].join(30)
+        assert lp["answer"]["previousblockhash"] == new_tip, lp
+
+        req = dict(RULES, longpollid=new_tip + "0")
+        waiting = [longpoll_in_thread(lambda: http_call(port, "getblocktemplate", req)),
+                   longpoll_in_thread(lambda: peerd_call(p, "getblocktemplate", req))]
+        time.sleep(1.0)
+        assert all("answer" not in w for w in waiting)
+        rc, took = p.stop(timeout=10)
+        assert rc == 0, p.log()
+        assert took < 5, took
+        for w in waiting:
+            w["thread"].join(10)
+            assert w.get("answer") == ("error", -9, "Shutting down"), w
+    finally:
+        p.kill()
+
+
+def test_many_longpolls_hold_no_other_call(tmp_path):
+    """Twenty longpolls waiting (more than the sixteen chain jobs the control
+    socket lets out at once) are not jobs out: other clients' calls, loop
+    and chain ones, are answered meanwhile; one block answers all twenty."""
+    p = Peerd(tmp_path, args=("-connect=0",), name="many", listen=False)
+    try:
+        p.rpc("generatetoaddress", 1, OP_TRUE_ADDR)
+        lpid = p.rpc("getblocktemplate", RULES)["longpollid"]
+        req = dict(RULES, longpollid=lpid)
+        waiting = [longpoll_in_thread(lambda: peerd_call(p, "getblocktemplate", req)) for _ in range(20)]
+        bitcoind.wait_until(lambda: sum(c["method"] == "getblocktemplate"
+                                        for c in p.rpc("getrpcinfo")["active_commands"]) == 20,
+                            30, "twenty longpolls parked")
+        c = Ctl(p.sock_path, timeout=10)
+        try:
+            assert c.call("getblockcount") == 1
+            tip = c.call("getbestblockhash")
+            assert c.call("getblockheader", tip)["height"] == 1
+            assert c.call("getblocktemplate", RULES)["longpollid"] == lpid
+        finally:
+            c.close()
+        assert all("answer" not in w for w in waiting)
+        new_tip = p.rpc("generatetoaddress", 1, OP_TRUE_ADDR)[0]
+        for w in waiting:
+            w["thread"].join(30)
+            assert w["answer"]["previousblockhash"] == new_tip, w
+    finally:
+        p.stop(timeout=10)
+        p.kill()

@@ -3,7 +3,9 @@
  * header (index/gcs.c) against Bitcoin Core's src/test/data/blockfilters.json
  * (tests/data/blockfilters/): every block's filter byte for byte and its
  * header from the previous one, the genesis block, duplicate scripts, an
- * unparseable script and witness data among them.
+ * unparseable script and witness data among them; each filter read back
+ * (Core's decode check: a byte short or one too many is refused) and
+ * matched against the block's scripts and against one it does not hold.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +18,43 @@
 
 #include "index/index.h"
 #include "tests/unit/testutil.h"
+
+/* Filter f of block b: it decodes to its count exactly, every output script
+ * the filter holds matches, a script it does not hold does not, and the
+ * same bytes cut short or grown by one fail the decode check. */
+static void read_back(const struct proto_block *b, const struct proto_hash *bh, const uint8_t *f,
+                      size_t len)
+{
+	uint32_t n = 0;
+	assert_int_equal(index_gcs_check(f, len, &n), INDEX_OK);
+	assert_int_equal(f[0] < 0xfd ? f[0] : 0xfd, n < 0xfd ? n : 0xfd);
+	bool m;
+	size_t outs = 0;
+	for (uint32_t t = 0; t < b->n_tx; t++)
+		for (uint32_t o = 0; o < b->txs[t].n_out; o++) {
+			const struct proto_tx *tx = &b->txs[t];
+			const uint8_t *p = proto_txout_script(tx, &tx->vout[o]);
+			uint32_t pl = tx->vout[o].script_len;
+			if (pl == 0 || p[0] == 0x6a)
+				continue;
+			assert_int_equal(index_gcs_match(bh->b, f, len, p, pl, &m), INDEX_OK);
+			if (!m)
+				fail_msg("tx %u output %u: its script does not match the filter", t,
+				         o);
+			outs++;
+		}
+	static const uint8_t absent[] = "a script no block of the vectors holds";
+	assert_int_equal(index_gcs_match(bh->b, f, len, absent, sizeof(absent), &m), INDEX_OK);
+	assert_false(m);
+	if (n == 0)
+		return;
+	assert_true(outs > 0);
+	assert_int_equal(index_gcs_check(f, len - 1, NULL), INDEX_ECORRUPT);
+	uint8_t *more = calloc(1, len + 1);
+	memcpy(more, f, len);
+	assert_int_equal(index_gcs_check(more, len + 1, NULL), INDEX_ECORRUPT);
+	free(more);
+}
 
 static void check_row(json_t *row)
 {
@@ -53,6 +92,8 @@ static void check_row(json_t *row)
 	if (strcmp(got, want_filter) != 0)
 		fail_msg("block %s: filter %s, Core's %s",
 		         json_string_value(json_array_get(row, 1)), got, want_filter);
+
+	read_back(&b, &bh, w.buf, w.len);
 
 	struct proto_hash prev, header;
 	assert_int_equal(proto_hash_from_hex(prev_header, &prev), 0);
@@ -115,11 +156,48 @@ static void test_empty_filter(void **state)
 	assert_int_equal(buf[0], 0);
 }
 
+/* A set large enough for the radix sort (a block's few elements take the
+ * insertion sort): read back, N as given, every element found, the bytes
+ * those of the same set given in another order. */
+static void test_large_set(void **state)
+{
+	(void)state;
+	enum { N = 5000 };
+	static uint8_t bytes[N][4];
+	static struct index_gcs_elem e[N], r[N];
+	for (uint32_t i = 0; i < N; i++) {
+		memcpy(bytes[i], &i, 4);
+		e[i] = (struct index_gcs_elem){bytes[i], 4};
+		r[N - 1 - i] = e[i];
+	}
+	static const uint8_t key[16] = {7};
+	struct proto_writer w, w2;
+	proto_writer_init(&w);
+	proto_writer_init(&w2);
+	assert_int_equal(index_gcs_encode(key, e, N, &w), INDEX_OK);
+	assert_int_equal(index_gcs_encode(key, r, N, &w2), INDEX_OK);
+	assert_int_equal(w.err, 0);
+	assert_int_equal(w.len, w2.len);
+	assert_memory_equal(w.buf, w2.buf, w.len);
+	uint32_t n;
+	assert_int_equal(index_gcs_check(w.buf, w.len, &n), INDEX_OK);
+	assert_int_equal(n, N);
+	for (uint32_t i = 0; i < N; i++) {
+		bool m = false;
+		assert_int_equal(index_gcs_match(key, w.buf, w.len, bytes[i], 4, &m), INDEX_OK);
+		if (!m)
+			fail_msg("element %u not found", i);
+	}
+	proto_writer_release(&w);
+	proto_writer_release(&w2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_core_vectors),
 	    cmocka_unit_test(test_empty_filter),
+	    cmocka_unit_test(test_large_set),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
