@@ -451,4 +451,7 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
          "Read fee estimates even if they are stale (default: 0) fee\n"
          "estimates are considered stale if they are 60 hours old\n"
          "(regtest only)."},
+    [CONF_K_PEERBLOCKFILTERS] = {"peerblockfilters", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "0",
+                                 "Serve compact block filters to peers per BIP 157 (needs\n"
+                                 "-blockfilterindex; doc/p2p.md)."},
 };
