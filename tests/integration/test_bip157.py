@@ -181,6 +181,21 @@ def test_bip157_as_bitcoind(make_bitcoind, make_peerd):
     # A truncated request is dropped by both without an answer or a close.
     assert same_answer(ours, theirs, "getcfilters", getcfilters(0, h[5])[1][:-1]) == []
 
+    # Requests back to back: the answers in the order asked, before the pong.
+    both = frame(*getcfheaders(3, h[40])) + frame(*getcfilters(5, h[9]))
+    for a in (ours, theirs):
+        a.p.send_raw(both)
+    got = [a.ask(*getcfcheckpt(h[1000])) for a in (ours, theirs)]
+    assert got[0] == got[1] and [c for c, _ in got[0]] == ["cfheaders"] + ["cfilter"] * 5 + [
+        "cfcheckpt"], summary(got[0])
+
+    # A peer that leaves while its answer is being read: peerd goes on.
+    for _ in range(5):
+        gone = P2P(d.port, timeout=30)
+        gone.handshake()
+        gone.send_raw(frame(*getcfilters(1000, h[1999])))
+        gone.close()
+
     refused = [
         getcfilters(0, h[1000]),  # 1,001 filters
         getcfilters(1013, h[tip]),  # 1,001 filters
