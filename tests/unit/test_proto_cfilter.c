@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bip324/bip324.h"
 #include "proto/proto.h"
 #include "tests/unit/testutil_msg.h"
 
@@ -236,6 +237,25 @@ static void test_twelve_byte_names(void **state)
 	proto_writer_release(&w);
 }
 
+/* BIP324's short ids 22-27 (Core's V2_MESSAGE_IDS) reach the six commands,
+ * so a v2 peer's requests are handled as a v1 peer's. */
+static void test_v2_short_ids(void **state)
+{
+	(void)state;
+	static const struct {
+		uint8_t id;
+		enum proto_cmd cmd;
+	} ids[] = {{22, PROTO_CMD_GETCFILTERS},  {23, PROTO_CMD_CFILTER},
+	           {24, PROTO_CMD_GETCFHEADERS}, {25, PROTO_CMD_CFHEADERS},
+	           {26, PROTO_CMD_GETCFCHECKPT}, {27, PROTO_CMD_CFCHECKPT}};
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		const char *name = bip324_msgid_name(ids[i].id);
+		assert_non_null(name);
+		assert_int_equal(proto_cmd_lookup(name), ids[i].cmd);
+		assert_int_equal(bip324_msgid_lookup(proto_cmd_name(ids[i].cmd)), ids[i].id);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -244,6 +264,7 @@ int main(void)
 	    cmocka_unit_test(test_cfilter),
 	    cmocka_unit_test(test_cfheaders_cfcheckpt),
 	    cmocka_unit_test(test_twelve_byte_names),
+	    cmocka_unit_test(test_v2_short_ids),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
