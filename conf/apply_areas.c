@@ -85,6 +85,11 @@ int conf_apply_mempool(struct conf_loader *L, struct peerd_conf *c, const int *l
 	c->blockfilterindex = bf && strcmp(bf, "0") != 0;
 	if (c->blockfilterindex && strcmp(bf, "1") != 0 && strcmp(bf, "basic") != 0)
 		return conf_fail(L, CONF_EVALUE, "Unknown -blockfilterindex value %s.", bf);
+	/* Core's init.cpp: serving BIP157 needs the basic filter index. */
+	c->peerblockfilters = conf_uint_or(conf_scalar(L, CONF_K_PEERBLOCKFILTERS, lv, nl), 0) != 0;
+	if (c->peerblockfilters && !c->blockfilterindex)
+		return conf_fail(L, CONF_EVALUE,
+		                 "Cannot set -peerblockfilters without -blockfilterindex.");
 	c->acceptstalefeeestimates =
 	    conf_uint_or(conf_scalar(L, CONF_K_ACCEPTSTALEFEEESTIMATES, lv, nl), 0) != 0;
 	if (c->acceptstalefeeestimates && c->params->net != PROTO_NET_REGTEST)

@@ -282,6 +282,7 @@ struct peerd_conf {
 	bool txindex;          /**< keep indexes/txindex */
 	bool blockfilterindex; /**< keep indexes/blockfilter/basic (=basic or =1) */
 	bool coinstatsindex;   /**< keep indexes/coinstats (Core's -coinstatsindex) */
+	bool peerblockfilters; /**< serve BIP157 filters, offer NODE_COMPACT_FILTERS */
 	/** fee_estimates.dat older than 60 hours is read too (regtest only, Core's option). */
 	bool acceptstalefeeestimates;
 	bool help;    /**< -help given */

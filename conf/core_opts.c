@@ -80,7 +80,6 @@ const struct conf_core_opt conf_core_opts[] = {
     {"natpmp", CONF_CORE_REFUSE, "0", "peerd opens no port on the router"},
     {"networkactive", CONF_CORE_REFUSE, "1", "use the setnetworkactive method"},
     {"paytxfee", CONF_CORE_IGNORE, NULL, NO_WALLET},
-    {"peerblockfilters", CONF_CORE_REFUSE, "0", "peerd serves no BIP157 filters"},
     {"peerbloomfilters", CONF_CORE_REFUSE, "0", "peerd serves no BIP37 filters"},
     {"persistmempoolv1", CONF_CORE_REFUSE, "0", "peerd writes mempool.dat in Core 29's format"},
     {"printpriority", CONF_CORE_IGNORE, NULL, COSMETIC},

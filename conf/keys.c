@@ -454,4 +454,7 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
     [CONF_K_COINSTATSINDEX] = {"coinstatsindex", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "0",
                                "Maintain coinstats index used by the gettxoutsetinfo RPC\n"
                                "(indexes/coinstats, built in the background)."},
+    [CONF_K_PEERBLOCKFILTERS] = {"peerblockfilters", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "0",
+                                 "Serve compact block filters to peers per BIP 157 (needs\n"
+                                 "-blockfilterindex; doc/p2p.md)."},
 };

@@ -76,4 +76,11 @@ const struct p2p_msg_entry daemon_msg_table[PROTO_CMD__COUNT] = {
     [PROTO_CMD_CMPCTBLOCK] = ACTIVE(sync_cmpct_on_cmpctblock),
     [PROTO_CMD_GETBLOCKTXN] = ACTIVE(sync_cmpct_on_getblocktxn),
     [PROTO_CMD_BLOCKTXN] = ACTIVE(sync_cmpct_on_blocktxn),
+    /* sync/cfilters.c: BIP157, read from -blockfilterindex on the validation thread */
+    [PROTO_CMD_GETCFILTERS] = ACTIVE(sync_cf_on_getcfilters),
+    [PROTO_CMD_GETCFHEADERS] = ACTIVE(sync_cf_on_getcfilters),
+    [PROTO_CMD_GETCFCHECKPT] = ACTIVE(sync_cf_on_getcfcheckpt),
+    [PROTO_CMD_CFILTER] = {.on_raw = sync_cf_on_answer, .states = P2P_MSG_ACTIVE},
+    [PROTO_CMD_CFHEADERS] = {.on_raw = sync_cf_on_answer, .states = P2P_MSG_ACTIVE},
+    [PROTO_CMD_CFCHECKPT] = {.on_raw = sync_cf_on_answer, .states = P2P_MSG_ACTIVE},
 };

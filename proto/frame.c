@@ -11,23 +11,23 @@
 #include "proto/proto.h"
 
 /* Names padded to the wire's 12 bytes, so a parsed command field is
- * matched with one fixed-size memcmp per candidate and no strlen. */
-static const char cmd_names[PROTO_CMD__COUNT][PROTO_COMMAND_SIZE] = {[PROTO_CMD_UNKNOWN] = "",
+ * matched with one fixed-size memcmp per candidate and no strlen; one byte
+ * more keeps the NUL of a name that fills all 12 (getcfcheckpt). */
+static const char cmd_names[PROTO_CMD__COUNT][PROTO_COMMAND_SIZE + 1] = {[PROTO_CMD_UNKNOWN] = "",
 #define NAME_(e, name, codec) [PROTO_CMD_##e] = name,
-                                                                     PROTO_CMDS(NAME_)
+                                                                         PROTO_CMDS(NAME_)
 #undef NAME_
 };
 
-/* proto_cmd_name returns the table's entries as strings: each must keep
- * its NUL within the 12 bytes. */
+/* Each name must fit the wire's 12 bytes (its NUL goes in the 13th). */
 #define NAME_FITS_(e, name, codec)                                                                 \
-	_Static_assert(sizeof(name) <= PROTO_COMMAND_SIZE, "command name too long: " name);
+	_Static_assert(sizeof(name) <= PROTO_COMMAND_SIZE + 1, "command name too long: " name);
 PROTO_CMDS(NAME_FITS_)
 #undef NAME_FITS_
 
 const char *proto_cmd_name(enum proto_cmd cmd)
 {
-	/* The table entries are NUL-terminated: none fills all 12 bytes. */
+	/* The table entries are NUL-terminated in their 13th byte. */
 	if ((unsigned)cmd >= PROTO_CMD__COUNT || cmd == PROTO_CMD_UNKNOWN)
 		return "unknown";
 	return cmd_names[cmd];

@@ -40,6 +40,8 @@ void proto_msg_release(struct proto_msg *m)
 	proto_cmpctblock_release(&m->cmpctblock);
 	proto_getblocktxn_release(&m->getblocktxn);
 	proto_blocktxn_release(&m->blocktxn);
+	proto_cfilter_release(&m->cfilter);
+	proto_cfhashes_release(&m->cfhashes);
 	proto_msg_init(m);
 }
 
@@ -230,6 +232,57 @@ static void enc_blocktxn(const struct proto_msg *m, struct proto_writer *w)
 	proto_blocktxn_encode(&m->blocktxn, w);
 }
 
+/* BIP157: proto/msg_cfilter.c. */
+static int dec_getcfilters(struct proto_reader *r, struct proto_msg *m)
+{
+	return proto_getcfilters_decode(r, &m->getcfilters);
+}
+
+static void enc_getcfilters(const struct proto_msg *m, struct proto_writer *w)
+{
+	proto_getcfilters_encode(&m->getcfilters, w);
+}
+
+static int dec_getcfcheckpt(struct proto_reader *r, struct proto_msg *m)
+{
+	return proto_getcfcheckpt_decode(r, &m->getcfcheckpt);
+}
+
+static void enc_getcfcheckpt(const struct proto_msg *m, struct proto_writer *w)
+{
+	proto_getcfcheckpt_encode(&m->getcfcheckpt, w);
+}
+
+static int dec_cfilter(struct proto_reader *r, struct proto_msg *m)
+{
+	return proto_cfilter_decode(r, &m->cfilter);
+}
+
+static void enc_cfilter(const struct proto_msg *m, struct proto_writer *w)
+{
+	proto_cfilter_encode(&m->cfilter, w);
+}
+
+static int dec_cfheaders(struct proto_reader *r, struct proto_msg *m)
+{
+	return proto_cfheaders_decode(r, &m->cfhashes);
+}
+
+static void enc_cfheaders(const struct proto_msg *m, struct proto_writer *w)
+{
+	proto_cfheaders_encode(&m->cfhashes, w);
+}
+
+static int dec_cfcheckpt(struct proto_reader *r, struct proto_msg *m)
+{
+	return proto_cfcheckpt_decode(r, &m->cfhashes);
+}
+
+static void enc_cfcheckpt(const struct proto_msg *m, struct proto_writer *w)
+{
+	proto_cfcheckpt_encode(&m->cfhashes, w);
+}
+
 static const struct codec codec_empty = {dec_empty, enc_empty, false};
 static const struct codec codec_nonce = {dec_nonce, enc_nonce, true};
 static const struct codec codec_inv = {dec_inv, enc_inv, true};
@@ -244,6 +297,11 @@ static const struct codec codec_block = {dec_block, enc_block, false};
 static const struct codec codec_cmpctblock = {dec_cmpctblock, enc_cmpctblock, true};
 static const struct codec codec_getblocktxn = {dec_getblocktxn, enc_getblocktxn, true};
 static const struct codec codec_blocktxn = {dec_blocktxn, enc_blocktxn, true};
+static const struct codec codec_getcfilters = {dec_getcfilters, enc_getcfilters, true};
+static const struct codec codec_getcfcheckpt = {dec_getcfcheckpt, enc_getcfcheckpt, true};
+static const struct codec codec_cfilter = {dec_cfilter, enc_cfilter, true};
+static const struct codec codec_cfheaders = {dec_cfheaders, enc_cfheaders, true};
+static const struct codec codec_cfcheckpt = {dec_cfcheckpt, enc_cfcheckpt, true};
 
 /* Indexed by command; NULL for PROTO_CMD_UNKNOWN. */
 static const struct codec *const codecs[PROTO_CMD__COUNT] = {

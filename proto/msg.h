@@ -48,7 +48,13 @@
 	X(MEMPOOL, "mempool", empty)                                                               \
 	X(CMPCTBLOCK, "cmpctblock", cmpctblock)                                                    \
 	X(GETBLOCKTXN, "getblocktxn", getblocktxn)                                                 \
-	X(BLOCKTXN, "blocktxn", blocktxn)
+	X(BLOCKTXN, "blocktxn", blocktxn)                                                          \
+	X(GETCFILTERS, "getcfilters", getcfilters)                                                 \
+	X(GETCFHEADERS, "getcfheaders", getcfilters)                                               \
+	X(GETCFCHECKPT, "getcfcheckpt", getcfcheckpt)                                              \
+	X(CFILTER, "cfilter", cfilter)                                                             \
+	X(CFHEADERS, "cfheaders", cfheaders)                                                       \
+	X(CFCHECKPT, "cfcheckpt", cfcheckpt)
 
 /** Every command peerd knows (PROTO_CMDS). PROTO_CMD_UNKNOWN for the rest (skippable). */
 enum proto_cmd {
@@ -248,6 +254,8 @@ struct proto_sendcmpct {
 
 /* BIP152 compact blocks: proto/msg_cmpct.h */
 #include "proto/msg_cmpct.h"
+/* BIP157 compact block filters: proto/msg_cfilter.h */
+#include "proto/msg_cfilter.h"
 
 /**
  * Storage for any decoded message. Not a union: each member keeps its own
@@ -269,6 +277,10 @@ struct proto_msg {
 	struct proto_cmpctblock cmpctblock;
 	struct proto_getblocktxn getblocktxn;
 	struct proto_blocktxn blocktxn;
+	struct proto_getcfilters getcfilters;   /**< getcfilters, getcfheaders */
+	struct proto_getcfcheckpt getcfcheckpt; /**< getcfcheckpt */
+	struct proto_cfilter cfilter;
+	struct proto_cfhashes cfhashes; /**< cfheaders, cfcheckpt */
 };
 
 /** Zero m so it can be decoded into or released. Allocates nothing. */

@@ -65,7 +65,9 @@ RULES = {
     "daemon/net": ["daemon:shared", "addrman", "bip324"],
     "daemon/node": ["chain", "mempool", "mining", "fees", "daemon:shared"],
     "daemon/p2p": ["daemon/net", "daemon/node", "addrman"],
-    "daemon/sync": ["daemon/p2p", "daemon/net", "daemon/node", "cmpct"],
+    # sync/cfilters.c reads -blockfilterindex's filters for BIP157 (on the
+    # validation thread, as sync/serve.c reads blocks).
+    "daemon/sync": ["daemon/p2p", "daemon/net", "daemon/node", "cmpct", "index"],
     "daemon/txrelay": ["daemon/p2p", "daemon/net", "daemon/node"],
     # ZMQ and the notification commands: fed by the wiring from node/'s
     # thread (a chain listener, the mempool's events) and its new tips.

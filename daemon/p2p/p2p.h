@@ -44,10 +44,14 @@
  * only with peers that claim NODE_NETWORK or NODE_NETWORK_LIMITED.
  */
 #define DAEMON_LOCAL_SERVICES ((uint64_t)(PROTO_NODE_NETWORK | PROTO_NODE_WITNESS))
-/** Our services as announced: DAEMON_LOCAL_SERVICES and, with -v2transport, NODE_P2P_V2. */
+/**
+ * Our services as announced: DAEMON_LOCAL_SERVICES, with -v2transport
+ * NODE_P2P_V2, with -peerblockfilters NODE_COMPACT_FILTERS (BIP157).
+ */
 static inline uint64_t daemon_local_services(const struct daemon *d)
 {
-	return DAEMON_LOCAL_SERVICES | (d->conf->v2transport ? PROTO_NODE_P2P_V2 : 0);
+	return DAEMON_LOCAL_SERVICES | (d->conf->v2transport ? PROTO_NODE_P2P_V2 : 0) |
+	       (d->conf->peerblockfilters ? PROTO_NODE_COMPACT_FILTERS : 0);
 }
 
 /* ---- the hooks ------------------------------------------------------- */

@@ -514,4 +514,19 @@ void sync_cmpct_release(struct daemon *d);
 /** getstats' sync.cmpct: the compact-block counters. Loop thread. */
 struct json_t *sync_cmpct_stats_json(struct daemon *d);
 
+/* ---- sync/cfilters.c: BIP157 compact block filters (-peerblockfilters) -- */
+
+/**
+ * getcfilters and getcfheaders (m->cmd says which): the filters or filter
+ * hashes of the blocks from the start height to the stop block, read from
+ * -blockfilterindex on the validation thread; the peer's next messages
+ * wait meanwhile. A type this node does not serve, an unknown stop hash, a
+ * start past it or a range over Core's limit disconnects. Loop thread.
+ */
+void sync_cf_on_getcfilters(struct peer *p, const struct proto_msg *m);
+/** getcfcheckpt: the filter header of every 1,000th block to the stop block. Loop thread. */
+void sync_cf_on_getcfcheckpt(struct peer *p, const struct proto_msg *m);
+/** cfilter, cfheaders, cfcheckpt: peerd asks for none, so ignored (undecoded), as Core. */
+void sync_cf_on_answer(struct peer *p, const uint8_t *payload, size_t len, uint32_t csum);
+
 #endif

@@ -195,6 +195,17 @@ static void test_cmdline_errors(void **state)
 	}
 	expect_error(LOAD(&c, "-datadir=/d", "-blockfilterindex=extended"), CONF_EVALUE,
 	             "Unknown -blockfilterindex value extended.", &c);
+	/* -peerblockfilters (BIP157) needs the basic filter index: Core's error. */
+	expect_error(LOAD(&c, "-datadir=/d", "-peerblockfilters"), CONF_EVALUE,
+	             "Cannot set -peerblockfilters without -blockfilterindex.", &c);
+	expect_error(LOAD(&c, "-datadir=/d", "-blockfilterindex=0", "-peerblockfilters=1"),
+	             CONF_EVALUE, "Cannot set -peerblockfilters without -blockfilterindex.", &c);
+	expect_ok(LOAD(&c, "-datadir=/d", "-blockfilterindex", "-peerblockfilters"));
+	assert_true(c.peerblockfilters);
+	conf_release(&c);
+	expect_ok(LOAD(&c, "-datadir=/d", "-peerblockfilters=0"));
+	assert_false(c.peerblockfilters);
+	conf_release(&c);
 }
 
 static void test_help_and_version(void **state)

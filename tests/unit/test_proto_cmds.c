@@ -17,11 +17,13 @@ static void test_order_is_the_corpora(void **state)
 {
 	(void)state;
 	static const char *const want[] = {
-	    "unknown",    "version",     "verack",     "ping",        "pong",
-	    "inv",        "getdata",     "notfound",   "getheaders",  "getblocks",
-	    "headers",    "tx",          "block",      "addr",        "addrv2",
-	    "sendaddrv2", "sendheaders", "feefilter",  "wtxidrelay",  "sendcmpct",
-	    "getaddr",    "mempool",     "cmpctblock", "getblocktxn", "blocktxn",
+	    "unknown",     "version",      "verack",       "ping",        "pong",
+	    "inv",         "getdata",      "notfound",     "getheaders",  "getblocks",
+	    "headers",     "tx",           "block",        "addr",        "addrv2",
+	    "sendaddrv2",  "sendheaders",  "feefilter",    "wtxidrelay",  "sendcmpct",
+	    "getaddr",     "mempool",      "cmpctblock",   "getblocktxn", "blocktxn",
+	    "getcfilters", "getcfheaders", "getcfcheckpt", "cfilter",     "cfheaders",
+	    "cfcheckpt",
 	};
 	assert_int_equal(PROTO_CMD__COUNT, sizeof(want) / sizeof(want[0]));
 	for (int c = 0; c < PROTO_CMD__COUNT; c++)
