@@ -36,6 +36,9 @@
 #define PEER_PING_INTERVAL_MS (2u * 60u * 1000u)
 /** No pong, or no traffic either way, for this long: disconnect (TIMEOUT_INTERVAL). */
 #define PEER_TIMEOUT_INTERVAL_MS (20u * 60u * 1000u)
+/** Blocks a NODE_NETWORK_LIMITED node serves below its tip (BIP159,
+ * NODE_NETWORK_LIMITED_MIN_BLOCKS); Core adds 2 for races either way. */
+#define PEER_LIMITED_MIN_BLOCKS 288
 /** User agent in version (BIP14). */
 #define DAEMON_USER_AGENT "/peerd:" PEERD_VERSION_STRING "/"
 /**

@@ -1,0 +1,136 @@
+"""A pruned node on the network (BIP159, issue 24's network side), checked
+against a pruned Bitcoin Core on the same chain.
+
+-prune=1 (manual pruning: nothing is deleted until pruneblockchain) is
+enough: the rules are on the services a node advertises, not on its block
+files. Both nodes advertise NODE_NETWORK_LIMITED without NODE_NETWORK, serve
+a block at most 288 + 2 below their tip, disconnect a peer that asks for a
+deeper one (whatever the block type), and still answer getheaders from
+genesis. A scripted peer asks both the same questions and must see the same
+outcome. Skipped without a bitcoind.
+"""
+import os
+import re
+import time
+
+import pytest
+from bitcoin.messages import msg_getdata, msg_getheaders
+from bitcoin.net import CInv
+
+from conftest import P2P, PeerClosed, PROTO_VERSION
+
+pytestmark = pytest.mark.interop
+
+MSG_BLOCK, MSG_FILTERED_BLOCK, MSG_CMPCT_BLOCK = 2, 3, 4
+MSG_WITNESS_BLOCK = 0x40000002
+NODE_NETWORK, NODE_WITNESS, NODE_NETWORK_LIMITED = 1, 8, 1 << 10
+LIMIT = 288 + 2  # NODE_NETWORK_LIMITED_MIN_BLOCKS and Core's two-block buffer
+CHAIN = LIMIT + 12
+DISCONNECT_LINE = "Ignore block request below NODE_NETWORK_LIMITED threshold, disconnecting peer="
+
+
+def mine(core, n):
+    """n blocks paying to OP_TRUE: no wallet needed."""
+    desc = core.rpc("getdescriptorinfo", "raw(51)")["descriptor"]
+    return core.rpc("generatetodescriptor", n, desc, timeout=120)
+
+
+def feed(d, miner, hashes):
+    for h in hashes:
+        assert d.rpc("submitblock", miner.getblock(h, 0)) is None
+
+
+def inv(kind, hash_hex):
+    v = CInv()
+    v.type, v.hash = kind, bytes.fromhex(hash_hex)[::-1]
+    return v
+
+
+def ask_block(port, kind, hash_hex, timeout=5.0):
+    """On a new connection, getdata one block: "block" (or "cmpctblock") when
+    it comes, "closed" when the node hangs up first, "nothing" otherwise.
+    Returns (outcome, the version message's services)."""
+    p = P2P(port)
+    try:
+        p.handshake()
+        services = p.received[0].obj.nServices
+        g = msg_getdata()
+        g.inv = [inv(kind, hash_hex)]
+        p.send(g)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                m = p.recv(max(0.001, deadline - time.monotonic()))
+            except PeerClosed:
+                return "closed", services
+            except TimeoutError:
+                return "nothing", services
+            if m.command in ("block", "cmpctblock"):
+                return m.command, services
+    finally:
+        p.close()
+
+
+def headers_from_genesis(port, genesis_hex):
+    p = P2P(port)
+    try:
+        p.handshake()
+        gh = msg_getheaders()
+        gh.locator.nVersion = PROTO_VERSION
+        gh.locator.vHave = [bytes.fromhex(genesis_hex)[::-1]]
+        gh.hashstop = b"\0" * 32
+        p.send(gh)
+        payload = p.recv_until("headers", timeout=10).payload
+        return payload[1] | payload[2] << 8 if payload[0] == 0xFD else payload[0]
+    finally:
+        p.close()
+
+
+def test_pruned_peerd_serves_what_pruned_core_serves(make_peerd, make_bitcoind):
+    core = make_bitcoind(1, args=("-prune=1", "-fastprune", "-debug=net"))[0]
+    hashes = mine(core, CHAIN)
+    d = make_peerd("-prune=1", "-debug=net", "-peertimeout=20")
+    feed(d, core, hashes)
+    assert d.rpc("getbestblockhash") == core.getbestblockhash()
+    # The services, as Core's: NETWORK_LIMITED and WITNESS (and P2P_V2), no NETWORK.
+    net, core_net = d.rpc("getnetworkinfo"), core.getnetworkinfo()
+    assert net["localservices"] == core_net["localservices"], (net, core_net)
+    assert net["localservicesnames"] == core_net["localservicesnames"]
+    assert "NETWORK" not in net["localservicesnames"] and "NETWORK_LIMITED" in net["localservicesnames"]
+    tip = CHAIN
+    shallow = hashes[tip - LIMIT - 1]  # height tip - 290: still served
+    deep = hashes[tip - LIMIT - 2]  # height tip - 291: below the window
+    genesis = core.getblockhash(0)
+    got = {}
+    for name, port in (("core", core.port), ("peerd", d.port)):
+        out = {}
+        for kind in (MSG_BLOCK, MSG_WITNESS_BLOCK):
+            out[("shallow", kind)], services = ask_block(port, kind, shallow)
+            assert services & (NODE_NETWORK | NODE_NETWORK_LIMITED | NODE_WITNESS) == \
+                NODE_NETWORK_LIMITED | NODE_WITNESS, (name, hex(services))
+        for kind in (MSG_BLOCK, MSG_WITNESS_BLOCK, MSG_FILTERED_BLOCK, MSG_CMPCT_BLOCK):
+            out[("deep", kind)], _ = ask_block(port, kind, deep)
+        # getheaders is not limited: every header from genesis.
+        out["headers"] = headers_from_genesis(port, genesis)
+        got[name] = out
+    assert got["peerd"] == got["core"], got
+    # And what that is, so that two nodes agreeing on nothing cannot pass.
+    assert got["peerd"][("shallow", MSG_WITNESS_BLOCK)] == "block"
+    assert got["peerd"][("shallow", MSG_BLOCK)] == "block"
+    assert all(got["peerd"][("deep", k)] == "closed"
+               for k in (MSG_BLOCK, MSG_WITNESS_BLOCK, MSG_FILTERED_BLOCK, MSG_CMPCT_BLOCK)), got
+    assert got["peerd"]["headers"] == CHAIN
+    # The log says why, in Core's words, once per refused request.
+    assert d.log().count(DISCONNECT_LINE) == 4, d.log()[-3000:]
+    with open(core.debug_log, errors="replace") as f:
+        assert f.read().count(DISCONNECT_LINE) == 4
+
+
+def test_unpruned_peerd_advertises_network(make_peerd, bitcoind_node):
+    """The control: without -prune, NODE_NETWORK beside NODE_NETWORK_LIMITED, as Core."""
+    hashes = mine(bitcoind_node, 5)
+    d = make_peerd("-peertimeout=20")
+    feed(d, bitcoind_node, hashes)
+    outcome, services = ask_block(d.port, MSG_WITNESS_BLOCK, hashes[0])
+    assert outcome == "block"
+    assert services & (NODE_NETWORK | NODE_NETWORK_LIMITED) == NODE_NETWORK | NODE_NETWORK_LIMITED
