@@ -8,16 +8,22 @@ a block at most 288 + 2 below their tip, disconnect a peer that asks for a
 deeper one (whatever the block type), and still answer getheaders from
 genesis. A scripted peer asks both the same questions and must see the same
 outcome. Skipped without a bitcoind.
+
+The download side: peerd asks a pruned peer for no block during initial
+block download, and after it for none 286 or more below the peer's best
+block (Core's FindNextBlocksToDownload), checked with a scripted pruned
+peer that announces a long chain of Core's headers.
 """
-import os
-import re
 import time
+from io import BytesIO
 
 import pytest
 from bitcoin.messages import msg_getdata, msg_getheaders
 from bitcoin.net import CInv
 
-from conftest import P2P, PeerClosed, PROTO_VERSION
+from bitcoin.messages import msg_verack
+
+from conftest import P2P, PeerClosed, PROTO_VERSION, frame, read_compact, ser_compact
 
 pytestmark = pytest.mark.interop
 
@@ -134,3 +140,76 @@ def test_unpruned_peerd_advertises_network(make_peerd, bitcoind_node):
     outcome, services = ask_block(d.port, MSG_WITNESS_BLOCK, hashes[0])
     assert outcome == "block"
     assert services & (NODE_NETWORK | NODE_NETWORK_LIMITED) == NODE_NETWORK | NODE_NETWORK_LIMITED
+
+
+# ---- download from a pruned peer ----------------------------------------------
+
+def peer_with(d, services):
+    """A scripted inbound peer claiming `services`, past its handshake."""
+    p = d.peer()
+    v = p.version_msg()
+    v.nServices = services
+    p.send(v)
+    p.send_raw(frame("wtxidrelay"))
+    p.send_raw(frame("sendaddrv2"))
+    p.send(msg_verack())
+    p.recv_until("verack")
+    p.sync_with_ping()
+    return p
+
+
+def announce(p, core, hashes):
+    raw = [bytes.fromhex(core.getblockheader(h, False)) + b"\x00" for h in hashes]
+    p.send_raw(frame("headers", ser_compact(len(raw)) + b"".join(raw)))
+
+
+def requested(p, seconds):
+    """Hashes (hex, RPC order) of every block p is asked for within `seconds`."""
+    out = []
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            m = p.recv(max(0.001, deadline - time.monotonic()))
+        except (TimeoutError, PeerClosed):
+            return out
+        if m.command != "getdata":
+            continue
+        f = BytesIO(m.payload)
+        for _ in range(read_compact(f)):
+            kind = int.from_bytes(f.read(4), "little") & 0xFFFF
+            h = f.read(32)[::-1].hex()
+            if kind in (MSG_BLOCK, MSG_CMPCT_BLOCK):
+                out.append(h)
+
+
+def test_no_block_below_a_pruned_peers_window(make_peerd, bitcoind_node):
+    core = bitcoind_node
+    hashes = mine(core, 310)
+    height = {h: i + 1 for i, h in enumerate(hashes)}
+    d = make_peerd("-peertimeout=20")
+    feed(d, core, hashes[:10])  # recent blocks: out of initial block download
+    assert d.rpc("getblockchaininfo")["initialblockdownload"] is False
+    p = peer_with(d, NODE_NETWORK_LIMITED | NODE_WITNESS)
+    announce(p, core, hashes[10:])  # 11..310
+    got = requested(p, 3.0)
+    assert got, "peerd asked the pruned peer for nothing"
+    # Best 310: 310 - 25 = 285 < 286 is the deepest block peerd may ask for.
+    assert min(height[h] for h in got) == 310 - (288 - 2) + 1, sorted(height[h] for h in got)
+    p.close()
+
+
+def test_no_block_from_a_pruned_peer_during_ibd(make_peerd, bitcoind_node):
+    core = bitcoind_node
+    hashes = mine(core, 20)
+    d = make_peerd("-peertimeout=20")
+    assert d.rpc("getblockchaininfo")["initialblockdownload"] is True
+    limited = peer_with(d, NODE_NETWORK_LIMITED | NODE_WITNESS)
+    announce(limited, core, hashes)
+    assert requested(limited, 3.0) == []
+    assert d.rpc("getblockchaininfo")["headers"] == 20  # its headers were taken
+    # The control: a full node announcing the same chain is asked at once.
+    full = peer_with(d, NODE_NETWORK | NODE_WITNESS)
+    announce(full, core, hashes)
+    assert len(requested(full, 3.0)) == 16  # SYNC_MAX_INFLIGHT_PER_PEER, lowest first
+    limited.close()
+    full.close()
