@@ -213,3 +213,56 @@ def test_no_block_from_a_pruned_peer_during_ibd(make_peerd, bitcoind_node):
     assert len(requested(full, 3.0)) == 16  # SYNC_MAX_INFLIGHT_PER_PEER, lowest first
     limited.close()
     full.close()
+
+
+# ---- which outbound peers are kept ---------------------------------------------
+
+def outbound_kept(node, services, conn_type):
+    """node dials a scripted peer claiming `services` as conn_type (addconnection):
+    whether the connection survives the handshake."""
+    from test_daemon_outbound_auto import Listener
+
+    lst = Listener("127.0.0.1")
+    try:
+        node.rpc("addconnection", "127.0.0.1:%d" % lst.port, conn_type, False)
+        p = lst.accept()
+        v = p.recv()
+        assert v.command == "version", v
+        mine = p.version_msg()
+        mine.nServices = services
+        p.send(mine)
+        p.send_raw(frame("wtxidrelay") + frame("sendaddrv2"))
+        p.send(msg_verack())
+        return not p.is_closed(3)
+    finally:
+        lst.close()
+
+
+def test_pruned_outbound_dropped_during_ibd_as_core(make_peerd, make_bitcoind, tmp_path):
+    """Core's GetDesirableServiceFlags: during initial block download an
+    automatic outbound peer must be NODE_NETWORK; a pruned one is
+    disconnected at its version. A full node is kept."""
+    core = make_bitcoind(1, args=("-v2transport=0", "-debug=net"))[0]
+    d = make_peerd("-v2transport=0", "-debug=net", "-peertimeout=20")
+    limited, full = NODE_NETWORK_LIMITED | NODE_WITNESS, NODE_NETWORK | NODE_WITNESS
+    for node in (core, d):
+        assert node.rpc("getblockchaininfo")["initialblockdownload"] is True
+    got = {}
+    for name, node in (("core", core), ("peerd", d)):
+        got[name] = [outbound_kept(node, s, t) for s in (limited, full)
+                     for t in ("outbound-full-relay", "block-relay-only")]
+    assert got["peerd"] == got["core"] == [False, False, True, True], got
+    line = ("peer does not offer the expected services (00000408 offered, 00000009 expected), "
+            "disconnecting peer=")
+    assert d.log().count(line) == 2, d.log()[-3000:]
+    with open(core.debug_log, errors="replace") as f:
+        assert f.read().count(line) == 2
+
+
+def test_pruned_outbound_kept_near_the_tip(make_peerd, bitcoind_node):
+    """Out of initial block download (a tip under 144 blocks' time old), a
+    pruned peer serves what we need: it stays."""
+    hashes = mine(bitcoind_node, 2)
+    d = make_peerd("-v2transport=0", "-peertimeout=20")
+    feed(d, bitcoind_node, hashes)
+    assert outbound_kept(d, NODE_NETWORK_LIMITED | NODE_WITNESS, "outbound-full-relay")
