@@ -230,9 +230,12 @@ def outbound_kept(node, services, conn_type):
         assert v.command == "version", v
         mine = p.version_msg()
         mine.nServices = services
-        p.send(mine)
-        p.send_raw(frame("wtxidrelay") + frame("sendaddrv2"))
-        p.send(msg_verack())
+        try:
+            p.send(mine)
+            p.send_raw(frame("wtxidrelay") + frame("sendaddrv2"))
+            p.send(msg_verack())
+        except OSError:  # closed at our version already
+            return False
         return not p.is_closed(3)
     finally:
         lst.close()
