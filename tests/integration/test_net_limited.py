@@ -18,7 +18,7 @@ import time
 from io import BytesIO
 
 import pytest
-from bitcoin.messages import msg_getdata, msg_getheaders
+from bitcoin.messages import msg_getblocks, msg_getdata, msg_getheaders
 from bitcoin.net import CInv
 
 from bitcoin.messages import msg_verack
@@ -92,6 +92,32 @@ def headers_from_genesis(port, genesis_hex):
         p.close()
 
 
+def getblocks_count(port, locator_hex):
+    """Blocks in the inv answering a getblocks from locator_hex (0: no answer)."""
+    p = P2P(port)
+    try:
+        p.handshake()
+        p.received.clear()
+        p.pending.clear()
+        gb = msg_getblocks()
+        gb.locator.nVersion = PROTO_VERSION
+        gb.locator.vHave = [bytes.fromhex(locator_hex)[::-1]]
+        gb.hashstop = b"\0" * 32
+        p.send(gb)
+        p.sync_with_ping()
+        p.commands_for(0.5)
+        n = 0
+        for m in p.received:
+            if m.command == "inv":
+                f = BytesIO(m.payload)
+                for _ in range(read_compact(f)):
+                    n += int.from_bytes(f.read(4), "little") == MSG_BLOCK
+                    f.read(32)
+        return n
+    finally:
+        p.close()
+
+
 def test_pruned_peerd_serves_what_pruned_core_serves(make_peerd, make_bitcoind):
     core = make_bitcoind(1, args=("-prune=1", "-fastprune", "-debug=net"))[0]
     hashes = mine(core, CHAIN)
@@ -118,6 +144,10 @@ def test_pruned_peerd_serves_what_pruned_core_serves(make_peerd, make_bitcoind):
             out[("deep", kind)], _ = ask_block(port, kind, deep)
         # getheaders is not limited: every header from genesis.
         out["headers"] = headers_from_genesis(port, genesis)
+        # getblocks: nothing when the first block after the locator is 288 - 6 or
+        # more below the tip.
+        for back in (281, 282, 283):
+            out[("getblocks", back)] = getblocks_count(port, hashes[tip - back - 1])
         got[name] = out
     assert got["peerd"] == got["core"], got
     # And what that is, so that two nodes agreeing on nothing cannot pass.
@@ -126,6 +156,7 @@ def test_pruned_peerd_serves_what_pruned_core_serves(make_peerd, make_bitcoind):
     assert all(got["peerd"][("deep", k)] == "closed"
                for k in (MSG_BLOCK, MSG_WITNESS_BLOCK, MSG_FILTERED_BLOCK, MSG_CMPCT_BLOCK)), got
     assert got["peerd"]["headers"] == CHAIN
+    assert [got["peerd"][("getblocks", b)] for b in (281, 282, 283)] == [281, 282, 0], got
     # The log says why, in Core's words, once per refused request.
     assert d.log().count(DISCONNECT_LINE) == 4, d.log()[-3000:]
     with open(core.debug_log, errors="replace") as f:
