@@ -11,8 +11,8 @@
  *   getheaders with an empty locator asks for the one header named by
  *     hash_stop; no reply when peerd does not have it on its chain.
  *   getblocks: an inv of up to 500 blocks after the fork point, ending
- *     at hash_stop; a pruned node (-prune) sends none when the first is
- *     HEADERS_PRUNED_LIKELY_TO_HAVE or more below the tip (Core's
+ *     before hash_stop (Core does not announce the stop block itself); a pruned node (-prune) sends
+ * none when the first is HEADERS_PRUNED_LIKELY_TO_HAVE or more below the tip (Core's
  *     nPrunedBlocksLikelyToHave: 288 less an hour of blocks), since it
  *     might have dropped it before the peer asks.
  *   A locator of more than 101 hashes (MAX_LOCATOR_SZ) disconnects.
@@ -106,9 +106,10 @@ static void on_getblocks(struct peer *p, const struct proto_locator *l)
 	int32_t to = from + HEADERS_GETBLOCKS_MAX - 1;
 	if (to > tip)
 		to = tip;
+	/* Unlike getheaders, Core's getblocks stops before hash_stop. */
 	int32_t stop = chainview_find(d, &l->stop);
-	if (stop >= from && stop < to)
-		to = stop;
+	if (stop >= from && stop <= to)
+		to = stop - 1;
 	if (to < from)
 		return;
 	/* Core walks up from the fork and stops at the first block too old;
