@@ -300,3 +300,24 @@ def test_pruned_outbound_kept_near_the_tip(make_peerd, bitcoind_node):
     d = make_peerd("-v2transport=0", "-peertimeout=20")
     feed(d, bitcoind_node, hashes)
     assert outbound_kept(d, NODE_NETWORK_LIMITED | NODE_WITNESS, "outbound-full-relay")
+
+
+def test_prune_below_the_minimum_is_refused_as_core(tmp_path):
+    """-prune=2..549 stops both nodes with Core's words; 1 (manual) starts."""
+    import subprocess
+
+    import bitcoind
+    from conftest import PEERD_BIN
+
+    binary, why = bitcoind.find_bitcoind()
+    if binary is None:
+        pytest.skip(why)
+    text = "Prune configured below the minimum of 550 MiB.  Please use a higher number."
+    for n, name in ((549, "core"), (2, "core2")):
+        (tmp_path / name).mkdir()
+        core = subprocess.run([binary, "-regtest", "-datadir=%s" % (tmp_path / name), "-connect=0",
+                               "-listen=0", "-prune=%d" % n], capture_output=True, text=True, timeout=60)
+        assert core.returncode != 0 and text in core.stderr, core.stderr
+        ours = subprocess.run([PEERD_BIN, "-regtest", "-datadir=%s" % (tmp_path / name), "-connect=0",
+                               "-listen=0", "-prune=%d" % n], capture_output=True, text=True, timeout=60)
+        assert ours.returncode != 0 and text in ours.stderr, ours.stderr
