@@ -80,6 +80,12 @@ int conf_apply_mempool(struct conf_loader *L, struct peerd_conf *c, const int *l
 	    conf_uint_or(conf_scalar(L, CONF_K_REINDEXCHAINSTATE, lv, nl), 0) != 0;
 	c->txindex = conf_uint_or(conf_scalar(L, CONF_K_TXINDEX, lv, nl), 0) != 0;
 	c->coinstatsindex = conf_uint_or(conf_scalar(L, CONF_K_COINSTATSINDEX, lv, nl), 0) != 0;
+	c->prune = (uint32_t)conf_uint_or(conf_scalar(L, CONF_K_PRUNE, lv, nl), 0);
+	/* Core's MIN_DISK_SPACE_FOR_BLOCK_FILES (init.cpp's words, two spaces and all). */
+	if (c->prune > 1 && c->prune < 550)
+		return conf_fail(L, CONF_EVALUE,
+		                 "Prune configured below the minimum of 550 MiB.  Please use a "
+		                 "higher number.");
 	/* Core's -blockfilterindex: 0 (or none) off, 1 every type, else a type name. */
 	const char *bf = conf_scalar(L, CONF_K_BLOCKFILTERINDEX, lv, nl);
 	c->blockfilterindex = bf && strcmp(bf, "0") != 0;

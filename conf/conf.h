@@ -278,6 +278,9 @@ struct peerd_conf {
 	bool blocksxor;          /**< default 1: a new blocks/ gets a random xor.dat key */
 	bool reindex;            /**< rebuild the block index and chain state */
 	bool reindex_chainstate; /**< rebuild the chain state */
+	/** -prune: 0 keeps every block, 1 manual, else a target in MiB; non-zero:
+	 * NODE_NETWORK_LIMITED instead of NODE_NETWORK (daemon/p2p/p2p.h). */
+	uint32_t prune;
 	/* Optional indexes (Core's -txindex, -blockfilterindex; index/). */
 	bool txindex;          /**< keep indexes/txindex */
 	bool blockfilterindex; /**< keep indexes/blockfilter/basic (=basic or =1) */
@@ -314,6 +317,9 @@ struct peerd_conf {
 	bool discover;             /**< after Core's soft-sets (-proxy, -listen=0, -externalip) */
 	bool v2transport;          /**< BIP324 v2 transport (Core's -v2transport, default 1) */
 	struct conf_list seednode; /**< host[:port]: addr-fetch connections (net/outbound.c) */
+	/** -signetseednode host[:port]: on signet, the DNS seeds instead of the network's
+	 * (net/seeds.c) */
+	struct conf_list signetseednode;
 	/** bitcoind options given that peerd ignores (conf/core_opts.c), one
 	 * message each naming where and why, for peerd to log at start. */
 	struct conf_list ignored;

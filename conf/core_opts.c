@@ -27,7 +27,6 @@
 	"deprecated methods yet"
 #define NO_WALLET     "peerd has no wallet"
 #define NO_PROXY      "peerd has no Tor control port client and no I2P SAM client yet"
-#define NO_PRUNE      "peerd keeps every block (no pruning)"
 #define NO_NOTIFY     "peerd has no wallet to notify about"
 #define NO_WHITELIST  "peerd has no peer permissions (whitelists) yet"
 #define NO_STARTCHECK "peerd does not re-verify blocks at startup"
@@ -83,13 +82,10 @@ const struct conf_core_opt conf_core_opts[] = {
     {"peerbloomfilters", CONF_CORE_REFUSE, "0", "peerd serves no BIP37 filters"},
     {"persistmempoolv1", CONF_CORE_REFUSE, "0", "peerd writes mempool.dat in Core 29's format"},
     {"printpriority", CONF_CORE_IGNORE, NULL, COSMETIC},
-    {"prune", CONF_CORE_REFUSE, "0", NO_PRUNE},
     {"rpcdoccheck", CONF_CORE_IGNORE, NULL, NO_RPC},
     {"settings", CONF_CORE_REFUSE, "0", "peerd keeps no settings.json"},
     {"shrinkdebugfile", CONF_CORE_IGNORE, NULL, COSMETIC},
     {"signer", CONF_CORE_IGNORE, NULL, NO_WALLET},
-    {"signetseednode", CONF_CORE_REFUSE, NULL,
-     "peerd takes no signet DNS seeds of the operator's: use seednode= or addnode="},
     {"spendzeroconfchange", CONF_CORE_IGNORE, NULL, NO_WALLET},
     {"stopafterblockimport", CONF_CORE_REFUSE, "0", TEST_ONLY},
     {"stopatheight", CONF_CORE_REFUSE, "0", TEST_ONLY},

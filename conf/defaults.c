@@ -109,6 +109,7 @@ void conf_release(struct peerd_conf *c)
 	conf_list_release(&c->connect);
 	conf_list_release(&c->addnode);
 	conf_list_release(&c->seednode);
+	conf_list_release(&c->signetseednode);
 	conf_list_release(&c->debug);
 	conf_list_release(&c->debugexclude);
 	conf_list_release(&c->test);

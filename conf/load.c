@@ -672,6 +672,7 @@ static int apply(struct conf_loader *L, struct peerd_conf *c)
 	    (rc = conf_fill_list(L, CONF_K_TEST, lv, nl, &c->test, &set)) ||
 	    (rc = apply_test(L, c)) ||
 	    (rc = conf_fill_list(L, CONF_K_SEEDNODE, lv, nl, &c->seednode, &set)) ||
+	    (rc = conf_fill_list(L, CONF_K_SIGNETSEEDNODE, lv, nl, &c->signetseednode, &set)) ||
 	    (rc = conf_fill_list(L, CONF_K_VBPARAMS, lv, nl, &c->vbparams, &set)))
 		return rc;
 	c->checkaddrman = (int32_t)conf_uint_or(conf_scalar(L, CONF_K_CHECKADDRMAN, lv, nl), 0);

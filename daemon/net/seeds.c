@@ -3,9 +3,9 @@
  * as Bitcoin Core 29: the DNS seeds (net.cpp's ThreadDNSAddressSeed) and
  * the fixed seeds (ThreadOpenConnections' first part).
  *
- * DNS seeds: each network's list (kernel/chainparams.cpp's vSeeds), in a
- * random order. With an empty addrman (or -forcednsseed) all are queried
- * at once; otherwise 3 at a time, each three after a wait of 11 s (5
+ * DNS seeds: each network's list (kernel/chainparams.cpp's vSeeds; on
+ * signet -signetseednode's instead when given), in a random order. With an empty addrman (or
+ * -forcednsseed) all are queried at once; otherwise 3 at a time, each three after a wait of 11 s (5
  * minutes once the addrman holds 1,000 addresses) checked every 11 s, and
  * seeding stops as soon as 2 full-relay outbound peers are connected.
  * -seednode gets 30 s first. A seed is asked for "x9.<seed>" (peers with
@@ -328,8 +328,8 @@ struct net_seeds {
 	size_t n;
 	bool dns_on;
 	struct seeds_sched sched;
-	struct net_resolve *lookup; /* the seed being asked, or NULL */
-	char host[CONF_MAX_HOST + 8];
+	struct net_resolve *lookup;    /* the seed being asked, or NULL */
+	char host[CONF_MAX_HOST + 16]; /* "x9." + host[:port] */
 	bool fixed_on;
 	uint64_t fixed_start_ms;
 };
@@ -515,11 +515,20 @@ int net_seeds_start(struct daemon *d)
 	if (!s)
 		return -ENOMEM;
 	s->d = d;
-	/* A custom signet (-signetchallenge) has no seeds, as Core's. */
+	/* A custom signet (-signetchallenge) has no seeds, as Core's; on any
+	 * signet, -signetseednode's names replace the network's (Core's
+	 * SigNetOptions::seeds: vSeeds, the DNS seeds, not -seednode). */
 	const char *const *list = d->params->signet_custom ? dns_none : seeds_dns(d->params->net);
-	while (list[s->n] && s->n < SEEDS_MAX_DNS) {
-		s->order[s->n] = list[s->n];
-		s->n++;
+	if (d->params->net == PROTO_NET_SIGNET && c->signetseednode.n) {
+		while (s->n < c->signetseednode.n && s->n < SEEDS_MAX_DNS) {
+			s->order[s->n] = c->signetseednode.v[s->n];
+			s->n++;
+		}
+	} else {
+		while (list[s->n] && s->n < SEEDS_MAX_DNS) {
+			s->order[s->n] = list[s->n];
+			s->n++;
+		}
 	}
 	/* Core shuffles the seeds: no seed is always asked first. */
 	for (size_t i = s->n; i > 1; i--) {

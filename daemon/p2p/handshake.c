@@ -127,12 +127,12 @@ static void send_ping(struct peer *p, int64_t now_mock_ms)
 }
 
 /*
- * Core's HasAllDesirableServiceFlags (what eviction calls relevant
- * services): NODE_NETWORK and NODE_WITNESS; a pruned peer's
+ * Core's GetDesirableServiceFlags, which HasAllDesirableServiceFlags (what
+ * eviction calls relevant services) checks: NODE_NETWORK and NODE_WITNESS; a pruned peer's
  * NODE_NETWORK_LIMITED does instead while our tip is less than 144 blocks'
  * time old (ApproximateBestBlockDepth), as it serves the recent blocks.
  */
-static bool has_desirable_services(const struct daemon *d, uint64_t services)
+static uint64_t desirable_services(const struct daemon *d, uint64_t services)
 {
 	uint64_t want = PROTO_NODE_NETWORK | PROTO_NODE_WITNESS;
 	const struct chainview_rec *tip = chainview_at(d, chainview_height(d));
@@ -143,7 +143,21 @@ static bool has_desirable_services(const struct daemon *d, uint64_t services)
 		if (daemon_time(d) - tip_time < 144 * d->params->pow_target_spacing)
 			want = PROTO_NODE_NETWORK_LIMITED | PROTO_NODE_WITNESS;
 	}
+	return want;
+}
+
+static bool has_desirable_services(const struct daemon *d, uint64_t services)
+{
+	uint64_t want = desirable_services(d, services);
 	return (services & want) == want;
+}
+
+/* Core's ExpectServicesFromConn: the automatic connections made for what
+ * the peer serves (not inbound, manual or feeler ones). */
+static bool expects_services(const struct peer *p)
+{
+	return p->conn_type == PEER_CONN_OUTBOUND_FULL || p->conn_type == PEER_CONN_BLOCK_RELAY ||
+	       p->conn_type == PEER_CONN_ADDR_FETCH;
 }
 
 static void on_version(struct peer *p, const struct proto_version *v)
@@ -156,6 +170,18 @@ static void on_version(struct peer *p, const struct proto_version *v)
 	}
 	/* Before the checks that may disconnect, as Core's VERSION handler. */
 	addr_set_services(p, v->services);
+	/* An automatic outbound peer without what we connected for (a pruned
+	 * one during initial block download): Core's words and order. */
+	if (expects_services(p) && !has_desirable_services(d, v->services)) {
+		DLOG_DBG(&d->log, DLOG_NET,
+		         "peer does not offer the expected services (%08llx offered, %08llx "
+		         "expected), disconnecting peer=%llu",
+		         (unsigned long long)v->services,
+		         (unsigned long long)desirable_services(d, v->services),
+		         (unsigned long long)p->id);
+		peer_disconnect(p, "does not offer the expected services");
+		return;
+	}
 	if (v->version < PEER_MIN_PROTO_VERSION) {
 		DLOG_DBG(&d->log, DLOG_HANDSHAKE,
 		         "peer=%llu uses obsolete version %d; disconnecting",

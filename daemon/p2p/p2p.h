@@ -36,21 +36,27 @@
 #define PEER_PING_INTERVAL_MS (2u * 60u * 1000u)
 /** No pong, or no traffic either way, for this long: disconnect (TIMEOUT_INTERVAL). */
 #define PEER_TIMEOUT_INTERVAL_MS (20u * 60u * 1000u)
+/** Blocks a NODE_NETWORK_LIMITED node serves below its tip (BIP159,
+ * NODE_NETWORK_LIMITED_MIN_BLOCKS); Core adds 2 for races either way. */
+#define PEER_LIMITED_MIN_BLOCKS 288
 /** User agent in version (BIP14). */
 #define DAEMON_USER_AGENT "/peerd:" PEERD_VERSION_STRING "/"
 /**
- * Services peerd offers: it stores and serves the whole chain
- * (NODE_NETWORK) with witnesses (NODE_WITNESS). Core starts headers sync
- * only with peers that claim NODE_NETWORK or NODE_NETWORK_LIMITED.
+ * Services peerd offers, as Core 29's init.cpp: NODE_NETWORK_LIMITED (the
+ * last 288 blocks, BIP159) and NODE_WITNESS always; NODE_NETWORK (every
+ * block) unless -prune is set. Core starts headers sync only with peers that
+ * claim NODE_NETWORK or NODE_NETWORK_LIMITED.
  */
-#define DAEMON_LOCAL_SERVICES ((uint64_t)(PROTO_NODE_NETWORK | PROTO_NODE_WITNESS))
+#define DAEMON_LOCAL_SERVICES ((uint64_t)(PROTO_NODE_NETWORK_LIMITED | PROTO_NODE_WITNESS))
 /**
- * Our services as announced: DAEMON_LOCAL_SERVICES, with -v2transport
- * NODE_P2P_V2, with -peerblockfilters NODE_COMPACT_FILTERS (BIP157).
+ * Our services as announced: DAEMON_LOCAL_SERVICES, NODE_NETWORK unless pruned,
+ * with -v2transport NODE_P2P_V2, with -peerblockfilters NODE_COMPACT_FILTERS
+ * (BIP157). Any thread (the configuration does not change).
  */
 static inline uint64_t daemon_local_services(const struct daemon *d)
 {
-	return DAEMON_LOCAL_SERVICES | (d->conf->v2transport ? PROTO_NODE_P2P_V2 : 0) |
+	return DAEMON_LOCAL_SERVICES | (d->conf->prune ? 0 : PROTO_NODE_NETWORK) |
+	       (d->conf->v2transport ? PROTO_NODE_P2P_V2 : 0) |
 	       (d->conf->peerblockfilters ? PROTO_NODE_COMPACT_FILTERS : 0);
 }
 

@@ -23,7 +23,9 @@
  * block both it and the active chain hold, at most SYNC_WINDOW deep, that
  * peerd has no data for. The loop asks peers for them, lowest first, at
  * most SYNC_MAX_INFLIGHT_PER_PEER each, only of a peer whose chain (from its
- * version and headers) reaches that height. A block received is copied
+ * version and headers) reaches that height. A pruned peer (NODE_NETWORK_LIMITED
+ * without NODE_NETWORK), as Core's, is asked for none during initial block
+ * download and, after, for none 286 or more below its best block. A block received is copied
  * and handed to the validation thread undecoded (chain_submit_block
  * stores a block that arrives before its parent and connects it when its
  * turn comes); the bytes handed over and not yet done are the queue,
@@ -136,6 +138,12 @@ static bool saw_block(struct peer *p, const struct proto_hash *h, int32_t height
 static bool can_serve(const struct peer *p)
 {
 	return (p->services & (PROTO_NODE_NETWORK | PROTO_NODE_NETWORK_LIMITED)) != 0;
+}
+
+/* Core's IsLimitedPeer: a pruned peer, which serves only its last blocks (BIP159). */
+static bool limited_peer(const struct peer *p)
+{
+	return !(p->services & PROTO_NODE_NETWORK) && (p->services & PROTO_NODE_NETWORK_LIMITED);
 }
 
 static bool best_header_recent(const struct daemon *d)
@@ -567,11 +575,13 @@ void sync_new_tip(struct daemon *d)
 	s->refresh_posted = true;
 }
 
-/* Whether p may be asked for blocks now. */
+/* Whether p may be asked for blocks now. As Core's SendMessages, a pruned
+ * peer not during initial block download: its window is too short for it. */
 static bool can_download_from(const struct peer *p)
 {
 	return p->state == PEER_ACTIVE && p->handshake_done && can_serve(p) && !p->send_paused &&
-	       p->sync->blocks_inflight < SYNC_MAX_INFLIGHT_PER_PEER;
+	       p->sync->blocks_inflight < SYNC_MAX_INFLIGHT_PER_PEER &&
+	       !(limited_peer(p) && p->d->view->ibd);
 }
 
 /* Ask p for what it can give; true when the window had nothing for it. */
@@ -581,10 +591,15 @@ static bool fill_peer(struct daemon *d, struct peer *p, uint64_t now)
 	struct proto_inv *inv = &d->out.inv;
 	inv->n = 0;
 	bool starved = true;
+	/* Core's FindNextBlocksToDownload: a pruned peer is not asked for a
+	 * block 286 or more below its best (its 288, less two for races). */
+	int32_t deepest =
+	    limited_peer(p) ? p->sync->best_height - (PEER_LIMITED_MIN_BLOCKS - 2) + 1 : INT32_MIN;
 	for (uint32_t i = 0; i < s->n_win && p->sync->blocks_inflight < SYNC_MAX_INFLIGHT_PER_PEER;
 	     i++) {
 		struct sync_block *b = &s->win[i];
-		if (b->received || b->peer || b->height > p->sync->avail_height)
+		if (b->received || b->peer || b->height > p->sync->avail_height ||
+		    b->height < deepest)
 			continue;
 		if (proto_inv_reserve(inv, inv->n + 1))
 			break;

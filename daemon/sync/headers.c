@@ -11,7 +11,10 @@
  *   getheaders with an empty locator asks for the one header named by
  *     hash_stop; no reply when peerd does not have it on its chain.
  *   getblocks: an inv of up to 500 blocks after the fork point, ending
- *     at hash_stop.
+ *     before hash_stop (Core does not announce the stop block itself); a pruned node (-prune) sends
+ * none when the first is HEADERS_PRUNED_LIKELY_TO_HAVE or more below the tip (Core's
+ *     nPrunedBlocksLikelyToHave: 288 less an hour of blocks), since it
+ *     might have dropped it before the peer asks.
  *   A locator of more than 101 hashes (MAX_LOCATOR_SZ) disconnects.
  *   headers received are decoded and counted; over 2,000 in one message is
  *     misbehaviour (see p2p/dispatch.c and net/ban.c).
@@ -25,6 +28,8 @@
 
 /** Blocks in one getblocks answer (Core's limit in ProcessMessage). */
 #define HEADERS_GETBLOCKS_MAX 500
+/** Core's MIN_BLOCKS_TO_KEEP less an hour of blocks (3600 / 600 s on every network). */
+#define HEADERS_PRUNED_LIKELY_TO_HAVE (288 - 3600 / 600)
 
 /* Height of the fork point: the first locator hash on the active chain. */
 static int32_t locator_fork(const struct daemon *d, const struct proto_locator *l)
@@ -101,11 +106,21 @@ static void on_getblocks(struct peer *p, const struct proto_locator *l)
 	int32_t to = from + HEADERS_GETBLOCKS_MAX - 1;
 	if (to > tip)
 		to = tip;
+	/* Unlike getheaders, Core's getblocks stops before hash_stop. */
 	int32_t stop = chainview_find(d, &l->stop);
-	if (stop >= from && stop < to)
-		to = stop;
+	if (stop >= from && stop <= to)
+		to = stop - 1;
 	if (to < from)
 		return;
+	/* Core walks up from the fork and stops at the first block too old;
+	 * heights only grow, so that is the first one or none. */
+	if (d->conf->prune && from <= tip - HEADERS_PRUNED_LIKELY_TO_HAVE) {
+		char hex[65];
+		proto_hash_to_hex(&chainview_at(d, from)->hash, hex);
+		DLOG_DBG(&d->log, DLOG_NET, " getblocks stopping, pruned or too old block at %d %s",
+		         from, hex);
+		return;
+	}
 	struct proto_inv *inv = &d->out.inv;
 	uint32_t n = (uint32_t)(to - from + 1);
 	if (proto_inv_reserve(inv, n))

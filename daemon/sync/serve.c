@@ -16,6 +16,14 @@
  * gets the block without witnesses (re-encoded on the validation thread),
  * MSG_WITNESS_BLOCK and MSG_CMPCT_BLOCK the stored bytes as they are.
  *
+ * A pruned node (-prune: our services lack NODE_NETWORK) serves, as Core's
+ * ProcessGetBlockData, only blocks at most PEER_LIMITED_MIN_BLOCKS + 2
+ * below its tip: a request for a deeper one, of any block type (filtered
+ * too, which is otherwise ignored), disconnects the peer, which would
+ * otherwise wait for it, and hides how far back we still have blocks. A
+ * block whose data is gone (pruned) is skipped like one never had; one
+ * that cannot be read disconnects the peer, as Core's.
+ *
  * Serving is cheap: the validation thread reads the stored bytes and takes
  * the frame checksum from the block index (kept when the block was
  * stored: chain_read_block_framed), nothing is decoded or hashed; the
@@ -46,6 +54,10 @@ struct serve_job {
 	uint32_t csum;               /**< its frame checksum */
 	bool copied;                 /**< only for getstats: the payload was re-encoded */
 	bool cmpct;                  /**< asked as MSG_CMPCT_BLOCK */
+	bool filtered;               /**< asked as MSG_FILTERED_BLOCK: checked, never sent */
+	bool limited;                /**< we are pruned: only the last blocks are served */
+	bool too_deep;               /**< below the limited window: disconnect */
+	bool unreadable;             /**< stored but not read back: disconnect */
 	struct proto_writer compact; /**< the cmpctblock frame, when one is sent instead */
 };
 
@@ -101,13 +113,23 @@ static void serve_work(struct chain *c, struct mempool *mp, struct val_job *j)
 		return;
 	}
 	struct chain_node *n = chain_index_find(chain_get_index(c), &sj->hash);
-	if (!n || !(n->status & CHAIN_HAVE_DATA) || chain_node_failed(n))
+	if (!n || chain_node_failed(n))
 		return;
 	if (!chain_contains(c, n) && chain_node_level(n) < CHAIN_VALID_SCRIPTS)
 		return;
+	/* Core checks the depth before the data: a pruned block is refused
+	 * the same way as a deep one we still have. */
+	if (sj->limited && chain_height(c) - n->height > PEER_LIMITED_MIN_BLOCKS + 2) {
+		sj->too_deep = true;
+		return;
+	}
+	if (!(n->status & CHAIN_HAVE_DATA) || sj->filtered)
+		return;
 	/* The stored bytes and the checksum from the index: no decode, no hash. */
-	if (chain_read_block_framed(c, n, &sj->payload, &sj->len, &sj->csum))
+	if (chain_read_block_framed(c, n, &sj->payload, &sj->len, &sj->csum)) {
+		sj->unreadable = true;
 		goto fail;
+	}
 	/* Near the tip, a compact block instead (sync/cmpct_serve.c). */
 	if (sj->cmpct && sync_cmpct_serve_build(c, pp, n, sj->payload, sj->len, &sj->compact)) {
 		xfree(sj->payload);
@@ -138,7 +160,23 @@ static void serve_done(struct daemon *d, struct val_job *j)
 {
 	struct serve_job *sj = (struct serve_job *)j;
 	struct peer *p = peer_by_id(d, sj->peer_id);
-	if (p && p->state != PEER_CLOSING) {
+	if (p && p->state != PEER_CLOSING && !j->cancelled && (sj->too_deep || sj->unreadable)) {
+		/* Core's words; logips is off: no address. */
+		if (sj->too_deep)
+			DLOG_DBG(&d->log, DLOG_NET,
+			         "Ignore block request below NODE_NETWORK_LIMITED threshold, "
+			         "disconnecting peer=%llu",
+			         (unsigned long long)p->id);
+		else
+			DLOG_ERR(&d->log, DLOG_NET,
+			         "Cannot load block from disk, disconnecting peer=%llu",
+			         (unsigned long long)p->id);
+		d->stats.blocks_not_served++;
+		p->sync->serve_busy = false;
+		peer_disconnect(p, sj->too_deep
+		                       ? "block request below NODE_NETWORK_LIMITED threshold"
+		                       : "block not read");
+	} else if (p && p->state != PEER_CLOSING) {
 		p->sync->serve_busy = false;
 		if (!j->cancelled && sj->compact.len) {
 			peer_send_frame(p, PROTO_CMD_CMPCTBLOCK, sj->compact.buf, sj->compact.len);
@@ -252,9 +290,11 @@ void serve_next(struct peer *p)
 		/* A compact block request (Core asks for one after a headers
 		 * announcement) gets a cmpctblock near the tip, else the
 		 * whole block, as Core; filtered blocks (BIP37) are not
-		 * offered. */
+		 * offered, but a pruned node checks their depth as Core's. */
 		bool cmpct = base == PROTO_INV_CMPCT_BLOCK;
-		if (base != PROTO_INV_BLOCK && !cmpct)
+		bool filtered = base == PROTO_INV_FILTERED_BLOCK;
+		bool limited = !(daemon_local_services(d) & PROTO_NODE_NETWORK);
+		if (base != PROTO_INV_BLOCK && !cmpct && !(filtered && limited))
 			continue;
 		/* Answers go out in the order asked, as Core's. */
 		flush_notfound(p);
@@ -271,6 +311,8 @@ void serve_next(struct peer *p)
 		sj->hash = v->hash;
 		sj->witness = cmpct || (v->type & PROTO_INV_WITNESS_FLAG) != 0;
 		sj->cmpct = cmpct;
+		sj->filtered = filtered;
+		sj->limited = limited;
 		proto_writer_init(&sj->compact);
 		if (validation_post(d, &sj->job)) {
 			xfree(sj);

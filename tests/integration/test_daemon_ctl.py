@@ -37,7 +37,8 @@ def test_socket_mode_and_basic_methods(peerd):
     net = peerd.rpc("getnetworkinfo")
     assert net["subversion"].startswith("/peerd:") and net["subversion"].endswith("/")
     assert net["protocolversion"] == 70016
-    assert net["localservices"] == "0000000000000809" and net["localservicesnames"] == ["NETWORK", "WITNESS", "P2P_V2"]
+    assert net["localservices"] == "0000000000000c09"
+    assert net["localservicesnames"] == ["NETWORK", "WITNESS", "NETWORK_LIMITED", "P2P_V2"]
     assert net["connections"] == 0
     assert peerd.rpc("getconnectioncount") == 0
     assert peerd.rpc("getpeerinfo") == []

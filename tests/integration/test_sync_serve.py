@@ -110,6 +110,54 @@ def test_getheaders_and_getdata_from_a_script(make_peerd, bitcoind_node):
     p.close()
 
 
+def getblocks_inv(port, locator_hex, stop_hex):
+    """The block hashes (hex) of the inv answering one getblocks."""
+    from io import BytesIO
+
+    from bitcoin.messages import msg_getblocks
+
+    from conftest import P2P, read_compact
+
+    p = P2P(port)
+    try:
+        p.handshake()
+        p.received.clear()
+        p.pending.clear()
+        gb = msg_getblocks()
+        gb.locator.nVersion = PROTO_VERSION
+        gb.locator.vHave = [bytes.fromhex(locator_hex)[::-1]]
+        gb.hashstop = bytes.fromhex(stop_hex)[::-1]
+        p.send(gb)
+        p.sync_with_ping()
+        p.commands_for(0.5)
+        out = []
+        for m in p.received:
+            if m.command == "inv":
+                f = BytesIO(m.payload)
+                for _ in range(read_compact(f)):
+                    kind = int.from_bytes(f.read(4), "little")
+                    h = f.read(32)[::-1].hex()
+                    if kind == MSG_BLOCK:
+                        out.append(h)
+        return out
+    finally:
+        p.close()
+
+
+def test_getblocks_as_core(make_peerd, bitcoind_node):
+    """getblocks is answered as Core's: the blocks after the fork point up to
+    500, ending before hash_stop (which getheaders would include)."""
+    core = bitcoind_node
+    hashes = mine(core, 10)
+    d = make_peerd("-peertimeout=20")
+    feed(d, core, hashes)
+    genesis, zero = core.getblockhash(0), "00" * 32
+    for loc, stop in ((genesis, hashes[4]), (genesis, zero), (hashes[2], hashes[3]), (hashes[2], hashes[9])):
+        mine_ = getblocks_inv(d.port, loc, stop)
+        assert mine_ == getblocks_inv(core.port, loc, stop), (loc, stop)
+    assert getblocks_inv(d.port, genesis, hashes[4]) == hashes[:4]
+
+
 def test_blocks_cross_peerd_between_two_cores_within_5s(make_peerd, make_bitcoind):
     left, right = make_bitcoind(2)
     mine(left, 10)

@@ -131,7 +131,7 @@ def test_peerd_without_v2_meets_core_over_v1(make_peerd, bitcoind_node):
     assert info["transport_protocol_type"] == "v1"
     assert not int(info["services"], 16) & NODE_P2P_V2
     net = d.rpc("getnetworkinfo")
-    assert net["localservicesnames"] == ["NETWORK", "WITNESS"], net
+    assert net["localservicesnames"] == ["NETWORK", "WITNESS", "NETWORK_LIMITED"], net
     # addnode and addconnection refuse v2 as Core's do without -v2transport.
     with pytest.raises(Exception) as e:
         d.rpc("addnode", "127.0.0.1:1", "onetry", True)

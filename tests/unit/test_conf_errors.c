@@ -404,14 +404,14 @@ static void test_bitcoind_options(void **state)
 {
 	(void)state;
 	struct peerd_conf c;
-	expect_error(LOAD(&c, "-datadir=/d", "-prune=550"), CONF_EUSAGE,
-	             "command line: -prune=550: not supported by peerd (a bitcoind option: peerd "
-	             "keeps every block (no pruning); see doc/differences.md)",
+	expect_error(LOAD(&c, "-datadir=/d", "-maxuploadtarget=500"), CONF_EUSAGE,
+	             "command line: -maxuploadtarget=500: not supported by peerd (a bitcoind "
+	             "option: peerd does not limit its upload; see doc/differences.md)",
 	             &c);
-	/* A bare -prune is prune=1 to bitcoind: refused too. */
-	expect_error(LOAD(&c, "-datadir=/d", "-prune"), CONF_EUSAGE,
-	             "command line: -prune: not supported by peerd (a bitcoind option: peerd "
-	             "keeps every block (no pruning); see doc/differences.md)",
+	/* A bare option is =1 to bitcoind: refused too. */
+	expect_error(LOAD(&c, "-datadir=/d", "-maxuploadtarget"), CONF_EUSAGE,
+	             "command line: -maxuploadtarget: not supported by peerd (a bitcoind option: "
+	             "peerd does not limit its upload; see doc/differences.md)",
 	             &c);
 	const char *p = write_conf("core.conf", "rpcuser=alice\n[regtest]\nasmap=1\n");
 	expect_error(LOAD(&c, opt("-conf=%s", p), "-datadir=/d"), CONF_EKEY,
@@ -425,7 +425,7 @@ static void test_bitcoind_options(void **state)
 	assert_true(c.coinstatsindex);
 	conf_release(&c);
 	/* What peerd does anyway, and what cannot matter: loaded, each noted. */
-	p = write_conf("core.conf", "rpcdoccheck=1\nprune=0\n");
+	p = write_conf("core.conf", "rpcdoccheck=1\nmaxuploadtarget=0\n");
 	expect_ok(LOAD(&c, opt("-conf=%s", p), "-datadir=/d", "-nonatpmp", "-daemon=0"));
 	assert_int_equal(c.ignored.n, 4);
 	assert_string_equal(c.ignored.v[0],
@@ -438,7 +438,7 @@ static void test_bitcoind_options(void **state)
 	                        "whitelists or deprecated methods yet; see "
 	                        "doc/differences.md)",
 	                        p));
-	assert_non_null(strstr(c.ignored.v[3], ":2: prune=0: ignored"));
+	assert_non_null(strstr(c.ignored.v[3], ":2: maxuploadtarget=0: ignored"));
 	conf_release(&c);
 	assert_int_equal(c.ignored.n, 0);
 	/* -natpmp (=1) asks for what peerd does not do. */
