@@ -7,7 +7,7 @@
  * nobody waits for its effect (a notify script, a wallet, an index). Every
  * other option is refused: peerd stops with "not supported by peerd", as it
  * does for a name nobody knows. A refused option whose value asks for what
- * peerd does anyway (prune=0, coinstatsindex=0, dnsseed=0, ...: the row's `same`)
+ * peerd does anyway (natpmp=0, coinstatsindex=0, dnsseed=0, ...: the row's `same`)
  * is accepted with the same warning, so a bitcoin.conf that spells out the
  * defaults still works.
  *
@@ -28,7 +28,6 @@
 #define NO_WALLET     "peerd has no wallet"
 #define NO_PROXY      "peerd has no Tor control port client and no I2P SAM client yet"
 #define NO_INDEX      "peerd keeps no optional index"
-#define NO_PRUNE      "peerd keeps every block (no pruning)"
 #define NO_NOTIFY     "peerd has no wallet to notify about"
 #define NO_WHITELIST  "peerd has no peer permissions (whitelists) yet"
 #define NO_STARTCHECK "peerd does not re-verify blocks at startup"
@@ -59,7 +58,6 @@ const struct conf_core_opt conf_core_opts[] = {
     {"discardfee", CONF_CORE_IGNORE, NULL, NO_WALLET},
     {"dns", CONF_CORE_REFUSE, "1", "peerd resolves the names connect= and addnode= give"},
     {"fallbackfee", CONF_CORE_IGNORE, NULL, NO_WALLET},
-    {"fastprune", CONF_CORE_REFUSE, "0", TEST_ONLY},
     {"help-debug", CONF_CORE_IGNORE, NULL, "peerd -help lists every option"},
     {"i2pacceptincoming", CONF_CORE_REFUSE, "0", NO_PROXY},
     {"i2psam", CONF_CORE_REFUSE, NULL, NO_PROXY},
@@ -86,7 +84,6 @@ const struct conf_core_opt conf_core_opts[] = {
     {"peerbloomfilters", CONF_CORE_REFUSE, "0", "peerd serves no BIP37 filters"},
     {"persistmempoolv1", CONF_CORE_REFUSE, "0", "peerd writes mempool.dat in Core 29's format"},
     {"printpriority", CONF_CORE_IGNORE, NULL, COSMETIC},
-    {"prune", CONF_CORE_REFUSE, "0", NO_PRUNE},
     {"rpcdoccheck", CONF_CORE_IGNORE, NULL, NO_RPC},
     {"settings", CONF_CORE_REFUSE, "0", "peerd keeps no settings.json"},
     {"shrinkdebugfile", CONF_CORE_IGNORE, NULL, COSMETIC},

@@ -130,6 +130,9 @@ enum conf_key {
 	CONF_K_TXINDEX,
 	CONF_K_BLOCKFILTERINDEX,
 	CONF_K_ACCEPTSTALEFEEESTIMATES,
+	/* Pruning (issue 24, chain/prune.c) */
+	CONF_K_PRUNE,
+	CONF_K_FASTPRUNE,
 	CONF_K__COUNT
 };
 

@@ -451,4 +451,16 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
          "Read fee estimates even if they are stale (default: 0) fee\n"
          "estimates are considered stale if they are 60 hours old\n"
          "(regtest only)."},
+    [CONF_K_PRUNE] = {"prune", CONF_KIND_TEXT, 0, 0, 0, "<n>", "0",
+                      "Reduce storage requirements by enabling pruning (deleting) of old\n"
+                      "blocks. This allows the pruneblockchain RPC to be called to delete\n"
+                      "specific blocks and enables automatic pruning of old blocks if a\n"
+                      "target size in MiB is provided. This mode is incompatible with\n"
+                      "-txindex. Warning: Reverting this setting requires re-downloading the\n"
+                      "entire blockchain. (default: 0 = disable pruning blocks, 1 = allow\n"
+                      "manual pruning via RPC, >=550 = automatically prune block files to\n"
+                      "stay under the specified target size in MiB; doc/operating.md)"},
+    [CONF_K_FASTPRUNE] = {"fastprune", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "0",
+                          "Use smaller block files and lower minimum prune height for testing\n"
+                          "purposes (blk files of 64 KiB; regtest prunes above height 100)."},
 };

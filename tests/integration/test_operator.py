@@ -211,9 +211,9 @@ def test_core_option_refused_or_ignored(make_peerd, tmp_path):
     (tmp_path / "dd").mkdir()
     base = [PEERD_BIN, "-regtest", "-datadir=%s" % (tmp_path / "dd"), "-listen=0"]
     # Safety first: a Core option that changes what is kept is refused...
-    r = subprocess.run(base + ["-prune=550"], capture_output=True, text=True, timeout=10)
+    r = subprocess.run(base + ["-maxuploadtarget=500"], capture_output=True, text=True, timeout=10)
     assert r.returncode == 1
-    assert "command line: -prune=550: not supported by peerd" in r.stderr, r.stderr
+    assert "command line: -maxuploadtarget=500: not supported by peerd" in r.stderr, r.stderr
     # ...in the file too, naming the line...
     conf = tmp_path / "dd" / "peerd.conf"
     conf.write_text("regtest=1\ncoinstatsindex=1\n")
@@ -223,10 +223,10 @@ def test_core_option_refused_or_ignored(make_peerd, tmp_path):
     # ...and a name nobody has is still unknown.
     r = subprocess.run(base + ["-prunee=1"], capture_output=True, text=True, timeout=10)
     assert r.returncode == 1 and "unknown option" in r.stderr, r.stderr
-    # What peerd does anyway (prune=0) and what cannot matter (rpcdoccheck) start, with a warning.
-    d = make_peerd("-prune=0", "-rpcdoccheck=1", "-nonatpmp", listen=False)
+    # What peerd does anyway (maxuploadtarget=0) and what cannot matter (rpcdoccheck) start, with a warning.
+    d = make_peerd("-maxuploadtarget=0", "-rpcdoccheck=1", "-nonatpmp", listen=False)
     log = d.log()
-    for arg in ("-prune=0", "-rpcdoccheck=1", "-nonatpmp"):
+    for arg in ("-maxuploadtarget=0", "-rpcdoccheck=1", "-nonatpmp"):
         assert re.search(r"^WARN \[main\] command line: %s: ignored, a bitcoind option" % arg, log, re.M), log
 
 
