@@ -393,15 +393,11 @@ static void test_bitcoind_options(void **state)
 {
 	(void)state;
 	struct peerd_conf c;
-	expect_error(LOAD(&c, "-datadir=/d", "-prune=550"), CONF_EUSAGE,
-	             "command line: -prune=550: not supported by peerd (a bitcoind option: peerd "
-	             "keeps every block (no pruning); see doc/differences.md)",
-	             &c);
-	/* A bare -prune is prune=1 to bitcoind: refused too. */
-	expect_error(LOAD(&c, "-datadir=/d", "-prune"), CONF_EUSAGE,
-	             "command line: -prune: not supported by peerd (a bitcoind option: peerd "
-	             "keeps every block (no pruning); see doc/differences.md)",
-	             &c);
+	expect_error(
+	    LOAD(&c, "-datadir=/d", "-maxuploadtarget=550"), CONF_EUSAGE,
+	    "command line: -maxuploadtarget=550: not supported by peerd (a bitcoind option: "
+	    "peerd does not limit its upload; see doc/differences.md)",
+	    &c);
 	const char *p = write_conf("core.conf", "rpcuser=alice\n[regtest]\ncoinstatsindex=1\n");
 	expect_error(
 	    LOAD(&c, opt("-conf=%s", p), "-datadir=/d"), CONF_EKEY,
@@ -410,7 +406,7 @@ static void test_bitcoind_options(void **state)
 	        p),
 	    &c);
 	/* What peerd does anyway, and what cannot matter: loaded, each noted. */
-	p = write_conf("core.conf", "rpcdoccheck=1\nprune=0\n");
+	p = write_conf("core.conf", "rpcdoccheck=1\nmaxuploadtarget=0\n");
 	expect_ok(LOAD(&c, opt("-conf=%s", p), "-datadir=/d", "-nonatpmp", "-daemon=0"));
 	assert_int_equal(c.ignored.n, 4);
 	assert_string_equal(c.ignored.v[0],
@@ -423,7 +419,7 @@ static void test_bitcoind_options(void **state)
 	                        "whitelists or deprecated methods yet; see "
 	                        "doc/differences.md)",
 	                        p));
-	assert_non_null(strstr(c.ignored.v[3], ":2: prune=0: ignored"));
+	assert_non_null(strstr(c.ignored.v[3], ":2: maxuploadtarget=0: ignored"));
 	conf_release(&c);
 	assert_int_equal(c.ignored.n, 0);
 	/* -natpmp (=1) asks for what peerd does not do. */
@@ -434,6 +430,41 @@ static void test_bitcoind_options(void **state)
 	/* A name neither has is still unknown, "no" prefix or not. */
 	expect_error(LOAD(&c, "-datadir=/d", "-noprunee"), CONF_EUSAGE,
 	             "command line: -noprunee: unknown option (-help lists them)", &c);
+}
+
+/* -prune as Core's GetIntArg reads it, and Core's checks in Core's order. */
+static void test_prune(void **state)
+{
+	(void)state;
+	struct peerd_conf c;
+	expect_ok(LOAD(&c, "-datadir=/d", "-prune=550"));
+	assert_true(c.prune_target == (uint64_t)550 << 20);
+	assert_false(c.fastprune);
+	conf_release(&c);
+	/* A bare -prune is prune=1 to bitcoind: manual pruning. */
+	expect_ok(LOAD(&c, "-datadir=/d", "-prune", "-fastprune"));
+	assert_true(c.prune_target == CONF_PRUNE_MANUAL);
+	assert_true(c.fastprune);
+	conf_release(&c);
+	/* Not a number is 0 to Core; -noprune is 0. */
+	expect_ok(LOAD(&c, "-datadir=/d", "-prune=abc"));
+	assert_true(c.prune_target == 0);
+	conf_release(&c);
+	expect_ok(LOAD(&c, "-datadir=/d", "-prune=600", "-noprune"));
+	assert_true(c.prune_target == 0);
+	conf_release(&c);
+	expect_error(LOAD(&c, "-datadir=/d", "-prune=549"), CONF_EVALUE,
+	             "Prune configured below the minimum of 550 MiB.  Please use a higher number.",
+	             &c);
+	expect_error(LOAD(&c, "-datadir=/d", "-prune=-1"), CONF_EVALUE,
+	             "Prune cannot be configured with a negative value.", &c);
+	/* The incompatibilities come first, as Core's AppInitParameterInteraction. */
+	expect_error(LOAD(&c, "-datadir=/d", "-prune=-1", "-txindex"), CONF_EVALUE,
+	             "Prune mode is incompatible with -txindex.", &c);
+	expect_error(LOAD(&c, "-datadir=/d", "-prune=1", "-reindex-chainstate"), CONF_EVALUE,
+	             "Prune mode is incompatible with -reindex-chainstate. Use full -reindex "
+	             "instead.",
+	             &c);
 }
 
 int main(void)
@@ -450,6 +481,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_file_syntax_details, setup_env),
 	    cmocka_unit_test_setup(test_out_of_memory, setup_env),
 	    cmocka_unit_test_setup(test_bitcoind_options, setup_env),
+	    cmocka_unit_test_setup(test_prune, setup_env),
 	};
 	return tc_end(cmocka_run_group_tests(tests, NULL, NULL));
 }
