@@ -448,6 +448,15 @@ int32_t chain_prune_height(const struct chain *c);
  * has checked prune mode. 0, or a flush's fatal error.
  */
 CHAIN_WUR int chain_prune_manual(struct chain *c, int32_t height);
+/** Blocks kept below a prune lock's height (Core's PRUNE_LOCK_BUFFER). */
+#define CHAIN_PRUNE_LOCK_BUFFER 10
+/**
+ * Core's prune locks: fn (the wiring's, for the indexes that read old
+ * blocks) returns the lowest height a reader has reached, INT32_MAX for
+ * none; nothing from that height less CHAIN_PRUNE_LOCK_BUFFER up is
+ * pruned. One holder; fn NULL clears it. The chain's thread.
+ */
+void chain_set_prune_lock(struct chain *c, int32_t (*fn)(void *arg, struct chain *c), void *arg);
 /** Core's CalculateCurrentUsage: bytes of every blk and rev file. */
 uint64_t chain_blocks_usage(struct chain *c);
 

@@ -154,6 +154,8 @@ struct chain {
 	/* pruning (prune.c) */
 	bool have_pruned;    /**< files were pruned here once (the "prunedblockfiles" flag) */
 	int64_t prune_chunk; /**< the store's end, in chunks, at the last automatic check */
+	int32_t (*prune_lock)(void *arg, struct chain *c); /**< chain_set_prune_lock's */
+	void *prune_lock_arg;
 };
 
 /** An errno from a failed write as a chain_err: CHAIN_ENOSPC or CHAIN_EIO (space.c). */

@@ -220,9 +220,22 @@ static int prune_run(struct chain *c, int32_t manual)
 	if (!manual && (target == CHAIN_PRUNE_MANUAL ||
 	                tip <= chain_prune_after_height(c->p, c->cfg.fast_prune)))
 		return 0;
+	/* Core's FlushStateToDisk: a reader's lock holds back its blocks and a
+	 * buffer below them (but never below height 1). */
+	int32_t last = tip;
+	int32_t lock = c->prune_lock ? c->prune_lock(c->prune_lock_arg, c) : INT32_MAX;
+	if (lock != INT32_MAX) {
+		int32_t lock_height = lock - CHAIN_PRUNE_LOCK_BUFFER - 1;
+		if (lock_height < last) {
+			last = lock_height < 1 ? 1 : lock_height;
+			chain_logf(c, CHAIN_LOG_DEBUG, "indexes limited pruning to height %d",
+			           (int)last);
+		}
+	}
+	if (manual > 0 && manual < last)
+		last = manual;
 	/* Core's GetPruneRange: never the last CHAIN_MIN_BLOCKS_TO_KEEP. */
 	int32_t keep_from = tip - CHAIN_MIN_BLOCKS_TO_KEEP;
-	int32_t last = manual > 0 ? manual : tip;
 	if (last > keep_from)
 		last = keep_from;
 	if (last < 0 || tip <= 0)
@@ -281,6 +294,12 @@ static int prune_run(struct chain *c, int32_t manual)
 	xfree(gone);
 	xfree(files);
 	return err;
+}
+
+void chain_set_prune_lock(struct chain *c, int32_t (*fn)(void *arg, struct chain *c), void *arg)
+{
+	c->prune_lock = fn;
+	c->prune_lock_arg = fn ? arg : NULL;
 }
 
 int chain_prune_manual(struct chain *c, int32_t height)

@@ -150,6 +150,21 @@ def test_manual_prune_matches_core(tmp_path, make_peerd, make_bitcoind):
     assert d.rpc("pruneblockchain", tip + 2) >= last[1]
     assert d.rpc("gettxoutsetinfo")["height"] == tip + 2
 
+    # An index started on the pruned chain cannot catch up: Core's error
+    # (fatal to Core; peerd's index stops, the node runs on).
+    text = ("basic block filter index best block of the index goes beyond pruned data. Please disable the "
+            "index or reindex (which will download the whole blockchain again)")
+    assert d.stop()[0] == 0
+    d = make_peerd("-fastprune", "-prune=1", "-blockfilterindex", listen=False, name=name)
+    wait_for(lambda: text in d.log(), timeout=30, what="the index's pruned-data error")
+    assert d.rpc("getblockcount") == tip + 2
+    assert core.stop() == 0
+    r = subprocess.run([core.binary, "-datadir=" + core.datadir, "-regtest", "-fastprune", "-prune=1",
+                        "-blockfilterindex", "-listen=0", "-connect=0", "-dnsseed=0", "-fixedseeds=0",
+                        "-natpmp=0", "-port=%d" % free_port(), "-rpcport=%d" % free_port()],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0 and "Error: " + text in r.stderr, r.stderr
+
     # Without -prune the pruned datadir does not start (Core's text).
     assert d.stop()[0] == 0
     r = subprocess.run([PEERD_BIN, "-regtest", "-datadir=" + d.datadir, "-listen=0"], capture_output=True,

@@ -121,6 +121,13 @@ static int64_t clock_now(void)
 
 static const uint8_t OP_TRUE_SPK[1] = {0x51};
 
+static int32_t lock_at;
+static int32_t lock_fn(void *arg, struct chain *c)
+{
+	(void)c;
+	return *(int32_t *)arg;
+}
+
 static struct chain *open_pruned(const char *dir, uint64_t target, int want_err)
 {
 	const struct proto_params *p = proto_params(PROTO_NET_REGTEST);
@@ -243,8 +250,31 @@ static void automatic_prune_on_a_chain(void **state)
 	assert_int_equal(chain_height(c), 1189);
 	assert_int_equal(chain_reconsider(c, back, &st), 0);
 	assert_int_equal(chain_height(c), 1390);
-	/* Manual pruning on an automatic node: clamped to the window by chain/. */
-	assert_int_equal(chain_prune_manual(c, 1390), 0);
+	/* A prune lock (an index at height 1) holds everything back, automatic
+	 * and manual... */
+	ph = chain_prune_height(c);
+	lock_at = 1;
+	chain_set_prune_lock(c, lock_fn, &lock_at);
+	mine_n(c, 600);
+	assert_int_equal(chain_prune_height(c), ph);
+	assert_int_equal(chain_prune_manual(c, chain_height(c)), 0);
+	assert_int_equal(chain_prune_height(c), ph);
+	/* ...one higher up lets the files below it less 10 blocks go: the
+	 * oldest file left (the pruned ones' blocks say file 0) ends at last. */
+	int32_t first = ph + 1, last = first;
+	while (chain_at(c, last + 1)->file == chain_at(c, first)->file)
+		last++;
+	assert_true(last < chain_height(c) - CHAIN_MIN_BLOCKS_TO_KEEP);
+	lock_at = last + CHAIN_PRUNE_LOCK_BUFFER;
+	assert_int_equal(chain_prune_manual(c, chain_height(c)), 0);
+	assert_int_equal(chain_prune_height(c), ph);
+	lock_at = last + CHAIN_PRUNE_LOCK_BUFFER + 1;
+	assert_int_equal(chain_prune_manual(c, chain_height(c)), 0);
+	assert_int_equal(chain_prune_height(c), last);
+	chain_set_prune_lock(c, NULL, NULL);
+	/* ...and without it manual pruning goes to the window's edge. */
+	assert_int_equal(chain_prune_manual(c, chain_height(c)), 0);
+	assert_true(chain_prune_height(c) > last);
 	expect_window(c);
 	assert_int_equal(chain_close(c), 0);
 
