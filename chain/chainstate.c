@@ -409,6 +409,9 @@ int chain_open(struct chain **out, const struct chain_config *cfg)
 		goto fail;
 	if (!(sub = join(c->dir, "blocks")))
 		goto fail;
+	if (cfg->reindex == CHAIN_REINDEX_FULL && cfg->prune_target &&
+	    (err = chain_prune_reindex_cleanup(c, sub)))
+		goto fail;
 	if ((err = chain_store_open(&c->store, sub, c->p->magic)) ||
 	    (err = chain_reindex_open_key(c, sub)) || (err = chain_reindex_prepare(c)) ||
 	    (err = chain_prune_open(c)))

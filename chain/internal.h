@@ -223,6 +223,9 @@ CHAIN_WUR int chain_prune_open(struct chain *c);
 /** Automatic pruning after a block (Core's m_check_for_pruning): when the
  * block files took new space, delete what the target asks; flushes then. */
 CHAIN_WUR int chain_prune_maybe(struct chain *c);
+/** Core's CleanupBlockRevFiles, for -reindex under -prune, before the store
+ * opens: every rev file, and the blk files after the first missing one. */
+CHAIN_WUR int chain_prune_reindex_cleanup(struct chain *c, const char *blocks_dir);
 /** Inside a flush's write: store the "prunedblockfiles" flag once set. */
 CHAIN_WUR int chain_prune_put_flag(struct chain *c, struct chain_db_txn *t);
 

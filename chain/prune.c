@@ -26,8 +26,12 @@
  *
  * Threads: the chain's.
  */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "chain/internal.h"
 
@@ -358,4 +362,82 @@ int chain_prune_put_flag(struct chain *c, struct chain_db_txn *t)
 	uint8_t one = 1;
 	return chain_db_put(t, CHAIN_TABLE_META, META_PRUNED, sizeof(META_PRUNED) - 1, &one,
 	                    sizeof(one));
+}
+
+/* ---- -reindex under -prune -------------------------------------------------- */
+
+static int by_number(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The number of "blkNNNNN.dat" or "revNNNNN.dat" (exactly five digits, as
+ * Core's 12-character names), or -1. */
+static int32_t file_number(const char *name, const char *kind)
+{
+	if (strlen(name) != 12 || strncmp(name, kind, 3) || strcmp(name + 8, ".dat"))
+		return -1;
+	int32_t n = 0;
+	for (int i = 3; i < 8; i++) {
+		if (name[i] < '0' || name[i] > '9')
+			return -1;
+		n = n * 10 + (name[i] - '0');
+	}
+	return n;
+}
+
+static int remove_named(const char *dir, const char *kind, int32_t n)
+{
+	char path[4096];
+	int len = snprintf(path, sizeof(path), "%s/%s%05d.dat", dir, kind, (int)n);
+	if (len < 0 || (size_t)len >= sizeof(path))
+		return CHAIN_EIO;
+	return unlink(path) && errno != ENOENT ? CHAIN_EIO : 0;
+}
+
+int chain_prune_reindex_cleanup(struct chain *c, const char *blocks_dir)
+{
+	DIR *d = opendir(blocks_dir);
+	if (!d)
+		return errno == ENOENT ? 0 : CHAIN_EIO;
+	chain_logf(
+	    c, CHAIN_LOG_INFO, "%s",
+	    "Removing unusable blk?????.dat and rev?????.dat files for -reindex with -prune");
+	int32_t *blk = NULL;
+	size_t n = 0, cap = 0;
+	int err = 0;
+	struct dirent *e;
+	while (!err && (e = readdir(d))) {
+		int32_t num;
+		if ((num = file_number(e->d_name, "rev")) >= 0) {
+			err = remove_named(blocks_dir, "rev", num);
+		} else if ((num = file_number(e->d_name, "blk")) >= 0) {
+			if (n == cap) {
+				size_t ncap = cap ? cap * 2 : 64;
+				int32_t *v = xreallocarray(blk, ncap, sizeof(*v));
+				if (!v) {
+					err = CHAIN_ENOMEM;
+					break;
+				}
+				blk = v;
+				cap = ncap;
+			}
+			blk[n++] = num;
+		}
+	}
+	closedir(d);
+	/* A reindex reads blk files from 0 until one is missing: every file
+	 * after the first gap would never be read, and goes. */
+	if (!err && n)
+		qsort(blk, n, sizeof(*blk), by_number);
+	int32_t next = 0;
+	for (size_t i = 0; !err && i < n; i++) {
+		if (blk[i] == next)
+			next++;
+		else
+			err = remove_named(blocks_dir, "blk", blk[i]);
+	}
+	xfree(blk);
+	return err;
 }

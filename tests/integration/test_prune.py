@@ -173,6 +173,21 @@ def test_manual_prune_matches_core(tmp_path, make_peerd, make_bitcoind):
     assert ("You need to rebuild the database using -reindex to go back to unpruned mode.  "
             "This will redownload the entire blockchain") in r.stdout + r.stderr
 
+    # -reindex under -prune: the blk files after the first gap and every rev
+    # file go (Core's CleanupBlockRevFiles), and both start over at genesis.
+    core = bitcoind.Bitcoind(core.binary, tmp_path / "core", name=core.name,
+                             args=("-fastprune", "-prune=1", "-reindex")).wait_ready()
+    try:
+        d = make_peerd("-fastprune", "-prune=1", "-reindex", listen=False, name=name)
+        wait_for(lambda: "Removing unusable blk?????.dat and rev?????.dat files for -reindex with -prune" in d.log(),
+                 timeout=30, what="the cleanup's log line")
+        wait_for(lambda: core.rpc("getblockchaininfo")["headers"] == 0, timeout=30, what="Core's reindex")
+        assert d.rpc("getblockcount") == core.rpc("getblockcount") == 0
+        assert files(core_blocks) == files(peerd_blocks) == ["blk00000.dat"]
+        assert prune_info(d.rpc("getblockchaininfo")) == prune_info(core.rpc("getblockchaininfo"))
+    finally:
+        core.stop()
+
 
 def test_not_in_prune_mode_and_too_short(tmp_path, make_peerd, make_bitcoind):
     core = make_bitcoind(1)[0]
