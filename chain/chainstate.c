@@ -439,7 +439,7 @@ int chain_open(struct chain **out, const struct chain_config *cfg)
 	if ((err = chain_reindex_scan(c)) || (err = store_genesis(c)) ||
 	    (err = chain_rebuild_candidates(c)) || (err = chain_reindex_activate(c)) ||
 	    (err = flush(c, false)) || (err = chain_reindex_finish(c)) ||
-	    (err = chain_prune_maybe(c)))
+	    (err = chain_prune_start(c)))
 		goto fail;
 	if (c->stats.replayed && c->cfg.reindex != CHAIN_REINDEX_FULL)
 		chain_logf(c, CHAIN_LOG_INFO, "replayed %llu blocks written after the last flush",

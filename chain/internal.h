@@ -226,6 +226,12 @@ CHAIN_WUR int chain_prune_maybe(struct chain *c);
 /** Core's CleanupBlockRevFiles, for -reindex under -prune, before the store
  * opens: every rev file, and the blk files after the first missing one. */
 CHAIN_WUR int chain_prune_reindex_cleanup(struct chain *c, const char *blocks_dir);
+/** At the end of open, on a pruned chain: unlink the blk/rev files below
+ * the current one that no index node names (a prune cut short). */
+CHAIN_WUR int chain_prune_unlink_leftovers(struct chain *c);
+/** At the end of open: the leftovers, then (not after a reindex) an
+ * automatic prune, as Core's PruneAndFlush. */
+CHAIN_WUR int chain_prune_start(struct chain *c);
 /** Inside a flush's write: store the "prunedblockfiles" flag once set. */
 CHAIN_WUR int chain_prune_put_flag(struct chain *c, struct chain_db_txn *t);
 

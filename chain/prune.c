@@ -331,6 +331,46 @@ int chain_prune_maybe(struct chain *c)
 	return prune_run(c, 0);
 }
 
+struct refs_arg {
+	bool *used;
+	int32_t n;
+};
+
+static int note_refs(struct chain_node *n, void *arg)
+{
+	struct refs_arg *a = arg;
+	if ((n->status & (CHAIN_HAVE_DATA | CHAIN_HAVE_UNDO)) && n->file >= 0 && n->file < a->n)
+		a->used[n->file] = true;
+	return 0;
+}
+
+int chain_prune_unlink_leftovers(struct chain *c)
+{
+	if (!c->have_pruned)
+		return 0;
+	/* Core's ScanAndUnlinkAlreadyPrunedFiles: a stop between a prune's
+	 * flush and its unlinks leaves files the index no longer names. */
+	int32_t n = chain_store_last_file(c->store);
+	if (n <= 0)
+		return 0;
+	struct refs_arg a = {xcalloc((size_t)n, sizeof(bool)), n};
+	if (!a.used)
+		return CHAIN_ENOMEM;
+	(void)chain_index_foreach(c->idx, note_refs, &a);
+	for (int32_t i = 0; i < n; i++) {
+		if (a.used[i] || (!chain_store_file_size(c->store, false, i) &&
+		                  !chain_store_file_size(c->store, true, i)))
+			continue;
+		if (chain_store_remove_file(c->store, i))
+			chain_logf(c, CHAIN_LOG_WARN, "cannot delete blk/rev %05d", (int)i);
+		else
+			chain_logf(c, CHAIN_LOG_DEBUG,
+			           "Prune: UnlinkPrunedFiles deleted blk/rev (%05u)", (unsigned)i);
+	}
+	xfree(a.used);
+	return 0;
+}
+
 int chain_prune_open(struct chain *c)
 {
 	uint8_t v = 0;
@@ -351,8 +391,19 @@ int chain_prune_open(struct chain *c)
 	}
 	if (c->cfg.fast_prune)
 		chain_store_set_max_file_size(c->store, CHAIN_FASTPRUNE_FILE_SIZE);
-	c->prune_chunk = -1;
+	/* Only new space is a reason to look again (a reindex writes none). */
+	c->prune_chunk = store_chunk(c);
 	return 0;
+}
+
+int chain_prune_start(struct chain *c)
+{
+	int err = chain_prune_unlink_leftovers(c);
+	/* Core's PruneAndFlush at startup, not after a reindex. */
+	if (!err && c->cfg.reindex == CHAIN_REINDEX_NONE && c->cfg.prune_target &&
+	    c->cfg.prune_target != CHAIN_PRUNE_MANUAL)
+		err = prune_run(c, 0);
+	return err;
 }
 
 int chain_prune_put_flag(struct chain *c, struct chain_db_txn *t)

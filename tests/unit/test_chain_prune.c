@@ -230,10 +230,29 @@ static void automatic_prune_on_a_chain(void **state)
 	struct proto_hash tip = chain_tip(c)->hash;
 	assert_int_equal(chain_close(c), 0);
 
+	/* What a stop between a prune's flush and its unlinks leaves: files the
+	 * index no longer names. The next open deletes them (Core's
+	 * ScanAndUnlinkAlreadyPrunedFiles). */
+	for (int i = 0; i < 2; i++) {
+		char path[256];
+		snprintf(path, sizeof(path), "%s/blocks/%s00000.dat", dir, i ? "rev" : "blk");
+		FILE *fp = fopen(path, "wb");
+		assert_non_null(fp);
+		assert_int_equal(fwrite("leftover", 1, 8, fp), 8);
+		fclose(fp);
+	}
+	/* Manual pruning prunes nothing at open, but the leftovers go. */
+	c = open_pruned(dir, CHAIN_PRUNE_MANUAL, 0);
+	assert_false(blk_exists(dir, 0, "blk"));
+	assert_false(blk_exists(dir, 0, "rev"));
+	assert_int_equal(chain_prune_height(c), ph);
+	assert_int_equal(chain_close(c), 0);
 	/* Reopened: pruned still, and (Core's PruneAndFlush at startup) the
 	 * file that reached below tip - 288 since the last new file goes too. */
 	c = open_pruned(dir, 1, 0);
 	assert_true(chain_have_pruned(c));
+	assert_false(blk_exists(dir, 0, "blk"));
+	assert_false(blk_exists(dir, 0, "rev"));
 	assert_true(proto_hash_eq(&chain_tip(c)->hash, &tip));
 	assert_true(chain_prune_height(c) > ph);
 	ph = chain_prune_height(c);
