@@ -125,6 +125,11 @@ def test_manual_prune_matches_core(tmp_path, make_peerd, make_bitcoind):
     for fmt in ("json", "hex", "bin"):
         ours, theirs = rest(rpcport, "/rest/block/%s.%s" % (h120, fmt)), rest(core.rpcport, "/rest/block/%s.%s" % (h120, fmt))
         assert ours == theirs and theirs[0] == 404 and b"not available (pruned data)" in theirs[2], (ours, theirs)
+    # A pruned block submitted again is stored again (Core's AcceptBlock with
+    # force): "inconclusive", getblock answers, the prune height stays (no undo).
+    both(core, d, "submitblock", raws[119])
+    assert d.rpc("getblock", h120, 0) == core.rpc("getblock", h120, 0) == raws[119]
+    assert prune_info(d.rpc("getblockchaininfo")) == prune_info(core.rpc("getblockchaininfo"))
     # The blocks kept are served as before.
     keep = core.rpc("getblockhash", last[1] + 1)
     assert d.rpc("getblock", keep, 0) == core.rpc("getblock", keep, 0)
@@ -137,7 +142,7 @@ def test_manual_prune_matches_core(tmp_path, make_peerd, make_bitcoind):
              what="VerifyDB's stop at the pruned blocks")
     assert "Block files have previously been pruned" in d.log()
     assert prune_info(d.rpc("getblockchaininfo")) == info
-    assert answer(d.rpc, "getblock", h120) == err
+    assert answer(d.rpc, "getblock", core.rpc("getblockhash", 100)) == err
     assert d.rpc("getbestblockhash") == core.rpc("getbestblockhash")
     assert d.rpc("pruneblockchain", tip) == last[1]
 
