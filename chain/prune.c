@@ -21,8 +21,9 @@
  * Core keeps per-file records (CBlockFileInfo); peerd derives the same
  * figures when it prunes: heights from the index, sizes from the files.
  * That costs a walk over the index per check, and a check happens only
- * when the block files grow by another 16 MiB chunk or a new file
- * (Core's m_check_for_pruning), or on pruneblockchain.
+ * when a blk file grows into another 16 MiB chunk (a new file too) or its
+ * rev file into another 1 MiB (Core's m_check_for_pruning), or on
+ * pruneblockchain.
  *
  * Threads: the chain's.
  */
@@ -35,8 +36,10 @@
 
 #include "chain/internal.h"
 
-/* Core's BLOCKFILE_CHUNK_SIZE: the growth that sets m_check_for_pruning. */
-#define PRUNE_CHUNK ((uint64_t)16 << 20)
+/* Core's BLOCKFILE_CHUNK_SIZE and UNDOFILE_CHUNK_SIZE: the growth of a
+ * blk or rev file that sets m_check_for_pruning. */
+#define PRUNE_CHUNK      ((uint64_t)16 << 20)
+#define PRUNE_UNDO_CHUNK ((uint64_t)1 << 20)
 
 static const char META_PRUNED[] = "prunedblockfiles";
 
@@ -315,9 +318,15 @@ int chain_prune_manual(struct chain *c, int32_t height)
 /* The store's end in 16 MiB chunks of each file: a change is new space. */
 static int64_t store_chunk(const struct chain *c)
 {
+	/* Core allocates the chunks a write reaches into (FlatFileSeq::Allocate):
+	 * the file's number and the chunks its blk and rev files cover. */
 	struct chain_pos end;
 	chain_store_tell(c->store, &end);
-	return (int64_t)end.file * 4096 + (int64_t)(end.pos / PRUNE_CHUNK) + (end.pos ? 1 : 0);
+	uint64_t rev = chain_store_file_size(c->store, true, end.file);
+	uint64_t blk_chunks = ((uint64_t)end.pos + PRUNE_CHUNK - 1) / PRUNE_CHUNK;
+	uint64_t rev_chunks = (rev + PRUNE_UNDO_CHUNK - 1) / PRUNE_UNDO_CHUNK;
+	return ((int64_t)end.file << 32) | (int64_t)((blk_chunks & 0xff) << 24) |
+	       (int64_t)(rev_chunks & 0xffffff);
 }
 
 int chain_prune_maybe(struct chain *c)
