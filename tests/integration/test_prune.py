@@ -129,10 +129,13 @@ def test_manual_prune_matches_core(tmp_path, make_peerd, make_bitcoind):
     # force): "inconclusive", getblock answers, the prune height stays (no undo).
     both(core, d, "submitblock", raws[119])
     assert d.rpc("getblock", h120, 0) == core.rpc("getblock", h120, 0) == raws[119]
+    for verbosity in (1, 2, 3):  # no undo data: no fees, no prevouts, as Core's
+        assert d.rpc("getblock", h120, verbosity) == norm(core.rpc("getblock", h120, verbosity)), verbosity
     assert prune_info(d.rpc("getblockchaininfo")) == prune_info(core.rpc("getblockchaininfo"))
     # The blocks kept are served as before.
     keep = core.rpc("getblockhash", last[1] + 1)
     assert d.rpc("getblock", keep, 0) == core.rpc("getblock", keep, 0)
+    assert d.rpc("getblock", keep, 3) == norm(core.rpc("getblock", keep, 3))
 
     # A restart keeps it all: the flag, the index without the data, the answers.
     name = os.path.basename(d.datadir)
