@@ -339,8 +339,12 @@ CHAIN_WUR int chain_reconsider(struct chain *c, struct chain_node *n, struct cha
  * CheckBlock (1), undo data (2), disconnect on a scratch copy of the coins
  * (3), connect again with every rule (4). The chain itself is not changed
  * (it is flushed first). 0 when all is well, CHAIN_EINVALID (st says which
- * block and what), CHAIN_EARG for a bad level, or a fatal error.
+ * block and what), CHAIN_EARG for a bad level, or a fatal error. Under
+ * pruning the check stops at the first block without data: 0 with
+ * st->reason CHAIN_VERIFY_MISSING (Core's SKIPPED_MISSING_BLOCKS, which
+ * verifychain answers false and a start lets pass).
  */
+#define CHAIN_VERIFY_MISSING "missing-blocks"
 CHAIN_WUR int chain_verify(struct chain *c, int level, int32_t nblocks, struct chain_state *st);
 
 /** Free space that must stay on the disk after any block or undo write (Core's 50 MiB). */

@@ -111,6 +111,7 @@ static int verify(struct chain *c, int level, int32_t nblocks, struct chain_stat
 		nblocks = tip;
 	/* Genesis is never checked: nothing spends from it, nothing undoes it. */
 	int32_t lowest = tip - nblocks + 1;
+	bool missing = false;
 	for (int32_t h = tip; h >= lowest; h--) {
 		struct chain_node *n = chain_at(c, h);
 		if (chain_prune_mode(c) && !(n->status & CHAIN_HAVE_DATA)) {
@@ -122,6 +123,7 @@ static int verify(struct chain *c, int level, int32_t nblocks, struct chain_stat
 			    (int)h);
 			lowest = h + 1;
 			nblocks = tip - h;
+			missing = true;
 			break;
 		}
 		int err = load(c, n, st);
@@ -137,9 +139,10 @@ static int verify(struct chain *c, int level, int32_t nblocks, struct chain_stat
 		if (err)
 			return err;
 	}
-	if (level >= 3 && nblocks > 0)
-		return replay(c, lowest, level, st);
-	return 0;
+	int err = level >= 3 && nblocks > 0 ? replay(c, lowest, level, st) : 0;
+	if (!err && missing)
+		snprintf(st->reason, sizeof(st->reason), "%s", CHAIN_VERIFY_MISSING);
+	return err;
 }
 
 int chain_verify(struct chain *c, int level, int32_t nblocks, struct chain_state *st)

@@ -125,6 +125,9 @@ def test_manual_prune_matches_core(tmp_path, make_peerd, make_bitcoind):
     for fmt in ("json", "hex", "bin"):
         ours, theirs = rest(rpcport, "/rest/block/%s.%s" % (h120, fmt)), rest(core.rpcport, "/rest/block/%s.%s" % (h120, fmt))
         assert ours == theirs and theirs[0] == 404 and b"not available (pruned data)" in theirs[2], (ours, theirs)
+    # verifychain past the pruned blocks: stops there, Core's answer.
+    assert both(core, d, "verifychain", 4, 0) == ("ok", False)
+    assert both(core, d, "verifychain", 4, 200) == ("ok", True)
     # A pruned block submitted again is stored again (Core's AcceptBlock with
     # force): "inconclusive", getblock answers, the prune height stays (no undo).
     both(core, d, "submitblock", raws[119])
