@@ -110,6 +110,8 @@ def test_manual_prune_matches_core(tmp_path, make_peerd, make_bitcoind):
     assert last[0] == "ok" and first[1] < last[1] <= tip - 288, last
     assert files(core_blocks) == files(peerd_blocks)
     assert "blk00000.dat" not in files(peerd_blocks) and "rev00000.dat" not in files(peerd_blocks)
+    # Core's size_on_disk is CalculateCurrentUsage: what is left of the files.
+    assert d.rpc("getblockchaininfo")["size_on_disk"] == core.rpc("getblockchaininfo")["size_on_disk"]
     info = prune_info(d.rpc("getblockchaininfo"))
     assert info == prune_info(core.rpc("getblockchaininfo")) == [
         ("pruned", True), ("pruneheight", last[1] + 1), ("automatic_pruning", False)]
