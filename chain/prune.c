@@ -20,7 +20,9 @@
  *
  * Core keeps per-file records (CBlockFileInfo); peerd derives the same
  * figures when it prunes: heights from the index, sizes from the files.
- * That costs a walk over the index per check, and a check happens only
+ * That costs a stat of each file per check and a walk over the index
+ * when the files are over the target (Core's PruneOneBlockFile walks the
+ * whole index for each file it prunes too), and a check happens only
  * when a blk file grows into another 16 MiB chunk (a new file too) or its
  * rev file into another 1 MiB (Core's m_check_for_pruning), or on
  * pruneblockchain.
@@ -147,19 +149,31 @@ static int note_heights(struct chain_node *n, void *arg)
 	return 0;
 }
 
-/* files[0..n) for every blk/rev pair up to the one appended to; xmalloc'd. */
-static int file_infos(struct chain *c, struct chain_file_info **out, int32_t *n_out)
+/*
+ * files[0..n) for every blk/rev pair up to the one appended to; xmalloc'd.
+ * Under an automatic target the files stay below (with the buffer), the
+ * heights are not needed and the walk over the index is skipped: that is
+ * most checks.
+ */
+static int file_infos(struct chain *c, uint64_t target, uint64_t buffer,
+                      struct chain_file_info **out, int32_t *n_out)
 {
 	int32_t n = chain_store_last_file(c->store) + 1;
 	struct chain_file_info *files = xcalloc((size_t)n, sizeof(*files));
 	if (!files)
 		return CHAIN_ENOMEM;
+	uint64_t used = 0;
 	for (int32_t i = 0; i < n; i++) {
 		files[i].size = chain_store_file_size(c->store, false, i);
 		files[i].undo_size = chain_store_file_size(c->store, true, i);
 		files[i].height_first = INT32_MAX;
 		files[i].height_last = -1;
+		used += files[i].size + files[i].undo_size;
 	}
+	*out = files;
+	*n_out = n;
+	if (target != CHAIN_PRUNE_MANUAL && used + buffer < target)
+		return 0; /* chain_prune_select takes nothing */
 	struct heights_arg a = {files, n};
 	(void)chain_index_foreach(c->idx, note_heights, &a);
 	/* A file no stored block names (what a crash between a prune's flush
@@ -167,8 +181,6 @@ static int file_infos(struct chain *c, struct chain_file_info **out, int32_t *n_
 	for (int32_t i = 0; i < n; i++)
 		if (files[i].height_last < 0)
 			files[i].height_first = files[i].height_last = 0;
-	*out = files;
-	*n_out = n;
 	return 0;
 }
 
@@ -248,16 +260,6 @@ static int prune_run(struct chain *c, int32_t manual)
 	if (last < 0 || tip <= 0)
 		last = 0;
 
-	struct chain_file_info *files;
-	int32_t n;
-	int err = file_infos(c, &files, &n);
-	if (err)
-		return err;
-	bool *gone = xcalloc((size_t)n, sizeof(*gone));
-	if (!gone) {
-		xfree(files);
-		return CHAIN_ENOMEM;
-	}
 	uint64_t buffer = CHAIN_PRUNE_BUFFER;
 	struct chain_node *best = chain_index_best_header(c->idx);
 	/* Core: during initial block download leave room for about 1 MB per
@@ -265,6 +267,16 @@ static int prune_run(struct chain *c, int32_t manual)
 	 * every new file. */
 	if (!manual && chain_in_ibd(c) && best && best->height > tip)
 		buffer += (uint64_t)1000000 * (uint64_t)(best->height - tip);
+	struct chain_file_info *files;
+	int32_t n;
+	int err = file_infos(c, target, buffer, &files, &n);
+	if (err)
+		return err;
+	bool *gone = xcalloc((size_t)n, sizeof(*gone));
+	if (!gone) {
+		xfree(files);
+		return CHAIN_ENOMEM;
+	}
 	uint64_t usage;
 	size_t count = chain_prune_select(files, n, n - 1, target, buffer, 0, last, gone, &usage);
 	if (manual > 0)
