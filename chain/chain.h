@@ -209,6 +209,14 @@ struct chain_config {
 	 */
 	void (*progress)(void *arg, const char *status);
 	void *progress_arg;
+	/**
+	 * Core's -prune as a target in bytes: 0 keeps every block;
+	 * CHAIN_PRUNE_MANUAL prunes only on chain_prune_manual (-prune=1);
+	 * else block and undo files are deleted to stay under it (chain/prune.c).
+	 */
+	uint64_t prune_target;
+	/** Core's -fastprune: CHAIN_FASTPRUNE_FILE_SIZE blk files, a low prune-after height. */
+	bool fast_prune;
 };
 
 /**
@@ -331,8 +339,12 @@ CHAIN_WUR int chain_reconsider(struct chain *c, struct chain_node *n, struct cha
  * CheckBlock (1), undo data (2), disconnect on a scratch copy of the coins
  * (3), connect again with every rule (4). The chain itself is not changed
  * (it is flushed first). 0 when all is well, CHAIN_EINVALID (st says which
- * block and what), CHAIN_EARG for a bad level, or a fatal error.
+ * block and what), CHAIN_EARG for a bad level, or a fatal error. Under
+ * pruning the check stops at the first block without data: 0 with
+ * st->reason CHAIN_VERIFY_MISSING (Core's SKIPPED_MISSING_BLOCKS, which
+ * verifychain answers false and a start lets pass).
  */
+#define CHAIN_VERIFY_MISSING "missing-blocks"
 CHAIN_WUR int chain_verify(struct chain *c, int level, int32_t nblocks, struct chain_state *st);
 
 /** Free space that must stay on the disk after any block or undo write (Core's 50 MiB). */
@@ -371,6 +383,86 @@ int64_t chain_now(const struct chain *c);
 /** Log through the configured logger (printf-style). The chain's thread. */
 void chain_logf(const struct chain *c, enum chain_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* ---------------------------------------------------------------------- */
+/* Pruning (Core's node/blockstorage.cpp; chain/prune.c)                   */
+
+/** Blocks below the tip whose data is never pruned (Core's MIN_BLOCKS_TO_KEEP). */
+#define CHAIN_MIN_BLOCKS_TO_KEEP 288
+/** chain_config.prune_target for manual pruning only (Core's PRUNE_TARGET_MANUAL). */
+#define CHAIN_PRUNE_MANUAL UINT64_MAX
+/** Least automatic target, bytes (Core's MIN_DISK_SPACE_FOR_BLOCK_FILES). */
+#define CHAIN_PRUNE_MIN_TARGET ((uint64_t)550 << 20)
+/** blk file size under -fastprune (Core's 64 KiB). */
+#define CHAIN_FASTPRUNE_FILE_SIZE 0x10000u
+/** Core's BLOCKFILE_CHUNK_SIZE + UNDOFILE_CHUNK_SIZE: the room left under the target. */
+#define CHAIN_PRUNE_BUFFER (((uint64_t)16 << 20) + ((uint64_t)1 << 20))
+
+/**
+ * The network's height below which nothing is pruned automatically
+ * (Core's nPruneAfterHeight: main 100,000; the test networks and signet
+ * 1,000; regtest 1,000, or 100 with -fastprune).
+ */
+int32_t chain_prune_after_height(const struct proto_params *p, bool fast_prune);
+
+/** What one blk/rev pair holds (Core's CBlockFileInfo, the fields pruning reads). */
+struct chain_file_info {
+	uint64_t size;        /**< bytes of the blk file (0: gone, or never written) */
+	uint64_t undo_size;   /**< bytes of the rev file */
+	int32_t height_first; /**< lowest height of a block in it */
+	int32_t height_last;  /**< highest height of a block in it */
+};
+
+/**
+ * Core's FindFilesToPrune (target a byte count) and FindFilesToPruneManual
+ * (target CHAIN_PRUNE_MANUAL), without the index: which of the files
+ * 0..n_cand-1 go (out[i] set; out has n_cand entries). files has n_files
+ * entries (n_files >= n_cand; the rest, the file being appended to, count
+ * toward the usage but never go). A file goes when it is not empty, every
+ * block in it is at or below last_height and none below min_height, and,
+ * automatically, while the usage plus `buffer` is at or over the target.
+ * Returns how many go; *usage (may be NULL) gets the usage left.
+ */
+size_t chain_prune_select(const struct chain_file_info *files, int32_t n_files, int32_t n_cand,
+                          uint64_t target, uint64_t buffer, int32_t min_height, int32_t last_height,
+                          bool *out, uint64_t *usage);
+
+/** Whether the chain prunes (chain_config.prune_target is not 0). */
+bool chain_prune_mode(const struct chain *c);
+/** chain_config.fast_prune. */
+bool chain_fast_prune(const struct chain *c);
+/** chain_config.prune_target. */
+uint64_t chain_prune_target(const struct chain *c);
+/** Whether block files were ever pruned here (Core's "prunedblockfiles" flag). */
+bool chain_have_pruned(const struct chain *c);
+/**
+ * Core's IsBlockPruned: files were pruned, n's data is gone and it had
+ * some (n_tx > 0): getblock's "Block not available (pruned data)".
+ */
+bool chain_block_pruned(const struct chain *c, const struct chain_node *n);
+/**
+ * Core's GetPruneHeight: the height of the last block of the active
+ * chain without its data or undo data, counting from the tip down to
+ * height 1; -1 when none is missing (genesis never counts).
+ */
+int32_t chain_prune_height(const struct chain *c);
+/**
+ * Core's PruneBlockFilesManual: flush, deleting every whole blk/rev pair
+ * whose blocks are all at or below min(height, tip - 288). The caller
+ * has checked prune mode. 0, or a flush's fatal error.
+ */
+CHAIN_WUR int chain_prune_manual(struct chain *c, int32_t height);
+/** Blocks kept below a prune lock's height (Core's PRUNE_LOCK_BUFFER). */
+#define CHAIN_PRUNE_LOCK_BUFFER 10
+/**
+ * Core's prune locks: fn (the wiring's, for the indexes that read old
+ * blocks) returns the lowest height a reader has reached, INT32_MAX for
+ * none; nothing from that height less CHAIN_PRUNE_LOCK_BUFFER up is
+ * pruned. One holder; fn NULL clears it. The chain's thread.
+ */
+void chain_set_prune_lock(struct chain *c, int32_t (*fn)(void *arg, struct chain *c), void *arg);
+/** Core's CalculateCurrentUsage: bytes of every blk and rev file. */
+uint64_t chain_blocks_usage(struct chain *c);
 
 /* ---------------------------------------------------------------------- */
 /* Listeners (btcd's BlockChain.Subscribe, Core's CValidationInterface)    */

@@ -47,7 +47,7 @@ static int flush_extra(struct chain_db_txn *t, void *arg)
 	struct flush_arg *f = arg;
 	f->t = t;
 	int err = chain_index_foreach(f->c->idx, put_dirty, f);
-	if (err)
+	if (err || (err = chain_prune_put_flag(f->c, t)))
 		return err;
 	uint8_t end[8];
 	for (int i = 0; i < 4; i++) {
@@ -102,6 +102,9 @@ int chain_flush(struct chain *c)
 
 int chain_maybe_flush(struct chain *c)
 {
+	int err = chain_prune_maybe(c);
+	if (err)
+		return err;
 	size_t budget = c->cfg.dbcache_bytes;
 	if (chain_coins_memory(c->coins) > budget) {
 		chain_logf(c, CHAIN_LOG_DEBUG, "coins cache at %zu bytes of %zu: flushing",
@@ -169,10 +172,13 @@ static int load_index(struct chain *c)
 			goto out;
 		if (n->seq >= c->next_seq)
 			c->next_seq = n->seq + 1;
-		if (n->status & CHAIN_HAVE_DATA) {
+		/* Core's HaveNumChainTxs: a pruned block (its n_tx kept, its data
+		 * gone) still links the blocks above it. */
+		if ((n->status & CHAIN_HAVE_DATA) || n->n_tx > 0) {
 			if (!n->prev || n->prev->linked)
 				n->linked = true;
-			else if ((err = chain_nodes_push(&c->unlinked, n)))
+			else if ((n->status & CHAIN_HAVE_DATA) &&
+			         (err = chain_nodes_push(&c->unlinked, n)))
 				goto out;
 		}
 	}
@@ -403,8 +409,12 @@ int chain_open(struct chain **out, const struct chain_config *cfg)
 		goto fail;
 	if (!(sub = join(c->dir, "blocks")))
 		goto fail;
+	if (cfg->reindex == CHAIN_REINDEX_FULL && cfg->prune_target &&
+	    (err = chain_prune_reindex_cleanup(c, sub)))
+		goto fail;
 	if ((err = chain_store_open(&c->store, sub, c->p->magic)) ||
-	    (err = chain_reindex_open_key(c, sub)) || (err = chain_reindex_prepare(c)))
+	    (err = chain_reindex_open_key(c, sub)) || (err = chain_reindex_prepare(c)) ||
+	    (err = chain_prune_open(c)))
 		goto fail;
 	if ((err = chain_vb_new(&c->vb, c->p, cfg->vb_params)) ||
 	    (err = chain_checker_new(&c->ck, cfg->par)) || (err = chain_index_new(&c->idx, c->p)) ||
@@ -428,7 +438,8 @@ int chain_open(struct chain **out, const struct chain_config *cfg)
 	 * (-reindex): read them again. */
 	if ((err = chain_reindex_scan(c)) || (err = store_genesis(c)) ||
 	    (err = chain_rebuild_candidates(c)) || (err = chain_reindex_activate(c)) ||
-	    (err = flush(c, false)) || (err = chain_reindex_finish(c)))
+	    (err = flush(c, false)) || (err = chain_reindex_finish(c)) ||
+	    (err = chain_prune_start(c)))
 		goto fail;
 	if (c->stats.replayed && c->cfg.reindex != CHAIN_REINDEX_FULL)
 		chain_logf(c, CHAIN_LOG_INFO, "replayed %llu blocks written after the last flush",

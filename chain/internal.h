@@ -151,6 +151,11 @@ struct chain {
 	uint64_t reindex_blocks;    /**< block records read again */
 	int32_t reindex_target;     /**< the height the connect heads for */
 	int reindex_tenth;          /**< tenths of the way logged so far */
+	/* pruning (prune.c) */
+	bool have_pruned;    /**< files were pruned here once (the "prunedblockfiles" flag) */
+	int64_t prune_chunk; /**< the store's end, in chunks, at the last automatic check */
+	int32_t (*prune_lock)(void *arg, struct chain *c); /**< chain_set_prune_lock's */
+	void *prune_lock_arg;
 };
 
 /** An errno from a failed write as a chain_err: CHAIN_ENOSPC or CHAIN_EIO (space.c). */
@@ -210,6 +215,25 @@ CHAIN_WUR int chain_reindex_scan(struct chain *c);
 CHAIN_WUR int chain_reindex_activate(struct chain *c);
 /** After the final flush: clear the reindex mark and log the end. */
 CHAIN_WUR int chain_reindex_finish(struct chain *c);
+
+/* prune.c */
+/** At open, before the index loads: read the flag, refuse an unpruned
+ * start of a pruned datadir (Core's text), apply -fastprune's file size. */
+CHAIN_WUR int chain_prune_open(struct chain *c);
+/** Automatic pruning after a block (Core's m_check_for_pruning): when the
+ * block files took new space, delete what the target asks; flushes then. */
+CHAIN_WUR int chain_prune_maybe(struct chain *c);
+/** Core's CleanupBlockRevFiles, for -reindex under -prune, before the store
+ * opens: every rev file, and the blk files after the first missing one. */
+CHAIN_WUR int chain_prune_reindex_cleanup(struct chain *c, const char *blocks_dir);
+/** At the end of open, on a pruned chain: unlink the blk/rev files below
+ * the current one that no index node names (a prune cut short). */
+CHAIN_WUR int chain_prune_unlink_leftovers(struct chain *c);
+/** At the end of open: the leftovers, then (not after a reindex) an
+ * automatic prune, as Core's PruneAndFlush. */
+CHAIN_WUR int chain_prune_start(struct chain *c);
+/** Inside a flush's write: store the "prunedblockfiles" flag once set. */
+CHAIN_WUR int chain_prune_put_flag(struct chain *c, struct chain_db_txn *t);
 
 /** Resolve cfg.assume_valid against the network's and log it as Core (assumevalid.c). */
 void chain_assume_valid_init(struct chain *c);

@@ -687,3 +687,36 @@ int chain_store_scan(struct chain_store *s, const struct chain_pos *from,
 	}
 	return 0;
 }
+
+/* ---------------------------------------------------------------------- */
+/* Pruning                                                                 */
+
+uint64_t chain_store_file_size(const struct chain_store *s, bool rev, int32_t file)
+{
+	char path[4096];
+	struct stat st;
+	if (file < 0 || file_path(s, rev, file, path, sizeof(path)) || stat(path, &st) ||
+	    !S_ISREG(st.st_mode))
+		return 0;
+	return (uint64_t)st.st_size;
+}
+
+int chain_store_remove_file(struct chain_store *s, int32_t file)
+{
+	if (file < 0 || file >= s->cur)
+		return CHAIN_EARG;
+	int rc = 0;
+	for (int rev = 0; rev < 2; rev++) {
+		/* A descriptor left open would keep the space in use. */
+		for (int i = 0; i < STORE_FDS; i++)
+			if (s->fds[i].fd >= 0 && s->fds[i].file == file && s->fds[i].rev == rev &&
+			    close_slot(&s->fds[i]))
+				rc = CHAIN_EIO;
+		char path[4096];
+		if (file_path(s, rev, file, path, sizeof(path)) ||
+		    (unlink(path) && errno != ENOENT))
+			rc = CHAIN_EIO;
+	}
+	s->dir_dirty = true;
+	return rc;
+}

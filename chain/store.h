@@ -185,9 +185,17 @@ int32_t chain_store_last_file(const struct chain_store *s);
 /** fsync the files written since the last sync (before a database flush). 0 or CHAIN_EIO. */
 CHAIN_WUR int chain_store_sync(struct chain_store *s);
 /**
- * Tests only: start a new blk file once one would reach `max` bytes
- * instead of CHAIN_MAX_BLOCKFILE_SIZE (0 restores that), so a test
- * crosses file boundaries with a few small blocks.
+ * Delete blk and rev file `file` (pruning; Core's UnlinkPrunedFiles),
+ * closing their descriptors first. Never the file being appended to
+ * (CHAIN_EARG). A file already gone is fine. 0, CHAIN_EARG or CHAIN_EIO.
+ */
+CHAIN_WUR int chain_store_remove_file(struct chain_store *s, int32_t file);
+/** Bytes of blk (rev false) or rev file `file`; 0 when it is not there. */
+uint64_t chain_store_file_size(const struct chain_store *s, bool rev, int32_t file);
+/**
+ * Start a new blk file once one would reach `max` bytes instead of
+ * CHAIN_MAX_BLOCKFILE_SIZE (0 restores that): -fastprune's 64 KiB files,
+ * and tests that cross file boundaries with a few small blocks.
  */
 void chain_store_set_max_file_size(struct chain_store *s, uint32_t max);
 

@@ -6,6 +6,8 @@
  * apply(); they read the settings only through its conf_scalar,
  * conf_fill_list and friends (conf/internal.h).
  */
+#include <ctype.h>
+
 #include "conf/internal.h"
 
 #include <stdio.h>
@@ -15,6 +17,60 @@ int64_t conf_amount_or(const char *v, int64_t dflt)
 {
 	int64_t sat;
 	return v && conf_parse_amount(v, &sat) == 0 ? sat : dflt;
+}
+
+/* Core's GetIntArg of a text: LocaleIndependentAtoi (an optional sign, the
+ * leading digits; nothing readable is 0; out of range saturates). */
+static int64_t core_atoi(const char *v)
+{
+	const char *p = v;
+	bool neg = false;
+	if (*p == '+' || *p == '-')
+		neg = *p++ == '-';
+	if (!isdigit((unsigned char)*p))
+		return 0;
+	int64_t n = 0;
+	for (; isdigit((unsigned char)*p); p++) {
+		int d = *p - '0';
+		if (n > (INT64_MAX - d) / 10)
+			return neg ? INT64_MIN : INT64_MAX;
+		n = n * 10 + d;
+	}
+	return neg ? -n : n;
+}
+
+/* -prune and -fastprune with Core's checks, in Core's order: the
+ * incompatibilities of AppInitParameterInteraction, then
+ * blockmanager_args.cpp's value checks. */
+static int apply_prune(struct conf_loader *L, struct peerd_conf *c, const int *lv, int nl)
+{
+	const char *v = conf_scalar(L, CONF_K_PRUNE, lv, nl);
+	int64_t mib = v ? core_atoi(v) : 0;
+	c->fastprune = conf_uint_or(conf_scalar(L, CONF_K_FASTPRUNE, lv, nl), 0) != 0;
+	c->prune_target = 0;
+	if (!mib)
+		return 0;
+	if (c->txindex)
+		return conf_fail(L, CONF_EVALUE, "Prune mode is incompatible with -txindex.");
+	if (c->reindex_chainstate)
+		return conf_fail(L, CONF_EVALUE,
+		                 "Prune mode is incompatible with "
+		                 "-reindex-chainstate. Use full -reindex instead.");
+	if (mib < 0)
+		return conf_fail(L, CONF_EVALUE,
+		                 "Prune cannot be configured with a negative value.");
+	if (mib == 1) {
+		c->prune_target = CONF_PRUNE_MANUAL;
+		return 0;
+	}
+	if (mib < CONF_PRUNE_MIN_MIB)
+		return conf_fail(L, CONF_EVALUE,
+		                 "Prune configured below the minimum of %d MiB.  Please use a "
+		                 "higher number.",
+		                 CONF_PRUNE_MIN_MIB);
+	/* Core multiplies without a check; a target past 2^64 bytes is "keep all". */
+	c->prune_target = (uint64_t)mib > (UINT64_MAX >> 20) ? UINT64_MAX - 1 : (uint64_t)mib << 20;
+	return 0;
 }
 
 /* Mempool and relay policy keys, with Core's cross-key checks
@@ -80,12 +136,9 @@ int conf_apply_mempool(struct conf_loader *L, struct peerd_conf *c, const int *l
 	    conf_uint_or(conf_scalar(L, CONF_K_REINDEXCHAINSTATE, lv, nl), 0) != 0;
 	c->txindex = conf_uint_or(conf_scalar(L, CONF_K_TXINDEX, lv, nl), 0) != 0;
 	c->coinstatsindex = conf_uint_or(conf_scalar(L, CONF_K_COINSTATSINDEX, lv, nl), 0) != 0;
-	c->prune = (uint32_t)conf_uint_or(conf_scalar(L, CONF_K_PRUNE, lv, nl), 0);
-	/* Core's MIN_DISK_SPACE_FOR_BLOCK_FILES (init.cpp's words, two spaces and all). */
-	if (c->prune > 1 && c->prune < 550)
-		return conf_fail(L, CONF_EVALUE,
-		                 "Prune configured below the minimum of 550 MiB.  Please use a "
-		                 "higher number.");
+	int prc = apply_prune(L, c, lv, nl);
+	if (prc)
+		return prc;
 	/* Core's -blockfilterindex: 0 (or none) off, 1 every type, else a type name. */
 	const char *bf = conf_scalar(L, CONF_K_BLOCKFILTERINDEX, lv, nl);
 	c->blockfilterindex = bf && strcmp(bf, "0") != 0;

@@ -28,7 +28,11 @@
 #include "proto/proto.h"
 
 /** Limits and defaults (named so -help, docs and validation agree). */
-#define CONF_DEFAULT_MAXCONNECTIONS      125    /**< bitcoind's default */
+#define CONF_DEFAULT_MAXCONNECTIONS 125 /**< bitcoind's default */
+/** conf's prune_target for -prune=1: manual pruning only (Core's PRUNE_TARGET_MANUAL). */
+#define CONF_PRUNE_MANUAL UINT64_MAX
+/** Least -prune target, MiB (Core's MIN_DISK_SPACE_FOR_BLOCK_FILES). */
+#define CONF_PRUNE_MIN_MIB               550
 #define CONF_MAX_MAXCONNECTIONS          100000 /**< a sanity bound on the setting */
 #define CONF_DEFAULT_MAXRECEIVEBUFFER_KB 5000   /**< bitcoind's -maxreceivebuffer */
 #define CONF_DEFAULT_MAXSENDBUFFER_KB    1000   /**< bitcoind's -maxsendbuffer */
@@ -278,14 +282,19 @@ struct peerd_conf {
 	bool blocksxor;          /**< default 1: a new blocks/ gets a random xor.dat key */
 	bool reindex;            /**< rebuild the block index and chain state */
 	bool reindex_chainstate; /**< rebuild the chain state */
-	/** -prune: 0 keeps every block, 1 manual, else a target in MiB; non-zero:
-	 * NODE_NETWORK_LIMITED instead of NODE_NETWORK (daemon/p2p/p2p.h). */
-	uint32_t prune;
 	/* Optional indexes (Core's -txindex, -blockfilterindex; index/). */
 	bool txindex;          /**< keep indexes/txindex */
 	bool blockfilterindex; /**< keep indexes/blockfilter/basic (=basic or =1) */
 	bool coinstatsindex;   /**< keep indexes/coinstats (Core's -coinstatsindex) */
 	bool peerblockfilters; /**< serve BIP157 filters, offer NODE_COMPACT_FILTERS */
+	/**
+	 * Core's -prune as a target in bytes: 0 off, CONF_PRUNE_MANUAL for
+	 * -prune=1 (pruneblockchain only), else at least 550 MiB (chain/prune.c).
+	 * Pruning is on whenever it is not 0: NODE_NETWORK_LIMITED instead of
+	 * NODE_NETWORK (daemon/p2p/p2p.h), and getblocks as a pruned node's.
+	 */
+	uint64_t prune_target;
+	bool fastprune; /**< Core's -fastprune: 64 KiB blk files, regtest prunes above 100 */
 	/** fee_estimates.dat older than 60 hours is read too (regtest only, Core's option). */
 	bool acceptstalefeeestimates;
 	bool help;    /**< -help given */

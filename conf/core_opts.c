@@ -7,7 +7,7 @@
  * nobody waits for its effect (a notify script, a wallet, an index). Every
  * other option is refused: peerd stops with "not supported by peerd", as it
  * does for a name nobody knows. A refused option whose value asks for what
- * peerd does anyway (prune=0, coinstatsindex=0, dnsseed=0, ...: the row's `same`)
+ * peerd does anyway (natpmp=0, coinstatsindex=0, dnsseed=0, ...: the row's `same`)
  * is accepted with the same warning, so a bitcoin.conf that spells out the
  * defaults still works.
  *
@@ -56,7 +56,6 @@ const struct conf_core_opt conf_core_opts[] = {
     {"discardfee", CONF_CORE_IGNORE, NULL, NO_WALLET},
     {"dns", CONF_CORE_REFUSE, "1", "peerd resolves the names connect= and addnode= give"},
     {"fallbackfee", CONF_CORE_IGNORE, NULL, NO_WALLET},
-    {"fastprune", CONF_CORE_REFUSE, "0", TEST_ONLY},
     {"help-debug", CONF_CORE_IGNORE, NULL, "peerd -help lists every option"},
     {"i2pacceptincoming", CONF_CORE_REFUSE, "0", NO_PROXY},
     {"i2psam", CONF_CORE_REFUSE, NULL, NO_PROXY},

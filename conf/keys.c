@@ -457,15 +457,22 @@ const struct conf_keydef conf_keys[CONF_K__COUNT] = {
     [CONF_K_PEERBLOCKFILTERS] = {"peerblockfilters", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "0",
                                  "Serve compact block filters to peers per BIP 157 (needs\n"
                                  "-blockfilterindex; doc/p2p.md)."},
-    [CONF_K_PRUNE] = {"prune", CONF_KIND_UINT, 0, 0, UINT32_MAX, "<n>", "0",
-                      "Reduce storage requirements by enabling pruning (deleting) of old\n"
-                      "blocks; 1 allows manual pruning, >=550 is a target size in MiB. A\n"
-                      "pruned node advertises NODE_NETWORK_LIMITED instead of NODE_NETWORK\n"
-                      "and serves only the last 288 blocks (doc/operating.md)."},
     [CONF_K_SIGNETSEEDNODE] =
         {"signetseednode", CONF_KIND_PEER, CONF_KF_NEGCLR, 0, 0, "<host>[:<port>]",
          "the global default signet's seeds",
          "Specify a seed node for the signet network, in the hostname[:port]\n"
          "format, e.g. sig.net:1234 (may be used multiple times to specify\n"
          "multiple seed nodes; signet only: it replaces the network's DNS seeds)."},
+    [CONF_K_PRUNE] = {"prune", CONF_KIND_TEXT, 0, 0, 0, "<n>", "0",
+                      "Reduce storage requirements by enabling pruning (deleting) of old\n"
+                      "blocks. This allows the pruneblockchain RPC to be called to delete\n"
+                      "specific blocks and enables automatic pruning of old blocks if a\n"
+                      "target size in MiB is provided. This mode is incompatible with\n"
+                      "-txindex. Warning: Reverting this setting requires re-downloading the\n"
+                      "entire blockchain. (default: 0 = disable pruning blocks, 1 = allow\n"
+                      "manual pruning via RPC, >=550 = automatically prune block files to\n"
+                      "stay under the specified target size in MiB; doc/operating.md)"},
+    [CONF_K_FASTPRUNE] = {"fastprune", CONF_KIND_BOOL, 0, 0, 1, "<0|1>", "0",
+                          "Use smaller block files and lower minimum prune height for testing\n"
+                          "purposes (blk files of 64 KiB; regtest prunes above height 100)."},
 };

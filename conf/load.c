@@ -158,9 +158,9 @@ static int take(struct conf_loader *L, int level, const char *name, size_t len, 
 		if ((d->flags & CONF_KF_NEGCLR) && strcmp(v, "0") == 0)
 			goto clear;
 	} else if (!v) {
-		/* -listen, -debug (= all), -blockfilterindex (= every type) */
+		/* -listen, -debug (= all), -blockfilterindex (= every type), -prune (= 1) */
 		if (d->kind == CONF_KIND_BOOL || d->kind == CONF_KIND_DEBUG ||
-		    k == CONF_K_BLOCKFILTERINDEX)
+		    k == CONF_K_BLOCKFILTERINDEX || k == CONF_K_PRUNE)
 			v = "1";
 		else
 			return fail_at(L, w, CONF_EUSAGE, "missing value (use -key=value)");

@@ -35,6 +35,49 @@ static void index_log_cb(void *arg, enum chain_log_level level, const char *msg)
 		dlog_write(&d->log, lvl, DLOG_VALIDATION, "%s", msg);
 }
 
+/* Core's prune lock of the filter index (txindex cannot be pruned under:
+ * conf/ refuses the two together): the height it has reached. Validation
+ * thread, from chain/prune.c. */
+static int32_t index_prune_lock(void *arg, struct chain *c)
+{
+	struct index_set *s = arg;
+	if (!index_set_has(s, INDEX_FILTER_BASIC))
+		return INT32_MAX;
+	int32_t height;
+	bool synced;
+	index_set_status(s, c, INDEX_FILTER_BASIC, &height, &synced);
+	return height < 0 ? 0 : height;
+}
+
+/* Core's StartIndexBackgroundSync: an index behind the tip needs the data
+ * of every block from its best one up; pruned away, it cannot catch up. */
+static int index_data_available(struct index_set *s, struct chain *c)
+{
+	static const enum index_kind kinds[] = {INDEX_TX, INDEX_FILTER_BASIC};
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		int32_t height;
+		bool synced;
+		if (!index_set_has(s, kinds[i]))
+			continue;
+		index_set_status(s, c, kinds[i], &height, &synced);
+		if (synced)
+			continue;
+		int32_t from = height < 0 ? 0 : height > chain_height(c) ? chain_height(c) : height;
+		for (int32_t h = from; h <= chain_height(c); h++) {
+			if (chain_at(c, h)->status & CHAIN_HAVE_DATA)
+				continue;
+			chain_logf(
+			    c, CHAIN_LOG_ERROR,
+			    "%s best block of the index goes beyond pruned data. Please disable "
+			    "the index or reindex (which will download the whole blockchain "
+			    "again)",
+			    index_name(kinds[i]));
+			return INDEX_ECHAIN;
+		}
+	}
+	return INDEX_OK;
+}
+
 /* Validation thread. */
 static void step_work(struct chain *c, struct mempool *mp, struct val_job *j)
 {
@@ -45,8 +88,11 @@ static void step_work(struct chain *c, struct mempool *mp, struct val_job *j)
 		return;
 	if (ij->attach) {
 		ij->attach = false;
-		if ((ij->err = index_set_attach(ij->s, c)))
+		if ((ij->err = index_data_available(ij->s, c)) ||
+		    (ij->err = index_set_attach(ij->s, c)))
 			return;
+		if (chain_prune_mode(c))
+			chain_set_prune_lock(c, index_prune_lock, ij->s);
 	}
 	ij->err = index_set_step(ij->s, c, INDEX_STEP_BLOCKS, &ij->more);
 }

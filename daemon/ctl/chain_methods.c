@@ -239,7 +239,7 @@ static void m_getblockchaininfo(struct chain *c, const struct ctl_chain_ctx *x, 
 	chain_work_hex(&tip->work, buf);
 	json_object_set_new(o, "chainwork", json_string(buf));
 	json_object_set_new(o, "size_on_disk", json_integer((json_int_t)blocks_size(x->netdir)));
-	json_object_set_new(o, "pruned", json_false());
+	ctl_prune_info(c, o);
 	if (x->net->signet_challenge) { /* Core: on signet only, before warnings */
 		size_t n = x->net->signet_challenge_len;
 		char *hex = xmalloc(2 * n + 1);
@@ -315,6 +315,10 @@ static void m_getblock(struct chain *c, const struct ctl_chain_ctx *x, json_t *a
 	struct chain_node *n = param_block(c, arg(args, 0), "blockhash", res);
 	if (!n || !param_verbosity(arg(args, 1), &verbosity, res))
 		return;
+	if (chain_block_pruned(c, n)) {
+		fail(res, CTL_MISC_ERROR, "Block not available (pruned data)");
+		return;
+	}
 	if (!(n->status & CHAIN_HAVE_DATA)) {
 		fail(res, CTL_MISC_ERROR, "Block not available (not fully downloaded)");
 		return;
@@ -683,7 +687,8 @@ static void m_verifychain(struct chain *c, const struct ctl_chain_ctx *x, json_t
 		fail(res, CTL_DATABASE_ERROR, "verifychain: %s", chain_strerror(err));
 		return;
 	}
-	bool good = err == 0; /* chain/ logged why, as Core does */
+	/* chain/ logged why, as Core does; stopped at pruned blocks is false too. */
+	bool good = err == 0 && strcmp(st.reason, CHAIN_VERIFY_MISSING) != 0;
 	ok(res, json_boolean(good));
 }
 
@@ -758,7 +763,8 @@ const struct ctl_method ctl_chain_methods[] = {
      "getblockchaininfo",
      "The active chain: chain, blocks, headers, bestblockhash, bits, target, difficulty, time, "
      "mediantime, verificationprogress, initialblockdownload, chainwork, size_on_disk, pruned, "
-     "signet_challenge (signet only), warnings.",
+     "pruneheight, automatic_pruning, prune_target_size (under -prune), signet_challenge (signet "
+     "only), warnings.",
      m_getblockchaininfo,
      daemon_warnings_finish},
     {"getblockcount",
@@ -877,6 +883,15 @@ const struct ctl_method ctl_chain_methods[] = {
      "The state of each index (-txindex, -blockfilterindex), or of the one named: synced and "
      "best_block_height.",
      ctl_m_getindexinfo,
+     NULL},
+    {"pruneblockchain",
+     NULL,
+     {{"height", CTL_ARG_NUM, CTL_REQUIRED}},
+     "pruneblockchain height",
+     "Delete the block and undo files whose blocks are all at or below height (or a block "
+     "time, when above 1000000000); never the last 288 blocks. Needs -prune. Answers the "
+     "height of the last block pruned (-1: none).",
+     ctl_m_pruneblockchain,
      NULL},
     {"getblockfilter",
      NULL,

@@ -115,6 +115,7 @@ static const struct ctl_help_entry entries[] = {
      "{ \"name\" : { \"synced\" : true|false, \"best_block_height\" : n }, ... }    (json "
      "object)\n  name: txindex, coinstatsindex, basic block filter index",
      "\"txindex\""},
+    {"pruneblockchain", "n    (numeric) Height of the last block pruned", "1000"},
     {"getblockfilter",
      "{ \"filter\" : \"hex\", \"header\" : \"hex\" }    (json object) the hex-encoded filter "
      "data\n  and filter header",

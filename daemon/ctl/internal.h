@@ -152,6 +152,11 @@ bool ctl_param_hash(json_t *v, const char *name, struct proto_hash *out, struct 
 /** getindexinfo (ctl/index_methods.c), in ctl_chain_methods' table. */
 void ctl_m_getindexinfo(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                         struct ctl_result *res);
+/** pruneblockchain (ctl/prune_methods.c), in ctl_chain_methods' table. */
+void ctl_m_pruneblockchain(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
+                           struct ctl_result *res);
+/** getblockchaininfo's pruned, pruneheight, automatic_pruning, prune_target_size (Core's order). */
+void ctl_prune_info(struct chain *c, json_t *o);
 /** getblockfilter (ctl/index_methods.c), in ctl_chain_methods' table. */
 void ctl_m_getblockfilter(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                           struct ctl_result *res);

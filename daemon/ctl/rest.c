@@ -109,7 +109,12 @@ static void block(const struct rest_ep *e, struct rest_answer *out, int verbosit
 	             : rest_run_bytes(e, "getblock",
 	                              json_pack("[s, i]", h, f == REST_JSON ? verbosity : 0), &c);
 	if (rc) {
-		if (!rest_common_failure(&c, out))
+		if (rest_common_failure(&c, out))
+			return;
+		/* Core's rest_block: a pruned block says so. */
+		if (strcmp(c.msg, "Block not available (pruned data)") == 0)
+			rest_fail(out, 404, "%.*s not available (pruned data)", (int)pl, e->part);
+		else
 			rest_fail(out, 404, "%.*s not found", (int)pl, e->part);
 		return;
 	}

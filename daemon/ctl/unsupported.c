@@ -84,7 +84,6 @@ static const char *const core_only[] = {
     "migratewallet",
     "mockscheduler",
     "preciousblock",
-    "pruneblockchain",
     "psbtbumpfee",
     "removeprunedfunds",
     "rescanblockchain",

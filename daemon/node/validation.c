@@ -448,7 +448,19 @@ int validation_open(struct daemon *d)
 	                                        : CHAIN_REINDEX_NONE,
 	    .progress = chain_progress_cb,
 	    .progress_arg = d,
+	    .prune_target = cf->prune_target,
+	    .fast_prune = cf->fastprune,
 	};
+	if (cf->prune_target == CHAIN_PRUNE_MANUAL) /* Core's init.cpp says the same */
+		DLOG_INFO_(
+		    &d->log, DLOG_VALIDATION, "%s",
+		    "Block pruning enabled.  Use RPC call pruneblockchain(height) to manually "
+		    "prune block and undo files.");
+	else if (cf->prune_target)
+		DLOG_INFO_(&d->log, DLOG_VALIDATION,
+		           "Prune configured to target %" PRIu64 " MiB on disk for block and undo "
+		           "files.",
+		           cf->prune_target >> 20);
 	struct mempool_config mc = {
 	    .max_bytes = cf->maxmempool_mb * 1000000u,
 	    .expiry = cf->mempoolexpiry_h * 3600,

@@ -55,7 +55,7 @@
  */
 static inline uint64_t daemon_local_services(const struct daemon *d)
 {
-	return DAEMON_LOCAL_SERVICES | (d->conf->prune ? 0 : PROTO_NODE_NETWORK) |
+	return DAEMON_LOCAL_SERVICES | (d->conf->prune_target ? 0 : PROTO_NODE_NETWORK) |
 	       (d->conf->v2transport ? PROTO_NODE_P2P_V2 : 0) |
 	       (d->conf->peerblockfilters ? PROTO_NODE_COMPACT_FILTERS : 0);
 }

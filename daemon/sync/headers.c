@@ -114,7 +114,7 @@ static void on_getblocks(struct peer *p, const struct proto_locator *l)
 		return;
 	/* Core walks up from the fork and stops at the first block too old;
 	 * heights only grow, so that is the first one or none. */
-	if (d->conf->prune && from <= tip - HEADERS_PRUNED_LIKELY_TO_HAVE) {
+	if (d->conf->prune_target && from <= tip - HEADERS_PRUNED_LIKELY_TO_HAVE) {
 		char hex[65];
 		proto_hash_to_hex(&chainview_at(d, from)->hash, hex);
 		DLOG_DBG(&d->log, DLOG_NET, " getblocks stopping, pruned or too old block at %d %s",

@@ -451,6 +451,41 @@ static void test_bitcoind_options(void **state)
 	             "command line: -noprunee: unknown option (-help lists them)", &c);
 }
 
+/* -prune as Core's GetIntArg reads it, and Core's checks in Core's order. */
+static void test_prune(void **state)
+{
+	(void)state;
+	struct peerd_conf c;
+	expect_ok(LOAD(&c, "-datadir=/d", "-prune=550"));
+	assert_true(c.prune_target == (uint64_t)550 << 20);
+	assert_false(c.fastprune);
+	conf_release(&c);
+	/* A bare -prune is prune=1 to bitcoind: manual pruning. */
+	expect_ok(LOAD(&c, "-datadir=/d", "-prune", "-fastprune"));
+	assert_true(c.prune_target == CONF_PRUNE_MANUAL);
+	assert_true(c.fastprune);
+	conf_release(&c);
+	/* Not a number is 0 to Core; -noprune is 0. */
+	expect_ok(LOAD(&c, "-datadir=/d", "-prune=abc"));
+	assert_true(c.prune_target == 0);
+	conf_release(&c);
+	expect_ok(LOAD(&c, "-datadir=/d", "-prune=600", "-noprune"));
+	assert_true(c.prune_target == 0);
+	conf_release(&c);
+	expect_error(LOAD(&c, "-datadir=/d", "-prune=549"), CONF_EVALUE,
+	             "Prune configured below the minimum of 550 MiB.  Please use a higher number.",
+	             &c);
+	expect_error(LOAD(&c, "-datadir=/d", "-prune=-1"), CONF_EVALUE,
+	             "Prune cannot be configured with a negative value.", &c);
+	/* The incompatibilities come first, as Core's AppInitParameterInteraction. */
+	expect_error(LOAD(&c, "-datadir=/d", "-prune=-1", "-txindex"), CONF_EVALUE,
+	             "Prune mode is incompatible with -txindex.", &c);
+	expect_error(LOAD(&c, "-datadir=/d", "-prune=1", "-reindex-chainstate"), CONF_EVALUE,
+	             "Prune mode is incompatible with -reindex-chainstate. Use full -reindex "
+	             "instead.",
+	             &c);
+}
+
 int main(void)
 {
 	if (tc_begin())
@@ -465,6 +500,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_file_syntax_details, setup_env),
 	    cmocka_unit_test_setup(test_out_of_memory, setup_env),
 	    cmocka_unit_test_setup(test_bitcoind_options, setup_env),
+	    cmocka_unit_test_setup(test_prune, setup_env),
 	};
 	return tc_end(cmocka_run_group_tests(tests, NULL, NULL));
 }
