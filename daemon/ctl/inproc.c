@@ -78,12 +78,13 @@ static void finish(struct ctl_inproc *ip, struct ctl_inproc_call *call, char *re
 		/* A loop caller's: nobody waits, the call was ours. */
 		ctl_inproc_done_fn fn = call->fn;
 		void *arg = call->arg;
+		struct ctl_bytes raw = call->raw;
 		xfree(call);
 		if (reply)
 			ip->calls++;
 		else
 			ip->failed++;
-		fn(arg, reply, len);
+		fn(arg, reply, len, raw.p, raw.len);
 		return;
 	}
 	uv_mutex_lock(&ip->mu);
@@ -334,8 +335,8 @@ void ctl_inproc_closed(struct ctl_client *c)
 		(void)uv_async_send(&ip->async);
 }
 
-int ctl_inproc_submit(struct ctl_inproc *ip, const char *line, size_t len, bool now,
-                      ctl_inproc_done_fn fn, void *arg)
+int ctl_inproc_submit(struct ctl_inproc *ip, const char *line, size_t len, bool want_bytes,
+                      bool now, ctl_inproc_done_fn fn, void *arg)
 {
 	struct daemon *d = ip->d;
 	if (ip->refusing)
@@ -345,6 +346,7 @@ int ctl_inproc_submit(struct ctl_inproc *ip, const char *line, size_t len, bool 
 		return -ENOMEM;
 	call->fn = fn;
 	call->arg = arg;
+	call->want_bytes = want_bytes;
 	if (!ctl_client_inproc_new(d, call, line, len)) {
 		xfree(call);
 		return -ECANCELED;

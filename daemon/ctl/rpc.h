@@ -214,6 +214,11 @@ struct rpc_req {
 	size_t line_len;
 	char *reply; /**< the dispatcher's reply, for the second pass */
 	size_t reply_len;
+	uint8_t *bytes; /**< REST: the reply's bytes out of band, for the second pass */
+	size_t n_bytes;
+	unsigned n_calls;      /**< REST: calls the handler made in this pass */
+	bool line_bytes;       /**< REST: the captured call takes bytes */
+	bool needs_worker;     /**< REST: the second pass wanted a second call */
 	struct rpc_answer ans; /**< with RPC_RQ_READY */
 	const char *ctype;     /**< its content type (static), or NULL */
 	bool challenge;        /**< a 401 with Core's WWW-Authenticate */

@@ -174,10 +174,12 @@ static char *two_pass_call(void *ctx, const char *line, size_t len, size_t *out_
 }
 
 /* ctl_inproc_done_fn: the dispatcher's reply; the envelope made with it. */
-static void on_reply(void *arg, char *reply, size_t len)
+static void on_reply(void *arg, char *reply, size_t len, uint8_t *bytes, size_t n_bytes)
 {
 	struct rpc_req *r = arg;
 	struct rpc_http *h = r->h;
+	xfree(bytes); /* none asked for */
+	(void)n_bytes;
 	if (r->orphan) {
 		xfree(reply);
 		xfree(r->line);
@@ -207,12 +209,121 @@ static bool is_batch(const struct rpc_req *r)
 	return false;
 }
 
+/* ---- a REST request of one call on the loop ------------------------------- */
+
+/*
+ * rest_bytes_fn for the two passes over a REST request: the first call is
+ * learnt, then answered with the reply; a second call in the second pass
+ * means the endpoint needs more (headers, getutxos): a worker does it all
+ * again (every REST call reads, so running one twice changes nothing).
+ */
+static char *rest_pass_bytes(void *ctx, const char *line, size_t len, size_t *out_len,
+                             uint8_t **bytes, size_t *n_bytes)
+{
+	struct rpc_req *r = ctx;
+	if (bytes) {
+		*bytes = NULL;
+		*n_bytes = 0;
+	}
+	if (++r->n_calls > 1) {
+		if (r->replaying)
+			r->needs_worker = true;
+		return NULL;
+	}
+	if (r->replaying) {
+		char *rep = r->reply;
+		r->reply = NULL;
+		*out_len = rep ? r->reply_len : 0;
+		if (bytes) {
+			*bytes = r->bytes;
+			*n_bytes = r->n_bytes;
+			r->bytes = NULL;
+		}
+		return rep;
+	}
+	r->line_bytes = bytes != NULL;
+	return two_pass_call(ctx, line, len, out_len);
+}
+
+static char *rest_pass_call(void *ctx, const char *line, size_t len, size_t *out_len)
+{
+	return rest_pass_bytes(ctx, line, len, out_len, NULL, NULL);
+}
+
+static void rest_pass(struct rpc_req *r, struct rpc_answer *out)
+{
+	struct rest_answer a;
+	r->n_calls = 0;
+	rest_http_answer(r->conn, r->url, r->body, r->len, rest_pass_call, rest_pass_bytes, r, &a);
+	*out = (struct rpc_answer){.status = a.status, .body = a.body, .len = a.len};
+	r->ctype = a.type;
+}
+
+static void on_rest_reply(void *arg, char *reply, size_t len, uint8_t *bytes, size_t n_bytes)
+{
+	struct rpc_req *r = arg;
+	struct rpc_http *h = r->h;
+	if (r->orphan) {
+		xfree(reply);
+		xfree(bytes);
+		xfree(r->line);
+		xfree(r->body);
+		xfree(r);
+		return;
+	}
+	h->in_reply++;
+	r->reply = reply;
+	r->reply_len = len;
+	r->bytes = bytes;
+	r->n_bytes = n_bytes;
+	r->replaying = true;
+	struct rpc_answer a;
+	rest_pass(r, &a);
+	r->replaying = false;
+	xfree(r->reply);
+	xfree(r->bytes);
+	r->reply = NULL;
+	r->bytes = NULL;
+	if (r->needs_worker) {
+		xfree(a.body);
+		r->worker = true;
+		rpc_http_pool_push(h, r); /* start() suspends it when this ran inside it */
+	} else {
+		r->ans = a;
+		ready(r);
+	}
+	h->in_reply--;
+}
+
+static void rest_start(struct rpc_req *r)
+{
+	struct rpc_http *h = r->h;
+	struct rpc_answer a;
+	rest_pass(r, &a);
+	if (!r->line) {
+		r->ans = a;
+		ready(r);
+		return;
+	}
+	xfree(a.body);
+	h->on_loop++;
+	if (ctl_inproc_submit(h->ip, r->line, r->line_len, r->line_bytes, h->in_reply == 0,
+	                      on_rest_reply, r))
+		on_rest_reply(r, NULL, 0, NULL, 0);
+	if (r->state == RPC_RQ_RUNNING)
+		suspend(r);
+}
+
 /* r holds a slot: its call goes (to the dispatcher, or a worker). */
 static void start(struct rpc_req *r)
 {
 	struct rpc_http *h = r->h;
 	r->state = RPC_RQ_RUNNING;
-	if (r->rest || is_batch(r)) {
+	if (r->rest) {
+		rest_start(r);
+		return;
+	}
+	if (is_batch(r)) {
 		r->worker = true;
 		suspend(r);
 		rpc_http_pool_push(h, r);
@@ -231,8 +342,8 @@ static void start(struct rpc_req *r)
 	h->on_loop++;
 	/* From inside a reply callback the dispatcher is on the stack: its
 	 * turn comes on the next iteration, not nested. */
-	if (ctl_inproc_submit(h->ip, r->line, r->line_len, h->in_reply == 0, on_reply, r))
-		on_reply(r, NULL, 0); /* peerd is stopping: Core's envelope of the error */
+	if (ctl_inproc_submit(h->ip, r->line, r->line_len, false, h->in_reply == 0, on_reply, r))
+		on_reply(r, NULL, 0, NULL, 0); /* peerd is stopping: Core's envelope of the error */
 	if (r->state == RPC_RQ_RUNNING)
 		suspend(r);
 }
@@ -277,6 +388,7 @@ void rpc_http_req_ready(struct rpc_req *r)
 {
 	if (r->orphan) {
 		xfree(r->ans.body);
+		xfree(r->line);
 		xfree(r->body);
 		xfree(r);
 		return;
