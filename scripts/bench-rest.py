@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """REST block/<hash>.bin of a 1 MB block, peerd against bitcoind, in one sitting.
 
-    scripts/bench-rest.py [--seconds S] [--clients 1,4] [--format bin]
+    scripts/bench-rest.py [--seconds S] [--clients 1,4] [--format bin] [--base PATH]
 
 Starts a regtest bitcoind (../shared/bin or $BITCOIND) and peerd (build/bin
 or $PEERD_BIN), both with -rest, on loopback with free ports; on bitcoind
@@ -13,7 +13,8 @@ connection GETting /rest/block/<hash>.<format> back to back for S seconds
 (default 5) from one node, then the other (peerd, bitcoind, peerd,
 bitcoind: the better of two runs each). Prints requests/s, p50/p99 in
 microseconds and peerd/Core. Every answer is checked to be the same bytes
-from both. Loopback only; every process started is stopped at the end.
+from both. --base PATH adds a second peerd binary (an older build) to the
+rotation, for an A/B of two builds in the same sitting. Loopback only; every process started is stopped at the end.
 """
 import argparse
 import base64

@@ -2,7 +2,7 @@
 """HTTP JSON-RPC throughput and latency, peerd against bitcoind, in one sitting.
 
     scripts/bench-rpc-http.py [--seconds S] [--clients 1,16] [--method getblockcount]
-                              [--params JSON] [--big] [--client c|python]
+                              [--params JSON] [--big] [--client c|python] [--base PATH]
 
 Starts a regtest bitcoind (../shared/bin or $BITCOIND) and peerd (build/bin
 or $PEERD_BIN) on loopback with free ports and the same -rpcuser/-rpcpassword,
@@ -18,7 +18,8 @@ whose own cost hid the servers'); they share the machine with the servers,
 the same floor for both. --params gives the method's parameters as JSON
 (BLOCK stands for the block's hash), e.g. --method getblock --params
 '["BLOCK", 0]' --big. Loopback only; every process started is stopped at
-the end.
+the end. --base PATH adds a second peerd binary (an older build) to the
+rotation, for an A/B of two builds in the same sitting.
 """
 import argparse
 import base64
