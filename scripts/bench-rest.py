@@ -14,7 +14,8 @@ connection GETting /rest/block/<hash>.<format> back to back for S seconds
 bitcoind: the better of two runs each). Prints requests/s, p50/p99 in
 microseconds and peerd/Core. Every answer is checked to be the same bytes
 from both. --base PATH adds a second peerd binary (an older build) to the
-rotation, for an A/B of two builds in the same sitting. Loopback only; every process started is stopped at the end.
+rotation, for an A/B of two builds in the same sitting. Loopback only;
+every process started is stopped at the end.
 """
 import argparse
 import base64
