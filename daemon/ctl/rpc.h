@@ -263,10 +263,11 @@ struct rpc_http {
 	struct rpc_req *queue, **queue_tail; /**< the work queue (Core's -rpcworkqueue) */
 	struct rpc_req *delayed, **delayed_tail;
 	struct rpc_conn *conns;
-	int in_run;   /**< inside MHD_run: libmicrohttpd must not be stopped now */
-	int in_reply; /**< inside a reply callback, i.e. the dispatcher's code */
-	bool rerun;   /**< a connection resumed inside MHD_run: run again */
-	bool closing; /**< rpc_http_close came inside MHD_run: tear down after it */
+	int in_run;    /**< inside MHD_run: libmicrohttpd must not be stopped now */
+	int in_reply;  /**< inside a reply callback, i.e. the dispatcher's code */
+	bool rerun;    /**< a connection resumed inside MHD_run: run again */
+	bool closing;  /**< rpc_http_close came inside MHD_run: tear down after it */
+	bool stopping; /**< tearing down: new requests get 503, queued ones too */
 	/* The worker threads (REST, batches: calls that block). */
 	uv_mutex_t pool_mu;
 	uv_cond_t pool_cond;

@@ -478,6 +478,7 @@ static void teardown(struct rpc_http *h)
 {
 	struct daemon *d = h->d;
 	h->closing = false;
+	h->stopping = true;
 	for (size_t i = 0; i < h->n_mhd; i++) {
 		MHD_socket s = MHD_quiesce_daemon(h->mhd[i]);
 		if (s != MHD_INVALID_SOCKET)
@@ -503,6 +504,10 @@ static void teardown(struct rpc_http *h)
 		for (size_t i = 0; i < h->n_mhd; i++)
 			run_one(h, i);
 	}
+	/* Nothing is suspended now, but a connection resumed last is taken
+	 * back only by a run: libmicrohttpd aborts on stopping with one. */
+	for (size_t i = 0; i < h->n_mhd; i++)
+		run_one(h, i);
 	for (size_t i = 0; i < h->n_polls; i++) {
 		uv_poll_stop(&h->poll[i]);
 		close_handle(h, (uv_handle_t *)&h->poll[i]);

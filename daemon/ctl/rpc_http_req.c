@@ -109,16 +109,23 @@ static void set_answer(struct rpc_req *r, unsigned status, const char *text)
 
 static void start(struct rpc_req *r);
 
-/* Requests on the work queue take the slots freed. */
+static void ready(struct rpc_req *r);
+
+/* Requests on the work queue take the slots freed (once stopping, their 503). */
 static void gate_next(struct rpc_http *h)
 {
-	while (h->queue && h->active < h->threads) {
+	while (h->queue && (h->active < h->threads || h->stopping)) {
 		struct rpc_req *r = h->queue;
 		h->queue = r->next;
 		if (!h->queue)
 			h->queue_tail = &h->queue;
 		r->next = NULL;
 		h->waiting--;
+		if (h->stopping) {
+			set_answer(r, MHD_HTTP_SERVICE_UNAVAILABLE, "Work queue depth exceeded");
+			ready(r);
+			continue;
+		}
 		h->active++;
 		r->counted = true;
 		start(r);
@@ -611,6 +618,9 @@ static enum MHD_Result whole(struct rpc_http *h, struct rpc_req *r)
 			DLOG_WARNING(&h->d->log, DLOG_CTL,
 			             "ThreadRPCServer incorrect password attempt from %s", who);
 			h->bad_auth++;
+			/* Stopping: nothing may be left suspended, and no timer runs. */
+			if (h->stopping)
+				return respond(conn, MHD_HTTP_UNAUTHORIZED, NULL, 0, NULL, true);
 			/* Deter brute-forcing, as Core: the answer waits, the loop does not. */
 			set_answer(r, MHD_HTTP_UNAUTHORIZED, NULL);
 			r->challenge = true;
@@ -633,6 +643,11 @@ static enum MHD_Result whole(struct rpc_http *h, struct rpc_req *r)
 			               a.body ? "application/json" : NULL, false);
 		}
 	}
+	/* Stopping (the answers under way are being sent): no new call, as
+	 * the threaded server's gate refused them. */
+	if (h->stopping)
+		return respond_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+		                    "Work queue depth exceeded");
 	if (h->active < h->threads) {
 		h->active++;
 		r->counted = true;
