@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """REST block/<hash>.bin of a 1 MB block, peerd against bitcoind, in one sitting.
 
-    scripts/bench-rest.py [--seconds S] [--clients 1,4] [--format bin]
+    scripts/bench-rest.py [--seconds S] [--clients 1,4] [--format bin] [--base PATH]
 
 Starts a regtest bitcoind (../shared/bin or $BITCOIND) and peerd (build/bin
 or $PEERD_BIN), both with -rest, on loopback with free ports; on bitcoind
@@ -13,7 +13,9 @@ connection GETting /rest/block/<hash>.<format> back to back for S seconds
 (default 5) from one node, then the other (peerd, bitcoind, peerd,
 bitcoind: the better of two runs each). Prints requests/s, p50/p99 in
 microseconds and peerd/Core. Every answer is checked to be the same bytes
-from both. Loopback only; every process started is stopped at the end.
+from both. --base PATH adds a second peerd binary (an older build) to the
+rotation, for an A/B of two builds in the same sitting. Loopback only;
+every process started is stopped at the end.
 """
 import argparse
 import base64
@@ -130,6 +132,8 @@ def main():
     ap.add_argument("--seconds", type=float, default=5)
     ap.add_argument("--clients", default="1,4")
     ap.add_argument("--format", default="bin", choices=("bin", "hex", "json"))
+    ap.add_argument("--base", help="a second peerd binary (an older build) measured in the same rotation: "
+                    "an A/B of two builds in one sitting, printed as base req/s and peerd/base")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="bench-rest-")
     procs = []
@@ -146,6 +150,16 @@ def main():
             [PEERD, "-chain=regtest", "-datadir=" + os.path.join(tmp, "peerd"), "-listen=0", "-rpcport=%d" % pport,
              "-rpcuser=bench", "-rpcpassword=bench", "-printtoconsole=0", "-rest"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        bport = None
+        if a.base:
+            bport = free_port()
+            os.makedirs(os.path.join(tmp, "base"))
+            procs.append(subprocess.Popen(
+                [a.base, "-chain=regtest", "-datadir=" + os.path.join(tmp, "base"), "-listen=0",
+                 "-rpcport=%d" % bport, "-rpcuser=bench", "-rpcpassword=bench", "-printtoconsole=0",
+                 "-rest"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            wait_rpc(bport, procs[-1], "base peerd")
         wait_rpc(cport, procs[0], "bitcoind")
         wait_rpc(pport, procs[1], "peerd")
         desc = call(cport, "getdescriptorinfo", ["raw(51)"])["descriptor"]
@@ -153,8 +167,10 @@ def main():
         first_cb = call(cport, "getblock", [hashes[0]])["tx"][0]
         h = call(cport, "generateblock", [desc, [big_tx(first_cb)]])["hash"]
         for b in hashes + [h]:
-            if call(pport, "submitblock", [call(cport, "getblock", [b, 0])]) is not None:
-                sys.exit("peerd refused block %s" % b)
+            raw = call(cport, "getblock", [b, 0])
+            for port in [pport] + ([bport] if bport else []):
+                if call(port, "submitblock", [raw]) is not None:
+                    sys.exit("peerd refused block %s" % b)
         path = "/rest/block/%s.%s" % (h, a.format)
         ours, theirs = fetch(pport, path), fetch(cport, path)
         if a.format != "json" and ours != theirs:
@@ -166,12 +182,16 @@ def main():
         for n in [int(x) for x in a.clients.split(",")]:
             best = {}
             for _ in range(2):
-                for name, port in (("peerd", pport), ("core", cport)):
+                for name, port in (("peerd", pport), ("core", cport)) + ((("base", bport),) if bport else ()):
                     r = run(port, path, n, a.seconds)
                     if name not in best or r[0] > best[name][0]:
                         best[name] = r
             p, c = best["peerd"], best["core"]
             print("%-7d %12.0f %9.0f %9.0f %12.0f %9.0f %9.0f %8.2fx" % (n, *p, *c, p[0] / c[0]))
+            if bport:
+                b = best["base"]
+                print("%-7d base %7.0f %9.0f %9.0f   base/core %.2fx, peerd/base %.2fx" % (
+                    n, *b, b[0] / c[0], p[0] / b[0]))
     finally:
         for p in procs:
             p.terminate()

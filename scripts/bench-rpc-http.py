@@ -2,7 +2,7 @@
 """HTTP JSON-RPC throughput and latency, peerd against bitcoind, in one sitting.
 
     scripts/bench-rpc-http.py [--seconds S] [--clients 1,16] [--method getblockcount]
-                              [--params JSON] [--big] [--client c|python]
+                              [--params JSON] [--big] [--client c|python] [--base PATH]
 
 Starts a regtest bitcoind (../shared/bin or $BITCOIND) and peerd (build/bin
 or $PEERD_BIN) on loopback with free ports and the same -rpcuser/-rpcpassword,
@@ -18,7 +18,8 @@ whose own cost hid the servers'); they share the machine with the servers,
 the same floor for both. --params gives the method's parameters as JSON
 (BLOCK stands for the block's hash), e.g. --method getblock --params
 '["BLOCK", 0]' --big. Loopback only; every process started is stopped at
-the end.
+the end. --base PATH adds a second peerd binary (an older build) to the
+rotation, for an A/B of two builds in the same sitting.
 """
 import argparse
 import base64
@@ -162,6 +163,8 @@ def main():
     ap.add_argument("--big", action="store_true",
                     help="mine a block of about 1 MB on bitcoind first (its own coinbase outputs spent into "
                     "large OP_RETURN-free transactions) and ask for that one")
+    ap.add_argument("--base", help="a second peerd binary (an older build) measured in the same rotation: "
+                    "an A/B of two builds in one sitting, printed as base req/s and peerd/base")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="bench-rpc-")
     procs = []
@@ -182,6 +185,15 @@ def main():
             [PEERD, "-chain=regtest", "-datadir=" + os.path.join(tmp, "peerd"), "-listen=0", "-rpcport=%d" % pport,
              "-rpcuser=bench", "-rpcpassword=bench", "-printtoconsole=0"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        bport = None
+        if a.base:
+            bport = free_port()
+            os.makedirs(os.path.join(tmp, "base"))
+            procs.append(subprocess.Popen(
+                [a.base, "-chain=regtest", "-datadir=" + os.path.join(tmp, "base"), "-listen=0",
+                 "-rpcport=%d" % bport, "-rpcuser=bench", "-rpcpassword=bench", "-printtoconsole=0"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            wait_rpc(bport, procs[-1], "base peerd")
         wait_rpc(cport, procs[0], "bitcoind")
         wait_rpc(pport, procs[1], "peerd")
         desc = call(cport, "getdescriptorinfo", ["raw(51)"])["descriptor"]
@@ -191,7 +203,9 @@ def main():
             h = call(cport, "generatetodescriptor", [1, desc])[0]
         # peerd gets bitcoind's chain, block by block.
         for height in range(1, call(cport, "getblockcount") + 1):
-            call(pport, "submitblock", [call(cport, "getblock", [call(cport, "getblockhash", [height]), 0])])
+            raw = call(cport, "getblock", [call(cport, "getblockhash", [height]), 0])
+            for port in [pport] + ([bport] if bport else []):
+                call(port, "submitblock", [raw])
         params = {"getblock": [h, 2], "getblockhash": [1]}.get(a.method, [])
         if a.params:
             params = json.loads(a.params.replace("BLOCK", h))
@@ -201,12 +215,16 @@ def main():
         for n in [int(x) for x in a.clients.split(",")]:
             best = {}
             for _ in range(2):
-                for name, port in (("peerd", pport), ("core", cport)):
+                for name, port in (("peerd", pport), ("core", cport)) + ((("base", bport),) if bport else ()):
                     r = run_c(exe, port, body, n, a.seconds) if exe else run(port, body, n, a.seconds)
                     if name not in best or r[0] > best[name][0]:
                         best[name] = r
             p, c = best["peerd"], best["core"]
             print("%-14s %7d %12.0f %9.0f %9.0f %12.0f %9.0f %9.0f %8.2fx" % (a.method, n, *p, *c, p[0] / c[0]))
+            if bport:
+                b = best["base"]
+                print("%-14s %7d base %7.0f %9.0f %9.0f   base/core %.2fx, peerd/base %.2fx" % (
+                    a.method, n, *b, b[0] / c[0], p[0] / b[0]))
     finally:
         for p in procs:
             p.terminate()

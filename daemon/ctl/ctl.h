@@ -139,17 +139,20 @@ struct json_t *ctl_reply(struct daemon *d, const char *line, size_t len, unsigne
 
 /**
  * With -server (the default), Core's HTTP JSON-RPC server on -rpcbind /
- * -rpcport with its authentication (the cookie, -rpcauth, -rpcuser): its
- * own threads, each call handed to the loop in process (ctl/inproc.c) and
- * served as a control-socket client, so after ctl_start.
+ * -rpcport with its authentication (the cookie, -rpcauth, -rpcuser),
+ * libmicrohttpd driven by the loop; each call goes to the dispatcher in
+ * process (ctl/inproc.c) and is served as a control-socket client, so
+ * after ctl_start.
  * 0, or a negative errno after logging Core's message (bad -rpcallowip,
  * -rpcauth, -rpccookieperms; no endpoint bound when the operator named
  * one). Loop thread.
  */
 int rpc_http_start(struct daemon *d);
 /**
- * Stop accepting, let requests under way finish briefly, end the rest,
- * join every thread and remove the cookie. Idempotent. Loop thread.
+ * Stop accepting, end the calls under way, send the answers made (the
+ * stop call's own) for up to 500 ms, join the worker threads and remove
+ * the cookie. Called from inside the server (a stop answered in its
+ * handler), it finishes when libmicrohttpd returns. Idempotent. Loop thread.
  */
 void rpc_http_close(struct daemon *d);
 /** The HTTP server's counters (new reference; json null without it). Loop thread. */

@@ -9,6 +9,10 @@
  * the request and reply through the kernel, no parsing of the reply line
  * for its end.
  *
+ * The HTTP server also calls from the loop itself (ctl_inproc_submit): the
+ * call is queued as a client at once, and its reply goes to a callback
+ * instead of a waiting worker: no thread, no wakeup.
+ *
  * Threads: ctl_inproc_call on any thread but the loop (it blocks); all the
  * rest on the loop thread. The loop never waits for a worker: delivering
  * a reply is a lock and a signal.
@@ -38,6 +42,8 @@ struct ctl_inproc_call {
 	struct ctl_bytes
 	    raw;   /**< (mu) with want_bytes: a method's bytes (the worker's once done) */
 	bool done; /**< (mu) reply set, or the call failed */
+	ctl_inproc_done_fn fn; /**< a loop caller's (ctl_inproc_submit): no worker waits */
+	void *arg;
 	uv_cond_t cond;
 	struct ctl_inproc_call *next; /**< (mu) on the queue */
 };
@@ -68,6 +74,19 @@ static void finish_texts(struct ctl_inproc *ip, struct ctl_inproc_call *call, ch
 
 static void finish(struct ctl_inproc *ip, struct ctl_inproc_call *call, char *reply, size_t len)
 {
+	if (call->fn) {
+		/* A loop caller's: nobody waits, the call was ours. */
+		ctl_inproc_done_fn fn = call->fn;
+		void *arg = call->arg;
+		struct ctl_bytes raw = call->raw;
+		xfree(call);
+		if (reply)
+			ip->calls++;
+		else
+			ip->failed++;
+		fn(arg, reply, len, raw.p, raw.len);
+		return;
+	}
 	uv_mutex_lock(&ip->mu);
 	call->reply = reply;
 	call->reply_len = len;
@@ -306,9 +325,37 @@ void ctl_inproc_closed(struct ctl_client *c)
 		finish(ip, c->inproc, NULL, 0);
 		c->inproc = NULL;
 	}
-	/* Freed on the next wakeup, never now: the caller may still read it. */
+	/* Freed on the next wakeup, never now: the caller may still read it.
+	 * Loop callers (ctl_inproc_submit) send no wakeup of their own, so the
+	 * first of the dead asks for one. */
+	bool first = !ip->dead;
 	c->next_dead = ip->dead;
 	ip->dead = c;
+	if (first)
+		(void)uv_async_send(&ip->async);
+}
+
+int ctl_inproc_submit(struct ctl_inproc *ip, const char *line, size_t len, bool want_bytes,
+                      bool now, ctl_inproc_done_fn fn, void *arg)
+{
+	struct daemon *d = ip->d;
+	if (ip->refusing)
+		return -ECANCELED;
+	struct ctl_inproc_call *call = xcalloc(1, sizeof(*call));
+	if (!call)
+		return -ENOMEM;
+	call->fn = fn;
+	call->arg = arg;
+	call->want_bytes = want_bytes;
+	if (!ctl_client_inproc_new(d, call, line, len)) {
+		xfree(call);
+		return -ECANCELED;
+	}
+	/* Its turn now: a call the loop answers by itself (getblockcount from
+	 * the chain view) is answered before this returns. */
+	if (now && d->ctl->ready)
+		ctl_turn_cb(&d->ctl->turn);
+	return 0;
 }
 
 void ctl_inproc_stop(struct daemon *d)

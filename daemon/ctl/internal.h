@@ -481,6 +481,27 @@ char *ctl_inproc_call_bytes(struct ctl_inproc *ip, const char *line, size_t len,
  * hex (Core's answer). Validation thread (a chain method's).
  */
 void ctl_ok_bytes(const struct ctl_chain_ctx *x, struct ctl_result *res, uint8_t *raw, size_t len);
+/**
+ * A loop caller's reply: reply (xmalloc'd, the callee's; no newline) of
+ * len bytes, or NULL when the call failed (peerd stopping, the client
+ * dropped); with want_bytes, the bytes a method handed out of band
+ * (xmalloc'd, the callee's; NULL: none), as ctl_inproc_call_bytes. Loop
+ * thread; called exactly once per accepted call.
+ */
+typedef void (*ctl_inproc_done_fn)(void *arg, char *reply, size_t len, uint8_t *bytes,
+                                   size_t n_bytes);
+/**
+ * ctl_inproc_call (ctl_inproc_call_bytes with want_bytes) for a caller on
+ * the loop (the HTTP server): line (len bytes, copied) is queued as a
+ * client of its own; fn(arg, ...) gets the
+ * reply, before this returns when `now` and the loop answers it at once.
+ * `now` false from inside the dispatcher (a reply callback): the turn
+ * comes on the next loop iteration. 0, or a negative errno (then fn is
+ * never called). Loop thread.
+ */
+int ctl_inproc_submit(struct ctl_inproc *ip, const char *line, size_t len, bool want_bytes,
+                      bool now, ctl_inproc_done_fn fn, void *arg)
+    __attribute__((warn_unused_result));
 /** Whether c's waiting call takes bytes (ctl_inproc_call_bytes). Loop thread. */
 bool ctl_inproc_wants_bytes(const struct ctl_client *c);
 /** Hand c's waiting call a method's bytes (b->p taken; freed when nobody takes them). Loop thread.

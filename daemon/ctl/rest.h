@@ -104,13 +104,13 @@ struct MHD_Connection;
  */
 size_t rest_http_unescape(void *cls, struct MHD_Connection *c, char *s);
 /**
- * Answer a whole REST request (url its path, body its body) on conn:
- * rest_answer through call, the reply queued. MHD_YES or MHD_NO as
- * libmicrohttpd's handlers return (an int here, so this header needs no
- * microhttpd.h). The connection's thread.
+ * Answer a whole REST request (url its path, body its body, conn the
+ * connection its query is read from): rest_answer through call into *a
+ * (a->body the caller's). An HTTP worker thread, conn suspended (the loop
+ * queues the answer when it resumes it).
  */
-int rest_http_serve(struct MHD_Connection *conn, const char *url, const char *body, size_t len,
-                    rpc_call_fn call, rest_bytes_fn call_bytes, void *ctx);
+void rest_http_answer(struct MHD_Connection *conn, const char *url, const char *body, size_t len,
+                      rpc_call_fn call, rest_bytes_fn call_bytes, void *ctx, struct rest_answer *a);
 
 /* ---- ctl/rest_parse.c --------------------------------------------------- */
 

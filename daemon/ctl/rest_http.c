@@ -11,7 +11,9 @@
  * (which leaves everything as sent) and rest_query decodes values the way
  * libevent does.
  *
- * Threads: a connection's thread (libmicrohttpd's), one request at a time.
+ * Threads: an HTTP worker thread (ctl/rpc_http_pool.c), while the loop
+ * keeps the request's connection suspended: libmicrohttpd reads none of
+ * its values meanwhile, so looking them up from the worker is safe.
  */
 #include "daemon/ctl/rest.h"
 
@@ -119,8 +121,8 @@ static int rest_query(void *qctx, const char *key, const char **value)
 	return 0;
 }
 
-int rest_http_serve(struct MHD_Connection *conn, const char *url, const char *body, size_t len,
-                    rpc_call_fn call, rest_bytes_fn call_bytes, void *ctx)
+void rest_http_answer(struct MHD_Connection *conn, const char *url, const char *body, size_t len,
+                      rpc_call_fn call, rest_bytes_fn call_bytes, void *ctx, struct rest_answer *a)
 {
 	struct query q = {.conn = conn, .path = url};
 	struct rest_request rq = {.call_bytes = call_bytes,
@@ -129,19 +131,6 @@ int rest_http_serve(struct MHD_Connection *conn, const char *url, const char *bo
 	                          .qctx = &q,
 	                          .body = body,
 	                          .len = len};
-	struct rest_answer a;
-	rest_answer(&rq, call, ctx, &a);
+	rest_answer(&rq, call, ctx, a);
 	xfree(q.last);
-	struct MHD_Response *resp =
-	    a.body ? MHD_create_response_from_buffer_with_free_callback(a.len, a.body, xfree)
-	           : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-	if (!resp) {
-		xfree(a.body);
-		return MHD_NO;
-	}
-	if (a.type)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, a.type);
-	enum MHD_Result ret = MHD_queue_response(conn, a.status, resp);
-	MHD_destroy_response(resp);
-	return ret == MHD_YES;
 }

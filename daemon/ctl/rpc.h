@@ -15,8 +15,9 @@
  *
  * Files: rpc_auth.c (credentials, the cookie), rpc_allow.c (-rpcallowip),
  * rpc_jsonrpc.c (Core's
- * request and reply shapes and HTTP status codes), rpc_http.c (the server,
- * its threads and its way to the loop).
+ * request and reply shapes and HTTP status codes), rpc_http.c (the server
+ * on the loop: libmicrohttpd driven by libuv, start and stop, the worker
+ * threads), rpc_http_req.c (each request: its checks, the gate, its call).
  */
 #ifndef PEERD_DAEMON_CTL_RPC_H
 #define PEERD_DAEMON_CTL_RPC_H
@@ -170,5 +171,137 @@ void rpc_jsonrpc_answer(const char *body, size_t len, rpc_call_fn call, void *ct
  */
 void rpc_jsonrpc_answer_batched(const char *body, size_t len, rpc_call_fn call, rpc_batch_fn batch,
                                 void *ctx, struct rpc_answer *out);
+
+/* ---- ctl/rpc_http.c and ctl/rpc_http_req.c: the server ---------------- */
+
+#include <stdint.h>
+#include <uv.h>
+
+struct daemon;
+struct MHD_Connection;
+struct MHD_Daemon;
+struct rpc_http;
+
+/** Where a request is (rpc_req.state). */
+enum rpc_req_state {
+	RPC_RQ_READING, /**< headers and body arriving */
+	RPC_RQ_QUEUED,  /**< suspended, waiting for a free thread slot (the work queue) */
+	RPC_RQ_DELAYED, /**< suspended, its 401 waits out Core's 250 ms */
+	RPC_RQ_RUNNING, /**< its call is at the dispatcher or on a worker thread */
+	RPC_RQ_READY    /**< `ans` holds the answer; queued when the handler runs again */
+};
+
+/**
+ * One request's state across libmicrohttpd's calls (its con_cls). Loop
+ * thread, except `ans`, `ctype` and what a worker reads while RUNNING on it.
+ */
+struct rpc_req {
+	struct rpc_http *h;
+	struct MHD_Connection *conn;
+	const char *url; /**< libmicrohttpd's, valid until the request completes */
+	unsigned early;  /**< an answer decided from the headers (403, 404, 405), or 0 */
+	char *body;
+	size_t len, cap;
+	bool too_big;
+	enum rpc_req_state state;
+	bool suspended; /**< MHD_suspend_connection'd */
+	bool counted;   /**< holds one of the h->threads slots */
+	bool rest;      /**< a REST request */
+	bool worker;    /**< served on a worker thread (REST, a batch): several calls */
+	bool replaying; /**< the second pass over the body, with the reply */
+	bool orphan;    /**< the request ended while its call was out: free at the reply */
+	char *line;     /**< the dispatcher line the first pass made, or NULL */
+	size_t line_len;
+	char *reply; /**< the dispatcher's reply, for the second pass */
+	size_t reply_len;
+	uint8_t *bytes; /**< REST: the reply's bytes out of band, for the second pass */
+	size_t n_bytes;
+	unsigned n_calls;      /**< REST: calls the handler made in this pass */
+	bool line_bytes;       /**< REST: the captured call takes bytes */
+	bool needs_worker;     /**< REST: the second pass wanted a second call */
+	struct rpc_answer ans; /**< with RPC_RQ_READY */
+	const char *ctype;     /**< its content type (static), or NULL */
+	bool challenge;        /**< a 401 with Core's WWW-Authenticate */
+	uint64_t due_ms;       /**< RPC_RQ_DELAYED: when the 401 goes */
+	struct rpc_req *next;  /**< on the work queue, the delayed list or the workers' lists */
+};
+
+/** One HTTP connection, for the slow-client watchdog. Loop thread. */
+struct rpc_conn {
+	int fd;
+	uint64_t since_ms; /**< a request has been arriving since; 0: none is */
+	bool killed;       /**< the watchdog shut it down */
+	struct rpc_conn *prev, *next;
+};
+
+/**
+ * The HTTP server (d->ctl->http). Everything is the loop's but the worker
+ * threads' queue (`pool_mu`; a leaf: nothing blocks while holding it).
+ */
+struct rpc_http {
+	struct daemon *d;
+	struct MHD_Daemon *mhd[CONF_MAX_LIST];
+	uv_poll_t poll[CONF_MAX_LIST]; /**< on each daemon's epoll fd */
+	size_t n_mhd;
+	uv_timer_t timer;      /**< libmicrohttpd's next timeout */
+	uv_timer_t dog;        /**< the slow-client watchdog, each second */
+	uv_timer_t delay;      /**< the next delayed 401 */
+	uv_async_t wakeup;     /**< a worker finished */
+	unsigned open_handles; /**< closing: freed when the last closes */
+	bool attached;         /**< the timers and `wakeup` are initialised */
+	size_t n_polls;        /**< poll[] initialised */
+	struct rpc_auth auth;
+	struct rpc_whitelist wl; /**< -rpcwhitelist (ctl/rpc_whitelist.c): read-only */
+	struct ctl_inproc *ip;   /**< the dispatcher's door (d->ctl->inproc) */
+	struct rpc_subnet *allow;
+	size_t n_allow;
+	int threads, depth;
+	bool rest; /**< -rest: Core's REST endpoints on the same port */
+	uint64_t timeout_ms;
+	int active, waiting; /**< requests holding a slot; on the work queue */
+	int inflight;        /**< requests between their headers and their completion */
+	struct rpc_req *queue, **queue_tail; /**< the work queue (Core's -rpcworkqueue) */
+	struct rpc_req *delayed, **delayed_tail;
+	struct rpc_conn *conns;
+	int in_run;    /**< inside MHD_run: libmicrohttpd must not be stopped now */
+	int in_reply;  /**< inside a reply callback, i.e. the dispatcher's code */
+	bool rerun;    /**< a connection resumed inside MHD_run: run again */
+	bool closing;  /**< rpc_http_close came inside MHD_run: tear down after it */
+	bool stopping; /**< tearing down: new requests get 503, queued ones too */
+	/* The worker threads (REST, batches: calls that block). */
+	uv_mutex_t pool_mu;
+	uv_cond_t pool_cond;
+	struct rpc_req *todo, **todo_tail; /**< (pool_mu) for a worker */
+	struct rpc_req *done;              /**< (pool_mu) answered, for the loop */
+	bool pool_stop;                    /**< (pool_mu) */
+	uv_thread_t *workers;
+	int n_workers;
+	uint64_t rejected, timed_out, queue_full, bad_auth, on_loop;
+};
+
+/**
+ * One libmicrohttpd daemon on sa (port for the log) with the request
+ * callbacks of ctl/rpc_http_req.c and `flags` (MHD_USE_*), or NULL. Loop thread.
+ */
+struct MHD_Daemon *rpc_http_mhd_start(struct rpc_http *h, unsigned flags, uint16_t port,
+                                      const struct sockaddr *sa);
+/** A request done on a worker thread, back on the loop (ctl/rpc_http.c's wakeup). */
+void rpc_http_req_ready(struct rpc_req *r);
+/** Have libmicrohttpd run soon (a connection was resumed). Loop thread. */
+void rpc_http_kick(struct rpc_http *h);
+/** The 401s due (h->delay's callback). */
+void rpc_http_delay_cb(uv_timer_t *t);
+/**
+ * At close: every request not yet answered gets its answer now (queued
+ * 503, delayed 401, a call at the dispatcher ends through ctl_inproc_stop
+ * before this). Loop thread.
+ */
+void rpc_http_end_waiting(struct rpc_http *h);
+/** Hand r to a worker thread (ctl/rpc_http.c). Loop thread. */
+void rpc_http_pool_push(struct rpc_http *h, struct rpc_req *r);
+/** The worker's job: r's answer through the blocking door. A worker thread. */
+void rpc_http_req_work(struct rpc_req *r);
+/** Milliseconds of a monotonic clock. Any thread. */
+uint64_t rpc_http_now_ms(void);
 
 #endif

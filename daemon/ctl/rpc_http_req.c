@@ -1,0 +1,716 @@
+/*
+ * daemon/ctl/rpc_http_req.c: one HTTP request on the loop (ctl/rpc_http.c
+ * drives libmicrohttpd from libuv): the checks Core makes before a call
+ * (-rpcallowip, method, path, size, authentication with its 250 ms
+ * deterrent, -rpcwhitelist), the gate of -rpcthreads and -rpcworkqueue,
+ * and the call itself.
+ *
+ * A single JSON-RPC call goes to the dispatcher from the loop itself
+ * (ctl_inproc_submit): the body is read twice by ctl/rpc_jsonrpc.c, once
+ * to learn the dispatcher line (its answer thrown away), once with the
+ * reply to make Core's envelope. A call the loop answers at once
+ * (getblockcount from the chain view) is answered in the same MHD_run; one
+ * that waits (the validation thread) suspends its connection until the
+ * reply comes. No thread is woken for either. REST and batches make
+ * several calls through blocking code (ctl/rest.c, the batch prefetch), so
+ * they go to a worker thread and the connection waits suspended.
+ *
+ * Threads: the loop's, all of it, but rpc_http_req_work (a worker's).
+ */
+#include "daemon/ctl/internal.h"
+#include "daemon/ctl/rest.h"
+#include "daemon/ctl/rpc.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+/** Core's deterrent after a wrong password. */
+#define RPC_AUTH_DELAY_MS 250
+/** Longest request body: what the control socket takes as one line, less the envelope. */
+#define RPC_MAX_BODY (CTL_MAX_LINE - 4096u)
+
+/* rpc_req.early: a REST request (ctl/rest.c answers it, without authentication, as Core). */
+#define RPC_EARLY_REST 1u
+/* rpc_req.early: not POST on the JSON-RPC path, with Core's sentence. */
+#define RPC_EARLY_POST_ONLY 1405u
+
+static void addr_text(const struct sockaddr *sa, char *buf, size_t n)
+{
+	char ip[INET6_ADDRSTRLEN] = "?";
+	if (sa && sa->sa_family == AF_INET) {
+		const struct sockaddr_in *s4 = (const struct sockaddr_in *)sa;
+		inet_ntop(AF_INET, &s4->sin_addr, ip, sizeof(ip));
+		snprintf(buf, n, "%s:%u", ip, ntohs(s4->sin_port));
+	} else if (sa && sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
+		inet_ntop(AF_INET6, &s6->sin6_addr, ip, sizeof(ip));
+		snprintf(buf, n, "[%s]:%u", ip, ntohs(s6->sin6_port));
+	} else {
+		snprintf(buf, n, "?");
+	}
+}
+
+static void client_text(struct MHD_Connection *conn, char *buf, size_t n)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	addr_text(ci ? ci->client_addr : NULL, buf, n);
+}
+
+/* ---- answers -------------------------------------------------------------- */
+
+/* Queue status and body (taken; NULL: none) on conn. */
+static enum MHD_Result respond(struct MHD_Connection *conn, unsigned status, char *body, size_t len,
+                               const char *ctype, bool challenge)
+{
+	struct MHD_Response *r =
+	    body ? MHD_create_response_from_buffer_with_free_callback(len, body, xfree)
+	         : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+	if (!r) {
+		xfree(body);
+		return MHD_NO;
+	}
+	if (ctype)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+	if (challenge)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+		                        "Basic realm=\"jsonrpc\"");
+	enum MHD_Result ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result respond_text(struct MHD_Connection *conn, unsigned status, const char *t)
+{
+	char *b = t ? xstrdup(t) : NULL;
+	return respond(conn, status, b, b ? strlen(b) : 0, NULL, false);
+}
+
+/* r's answer, now that the handler runs for it again (or for the first time). */
+static enum MHD_Result respond_ready(struct rpc_req *r)
+{
+	struct rpc_answer a = r->ans;
+	r->ans.body = NULL;
+	return respond(r->conn, a.status, a.body, a.len, r->ctype, r->challenge);
+}
+
+static void set_answer(struct rpc_req *r, unsigned status, const char *text)
+{
+	r->ans.status = status;
+	r->ans.body = text ? xstrdup(text) : NULL;
+	r->ans.len = r->ans.body ? strlen(r->ans.body) : 0;
+	r->ctype = NULL;
+}
+
+/* ---- the gate (Core's rpcthreads and work queue) -------------------------- */
+
+static void start(struct rpc_req *r);
+
+static void ready(struct rpc_req *r);
+
+/* Requests on the work queue take the slots freed (once stopping, their 503). */
+static void gate_next(struct rpc_http *h)
+{
+	while (h->queue && (h->active < h->threads || h->stopping)) {
+		struct rpc_req *r = h->queue;
+		h->queue = r->next;
+		if (!h->queue)
+			h->queue_tail = &h->queue;
+		r->next = NULL;
+		h->waiting--;
+		if (h->stopping) {
+			set_answer(r, MHD_HTTP_SERVICE_UNAVAILABLE, "Work queue depth exceeded");
+			ready(r);
+			continue;
+		}
+		h->active++;
+		r->counted = true;
+		start(r);
+	}
+}
+
+/* r's answer is set: give its slot back and let libmicrohttpd send it. */
+static void ready(struct rpc_req *r)
+{
+	struct rpc_http *h = r->h;
+	r->state = RPC_RQ_READY;
+	if (r->counted) {
+		r->counted = false;
+		h->active--;
+	}
+	if (r->suspended) {
+		r->suspended = false;
+		MHD_resume_connection(r->conn);
+		rpc_http_kick(h);
+	}
+	gate_next(h);
+}
+
+static void suspend(struct rpc_req *r)
+{
+	if (!r->suspended) {
+		MHD_suspend_connection(r->conn);
+		r->suspended = true;
+	}
+}
+
+/* ---- a single call on the loop -------------------------------------------- */
+
+/* rpc_call_fn for ctl/rpc_jsonrpc.c's two passes: learn the line, then give the reply. */
+static char *two_pass_call(void *ctx, const char *line, size_t len, size_t *out_len)
+{
+	struct rpc_req *r = ctx;
+	if (r->replaying) {
+		char *rep = r->reply;
+		r->reply = NULL;
+		*out_len = rep ? r->reply_len : 0;
+		return rep;
+	}
+	if (!r->line) {
+		r->line = xmalloc(len + 1);
+		if (r->line) {
+			memcpy(r->line, line, len);
+			r->line[len] = 0;
+			r->line_len = len;
+		}
+	}
+	return NULL;
+}
+
+/* ctl_inproc_done_fn: the dispatcher's reply; the envelope made with it. */
+static void on_reply(void *arg, char *reply, size_t len, uint8_t *bytes, size_t n_bytes)
+{
+	struct rpc_req *r = arg;
+	struct rpc_http *h = r->h;
+	xfree(bytes); /* none asked for */
+	(void)n_bytes;
+	if (r->orphan) {
+		xfree(reply);
+		xfree(r->line);
+		xfree(r->body);
+		xfree(r);
+		return;
+	}
+	h->in_reply++;
+	r->reply = reply;
+	r->reply_len = len;
+	r->replaying = true;
+	rpc_jsonrpc_answer(r->body ? r->body : "", r->len, two_pass_call, r, &r->ans);
+	xfree(r->reply);
+	r->reply = NULL;
+	r->ctype = r->ans.body ? "application/json" : NULL;
+	ready(r);
+	h->in_reply--;
+}
+
+static bool is_batch(const struct rpc_req *r)
+{
+	for (size_t i = 0; i < r->len; i++) {
+		char c = r->body[i];
+		if (c != ' ' && c != '\t' && c != '\r' && c != '\n')
+			return c == '[';
+	}
+	return false;
+}
+
+/* ---- a REST request of one call on the loop ------------------------------- */
+
+/*
+ * rest_bytes_fn for the two passes over a REST request: the first call is
+ * learnt, then answered with the reply; a second call in the second pass
+ * means the endpoint needs more (headers, getutxos): a worker does it all
+ * again (every REST call reads, so running one twice changes nothing).
+ */
+static char *rest_pass_bytes(void *ctx, const char *line, size_t len, size_t *out_len,
+                             uint8_t **bytes, size_t *n_bytes)
+{
+	struct rpc_req *r = ctx;
+	if (bytes) {
+		*bytes = NULL;
+		*n_bytes = 0;
+	}
+	if (++r->n_calls > 1) {
+		if (r->replaying)
+			r->needs_worker = true;
+		return NULL;
+	}
+	if (r->replaying) {
+		char *rep = r->reply;
+		r->reply = NULL;
+		*out_len = rep ? r->reply_len : 0;
+		if (bytes) {
+			*bytes = r->bytes;
+			*n_bytes = r->n_bytes;
+			r->bytes = NULL;
+		}
+		return rep;
+	}
+	r->line_bytes = bytes != NULL;
+	return two_pass_call(ctx, line, len, out_len);
+}
+
+static char *rest_pass_call(void *ctx, const char *line, size_t len, size_t *out_len)
+{
+	return rest_pass_bytes(ctx, line, len, out_len, NULL, NULL);
+}
+
+static void rest_pass(struct rpc_req *r, struct rpc_answer *out)
+{
+	struct rest_answer a;
+	r->n_calls = 0;
+	rest_http_answer(r->conn, r->url, r->body, r->len, rest_pass_call, rest_pass_bytes, r, &a);
+	*out = (struct rpc_answer){.status = a.status, .body = a.body, .len = a.len};
+	r->ctype = a.type;
+}
+
+static void on_rest_reply(void *arg, char *reply, size_t len, uint8_t *bytes, size_t n_bytes)
+{
+	struct rpc_req *r = arg;
+	struct rpc_http *h = r->h;
+	if (r->orphan) {
+		xfree(reply);
+		xfree(bytes);
+		xfree(r->line);
+		xfree(r->body);
+		xfree(r);
+		return;
+	}
+	h->in_reply++;
+	r->reply = reply;
+	r->reply_len = len;
+	r->bytes = bytes;
+	r->n_bytes = n_bytes;
+	r->replaying = true;
+	struct rpc_answer a;
+	rest_pass(r, &a);
+	r->replaying = false;
+	xfree(r->reply);
+	xfree(r->bytes);
+	r->reply = NULL;
+	r->bytes = NULL;
+	if (r->needs_worker) {
+		xfree(a.body);
+		r->worker = true;
+		rpc_http_pool_push(h, r); /* start() suspends it when this ran inside it */
+	} else {
+		r->ans = a;
+		ready(r);
+	}
+	h->in_reply--;
+}
+
+static void rest_start(struct rpc_req *r)
+{
+	struct rpc_http *h = r->h;
+	struct rpc_answer a;
+	rest_pass(r, &a);
+	if (!r->line) {
+		r->ans = a;
+		ready(r);
+		return;
+	}
+	xfree(a.body);
+	h->on_loop++;
+	if (ctl_inproc_submit(h->ip, r->line, r->line_len, r->line_bytes, h->in_reply == 0,
+	                      on_rest_reply, r))
+		on_rest_reply(r, NULL, 0, NULL, 0);
+	if (r->state == RPC_RQ_RUNNING)
+		suspend(r);
+}
+
+/* r holds a slot: its call goes (to the dispatcher, or a worker). */
+static void start(struct rpc_req *r)
+{
+	struct rpc_http *h = r->h;
+	r->state = RPC_RQ_RUNNING;
+	if (r->rest) {
+		rest_start(r);
+		return;
+	}
+	if (is_batch(r)) {
+		r->worker = true;
+		suspend(r);
+		rpc_http_pool_push(h, r);
+		return;
+	}
+	struct rpc_answer a;
+	rpc_jsonrpc_answer(r->body ? r->body : "", r->len, two_pass_call, r, &a);
+	if (!r->line) {
+		/* Answered without the dispatcher (a parse error, an unknown method). */
+		r->ans = a;
+		r->ctype = a.body ? "application/json" : NULL;
+		ready(r);
+		return;
+	}
+	xfree(a.body);
+	h->on_loop++;
+	/* From inside a reply callback the dispatcher is on the stack: its
+	 * turn comes on the next iteration, not nested. */
+	if (ctl_inproc_submit(h->ip, r->line, r->line_len, false, h->in_reply == 0, on_reply, r))
+		on_reply(r, NULL, 0, NULL, 0); /* peerd is stopping: Core's envelope of the error */
+	if (r->state == RPC_RQ_RUNNING)
+		suspend(r);
+}
+
+/* The worker's job. */
+static char *door_call(void *ctx, const char *line, size_t len, size_t *out_len)
+{
+	struct rpc_http *h = ctx;
+	return ctl_inproc_call(h->ip, line, len, out_len);
+}
+
+static char *door_call_bytes(void *ctx, const char *line, size_t len, size_t *out_len,
+                             uint8_t **bytes, size_t *n_bytes)
+{
+	struct rpc_http *h = ctx;
+	return ctl_inproc_call_bytes(h->ip, line, len, out_len, bytes, n_bytes);
+}
+
+static char **door_batch(void *ctx, const char *line, size_t len, size_t *n, bool *batch)
+{
+	struct rpc_http *h = ctx;
+	return ctl_inproc_call_texts(h->ip, line, len, n, batch);
+}
+
+void rpc_http_req_work(struct rpc_req *r)
+{
+	struct rpc_http *h = r->h;
+	if (r->rest) {
+		struct rest_answer a;
+		rest_http_answer(r->conn, r->url, r->body, r->len, door_call, door_call_bytes, h,
+		                 &a);
+		r->ans = (struct rpc_answer){.status = a.status, .body = a.body, .len = a.len};
+		r->ctype = a.type;
+		return;
+	}
+	rpc_jsonrpc_answer_batched(r->body ? r->body : "", r->len, door_call, door_batch, h,
+	                           &r->ans);
+	r->ctype = r->ans.body ? "application/json" : NULL;
+}
+
+void rpc_http_req_ready(struct rpc_req *r)
+{
+	if (r->orphan) {
+		xfree(r->ans.body);
+		xfree(r->line);
+		xfree(r->body);
+		xfree(r);
+		return;
+	}
+	ready(r);
+}
+
+/* ---- the 401 deterrent ------------------------------------------------------ */
+
+static void delay_arm(struct rpc_http *h)
+{
+	if (!h->delayed)
+		return;
+	uint64_t now = rpc_http_now_ms();
+	uint64_t ms = h->delayed->due_ms > now ? h->delayed->due_ms - now : 0;
+	(void)uv_timer_start(&h->delay, rpc_http_delay_cb, ms, 0);
+}
+
+void rpc_http_delay_cb(uv_timer_t *t)
+{
+	struct rpc_http *h = t->data;
+	uint64_t now = rpc_http_now_ms();
+	while (h->delayed && h->delayed->due_ms <= now) {
+		struct rpc_req *r = h->delayed;
+		h->delayed = r->next;
+		if (!h->delayed)
+			h->delayed_tail = &h->delayed;
+		r->next = NULL;
+		ready(r);
+	}
+	delay_arm(h);
+}
+
+void rpc_http_end_waiting(struct rpc_http *h)
+{
+	while (h->queue) {
+		struct rpc_req *r = h->queue;
+		h->queue = r->next;
+		r->next = NULL;
+		h->waiting--;
+		set_answer(r, MHD_HTTP_SERVICE_UNAVAILABLE, "Work queue depth exceeded");
+		ready(r);
+	}
+	h->queue_tail = &h->queue;
+	while (h->delayed) {
+		struct rpc_req *r = h->delayed;
+		h->delayed = r->next;
+		r->next = NULL;
+		ready(r);
+	}
+	h->delayed_tail = &h->delayed;
+}
+
+/* ---- libmicrohttpd's callbacks -------------------------------------------- */
+
+static void conn_track(struct MHD_Connection *conn, uint64_t since)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct rpc_conn *c = ci ? ci->socket_context : NULL;
+	if (c)
+		c->since_ms = since;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+	struct rpc_http *h = cls;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci =
+		    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		struct rpc_conn *c = ci ? xcalloc(1, sizeof(*c)) : NULL;
+		if (!c)
+			return;
+		c->fd = ci->connect_fd;
+		c->since_ms = rpc_http_now_ms();
+		c->next = h->conns;
+		if (c->next)
+			c->next->prev = c;
+		h->conns = c;
+		*socket_context = c;
+	} else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context) {
+		struct rpc_conn *c = *socket_context;
+		if (c->prev)
+			c->prev->next = c->next;
+		else
+			h->conns = c->next;
+		if (c->next)
+			c->next->prev = c->prev;
+		xfree(c);
+		*socket_context = NULL;
+	}
+}
+
+static void unlink_from(struct rpc_req **head, struct rpc_req ***tail, struct rpc_req *r)
+{
+	struct rpc_req **pp = head;
+	while (*pp && *pp != r)
+		pp = &(*pp)->next;
+	if (!*pp)
+		return;
+	*pp = r->next;
+	if (*tail == &r->next)
+		*tail = pp;
+	r->next = NULL;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+	struct rpc_http *h = cls;
+	struct rpc_req *r = *con_cls;
+	(void)toe;
+	/* Keep-alive: the next request's bytes are timed from now. */
+	conn_track(conn, rpc_http_now_ms());
+	if (!r)
+		return;
+	*con_cls = NULL;
+	h->inflight--;
+	/* A suspended connection does not end; these are for safety only. */
+	if (r->state == RPC_RQ_QUEUED) {
+		unlink_from(&h->queue, &h->queue_tail, r);
+		h->waiting--;
+	} else if (r->state == RPC_RQ_DELAYED) {
+		unlink_from(&h->delayed, &h->delayed_tail, r);
+	} else if (r->state == RPC_RQ_RUNNING) {
+		/* Its call is out: whoever answers it frees it. */
+		if (r->counted)
+			h->active--;
+		r->counted = false;
+		r->orphan = true;
+		r->conn = NULL;
+		return;
+	}
+	xfree(r->ans.body);
+	xfree(r->line);
+	xfree(r->body);
+	xfree(r);
+}
+
+/* The first call, with the headers: what can be decided before the body. */
+static unsigned judge_headers(struct rpc_http *h, struct MHD_Connection *conn, const char *url,
+                              const char *method)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (!ci || !rpc_subnets_allow(h->allow, h->n_allow, ci->client_addr)) {
+		char who[80];
+		addr_text(ci ? ci->client_addr : NULL, who, sizeof(who));
+		DLOG_WARNING(&h->d->log, DLOG_CTL,
+		             "HTTP request from %s rejected: Client network is not allowed RPC "
+		             "access",
+		             who);
+		h->rejected++;
+		return MHD_HTTP_FORBIDDEN;
+	}
+	/* Core's http_request_cb knows GET, POST, HEAD and PUT; its "/" handler takes POST. */
+	if (strcmp(method, "GET") && strcmp(method, "POST") && strcmp(method, "HEAD") &&
+	    strcmp(method, "PUT"))
+		return MHD_HTTP_METHOD_NOT_ALLOWED;
+	if (h->rest && rest_match(url))
+		return RPC_EARLY_REST;
+	if (strcmp(url, "/") != 0 && strncmp(url, "/wallet/", 8) != 0)
+		return MHD_HTTP_NOT_FOUND;
+	if (strcmp(method, "POST") != 0)
+		return RPC_EARLY_POST_ONLY;
+	return 0;
+}
+
+/* Body bytes: kept up to the bound, counted past it. */
+static enum MHD_Result take_body(struct rpc_req *r, const char *data, size_t n)
+{
+	if ((r->early && r->early != RPC_EARLY_REST) || r->too_big)
+		return MHD_YES;
+	if (r->len + n > RPC_MAX_BODY) {
+		r->too_big = true;
+		xfree(r->body);
+		r->body = NULL;
+		r->len = r->cap = 0;
+		return MHD_YES;
+	}
+	if (r->len + n + 1 > r->cap) {
+		size_t nc = r->cap ? r->cap : 4096;
+		while (nc < r->len + n + 1)
+			nc *= 2;
+		char *nb = xrealloc(r->body, nc);
+		if (!nb)
+			return MHD_NO;
+		r->body = nb;
+		r->cap = nc;
+	}
+	memcpy(r->body + r->len, data, n);
+	r->len += n;
+	r->body[r->len] = 0;
+	return MHD_YES;
+}
+
+/* The whole request is here: answer it, or send it on its way. */
+static enum MHD_Result whole(struct rpc_http *h, struct rpc_req *r)
+{
+	struct MHD_Connection *conn = r->conn;
+	if (r->early == RPC_EARLY_POST_ONLY)
+		return respond_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+		                    "JSONRPC server handles only POST requests");
+	if (r->early && r->early != RPC_EARLY_REST)
+		return respond_text(conn, r->early, NULL);
+	if (r->too_big)
+		return respond_text(conn, 413, NULL);
+	if (r->early == RPC_EARLY_REST) {
+		r->rest = true;
+	} else {
+		const char *auth =
+		    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+		if (!auth)
+			return respond(conn, MHD_HTTP_UNAUTHORIZED, NULL, 0, NULL, true);
+		char user[256];
+		if (!rpc_auth_user(&h->auth, auth, user, sizeof(user))) {
+			char who[80];
+			client_text(conn, who, sizeof(who));
+			DLOG_WARNING(&h->d->log, DLOG_CTL,
+			             "ThreadRPCServer incorrect password attempt from %s", who);
+			h->bad_auth++;
+			/* Stopping: nothing may be left suspended, and no timer runs. */
+			if (h->stopping)
+				return respond(conn, MHD_HTTP_UNAUTHORIZED, NULL, 0, NULL, true);
+			/* Deter brute-forcing, as Core: the answer waits, the loop does not. */
+			set_answer(r, MHD_HTTP_UNAUTHORIZED, NULL);
+			r->challenge = true;
+			r->state = RPC_RQ_DELAYED;
+			r->due_ms = rpc_http_now_ms() + RPC_AUTH_DELAY_MS;
+			*h->delayed_tail = r;
+			h->delayed_tail = &r->next;
+			if (h->delayed == r)
+				delay_arm(h);
+			suspend(r);
+			return MHD_YES;
+		}
+		struct rpc_answer a;
+		char why[400];
+		if (rpc_whitelist_judge(&h->wl, user, r->body ? r->body : "", r->len, &a, why,
+		                        sizeof(why))) {
+			if (why[0])
+				DLOG_INFO_(&h->d->log, DLOG_CTL, "%s", why);
+			return respond(conn, a.status, a.body, a.len,
+			               a.body ? "application/json" : NULL, false);
+		}
+	}
+	/* Stopping (the answers under way are being sent): no new call, as
+	 * the threaded server's gate refused them. */
+	if (h->stopping)
+		return respond_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+		                    "Work queue depth exceeded");
+	if (h->active < h->threads) {
+		h->active++;
+		r->counted = true;
+		start(r);
+		if (r->state == RPC_RQ_READY && !r->suspended)
+			return respond_ready(r);
+		return MHD_YES;
+	}
+	if (h->waiting >= h->depth) {
+		h->queue_full++;
+		return respond_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+		                    "Work queue depth exceeded");
+	}
+	h->waiting++;
+	r->state = RPC_RQ_QUEUED;
+	*h->queue_tail = r;
+	h->queue_tail = &r->next;
+	suspend(r);
+	return MHD_YES;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
+{
+	struct rpc_http *h = cls;
+	struct rpc_req *r = *con_cls;
+	(void)version;
+	if (!r) {
+		r = xcalloc(1, sizeof(*r));
+		if (!r)
+			return MHD_NO;
+		*con_cls = r;
+		r->h = h;
+		r->conn = conn;
+		r->url = url;
+		h->inflight++;
+		r->early = judge_headers(h, conn, url, method);
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		size_t n = *upload_data_size;
+		*upload_data_size = 0;
+		return take_body(r, upload_data, n);
+	}
+	if (r->state == RPC_RQ_READY)
+		return respond_ready(r);
+	if (r->state != RPC_RQ_READING)
+		return MHD_YES; /* cannot happen: a waiting request's connection is suspended */
+	/* The whole request is here: no longer the watchdog's. */
+	conn_track(conn, 0);
+	return whole(h, r);
+}
+
+struct MHD_Daemon *rpc_http_mhd_start(struct rpc_http *h, unsigned flags, uint16_t port,
+                                      const struct sockaddr *sa)
+{
+	unsigned limit = (unsigned)(h->threads + h->depth) + 32u;
+	return MHD_start_daemon(
+	    flags, port, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, sa,
+	    MHD_OPTION_CONNECTION_LIMIT, limit, MHD_OPTION_CONNECTION_TIMEOUT,
+	    (unsigned)(h->timeout_ms / 1000u), MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+	    /* The URI as sent, as libevent gives it to Core's handlers (ctl/rest_http.c). */
+	    MHD_OPTION_UNESCAPE_CALLBACK, rest_http_unescape, NULL, MHD_OPTION_END);
+}
