@@ -275,6 +275,24 @@ static size_t waste_pages(struct fixture *f, enum index_kind k)
 	return info.me_last_pgno + 1 - used;
 }
 
+/* The coinstats index's leaves hold as many records as fit (7 of 512 + 37
+ * bytes in a 4,096-byte page): records appended in key order, not split
+ * in the middle of a leaf. */
+static void expect_coinstats_leaves_full(struct fixture *f)
+{
+	MDB_env *env;
+	MDB_dbi dbi;
+	MDB_stat st;
+	MDB_txn *t;
+	index_set_db(f->s, INDEX_COINSTATS, &env, &dbi);
+	assert_int_equal(mdb_txn_begin(env, NULL, MDB_RDONLY, &t), 0);
+	assert_int_equal(mdb_stat(t, dbi, &st), 0);
+	mdb_txn_abort(t);
+	if (st.ms_leaf_pages > (st.ms_entries + 6) / 7)
+		fail_msg("%zu leaves for %zu records", (size_t)st.ms_leaf_pages,
+		         (size_t)st.ms_entries);
+}
+
 /* A catch-up a block per commit leaves freed pages behind (LMDB keeps a
  * page's old copy two commits); caught up, each file holds only its
  * records: compacted. Followed afterwards, the index works on. */
@@ -294,6 +312,7 @@ static void test_caught_up_index_compacted(void **state)
 	expect_status(f, 40, true);
 	for (int k = 0; k < INDEX__COUNT; k++)
 		assert_int_equal(waste_pages(f, (enum index_kind)k), 0);
+	expect_coinstats_leaves_full(f);
 	expect_headers_chained(f);
 	expect_coinstats_tip(f);
 	assert_int_equal(index_set_attach(f->s, f->c), INDEX_OK);
