@@ -163,6 +163,12 @@ static int open_one(struct index_set *s, enum index_kind k, const char *netdir, 
 	}
 	if (wipe)
 		drop_files(path);
+	/* A compacting copy a crash interrupted (compact_if_worth) is dropped. */
+	char tmp[4096 + 32];
+	snprintf(tmp, sizeof(tmp), "%s/compact/data.mdb", path);
+	(void)unlink(tmp);
+	tmp[strlen(tmp) - strlen("/data.mdb")] = '\0';
+	(void)rmdir(tmp);
 	int r = open_env(o, path);
 	if (r == MDB_CORRUPTED || r == MDB_INVALID || r == MDB_VERSION_MISMATCH) {
 		/* Derived data: a database a system crash left damaged (commits

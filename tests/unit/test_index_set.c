@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <lmdb.h>
@@ -323,6 +324,19 @@ static void test_caught_up_index_compacted(void **state)
 	char path[256];
 	snprintf(path, sizeof(path), "%s/indexes/txindex/compact", f->dir);
 	assert_int_not_equal(access(path, F_OK), 0); /* the copy's directory is gone */
+	/* A copy a crash left behind is dropped at the next open. */
+	assert_int_equal(mkdir(path, 0700), 0);
+	char file[300];
+	snprintf(file, sizeof(file), "%s/data.mdb", path);
+	FILE *fp = fopen(file, "wb");
+	assert_non_null(fp);
+	assert_int_equal(fclose(fp), 0);
+	index_set_close(f->s);
+	chain_unlisten(f->c, f->s);
+	f->s = NULL;
+	open_set(f);
+	assert_int_not_equal(access(path, F_OK), 0);
+	expect_status(f, 42, true);
 }
 
 int main(void)
