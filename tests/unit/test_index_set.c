@@ -7,7 +7,7 @@
  * (genesis left out), and a reopen that comes back where it was. The
  * coinstats index's record of the tip, after catch-up, reorg and reopen,
  * agrees with a walk over the UTXO set (MuHash of every coin, txouts,
- * bogosize, total amount).
+ * bogosize, total amount). A caught-up index's file is compacted.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,8 +17,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <lmdb.h>
 
 #include "index/index.h"
+#include "index/internal.h"
 #include "tests/unit/testutil.h"
 #include "tests/unit/testutil_chain.h"
 
@@ -253,11 +258,93 @@ static void test_damaged_database_rebuilt(void **state)
 	expect_status(f, 5, true);
 }
 
+/* Pages of index k's file that hold no record (two meta pages aside). */
+static size_t waste_pages(struct fixture *f, enum index_kind k)
+{
+	MDB_env *env;
+	MDB_dbi dbi;
+	index_set_db(f->s, k, &env, &dbi);
+	assert_non_null(env);
+	MDB_envinfo info;
+	MDB_stat st;
+	MDB_txn *t;
+	assert_int_equal(mdb_env_info(env, &info), 0);
+	assert_int_equal(mdb_txn_begin(env, NULL, MDB_RDONLY, &t), 0);
+	assert_int_equal(mdb_stat(t, dbi, &st), 0);
+	mdb_txn_abort(t);
+	size_t used = 2 + st.ms_branch_pages + st.ms_leaf_pages + st.ms_overflow_pages;
+	return info.me_last_pgno + 1 - used;
+}
+
+/* The coinstats index's leaves hold as many records as fit (7 of 512 + 37
+ * bytes in a 4,096-byte page): records appended in key order, not split
+ * in the middle of a leaf. */
+static void expect_coinstats_leaves_full(struct fixture *f)
+{
+	MDB_env *env;
+	MDB_dbi dbi;
+	MDB_stat st;
+	MDB_txn *t;
+	index_set_db(f->s, INDEX_COINSTATS, &env, &dbi);
+	assert_int_equal(mdb_txn_begin(env, NULL, MDB_RDONLY, &t), 0);
+	assert_int_equal(mdb_stat(t, dbi, &st), 0);
+	mdb_txn_abort(t);
+	if (st.ms_leaf_pages > (st.ms_entries + 6) / 7)
+		fail_msg("%zu leaves for %zu records", (size_t)st.ms_leaf_pages,
+		         (size_t)st.ms_entries);
+}
+
+/* A catch-up a block per commit leaves freed pages behind (LMDB keeps a
+ * page's old copy two commits); caught up, each file holds only its
+ * records: compacted. Followed afterwards, the index works on. */
+static void test_caught_up_index_compacted(void **state)
+{
+	struct fixture *f = *state;
+	submit(f, 0, 40);
+	bool more = true;
+	size_t most = 0;
+	while (more) {
+		assert_int_equal(index_set_step(f->s, f->c, 1, &more), INDEX_OK);
+		size_t w = waste_pages(f, INDEX_TX);
+		if (more && w > most)
+			most = w;
+	}
+	assert_true(most > 0); /* mid-way, the freelist was there */
+	expect_status(f, 40, true);
+	for (int k = 0; k < INDEX__COUNT; k++)
+		assert_int_equal(waste_pages(f, (enum index_kind)k), 0);
+	expect_coinstats_leaves_full(f);
+	expect_headers_chained(f);
+	expect_coinstats_tip(f);
+	assert_int_equal(index_set_attach(f->s, f->c), INDEX_OK);
+	submit(f, 40, 42);
+	expect_status(f, 42, true);
+	expect_headers_chained(f);
+	expect_coinstats_tip(f);
+	char path[256];
+	snprintf(path, sizeof(path), "%s/indexes/txindex/compact", f->dir);
+	assert_int_not_equal(access(path, F_OK), 0); /* the copy's directory is gone */
+	/* A copy a crash left behind is dropped at the next open. */
+	assert_int_equal(mkdir(path, 0700), 0);
+	char file[300];
+	snprintf(file, sizeof(file), "%s/data.mdb", path);
+	FILE *fp = fopen(file, "wb");
+	assert_non_null(fp);
+	assert_int_equal(fclose(fp), 0);
+	index_set_close(f->s);
+	chain_unlisten(f->c, f->s);
+	f->s = NULL;
+	open_set(f);
+	assert_int_not_equal(access(path, F_OK), 0);
+	expect_status(f, 42, true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_catch_up_follow_reorg_reopen, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_damaged_database_rebuilt, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_caught_up_index_compacted, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
