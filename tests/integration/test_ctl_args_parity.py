@@ -18,9 +18,8 @@ successes count as the same (the results are the other parity tests'
 business). EXCEPTIONS lists where peerd answers otherwise on purpose.
 
 Left out: stop (it would stop the nodes; only a wrong count is sent), and
-integers past 64 bits (jansson cannot hold them: peerd answers the whole
-line with -32700 and closes the connection, where Core says -1 "JSON
-integer out of range").
+integers past 64 bits (test_ctl_json_text.py sends those as text: Python's
+json would not write them as Core's clients may).
 """
 import http.client
 import json
