@@ -212,6 +212,12 @@ extern const size_t ctl_n_addrman_methods;
  * description, Arguments, Result and Examples (ctl/help.c). Returns the length.
  */
 size_t ctl_help_text(const struct ctl_method *m, char *buf, size_t n);
+/**
+ * `help`'s list of the n methods ms as Core's: by Core's category (a
+ * method Core lacks: "control"), usage lines, Core's hidden ones left out
+ * (ctl/help.c). xmalloc'd text, or NULL when out of memory.
+ */
+char *ctl_help_index(const struct ctl_method *const *ms, size_t n);
 /* ---- mempool parameter helpers (ctl/mempool_params.c), for the mempool and package methods --- */
 struct proto_tx;
 struct chain_state;
