@@ -184,7 +184,8 @@ static void params_done(struct scan *s, size_t member)
 	if (!best)
 		return;
 	struct ctl_json_note *note = note_of(s->notes, member);
-	if (!note || !(note->dup_key = copy_text(best->p, best->len)))
+	/* The first one noted stays (text after the first value is jansson's error). */
+	if (!note || (!note->dup_key && !(note->dup_key = copy_text(best->p, best->len))))
 		s->failed = true;
 }
 
