@@ -42,6 +42,9 @@ BODIES = [
     '{"id":%s,"method":"getblockcount"}' % BIG,
     '{"id":1e999,"method":"getblockhash","params":{"height":0,"height":1}}',
     # What stays a parse error for both.
+    # (A second value after the first: the scan noted request 0 twice; it leaked.)
+    '{"jsonrpc":"2.0","id":1,"method":"getblockhash","params":{"height":0,"height":1}} '
+    '{"params":{"x":1,"x":2}}',
     '{"jsonrpc":"2.0","id":1,"method":"getblockhash","params":[1.e5]}',
     '{"jsonrpc":"2.0","id":1,"method":"getblockhash","params":[%s',
 ]
