@@ -184,6 +184,34 @@ void chain_mark_invalid(struct chain *c, struct chain_node *n)
 	           n->height);
 }
 
+/* Core's InvalidChainFound: n was found invalid (it failed to connect, or
+ * invalidateblock): the most-work such block is kept for the fork warning. */
+static void invalid_chain_found(struct chain *c, struct chain_node *n)
+{
+	if (!c->best_invalid || chain_work_cmp(&n->work, &c->best_invalid->work) > 0)
+		c->best_invalid = n;
+}
+
+int chain_fork_warning(struct chain *c)
+{
+	if (chain_in_ibd(c))
+		return -1;
+	const struct chain_node *tip = chain_tip(c);
+	if (!c->best_invalid || !tip)
+		return 0;
+	/* The tip's work plus six times its own block's proof. */
+	struct chain_work bar = tip->work, proof;
+	chain_work_of_bits(tip->bits, &proof);
+	for (int i = 0; i < 6; i++)
+		chain_work_add(&bar, &proof);
+	if (chain_work_cmp(&c->best_invalid->work, &bar) <= 0)
+		return 0;
+	chain_logf(c, CHAIN_LOG_WARN,
+	           "CheckForkWarningConditions: Warning: Found invalid chain at least ~6 blocks "
+	           "longer than our best chain. Chain state database corruption likely.");
+	return 1;
+}
+
 /* ---- moving the tip ------------------------------------------------------------ */
 
 static int read_block(struct chain *c, const struct chain_node *n)
@@ -390,6 +418,7 @@ static int activate_step(struct chain *c, struct chain_node *best, const struct 
 			           st.reason, st.debug);
 			c->stats.blocks_rejected++;
 			chain_mark_invalid(c, n);
+			invalid_chain_found(c, n);
 			err = 0;
 			break;
 		}
@@ -440,6 +469,7 @@ int chain_invalidate(struct chain *c, struct chain_node *n, struct chain_state *
 			return err;
 	}
 	chain_mark_invalid(c, n);
+	invalid_chain_found(c, n);
 	/* Everything with at least the new tip's work may be the best again. */
 	if ((err = chain_rebuild_candidates(c)))
 		return err;
@@ -467,6 +497,11 @@ int chain_reconsider(struct chain *c, struct chain_node *n, struct chain_state *
 {
 	(void)st;
 	(void)chain_index_foreach(c->idx, clear_marks, n);
+	/* Core's ResetBlockFailureFlags forgets the best invalid block when it
+	 * is n or one of n's descendants (not when it is an ancestor). */
+	struct chain_node *bi = c->best_invalid;
+	if (bi && bi->height >= n->height && chain_node_ancestor(bi, n->height) == n)
+		c->best_invalid = NULL;
 	chain_index_recompute_best(c->idx);
 	int err = chain_rebuild_candidates(c);
 	if (err)

@@ -273,6 +273,14 @@ bool chain_tip_is_old(const struct chain *c);
  * Core logs it).
  */
 bool chain_in_ibd(struct chain *c);
+/**
+ * Core's CheckForkWarningConditions (LARGE_WORK_INVALID_CHAIN): 1 when the
+ * most-work block found invalid (connecting it, or invalidateblock) has
+ * more work than the tip plus six of the tip's blocks, 0 when not, -1 in
+ * initial block download, where Core leaves the warning as it was. The
+ * chain's thread.
+ */
+int chain_fork_warning(struct chain *c);
 
 /** What happened to a submitted block (Core's submitblock answers). */
 enum chain_submit {

@@ -144,6 +144,10 @@ struct chain {
 	 * flushing them would persist a tip that cannot be disconnected, so
 	 * chain_close does not; the next start replays from the last flush. */
 	bool coins_ahead;
+	/** Core's m_best_invalid: the most-work block found invalid by
+	 * connecting it or by invalidateblock (Core's InvalidChainFound), NULL
+	 * none; reconsiderblock of it or an ancestor clears it. */
+	struct chain_node *best_invalid;
 	struct chain_vb *vb; /**< BIP9 deployment states (versionbits.c) */
 	/* -reindex / -reindex-chainstate's progress (reindex.c) */
 	uint64_t reindex_t0;        /**< when the wipe began, monotonic ms */

@@ -10,7 +10,9 @@
  *               own database with what it took, in one transaction, so an
  *               index is never between two blocks. It follows the active
  *               chain: forward block by block, back to the fork on a reorg.
- *   synced      the index's best block is the chain's tip (getindexinfo).
+ *   synced      the index's best block is the chain's tip, or was once since
+ *               it opened (Core's BaseIndex::m_synced latches: getindexinfo
+ *               stays true while the index follows a block behind).
  *   GCS         BIP158's Golomb-coded set: N sorted 64-bit values mapped
  *               into [0, N*M), each delta coded with Golomb-Rice of P bits.
  *   filter header  SHA256d(SHA256d(filter) || previous filter header); the
@@ -194,8 +196,9 @@ INDEX_WUR int index_set_attach(struct index_set *s, struct chain *c);
  */
 INDEX_WUR int index_set_step(struct index_set *s, struct chain *c, uint32_t max_blocks, bool *more);
 /**
- * Index k's best block: *height (-1 before genesis) and whether it is the
- * chain's tip (*synced). The chain's thread.
+ * Index k's best block: *height (-1 before genesis) and whether it is
+ * synced (*synced: at the chain's tip, or was since it opened, as Core's
+ * m_synced). The chain's thread.
  */
 void index_set_status(const struct index_set *s, const struct chain *c, enum index_kind k,
                       int32_t *height, bool *synced);

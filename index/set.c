@@ -43,6 +43,11 @@ struct one {
 	int32_t height;         /* -1: nothing taken in yet */
 	bool broken;            /* a write failed: the index stays where it is */
 	uint32_t unsynced;      /* blocks followed since the last sync to disk */
+	/* Core's BaseIndex::m_synced: latched once the index was at the tip
+	 * when attached (Init) or reached it catching up (ThreadSync), and
+	 * never cleared: getindexinfo's "synced" after that, even while the
+	 * tip is a block or more ahead of the index. */
+	bool synced;
 };
 
 struct index_set {
@@ -527,6 +532,12 @@ static void on_closed(void *ctx, struct chain *c)
 
 int index_set_attach(struct index_set *s, struct chain *c)
 {
+	const struct chain_node *tip = chain_tip(c);
+	for (int k = 0; k < INDEX__COUNT; k++) {
+		struct one *o = &s->ix[k];
+		if (o->on && o->height >= 0 && tip && proto_hash_eq(&o->best, &tip->hash))
+			o->synced = true;
+	}
 	struct chain_listener l = {.block_connected = on_connected,
 	                           .block_disconnected = on_disconnected,
 	                           .chain_settled = on_settled,
@@ -578,8 +589,10 @@ static int step(struct index_set *s, struct chain *c, uint32_t max_blocks, bool 
 			o->broken = true;
 			return err;
 		}
-		if (o->height >= tip)
+		if (o->height >= tip) {
+			o->synced = true;
 			continue;
+		}
 		MDB_txn *t;
 		if (mdb_txn_begin(o->env, NULL, 0, &t))
 			return INDEX_EDB;
@@ -625,6 +638,7 @@ static int step(struct index_set *s, struct chain *c, uint32_t max_blocks, bool 
 			(void)mdb_env_sync(o->env, 1);
 			continue;
 		}
+		o->synced = true;
 		logf_(s, CHAIN_LOG_INFO, "%s is enabled at height %d", names[k], o->height);
 		(void)mdb_env_sync(o->env, 1);
 		if ((err = compact_if_worth(s, (enum index_kind)k))) {
@@ -641,7 +655,7 @@ void index_set_status(const struct index_set *s, const struct chain *c, enum ind
 	const struct one *o = &s->ix[k];
 	const struct chain_node *tip = chain_tip(c);
 	*height = o->height < 0 ? 0 : o->height;
-	*synced = o->height >= 0 && tip && proto_hash_eq(&o->best, &tip->hash);
+	*synced = o->synced || (o->height >= 0 && tip && proto_hash_eq(&o->best, &tip->hash));
 }
 
 int index_tx_find(struct index_set *s, const struct proto_hash *txid, struct proto_hash *block)

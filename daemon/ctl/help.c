@@ -5,11 +5,20 @@
  * optional); the result's shape from the table below where one is written
  * out, else a pointer to the description. Keyed by name, so the method
  * files (ctl/chain_methods.c, ctl/mempool_methods.c, ...) need no edit for help.
+ *
+ * `help` alone lists the methods as Core's CRPCTable::help does: by
+ * category, the categories and the methods in each in byte order, each
+ * method's usage line, and none of Core's "hidden" category (its test and
+ * developer methods: generate*, invalidateblock, setmocktime,
+ * estimaterawfee, ...), which `help NAME` still describes.
  */
 #include "daemon/ctl/internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "base/alloc.h"
 
 /** Result text (and an optional example's arguments) for one method. */
 struct ctl_help_entry {
@@ -184,4 +193,183 @@ size_t ctl_help_text(const struct ctl_method *m, char *buf, size_t n)
 	PUT("> peerctl -named %s\n", m->name);
 #undef PUT
 	return k < n ? k : n - 1;
+}
+
+/* ---- `help` alone: the method list by Core's categories ------------------ */
+
+/*
+ * Core 29's category of each of its non-wallet methods (its `help` output,
+ * and the "hidden" ones it leaves out of it), so a method peerd shares
+ * with Core is listed where Core lists it. A method Core lacks is peerd's
+ * own and goes under "control" (getstats).
+ */
+static const struct {
+	const char *name, *category;
+} categories[] = {
+    {"dumptxoutset", "blockchain"},
+    {"getbestblockhash", "blockchain"},
+    {"getblock", "blockchain"},
+    {"getblockchaininfo", "blockchain"},
+    {"getblockcount", "blockchain"},
+    {"getblockfilter", "blockchain"},
+    {"getblockfrompeer", "blockchain"},
+    {"getblockhash", "blockchain"},
+    {"getblockheader", "blockchain"},
+    {"getblockstats", "blockchain"},
+    {"getchainstates", "blockchain"},
+    {"getchaintips", "blockchain"},
+    {"getchaintxstats", "blockchain"},
+    {"getdeploymentinfo", "blockchain"},
+    {"getdescriptoractivity", "blockchain"},
+    {"getdifficulty", "blockchain"},
+    {"getmempoolancestors", "blockchain"},
+    {"getmempooldescendants", "blockchain"},
+    {"getmempoolentry", "blockchain"},
+    {"getmempoolinfo", "blockchain"},
+    {"getrawmempool", "blockchain"},
+    {"gettxout", "blockchain"},
+    {"gettxoutproof", "blockchain"},
+    {"gettxoutsetinfo", "blockchain"},
+    {"gettxspendingprevout", "blockchain"},
+    {"importmempool", "blockchain"},
+    {"loadtxoutset", "blockchain"},
+    {"preciousblock", "blockchain"},
+    {"pruneblockchain", "blockchain"},
+    {"savemempool", "blockchain"},
+    {"scanblocks", "blockchain"},
+    {"scantxoutset", "blockchain"},
+    {"verifychain", "blockchain"},
+    {"verifytxoutproof", "blockchain"},
+    {"getmemoryinfo", "control"},
+    {"getrpcinfo", "control"},
+    {"help", "control"},
+    {"logging", "control"},
+    {"stop", "control"},
+    {"uptime", "control"},
+    {"addconnection", "hidden"},
+    {"addpeeraddress", "hidden"},
+    {"echo", "hidden"},
+    {"echoipc", "hidden"},
+    {"echojson", "hidden"},
+    {"estimaterawfee", "hidden"},
+    {"generate", "hidden"},
+    {"generateblock", "hidden"},
+    {"generatetoaddress", "hidden"},
+    {"generatetodescriptor", "hidden"},
+    {"getorphantxs", "hidden"},
+    {"getrawaddrman", "hidden"},
+    {"invalidateblock", "hidden"},
+    {"mockscheduler", "hidden"},
+    {"reconsiderblock", "hidden"},
+    {"sendmsgtopeer", "hidden"},
+    {"setmocktime", "hidden"},
+    {"syncwithvalidationinterfacequeue", "hidden"},
+    {"waitforblock", "hidden"},
+    {"waitforblockheight", "hidden"},
+    {"waitfornewblock", "hidden"},
+    {"getblocktemplate", "mining"},
+    {"getmininginfo", "mining"},
+    {"getnetworkhashps", "mining"},
+    {"getprioritisedtransactions", "mining"},
+    {"prioritisetransaction", "mining"},
+    {"submitblock", "mining"},
+    {"submitheader", "mining"},
+    {"addnode", "network"},
+    {"clearbanned", "network"},
+    {"disconnectnode", "network"},
+    {"getaddednodeinfo", "network"},
+    {"getaddrmaninfo", "network"},
+    {"getconnectioncount", "network"},
+    {"getnettotals", "network"},
+    {"getnetworkinfo", "network"},
+    {"getnodeaddresses", "network"},
+    {"getpeerinfo", "network"},
+    {"listbanned", "network"},
+    {"ping", "network"},
+    {"setban", "network"},
+    {"setnetworkactive", "network"},
+    {"analyzepsbt", "rawtransactions"},
+    {"combinepsbt", "rawtransactions"},
+    {"combinerawtransaction", "rawtransactions"},
+    {"converttopsbt", "rawtransactions"},
+    {"createpsbt", "rawtransactions"},
+    {"createrawtransaction", "rawtransactions"},
+    {"decodepsbt", "rawtransactions"},
+    {"decoderawtransaction", "rawtransactions"},
+    {"decodescript", "rawtransactions"},
+    {"descriptorprocesspsbt", "rawtransactions"},
+    {"finalizepsbt", "rawtransactions"},
+    {"fundrawtransaction", "rawtransactions"},
+    {"getrawtransaction", "rawtransactions"},
+    {"joinpsbts", "rawtransactions"},
+    {"sendrawtransaction", "rawtransactions"},
+    {"signrawtransactionwithkey", "rawtransactions"},
+    {"submitpackage", "rawtransactions"},
+    {"testmempoolaccept", "rawtransactions"},
+    {"utxoupdatepsbt", "rawtransactions"},
+    {"enumeratesigners", "signer"},
+    {"createmultisig", "util"},
+    {"deriveaddresses", "util"},
+    {"estimatesmartfee", "util"},
+    {"getdescriptorinfo", "util"},
+    {"getindexinfo", "util"},
+    {"signmessagewithprivkey", "util"},
+    {"validateaddress", "util"},
+    {"verifymessage", "util"},
+    {"getzmqnotifications", "zmq"},
+};
+
+static const char *category_of(const char *name)
+{
+	for (size_t i = 0; i < sizeof(categories) / sizeof(categories[0]); i++) {
+		if (strcmp(categories[i].name, name) == 0)
+			return categories[i].category;
+	}
+	return "control";
+}
+
+struct listed {
+	const char *category;
+	const struct ctl_method *m;
+};
+
+/* Core's order: category, then name (std::sort over category + name). */
+static int listed_cmp(const void *a, const void *b)
+{
+	const struct listed *x = a, *y = b;
+	int c = strcmp(x->category, y->category);
+	return c ? c : strcmp(x->m->name, y->m->name);
+}
+
+char *ctl_help_index(const struct ctl_method *const *ms, size_t n)
+{
+	struct listed *v = xcalloc(n ? n : 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	size_t k = 0, len = 1;
+	for (size_t i = 0; i < n; i++) {
+		const char *cat = category_of(ms[i]->name);
+		if (strcmp(cat, "hidden") == 0)
+			continue;
+		v[k++] = (struct listed){cat, ms[i]};
+		len += strlen(ms[i]->usage) + strlen(cat) + 16;
+	}
+	qsort(v, k, sizeof(*v), listed_cmp);
+	char *out = xmalloc(len);
+	size_t at = 0;
+	for (size_t i = 0; out && i < k; i++) {
+		if (!i || strcmp(v[i].category, v[i - 1].category) != 0) {
+			/* "== Blockchain ==": the category with a capital. */
+			at += (size_t)snprintf(out + at, len - at, "%s== %c%s ==\n", i ? "\n" : "",
+			                       v[i].category[0] - 'a' + 'A', v[i].category + 1);
+		}
+		at += (size_t)snprintf(out + at, len - at, "%s\n", v[i].m->usage);
+	}
+	if (out) {
+		if (at)
+			at--; /* Core drops the last newline */
+		out[at] = 0;
+	}
+	xfree(v);
+	return out;
 }

@@ -255,6 +255,12 @@ extern const size_t ctl_n_addrman_methods;
  * description, Arguments, Result and Examples (ctl/help.c). Returns the length.
  */
 size_t ctl_help_text(const struct ctl_method *m, char *buf, size_t n);
+/**
+ * `help`'s list of the n methods ms as Core's: by Core's category (a
+ * method Core lacks: "control"), usage lines, Core's hidden ones left out
+ * (ctl/help.c). xmalloc'd text, or NULL when out of memory.
+ */
+char *ctl_help_index(const struct ctl_method *const *ms, size_t n);
 /* ---- mempool parameter helpers (ctl/mempool_params.c), for the mempool and package methods --- */
 struct proto_tx;
 struct chain_state;
@@ -295,6 +301,39 @@ void ctl_package_reason(const struct mempool_package_state *st, char *buf, size_
 /** submitpackage (ctl/package_methods.c): a chain method in the mempool table. */
 void ctl_m_submitpackage(struct chain *c, const struct ctl_chain_ctx *x, json_t *args,
                          struct ctl_result *res);
+/* ---- request text as Core's UniValue reads it (ctl/json_load.c) ---------- */
+/** What the text of request `member` (its place in a batch; 0 alone) said that jansson's tree
+ * cannot. */
+struct ctl_json_note {
+	size_t member;
+	char *id_text; /**< its id as written, when jansson could not hold that number; or NULL */
+	char *dup_key; /**< the first key its params object repeats, as written; or NULL */
+};
+/** The notes of one parsed text (usually none). */
+struct ctl_json_notes {
+	struct ctl_json_note *v;
+	size_t n;
+};
+/**
+ * json_loadb(text, len, JSON_DECODE_ANY) that also takes what Core's
+ * UniValue takes: numbers past what jansson holds (rewritten to the
+ * nearest it holds; an id so written is kept as text) and repeated keys
+ * (the last one kept, as jansson; a request's repeated params key noted).
+ * A new reference, or NULL with *err as jansson's. *notes always set;
+ * release it with ctl_json_notes_release. Any thread.
+ */
+json_t *ctl_json_load(const char *text, size_t len, json_error_t *err,
+                      struct ctl_json_notes *notes);
+/** The note of request `member`, or NULL (notes may be NULL). */
+const struct ctl_json_note *ctl_json_note(const struct ctl_json_notes *notes, size_t member);
+/** Frees what ctl_json_load noted. */
+void ctl_json_notes_release(struct ctl_json_notes *notes);
+/**
+ * A reply's text (*text, xmalloc'd, *len bytes) with its top-level id's
+ * number replaced by id_text; false (the text unchanged) when out of memory.
+ */
+bool ctl_json_set_id(char **text, size_t *len, const char *id_text);
+
 /* ---- between the connection (ctl/server.c) and its requests (ctl/request.c) --- */
 /**
  * Reply bytes of all clients together, queued or waiting for the rest of
@@ -357,9 +396,10 @@ struct ctl_line {
 	/* A client's replies are kept as text (a getstats tree is ~10x its
 	 * text): texts[k] replaces slots[k] as soon as it is made. */
 	struct daemon *d;
-	char **texts;      /**< NULL without a client (ctl_reply keeps trees) */
-	size_t text_bytes; /**< counted in d->ctl->line_bytes */
-	bool orphan;       /**< its client is closing: replies still coming are dropped */
+	char **texts;                /**< NULL without a client (ctl_reply keeps trees) */
+	size_t text_bytes;           /**< counted in d->ctl->line_bytes */
+	bool orphan;                 /**< its client is closing: replies still coming are dropped */
+	struct ctl_json_notes notes; /**< what the text said beyond the tree (ctl/json_load.c) */
 };
 
 /**

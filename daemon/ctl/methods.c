@@ -182,7 +182,6 @@ static void m_help(struct daemon *d, json_t *args, struct ctl_result *res)
 	if (json_array_size(args) && !ctl_json_want(json_array_get(args, 0), CTL_ARG_STR, res))
 		return;
 	char buf[8192];
-	size_t n = 0;
 	if (cmd) {
 		const struct ctl_method *m = ctl_method_lookup(json_string_value(cmd));
 		if (!m) {
@@ -194,38 +193,40 @@ static void m_help(struct daemon *d, json_t *args, struct ctl_result *res)
 		ok(res, json_string(buf));
 		return;
 	}
-	n += (size_t)snprintf(buf + n, sizeof(buf) - n, "== Control ==");
-	for (size_t i = 0; i < N_METHODS && n < sizeof(buf); i++)
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\n%s", methods[i].usage);
-	for (size_t i = 0; i < ctl_n_net_methods && n < sizeof(buf); i++)
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\n%s", ctl_net_methods[i].usage);
-	if (n < sizeof(buf))
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\n\n== Blockchain ==");
-	for (size_t i = 0; i < ctl_n_chain_methods && n < sizeof(buf); i++)
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\n%s", ctl_chain_methods[i].usage);
-	if (n < sizeof(buf))
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\n\n== Mining ==");
-	for (size_t i = 0; i < ctl_n_mining_methods && n < sizeof(buf); i++)
-		n +=
-		    (size_t)snprintf(buf + n, sizeof(buf) - n, "\n%s", ctl_mining_methods[i].usage);
-	if (n < sizeof(buf))
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\n\n== Mempool ==");
-	for (size_t i = 0; i < ctl_n_mempool_methods && n < sizeof(buf); i++)
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\n%s",
-		                      ctl_mempool_methods[i].usage);
-	if (n < sizeof(buf))
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\n\n== Network ==");
-	for (size_t i = 0; i < ctl_n_node_methods && n < sizeof(buf); i++)
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\n%s", ctl_node_methods[i].usage);
-	for (size_t i = 0; i < ctl_n_addrman_methods && n < sizeof(buf); i++)
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\n%s",
-		                      ctl_addrman_methods[i].usage);
-	/* Core's util section (Core hides estimaterawfee; peerd lists it). */
-	if (n < sizeof(buf))
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\n\n== Util ==");
-	for (size_t i = 0; i < ctl_n_fees_methods && n < sizeof(buf); i++)
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\n%s", ctl_fees_methods[i].usage);
-	ok(res, json_string(buf));
+	/* Every table's methods; help.c orders them by Core's categories. */
+	size_t n_all = 0;
+	const struct {
+		const struct ctl_method *v;
+		size_t n;
+	} tables[] = {
+	    {methods, N_METHODS},
+	    {ctl_net_methods, ctl_n_net_methods},
+	    {ctl_chain_methods, ctl_n_chain_methods},
+	    {ctl_mining_methods, ctl_n_mining_methods},
+	    {ctl_mempool_methods, ctl_n_mempool_methods},
+	    {ctl_node_methods, ctl_n_node_methods},
+	    {ctl_addrman_methods, ctl_n_addrman_methods},
+	    {ctl_fees_methods, ctl_n_fees_methods},
+	};
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+		n_all += tables[t].n;
+	const struct ctl_method **ms = xcalloc(n_all ? n_all : 1, sizeof(*ms));
+	if (!ms) {
+		fail(res, CTL_INTERNAL_ERROR, "out of memory");
+		return;
+	}
+	size_t k = 0;
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+		for (size_t i = 0; i < tables[t].n; i++)
+			ms[k++] = &tables[t].v[i];
+	char *text = ctl_help_index(ms, n_all);
+	xfree(ms);
+	if (!text) {
+		fail(res, CTL_INTERNAL_ERROR, "out of memory");
+		return;
+	}
+	ok(res, json_string(text));
+	xfree(text);
 }
 
 void ctl_method_not_found(struct ctl_result *res, const char *name)

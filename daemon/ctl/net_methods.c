@@ -156,37 +156,23 @@ static json_t *per_msg(const uint64_t *bytes)
 	return o;
 }
 
-/*
- * Core 29's fields from its node state (GetNodeStateStats): synced_blocks
- * is the last block both have (pindexLastCommonBlock; ours: connected),
- * inflight the heights asked of it and not yet received, last_block /
- * last_transaction when it last gave us a new block / an accepted
- * transaction (0: never), permissions its whitelist flags (peerd has no
- * whitelist: none).
- */
-static void peer_json_core29(const struct peer *p, json_t *o)
+/* A key and a new value into o (jansson keeps keys in insertion order). */
+static void put(json_t *o, const char *key, json_t *v)
 {
-	const struct sync_state *s = p->d->sync;
-	json_t *heights = json_array();
-	for (uint32_t i = 0; heights && i < s->n_win; i++) {
-		if (s->win[i].peer == p->id + 1 && !s->win[i].received)
-			json_array_append_new(heights, json_integer(s->win[i].height));
-	}
-	json_object_set_new(o, "last_transaction", json_integer(p->last_tx_time));
-	json_object_set_new(o, "last_block", json_integer(p->last_block_time));
-	/* What it has (avail_height) that we have connected too. */
-	int32_t common =
-	    p->sync->avail_height < s->tip_height ? p->sync->avail_height : s->tip_height;
-	json_object_set_new(o, "synced_blocks", json_integer(common < 0 ? -1 : common));
-	json_object_set_new(o, "inflight", heights);
-	json_object_set_new(o, "permissions", json_array());
-	/* Address relay (p2p/addr.c): Core's m_addr_relay_enabled and counters. */
-	json_object_set_new(o, "addr_relay_enabled", json_boolean(addr_relay_enabled(p)));
-	json_object_set_new(o, "addr_processed", json_integer((json_int_t)p->p2p->addr.processed));
-	json_object_set_new(o, "addr_rate_limited",
-	                    json_integer((json_int_t)p->p2p->addr.rate_limited));
+	json_object_set_new(o, key, v);
 }
 
+/*
+ * Core 29's object, in Core's order (rpc/net.cpp getpeerinfo; bitcoin-cli
+ * prints it so). From its node state (GetNodeStateStats): presynced_headers
+ * the height the peer's low-work headers presync reached (-1: none;
+ * sync/presync.c), synced_blocks the last block both have
+ * (pindexLastCommonBlock; ours: connected), inflight the heights asked of
+ * it and not yet received, last_block / last_transaction when it last gave
+ * us a new block / an accepted transaction (0: never), permissions its
+ * whitelist flags (peerd has no whitelist: none). addrlocal and mapped_as,
+ * which Core leaves out when it has none, peerd never has.
+ */
 static json_t *peer_json(const struct peer *p)
 {
 	char addr[CONF_MAX_HOST + 8], bind[NET_ADDRSTRLEN], hex[17];
@@ -198,41 +184,70 @@ static json_t *peer_json(const struct peer *p)
 	services_hex(p->services, hex);
 	char sid[65];
 	net_v2_session_id_hex(p, sid);
-	json_t *o = json_pack(
-	    "{s:I, s:s, s:s, s:s, s:s, s:o, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:i, s:s, s:b, "
-	    "s:i,"
-	    " s:s, s:s, s:s}",
-	    "id", (json_int_t)p->id, "addr", addr, "addrbind", bind, "network",
-	    p->proxied ? addrman_net_name((enum addrman_net)net_peer_network(p))
-	               : network_name(&p->addr),
-	    "services", hex, "servicesnames", services_names(p->services), "relaytxes",
-	    p->relaytxes, "lastsend", (json_int_t)p->lastsend, "lastrecv", (json_int_t)p->lastrecv,
-	    "bytessent", (json_int_t)p->bytes_sent, "bytesrecv", (json_int_t)p->bytes_recv,
-	    "conntime", (json_int_t)p->conntime, "timeoffset", (json_int_t)0, "version", p->version,
-	    "startingheight", p->start_height, "subver", p->subver ? p->subver : "", "inbound",
-	    p->inbound, "synced_headers", (int)p->sync->best_height, "connection_type",
-	    peer_conn_type_name(p->conn_type), "transport_protocol_type", net_v2_transport_name(p),
-	    "session_id", sid);
-	if (!o)
+	const struct sync_state *s = p->d->sync;
+	json_t *heights = json_array();
+	for (uint32_t i = 0; heights && i < s->n_win; i++) {
+		if (s->win[i].peer == p->id + 1 && !s->win[i].received)
+			json_array_append_new(heights, json_integer(s->win[i].height));
+	}
+	/* What it has (avail_height) that we have connected too. */
+	int32_t common =
+	    p->sync->avail_height < s->tip_height ? p->sync->avail_height : s->tip_height;
+	json_t *o = json_object();
+	if (!o || !heights) {
+		json_decref(o);
+		json_decref(heights);
 		return NULL;
+	}
+	put(o, "id", json_integer((json_int_t)p->id));
+	put(o, "addr", json_string(addr));
+	put(o, "addrbind", json_string(bind));
+	put(o, "network",
+	    json_string(p->proxied ? addrman_net_name((enum addrman_net)net_peer_network(p))
+	                           : network_name(&p->addr)));
+	put(o, "services", json_string(hex));
+	put(o, "servicesnames", services_names(p->services));
+	put(o, "relaytxes", json_boolean(p->relaytxes));
+	put(o, "lastsend", json_integer((json_int_t)p->lastsend));
+	put(o, "lastrecv", json_integer((json_int_t)p->lastrecv));
+	put(o, "last_transaction", json_integer(p->last_tx_time));
+	put(o, "last_block", json_integer(p->last_block_time));
+	put(o, "bytessent", json_integer((json_int_t)p->bytes_sent));
+	put(o, "bytesrecv", json_integer((json_int_t)p->bytes_recv));
+	put(o, "conntime", json_integer((json_int_t)p->conntime));
+	put(o, "timeoffset", json_integer(0));
 	/* Seconds as Core prints them (16 significant digits: 0.000452, not
 	 * jansson's 0.00045199999999999998), the fee filter as an amount
 	 * (BTC/kvB with eight decimals). */
 	if (p->ping_us >= 0)
-		json_object_set_new(o, "pingtime", json_double((double)p->ping_us / 1e6));
+		put(o, "pingtime", json_double((double)p->ping_us / 1e6));
 	if (p->minping_us >= 0)
-		json_object_set_new(o, "minping", json_double((double)p->minping_us / 1e6));
+		put(o, "minping", json_double((double)p->minping_us / 1e6));
 	if (p->ping_nonce) {
 		uint64_t now_us = uv_hrtime() / 1000u;
-		json_object_set_new(o, "pingwait",
-		                    json_double((double)(now_us - p->ping_start_us) / 1e6));
+		put(o, "pingwait", json_double((double)(now_us - p->ping_start_us) / 1e6));
 	}
-	peer_json_core29(p, o);
-	json_object_set_new(o, "bip152_hb_to", json_boolean(sync_cmpct_hb_to(p)));
-	json_object_set_new(o, "bip152_hb_from", json_boolean(sync_cmpct_hb_from(p)));
-	json_object_set_new(o, "minfeefilter", json_amount((int64_t)p->feefilter));
-	json_object_set_new(o, "bytessent_per_msg", per_msg(p->msgbytes->sent));
-	json_object_set_new(o, "bytesrecv_per_msg", per_msg(p->msgbytes->recv));
+	put(o, "version", json_integer(p->version));
+	put(o, "subver", json_string(p->subver ? p->subver : ""));
+	put(o, "inbound", json_boolean(p->inbound));
+	put(o, "bip152_hb_to", json_boolean(sync_cmpct_hb_to(p)));
+	put(o, "bip152_hb_from", json_boolean(sync_cmpct_hb_from(p)));
+	put(o, "startingheight", json_integer(p->start_height));
+	put(o, "presynced_headers", json_integer(p->sync->presync_height));
+	put(o, "synced_headers", json_integer(p->sync->best_height));
+	put(o, "synced_blocks", json_integer(common < 0 ? -1 : common));
+	put(o, "inflight", heights);
+	/* Address relay (p2p/addr.c): Core's m_addr_relay_enabled and counters. */
+	put(o, "addr_relay_enabled", json_boolean(addr_relay_enabled(p)));
+	put(o, "addr_processed", json_integer((json_int_t)p->p2p->addr.processed));
+	put(o, "addr_rate_limited", json_integer((json_int_t)p->p2p->addr.rate_limited));
+	put(o, "permissions", json_array());
+	put(o, "minfeefilter", json_amount((int64_t)p->feefilter));
+	put(o, "bytessent_per_msg", per_msg(p->msgbytes->sent));
+	put(o, "bytesrecv_per_msg", per_msg(p->msgbytes->recv));
+	put(o, "connection_type", json_string(peer_conn_type_name(p->conn_type)));
+	put(o, "transport_protocol_type", json_string(net_v2_transport_name(p)));
+	put(o, "session_id", json_string(sid));
 	/* peerd's own: the state behind flow control and inventory. */
 	json_object_set_new(o, "handshake_complete", json_boolean(p->state == PEER_ACTIVE));
 	json_object_set_new(o, "sendq_bytes", json_integer((json_int_t)p->sendq_bytes));

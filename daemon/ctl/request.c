@@ -447,10 +447,16 @@ static void handle_request(struct daemon *d, struct ctl_line *L, size_t slot, js
 	const char *name = json_string_value(method);
 	DLOG_DBG(&d->log, DLOG_CTL, "request %s", name);
 	const struct ctl_method *m = ctl_method_lookup(name);
-	/* A chain method goes to the validation thread when there is one and
-	 * a client to answer later; a loop method (or a chain method that
-	 * has a loop fallback) runs here and now. */
-	if (m && m->chain_fn && L->c && d->val->started && !ctl_view_answers(d, m)) {
+	const struct ctl_json_note *note = ctl_json_note(&L->notes, slot);
+	/* Core's transformNamedArguments, before anything else looks at
+	 * the arguments: jansson kept only the last of a repeated name. */
+	if (m && note && note->dup_key && json_is_object(params)) {
+		ctl_fail(&res, CTL_INVALID_PARAMETER, "Parameter %s specified multiple times",
+		         note->dup_key);
+	} else if (m && m->chain_fn && L->c && d->val->started && !ctl_view_answers(d, m)) {
+		/* A chain method goes to the validation thread when there is one and
+		 * a client to answer later; a loop method (or a chain method that
+		 * has a loop fallback) runs here and now. */
 		if (post_chain(d, L, slot, m, notification ? NULL : id, params, legacy, &res))
 			return;
 	} else {
@@ -482,6 +488,7 @@ void ctl_line_orphan(struct ctl_line *L)
 void ctl_line_free(struct ctl_line *L)
 {
 	json_decref(L->v);
+	ctl_json_notes_release(&L->notes);
 	if (L->texts) {
 		for (size_t i = 0; i < L->n; i++)
 			xfree(L->texts[i]);
@@ -497,6 +504,10 @@ void ctl_line_free(struct ctl_line *L)
 /* Reply k of a client line is text t (n bytes, taken): counted at once. */
 static void slot_set_text(struct ctl_line *L, size_t k, char *t, size_t n)
 {
+	/* An id jansson could not hold goes back as the client wrote it. */
+	const struct ctl_json_note *note = ctl_json_note(&L->notes, k);
+	if (note && note->id_text)
+		(void)ctl_json_set_id(&t, &n, note->id_text); /* no memory: the id as parsed */
 	L->texts[k] = t;
 	L->text_bytes += n;
 	L->d->ctl->line_bytes += n;
@@ -598,7 +609,8 @@ struct ctl_line *ctl_line_start(struct daemon *d, struct ctl_client *c, const ch
 	if (i == len)
 		return NULL; /* blank line */
 	json_error_t jerr;
-	json_t *v = json_loadb(text, len, JSON_DECODE_ANY, &jerr);
+	struct ctl_json_notes notes;
+	json_t *v = ctl_json_load(text, len, &jerr, &notes);
 	if (!v) {
 		*flags |= CTL_REPLY_CLOSE;
 		*reply = ctl_error_obj(NULL, CTL_PARSE_ERROR, "Parse error: %s (column %d)",
@@ -608,11 +620,13 @@ struct ctl_line *ctl_line_start(struct daemon *d, struct ctl_client *c, const ch
 	bool batch = json_is_array(v);
 	size_t n = batch ? json_array_size(v) : 1;
 	if (batch && n == 0) {
+		ctl_json_notes_release(&notes);
 		json_decref(v);
 		*reply = ctl_error_obj(NULL, CTL_INVALID_REQUEST, "Invalid Request: empty batch");
 		return NULL;
 	}
 	if (batch && n > CTL_MAX_BATCH) {
+		ctl_json_notes_release(&notes);
 		json_decref(v);
 		*reply = ctl_error_obj(NULL, CTL_INVALID_REQUEST,
 		                       "Invalid Request: batch of %zu requests (max %u)", n,
@@ -624,6 +638,7 @@ struct ctl_line *ctl_line_start(struct daemon *d, struct ctl_client *c, const ch
 		L->slots = xcalloc(n, sizeof(*L->slots));
 	if (!L || !L->slots) {
 		xfree(L);
+		ctl_json_notes_release(&notes);
 		json_decref(v);
 		return NULL;
 	}
@@ -632,6 +647,7 @@ struct ctl_line *ctl_line_start(struct daemon *d, struct ctl_client *c, const ch
 	L->batch = batch;
 	L->v = v;
 	L->d = d;
+	L->notes = notes;
 	if (c && !(L->texts = xcalloc(n, sizeof(*L->texts)))) {
 		ctl_line_free(L);
 		return NULL;

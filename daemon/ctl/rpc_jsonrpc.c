@@ -56,6 +56,11 @@ struct req_state {
 	json_t *id; /**< borrowed from the parsed body; NULL with has_id: null */
 	bool has_id;
 	bool v2;
+	/* What the body's text said beyond jansson's tree (ctl/json_load.c). */
+	const struct ctl_json_notes *notes;
+	size_t member;       /**< the request's place in the body (0: alone) */
+	const char *id_text; /**< the id as written, when jansson could not hold it */
+	const char *dup_key; /**< the first key its params repeat, or NULL */
 };
 
 /* Core's IsNotification: only a 2.0 request without an id goes unanswered. */
@@ -91,7 +96,9 @@ static void reply_obj(struct rest_buf *b, const struct req_state *st, const char
 	}
 	if (st->has_id) {
 		rest_buf_str(b, ",\"id\":");
-		if (st->id)
+		if (st->id && st->id_text)
+			rest_buf_str(b, st->id_text);
+		else if (st->id)
 			buf_json(b, st->id);
 		else
 			rest_buf_str(b, "null");
@@ -110,6 +117,9 @@ static json_t *parse_req(json_t *req, struct req_state *st, const char **method,
 	/* The id first, so errors from here on carry it. */
 	st->id = json_object_get(req, "id");
 	st->has_id = st->id != NULL;
+	const struct ctl_json_note *note = ctl_json_note(st->notes, st->member);
+	st->id_text = note ? note->id_text : NULL;
+	st->dup_key = note ? note->dup_key : NULL;
 	if (st->id && json_is_null(st->id))
 		st->id = NULL;
 	st->v2 = false;
@@ -183,12 +193,20 @@ static void zero_id(char *r, size_t *n)
  * *result and *rlen point into *line (the caller frees *line) on success,
  * else the error (a new reference).
  */
-static json_t *exec(const char *method, json_t *params, rpc_call_fn call, void *ctx,
-                    struct pre_slot *slot, char **line, const char **result, size_t *rlen)
+static json_t *exec(const char *method, json_t *params, const char *dup_key, rpc_call_fn call,
+                    void *ctx, struct pre_slot *slot, char **line, const char **result,
+                    size_t *rlen)
 {
 	*line = NULL;
 	if (!dispatched(method))
 		return error_obj(RPC_METHOD_NOT_FOUND, "Method not found");
+	/* The text the dispatcher gets has lost the repeated name: Core's
+	 * transformNamedArguments answer, as the control socket's. */
+	if (dup_key && json_is_object(params) && ctl_method_lookup(method)) {
+		char msg[512];
+		snprintf(msg, sizeof(msg), "Parameter %s specified multiple times", dup_key);
+		return error_obj(-8, msg);
+	}
 	size_t n = 0;
 	char *r;
 	if (slot && slot->sent) {
@@ -240,7 +258,7 @@ static json_t *one(json_t *req, struct req_state *st, rpc_call_fn call, void *ct
 	char *line = NULL;
 	const char *res = NULL;
 	size_t rlen = 0;
-	err = exec(method, params, call, ctx, pre, &line, &res, &rlen);
+	err = exec(method, params, st->dup_key, call, ctx, pre, &line, &res, &rlen);
 	if (err && !st->v2)
 		return err; /* legacy: thrown */
 	if (!notification(st)) {
@@ -299,7 +317,8 @@ static void send_chunk(json_t *chunk, const size_t *idx, struct pre_slot *pre, r
  * CTL_MAX_BATCH at a time: their replies by place (NULL: none prefetched,
  * out of memory; the batch then goes one call at a time as before).
  */
-static struct pre_slot *prefetch(json_t *v, rpc_batch_fn batch, void *ctx)
+static struct pre_slot *prefetch(json_t *v, const struct ctl_json_notes *notes, rpc_batch_fn batch,
+                                 void *ctx)
 {
 	size_t n = json_array_size(v);
 	struct pre_slot *pre = xcalloc(n ? n : 1, sizeof(*pre));
@@ -308,7 +327,7 @@ static struct pre_slot *prefetch(json_t *v, rpc_batch_fn batch, void *ctx)
 	if (!pre || !idx || !chunk)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
-		struct req_state st = {.has_id = true};
+		struct req_state st = {.has_id = true, .notes = notes, .member = i};
 		const char *method = NULL;
 		json_t *params = NULL;
 		json_t *err = parse_req(json_array_get(v, i), &st, &method, &params);
@@ -316,7 +335,7 @@ static struct pre_slot *prefetch(json_t *v, rpc_batch_fn batch, void *ctx)
 			json_decref(err);
 			continue;
 		}
-		if (!dispatched(method))
+		if (!dispatched(method) || st.dup_key)
 			continue;
 		size_t k = json_array_size(chunk);
 		if (json_array_append_new(chunk, request_obj(method, params, (json_int_t)k)))
@@ -359,7 +378,10 @@ static void answer(const char *body, size_t len, rpc_call_fn call, rpc_batch_fn 
 	out->status = 200;
 	out->body = NULL;
 	out->len = 0;
-	json_t *v = json_loadb(body, len, JSON_DECODE_ANY, NULL);
+	json_error_t jerr;
+	struct ctl_json_notes notes;
+	json_t *v = ctl_json_load(body, len, &jerr, &notes);
+	st.notes = &notes;
 	if (!v) {
 		err = error_obj(RPC_PARSE_ERROR, "Parse error");
 	} else if (json_is_object(v)) {
@@ -369,11 +391,12 @@ static void answer(const char *body, size_t len, rpc_call_fn call, rpc_batch_fn 
 			out->status = 204;
 	} else if (json_is_array(v)) {
 		size_t n = json_array_size(v), k = 0;
-		struct pre_slot *pre = batch && n > 1 ? prefetch(v, batch, ctx) : NULL;
+		struct pre_slot *pre = batch && n > 1 ? prefetch(v, &notes, batch, ctx) : NULL;
 		rest_buf_str(&b, "[");
 		for (size_t i = 0; i < n; i++) {
 			struct rest_buf e = {0};
 			bool replied = false;
+			st.member = i;
 			json_t *x = one(json_array_get(v, i), &st, call, ctx, pre ? &pre[i] : NULL,
 			                &e, &replied);
 			/* A batch never fails as a whole: errors are members. */
@@ -411,6 +434,7 @@ static void answer(const char *body, size_t len, rpc_call_fn call, rpc_batch_fn 
 		json_decref(err);
 	}
 	json_decref(v);
+	ctl_json_notes_release(&notes);
 	if (out->status == 204 || b.failed) {
 		if (b.failed)
 			out->status = 500;

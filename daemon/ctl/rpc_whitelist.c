@@ -169,7 +169,11 @@ int rpc_whitelist_judge(const struct rpc_whitelist *w, const char *user, const c
 	const struct rpc_wl_user *u = find_user(w, user);
 	if (!u && !w->deflt)
 		return 0;
-	json_t *v = json_loadb(body, len, JSON_DECODE_ANY, NULL);
+	/* As rpc_jsonrpc_answer parses it: a body it takes is judged here. */
+	json_error_t jerr;
+	struct ctl_json_notes notes;
+	json_t *v = ctl_json_load(body, len, &jerr, &notes);
+	ctl_json_notes_release(&notes);
 	/* Core parses first: a body that does not parse gets its parse error. */
 	if (!v)
 		return 0;

@@ -52,6 +52,22 @@ static const char *unknown_rules(const struct daemon *d)
 	return bit >= 0 && (size_t)bit < N_UNKNOWN_RULES ? unknown_rules_text[bit] : NULL;
 }
 
+/*
+ * Core's LARGE_WORK_INVALID_CHAIN (validation.cpp's
+ * CheckForkWarningConditions): a block found invalid has more than six
+ * blocks' work over our tip, so peers may follow rules this node does not
+ * (or its chain state is damaged). Set and cleared at each new tip
+ * (chain_fork_warning, left alone in IBD, as Core's).
+ */
+#define LARGE_WORK_INVALID_CHAIN                                                                   \
+	"Warning: We do not appear to fully agree with our peers! You may need to upgrade, or "    \
+	"other nodes may need to upgrade."
+
+static bool large_work_invalid(const struct daemon *d)
+{
+	return d->view && d->view->large_work_invalid;
+}
+
 /* A row is shown while active(d), with text, or text_of(d) when that is set. */
 static const struct daemon_warning {
 	bool (*active)(const struct daemon *d);
@@ -60,6 +76,8 @@ static const struct daemon_warning {
 } warning_table[] = {
     /* Core's GetWarnings lists it before its other kernel warnings. */
     {NULL, NULL, unknown_rules},
+    /* Then this one: Core's kernel::Warning order. */
+    {large_work_invalid, LARGE_WORK_INVALID_CHAIN, NULL},
     {no_outbound_configured,
      "No outbound peers: peerd does not discover peers (dnsseed=0 and fixedseeds=0), so it "
      "connects only to nodes named by connect= or addnode= (or the addnode method), and none "
@@ -122,7 +140,17 @@ void daemon_warnings_finish(struct daemon *d, struct json_t *args, struct ctl_re
 
 void daemon_warnings_new_tip(struct daemon *d, const struct chainview_update *u)
 {
-	if (!d->view || d->view->unknown_rules_bit >= 0 || u->unknown_rules_bit < 0)
+	if (!d->view)
+		return;
+	/* Core's warningSet / warningUnset: AlertNotify only when it was not set. */
+	if (u->fork_warning >= 0 && (u->fork_warning > 0) != d->view->large_work_invalid) {
+		d->view->large_work_invalid = u->fork_warning > 0;
+		if (d->view->large_work_invalid) {
+			DLOG_WARNING(&d->log, DLOG_MAIN, "%s", LARGE_WORK_INVALID_CHAIN);
+			notify_alert(d, LARGE_WORK_INVALID_CHAIN);
+		}
+	}
+	if (d->view->unknown_rules_bit >= 0 || u->unknown_rules_bit < 0)
 		return;
 	/* Core's Warnings::Set keeps the first message and AlertNotify runs
 	 * only when it was new: once, for the lowest bit found first. */

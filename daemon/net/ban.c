@@ -13,9 +13,9 @@
  * accept, and a new ban disconnects matching peers at once. They persist in
  * <netdir>/banlist.json in Core's format ({"banned_nets": [{"version": 1,
  * "ban_created", "banned_until", "address": "1.2.3.0/24"}]}), written
- * whenever they change and at shutdown, and loaded at startup. The file
- * changes only on an operator's command, so it is written synchronously
- * on the loop thread.
+ * whenever they change (by net/ban_writer.c's thread, off the loop: with
+ * 300,000 bans a write takes seconds) and at shutdown (here, after the
+ * writer is done), and loaded at startup.
  *
  * Nothing is lost:
  *   - the store holds every entry up to BAN_MAX_ENTRIES (a million): an
@@ -30,7 +30,7 @@
  *     banlist.json and fsyncs the directory: a crash leaves the old file
  *     or the new one, never a mix.
  */
-#include "daemon/net/net.h"
+#include "daemon/net/ban_internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -421,44 +421,40 @@ static void sync_dir(const char *path)
 	xfree(dir);
 }
 
-int ban_save(struct daemon *d)
+int ban_file_write(const struct dlog *log, const char *path, const struct ban_entry *v, uint32_t n)
 {
-	struct ban_state *s = d->ban;
 	int rc = -ENOMEM;
-	if (s->nosave)
-		return -EPERM;
 	json_t *root = json_object();
 	json_t *arr = json_array();
-	size_t tl = strlen(s->path) + 5;
+	size_t tl = strlen(path) + 5;
 	char *tmp = xmalloc(tl);
 	if (!root || !arr || !tmp)
 		goto out;
-	snprintf(tmp, tl, "%s.new", s->path);
-	for (uint32_t i = 0; i < s->n; i++) {
+	snprintf(tmp, tl, "%s.new", path);
+	for (uint32_t i = 0; i < n; i++) {
 		char sub[INET6_ADDRSTRLEN + 8];
-		ban_format_subnet(s->v[i].net, s->v[i].prefix, sub, sizeof(sub));
+		ban_format_subnet(v[i].net, v[i].prefix, sub, sizeof(sub));
 		json_t *e = json_pack("{s:i, s:I, s:I, s:s}", "version", BAN_ENTRY_VERSION,
-		                      "ban_created", (json_int_t)s->v[i].created, "banned_until",
-		                      (json_int_t)s->v[i].until, "address", sub);
+		                      "ban_created", (json_int_t)v[i].created, "banned_until",
+		                      (json_int_t)v[i].until, "address", sub);
 		if (!e || json_array_append_new(arr, e))
 			goto out;
 	}
 	if (json_object_set(root, "banned_nets", arr))
 		goto out;
 	if ((rc = write_synced(root, tmp)) != 0) {
-		DLOG_WARNING(&d->log, DLOG_BAN, "cannot write %s: %s", tmp, strerror(-rc));
+		DLOG_WARNING(log, DLOG_BAN, "cannot write %s: %s", tmp, strerror(-rc));
 		unlink(tmp);
 		goto out;
 	}
-	if (rename(tmp, s->path) != 0) {
+	if (rename(tmp, path) != 0) {
 		rc = -errno;
-		DLOG_WARNING(&d->log, DLOG_BAN, "cannot rename %s to %s: %s", tmp, s->path,
+		DLOG_WARNING(log, DLOG_BAN, "cannot rename %s to %s: %s", tmp, path,
 		             strerror(errno));
 		unlink(tmp);
 		goto out;
 	}
-	sync_dir(s->path);
-	s->dirty = false;
+	sync_dir(path);
 	rc = 0;
 out:
 	json_decref(arr);
@@ -467,11 +463,39 @@ out:
 	return rc;
 }
 
+int ban_save(struct daemon *d)
+{
+	struct ban_state *s = d->ban;
+	if (s->nosave)
+		return -EPERM;
+	/* The writer's file must not land after this one; and when it
+	 * already wrote this state (shutdown after a setban), once is enough. */
+	if (ban_writer_settle(s)) {
+		s->dirty = false;
+		return 0;
+	}
+	int rc = ban_file_write(&d->log, s->path, s->v, s->n);
+	if (!rc)
+		s->dirty = false;
+	return rc;
+}
+
+/* The bans changed: written off the loop (or here, when the writer cannot be had). */
+static void changed(struct daemon *d)
+{
+	struct ban_state *s = d->ban;
+	s->dirty = true;
+	s->gen++;
+	if (!s->nosave && !ban_writer_kick(d))
+		(void)ban_save(d);
+}
+
 void ban_release(struct daemon *d)
 {
 	struct ban_state *s = d->ban;
 	if (s->dirty && s->path)
 		(void)ban_save(d);
+	ban_writer_stop(s);
 	xfree(s->v);
 	xfree(s->path);
 	hmap_release(&s->index);
@@ -490,8 +514,9 @@ void ban_sweep(struct daemon *d, int64_t now)
 	if (j != s->n) {
 		s->n = j;
 		index_rebuild(d);
-		s->dirty = true;
-		(void)ban_save(d);
+		changed(d);
+	} else if (s->dirty && !s->nosave && s->writer) {
+		(void)ban_writer_kick(d); /* changes made while the writer was busy */
 	}
 }
 
@@ -523,8 +548,7 @@ int ban_add(struct daemon *d, const uint8_t net[16], uint8_t prefix, int64_t unt
 	if (index_add(d, s->n))
 		return -ENOMEM;
 	s->n++;
-	s->dirty = true;
-	(void)ban_save(d);
+	changed(d);
 	for (uint32_t i = 0; i < d->n_peers; i++) {
 		uint8_t ip[16];
 		net_addr_ip16(&d->peers[i]->addr, ip);
@@ -546,8 +570,7 @@ int ban_remove(struct daemon *d, const uint8_t net[16], uint8_t prefix)
 	/* The last entry moved into slot i. */
 	if ((uint32_t)i < s->n)
 		(void)hmap_put(&s->index, entry_fp(d, s->v[i].net, s->v[i].prefix), (uint32_t)i);
-	s->dirty = true;
-	(void)ban_save(d);
+	changed(d);
 	return 0;
 }
 
@@ -559,6 +582,5 @@ void ban_clear(struct daemon *d)
 	/* Core's clearbanned also forgets discouragement. */
 	hset_release(&s->discouraged);
 	hset_init(&s->discouraged, BAN_DISCOURAGE_MAX);
-	s->dirty = true;
-	(void)ban_save(d);
+	changed(d);
 }

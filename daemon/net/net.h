@@ -490,6 +490,8 @@ struct ban_state {
 	struct hmap index;       /**< fingerprint of (net, prefix) -> slot in v */
 	uint32_t by_prefix[129]; /**< entries per prefix length: the lengths ban_check tries */
 	uint64_t files_moved; /**< banlist.json files moved aside (unparsable or over the limit) */
+	uint64_t gen;         /**< bumped at each change: what a write covers (net/ban_writer.c) */
+	struct ban_writer *writer; /**< banlist.json's writer thread; NULL until first used */
 };
 
 /** Whether an inbound connection from this address is refused. */

@@ -129,6 +129,7 @@ struct chainview_update *chainview_update_new(struct chain *c, const struct chai
 	u->old_height = *published ? (*published)->height : -1;
 	u->ibd = chain_in_ibd(c);
 	u->unknown_rules_bit = -1;
+	u->fork_warning = (int8_t)chain_fork_warning(c);
 	if (!u->ibd) {
 		uint32_t active = chain_vb_unknown_rules(chain_get_vb(c), tip, NULL);
 		for (int bit = 0; active && bit < CHAIN_VB_WARN_BITS; bit++)

@@ -40,6 +40,9 @@ struct chainview {
 	 * found active at a new tip, -1 none; never cleared, as Core's. Set by
 	 * ctl/warnings.c from chainview_update.unknown_rules_bit. */
 	int32_t unknown_rules_bit;
+	/** Core's LARGE_WORK_INVALID_CHAIN warning is set; ctl/warnings.c from
+	 * chainview_update.fork_warning. */
+	bool large_work_invalid;
 };
 
 /**
@@ -54,6 +57,8 @@ struct chainview_update {
 	/** The lowest versionbit chain_vb_unknown_rules finds ACTIVE at the
 	 * tip, -1 none or in IBD (Core checks only outside it, in UpdateTip). */
 	int32_t unknown_rules_bit;
+	/** chain_fork_warning at the new tip: 1 set, 0 cleared, -1 (in IBD) as it was. */
+	int8_t fork_warning;
 	uint32_t n;
 	struct chainview_rec recs[];
 };

@@ -452,11 +452,15 @@ static void sync_done(struct daemon *d, struct val_job *j)
 	if (p && p->state == PEER_CLOSING)
 		p = NULL;
 	if (sj->kind == SYNC_JOB_FORGET) {
+		if (p)
+			p->sync->presync_height = -1; /* its presync is gone */
 		job_free(sj);
 		return;
 	}
 	if (sj->kind == SYNC_JOB_HEADERS) {
 		count_presync(s, sj);
+		if (p)
+			p->sync->presync_height = sj->presync_height;
 		headers_done(d, sj, p);
 	} else if (sj->kind == SYNC_JOB_BLOCK)
 		block_done(d, sj, p);
@@ -693,6 +697,7 @@ void sync_peer_init(struct peer *p)
 {
 	p->sync->best_height = -1;
 	p->sync->avail_height = -1;
+	p->sync->presync_height = -1;
 }
 
 void sync_peer_gone(struct peer *p)

@@ -105,6 +105,7 @@ void sync_work_headers(struct chain *c, struct mempool *mp, struct val_job *j)
 	struct sync_job *sj = (struct sync_job *)j;
 	(void)mp;
 	atomic_fetch_sub(&sj->d->sync->jobs_queued, 1);
+	sj->presync_height = -1;
 	if (!c)
 		return;
 	struct chain_node *last = NULL;
@@ -140,6 +141,7 @@ void sync_work_headers(struct chain *c, struct mempool *mp, struct val_job *j)
 	sj->hs.release = NULL;
 	sj->hsync_bytes = hsync_memory(hs);
 	sj->hsync_peers = hsync_count(hs);
+	sj->presync_height = hsync_presync_height(hs, sj->peer_id);
 	bool presync_locator = sj->hs.consumed;
 	if (last) {
 		sj->announced = !had_last && proto_hash_eq(&last->hash, &lh) &&

@@ -59,6 +59,7 @@ struct sync_job {
 	struct proto_hash last_locator[HSYNC_LOCATOR_MAX];
 	struct hsync_result hs; /**< what presync made of the message */
 	size_t hsync_bytes;     /**< every presync's memory after this job */
+	int32_t presync_height; /**< the peer's presync height after this job; -1: none */
 	uint32_t hsync_peers;
 	struct daemon *d; /**< for the presync table (validation thread's part) */
 	/* block */

@@ -135,6 +135,13 @@ uint32_t hsync_count(const struct hsync_table *t)
 	return t->n;
 }
 
+int32_t hsync_presync_height(struct hsync_table *t, uint64_t peer_id)
+{
+	/* Core's m_current_height: PRESYNC's count; it stays put in REDOWNLOAD. */
+	struct hsync **sl = slot_of(t, peer_id);
+	return sl ? (*sl)->height : -1;
+}
+
 /* ---- 256-bit targets ----------------------------------------------------- */
 
 /* -1, 0, 1 for little-endian 256-bit numbers. */

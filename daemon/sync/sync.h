@@ -111,6 +111,9 @@ size_t hsync_memory(const struct hsync_table *t);
 bool hsync_has(struct hsync_table *t, uint64_t peer_id);
 /** Peers in presync. Validation thread. */
 uint32_t hsync_count(const struct hsync_table *t);
+/** Height peer_id's presync reached (Core's GetPresyncHeight), or -1 when it has none.
+ * Validation thread. */
+int32_t hsync_presync_height(struct hsync_table *t, uint64_t peer_id);
 
 /* ---- the hooks sync/ calls: registered by the wiring ------------------ */
 
@@ -263,6 +266,9 @@ struct sync_peer {
 	struct proto_hash hdr_last;      /**< last header of the last headers message posted */
 	struct proto_hash getheaders_at; /**< first locator hash of the last getheaders sent */
 	struct stale_peer stale;         /**< lagging-chain state (sync/stale.c) */
+	/** Where its headers presync got (Core's presync_height, getpeerinfo's
+	 * presynced_headers), as of the last headers job back; -1: none. */
+	int32_t presync_height;
 };
 
 /** Empty state. */

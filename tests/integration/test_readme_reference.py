@@ -95,7 +95,10 @@ def test_methods_table_matches_help(peerd):
     for cells in table_after(doc("rpc.md"), "| method | what |"):
         in_doc |= {re.split(r"[ \[]", m)[0] for m in re.findall(r"`([a-z][^`]*)`", cells[0])}
     assert sorted(listed - in_doc) == [], "methods peerd has that doc/rpc.md's table lacks"
-    assert sorted(in_doc - listed) == [], "methods in doc/rpc.md's table that peerd lacks"
+    # Core's hidden methods (generate*, invalidateblock, ...) are not listed
+    # by help, as Core's: help NAME still knows them.
+    unknown = [m for m in sorted(in_doc - listed) if "unknown command" in peerd.rpc("help", m)]
+    assert unknown == [], "methods in doc/rpc.md's table that peerd lacks"
 
 
 def test_peertool_commands_match_help():

@@ -16,7 +16,7 @@ import pytest
 from bitcoin.messages import msg_verack
 
 from bitcoind import wait_until
-from conftest import GENESIS_HASH, frame, ser_compact, sha256d
+from conftest import GENESIS_HASH, P2P, frame, ser_compact, sha256d
 
 NODE_NETWORK_WITNESS = 9
 # Under ASan freed memory sits in a quarantine before reuse, so RSS there
@@ -164,3 +164,44 @@ def test_chain_above_minimum_syncs_below_it_does_not(make_peerd, bitcoind_node):
     s = below.rpc("getstats")["sync"]
     assert s["blocks_requested"] == 0, s
     assert s["presync"]["sendheaders_sent"] == 0
+
+
+@pytest.mark.interop
+def test_presynced_headers_in_getpeerinfo_as_core(make_peerd, make_bitcoind):
+    """getpeerinfo's presynced_headers (Core 29): -1 until a peer's headers
+    presync starts, then the height it reached, -1 again once it ends;
+    peerd and bitcoind fed the same low-work headers say the same, and
+    peerd's object has Core's keys in Core's order."""
+    minwork = "-minimumchainwork=" + work_hex(1_000_000)
+    d = make_peerd("-peertimeout=60", minwork)
+    core = make_bitcoind(1, args=(minwork,))[0]
+    chain = FakeChain(b"\x33" * 32)
+    chain.grow(4010)
+
+    class CoreNode:
+        def peer(self):
+            return P2P(core.port)
+
+    seen = {}
+    for name, node, info in (("peerd", d, lambda: d.rpc("getpeerinfo")),
+                             ("core", CoreNode(), lambda: core.rpc("getpeerinfo"))):
+        p = full_node_peer(node)
+        p.recv_until("getheaders", timeout=10)
+        heights = [info()[0]["presynced_headers"]]
+        for start in (0, 2000):
+            p.send_raw(frame("headers", chain.payload(start, 2000)))
+            p.recv_until("getheaders", timeout=10)
+            # The getheaders comes once the job is back: the height is there.
+            wait_until(lambda: info()[0]["presynced_headers"] == start + 2000, 10,
+                       "%s's presync height" % name)
+            heights.append(info()[0]["presynced_headers"])
+        p.send_raw(frame("headers", chain.payload(4000, 10)))  # too short: the presync ends
+        wait_until(lambda: info()[0]["presynced_headers"] == -1, 10, "%s's presync to end" % name)
+        heights.append(-1)
+        seen[name] = (heights, list(info()[0].keys()))
+        p.close()
+    assert seen["peerd"][0] == seen["core"][0] == [-1, 2000, 4000, -1], seen
+    ours, theirs = seen["peerd"][1], seen["core"][1]
+    common = [k for k in theirs if k in ours]
+    assert [k for k in ours if k in theirs] == common, (ours, theirs)
+    assert "presynced_headers" in common

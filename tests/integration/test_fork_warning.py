@@ -1,0 +1,71 @@
+"""Core's second kernel warning, LARGE_WORK_INVALID_CHAIN (validation.cpp's
+CheckForkWarningConditions; chain/activate.c's chain_fork_warning,
+daemon/ctl/warnings.c): once a block found invalid (it failed to connect,
+or invalidateblock named it) has more than six blocks' work over the tip,
+getblockchaininfo, getnetworkinfo and getmininginfo say "Warning: We do not
+appear to fully agree with our peers! ..." and -alertnotify runs with it,
+once each time it is raised; it goes when the tip is back within six blocks.
+
+bitcoind and peerd take the same blocks: seven valid ones (recent, so both
+leave initial block download, where Core never raises it) and an eighth
+that pays its coinbase one satoshi too much (bad-cb-amount, found when it
+is connected). The invalid block is then one block above the tip: no
+warning. invalidateblock of block 1 drops the tip to genesis, eight blocks
+under it: both warn and run the command. reconsiderblock of block 1 brings
+the tip back to 7 (block 8 fails again): the warning goes.
+"""
+import time
+
+from bitcoin.core import lx
+
+from conftest import wait_for
+from test_alertnotify import chain_warnings, lines
+from test_chain_parity import Block, coinbase, subsidy
+
+MESSAGE = ("Warning: We do not appear to fully agree with our peers! You may need to upgrade, "
+           "or other nodes may need to upgrade.")
+# -alertnotify's %s: Core's SanitizeString drops the "!", and the quotes go to the shell.
+ALERT = MESSAGE.replace("!", "")
+METHODS = ("getblockchaininfo", "getnetworkinfo", "getmininginfo")
+
+
+def test_large_work_invalid_chain_warning_as_core(make_bitcoind, make_peerd, tmp_path):
+    core_alert, ours_alert = tmp_path / "core_alert", tmp_path / "peerd_alert"
+    (core,) = make_bitcoind(1, args=("-alertnotify=echo %%s >> %s" % core_alert,))
+    d = make_peerd("-connect=0", "-alertnotify=echo %%s >> %s" % ours_alert)
+    hashes = core.rpc("generatetodescriptor", 7, "raw(51)")
+    for h in hashes:
+        assert d.rpc("submitblock", core.rpc("getblock", h, 0)) is None
+    tip = core.rpc("getblockheader", hashes[-1])
+    bad = Block(lx(hashes[-1]), 8, tip["time"] + 1)
+    bad.cb = coinbase(8, value=subsidy(8) + 1)
+    raw = bad.raw().hex()
+    assert core.rpc("submitblock", raw) == d.rpc("submitblock", raw) == "bad-cb-amount"
+    assert d.rpc("getbestblockhash") == core.rpc("getbestblockhash") == hashes[-1]
+
+    def both_say(expect, alerts):
+        for node in (core, d):
+            wait_for(lambda: chain_warnings(node) == {m: expect for m in METHODS}, timeout=10,
+                     what="the warnings %r" % expect)
+        wait_for(lambda: len(lines(core_alert)) == alerts and len(lines(ours_alert)) == alerts,
+                 timeout=10, what="%d -alertnotify lines from each" % alerts)
+        assert lines(ours_alert) == lines(core_alert) == [ALERT] * alerts
+
+    # The invalid block is one above the tip: nothing to say.
+    time.sleep(0.5)
+    both_say([], 0)
+    # The tip at genesis, the invalid block eight above it.
+    for node in (core, d):
+        node.rpc("invalidateblock", hashes[0])
+    assert d.rpc("getblockcount") == core.rpc("getblockcount") == 0
+    both_say([MESSAGE], 1)
+    assert "Found invalid chain at least ~6 blocks longer than our best chain" in d.log()
+    # Back to block 7 (block 8 fails again): the warning goes, no new command.
+    for node in (core, d):
+        node.rpc("reconsiderblock", hashes[0])
+    assert d.rpc("getbestblockhash") == core.rpc("getbestblockhash") == hashes[-1]
+    both_say([], 1)
+    # Raised again: the command runs again.
+    for node in (core, d):
+        node.rpc("invalidateblock", hashes[0])
+    both_say([MESSAGE], 2)
