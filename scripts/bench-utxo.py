@@ -13,11 +13,12 @@ A source Core node imports the chain (-loadblock, a large -dbcache so the
 import is quick) and serves it over loopback. Then, alternately, peerd and a
 fresh Core node sync it from scratch with -dbcache=DBCACHE (default 100
 MiB) and -assumevalid=TIP, and then restart with -reindex-chainstate. Every
-0.5 s the script samples the node's height, RSS and how long its
-getblockcount took (peerd answers on its event loop: a flush that stalled
-the loop would show as a slow answer). Printed: blocks/s over the
+0.5 s the script samples the node's height, RSS (and its anonymous part)
+and how long `uptime` took (peerd answers it on its event loop: a flush
+that stalled the loop would show as a slow answer) and `getblockcount`
+(which waits for the chain on both nodes). Printed: blocks/s over the
 transaction blocks and per million coins, peak RSS (VmHWM), the chain
-state's bytes on disk, the slowest answer; with --json, every sample for
+state's bytes on disk, the slowest answers; with --json, every sample for
 scripts/plot-utxo.py.
 
 Usage: scripts/bench-utxo.py [--coins N] [--dbcache MIB] [--runs N]
@@ -128,11 +129,17 @@ class Peerd:
         self.pid = self.proc.pid
 
     def blockcount(self):
+        return self.call("getblockcount")
+
+    def uptime(self):
+        return self.call("uptime")
+
+    def call(self, method):
         try:
             s = socket.socket(socket.AF_UNIX)
             s.settimeout(30)
             s.connect(self.sock)
-            s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"getblockcount"}\n')
+            s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"%s"}\n' % method.encode())
             buf = b""
             while not buf.endswith(b"\n"):
                 d = s.recv(4096)
@@ -159,8 +166,14 @@ class Core:
         self.proc = self.node.proc
 
     def blockcount(self):
+        return self.call("getblockcount")
+
+    def uptime(self):
+        return self.call("uptime")
+
+    def call(self, method):
         try:
-            return self.node.rpc("getblockcount", timeout=30)
+            return self.node.rpc(method, timeout=30)
         except Exception:
             return -1
 
@@ -172,17 +185,29 @@ def timed(make, workdir, args, height):
     """Start a node, sample it until it reaches `height`; the run's record."""
     t0 = time.monotonic()
     node = make(workdir, args)
-    samples, slowest = [], 0.0
+    samples, slowest, slowest_loop = [], 0.0, 0.0
     try:
         while True:
+            # uptime needs neither node's chain: peerd answers it on its
+            # event loop, Core on an RPC thread without cs_main. A flush that
+            # stalled the loop would show here. getblockcount waits for the
+            # chain on both (peerd: for the job in flight; Core: cs_main).
+            q = time.monotonic()
+            up = node.uptime()
+            loop_took = time.monotonic() - q
             q = time.monotonic()
             h = node.blockcount()
             took = time.monotonic() - q
             now = q - t0
+            # RssFile is the chain state's mapped pages (LMDB maps its file:
+            # the kernel's page cache, dropped under pressure); RssAnon the heap.
             rss = ibd.status_kb(node.pid, "VmRSS")
+            anon = ibd.status_kb(node.pid, "RssAnon")
             if h >= 0:
                 slowest = max(slowest, took)
-                samples.append((round(now, 3), h, rss, round(took, 4)))
+                if up is not None and up != -1:
+                    slowest_loop = max(slowest_loop, loop_took)
+                samples.append((round(now, 3), h, rss, round(took, 4), anon, round(loop_took, 4)))
             if h >= height:
                 break
             if node.proc.poll() is not None:
@@ -196,6 +221,8 @@ def timed(make, workdir, args, height):
     finally:
         node.stop()
     return {"wall": wall, "hwm_kb": hwm, "cpu": cpu, "slowest_answer": slowest,
+            "slowest_uptime": slowest_loop,
+            "anon_peak_kb": max([x[4] for x in samples], default=0),
             "samples": samples, "chainstate_bytes": dir_bytes(node.chainstate)}
 
 
@@ -205,8 +232,8 @@ def per_million(run, by_height, top):
     for m in range(1, by_height[top] // 1000000 + 2):
         lo = next((h for h in range(101, top + 1) if by_height[h] >= (m - 1) * 1000000), None)
         hi = next((h for h in range(101, top + 1) if by_height[h] >= m * 1000000), top)
-        t_lo = max([t for t, h, _, _ in s if h < lo], default=0.0) if lo else None
-        t_hi = next((t for t, h, _, _ in s if h >= hi), None)
+        t_lo = max([t for t, h, *_ in s if h < lo], default=0.0) if lo else None
+        t_hi = next((t for t, h, *_ in s if h >= hi), None)
         if lo is None or t_lo is None or t_hi is None or hi <= lo or t_hi <= t_lo:
             continue
         out.append((m, hi - lo, (hi - lo) / (t_hi - t_lo)))
@@ -217,8 +244,8 @@ def tx_part_rate(run, top):
     """blocks/s from block 101 to the last transaction block: from the last
     sample below 101 to the first at the top (never more than the truth)."""
     s = run["samples"]
-    t_lo = max([t for t, h, _, _ in s if h <= 100], default=0.0)
-    t_hi = next(t for t, h, _, _ in s if h >= top)
+    t_lo = max([t for t, h, *_ in s if h <= 100], default=0.0)
+    t_hi = next(t for t, h, *_ in s if h >= top)
     return (top - 100) / max(t_hi - t_lo, 1e-3)
 
 
@@ -267,27 +294,31 @@ def main():
                     run["rate"] = tx_part_rate(run, top)
                     result["runs"].append(run)
                     print("  %-5s %-18s run %d: %7.1f s  %6.2f blocks/s (transaction blocks)"
-                          "  peak RSS %6.1f MiB  chainstate %6.1f MiB  CPU %.0f+%.0f s"
-                          "  slowest answer %.2f s  load %.1f"
+                          "  peak RSS %6.1f MiB (anonymous %6.1f)  chainstate %6.1f MiB"
+                          "  CPU %.0f+%.0f s  slowest getblockcount %.2f s, uptime %.2f s"
+                          "  load %.1f"
                           % (who, kind, r + 1, run["wall"], run["rate"], run["hwm_kb"] / 1024.0,
+                             run["anon_peak_kb"] / 1024.0,
                              run["chainstate_bytes"] / 1048576.0, run["cpu"][0], run["cpu"][1],
-                             run["slowest_answer"], run["load"]), flush=True)
+                             run["slowest_answer"], run["slowest_uptime"], run["load"]),
+                          flush=True)
                     for m, blocks, rate in per_million(run, by_height, top):
                         print("      coins %2d-%2d M: %4d blocks at %6.2f blocks/s"
                               % (m - 1, m, blocks, rate), flush=True)
+                    if a.json:  # after every run: a long sitting cut short keeps its runs
+                        with open(a.json, "w") as f:
+                            json.dump(result, f)
                 if not a.keep:
                     shutil.rmtree(wd, ignore_errors=True)
     finally:
         src.stop(timeout=600)
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(result, f)
     print()
     print("| run | blocks/s peerd | blocks/s Core | speed-up | peak RSS peerd MiB "
-          "| peak RSS Core MiB | chainstate peerd MiB | chainstate Core MiB |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+          "| peak RSS Core MiB | anonymous peerd MiB | anonymous Core MiB "
+          "| chainstate peerd MiB | chainstate Core MiB |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for kind in ("sync", "reindex-chainstate"):
         best = {}
         for run in result["runs"]:
@@ -299,11 +330,13 @@ def main():
             continue
         p, c = best.get("peerd"), best.get("core")
         cell = lambda r, f: f(r) if r else "-"
-        print("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             kind, cell(p, lambda r: "%.2f" % r["rate"]), cell(c, lambda r: "%.2f" % r["rate"]),
             "%.2fx" % (p["rate"] / c["rate"]) if p and c else "-",
             cell(p, lambda r: "%.0f" % (r["hwm_kb"] / 1024.0)),
             cell(c, lambda r: "%.0f" % (r["hwm_kb"] / 1024.0)),
+            cell(p, lambda r: "%.0f" % (r["anon_peak_kb"] / 1024.0)),
+            cell(c, lambda r: "%.0f" % (r["anon_peak_kb"] / 1024.0)),
             cell(p, lambda r: "%.0f" % (r["chainstate_bytes"] / 1048576.0)),
             cell(c, lambda r: "%.0f" % (r["chainstate_bytes"] / 1048576.0))))
 
