@@ -27,9 +27,11 @@ Environment: BUILD (default build), BITCOIND, BENCH_DATA (default
 BUILD/bench), PEERD_EXTRA (more peerd options).
 """
 import argparse
+import datetime
 import importlib.util
 import json
 import os
+import re
 import shutil
 import socket
 import struct
@@ -113,6 +115,29 @@ def dir_bytes(path):
     return total
 
 
+UPDATE_TIP = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?)Z .*UpdateTip: .*height=(\d+)")
+
+
+def tip_times(log, since):
+    """(seconds after `since`, height) of every UpdateTip line the node
+    logged after `since` (a time.time()): both nodes log one a block, so the
+    curve does not depend on the node answering while it connects (peerd
+    does not serve its control socket during -reindex-chainstate)."""
+    out = []
+    with open(log, errors="replace") as f:
+        for line in f:
+            m = UPDATE_TIP.match(line)
+            if not m:
+                continue
+            ts = m.group(1)
+            fmt = "%Y-%m-%dT%H:%M:%S.%f" if "." in ts else "%Y-%m-%dT%H:%M:%S"
+            t = datetime.datetime.strptime(ts, fmt).replace(
+                tzinfo=datetime.timezone.utc).timestamp()
+            if t >= since - 0.001:
+                out.append((round(t - since, 6), int(m.group(2))))
+    return out
+
+
 class Peerd:
     """peerd on a datadir (kept across restarts), answering on its control socket."""
 
@@ -121,7 +146,8 @@ class Peerd:
         os.makedirs(self.datadir, exist_ok=True)
         self.sock = os.path.join(self.datadir, "regtest", "control.sock")
         self.chainstate = os.path.join(self.datadir, "regtest", "chainstate")
-        self.log = open(os.path.join(workdir, "peerd.log"), "a")
+        self.log_path = os.path.join(workdir, "peerd.log")
+        self.log = open(self.log_path, "a")
         self.proc = subprocess.Popen(
             [PEERD, "-chain=regtest", "-datadir=" + self.datadir, "-listen=0",
              "-printtoconsole=1", *args] + os.environ.get("PEERD_EXTRA", "").split(),
@@ -160,8 +186,10 @@ class Peerd:
 class Core:
     def __init__(self, workdir, args):
         self.node = Bitcoind(find_bitcoind()[0], workdir, name="core", start_timeout=600,
-                             args=["-disablewallet=1", *ibd.CORE_AS_MAINNET, *args])
+                             args=["-disablewallet=1", "-logtimemicros=1", *ibd.CORE_AS_MAINNET,
+                                   *args])
         self.chainstate = os.path.join(self.node.datadir, "regtest", "chainstate")
+        self.log_path = self.node.debug_log
         self.pid = self.node.pid
         self.proc = self.node.proc
 
@@ -183,7 +211,7 @@ class Core:
 
 def timed(make, workdir, args, height):
     """Start a node, sample it until it reaches `height`; the run's record."""
-    t0 = time.monotonic()
+    t0, since = time.monotonic(), time.time()
     node = make(workdir, args)
     samples, slowest, slowest_loop = [], 0.0, 0.0
     try:
@@ -203,10 +231,11 @@ def timed(make, workdir, args, height):
             # the kernel's page cache, dropped under pressure); RssAnon the heap.
             rss = ibd.status_kb(node.pid, "VmRSS")
             anon = ibd.status_kb(node.pid, "RssAnon")
+            # A refused connection before the socket exists is quick; an
+            # unanswered one (the loop not running) takes the timeout.
+            slowest_loop = max(slowest_loop, loop_took)
             if h >= 0:
                 slowest = max(slowest, took)
-                if up is not None and up != -1:
-                    slowest_loop = max(slowest_loop, loop_took)
                 samples.append((round(now, 3), h, rss, round(took, 4), anon, round(loop_took, 4)))
             if h >= height:
                 break
@@ -223,12 +252,18 @@ def timed(make, workdir, args, height):
     return {"wall": wall, "hwm_kb": hwm, "cpu": cpu, "slowest_answer": slowest,
             "slowest_uptime": slowest_loop,
             "anon_peak_kb": max([x[4] for x in samples], default=0),
-            "samples": samples, "chainstate_bytes": dir_bytes(node.chainstate)}
+            "samples": samples, "chainstate_bytes": dir_bytes(node.chainstate),
+            "tips": tip_times(node.log_path, since)}
+
+
+def points(run):
+    """(seconds, height) from the node's log, else from the samples."""
+    return run.get("tips") or [(x[0], x[1]) for x in run["samples"]]
 
 
 def per_million(run, by_height, top):
     """blocks/s within each million coins of the set's growth (transaction blocks only)."""
-    out, s = [], run["samples"]
+    out, s = [], points(run)
     for m in range(1, by_height[top] // 1000000 + 2):
         lo = next((h for h in range(101, top + 1) if by_height[h] >= (m - 1) * 1000000), None)
         hi = next((h for h in range(101, top + 1) if by_height[h] >= m * 1000000), top)
@@ -243,7 +278,7 @@ def per_million(run, by_height, top):
 def tx_part_rate(run, top):
     """blocks/s from block 101 to the last transaction block: from the last
     sample below 101 to the first at the top (never more than the truth)."""
-    s = run["samples"]
+    s = points(run)
     t_lo = max([t for t, h, *_ in s if h <= 100], default=0.0)
     t_hi = next(t for t, h, *_ in s if h >= top)
     return (top - 100) / max(t_hi - t_lo, 1e-3)

@@ -24,11 +24,12 @@ STYLE = {("peerd", "sync"): ("tab:blue", "-"), ("core", "sync"): ("tab:orange", 
          ("core", "reindex-chainstate"): ("tab:orange", "--")}
 
 
-def rate_curve(samples, coins, top):
-    """(coins in millions, blocks/s) over the transaction blocks."""
+def rate_curve(run, coins, top):
+    """(coins in millions, blocks/s) over the transaction blocks, from the
+    node's UpdateTip times (every block), else the 0.5 s samples."""
     xs, ys = [], []
     last_t, last_h = None, None
-    for t, h, *_ in samples:
+    for t, h, *_ in run.get("tips") or run["samples"]:
         h = min(h, top)
         if last_h is None or h <= 100:
             last_t, last_h = t, max(h, 100)
@@ -51,7 +52,7 @@ def main():
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for run in res["runs"]:
         c, ls = STYLE[(run["node"], run["kind"])]
-        xs, ys = rate_curve(run["samples"], coins, top)
+        xs, ys = rate_curve(run, coins, top)
         if xs:
             ax.plot(xs, ys, color=c, linestyle=ls, marker=".",
                     label="%s %s (run %d)" % (run["node"], run["kind"], run["run"]))

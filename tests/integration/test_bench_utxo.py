@@ -49,6 +49,9 @@ def test_bench_utxo_small(tmp_path):
         heights = [s[1] for s in run["samples"]]
         assert heights == sorted(heights) and heights[-1] == res["blocks"], (run["node"], heights)
         assert run["hwm_kb"] > 0 and run["chainstate_bytes"] > 0 and run["rate"] > 0, run
+        # Every block's UpdateTip from the node's log, in order.
+        tips = [h for _, h in run["tips"] if h > 0]  # Core logs genesis too
+        assert tips == list(range(1, res["blocks"] + 1)), (run["node"], run["kind"], tips[:5])
     if importlib.util.find_spec("matplotlib") is None:
         return  # Debian's python3-matplotlib draws the plots; make test does not need it
     r = subprocess.run([sys.executable, PLOT, str(out), str(tmp_path)], capture_output=True,
