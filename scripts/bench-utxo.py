@@ -236,7 +236,8 @@ def timed(make, workdir, args, height):
             slowest_loop = max(slowest_loop, loop_took)
             if h >= 0:
                 slowest = max(slowest, took)
-                samples.append((round(now, 3), h, rss, round(took, 4), anon, round(loop_took, 4)))
+            # Kept unanswered too (height -1): the RSS curve places it by the log's tips.
+            samples.append((round(now, 3), h, rss, round(took, 4), anon, round(loop_took, 4)))
             if h >= height:
                 break
             if node.proc.poll() is not None:
@@ -258,7 +259,7 @@ def timed(make, workdir, args, height):
 
 def points(run):
     """(seconds, height) from the node's log, else from the samples."""
-    return run.get("tips") or [(x[0], x[1]) for x in run["samples"]]
+    return run.get("tips") or [(x[0], x[1]) for x in run["samples"] if x[1] >= 0]
 
 
 def per_million(run, by_height, top):

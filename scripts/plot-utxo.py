@@ -18,7 +18,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 
-WINDOW = 8  # blocks a rate point covers at least
+WINDOW = 17  # blocks a rate point covers at least (~0.5 M coins)
 STYLE = {("peerd", "sync"): ("tab:blue", "-"), ("core", "sync"): ("tab:orange", "-"),
          ("peerd", "reindex-chainstate"): ("tab:blue", "--"),
          ("core", "reindex-chainstate"): ("tab:orange", "--")}
@@ -34,7 +34,7 @@ def rate_curve(run, coins, top):
         if last_h is None or h <= 100:
             last_t, last_h = t, max(h, 100)
             continue
-        if h - last_h >= WINDOW or (h == top and h > last_h):
+        if h - last_h >= WINDOW or (h == top and h - last_h >= WINDOW // 2):
             xs.append(coins[h] / 1e6)
             ys.append((h - last_h) / max(t - last_t, 1e-3))
             last_t, last_h = t, h
@@ -68,8 +68,14 @@ def main():
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for run in res["runs"]:
         c, ls = STYLE[(run["node"], run["kind"])]
-        pts = [(coins[min(s[1], top)] / 1e6, s[2] / 1024.0, s[4] / 1024.0)
-               for s in run["samples"] if 100 < s[1]]
+        tips = run.get("tips") or []
+        pts = []
+        for s in run["samples"]:
+            # The height at the sample's time from the log (peerd does not
+            # answer during -reindex-chainstate), else the answered one.
+            h = max([x[1] for x in tips if x[0] <= s[0]], default=s[1])
+            if 100 < h:
+                pts.append((coins[min(h, top)] / 1e6, s[2] / 1024.0, s[4] / 1024.0))
         pts = pts[:next((i + 1 for i, p in enumerate(pts) if p[0] >= coins[top] / 1e6), None)]
         if pts:
             lab = "%s %s" % (run["node"], run["kind"])

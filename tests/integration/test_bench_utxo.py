@@ -46,7 +46,7 @@ def test_bench_utxo_small(tmp_path):
     assert kinds == [("core", "reindex-chainstate"), ("core", "sync"),
                      ("peerd", "reindex-chainstate"), ("peerd", "sync")], kinds
     for run in res["runs"]:
-        heights = [s[1] for s in run["samples"]]
+        heights = [s[1] for s in run["samples"] if s[1] >= 0]
         assert heights == sorted(heights) and heights[-1] == res["blocks"], (run["node"], heights)
         assert run["hwm_kb"] > 0 and run["chainstate_bytes"] > 0 and run["rate"] > 0, run
         # Every block's UpdateTip from the node's log, in order.
