@@ -38,6 +38,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -179,8 +180,9 @@ class Peerd:
 
     def stop(self):
         self.proc.terminate()
-        self.proc.wait(timeout=600)
+        rc = self.proc.wait(timeout=600)
         self.log.close()
+        return rc
 
 
 class Core:
@@ -206,7 +208,7 @@ class Core:
             return -1
 
     def stop(self):
-        self.node.stop(timeout=600)
+        return self.node.stop(timeout=600)
 
 
 def timed(make, workdir, args, height):
@@ -214,6 +216,20 @@ def timed(make, workdir, args, height):
     t0, since = time.monotonic(), time.time()
     node = make(workdir, args)
     samples, slowest, slowest_loop = [], 0.0, 0.0
+    # RSS on its own clock: a node that does not answer (peerd during
+    # -reindex-chainstate) holds the polling loop for the calls' timeout.
+    rss_log, done = [], threading.Event()
+
+    def sample_rss():
+        while not done.wait(SAMPLE):
+            try:
+                rss_log.append((round(time.monotonic() - t0, 3), ibd.status_kb(node.pid, "VmRSS"),
+                                ibd.status_kb(node.pid, "RssAnon")))
+            except OSError:
+                return
+
+    sampler = threading.Thread(target=sample_rss, daemon=True)
+    sampler.start()
     try:
         while True:
             # uptime needs neither node's chain: peerd answers it on its
@@ -249,10 +265,12 @@ def timed(make, workdir, args, height):
         hwm = ibd.status_kb(node.pid, "VmHWM")
         cpu = ibd.cpu_seconds(node.pid)
     finally:
-        node.stop()
-    return {"wall": wall, "hwm_kb": hwm, "cpu": cpu, "slowest_answer": slowest,
+        done.set()
+        sampler.join()
+        exit_code = node.stop()
+    return {"wall": wall, "rss": rss_log, "exit": exit_code, "hwm_kb": hwm, "cpu": cpu, "slowest_answer": slowest,
             "slowest_uptime": slowest_loop,
-            "anon_peak_kb": max([x[4] for x in samples], default=0),
+            "anon_peak_kb": max([x[2] for x in rss_log] + [x[4] for x in samples], default=0),
             "samples": samples, "chainstate_bytes": dir_bytes(node.chainstate),
             "tips": tip_times(node.log_path, since)}
 

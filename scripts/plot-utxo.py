@@ -69,13 +69,17 @@ def main():
     for run in res["runs"]:
         c, ls = STYLE[(run["node"], run["kind"])]
         tips = run.get("tips") or []
+        # (time, height answered, VmRSS, RssAnon): the script's own RSS
+        # clock when it has one, else the polled samples.
+        rows = ([(t, -1, rss, anon) for t, rss, anon in run["rss"]] if run.get("rss")
+                else [(s[0], s[1], s[2], s[4]) for s in run["samples"]])
         pts = []
-        for s in run["samples"]:
-            # The height at the sample's time from the log (peerd does not
-            # answer during -reindex-chainstate), else the answered one.
-            h = max([x[1] for x in tips if x[0] <= s[0]], default=s[1])
+        for t, answered, rss, anon in rows:
+            # The height at that time from the log (peerd does not answer
+            # during -reindex-chainstate), else the answered one.
+            h = max([x[1] for x in tips if x[0] <= t], default=answered)
             if 100 < h:
-                pts.append((coins[min(h, top)] / 1e6, s[2] / 1024.0, s[4] / 1024.0))
+                pts.append((coins[min(h, top)] / 1e6, rss / 1024.0, anon / 1024.0))
         pts = pts[:next((i + 1 for i, p in enumerate(pts) if p[0] >= coins[top] / 1e6), None)]
         if pts:
             lab = "%s %s" % (run["node"], run["kind"])

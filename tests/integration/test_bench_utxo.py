@@ -49,6 +49,9 @@ def test_bench_utxo_small(tmp_path):
         heights = [s[1] for s in run["samples"] if s[1] >= 0]
         assert heights == sorted(heights) and heights[-1] == res["blocks"], (run["node"], heights)
         assert run["hwm_kb"] > 0 and run["chainstate_bytes"] > 0 and run["rate"] > 0, run
+        # A clean stop (under ASan a leak or error at exit is a non-zero code).
+        assert run["exit"] == 0, (run["node"], run["kind"], run["exit"])
+        assert run["rss"] and all(rss >= anon > 0 for _, rss, anon in run["rss"]), run["rss"]
         # Every block's UpdateTip from the node's log, in order.
         tips = [h for _, h in run["tips"] if h > 0]  # Core logs genesis too
         assert tips == list(range(1, res["blocks"] + 1)), (run["node"], run["kind"], tips[:5])
