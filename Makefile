@@ -112,7 +112,7 @@ ASAN_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/asan/test/%,$(TEST_SRCS))
 TSAN_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tsan/test/%,$(TSAN_TEST_SRCS))
 FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/bin/%,$(FUZZ_SRCS))
 
-.PHONY: all test test-build unit interop bench bench-ibd bench-index soak fuzz fuzz-smoke integration run \
+.PHONY: all test test-build unit interop bench bench-ibd bench-index bench-utxo soak fuzz fuzz-smoke integration run \
 	deps install uninstall clean format man
 
 all: $(BINS)
@@ -370,3 +370,12 @@ bench-ibd: deps
 bench-index: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@BUILD=$(BUILD) $(PYTHON) scripts/bench-index.py $(BENCH_INDEX_ARGS)
+
+# A UTXO set larger than the cache (issue 24): a peertool chaingen --grow-utxo
+# chain to 10 million coins, synced by peerd and by Core with -dbcache=100
+# and -assumevalid, then -reindex-chainstate; prints doc/performance.md's
+# table. BENCH_UTXO_ARGS="--coins 2000000 --json r.json" to vary;
+# scripts/plot-utxo.py r.json doc draws the PNGs (python3-matplotlib).
+bench-utxo: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) all
+	@BUILD=$(BUILD) BENCH_DATA=$(BENCH_DATA) $(PYTHON) scripts/bench-utxo.py $(BENCH_UTXO_ARGS)

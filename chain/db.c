@@ -81,6 +81,12 @@ struct chain_db_txn {
 	MDB_txn *txn;
 	bool map_full; /* a put or delete hit MDB_MAP_FULL: grow and rerun */
 	int mdb_err;   /* the first LMDB error seen, for the caller's mapping */
+	/* One write cursor a table, opened on first use and freed by LMDB
+	 * with the transaction. A put or delete through a cursor still on the
+	 * key's leaf skips the search from the root (mdb_cursor_set checks the
+	 * current page first): a flush writes in key order, so runs of its
+	 * records share leaves, where mdb_put would search every time. */
+	MDB_cursor *wcur[CHAIN_TABLE__COUNT];
 };
 
 struct chain_db_cursor {
@@ -566,6 +572,18 @@ static int txn_fail(struct chain_db_txn *t, int rc)
 	return map_err(rc);
 }
 
+/* The transaction's cursor on table (see struct chain_db_txn); an LMDB code. */
+static int write_cursor(struct chain_db_txn *t, enum chain_table table, MDB_cursor **out)
+{
+	if (!t->wcur[table]) {
+		int rc = mdb_cursor_open(t->txn, t->db->dbi[table], &t->wcur[table]);
+		if (rc)
+			return rc;
+	}
+	*out = t->wcur[table];
+	return 0;
+}
+
 int chain_db_put(struct chain_db_txn *t, enum chain_table table, const void *key, size_t klen,
                  const void *val, size_t vlen)
 {
@@ -575,7 +593,10 @@ int chain_db_put(struct chain_db_txn *t, enum chain_table table, const void *key
 		return CHAIN_EOVERFLOW;
 	MDB_val k = {.mv_size = klen, .mv_data = (void *)key};
 	MDB_val v = {.mv_size = vlen, .mv_data = (void *)val};
-	int rc = mdb_put(t->txn, t->db->dbi[table], &k, &v, 0);
+	MDB_cursor *c;
+	int rc = write_cursor(t, table, &c);
+	if (!rc)
+		rc = mdb_cursor_put(c, &k, &v, 0);
 	if (rc)
 		return txn_fail(t, rc);
 	t->db->ctr.puts++;
@@ -589,9 +610,14 @@ int chain_db_del(struct chain_db_txn *t, enum chain_table table, const void *key
 	if (klen == 0 || klen > (size_t)mdb_env_get_maxkeysize(t->db->env))
 		return 0; /* no such key can exist */
 	MDB_val k = {.mv_size = klen, .mv_data = (void *)key};
-	int rc = mdb_del(t->txn, t->db->dbi[table], &k, NULL);
+	MDB_cursor *c;
+	int rc = write_cursor(t, table, &c);
+	if (!rc)
+		rc = mdb_cursor_get(c, &k, NULL, MDB_SET);
 	if (rc == MDB_NOTFOUND)
 		return 0;
+	if (!rc)
+		rc = mdb_cursor_del(c, 0);
 	if (rc)
 		return txn_fail(t, rc);
 	t->db->ctr.dels++;

@@ -41,77 +41,11 @@
 #define CG_SIGOP_BUDGET (80000u - 400u)
 /** Bench block shape, as Core's bench/connectblock.cpp: 5 outputs of 1 BTC. */
 #define CG_BENCH_OUTPUTS 5u
+/** Owners --grow-utxo pays again and again: deriving a key for each of
+ * millions of outputs would take most of the run. */
+#define CG_GROW_KEYS 256u
 /** Seconds between blocks: regtest's target spacing. */
 #define CG_SPACING 600
-
-/* ---- the wallet's coins ------------------------------------------------------- */
-
-/** One output the wallet owns; the owner index and type rebuild its keys. */
-struct cg_coin {
-	struct proto_outpoint op;
-	int64_t value;
-	int32_t height;
-	uint32_t owner;
-	uint8_t type; /* enum peertool_coin_type */
-	bool coinbase;
-	uint8_t spk_len;
-	uint8_t spk[PEERTOOL_SPK_MAX];
-};
-
-/** A FIFO of coins: oldest first, so no coin waits forever. */
-struct cg_queue {
-	struct cg_coin *v;
-	size_t head, len, cap; /* live coins are v[head..len) */
-};
-
-static int queue_push(struct cg_queue *q, const struct cg_coin *c)
-{
-	if (q->len == q->cap) {
-		/* Reclaim the consumed front before growing. */
-		if (q->head > q->len / 2) {
-			memmove(q->v, q->v + q->head, (q->len - q->head) * sizeof(*q->v));
-			q->len -= q->head;
-			q->head = 0;
-		} else {
-			size_t cap = q->cap ? q->cap * 2 : 64;
-			struct cg_coin *v = xreallocarray(q->v, cap, sizeof(*v));
-			if (!v)
-				return -1;
-			q->v = v;
-			q->cap = cap;
-		}
-	}
-	q->v[q->len++] = *c;
-	return 0;
-}
-
-static size_t queue_size(const struct cg_queue *q)
-{
-	return q->len - q->head;
-}
-
-static const struct cg_coin *queue_front(const struct cg_queue *q)
-{
-	return queue_size(q) ? &q->v[q->head] : NULL;
-}
-
-/* Only moves head, so a coin just popped can be put back with queue_unpop. */
-static void queue_pop(struct cg_queue *q)
-{
-	q->head++;
-}
-
-/* Put back the coin popped last (LIFO across several pops of one queue). */
-static void queue_unpop(struct cg_queue *q, const struct cg_coin *c)
-{
-	q->v[--q->head] = *c;
-}
-
-static void queue_free(struct cg_queue *q)
-{
-	xfree(q->v);
-	memset(q, 0, sizeof(*q));
-}
 
 /* ---- generator state ---------------------------------------------------------- */
 
@@ -137,10 +71,14 @@ struct chaingen {
 	uint64_t rng;
 	uint32_t next_owner;
 	unsigned in_rr, out_rr, cb_rr; /* round-robin positions over the types */
-	struct cg_queue spendable[PEERTOOL_COIN__COUNT];
-	struct cg_queue immature; /* coinbase outputs, by height */
-	struct cg_queue pending;  /* this block's outputs: spendable from the next */
-	struct cg_coin reserved;  /* --bench-block: block 1's coinbase output */
+	struct peertool_cg_queue spendable[PEERTOOL_COIN__COUNT];
+	struct peertool_cg_queue immature; /* coinbase outputs, by height */
+	struct peertool_cg_queue funds;    /* --grow-utxo: matured coinbases and the change */
+	uint64_t utxos;                    /* the node's UTXO set size after this block */
+	struct cg_out grow_keys[PEERTOOL_COIN__COUNT][CG_GROW_KEYS]; /* --grow-utxo's owners */
+	bool have_grow_key[PEERTOOL_COIN__COUNT][CG_GROW_KEYS];
+	struct peertool_cg_queue pending; /* this block's outputs: spendable from the next */
+	struct peertool_cg_coin reserved; /* --bench-block: block 1's coinbase output */
 	bool have_reserved;
 	struct cg_out bench_outs[CG_BENCH_OUTPUTS]; /* the benchmark's five outputs */
 	bool have_bench_outs;
@@ -161,7 +99,7 @@ struct chaingen {
 	struct proto_hash prev;
 	uint32_t time0;
 	uint32_t time_shift; /* --fork-at: 1 above the fork, so each block differs */
-	FILE *out, *spent_out;
+	FILE *out, *spent_out, *utxo_out;
 	struct cg_stats st;
 };
 
@@ -250,7 +188,7 @@ static int plan_output(struct chaingen *g, uint8_t t, int64_t value, struct cg_o
 }
 
 /* Serialize the transaction into g->txw: signed (with g->sigs) or unsigned. */
-static void write_tx(struct chaingen *g, const struct cg_coin *ins, size_t n_in,
+static void write_tx(struct chaingen *g, const struct peertool_cg_coin *ins, size_t n_in,
                      const struct cg_out *outs, size_t n_out, bool sign)
 {
 	struct proto_writer *w = &g->txw;
@@ -287,7 +225,7 @@ static void write_tx(struct chaingen *g, const struct cg_coin *ins, size_t n_in,
 	proto_write_u32le(w, 0); /* nLockTime */
 }
 
-static void print_spent(struct chaingen *g, const struct cg_coin *c)
+static void print_spent(struct chaingen *g, const struct peertool_cg_coin *c)
 {
 	char txid[65], spk[2 * PEERTOOL_SPK_MAX + 1];
 	proto_hash_to_hex(&c->op.txid, txid);
@@ -296,7 +234,7 @@ static void print_spent(struct chaingen *g, const struct cg_coin *c)
 }
 
 /* Check every input of the signed transaction in g->tx with Core's standard flags. */
-static int verify_tx(struct chaingen *g, const struct cg_coin *ins, int32_t height)
+static int verify_tx(struct chaingen *g, const struct peertool_cg_coin *ins, int32_t height)
 {
 	struct script_precomputed pre;
 	int check = script_check_transaction(&g->tx);
@@ -327,7 +265,7 @@ static int verify_tx(struct chaingen *g, const struct cg_coin *ins, int32_t heig
  * into outs, and append it to the block. The new outputs' outpoints use
  * *txid, which is set. 0, or -1 after printing why.
  */
-static int make_tx(struct chaingen *g, const struct cg_coin *ins, size_t n_in,
+static int make_tx(struct chaingen *g, const struct peertool_cg_coin *ins, size_t n_in,
                    const struct cg_out *outs, size_t n_out, int32_t height, bool bench,
                    struct proto_hash *txid)
 {
@@ -382,6 +320,7 @@ static int make_tx(struct chaingen *g, const struct cg_coin *ins, size_t n_in,
 	g->st.txs++;
 	g->st.inputs += n_in;
 	g->st.outputs += n_out;
+	g->utxos = g->utxos + n_out - n_in;
 	for (size_t i = 0; i < n_in; i++) {
 		g->st.spent[ins[i].type]++;
 		if (g->spent_out)
@@ -396,7 +335,7 @@ fail_internal:
 }
 
 /* A coin from an output just made. */
-static void coin_from(struct cg_coin *c, const struct proto_hash *txid, uint32_t n,
+static void coin_from(struct peertool_cg_coin *c, const struct proto_hash *txid, uint32_t n,
                       const struct cg_out *o, int32_t height, bool coinbase)
 {
 	memset(c, 0, sizeof(*c));
@@ -433,14 +372,14 @@ static unsigned output_sigop_cost(uint8_t t)
 }
 
 /* Pop the next coin to spend: the round-robin type first, else the next one that has any. */
-static bool take_coin(struct chaingen *g, struct cg_coin *c)
+static bool take_coin(struct chaingen *g, struct peertool_cg_coin *c)
 {
 	uint8_t first = mix_type(g->a->mix, g->in_rr++);
 	for (unsigned k = 0; k < PEERTOOL_COIN__COUNT; k++) {
-		struct cg_queue *q = &g->spendable[(first + k) % PEERTOOL_COIN__COUNT];
-		if (queue_size(q)) {
-			*c = *queue_front(q);
-			queue_pop(q);
+		struct peertool_cg_queue *q = &g->spendable[(first + k) % PEERTOOL_COIN__COUNT];
+		if (peertool_cgq_size(q)) {
+			*c = *peertool_cgq_front(q);
+			peertool_cgq_pop(q);
 			return true;
 		}
 	}
@@ -455,7 +394,7 @@ static bool take_coin(struct chaingen *g, struct cg_coin *c)
  */
 static int regular_tx(struct chaingen *g, int32_t height)
 {
-	struct cg_coin ins[PEERTOOL_CG_MAX_IO];
+	struct peertool_cg_coin ins[PEERTOOL_CG_MAX_IO];
 	struct cg_out outs[PEERTOOL_CG_MAX_IO];
 	unsigned n_in = rng_range(g, &g->a->ins), n_out = rng_range(g, &g->a->outs);
 	size_t n = 0, vsize = 11; /* version, locktime, counts, segwit marker */
@@ -484,7 +423,7 @@ static int regular_tx(struct chaingen *g, int32_t height)
 	if (n == 0 || g->weight + 4 * vsize > CG_WEIGHT_BUDGET ||
 	    g->sigops + sigops > CG_SIGOP_BUDGET || total - fee < CG_MIN_SPLIT) {
 		for (size_t i = n; i-- > 0;)
-			queue_unpop(&g->spendable[ins[i].type], &ins[i]);
+			peertool_cgq_unpop(&g->spendable[ins[i].type], &ins[i]);
 		return 0;
 	}
 	g->out_rr += n_out;
@@ -512,9 +451,9 @@ static int regular_tx(struct chaingen *g, int32_t height)
 	g->fees += fee;
 	g->sigops += sigops;
 	for (unsigned o = 0; o < n_out; o++) {
-		struct cg_coin c;
+		struct peertool_cg_coin c;
 		coin_from(&c, &txid, o, &outs[o], height, false);
-		if (queue_push(&g->pending, &c)) {
+		if (peertool_cgq_push(&g->pending, &c)) {
 			peertool_error(PEERTOOL_CG_CMD, "out of memory");
 			return -1;
 		}
@@ -523,6 +462,102 @@ static int regular_tx(struct chaingen *g, int32_t height)
 fail_keys:
 	peertool_error(PEERTOOL_CG_CMD, "cannot derive keys");
 	return -1;
+}
+
+/* --grow-utxo: a random coin of the round-robin type, else of any type that has one. */
+static bool take_random_coin(struct chaingen *g, struct peertool_cg_coin *c)
+{
+	uint8_t first = mix_type(g->a->mix, g->in_rr++);
+	for (unsigned k = 0; k < PEERTOOL_COIN__COUNT; k++) {
+		struct peertool_cg_queue *q = &g->spendable[(first + k) % PEERTOOL_COIN__COUNT];
+		size_t n = peertool_cgq_size(q);
+		if (n) {
+			peertool_cgq_take_at(q, (size_t)(rng_next(g) % n), c);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * --grow-utxo's transaction: the wallet's funding coin (the change of the
+ * transaction before, in this block too) plus --inputs-per-tx random old
+ * coins, paying --outputs-per-tx outputs: small ones (1-2x CG_MIN_SPLIT)
+ * and the change last. The UTXO set grows by outputs - inputs a transaction
+ * while its spends hit coins of every age, as a set larger than a cache needs.
+ * 1 when done, 0 when out of funds or room in the block, -1 on error.
+ */
+static int grow_tx(struct chaingen *g, int32_t height)
+{
+	struct peertool_cg_coin ins[PEERTOOL_CG_MAX_IO], change;
+	struct cg_out outs[PEERTOOL_CG_MAX_IO];
+	unsigned n_rand = rng_range(g, &g->a->ins), n_out = rng_range(g, &g->a->outs);
+	size_t n = 0, n_funds = 0, vsize = 11 + (size_t)n_out * (9 + PEERTOOL_SPK_MAX);
+	int64_t total = 0, pay = 0, fee, rate = (int64_t)(2 + rng_next(g) % 3);
+	unsigned sigops = 0;
+
+	for (unsigned o = 0; o < n_out; o++) {
+		outs[o].type = mix_type(g->a->mix, g->out_rr++);
+		sigops += output_sigop_cost(outs[o].type);
+		outs[o].value = CG_MIN_SPLIT + (int64_t)(rng_next(g) % CG_MIN_SPLIT);
+		pay += o + 1 < n_out ? outs[o].value : 0;
+	}
+	while (n < n_rand && n + 1 < PEERTOOL_CG_MAX_IO && take_random_coin(g, &ins[n]))
+		total += ins[n++].value;
+	/* Funding coins until the outputs, the fee and a change are paid. */
+	const struct peertool_cg_coin *f;
+	while (n < PEERTOOL_CG_MAX_IO && (f = peertool_cgq_front(&g->funds))) {
+		fee = (int64_t)(vsize + 68 * (n + 1)) * rate;
+		if (total - pay - fee >= CG_MIN_SPLIT)
+			break;
+		ins[n] = *f;
+		peertool_cgq_pop(&g->funds);
+		total += ins[n++].value;
+		n_funds++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		vsize += peertool_wallet_input_vsize((enum peertool_coin_type)ins[i].type);
+		sigops += input_sigop_cost(ins[i].type);
+	}
+	fee = (int64_t)vsize * rate;
+	if (n == 0 || total - pay - fee < CG_MIN_SPLIT ||
+	    g->weight + 4 * vsize > CG_WEIGHT_BUDGET || g->sigops + sigops > CG_SIGOP_BUDGET) {
+		for (size_t i = n; i-- > n - n_funds;)
+			peertool_cgq_unpop(&g->funds, &ins[i]);
+		for (size_t i = n - n_funds; i-- > 0;)
+			peertool_cgq_unpop(&g->spendable[ins[i].type], &ins[i]);
+		return 0;
+	}
+	outs[n_out - 1].value = total - pay - fee;
+	for (unsigned o = 0; o < n_out; o++) {
+		unsigned k = (unsigned)(rng_next(g) % CG_GROW_KEYS);
+		struct cg_out *key = &g->grow_keys[outs[o].type][k];
+		if (!g->have_grow_key[outs[o].type][k] &&
+		    plan_output(g, outs[o].type, outs[o].value, key)) {
+			peertool_error(PEERTOOL_CG_CMD, "cannot derive keys");
+			return -1;
+		}
+		g->have_grow_key[outs[o].type][k] = true;
+		int64_t v = outs[o].value;
+		outs[o] = *key;
+		outs[o].value = v;
+	}
+	struct proto_hash txid;
+	if (make_tx(g, ins, n, outs, n_out, height, false, &txid))
+		return -1;
+	g->fees += fee;
+	g->sigops += sigops;
+	for (unsigned o = 0; o + 1 < n_out; o++) {
+		struct peertool_cg_coin c;
+		coin_from(&c, &txid, o, &outs[o], height, false);
+		if (peertool_cgq_push(&g->pending, &c))
+			return -1;
+	}
+	/* The change funds the next transaction, in this block already: a
+	 * funding coin was popped, so there is room at the front. */
+	coin_from(&change, &txid, n_out - 1, &outs[n_out - 1], height, false);
+	peertool_cgq_unpop(&g->funds, &change);
+	return 1;
 }
 
 /* The benchmark's five outputs (Core's CreateKeysAndOutputs): ECDSA ones first. */
@@ -557,7 +592,7 @@ static int bench_outputs(struct chaingen *g, struct cg_out outs[CG_BENCH_OUTPUTS
 static int bench_block(struct chaingen *g, int32_t height, bool setup)
 {
 	struct cg_out outs[CG_BENCH_OUTPUTS];
-	struct cg_coin ins[CG_BENCH_OUTPUTS];
+	struct peertool_cg_coin ins[CG_BENCH_OUTPUTS];
 	struct proto_hash txid;
 	if (bench_outputs(g, outs))
 		return -1;
@@ -584,9 +619,9 @@ static int bench_block(struct chaingen *g, int32_t height, bool setup)
 	}
 	/* The last transaction's outputs stay in the wallet. */
 	for (uint32_t o = 0; o < CG_BENCH_OUTPUTS; o++) {
-		struct cg_coin c;
+		struct peertool_cg_coin c;
 		coin_from(&c, &txid, o, &outs[o], height, false);
-		if (queue_push(&g->pending, &c)) {
+		if (peertool_cgq_push(&g->pending, &c)) {
 			peertool_error(PEERTOOL_CG_CMD, "out of memory");
 			return -1;
 		}
@@ -700,12 +735,12 @@ static int finish_block(struct chaingen *g, int32_t height)
 /* Coinbase outputs old enough at `height` become spendable. */
 static int mature(struct chaingen *g, int32_t height)
 {
-	const struct cg_coin *c;
-	while ((c = queue_front(&g->immature)) &&
+	const struct peertool_cg_coin *c;
+	while ((c = peertool_cgq_front(&g->immature)) &&
 	       height - c->height >= PEERTOOL_CG_COINBASE_MATURITY) {
-		if (queue_push(&g->spendable[c->type], c))
+		if (peertool_cgq_push(g->a->grow ? &g->funds : &g->spendable[c->type], c))
 			return -1;
-		queue_pop(&g->immature);
+		peertool_cgq_pop(&g->immature);
 	}
 	return 0;
 }
@@ -713,7 +748,7 @@ static int mature(struct chaingen *g, int32_t height)
 static int make_block(struct chaingen *g, int32_t height)
 {
 	struct cg_out pay;
-	struct cg_coin cb;
+	struct peertool_cg_coin cb;
 	int32_t n = (int32_t)g->a->blocks;
 	bool bench = g->a->bench != PEERTOOL_CG_BENCH_NONE && height >= n - 1;
 	uint8_t cb_type;
@@ -730,7 +765,7 @@ static int make_block(struct chaingen *g, int32_t height)
 			return -1;
 	} else if (height > PEERTOOL_CG_COINBASE_MATURITY) {
 		for (uint32_t k = 0; k < g->a->txs_per_block; k++) {
-			int rc = regular_tx(g, height);
+			int rc = g->a->grow ? grow_tx(g, height) : regular_tx(g, height);
 			if (rc < 0)
 				return -1;
 			if (rc == 0)
@@ -745,6 +780,7 @@ static int make_block(struct chaingen *g, int32_t height)
 		return -1;
 	}
 	g->st.created[cb_type]++;
+	g->utxos++; /* its payout; the witness commitment is OP_RETURN, never a coin */
 	if (finish_block(g, height))
 		return -1;
 	coin_from(&cb, &g->txids[0], 0, &pay, height, true);
@@ -752,12 +788,12 @@ static int make_block(struct chaingen *g, int32_t height)
 		/* Core's benchmark spends the first coinbase; keep it for that. */
 		g->reserved = cb;
 		g->have_reserved = true;
-	} else if (cb.value > 0 && queue_push(&g->immature, &cb)) {
+	} else if (cb.value > 0 && peertool_cgq_push(&g->immature, &cb)) {
 		goto oom;
 	}
-	for (size_t i = 0; i < queue_size(&g->pending); i++) {
-		const struct cg_coin *c = &g->pending.v[g->pending.head + i];
-		if (queue_push(&g->spendable[c->type], c))
+	for (size_t i = 0; i < peertool_cgq_size(&g->pending); i++) {
+		const struct peertool_cg_coin *c = &g->pending.v[g->pending.head + i];
+		if (peertool_cgq_push(&g->spendable[c->type], c))
 			goto oom;
 	}
 	g->pending.head = g->pending.len = 0;
@@ -790,8 +826,8 @@ static void print_summary(struct chaingen *g)
 	printf("{\n  \"chain\": \"regtest\",\n  \"blocks\": %" PRIu32 ",\n  \"tip\": \"%s\",\n",
 	       g->a->blocks, tip);
 	printf("  \"txs\": %" PRIu64 ",\n  \"inputs\": %" PRIu64 ",\n  \"outputs\": %" PRIu64
-	       ",\n  \"bytes\": %" PRIu64 ",\n",
-	       g->st.txs, g->st.inputs, g->st.outputs, g->st.bytes);
+	       ",\n  \"bytes\": %" PRIu64 ",\n  \"utxos\": %" PRIu64 ",\n",
+	       g->st.txs, g->st.inputs, g->st.outputs, g->st.bytes, g->utxos);
 	for (int pass = 0; pass < 2; pass++) {
 		const uint64_t *v = pass ? g->st.created : g->st.spent;
 		printf("  \"%s\": {", pass ? "created" : "spent");
@@ -806,9 +842,10 @@ static void print_summary(struct chaingen *g)
 static void chaingen_release(struct chaingen *g)
 {
 	for (int t = 0; t < PEERTOOL_COIN__COUNT; t++)
-		queue_free(&g->spendable[t]);
-	queue_free(&g->immature);
-	queue_free(&g->pending);
+		peertool_cgq_free(&g->spendable[t]);
+	peertool_cgq_free(&g->immature);
+	peertool_cgq_free(&g->funds);
+	peertool_cgq_free(&g->pending);
 	proto_writer_release(&g->txs);
 	proto_writer_release(&g->txw);
 	proto_writer_release(&g->blk);
@@ -895,11 +932,17 @@ int peertool_chaingen(int argc, char **argv)
 		peertool_error(PEERTOOL_CG_CMD, "cannot open %s: %s", a.spent_out, strerror(errno));
 		goto out;
 	}
+	if (a.utxo_out && !(g.utxo_out = fopen(a.utxo_out, "w"))) {
+		peertool_error(PEERTOOL_CG_CMD, "cannot open %s: %s", a.utxo_out, strerror(errno));
+		goto out;
+	}
 	if (a.genesis && write_record(&g, g.p->genesis, g.p->genesis_len))
 		goto out;
 	for (uint32_t h = 1; h <= a.blocks; h++) {
 		if (make_block(&g, (int32_t)h))
 			goto out;
+		if (g.utxo_out)
+			fprintf(g.utxo_out, "%" PRIu32 " %" PRIu64 "\n", h, g.utxos);
 		if (h == a.fork_at)
 			fork_choices(&g);
 	}
@@ -907,7 +950,8 @@ int peertool_chaingen(int argc, char **argv)
 out:;
 	/* A half-written chain must not pass for a whole one. */
 	bool out_reg = is_regular(g.out), spent_reg = is_regular(g.spent_out);
-	if (close_file(g.spent_out, a.spent_out))
+	bool utxo_reg = is_regular(g.utxo_out);
+	if (close_file(g.spent_out, a.spent_out) || close_file(g.utxo_out, a.utxo_out))
 		rc = 1;
 	if (close_file(g.out, a.out))
 		rc = 1;
@@ -915,6 +959,8 @@ out:;
 		unlink(a.out);
 	if (rc == 1 && spent_reg)
 		unlink(a.spent_out);
+	if (rc == 1 && utxo_reg)
+		unlink(a.utxo_out);
 	if (rc == 0 && g.out != stdout)
 		print_summary(&g);
 	chaingen_release(&g);

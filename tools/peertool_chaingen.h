@@ -7,8 +7,10 @@
 #define PEERD_PEERTOOL_CHAINGEN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
+#include "proto/proto.h"
 #include "tools/peertool_wallet.h"
 
 #define PEERTOOL_CG_CMD "chaingen"
@@ -51,7 +53,9 @@ struct peertool_cg_args {
 	const char *start_text;
 	const char *out;
 	const char *spent_out;
-	unsigned mix; /**< bit per enum peertool_coin_type */
+	const char *utxo_out; /**< --utxo-out: "HEIGHT COINS" after each block */
+	bool grow;            /**< --grow-utxo */
+	unsigned mix;         /**< bit per enum peertool_coin_type */
 	enum peertool_cg_bench bench;
 	uint32_t bench_txs;
 	bool genesis;
@@ -59,6 +63,42 @@ struct peertool_cg_args {
 	uint32_t fork_at;      /**< --fork-at: 0 for none */
 	const char *fork_seed; /**< --fork-seed: the choices above fork_at */
 };
+
+/** One output the wallet owns; the owner index and type rebuild its keys. */
+struct peertool_cg_coin {
+	struct proto_outpoint op;
+	int64_t value;
+	int32_t height;
+	uint32_t owner;
+	uint8_t type; /**< enum peertool_coin_type */
+	bool coinbase;
+	uint8_t spk_len;
+	uint8_t spk[PEERTOOL_SPK_MAX];
+};
+
+/** A FIFO of coins: oldest first, so no coin waits forever. */
+struct peertool_cg_queue {
+	struct peertool_cg_coin *v;
+	size_t head, len, cap; /**< live coins are v[head..len) */
+};
+
+/** Append a copy of c; 0, or -1 when out of memory (q unchanged). */
+int peertool_cgq_push(struct peertool_cg_queue *q, const struct peertool_cg_coin *c);
+/** Coins in the queue. */
+size_t peertool_cgq_size(const struct peertool_cg_queue *q);
+/** The oldest coin, or NULL when empty; valid until the next push. */
+const struct peertool_cg_coin *peertool_cgq_front(const struct peertool_cg_queue *q);
+/** Drop the front coin. Only moves head, so peertool_cgq_unpop can put it back. */
+void peertool_cgq_pop(struct peertool_cg_queue *q);
+/** Put back the coin taken last (LIFO across several takes from one queue). */
+void peertool_cgq_unpop(struct peertool_cg_queue *q, const struct peertool_cg_coin *c);
+/**
+ * Take the coin at position k (0 is the front, k < size) into *c: the front
+ * coin fills its place. An unpop puts *c back at the front.
+ */
+void peertool_cgq_take_at(struct peertool_cg_queue *q, size_t k, struct peertool_cg_coin *c);
+/** Free the queue's memory; it is empty and reusable after. */
+void peertool_cgq_free(struct peertool_cg_queue *q);
 
 /**
  * Parse chaingen's arguments (argv[0] is the command name). Returns 0, 2

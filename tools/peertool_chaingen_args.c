@@ -19,7 +19,7 @@ static const char USAGE[] =
     "                         [--mix all|TYPE[,TYPE...]] [--start-time T] [--out FILE]\n"
     "                         [--bench-block ecdsa|schnorr|mixed] [--bench-txs N]\n"
     "                         [--genesis] [--spent-out FILE] [--no-verify]\n"
-    "                         [--fork-at H [--fork-seed S]]";
+    "                         [--fork-at H [--fork-seed S]] [--grow-utxo] [--utxo-out FILE]";
 
 void peertool_chaingen_help(FILE *f)
 {
@@ -53,7 +53,17 @@ void peertool_chaingen_help(FILE *f)
 	        "                      --fork-seed (default \"fork\") and every block is 1 s\n"
 	        "                      later, so each differs: two runs with different fork\n"
 	        "                      seeds (or one without --fork-at) are competing branches\n"
-	        "                      from H, spending the same coins differently. H < N.\n\n"
+	        "                      from H, spending the same coins differently. H < N.\n"
+	        "  --grow-utxo         grow the UTXO set: each transaction spends the change\n"
+	        "                      of the one before (in the same block) and\n"
+	        "                      --inputs-per-tx coins picked at random among all\n"
+	        "                      spendable ones, and pays --outputs-per-tx outputs of\n"
+	        "                      10,000-20,000 sat, the change last. E.g.\n"
+	        "                      --grow-utxo --mix p2wpkh --txs-per-block 400\n"
+	        "                      --inputs-per-tx 2 --outputs-per-tx 100: ~28,000 more\n"
+	        "                      coins a block\n"
+	        "  --utxo-out FILE     write 'HEIGHT COINS' after each block: the size of the\n"
+	        "                      node's UTXO set (OP_RETURN outputs are not coins)\n\n"
 	        "Options take -key=value, --key=value or --key value. Spends start at 101;\n"
 	        "transactions are version 2, locktime 0, fee 2-4 sat/vB, standard.\n\n"
 	        "Example:\n"
@@ -190,6 +200,8 @@ static int apply_option(struct peertool_cg_args *a, const char *name, const char
 		a->start_text = val;
 	} else if (!strcmp(name, "--out")) {
 		a->out = val;
+	} else if (!strcmp(name, "--utxo-out")) {
+		a->utxo_out = val;
 	} else if (!strcmp(name, "--spent-out")) {
 		a->spent_out = val;
 	} else if (!strcmp(name, "--mix")) {
@@ -223,7 +235,7 @@ static int apply_option(struct peertool_cg_args *a, const char *name, const char
 	return 0;
 }
 
-enum { CG_OPT_GENESIS = 100, CG_OPT_NO_VERIFY };
+enum { CG_OPT_GENESIS = 100, CG_OPT_NO_VERIFY, CG_OPT_GROW };
 
 /* Valued options: id is the index, apply_option matches the name. */
 static const struct base_opt_spec CG_OPTS[] = {
@@ -240,8 +252,10 @@ static const struct base_opt_spec CG_OPTS[] = {
     {"bench-txs", 10, true},
     {"fork-at", 11, true},
     {"fork-seed", 12, true},
+    {"utxo-out", 13, true},
     {"genesis", CG_OPT_GENESIS, false},
     {"no-verify", CG_OPT_NO_VERIFY, false},
+    {"grow-utxo", CG_OPT_GROW, false},
 };
 static const struct base_opt_cmd CG_CMD = {"peertool",
                                            PEERTOOL_CG_CMD,
@@ -260,6 +274,10 @@ static int set_option(void *ctx, int id, const char *val)
 	}
 	if (id == CG_OPT_NO_VERIFY) {
 		a->verify = false;
+		return 0;
+	}
+	if (id == CG_OPT_GROW) {
+		a->grow = true;
 		return 0;
 	}
 	snprintf(name, sizeof(name), "--%s", CG_OPTS[id].name);

@@ -262,3 +262,37 @@ def test_core_loadblock_reads_the_file(tmp, make_bitcoind):
     (node,) = make_bitcoind(1, args=("-loadblock=" + path,), small=True)
     wait_until(lambda: node.getblockcount() >= 120, 30, "-loadblock to reach height 120")
     assert node.getbestblockhash() == s["tip"]
+
+
+def test_grow_utxo_core_counts_the_same_coins(core, tmp):
+    """--grow-utxo (make bench-utxo's chain): Core accepts it, its UTXO set has
+    the coins --utxo-out and the summary count, and the random spends reach
+    coins of many earlier blocks, not only the oldest."""
+    path = os.path.join(tmp, "grow.dat")
+    counts = os.path.join(tmp, "grow.txt")
+    args = ("--seed", "grow", "--blocks", "112", "--grow-utxo", "--mix", "p2wpkh",
+            "--txs-per-block", "40", "--inputs-per-tx", "2", "--outputs-per-tx", "50",
+            "--no-verify")
+    s = chaingen(path, *args, "--utxo-out", counts)
+    again = os.path.join(tmp, "grow2.dat")
+    assert chaingen(again, *args) == s
+    assert open(path, "rb").read() == open(again, "rb").read()
+    lines = [tuple(map(int, ln.split())) for ln in open(counts)]
+    assert [h for h, _ in lines] == list(range(1, 113))
+    assert lines[-1][1] == s["utxos"] > 112 + 10 * 40 * 40, s
+    born = {}  # txid -> height
+    heights_spent = set()
+    for h, raw in enumerate(read_records(path), 1):
+        b = CBlock.deserialize(raw)
+        for tx in b.vtx[1:]:
+            heights_spent.update(born[i.prevout.hash] for i in tx.vin[:2]
+                                 if i.prevout.hash in born and born[i.prevout.hash] < h)
+        for tx in b.vtx:
+            born[tx.GetTxid()] = h
+        assert core.rpc("submitblock", raw.hex()) is None, "block %d rejected" % h
+        if h in (101, 106, 112):
+            info = core.rpc("gettxoutsetinfo", "none")
+            assert info["txouts"] == lines[h - 1][1], (h, info)
+    assert core.rpc("getbestblockhash") == s["tip"]
+    # Spends of coins made in at least 8 different earlier blocks.
+    assert len(heights_spent) >= 8, sorted(heights_spent)

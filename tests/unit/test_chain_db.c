@@ -202,6 +202,92 @@ static void test_put_get_del_walk(void **state)
 	tu_rmtree(dir);
 }
 
+/* One transaction mixing what a flush and a reindex's wipe do through the
+ * write cursors (chain/db.c keeps one a table): key-ordered puts that fill
+ * and split pages, deletes on the cursor's leaf and far from it, a delete
+ * of a missing key (which leaves the cursor unpositioned), a key put again
+ * after its delete, two tables in turn, and a table cleared and refilled. */
+static int mixed_writes(struct chain_db_txn *t, void *arg)
+{
+	(void)arg;
+	uint8_t val[40];
+	char key[16];
+	for (int i = 0; i < 3000; i++) {
+		int n = snprintf(key, sizeof(key), "c%06d", i);
+		memset(val, i & 0xff, sizeof(val));
+		int err = chain_db_put(t, CHAIN_TABLE_COINS, key, (size_t)n, val, sizeof(val));
+		if (!err && i % 3 == 2) { /* deleted on the cursor's leaf, then put again */
+			err = chain_db_del(t, CHAIN_TABLE_COINS, key, (size_t)n);
+			if (!err)
+				err = chain_db_put(t, CHAIN_TABLE_COINS, key, (size_t)n, val,
+				                   sizeof(val));
+		}
+		if (!err && i % 100 == 99) { /* far back, then a missing key */
+			n = snprintf(key, sizeof(key), "c%06d", i - 90);
+			err = chain_db_del(t, CHAIN_TABLE_COINS, key, (size_t)n);
+			if (!err)
+				err = chain_db_del(t, CHAIN_TABLE_COINS, "nope", 4);
+		}
+		if (!err && i % 500 == 0)
+			err = chain_db_put(t, CHAIN_TABLE_META, "m", 1, val, 1);
+		if (err)
+			return err;
+	}
+	int err = chain_db_put(t, CHAIN_TABLE_INDEX, "x", 1, "1", 1);
+	if (!err)
+		err = chain_db_clear(t, CHAIN_TABLE_INDEX);
+	if (!err)
+		err = chain_db_put(t, CHAIN_TABLE_INDEX, "y", 1, "2", 1);
+	return err;
+}
+
+static int count_all(const void *k, size_t kl, const void *v, size_t vl, void *arg)
+{
+	(void)k;
+	(void)kl;
+	(void)v;
+	(void)vl;
+	(*(size_t *)arg)++;
+	return 0;
+}
+
+static void test_write_cursor_mixed(void **state)
+{
+	(void)state;
+	char dir[TU_TMPDIR_MAX];
+	tu_tmpdir(dir, "db");
+	struct chain_db *db;
+	CHECK(chain_db_open(&db, dir));
+	CHECK(chain_db_write(db, mixed_writes, NULL));
+	char key[16];
+	uint8_t buf[64];
+	size_t len;
+	for (int i = 0; i < 3000; i++) {
+		int n = snprintf(key, sizeof(key), "c%06d", i);
+		/* Deleted: the 9th of every hundred (i - 90 for i = 99, 199, ...). */
+		if (i % 100 == 9) {
+			CHECK_ERR(chain_db_get(db, CHAIN_TABLE_COINS, key, (size_t)n, buf,
+			                       sizeof(buf), &len),
+			          CHAIN_ENOTFOUND);
+			continue;
+		}
+		CHECK(chain_db_get(db, CHAIN_TABLE_COINS, key, (size_t)n, buf, sizeof(buf), &len));
+		assert_int_equal(len, 40);
+		assert_int_equal(buf[0], i & 0xff);
+		assert_int_equal(buf[39], i & 0xff);
+	}
+	size_t count = 0;
+	CHECK(chain_db_foreach(db, CHAIN_TABLE_COINS, count_all, &count));
+	assert_int_equal(count, 3000 - 30);
+	CHECK_ERR(chain_db_get(db, CHAIN_TABLE_INDEX, "x", 1, buf, sizeof(buf), &len),
+	          CHAIN_ENOTFOUND);
+	CHECK(chain_db_get(db, CHAIN_TABLE_INDEX, "y", 1, buf, sizeof(buf), &len));
+	assert_memory_equal(buf, "2", 1);
+	CHECK(chain_db_get(db, CHAIN_TABLE_META, "m", 1, buf, sizeof(buf), &len));
+	chain_db_close(db);
+	tu_rmtree(dir);
+}
+
 static int put_version(struct chain_db_txn *t, void *arg)
 {
 	const uint8_t *v = arg;
@@ -641,6 +727,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_put_get_del_walk),
+	    cmocka_unit_test(test_write_cursor_mixed),
 	    cmocka_unit_test(test_format_version),
 	    cmocka_unit_test(test_truncated_file),
 	    cmocka_unit_test(test_disk_space),
