@@ -427,6 +427,8 @@ static int activate_step(struct chain *c, struct chain_node *best, const struct 
 		prune_candidates(c);
 		if ((err = chain_maybe_flush(c)))
 			goto out;
+		if (chain_activate_pause(c))
+			break;
 	}
 out:
 	chain_nodes_release(&path);
@@ -444,6 +446,8 @@ int chain_activate(struct chain *c, const struct chain_node *watch, bool *watch_
 		int err = activate_step(c, best, watch, watch_found, watch_st);
 		if (err)
 			return err;
+		if (c->activate_paused)
+			break; /* a reindex's step: the next one goes on */
 	}
 	prune_candidates(c);
 	/* Listeners settle now (the mempool re-adds what disconnected blocks held). */

@@ -233,6 +233,23 @@ int chain_close(struct chain *c);
 /** Write the coins, the index and the best block in one transaction (after syncing the block
  * files). */
 CHAIN_WUR int chain_flush(struct chain *c);
+/**
+ * True while a -reindex or -reindex-chainstate that chain_open started is
+ * not finished: chain_open only wipes and loads; the reading of the blk
+ * files and the connecting of the best chain are chain_reindex_step's, so
+ * the caller can answer in between (Core's "initload" thread). The
+ * chain's thread only.
+ */
+bool chain_reindex_pending(const struct chain *c);
+/**
+ * One bounded part of the reindex: one blk file read again, or about
+ * 200 ms of blocks connected, or the end (the final flush, the reindex
+ * mark cleared). Stopping between two steps is clean: chain_close flushes
+ * what is done, and the next start redoes a -reindex from its mark (or
+ * goes on connecting after a -reindex-chainstate). 0 (chain_reindex_pending
+ * then says whether more is left) or an error of chain_open's. The chain's thread.
+ */
+CHAIN_WUR int chain_reindex_step(struct chain *c);
 
 /** The network. */
 const struct proto_params *chain_params(const struct chain *c);

@@ -436,10 +436,22 @@ int chain_open(struct chain **out, const struct chain_config *cfg)
 	}
 	/* Blocks written after the last flush (a crash), or every block
 	 * (-reindex): read them again. */
-	if ((err = chain_reindex_scan(c)) || (err = store_genesis(c)) ||
-	    (err = chain_rebuild_candidates(c)) || (err = chain_reindex_activate(c)) ||
-	    (err = flush(c, false)) || (err = chain_reindex_finish(c)) ||
-	    (err = chain_prune_start(c)))
+	/* A reindex only starts here: its reading and connecting are bounded
+	 * steps the caller runs after its loop starts (chain_reindex_step),
+	 * as Core's "initload" thread, so its control socket answers. A
+	 * -reindex-chainstate reads back what a crash left unflushed first. */
+	c->reindex_phase = c->cfg.reindex == CHAIN_REINDEX_FULL ? CHAIN_REINDEX_PHASE_SCAN
+	                   : c->cfg.reindex == CHAIN_REINDEX_CHAINSTATE
+	                       ? CHAIN_REINDEX_PHASE_CONNECT
+	                       : CHAIN_REINDEX_PHASE_NONE;
+	if (c->reindex_phase == CHAIN_REINDEX_PHASE_CONNECT &&
+	    ((err = chain_reindex_scan(c)) || (err = store_genesis(c)) ||
+	     (err = chain_rebuild_candidates(c)) || (err = chain_reindex_begin_connect(c))))
+		goto fail;
+	if (c->reindex_phase == CHAIN_REINDEX_PHASE_NONE &&
+	    ((err = chain_reindex_scan(c)) || (err = store_genesis(c)) ||
+	     (err = chain_rebuild_candidates(c)) || (err = chain_reindex_activate(c)) ||
+	     (err = flush(c, false)) || (err = chain_prune_start(c))))
 		goto fail;
 	if (c->stats.replayed && c->cfg.reindex != CHAIN_REINDEX_FULL)
 		chain_logf(c, CHAIN_LOG_INFO, "replayed %llu blocks written after the last flush",
@@ -458,6 +470,22 @@ fail:
 	/* Closed without a flush: nothing of this run is trusted. */
 	free_chain(c);
 	return err;
+}
+
+int chain_reindex_end(struct chain *c)
+{
+	int err;
+	if (c->reindex_phase == CHAIN_REINDEX_PHASE_SCAN &&
+	    ((err = store_genesis(c)) || (err = chain_rebuild_candidates(c)) ||
+	     (err = chain_reindex_begin_connect(c))))
+		return err;
+	if (c->reindex_phase != CHAIN_REINDEX_PHASE_CONNECT)
+		return 0;
+	if ((err = flush(c, false)) || (err = chain_reindex_finish(c)) ||
+	    (err = chain_prune_start(c)))
+		return err;
+	c->reindex_phase = CHAIN_REINDEX_PHASE_NONE;
+	return 0;
 }
 
 int chain_close(struct chain *c)

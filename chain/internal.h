@@ -106,6 +106,13 @@ void chain_nodes_remove(struct chain_nodes *a, size_t i);
 /** Free the storage. */
 void chain_nodes_release(struct chain_nodes *a);
 
+/** Where a reindex started by chain_open is (chain_reindex_step). */
+enum chain_reindex_phase {
+	CHAIN_REINDEX_PHASE_NONE = 0, /**< none, or finished */
+	CHAIN_REINDEX_PHASE_SCAN,     /**< reading the blk files again, one per step */
+	CHAIN_REINDEX_PHASE_CONNECT,  /**< connecting the best chain, a bounded run per step */
+};
+
 struct chain {
 	const struct proto_params *p;
 	char *db_dir;      /**< <dir>/chainstate, for the messages that say to delete it */
@@ -150,11 +157,17 @@ struct chain {
 	struct chain_node *best_invalid;
 	struct chain_vb *vb; /**< BIP9 deployment states (versionbits.c) */
 	/* -reindex / -reindex-chainstate's progress (reindex.c) */
-	uint64_t reindex_t0;        /**< when the wipe began, monotonic ms */
-	uint64_t reindex_status_ms; /**< the last cfg.progress call, monotonic ms */
-	uint64_t reindex_blocks;    /**< block records read again */
-	int32_t reindex_target;     /**< the height the connect heads for */
-	int reindex_tenth;          /**< tenths of the way logged so far */
+	uint64_t reindex_t0;                    /**< when the wipe began, monotonic ms */
+	uint64_t reindex_status_ms;             /**< the last cfg.progress call, monotonic ms */
+	uint64_t reindex_blocks;                /**< block records read again */
+	int32_t reindex_target;                 /**< the height the connect heads for */
+	int reindex_tenth;                      /**< tenths of the way logged so far */
+	enum chain_reindex_phase reindex_phase; /**< what chain_reindex_step does next */
+	int32_t reindex_file;                   /**< the next blk file to read (scan phase) */
+	/** Monotonic ms after which chain_activate returns early, having
+	 * connected at least one block (a reindex's bounded step); 0: never. */
+	uint64_t activate_until_ms;
+	bool activate_paused; /**< the time ran out: more to connect */
 	/* pruning (prune.c) */
 	bool have_pruned;    /**< files were pruned here once (the "prunedblockfiles" flag) */
 	int64_t prune_chunk; /**< the store's end, in chunks, at the last automatic check */
@@ -219,6 +232,13 @@ CHAIN_WUR int chain_reindex_scan(struct chain *c);
 CHAIN_WUR int chain_reindex_activate(struct chain *c);
 /** After the final flush: clear the reindex mark and log the end. */
 CHAIN_WUR int chain_reindex_finish(struct chain *c);
+/** The candidates are built: connect from here on, in bounded steps. */
+CHAIN_WUR int chain_reindex_begin_connect(struct chain *c);
+/** chainstate.c: end of a phase (scan: genesis and the candidates; connect:
+ * the flush, the mark cleared, pruning started). */
+CHAIN_WUR int chain_reindex_end(struct chain *c);
+/** activate.c, after each block connected: has a bounded step's time run out? */
+bool chain_activate_pause(struct chain *c);
 
 /* prune.c */
 /** At open, before the index loads: read the flag, refuse an unpruned

@@ -38,6 +38,9 @@
 static const char META_REINDEXING[] = "reindexing";
 static const char META_STORE_END[] = "store_end";
 
+/* How long one connect step runs before the thread takes other work. */
+#define CHAIN_REINDEX_STEP_MS 200
+
 static uint64_t mono_ms(void)
 {
 	struct timespec ts;
@@ -191,15 +194,36 @@ static int scan_one(const struct chain_pos *pos, const uint8_t *raw, size_t len,
 
 int chain_reindex_scan(struct chain *c)
 {
-	if (c->cfg.reindex != CHAIN_REINDEX_FULL)
-		return chain_store_scan(c->store, &c->flushed_end, chain_replay_block, c);
+	/* A full reindex reads the files in chain_reindex_step instead. */
+	return chain_store_scan(c->store, &c->flushed_end, chain_replay_block, c);
+}
+
+/* Not an error: scan_one met the next file, where this step ends. */
+#define NEXT_FILE 1
+
+static int scan_file_one(const struct chain_pos *pos, const uint8_t *raw, size_t len, void *arg)
+{
+	struct scan_arg *a = arg;
+	if (pos->file != a->c->reindex_file)
+		return NEXT_FILE;
+	return scan_one(pos, raw, len, arg);
+}
+
+/* One blk file read again, or the end of the reading (Core's ImportBlocks
+ * reads a file at a time and checks for a stop between them). */
+static int scan_step(struct chain *c)
+{
+	if (c->reindex_file > chain_store_last_file(c->store)) {
+		chain_logf(c, CHAIN_LOG_INFO, "%s", "Reindexing finished");
+		return chain_reindex_end(c);
+	}
 	struct scan_arg a = {.c = c, .file = -1};
-	struct chain_pos from = {0, 0};
-	int err = chain_store_scan(c->store, &from, scan_one, &a);
-	if (err)
+	struct chain_pos from = {c->reindex_file, 0};
+	int err = chain_store_scan(c->store, &from, scan_file_one, &a);
+	if (err && err != NEXT_FILE)
 		return err;
 	file_done(&a);
-	chain_logf(c, CHAIN_LOG_INFO, "%s", "Reindexing finished");
+	c->reindex_file++;
 	return 0;
 }
 
@@ -224,8 +248,11 @@ static void on_connected(void *ctx, struct chain *c, struct proto_block *b)
 
 int chain_reindex_activate(struct chain *c)
 {
-	if (c->cfg.reindex == CHAIN_REINDEX_NONE)
-		return chain_activate(c, NULL, NULL, NULL);
+	return chain_activate(c, NULL, NULL, NULL);
+}
+
+int chain_reindex_begin_connect(struct chain *c)
+{
 	/* The most-work header with its block stored: where the connect ends
 	 * when every block is valid. */
 	struct chain_node *best = chain_index_best_header(c->idx);
@@ -237,9 +264,50 @@ int chain_reindex_activate(struct chain *c)
 	int err = chain_listen(c, &l);
 	if (err)
 		return err;
-	err = chain_activate(c, NULL, NULL, NULL);
+	c->reindex_phase = CHAIN_REINDEX_PHASE_CONNECT;
+	return 0;
+}
+
+bool chain_activate_pause(struct chain *c)
+{
+	if (!c->activate_until_ms || mono_ms() < c->activate_until_ms)
+		return false;
+	c->activate_paused = true;
+	return true;
+}
+
+/* Connect for a while (Core connects under cs_main a block at a time, so
+ * its RPC answers in between); the last step flushes and ends. */
+static int connect_step(struct chain *c)
+{
+	c->activate_until_ms = mono_ms() + CHAIN_REINDEX_STEP_MS;
+	c->activate_paused = false;
+	int err = chain_activate(c, NULL, NULL, NULL);
+	bool more = c->activate_paused;
+	c->activate_until_ms = 0;
+	c->activate_paused = false;
+	if (err || more)
+		return err;
 	chain_unlisten(c, &c->reindex_target);
-	return err;
+	return chain_reindex_end(c);
+}
+
+bool chain_reindex_pending(const struct chain *c)
+{
+	return c->reindex_phase != CHAIN_REINDEX_PHASE_NONE;
+}
+
+int chain_reindex_step(struct chain *c)
+{
+	switch (c->reindex_phase) {
+	case CHAIN_REINDEX_PHASE_SCAN:
+		return scan_step(c);
+	case CHAIN_REINDEX_PHASE_CONNECT:
+		return connect_step(c);
+	case CHAIN_REINDEX_PHASE_NONE:
+		break;
+	}
+	return 0;
 }
 
 static int clear_mark(struct chain_db_txn *t, void *arg)

@@ -290,7 +290,9 @@ static int start(struct daemon *d)
 	daemon_warnings_log(d);
 	sdnotify_ready(d);
 	notify_startup(d);
-	return 0;
+	/* Last, as Core's "initload" thread after init: every socket answers
+	 * while the reindex runs as validation jobs. */
+	return node_reindex_start(d);
 }
 
 /* After a failed start: close what was opened so the loop can end. */

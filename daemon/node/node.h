@@ -142,6 +142,10 @@ struct validation {
 	_Atomic bool busy;                  /**< a job is running */
 	_Atomic bool interrupt; /**< set with stopping: a long job (mining) ends early */
 	bool fatal_reported;    /**< the chain's fatal error went to the loop (thread) */
+	/** A reindex chain_open started is not finished (node/reindex.c): no
+	 * block download, no transactions taken. Cleared by the loop. */
+	_Atomic bool reindexing;
+	char reindex_status[160]; /**< (mu) its last progress line, "" once passed on */
 	struct node_extratxn
 	    *extratxn; /**< node/extratxn.c's ring, made at the first add (thread) */
 };
@@ -194,6 +198,14 @@ void validation_detach(struct daemon *d);
  * left, free the queues. After the loop ended, or from daemon_release.
  */
 void validation_release(struct daemon *d);
+/**
+ * node/reindex.c: after the loop started, run the reindex chain_open left
+ * pending as a sequence of validation jobs (nothing when there is none).
+ * 0 or -ENOMEM / -ESHUTDOWN. Loop thread.
+ */
+int node_reindex_start(struct daemon *d);
+/** A reindex is running: Core's LoadingBlocks(). Any thread. */
+bool validation_reindexing(const struct daemon *d);
 /** "height N" or "height N of M headers (P%)" for STATUS=. Loop thread. */
 void validation_status(const struct daemon *d, char *out, size_t len);
 
@@ -229,8 +241,8 @@ struct node_hooks {
 	 */
 	struct val_job *(*feed_take)(struct daemon *d, struct chain *c, struct mempool *mp);
 	/**
-	 * Loop thread, during validation_open only: a long startup step's
-	 * progress (reindexing), for systemd's STATUS= line.
+	 * Loop thread, during validation_open and a reindex's jobs: a long
+	 * step's progress (reindexing), for systemd's STATUS= line.
 	 */
 	void (*startup_status)(struct daemon *d, const char *text);
 };

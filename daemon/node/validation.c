@@ -72,6 +72,14 @@ static void chain_log_cb(void *arg, enum chain_log_level level, const char *msg)
 static void chain_progress_cb(void *arg, const char *text)
 {
 	struct daemon *d = arg;
+	struct validation *v = d->val;
+	if (v->started) {
+		/* A reindex's job, on the thread: the loop passes it on (reindex.c). */
+		uv_mutex_lock(&v->mu);
+		snprintf(v->reindex_status, sizeof(v->reindex_status), "%s", text);
+		uv_mutex_unlock(&v->mu);
+		return;
+	}
 	if (d->node_hooks && d->node_hooks->startup_status)
 		d->node_hooks->startup_status(d, text);
 }
@@ -329,6 +337,7 @@ int validation_start(struct daemon *d, struct chain *c, struct mempool *mp)
 	atomic_init(&v->headers, -1);
 	atomic_init(&v->busy, false);
 	atomic_init(&v->interrupt, false);
+	atomic_init(&v->reindexing, false);
 	publish(v);
 	/* The chain as opened goes into the loop's view here, before the loop
 	 * runs: built by the thread, it could come after a peer's handshake
@@ -526,8 +535,13 @@ int validation_open(struct daemon *d)
 		         chain_strerror(err));
 		return -EIO;
 	}
-	mempool_load(ma.mp);
-	if ((err = verify_at_startup(d, c))) {
+	/* A reindex goes on after the loop starts (node/reindex.c), which
+	 * loads the mempool at its end; nothing to verify yet (Core's VerifyDB
+	 * meets the wiped chain too). */
+	bool reindexing = chain_reindex_pending(c);
+	if (!reindexing)
+		mempool_load(ma.mp);
+	if (!reindexing && (err = verify_at_startup(d, c))) {
 		(void)close_chain(c, ma.mp);
 		return -EIO;
 	}
@@ -540,6 +554,7 @@ int validation_open(struct daemon *d)
 	           (uv_hrtime() - t0) / 1000000u, hex, tip->height, mib,
 	           chain_checker_workers(chain_get_checker(c)));
 	err = validation_start(d, c, ma.mp);
+	atomic_store_explicit(&d->val->reindexing, reindexing && !err, memory_order_relaxed);
 	if (err) {
 		(void)close_chain(c, ma.mp);
 		d->val->chain = NULL;
