@@ -475,10 +475,10 @@ fail:
 int chain_reindex_end(struct chain *c)
 {
 	int err;
-	if (c->reindex_phase == CHAIN_REINDEX_PHASE_SCAN &&
-	    ((err = store_genesis(c)) || (err = chain_rebuild_candidates(c)) ||
-	     (err = chain_reindex_begin_connect(c))))
-		return err;
+	if (c->reindex_phase == CHAIN_REINDEX_PHASE_SCAN) /* the connecting is next */
+		return (err = store_genesis(c)) || (err = chain_rebuild_candidates(c))
+		           ? err
+		           : chain_reindex_begin_connect(c);
 	if (c->reindex_phase != CHAIN_REINDEX_PHASE_CONNECT)
 		return 0;
 	if ((err = flush(c, false)) || (err = chain_reindex_finish(c)) ||

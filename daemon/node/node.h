@@ -145,7 +145,8 @@ struct validation {
 	/** A reindex chain_open started is not finished (node/reindex.c): no
 	 * block download, no transactions taken. Cleared by the loop. */
 	_Atomic bool reindexing;
-	char reindex_status[160]; /**< (mu) its last progress line, "" once passed on */
+	char reindex_status[512]; /**< (mu) its progress lines, each ending in \n, not passed on yet
+	                           */
 	struct node_extratxn
 	    *extratxn; /**< node/extratxn.c's ring, made at the first add (thread) */
 };

@@ -40,7 +40,7 @@ static void reindex_work(struct chain *c, struct mempool *mp, struct val_job *j)
 		mempool_load(mp);
 }
 
-/* Loop thread: pass the thread's last progress line on (STATUS=). */
+/* Loop thread: pass the thread's progress lines on (STATUS=). */
 static void pass_status(struct daemon *d)
 {
 	struct validation *v = d->val;
@@ -49,8 +49,12 @@ static void pass_status(struct daemon *d)
 	memcpy(text, v->reindex_status, sizeof(text));
 	v->reindex_status[0] = '\0';
 	uv_mutex_unlock(&v->mu);
-	if (text[0] && d->node_hooks && d->node_hooks->startup_status)
-		d->node_hooks->startup_status(d, text);
+	if (!d->node_hooks || !d->node_hooks->startup_status)
+		return;
+	for (char *line = text, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
+		*nl = '\0';
+		d->node_hooks->startup_status(d, line);
+	}
 }
 
 static void reindex_done(struct daemon *d, struct val_job *j)

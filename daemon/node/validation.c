@@ -76,7 +76,11 @@ static void chain_progress_cb(void *arg, const char *text)
 	if (v->started) {
 		/* A reindex's job, on the thread: the loop passes it on (reindex.c). */
 		uv_mutex_lock(&v->mu);
-		snprintf(v->reindex_status, sizeof(v->reindex_status), "%s", text);
+		/* Lines kept in order until the loop takes them; full: the newest only. */
+		size_t n = strlen(v->reindex_status), len = strlen(text);
+		if (n + len + 2 > sizeof(v->reindex_status))
+			n = 0;
+		snprintf(v->reindex_status + n, sizeof(v->reindex_status) - n, "%s\n", text);
 		uv_mutex_unlock(&v->mu);
 		return;
 	}

@@ -49,6 +49,12 @@ def build_chain(tmp_path, d):
     return raws + [d.rpc("getblock", h, 0) for h in stale + branch]
 
 
+def reindexed(d, timeout=120):
+    """Wait for the reindex, which runs after the start (node/reindex.c), to end."""
+    bitcoind.wait_until(lambda: re.search(r"Reindex( of the chain state)? done in", d.log()),
+                        timeout, "the reindex to end")
+
+
 def lines(text):
     return [m.group(0) for line in text.splitlines() for p in PROGRESS for m in [p.search(line)] if m]
 
@@ -69,6 +75,7 @@ def test_reindex_and_reindex_chainstate_end_where_they_were(tmp_path, make_peerd
 
     # -reindex: index and coins from the block files.
     r = make_peerd("-reindex", listen=False, name=name)
+    reindexed(r)
     assert state(r) == before
     log = r.log()
     assert "Wiping the block index and chain state" in log
@@ -86,6 +93,7 @@ def test_reindex_and_reindex_chainstate_end_where_they_were(tmp_path, make_peerd
     # -reindex-chainstate: the coins only; the undo data stays as it is.
     rev_size = os.path.getsize(rev)
     r = make_peerd("-reindex-chainstate", listen=False, name=name)
+    reindexed(r)
     assert state(r) == before
     log = r.log()
     assert "Wiping the chain state" in log and "Reindexing block file" not in log
@@ -120,7 +128,7 @@ def test_reindex_and_reindex_chainstate_end_where_they_were(tmp_path, make_peerd
 
 
 def test_reindex_progress_reaches_systemd(tmp_path, make_peerd):
-    """sd_notify STATUS= during the reindex, before READY=1."""
+    """sd_notify STATUS= during the reindex."""
     d = make_peerd(listen=False)
     d.rpc("generatetoaddress", 20, ADDR)
     assert d.stop()[0] == 0
@@ -138,14 +146,13 @@ def test_reindex_progress_reaches_systemd(tmp_path, make_peerd):
         else:
             os.environ["NOTIFY_SOCKET"] = old
     try:
+        # The reindex runs after READY=1 (as Core's, after init).
         msgs = []
-        while not any("READY=1" in m for m in msgs):
+        while not any("reindex done" in m for m in msgs):
             msgs.append(ns.recv(4096).decode())
-        ready = [i for i, m in enumerate(msgs) if "READY=1" in m][0]
-        before = msgs[:ready]
-        assert "STATUS=reindexing block file blk00000.dat (of 1)" in before, msgs
-        assert "STATUS=reindex: connecting blocks, height 20 of 20" in before, msgs
-        assert "STATUS=reindex done: height 20" in before, msgs
+        assert "STATUS=reindexing block file blk00000.dat (of 1)" in msgs, msgs
+        assert "STATUS=reindex: connecting blocks, height 20 of 20" in msgs, msgs
+        assert "STATUS=reindex done: height 20" in msgs, msgs
         assert r.rpc("getblockcount") == 20
         assert r.stop()[0] == 0
     finally:
@@ -165,6 +172,7 @@ def test_reindex_rebuilds_a_database_too_damaged_to_open(make_peerd):
     assert r.returncode == 1 and b"Corrupted block database detected" in r.stdout + r.stderr
     assert b"or start it with -reindex" in r.stdout + r.stderr
     r = make_peerd("-reindex", listen=False, name=os.path.basename(d.datadir))
+    reindexed(r)
     assert state(r) == before
     assert "Wiping LMDB in %s" % os.path.join(d.netdir, "chainstate") in r.log()
 
@@ -194,6 +202,7 @@ def test_interrupted_reindex_starts_over(tmp_path, make_peerd):
             p.wait(timeout=10)
     assert "Reindex done" not in log.read_text(), "the reindex finished before the kill"
     d = make_peerd(listen=False, name="dd")
+    reindexed(d)
     u = d.rpc("gettxoutsetinfo")
     assert (d.rpc("getbestblockhash"), u["height"], u["hash_serialized_3"]) == \
         (want["tip"], want["height"], want["utxo"]["hash_serialized_3"])
