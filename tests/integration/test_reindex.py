@@ -8,6 +8,7 @@ import os
 import re
 import socket
 import subprocess
+import time
 
 import bitcoind
 from conftest import BUILD, PEERD_BIN, Peerd
@@ -214,3 +215,56 @@ def test_interrupted_reindex_starts_over(tmp_path, make_peerd):
     d = make_peerd(listen=False, name="dd")
     assert d.rpc("getbestblockhash") == want["tip"]
     assert "Reindex" not in d.log()
+
+
+def test_control_answers_during_reindex_and_stop_ends_it(tmp_path, make_peerd):
+    """The reindex runs as validation jobs after the start: the control
+    socket answers getblockchaininfo throughout (blocks rising, headers
+    and initialblockdownload as Core's during its reindex), `stop` ends it
+    at a clean point with exit 0, and the next start, without the option,
+    reindexes again to the tip and UTXO set connect-blocks computed."""
+    r = subprocess.run([PEERTOOL, "chaingen", "--no-verify", "--blocks", "1500", "--seed", "answers",
+                        "--out", str(tmp_path / "c.dat")], capture_output=True, timeout=300)
+    assert r.returncode == 0, r.stderr.decode()
+    dd = tmp_path / "dd"
+    r = subprocess.run([PEERTOOL, "connect-blocks", "--utxo-stats", str(dd), str(tmp_path / "c.dat")],
+                       capture_output=True, timeout=600)
+    assert r.returncode == 0, r.stderr.decode()
+    want = json.loads(r.stdout)
+
+    d = make_peerd("-reindex", listen=False, name="dd")
+    seen = []
+    while not re.search(r"Reindex done in", d.log()):
+        t0 = time.monotonic()
+        info = d.rpc("getblockchaininfo")
+        seen.append((info["blocks"], info["headers"], info["initialblockdownload"],
+                     time.monotonic() - t0))
+        if len(seen) >= 3 and seen[-1][0] > 0 and seen[-1][0] < want["height"]:
+            break
+        time.sleep(0.05)
+    assert not re.search(r"Reindex done in", d.log()), \
+        "the reindex ended before it was seen connecting: %r" % seen
+    # Answers while reindexing (before, the control socket was silent
+    # until the end), in well under the one-second timeout of a CLI.
+    assert len(seen) >= 3 and max(s[3] for s in seen) < 2.0, seen
+    blocks = [s[0] for s in seen]
+    assert blocks == sorted(blocks) and 0 < blocks[-1] < want["height"], seen
+    # Core during its reindex: the headers known so far, in IBD throughout.
+    assert all(s[2] for s in seen), seen
+    assert all(s[0] <= s[1] <= want["height"] for s in seen), seen
+    code, secs = d.stop(timeout=30)
+    assert code == 0, d.log()[-3000:]
+    text = d.log()
+    assert "Reindex done" not in text and "Reindex interrupted" in text, text[-3000:]
+
+    # The next start, without -reindex, finds the mark and starts over (Core's
+    # reindexing flag), to the same tip and UTXO set.
+    d = make_peerd(listen=False, name="dd")
+    reindexed(d)
+    u = d.rpc("gettxoutsetinfo")
+    assert (d.rpc("getbestblockhash"), u["height"], u["hash_serialized_3"]) == \
+        (want["tip"], want["height"], want["utxo"]["hash_serialized_3"])
+    info = d.rpc("getblockchaininfo")
+    assert (info["blocks"], info["headers"]) == (want["height"], want["height"])
+    assert "A reindex was interrupted: reindexing the block files again" in d.log()
+    assert d.stop()[0] == 0
