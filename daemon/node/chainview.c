@@ -127,7 +127,8 @@ struct chainview_update *chainview_update_new(struct chain *c, const struct chai
 	u->fork_height = fork_height;
 	u->n = n;
 	u->old_height = *published ? (*published)->height : -1;
-	u->ibd = chain_in_ibd(c);
+	/* Core's IsInitialBlockDownload is true while importing (a reindex). */
+	u->ibd = chain_in_ibd(c) || chain_reindex_pending(c);
 	u->unknown_rules_bit = -1;
 	u->fork_warning = (int8_t)chain_fork_warning(c);
 	if (!u->ibd) {

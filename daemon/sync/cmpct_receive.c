@@ -42,6 +42,7 @@
 
 #include "chain/chain.h"
 #include "cmpct/cmpct.h"
+#include "daemon/sync/internal.h"
 #include "mempool/mempool.h"
 
 /* Partials waiting for a blocktxn, at most (Core keeps one per block in
@@ -368,7 +369,7 @@ void sync_cmpct_on_cmpctblock(struct peer *p, const struct proto_msg *m)
 {
 	struct daemon *d = p->d;
 	struct sync_cmpct_state *s = state(d);
-	if (!s)
+	if (!s || sync_importing(p, "cmpctblock"))
 		return;
 	s->received++;
 	struct sync_cmpct_job *cj = xmalloc(sizeof(*cj));
@@ -444,7 +445,7 @@ void sync_cmpct_on_blocktxn(struct peer *p, const struct proto_msg *m)
 {
 	struct daemon *d = p->d;
 	struct sync_cmpct_state *s = state(d);
-	if (!s)
+	if (!s || sync_importing(p, "blocktxn"))
 		return;
 	struct sync_cmpct_pending *e = NULL;
 	for (uint32_t i = 0; i < PENDING_MAX; i++)

@@ -195,7 +195,8 @@ static bool other_sync_useful(const struct daemon *d, const struct peer *p)
 void sync_peer_ready(struct peer *p)
 {
 	struct daemon *d = p->d;
-	if (p->sync->sync_started || !can_serve(p))
+	/* Core's SendMessages: no sync starts while importing (a reindex). */
+	if (p->sync->sync_started || !can_serve(p) || validation_reindexing(d))
 		return;
 	/* Core starts the sync only with a getheaders MaybeSendGetHeaders lets
 	 * go; this runs on every tick, so test first and count nothing. */
@@ -475,6 +476,8 @@ void sync_on_headers(struct peer *p, const struct proto_headers *h)
 {
 	struct daemon *d = p->d;
 	bool probe;
+	if (sync_importing(p, "headers"))
+		return;
 	if (h->n == 0) {
 		/* Core: an empty headers ends the peer's presync, and answers
 		 * the getheaders outstanding (one that connects does too, when
@@ -505,6 +508,8 @@ void sync_on_headers(struct peer *p, const struct proto_headers *h)
 void sync_on_block_inv(struct peer *p, const struct proto_hash *h)
 {
 	struct daemon *d = p->d;
+	if (validation_reindexing(d)) /* Core: no getheaders for it while importing */
+		return;
 	int32_t height = chainview_find(d, h);
 	if (height >= 0) {
 		/* On our active chain: the validation thread places it
@@ -528,7 +533,7 @@ void sync_on_block(struct peer *p, const uint8_t *payload, size_t len, uint32_t 
 	struct daemon *d = p->d;
 	struct sync_state *s = d->sync;
 	d->stats.blocks_recv++;
-	if (len < PROTO_BLOCK_HEADER_SIZE)
+	if (len < PROTO_BLOCK_HEADER_SIZE || sync_importing(p, "block"))
 		return;
 	struct proto_block_header hdr;
 	struct proto_reader r;
@@ -585,7 +590,7 @@ static bool can_download_from(const struct peer *p)
 {
 	return p->state == PEER_ACTIVE && p->handshake_done && can_serve(p) && !p->send_paused &&
 	       p->sync->blocks_inflight < SYNC_MAX_INFLIGHT_PER_PEER &&
-	       !(limited_peer(p) && p->d->view->ibd);
+	       !(limited_peer(p) && p->d->view->ibd) && !validation_reindexing(p->d);
 }
 
 /* Ask p for what it can give; true when the window had nothing for it. */

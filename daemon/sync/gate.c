@@ -84,6 +84,10 @@ static void send_getheaders(struct peer *p, const struct proto_hash *loc, uint32
 
 bool sync_maybe_getheaders(struct peer *p, const struct proto_hash *loc, uint32_t n)
 {
+	/* Core asks for no headers while importing (a reindex): every
+	 * getheaders, the sync's start, a block inv's, the stale check's. */
+	if (validation_reindexing(p->d))
+		return false;
 	if (!sync_getheaders_due(p, (uint64_t)daemon_time_ms(p->d))) {
 		p->d->sync->getheaders_limited++;
 		return false;
@@ -151,4 +155,15 @@ void sync_gate_done(struct daemon *d, uint64_t peer_id, bool probe)
 	uint32_t *n = probe ? &p->sync->hdr_jobs_probe : &p->sync->hdr_jobs_live;
 	if (*n)
 		(*n)--;
+}
+
+bool sync_importing(struct peer *p, const char *what)
+{
+	/* Core ignores them while importing: the index and the chain are the
+	 * reindex's until it ends, then the sync starts as at any start. */
+	if (!validation_reindexing(p->d))
+		return false;
+	DLOG_DBG(&p->d->log, DLOG_NET, "Unexpected %s message received from peer %llu", what,
+	         (unsigned long long)p->id);
+	return true;
 }

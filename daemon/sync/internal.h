@@ -78,4 +78,10 @@ void sync_work_forget(struct chain *c, struct mempool *mp, struct val_job *j);
 void sync_work_block(struct chain *c, struct mempool *mp, struct val_job *j);
 void sync_work_refresh(struct chain *c, struct mempool *mp, struct val_job *j);
 
+/**
+ * gate.c: a reindex is running (Core's LoadingBlocks): a block, headers,
+ * cmpctblock or blocktxn message is ignored with Core's debug line
+ * ("Unexpected <what> message received from peer N"); true then. Loop thread.
+ */
+bool sync_importing(struct peer *p, const char *what);
 #endif

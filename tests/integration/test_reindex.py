@@ -217,21 +217,25 @@ def test_interrupted_reindex_starts_over(tmp_path, make_peerd):
     assert "Reindex" not in d.log()
 
 
+def long_chain(tmp_path, seed, blocks=1500):
+    """chaingen's blocks connected into tmp_path/dd by connect-blocks (a
+    reindex of them takes seconds); what connect-blocks says of the end."""
+    r = subprocess.run([PEERTOOL, "chaingen", "--no-verify", "--blocks", str(blocks), "--seed", seed,
+                        "--out", str(tmp_path / "c.dat")], capture_output=True, timeout=300)
+    assert r.returncode == 0, r.stderr.decode()
+    r = subprocess.run([PEERTOOL, "connect-blocks", "--utxo-stats", str(tmp_path / "dd"),
+                        str(tmp_path / "c.dat")], capture_output=True, timeout=600)
+    assert r.returncode == 0, r.stderr.decode()
+    return json.loads(r.stdout)
+
+
 def test_control_answers_during_reindex_and_stop_ends_it(tmp_path, make_peerd):
     """The reindex runs as validation jobs after the start: the control
     socket answers getblockchaininfo throughout (blocks rising, headers
     and initialblockdownload as Core's during its reindex), `stop` ends it
     at a clean point with exit 0, and the next start, without the option,
     reindexes again to the tip and UTXO set connect-blocks computed."""
-    r = subprocess.run([PEERTOOL, "chaingen", "--no-verify", "--blocks", "1500", "--seed", "answers",
-                        "--out", str(tmp_path / "c.dat")], capture_output=True, timeout=300)
-    assert r.returncode == 0, r.stderr.decode()
-    dd = tmp_path / "dd"
-    r = subprocess.run([PEERTOOL, "connect-blocks", "--utxo-stats", str(dd), str(tmp_path / "c.dat")],
-                       capture_output=True, timeout=600)
-    assert r.returncode == 0, r.stderr.decode()
-    want = json.loads(r.stdout)
-
+    want = long_chain(tmp_path, "answers")
     d = make_peerd("-reindex", listen=False, name="dd")
     seen = []
     while not re.search(r"Reindex done in", d.log()):
@@ -267,4 +271,36 @@ def test_control_answers_during_reindex_and_stop_ends_it(tmp_path, make_peerd):
     info = d.rpc("getblockchaininfo")
     assert (info["blocks"], info["headers"]) == (want["height"], want["height"])
     assert "A reindex was interrupted: reindexing the block files again" in d.log()
+    assert d.stop()[0] == 0
+
+
+def test_no_block_sync_while_reindexing(tmp_path, make_peerd):
+    """A peer that serves blocks connects during the reindex: as Core
+    while importing, peerd starts no sync with it (no getheaders) until the
+    reindex is done, then does."""
+    long_chain(tmp_path, "nosync")
+    d = make_peerd("-reindex", name="dd")
+    p = d.peer()
+    v = p.version_msg()
+    v.nServices = 1 | 8  # NODE_NETWORK | NODE_WITNESS: a peer to sync from
+    v.nStartingHeight = 5000
+    p.version_msg = lambda version=None: v
+    p.handshake()
+    done = lambda: "Reindex done in" in d.log()
+    assert not done(), "the reindex ended before the peer connected"
+    during = []
+    while True:
+        try:
+            cmd = p.recv(0.2).command
+        except TimeoutError:
+            cmd = None
+        # Checked after the message came: peerd logs the end before it
+        # lets the sync start, so a getheaders before the line is early.
+        if done():
+            break
+        during.append(cmd)
+        assert cmd != "getheaders", during
+    if cmd != "getheaders":
+        p.recv_until("getheaders", timeout=30)
+    p.close()
     assert d.stop()[0] == 0
