@@ -62,6 +62,11 @@ static void reindex_done(struct daemon *d, struct val_job *j)
 	struct reindex_job *rj = (struct reindex_job *)j;
 	struct validation *v = d->val;
 	pass_status(d);
+	if (!j->cancelled && !rj->err && !rj->more) { /* the end */
+		atomic_store_explicit(&v->reindexing, false, memory_order_relaxed);
+		xfree(rj);
+		return;
+	}
 	if (j->cancelled || d->shutting_down) {
 		/* Stopped between two steps: chain/'s mark redoes it next start. */
 		DLOG_INFO_(&d->log, DLOG_VALIDATION, "%s",
@@ -80,14 +85,8 @@ static void reindex_done(struct daemon *d, struct val_job *j)
 		xfree(rj);
 		return;
 	}
-	if (rj->more) {
-		if (validation_post(d, &rj->job) == 0)
-			return;
+	if (validation_post(d, &rj->job)) /* the next step */
 		xfree(rj);
-		return;
-	}
-	atomic_store_explicit(&v->reindexing, false, memory_order_relaxed);
-	xfree(rj);
 }
 
 int node_reindex_start(struct daemon *d)

@@ -229,47 +229,60 @@ def long_chain(tmp_path, seed, blocks=1500):
     return json.loads(r.stdout)
 
 
-def test_control_answers_during_reindex_and_stop_ends_it(tmp_path, make_peerd):
-    """The reindex runs as validation jobs after the start: the control
-    socket answers getblockchaininfo throughout (blocks rising, headers
-    and initialblockdownload as Core's during its reindex), `stop` ends it
-    at a clean point with exit 0, and the next start, without the option,
-    reindexes again to the tip and UTXO set connect-blocks computed."""
-    want = long_chain(tmp_path, "answers")
-    d = make_peerd("-reindex", listen=False, name="dd")
+def watch_reindex(d, height):
+    """getblockchaininfo until the reindex is seen connecting, half way;
+    every answer (blocks, headers, initialblockdownload, seconds taken)."""
     seen = []
-    while not re.search(r"Reindex done in", d.log()):
+    while "Reindex done in" not in d.log():
         t0 = time.monotonic()
         info = d.rpc("getblockchaininfo")
         seen.append((info["blocks"], info["headers"], info["initialblockdownload"],
                      time.monotonic() - t0))
-        if len(seen) >= 3 and seen[-1][0] > 0 and seen[-1][0] < want["height"]:
+        if len(seen) >= 3 and 0 < seen[-1][0] < height:
             break
         time.sleep(0.05)
-    assert not re.search(r"Reindex done in", d.log()), \
-        "the reindex ended before it was seen connecting: %r" % seen
+    assert "Reindex done in" not in d.log(), "the reindex ended before it was seen connecting: %r" % seen
     # Answers while reindexing (before, the control socket was silent
-    # until the end), in well under the one-second timeout of a CLI.
+    # until the end), each in well under a CLI's timeout.
     assert len(seen) >= 3 and max(s[3] for s in seen) < 2.0, seen
     blocks = [s[0] for s in seen]
-    assert blocks == sorted(blocks) and 0 < blocks[-1] < want["height"], seen
-    # Core during its reindex: the headers known so far, in IBD throughout.
+    assert blocks == sorted(blocks) and 0 < blocks[-1] < height, seen
+    # As Core's during its reindex: the headers read so far, in IBD throughout.
     assert all(s[2] for s in seen), seen
-    assert all(s[0] <= s[1] <= want["height"] for s in seen), seen
-    code, secs = d.stop(timeout=30)
-    assert code == 0, d.log()[-3000:]
+    assert all(s[0] <= s[1] <= height for s in seen), seen
+    return seen
+
+
+def test_control_answers_during_reindex_and_stop_ends_it(tmp_path, make_peerd):
+    """The reindex runs as validation jobs after the start: the control
+    socket answers getblockchaininfo throughout (blocks rising, headers
+    and initialblockdownload as Core's during its reindex); the `stop`
+    method, and SIGTERM, end it at a clean point with exit 0; each next
+    start, without the option, reindexes again (the mark), and the last
+    ends at the tip and UTXO set connect-blocks computed."""
+    want = long_chain(tmp_path, "answers")
+    height = want["height"]
+    d = make_peerd("-reindex", listen=False, name="dd")
+    watch_reindex(d, height)
+    d.rpc("stop")
+    assert d.proc.wait(timeout=60) == 0, d.log()[-3000:]
     text = d.log()
     assert "Reindex done" not in text and "Reindex interrupted" in text, text[-3000:]
 
-    # The next start, without -reindex, finds the mark and starts over (Core's
-    # reindexing flag), to the same tip and UTXO set.
+    d = make_peerd(listen=False, name="dd")
+    watch_reindex(d, height)
+    code, _ = d.stop(timeout=60)
+    assert code == 0, d.log()[-3000:]
+    assert "A reindex was interrupted: reindexing the block files again" in d.log()
+    assert "Reindex interrupted" in d.log()
+
     d = make_peerd(listen=False, name="dd")
     reindexed(d)
     u = d.rpc("gettxoutsetinfo")
     assert (d.rpc("getbestblockhash"), u["height"], u["hash_serialized_3"]) == \
-        (want["tip"], want["height"], want["utxo"]["hash_serialized_3"])
+        (want["tip"], height, want["utxo"]["hash_serialized_3"])
     info = d.rpc("getblockchaininfo")
-    assert (info["blocks"], info["headers"]) == (want["height"], want["height"])
+    assert (info["blocks"], info["headers"]) == (height, height)
     assert "A reindex was interrupted: reindexing the block files again" in d.log()
     assert d.stop()[0] == 0
 
