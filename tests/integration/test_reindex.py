@@ -242,15 +242,21 @@ def watch_reindex(d, height):
             break
         time.sleep(0.05)
     assert "Reindex done in" not in d.log(), "the reindex ended before it was seen connecting: %r" % seen
-    # Answers while reindexing (before, the control socket was silent
-    # until the end), each in well under a CLI's timeout.
+    check_answers(seen, height)
+    return seen
+
+
+def check_answers(seen, height):
+    """What getblockchaininfo said during a reindex, peerd's or Core's
+    (test_core_answers_alike checks Core against the same): answered in
+    well under a CLI's timeout (before, peerd's control socket was silent
+    until the end), blocks rising, seen between 0 and the tip, never past
+    the headers, in initial block download throughout."""
     assert len(seen) >= 3 and max(s[3] for s in seen) < 2.0, seen
     blocks = [s[0] for s in seen]
-    assert blocks == sorted(blocks) and 0 < blocks[-1] < height, seen
-    # As Core's during its reindex: the headers read so far, in IBD throughout.
-    assert all(s[2] for s in seen), seen
+    assert blocks == sorted(blocks) and any(0 < b < height for b in blocks), seen
+    assert all(s[2] for s in seen if s[0] < height), seen
     assert all(s[0] <= s[1] <= height for s in seen), seen
-    return seen
 
 
 def test_control_answers_during_reindex_and_stop_ends_it(tmp_path, make_peerd):
@@ -317,3 +323,29 @@ def test_no_block_sync_while_reindexing(tmp_path, make_peerd):
         p.recv_until("getheaders", timeout=30)
     p.close()
     assert d.stop()[0] == 0
+
+
+def test_core_answers_alike_during_its_reindex(tmp_path, make_bitcoind):
+    """The reference for check_answers: a real bitcoind reindexing the
+    same kind of chain answers getblockchaininfo throughout, with blocks
+    rising under headers and initialblockdownload true until the tip."""
+    r = subprocess.run([PEERTOOL, "chaingen", "--no-verify", "--genesis", "--blocks", "1500", "--seed",
+                        "answers", "--out", str(tmp_path / "g.dat")], capture_output=True, timeout=300)
+    assert r.returncode == 0, r.stderr.decode()
+    (core,) = make_bitcoind(1, args=("-loadblock=%s" % (tmp_path / "g.dat"),))
+    bitcoind.wait_until(lambda: core.rpc("getblockcount") == 1500, 300, "Core's import")
+    core.stop()
+    core2 = bitcoind.Bitcoind(core.binary, os.path.dirname(core.datadir), name=core.name,
+                              args=("-reindex",))
+    try:
+        core2.wait_ready()
+        seen = []
+        while not seen or seen[-1][0] < 1500:
+            t0 = time.monotonic()
+            info = core2.rpc("getblockchaininfo")
+            seen.append((info["blocks"], info["headers"], info["initialblockdownload"],
+                         time.monotonic() - t0))
+            time.sleep(0.05)
+        check_answers(seen, 1500)
+    finally:
+        core2.stop()
