@@ -82,6 +82,13 @@ int chainview_apply(struct daemon *d, const struct chainview_update *u);
  * *published to the tip. The caller owns the result.
  */
 struct chainview_update *chainview_update_new(struct chain *c, const struct chain_node **published);
+/**
+ * The validation thread's side: an update with no block that says the
+ * chain's state (ibd, warnings) at the published tip, after a reindex
+ * whose blocks went out as initial block download (node/reindex.c).
+ * The caller owns it; NULL when out of memory.
+ */
+struct chainview_update *chainview_update_state(struct chain *c);
 
 /* ---- node/validation.c: the validation thread ------------------------ */
 

@@ -159,7 +159,7 @@ static void view_done(struct daemon *d, struct val_job *j)
 		const struct node_hooks *h = d->node_hooks;
 		if (was_ibd && !d->view->ibd && h->ibd_over)
 			h->ibd_over(d);
-		if (h->new_tip)
+		if (h->new_tip && vj->u->n) /* none: a reindex's end (below) */
 			h->new_tip(d, vj->u);
 	}
 	xfree(vj->u);
@@ -184,6 +184,32 @@ static struct view_job *view_update(struct validation *v)
 	memset(&vj->job, 0, sizeof(vj->job));
 	vj->job.done = view_done;
 	return vj;
+}
+
+/*
+ * Validation thread, after a job that ran while a reindex was pending: its
+ * blocks went in as Core's while importing, in initial block download (no
+ * -blocknotify, no announcement), the last step's too. When the reindex
+ * ended in it, the update that follows says the state at the tip.
+ */
+static struct view_job *reindex_views(struct validation *v, struct view_job *vj)
+{
+	if (vj) {
+		vj->u->ibd = true;
+		vj->u->unknown_rules_bit = -1;
+	}
+	if (chain_reindex_pending(v->chain))
+		return NULL;
+	struct view_job *after = xmalloc(sizeof(*after));
+	if (!after)
+		return NULL;
+	memset(&after->job, 0, sizeof(after->job));
+	after->job.done = view_done;
+	if (!(after->u = chainview_update_state(v->chain))) {
+		xfree(after);
+		return NULL;
+	}
+	return after;
 }
 
 /* Validation thread: the mempool's changes for relay, through the hook the
@@ -223,10 +249,12 @@ static void thread_main(void *arg)
 		/* The job runs unlocked: the loop may post more meanwhile. */
 		atomic_store_explicit(&v->busy, true, memory_order_relaxed);
 		j->cancelled = false;
+		bool importing = v->chain && chain_reindex_pending(v->chain);
 		j->work(v->chain, v->mempool, j);
 		atomic_store_explicit(&v->busy, false, memory_order_relaxed);
 		publish(v);
 		struct view_job *vj = view_update(v);
+		struct view_job *after = importing ? reindex_views(v, vj) : NULL;
 		/* The mempool's changes for relay (the feed_take hook). */
 		struct val_job *fj = feed_take(v);
 		/* A failed disk write: the node shuts down (node/diskspace.c). */
@@ -238,6 +266,8 @@ static void thread_main(void *arg)
 		/* The view first: a job's done callback sees the chain it made. */
 		if (vj)
 			queue_push(&v->out_head, &v->out_tail, &vj->job);
+		if (after)
+			queue_push(&v->out_head, &v->out_tail, &after->job);
 		if (fj)
 			queue_push(&v->out_head, &v->out_tail, fj);
 		queue_push(&v->out_head, &v->out_tail, j);

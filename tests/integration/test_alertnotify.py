@@ -12,6 +12,7 @@ warning and run its command once with the same message. And Core's rule
 that -blocknotify never runs for the blocks a reindex connects.
 """
 import os
+import re
 import time
 
 from conftest import wait_for
@@ -94,6 +95,9 @@ def test_blocknotify_not_during_reindex(make_peerd, tmp_path):
     for i, opt in enumerate(("-reindex", "-reindex-chainstate")):
         out = tmp_path / ("blocks%d" % i)
         r = make_peerd(opt, "-blocknotify=echo %%s >> %s" % out, listen=False, name=name)
+        # The reindex runs after the start (daemon/node/reindex.c).
+        wait_for(lambda: re.search(r"Reindex( of the chain state)? done in", r.log()), timeout=60,
+                 what="the reindex")
         assert r.rpc("getblockcount") == len(mined) + i
         assert r.rpc("getbestblockhash") == tip
         assert "Reindex" in r.log()
