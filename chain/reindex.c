@@ -19,6 +19,14 @@
  * way needs no mark: the coins were flushed at some block of the chain,
  * and the next start goes on from there, as any start does.
  *
+ * Both only begin in chain_open (the wipe, the index loaded); the rest is
+ * chain_reindex_step's, in bounded steps the caller runs once it answers
+ * (Core's "initload" thread): one blk file read per step (Core checks for
+ * a stop between files too), then connecting for CHAIN_REINDEX_STEP_MS
+ * per step (chain_activate returns early through chain_activate_pause),
+ * then the final flush. Between two steps the chain is consistent, so a
+ * chain_close there is a clean stop.
+ *
  * Both log their progress with Core's lines where Core has one
  * ("Reindexing block file blk00000.dat...", "Loaded 110 blocks from
  * external file in 30ms", "Reindexing finished"), each connected block's
