@@ -193,6 +193,23 @@ static void zero_id(char *r, size_t *n)
  * *result and *rlen point into *line (the caller frees *line) on success,
  * else the error (a new reference).
  */
+/* The one reply of rpc_jsonrpc_answer_reply's call (taken by its first exec). */
+struct replay {
+	char *reply;
+	size_t len;
+};
+
+static char *replay_call(void *ctx, const char *line, size_t len, size_t *out_len)
+{
+	struct replay *rp = ctx;
+	char *r = rp->reply;
+	(void)line;
+	(void)len;
+	rp->reply = NULL;
+	*out_len = r ? rp->len : 0;
+	return r;
+}
+
 static json_t *exec(const char *method, json_t *params, const char *dup_key, rpc_call_fn call,
                     void *ctx, struct pre_slot *slot, char **line, const char **result,
                     size_t *rlen)
@@ -216,6 +233,9 @@ static json_t *exec(const char *method, json_t *params, const char *dup_key, rpc
 			n = strlen(r);
 			zero_id(r, &n);
 		}
+	} else if (call == replay_call) {
+		/* The reply is known: no request text to make. */
+		r = call(ctx, "", 0, &n);
 	} else {
 		json_t *req = request_obj(method, params, 0);
 		char *text = req ? json_dumps(req, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
@@ -418,6 +438,14 @@ void rpc_jsonrpc_answer(const char *body, size_t len, rpc_call_fn call, void *ct
                         struct rpc_answer *out)
 {
 	answer(body, len, call, NULL, ctx, out);
+}
+
+void rpc_jsonrpc_answer_reply(const char *body, size_t len, char *reply, size_t reply_len,
+                              struct rpc_answer *out)
+{
+	struct replay rp = {.reply = reply, .len = reply_len};
+	answer(body, len, replay_call, NULL, &rp, out);
+	xfree(rp.reply); /* not taken: the body makes no call now (cannot happen) */
 }
 
 void rpc_jsonrpc_answer_batched(const char *body, size_t len, rpc_call_fn call, rpc_batch_fn batch,
