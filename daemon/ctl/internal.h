@@ -62,9 +62,15 @@ struct ctl_chain_ctx {
 	/** The call may wait (ctl_wait; a control or HTTP client's call): NULL
 	 * when the method must answer at once. */
 	struct ctl_wait *wait;
+	/** Set when the job renders its result as text on the validation thread
+	 * (ctl/request.c): a method with a long string result (a block's hex)
+	 * may write its JSON text here instead, with no tree and no copy. NULL
+	 * for every other caller. */
+	struct ctl_bytes *text;
 };
 
-/** A method's result as raw bytes, handed out of band (ctl_chain_ctx.bytes). */
+/** A method's result as raw bytes, handed out of band (ctl_chain_ctx.bytes),
+ * or as its JSON text (ctl_chain_ctx.text). */
 struct ctl_bytes {
 	uint8_t *p; /**< xmalloc'd, or NULL: the method gave none */
 	size_t len;
@@ -518,7 +524,8 @@ char *ctl_inproc_call_bytes(struct ctl_inproc *ip, const char *line, size_t len,
 /**
  * A method's bytes as its result (raw xmalloc'd, taken): handed over in
  * x->bytes with "" as the result when the caller takes bytes, else their
- * hex (Core's answer). Validation thread (a chain method's).
+ * hex (Core's answer), written straight into x->text as a quoted JSON
+ * string when the job renders text. Validation thread (a chain method's).
  */
 void ctl_ok_bytes(const struct ctl_chain_ctx *x, struct ctl_result *res, uint8_t *raw, size_t len);
 /**

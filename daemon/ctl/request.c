@@ -47,6 +47,7 @@ struct ctl_job {
 	bool render;            /**< the validation thread renders the result into `text` */
 	char *text;             /**< the result as text (then res.result is NULL), or NULL */
 	struct ctl_bytes bytes; /**< a result's bytes for an in-process caller (ctx.bytes) */
+	struct ctl_bytes rtext; /**< a result the method wrote as text (ctx.text) */
 	struct ctl_wait wait;   /**< ctx.wait: a longpoll asks to run again (ctl/longpoll.c) */
 	size_t text_len;
 	/* On d->ctl->inflight from its post until it is back: getrpcinfo lists it. */
@@ -197,6 +198,19 @@ static void job_work(struct chain *chain, struct mempool *mp, struct val_job *vj
 		ctl_fail(&j->res, CTL_MISC_ERROR, "the chain is not loaded");
 	else
 		j->m->chain_fn(chain, &j->ctx, j->args, &j->res);
+	/* A result the method wrote as text itself (ctl_ok_bytes): already
+	 * rendered, and taken only as the job's final result. */
+	if (j->rtext.p) {
+		if (!j->res.err_code && j->res.result && !j->wait.wanted) {
+			j->text = (char *)j->rtext.p;
+			j->text_len = j->rtext.len;
+			json_decref(j->res.result);
+			j->res.result = NULL;
+		} else {
+			xfree(j->rtext.p);
+		}
+		j->rtext.p = NULL;
+	}
 	/* A call that waits runs again with the same arguments, and has no result yet. */
 	if (j->wait.wanted && !j->res.err_code)
 		return;
@@ -357,6 +371,8 @@ static bool post_chain(struct daemon *d, struct ctl_line *L, size_t slot,
 	 * call has room for one result's bytes): every other answer is the text. */
 	if (L->c && id && !L->batch && !m->finish && ctl_inproc_wants_bytes(L->c))
 		j->ctx.bytes = &j->bytes;
+	if (j->render)
+		j->ctx.text = &j->rtext;
 	j->wait.job = j;
 	j->ctx.wait = &j->wait;
 	inflight_add(d, j);

@@ -164,6 +164,14 @@ struct rpc_answer {
 void rpc_jsonrpc_answer(const char *body, size_t len, rpc_call_fn call, void *ctx,
                         struct rpc_answer *out);
 /**
+ * rpc_jsonrpc_answer for a body of one call whose dispatcher reply is
+ * known (reply, reply_len bytes; taken): the second pass of a call made
+ * from the loop (ctl/rpc_http_req.c), without making the request text
+ * again. Any thread.
+ */
+void rpc_jsonrpc_answer_reply(const char *body, size_t len, char *reply, size_t reply_len,
+                              struct rpc_answer *out);
+/**
  * rpc_jsonrpc_answer, with a batch's calls sent to the dispatcher up to
  * CTL_MAX_BATCH at a time through `batch` (one hand-off for up to 100
  * calls instead of one each; the dispatcher still takes one call of a line

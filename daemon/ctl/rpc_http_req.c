@@ -195,12 +195,7 @@ static void on_reply(void *arg, char *reply, size_t len, uint8_t *bytes, size_t 
 		return;
 	}
 	h->in_reply++;
-	r->reply = reply;
-	r->reply_len = len;
-	r->replaying = true;
-	rpc_jsonrpc_answer(r->body ? r->body : "", r->len, two_pass_call, r, &r->ans);
-	xfree(r->reply);
-	r->reply = NULL;
+	rpc_jsonrpc_answer_reply(r->body ? r->body : "", r->len, reply, len, &r->ans);
 	r->ctype = r->ans.body ? "application/json" : NULL;
 	ready(r);
 	h->in_reply--;

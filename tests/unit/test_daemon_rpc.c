@@ -268,12 +268,76 @@ static void test_envelopes_oom(void **state)
 	}
 }
 
+/* body answered both ways: through a call (stub_reply), and with the reply known. */
+static void expect_both(const char *body, unsigned status, const char *want)
+{
+	expect(body, status, want);
+	struct rpc_answer a;
+	char *rep = stub_reply ? xstrdup(stub_reply) : NULL;
+	rpc_jsonrpc_answer_reply(body, strlen(body), rep, rep ? strlen(rep) : 0, &a);
+	assert_int_equal(a.status, status);
+	if (want) {
+		assert_non_null(a.body);
+		assert_int_equal(a.len, strlen(want));
+		assert_string_equal(a.body, want);
+	} else {
+		assert_null(a.body);
+	}
+	xfree(a.body);
+}
+
+/* A result of 64 KiB and more is answered in the dispatcher's buffer (reply_in_place):
+ * the same bytes as the short path's, for every envelope and id. */
+static void test_long_result_in_place(void **state)
+{
+	(void)state;
+	const size_t n = 200000;
+	char *res = xmalloc(n + 3), *rep = xmalloc(n + 64), *want = xmalloc(n + 128);
+	assert_non_null(res);
+	assert_non_null(rep);
+	assert_non_null(want);
+	res[0] = '"';
+	memset(res + 1, 'a', n);
+	strcpy(res + n + 1, "\"");
+	sprintf(rep, "{\"jsonrpc\":\"2.0\",\"result\":%s,\"id\":0}", res);
+	stub_reply = rep;
+	sprintf(want, "{\"result\":%s,\"error\":null,\"id\":7}\n", res);
+	expect_both("{\"method\":\"getblock\",\"id\":7}", 200, want);
+	sprintf(want, "{\"jsonrpc\":\"2.0\",\"result\":%s,\"id\":\"x\"}\n", res);
+	expect_both("{\"jsonrpc\":\"2.0\",\"method\":\"getblock\",\"id\":\"x\"}", 200, want);
+	sprintf(want, "{\"result\":%s,\"error\":null,\"id\":{\"k\":[1,null]}}\n", res);
+	expect_both("{\"method\":\"getblock\",\"id\":{\"k\":[1,null]}}", 200, want);
+	sprintf(want, "{\"result\":%s,\"error\":null}\n", res);
+	expect_both("{\"method\":\"getblock\"}", 200, want);
+	expect_both("{\"jsonrpc\":\"2.0\",\"method\":\"getblock\"}", 204, NULL);
+	sprintf(want, "[{\"result\":%s,\"error\":null,\"id\":1}]\n", res);
+	expect("[{\"method\":\"getblock\",\"id\":1}]", 200, want);
+	/* Out of memory anywhere: a 500 or the answer, never a leak (ASan). */
+	for (long k = 0; k < 40; k++) {
+		struct rpc_answer a;
+		base_alloc_fail_after(k);
+		const char *body = "{\"method\":\"getblock\",\"id\":7}";
+		char *r = xstrdup(rep);
+		rpc_jsonrpc_answer_reply(body, strlen(body), r, r ? strlen(r) : 0, &a);
+		bool injected = base_alloc_injected();
+		base_alloc_fail_after(-1);
+		if (!injected)
+			assert_int_equal(a.status, 200);
+		xfree(a.body);
+	}
+	stub_reply = NULL;
+	xfree(res);
+	xfree(rep);
+	xfree(want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_timing_equal),  cmocka_unit_test(test_rpcauth_and_rpcuser),
-	    cmocka_unit_test(test_cookie_file),   cmocka_unit_test(test_envelopes),
-	    cmocka_unit_test(test_envelopes_oom), cmocka_unit_test(test_allow_list),
+	    cmocka_unit_test(test_timing_equal),         cmocka_unit_test(test_rpcauth_and_rpcuser),
+	    cmocka_unit_test(test_cookie_file),          cmocka_unit_test(test_envelopes),
+	    cmocka_unit_test(test_envelopes_oom),        cmocka_unit_test(test_allow_list),
+	    cmocka_unit_test(test_long_result_in_place),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
