@@ -173,6 +173,15 @@ enum chain_cache_state {
 	CHAIN_CACHE_LARGE,    /**< near the space: flush when there is time (between blocks) */
 	CHAIN_CACHE_CRITICAL, /**< over the space: flush now */
 };
+/** Core's MAX_BLOCK_DB_CACHE and MAX_COINS_DB_CACHE: what -dbcache gives those first. */
+#define CHAIN_BLOCK_DB_CACHE_MAX ((size_t)2 << 20)
+#define CHAIN_COINS_DB_CACHE_MAX ((size_t)8 << 20)
+/**
+ * The coins cache's share of -dbcache (bytes), as Core's CacheSizes: less
+ * min(1/8, 2 MiB) for the block index and min(half the rest, 8 MiB) for
+ * the coins database (450 MiB: 440 MiB; 100 MiB: 90 MiB).
+ */
+size_t chain_coins_share(size_t dbcache_bytes);
 /** LARGE starts this far under the space at most (Core's MAX_BLOCK_COINSDB_USAGE_BYTES). */
 #define CHAIN_CACHE_LARGE_MARGIN (10u << 20)
 /**

@@ -29,6 +29,21 @@ enum chain_cache_state chain_coins_size_state(size_t cache_usage, size_t coins_m
 	return CHAIN_CACHE_OK;
 }
 
+size_t chain_coins_share(size_t dbcache_bytes)
+{
+	/* kernel/caches.h's CacheSizes: the block index's and the coins
+	 * database's LevelDB caches come off the top, the rest is the coins
+	 * cache. peerd's LMDB has no such caches (the kernel's page cache
+	 * does that work), but the coins cache gets the same bytes as Core's,
+	 * so that the same -dbcache flushes at the same size. */
+	size_t rest = dbcache_bytes;
+	size_t block_tree =
+	    rest / 8 < CHAIN_BLOCK_DB_CACHE_MAX ? rest / 8 : CHAIN_BLOCK_DB_CACHE_MAX;
+	rest -= block_tree;
+	size_t coins_db = rest / 2 < CHAIN_COINS_DB_CACHE_MAX ? rest / 2 : CHAIN_COINS_DB_CACHE_MAX;
+	return rest - coins_db;
+}
+
 void chain_lend_cache_space(struct chain *c, size_t max_bytes, size_t (*usage)(void *ctx),
                             void *ctx)
 {
@@ -39,7 +54,7 @@ void chain_lend_cache_space(struct chain *c, size_t max_bytes, size_t (*usage)(v
 		chain_logf(c, CHAIN_LOG_INFO,
 		           "* Using %.1f MiB for in-memory UTXO set (plus up to %.1f MiB of unused "
 		           "mempool space)",
-		           (double)c->cfg.dbcache_bytes / (1024.0 * 1024.0),
+		           (double)chain_coins_share(c->cfg.dbcache_bytes) / (1024.0 * 1024.0),
 		           (double)max_bytes / (1024.0 * 1024.0));
 }
 
@@ -47,12 +62,12 @@ enum chain_cache_state chain_cache_state(struct chain *c)
 {
 	size_t usage = chain_coins_memory(c->coins);
 	size_t pool = c->lend_usage ? c->lend_usage(c->lend_ctx) : 0;
-	enum chain_cache_state s =
-	    chain_coins_size_state(usage, c->cfg.dbcache_bytes, c->lend_max, pool);
+	size_t share = chain_coins_share(c->cfg.dbcache_bytes);
+	enum chain_cache_state s = chain_coins_size_state(usage, share, c->lend_max, pool);
 	if (s == CHAIN_CACHE_CRITICAL) {
 		int64_t spare = (int64_t)c->lend_max - (int64_t)pool;
 		chain_logf(c, CHAIN_LOG_INFO, "Cache size (%zu) exceeds total space (%" PRId64 ")",
-		           usage, (int64_t)c->cfg.dbcache_bytes + (spare > 0 ? spare : 0));
+		           usage, (int64_t)share + (spare > 0 ? spare : 0));
 	}
 	return s;
 }

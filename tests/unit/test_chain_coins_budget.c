@@ -39,6 +39,18 @@ static void test_thresholds_no_mempool(void **state)
 	assert_int_equal(chain_coins_size_state(large4 + 1, 4 * MIB, 0, 0), CHAIN_CACHE_LARGE);
 }
 
+static void test_share_of_dbcache(void **state)
+{
+	(void)state;
+	/* The figures Core 29 logs: "* Using 440.0 MiB for in-memory UTXO set" at
+	 * the default, 90.0 at -dbcache=100, 1.8 at the minimum of 4. */
+	assert_int_equal(chain_coins_share(450 * MIB), 440 * MIB);
+	assert_int_equal(chain_coins_share(100 * MIB), 90 * MIB);
+	size_t four = 4 * MIB - MIB / 2; /* 4 MiB less its eighth */
+	assert_int_equal(chain_coins_share(4 * MIB), four - four / 2);
+	assert_int_equal(chain_coins_share(1), 1);
+}
+
 static void test_thresholds_mempool(void **state)
 {
 	(void)state;
@@ -148,6 +160,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_thresholds_no_mempool),
+	    cmocka_unit_test(test_share_of_dbcache),
 	    cmocka_unit_test(test_thresholds_mempool),
 	    cmocka_unit_test(test_chain_borrows_mempool_room),
 	};
