@@ -425,7 +425,7 @@ static int activate_step(struct chain *c, struct chain_node *best, const struct 
 		if (err)
 			goto out;
 		prune_candidates(c);
-		if ((err = chain_maybe_flush(c)))
+		if ((err = chain_maybe_flush(c, false)))
 			goto out;
 		if (chain_activate_pause(c))
 			break;
@@ -450,6 +450,10 @@ int chain_activate(struct chain *c, const struct chain_node *watch, bool *watch_
 			break; /* a reindex's step: the next one goes on */
 	}
 	prune_candidates(c);
+	/* Core's PERIODIC flush at the end of ActivateBestChain: a LARGE cache goes now. */
+	int ferr = chain_maybe_flush(c, true);
+	if (ferr)
+		return ferr;
 	/* Listeners settle now (the mempool re-adds what disconnected blocks held). */
 	for (size_t i = 0; i < c->n_listeners; i++) {
 		int err;

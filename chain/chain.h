@@ -528,5 +528,14 @@ struct chain_listener {
 CHAIN_WUR int chain_listen(struct chain *c, const struct chain_listener *l);
 /** Forget the listener registered with this ctx; absent is fine. */
 void chain_unlisten(struct chain *c, const void *ctx);
+/**
+ * Lend the coins cache the part of a mempool's allowance (`max_bytes`) it
+ * does not use, as Core does: before each flush decision the chain asks
+ * usage(ctx) (on the chain's thread) and lets the cache grow to dbcache +
+ * max(0, max_bytes - usage). Logs Core's start-up line for the sizes.
+ * usage NULL takes the loan back (the mempool detaching).
+ */
+void chain_lend_cache_space(struct chain *c, size_t max_bytes, size_t (*usage)(void *ctx),
+                            void *ctx);
 
 #endif

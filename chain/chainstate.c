@@ -100,15 +100,16 @@ int chain_flush(struct chain *c)
 	return flush(c, false);
 }
 
-int chain_maybe_flush(struct chain *c)
+int chain_maybe_flush(struct chain *c, bool periodic)
 {
 	int err = chain_prune_maybe(c);
 	if (err)
 		return err;
-	size_t budget = c->cfg.dbcache_bytes;
-	if (chain_coins_memory(c->coins) > budget) {
-		chain_logf(c, CHAIN_LOG_DEBUG, "coins cache at %zu bytes of %zu: flushing",
-		           chain_coins_memory(c->coins), budget);
+	/* Core: between blocks a LARGE cache flushes, after a block only a CRITICAL one. */
+	enum chain_cache_state st = chain_cache_state(c);
+	if (st == CHAIN_CACHE_CRITICAL || (periodic && st == CHAIN_CACHE_LARGE)) {
+		chain_logf(c, CHAIN_LOG_DEBUG, "coins cache at %zu bytes (dbcache %zu): flushing",
+		           chain_coins_memory(c->coins), c->cfg.dbcache_bytes);
 		return flush(c, true);
 	}
 	if (chain_now(c) - c->last_flush >= CHAIN_FLUSH_INTERVAL)

@@ -167,6 +167,31 @@ void chain_coins_set_best_block(struct chain_coins *c, const struct proto_hash *
 
 /** Bytes the cache uses (entries, scripts, table). */
 size_t chain_coins_memory(const struct chain_coins *c);
+/** Core's CoinsCacheSizeState: how near the cache is to the space it may use. */
+enum chain_cache_state {
+	CHAIN_CACHE_OK = 0,   /**< room to spare */
+	CHAIN_CACHE_LARGE,    /**< near the space: flush when there is time (between blocks) */
+	CHAIN_CACHE_CRITICAL, /**< over the space: flush now */
+};
+/** Core's MAX_BLOCK_DB_CACHE and MAX_COINS_DB_CACHE: what -dbcache gives those first. */
+#define CHAIN_BLOCK_DB_CACHE_MAX ((size_t)2 << 20)
+#define CHAIN_COINS_DB_CACHE_MAX ((size_t)8 << 20)
+/**
+ * The coins cache's share of -dbcache (bytes), as Core's CacheSizes: less
+ * min(1/8, 2 MiB) for the block index and min(half the rest, 8 MiB) for
+ * the coins database (450 MiB: 440 MiB; 100 MiB: 90 MiB).
+ */
+size_t chain_coins_share(size_t dbcache_bytes);
+/** LARGE starts this far under the space at most (Core's MAX_BLOCK_COINSDB_USAGE_BYTES). */
+#define CHAIN_CACHE_LARGE_MARGIN (10u << 20)
+/**
+ * Core's GetCoinsCacheSizeState, pure: the cache (`cache_usage` bytes) may
+ * use `coins_max` plus what the mempool leaves of its allowance
+ * (max(0, mempool_max - mempool_usage)); LARGE past max(90% of that,
+ * that - 10 MiB), CRITICAL past all of it.
+ */
+enum chain_cache_state chain_coins_size_state(size_t cache_usage, size_t coins_max,
+                                              size_t mempool_max, size_t mempool_usage);
 /** Entries in the cache, and of them those not yet written. */
 size_t chain_coins_cached(const struct chain_coins *c);
 size_t chain_coins_dirty(const struct chain_coins *c);

@@ -135,7 +135,11 @@ struct chain {
 	uint32_t next_seq;
 	int64_t last_flush;
 	struct chain_pos flushed_end; /**< the block store's end at the last flush */
-	struct proto_block blk;       /**< scratch for blocks read back from disk */
+	/* The mempool's allowance lent to the coins cache (chain_lend_cache_space). */
+	size_t lend_max;
+	size_t (*lend_usage)(void *ctx);
+	void *lend_ctx;
+	struct proto_block blk; /**< scratch for blocks read back from disk */
 	struct chain_stats stats;
 	struct chain_work min_work;     /**< cfg.min_chain_work or the network's */
 	struct proto_hash assume_valid; /**< cfg.assume_valid or the network's (zero: off) */
@@ -261,7 +265,13 @@ CHAIN_WUR int chain_prune_put_flag(struct chain *c, struct chain_db_txn *t);
 
 /** Resolve cfg.assume_valid against the network's and log it as Core (assumevalid.c). */
 void chain_assume_valid_init(struct chain *c);
-/** Flush if the coins cache is over budget or the interval passed. */
-CHAIN_WUR int chain_maybe_flush(struct chain *c);
+/**
+ * Flush if the coins cache is over budget or the interval passed. As Core's
+ * FlushStateToDisk: `periodic` (between blocks, PERIODIC) flushes a LARGE
+ * cache, else (after each block, IF_NEEDED) only a CRITICAL one.
+ */
+CHAIN_WUR int chain_maybe_flush(struct chain *c, bool periodic);
+/** The coins cache against its space, mempool loan included (coins_budget.c). */
+enum chain_cache_state chain_cache_state(struct chain *c);
 
 #endif

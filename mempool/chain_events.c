@@ -15,8 +15,14 @@
 /* The chain goes away with the pool still attached (chain_open failed). */
 static void mp_chain_closed(void *ctx, struct chain *c)
 {
-	(void)c;
+	chain_lend_cache_space(c, 0, NULL, NULL);
 	mp_free(ctx);
+}
+
+/* What the coins cache may borrow is what this leaves of max_bytes (Core). */
+static size_t mp_lent_usage(void *ctx)
+{
+	return mp_usage(ctx);
 }
 
 int mempool_open(struct chain *c, const struct mempool_config *cfg, const char *dir,
@@ -38,6 +44,7 @@ int mempool_open(struct chain *c, const struct mempool_config *cfg, const char *
 		mp_free(mp);
 		return err;
 	}
+	chain_lend_cache_space(c, mp->cfg.max_bytes, mp_lent_usage, mp);
 	if (out)
 		*out = mp;
 	return 0;
@@ -56,6 +63,7 @@ void mempool_close(struct mempool *mp)
 	if (mp->cfg.persist && mp->loaded && mempool_save(mp))
 		chain_logf(mp->c, CHAIN_LOG_ERROR, "%s", "could not save the mempool");
 	chain_unlisten(mp->c, mp);
+	chain_lend_cache_space(mp->c, 0, NULL, NULL);
 	mp_free(mp);
 }
 
