@@ -74,6 +74,9 @@ struct chain_db {
 	const char *map_addr;
 	size_t map_len;
 	bool broken; /* a fault was caught: LMDB's state is unknown */
+	/* The write transaction under way (db_write), so that one a fault left
+	 * open is aborted at close: its write cursors are freed only with it. */
+	MDB_txn *wr;
 };
 
 struct chain_db_txn {
@@ -495,6 +498,8 @@ void chain_db_close(struct chain_db *db)
 		return;
 	if (db->rd)
 		mdb_txn_abort(db->rd);
+	if (db->wr)
+		mdb_txn_abort(db->wr); /* left open by a fault (chain_db_write) */
 	if (db->env)
 		mdb_env_close(db->env);
 	xfree(db->dir);
@@ -540,13 +545,16 @@ static int db_write(struct chain_db *db, int (*fn)(struct chain_db_txn *t, void 
 		}
 		if (rc)
 			return map_err(rc);
+		db->wr = t.txn;
 		int err = fn(&t, arg);
 		if (err || t.map_full) {
+			db->wr = NULL;
 			mdb_txn_abort(t.txn);
 			if (!t.map_full)
 				return err;
 		} else {
-			rc = mdb_txn_commit(t.txn);
+			rc = mdb_txn_commit(t.txn); /* the transaction is gone, committed or not */
+			db->wr = NULL;
 			if (!rc) {
 				db->ctr.commits++;
 				return 0;
@@ -576,7 +584,15 @@ static int txn_fail(struct chain_db_txn *t, int rc)
 static int write_cursor(struct chain_db_txn *t, enum chain_table table, MDB_cursor **out)
 {
 	if (!t->wcur[table]) {
-		int rc = mdb_cursor_open(t->txn, t->db->dbi[table], &t->wcur[table]);
+		/* A table's root is read at its first use in a transaction: let
+		 * mdb_stat's cursor on the stack do it, for if that read faults
+		 * (a damaged file) inside mdb_cursor_open, the cursor it has just
+		 * allocated is lost with the jump. */
+		MDB_stat st;
+		int rc = mdb_stat(t->txn, t->db->dbi[table], &st);
+		if (rc)
+			return rc;
+		rc = mdb_cursor_open(t->txn, t->db->dbi[table], &t->wcur[table]);
 		if (rc)
 			return rc;
 	}
