@@ -159,7 +159,9 @@ static void view_done(struct daemon *d, struct val_job *j)
 		const struct node_hooks *h = d->node_hooks;
 		if (was_ibd && !d->view->ibd && h->ibd_over)
 			h->ibd_over(d);
-		if (h->new_tip && vj->u->n) /* none: a reindex's end (below) */
+		/* Every tip that moved, by blocks or back (invalidateblock); not the
+		 * state-only update at a reindex's end (below), which moves none. */
+		if (h->new_tip && (vj->u->n || vj->u->fork_height != vj->u->old_height))
 			h->new_tip(d, vj->u);
 	}
 	xfree(vj->u);
