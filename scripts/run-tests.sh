@@ -117,6 +117,9 @@ account() { # name, ok (1 or 0): the counts and the verdict from its log
 		failed=$((failed + 1))
 		failures="$failures $name"
 		printf '  FAIL  %s%s (log: %s)\n' "$name" "$counts" "$log"
+		# The failed tests by name first (pytest's -rfE summary lines), so a
+		# CI report cut to its last lines still says which tests failed.
+		grep -E '^(FAILED|ERROR) ' "$log" | head -n 20 | sed 's/^/        /'
 		tail -n 30 "$log" | sed 's/^/        /'
 	fi
 }
@@ -219,13 +222,13 @@ sys.exit(0 if bitcoind.find_bitcoind()[0] else 1)' 2>/dev/null || marks="not int
 		BUILD="$BUILD" PEERD_BIN="$BUILD/asan/bin/peerd" \
 			PEERTOOL_BIN="$BUILD/asan/bin/peertool" PEERCTL_BIN="$BUILD/asan/bin/peerctl" \
 			ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 PEERD_TEST_PORTS=24000-32000 \
-			start_bg "integration-asan" "$PYTHON" -m pytest -q -rs --durations=40 \
+			start_bg "integration-asan" "$PYTHON" -m pytest -q -rsfE --durations=40 \
 			-p no:cacheprovider tests/integration \
 			-k "not valgrind and not systemd and not test_data" -m "$marks"
 		asan_pid=$!
 	fi
 	echo "== integration tests (pytest; test_interop*: Bitcoin Core as the peer)"
-	BUILD="$BUILD" PEERD_TEST_PORTS=15000-23999 run "integration" "$PYTHON" -m pytest -q -rs \
+	BUILD="$BUILD" PEERD_TEST_PORTS=15000-23999 run "integration" "$PYTHON" -m pytest -q -rsfE \
 		--durations=40 -p no:cacheprovider tests/integration
 	report_skips integration
 	if [ -n "$asan_pid" ]; then
@@ -239,7 +242,7 @@ suite_interop() {
 	echo "== interop tests (Bitcoin Core as the peer)"
 	# Every test that needs a bitcoind: marked `interop` (conftest.py marks
 	# each one that starts a bitcoind through make_bitcoind, too).
-	BUILD="$BUILD" run "interop" "$PYTHON" -m pytest -q -rs -p no:cacheprovider \
+	BUILD="$BUILD" run "interop" "$PYTHON" -m pytest -q -rsfE -p no:cacheprovider \
 		-m interop tests/integration
 	report_skips interop
 }
