@@ -18,69 +18,24 @@ left out, measured the same way for both. Loopback only; every process
 started is stopped at the end.
 """
 import argparse
-import base64
-import http.client
-import json
 import os
 import random
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BITCOIND = os.environ.get("BITCOIND") or os.path.join(ROOT, "..", "shared", "bin", "bitcoind")
-PEERD = os.environ.get("PEERD_BIN") or os.path.join(ROOT, "build", "bin", "peerd")
-AUTH = "Basic " + base64.b64encode(b"bench:bench").decode()
+import benchlib
+from benchlib import BITCOIND, PEERD, call, free_port, post, wait_rpc
+
 BATCH = 1000
 # First octets that are publicly routable as a whole (no private, shared,
 # loopback, link-local, benchmarking, documentation or multicast range).
 FIRST = [a for a in range(1, 224) if a not in (10, 100, 127, 169, 172, 192, 198, 203)]
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def post(port, body):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
-    c.request("POST", "/", json.dumps(body), {"Authorization": AUTH, "Content-Type": "application/json"})
-    r = c.getresponse()
-    out = json.loads(r.read())
-    c.close()
-    return out
-
-
-def call(port, method, params=()):
-    out = post(port, {"method": method, "params": list(params), "id": 1})
-    if out.get("error"):
-        raise RuntimeError(out["error"])
-    return out["result"]
-
-
-def wait_rpc(port, proc, what):
-    for _ in range(600):
-        if proc.poll() is not None:
-            sys.exit("%s exited with %s" % (what, proc.returncode))
-        try:
-            return call(port, "getblockcount")
-        except (OSError, RuntimeError, ValueError):
-            time.sleep(0.1)
-    sys.exit("%s did not answer" % what)
-
-
 def rss(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError("no VmRSS")
+    return benchlib.status_kb(pid, "VmRSS") * 1024
 
 
 def main():
@@ -95,14 +50,10 @@ def main():
     procs = []
     try:
         nodes = []
-        common = ["-regtest", "-test=addrman", "-connect=0", "-listen=0", "-dnsseed=0", "-fixedseeds=0",
-                  "-rpcuser=bench", "-rpcpassword=bench", "-printtoconsole=0"]
-        for name, binary, extra in (("core", BITCOIND, ["-natpmp=0", "-discover=0", "-server=1", "-daemon=0"]),
-                                    ("peerd", PEERD, [])):
+        common = ["-test=addrman", "-connect=0", "-dnsseed=0", "-fixedseeds=0"]
+        for name, binary, core in (("core", BITCOIND, True), ("peerd", PEERD, False)):
             port = free_port()
-            os.makedirs(os.path.join(tmp, name))
-            p = subprocess.Popen([binary, "-datadir=" + os.path.join(tmp, name), "-rpcport=%d" % port]
-                                 + common + extra, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            p = benchlib.start_http(binary, os.path.join(tmp, name), port, core=core, extra=common)
             procs.append(p)
             nodes.append((name, port, p))
         for name, port, p in nodes:
@@ -115,26 +66,20 @@ def main():
             for i in range(0, len(addrs), BATCH):
                 if i == warm_calls:
                     warm_rss = rss(p.pid)
-                    warm = call(port, "getaddrmaninfo")["all_networks"]["total"]
+                    warm = call(port, "getaddrmaninfo", timeout=300)["all_networks"]["total"]
                 body = [{"jsonrpc": "2.0", "method": "addpeeraddress", "params": [x, 8333], "id": i + k}
                         for k, x in enumerate(addrs[i:i + BATCH])]
-                out = post(port, body)
+                out = post(port, body, timeout=300)
                 if not isinstance(out, list) or any(r.get("error") for r in out):
                     sys.exit("%s: addpeeraddress failed: %r" % (name, out))
             secs = time.monotonic() - t0
-            total = call(port, "getaddrmaninfo")["all_networks"]["total"]
+            total = call(port, "getaddrmaninfo", timeout=300)["all_networks"]["total"]
             end_rss = rss(p.pid)
             print("%-6s %9d %9d %12d %12d %10.0f   (%d calls in %.1f s)"
                   % (name, warm, total, warm_rss, end_rss, (end_rss - warm_rss) / max(total - warm, 1),
                      len(addrs), secs))
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        benchlib.stop_all(procs)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -29,23 +29,15 @@ PEERD_EXTRA (more peerd options, e.g. -v2transport=0 for the sync over v1;
 by default peerd and Core both speak BIP324 v2).
 """
 import argparse
-import hashlib
 import os
-import struct
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
-from bitcoind import Bitcoind, find_bitcoind, wait_until  # noqa: E402
-
-BUILD = os.environ.get("BUILD", "build")
-BENCH_DATA = os.environ.get("BENCH_DATA", os.path.join(BUILD, "bench"))
-PEERTOOL = os.path.join(BUILD, "bin", "peertool")
-PEERD = os.path.join(BUILD, "bin", "peerd")
+import benchlib
+from benchlib import (BENCH_DATA, CORE_AS_MAINNET, PEERTOOL, Bitcoind, cpu_seconds, find_bitcoind, sha256d,
+                      status_kb, wait_until)
 
 CHAINS = {
     "empty": (20000, ["--txs-per-block", "0"]),
@@ -54,13 +46,7 @@ CHAINS = {
 # Empty blocks on top of txs, so its last signed block is buried as deep as
 # assumevalid wants on regtest (2,017 blocks of equal work: two weeks' worth).
 AV_ABOVE = 2017
-REGTEST_MAGIC = bytes.fromhex("fabfb5da")
-REGTEST_GENESIS_TIME = 1296688602
 SYNC_TIMEOUT = 1800
-# Core's regtest defaults turn on consistency checks mainnet never runs
-# (-checkblockindex walks the whole block index after every block): off,
-# so Core runs as it does on mainnet. Everything else is Core's default.
-CORE_AS_MAINNET = ["-checkblockindex=0", "-checkmempool=0"]
 
 
 def chain_file(kind):
@@ -75,148 +61,33 @@ def chain_file(kind):
     return path, n
 
 
-def sha256d(b):
-    return hashlib.sha256(hashlib.sha256(b).digest()).digest()
-
-
-def script_num_push(n):
-    """Core's CScript() << n for a block height (BIP34)."""
-    if n <= 16:
-        return bytes([0x50 + n]) if n else b"\x00"
-    v = bytearray()
-    while n:
-        v.append(n & 0xFF)
-        n >>= 8
-    if v[-1] & 0x80:  # the top bit is the sign: a zero byte keeps it positive
-        v.append(0)
-    return bytes([len(v)]) + bytes(v)
-
-
-def empty_block(prev, height):
-    """A regtest block of one coinbase (BIP34 height, the subsidy to OP_TRUE),
-    dated as chaingen dates its blocks; proof of work found here (two tries)."""
-    subsidy = (50 * 100000000) >> (height // 150) if height // 150 < 64 else 0
-    sig = script_num_push(height) + b"\x00"
-    cb = (struct.pack("<i", 1) + b"\x01" + bytes(32) + b"\xff" * 4 + bytes([len(sig)]) + sig
-          + b"\xff" * 4 + b"\x01" + struct.pack("<q", subsidy) + b"\x01\x51" + bytes(4))
-    root = sha256d(cb)
-    t = REGTEST_GENESIS_TIME + 600 * height
-    for nonce in range(1 << 20):
-        hdr = struct.pack("<i32s32sIII", 0x20000000, prev, root, t, 0x207FFFFF, nonce)
-        h = sha256d(hdr)
-        if int.from_bytes(h, "little") < (0x7FFFFF << 232):
-            return hdr + b"\x01" + cb, h
-    raise SystemExit("no nonce")
-
-
 def assumevalid_chain_file():
     """txs' chain with AV_ABOVE empty blocks on top; its tip's display hash."""
     base, n = chain_file("txs")
     path = os.path.join(BENCH_DATA, "ibd_assumevalid_%d.dat" % (n + AV_ABOVE))
     with open(base, "rb") as f:
         data = f.read()
-    off, last = 0, None
-    while off < len(data):  # records: magic, length, block
-        size = struct.unpack_from("<I", data, off + 4)[0]
-        last = data[off + 8:off + 8 + 80]
-        off += 8 + size
-    tip = sha256d(last)
+    tip = sha256d(benchlib.last_header(data))
     if not os.path.exists(path):
-        out = bytearray(data)
-        for h in range(n + 1, n + AV_ABOVE + 1):
-            raw, tip_new = empty_block(tip, h)
-            out += REGTEST_MAGIC + struct.pack("<I", len(raw)) + raw
-            tip = tip_new
+        more, tip = benchlib.empty_records(tip, n + 1, n + AV_ABOVE)
         with open(path + ".tmp", "wb") as f:
-            f.write(out)
+            f.write(data + more)
         os.rename(path + ".tmp", path)
     else:
         with open(path, "rb") as f:
-            data = f.read()
-        off = 0
-        while off < len(data):
-            size = struct.unpack_from("<I", data, off + 4)[0]
-            last = data[off + 8:off + 8 + 80]
-            off += 8 + size
-        tip = sha256d(last)
+            tip = sha256d(benchlib.last_header(f.read()))
     return path, n + AV_ABOVE, tip[::-1].hex()
 
 
-def status_kb(pid, key):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    return 0
-
-
-def cpu_seconds(pid):
-    """User and system CPU time of the process so far (all its threads)."""
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    tick = os.sysconf("SC_CLK_TCK")
-    return int(fields[11]) / tick, int(fields[12]) / tick
-
-
-class PeerdNode:
+class PeerdNode(benchlib.PeerdProcess):
     def __init__(self, workdir, source_port, extra=()):
-        self.datadir = os.path.join(workdir, "peerd")
-        os.makedirs(self.datadir)
-        self.log = open(os.path.join(workdir, "peerd.log"), "w")
-        self.sock = os.path.join(self.datadir, "regtest", "control.sock")
-        wrap = os.environ.get("PEERD_WRAPPER", "").split()
-        self.proc = subprocess.Popen(
-            wrap + [PEERD, "-chain=regtest", "-datadir=" + self.datadir, "-listen=0",
-             "-connect=127.0.0.1:%d" % source_port, "-printtoconsole=1"]
-            + list(extra) + os.environ.get("PEERD_EXTRA", "").split(),
-            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        self.pid = self.proc.pid
-
-    def blockcount(self):
-        r = self.call("getblockcount")
-        return -1 if r is None else r
-
-    def call(self, method):
-        import json
-        import socket
-        try:
-            s = socket.socket(socket.AF_UNIX)
-            s.settimeout(5)
-            s.connect(self.sock)
-            s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"%s"}\n' % method.encode())
-            buf = b""
-            while not buf.endswith(b"\n"):
-                d = s.recv(4096)
-                if not d:
-                    break
-                buf += d
-            s.close()
-            return json.loads(buf)["result"]
-        except (OSError, ValueError, KeyError):
-            return None
-
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait(timeout=120)
-        self.log.close()
+        super().__init__(workdir, ["-connect=127.0.0.1:%d" % source_port, *extra], wrapper=True)
 
 
-class CoreNode:
+class CoreNode(benchlib.CoreProcess):
     def __init__(self, workdir, source_port, extra=()):
-        self.node = Bitcoind(find_bitcoind()[0], workdir, name="core-sync",
-                             args=["-connect=127.0.0.1:%d" % source_port,
-                                   "-disablewallet=1", *CORE_AS_MAINNET, *extra], start_timeout=120)
-        self.pid = self.node.pid
-        self.proc = self.node.proc
-
-    def blockcount(self):
-        try:
-            return self.node.rpc("getblockcount", timeout=5)
-        except Exception:
-            return -1
-
-    def stop(self):
-        self.node.stop(timeout=120)
+        super().__init__(workdir, "core-sync", ["-connect=127.0.0.1:%d" % source_port,
+                                                "-disablewallet=1", *CORE_AS_MAINNET, *extra])
 
 
 def timed_sync(make, workdir, source, n, extra=()):
@@ -236,7 +107,7 @@ def timed_sync(make, workdir, source, n, extra=()):
         wall = time.monotonic() - t0
         hwm = status_kb(node.pid, "VmHWM")
         cpu = cpu_seconds(node.pid)
-        if extra and hasattr(node, "call"):
+        if extra and isinstance(node, PeerdNode):
             # How many blocks assumevalid let through without their scripts:
             # the headers must be ahead of the blocks for it to apply.
             st = node.call("getstats") or {}
@@ -246,7 +117,7 @@ def timed_sync(make, workdir, source, n, extra=()):
             print("    at the tip: VmRSS %d kB, RssAnon %d kB, RssFile %d kB, threads %d" % (
                 status_kb(node.pid, "VmRSS"), status_kb(node.pid, "RssAnon"),
                 status_kb(node.pid, "RssFile"), status_kb(node.pid, "Threads")), flush=True)
-            if hasattr(node, "call"):
+            if isinstance(node, PeerdNode):
                 st = node.call("getstats") or {}
                 print("    peerd coins cache %s, free lists %s" % (
                     st.get("coins_cache"), {k: (v["free"], v["buf_size"]) for k, v in

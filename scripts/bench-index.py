@@ -20,31 +20,13 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
-import bitcoind  # noqa: E402
+import benchlib
+from benchlib import PEERTOOL, disk_bytes, peerctl
 
-BUILD = os.path.join(ROOT, os.environ.get("BUILD", "build"))
-PEERD = os.environ.get("PEERD_BIN", os.path.join(BUILD, "bin", "peerd"))
-PEERCTL = os.environ.get("PEERCTL_BIN", os.path.join(BUILD, "bin", "peerctl"))
-PEERTOOL = os.environ.get("PEERTOOL_BIN", os.path.join(BUILD, "bin", "peertool"))
 INDEXES = ("txindex", "basic block filter index")
-
-
-def disk_bytes(path):
-    """(sum of file sizes, bytes of blocks allocated) under path."""
-    size = alloc = 0
-    for d, _, files in os.walk(path):
-        for f in files:
-            st = os.stat(os.path.join(d, f))
-            size += st.st_size
-            alloc += st.st_blocks * 512
-    return size, alloc
 
 
 def index_bytes(indexes):
@@ -60,15 +42,12 @@ def synced(info, height):
 
 def peerd_run(datadir, height):
     shutil.rmtree(os.path.join(datadir, "regtest", "indexes"), ignore_errors=True)
-    ctl = [PEERCTL, "-regtest", "-datadir=" + datadir]
     t0 = time.monotonic()
-    p = subprocess.Popen([PEERD, "-regtest", "-datadir=" + datadir, "-listen=0", "-connect=0",
-                          "-txindex", "-blockfilterindex=basic"],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = benchlib.start_peerd_ctl(datadir, "-txindex", "-blockfilterindex=basic")
     try:
         deadline = t0 + 600
         while time.monotonic() < deadline:
-            r = subprocess.run(ctl + ["getindexinfo"], capture_output=True, text=True)
+            r = peerctl(datadir, "getindexinfo")
             if r.returncode == 0 and synced(json.loads(r.stdout), height):
                 took = time.monotonic() - t0
                 break
@@ -78,22 +57,14 @@ def peerd_run(datadir, height):
         else:
             raise SystemExit("peerd's indexes not synced in 600 s")
     finally:
-        subprocess.run(ctl + ["stop"], capture_output=True)
-        p.wait(timeout=60)
+        benchlib.stop_peerd_ctl(datadir, p)
     return took, index_bytes(os.path.join(datadir, "regtest", "indexes"))
 
 
 def core_run(binary, directory, height):
     shutil.rmtree(os.path.join(directory, "core", "regtest", "indexes"), ignore_errors=True)
-    t0 = time.monotonic()
-    n = bitcoind.Bitcoind(binary, directory, name="core",
-                          args=("-connect=0", "-disablewallet=1", "-txindex", "-blockfilterindex=basic"))
-    try:
-        n.wait_ready(300)
-        bitcoind.wait_until(lambda: synced(n.getindexinfo(), height), 600, "Core's indexes", interval=0.02)
-        took = time.monotonic() - t0
-    finally:
-        n.stop()
+    took, n = benchlib.core_until(binary, directory, ("-disablewallet=1", "-txindex", "-blockfilterindex=basic"),
+                                  lambda n: synced(n.getindexinfo(), height), "Core's indexes", 0.02)
     return took, index_bytes(os.path.join(n.datadir, "regtest", "indexes"))
 
 
@@ -103,7 +74,7 @@ def main():
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
-    binary, why = bitcoind.find_bitcoind()
+    binary, why = benchlib.find_bitcoind()
     if not binary:
         raise SystemExit(why)
     tmp = tempfile.mkdtemp(prefix="bench-index-")
@@ -113,15 +84,7 @@ def main():
         subprocess.run([PEERTOOL, "chaingen", "--seed", "bench", "--genesis", "--blocks", str(a.blocks),
                         "--no-verify", "--out", chain], check=True, capture_output=True)
         dd = os.path.join(tmp, "peerd")
-        r = subprocess.run([PEERTOOL, "connect-blocks", dd, chain], capture_output=True, text=True)
-        if r.returncode:
-            raise SystemExit(r.stderr)
-        height = json.loads(r.stdout)["height"]
-        n = bitcoind.Bitcoind(binary, tmp, name="core", args=("-loadblock=" + chain, "-connect=0",
-                                                              "-disablewallet=1"))
-        n.wait_ready(300)
-        bitcoind.wait_until(lambda: n.getblockcount() == height, 600, "Core's import")
-        n.stop()
+        height = benchlib.load_chain(binary, tmp, chain, ["-disablewallet=1"])
         out["height"] = height
         out["chain_bytes"] = os.path.getsize(chain)
         if not a.json:

@@ -18,71 +18,16 @@ rotation, for an A/B of two builds in the same sitting. Loopback only;
 every process started is stopped at the end.
 """
 import argparse
-import base64
 import hashlib
 import http.client
-import json
-import multiprocessing
 import os
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BITCOIND = os.environ.get("BITCOIND") or os.path.join(ROOT, "..", "shared", "bin", "bitcoind")
-PEERD = os.environ.get("PEERD_BIN") or os.path.join(ROOT, "build", "bin", "peerd")
-AUTH = "Basic " + base64.b64encode(b"bench:bench").decode()
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def call(port, method, params=()):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-    c.request("POST", "/", json.dumps({"method": method, "params": list(params), "id": 1}),
-              {"Authorization": AUTH, "Content-Type": "application/json"})
-    r = c.getresponse()
-    body = json.loads(r.read())
-    c.close()
-    if body.get("error"):
-        raise RuntimeError(body["error"])
-    return body["result"]
-
-
-def wait_rpc(port, proc, what):
-    for _ in range(600):
-        if proc.poll() is not None:
-            sys.exit("%s exited with %s" % (what, proc.returncode))
-        try:
-            return call(port, "getblockcount")
-        except (OSError, RuntimeError, ValueError):
-            time.sleep(0.1)
-    sys.exit("%s did not answer" % what)
-
-
-def compact(n):
-    if n < 0xfd:
-        return bytes([n])
-    return b"\xfd" + n.to_bytes(2, "little")
-
-
-def big_tx(prev_txid, outputs=100, script_len=9000):
-    """Spends output 0 of prev_txid (an OP_TRUE coinbase: empty scriptSig) into
-    `outputs` zero-value outputs of OP_RETURN and script_len zero bytes."""
-    script = b"\x6a" + bytes(script_len)
-    tx = (2).to_bytes(4, "little") + b"\x01" + bytes.fromhex(prev_txid)[::-1] + bytes(4)
-    tx += b"\x00" + b"\xff\xff\xff\xff" + compact(outputs)
-    for _ in range(outputs):
-        tx += bytes(8) + compact(len(script)) + script
-    return (tx + bytes(4)).hex()
+import benchlib
+from benchlib import BITCOIND, PEERD, call, free_port, wait_rpc
 
 
 def client(port, path, seconds, out):
@@ -104,18 +49,7 @@ def client(port, path, seconds, out):
 
 
 def run(port, path, clients, seconds):
-    q = multiprocessing.Queue()
-    ps = [multiprocessing.Process(target=client, args=(port, path, seconds, q)) for _ in range(clients)]
-    for p in ps:
-        p.start()
-    lat = []
-    for _ in ps:
-        lat += q.get()
-    for p in ps:
-        p.join()
-    lat.sort()
-    pct = lambda f: lat[min(len(lat) - 1, int(f * len(lat)))] * 1e6
-    return len(lat) / seconds, pct(0.50), pct(0.99)
+    return benchlib.run_clients(client, (port, path), clients, seconds)
 
 
 def fetch(port, path):
@@ -139,33 +73,19 @@ def main():
     procs = []
     try:
         cport, pport = free_port(), free_port()
-        os.makedirs(os.path.join(tmp, "core"))
-        os.makedirs(os.path.join(tmp, "peerd"))
-        procs.append(subprocess.Popen(
-            [BITCOIND, "-regtest", "-datadir=" + os.path.join(tmp, "core"), "-listen=0", "-rpcport=%d" % cport,
-             "-rpcuser=bench", "-rpcpassword=bench", "-dnsseed=0", "-fixedseeds=0", "-natpmp=0", "-discover=0",
-             "-printtoconsole=0", "-server=1", "-rest", "-daemon=0"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        procs.append(subprocess.Popen(
-            [PEERD, "-chain=regtest", "-datadir=" + os.path.join(tmp, "peerd"), "-listen=0", "-rpcport=%d" % pport,
-             "-rpcuser=bench", "-rpcpassword=bench", "-printtoconsole=0", "-rest"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        procs.append(benchlib.start_http(BITCOIND, os.path.join(tmp, "core"), cport, core=True, extra=["-rest"]))
+        procs.append(benchlib.start_http(PEERD, os.path.join(tmp, "peerd"), pport, extra=["-rest"]))
         bport = None
         if a.base:
             bport = free_port()
-            os.makedirs(os.path.join(tmp, "base"))
-            procs.append(subprocess.Popen(
-                [a.base, "-chain=regtest", "-datadir=" + os.path.join(tmp, "base"), "-listen=0",
-                 "-rpcport=%d" % bport, "-rpcuser=bench", "-rpcpassword=bench", "-printtoconsole=0",
-                 "-rest"],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            procs.append(benchlib.start_http(a.base, os.path.join(tmp, "base"), bport, extra=["-rest"]))
             wait_rpc(bport, procs[-1], "base peerd")
         wait_rpc(cport, procs[0], "bitcoind")
         wait_rpc(pport, procs[1], "peerd")
         desc = call(cport, "getdescriptorinfo", ["raw(51)"])["descriptor"]
         hashes = call(cport, "generatetodescriptor", [101, desc])
         first_cb = call(cport, "getblock", [hashes[0]])["tx"][0]
-        h = call(cport, "generateblock", [desc, [big_tx(first_cb)]])["hash"]
+        h = call(cport, "generateblock", [desc, [benchlib.big_tx(first_cb, 100)]])["hash"]
         for b in hashes + [h]:
             raw = call(cport, "getblock", [b, 0])
             for port in [pport] + ([bport] if bport else []):
@@ -193,13 +113,7 @@ def main():
                 print("%-7d base %7.0f %9.0f %9.0f   base/core %.2fx, peerd/base %.2fx" % (
                     n, *b, b[0] / c[0], p[0] / b[0]))
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        benchlib.stop_all(procs)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

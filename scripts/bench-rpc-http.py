@@ -22,53 +22,16 @@ the end. --base PATH adds a second peerd binary (an older build) to the
 rotation, for an A/B of two builds in the same sitting.
 """
 import argparse
-import base64
-import http.client
 import json
-import multiprocessing
 import os
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BITCOIND = os.environ.get("BITCOIND") or os.path.join(ROOT, "..", "shared", "bin", "bitcoind")
-PEERD = os.environ.get("PEERD_BIN") or os.path.join(ROOT, "build", "bin", "peerd")
-AUTH = "Basic " + base64.b64encode(b"bench:bench").decode()
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def call(port, method, params=()):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    c.request("POST", "/", json.dumps({"method": method, "params": list(params), "id": 1}),
-              {"Authorization": AUTH, "Content-Type": "application/json"})
-    r = c.getresponse()
-    body = json.loads(r.read())
-    c.close()
-    if body.get("error"):
-        raise RuntimeError(body["error"])
-    return body["result"]
-
-
-def wait_rpc(port, proc, what):
-    for _ in range(600):
-        if proc.poll() is not None:
-            sys.exit("%s exited with %s" % (what, proc.returncode))
-        try:
-            return call(port, "getblockcount")
-        except (OSError, RuntimeError, ValueError):
-            time.sleep(0.1)
-    sys.exit("%s did not answer" % what)
+import benchlib
+from benchlib import AUTH, BITCOIND, PEERD, ROOT, call, free_port, wait_rpc
 
 
 def big_block(cport, desc, n_tx=90, script_len=9900):
@@ -131,24 +94,11 @@ def client(port, body, seconds, out):
 def run_c(exe, port, body, clients, seconds):
     out = subprocess.run([exe, str(port), str(clients), str(seconds), AUTH, body], check=True,
                          stdout=subprocess.PIPE).stdout.split()
-    lat = sorted(int(x) / 1e9 for x in out[1:])
-    pct = lambda f: lat[min(len(lat) - 1, int(f * len(lat)))] * 1e6
-    return len(lat) / seconds, pct(0.50), pct(0.99)
+    return benchlib.rate_p50_p99([int(x) / 1e9 for x in out[1:]], seconds)
 
 
 def run(port, body, clients, seconds):
-    q = multiprocessing.Queue()
-    ps = [multiprocessing.Process(target=client, args=(port, body, seconds, q)) for _ in range(clients)]
-    for p in ps:
-        p.start()
-    lat = []
-    for _ in ps:
-        lat += q.get()
-    for p in ps:
-        p.join()
-    lat.sort()
-    pct = lambda f: lat[min(len(lat) - 1, int(f * len(lat)))] * 1e6
-    return len(lat) / seconds, pct(0.50), pct(0.99)
+    return benchlib.run_clients(client, (port, body), clients, seconds)
 
 
 def main():
@@ -175,24 +125,12 @@ def main():
             subprocess.run(["cc", "-O2", "-Wall", "-Werror", "-pthread", "-o", exe, os.path.join(ROOT, "bench", "http", "rpc_load.c")],
                            check=True)
         cport, pport = free_port(), free_port()
-        os.makedirs(os.path.join(tmp, "core"))
-        os.makedirs(os.path.join(tmp, "peerd"))
-        procs.append(subprocess.Popen(
-            [BITCOIND, "-regtest", "-datadir=" + os.path.join(tmp, "core"), "-listen=0", "-rpcport=%d" % cport,
-             "-rpcuser=bench", "-rpcpassword=bench", "-dnsseed=0", "-fixedseeds=0", "-natpmp=0", "-discover=0",
-             "-printtoconsole=0", "-server=1", "-daemon=0"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        procs.append(subprocess.Popen(
-            [PEERD, "-chain=regtest", "-datadir=" + os.path.join(tmp, "peerd"), "-listen=0", "-rpcport=%d" % pport,
-             "-rpcuser=bench", "-rpcpassword=bench", "-printtoconsole=0"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        procs.append(benchlib.start_http(BITCOIND, os.path.join(tmp, "core"), cport, core=True))
+        procs.append(benchlib.start_http(PEERD, os.path.join(tmp, "peerd"), pport))
         bport = None
         if a.base:
             bport = free_port()
-            os.makedirs(os.path.join(tmp, "base"))
-            procs.append(subprocess.Popen(
-                [a.base, "-chain=regtest", "-datadir=" + os.path.join(tmp, "base"), "-listen=0",
-                 "-rpcport=%d" % bport, "-rpcuser=bench", "-rpcpassword=bench", "-printtoconsole=0"],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            procs.append(benchlib.start_http(a.base, os.path.join(tmp, "base"), bport))
             wait_rpc(bport, procs[-1], "base peerd")
         wait_rpc(cport, procs[0], "bitcoind")
         wait_rpc(pport, procs[1], "peerd")
@@ -226,13 +164,7 @@ def main():
                 print("%-14s %7d base %7.0f %9.0f %9.0f   base/core %.2fx, peerd/base %.2fx" % (
                     a.method, n, *b, b[0] / c[0], p[0] / b[0]))
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        benchlib.stop_all(procs)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -16,54 +16,19 @@ connection after 5 warm-up rounds) against each. Prints each run's median
 and p90 and, per node, the medians' median and v2/v1.
 """
 import argparse
-import base64
-import http.client
-import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
-from bitcoind import Bitcoind, find_bitcoind, free_port  # noqa: E402
+import benchlib
+from benchlib import PEERD, Bitcoind, call, find_bitcoind, free_port
 
-BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
-PEERD = os.environ.get("PEERD_BIN") or os.path.join(BUILD, "bin", "peerd")
-PEERBENCH = os.environ.get("PEERBENCH_BIN") or os.path.join(BUILD, "bin", "peerbench")
-AUTH = "Basic " + base64.b64encode(b"bench:bench").decode()
+PEERBENCH = benchlib.tool("peerbench")
 NOTE = re.compile(r"ServeBlockP2P: (v[12]) (\d+)-byte block, \d+ rounds: median ([\d.]+) ms, "
                   r"p90 ([\d.]+) ms, client's \w+ ([\d.]+) ms")
-
-
-def peerd_call(port, method, params=()):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-    c.request("POST", "/", json.dumps({"method": method, "params": list(params), "id": 1}),
-              {"Authorization": AUTH, "Content-Type": "application/json"})
-    body = json.loads(c.getresponse().read())
-    c.close()
-    if body.get("error"):
-        raise RuntimeError(body["error"])
-    return body["result"]
-
-
-def compact(n):
-    return bytes([n]) if n < 0xfd else b"\xfd" + n.to_bytes(2, "little")
-
-
-def big_tx(prev_txid, outputs=110, script_len=9000):
-    """Spends output 0 of an OP_TRUE coinbase (empty scriptSig) into zero-value
-    OP_RETURN outputs of script_len bytes each."""
-    script = b"\x6a" + bytes(script_len)
-    tx = (2).to_bytes(4, "little") + b"\x01" + bytes.fromhex(prev_txid)[::-1] + bytes(4)
-    tx += b"\x00" + b"\xff\xff\xff\xff" + compact(outputs)
-    for _ in range(outputs):
-        tx += bytes(8) + compact(len(script)) + script
-    return (tx + bytes(4)).hex()
 
 
 def run_row(port, block, v2):
@@ -89,28 +54,16 @@ def main():
             sys.exit("bench-serve-p2p needs a bitcoind: %s" % why)
         core = Bitcoind(binary, tmp, "core", args=["-printtoconsole=0"]).wait_ready()
         pport, prpc = free_port(), free_port()
-        pdir = os.path.join(tmp, "peerd")
-        os.makedirs(pdir)
         log = open(os.path.join(tmp, "peerd.log"), "w")
-        peerd = subprocess.Popen(
-            [PEERD, "-chain=regtest", "-datadir=" + pdir, "-listen=1", "-bind=127.0.0.1",
-             "-port=%d" % pport, "-connect=0", "-rpcport=%d" % prpc, "-rpcuser=bench",
-             "-rpcpassword=bench", "-printtoconsole=1"],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        for _ in range(600):
-            try:
-                peerd_call(prpc, "getblockcount")
-                break
-            except (OSError, RuntimeError, ValueError):
-                if peerd.poll() is not None:
-                    sys.exit("peerd exited with %s" % peerd.returncode)
-                time.sleep(0.1)
+        peerd = benchlib.start_http(PEERD, os.path.join(tmp, "peerd"), prpc, log=log, listen=True,
+                                    extra=["-listen=1", "-bind=127.0.0.1", "-port=%d" % pport, "-connect=0"])
+        benchlib.wait_rpc(prpc, peerd, "peerd")
         desc = core.rpc("getdescriptorinfo", "raw(51)")["descriptor"]
         hashes = core.rpc("generatetodescriptor", 101, desc)
         first_cb = core.rpc("getblock", hashes[0])["tx"][0]
-        block = core.rpc("generateblock", desc, [big_tx(first_cb)])["hash"]
+        block = core.rpc("generateblock", desc, [benchlib.big_tx(first_cb, 110)])["hash"]
         for h in hashes + [block]:
-            if peerd_call(prpc, "submitblock", [core.rpc("getblock", h, 0)]) is not None:
+            if call(prpc, "submitblock", [core.rpc("getblock", h, 0)]) is not None:
                 sys.exit("peerd refused block %s" % h)
         rows = {}
         with open("/proc/loadavg") as f:
@@ -136,11 +89,7 @@ def main():
                 name, m1, m2, mid([r[1] for r in v1]), mid([r[1] for r in v2]), m2 / m1))
     finally:
         if peerd:
-            peerd.terminate()
-            try:
-                peerd.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                peerd.kill()
+            benchlib.stop_all([peerd], timeout=60)
         if core:
             core.stop()
         shutil.rmtree(tmp, ignore_errors=True)

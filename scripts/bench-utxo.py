@@ -28,31 +28,18 @@ BUILD/bench), PEERD_EXTRA (more peerd options).
 """
 import argparse
 import datetime
-import importlib.util
 import json
 import os
 import re
 import shutil
-import socket
-import struct
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
-from bitcoind import Bitcoind, find_bitcoind, wait_until  # noqa: E402
+import benchlib
+from benchlib import BENCH_DATA, PEERTOOL, Bitcoind, find_bitcoind, wait_until
 
-_spec = importlib.util.spec_from_file_location("bench_ibd", os.path.join(HERE, "bench-ibd.py"))
-ibd = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(ibd)
-
-BUILD = os.environ.get("BUILD", "build")
-BENCH_DATA = os.environ.get("BENCH_DATA", os.path.join(BUILD, "bench"))
-PEERTOOL = os.environ.get("PEERTOOL_BIN", os.path.join(BUILD, "bin", "peertool"))
-PEERD = os.environ.get("PEERD_BIN", os.path.join(BUILD, "bin", "peerd"))
 AV_ABOVE = 2017
 # The chain's shape: 400 transactions of 2 random inputs (plus the change)
 # and 100 outputs fill a block (~28,000 more coins each).
@@ -77,18 +64,10 @@ def chain_file(coins):
                         "--no-verify", "--utxo-out", counts + ".tmp", "--out", path + ".tmp"],
                        check=True, stdout=subprocess.DEVNULL)
         with open(path + ".tmp", "rb") as f:
-            data = f.read()
-        off, last = 0, None
-        while off < len(data):
-            size = struct.unpack_from("<I", data, off + 4)[0]
-            last = data[off + 8:off + 8 + 80]
-            off += 8 + size
-        del data
-        tip = ibd.sha256d(last)
+            tip = benchlib.sha256d(benchlib.last_header(f.read()))
+        more, tip = benchlib.empty_records(tip, blocks + 1, blocks + AV_ABOVE)
         with open(path + ".tmp", "ab") as f:
-            for h in range(blocks + 1, blocks + AV_ABOVE + 1):
-                raw, tip = ibd.empty_block(tip, h)
-                f.write(ibd.REGTEST_MAGIC + struct.pack("<I", len(raw)) + raw)
+            f.write(more)
         with open(counts + ".tmp", "a") as f:
             f.write("tip %s\n" % tip[::-1].hex())
         os.rename(counts + ".tmp", counts)
@@ -103,17 +82,6 @@ def chain_file(coins):
             else:
                 by_height.append(int(b))
     return path, blocks, tip, by_height
-
-
-def dir_bytes(path):
-    total = 0
-    for root, _, files in os.walk(path):
-        for name in files:
-            try:
-                total += os.lstat(os.path.join(root, name)).st_blocks * 512
-            except OSError:
-                pass
-    return total
 
 
 UPDATE_TIP = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?)Z .*UpdateTip: .*height=(\d+)")
@@ -139,76 +107,17 @@ def tip_times(log, since):
     return out
 
 
-class Peerd:
+class Peerd(benchlib.PeerdProcess):
     """peerd on a datadir (kept across restarts), answering on its control socket."""
 
     def __init__(self, workdir, args):
-        self.datadir = os.path.join(workdir, "peerd")
-        os.makedirs(self.datadir, exist_ok=True)
-        self.sock = os.path.join(self.datadir, "regtest", "control.sock")
-        self.chainstate = os.path.join(self.datadir, "regtest", "chainstate")
-        self.log_path = os.path.join(workdir, "peerd.log")
-        self.log = open(self.log_path, "a")
-        self.proc = subprocess.Popen(
-            [PEERD, "-chain=regtest", "-datadir=" + self.datadir, "-listen=0",
-             "-printtoconsole=1", *args] + os.environ.get("PEERD_EXTRA", "").split(),
-            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        self.pid = self.proc.pid
-
-    def blockcount(self):
-        return self.call("getblockcount")
-
-    def uptime(self):
-        return self.call("uptime")
-
-    def call(self, method):
-        try:
-            s = socket.socket(socket.AF_UNIX)
-            s.settimeout(30)
-            s.connect(self.sock)
-            s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"%s"}\n' % method.encode())
-            buf = b""
-            while not buf.endswith(b"\n"):
-                d = s.recv(4096)
-                if not d:
-                    break
-                buf += d
-            s.close()
-            return json.loads(buf)["result"]
-        except (OSError, ValueError, KeyError):
-            return -1
-
-    def stop(self):
-        self.proc.terminate()
-        rc = self.proc.wait(timeout=600)
-        self.log.close()
-        return rc
+        super().__init__(workdir, args, log_mode="a", call_timeout=30, failed=-1, stop_timeout=600)
 
 
-class Core:
+class Core(benchlib.CoreProcess):
     def __init__(self, workdir, args):
-        self.node = Bitcoind(find_bitcoind()[0], workdir, name="core", start_timeout=600,
-                             args=["-disablewallet=1", "-logtimemicros=1", *ibd.CORE_AS_MAINNET,
-                                   *args])
-        self.chainstate = os.path.join(self.node.datadir, "regtest", "chainstate")
-        self.log_path = self.node.debug_log
-        self.pid = self.node.pid
-        self.proc = self.node.proc
-
-    def blockcount(self):
-        return self.call("getblockcount")
-
-    def uptime(self):
-        return self.call("uptime")
-
-    def call(self, method):
-        try:
-            return self.node.rpc(method, timeout=30)
-        except Exception:
-            return -1
-
-    def stop(self):
-        return self.node.stop(timeout=600)
+        super().__init__(workdir, "core", ["-disablewallet=1", "-logtimemicros=1", *benchlib.CORE_AS_MAINNET,
+                                           *args], start_timeout=600, call_timeout=30, stop_timeout=600)
 
 
 def timed(make, workdir, args, height):
@@ -223,8 +132,8 @@ def timed(make, workdir, args, height):
     def sample_rss():
         while not done.wait(SAMPLE):
             try:
-                rss_log.append((round(time.monotonic() - t0, 3), ibd.status_kb(node.pid, "VmRSS"),
-                                ibd.status_kb(node.pid, "RssAnon")))
+                rss_log.append((round(time.monotonic() - t0, 3), benchlib.status_kb(node.pid, "VmRSS"),
+                                benchlib.status_kb(node.pid, "RssAnon")))
             except OSError:
                 return
 
@@ -245,8 +154,8 @@ def timed(make, workdir, args, height):
             now = q - t0
             # RssFile is the chain state's mapped pages (LMDB maps its file:
             # the kernel's page cache, dropped under pressure); RssAnon the heap.
-            rss = ibd.status_kb(node.pid, "VmRSS")
-            anon = ibd.status_kb(node.pid, "RssAnon")
+            rss = benchlib.status_kb(node.pid, "VmRSS")
+            anon = benchlib.status_kb(node.pid, "RssAnon")
             # A refused connection before the socket exists is quick; an
             # unanswered one (the loop not running) takes the timeout.
             slowest_loop = max(slowest_loop, loop_took)
@@ -262,8 +171,8 @@ def timed(make, workdir, args, height):
                 raise SystemExit("timed out in %s" % workdir)
             time.sleep(max(0.0, SAMPLE - (time.monotonic() - q)))
         wall = time.monotonic() - t0
-        hwm = ibd.status_kb(node.pid, "VmHWM")
-        cpu = ibd.cpu_seconds(node.pid)
+        hwm = benchlib.status_kb(node.pid, "VmHWM")
+        cpu = benchlib.cpu_seconds(node.pid)
     finally:
         done.set()
         sampler.join()
@@ -271,7 +180,7 @@ def timed(make, workdir, args, height):
     return {"wall": wall, "rss": rss_log, "exit": exit_code, "hwm_kb": hwm, "cpu": cpu, "slowest_answer": slowest,
             "slowest_uptime": slowest_loop,
             "anon_peak_kb": max([x[2] for x in rss_log] + [x[4] for x in samples], default=0),
-            "samples": samples, "chainstate_bytes": dir_bytes(node.chainstate),
+            "samples": samples, "chainstate_bytes": benchlib.disk_bytes(node.chainstate)[1],
             "tips": tip_times(node.log_path, since)}
 
 
@@ -324,7 +233,7 @@ def main():
     os.makedirs(work, exist_ok=True)
     src = Bitcoind(binary, work, name="source", start_timeout=600,
                    args=["-loadblock=" + path, "-whitelist=download@127.0.0.1", "-dbcache=2000",
-                         "-assumevalid=" + tip, "-disablewallet=1", *ibd.CORE_AS_MAINNET])
+                         "-assumevalid=" + tip, "-disablewallet=1", *benchlib.CORE_AS_MAINNET])
     src.wait_ready()
     result = {"coins_by_height": by_height, "top": top, "blocks": n, "dbcache": a.dbcache,
               "runs": []}
