@@ -105,6 +105,18 @@ static void remove_dir(const char *dir)
 		fprintf(stderr, "bench: could not remove %s\n", dir);
 }
 
+/* The end of a run: the chain closed, its directory removed, the records freed. */
+static void close_run(struct bench_ctx *ctx, struct chain *c, const char *dir, struct records *r)
+{
+	if (c && chain_close(c))
+		bench_fail(ctx, "chain_close failed");
+	if (dir[0])
+		remove_dir(dir);
+	if (r)
+		xfree(r->buf);
+	xfree(r);
+}
+
 /* Submit records [0, n); 0 or -1 after bench_fail. */
 static int submit_records(struct bench_ctx *ctx, struct chain *c, const struct records *r, size_t n)
 {
@@ -274,13 +286,7 @@ static void connect_block_bench(struct bench_ctx *ctx, size_t n, const char *fil
 out:
 	proto_block_release(&b);
 	chain_checker_free(ck);
-	if (c && chain_close(c))
-		bench_fail(ctx, "chain_close failed");
-	if (dir[0])
-		remove_dir(dir);
-	if (r)
-		xfree(r->buf);
-	xfree(r);
+	close_run(ctx, c, dir, r);
 }
 
 BENCH_N(ConnectBlockAllEcdsa, CONNECT_ROUNDS)
@@ -369,11 +375,5 @@ BENCH_N(ConnectChain2000, CHAIN_BLOCKS)
 	           CHAIN_BLOCKS, secs, CHAIN_BLOCKS / secs, (unsigned long long)cs.flushes,
 	           (double)rss1 / 1024.0, (double)rss0 / 1024.0);
 out:
-	if (c && chain_close(c))
-		bench_fail(ctx, "chain_close failed");
-	if (dir[0])
-		remove_dir(dir);
-	if (r)
-		xfree(r->buf);
-	xfree(r);
+	close_run(ctx, c, dir, r);
 }

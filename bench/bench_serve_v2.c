@@ -19,38 +19,18 @@
  */
 #include "bench/bench.h"
 
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/uio.h>
-#include <unistd.h>
 
 #include "base/alloc.h"
+#include "bench/bench_serve_fixture.h"
 #include "chain/chain.h"
 #include "daemon/net/v2_internal.h"
 
-static void *v2_drain(void *arg)
-{
-	int fd = *(int *)arg;
-	static uint8_t buf[1 << 16];
-	while (read(fd, buf, sizeof(buf)) > 0)
-		;
-	return NULL;
-}
-
+/* ServeBlock's stored block and drained socket, and a v2 pair past its handshake. */
 struct v2_fixture {
-	char dir[64];
-	struct chain_store *store;
-	struct chain_pos pos;
-	uint32_t csum;
-	size_t len;
-	int sv[2];
-	pthread_t reader;
-	bool reader_started;
+	struct bench_serve_fixture s;
 	struct net_v2 ini, res;
-	uint8_t prefix[16];
 };
 
 /* Two state machines through their handshake, in memory. */
@@ -77,74 +57,20 @@ static int v2_pair(struct v2_fixture *f, uint32_t magic)
 static int v2_setup(struct bench_ctx *ctx, struct v2_fixture *f)
 {
 	memset(f, 0, sizeof(*f));
-	f->sv[0] = f->sv[1] = -1;
-	const struct proto_params *p = proto_params(PROTO_NET_MAIN);
-	size_t len;
-	uint8_t *raw = bench_read_file(bench_vector("blocks/block413567.raw"), &len);
-	snprintf(f->dir, sizeof(f->dir), "/tmp/peerd-bench-servev2-XXXXXX");
-	if (!mkdtemp(f->dir) || chain_store_open(&f->store, f->dir, p->magic) ||
-	    chain_store_write_block(f->store, raw, len, &f->pos) || chain_store_sync(f->store)) {
-		bench_fail(ctx, "cannot store the block in %s", f->dir);
-		xfree(raw);
+	if (bench_serve_setup(ctx, &f->s, "/tmp/peerd-bench-servev2-XXXXXX", NULL))
 		return -1;
-	}
-	uint8_t h[32];
-	proto_sha256d(raw, len, h);
-	f->csum = proto_le32(h);
-	f->len = len;
-	xfree(raw);
-	proto_put_le32(f->prefix, p->magic);
-	memcpy(f->prefix + 4, "block", 5);
-	if (v2_pair(f, p->magic)) {
+	if (v2_pair(f, proto_params(PROTO_NET_MAIN)->magic)) {
 		bench_fail(ctx, "v2 handshake failed");
 		return -1;
 	}
-	if (socketpair(AF_UNIX, SOCK_STREAM, 0, f->sv) ||
-	    pthread_create(&f->reader, NULL, v2_drain, &f->sv[1])) {
-		bench_fail(ctx, "socketpair/thread failed");
-		return -1;
-	}
-	f->reader_started = true;
 	return 0;
 }
 
 static void v2_teardown(struct v2_fixture *f)
 {
-	if (f->sv[0] >= 0)
-		close(f->sv[0]);
-	if (f->reader_started)
-		pthread_join(f->reader, NULL);
-	if (f->sv[1] >= 0)
-		close(f->sv[1]);
+	bench_serve_teardown(&f->s);
 	net_v2_release(&f->ini);
 	net_v2_release(&f->res);
-	chain_store_close(f->store);
-	if (f->dir[0]) {
-		char cmd[96];
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "bench: could not remove %s\n", f->dir);
-	}
-}
-
-static int v2_writev_all(int fd, struct iovec *iov, int n)
-{
-	while (n > 0) {
-		ssize_t w = writev(fd, iov, n);
-		if (w < 0)
-			return -1;
-		size_t left = (size_t)w;
-		while (n > 0 && left >= iov->iov_len) {
-			left -= iov->iov_len;
-			iov++;
-			n--;
-		}
-		if (n > 0) {
-			iov->iov_base = (uint8_t *)iov->iov_base + left;
-			iov->iov_len -= left;
-		}
-	}
-	return 0;
 }
 
 enum serve_mode { SERVE_V1, SERVE_V2, SERVE_V2_COPY };
@@ -160,7 +86,7 @@ static void serve(struct bench_ctx *ctx, size_t n, enum serve_mode mode)
 		uint64_t t0 = bench_now_ns();
 		uint8_t *raw;
 		size_t len;
-		if (chain_store_read_block(f.store, &f.pos, &raw, &len)) {
+		if (chain_store_read_block(f.s.store, &f.s.pos, &raw, &len)) {
 			bench_fail(ctx, "read failed");
 			break;
 		}
@@ -171,7 +97,7 @@ static void serve(struct bench_ctx *ctx, size_t n, enum serve_mode mode)
 			size_t hl = net_v2_seal(&f.ini, "block", raw, len, head, tag);
 			t2 = bench_now_ns();
 			struct iovec iov[3] = {{head, hl}, {raw, len}, {tag, sizeof(tag)}};
-			err = v2_writev_all(f.sv[0], iov, 3);
+			err = bench_writev_all(f.s.sv[0], iov, 3);
 			xfree(raw);
 		} else if (mode == SERVE_V2_COPY) {
 			size_t wl = net_v2_wire_len("block", len);
@@ -185,14 +111,14 @@ static void serve(struct bench_ctx *ctx, size_t n, enum serve_mode mode)
 			xfree(raw);
 			t2 = bench_now_ns();
 			struct iovec iov = {pkt, wl};
-			err = v2_writev_all(f.sv[0], &iov, 1);
+			err = bench_writev_all(f.s.sv[0], &iov, 1);
 			xfree(pkt);
 		} else {
 			uint8_t lenck[8];
 			proto_put_le32(lenck, (uint32_t)len);
-			proto_put_le32(lenck + 4, f.csum);
-			struct iovec iov[3] = {{f.prefix, 16}, {lenck, 8}, {raw, len}};
-			err = v2_writev_all(f.sv[0], iov, 3);
+			proto_put_le32(lenck + 4, f.s.csum);
+			struct iovec iov[3] = {{f.s.prefix, 16}, {lenck, 8}, {raw, len}};
+			err = bench_writev_all(f.s.sv[0], iov, 3);
 			xfree(raw);
 		}
 		if (err)
@@ -203,9 +129,10 @@ static void serve(struct bench_ctx *ctx, size_t n, enum serve_mode mode)
 		t_write += t3 - t2;
 	}
 	bench_stop(ctx);
-	bench_note(ctx, "%zu-byte block: read %.0f us, %s %.0f us, write %.0f us per block", f.len,
-	           (double)t_read / (double)n / 1e3, mode != SERVE_V1 ? "encrypt" : "no cipher",
-	           (double)t_enc / (double)n / 1e3, (double)t_write / (double)n / 1e3);
+	bench_note(ctx, "%zu-byte block: read %.0f us, %s %.0f us, write %.0f us per block",
+	           f.s.len, (double)t_read / (double)n / 1e3,
+	           mode != SERVE_V1 ? "encrypt" : "no cipher", (double)t_enc / (double)n / 1e3,
+	           (double)t_write / (double)n / 1e3);
 out:
 	v2_teardown(&f);
 }
