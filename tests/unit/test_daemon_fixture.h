@@ -166,6 +166,45 @@ TF_FN int tf_teardown(void **state)
 }
 
 /**
+ * Open the chain in t's datadir as peerd's startup does (validation_open:
+ * the validation thread and the loop's chain view), with the dbcache
+ * raised to chain/'s minimum (a short regtest chain needs no more) and one
+ * script thread. Set t->d's hooks and peers first where a test needs
+ * them there. Free t with tf_free_chain.
+ */
+TF_FN void tf_open_chain(struct tf *t)
+{
+	t->conf.dbcache_mib = 0;
+	t->conf.par = 1;
+	assert_int_equal(validation_open(t->d), 0);
+}
+
+/** tf_free, and the chain's subdirectories its flat clean-up leaves behind. */
+TF_FN void tf_free_chain(struct tf *t)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->dir);
+	tf_free(t);
+	assert_int_equal(system(cmd), 0);
+}
+
+/** cmocka setup: a fresh daemon with its chain open (tf_open_chain) in *state. */
+TF_FN int tf_setup_chain(void **state)
+{
+	struct tf *t = tf_new();
+	tf_open_chain(t);
+	*state = t;
+	return 0;
+}
+
+/** cmocka teardown: tf_free_chain of *state. */
+TF_FN int tf_teardown_chain(void **state)
+{
+	tf_free_chain(*state);
+	return 0;
+}
+
+/**
  * A peer past its handshake (PEER_ACTIVE, version 70016, NODE_NETWORK |
  * NODE_WITNESS) at address `addr` ("ip:port"); inbound or manual.
  */

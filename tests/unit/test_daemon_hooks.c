@@ -152,14 +152,12 @@ static void hooks_after_a_job(bool with_peer)
 {
 	memset(&rec, 0, sizeof(rec));
 	struct tf *t = tf_new();
-	t->conf.dbcache_mib = 0; /* raised to chain/'s minimum */
-	t->conf.par = 1;
 	t->d->node_hooks = &rec_hooks;
 	/* With or without a peer, the hooks are told (-blocknotify needs no peer;
 	 * the wiring keeps the peer rooms out while there is none). */
 	if (with_peer)
 		(void)tf_peer(t, false, "127.0.0.1:18444");
-	assert_int_equal(validation_open(t->d), 0);
+	tf_open_chain(t);
 	/* The chain as opened: genesis only, in initial block download. */
 	assert_true(t->d->view->ibd);
 	assert_int_equal(chainview_height(t->d), 0);
@@ -185,10 +183,7 @@ static void hooks_after_a_job(bool with_peer)
 	assert_memory_equal(&rec.tip, &mj.hash, sizeof(mj.hash));
 	assert_int_equal(chainview_height(t->d), 1);
 
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->dir);
-	tf_free(t);
-	assert_int_equal(system(cmd), 0);
+	tf_free_chain(t);
 }
 
 static void test_node_calls_the_hooks_after_a_job(void **state)

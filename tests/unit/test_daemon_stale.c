@@ -489,27 +489,6 @@ static void test_extra_full_relay(void **state)
 #define N_REAL  3u
 #define WAIT_MS 5000u
 
-static int setup_chain(void **state)
-{
-	struct tf *t = tf_new();
-	t->conf.dbcache_mib = 0;
-	t->conf.par = 1;
-	assert_int_equal(validation_open(t->d), 0);
-	*state = t;
-	return 0;
-}
-
-static int teardown_chain(void **state)
-{
-	struct tf *t = *state;
-	char cmd[128];
-	/* The chain's files live in subdirectories tf_free leaves behind. */
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->dir);
-	tf_free(t);
-	assert_int_equal(system(cmd), 0);
-	return 0;
-}
-
 /* Run the loop until *flag holds (or WAIT_MS passed). */
 static void run_until(struct tf *t, bool (*cond)(struct tf *, void *), void *arg)
 {
@@ -646,8 +625,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_extra_block_relay_no_blocks_youngest_goes,
 	                                    tf_setup, teardown_mock),
 	    cmocka_unit_test_setup_teardown(test_extra_full_relay, tf_setup, teardown_mock),
-	    cmocka_unit_test_setup_teardown(test_headers_place_and_protect, setup_chain,
-	                                    teardown_chain),
+	    cmocka_unit_test_setup_teardown(test_headers_place_and_protect, tf_setup_chain,
+	                                    tf_teardown_chain),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,30 +26,6 @@
 /** How long the loop may take to turn the queued jobs into a getdata. */
 #define WAIT_MS 5000u
 
-/* A fixture with a chain opened in its datadir, as peerd's startup does. */
-static int setup(void **state)
-{
-	struct tf *t = tf_new();
-	/* Raised to chain/'s minimum: a regtest chain of four blocks needs no more. */
-	t->conf.dbcache_mib = 0;
-	t->conf.par = 1;
-	assert_int_equal(validation_open(t->d), 0);
-	*state = t;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct tf *t = *state;
-	char cmd[128];
-	/* The chain's files live in subdirectories tf_free's flat clean-up
-	 * leaves behind. */
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->dir);
-	tf_free(t);
-	assert_int_equal(system(cmd), 0);
-	return 0;
-}
-
 /* Header i of a chain on top of prev, mined at regtest's difficulty. */
 static void make_header(struct proto_block_header *h, const struct proto_hash *prev, uint32_t i,
                         const struct proto_params *p)
@@ -360,12 +336,12 @@ int main(void)
 {
 	tf_global_init();
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_headers_before_disconnect_start_download, setup,
-	                                    teardown),
-	    cmocka_unit_test_setup_teardown(test_unconnecting_flood_one_getheaders, setup,
-	                                    teardown),
-	    cmocka_unit_test_setup_teardown(test_gate_passes_a_chain_of_announcements, setup,
-	                                    teardown),
+	    cmocka_unit_test_setup_teardown(test_headers_before_disconnect_start_download,
+	                                    tf_setup_chain, tf_teardown_chain),
+	    cmocka_unit_test_setup_teardown(test_unconnecting_flood_one_getheaders, tf_setup_chain,
+	                                    tf_teardown_chain),
+	    cmocka_unit_test_setup_teardown(test_gate_passes_a_chain_of_announcements,
+	                                    tf_setup_chain, tf_teardown_chain),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
