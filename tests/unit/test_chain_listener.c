@@ -23,6 +23,7 @@
 #include "chain/chain.h"
 #include "tests/unit/testutil.h"
 #include "tests/unit/testutil_chain.h"
+#include "tests/unit/testutil_regtest.h"
 
 /* One event as a listener heard it: who, what ('C', 'D', 'S') and the tip's height then. */
 struct event {
@@ -44,9 +45,7 @@ struct ear {
 };
 
 struct fixture {
-	char dir[64];
-	struct tu_records blocks;
-	struct chain *c;
+	struct tu_regtest r;
 	struct log log;
 };
 
@@ -112,13 +111,7 @@ static int attach(void *arg, struct chain *c)
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	const struct proto_params *p = proto_params(PROTO_NET_REGTEST);
-	tu_tmpdir(f->dir, "listener");
-	tu_records_load(tu_vector("regtest/regtest_chain.dat"), p->magic, &f->blocks);
-	struct chain_config cfg = {.params = p, .dir = f->dir, .par = 1};
-	int err = chain_open(&f->c, &cfg);
-	if (err)
-		fail_msg("chain_open(%s): %s", f->dir, chain_strerror(err));
+	tu_regtest_open(&f->r, "listener");
 	*state = f;
 	return 0;
 }
@@ -126,29 +119,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	(void)chain_close(f->c);
-	tu_rmtree(f->dir);
-	tu_records_free(&f->blocks);
+	tu_regtest_free(&f->r);
 	free(f);
 	return 0;
-}
-
-/* Submit records [from, to) of the regtest chain (heights from + 1 ...). */
-static void submit(struct fixture *f, size_t from, size_t to)
-{
-	struct proto_block b;
-	proto_block_init(&b);
-	for (size_t i = from; i < to; i++) {
-		enum chain_submit res;
-		struct chain_state st;
-		chain_state_clear(&st);
-		assert_int_equal(proto_block_decode(f->blocks.blk[i], f->blocks.len[i], &b, NULL),
-		                 0);
-		assert_int_equal(
-		    chain_submit_block(f->c, f->blocks.blk[i], f->blocks.len[i], &b, &res, &st), 0);
-		assert_int_equal(res, CHAIN_SUBMIT_ACCEPTED);
-	}
-	proto_block_release(&b);
 }
 
 /* The log's events other than 'S' as "who what height ..." for one listener (0: all). */
@@ -172,11 +145,11 @@ static void test_events_in_order(void **state)
 	struct fixture *f = *state;
 	struct ear a = {.who = 'a', .log = &f->log}, b = {.who = 'b', .log = &f->log};
 	struct chain_listener la = listener(&a), lb = listener(&b);
-	assert_int_equal(chain_listen(f->c, &la), 0);
-	assert_int_equal(chain_listen(f->c, &lb), 0);
+	assert_int_equal(chain_listen(f->r.c, &la), 0);
+	assert_int_equal(chain_listen(f->r.c, &lb), 0);
 
 	char got[512];
-	submit(f, 0, 3);
+	tu_regtest_submit(&f->r, 0, 3);
 	/* Each block to a, then to b; each submission ends settled at its height. */
 	render(&f->log, 0, true, got, sizeof(got));
 	assert_string_equal(got, "aC1 bC1 aS1 bS1 aC2 bC2 aS2 bS2 aC3 bC3 aS3 bS3");
@@ -185,8 +158,8 @@ static void test_events_in_order(void **state)
 	f->log.n = 0;
 	struct chain_state st;
 	chain_state_clear(&st);
-	struct chain_node *n2 = chain_at(f->c, 2);
-	assert_int_equal(chain_invalidate(f->c, n2, &st), 0);
+	struct chain_node *n2 = chain_at(f->r.c, 2);
+	assert_int_equal(chain_invalidate(f->r.c, n2, &st), 0);
 	render(&f->log, 'a', true, got, sizeof(got));
 	assert_string_equal(got, "aD3 aD2 aS1");
 	render(&f->log, 0, false, got, sizeof(got));
@@ -194,14 +167,14 @@ static void test_events_in_order(void **state)
 
 	/* reconsiderblock: both come back, oldest first, then the chain settles. */
 	f->log.n = 0;
-	assert_int_equal(chain_reconsider(f->c, n2, &st), 0);
+	assert_int_equal(chain_reconsider(f->r.c, n2, &st), 0);
 	render(&f->log, 'b', true, got, sizeof(got));
 	assert_string_equal(got, "bC2 bC3 bS3");
 
 	/* Unlistened, b hears no more; a still does. */
-	chain_unlisten(f->c, &b);
+	chain_unlisten(f->r.c, &b);
 	f->log.n = 0;
-	submit(f, 3, 4);
+	tu_regtest_submit(&f->r, 3, 4);
 	render(&f->log, 0, true, got, sizeof(got));
 	assert_string_equal(got, "aC4 aS4");
 }
@@ -213,15 +186,15 @@ static void test_table_is_bounded(void **state)
 	for (size_t i = 0; i <= CHAIN_MAX_LISTENERS; i++) {
 		e[i] = (struct ear){.who = (char)('a' + i), .log = &f->log};
 		struct chain_listener l = listener(&e[i]);
-		assert_int_equal(chain_listen(f->c, &l),
+		assert_int_equal(chain_listen(f->r.c, &l),
 		                 i < CHAIN_MAX_LISTENERS ? 0 : CHAIN_EOVERFLOW);
 	}
 	/* Forgetting the first keeps the others in their order and makes room. */
-	chain_unlisten(f->c, &e[0]);
+	chain_unlisten(f->r.c, &e[0]);
 	struct chain_listener l = listener(&e[CHAIN_MAX_LISTENERS]);
-	assert_int_equal(chain_listen(f->c, &l), 0);
+	assert_int_equal(chain_listen(f->r.c, &l), 0);
 	char got[512];
-	submit(f, 0, 1);
+	tu_regtest_submit(&f->r, 0, 1);
 	render(&f->log, 0, false, got, sizeof(got));
 	char want[64] = "";
 	for (size_t i = 1; i <= CHAIN_MAX_LISTENERS; i++)
@@ -235,12 +208,12 @@ static void test_disconnect_failure_stops_reorg(void **state)
 	struct fixture *f = *state;
 	struct ear a = {.who = 'a', .log = &f->log, .fail_disconnect = CHAIN_ENOMEM};
 	struct chain_listener la = listener(&a);
-	submit(f, 0, 3);
-	assert_int_equal(chain_listen(f->c, &la), 0);
+	tu_regtest_submit(&f->r, 0, 3);
+	assert_int_equal(chain_listen(f->r.c, &la), 0);
 	struct chain_state st;
 	chain_state_clear(&st);
 	/* The error comes back from the disconnect as it did from the mempool's. */
-	assert_int_equal(chain_invalidate(f->c, chain_at(f->c, 2), &st), CHAIN_ENOMEM);
+	assert_int_equal(chain_invalidate(f->r.c, chain_at(f->r.c, 2), &st), CHAIN_ENOMEM);
 	char got[64];
 	render(&f->log, 0, true, got, sizeof(got));
 	assert_string_equal(got, "aD3");
@@ -286,10 +259,10 @@ static void test_unlistened_not_told_of_close(void **state)
 	struct fixture *f = *state;
 	struct ear a = {.who = 'a', .log = &f->log};
 	struct chain_listener la = listener(&a);
-	assert_int_equal(chain_listen(f->c, &la), 0);
-	chain_unlisten(f->c, &a);
-	assert_int_equal(chain_close(f->c), 0);
-	f->c = NULL;
+	assert_int_equal(chain_listen(f->r.c, &la), 0);
+	chain_unlisten(f->r.c, &a);
+	assert_int_equal(chain_close(f->r.c), 0);
+	f->r.c = NULL;
 	assert_int_equal(a.closed, 0);
 }
 
@@ -312,29 +285,29 @@ static void test_new_pow_valid_block(void **state)
 	struct ear a = {.who = 'a', .log = &f->log};
 	struct chain_listener la = {
 	    .block_connected = on_connected, .new_pow_valid_block = on_pow_valid, .ctx = &a};
-	assert_int_equal(chain_listen(f->c, &la), 0);
+	assert_int_equal(chain_listen(f->r.c, &la), 0);
 	char got[256];
 	/* In initial block download (the vector's blocks are old): not told. */
-	submit(f, 0, 2);
+	tu_regtest_submit(&f->r, 0, 2);
 	render(&f->log, 0, false, got, sizeof(got));
 	assert_string_equal(got, "aC1 aC2");
 	/* Out of it (the clock at the blocks' time): told before each connect. */
 	f->log.n = 0;
-	const uint8_t *hdr = f->blocks.blk[3];
+	const uint8_t *hdr = f->r.blocks.blk[3];
 	int64_t t = (int64_t)((uint32_t)hdr[68] | (uint32_t)hdr[69] << 8 | (uint32_t)hdr[70] << 16 |
 	                      (uint32_t)hdr[71] << 24);
 	base_clock_set_mock(t + 60);
-	submit(f, 2, 4);
+	tu_regtest_submit(&f->r, 2, 4);
 	render(&f->log, 0, false, got, sizeof(got));
 	assert_string_equal(got, "aN2 aC3 aN3 aC4");
 	/* A block already stored is not news. */
 	f->log.n = 0;
 	struct proto_block b;
 	proto_block_init(&b);
-	assert_int_equal(proto_block_decode(f->blocks.blk[3], f->blocks.len[3], &b, NULL), 0);
+	assert_int_equal(proto_block_decode(f->r.blocks.blk[3], f->r.blocks.len[3], &b, NULL), 0);
 	enum chain_submit res;
 	assert_int_equal(
-	    chain_submit_block(f->c, f->blocks.blk[3], f->blocks.len[3], &b, &res, NULL), 0);
+	    chain_submit_block(f->r.c, f->r.blocks.blk[3], f->r.blocks.len[3], &b, &res, NULL), 0);
 	assert_int_equal(res, CHAIN_SUBMIT_DUPLICATE);
 	proto_block_release(&b);
 	assert_int_equal(f->log.n, 0);

@@ -24,36 +24,20 @@
 #include "index/index.h"
 #include "tests/unit/testutil.h"
 #include "tests/unit/testutil_chain.h"
+#include "tests/unit/testutil_regtest.h"
 
 struct fixture {
-	char dir[64];
-	struct tu_records blocks;
-	struct chain *c;
+	struct tu_regtest r;
 	struct index_set *s;
 };
 
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	const struct proto_params *p = proto_params(PROTO_NET_REGTEST);
-	tu_tmpdir(f->dir, "utxoset");
-	tu_records_load(tu_vector("regtest/regtest_chain.dat"), p->magic, &f->blocks);
-	struct chain_config cfg = {.params = p, .dir = f->dir, .par = 1};
-	assert_int_equal(chain_open(&f->c, &cfg), 0);
-	struct index_config icfg = {.netdir = f->dir, .coinstats = true};
+	tu_regtest_open(&f->r, "utxoset");
+	struct index_config icfg = {.netdir = f->r.dir, .coinstats = true};
 	assert_int_equal(index_set_open(&f->s, &icfg), INDEX_OK);
-	struct proto_block b;
-	proto_block_init(&b);
-	for (size_t i = 0; i < 20; i++) {
-		enum chain_submit res;
-		struct chain_state st;
-		chain_state_clear(&st);
-		assert_int_equal(proto_block_decode(f->blocks.blk[i], f->blocks.len[i], &b, NULL),
-		                 0);
-		assert_int_equal(
-		    chain_submit_block(f->c, f->blocks.blk[i], f->blocks.len[i], &b, &res, &st), 0);
-	}
-	proto_block_release(&b);
+	tu_regtest_submit(&f->r, 0, 20);
 	*state = f;
 	return 0;
 }
@@ -62,9 +46,7 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 	index_set_close(f->s);
-	(void)chain_close(f->c);
-	tu_rmtree(f->dir);
-	tu_records_free(&f->blocks);
+	tu_regtest_free(&f->r);
 	free(f);
 	return 0;
 }
@@ -77,7 +59,7 @@ static json_t *call(struct fixture *f, const char *args, int *code, char msg[204
 	struct ctl_result res = {0};
 	json_t *a = json_loads(args, 0, NULL);
 	assert_non_null(a);
-	ctl_m_gettxoutsetinfo(f->c, &x, a, &res);
+	ctl_m_gettxoutsetinfo(f->r.c, &x, a, &res);
 	json_decref(a);
 	*code = res.err_code;
 	strcpy(msg, res.err_msg);
@@ -87,10 +69,10 @@ static json_t *call(struct fixture *f, const char *args, int *code, char msg[204
 static void test_syncing(void **state)
 {
 	struct fixture *f = *state;
-	assert_int_equal(chain_height(f->c), 20);
+	assert_int_equal(chain_height(f->r.c), 20);
 	/* The index takes genesis to block 6 and stops there. */
 	bool more;
-	assert_int_equal(index_set_step(f->s, f->c, 7, &more), INDEX_OK);
+	assert_int_equal(index_set_step(f->s, f->r.c, 7, &more), INDEX_OK);
 	assert_true(more);
 	int code;
 	char msg[2048];
@@ -122,7 +104,7 @@ static void test_syncing(void **state)
 	json_decref(r);
 	/* Caught up: the index's answer at the tip has the walk's muhash. */
 	while (more)
-		assert_int_equal(index_set_step(f->s, f->c, 7, &more), INDEX_OK);
+		assert_int_equal(index_set_step(f->s, f->r.c, 7, &more), INDEX_OK);
 	r = call(f, "[\"muhash\"]", &code, msg);
 	assert_non_null(r);
 	assert_string_equal(json_string_value(json_object_get(r, "muhash")), walked);

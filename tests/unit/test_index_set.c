@@ -26,17 +26,16 @@
 #include "index/internal.h"
 #include "tests/unit/testutil.h"
 #include "tests/unit/testutil_chain.h"
+#include "tests/unit/testutil_regtest.h"
 
 struct fixture {
-	char dir[64];
-	struct tu_records blocks;
-	struct chain *c;
+	struct tu_regtest r;
 	struct index_set *s;
 };
 
 static void open_set_wipe(struct fixture *f, bool wipe)
 {
-	struct index_config cfg = {.netdir = f->dir,
+	struct index_config cfg = {.netdir = f->r.dir,
 	                           .txindex = true,
 	                           .blockfilter = true,
 	                           .coinstats = true,
@@ -53,11 +52,7 @@ static void open_set(struct fixture *f)
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	const struct proto_params *p = proto_params(PROTO_NET_REGTEST);
-	tu_tmpdir(f->dir, "indexset");
-	tu_records_load(tu_vector("regtest/regtest_chain.dat"), p->magic, &f->blocks);
-	struct chain_config cfg = {.params = p, .dir = f->dir, .par = 1};
-	assert_int_equal(chain_open(&f->c, &cfg), 0);
+	tu_regtest_open(&f->r, "indexset");
 	open_set(f);
 	*state = f;
 	return 0;
@@ -66,29 +61,13 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	(void)chain_close(f->c);
+	/* The chain first (a set attached to it hears of the close), then the set. */
+	(void)chain_close(f->r.c);
+	f->r.c = NULL;
 	index_set_close(f->s);
-	tu_rmtree(f->dir);
-	tu_records_free(&f->blocks);
+	tu_regtest_free(&f->r);
 	free(f);
 	return 0;
-}
-
-static void submit(struct fixture *f, size_t from, size_t to)
-{
-	struct proto_block b;
-	proto_block_init(&b);
-	for (size_t i = from; i < to; i++) {
-		enum chain_submit res;
-		struct chain_state st;
-		chain_state_clear(&st);
-		assert_int_equal(proto_block_decode(f->blocks.blk[i], f->blocks.len[i], &b, NULL),
-		                 0);
-		assert_int_equal(
-		    chain_submit_block(f->c, f->blocks.blk[i], f->blocks.len[i], &b, &res, &st), 0);
-		assert_int_equal(res, CHAIN_SUBMIT_ACCEPTED);
-	}
-	proto_block_release(&b);
 }
 
 static void expect_status(struct fixture *f, int32_t height, bool synced)
@@ -96,7 +75,7 @@ static void expect_status(struct fixture *f, int32_t height, bool synced)
 	for (int k = 0; k < INDEX__COUNT; k++) {
 		int32_t h;
 		bool s;
-		index_set_status(f->s, f->c, (enum index_kind)k, &h, &s);
+		index_set_status(f->s, f->r.c, (enum index_kind)k, &h, &s);
 		if (h != height || s != synced)
 			fail_msg("%s: height %d synced %d, want %d %d",
 			         index_name((enum index_kind)k), h, s, height, synced);
@@ -108,12 +87,12 @@ static void expect_status(struct fixture *f, int32_t height, bool synced)
 static void expect_headers_chained(struct fixture *f)
 {
 	struct proto_hash prev = {{0}};
-	for (int32_t h = 0; h <= chain_height(f->c); h++) {
+	for (int32_t h = 0; h <= chain_height(f->r.c); h++) {
 		uint8_t *filter;
 		size_t len;
 		struct proto_hash header, want;
 		assert_int_equal(
-		    index_filter_find(f->s, &chain_at(f->c, h)->hash, &filter, &len, &header), 0);
+		    index_filter_find(f->s, &chain_at(f->r.c, h)->hash, &filter, &len, &header), 0);
 		index_filter_header(filter, len, &prev, &want);
 		assert_memory_equal(header.b, want.b, 32);
 		prev = header;
@@ -130,10 +109,10 @@ static void muhash_each(void *arg, const uint8_t *ser, size_t len)
 static void expect_coinstats_tip(struct fixture *f)
 {
 	struct index_coinstats cs;
-	assert_int_equal(index_coinstats_find(f->s, chain_tip(f->c), &cs), INDEX_OK);
+	assert_int_equal(index_coinstats_find(f->s, chain_tip(f->r.c), &cs), INDEX_OK);
 	struct index_muhash *m = index_muhash_new();
 	struct chain_utxo_stats st;
-	assert_int_equal(chain_coins_stats_each(chain_get_coins(f->c), &st, muhash_each, m), 0);
+	assert_int_equal(chain_coins_stats_each(chain_get_coins(f->r.c), &st, muhash_each, m), 0);
 	uint8_t want[32];
 	index_muhash_finalize(m, want);
 	index_muhash_free(m);
@@ -150,41 +129,41 @@ static void expect_coinstats_tip(struct fixture *f)
 static void test_catch_up_follow_reorg_reopen(void **state)
 {
 	struct fixture *f = *state;
-	submit(f, 0, 30);
+	tu_regtest_submit(&f->r, 0, 30);
 	/* Catch-up in batches of 7: 31 blocks (genesis too) take 5 steps. */
 	int steps = 0;
 	bool more = true;
 	while (more) {
-		assert_int_equal(index_set_step(f->s, f->c, 7, &more), INDEX_OK);
+		assert_int_equal(index_set_step(f->s, f->r.c, 7, &more), INDEX_OK);
 		steps++;
 	}
 	assert_int_equal(steps, 5);
 	expect_status(f, 30, true);
 	expect_coinstats_tip(f);
-	assert_int_equal(index_set_attach(f->s, f->c), INDEX_OK);
+	assert_int_equal(index_set_attach(f->s, f->r.c), INDEX_OK);
 
 	/* Following: each new tip as it is connected. */
-	submit(f, 30, 35);
+	tu_regtest_submit(&f->r, 30, 35);
 	expect_status(f, 35, true);
 	expect_headers_chained(f);
 
 	/* The transaction index: block 5's coinbase; not genesis's. */
 	struct proto_block b;
 	proto_block_init(&b);
-	assert_int_equal(proto_block_decode(f->blocks.blk[4], f->blocks.len[4], &b, NULL), 0);
+	assert_int_equal(proto_block_decode(f->r.blocks.blk[4], f->r.blocks.len[4], &b, NULL), 0);
 	struct proto_hash found;
 	assert_int_equal(index_tx_find(f->s, proto_tx_txid(&b.txs[0]), &found), INDEX_OK);
-	assert_memory_equal(found.b, chain_at(f->c, 5)->hash.b, 32);
+	assert_memory_equal(found.b, chain_at(f->r.c, 5)->hash.b, 32);
 	proto_block_release(&b);
 	struct proto_block_header gen;
-	chain_node_header(chain_at(f->c, 0), &gen);
+	chain_node_header(chain_at(f->r.c, 0), &gen);
 	assert_int_equal(index_tx_find(f->s, &gen.merkle_root, &found), INDEX_ENOTFOUND);
 
 	/* invalidateblock 33: the indexes step back to 32 with the tip. */
-	struct chain_node *n33 = chain_at(f->c, 33), *n34 = chain_at(f->c, 34);
+	struct chain_node *n33 = chain_at(f->r.c, 33), *n34 = chain_at(f->r.c, 34);
 	struct chain_state st;
 	chain_state_clear(&st);
-	assert_int_equal(chain_invalidate(f->c, n33, &st), 0);
+	assert_int_equal(chain_invalidate(f->r.c, n33, &st), 0);
 	expect_status(f, 32, true);
 	expect_coinstats_tip(f);
 	/* A stale block keeps its filter, as Core's. */
@@ -193,7 +172,7 @@ static void test_catch_up_follow_reorg_reopen(void **state)
 	struct proto_hash header;
 	assert_int_equal(index_filter_find(f->s, &n34->hash, &filter, &len, &header), INDEX_OK);
 	free(filter);
-	assert_int_equal(chain_reconsider(f->c, n33, &st), 0);
+	assert_int_equal(chain_reconsider(f->r.c, n33, &st), 0);
 	expect_status(f, 35, true);
 	expect_headers_chained(f);
 	expect_coinstats_tip(f);
@@ -201,22 +180,22 @@ static void test_catch_up_follow_reorg_reopen(void **state)
 	/* Core's m_synced latches: an index that reached the tip stays
 	 * "synced" while the tip runs ahead of it (in Core the index hears of
 	 * blocks after the tip moves; here the listener is taken away). */
-	chain_unlisten(f->c, f->s);
-	submit(f, 35, 36);
+	chain_unlisten(f->r.c, f->s);
+	tu_regtest_submit(&f->r, 35, 36);
 	expect_status(f, 35, true);
-	assert_int_equal(index_set_step(f->s, f->c, 100, &more), INDEX_OK);
+	assert_int_equal(index_set_step(f->s, f->r.c, 100, &more), INDEX_OK);
 	expect_status(f, 36, true);
-	assert_int_equal(index_set_attach(f->s, f->c), INDEX_OK);
+	assert_int_equal(index_set_attach(f->s, f->r.c), INDEX_OK);
 
 	/* Closed and opened again: where it was. */
 	index_set_close(f->s);
-	chain_unlisten(f->c, f->s);
+	chain_unlisten(f->r.c, f->s);
 	f->s = NULL;
 	open_set(f);
 	expect_status(f, 36, true);
-	submit(f, 36, 38);
+	tu_regtest_submit(&f->r, 36, 38);
 	expect_status(f, 36, false); /* not synced since it opened: not latched */
-	assert_int_equal(index_set_step(f->s, f->c, 100, &more), INDEX_OK);
+	assert_int_equal(index_set_step(f->s, f->r.c, 100, &more), INDEX_OK);
 	assert_false(more);
 	expect_status(f, 38, true);
 	expect_headers_chained(f);
@@ -225,13 +204,13 @@ static void test_catch_up_follow_reorg_reopen(void **state)
 	/* Closed, and the chain steps back meanwhile (invalidateblock 34):
 	 * reopened, the indexes step back to the active chain's tip. */
 	index_set_close(f->s);
-	chain_unlisten(f->c, f->s);
+	chain_unlisten(f->r.c, f->s);
 	f->s = NULL;
 	chain_state_clear(&st);
-	assert_int_equal(chain_invalidate(f->c, chain_at(f->c, 34), &st), 0);
-	assert_int_equal(chain_height(f->c), 33);
+	assert_int_equal(chain_invalidate(f->r.c, chain_at(f->r.c, 34), &st), 0);
+	assert_int_equal(chain_height(f->r.c), 33);
 	open_set(f);
-	assert_int_equal(index_set_step(f->s, f->c, 100, &more), INDEX_OK);
+	assert_int_equal(index_set_step(f->s, f->r.c, 100, &more), INDEX_OK);
 	expect_status(f, 33, true);
 	expect_coinstats_tip(f);
 }
@@ -240,14 +219,14 @@ static void test_catch_up_follow_reorg_reopen(void **state)
 static void test_damaged_database_rebuilt(void **state)
 {
 	struct fixture *f = *state;
-	submit(f, 0, 5);
+	tu_regtest_submit(&f->r, 0, 5);
 	bool more;
-	assert_int_equal(index_set_step(f->s, f->c, 100, &more), INDEX_OK);
+	assert_int_equal(index_set_step(f->s, f->r.c, 100, &more), INDEX_OK);
 	expect_status(f, 5, true);
 	index_set_close(f->s);
 	f->s = NULL;
 	char path[256];
-	snprintf(path, sizeof(path), "%s/indexes/txindex/data.mdb", f->dir);
+	snprintf(path, sizeof(path), "%s/indexes/txindex/data.mdb", f->r.dir);
 	FILE *fp = fopen(path, "r+b");
 	assert_non_null(fp);
 	static const uint8_t junk[8192] = {0x5a};
@@ -256,15 +235,15 @@ static void test_damaged_database_rebuilt(void **state)
 	open_set(f);
 	int32_t h;
 	bool synced;
-	index_set_status(f->s, f->c, INDEX_TX, &h, &synced);
+	index_set_status(f->s, f->r.c, INDEX_TX, &h, &synced);
 	assert_false(synced);
-	assert_int_equal(index_set_step(f->s, f->c, 100, &more), INDEX_OK);
+	assert_int_equal(index_set_step(f->s, f->r.c, 100, &more), INDEX_OK);
 	expect_status(f, 5, true);
 	/* -reindex: the indexes start over from genesis. */
 	index_set_close(f->s);
 	open_set_wipe(f, true);
 	expect_status(f, 0, false);
-	assert_int_equal(index_set_step(f->s, f->c, 100, &more), INDEX_OK);
+	assert_int_equal(index_set_step(f->s, f->r.c, 100, &more), INDEX_OK);
 	expect_status(f, 5, true);
 }
 
@@ -310,11 +289,11 @@ static void expect_coinstats_leaves_full(struct fixture *f)
 static void test_caught_up_index_compacted(void **state)
 {
 	struct fixture *f = *state;
-	submit(f, 0, 40);
+	tu_regtest_submit(&f->r, 0, 40);
 	bool more = true;
 	size_t most = 0;
 	while (more) {
-		assert_int_equal(index_set_step(f->s, f->c, 1, &more), INDEX_OK);
+		assert_int_equal(index_set_step(f->s, f->r.c, 1, &more), INDEX_OK);
 		size_t w = waste_pages(f, INDEX_TX);
 		if (more && w > most)
 			most = w;
@@ -326,13 +305,13 @@ static void test_caught_up_index_compacted(void **state)
 	expect_coinstats_leaves_full(f);
 	expect_headers_chained(f);
 	expect_coinstats_tip(f);
-	assert_int_equal(index_set_attach(f->s, f->c), INDEX_OK);
-	submit(f, 40, 42);
+	assert_int_equal(index_set_attach(f->s, f->r.c), INDEX_OK);
+	tu_regtest_submit(&f->r, 40, 42);
 	expect_status(f, 42, true);
 	expect_headers_chained(f);
 	expect_coinstats_tip(f);
 	char path[256];
-	snprintf(path, sizeof(path), "%s/indexes/txindex/compact", f->dir);
+	snprintf(path, sizeof(path), "%s/indexes/txindex/compact", f->r.dir);
 	assert_int_not_equal(access(path, F_OK), 0); /* the copy's directory is gone */
 	/* A copy a crash left behind is dropped at the next open. */
 	assert_int_equal(mkdir(path, 0700), 0);
@@ -342,7 +321,7 @@ static void test_caught_up_index_compacted(void **state)
 	assert_non_null(fp);
 	assert_int_equal(fclose(fp), 0);
 	index_set_close(f->s);
-	chain_unlisten(f->c, f->s);
+	chain_unlisten(f->r.c, f->s);
 	f->s = NULL;
 	open_set(f);
 	assert_int_not_equal(access(path, F_OK), 0);
