@@ -379,6 +379,32 @@ TF_FN void tf_read_sent(struct tf *t, uint64_t id, struct tf_sent *s)
 	free(buf);
 }
 
+/** Frame a headers message of h[0..n) into w; the array stays the caller's. */
+TF_FN void tf_headers_frame(struct tf *t, struct proto_writer *w, struct proto_block_header *h,
+                            uint32_t n)
+{
+	struct proto_msg m;
+	proto_msg_init(&m);
+	m.cmd = PROTO_CMD_HEADERS;
+	m.headers.h = h;
+	m.headers.n = m.headers.cap = n;
+	tf_msg_frame(t, w, &m);
+	/* The array is the caller's: the message must not free it. */
+	m.headers.h = NULL;
+	m.headers.n = m.headers.cap = 0;
+	proto_msg_release(&m);
+}
+
+/** p "sends" one headers message of h[0..n), fed whole. */
+TF_FN void tf_send_headers(struct tf *t, struct peer *p, struct proto_block_header *h, uint32_t n)
+{
+	struct proto_writer w;
+	proto_writer_init(&w);
+	tf_headers_frame(t, &w, h, n);
+	assert_int_equal(tf_feed(p, w.buf, w.len, SIZE_MAX), w.len);
+	proto_writer_release(&w);
+}
+
 /** Whether the log so far contains `needle`. */
 TF_FN bool tf_log_contains(struct tf *t, const char *needle)
 {

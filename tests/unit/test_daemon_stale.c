@@ -536,24 +536,6 @@ static void real_headers(struct tf *t, struct proto_block_header *h)
 	}
 }
 
-static void send_headers(struct tf *t, struct peer *p, struct proto_block_header *h, uint32_t n)
-{
-	struct proto_msg m;
-	proto_msg_init(&m);
-	m.cmd = PROTO_CMD_HEADERS;
-	m.headers.h = h;
-	m.headers.n = m.headers.cap = n;
-	struct proto_writer w;
-	proto_writer_init(&w);
-	tf_msg_frame(t, &w, &m);
-	/* The array is the test's: the message must not free it. */
-	m.headers.h = NULL;
-	m.headers.n = m.headers.cap = 0;
-	proto_msg_release(&m);
-	assert_int_equal(tf_feed(p, w.buf, w.len, SIZE_MAX), w.len);
-	proto_writer_release(&w);
-}
-
 /*
  * A full-relay outbound peer whose headers have more work than our tip is
  * protected and its announcement timed; a block-relay-only peer sending
@@ -572,14 +554,14 @@ static void test_headers_place_and_protect(void **state)
 	struct peer *c = outbound(t, PEER_CONN_OUTBOUND_FULL, "127.0.0.4:18444", -1);
 	int64_t before = (int64_t)time(NULL);
 
-	send_headers(t, a, h, N_REAL);
+	tf_send_headers(t, a, h, N_REAL);
 	run_until(t, best_at, a);
 	assert_true(a->sync->stale.ge_tip);
 	assert_true(a->sync->stale.protect);
 	assert_int_equal(t->d->sync->n_protected, 1);
 	assert_true(a->sync->stale.last_announce >= before);
 
-	send_headers(t, b, h, N_REAL);
+	tf_send_headers(t, b, h, N_REAL);
 	run_until(t, best_at, b);
 	assert_true(b->sync->stale.ge_tip);
 	assert_false(b->sync->stale.protect);

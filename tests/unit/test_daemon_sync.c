@@ -101,20 +101,7 @@ static void test_headers_before_disconnect_start_download(void **state)
 
 	validation_hold(t->d, true);
 	uint64_t before = posted(t);
-	struct proto_msg m;
-	proto_msg_init(&m);
-	m.cmd = PROTO_CMD_HEADERS;
-	m.headers.h = hdr;
-	m.headers.n = m.headers.cap = N_HEADERS;
-	struct proto_writer w;
-	proto_writer_init(&w);
-	tf_msg_frame(t, &w, &m);
-	/* The array is the test's: the message must not free it. */
-	m.headers.h = NULL;
-	m.headers.n = m.headers.cap = 0;
-	proto_msg_release(&m);
-	assert_int_equal(tf_feed(a, w.buf, w.len, SIZE_MAX), w.len);
-	proto_writer_release(&w);
+	tf_send_headers(t, a, hdr, N_HEADERS);
 	assert_int_equal(posted(t), before + 1);
 
 	/* B goes: its close callback posts the forget job behind A's headers. */
@@ -154,22 +141,6 @@ static void test_headers_before_disconnect_start_download(void **state)
 /** Single-header messages with made-up parents in the flood. */
 #define N_FLOOD 200u
 
-/* Frame a headers message of n headers into w. */
-static void headers_frame(struct tf *t, struct proto_writer *w, struct proto_block_header *h,
-                          uint32_t n)
-{
-	struct proto_msg m;
-	proto_msg_init(&m);
-	m.cmd = PROTO_CMD_HEADERS;
-	m.headers.h = h;
-	m.headers.n = m.headers.cap = n;
-	tf_msg_frame(t, w, &m);
-	/* The array is the caller's: the message must not free it. */
-	m.headers.h = NULL;
-	m.headers.n = m.headers.cap = 0;
-	proto_msg_release(&m);
-}
-
 /* Feed p `n` single-header messages, each on a parent nobody has. */
 static void feed_unconnecting(struct tf *t, struct peer *p, uint32_t n, uint32_t salt)
 {
@@ -179,7 +150,7 @@ static void feed_unconnecting(struct tf *t, struct peer *p, uint32_t n, uint32_t
 		struct proto_block_header h;
 		struct proto_hash prev = tf_hash(0xc3, salt + i);
 		make_header(&h, &prev, salt + i, t->d->params);
-		headers_frame(t, &w, &h, 1);
+		tf_headers_frame(t, &w, &h, 1);
 	}
 	assert_int_equal(tf_feed(p, w.buf, w.len, SIZE_MAX), w.len);
 	proto_writer_release(&w);
@@ -208,7 +179,7 @@ static void feed_empty_headers(struct tf *t, struct peer *p)
 {
 	struct proto_writer w;
 	proto_writer_init(&w);
-	headers_frame(t, &w, NULL, 0);
+	tf_headers_frame(t, &w, NULL, 0);
 	assert_int_equal(tf_feed(p, w.buf, w.len, SIZE_MAX), w.len);
 	proto_writer_release(&w);
 	assert_int_equal(p->sync->getheaders_ms, 0);
@@ -268,7 +239,7 @@ static void test_unconnecting_flood_one_getheaders(void **state)
 	make_header(&h, &t->d->params->genesis_hash, 0, t->d->params);
 	struct proto_writer w;
 	proto_writer_init(&w);
-	headers_frame(t, &w, &h, 1);
+	tf_headers_frame(t, &w, &h, 1);
 	assert_int_equal(tf_feed(a, w.buf, w.len, SIZE_MAX), w.len);
 	proto_writer_release(&w);
 	uint64_t end = uv_hrtime() + (uint64_t)WAIT_MS * 1000000u;
@@ -308,8 +279,8 @@ static void test_gate_passes_a_chain_of_announcements(void **state)
 	validation_hold(t->d, true);
 	struct proto_writer w;
 	proto_writer_init(&w);
-	headers_frame(t, &w, &hdr[0], 1);
-	headers_frame(t, &w, &hdr[1], 1);
+	tf_headers_frame(t, &w, &hdr[0], 1);
+	tf_headers_frame(t, &w, &hdr[1], 1);
 	assert_int_equal(tf_feed(a, w.buf, w.len, SIZE_MAX), w.len);
 	assert_int_equal(a->sync->hdr_jobs_live, 2);
 	validation_hold(t->d, false);
@@ -320,7 +291,7 @@ static void test_gate_passes_a_chain_of_announcements(void **state)
 	}
 	assert_int_equal(t->d->sync->best_height, 2);
 	w.len = 0;
-	headers_frame(t, &w, &hdr[2], 1);
+	tf_headers_frame(t, &w, &hdr[2], 1);
 	assert_int_equal(tf_feed(a, w.buf, w.len, SIZE_MAX), w.len);
 	proto_writer_release(&w);
 	while (t->d->sync->best_height < 3 && uv_hrtime() < end) {
