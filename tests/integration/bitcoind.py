@@ -348,6 +348,12 @@ class Bitcoind:
             address = self.rpc("getnewaddress", wallet=self.wallet)
         return self.rpc("generatetoaddress", n, address, timeout=120)
 
+    def mine_op_true(self, n, timeout=120):
+        """generatetodescriptor n blocks paying to OP_TRUE (raw(51)): no wallet
+        needed, and their coinbases spendable with an empty scriptSig; their hashes."""
+        desc = self.rpc("getdescriptorinfo", "raw(51)")["descriptor"]
+        return self.rpc("generatetodescriptor", n, desc, timeout=timeout)
+
     wallet = None
 
     def create_wallet(self, name="w"):

@@ -12,6 +12,7 @@ Everything is bounded in time: every socket has a timeout, every wait a
 deadline, and every daemon is stopped (SIGTERM, then SIGKILL) at teardown.
 """
 import hashlib
+import http.client
 import json
 import os
 import shutil
@@ -365,6 +366,70 @@ def save_failure_logs(name, core, peerd):
         shutil.copy(peerd.log_path, os.path.join(dest, "peerd.log"))
 
 
+def peer_claiming(node, services, ping=False):
+    """A scripted inbound peer of node (a Peerd, or anything whose peer()
+    is a connected P2P) whose version claims `services`, its side of the
+    handshake sent as Core sends it (version, wtxidrelay, sendaddrv2,
+    verack) and the node's verack read; with ping, also until the node has
+    processed all of it (sync_with_ping)."""
+    from bitcoin.messages import msg_verack
+
+    p = node.peer()
+    v = p.version_msg()
+    v.nServices = services
+    p.send(v)
+    p.send_raw(frame("wtxidrelay"))
+    p.send_raw(frame("sendaddrv2"))
+    p.send(msg_verack())
+    p.recv_until("verack")
+    if ping:
+        p.sync_with_ping()
+    return p
+
+
+def getblocks_inv(port, locator_hex, stop_hex=None):
+    """The block hashes (hex) of the inv a node on 127.0.0.1:port answers
+    one getblocks with: the locator one hash, hash_stop stop_hex (None:
+    zero, as far as the node goes); [] when it answers none."""
+    from bitcoin.messages import msg_getblocks
+
+    p = P2P(port)
+    try:
+        p.handshake()
+        p.received.clear()
+        p.pending.clear()
+        gb = msg_getblocks()
+        gb.locator.nVersion = PROTO_VERSION
+        gb.locator.vHave = [bytes.fromhex(locator_hex)[::-1]]
+        gb.hashstop = bytes.fromhex(stop_hex)[::-1] if stop_hex else b"\0" * 32
+        p.send(gb)
+        p.sync_with_ping()
+        p.commands_for(0.5)
+        out = []
+        for m in p.received:
+            if m.command == "inv":
+                f = BytesIO(m.payload)
+                for _ in range(read_compact(f)):
+                    kind = int.from_bytes(f.read(4), "little")
+                    h = f.read(32)[::-1].hex()
+                    if kind == 2:  # MSG_BLOCK
+                        out.append(h)
+        return out
+    finally:
+        p.close()
+
+
+def rest_get(port, path, timeout=60):
+    """(status, content type, body) of a REST GET to 127.0.0.1:port (peerd's
+    or bitcoind's rpcport, started with -rest)."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    c.request("GET", path)
+    r = c.getresponse()
+    out = r.status, r.getheader("Content-Type"), r.read()
+    c.close()
+    return out
+
+
 def netdir_of(datadir, chain):
     """Where a network's state lives in a datadir (Core's GetDataDirNet)."""
     sub = {"main": "", "test": "testnet3", "testnet4": "testnet4", "signet": "signet", "regtest": "regtest"}[chain]
@@ -401,11 +466,21 @@ class Peerd:
                 cmd += ["-dnsserver=127.0.0.1:%d" % free_port()]
             if not any(a.startswith(("-fixedseeds", "-nofixedseeds")) for a in args):
                 cmd += ["-fixedseeds=0"]
+        # The HTTP port (JSON-RPC, and REST with -rest): the test's -rpcport=N,
+        # else one chosen here; None when it cannot be told.
+        self.rpcport = None
+        for a in args:
+            if a.startswith("-rpcport="):
+                try:
+                    self.rpcport = int(a.split("=", 1)[1])
+                except ValueError:
+                    self.rpcport = None
         if not any(a.startswith(("-rpcport", "-server", "-noserver")) for a in args):
             # An HTTP port of its own: on the network's default (18443) every
             # test's peerd but the first would run without HTTP, and a client
             # of one test could reach another test's node.
-            cmd += ["-rpcport=%d" % free_port()]
+            self.rpcport = free_port()
+            cmd += ["-rpcport=%d" % self.rpcport]
         cmd += list(args)
         self.cmd = cmd
         self.listen = listen
@@ -449,6 +524,11 @@ class Peerd:
 
     def rpc(self, method, *params):
         return self.ctl().call(method, *params)
+
+    def submit_from(self, core, hashes):
+        """submitblock each of core's blocks `hashes`, in order; every one accepted."""
+        for h in hashes:
+            assert self.rpc("submitblock", core.getblock(h, 0)) is None
 
     def peer(self, timeout=5.0):
         return P2P(self.port, timeout=timeout)

@@ -10,13 +10,12 @@ filters still answer, as Core's) and after restarts: one with the indexes
 as they were, one after blocks were connected while peerd ran without
 them (the index catches up in the background). Loopback only.
 """
-import http.client
 import json
 
 import pytest
 
 from bitcoind import wait_until
-from conftest import free_port
+from conftest import rest_get
 from mempool_parity_env import answer, norm
 
 pytestmark = pytest.mark.interop
@@ -24,20 +23,8 @@ pytestmark = pytest.mark.interop
 INDEX_ARGS = ("-txindex", "-blockfilterindex")
 
 
-def rest(port, path):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    c.request("GET", path)
-    r = c.getresponse()
-    out = r.status, r.getheader("Content-Type"), r.read()
-    c.close()
-    return out
-
-
 def start_peerd(make_peerd, *extra):
-    port = free_port()
-    d = make_peerd("-rpcport=%d" % port, "-rest", *extra, name="indexed")
-    d.rpcport = port
-    return d
+    return make_peerd("-rest", *extra, name="indexed")
 
 
 def synced(node, call):
@@ -84,7 +71,7 @@ def check_all(core, d, extra_blocks=()):
             same(core, d, "getrawtransaction", t, verbosity)
     for fmt in ("json", "hex", "bin"):
         for t in txids[-5:]:
-            ours, theirs = rest(d.rpcport, "/rest/tx/%s.%s" % (t, fmt)), rest(
+            ours, theirs = rest_get(d.rpcport, "/rest/tx/%s.%s" % (t, fmt)), rest_get(
                 core.rpcport, "/rest/tx/%s.%s" % (t, fmt))
             assert ours == theirs, (t, fmt, ours[:2], ours[2][-300:], theirs[2][-300:])
         paths = ["/rest/blockfilter/basic/%s.%s" % (h, fmt) for h in blocks[-5:] + ["ab" * 32]]
@@ -93,7 +80,7 @@ def check_all(core, d, extra_blocks=()):
                   for n in (1, 20)]
         paths += ["/rest/blockfilterheaders/basic/%s.%s" % ("ab" * 32, fmt)]
         for path in paths:
-            ours, theirs = rest(d.rpcport, path), rest(core.rpcport, path)
+            ours, theirs = rest_get(d.rpcport, path), rest_get(core.rpcport, path)
             assert ours == theirs, (path, ours, theirs)
     return txids
 

@@ -18,12 +18,12 @@ import time
 from io import BytesIO
 
 import pytest
-from bitcoin.messages import msg_getblocks, msg_getdata, msg_getheaders
+from bitcoin.messages import msg_getdata, msg_getheaders
 from bitcoin.net import CInv
 
 from bitcoin.messages import msg_verack
 
-from conftest import P2P, PeerClosed, PROTO_VERSION, frame, read_compact, ser_compact, wait_for
+from conftest import P2P, PeerClosed, PROTO_VERSION, frame, getblocks_inv, peer_claiming, read_compact, ser_compact, wait_for
 
 pytestmark = pytest.mark.interop
 
@@ -35,15 +35,6 @@ CHAIN = LIMIT + 12
 DISCONNECT_LINE = "Ignore block request below NODE_NETWORK_LIMITED threshold, disconnecting peer="
 
 
-def mine(core, n):
-    """n blocks paying to OP_TRUE: no wallet needed."""
-    desc = core.rpc("getdescriptorinfo", "raw(51)")["descriptor"]
-    return core.rpc("generatetodescriptor", n, desc, timeout=120)
-
-
-def feed(d, miner, hashes):
-    for h in hashes:
-        assert d.rpc("submitblock", miner.getblock(h, 0)) is None
 
 
 def inv(kind, hash_hex):
@@ -92,37 +83,11 @@ def headers_from_genesis(port, genesis_hex):
         p.close()
 
 
-def getblocks_count(port, locator_hex):
-    """Blocks in the inv answering a getblocks from locator_hex (0: no answer)."""
-    p = P2P(port)
-    try:
-        p.handshake()
-        p.received.clear()
-        p.pending.clear()
-        gb = msg_getblocks()
-        gb.locator.nVersion = PROTO_VERSION
-        gb.locator.vHave = [bytes.fromhex(locator_hex)[::-1]]
-        gb.hashstop = b"\0" * 32
-        p.send(gb)
-        p.sync_with_ping()
-        p.commands_for(0.5)
-        n = 0
-        for m in p.received:
-            if m.command == "inv":
-                f = BytesIO(m.payload)
-                for _ in range(read_compact(f)):
-                    n += int.from_bytes(f.read(4), "little") == MSG_BLOCK
-                    f.read(32)
-        return n
-    finally:
-        p.close()
-
-
 def test_pruned_peerd_serves_what_pruned_core_serves(make_peerd, make_bitcoind):
     core = make_bitcoind(1, args=("-prune=1", "-fastprune", "-debug=net"))[0]
-    hashes = mine(core, CHAIN)
+    hashes = core.mine_op_true(CHAIN)
     d = make_peerd("-prune=1", "-debug=net", "-peertimeout=20")
-    feed(d, core, hashes)
+    d.submit_from(core, hashes)
     assert d.rpc("getbestblockhash") == core.getbestblockhash()
     # The services, as Core's: NETWORK_LIMITED and WITNESS (and P2P_V2), no NETWORK.
     net, core_net = d.rpc("getnetworkinfo"), core.getnetworkinfo()
@@ -147,7 +112,7 @@ def test_pruned_peerd_serves_what_pruned_core_serves(make_peerd, make_bitcoind):
         # getblocks: nothing when the first block after the locator is 288 - 6 or
         # more below the tip.
         for back in (281, 282, 283):
-            out[("getblocks", back)] = getblocks_count(port, hashes[tip - back - 1])
+            out[("getblocks", back)] = len(getblocks_inv(port, hashes[tip - back - 1]))
         got[name] = out
     assert got["peerd"] == got["core"], got
     # And what that is, so that two nodes agreeing on nothing cannot pass.
@@ -165,29 +130,15 @@ def test_pruned_peerd_serves_what_pruned_core_serves(make_peerd, make_bitcoind):
 
 def test_unpruned_peerd_advertises_network(make_peerd, bitcoind_node):
     """The control: without -prune, NODE_NETWORK beside NODE_NETWORK_LIMITED, as Core."""
-    hashes = mine(bitcoind_node, 5)
+    hashes = bitcoind_node.mine_op_true(5)
     d = make_peerd("-peertimeout=20")
-    feed(d, bitcoind_node, hashes)
+    d.submit_from(bitcoind_node, hashes)
     outcome, services = ask_block(d.port, MSG_WITNESS_BLOCK, hashes[0])
     assert outcome == "block"
     assert services & (NODE_NETWORK | NODE_NETWORK_LIMITED) == NODE_NETWORK | NODE_NETWORK_LIMITED
 
 
 # ---- download from a pruned peer ----------------------------------------------
-
-def peer_with(d, services):
-    """A scripted inbound peer claiming `services`, past its handshake."""
-    p = d.peer()
-    v = p.version_msg()
-    v.nServices = services
-    p.send(v)
-    p.send_raw(frame("wtxidrelay"))
-    p.send_raw(frame("sendaddrv2"))
-    p.send(msg_verack())
-    p.recv_until("verack")
-    p.sync_with_ping()
-    return p
-
 
 def announce(p, core, hashes):
     raw = [bytes.fromhex(core.getblockheader(h, False)) + b"\x00" for h in hashes]
@@ -219,12 +170,12 @@ def requested(p, seconds, first=None):
 
 def test_no_block_below_a_pruned_peers_window(make_peerd, bitcoind_node):
     core = bitcoind_node
-    hashes = mine(core, 310)
+    hashes = core.mine_op_true(310)
     height = {h: i + 1 for i, h in enumerate(hashes)}
     d = make_peerd("-peertimeout=20")
-    feed(d, core, hashes[:10])  # recent blocks: out of initial block download
+    d.submit_from(core, hashes[:10])  # recent blocks: out of initial block download
     assert d.rpc("getblockchaininfo")["initialblockdownload"] is False
-    p = peer_with(d, NODE_NETWORK_LIMITED | NODE_WITNESS)
+    p = peer_claiming(d, NODE_NETWORK_LIMITED | NODE_WITNESS, ping=True)
     announce(p, core, hashes[10:])  # 11..310
     got = requested(p, 1.0, first=20.0)
     assert got, "peerd asked the pruned peer for nothing"
@@ -235,16 +186,16 @@ def test_no_block_below_a_pruned_peers_window(make_peerd, bitcoind_node):
 
 def test_no_block_from_a_pruned_peer_during_ibd(make_peerd, bitcoind_node):
     core = bitcoind_node
-    hashes = mine(core, 20)
+    hashes = core.mine_op_true(20)
     d = make_peerd("-peertimeout=20")
     assert d.rpc("getblockchaininfo")["initialblockdownload"] is True
-    limited = peer_with(d, NODE_NETWORK_LIMITED | NODE_WITNESS)
+    limited = peer_claiming(d, NODE_NETWORK_LIMITED | NODE_WITNESS, ping=True)
     announce(limited, core, hashes)
     assert requested(limited, 3.0) == []
     wait_for(lambda: d.rpc("getblockchaininfo")["headers"] == 20, timeout=20,
              what="the pruned peer's headers taken")
     # The control: a full node announcing the same chain is asked at once.
-    full = peer_with(d, NODE_NETWORK | NODE_WITNESS)
+    full = peer_claiming(d, NODE_NETWORK | NODE_WITNESS, ping=True)
     announce(full, core, hashes)
     assert len(requested(full, 1.0, first=20.0)) == 16  # SYNC_MAX_INFLIGHT_PER_PEER
     limited.close()
@@ -301,9 +252,9 @@ def test_pruned_outbound_dropped_during_ibd_as_core(make_peerd, make_bitcoind, t
 def test_pruned_outbound_kept_near_the_tip(make_peerd, bitcoind_node):
     """Out of initial block download (a tip under 144 blocks' time old), a
     pruned peer serves what we need: it stays."""
-    hashes = mine(bitcoind_node, 2)
+    hashes = bitcoind_node.mine_op_true(2)
     d = make_peerd("-v2transport=0", "-peertimeout=20")
-    feed(d, bitcoind_node, hashes)
+    d.submit_from(bitcoind_node, hashes)
     assert outbound_kept(d, NODE_NETWORK_LIMITED | NODE_WITNESS, "outbound-full-relay")
 
 

@@ -6,7 +6,6 @@ the same, delete the same files, and leave getblock of a pruned block,
 getblockheader and getblockchaininfo's prune fields equal. A pruned peerd
 restarts, reorgs inside its 288-block window, and refuses to start
 unpruned, as Core."""
-import http.client
 import json
 import os
 import subprocess
@@ -14,7 +13,7 @@ import subprocess
 import pytest
 
 import bitcoind
-from conftest import BUILD, PEERD_BIN, RpcError, free_port, wait_for
+from conftest import BUILD, PEERD_BIN, RpcError, free_port, rest_get, wait_for
 
 PEERTOOL = os.environ.get("PEERTOOL_BIN", os.path.join(BUILD, "bin", "peertool"))
 ADDR = "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"  # BIP173's P2WPKH example, regtest
@@ -59,16 +58,6 @@ def files(blocks_dir):
     return sorted(f for f in os.listdir(blocks_dir) if f.startswith(("blk", "rev")))
 
 
-def rest(port, path):
-    """(status, content type, body) of a REST GET."""
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    c.request("GET", path)
-    r = c.getresponse()
-    out = r.status, r.getheader("Content-Type"), r.read()
-    c.close()
-    return out
-
-
 def both(core, d, method, *args):
     a, b = answer(core.rpc, method, *args), answer(d.rpc, method, *args)
     assert a == b, (method, args, a, b)
@@ -78,8 +67,8 @@ def both(core, d, method, *args):
 def test_manual_prune_matches_core(tmp_path, make_peerd, make_bitcoind):
     raws = chain_blocks(tmp_path)
     core = make_bitcoind(1, args=("-fastprune", "-prune=1", "-rest"))[0]
-    rpcport = free_port()
-    d = make_peerd("-fastprune", "-prune=1", "-rest", "-rpcport=%d" % rpcport, listen=False)
+    d = make_peerd("-fastprune", "-prune=1", "-rest", listen=False)
+    rpcport = d.rpcport
     for raw in raws:
         assert core.rpc("submitblock", raw) is None
         assert d.rpc("submitblock", raw) is None
@@ -125,7 +114,7 @@ def test_manual_prune_matches_core(tmp_path, make_peerd, make_bitcoind):
     both(core, d, "getrawtransaction", txid, 0, h120)
     # REST: Core's 404 for pruned data, whatever the format.
     for fmt in ("json", "hex", "bin"):
-        ours, theirs = rest(rpcport, "/rest/block/%s.%s" % (h120, fmt)), rest(core.rpcport, "/rest/block/%s.%s" % (h120, fmt))
+        ours, theirs = rest_get(rpcport, "/rest/block/%s.%s" % (h120, fmt)), rest_get(core.rpcport, "/rest/block/%s.%s" % (h120, fmt))
         assert ours == theirs and theirs[0] == 404 and b"not available (pruned data)" in theirs[2], (ours, theirs)
     # verifychain past the pruned blocks: stops there, Core's answer.
     assert both(core, d, "verifychain", 4, 0) == ("ok", False)

@@ -12,11 +12,6 @@ pytestmark = pytest.mark.interop
 SYNC_TIMEOUT = 90
 
 
-def mine(core, n):
-    """n blocks paying to OP_TRUE: no wallet needed."""
-    desc = core.rpc("getdescriptorinfo", "raw(51)")["descriptor"]
-    return core.rpc("generatetodescriptor", n, desc, timeout=120)
-
 
 def utxo_hash(node_rpc):
     return node_rpc("gettxoutsetinfo")["hash_serialized_3"]
@@ -61,11 +56,11 @@ def test_peerd_syncs_from_core_and_follows(make_peerd, bitcoind_node):
 def test_peerd_reorgs_to_the_longer_fork(make_peerd, make_bitcoind):
     a, b = make_bitcoind(2)
     a.connect_nodes(b)
-    mine(a, 110)
+    a.mine_op_true(110)
     b.wait_for_blockcount(110)
     a.disconnect(address="127.0.0.1:%d" % b.port)
-    mine(a, 3)  # a's branch: 113
-    mine(b, 6)  # b's branch: 116, more work
+    a.mine_op_true(3)  # a's branch: 113
+    b.mine_op_true(6)  # b's branch: 116, more work
     d = make_peerd("-connect=127.0.0.1:%d" % a.port, "-peertimeout=20", listen=False)
     wait_until(lambda: same_tip(d, a), SYNC_TIMEOUT, "peerd to reach a's tip")
     d.rpc("addnode", "127.0.0.1:%d" % b.port, "onetry")
@@ -76,7 +71,7 @@ def test_peerd_reorgs_to_the_longer_fork(make_peerd, make_bitcoind):
 
 def test_initial_block_download_as_core(make_peerd, bitcoind_node):
     core = bitcoind_node
-    mine(core, 20)
+    core.mine_op_true(20)
     d = make_peerd("-peertimeout=20")
     # The tip (regtest genesis, 2011) is old: initial block download.
     assert d.rpc("getblockchaininfo")["initialblockdownload"] is True
@@ -97,7 +92,7 @@ def test_initial_block_download_as_core(make_peerd, bitcoind_node):
 def test_peerd_syncs_2100_blocks_from_two_cores_at_once(make_peerd, make_bitcoind):
     a, b = make_bitcoind(2)
     make_wallet_chain(a, blocks=150)
-    mine(a, 1950)  # past 2,000: headers come in more than one message
+    a.mine_op_true(1950)  # past 2,000: headers come in more than one message
     b.connect_nodes(a)
     wait_until(lambda: b.getbestblockhash() == a.getbestblockhash(), SYNC_TIMEOUT, "b to sync from a")
     d = make_peerd("-connect=127.0.0.1:%d" % a.port, "-connect=127.0.0.1:%d" % b.port,
@@ -119,7 +114,7 @@ def test_peerd_syncs_2100_blocks_from_two_cores_at_once(make_peerd, make_bitcoin
 def test_restart_mid_sync_sigterm_and_kill9(make_peerd, bitcoind_node):
     core = bitcoind_node
     make_wallet_chain(core, blocks=150)
-    mine(core, 2850)
+    core.mine_op_true(2850)
     tip = core.getblockcount()
     args = ("-connect=127.0.0.1:%d" % core.port, "-peertimeout=20")
     heights = []

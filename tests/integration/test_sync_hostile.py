@@ -7,32 +7,15 @@ import struct
 import time
 
 import pytest
-from bitcoin.messages import msg_verack
 
 from bitcoind import wait_until
-from conftest import GENESIS_HASH, frame, sha256d
+from conftest import GENESIS_HASH, frame, peer_claiming, sha256d
 
 pytestmark = pytest.mark.interop
 
 NODE_NETWORK_WITNESS = 9
 
 
-def mine(core, n):
-    desc = core.rpc("getdescriptorinfo", "raw(51)")["descriptor"]
-    return core.rpc("generatetodescriptor", n, desc, timeout=120)
-
-
-def full_node_peer(d):
-    """A scripted inbound peer that claims NODE_NETWORK | NODE_WITNESS."""
-    p = d.peer()
-    v = p.version_msg()
-    v.nServices = NODE_NETWORK_WITNESS
-    p.send(v)
-    p.send_raw(frame("wtxidrelay"))
-    p.send_raw(frame("sendaddrv2"))
-    p.send(msg_verack())
-    p.recv_until("verack")
-    return p
 
 
 def regtest_header(prev):
@@ -53,9 +36,9 @@ def headers_payload(raw_headers):
 
 def test_stalling_peer_is_dropped_and_its_blocks_asked_of_core(make_peerd, bitcoind_node):
     core = bitcoind_node
-    hashes = mine(core, 40)
+    hashes = core.mine_op_true(40)
     d = make_peerd("-peertimeout=20")
-    staller = full_node_peer(d)
+    staller = peer_claiming(d, NODE_NETWORK_WITNESS)
     staller.send_raw(frame("headers", headers_payload(
         [bytes.fromhex(core.getblockheader(h, False)) for h in hashes])))
     gd = staller.recv_until("getdata", timeout=5)
@@ -73,9 +56,9 @@ def test_stalling_peer_is_dropped_and_its_blocks_asked_of_core(make_peerd, bitco
 
 def test_mutated_block_disconnects_sender_sync_goes_on(make_peerd, bitcoind_node):
     core = bitcoind_node
-    hashes = mine(core, 3)
+    hashes = core.mine_op_true(3)
     d = make_peerd("-peertimeout=20")
-    bad = full_node_peer(d)
+    bad = peer_claiming(d, NODE_NETWORK_WITNESS)
     raw = bytearray(bytes.fromhex(core.getblock(hashes[0], 0)))
     raw[36] ^= 1  # the merkle root no longer matches the transactions
     bad.send_raw(frame("block", bytes(raw)))
@@ -87,7 +70,7 @@ def test_mutated_block_disconnects_sender_sync_goes_on(make_peerd, bitcoind_node
 
 def test_unconnecting_headers_get_a_getheaders(make_peerd):
     d = make_peerd("-peertimeout=20")
-    p = full_node_peer(d)
+    p = peer_claiming(d, NODE_NETWORK_WITNESS)
     p.recv_until("getheaders", timeout=5)  # the sync's first, at the handshake
     # Answered (an empty headers), it no longer holds back the next one.
     p.send_raw(frame("headers", b"\x00"))
@@ -114,7 +97,7 @@ def test_unconnecting_header_flood_draws_one_getheaders(make_peerd):
     thread (sync.unconnecting_headers), the rest are kept back
     (sync.headers_gated)."""
     d = make_peerd("-peertimeout=60")
-    p = full_node_peer(d)
+    p = peer_claiming(d, NODE_NETWORK_WITNESS)
     p.recv_until("getheaders", timeout=5)  # the sync's first, at the handshake
     # Unanswered, it holds back the getheaders an unconnecting header asks for.
     p.send_raw(frame("headers", headers_payload([regtest_header(prev=b"\x41" * 32)])))
@@ -142,7 +125,7 @@ def test_unconnecting_header_flood_draws_one_getheaders(make_peerd):
 
 def test_header_without_proof_of_work_disconnects(make_peerd):
     d = make_peerd("-peertimeout=20")
-    p = full_node_peer(d)
+    p = peer_claiming(d, NODE_NETWORK_WITNESS)
     # Mainnet's difficulty on regtest: the hash is far above the target.
     hdr = struct.pack("<i", 0x20000000) + GENESIS_HASH + b"\x00" * 32 + struct.pack("<III", int(time.time()), 0x1d00ffff, 0)
     p.send_raw(frame("headers", headers_payload([hdr])))

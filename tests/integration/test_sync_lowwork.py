@@ -13,10 +13,9 @@ import struct
 import time
 
 import pytest
-from bitcoin.messages import msg_verack
 
 from bitcoind import wait_until
-from conftest import GENESIS_HASH, P2P, frame, ser_compact, sha256d
+from conftest import GENESIS_HASH, P2P, frame, peer_claiming, ser_compact, sha256d
 
 NODE_NETWORK_WITNESS = 9
 # Under ASan freed memory sits in a quarantine before reuse, so RSS there
@@ -30,17 +29,6 @@ def work_hex(height):
     """-minimumchainwork for a regtest chain of this height."""
     return "%x" % (2 * (height + 1))
 
-
-def full_node_peer(d):
-    p = d.peer()
-    v = p.version_msg()
-    v.nServices = NODE_NETWORK_WITNESS
-    p.send(v)
-    p.send_raw(frame("wtxidrelay"))
-    p.send_raw(frame("sendaddrv2"))
-    p.send(msg_verack())
-    p.recv_until("verack")
-    return p
 
 
 class FakeChain:
@@ -91,7 +79,7 @@ def test_low_work_header_flood_stays_out_of_the_index(make_peerd):
     chain = FakeChain(b"\x11" * 32)
     rounds = 60  # 120,000 headers
     chain.grow(2000 * rounds)
-    p = full_node_peer(d)
+    p = peer_claiming(d, NODE_NETWORK_WITNESS)
     p.recv_until("getheaders", timeout=5)
     # Baseline after the handshake; the flood follows peerd's getheaders.
     time.sleep(0.3)
@@ -123,7 +111,7 @@ def test_low_work_header_flood_stays_out_of_the_index(make_peerd):
     assert grew < RSS_GROWTH_MAX_KB, "RSS grew %d KiB during the flood" % grew
     # A short message of a low-work chain (a second peer, from genesis) is
     # dropped outright: no presync, nothing stored.
-    q = full_node_peer(d)
+    q = peer_claiming(d, NODE_NETWORK_WITNESS)
     q.send_raw(frame("headers", FakeChain(b"\x22" * 32).payload(0, 1500)))
     wait_until(lambda: presync(d)["lowwork_ignored"] >= 1, 10, "the short low-work chain to be ignored")
     assert d.rpc("getblockchaininfo")["headers"] == 0
@@ -139,8 +127,7 @@ def test_low_work_header_flood_stays_out_of_the_index(make_peerd):
 @pytest.mark.interop
 def test_chain_above_minimum_syncs_below_it_does_not(make_peerd, bitcoind_node):
     core = bitcoind_node
-    desc = core.rpc("getdescriptorinfo", "raw(51)")["descriptor"]
-    hashes = core.rpc("generatetodescriptor", 2300, desc, timeout=300)
+    hashes = core.mine_op_true(2300, timeout=300)
     # Above: the minimum at height 2,100 (so the first 2,000 headers go to
     # presync, the chain is fetched again and released to the index).
     above = make_peerd("-peertimeout=60", "-minimumchainwork=" + work_hex(2100), name="above")
@@ -185,7 +172,7 @@ def test_presynced_headers_in_getpeerinfo_as_core(make_peerd, make_bitcoind):
     seen = {}
     for name, node, info in (("peerd", d, lambda: d.rpc("getpeerinfo")),
                              ("core", CoreNode(), lambda: core.rpc("getpeerinfo"))):
-        p = full_node_peer(node)
+        p = peer_claiming(node, NODE_NETWORK_WITNESS)
         p.recv_until("getheaders", timeout=10)
         heights = [info()[0]["presynced_headers"]]
         for start in (0, 2000):

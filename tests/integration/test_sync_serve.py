@@ -14,7 +14,7 @@ from bitcoin.messages import msg_getdata, msg_getheaders, msg_verack
 from bitcoin.net import CInv
 
 from bitcoind import wait_until
-from conftest import PROTO_VERSION
+from conftest import PROTO_VERSION, getblocks_inv
 
 pytestmark = pytest.mark.interop
 
@@ -22,22 +22,13 @@ MSG_BLOCK, MSG_WITNESS_BLOCK = 2, 0x40000002
 SYNC_TIMEOUT = 60
 
 
-def mine(core, n):
-    """n blocks paying to OP_TRUE: no wallet needed."""
-    desc = core.rpc("getdescriptorinfo", "raw(51)")["descriptor"]
-    return core.rpc("generatetodescriptor", n, desc, timeout=120)
-
-
-def feed(d, miner, hashes):
-    for h in hashes:
-        assert d.rpc("submitblock", miner.getblock(h, 0)) is None
 
 
 def test_core_syncs_from_peerd_and_follows(make_peerd, make_bitcoind):
     miner, follower = make_bitcoind(2)
-    hashes = mine(miner, 300)
+    hashes = miner.mine_op_true(300)
     d = make_peerd("-peertimeout=20")
-    feed(d, miner, hashes)
+    d.submit_from(miner, hashes)
     assert d.rpc("getbestblockhash") == miner.getbestblockhash()
     t0 = time.monotonic()
     follower.connect_to("127.0.0.1:%d" % d.port)
@@ -52,8 +43,8 @@ def test_core_syncs_from_peerd_and_follows(make_peerd, make_bitcoind):
     assert int(info["services"], 16) & 9 == 9, info["services"]
     assert info["startingheight"] == 300, info
     # Five more, one at a time: each reaches Core by announcement.
-    for h in mine(miner, 5):
-        feed(d, miner, [h])
+    for h in miner.mine_op_true(5):
+        d.submit_from(miner, [h])
         wait_until(lambda: follower.getbestblockhash() == h, 10, "Core to follow block %s" % h)
     # (by headers, inv, or, once Core chose peerd as high-bandwidth, a cmpctblock)
     stats = d.rpc("getstats")
@@ -65,9 +56,9 @@ def test_core_syncs_from_peerd_and_follows(make_peerd, make_bitcoind):
 
 def test_getheaders_and_getdata_from_a_script(make_peerd, bitcoind_node):
     miner = bitcoind_node
-    hashes = mine(miner, 30)
+    hashes = miner.mine_op_true(30)
     d = make_peerd("-peertimeout=20")
-    feed(d, miner, hashes)
+    d.submit_from(miner, hashes)
     p = d.peer()
     p.handshake()
     # Locator at height 10: headers 11..30, each as Core serializes it.
@@ -110,47 +101,13 @@ def test_getheaders_and_getdata_from_a_script(make_peerd, bitcoind_node):
     p.close()
 
 
-def getblocks_inv(port, locator_hex, stop_hex):
-    """The block hashes (hex) of the inv answering one getblocks."""
-    from io import BytesIO
-
-    from bitcoin.messages import msg_getblocks
-
-    from conftest import P2P, read_compact
-
-    p = P2P(port)
-    try:
-        p.handshake()
-        p.received.clear()
-        p.pending.clear()
-        gb = msg_getblocks()
-        gb.locator.nVersion = PROTO_VERSION
-        gb.locator.vHave = [bytes.fromhex(locator_hex)[::-1]]
-        gb.hashstop = bytes.fromhex(stop_hex)[::-1]
-        p.send(gb)
-        p.sync_with_ping()
-        p.commands_for(0.5)
-        out = []
-        for m in p.received:
-            if m.command == "inv":
-                f = BytesIO(m.payload)
-                for _ in range(read_compact(f)):
-                    kind = int.from_bytes(f.read(4), "little")
-                    h = f.read(32)[::-1].hex()
-                    if kind == MSG_BLOCK:
-                        out.append(h)
-        return out
-    finally:
-        p.close()
-
-
 def test_getblocks_as_core(make_peerd, bitcoind_node):
     """getblocks is answered as Core's: the blocks after the fork point up to
     500, ending before hash_stop (which getheaders would include)."""
     core = bitcoind_node
-    hashes = mine(core, 10)
+    hashes = core.mine_op_true(10)
     d = make_peerd("-peertimeout=20")
-    feed(d, core, hashes)
+    d.submit_from(core, hashes)
     genesis, zero = core.getblockhash(0), "00" * 32
     for loc, stop in ((genesis, hashes[4]), (genesis, zero), (hashes[2], hashes[3]), (hashes[2], hashes[9])):
         mine_ = getblocks_inv(d.port, loc, stop)
@@ -160,20 +117,20 @@ def test_getblocks_as_core(make_peerd, bitcoind_node):
 
 def test_blocks_cross_peerd_between_two_cores_within_5s(make_peerd, make_bitcoind):
     left, right = make_bitcoind(2)
-    mine(left, 10)
+    left.mine_op_true(10)
     d = make_peerd("-connect=127.0.0.1:%d" % left.port, "-peertimeout=20")
     right.connect_to("127.0.0.1:%d" % d.port)
     wait_until(lambda: right.getbestblockhash() == left.getbestblockhash(), SYNC_TIMEOUT,
                "the right Core to sync through peerd")
     for _ in range(3):
         t0 = time.monotonic()
-        h = mine(left, 1)[0]
+        h = left.mine_op_true(1)[0]
         wait_until(lambda: right.getbestblockhash() == h, 5, "block %s to cross peerd" % h)
         assert time.monotonic() - t0 < 5
     # A longer fork on the right reaches the left through peerd too.
     right.disconnect(address="127.0.0.1:%d" % d.port)
-    mine(left, 1)
-    fork = mine(right, 3)
+    left.mine_op_true(1)
+    fork = right.mine_op_true(3)
     right.connect_to("127.0.0.1:%d" % d.port)
     wait_until(lambda: left.getbestblockhash() == fork[-1], SYNC_TIMEOUT, "left Core to reorg via peerd")
     assert d.rpc("getstats")["sync"]["stalling_disconnects"] == 0
@@ -186,9 +143,9 @@ def test_served_blocks_come_from_the_index_checksum_after_restart(make_peerd, bi
     it, the 8 bytes of length and checksum from the binary free list;
     only a stripped block is re-encoded."""
     miner = bitcoind_node
-    hashes = mine(miner, 12)
+    hashes = miner.mine_op_true(12)
     d = make_peerd("-peertimeout=20", name="srv")
-    feed(d, miner, hashes[:6])
+    d.submit_from(miner, hashes[:6])
     d.rpc("addnode", "127.0.0.1:%d" % miner.port, "onetry")
     wait_until(lambda: d.rpc("getbestblockhash") == hashes[-1], SYNC_TIMEOUT, "peerd to sync the rest")
     rc, _ = d.stop(timeout=10)
@@ -227,9 +184,9 @@ def test_getheaders_answered_from_the_first_moment_after_restart(make_peerd, bit
     a getheaders before it went unanswered, and Core then waits 2 minutes
     before asking that peer again.)"""
     miner = bitcoind_node
-    hashes = mine(miner, 25)
+    hashes = miner.mine_op_true(25)
     d = make_peerd("-peertimeout=20", "-connect=0", name="early")
-    feed(d, miner, hashes)
+    d.submit_from(miner, hashes)
     rc, _ = d.stop(timeout=10)
     assert rc == 0
     for _ in range(3):
@@ -259,7 +216,7 @@ def test_sync_starts_with_a_later_peer_that_has_the_chain(make_peerd, make_bitco
     (Core itself waits for that announcement, or for its 15-minute headers
     sync timeout, and only with another outbound peer to turn to.)"""
     empty, full = make_bitcoind(2)
-    hashes = mine(full, 10)
+    hashes = full.mine_op_true(10)
     d = make_peerd("-connect=127.0.0.1:%d" % empty.port, "-peertimeout=20")
     wait_until(lambda: d.rpc("getstats")["sync"]["sync_peers"] == 1, 10,
                "peerd to start its headers sync with the empty Core")
