@@ -216,6 +216,32 @@ SPK = {
 
 
 
+def start_env(binary, tmp, core_args=("-acceptnonstdtxn=0",), peerd_args=(), listen=False, peerd=True):
+    """An Env of a Core (core0, with a wallet) and, unless not peerd, a peerd
+    (peerd_args; listening only if listen) started in tmp, neither with
+    peers, with the wallet's descriptor (wallet_desc) and a change script
+    (change_spk); no pools, no blocks: the fixture mines and funds. If
+    starting fails, what started is stopped (and its logs saved)."""
+    core = d = None
+    try:
+        core = bitcoind.Bitcoind(binary, tmp / "core", name="core0", args=core_args)
+        core.wait_ready()
+        core.create_wallet()
+        if peerd:
+            d = Peerd(tmp, name="peerd", listen=listen, args=peerd_args)
+        e = Env(core, d)
+        e.tmp, e.binary, e.used = tmp, binary, set()
+        addr = core.new_address("bech32")
+        e.wallet_desc = core.rpc("getaddressinfo", addr, wallet=core.wallet)["desc"]
+        e.change_spk = bytes.fromhex(core.rpc("getaddressinfo", core.new_address("bech32"),
+                                              wallet=core.wallet)["scriptPubKey"])
+        return e
+    except BaseException:
+        save_failure_logs("mempool_env", core, d)
+        stop_core_and_peerd(core, d)
+        raise
+
+
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
     """Core with a funded wallet and pools of test-owned coins; peerd on the same tip."""
@@ -223,20 +249,10 @@ def env(tmp_path_factory):
     if binary is None:
         pytest.skip(why)
     tmp = tmp_path_factory.mktemp("mempool")
-    core = peerd = e = None
+    e = None
     try:
-        core = bitcoind.Bitcoind(binary, tmp / "core", name="core0", args=("-acceptnonstdtxn=0",))
-        core.wait_ready()
-        core.create_wallet()
-        if not CORE_ONLY:
-            peerd = Peerd(tmp, name="peerd", listen=False)
-        e = Env(core, peerd)
-        e.tmp, e.binary = tmp, binary
-        e.used = set()
-        addr = core.new_address("bech32")
-        e.wallet_desc = core.rpc("getaddressinfo", addr, wallet=core.wallet)["desc"]
-        e.change_spk = bytes.fromhex(core.rpc("getaddressinfo", core.new_address("bech32"),
-                                              wallet=core.wallet)["scriptPubKey"])
+        e = start_env(binary, tmp, peerd=not CORE_ONLY)
+        core = e.core
         # Taproot coins of the wallet (key path) and of an imported script-path-only
         # descriptor (internal key NUMS: no key path).
         tr_addr = core.new_address("bech32m")
@@ -263,12 +279,12 @@ def env(tmp_path_factory):
         e.pools["witv2"] = e.fund([(COIN // 10, bytes([0x52, 32]) + bytes(32))] * 2, ["witv2"] * 2)
         yield e
     except BaseException:
-        save_failure_logs("mempool_parity", core, e.peerd if e is not None else None)
+        if e is not None:
+            save_failure_logs("mempool_parity", e.core, e.peerd)
         raise
     finally:
         if e is not None:
-            core, peerd = e.core, e.peerd
-        stop_core_and_peerd(core, peerd)
+            stop_core_and_peerd(e.core, e.peerd)
 
 
 def spend(coins, outs=None, fee=FEE, version=2, locktime=0, seq=0xFFFFFFFD, key=KEY, high_s=False):

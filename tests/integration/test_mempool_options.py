@@ -14,7 +14,7 @@ import pytest
 import bitcoind
 from conftest import BUILD, Peerd, stop_core_and_peerd
 from mempool_craft import TRUE, OP_1, OP_CHECKMULTISIG, op_return, p2wsh, script
-from mempool_parity_env import COIN, KEY, Env, answer, norm, SPK, spend
+from mempool_parity_env import COIN, KEY, answer, norm, SPK, spend, start_env
 
 PEERD = BUILD + "/bin/peerd"
 
@@ -68,25 +68,15 @@ def env(tmp_path_factory):
     if binary is None:
         pytest.skip(why)
     tmp = tmp_path_factory.mktemp("mpopts")
-    core = peerd = None
+    e = start_env(binary, tmp, core_args=("-acceptnonstdtxn=0",) + OPTS, peerd_args=OPTS)
     try:
-        core = bitcoind.Bitcoind(binary, tmp / "core", name="core0", args=("-acceptnonstdtxn=0",) + OPTS)
-        core.wait_ready()
-        core.create_wallet()
-        peerd = Peerd(tmp, name="peerd", listen=False, args=OPTS)
-        e = Env(core, peerd)
-        e.used, e.binary = set(), binary
-        addr = core.new_address("bech32")
-        e.wallet_desc = core.rpc("getaddressinfo", addr, wallet=core.wallet)["desc"]
-        e.change_spk = bytes.fromhex(core.rpc("getaddressinfo", core.new_address("bech32"),
-                                              wallet=core.wallet)["scriptPubKey"])
         e.mine(101)
         e.pools["wsh_true"] = []
         for _ in range(2):
             e.pools["wsh_true"] += e.fund([(COIN // 5, SPK["wsh_true"])] * 60, ["wsh_true"] * 60)
         yield e
     finally:
-        stop_core_and_peerd(core, peerd)
+        stop_core_and_peerd(e.core, e.peerd)
 
 
 

@@ -14,9 +14,9 @@ compared too.
 import pytest
 
 import bitcoind
-from conftest import Peerd, save_failure_logs, stop_core_and_peerd
+from conftest import save_failure_logs, stop_core_and_peerd
 from mempool_craft import P2A, TRUE, op_return, p2wsh
-from mempool_parity_env import COIN, SPK, Env, spend
+from mempool_parity_env import COIN, SPK, spend, start_env
 
 pytestmark = pytest.mark.interop
 
@@ -27,18 +27,8 @@ def env(tmp_path_factory):
     if binary is None:
         pytest.skip(why)
     tmp = tmp_path_factory.mktemp("package")
-    core = peerd = e = None
+    e = start_env(binary, tmp)
     try:
-        core = bitcoind.Bitcoind(binary, tmp / "core", name="core0", args=("-acceptnonstdtxn=0",))
-        core.wait_ready()
-        core.create_wallet()
-        peerd = Peerd(tmp, name="peerd", listen=False)
-        e = Env(core, peerd)
-        e.used = set()
-        addr = core.new_address("bech32")
-        e.wallet_desc = core.rpc("getaddressinfo", addr, wallet=core.wallet)["desc"]
-        e.change_spk = bytes.fromhex(core.rpc("getaddressinfo", core.new_address("bech32"),
-                                              wallet=core.wallet)["scriptPubKey"])
         e.mine(110)
         ws = []
         for _ in range(2):
@@ -46,12 +36,10 @@ def env(tmp_path_factory):
         e.pools["wsh_true"] = ws
         yield e
     except BaseException:
-        save_failure_logs("mempool_package", core, e.peerd if e is not None else None)
+        save_failure_logs("mempool_package", e.core, e.peerd)
         raise
     finally:
-        if e is not None:
-            core, peerd = e.core, e.peerd
-        stop_core_and_peerd(core, peerd)
+        stop_core_and_peerd(e.core, e.peerd)
 
 
 def submit(env, txs, *extra):

@@ -14,7 +14,7 @@ import pytest
 import bitcoind
 from bitcoind import wait_until
 from conftest import P2P, Peerd, frame, ser_compact, stop_core_and_peerd
-from mempool_parity_env import COIN, Env, SPK, spend
+from mempool_parity_env import COIN, SPK, spend, start_env
 
 pytestmark = pytest.mark.interop
 
@@ -28,25 +28,13 @@ def env(tmp_path_factory):
     if binary is None:
         pytest.skip(why)
     tmp = tmp_path_factory.mktemp("unbcast")
-    core = peerd = e = None
+    e = start_env(binary, tmp, core_args=(), listen=True)
     try:
-        core = bitcoind.Bitcoind(binary, tmp / "core", name="core0")
-        core.wait_ready()
-        core.create_wallet()
-        peerd = Peerd(tmp, name="peerd")
-        e = Env(core, peerd)
-        e.used, e.binary, e.tmp = set(), binary, tmp
-        e.wallet_desc = core.rpc("getaddressinfo", core.new_address("bech32"),
-                                 wallet=core.wallet)["desc"]
-        e.change_spk = bytes.fromhex(core.rpc("getaddressinfo", core.new_address("bech32"),
-                                              wallet=core.wallet)["scriptPubKey"])
         e.mine(101)
         e.pools["wsh_true"] = e.fund([(COIN // 5, SPK["wsh_true"])] * 20, ["wsh_true"] * 20)
         yield e
     finally:
-        if e is not None:
-            core, peerd = e.core, e.peerd  # restarted by the tests
-        stop_core_and_peerd(core, peerd)
+        stop_core_and_peerd(e.core, e.peerd)  # e.peerd: restarted by the tests
 
 
 def state(node, txid):

@@ -10,9 +10,9 @@ transaction, children, a replacement, a block that mines part of the pool
 import pytest
 
 import bitcoind
-from conftest import Peerd, stop_core_and_peerd
+from conftest import stop_core_and_peerd
 from mempool_craft import TRUE, OP_DROP, op_return, p2pkh, p2wpkh, p2wsh, script
-from mempool_parity_env import COIN, KEY, SPK, Env, norm, spend
+from mempool_parity_env import COIN, KEY, SPK, norm, spend, start_env
 
 pytestmark = pytest.mark.interop
 
@@ -23,25 +23,15 @@ def env(tmp_path_factory):
     if binary is None:
         pytest.skip(why)
     tmp = tmp_path_factory.mktemp("mpusage")
-    core = peerd = None
+    e = start_env(binary, tmp)
     try:
-        core = bitcoind.Bitcoind(binary, tmp / "core", name="core0", args=("-acceptnonstdtxn=0",))
-        core.wait_ready()
-        core.create_wallet()
-        peerd = Peerd(tmp, name="peerd", listen=False)
-        e = Env(core, peerd)
-        e.used, e.binary = set(), binary
-        addr = core.new_address("bech32")
-        e.wallet_desc = core.rpc("getaddressinfo", addr, wallet=core.wallet)["desc"]
-        e.change_spk = bytes.fromhex(core.rpc("getaddressinfo", core.new_address("bech32"),
-                                              wallet=core.wallet)["scriptPubKey"])
         e.mine(101)
         e.pools["wsh_true"] = e.fund([(COIN // 5, SPK["wsh_true"])] * 40, ["wsh_true"] * 40)
         for kind in ("pkh", "wpkh", "sh_wpkh", "sh_true"):
             e.pools[kind] = e.fund([(COIN // 10, SPK[kind])] * 4, [kind] * 4)
         yield e
     finally:
-        stop_core_and_peerd(core, peerd)
+        stop_core_and_peerd(e.core, e.peerd)
 
 
 def usages(env):
