@@ -631,18 +631,6 @@ static void test_netgroups(void **state)
 
 /* ---- the accept path (daemon/net/net.c) ------------------------------- */
 
-static uint16_t free_port(void)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	assert_true(fd >= 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
-	close(fd);
-	return ntohs(sa.sin_port);
-}
-
 /* A connection to 127.0.0.1:port from the loopback address `from`. */
 static int connect_from(const char *from, uint16_t port)
 {
@@ -686,7 +674,7 @@ static bool closed_by_peerd(struct tf *t, int fd, int tries)
  * 127.0.0.1, one at a time (so the last is the youngest). */
 static void fill_slots(struct tf *t, uint32_t slots, int *fds)
 {
-	uint16_t port = free_port();
+	uint16_t port = tf_free_port();
 	t->conf.listen = true;
 	t->conf.port = port;
 	t->conf.bind.v[0] = xstrdup("127.0.0.1");
@@ -823,7 +811,7 @@ static void test_accepts_a_share_per_turn(void **state)
 	struct tf *t = *state;
 	enum { BURST = 2 * NET_ACCEPTS_PER_TURN + 3 };
 	int fds[BURST];
-	uint16_t port = free_port();
+	uint16_t port = tf_free_port();
 	t->conf.listen = true;
 	t->conf.port = port;
 	t->conf.bind.v[0] = xstrdup("127.0.0.1");

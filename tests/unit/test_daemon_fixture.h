@@ -20,9 +20,11 @@
 #ifndef PEERD_TEST_DAEMON_FIXTURE_H
 #define PEERD_TEST_DAEMON_FIXTURE_H
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -377,6 +379,19 @@ TF_FN void tf_read_sent(struct tf *t, uint64_t id, struct tf_sent *s)
 	}
 	proto_msg_release(&m);
 	free(buf);
+}
+
+/** A free loopback port: bound to 0, read back, released (for a listener a test opens). */
+TF_FN uint16_t tf_free_port(void)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	close(fd);
+	return ntohs(sa.sin_port);
 }
 
 /** Frame a headers message of h[0..n) into w; the array stays the caller's. */

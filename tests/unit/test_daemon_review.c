@@ -268,19 +268,6 @@ static void test_ctl_accept_oom_keeps_listening(void **state)
 	uv_run(&t->loop, UV_RUN_NOWAIT);
 }
 
-/* A free loopback port: bind to 0, read it back, release it. */
-static uint16_t free_port(void)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	assert_true(fd >= 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
-	close(fd);
-	return ntohs(sa.sin_port);
-}
-
 static int tcp_connect(uint16_t port)
 {
 	struct sockaddr_in sa = {.sin_family = AF_INET,
@@ -313,7 +300,7 @@ static bool closed_by_peerd(struct tf *t, int fd)
 static void test_p2p_reject_oom_keeps_listening(void **state)
 {
 	struct tf *t = *state;
-	uint16_t port = free_port();
+	uint16_t port = tf_free_port();
 	t->conf.listen = true;
 	t->conf.port = port;
 	t->conf.bind.v[0] = xstrdup("127.0.0.1");
