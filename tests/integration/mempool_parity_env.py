@@ -216,12 +216,18 @@ SPK = {
 
 
 
-def start_env(binary, tmp, core_args=("-acceptnonstdtxn=0",), peerd_args=(), listen=False, peerd=True):
+def start_env(tmp_path_factory, name, core_args=("-acceptnonstdtxn=0",), peerd_args=(), listen=False,
+              peerd=True):
     """An Env of a Core (core0, with a wallet) and, unless not peerd, a peerd
-    (peerd_args; listening only if listen) started in tmp, neither with
-    peers, with the wallet's descriptor (wallet_desc) and a change script
-    (change_spk); no pools, no blocks: the fixture mines and funds. If
-    starting fails, what started is stopped (and its logs saved)."""
+    (peerd_args; listening only if listen) started in a new temporary
+    directory `name`, neither with peers, with the wallet's descriptor
+    (wallet_desc) and a change script (change_spk); no pools, no blocks:
+    the module fixture mines and funds. Skips the module without a
+    bitcoind; if starting fails, what started is stopped (its logs saved)."""
+    binary, why = bitcoind.find_bitcoind()
+    if binary is None:
+        pytest.skip(why)
+    tmp = tmp_path_factory.mktemp(name)
     core = d = None
     try:
         core = bitcoind.Bitcoind(binary, tmp / "core", name="core0", args=core_args)
@@ -245,13 +251,9 @@ def start_env(binary, tmp, core_args=("-acceptnonstdtxn=0",), peerd_args=(), lis
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
     """Core with a funded wallet and pools of test-owned coins; peerd on the same tip."""
-    binary, why = bitcoind.find_bitcoind()
-    if binary is None:
-        pytest.skip(why)
-    tmp = tmp_path_factory.mktemp("mempool")
     e = None
     try:
-        e = start_env(binary, tmp, peerd=not CORE_ONLY)
+        e = start_env(tmp_path_factory, "mempool", peerd=not CORE_ONLY)
         core = e.core
         # Taproot coins of the wallet (key path) and of an imported script-path-only
         # descriptor (internal key NUMS: no key path).

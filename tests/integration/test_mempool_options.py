@@ -64,11 +64,7 @@ def test_help_lists_the_keys():
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
     """Core and peerd both started with OPTS on the same tip; coins of the kinds below."""
-    binary, why = bitcoind.find_bitcoind()
-    if binary is None:
-        pytest.skip(why)
-    tmp = tmp_path_factory.mktemp("mpopts")
-    e = start_env(binary, tmp, core_args=("-acceptnonstdtxn=0",) + OPTS, peerd_args=OPTS)
+    e = start_env(tmp_path_factory, "mpopts", core_args=("-acceptnonstdtxn=0",) + OPTS, peerd_args=OPTS)
     try:
         e.mine(101)
         e.pools["wsh_true"] = []

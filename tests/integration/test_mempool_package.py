@@ -13,7 +13,6 @@ compared too.
 
 import pytest
 
-import bitcoind
 from conftest import save_failure_logs, stop_core_and_peerd
 from mempool_craft import P2A, TRUE, op_return, p2wsh
 from mempool_parity_env import COIN, SPK, spend, start_env
@@ -23,11 +22,7 @@ pytestmark = pytest.mark.interop
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
-    binary, why = bitcoind.find_bitcoind()
-    if binary is None:
-        pytest.skip(why)
-    tmp = tmp_path_factory.mktemp("package")
-    e = start_env(binary, tmp)
+    e = start_env(tmp_path_factory, "package")
     try:
         e.mine(110)
         ws = []

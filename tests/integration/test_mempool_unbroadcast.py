@@ -24,11 +24,7 @@ MSG_TX = 1
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
     """A Core with a funded wallet and a listening peerd on its tip, neither with peers."""
-    binary, why = bitcoind.find_bitcoind()
-    if binary is None:
-        pytest.skip(why)
-    tmp = tmp_path_factory.mktemp("unbcast")
-    e = start_env(binary, tmp, core_args=(), listen=True)
+    e = start_env(tmp_path_factory, "unbcast", core_args=(), listen=True)
     try:
         e.mine(101)
         e.pools["wsh_true"] = e.fund([(COIN // 5, SPK["wsh_true"])] * 20, ["wsh_true"] * 20)

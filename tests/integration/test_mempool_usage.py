@@ -9,7 +9,6 @@ transaction, children, a replacement, a block that mines part of the pool
 """
 import pytest
 
-import bitcoind
 from conftest import stop_core_and_peerd
 from mempool_craft import TRUE, OP_DROP, op_return, p2pkh, p2wpkh, p2wsh, script
 from mempool_parity_env import COIN, KEY, SPK, norm, spend, start_env
@@ -19,11 +18,7 @@ pytestmark = pytest.mark.interop
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
-    binary, why = bitcoind.find_bitcoind()
-    if binary is None:
-        pytest.skip(why)
-    tmp = tmp_path_factory.mktemp("mpusage")
-    e = start_env(binary, tmp)
+    e = start_env(tmp_path_factory, "mpusage")
     try:
         e.mine(101)
         e.pools["wsh_true"] = e.fund([(COIN // 5, SPK["wsh_true"])] * 40, ["wsh_true"] * 40)
