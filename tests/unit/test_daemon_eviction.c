@@ -656,30 +656,11 @@ static int connect_from(const char *from, uint16_t port)
 		}                                                                                  \
 	} while (0)
 
-/* Whether peerd closed fd (EOF or reset), running the loop meanwhile. */
-static bool closed_by_peerd(struct tf *t, int fd, int tries)
-{
-	char c;
-	for (int i = 0; i < tries; i++) {
-		uv_run(&t->loop, UV_RUN_NOWAIT);
-		ssize_t n = recv(fd, &c, 1, 0);
-		if (n == 0 || (n < 0 && errno == ECONNRESET))
-			return true;
-		usleep(500);
-	}
-	return false;
-}
-
 /* Listen on 127.0.0.1 with `slots` inbound slots and fill them from
  * 127.0.0.1, one at a time (so the last is the youngest). */
 static void fill_slots(struct tf *t, uint32_t slots, int *fds)
 {
-	uint16_t port = tf_free_port();
-	t->conf.listen = true;
-	t->conf.port = port;
-	t->conf.bind.v[0] = xstrdup("127.0.0.1");
-	assert_non_null(t->conf.bind.v[0]);
-	t->conf.bind.n = 1;
+	uint16_t port = tf_listen_loopback(t);
 	/* Core's share: the automatic outbound slots come off maxconnections. */
 	t->d->net->maxconnections =
 	    slots + NET_MAX_OUTBOUND_FULL + NET_MAX_BLOCK_RELAY + NET_MAX_FEELER;
@@ -739,13 +720,13 @@ static void test_accept_evicts_youngest(void **state)
 	assert_int_equal(t->d->stats.inbound_rejected_full, 0);
 	assert_non_null(peer_from(t, "127.0.0.2"));
 	assert_int_equal(t->d->n_inbound, SLOTS);
-	if (!closed_by_peerd(t, fds[SLOTS - 1], 2000))
+	if (!tf_closed_by_peerd(t, fds[SLOTS - 1], 2000))
 		fail_msg("the youngest connection was not evicted");
 	for (int i = 0; i < SLOTS - 1; i++) {
-		if (closed_by_peerd(t, fds[i], 1))
+		if (tf_closed_by_peerd(t, fds[i], 1))
 			fail_msg("connection %d closed: only the youngest should go", i);
 	}
-	if (closed_by_peerd(t, fds[SLOTS], 1))
+	if (tf_closed_by_peerd(t, fds[SLOTS], 1))
 		fail_msg("the newcomer was closed");
 	assert_true(
 	    tf_log_contains(t, "selected inbound connection for eviction, disconnecting peer="));
@@ -760,7 +741,7 @@ static void test_accept_refused_when_all_protected(void **state)
 	int fds[SLOTS + 1];
 	fill_slots(t, SLOTS, fds);
 	fds[SLOTS] = connect_from("127.0.0.2", t->conf.port);
-	if (!closed_by_peerd(t, fds[SLOTS], 2000))
+	if (!tf_closed_by_peerd(t, fds[SLOTS], 2000))
 		fail_msg("the newcomer was not refused");
 	assert_int_equal(t->d->stats.inbound_rejected_full, 1);
 	assert_int_equal(t->d->stats.inbound_evicted, 0);
@@ -781,7 +762,7 @@ static void test_accept_banned_evicts_nobody(void **state)
 	assert_int_equal(ban_parse_subnet("127.0.0.2", net, &prefix), 0);
 	assert_int_equal(ban_add(t->d, net, prefix, (int64_t)time(NULL) + 3600), 0);
 	fds[SLOTS] = connect_from("127.0.0.2", t->conf.port);
-	if (!closed_by_peerd(t, fds[SLOTS], 2000))
+	if (!tf_closed_by_peerd(t, fds[SLOTS], 2000))
 		fail_msg("the banned newcomer was not refused");
 	assert_int_equal(t->d->stats.inbound_rejected_banned, 1);
 	/* Discouraged: loopback is never discouraged by misbehaviour, so mark
@@ -794,7 +775,7 @@ static void test_accept_banned_evicts_nobody(void **state)
 	if (ban_check(t->d, &a) != BAN_DISCOURAGED)
 		fail_msg("could not mark 127.0.0.3 discouraged for the test");
 	fds[SLOTS + 1] = connect_from("127.0.0.3", t->conf.port);
-	if (!closed_by_peerd(t, fds[SLOTS + 1], 2000))
+	if (!tf_closed_by_peerd(t, fds[SLOTS + 1], 2000))
 		fail_msg("the discouraged newcomer was not refused");
 	assert_int_equal(t->d->stats.inbound_rejected_discouraged, 1);
 	assert_int_equal(t->d->stats.inbound_evicted, 0);
@@ -811,12 +792,7 @@ static void test_accepts_a_share_per_turn(void **state)
 	struct tf *t = *state;
 	enum { BURST = 2 * NET_ACCEPTS_PER_TURN + 3 };
 	int fds[BURST];
-	uint16_t port = tf_free_port();
-	t->conf.listen = true;
-	t->conf.port = port;
-	t->conf.bind.v[0] = xstrdup("127.0.0.1");
-	assert_non_null(t->conf.bind.v[0]);
-	t->conf.bind.n = 1;
+	uint16_t port = tf_listen_loopback(t);
 	assert_int_equal(net_start_listeners(t->d), 0);
 	/* Loopback connections complete in the kernel's backlog at once. */
 	for (int i = 0; i < BURST; i++)

@@ -22,6 +22,7 @@
 
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <netinet/in.h>
@@ -392,6 +393,36 @@ TF_FN uint16_t tf_free_port(void)
 	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
 	close(fd);
 	return ntohs(sa.sin_port);
+}
+
+/**
+ * t set to listen on 127.0.0.1 at a free port (conf only: the test sets
+ * its limits, then calls net_start_listeners); the port.
+ */
+TF_FN uint16_t tf_listen_loopback(struct tf *t)
+{
+	uint16_t port = tf_free_port();
+	t->conf.listen = true;
+	t->conf.port = port;
+	t->conf.bind.v[0] = xstrdup("127.0.0.1");
+	assert_non_null(t->conf.bind.v[0]);
+	t->conf.bind.n = 1;
+	return port;
+}
+
+/** Whether peerd closed the test's socket fd (EOF or reset) within `tries`
+ * turns of the loop about half a millisecond apart. */
+TF_FN bool tf_closed_by_peerd(struct tf *t, int fd, int tries)
+{
+	char c;
+	for (int i = 0; i < tries; i++) {
+		uv_run(&t->loop, UV_RUN_NOWAIT);
+		ssize_t n = recv(fd, &c, 1, 0);
+		if (n == 0 || (n < 0 && errno == ECONNRESET))
+			return true;
+		usleep(500);
+	}
+	return false;
 }
 
 /** Frame a headers message of h[0..n) into w; the array stays the caller's. */

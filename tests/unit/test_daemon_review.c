@@ -280,32 +280,13 @@ static int tcp_connect(uint16_t port)
 	return fd;
 }
 
-/* Run the loop until peerd closes fd (recv returns 0); false on timeout. */
-static bool closed_by_peerd(struct tf *t, int fd)
-{
-	char c;
-	for (int i = 0; i < 2000; i++) {
-		uv_run(&t->loop, UV_RUN_NOWAIT);
-		ssize_t n = recv(fd, &c, 1, 0);
-		if (n == 0 || (n < 0 && errno == ECONNRESET))
-			return true;
-		usleep(500);
-	}
-	return false;
-}
-
 /* With no inbound slot every connection is accepted and closed at once.
  * When even the handle for that cannot be allocated, the connection must
  * still be taken: libuv otherwise stops watching the listener for good. */
 static void test_p2p_reject_oom_keeps_listening(void **state)
 {
 	struct tf *t = *state;
-	uint16_t port = tf_free_port();
-	t->conf.listen = true;
-	t->conf.port = port;
-	t->conf.bind.v[0] = xstrdup("127.0.0.1");
-	assert_non_null(t->conf.bind.v[0]);
-	t->conf.bind.n = 1;
+	uint16_t port = tf_listen_loopback(t);
 	t->d->net->maxconnections = 0;
 	assert_int_equal(net_start_listeners(t->d), 0);
 
@@ -316,10 +297,10 @@ static void test_p2p_reject_oom_keeps_listening(void **state)
 		usleep(500);
 	}
 	base_alloc_fail_after(-1);
-	if (!closed_by_peerd(t, a))
+	if (!tf_closed_by_peerd(t, a, 2000))
 		fail_msg("the connection refused under OOM was never closed");
 	int b = tcp_connect(port);
-	if (!closed_by_peerd(t, b))
+	if (!tf_closed_by_peerd(t, b, 2000))
 		fail_msg("listener stalled: a later connection was never accepted");
 	assert_true(t->d->stats.inbound_rejected_full >= 2);
 	close(a);
