@@ -3,7 +3,7 @@
 
     scripts/bench-serve-p2p.py [--runs N]
 
-Starts a regtest bitcoind (../shared/bin or $BITCOIND; bench-ibd's Bitcoind
+Starts a regtest bitcoind (../shared/bin or $BITCOIND; benchlib.py's Bitcoind
 fixture) and peerd (build/bin or $PEERD_BIN), each listening on loopback
 only, with v2 on (both defaults). On bitcoind: 101 blocks to an OP_TRUE
 script, then one of about 1 MB (a transaction spending the first coinbase
