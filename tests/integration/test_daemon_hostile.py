@@ -340,7 +340,15 @@ def test_hostile_peers_do_not_hurt_honest_ones(make_peerd, monkeypatch):
 
     close.set()
     child.join(10)
-    wait_for(lambda: d.rpc("getconnectioncount") == 0, timeout=15, what="every peer closed")
+    try:
+        wait_for(lambda: d.rpc("getconnectioncount") == 0, timeout=15, what="every peer closed")
+    except AssertionError:
+        # Which peers stayed, and in what state, is what a failure here needs.
+        keys = ("id", "addr", "inbound", "version", "conntime", "lastsend", "lastrecv",
+                "bytessent", "bytesrecv", "transport_protocol_type")
+        left = [{k: p.get(k) for k in keys} for p in d.rpc("getpeerinfo")]
+        raise AssertionError("peers still connected %.0f s after the honest child (exit %s) "
+                             "closed: %s" % (15, child.exitcode, left))
     wait_for(lambda: d.fds() <= fds0 + FD_SLACK, timeout=5,
              what="open fds back to %d (+%d), now %d" % (fds0, FD_SLACK, d.fds()))
     fl = d.rpc("getstats")["freelists"]["script"]
