@@ -5,13 +5,13 @@
  * deterrent, -rpcwhitelist), the gate of -rpcthreads and -rpcworkqueue,
  * and the call itself.
  *
- * A single JSON-RPC call goes to the dispatcher from the loop itself
- * (ctl_inproc_submit): the body is read twice by ctl/rpc_jsonrpc.c, once
- * to learn the dispatcher line (its answer thrown away), once with the
- * reply to make Core's envelope. A call the loop answers at once
- * (getblockcount from the chain view) is answered in the same MHD_run; one
- * that waits (the validation thread) suspends its connection until the
- * reply comes. No thread is woken for either. REST and batches make
+ * A single JSON-RPC call is parsed once (rpc_jsonrpc_begin). A call the
+ * loop answers at once from its chain view (getblockcount) is answered
+ * right there (ctl_inproc_direct), in the same MHD_run; any other goes to
+ * the dispatcher from the loop itself (ctl_inproc_submit) and its reply is
+ * put in Core's envelope with the tree parsed the first time
+ * (rpc_jsonrpc_finish). One that waits (the validation thread) suspends
+ * its connection until the reply comes. No thread is woken for either. REST and batches make
  * several calls through blocking code (ctl/rest.c, the batch prefetch), so
  * they go to a worker thread and the connection waits suspended.
  *
@@ -114,6 +114,12 @@ static void ready(struct rpc_req *r);
 /* Requests on the work queue take the slots freed (once stopping, their 503). */
 static void gate_next(struct rpc_http *h)
 {
+	/* A request started here may be answered at once (from the view) and
+	 * come back here through ready(): the outer loop takes the next one,
+	 * so the stack does not grow with the work queue. */
+	if (h->gating)
+		return;
+	h->gating = true;
 	while (h->queue && (h->active < h->threads || h->stopping)) {
 		struct rpc_req *r = h->queue;
 		h->queue = r->next;
@@ -130,6 +136,7 @@ static void gate_next(struct rpc_http *h)
 		r->counted = true;
 		start(r);
 	}
+	h->gating = false;
 }
 
 /* r's answer is set: give its slot back and let libmicrohttpd send it. */
@@ -187,15 +194,21 @@ static void on_reply(void *arg, char *reply, size_t len, uint8_t *bytes, size_t 
 	struct rpc_http *h = r->h;
 	xfree(bytes); /* none asked for */
 	(void)n_bytes;
+	struct rpc_jsonrpc_call *pc = r->pending;
+	r->pending = NULL;
 	if (r->orphan) {
 		xfree(reply);
+		rpc_jsonrpc_call_free(pc);
 		xfree(r->line);
 		xfree(r->body);
 		xfree(r);
 		return;
 	}
 	h->in_reply++;
-	rpc_jsonrpc_answer_reply(r->body ? r->body : "", r->len, reply, len, &r->ans);
+	if (pc)
+		rpc_jsonrpc_finish(pc, reply, len, &r->ans);
+	else
+		rpc_jsonrpc_answer_reply(r->body ? r->body : "", r->len, reply, len, &r->ans);
 	r->ctype = r->ans.body ? "application/json" : NULL;
 	ready(r);
 	h->in_reply--;
@@ -316,6 +329,17 @@ static void rest_start(struct rpc_req *r)
 		suspend(r);
 }
 
+/* rpc_direct_fn: a call the loop answers from its view, now. */
+static bool direct_call(void *ctx, const char *method, json_t *params, struct ctl_result *res)
+{
+	struct rpc_req *r = ctx;
+	if (!ctl_inproc_direct(r->h->ip, method, params, res))
+		return false;
+	r->h->on_loop++;
+	r->h->direct++;
+	return true;
+}
+
 /* r holds a slot: its call goes (to the dispatcher, or a worker). */
 static void start(struct rpc_req *r)
 {
@@ -332,19 +356,21 @@ static void start(struct rpc_req *r)
 		return;
 	}
 	struct rpc_answer a;
-	rpc_jsonrpc_answer(r->body ? r->body : "", r->len, two_pass_call, r, &a);
-	if (!r->line) {
-		/* Answered without the dispatcher (a parse error, an unknown method). */
+	rpc_jsonrpc_begin(r->body ? r->body : "", r->len, direct_call, r, &a, &r->pending);
+	if (!r->pending) {
+		/* Answered without the dispatcher's queue (from the view, a parse
+		 * error, an unknown method). */
 		r->ans = a;
 		r->ctype = a.body ? "application/json" : NULL;
 		ready(r);
 		return;
 	}
-	xfree(a.body);
 	h->on_loop++;
+	size_t n = 0;
+	const char *line = rpc_jsonrpc_call_line(r->pending, &n);
 	/* From inside a reply callback the dispatcher is on the stack: its
 	 * turn comes on the next iteration, not nested. */
-	if (ctl_inproc_submit(h->ip, r->line, r->line_len, false, h->in_reply == 0, on_reply, r))
+	if (ctl_inproc_submit(h->ip, line, n, false, h->in_reply == 0, on_reply, r))
 		on_reply(r, NULL, 0, NULL, 0); /* peerd is stopping: Core's envelope of the error */
 	if (r->state == RPC_RQ_RUNNING)
 		suspend(r);
@@ -390,6 +416,7 @@ void rpc_http_req_ready(struct rpc_req *r)
 {
 	if (r->orphan) {
 		xfree(r->ans.body);
+		rpc_jsonrpc_call_free(r->pending);
 		xfree(r->line);
 		xfree(r->body);
 		xfree(r);
@@ -526,6 +553,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		return;
 	}
 	xfree(r->ans.body);
+	rpc_jsonrpc_call_free(r->pending);
 	xfree(r->line);
 	xfree(r->body);
 	xfree(r);
