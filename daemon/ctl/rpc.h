@@ -279,6 +279,11 @@ struct rpc_conn {
 	int fd;
 	uint64_t since_ms; /**< a request has been arriving since; 0: none is */
 	bool killed;       /**< the watchdog shut it down */
+	/* The Authorization header last accepted on this connection and its
+	 * user: the same header again is compared with it (constant time)
+	 * instead of decoded and hashed again. Zeroed when the connection goes. */
+	char *auth;
+	char auth_user[256];
 	struct rpc_conn *prev, *next;
 };
 

@@ -246,3 +246,32 @@ def test_view_questions_answered_at_once_as_bitcoind(make_bitcoind, make_peerd):
     assert errors == [], errors[:3]
     assert direct() - before == 1600
     assert d.proc.poll() is None
+
+
+def test_password_checked_on_every_request_of_a_keep_alive_connection(make_peerd):
+    """A connection let in once is not let in again with other credentials: on one
+    keep-alive connection a right, a wrong (401 after Core's delay, logged), an
+    absent and a right password again each get their own answer, and a wrong
+    password first does not let the right one in on another connection either."""
+    port = free_port()
+    d = make_peerd("-rpcport=%d" % port, "-rpcuser=u", "-rpcpassword=p", "-rpcauth=" + ALICE)
+    body = '{"method":"getblockcount","id":1}'
+
+    def hdr(cred):
+        return {} if cred is None else {"Authorization": "Basic " + base64.b64encode(cred.encode()).decode()}
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    seen = []
+    for cred in ("u:p", "u:q", None, "alice:wonderland", "alice:p", "u:p", "u:p "):
+        t0 = time.monotonic()
+        c.request("POST", "/", body=body, headers=hdr(cred))
+        r = c.getresponse()
+        r.read()
+        seen.append((cred, r.status, time.monotonic() - t0 >= 0.24))
+        if r.getheader("Connection", "").lower() == "close":
+            c.close()
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    c.close()
+    assert seen == [("u:p", 200, False), ("u:q", 401, True), (None, 401, False),
+                    ("alice:wonderland", 200, False), ("alice:p", 401, True), ("u:p", 200, False),
+                    ("u:p ", 401, True)], seen
+    assert d.rpc("getstats")["control"]["http"]["bad_auth"] == 3
