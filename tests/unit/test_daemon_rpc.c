@@ -270,10 +270,14 @@ static void test_envelopes_oom(void **state)
 	}
 }
 
-/* body answered both ways: through a call (stub_reply), and with the reply known. */
+static void expect_halves(const char *body, bool direct, bool want_pending);
+
+/* body answered three ways: through a call (stub_reply), with the reply known, and in two
+ * halves parsed once. */
 static void expect_both(const char *body, unsigned status, const char *want)
 {
 	expect(body, status, want);
+	expect_halves(body, false, true);
 	struct rpc_answer a;
 	char *rep = stub_reply ? xstrdup(stub_reply) : NULL;
 	rpc_jsonrpc_answer_reply(body, strlen(body), rep, rep ? strlen(rep) : 0, &a);
