@@ -24,6 +24,7 @@ rotation, for an A/B of two builds in the same sitting.
 import argparse
 import json
 import os
+import resource
 import shutil
 import socket
 import subprocess
@@ -91,6 +92,18 @@ def client(port, body, seconds, out):
     out.put(lat)
 
 
+def cpu_seconds(pid):
+    """A process's user and system CPU so far, in seconds (/proc/PID/stat)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def run_c(exe, port, body, clients, seconds):
     out = subprocess.run([exe, str(port), str(clients), str(seconds), AUTH, body], check=True,
                          stdout=subprocess.PIPE).stdout.split()
@@ -151,18 +164,27 @@ def main():
         print("%-14s %7s %12s %9s %9s %12s %9s %9s %8s" % ("method", "clients", "peerd req/s", "p50 us", "p99 us",
                                                             "core req/s", "p50 us", "p99 us", "peerd/core"))
         for n in [int(x) for x in a.clients.split(",")]:
-            best = {}
+            best, cpu = {}, {}
+            pids = {"peerd": procs[1].pid, "core": procs[0].pid, "base": procs[2].pid if bport else None}
             for _ in range(2):
                 for name, port in (("peerd", pport), ("core", cport)) + ((("base", bport),) if bport else ()):
+                    s0, c0 = cpu_seconds(pids[name]), children_cpu()
                     r = run_c(exe, port, body, n, a.seconds) if exe else run(port, body, n, a.seconds)
+                    s1, c1 = cpu_seconds(pids[name]), children_cpu()
                     if name not in best or r[0] > best[name][0]:
                         best[name] = r
+                        # CPU a request of the server and of the clients (the best run's).
+                        done = r[0] * a.seconds
+                        cpu[name] = ((s1 - s0) / done * 1e6, (c1 - c0) / done * 1e6) if done else (0, 0)
             p, c = best["peerd"], best["core"]
             print("%-14s %7d %12.0f %9.0f %9.0f %12.0f %9.0f %9.0f %8.2fx" % (a.method, n, *p, *c, p[0] / c[0]))
             if bport:
                 b = best["base"]
                 print("%-14s %7d base %7.0f %9.0f %9.0f   base/core %.2fx, peerd/base %.2fx" % (
                     a.method, n, *b, b[0] / c[0], p[0] / b[0]))
+            print("%-14s %7d cpu us/req (server, clients): %s; load %s" % (
+                a.method, n, ", ".join("%s %.1f, %.1f" % (k, *v) for k, v in cpu.items()),
+                " ".join(open("/proc/loadavg").read().split()[:3])))
     finally:
         benchlib.stop_all(procs)
         shutil.rmtree(tmp, ignore_errors=True)

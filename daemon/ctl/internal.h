@@ -549,6 +549,16 @@ typedef void (*ctl_inproc_done_fn)(void *arg, char *reply, size_t len, uint8_t *
 int ctl_inproc_submit(struct ctl_inproc *ip, const char *line, size_t len, bool want_bytes,
                       bool now, ctl_inproc_done_fn fn, void *arg)
     __attribute__((warn_unused_result));
+/**
+ * A call of the loop's (the HTTP server's) answered at once, without a
+ * client and its line, when `method` is one the loop answers from its
+ * chain view now (ctl_view_answers: no validation job out, so the view is
+ * the chain's state after every call made before): true with res filled
+ * as ctl_call fills it; false (res untouched) for everything else, which
+ * goes through ctl_inproc_submit. Counted as a call served. Loop thread.
+ */
+bool ctl_inproc_direct(struct ctl_inproc *ip, const char *method, struct json_t *params,
+                       struct ctl_result *res);
 /** Whether c's waiting call takes bytes (ctl_inproc_call_bytes). Loop thread. */
 bool ctl_inproc_wants_bytes(const struct ctl_client *c);
 /** Hand c's waiting call a method's bytes (b->p taken; freed when nobody takes them). Loop thread.

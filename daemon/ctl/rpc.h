@@ -180,6 +180,45 @@ void rpc_jsonrpc_answer_reply(const char *body, size_t len, char *reply, size_t 
 void rpc_jsonrpc_answer_batched(const char *body, size_t len, rpc_call_fn call, rpc_batch_fn batch,
                                 void *ctx, struct rpc_answer *out);
 
+struct ctl_result;
+struct json_t;
+/**
+ * Answer a call at once, without the dispatcher's queue, when its method
+ * is one the loop answers from a consistent view (getblockcount,
+ * getbestblockhash, getblockhash with no validation job out): true with
+ * res filled as ctl_call fills it (res->result a new reference, or an
+ * error), false to send the call the usual way. Loop thread.
+ */
+typedef bool (*rpc_direct_fn)(void *ctx, const char *method, struct json_t *params,
+                              struct ctl_result *res);
+
+/** A lone call parsed once and kept until its dispatcher reply (rpc_jsonrpc_begin). */
+struct rpc_jsonrpc_call;
+
+/**
+ * The first half of rpc_jsonrpc_answer for a body that is not a batch
+ * (those go to rpc_jsonrpc_answer_batched): the body is parsed once. A
+ * call `direct` answers, or one that needs no dispatcher (a parse error,
+ * an unknown method), is answered at once: *pending NULL and out set. A
+ * call for the dispatcher: *pending set (the caller's) and out empty; its
+ * line is rpc_jsonrpc_call_line's, and rpc_jsonrpc_finish makes the
+ * answer from the reply with the tree parsed here (the body is not read
+ * again and may be freed). Loop thread (direct's).
+ */
+void rpc_jsonrpc_begin(const char *body, size_t len, rpc_direct_fn direct, void *ctx,
+                       struct rpc_answer *out, struct rpc_jsonrpc_call **pending);
+/** The dispatcher line of a pending call (valid until it is finished or freed; *len set). */
+const char *rpc_jsonrpc_call_line(const struct rpc_jsonrpc_call *pc, size_t *len);
+/**
+ * The answer to pending call pc from its dispatcher reply (reply_len
+ * bytes, taken; NULL: the dispatcher is gone), as rpc_jsonrpc_answer_reply
+ * gives it; pc is freed. Any thread.
+ */
+void rpc_jsonrpc_finish(struct rpc_jsonrpc_call *pc, char *reply, size_t reply_len,
+                        struct rpc_answer *out);
+/** Free a pending call never finished (its request ended). NULL is fine. */
+void rpc_jsonrpc_call_free(struct rpc_jsonrpc_call *pc);
+
 /* ---- ctl/rpc_http.c and ctl/rpc_http_req.c: the server ---------------- */
 
 #include <stdint.h>
@@ -218,7 +257,8 @@ struct rpc_req {
 	bool worker;    /**< served on a worker thread (REST, a batch): several calls */
 	bool replaying; /**< the second pass over the body, with the reply */
 	bool orphan;    /**< the request ended while its call was out: free at the reply */
-	char *line;     /**< the dispatcher line the first pass made, or NULL */
+	struct rpc_jsonrpc_call *pending; /**< a lone call's parsed body while at the dispatcher */
+	char *line;                       /**< the dispatcher line the first pass made, or NULL */
 	size_t line_len;
 	char *reply; /**< the dispatcher's reply, for the second pass */
 	size_t reply_len;
@@ -239,6 +279,11 @@ struct rpc_conn {
 	int fd;
 	uint64_t since_ms; /**< a request has been arriving since; 0: none is */
 	bool killed;       /**< the watchdog shut it down */
+	/* The Authorization header last accepted on this connection and its
+	 * user: the same header again is compared with it (constant time)
+	 * instead of decoded and hashed again. Zeroed when the connection goes. */
+	char *auth;
+	char auth_user[256];
 	struct rpc_conn *prev, *next;
 };
 
@@ -274,6 +319,7 @@ struct rpc_http {
 	int in_run;    /**< inside MHD_run: libmicrohttpd must not be stopped now */
 	int in_reply;  /**< inside a reply callback, i.e. the dispatcher's code */
 	bool rerun;    /**< a connection resumed inside MHD_run: run again */
+	bool gating;   /**< inside gate_next: a nested one leaves the queue to it */
 	bool closing;  /**< rpc_http_close came inside MHD_run: tear down after it */
 	bool stopping; /**< tearing down: new requests get 503, queued ones too */
 	/* The worker threads (REST, batches: calls that block). */
@@ -285,6 +331,7 @@ struct rpc_http {
 	uv_thread_t *workers;
 	int n_workers;
 	uint64_t rejected, timed_out, queue_full, bad_auth, on_loop;
+	uint64_t direct; /**< of those, answered from the view without a dispatcher client */
 };
 
 /**

@@ -547,10 +547,10 @@ json_t *rpc_http_stats_json(const struct daemon *d)
 	struct rpc_http *h = d->ctl->http;
 	if (!h)
 		return json_null();
-	return json_pack("{s:i, s:i, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I}", "threads",
+	return json_pack("{s:i, s:i, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I}", "threads",
 	                 h->threads, "work_queue", h->depth, "active", h->active, "waiting",
 	                 h->waiting, "inflight", h->inflight, "rejected", (json_int_t)h->rejected,
 	                 "timed_out", (json_int_t)h->timed_out, "queue_full",
 	                 (json_int_t)h->queue_full, "bad_auth", (json_int_t)h->bad_auth, "on_loop",
-	                 (json_int_t)h->on_loop);
+	                 (json_int_t)h->on_loop, "direct", (json_int_t)h->direct);
 }

@@ -188,11 +188,15 @@ static void zero_id(char *r, size_t *n)
 	}
 }
 
-/*
- * One call through the dispatcher (or its reply already fetched: slot):
- * *result and *rlen point into *line (the caller frees *line) on success,
- * else the error (a new reference).
- */
+/* How exec reaches the dispatcher: `call` (a blocking call, a capture of
+ * the line, or a replay of the reply), and first `direct` when set. */
+struct door {
+	rpc_call_fn call;
+	void *ctx;
+	rpc_direct_fn direct;
+	void *direct_ctx;
+};
+
 /* The one reply of rpc_jsonrpc_answer_reply's call (taken by its first exec). */
 struct replay {
 	char *reply;
@@ -210,10 +214,47 @@ static char *replay_call(void *ctx, const char *line, size_t len, size_t *out_le
 	return r;
 }
 
-static json_t *exec(const char *method, json_t *params, const char *dup_key, rpc_call_fn call,
-                    void *ctx, struct pre_slot *slot, char **line, const char **result,
-                    size_t *rlen)
+/*
+ * A call `direct` answered: its result's text as the dispatcher would
+ * print it (json_format, compact) into *line, or the error (a new
+ * reference). NULL with *line unset when direct did not take it.
+ */
+static json_t *exec_direct(const struct door *door, const char *method, json_t *params, bool *taken,
+                           char **line, const char **result, size_t *rlen)
 {
+	struct ctl_result res;
+	res.result = NULL;
+	res.err_code = 0;
+	res.err_msg[0] = 0;
+	res.stop = false;
+	*taken = door->direct(door->direct_ctx, method, params, &res);
+	if (!*taken)
+		return NULL;
+	if (res.err_code) {
+		json_decref(res.result);
+		return error_obj(res.err_code, res.err_msg);
+	}
+	char *t = json_format(res.result ? res.result : json_null(), JSON_COMPACT);
+	json_decref(res.result);
+	if (!t)
+		return error_obj(RPC_MISC_ERROR, "out of memory");
+	*line = t;
+	*result = t;
+	*rlen = strlen(t);
+	return NULL;
+}
+
+/*
+ * One call through the dispatcher (or its reply already fetched: slot;
+ * or answered by door->direct): *result and *rlen point into *line (the
+ * caller frees *line) on success, else the error (a new reference).
+ */
+static json_t *exec(const char *method, json_t *params, const char *dup_key,
+                    const struct door *door, struct pre_slot *slot, char **line,
+                    const char **result, size_t *rlen)
+{
+	rpc_call_fn call = door->call;
+	void *ctx = door->ctx;
 	*line = NULL;
 	if (!dispatched(method))
 		return error_obj(RPC_METHOD_NOT_FOUND, "Method not found");
@@ -223,6 +264,12 @@ static json_t *exec(const char *method, json_t *params, const char *dup_key, rpc
 		char msg[512];
 		snprintf(msg, sizeof(msg), "Parameter %s specified multiple times", dup_key);
 		return error_obj(-8, msg);
+	}
+	if (door->direct) {
+		bool taken = false;
+		json_t *e = exec_direct(door, method, params, &taken, line, result, rlen);
+		if (taken)
+			return e;
 	}
 	size_t n = 0;
 	char *r;
@@ -316,9 +363,8 @@ static char *reply_in_place(char *line, const char *res, size_t rlen, const stru
 
 /* One request: parse, run, and its reply object into b unless a notification
  * (a long result of a lone request: into *whole, the dispatcher's buffer). */
-static json_t *one(json_t *req, struct req_state *st, rpc_call_fn call, void *ctx,
-                   struct pre_slot *pre, struct rest_buf *b, bool *replied, char **whole,
-                   size_t *whole_len)
+static json_t *one(json_t *req, struct req_state *st, const struct door *door, struct pre_slot *pre,
+                   struct rest_buf *b, bool *replied, char **whole, size_t *whole_len)
 {
 	const char *method = NULL;
 	json_t *params = NULL;
@@ -329,7 +375,7 @@ static json_t *one(json_t *req, struct req_state *st, rpc_call_fn call, void *ct
 	char *line = NULL;
 	const char *res = NULL;
 	size_t rlen = 0;
-	err = exec(method, params, st->dup_key, call, ctx, pre, &line, &res, &rlen);
+	err = exec(method, params, st->dup_key, door, pre, &line, &res, &rlen);
 	if (err && !st->v2)
 		return err; /* legacy: thrown */
 	if (!notification(st)) {
@@ -431,31 +477,119 @@ out:
 	return pre;
 }
 
-static void answer(const char *body, size_t len, rpc_call_fn call, rpc_batch_fn batch, void *ctx,
-                   struct rpc_answer *out);
+static void answer_parsed(json_t *v, const struct ctl_json_notes *notes, const struct door *door,
+                          rpc_batch_fn batch, struct rpc_answer *out);
+
+/* Parse body and answer it: the one pass of a call on a blocking door. */
+static void answer(const char *body, size_t len, const struct door *door, rpc_batch_fn batch,
+                   struct rpc_answer *out)
+{
+	json_error_t jerr;
+	struct ctl_json_notes notes;
+	json_t *v = ctl_json_load(body, len, &jerr, &notes);
+	answer_parsed(v, &notes, door, batch, out);
+	json_decref(v);
+	ctl_json_notes_release(&notes);
+}
 
 void rpc_jsonrpc_answer(const char *body, size_t len, rpc_call_fn call, void *ctx,
                         struct rpc_answer *out)
 {
-	answer(body, len, call, NULL, ctx, out);
+	struct door door = {.call = call, .ctx = ctx};
+	answer(body, len, &door, NULL, out);
 }
 
 void rpc_jsonrpc_answer_reply(const char *body, size_t len, char *reply, size_t reply_len,
                               struct rpc_answer *out)
 {
 	struct replay rp = {.reply = reply, .len = reply_len};
-	answer(body, len, replay_call, NULL, &rp, out);
+	struct door door = {.call = replay_call, .ctx = &rp};
+	answer(body, len, &door, NULL, out);
 	xfree(rp.reply); /* not taken: the body makes no call now (cannot happen) */
 }
 
 void rpc_jsonrpc_answer_batched(const char *body, size_t len, rpc_call_fn call, rpc_batch_fn batch,
                                 void *ctx, struct rpc_answer *out)
 {
-	answer(body, len, call, batch, ctx, out);
+	struct door door = {.call = call, .ctx = ctx};
+	answer(body, len, &door, batch, out);
 }
 
-static void answer(const char *body, size_t len, rpc_call_fn call, rpc_batch_fn batch, void *ctx,
-                   struct rpc_answer *out)
+/* ---- a lone call in two halves, parsed once (the loop's calls) ------------ */
+
+struct rpc_jsonrpc_call {
+	json_t *v;                   /**< the parsed body */
+	struct ctl_json_notes notes; /**< what its text said beyond the tree */
+	char *line;                  /**< the dispatcher line exec made */
+	size_t line_len;
+};
+
+/* rpc_call_fn of the first half: the line is kept, the call not made. */
+static char *capture_call(void *ctx, const char *line, size_t len, size_t *out_len)
+{
+	struct rpc_jsonrpc_call *pc = ctx;
+	*out_len = 0;
+	if (!pc->line && (pc->line = xmalloc(len + 1))) {
+		memcpy(pc->line, line, len);
+		pc->line[len] = 0;
+		pc->line_len = len;
+	}
+	return NULL;
+}
+
+void rpc_jsonrpc_call_free(struct rpc_jsonrpc_call *pc)
+{
+	if (!pc)
+		return;
+	json_decref(pc->v);
+	ctl_json_notes_release(&pc->notes);
+	xfree(pc->line);
+	xfree(pc);
+}
+
+void rpc_jsonrpc_begin(const char *body, size_t len, rpc_direct_fn direct, void *ctx,
+                       struct rpc_answer *out, struct rpc_jsonrpc_call **pending)
+{
+	*pending = NULL;
+	struct rpc_jsonrpc_call *pc = xcalloc(1, sizeof(*pc));
+	if (!pc) {
+		*out = (struct rpc_answer){.status = 500};
+		return;
+	}
+	json_error_t jerr;
+	pc->v = ctl_json_load(body, len, &jerr, &pc->notes);
+	struct door door = {.call = capture_call, .ctx = pc, .direct = direct, .direct_ctx = ctx};
+	answer_parsed(pc->v, &pc->notes, &door, NULL, out);
+	/* The line captured: what was answered meanwhile (the call as if
+	 * refused) is not the answer; the reply will make it. */
+	if (pc->line && json_is_object(pc->v)) {
+		xfree(out->body);
+		*out = (struct rpc_answer){.status = 0};
+		*pending = pc;
+		return;
+	}
+	rpc_jsonrpc_call_free(pc);
+}
+
+const char *rpc_jsonrpc_call_line(const struct rpc_jsonrpc_call *pc, size_t *len)
+{
+	*len = pc->line_len;
+	return pc->line;
+}
+
+void rpc_jsonrpc_finish(struct rpc_jsonrpc_call *pc, char *reply, size_t reply_len,
+                        struct rpc_answer *out)
+{
+	struct replay rp = {.reply = reply, .len = reply_len};
+	struct door door = {.call = replay_call, .ctx = &rp};
+	answer_parsed(pc->v, &pc->notes, &door, NULL, out);
+	xfree(rp.reply); /* not taken (cannot happen: the same tree makes the same call) */
+	rpc_jsonrpc_call_free(pc);
+}
+
+/* The answer to a parsed body (v NULL: it did not parse). */
+static void answer_parsed(json_t *v, const struct ctl_json_notes *notes, const struct door *door,
+                          rpc_batch_fn batch, struct rpc_answer *out)
 {
 	struct rest_buf b = {0};
 	char *whole = NULL; /* the reply built in place (reply_in_place), newline included */
@@ -465,27 +599,24 @@ static void answer(const char *body, size_t len, rpc_call_fn call, rpc_batch_fn 
 	out->status = 200;
 	out->body = NULL;
 	out->len = 0;
-	json_error_t jerr;
-	struct ctl_json_notes notes;
-	json_t *v = ctl_json_load(body, len, &jerr, &notes);
-	st.notes = &notes;
+	st.notes = notes;
 	if (!v) {
 		err = error_obj(RPC_PARSE_ERROR, "Parse error");
 	} else if (json_is_object(v)) {
 		bool replied;
-		err = one(v, &st, call, ctx, NULL, &b, &replied, &whole, &whole_len);
+		err = one(v, &st, door, NULL, &b, &replied, &whole, &whole_len);
 		if (!err && !replied)
 			out->status = 204;
 	} else if (json_is_array(v)) {
 		size_t n = json_array_size(v), k = 0;
-		struct pre_slot *pre = batch && n > 1 ? prefetch(v, &notes, batch, ctx) : NULL;
+		struct pre_slot *pre = batch && n > 1 ? prefetch(v, notes, batch, door->ctx) : NULL;
 		rest_buf_str(&b, "[");
 		for (size_t i = 0; i < n; i++) {
 			struct rest_buf e = {0};
 			bool replied = false;
 			st.member = i;
-			json_t *x = one(json_array_get(v, i), &st, call, ctx, pre ? &pre[i] : NULL,
-			                &e, &replied, NULL, NULL);
+			json_t *x = one(json_array_get(v, i), &st, door, pre ? &pre[i] : NULL, &e,
+			                &replied, NULL, NULL);
 			/* A batch never fails as a whole: errors are members. */
 			if (x && !notification(&st)) {
 				reply_obj(&e, &st, NULL, 0, x);
@@ -520,8 +651,6 @@ static void answer(const char *body, size_t len, rpc_call_fn call, rpc_batch_fn 
 		reply_obj(&b, &st, NULL, 0, err);
 		json_decref(err);
 	}
-	json_decref(v);
-	ctl_json_notes_release(&notes);
 	if (whole) {
 		out->body = whole;
 		out->len = whole_len;

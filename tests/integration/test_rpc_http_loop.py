@@ -2,6 +2,8 @@
 connection is a socket on the loop, not a thread, so slow senders and
 wrong passwords waiting out Core's 250 ms hold no thread while other
 clients are answered; the 401 still comes after the delay, from a timer."""
+import base64
+import http.client
 import json
 import os
 import socket
@@ -9,7 +11,7 @@ import threading
 import time
 
 from conftest import free_port, wait_for
-from test_rpc_http import post
+from test_rpc_http import ALICE, post
 
 
 def threads_of(pid):
@@ -160,3 +162,116 @@ def test_sigterm_with_requests_in_every_waiting_state(make_peerd):
         assert results["bad%d" % i][0] in (401, "closed"), results
     for name in ("queued0", "queued1", "long"):
         assert results[name][0] in (200, 500, 503, "closed"), results
+
+
+# Questions the loop answers from its chain view, in both envelopes, with
+# every kind of argument error: each goes the direct way (no dispatcher
+# client, the body parsed once).
+VIEW_BODIES = [
+    '{"method":"getblockcount","id":1}',
+    '{"jsonrpc":"2.0","method":"getblockcount","id":"a"}',
+    '{"jsonrpc":"2.0","method":"getblockcount"}',
+    '{"method":"getbestblockhash","id":123456789012345678901234567890}',
+    '{"jsonrpc":"1.0","method":"getbestblockhash","params":null,"id":null}',
+    '{"method":"getblockhash","params":[0],"id":[1,{"a":null}]}',
+    '{"method":"getblockhash","params":{"height":0},"id":1}',
+    '{"method":"getblockhash","params":[1],"id":1}',
+    '{"jsonrpc":"2.0","method":"getblockhash","params":[-1],"id":1}',
+    '{"method":"getblockhash","params":["0"],"id":1}',
+    '{"method":"getblockhash","params":{"height":0,"x":1},"id":1}',
+    '{"method":"getblockhash","params":[99999999999999999999],"id":1}',
+]
+# Wrong argument counts: Core answers with its help text, peerd with its own
+# (the same code and status).
+VIEW_USAGE = ['{"method":"getblockhash","id":1}', '{"method":"getblockcount","params":[1],"id":1}']
+
+
+def test_view_questions_answered_at_once_as_bitcoind(make_bitcoind, make_peerd):
+    """getblockcount, getbestblockhash and getblockhash over HTTP are answered on
+    the loop from the chain view as soon as they are read (getstats' http.direct
+    counts each), with bitcoind's status and body for every envelope and argument
+    error; a repeated named argument is refused before any method runs (not
+    direct). With one thread slot, 16 keep-alive clients at once are all answered,
+    the queued ones taken from the work queue as each direct answer frees the slot."""
+    core = make_bitcoind(1, args=("-rpcauth=" + ALICE,))[0]
+    port = free_port()
+    d = make_peerd("-rpcport=%d" % port, "-rpcauth=" + ALICE, "-rpcthreads=1")
+    auth = "alice:wonderland"
+
+    def direct():
+        return d.rpc("getstats")["control"]["http"]["direct"]
+    # Nothing is out at the validation thread once the first answer came from the view.
+    wait_for(lambda: post(port, '{"method":"getblockcount","id":1}', auth)[0] == 200 and direct() > 0,
+             timeout=10, what="a direct answer")
+    before = direct()
+    differ = []
+    for body in VIEW_BODIES:
+        a, b = post(port, body, auth)[:2], post(core.rpcport, body, auth)[:2]
+        if a != b:
+            differ.append((body, a, b))
+    for body in VIEW_USAGE:
+        a, b = post(port, body, auth), post(core.rpcport, body, auth)
+        if a[0] != b[0] or json.loads(a[1])["error"]["code"] != json.loads(b[1])["error"]["code"]:
+            differ.append((body, a[:2], b[:2]))
+    assert differ == []
+    assert direct() - before == len(VIEW_BODIES) + len(VIEW_USAGE)
+    body = '{"method":"getblockhash","params":{"height":0,"height":1},"id":1}'
+    a, b = post(port, body, auth)[:2], post(core.rpcport, body, auth)[:2]
+    assert a == b, (a, b)
+    assert direct() - before == len(VIEW_BODIES) + len(VIEW_USAGE)
+
+    hdr = {"Authorization": "Basic " + base64.b64encode(auth.encode()).decode()}
+    genesis = core.rpc("getblockhash", 0)
+    errors = []
+
+    def client():
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        try:
+            for i in range(100):
+                c.request("POST", "/", body='{"method":"getblockhash","params":[0],"id":%d}' % i, headers=hdr)
+                r = c.getresponse()
+                got = (r.status, json.loads(r.read()))
+                if got != (200, {"result": genesis, "error": None, "id": i}):
+                    errors.append(got)
+        except (OSError, ValueError) as e:
+            errors.append(repr(e))
+        finally:
+            c.close()
+    before = direct()
+    clients = [threading.Thread(target=client) for _ in range(16)]
+    for t in clients:
+        t.start()
+    for t in clients:
+        t.join(60)
+    assert errors == [], errors[:3]
+    assert direct() - before == 1600
+    assert d.proc.poll() is None
+
+
+def test_password_checked_on_every_request_of_a_keep_alive_connection(make_peerd):
+    """A connection let in once is not let in again with other credentials: on one
+    keep-alive connection a right, a wrong (401 after Core's delay, logged), an
+    absent and a right password again each get their own answer, and a wrong
+    password first does not let the right one in on another connection either."""
+    port = free_port()
+    d = make_peerd("-rpcport=%d" % port, "-rpcuser=u", "-rpcpassword=p", "-rpcauth=" + ALICE)
+    body = '{"method":"getblockcount","id":1}'
+
+    def hdr(cred):
+        return {} if cred is None else {"Authorization": "Basic " + base64.b64encode(cred.encode()).decode()}
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    seen = []
+    for cred in ("u:p", "u:q", None, "alice:wonderland", "alice:p", "u:p", "u:p "):
+        t0 = time.monotonic()
+        c.request("POST", "/", body=body, headers=hdr(cred))
+        r = c.getresponse()
+        r.read()
+        seen.append((cred, r.status, time.monotonic() - t0 >= 0.24))
+        if r.getheader("Connection", "").lower() == "close":
+            c.close()
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    c.close()
+    assert seen == [("u:p", 200, False), ("u:q", 401, True), (None, 401, False),
+                    ("alice:wonderland", 200, False), ("alice:p", 401, True), ("u:p", 200, False),
+                    ("u:p ", 401, True)], seen
+    assert d.rpc("getstats")["control"]["http"]["bad_auth"] == 3

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "daemon/ctl/ctl.h"
 #include "daemon/ctl/rpc.h"
 #include "tests/unit/testutil.h"
 
@@ -179,13 +180,14 @@ static void test_allow_list(void **state)
 /* The dispatcher's reply, as the control socket writes it. */
 static const char *stub_reply;
 static int stub_calls;
+/* The last line the stub was sent. */
+static char stub_line[512];
 
 static char *stub_call(void *ctx, const char *line, size_t len, size_t *out_len)
 {
 	(void)ctx;
-	(void)line;
-	(void)len;
 	stub_calls++;
+	snprintf(stub_line, sizeof(stub_line), "%.*s", (int)len, line);
 	if (!stub_reply)
 		return NULL;
 	char *r = xstrdup(stub_reply);
@@ -268,10 +270,14 @@ static void test_envelopes_oom(void **state)
 	}
 }
 
-/* body answered both ways: through a call (stub_reply), and with the reply known. */
+static void expect_halves(const char *body, bool direct, bool want_pending);
+
+/* body answered three ways: through a call (stub_reply), with the reply known, and in two
+ * halves parsed once. */
 static void expect_both(const char *body, unsigned status, const char *want)
 {
 	expect(body, status, want);
+	expect_halves(body, false, true);
 	struct rpc_answer a;
 	char *rep = stub_reply ? xstrdup(stub_reply) : NULL;
 	rpc_jsonrpc_answer_reply(body, strlen(body), rep, rep ? strlen(rep) : 0, &a);
@@ -331,13 +337,168 @@ static void test_long_result_in_place(void **state)
 	xfree(want);
 }
 
+/* rpc_direct_fn: answers getblockcount (7, or direct_err's error), declines the rest. */
+static int direct_asked;
+static int direct_err;
+
+static bool direct_stub(void *ctx, const char *method, json_t *params, struct ctl_result *res)
+{
+	(void)ctx;
+	(void)params;
+	direct_asked++;
+	if (strcmp(method, "getblockcount") != 0)
+		return false;
+	if (direct_err) {
+		res->err_code = direct_err;
+		snprintf(res->err_msg, sizeof(res->err_msg), "m");
+		return true;
+	}
+	res->result = json_integer(7);
+	return true;
+}
+
+/* body through rpc_jsonrpc_begin (direct: direct_stub, or none) and, when it is pending,
+ * rpc_jsonrpc_finish with stub_reply: the same answer, bytes and status, as
+ * rpc_jsonrpc_answer's, the same line to the dispatcher, and the body never read after
+ * begin (it is scribbled over and freed: ASan sees any read). */
+static void expect_halves(const char *body, bool direct, bool want_pending)
+{
+	struct rpc_answer want, got;
+	stub_line[0] = 0;
+	stub_calls = 0;
+	rpc_jsonrpc_answer(body, strlen(body), stub_call, NULL, &want);
+	int calls = stub_calls;
+	char *copy = xstrdup(body);
+	assert_non_null(copy);
+	struct rpc_jsonrpc_call *pc = NULL;
+	rpc_jsonrpc_begin(copy, strlen(copy), direct ? direct_stub : NULL, NULL, &got, &pc);
+	memset(copy, '!', strlen(copy));
+	xfree(copy);
+	if (want_pending) {
+		assert_non_null(pc);
+		assert_int_equal(calls, 1);
+		assert_null(got.body);
+		size_t n = 0;
+		const char *line = rpc_jsonrpc_call_line(pc, &n);
+		assert_int_equal(n, strlen(line));
+		assert_string_equal(line, stub_line);
+		char *rep = stub_reply ? xstrdup(stub_reply) : NULL;
+		rpc_jsonrpc_finish(pc, rep, rep ? strlen(rep) : 0, &got);
+	} else {
+		assert_null(pc);
+	}
+	assert_int_equal(got.status, want.status);
+	if (want.body) {
+		assert_non_null(got.body);
+		assert_int_equal(got.len, want.len);
+		assert_string_equal(got.body, want.body);
+	} else {
+		assert_null(got.body);
+	}
+	xfree(want.body);
+	xfree(got.body);
+}
+
+/* A lone call parsed once (ctl/rpc_http_req.c): answered from the view by a direct
+ * call, or sent to the dispatcher and finished with the tree of the first parse. */
+static void test_one_parse_two_halves(void **state)
+{
+	(void)state;
+	stub_reply = "{\"jsonrpc\":\"2.0\",\"result\":\"00ff\",\"id\":0}";
+	const char *sent[] = {
+	    "{\"method\":\"getblockhash\",\"params\":[1],\"id\":7}",
+	    "{\"jsonrpc\":\"2.0\",\"method\":\"getblockhash\",\"params\":[1],\"id\":\"x\"}",
+	    "{\"jsonrpc\":\"2.0\",\"method\":\"getblockhash\",\"params\":{\"height\":1}}",
+	    "{\"method\":\"getblockhash\",\"params\":[1]}",
+	    "{\"method\":\"getblockhash\",\"params\":[1],\"id\":123456789012345678901234567890}",
+	    "{\"jsonrpc\":\"1.0\",\"method\":\"getblockhash\",\"params\":null,\"id\":[1,{}]}",
+	};
+	/* Without a direct door, and with one that declines (getblockhash). */
+	for (size_t i = 0; i < sizeof(sent) / sizeof(sent[0]); i++) {
+		expect_halves(sent[i], false, true);
+		direct_asked = 0;
+		expect_halves(sent[i], true, true);
+		assert_int_equal(direct_asked, 1);
+	}
+	/* Never at the dispatcher: a parse error, an unknown method, a repeated name. */
+	const char *kept[] = {
+	    "x",
+	    "5",
+	    "{\"method\":\"nosuchmethod\",\"id\":1}",
+	    "{\"jsonrpc\":\"2.0\",\"method\":3,\"id\":1}",
+	    "{\"method\":\"getblockhash\",\"params\":{\"height\":1,\"height\":2},\"id\":1}",
+	};
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+		direct_asked = 0;
+		expect_halves(kept[i], true, false);
+		assert_int_equal(direct_asked, 0);
+	}
+	/* The dispatcher gone between the halves: Core's envelope of the error. */
+	stub_reply = NULL;
+	expect_halves("{\"method\":\"getblockhash\",\"params\":[1],\"id\":7}", false, true);
+	/* Answered from the view: as if the dispatcher had said it. */
+	stub_reply = "{\"jsonrpc\":\"2.0\",\"result\":7,\"id\":0}";
+	struct rpc_answer a;
+	struct rpc_jsonrpc_call *pc = NULL;
+	const char *body = "{\"method\":\"getblockcount\",\"id\":123456789012345678901234567890}";
+	rpc_jsonrpc_begin(body, strlen(body), direct_stub, NULL, &a, &pc);
+	assert_null(pc);
+	assert_int_equal(a.status, 200);
+	assert_string_equal(
+	    a.body, "{\"result\":7,\"error\":null,\"id\":123456789012345678901234567890}\n");
+	xfree(a.body);
+	stub_calls = 0;
+	direct_err = -8;
+	body = "{\"method\":\"getblockcount\",\"id\":1}";
+	rpc_jsonrpc_begin(body, strlen(body), direct_stub, NULL, &a, &pc);
+	assert_null(pc);
+	assert_int_equal(a.status, 500);
+	assert_string_equal(
+	    a.body, "{\"result\":null,\"error\":{\"code\":-8,\"message\":\"m\"},\"id\":1}\n");
+	xfree(a.body);
+	body = "{\"jsonrpc\":\"2.0\",\"method\":\"getblockcount\",\"id\":1}";
+	rpc_jsonrpc_begin(body, strlen(body), direct_stub, NULL, &a, &pc);
+	assert_null(pc);
+	assert_int_equal(a.status, 200);
+	assert_string_equal(
+	    a.body, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-8,\"message\":\"m\"},\"id\":1}\n");
+	xfree(a.body);
+	direct_err = 0;
+	assert_int_equal(stub_calls, 0);
+	/* Out of memory anywhere in either half: a 500 or the answer, never a leak (ASan). */
+	stub_reply = "{\"jsonrpc\":\"2.0\",\"result\":\"00ff\",\"id\":0}";
+	body = "{\"method\":\"getblockhash\",\"params\":[1],\"id\":7}";
+	for (long k = 0; k < 60; k++) {
+		base_alloc_fail_after(k);
+		rpc_jsonrpc_begin(body, strlen(body), direct_stub, NULL, &a, &pc);
+		if (pc) {
+			assert_null(a.body);
+			char *r = xstrdup(stub_reply);
+			rpc_jsonrpc_finish(pc, r, r ? strlen(r) : 0, &a);
+		}
+		bool injected = base_alloc_injected();
+		base_alloc_fail_after(-1);
+		if (!injected) {
+			assert_int_equal(a.status, 200);
+			assert_string_equal(a.body,
+			                    "{\"result\":\"00ff\",\"error\":null,\"id\":7}\n");
+		}
+		xfree(a.body);
+	}
+	stub_reply = NULL;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_timing_equal),         cmocka_unit_test(test_rpcauth_and_rpcuser),
-	    cmocka_unit_test(test_cookie_file),          cmocka_unit_test(test_envelopes),
-	    cmocka_unit_test(test_envelopes_oom),        cmocka_unit_test(test_allow_list),
+	    cmocka_unit_test(test_timing_equal),
+	    cmocka_unit_test(test_rpcauth_and_rpcuser),
+	    cmocka_unit_test(test_cookie_file),
+	    cmocka_unit_test(test_envelopes),
+	    cmocka_unit_test(test_envelopes_oom),
+	    cmocka_unit_test(test_allow_list),
 	    cmocka_unit_test(test_long_result_in_place),
+	    cmocka_unit_test(test_one_parse_two_halves),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
