@@ -383,8 +383,34 @@ int ban_init(struct daemon *d)
 	return load(d);
 }
 
-/* Write root to path and fsync it. 0 or -errno. */
-static int write_synced(json_t *root, const char *path)
+/*
+ * The n entries as jansson's JSON_INDENT(2) dump of {"banned_nets": [...]}
+ * (the bytes peerd wrote before), formatted straight into the file: a tree
+ * of 300,000 objects cost most of a write's second, and a setban now waits
+ * for its write (ban_wait_written). Addresses need no escaping (hex
+ * digits, '.', ':' and '/'). 0 or -errno.
+ */
+static int write_entries(FILE *f, const struct ban_entry *v, uint32_t n)
+{
+	if (fputs(n ? "{\n  \"banned_nets\": [\n" : "{\n  \"banned_nets\": []", f) < 0)
+		return -EIO;
+	for (uint32_t i = 0; i < n; i++) {
+		char sub[INET6_ADDRSTRLEN + 8];
+		ban_format_subnet(v[i].net, v[i].prefix, sub, sizeof(sub));
+		if (fprintf(f,
+		            "    {\n      \"version\": %d,\n      \"ban_created\": %lld,\n"
+		            "      \"banned_until\": %lld,\n      \"address\": \"%s\"\n    }%s\n",
+		            BAN_ENTRY_VERSION, (long long)v[i].created, (long long)v[i].until, sub,
+		            i + 1 < n ? "," : "") < 0)
+			return -EIO;
+	}
+	if (fputs(n ? "  ]\n}" : "\n}", f) < 0)
+		return -EIO;
+	return 0;
+}
+
+/* The entries to path, fsynced. 0 or -errno. */
+static int write_synced(const char *path, const struct ban_entry *v, uint32_t n)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
@@ -395,13 +421,18 @@ static int write_synced(json_t *root, const char *path)
 		close(fd);
 		return err;
 	}
-	int rc = 0;
-	if (json_dumpf(root, f, JSON_INDENT(2)) != 0 || fflush(f) != 0)
+	/* Large writes: a 40 MB file in 1 MiB steps, not 4 KiB ones. */
+	char *buf = xmalloc(1u << 20);
+	if (buf)
+		(void)setvbuf(f, buf, _IOFBF, 1u << 20);
+	int rc = write_entries(f, v, n);
+	if (!rc && fflush(f) != 0)
 		rc = -EIO;
 	if (!rc && fsync(fileno(f)) != 0)
 		rc = -errno;
 	if (fclose(f) != 0 && !rc)
 		rc = -EIO;
+	xfree(buf);
 	return rc;
 }
 
@@ -424,25 +455,12 @@ static void sync_dir(const char *path)
 int ban_file_write(const struct dlog *log, const char *path, const struct ban_entry *v, uint32_t n)
 {
 	int rc = -ENOMEM;
-	json_t *root = json_object();
-	json_t *arr = json_array();
 	size_t tl = strlen(path) + 5;
 	char *tmp = xmalloc(tl);
-	if (!root || !arr || !tmp)
+	if (!tmp)
 		goto out;
 	snprintf(tmp, tl, "%s.new", path);
-	for (uint32_t i = 0; i < n; i++) {
-		char sub[INET6_ADDRSTRLEN + 8];
-		ban_format_subnet(v[i].net, v[i].prefix, sub, sizeof(sub));
-		json_t *e = json_pack("{s:i, s:I, s:I, s:s}", "version", BAN_ENTRY_VERSION,
-		                      "ban_created", (json_int_t)v[i].created, "banned_until",
-		                      (json_int_t)v[i].until, "address", sub);
-		if (!e || json_array_append_new(arr, e))
-			goto out;
-	}
-	if (json_object_set(root, "banned_nets", arr))
-		goto out;
-	if ((rc = write_synced(root, tmp)) != 0) {
+	if ((rc = write_synced(tmp, v, n)) != 0) {
 		DLOG_WARNING(log, DLOG_BAN, "cannot write %s: %s", tmp, strerror(-rc));
 		unlink(tmp);
 		goto out;
@@ -457,8 +475,6 @@ int ban_file_write(const struct dlog *log, const char *path, const struct ban_en
 	sync_dir(path);
 	rc = 0;
 out:
-	json_decref(arr);
-	json_decref(root);
 	xfree(tmp);
 	return rc;
 }
@@ -472,11 +488,14 @@ int ban_save(struct daemon *d)
 	 * already wrote this state (shutdown after a setban), once is enough. */
 	if (ban_writer_settle(s)) {
 		s->dirty = false;
+		ban_waits_done(d);
 		return 0;
 	}
 	int rc = ban_file_write(&d->log, s->path, s->v, s->n);
 	if (!rc)
 		s->dirty = false;
+	/* Written, or the failure logged: replies waiting for it go. */
+	ban_waits_done(d);
 	return rc;
 }
 
@@ -495,6 +514,8 @@ void ban_release(struct daemon *d)
 	struct ban_state *s = d->ban;
 	if (s->dirty && s->path)
 		(void)ban_save(d);
+	if (s->waits)
+		ban_waits_done(d);
 	ban_writer_stop(s);
 	xfree(s->v);
 	xfree(s->path);
