@@ -14,8 +14,9 @@
  * <netdir>/banlist.json in Core's format ({"banned_nets": [{"version": 1,
  * "ban_created", "banned_until", "address": "1.2.3.0/24"}]}), written
  * whenever they change (by net/ban_writer.c's thread, off the loop: with
- * 300,000 bans a write takes seconds) and at shutdown (here, after the
- * writer is done), and loaded at startup.
+ * 300,000 bans the file is 40 MB, fsynced) and at shutdown (here, after
+ * the writer is done), and loaded at startup. setban and clearbanned
+ * answer once the file holds their change (ban_wait_written), as Core's.
  *
  * Nothing is lost:
  *   - the store holds every entry up to BAN_MAX_ENTRIES (a million): an
