@@ -26,7 +26,7 @@
  * Counted in getstats' "headers" section: each request answered by its
  * kind, and those left unanswered because the index lacks a filter.
  */
-#include "daemon/sync/sync.h"
+#include "daemon/sync/internal.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -58,32 +58,13 @@ static bool type_served(const struct peer *p, uint8_t type)
 	       (daemon_local_services(p->d) & PROTO_NODE_COMPACT_FILTERS) != 0;
 }
 
-/* Core's STALE_RELAY_AGE_LIMIT: a month, in seconds. */
-#define CF_STALE_RELAY_AGE_LIMIT (30 * 24 * 60 * 60)
-
-/* Validation thread: Core's BlockRequestAllowed. A block of the active
- * chain, or a fully validated one whose time and proof-equivalent time
- * are both within a month of the best header's. */
-static bool request_allowed(struct chain *c, const struct chain_node *n)
-{
-	if (chain_contains(c, n))
-		return true;
-	if (chain_node_failed(n) || chain_node_level(n) < CHAIN_VALID_SCRIPTS)
-		return false;
-	const struct chain_node *best = chain_index_best_header(chain_get_index(c));
-	if (!best || (int64_t)best->time - (int64_t)n->time >= CF_STALE_RELAY_AGE_LIMIT)
-		return false;
-	return chain_proof_equivalent_time(best, n, best, chain_params(c)) <
-	       CF_STALE_RELAY_AGE_LIMIT;
-}
-
 /* Validation thread: the rest of PrepareBlockFilterRequest. NULL, or the
  * stop block, when the request may be answered. */
 static struct chain_node *prepare(struct chain *c, struct cf_job *j, uint32_t max_diff)
 {
 	struct chain_node *n = c ? chain_index_find(chain_get_index(c), &j->stop_hash) : NULL;
 	/* Known, and a block the peer would be allowed to fetch. */
-	if (!n || !request_allowed(c, n)) {
+	if (!n || !sync_block_request_allowed(c, n)) {
 		char hex[65];
 		proto_hash_to_hex(&j->stop_hash, hex);
 		snprintf(j->why, sizeof(j->why), "peer requested invalid block hash: %s", hex);

@@ -301,3 +301,25 @@ def test_bytes_after_fields_and_month_old_fork(make_bitcoind, make_peerd):
         assert same_answer(ours, theirs, cmd, payload) == ("closed", []), cmd
     ours.close()
     theirs.close()
+
+    # The same rule for getdata (Core's ProcessGetBlockData: "ignoring
+    # request ... for old block that isn't in the main chain"): no block,
+    # no notfound; a block of the active chain is served.
+    def blocks_for(port, block_hash):
+        a = Asker(port)
+        a.connect()
+        nonce = struct.pack("<Q", int(time.monotonic() * 1e6))
+        inv = b"\x01" + struct.pack("<I", 0x40000002) + wire(block_hash)  # MSG_WITNESS_BLOCK
+        a.p.send_raw(frame("getdata", inv) + frame("ping", nonce))
+        got = []
+        while True:
+            m = a.p.recv(30)
+            if m.command in ("block", "notfound"):
+                got.append((m.command, m.payload))
+            elif m.command == "pong" and m.payload == nonce:
+                a.close()
+                return got
+    for block_hash, want in ((old, 0), (fresh[-1], 1)):
+        ours_got, theirs_got = blocks_for(d.port, block_hash), blocks_for(core.port, block_hash)
+        assert ours_got == theirs_got and len(ours_got) == want, (block_hash, len(ours_got),
+                                                                  len(theirs_got))
