@@ -77,23 +77,25 @@ def test_invalid_chain_remembered_across_a_restart_as_core(make_bitcoind, make_p
     """Core's LoadBlockIndex takes m_best_invalid back from the block index
     (the failed block with the most work, children of an invalidated block
     included), and CheckForkWarningConditions runs again only at the next
-    tip (not at load): after a restart neither node warns, and the first
-    new block brings the warning back on both, with -alertnotify again."""
+    tip (not at load): after a restart neither node warns (the tip is recent,
+    so neither is in initial block download) nor logs it, and the first new
+    block brings the warning back on both, with -alertnotify again."""
     core_alert, ours_alert = tmp_path / "core_alert", tmp_path / "peerd_alert"
     core_args = ("-alertnotify=echo %%s >> %s" % core_alert,)
     ours_args = ("-connect=0", "-alertnotify=echo %%s >> %s" % ours_alert)
     (core,) = make_bitcoind(1, args=core_args)
     d = make_peerd(*ours_args, name="forkwarn")
-    hashes = core.rpc("generatetodescriptor", 7, "raw(51)")
+    # Two blocks that stay, seven above them, and a tenth that fails.
+    hashes = core.rpc("generatetodescriptor", 9, "raw(51)")
     for h in hashes:
         assert d.rpc("submitblock", core.rpc("getblock", h, 0)) is None
     tip = core.rpc("getblockheader", hashes[-1])
-    bad = Block(lx(hashes[-1]), 8, tip["time"] + 1)
-    bad.cb = coinbase(8, value=subsidy(8) + 1)
+    bad = Block(lx(hashes[-1]), 10, tip["time"] + 1)
+    bad.cb = coinbase(10, value=subsidy(10) + 1)
     raw = bad.raw().hex()
     assert core.rpc("submitblock", raw) == d.rpc("submitblock", raw) == "bad-cb-amount"
     for node in (core, d):
-        node.rpc("invalidateblock", hashes[0])
+        node.rpc("invalidateblock", hashes[2])
 
     def both_say(nodes, expect, alerts):
         for node in nodes:
@@ -112,12 +114,15 @@ def test_invalid_chain_remembered_across_a_restart_as_core(make_bitcoind, make_p
                              args=core_args)
     try:
         core.wait_ready()
-        assert d.rpc("getblockcount") == core.rpc("getblockcount") == 0
-        # Not checked at load: no warning yet.
+        assert d.rpc("getblockcount") == core.rpc("getblockcount") == 2
+        for node in (core, d):
+            assert not node.rpc("getblockchaininfo")["initialblockdownload"]
+        # Not checked at load: no warning yet, and nothing logged.
         time.sleep(0.5)
         both_say((core, d), [], 1)
-        # A new tip (another block 1: raw(52) pays another script): checked
-        # against the invalid block as reloaded, block 8, eight blocks up.
+        assert "Found invalid chain" not in d.log()
+        # A new tip (another block 3: raw(52) pays another script): checked
+        # against the invalid block as reloaded, block 10, eight blocks up.
         (new,) = core.rpc("generatetodescriptor", 1, "raw(52)")
         assert d.rpc("submitblock", core.rpc("getblock", new, 0)) is None
         assert d.rpc("getbestblockhash") == core.rpc("getbestblockhash") == new
