@@ -144,9 +144,27 @@ static int add_candidate_fn(struct chain_node *n, void *arg)
 	return 0;
 }
 
+/* Core's LoadBlockIndex: the failed block (found invalid, invalidated, or
+ * a descendant of one) with the most work, as its flags were stored. */
+static int load_best_invalid_fn(struct chain_node *n, void *arg)
+{
+	struct chain *c = arg;
+	if (chain_node_failed(n) &&
+	    (!c->best_invalid || chain_work_cmp(&n->work, &c->best_invalid->work) > 0))
+		c->best_invalid = n;
+	return 0;
+}
+
 int chain_rebuild_candidates(struct chain *c)
 {
 	c->candidates.n = 0;
+	/* The first rebuild is the open's, over the index as loaded: the
+	 * fork warning's best invalid block survives a restart, as Core's
+	 * m_best_invalid does (checked again at the next tip, as Core's). */
+	if (!c->best_invalid_loaded) {
+		c->best_invalid_loaded = true;
+		(void)chain_index_foreach(c->idx, load_best_invalid_fn, c);
+	}
 	return chain_index_foreach(c->idx, add_candidate_fn, c);
 }
 

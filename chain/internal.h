@@ -159,6 +159,9 @@ struct chain {
 	 * connecting it or by invalidateblock (Core's InvalidChainFound), NULL
 	 * none; reconsiderblock of it or an ancestor clears it. */
 	struct chain_node *best_invalid;
+	/** best_invalid was taken from the loaded index (Core's LoadBlockIndex):
+	 * done at the first chain_rebuild_candidates, which every open runs. */
+	bool best_invalid_loaded;
 	struct chain_vb *vb; /**< BIP9 deployment states (versionbits.c) */
 	/* -reindex / -reindex-chainstate's progress (reindex.c) */
 	uint64_t reindex_t0;                    /**< when the wipe began, monotonic ms */

@@ -61,6 +61,10 @@ struct daemon_stats {
 	uint64_t getblocks_answered, blocks_announced_headers, blocks_announced_inv;
 	/* addr */
 	uint64_t addr_entries, addr_learned, addr_unroutable, getaddr_answered, getaddr_ignored;
+	/* BIP157 (sync/cfilters.c): requests answered, and those the filter
+	 * index could not answer yet (no reply, as Core) */
+	uint64_t getcfilters_answered, getcfheaders_answered, getcfcheckpt_answered;
+	uint64_t cf_not_in_index;
 };
 
 /** Count a received message of `cmd` (total frame bytes). */

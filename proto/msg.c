@@ -8,6 +8,10 @@
  *     fields that way before.
  *   - verack, sendaddrv2, sendheaders, wtxidrelay, getaddr, mempool:
  *     tolerated and ignored. Core never reads these payloads at all.
+ *   - getcfilters, getcfheaders, getcfcheckpt: tolerated. Core's
+ *     ProcessGetCFilters & co. read their fields and answer; a request
+ *     dropped here would leave a light client waiting for an answer
+ *     Core gives.
  *   - everything else: PROTO_ETRAILING. Core would ignore the excess after
  *     its last read, but no implementation sends any, no extension was ever
  *     negotiated that way for these messages, and a payload that is not
@@ -297,8 +301,8 @@ static const struct codec codec_block = {dec_block, enc_block, false};
 static const struct codec codec_cmpctblock = {dec_cmpctblock, enc_cmpctblock, true};
 static const struct codec codec_getblocktxn = {dec_getblocktxn, enc_getblocktxn, true};
 static const struct codec codec_blocktxn = {dec_blocktxn, enc_blocktxn, true};
-static const struct codec codec_getcfilters = {dec_getcfilters, enc_getcfilters, true};
-static const struct codec codec_getcfcheckpt = {dec_getcfcheckpt, enc_getcfcheckpt, true};
+static const struct codec codec_getcfilters = {dec_getcfilters, enc_getcfilters, false};
+static const struct codec codec_getcfcheckpt = {dec_getcfcheckpt, enc_getcfcheckpt, false};
 static const struct codec codec_cfilter = {dec_cfilter, enc_cfilter, true};
 static const struct codec codec_cfheaders = {dec_cfheaders, enc_cfheaders, true};
 static const struct codec codec_cfcheckpt = {dec_cfcheckpt, enc_cfcheckpt, true};

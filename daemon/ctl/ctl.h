@@ -92,13 +92,29 @@ enum ctl_err {
 	CTL_NODE_CAPACITY = -34,         /**< RPC_CLIENT_NODE_CAPACITY_REACHED */
 };
 
+struct ctl_later;
+/**
+ * A loop method's reply that must wait for an event (setban: until
+ * banlist.json holds the change, as Core's RPC returns after
+ * DumpBanlist). Called on the loop right after the method, with the
+ * parked reply; whoever the event belongs to calls ctl_later_done(d, w)
+ * once it happened (exactly once, on the loop).
+ */
+typedef void (*ctl_later_fn)(struct daemon *d, struct ctl_later *w);
+
 /** A method's outcome: a result (owned, may be json null) or an error. */
 struct ctl_result {
 	struct json_t *result;
 	int err_code;       /**< 0 when result is set */
 	char err_msg[2048]; /**< room for a method's help text (Core's answer to a wrong count) */
 	bool stop;          /**< shut down after the reply is written */
+	/** Set by a loop method whose successful reply waits (NULL: sent now).
+	 * Without a client to answer later (ctl_reply) the reply goes now. */
+	ctl_later_fn later;
 };
+
+/** The parked reply w goes out now (its result as the method left it). Loop thread. */
+void ctl_later_done(struct daemon *d, struct ctl_later *w);
 
 /**
  * Run one method. params is a JSON array (positional) or object (named),

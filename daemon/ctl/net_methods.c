@@ -453,6 +453,36 @@ static void m_disconnectnode(struct daemon *d, json_t *args, struct ctl_result *
 	ok(res, json_null());
 }
 
+/*
+ * setban and clearbanned answer once banlist.json holds the change, as
+ * Core's BanMan::Ban, Unban and ClearBanned write the list (DumpBanlist)
+ * before the RPC returns. The file is written by net/'s writer thread;
+ * the reply is parked meanwhile (ctl_later_fn), the loop goes on.
+ */
+struct ban_reply {
+	struct ban_wait bw; /* first: done gets it back */
+	struct ctl_later *later;
+};
+
+static void ban_reply_written(struct daemon *d, struct ban_wait *bw)
+{
+	struct ban_reply *r = (struct ban_reply *)bw;
+	ctl_later_done(d, r->later);
+	xfree(r);
+}
+
+static void ban_reply_later(struct daemon *d, struct ctl_later *later)
+{
+	struct ban_reply *r = xcalloc(1, sizeof(*r));
+	if (!r) {
+		ctl_later_done(d, later); /* no memory to wait: answered now */
+		return;
+	}
+	r->later = later;
+	r->bw.done = ban_reply_written;
+	ban_wait_written(d, &r->bw);
+}
+
 static void m_setban(struct daemon *d, json_t *args, struct ctl_result *res)
 {
 	/* Types and count: ctl_args_check. Core's order: the command (else
@@ -477,6 +507,7 @@ static void m_setban(struct daemon *d, json_t *args, struct ctl_result *res)
 			return;
 		}
 		ok(res, json_null());
+		res->later = ban_reply_later;
 		return;
 	}
 	int64_t now = daemon_time(d);
@@ -507,6 +538,7 @@ static void m_setban(struct daemon *d, json_t *args, struct ctl_result *res)
 		return;
 	}
 	ok(res, json_null());
+	res->later = ban_reply_later;
 }
 
 static void m_listbanned(struct daemon *d, json_t *args, struct ctl_result *res)
@@ -533,6 +565,7 @@ static void m_clearbanned(struct daemon *d, json_t *args, struct ctl_result *res
 	(void)args;
 	ban_clear(d);
 	ok(res, json_null());
+	res->later = ban_reply_later;
 }
 
 const struct ctl_method ctl_net_methods[] = {

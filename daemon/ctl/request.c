@@ -418,6 +418,54 @@ bool ctl_job_orphaned(const struct ctl_job *j)
 	return j->line->orphan || !j->line->c;
 }
 
+/* ---- loop methods' replies that wait (ctl_later_fn) ---------------------------- */
+
+/* A parked reply: the line and slot it fills, and the method's result. */
+struct ctl_later {
+	struct ctl_line *line;
+	size_t slot;
+	json_t *id; /**< NULL for a notification */
+	bool legacy;
+	struct ctl_result res;
+};
+
+/* Park res for L's slot and hand it to the method's later function; false
+ * (res untouched: answered now) when out of memory. */
+static bool later_park(struct daemon *d, struct ctl_line *L, size_t slot, json_t *id, bool legacy,
+                       struct ctl_result *res)
+{
+	struct ctl_later *w = xmalloc(sizeof(*w));
+	if (!w)
+		return false;
+	w->line = L;
+	w->slot = slot;
+	w->id = id ? json_incref(id) : NULL;
+	w->legacy = legacy;
+	w->res = *res; /* the result's reference moves with it */
+	L->outstanding++;
+	res->later(d, w);
+	return true;
+}
+
+void ctl_later_done(struct daemon *d, struct ctl_later *w)
+{
+	struct ctl_line *L = w->line;
+	json_t *r = response(w->id, !w->id, &w->res, &L->flags);
+	if (w->legacy)
+		r = legacy_shape(r);
+	if (L->orphan || !w->id)
+		json_decref(r); /* the client left, or a notification: nobody reads it */
+	else
+		L->slots[w->slot] = r;
+	if (!L->orphan && w->id)
+		slot_pack(L, w->slot);
+	json_decref(w->id);
+	xfree(w);
+	/* As a chain job's return (job_done): the last one answers the line. */
+	if (--L->outstanding == 0 && (L->next == L->n || !L->c))
+		ctl_line_finish(d, L);
+}
+
 /* One request object: its reply into L->slots[slot] now, or a chain job that fills it later. */
 static void handle_request(struct daemon *d, struct ctl_line *L, size_t slot, json_t *req)
 {
@@ -477,6 +525,10 @@ static void handle_request(struct daemon *d, struct ctl_line *L, size_t slot, js
 			return;
 	} else {
 		ctl_call(d, name, params, &res);
+		/* A reply that waits for an event (ctl_later_fn): parked. */
+		if (res.later && !res.err_code && L->c &&
+		    later_park(d, L, slot, notification ? NULL : id, legacy, &res))
+			return;
 	}
 	*out = response(id, notification, &res, &L->flags);
 	if (legacy)

@@ -196,6 +196,14 @@ json_t *stats_json(struct daemon *d)
 	    (json_int_t)s->blocks_served_reencoded, "announced_by_headers",
 	    (json_int_t)s->blocks_announced_headers, "announced_by_inv",
 	    (json_int_t)s->blocks_announced_inv, "view_height", (int)chainview_height(d));
+	json_object_set_new(headers, "getcfilters_answered",
+	                    json_integer((json_int_t)s->getcfilters_answered));
+	json_object_set_new(headers, "getcfheaders_answered",
+	                    json_integer((json_int_t)s->getcfheaders_answered));
+	json_object_set_new(headers, "getcfcheckpt_answered",
+	                    json_integer((json_int_t)s->getcfcheckpt_answered));
+	json_object_set_new(headers, "cf_not_in_index",
+	                    json_integer((json_int_t)s->cf_not_in_index));
 	json_t *addr = json_pack(
 	    "{s:I, s:I, s:I, s:I, s:I, s:I}", "known", (json_int_t)addrman_size(d->addrman, -1, -1),
 	    "received", (json_int_t)s->addr_entries, "learned", (json_int_t)s->addr_learned,

@@ -57,7 +57,10 @@ static const char *unknown_rules(const struct daemon *d)
  * CheckForkWarningConditions): a block found invalid has more than six
  * blocks' work over our tip, so peers may follow rules this node does not
  * (or its chain state is damaged). Set and cleared at each new tip
- * (chain_fork_warning, left alone in IBD, as Core's).
+ * (chain_fork_warning, left alone in IBD, as Core's). After a restart the
+ * invalid block is known again (chain/activate.c reads it back from the
+ * block index, as Core's LoadBlockIndex) but, as Core, not judged before
+ * the next tip: a restarted node shows no warning until then.
  */
 #define LARGE_WORK_INVALID_CHAIN                                                                   \
 	"Warning: We do not appear to fully agree with our peers! You may need to upgrade, or "    \

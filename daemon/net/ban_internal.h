@@ -28,5 +28,8 @@ bool ban_writer_kick(struct daemon *d);
 bool ban_writer_settle(struct ban_state *s);
 /** Stop and free the writer (after settling it). Loop thread. */
 void ban_writer_stop(struct ban_state *s);
+/** The file holds s->gen (ban_save wrote it, or there is nothing to write):
+ * every wait is done. Loop thread. */
+void ban_waits_done(struct daemon *d);
 
 #endif

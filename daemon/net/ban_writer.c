@@ -17,6 +17,12 @@
  * change so far. The file lags the bans by one write at most; shutdown
  * (ban_save) waits for the writer and writes the last state itself.
  *
+ * Replies that wait for the file (ban_wait_written: setban, clearbanned,
+ * as Core's RPC returns after its DumpBanlist): while any wait, the writer
+ * wakes the loop after each write (an async handle, open only then); the
+ * loop ends the waits the write covered and has the next copy made at
+ * once, not at the slow tick. Concurrent changes still share one write.
+ *
  * Lock order: w->mu only. The loop reads and writes the ban_state; the
  * writer reads only its copy and the path (fixed after ban_init).
  */
@@ -39,6 +45,9 @@ struct ban_writer {
 	uint64_t written_gen;           /* GUARDED_BY(mu): the s->gen the file holds */
 	uint64_t tried_gen; /* GUARDED_BY(mu): the last s->gen handed over (a failed write is not
 	                       retried until the next change: it was logged) */
+	uint64_t
+	    done_gen; /* GUARDED_BY(mu): the s->gen of the last write finished, failed or not */
+	uv_async_t *notify; /* GUARDED_BY(mu): sent after each write while waits exist, else NULL */
 };
 
 static void writer_main(void *arg)
@@ -62,6 +71,11 @@ static void writer_main(void *arg)
 		w->busy = false;
 		if (!rc && w->busy_gen > w->written_gen)
 			w->written_gen = w->busy_gen;
+		if (w->busy_gen > w->done_gen)
+			w->done_gen = w->busy_gen;
+		/* Under mu: the loop closes the handle only after clearing it. */
+		if (w->notify)
+			(void)uv_async_send(w->notify);
 		uv_cond_broadcast(&w->idle_cv);
 	}
 	uv_mutex_unlock(&w->mu);
@@ -162,4 +176,102 @@ void ban_writer_stop(struct ban_state *s)
 	uv_mutex_destroy(&w->mu);
 	xfree(w);
 	s->writer = NULL;
+}
+
+/* ---- replies that wait for the file ------------------------------------------ */
+
+static void notify_free(uv_handle_t *h)
+{
+	xfree(h);
+}
+
+/* No wait left: the handle goes (it would keep the loop up). */
+static void notify_close(struct ban_state *s)
+{
+	struct ban_writer *w = s->writer;
+	if (!w)
+		return;
+	uv_mutex_lock(&w->mu);
+	uv_async_t *h = w->notify;
+	w->notify = NULL;
+	uv_mutex_unlock(&w->mu);
+	if (h)
+		uv_close((uv_handle_t *)h, notify_free);
+}
+
+/* Every wait for a generation up to gen is done, oldest first. */
+static void waits_done_upto(struct daemon *d, uint64_t gen)
+{
+	struct ban_state *s = d->ban;
+	while (s->waits && s->waits->gen <= gen) {
+		struct ban_wait *bw = s->waits;
+		s->waits = bw->next;
+		bw->next = NULL;
+		bw->done(d, bw);
+	}
+}
+
+void ban_waits_done(struct daemon *d)
+{
+	waits_done_upto(d, UINT64_MAX);
+	notify_close(d->ban);
+}
+
+/* Loop: the writer finished a write. */
+static void notify_cb(uv_async_t *h)
+{
+	struct daemon *d = h->data;
+	struct ban_state *s = d->ban;
+	struct ban_writer *w = s->writer;
+	if (!w)
+		return;
+	uv_mutex_lock(&w->mu);
+	uint64_t done = w->done_gen;
+	uv_mutex_unlock(&w->mu);
+	waits_done_upto(d, done);
+	if (!s->waits)
+		notify_close(s);
+	else if (!ban_writer_kick(d)) /* the next copy now, for the waits left */
+		ban_waits_done(d);
+}
+
+void ban_wait_written(struct daemon *d, struct ban_wait *bw)
+{
+	struct ban_state *s = d->ban;
+	bw->gen = s->gen;
+	bw->next = NULL;
+	struct ban_writer *w = s->writer;
+	/* Nothing to wait for: not saved, written already (ban_save), or no
+	 * writer (the change was written synchronously). */
+	if (s->nosave || !s->dirty || !w) {
+		bw->done(d, bw);
+		return;
+	}
+	uv_mutex_lock(&w->mu);
+	bool now = w->done_gen >= bw->gen;
+	if (!now && !w->notify) {
+		uv_async_t *h = xmalloc(sizeof(*h));
+		if (h && uv_async_init(d->loop, h, notify_cb) == 0) {
+			/* Referenced: a reply waits on it. It closes with the
+			 * last wait (ban_save's at shutdown included). */
+			h->data = d;
+			w->notify = h;
+		} else {
+			xfree(h);
+			now = true; /* no way to be told: answered now, as before */
+		}
+	}
+	uv_mutex_unlock(&w->mu);
+	if (now) {
+		bw->done(d, bw);
+		return;
+	}
+	struct ban_wait **pp = &s->waits;
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = bw;
+	/* The writer may have finished the write before this one's change
+	 * while no one listened: make sure a copy of this state is on its way. */
+	if (!ban_writer_kick(d))
+		ban_waits_done(d);
 }

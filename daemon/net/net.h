@@ -492,6 +492,15 @@ struct ban_state {
 	uint64_t files_moved; /**< banlist.json files moved aside (unparsable or over the limit) */
 	uint64_t gen;         /**< bumped at each change: what a write covers (net/ban_writer.c) */
 	struct ban_writer *writer; /**< banlist.json's writer thread; NULL until first used */
+	struct ban_wait *waits;    /**< ban_wait_written's, oldest first */
+};
+
+/** A wait for banlist.json to hold the bans (ban_wait_written); the caller's memory. */
+struct ban_wait {
+	struct ban_wait *next; /**< on ban_state.waits */
+	uint64_t gen;          /**< the ban_state.gen the file must hold */
+	/** Loop: the file holds it, or its write failed (logged), or bans are not saved. */
+	void (*done)(struct daemon *d, struct ban_wait *w);
 };
 
 /** Whether an inbound connection from this address is refused. */
@@ -527,6 +536,10 @@ int ban_add(struct daemon *d, const uint8_t net[16], uint8_t prefix, int64_t unt
 int ban_remove(struct daemon *d, const uint8_t net[16], uint8_t prefix);
 /** clearbanned: forget every ban and every discouraged address; saves. */
 void ban_clear(struct daemon *d);
+/** w->done runs once banlist.json holds the bans as they are now: at once if it does, else
+ * after net/ban_writer.c's write of them, the loop never waiting (setban, clearbanned reply
+ * then, as Core's after DumpBanlist). Loop thread. */
+void ban_wait_written(struct daemon *d, struct ban_wait *w);
 
 /* ---- net/eviction.c: which inbound peer makes room ------------------- */
 

@@ -106,13 +106,17 @@ int chainview_apply(struct daemon *d, const struct chainview_update *u)
 	return 0;
 }
 
-/* What an update says of the chain at tip besides its blocks. */
-static void fill_state(struct chain *c, const struct chain_node *tip, struct chainview_update *u)
+/* What an update says of the chain at tip besides its blocks. The fork
+ * warning is judged unless `first`: the chain as opened is not judged
+ * (nor logged) before its next tip, as Core's CheckForkWarningConditions
+ * runs on tip updates and invalid blocks found, not at load. */
+static void fill_state(struct chain *c, const struct chain_node *tip, struct chainview_update *u,
+                       bool first)
 {
 	/* Core's IsInitialBlockDownload is true while importing (a reindex). */
 	u->ibd = chain_in_ibd(c) || chain_reindex_pending(c);
 	u->unknown_rules_bit = -1;
-	u->fork_warning = (int8_t)chain_fork_warning(c);
+	u->fork_warning = first ? -1 : (int8_t)chain_fork_warning(c);
 	if (!u->ibd) {
 		uint32_t active = chain_vb_unknown_rules(chain_get_vb(c), tip, NULL);
 		for (int bit = 0; active && bit < CHAIN_VB_WARN_BITS; bit++)
@@ -131,7 +135,7 @@ struct chainview_update *chainview_update_state(struct chain *c)
 		return NULL;
 	memset(u, 0, sizeof(*u));
 	u->fork_height = u->old_height = tip->height;
-	fill_state(c, tip, u);
+	fill_state(c, tip, u, false);
 	return u;
 }
 
@@ -156,7 +160,7 @@ struct chainview_update *chainview_update_new(struct chain *c, const struct chai
 	u->fork_height = fork_height;
 	u->n = n;
 	u->old_height = *published ? (*published)->height : -1;
-	fill_state(c, tip, u);
+	fill_state(c, tip, u, !*published);
 	const struct chain_node *at = tip;
 	for (uint32_t i = n; i-- > 0; at = at->prev) {
 		struct proto_block_header h;

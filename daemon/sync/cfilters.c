@@ -17,10 +17,16 @@
  *
  * A block the index does not hold (yet: it catches up in the background)
  * gets no answer at all, as Core's "Failed to find block filter in index".
- * Stale blocks are served when fully validated, from the index's entries
- * by hash (a reorg keeps them), as Core's BlockRequestAllowed.
+ * Stale blocks are served, from the index's entries by hash (a reorg
+ * keeps them), under Core's BlockRequestAllowed: fully validated, and
+ * less than STALE_RELAY_AGE_LIMIT (30 days) older than the best header
+ * both by time and by the work between them (so a stale block cannot be
+ * used to fingerprint the node long after).
+ *
+ * Counted in getstats' "headers" section: each request answered by its
+ * kind, and those left unanswered because the index lacks a filter.
  */
-#include "daemon/sync/sync.h"
+#include "daemon/sync/internal.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -57,9 +63,8 @@ static bool type_served(const struct peer *p, uint8_t type)
 static struct chain_node *prepare(struct chain *c, struct cf_job *j, uint32_t max_diff)
 {
 	struct chain_node *n = c ? chain_index_find(chain_get_index(c), &j->stop_hash) : NULL;
-	/* Known, and a block the peer could fetch (sync/serve.c's rule). */
-	if (!n || (!chain_contains(c, n) &&
-	           (chain_node_failed(n) || chain_node_level(n) < CHAIN_VALID_SCRIPTS))) {
+	/* Known, and a block the peer would be allowed to fetch. */
+	if (!n || !sync_block_request_allowed(c, n)) {
 		char hex[65];
 		proto_hash_to_hex(&j->stop_hash, hex);
 		snprintf(j->why, sizeof(j->why), "peer requested invalid block hash: %s", hex);
@@ -229,12 +234,18 @@ static void cf_done(struct daemon *d, struct val_job *job)
 		cf_free(j);
 		return;
 	}
-	if (!job->cancelled && !j->n_frames)
+	if (!job->cancelled && j->n_frames)
+		*(j->cmd == PROTO_CMD_GETCFILTERS    ? &d->stats.getcfilters_answered
+		  : j->cmd == PROTO_CMD_GETCFHEADERS ? &d->stats.getcfheaders_answered
+		                                     : &d->stats.getcfcheckpt_answered) += 1;
+	if (!job->cancelled && !j->n_frames) {
+		d->stats.cf_not_in_index++;
 		DLOG_DBG(
 		    &d->log, DLOG_NET,
 		    "Failed to find block filter in index: filter_type=basic, start_height=%u, "
 		    "peer=%llu",
 		    j->start_height, (unsigned long long)p->id);
+	}
 	uint32_t from = 0;
 	for (uint32_t i = 0; !job->cancelled && i < j->n_frames && p->state != PEER_CLOSING; i++) {
 		peer_send_frame(p,

@@ -9,6 +9,15 @@
 #include "chain/chain.h"
 #include "daemon/sync/sync.h"
 
+/**
+ * Core's BlockRequestAllowed (sync/serve.c): a block of the active chain,
+ * or a fully validated one less than STALE_RELAY_AGE_LIMIT (30 days) older
+ * than the best header both by time and by proof-equivalent time, so old
+ * forks cannot fingerprint the node. For getdata and BIP157's stop block.
+ * Validation thread.
+ */
+bool sync_block_request_allowed(struct chain *c, const struct chain_node *n);
+
 /** A peer's best known block, and (computed) how far it shares our best chain. */
 struct sync_peer_best {
 	uint64_t id;

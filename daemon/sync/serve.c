@@ -12,7 +12,10 @@
  * those of the same getdata are answered in their place in the order).
  *
  * What may be served (Core's BlockRequestAllowed): a block of the active
- * chain, or one on a fork that was fully validated. A MSG_BLOCK request
+ * chain, or one on a fork that was fully validated and is less than 30
+ * days older than the best header (by time and by the work between
+ * them); another is skipped without an answer, as Core's "ignoring
+ * request ... for old block that isn't in the main chain". A MSG_BLOCK request
  * gets the block without witnesses (re-encoded on the validation thread),
  * MSG_WITNESS_BLOCK and MSG_CMPCT_BLOCK the stored bytes as they are.
  *
@@ -32,7 +35,7 @@
  * the block where it lies. Only a stripped block (MSG_BLOCK) is decoded,
  * re-encoded and hashed.
  */
-#include "daemon/sync/sync.h"
+#include "daemon/sync/internal.h"
 
 #include <errno.h>
 #include <string.h>
@@ -95,6 +98,22 @@ out:
 	return err;
 }
 
+/* Core's STALE_RELAY_AGE_LIMIT: a month, in seconds. */
+#define SYNC_STALE_RELAY_AGE_LIMIT (30 * 24 * 60 * 60)
+
+bool sync_block_request_allowed(struct chain *c, const struct chain_node *n)
+{
+	if (chain_contains(c, n))
+		return true;
+	if (chain_node_failed(n) || chain_node_level(n) < CHAIN_VALID_SCRIPTS)
+		return false;
+	const struct chain_node *best = chain_index_best_header(chain_get_index(c));
+	if (!best || (int64_t)best->time - (int64_t)n->time >= SYNC_STALE_RELAY_AGE_LIMIT)
+		return false;
+	return chain_proof_equivalent_time(best, n, best, chain_params(c)) <
+	       SYNC_STALE_RELAY_AGE_LIMIT;
+}
+
 static void serve_work(struct chain *c, struct mempool *mp, struct val_job *j)
 {
 	struct serve_job *sj = (struct serve_job *)j;
@@ -113,9 +132,7 @@ static void serve_work(struct chain *c, struct mempool *mp, struct val_job *j)
 		return;
 	}
 	struct chain_node *n = chain_index_find(chain_get_index(c), &sj->hash);
-	if (!n || chain_node_failed(n))
-		return;
-	if (!chain_contains(c, n) && chain_node_level(n) < CHAIN_VALID_SCRIPTS)
+	if (!n || !sync_block_request_allowed(c, n))
 		return;
 	/* Core checks the depth before the data: a pruned block is refused
 	 * the same way as a deep one we still have. */

@@ -138,6 +138,10 @@ static bool tolerant(enum proto_cmd cmd)
 	case PROTO_CMD_WTXIDRELAY:
 	case PROTO_CMD_GETADDR:
 	case PROTO_CMD_MEMPOOL:
+	/* BIP157's requests: their fields read, the rest ignored (Core's). */
+	case PROTO_CMD_GETCFILTERS:
+	case PROTO_CMD_GETCFHEADERS:
+	case PROTO_CMD_GETCFCHECKPT:
 		return true;
 	default:
 		return false;

@@ -253,3 +253,73 @@ def test_peerblockfilters_needs_blockfilterindex(make_bitcoind, make_peerd):
     # -peerblockfilters=0 is the default, and fine alone.
     d2 = make_peerd("-peerblockfilters=0", listen=False)
     assert d2.rpc("getblockcount") == 0
+
+
+def test_bytes_after_fields_and_month_old_fork(make_bitcoind, make_peerd):
+    """Core reads a request's fields and ignores what follows them, so a
+    request with bytes after its fields is answered; and a stale stop block
+    more than STALE_RELAY_AGE_LIMIT (30 days) older than the best header is
+    refused as an unknown one (BlockRequestAllowed), by both. getstats counts
+    the requests peerd answered."""
+    core = make_bitcoind(1, args=CF_ARGS)[0]
+    core.create_wallet()
+    addr = core.new_address("bech32")
+    now = int(time.time())
+    # Forty days ago: the base and a block that will be left stale.
+    core.rpc("setmocktime", now - 40 * 86400)
+    core.mine(5, addr)
+    d = make_peerd("-connect=127.0.0.1:%d" % core.port, "-listen=1", "-peertimeout=60", *CF_ARGS)
+    old = core.mine(1, addr)[0]
+    wait_until(lambda: d.rpc("getbestblockhash") == old, 60, "peerd at the month-old tip")
+    # Today: two blocks on another branch take the tip; the old block stays known.
+    core.rpc("invalidateblock", old)
+    core.rpc("setmocktime", 0)
+    fresh = core.mine(2, addr)
+    core.rpc("reconsiderblock", old)
+    assert core.rpc("getbestblockhash") == fresh[-1]
+    wait_until(lambda: d.rpc("getbestblockhash") == fresh[-1], 60, "peerd on today's branch")
+    wait_until(lambda: index_synced(core.rpc), 60, "bitcoind's filter index")
+    wait_until(lambda: index_synced(d.rpc), 60, "peerd's filter index")
+    tip = core.rpc("getblockcount")
+    h = [core.rpc("getblockhash", i) for i in range(tip + 1)]
+
+    ours, theirs = Asker(d.port), Asker(core.port)
+    before = d.rpc("getstats")["headers"]
+    tail = b"\xee" * 7
+    for cmd, payload in (getcfilters(1, h[tip]), getcfheaders(0, h[tip]), getcfcheckpt(h[tip])):
+        got = same_answer(ours, theirs, cmd, payload + tail)
+        assert got and not isinstance(got, tuple), (cmd, got)
+        # The same answer as without the tail.
+        assert got == ours.ask(cmd, payload), cmd
+    after = d.rpc("getstats")["headers"]
+    for k in ("getcfilters_answered", "getcfheaders_answered", "getcfcheckpt_answered"):
+        assert after[k] == before[k] + 2, (k, before, after)
+
+    # The month-old stale block: refused (the connection closed) by both,
+    # whatever the request; a stale block of today is served (test above).
+    for cmd, payload in (getcfilters(6, old), getcfheaders(6, old), getcfcheckpt(old)):
+        assert same_answer(ours, theirs, cmd, payload) == ("closed", []), cmd
+    ours.close()
+    theirs.close()
+
+    # The same rule for getdata (Core's ProcessGetBlockData: "ignoring
+    # request ... for old block that isn't in the main chain"): no block,
+    # no notfound; a block of the active chain is served.
+    def blocks_for(port, block_hash):
+        a = Asker(port)
+        a.connect()
+        nonce = struct.pack("<Q", int(time.monotonic() * 1e6))
+        inv = b"\x01" + struct.pack("<I", 0x40000002) + wire(block_hash)  # MSG_WITNESS_BLOCK
+        a.p.send_raw(frame("getdata", inv) + frame("ping", nonce))
+        got = []
+        while True:
+            m = a.p.recv(30)
+            if m.command in ("block", "notfound"):
+                got.append((m.command, m.payload))
+            elif m.command == "pong" and m.payload == nonce:
+                a.close()
+                return got
+    for block_hash, want in ((old, 0), (fresh[-1], 1)):
+        ours_got, theirs_got = blocks_for(d.port, block_hash), blocks_for(core.port, block_hash)
+        assert ours_got == theirs_got and len(ours_got) == want, (block_hash, len(ours_got),
+                                                                  len(theirs_got))

@@ -14,10 +14,12 @@ warning. invalidateblock of block 1 drops the tip to genesis, eight blocks
 under it: both warn and run the command. reconsiderblock of block 1 brings
 the tip back to 7 (block 8 fails again): the warning goes.
 """
+import os
 import time
 
 from bitcoin.core import lx
 
+import bitcoind
 from conftest import wait_for
 from test_alertnotify import chain_warnings, lines
 from test_chain_parity import Block, coinbase, subsidy
@@ -69,3 +71,61 @@ def test_large_work_invalid_chain_warning_as_core(make_bitcoind, make_peerd, tmp
     for node in (core, d):
         node.rpc("invalidateblock", hashes[0])
     both_say([MESSAGE], 2)
+
+
+def test_invalid_chain_remembered_across_a_restart_as_core(make_bitcoind, make_peerd, tmp_path):
+    """Core's LoadBlockIndex takes m_best_invalid back from the block index
+    (the failed block with the most work, children of an invalidated block
+    included), and CheckForkWarningConditions runs again only at the next
+    tip (not at load): after a restart neither node warns (the tip is recent,
+    so neither is in initial block download) nor logs it, and the first new
+    block brings the warning back on both, with -alertnotify again."""
+    core_alert, ours_alert = tmp_path / "core_alert", tmp_path / "peerd_alert"
+    core_args = ("-alertnotify=echo %%s >> %s" % core_alert,)
+    ours_args = ("-connect=0", "-alertnotify=echo %%s >> %s" % ours_alert)
+    (core,) = make_bitcoind(1, args=core_args)
+    d = make_peerd(*ours_args, name="forkwarn")
+    # Two blocks that stay, seven above them, and a tenth that fails.
+    hashes = core.rpc("generatetodescriptor", 9, "raw(51)")
+    for h in hashes:
+        assert d.rpc("submitblock", core.rpc("getblock", h, 0)) is None
+    tip = core.rpc("getblockheader", hashes[-1])
+    bad = Block(lx(hashes[-1]), 10, tip["time"] + 1)
+    bad.cb = coinbase(10, value=subsidy(10) + 1)
+    raw = bad.raw().hex()
+    assert core.rpc("submitblock", raw) == d.rpc("submitblock", raw) == "bad-cb-amount"
+    for node in (core, d):
+        node.rpc("invalidateblock", hashes[2])
+
+    def both_say(nodes, expect, alerts):
+        for node in nodes:
+            wait_for(lambda: chain_warnings(node) == {m: expect for m in METHODS}, timeout=10,
+                     what="the warnings %r" % expect)
+        wait_for(lambda: len(lines(core_alert)) == alerts and len(lines(ours_alert)) == alerts,
+                 timeout=10, what="%d -alertnotify lines from each" % alerts)
+        assert lines(ours_alert) == lines(core_alert) == [ALERT] * alerts
+
+    both_say((core, d), [MESSAGE], 1)
+    # Both restarted on their datadirs.
+    assert d.stop()[0] == 0
+    d = make_peerd(*ours_args, name="forkwarn")
+    core.stop()
+    core = bitcoind.Bitcoind(core.binary, os.path.dirname(core.datadir), name=core.name,
+                             args=core_args)
+    try:
+        core.wait_ready()
+        assert d.rpc("getblockcount") == core.rpc("getblockcount") == 2
+        for node in (core, d):
+            assert not node.rpc("getblockchaininfo")["initialblockdownload"]
+        # Not checked at load: no warning yet, and nothing logged.
+        time.sleep(0.5)
+        both_say((core, d), [], 1)
+        assert "Found invalid chain" not in d.log()
+        # A new tip (another block 3: raw(52) pays another script): checked
+        # against the invalid block as reloaded, block 10, eight blocks up.
+        (new,) = core.rpc("generatetodescriptor", 1, "raw(52)")
+        assert d.rpc("submitblock", core.rpc("getblock", new, 0)) is None
+        assert d.rpc("getbestblockhash") == core.rpc("getbestblockhash") == new
+        both_say((core, d), [MESSAGE], 2)
+    finally:
+        core.stop()

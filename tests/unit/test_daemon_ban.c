@@ -283,6 +283,80 @@ static void test_persistence_round_trip(void **state)
 	assert_true(tf_log_contains(t, "loaded 3 bans"));
 }
 
+/* banlist.json is formatted straight into the file (net/ban.c): byte for
+ * byte what jansson's JSON_INDENT(2) dump of the same entries gives, as
+ * peerd wrote it before; with no entry and with several. */
+static void test_file_bytes_as_jansson(void **state)
+{
+	struct tf *t = *state;
+	int64_t now = (int64_t)time(NULL);
+	for (int round = 0; round < 2; round++) {
+		if (round) {
+			ban(t, "1.2.3.4", now + 1000);
+			ban(t, "2001:db8:1:2::/64", now + 2000);
+			ban(t, "10.0.0.0/8", now + 3000);
+		}
+		assert_int_equal(ban_save(t->d), 0);
+		size_t len = 0;
+		uint8_t *got = tu_read_file(banlist_path(t), &len);
+		assert_non_null(got);
+		json_error_t jerr;
+		json_t *root = json_load_file(banlist_path(t), 0, &jerr);
+		assert_non_null(root);
+		char *want = json_dumps(root, JSON_INDENT(2));
+		assert_non_null(want);
+		tu_assert_bytes_equal(got, len, (const uint8_t *)want, strlen(want));
+		free(want);
+		json_decref(root);
+		free(got);
+	}
+}
+
+/* ban_wait_written: done only once the file holds the change, the loop
+ * running meanwhile (the writer thread wakes it). */
+struct wait_probe {
+	struct ban_wait bw;
+	struct tf *t;
+	int calls;
+	bool in_file;
+};
+
+static void probe_done(struct daemon *d, struct ban_wait *w)
+{
+	(void)d;
+	struct wait_probe *p = (struct wait_probe *)w;
+	p->calls++;
+	size_t len = 0;
+	uint8_t *text = tu_read_file(banlist_path(p->t), &len);
+	p->in_file = text && memmem(text, len, "198.51.100.0/24", 15) != NULL;
+	free(text);
+}
+
+static void test_wait_written(void **state)
+{
+	struct tf *t = *state;
+	int64_t now = (int64_t)time(NULL);
+	ban(t, "1.2.3.4", now + 1000);
+	written(t);
+	/* The file holds the bans: done at once. */
+	struct wait_probe a = {.bw.done = probe_done, .t = t};
+	ban_wait_written(t->d, &a.bw);
+	assert_int_equal(a.calls, 1);
+	/* A change: done after the writer's write of it, not before. */
+	ban(t, "198.51.100.0/24", now + 1000);
+	struct wait_probe b = {.bw.done = probe_done, .t = t};
+	ban_wait_written(t->d, &b.bw);
+	for (int i = 0; i < 10000 && !b.calls; i++) {
+		uv_run(&t->loop, UV_RUN_NOWAIT);
+		usleep(1000);
+	}
+	assert_int_equal(b.calls, 1);
+	assert_true(b.in_file);
+	assert_null(t->d->ban->waits);
+	/* Its handle closes with the last wait: the loop runs dry. */
+	uv_run(&t->loop, UV_RUN_DEFAULT);
+}
+
 /* A crash mid-save leaves a partial banlist.json.new beside the complete
  * old file: the next start reads the old file whole, and a save that cannot
  * write its .new (here: a directory stands in its way) fails without
@@ -580,6 +654,8 @@ int main(void)
 	                                    tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_expiry, tf_setup, tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_persistence_round_trip, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_file_bytes_as_jansson, tf_setup, tf_teardown),
+	    cmocka_unit_test_setup_teardown(test_wait_written, tf_setup, tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_crash_mid_save_keeps_old_file, tf_setup,
 	                                    tf_teardown),
 	    cmocka_unit_test_setup_teardown(test_load_core_file, tf_setup, tf_teardown),

@@ -54,11 +54,22 @@ static void test_getcfilters_layout(void **state)
 	tu_wire_free(&b);
 	build_getcf(&b, 255, 0);
 	tu_msg_round_trip(PROTO_CMD_GETCFILTERS, b.w.buf, b.w.len);
-	/* One byte more is not this message. */
-	uint8_t more[38];
+	/* Bytes after the fields are not read, as Core's ProcessGetCFilters
+	 * reads its three fields and answers: the request stands. */
+	uint8_t more[45];
 	memcpy(more, b.w.buf, 37);
-	more[37] = 0;
-	tu_msg_decode_fails(PROTO_CMD_GETCFILTERS, more, sizeof(more), PROTO_ETRAILING, 37);
+	memset(more + 37, 0xEE, sizeof(more) - 37);
+	for (int c = 0; c < 2; c++) {
+		enum proto_cmd cmd = c ? PROTO_CMD_GETCFHEADERS : PROTO_CMD_GETCFILTERS;
+		struct proto_msg m;
+		proto_msg_init(&m);
+		size_t off = 0;
+		assert_int_equal(proto_msg_decode(cmd, more, sizeof(more), &m, &off), 0);
+		assert_int_equal(off, 37);
+		assert_int_equal(m.getcfilters.filter_type, 255);
+		assert_memory_equal(m.getcfilters.stop_hash.b, more + 5, 32);
+		proto_msg_release(&m);
+	}
 	tu_wire_free(&b);
 }
 
@@ -78,6 +89,16 @@ static void test_getcfcheckpt_layout(void **state)
 	proto_msg_release(&m);
 	tu_msg_round_trip(PROTO_CMD_GETCFCHECKPT, b.w.buf, b.w.len);
 	tu_msg_truncations(PROTO_CMD_GETCFCHECKPT, b.w.buf, b.w.len, NULL, 0);
+	/* Bytes after the fields: read past, as Core's ProcessGetCFCheckPt. */
+	uint8_t more[40];
+	memcpy(more, b.w.buf, 33);
+	memset(more + 33, 0xEE, sizeof(more) - 33);
+	proto_msg_init(&m);
+	size_t off = 0;
+	assert_int_equal(proto_msg_decode(PROTO_CMD_GETCFCHECKPT, more, sizeof(more), &m, &off), 0);
+	assert_int_equal(off, 33);
+	assert_memory_equal(m.getcfcheckpt.stop_hash.b, more + 1, 32);
+	proto_msg_release(&m);
 	tu_wire_free(&b);
 }
 
