@@ -92,13 +92,6 @@ def client(port, body, seconds, out):
     out.put(lat)
 
 
-def cpu_seconds(pid):
-    """A process's user and system CPU so far, in seconds (/proc/PID/stat)."""
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def children_cpu():
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
@@ -168,9 +161,9 @@ def main():
             pids = {"peerd": procs[1].pid, "core": procs[0].pid, "base": procs[2].pid if bport else None}
             for _ in range(2):
                 for name, port in (("peerd", pport), ("core", cport)) + ((("base", bport),) if bport else ()):
-                    s0, c0 = cpu_seconds(pids[name]), children_cpu()
+                    s0, c0 = sum(benchlib.cpu_seconds(pids[name])), children_cpu()
                     r = run_c(exe, port, body, n, a.seconds) if exe else run(port, body, n, a.seconds)
-                    s1, c1 = cpu_seconds(pids[name]), children_cpu()
+                    s1, c1 = sum(benchlib.cpu_seconds(pids[name])), children_cpu()
                     if name not in best or r[0] > best[name][0]:
                         best[name] = r
                         # CPU a request of the server and of the clients (the best run's).
