@@ -341,8 +341,9 @@ def test_hostile_peers_do_not_hurt_honest_ones(make_peerd, monkeypatch):
 
     close.set()
     child.join(10)
-    # A peer's EOF is read once the messages it queued are handled: under ASan on
-    # a loaded machine the hostile backlog can take a while, hence the margin.
+    # A paused peer (waiting for receive memory, or for its messages to be
+    # handled) reads its EOF only when it reads again: under ASan on a loaded
+    # machine the hostile backlog can take a while, hence the margin.
     try:
         wait_for(lambda: d.rpc("getconnectioncount") == 0, timeout=CLOSE_DEADLINE,
                  what="every peer closed")
@@ -351,8 +352,10 @@ def test_hostile_peers_do_not_hurt_honest_ones(make_peerd, monkeypatch):
         keys = ("id", "addr", "inbound", "version", "conntime", "lastsend", "lastrecv",
                 "bytessent", "bytesrecv", "transport_protocol_type")
         left = [{k: p.get(k) for k in keys} for p in d.rpc("getpeerinfo")]
+        budget = d.rpc("getstats").get("recv_budget")
         raise AssertionError("peers still connected %.0f s after the honest child (exit %s) "
-                             "closed: %s" % (CLOSE_DEADLINE, child.exitcode, left))
+                             "closed: %s; receive budget: %s" % (CLOSE_DEADLINE, child.exitcode,
+                                                                 left, budget))
     wait_for(lambda: d.fds() <= fds0 + FD_SLACK, timeout=5,
              what="open fds back to %d (+%d), now %d" % (fds0, FD_SLACK, d.fds()))
     fl = d.rpc("getstats")["freelists"]["script"]
