@@ -512,10 +512,9 @@ int chain_store_write_block(struct chain_store *s, const uint8_t *raw, size_t le
 	return 0;
 }
 
-int chain_store_read_block(struct chain_store *s, const struct chain_pos *pos, uint8_t **raw,
-                           size_t *len)
+int chain_store_read_block_into(struct chain_store *s, const struct chain_pos *pos, uint8_t **buf,
+                                size_t *cap, size_t *len)
 {
-	*raw = NULL;
 	*len = 0;
 	if (pos->file < 0 || pos->pos < STORE_HEADER)
 		return CHAIN_ENOTFOUND;
@@ -524,15 +523,34 @@ int chain_store_read_block(struct chain_store *s, const struct chain_pos *pos, u
 	int rc = get_fd(s, false, pos->file, false, &fd);
 	if (rc || (rc = check_record(s, fd, pos->pos, STORE_MAX_BLOCK, 0, &n)))
 		return rc;
-	uint8_t *buf = xmalloc(n);
-	if (!buf)
-		return CHAIN_ENOMEM;
-	if ((rc = read_xor(s, fd, pos->pos, buf, n))) {
+	if (!*buf || n > *cap) {
+		/* The old bytes are not needed: a new buffer, not a realloc that
+		 * would copy them. The caller's stays theirs if this fails. */
+		uint8_t *nb = xmalloc(n ? n : 1);
+		if (!nb)
+			return CHAIN_ENOMEM;
+		xfree(*buf);
+		*buf = nb;
+		*cap = n ? n : 1;
+	}
+	if ((rc = read_xor(s, fd, pos->pos, *buf, n)))
+		return rc;
+	*len = n;
+	return 0;
+}
+
+int chain_store_read_block(struct chain_store *s, const struct chain_pos *pos, uint8_t **raw,
+                           size_t *len)
+{
+	uint8_t *buf = NULL;
+	size_t cap = 0;
+	*raw = NULL;
+	int rc = chain_store_read_block_into(s, pos, &buf, &cap, len);
+	if (rc) {
 		xfree(buf);
 		return rc;
 	}
 	*raw = buf;
-	*len = n;
 	return 0;
 }
 

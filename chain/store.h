@@ -135,6 +135,16 @@ CHAIN_WUR int chain_store_write_block(struct chain_store *s, const uint8_t *raw,
 CHAIN_WUR int chain_store_read_block(struct chain_store *s, const struct chain_pos *pos,
                                      uint8_t **raw, size_t *len);
 /**
+ * chain_store_read_block into the caller's buffer *buf of *cap bytes, kept
+ * between reads: it is replaced by a larger one (xmalloc'd, *cap updated)
+ * only when the block does not fit, and stays the caller's either way
+ * (NULL and 0 to start; xfree it when done). *len gets the block's size.
+ * On failure *buf still holds a valid buffer (or NULL), its bytes
+ * unspecified. Errors as chain_store_read_block.
+ */
+CHAIN_WUR int chain_store_read_block_into(struct chain_store *s, const struct chain_pos *pos,
+                                          uint8_t **buf, size_t *cap, size_t *len);
+/**
  * Append undo data for a block whose parent is `prev`, to rev file
  * `file` (the block's blk file number, as Core). *pos gets where. 0,
  * CHAIN_EIO, CHAIN_ENOSPC (as chain_store_write_block) or CHAIN_ENOMEM.
