@@ -25,11 +25,20 @@
  * an append is copied once into one buffer and XORed there; a read is
  * XORed in place after pread. A zero key skips both.
  *
- * Threads: one thread owns a store (chain/chain.h).
+ * Threads: one thread owns a store (chain/chain.h), with one exception:
+ * chain_store_read_block_shared may run on any thread. It opens the file
+ * itself (the descriptor cache is the owner's) under `files`, a
+ * read-write lock that chain_store_remove_file takes exclusively around
+ * its unlinks: a shared read either ends before a pruned file goes or
+ * finds it gone (CHAIN_ENOTFOUND). Files are append-only and a pruned
+ * file's number is never written again (only files below the one being
+ * appended to are removed), so a position that reads a record with the
+ * right magic and size reads the block it was given for.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -66,6 +75,8 @@ struct chain_store {
 	struct store_fd fds[STORE_FDS];
 	uint8_t key[CHAIN_XOR_KEY_SIZE]; /* blocks/xor.dat's; zero: plain files */
 	bool xor ;                       /* key is not zero */
+	pthread_rwlock_t files;          /* shared readers' read lock; removal's write lock */
+	bool files_ready;                /* `files` initialised */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -346,6 +357,9 @@ int chain_store_open(struct chain_store **out, const char *dir, uint32_t magic)
 	s->magic = magic;
 	s->max_file = CHAIN_MAX_BLOCKFILE_SIZE;
 	int rc = CHAIN_ENOMEM;
+	if (pthread_rwlock_init(&s->files, NULL))
+		goto fail;
+	s->files_ready = true;
 	if (!(s->dir = xstrdup(dir)))
 		goto fail;
 	if ((rc = make_dirs(dir)))
@@ -390,6 +404,8 @@ void chain_store_close(struct chain_store *s)
 		if (close_slot(&s->fds[i])) {
 			/* as above */
 		}
+	if (s->files_ready)
+		pthread_rwlock_destroy(&s->files);
 	xfree(s->dir);
 	xfree(s);
 }
@@ -512,10 +528,9 @@ int chain_store_write_block(struct chain_store *s, const uint8_t *raw, size_t le
 	return 0;
 }
 
-int chain_store_read_block(struct chain_store *s, const struct chain_pos *pos, uint8_t **raw,
-                           size_t *len)
+int chain_store_read_block_into(struct chain_store *s, const struct chain_pos *pos, uint8_t **buf,
+                                size_t *cap, size_t *len)
 {
-	*raw = NULL;
 	*len = 0;
 	if (pos->file < 0 || pos->pos < STORE_HEADER)
 		return CHAIN_ENOTFOUND;
@@ -524,15 +539,73 @@ int chain_store_read_block(struct chain_store *s, const struct chain_pos *pos, u
 	int rc = get_fd(s, false, pos->file, false, &fd);
 	if (rc || (rc = check_record(s, fd, pos->pos, STORE_MAX_BLOCK, 0, &n)))
 		return rc;
-	uint8_t *buf = xmalloc(n);
-	if (!buf)
-		return CHAIN_ENOMEM;
-	if ((rc = read_xor(s, fd, pos->pos, buf, n))) {
+	if (!*buf || n > *cap) {
+		/* The old bytes are not needed: a new buffer, not a realloc that
+		 * would copy them. The caller's stays theirs if this fails. */
+		uint8_t *nb = xmalloc(n ? n : 1);
+		if (!nb)
+			return CHAIN_ENOMEM;
+		xfree(*buf);
+		*buf = nb;
+		*cap = n ? n : 1;
+	}
+	if ((rc = read_xor(s, fd, pos->pos, *buf, n)))
+		return rc;
+	*len = n;
+	return 0;
+}
+
+int chain_store_read_block_shared(struct chain_store *s, const struct chain_pos *pos, uint8_t **buf,
+                                  size_t *cap, size_t *len)
+{
+	*len = 0;
+	if (pos->file < 0 || pos->pos < STORE_HEADER)
+		return CHAIN_ENOTFOUND;
+	char path[4096];
+	if (file_path(s, false, pos->file, path, sizeof(path)))
+		return CHAIN_EIO;
+	/* Held across open and read: removal waits for this read to end. */
+	pthread_rwlock_rdlock(&s->files);
+	int rc;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = errno == ENOENT ? CHAIN_ENOTFOUND : CHAIN_EIO;
+		goto out;
+	}
+	uint32_t n;
+	if ((rc = check_record(s, fd, pos->pos, STORE_MAX_BLOCK, 0, &n)))
+		goto out;
+	if (!*buf || n > *cap) {
+		uint8_t *nb = xmalloc(n ? n : 1);
+		if (!nb) {
+			rc = CHAIN_ENOMEM;
+			goto out;
+		}
+		xfree(*buf);
+		*buf = nb;
+		*cap = n ? n : 1;
+	}
+	if (!(rc = read_xor(s, fd, pos->pos, *buf, n)))
+		*len = n;
+out:
+	if (fd >= 0)
+		close(fd);
+	pthread_rwlock_unlock(&s->files);
+	return rc;
+}
+
+int chain_store_read_block(struct chain_store *s, const struct chain_pos *pos, uint8_t **raw,
+                           size_t *len)
+{
+	uint8_t *buf = NULL;
+	size_t cap = 0;
+	*raw = NULL;
+	int rc = chain_store_read_block_into(s, pos, &buf, &cap, len);
+	if (rc) {
 		xfree(buf);
 		return rc;
 	}
 	*raw = buf;
-	*len = n;
 	return 0;
 }
 
@@ -706,6 +779,8 @@ int chain_store_remove_file(struct chain_store *s, int32_t file)
 	if (file < 0 || file >= s->cur)
 		return CHAIN_EARG;
 	int rc = 0;
+	/* No shared read is inside the file while it goes (see the top). */
+	pthread_rwlock_wrlock(&s->files);
 	for (int rev = 0; rev < 2; rev++) {
 		/* A descriptor left open would keep the space in use. */
 		for (int i = 0; i < STORE_FDS; i++)
@@ -717,6 +792,7 @@ int chain_store_remove_file(struct chain_store *s, int32_t file)
 		    (unlink(path) && errno != ENOENT))
 			rc = CHAIN_EIO;
 	}
+	pthread_rwlock_unlock(&s->files);
 	s->dir_dirty = true;
 	return rc;
 }

@@ -19,7 +19,8 @@
  * with the key in blocks/xor.dat, byte i of the key for file offset o
  * with o % 8 == i (chain/xorkey.c); a zero key is the plain format.
  *
- * Threads: one thread owns a store.
+ * Threads: one thread owns a store; chain_store_read_block_shared is the
+ * one call any thread may make.
  */
 #ifndef PEERD_CHAIN_STORE_H
 #define PEERD_CHAIN_STORE_H
@@ -134,6 +135,26 @@ CHAIN_WUR int chain_store_write_block(struct chain_store *s, const uint8_t *raw,
  */
 CHAIN_WUR int chain_store_read_block(struct chain_store *s, const struct chain_pos *pos,
                                      uint8_t **raw, size_t *len);
+/**
+ * chain_store_read_block into the caller's buffer *buf of *cap bytes, kept
+ * between reads: it is replaced by a larger one (xmalloc'd, *cap updated)
+ * only when the block does not fit, and stays the caller's either way
+ * (NULL and 0 to start; xfree it when done). *len gets the block's size.
+ * On failure *buf still holds a valid buffer (or NULL), its bytes
+ * unspecified. Errors as chain_store_read_block.
+ */
+CHAIN_WUR int chain_store_read_block_into(struct chain_store *s, const struct chain_pos *pos,
+                                          uint8_t **buf, size_t *cap, size_t *len);
+/**
+ * chain_store_read_block_into for any thread, beside the owner's work: the
+ * file is opened for this read alone, under a lock that
+ * chain_store_remove_file (pruning) takes exclusively, so a file never
+ * goes mid-read; a pruned block's file is CHAIN_ENOTFOUND. The store must
+ * outlive the call (chain_store_close only once no shared read runs).
+ * Errors as chain_store_read_block.
+ */
+CHAIN_WUR int chain_store_read_block_shared(struct chain_store *s, const struct chain_pos *pos,
+                                            uint8_t **buf, size_t *cap, size_t *len);
 /**
  * Append undo data for a block whose parent is `prev`, to rev file
  * `file` (the block's blk file number, as Core). *pos gets where. 0,

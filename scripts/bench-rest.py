@@ -12,8 +12,8 @@ client count runs that many processes, each on one HTTP/1.1 keep-alive
 connection GETting /rest/block/<hash>.<format> back to back for S seconds
 (default 5) from one node, then the other (peerd, bitcoind, peerd,
 bitcoind: the better of two runs each). Prints requests/s, p50/p99 in
-microseconds and peerd/Core. Every answer is checked to be the same bytes
-from both. --base PATH adds a second peerd binary (an older build) to the
+microseconds and peerd/Core, then each node's peak and idle RSS. Every
+answer is checked to be the same bytes from both. --base PATH adds a second peerd binary (an older build) to the
 rotation, for an A/B of two builds in the same sitting. Loopback only;
 every process started is stopped at the end.
 """
@@ -50,6 +50,15 @@ def client(port, path, seconds, out):
 
 def run(port, path, clients, seconds):
     return benchlib.run_clients(client, (port, path), clients, seconds)
+
+
+def vm(pid, key):
+    """/proc/PID/status's key (VmRSS, VmHWM) in bytes."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) * 1024
+    return 0
 
 
 def fetch(port, path):
@@ -112,6 +121,14 @@ def main():
                 b = best["base"]
                 print("%-7d base %7.0f %9.0f %9.0f   base/core %.2fx, peerd/base %.2fx" % (
                     n, *b, b[0] / c[0], p[0] / b[0]))
+        # What the rows cost in memory: peak and current RSS of each node
+        # (the servers are idle now), as daemon/net/recvbudget.c's malloc
+        # settings change it.
+        time.sleep(2)
+        names = [("peerd", procs[1]), ("core", procs[0])] + ([("base", procs[2])] if bport else [])
+        print("RSS MiB after the runs (peak / now): " + ", ".join(
+            "%s %.1f / %.1f" % (name, vm(p.pid, "VmHWM") / 2**20, vm(p.pid, "VmRSS") / 2**20)
+            for name, p in names))
     finally:
         benchlib.stop_all(procs)
         shutil.rmtree(tmp, ignore_errors=True)

@@ -30,19 +30,30 @@
  * never wait: their buffers come from the script free list, bounded by
  * its own cap, so honest small traffic keeps flowing during a flood.
  *
- * Memory back: a large rx buffer is an exact-size allocation over glibc's
- * mmap threshold. glibc raises that threshold when such a block is freed
- * (up to 32 MiB), after which 4 MB buffers come from the heap, where small
- * blocks allocated between them (peers, free-list buffers that are never
- * freed) can pin freed pages, and only the heap's top is given back by
- * free(): issue 13 saw 195 MB kept after floods against a 3.9 MB baseline.
- * (The flood orders tried on this machine's glibc 2.36 gave memory back
- * without this too; the fix makes it independent of allocation order.)
- * recvbudget_malloc_setup pins the threshold, so every
- * large buffer is its own mapping and goes back to the kernel on free, and
- * caps the malloc arenas; the tick calls malloc_trim once the loop has
- * freed much memory and is quiet again, for the small blocks (peers,
- * tables) a flood leaves scattered over the heap.
+ * Memory back: glibc raises its mmap threshold when a mapped block is
+ * freed (up to 32 MiB), after which 4 MB buffers come from the heap, where
+ * small blocks allocated between them (peers, free-list buffers that are
+ * never freed) can pin freed pages, and only the heap's top is given back
+ * by free(): issue 13 saw 195 MB kept after floods against a 3.9 MB
+ * baseline. So recvbudget_malloc_setup fixes the thresholds instead of
+ * leaving them to glibc, caps the malloc arenas, and the tick calls
+ * malloc_trim once the loop has freed much memory and is quiet again:
+ * malloc_trim gives back every free page of every arena, not only the
+ * top, so what a flood leaves scattered over the heap goes back whatever
+ * the allocation order.
+ *
+ * The mmap threshold was fixed at 128 KiB until session 12, every large
+ * buffer its own mapping. That made every block read (REST block.bin,
+ * getblock, a block served to a peer) a fresh mapping whose pages all
+ * faulted in, zeroed and charged, and were unmapped again after the send:
+ * about a fifth of the validation thread's time serving REST block.bin
+ * (doc/performance.md). It is now fixed just above the largest block and
+ * message (PROTO_MAX_MESSAGE), with a trim threshold of two such buffers:
+ * a freed block buffer stays in its arena, already faulted in, for the
+ * next read (221 minor faults a 900 kB REST block.bin before, 6 after:
+ * test_rest_large.py). Measured in doc/performance.md ("Session 12"): RSS
+ * after the floods of test_hardening.py as before, about 6 MiB kept after
+ * serving; REST block.bin's median latency about halved.
  *
  * Loop thread only.
  */
@@ -51,8 +62,12 @@
 #include <malloc.h>
 #include <string.h>
 
-/** Allocations of this size or more are their own mapping (glibc's default, pinned). */
-#define RECV_MMAP_THRESHOLD (128u * 1024u)
+/** Allocations of this size or more are their own mapping: above every block and message. */
+#define RECV_MMAP_THRESHOLD (4u << 20)
+/** Free bytes at an arena's top that free() keeps: two of the largest buffers. */
+#define RECV_TRIM_THRESHOLD (2u * RECV_MMAP_THRESHOLD)
+_Static_assert(PROTO_MAX_MESSAGE + 24u < RECV_MMAP_THRESHOLD,
+               "the largest message and block are carved from an arena and reused");
 /** malloc arenas at most: the loop, the validation thread and workers share them. */
 #define RECV_ARENA_MAX 4
 /** Freed since the last trim before malloc_trim is worth a call. */
@@ -80,6 +95,10 @@ void recvbudget_malloc_setup(void)
 {
 	/* Both may fail under a sanitizer's allocator; they are only hints. */
 	(void)mallopt(M_MMAP_THRESHOLD, (int)RECV_MMAP_THRESHOLD);
+	/* Fixing the mmap threshold also fixes glibc's trim threshold (128 KiB
+	 * unless set): without this a freed block buffer at an arena's top
+	 * would be given back at once, and the next read fault in again. */
+	(void)mallopt(M_TRIM_THRESHOLD, (int)RECV_TRIM_THRESHOLD);
 	(void)mallopt(M_ARENA_MAX, RECV_ARENA_MAX);
 }
 

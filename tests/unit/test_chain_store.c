@@ -321,6 +321,66 @@ static void test_block_errors(void **state)
 	free(rec.file);
 }
 
+/* A read into the caller's buffer: kept while blocks fit, replaced by a
+ * larger one when not, and still the caller's after a failed read. */
+static void test_read_into(void **state)
+{
+	(void)state;
+	struct records rec;
+	struct chain_pos pos[3];
+	records_load(&rec);
+	/* Blocks 0 and 1 are small, the last ones larger (regtest_chain.dat). */
+	size_t big = 0;
+	for (size_t i = 1; i < rec.n; i++)
+		if (rec.size[i] > rec.size[big])
+			big = i;
+	assert_true(rec.size[big] > rec.size[0]);
+	char dir[TU_TMPDIR_MAX];
+	tu_tmpdir(dir, "store");
+	struct chain_store *s;
+	tu_assert_err(chain_store_open(&s, dir, regtest_magic()), 0);
+	const size_t which[3] = {0, big, 1};
+	for (size_t i = 0; i < 3; i++)
+		tu_assert_err(chain_store_write_block(s, rec.file + rec.off[which[i]],
+		                                      rec.size[which[i]], &pos[i]),
+		              0);
+	uint8_t *buf = NULL;
+	size_t cap = 0, len = 0;
+	tu_assert_err(chain_store_read_block_into(s, &pos[0], &buf, &cap, &len), 0);
+	tu_assert_bytes_equal(buf, len, rec.file + rec.off[0], rec.size[0]);
+	assert_int_equal(cap, rec.size[0]);
+	/* Larger: a new buffer of its size. */
+	tu_assert_err(chain_store_read_block_into(s, &pos[1], &buf, &cap, &len), 0);
+	tu_assert_bytes_equal(buf, len, rec.file + rec.off[big], rec.size[big]);
+	assert_int_equal(cap, rec.size[big]);
+	/* Smaller: the same buffer, no allocation at all. */
+	uint8_t *kept = buf;
+	base_alloc_fail_after(0);
+	tu_assert_err(chain_store_read_block_into(s, &pos[2], &buf, &cap, &len), 0);
+	tu_assert_err(chain_store_read_block_into(s, &pos[0], &buf, &cap, &len), 0);
+	base_alloc_fail_after(-1);
+	assert_ptr_equal(buf, kept);
+	assert_int_equal(cap, rec.size[big]);
+	tu_assert_bytes_equal(buf, len, rec.file + rec.off[0], rec.size[0]);
+	/* Failures leave the caller's buffer in place. */
+	struct chain_pos gone = {.file = 9, .pos = 8};
+	tu_assert_err(chain_store_read_block_into(s, &gone, &buf, &cap, &len), CHAIN_ENOTFOUND);
+	assert_ptr_equal(buf, kept);
+	assert_int_equal(len, 0);
+	xfree(buf);
+	/* From nothing, out of memory: nothing allocated, nothing lost. */
+	buf = NULL;
+	cap = 0;
+	base_alloc_fail_after(0);
+	tu_assert_err(chain_store_read_block_into(s, &pos[0], &buf, &cap, &len), CHAIN_ENOMEM);
+	base_alloc_fail_after(-1);
+	assert_null(buf);
+	assert_int_equal(cap, 0);
+	chain_store_close(s);
+	tu_rmtree(dir);
+	free(rec.file);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Undo records in rev files                                               */
 
@@ -589,6 +649,7 @@ int main(void)
 	    cmocka_unit_test(test_torn_tail),     cmocka_unit_test(test_block_errors),
 	    cmocka_unit_test(test_undo_records),  cmocka_unit_test(test_many_files),
 	    cmocka_unit_test(test_open_errors),   cmocka_unit_test(test_core_rev),
+	    cmocka_unit_test(test_read_into),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
