@@ -313,10 +313,12 @@ static int scan_step(struct chain *c)
 {
 	int err;
 	if (c->reindex_file > chain_store_last_file(c->store)) {
+		/* Genesis stored (if the files had none) and the connecting set up
+		 * first, then flushed with the index, then the mark changed. */
 		chain_logf(c, CHAIN_LOG_INFO, "%s", "Reindexing finished");
-		if ((err = chain_flush(c)) || (err = chain_db_write(c->db, mark_connect, c)))
+		if ((err = chain_reindex_end(c)) || (err = chain_flush(c)))
 			return err;
-		return chain_reindex_end(c);
+		return chain_db_write(c->db, mark_connect, c);
 	}
 	struct scan_arg a = {.c = c, .file = -1};
 	struct chain_pos from = {c->reindex_file, 0};
