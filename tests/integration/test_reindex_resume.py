@@ -177,7 +177,7 @@ def test_interrupted_reindex_reads_on_from_its_file(tmp_path, make_peerd):
 
 def call_in_thread(path, method, *params):
     """method on its own control connection, in a thread: (thread, box);
-    box gets 'result' or 'error' and 'logged_done' (what the log said then)."""
+    box["reply"] gets the JSON-RPC reply."""
     box = {}
 
     def run():
@@ -194,8 +194,8 @@ def call_in_thread(path, method, *params):
 
 def test_moving_calls_wait_for_the_reindex(tmp_path, make_peerd):
     """generatetoaddress and submitblock during a -reindex-chainstate wait
-    for its end, as Core's (test_core_moving_calls_wait_during_import), and
-    the reindex goes on in steps meanwhile (blocks rising in
+    for its end, as Core's (test_core_after_an_interrupted_reindex_chainstate),
+    and the reindex goes on in steps meanwhile (blocks rising in
     getblockchaininfo); before, the call's own chain_activate connected the
     rest of the chain inside its one job, and the block it mined on the
     tip of then was left on a stale branch."""
