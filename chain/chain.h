@@ -234,8 +234,9 @@ int chain_close(struct chain *c);
  * files). */
 CHAIN_WUR int chain_flush(struct chain *c);
 /**
- * True while a -reindex or -reindex-chainstate that chain_open started is
- * not finished: chain_open only wipes and loads; the reading of the blk
+ * True while a -reindex or -reindex-chainstate that chain_open started, or
+ * one cut short that it goes on with (the marks it left in the database),
+ * is not finished: chain_open only wipes and loads; the reading of the blk
  * files and the connecting of the best chain are chain_reindex_step's, so
  * the caller can answer in between (Core's "initload" thread). The
  * chain's thread only.
@@ -244,9 +245,9 @@ bool chain_reindex_pending(const struct chain *c);
 /**
  * One bounded part of the reindex: one blk file read again, or about
  * 200 ms of blocks connected, or the end (the final flush, the reindex
- * mark cleared). Stopping between two steps is clean: chain_close flushes
- * what is done, and the next start redoes a -reindex from its mark (or
- * goes on connecting after a -reindex-chainstate). 0 (chain_reindex_pending
+ * marks cleared). Stopping between two steps is clean: chain_close flushes
+ * what is done, and the next start goes on from the marks: reading from
+ * the next blk file, or connecting from the last flush. 0 (chain_reindex_pending
  * then says whether more is left) or an error of chain_open's. The chain's thread.
  */
 CHAIN_WUR int chain_reindex_step(struct chain *c);

@@ -439,12 +439,10 @@ int chain_open(struct chain **out, const struct chain_config *cfg)
 	 * (-reindex): read them again. */
 	/* A reindex only starts here: its reading and connecting are bounded
 	 * steps the caller runs after its loop starts (chain_reindex_step),
-	 * as Core's "initload" thread, so its control socket answers. A
-	 * -reindex-chainstate reads back what a crash left unflushed first. */
-	c->reindex_phase = c->cfg.reindex == CHAIN_REINDEX_FULL ? CHAIN_REINDEX_PHASE_SCAN
-	                   : c->cfg.reindex == CHAIN_REINDEX_CHAINSTATE
-	                       ? CHAIN_REINDEX_PHASE_CONNECT
-	                       : CHAIN_REINDEX_PHASE_NONE;
+	 * as Core's "initload" thread, so its control socket answers; so is
+	 * the rest of one cut short. Connecting reads back what a crash left
+	 * unflushed first. */
+	c->reindex_phase = chain_reindex_first_phase(c);
 	if (c->reindex_phase == CHAIN_REINDEX_PHASE_CONNECT &&
 	    ((err = chain_reindex_scan(c)) || (err = store_genesis(c)) ||
 	     (err = chain_rebuild_candidates(c)) || (err = chain_reindex_begin_connect(c))))

@@ -171,6 +171,9 @@ struct chain {
 	int reindex_tenth;                      /**< tenths of the way logged so far */
 	enum chain_reindex_phase reindex_phase; /**< what chain_reindex_step does next */
 	int32_t reindex_file;                   /**< the next blk file to read (scan phase) */
+	/** A reindex cut short that chain_open goes on with (reindex.c's
+	 * marks): the phase it starts in, without a wipe; NONE if none. */
+	enum chain_reindex_phase reindex_resume;
 	/** Monotonic ms after which chain_activate returns early, having
 	 * connected at least one block (a reindex's bounded step); 0: never. */
 	uint64_t activate_until_ms;
@@ -235,6 +238,9 @@ CHAIN_WUR int chain_reindex_remove_db(struct chain *c);
 CHAIN_WUR int chain_reindex_prepare(struct chain *c);
 /** Read the blk files again: all of them (-reindex), or past the last flush (a crash). */
 CHAIN_WUR int chain_reindex_scan(struct chain *c);
+/** The phase chain_open leaves for chain_reindex_step: a reindex asked
+ * for, or one cut short that chain_reindex_prepare found; NONE: neither. */
+enum chain_reindex_phase chain_reindex_first_phase(const struct chain *c);
 /** chain_activate, with progress while reindexing. */
 CHAIN_WUR int chain_reindex_activate(struct chain *c);
 /** After the final flush: clear the reindex mark and log the end. */

@@ -8,16 +8,11 @@
  * file is then read in order and accepted again at the position it
  * already has (nothing is copied: Core's LoadExternalBlockFile with a
  * known position), and the best chain is connected from genesis, which
- * writes the undo data again. A "reindexing" mark is stored with the wipe
- * and cleared after the final flush, so a reindex cut short by a crash or
- * a stop starts over at the next start, with or without the option (Core
- * keeps a reindexing flag in its block index for the same reason).
+ * writes the undo data again.
  *
  * -reindex-chainstate (CHAIN_REINDEX_CHAINSTATE): only the coins are
  * wiped; the index stays, and connecting the best chain from genesis
- * reads each block and its stored undo data's place from it. A stop half
- * way needs no mark: the coins were flushed at some block of the chain,
- * and the next start goes on from there, as any start does.
+ * reads each block and its stored undo data's place from it.
  *
  * Both only begin in chain_open (the wipe, the index loaded); the rest is
  * chain_reindex_step's, in bounded steps the caller runs once it answers
@@ -26,6 +21,20 @@
  * per step (chain_activate returns early through chain_activate_pause),
  * then the final flush. Between two steps the chain is consistent, so a
  * chain_close there is a clean stop.
+ *
+ * A reindex cut short (a stop, a crash) goes on at the next start, with
+ * or without the option, from two marks in the database:
+ * - "reindexing" (stored with the wipe, as Core's reindexing flag in its
+ *   block tree db): the blk file to read next, written after each file's
+ *   index entries are flushed. The next start reads the files again from
+ *   there, without a wipe; a block the index already has is skipped.
+ * - "reindex_connect" (stored with a -reindex-chainstate's wipe, and in
+ *   place of "reindexing" once a -reindex has read every file): the
+ *   connecting is left. The next start connects the rest of the chain from
+ *   where the coins were flushed, in the same steps after its start (Core
+ *   runs every start's ActivateBestChain in its initload thread), not
+ *   inside chain_open.
+ * Both go after the final flush.
  *
  * Both log their progress with Core's lines where Core has one
  * ("Reindexing block file blk00000.dat...", "Loaded 110 blocks from
@@ -44,6 +53,7 @@
 #include "chain/internal.h"
 
 static const char META_REINDEXING[] = "reindexing";
+static const char META_CONNECT[] = "reindex_connect";
 static const char META_STORE_END[] = "store_end";
 
 /* How long one connect step runs before the thread takes other work. */
@@ -118,34 +128,88 @@ int chain_reindex_remove_db(struct chain *c)
 	return 0;
 }
 
+/* The "reindexing" mark's value: the next blk file to read, little-endian. */
+static int put_reading(struct chain_db_txn *t, int32_t file)
+{
+	uint8_t v[4];
+	for (int i = 0; i < 4; i++)
+		v[i] = (uint8_t)((uint32_t)file >> (8 * i));
+	return chain_db_put(t, CHAIN_TABLE_META, META_REINDEXING, sizeof(META_REINDEXING) - 1, v,
+	                    sizeof(v));
+}
+
+/* The "reindex_connect" mark's value: which reindex it was (its last log line). */
+static int put_connecting(struct chain_db_txn *t, enum chain_reindex mode)
+{
+	uint8_t v = (uint8_t)mode;
+	return chain_db_put(t, CHAIN_TABLE_META, META_CONNECT, sizeof(META_CONNECT) - 1, &v, 1);
+}
+
 static int wipe(struct chain_db_txn *t, void *arg)
 {
 	struct chain *c = arg;
 	int err = chain_db_clear(t, CHAIN_TABLE_COINS);
 	if (!err)
 		err = chain_db_del(t, CHAIN_TABLE_META, "best", 4);
-	if (err || c->cfg.reindex != CHAIN_REINDEX_FULL)
+	if (err)
 		return err;
-	static const uint8_t one = 1;
+	if (c->cfg.reindex != CHAIN_REINDEX_FULL)
+		return put_connecting(t, CHAIN_REINDEX_CHAINSTATE);
 	if ((err = chain_db_clear(t, CHAIN_TABLE_INDEX)) ||
-	    (err = chain_db_del(t, CHAIN_TABLE_META, META_STORE_END, sizeof(META_STORE_END) - 1)))
+	    (err = chain_db_del(t, CHAIN_TABLE_META, META_STORE_END, sizeof(META_STORE_END) - 1)) ||
+	    (err = chain_db_del(t, CHAIN_TABLE_META, META_CONNECT, sizeof(META_CONNECT) - 1)))
 		return err;
-	return chain_db_put(t, CHAIN_TABLE_META, META_REINDEXING, sizeof(META_REINDEXING) - 1, &one,
-	                    1);
+	return put_reading(t, 0);
+}
+
+/* A reindex cut short, found by its marks: go on with it (no wipe). 1 when
+ * one was found, 0 when none, or an error. */
+static int resume(struct chain *c)
+{
+	uint8_t v[4] = {0};
+	size_t len = 0;
+	int err = chain_db_get(c->db, CHAIN_TABLE_META, META_REINDEXING,
+	                       sizeof(META_REINDEXING) - 1, v, sizeof(v), &len);
+	if (!err) {
+		/* One byte: an older peerd's mark, without the file: from the first. */
+		int32_t file = 0;
+		if (len == sizeof(v))
+			file = (int32_t)((uint32_t)v[0] | (uint32_t)v[1] << 8 |
+			                 (uint32_t)v[2] << 16 | (uint32_t)v[3] << 24);
+		c->cfg.reindex = CHAIN_REINDEX_FULL;
+		c->reindex_resume = CHAIN_REINDEX_PHASE_SCAN;
+		c->reindex_file = file < 0 ? 0 : file;
+		chain_logf(c, CHAIN_LOG_INFO,
+		           "A reindex was interrupted: reading the block files again from "
+		           "blk%05d.dat",
+		           (int)c->reindex_file);
+		return 1;
+	}
+	if (err != CHAIN_ENOTFOUND)
+		return err;
+	if (c->cfg.reindex != CHAIN_REINDEX_NONE)
+		return 0; /* asked for again: it starts over */
+	err = chain_db_get(c->db, CHAIN_TABLE_META, META_CONNECT, sizeof(META_CONNECT) - 1, v, 1,
+	                   &len);
+	if (err == CHAIN_ENOTFOUND)
+		return 0;
+	if (err)
+		return err;
+	c->cfg.reindex = v[0] == CHAIN_REINDEX_FULL ? CHAIN_REINDEX_FULL : CHAIN_REINDEX_CHAINSTATE;
+	c->reindex_resume = CHAIN_REINDEX_PHASE_CONNECT;
+	return 1; /* logged once the chain is loaded (chain_reindex_begin_connect) */
 }
 
 int chain_reindex_prepare(struct chain *c)
 {
-	uint8_t v;
-	size_t len = 0;
-	int err = chain_db_get(c->db, CHAIN_TABLE_META, META_REINDEXING,
-	                       sizeof(META_REINDEXING) - 1, &v, sizeof(v), &len);
-	if (err && err != CHAIN_ENOTFOUND)
+	/* An explicit -reindex starts over even when one was cut short (Core
+	 * wipes at every -reindex); without it, a mark says what is left. */
+	int err = c->cfg.reindex == CHAIN_REINDEX_FULL ? 0 : resume(c);
+	if (err < 0)
 		return err;
-	if (!err && c->cfg.reindex != CHAIN_REINDEX_FULL) {
-		chain_logf(c, CHAIN_LOG_INFO, "%s",
-		           "A reindex was interrupted: reindexing the block files again");
-		c->cfg.reindex = CHAIN_REINDEX_FULL;
+	if (err == 1) {
+		c->reindex_t0 = mono_ms();
+		return 0;
 	}
 	if (c->cfg.reindex == CHAIN_REINDEX_NONE)
 		return 0;
@@ -162,6 +226,15 @@ int chain_reindex_prepare(struct chain *c)
 	if ((err = chain_store_drop_undo(c->store)))
 		chain_logf(c, CHAIN_LOG_ERROR, "%s", "cannot delete the rev files to reindex");
 	return err;
+}
+
+enum chain_reindex_phase chain_reindex_first_phase(const struct chain *c)
+{
+	if (c->reindex_resume != CHAIN_REINDEX_PHASE_NONE)
+		return c->reindex_resume;
+	return c->cfg.reindex == CHAIN_REINDEX_FULL         ? CHAIN_REINDEX_PHASE_SCAN
+	       : c->cfg.reindex == CHAIN_REINDEX_CHAINSTATE ? CHAIN_REINDEX_PHASE_CONNECT
+	                                                    : CHAIN_REINDEX_PHASE_NONE;
 }
 
 /* ---- reading the block files ---------------------------------------------- */
@@ -217,22 +290,46 @@ static int scan_file_one(const struct chain_pos *pos, const uint8_t *raw, size_t
 	return scan_one(pos, raw, len, arg);
 }
 
+static int mark_read(struct chain_db_txn *t, void *arg)
+{
+	struct chain *c = arg;
+	return put_reading(t, c->reindex_file);
+}
+
+/* Every file read: the connecting is what is left (Core clears its
+ * reindexing flag here). */
+static int mark_connect(struct chain_db_txn *t, void *arg)
+{
+	(void)arg;
+	int err = chain_db_del(t, CHAIN_TABLE_META, META_REINDEXING, sizeof(META_REINDEXING) - 1);
+	return err ? err : put_connecting(t, CHAIN_REINDEX_FULL);
+}
+
 /* One blk file read again, or the end of the reading (Core's ImportBlocks
- * reads a file at a time and checks for a stop between them). */
+ * reads a file at a time and checks for a stop between them). The index
+ * entries of a file read are flushed before the mark names the next file,
+ * so a crash reads again at most what was not on disk. */
 static int scan_step(struct chain *c)
 {
+	int err;
 	if (c->reindex_file > chain_store_last_file(c->store)) {
+		/* Genesis stored (if the files had none) and the connecting set up
+		 * first, then flushed with the index, then the mark changed. */
 		chain_logf(c, CHAIN_LOG_INFO, "%s", "Reindexing finished");
-		return chain_reindex_end(c);
+		if ((err = chain_reindex_end(c)) || (err = chain_flush(c)))
+			return err;
+		return chain_db_write(c->db, mark_connect, c);
 	}
 	struct scan_arg a = {.c = c, .file = -1};
 	struct chain_pos from = {c->reindex_file, 0};
-	int err = chain_store_scan(c->store, &from, scan_file_one, &a);
+	err = chain_store_scan(c->store, &from, scan_file_one, &a);
 	if (err && err != NEXT_FILE)
 		return err;
 	file_done(&a);
 	c->reindex_file++;
-	return 0;
+	if ((err = chain_flush(c)))
+		return err;
+	return chain_db_write(c->db, mark_read, c);
 }
 
 /* ---- connecting the best chain -------------------------------------------- */
@@ -272,6 +369,12 @@ int chain_reindex_begin_connect(struct chain *c)
 	int err = chain_listen(c, &l);
 	if (err)
 		return err;
+	if (c->reindex_resume == CHAIN_REINDEX_PHASE_CONNECT)
+		chain_logf(
+		    c, CHAIN_LOG_INFO,
+		    "A reindex was interrupted: connecting the rest of the chain, from height "
+		    "%d to %d",
+		    (int)chain_height(c), (int)c->reindex_target);
 	c->reindex_phase = CHAIN_REINDEX_PHASE_CONNECT;
 	return 0;
 }
@@ -318,19 +421,20 @@ int chain_reindex_step(struct chain *c)
 	return 0;
 }
 
-static int clear_mark(struct chain_db_txn *t, void *arg)
+static int clear_marks(struct chain_db_txn *t, void *arg)
 {
 	(void)arg;
-	return chain_db_del(t, CHAIN_TABLE_META, META_REINDEXING, sizeof(META_REINDEXING) - 1);
+	int err = chain_db_del(t, CHAIN_TABLE_META, META_REINDEXING, sizeof(META_REINDEXING) - 1);
+	return err ? err
+	           : chain_db_del(t, CHAIN_TABLE_META, META_CONNECT, sizeof(META_CONNECT) - 1);
 }
 
 int chain_reindex_finish(struct chain *c)
 {
 	if (c->cfg.reindex == CHAIN_REINDEX_NONE)
 		return 0;
-	/* After the flush: the mark goes only once everything is on disk. */
-	int err =
-	    c->cfg.reindex == CHAIN_REINDEX_FULL ? chain_db_write(c->db, clear_mark, NULL) : 0;
+	/* After the flush: the marks go only once everything is on disk. */
+	int err = chain_db_write(c->db, clear_marks, NULL);
 	if (err)
 		return err;
 	struct chain_node *tip = chain_tip(c);

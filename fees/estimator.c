@@ -102,6 +102,7 @@ static void stats_record(struct fees_stats *s, size_t bucket, int blocks_to_conf
 {
 	if (blocks_to_confirm < 1)
 		return;
+	s->zero = false;
 	size_t periods_to_confirm = ((size_t)blocks_to_confirm + s->scale - 1) / s->scale;
 	for (size_t i = periods_to_confirm; i <= s->periods; i++)
 		s->conf_avg[(i - 1) * s->nb + bucket]++;
@@ -109,13 +110,20 @@ static void stats_record(struct fees_stats *s, size_t bucket, int blocks_to_conf
 	s->feerate_avg[bucket] += feerate;
 }
 
+/* Every element once, in memory order (each is independent: the same
+ * values as Core's bucket-major loop). A block costs this for every
+ * horizon, in initial block download too: 2,000 blocks of a sync spent
+ * 11 % of peerd's CPU here while every average was still 0. */
 static void stats_decay(struct fees_stats *s)
 {
+	if (s->zero)
+		return;
+	size_t n = s->periods * s->nb;
+	for (size_t k = 0; k < n; k++)
+		s->conf_avg[k] *= s->decay;
+	for (size_t k = 0; k < n; k++)
+		s->fail_avg[k] *= s->decay;
 	for (size_t j = 0; j < s->nb; j++) {
-		for (size_t i = 0; i < s->periods; i++) {
-			s->conf_avg[i * s->nb + j] *= s->decay;
-			s->fail_avg[i * s->nb + j] *= s->decay;
-		}
 		s->feerate_avg[j] *= s->decay;
 		s->tx_ct_avg[j] *= s->decay;
 	}
@@ -145,6 +153,7 @@ static void stats_remove_tx(struct fees_stats *s, uint32_t entry_height, uint32_
 	}
 	if (!in_block && (unsigned)blocks_ago >= s->scale) {
 		unsigned periods_ago = (unsigned)blocks_ago / s->scale;
+		s->zero = false;
 		for (size_t i = 0; i < periods_ago && i < s->periods; i++)
 			s->fail_avg[i * s->nb + bucket]++;
 	}
@@ -357,10 +366,13 @@ struct fees_estimator *fees_new(void)
 	for (double b = MIN_BUCKET_FEERATE; b <= MAX_BUCKET_FEERATE; b *= FEE_SPACING)
 		f->buckets[f->nb++] = b;
 	f->buckets[f->nb++] = INF_FEERATE;
-	for (int k = 0; k < FEES_N_HORIZONS; k++)
+	for (int k = 0; k < FEES_N_HORIZONS; k++) {
 		if (fees_stats_init(&f->stats[k], f->nb, horizons[k].periods, horizons[k].decay,
 		                    horizons[k].scale))
 			goto fail;
+		/* New, all zero (a file's read replaces them: not marked). */
+		f->stats[k].zero = true;
+	}
 	return f;
 fail:
 	fees_free(f);

@@ -5,6 +5,8 @@
 #ifndef PEERD_FEES_INTERNAL_H
 #define PEERD_FEES_INTERNAL_H
 
+#include <stdbool.h>
+
 #include "fees/fees.h"
 
 /* Core's TxConfirmStats: one horizon's moving averages (per bucket) and
@@ -20,6 +22,11 @@ struct fees_stats {
 	double *fail_avg;    /* [periods][nb] failAvg */
 	int *unconf;         /* [scale * periods][nb] unconfTxs */
 	int *old_unconf;     /* [nb] oldUnconfTxs */
+	/* Every average is known to be 0 (a new estimator nothing was recorded
+	 * in yet: a node in initial block download, its mempool empty), so
+	 * decaying them changes nothing and is skipped. Set only by fees_new;
+	 * cleared by the first record or failure. */
+	bool zero;
 };
 
 /* A tracked transaction (Core's TxStatsInfo), in an open-addressing table

@@ -144,6 +144,9 @@ ctl_method_fn ctl_view_fn(const struct ctl_method *m);
 bool ctl_view_answers(const struct daemon *d, const struct ctl_method *m);
 /** The method called `name` (loop or chain), or NULL. */
 const struct ctl_method *ctl_method_lookup(const char *name);
+/** m moves the chain (submitblock, generate*, invalidateblock, ...): its job
+ * waits while a reindex is pending, as Core's (ctl/reindex_wait.c). */
+bool ctl_method_moves_chain(const struct ctl_method *m);
 /** The chain methods (ctl/chain_methods.c) and their count. */
 extern const struct ctl_method ctl_chain_methods[];
 extern const size_t ctl_n_chain_methods;

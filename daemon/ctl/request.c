@@ -352,6 +352,7 @@ static bool post_chain(struct daemon *d, struct ctl_line *L, size_t slot,
 	}
 	j->base.work = job_work;
 	j->base.done = job_done;
+	j->base.after_reindex = ctl_method_moves_chain(m);
 	j->line = L;
 	j->slot = slot;
 	j->id = id ? json_incref(id) : NULL;

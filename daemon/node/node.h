@@ -116,6 +116,11 @@ struct val_job {
 	val_done_fn done;
 	bool cancelled; /**< set when work never ran */
 	bool counted;   /**< posted by validation_post: counted in `returned` when back */
+	/** The work moves the chain (submitblock, generate*, invalidateblock,
+	 * reconsiderblock): set by the poster, it waits while a reindex is
+	 * pending and runs once it ends, as Core's wait for cs_chainstate,
+	 * which its import holds while connecting (node/reindex.c). */
+	bool after_reindex;
 };
 
 /**
@@ -154,6 +159,9 @@ struct validation {
 	_Atomic bool reindexing;
 	char reindex_status[512]; /**< (mu) its progress lines, each ending in \n, not passed on yet
 	                           */
+	/** (mu) after_reindex jobs taken while a reindex was pending: back at
+	 * the head of the queue, in order, when it ends (node/reindex.c). */
+	struct val_job *parked_head, **parked_tail;
 	struct node_extratxn
 	    *extratxn; /**< node/extratxn.c's ring, made at the first add (thread) */
 };

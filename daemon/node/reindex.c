@@ -6,9 +6,12 @@
  * connecting are chain_reindex_step's bounded steps (a file, or ~200 ms of
  * blocks), each one validation job that posts the next from its done
  * callback. Other jobs (a control method's) queue behind a step and run
- * before the next, so the control socket and HTTP answer throughout; a
- * stop ends it between two steps (validation_stop), with the chain
- * flushed as any stop, and the next start redoes it from chain/'s mark.
+ * before the next, so the control socket and HTTP answer throughout,
+ * except those that move the chain (val_job.after_reindex: submitblock,
+ * generate*, ...), which validation.c parks until the end, as Core's wait
+ * for cs_chainstate. A stop ends it between two steps (validation_stop),
+ * with the chain flushed as any stop, and the next start goes on with it
+ * from chain/'s marks, in the same steps (chain_open leaves it pending).
  *
  * While it runs, validation_reindexing is true: sync/ asks peers for no
  * blocks and txrelay/ takes no transactions (Core's LoadingBlocks()). The
@@ -68,7 +71,7 @@ static void reindex_done(struct daemon *d, struct val_job *j)
 		return;
 	}
 	if (j->cancelled || d->shutting_down) {
-		/* Stopped between two steps: chain/'s mark redoes it next start. */
+		/* Stopped between two steps: chain/'s marks go on with it next start. */
 		DLOG_INFO_(&d->log, DLOG_VALIDATION, "%s",
 		           "Reindex interrupted: it goes on at the next start");
 		xfree(rj);

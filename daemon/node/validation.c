@@ -222,6 +222,31 @@ static struct val_job *feed_take(struct validation *v)
 	return h && h->feed_take ? h->feed_take(v->d, v->chain, v->mempool) : NULL;
 }
 
+/* (mu) A job that moves the chain, taken while a reindex is pending: it
+ * waits for the end, as a Core RPC waits for cs_chainstate, which Core's
+ * import holds while it connects; run now, its chain_activate would
+ * connect the rest of the reindex in one go. */
+static void park(struct validation *v, struct val_job *j)
+{
+	j->next = NULL;
+	*v->parked_tail = j;
+	v->parked_tail = &j->next;
+}
+
+/* (mu) The reindex ended (or the thread stops): the parked jobs go to the
+ * head of the queue, in the order they came, before what was posted since. */
+static void unpark(struct validation *v)
+{
+	if (!v->parked_head)
+		return;
+	*v->parked_tail = v->in_head;
+	if (!v->in_head)
+		v->in_tail = v->parked_tail;
+	v->in_head = v->parked_head;
+	v->parked_head = NULL;
+	v->parked_tail = &v->parked_head;
+}
+
 static void thread_main(void *arg)
 {
 	struct validation *v = arg;
@@ -245,6 +270,10 @@ static void thread_main(void *arg)
 		v->in_head = j->next;
 		if (!v->in_head)
 			v->in_tail = &v->in_head;
+		if (j->after_reindex && v->chain && chain_reindex_pending(v->chain)) {
+			park(v, j);
+			continue;
+		}
 		v->running = true;
 		uv_mutex_unlock(&v->mu);
 
@@ -265,6 +294,8 @@ static void thread_main(void *arg)
 		uv_mutex_lock(&v->mu);
 		v->running = false;
 		v->jobs_run++;
+		if (importing && !chain_reindex_pending(v->chain))
+			unpark(v);
 		/* The view first: a job's done callback sees the chain it made. */
 		if (vj)
 			queue_push(&v->out_head, &v->out_tail, &vj->job);
@@ -278,6 +309,7 @@ static void thread_main(void *arg)
 		wake_loop_locked(v);
 	}
 	/* Jobs never started go back cancelled: their owners free them. */
+	unpark(v);
 	while (v->in_head) {
 		struct val_job *j = v->in_head;
 		v->in_head = j->next;
@@ -369,6 +401,7 @@ int validation_start(struct daemon *d, struct chain *c, struct mempool *mp)
 	v->mempool = mp;
 	v->in_tail = &v->in_head;
 	v->out_tail = &v->out_head;
+	v->parked_tail = &v->parked_head;
 	atomic_init(&v->height, -1);
 	atomic_init(&v->headers, -1);
 	atomic_init(&v->busy, false);
@@ -572,12 +605,13 @@ int validation_open(struct daemon *d)
 		return -EIO;
 	}
 	/* A reindex goes on after the loop starts (node/reindex.c), which
-	 * loads the mempool at its end; nothing to verify yet (Core's VerifyDB
-	 * meets the wiped chain too). */
+	 * loads the mempool at its end. Core's VerifyDB skips a wiped chain
+	 * state (at genesis here: verify_at_startup returns) but checks one a
+	 * cut-short reindex left part way, as at any start. */
 	bool reindexing = chain_reindex_pending(c);
 	if (!reindexing)
 		mempool_load(ma.mp);
-	if (!reindexing && (err = verify_at_startup(d, c))) {
+	if ((err = verify_at_startup(d, c))) {
 		(void)close_chain(c, ma.mp);
 		return -EIO;
 	}

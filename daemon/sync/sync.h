@@ -42,12 +42,15 @@ struct peer;
 /**
  * Received block bytes waiting for the validation thread, at most
  * (back-pressure). Blocks wait here in memory (Core writes them to disk
- * on arrival), so this is most of peerd's memory during a signature-bound
- * sync: 8 MiB is seconds of validation work for any block size (a 4 MB
- * block still fits: requested blocks are always taken), and at 64 MiB a
- * 2,000-block sync of 24 KB blocks peaked at 42 MiB RSS (make bench-ibd).
+ * on arrival), so this is most of peerd's memory during a sync: Core's
+ * DEFAULT_MAXRECEIVEBUFFER (5,000 kB), past which Core stops reading from
+ * a peer, is still seconds of validation work for any block size (a 4 MB
+ * block still fits: requested blocks are always taken). At 64 MiB a
+ * 2,000-block sync of 24 KB blocks peaked at 42 MiB RSS; at 8 MiB the
+ * assumevalid row of make bench-ibd peaked at 30.5-32.2 MiB, above half
+ * of Core's 60.6 (issue 24's goal), at 5,000 kB at 27.1-28.9 MiB.
  */
-#define SYNC_MAX_QUEUE_BYTES (8u << 20)
+#define SYNC_MAX_QUEUE_BYTES 5000000u
 /** While sync jobs queue up, one in this many brings a new download window. */
 #define SYNC_WINDOW_EVERY 16u
 /** Locator hashes kept (chain/'s CHAIN_LOCATOR_MAX; daemon.h does not include chain/). */

@@ -269,6 +269,43 @@ static void test_file_round_trip(void **state)
 	fees_free(g);
 }
 
+/* A new estimator skips the decay while every average is 0 (blocks of an
+ * initial block download): the same bytes as one that decayed its zeros
+ * at every block (read from a file, it is not marked), through empty
+ * blocks, then transactions confirmed and some left to fail. */
+static void test_zero_decay_skipped_exactly(void **state)
+{
+	(void)state;
+	struct fees_estimator *f = fees_new(), *g = fees_new();
+	uint8_t *zero, *one, *two;
+	size_t nz, n1, n2;
+	assert_int_equal(fees_serialize(g, &zero, &nz), 0);
+	assert_int_equal(fees_parse(g, zero, nz), 0);
+	struct fees_estimator *both[] = {f, g};
+	for (int k = 0; k < 2; k++) {
+		struct fees_estimator *e = both[k];
+		uint32_t id = 0;
+		for (uint32_t h = 1; h <= 500; h++)
+			fees_block(e, h, NULL, 0);
+		for (uint32_t h = 500; h < 700; h++) {
+			struct fees_tx a = tx(++id, h, 1000 + 37 * (h % 50), 200);
+			struct fees_tx b = tx(++id, h, 90000, 150);
+			fees_tx_added(e, &a);
+			fees_tx_added(e, &b);
+			fees_block(e, h + 1, &b, 1); /* a stays: it fails later */
+		}
+	}
+	assert_int_equal(fees_serialize(f, &one, &n1), 0);
+	assert_int_equal(fees_serialize(g, &two, &n2), 0);
+	assert_int_equal(n1, n2);
+	assert_memory_equal(one, two, n1);
+	xfree(zero);
+	xfree(one);
+	xfree(two);
+	fees_free(f);
+	fees_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -277,6 +314,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_tracking_rules, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_steady_estimate, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_file_round_trip, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_zero_decay_skipped_exactly, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
