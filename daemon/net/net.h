@@ -536,9 +536,8 @@ int ban_add(struct daemon *d, const uint8_t net[16], uint8_t prefix, int64_t unt
 int ban_remove(struct daemon *d, const uint8_t net[16], uint8_t prefix);
 /** clearbanned: forget every ban and every discouraged address; saves. */
 void ban_clear(struct daemon *d);
-/** w->done runs once banlist.json holds the bans as they are now: at once if it does, else
- * after net/ban_writer.c's write of them, the loop never waiting (setban, clearbanned reply
- * then, as Core's after DumpBanlist). Loop thread. */
+/** Loop thread: w->done runs once banlist.json holds the bans as they are now (at once, or
+ * after ban_writer.c's write; setban/clearbanned reply then, as Core's after DumpBanlist). */
 void ban_wait_written(struct daemon *d, struct ban_wait *w);
 
 /* ---- net/eviction.c: which inbound peer makes room ------------------- */
