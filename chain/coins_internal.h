@@ -44,6 +44,8 @@ struct chain_db_counters {
 	uint64_t commits;   /**< write transactions committed */
 	uint64_t map_grows; /**< times the map was doubled after MDB_MAP_FULL */
 	uint64_t map_size;  /**< current map size in bytes */
+	uint64_t pages;     /**< pages in use (LMDB's last page + 1) after the last commit */
+	uint64_t commit_ns; /**< how long the last commit took (its msync and meta page) */
 };
 /**
  * Whether a fault inside LMDB (a damaged page leading outside the file)
@@ -51,6 +53,11 @@ struct chain_db_counters {
  * since, and the node must stop.
  */
 bool chain_db_broken(const struct chain_db *db);
+/**
+ * Why the handle is broken: CHAIN_ECORRUPT (damage), CHAIN_ENOSPC or
+ * CHAIN_EIO (a write into the map the file system could not back), or 0.
+ */
+int chain_db_broken_err(const struct chain_db *db);
 /** Copy the counters out. */
 void chain_db_get_counters(const struct chain_db *db, struct chain_db_counters *out);
 

@@ -723,7 +723,10 @@ static void test_map_growth(void **state)
 	env_open(&e);
 	chain_db_test_initial_map(0);
 	chain_db_get_counters(e.db, &k);
-	assert_true(k.map_size >= st.disk_size && k.map_size <= grown);
+	/* The map holds every page in use (with MDB_WRITEMAP the file's
+	 * allocated blocks may also hold pages of transactions that were
+	 * aborted to grow the map, so the disk size is no bound here). */
+	assert_true(k.pages > 0 && k.map_size >= k.pages * 4096 && k.map_size <= grown);
 	assert_int_equal(count_records(e.db), per_tx * txs);
 	/* And it grows again from there. */
 	for (uint32_t t = txs; t < txs + 100; t++) {
@@ -798,6 +801,11 @@ static void test_flush_failure_and_extra(void **state)
 		base_alloc_fail_after(-1);
 	}
 	CHECK(chain_coins_stats(e.coins, &after));
+	/* Everything but the bytes on disk: with MDB_WRITEMAP the aborted
+	 * transaction wrote its pages into the file's sparse tail (blocks
+	 * allocated, data unchanged; the next transaction reuses them). */
+	assert_true(after.disk_size >= before.disk_size);
+	after.disk_size = before.disk_size;
 	assert_memory_equal(&before, &after, sizeof(before));
 	fail = 0;
 	CHECK(chain_coins_flush(e.coins, true, extra_put, &fail));
