@@ -158,7 +158,7 @@ struct guard {
 
 static _Thread_local struct guard *guard_top;
 static struct sigaction old_bus, old_segv;
-static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t guard_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void on_fault(int sig, siginfo_t *si, void *uctx)
 {
@@ -174,8 +174,18 @@ static void on_fault(int sig, siginfo_t *si, void *uctx)
 	sigaction(sig, sig == SIGBUS ? &old_bus : &old_segv, NULL);
 }
 
+/* At every open: the handler is (re)installed when it is not there, for
+ * something else may have replaced it since the last open (a test
+ * framework does, per test; on_fault itself does for a fault not ours). */
 static void install_guard(void)
 {
+	pthread_mutex_lock(&guard_mu);
+	struct sigaction cur;
+	if (!sigaction(SIGBUS, NULL, &cur) && (cur.sa_flags & SA_SIGINFO) &&
+	    cur.sa_sigaction == on_fault) {
+		pthread_mutex_unlock(&guard_mu);
+		return;
+	}
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_fault;
@@ -185,6 +195,7 @@ static void install_guard(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGBUS, &sa, &old_bus);
 	sigaction(SIGSEGV, &sa, &old_segv);
+	pthread_mutex_unlock(&guard_mu);
 }
 
 /*
@@ -509,7 +520,7 @@ int chain_db_open_logged(struct chain_db **out, const char *dir, chain_log_fn lo
 	struct chain_db *db = xcalloc(1, sizeof(*db));
 	if (!db)
 		return CHAIN_ENOMEM;
-	pthread_once(&guard_once, install_guard);
+	install_guard();
 	int err = CHAIN_ENOMEM;
 	db->log = log;
 	db->log_arg = log_arg;
