@@ -534,7 +534,12 @@ int chain_coins_flush(struct chain_coins *c, bool empty,
 	/* Written in key order: LMDB then fills its pages front to back
 	 * instead of touching a random leaf for every coin. */
 	struct flush_job j = {.c = c, .extra = extra, .arg = arg};
-	int err = chain_coins_dirty_sorted(c, &j.sorted, &j.n);
+	/* Room in the map first (a record is ~75 bytes in a full leaf, leaves
+	 * are left ~60% full by random inserts: 160 bytes a coin is ample). */
+	int err = chain_db_reserve(c->db, (uint64_t)c->dirty * 160u);
+	if (err)
+		return err;
+	err = chain_coins_dirty_sorted(c, &j.sorted, &j.n);
 	if (err)
 		return err;
 	err = chain_db_write(c->db, flush_txn, &j);

@@ -46,6 +46,7 @@ struct chain_db_counters {
 	uint64_t map_size;  /**< current map size in bytes */
 	uint64_t pages;     /**< pages in use (LMDB's last page + 1) after the last commit */
 	uint64_t commit_ns; /**< how long the last commit took (its msync and meta page) */
+	uint64_t reruns;    /**< write transactions aborted on MDB_MAP_FULL and run again */
 };
 /**
  * Whether a fault inside LMDB (a damaged page leading outside the file)
@@ -58,6 +59,15 @@ bool chain_db_broken(const struct chain_db *db);
  * CHAIN_EIO (a write into the map the file system could not back), or 0.
  */
 int chain_db_broken_err(const struct chain_db *db);
+/**
+ * Grow the map, before a large write transaction, to twice the pages in
+ * use plus `bytes`: a flush that outgrew the map was aborted and run again
+ * from the start at each doubling (issue 24: two or three times for each
+ * large flush of the 10 M-coin chain). With MDB_WRITEMAP the map costs
+ * address space and the sparse file's length, not disk. No reader may be
+ * active. 0, CHAIN_EOVERFLOW, or LMDB's error for the new map.
+ */
+CHAIN_WUR int chain_db_reserve(struct chain_db *db, uint64_t bytes);
 /** Copy the counters out. */
 void chain_db_get_counters(const struct chain_db *db, struct chain_db_counters *out);
 

@@ -84,6 +84,7 @@ struct chain_db {
 	MDB_txn *rd;       /* the read transaction; reset while rd_depth == 0 */
 	unsigned rd_depth; /* nested users of rd (a get inside a walk) */
 	size_t map_size;
+	unsigned psize; /* LMDB's page size (the system's) */
 	char *dir;
 	struct chain_db_counters ctr;
 	chain_log_fn log; /* where open errors go (NULL: stderr) */
@@ -556,6 +557,8 @@ int chain_db_open_logged(struct chain_db **out, const char *dir, chain_log_fn lo
 		db->map_size = info.me_mapsize;
 		db->ctr.pages = (uint64_t)info.me_last_pgno + 1;
 	}
+	MDB_stat est;
+	db->psize = mdb_env_stat(db->env, &est) ? 4096u : est.ms_psize;
 	struct guard g;
 	guard_push(&g, db);
 	if (sigsetjmp(g.jb, 0))
@@ -613,6 +616,26 @@ static int grow_map(struct chain_db *db)
 	return 0;
 }
 
+int chain_db_reserve(struct chain_db *db, uint64_t bytes)
+{
+	if (db->broken)
+		return db->broken;
+	/* Copy on write: a transaction may write a new copy of every page in
+	 * use before the old ones are free again, so room for twice the data
+	 * plus what it adds. ctr.pages is LMDB's count after the last commit
+	 * (or the open); this process is the only writer. */
+	uint64_t used = db->ctr.pages * db->psize, want;
+	if (used > (UINT64_MAX - bytes) / 2)
+		return CHAIN_EOVERFLOW;
+	want = 2 * used + bytes;
+	while (db->map_size < want) {
+		int err = grow_map(db);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int db_write(struct chain_db *db, int (*fn)(struct chain_db_txn *t, void *arg), void *arg)
 {
 	for (int resized = 0;;) {
@@ -654,6 +677,7 @@ static int db_write(struct chain_db *db, int (*fn)(struct chain_db_txn *t, void 
 				return map_err(rc);
 		}
 		/* Full: the transaction is gone; grow and run fn again. */
+		db->ctr.reruns++;
 		err = grow_map(db);
 		if (err)
 			return err;
