@@ -443,7 +443,8 @@ static void test_replay_oom(void **state)
 	run_replay(&m);
 	print_message("%ld calls failed with an injected allocation failure and were rerun\n",
 	              oom_hits);
-	assert_true(oom_hits >= 15);
+	/* The adds' table and chunk growth (a flush allocates nothing). */
+	assert_true(oom_hits >= 3);
 }
 
 /* ---- FRESH, DIRTY and tombstones ------------------------------------- */
@@ -792,11 +793,15 @@ static void test_flush_failure_and_extra(void **state)
 	size_t len;
 	CHECK_ERR(chain_db_get(e.db, CHAIN_TABLE_INDEX, "node", 4, buf, sizeof(buf), &len),
 	          CHAIN_ENOTFOUND);
-	/* An allocation failure in the flush (the sorted list) too. */
+	/* The flush allocates nothing of its own (its order is built in the
+	 * table's memory): with allocations failing it fails only as fn says,
+	 * and the cache is whole again afterwards. */
 	base_alloc_fail_after(0);
-	CHECK_ERR(chain_coins_flush(e.coins, true, extra_put, &fail), CHAIN_ENOMEM);
+	CHECK_ERR(chain_coins_flush(e.coins, true, extra_put, &fail), CHAIN_EINVALID);
 	base_alloc_fail_after(-1);
 	assert_int_equal(chain_coins_dirty(e.coins), 2);
+	assert_int_equal(chain_coins_cached(e.coins), 2);
+	assert_true(chain_coins_in_cache(e.coins, &a) && chain_coins_in_cache(e.coins, &b));
 	/* And in the stats walk (sorted list, cursor, group buffer). */
 	for (long k = 0; k < 3; k++) {
 		base_alloc_fail_after(k);
