@@ -72,6 +72,25 @@ static int clear_dirty(struct chain_node *n, void *arg)
  * safety. */
 #define FLUSH_BYTES_PER_COIN 192u
 
+/*
+ * The disk a flush may take. Core's reserve is for LevelDB's packed
+ * tables; LMDB writes a new copy of every leaf a coin lands in (copy on
+ * write), and the file grows by those copies: 200-225 bytes a coin in
+ * the large flushes of the 10.45 M-coin chain (issue 24), beyond Core's
+ * 192. So the leaves too: one page a coin, at most every page in use.
+ * With MDB_WRITEMAP these pages are allocated as LMDB writes them, and a
+ * disk that fills then is SIGBUS (chain/db.c's guard stops the node
+ * cleanly); asking for this much first is what makes that rare.
+ */
+static uint64_t flush_need(struct chain *c)
+{
+	uint64_t coins = chain_coins_dirty(c->coins);
+	struct chain_db_counters k;
+	chain_db_get_counters(c->db, &k);
+	uint64_t leaves = coins < k.pages ? coins : k.pages;
+	return coins * FLUSH_BYTES_PER_COIN + leaves * k.page_size;
+}
+
 static int flush(struct chain *c, bool empty)
 {
 	int err = chain_store_sync(c->store);
@@ -79,8 +98,7 @@ static int flush(struct chain *c, bool empty)
 		chain_disk_failed(c, err, false, "Failed to flush the block files.");
 		return err;
 	}
-	uint64_t need = (uint64_t)chain_coins_dirty(c->coins) * FLUSH_BYTES_PER_COIN;
-	if ((err = chain_disk_space(c->dir, need, NULL)) == CHAIN_ENOSPC) {
+	if ((err = chain_disk_space(c->dir, flush_need(c), NULL)) == CHAIN_ENOSPC) {
 		chain_disk_failed(c, err, false, "Disk space is too low!");
 		return err;
 	}

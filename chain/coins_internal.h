@@ -47,6 +47,7 @@ struct chain_db_counters {
 	uint64_t pages;     /**< pages in use (LMDB's last page + 1) after the last commit */
 	uint64_t commit_ns; /**< how long the last commit took (its msync and meta page) */
 	uint64_t reruns;    /**< write transactions aborted on MDB_MAP_FULL and run again */
+	uint64_t page_size; /**< LMDB's page size */
 };
 /**
  * Whether a fault inside LMDB (a damaged page leading outside the file)

@@ -559,6 +559,7 @@ int chain_db_open_logged(struct chain_db **out, const char *dir, chain_log_fn lo
 	}
 	MDB_stat est;
 	db->psize = mdb_env_stat(db->env, &est) ? 4096u : est.ms_psize;
+	db->ctr.page_size = db->psize;
 	struct guard g;
 	guard_push(&g, db);
 	if (sigsetjmp(g.jb, 0))
