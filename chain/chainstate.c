@@ -118,11 +118,12 @@ static int flush(struct chain *c, bool empty)
 	 * "write coins cache to disk" line says the same in its terms). */
 	chain_logf(c, CHAIN_LOG_INFO,
 	           "Flushed the chain state: %llu coins written, %llu deleted in %.0f ms "
-	           "(commit %.0f ms), database %llu -> %llu pages, %llu reruns for a full map",
+	           "(commit %.0f ms), database %llu -> %llu pages, %llu reruns for a full map%s",
 	           (unsigned long long)(k1.puts - k0.puts), (unsigned long long)(k1.dels - k0.dels),
 	           (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6,
 	           (double)k1.commit_ns / 1e6, (unsigned long long)k0.pages,
-	           (unsigned long long)k1.pages, (unsigned long long)(k1.reruns - k0.reruns));
+	           (unsigned long long)k1.pages, (unsigned long long)(k1.reruns - k0.reruns),
+	           k1.rewrites != k0.rewrites ? ", the coins' table rewritten" : "");
 	(void)chain_index_foreach(c->idx, clear_dirty, NULL);
 	c->flushed_end = f.end;
 	c->last_flush = chain_now(c);

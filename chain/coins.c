@@ -563,11 +563,62 @@ struct flush_job {
 	void *arg;
 };
 
-/* The write transaction's body: it only reads the cache, so running it
- * again after the map grows, or failing, changes nothing here. */
-static int flush_txn(struct chain_db_txn *t, void *arg)
+/* LMDB's default order of keys: bytes, then the shorter first. */
+static int key_cmp(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
 {
-	struct flush_job *j = arg;
+	int c = memcmp(a, b, al < bl ? al : bl);
+	return c ? c : (al > bl) - (al < bl);
+}
+
+/*
+ * The changes merged with the old records into a fresh table in key
+ * order (chain_db_rewrite_begin). A coin the flush changes replaces its
+ * old record, a tombstone drops it, everything else is copied as it is.
+ */
+static int merge_coins(struct chain_db_txn *t, struct flush_job *j)
+{
+	int err = chain_db_rewrite_begin(t);
+	if (err)
+		return err;
+	const uint8_t *ok = NULL, *ov = NULL;
+	size_t okl = 0, ovl = 0, i = 0, klen = 0;
+	int r = chain_db_rewrite_next(t, true, &ok, &okl, &ov, &ovl);
+	uint8_t key[CHAIN_COIN_KEY_MAX];
+	const struct chain_coin_entry *e = NULL;
+	for (;;) {
+		if (r && r != CHAIN_ENOTFOUND)
+			return r;
+		if (!e && i < j->n) {
+			e = entry_at(j->c, j->order[i++]);
+			klen = chain_coin_key_encode(key, &e->op);
+		}
+		if (r && !e)
+			break;
+		int c = r ? 1 : !e ? -1 : key_cmp(ok, okl, key, klen);
+		if (c < 0) {
+			if ((err = chain_db_rewrite_put(t, ok, okl, ov, ovl)))
+				return err;
+			r = chain_db_rewrite_next(t, false, &ok, &okl, &ov, &ovl);
+			continue;
+		}
+		if (!(e->flags & CHAIN_COIN_SPENT)) {
+			struct chain_coin coin;
+			fill_coin(e, &coin);
+			size_t vlen = chain_coin_value_encode(j->c->val, &coin);
+			if ((err = chain_db_rewrite_put(t, key, klen, j->c->val, vlen)))
+				return err;
+		} else if (c == 0)
+			chain_db_rewrite_dropped(t);
+		e = NULL;
+		if (c == 0)
+			r = chain_db_rewrite_next(t, false, &ok, &okl, &ov, &ovl);
+	}
+	return chain_db_rewrite_end(t);
+}
+
+/* The changes put and deleted one by one, in key order. */
+static int update_coins(struct chain_db_txn *t, struct flush_job *j)
+{
 	uint8_t key[CHAIN_COIN_KEY_MAX];
 	for (size_t i = 0; i < j->n; i++) {
 		const struct chain_coin_entry *e = entry_at(j->c, j->order[i]);
@@ -584,7 +635,27 @@ static int flush_txn(struct chain_db_txn *t, void *arg)
 		if (err)
 			return err;
 	}
-	int err = chain_db_put(t, CHAIN_TABLE_META, "best", 4, j->c->best.b, 32);
+	return 0;
+}
+
+/* Rewrite the table when the flush changes at least a third as many
+ * coins as it holds: measured on the 10.45 M-coin chain (issue 24), the
+ * leaf-by-leaf update of 3.3 M changes into 6.5 M records took 11-17 s,
+ * most of it LMDB copying and splitting leaves at random. */
+#define REWRITE_RATIO 3u
+
+/* The write transaction's body: it only reads the cache, so running it
+ * again after the map grows, or failing, changes nothing here. */
+static int flush_txn(struct chain_db_txn *t, void *arg)
+{
+	struct flush_job *j = arg;
+	uint64_t entries;
+	int err = chain_db_txn_entries(t, CHAIN_TABLE_COINS, &entries);
+	if (!err)
+		err = (uint64_t)j->n * REWRITE_RATIO >= entries && j->n ? merge_coins(t, j)
+		                                                        : update_coins(t, j);
+	if (!err)
+		err = chain_db_put(t, CHAIN_TABLE_META, "best", 4, j->c->best.b, 32);
 	if (!err && j->extra)
 		err = j->extra(t, j->arg);
 	return err;

@@ -60,10 +60,11 @@
 #include "base/alloc.h"
 #include "chain/chain.h"
 #include "chain/coins_internal.h"
+#include "chain/db_internal.h"
 
-/* The format of everything this database holds; bump on any change. */
-#define DB_FORMAT_VERSION 1u
-static const char VERSION_KEY[] = "version";
+static const char VERSION_KEY[] = CHAIN_DB_VERSION_KEY;
+static const char COINS_TABLE_KEY[] = CHAIN_DB_COINS_TABLE_KEY;
+const char *const chain_db_coins_name[2] = {"coins", "coins.1"};
 
 /* 64 MiB of address space to start: small enough for any host, and a
  * regtest or test database never grows it. Doubling means a mainnet
@@ -76,43 +77,6 @@ static const char *const TABLE_NAME[CHAIN_TABLE__COUNT] = {
     [CHAIN_TABLE_COINS] = "coins",
     [CHAIN_TABLE_INDEX] = "index",
     [CHAIN_TABLE_META] = "meta",
-};
-
-struct chain_db {
-	MDB_env *env;
-	MDB_dbi dbi[CHAIN_TABLE__COUNT];
-	MDB_txn *rd;       /* the read transaction; reset while rd_depth == 0 */
-	unsigned rd_depth; /* nested users of rd (a get inside a walk) */
-	size_t map_size;
-	unsigned psize; /* LMDB's page size (the system's) */
-	char *dir;
-	struct chain_db_counters ctr;
-	chain_log_fn log; /* where open errors go (NULL: stderr) */
-	void *log_arg;
-	/* The map, for the fault guard: a fault inside it is damage. Written
-	 * only by the owning thread, read by its own signal handler. */
-	const char *map_addr;
-	size_t map_len;
-	/* A fault was caught: LMDB's state is unknown, and every later call
-	 * fails with this: CHAIN_ECORRUPT for damage, CHAIN_ENOSPC or
-	 * CHAIN_EIO for a page the file system could not back. 0: none. */
-	int broken;
-	/* The write transaction under way (db_write), so that one a fault left
-	 * open is aborted at close: its write cursors are freed only with it. */
-	MDB_txn *wr;
-};
-
-struct chain_db_txn {
-	struct chain_db *db;
-	MDB_txn *txn;
-	bool map_full; /* a put or delete hit MDB_MAP_FULL: grow and rerun */
-	int mdb_err;   /* the first LMDB error seen, for the caller's mapping */
-	/* One write cursor a table, opened on first use and freed by LMDB
-	 * with the transaction. A put or delete through a cursor still on the
-	 * key's leaf skips the search from the root (mdb_cursor_set checks the
-	 * current page first): a flush writes in key order, so runs of its
-	 * records share leaves, where mdb_put would search every time. */
-	MDB_cursor *wcur[CHAIN_TABLE__COUNT];
 };
 
 struct chain_db_cursor {
@@ -409,7 +373,7 @@ static int check_version(struct chain_db *db, MDB_txn *txn)
 			}
 		}
 		uint8_t ver[4];
-		proto_put_le32(ver, DB_FORMAT_VERSION);
+		proto_put_le32(ver, CHAIN_DB_FORMAT_VERSION_OLD);
 		v.mv_size = sizeof(ver);
 		v.mv_data = ver;
 		return map_err(mdb_put(txn, db->dbi[CHAIN_TABLE_META], &k, &v, 0));
@@ -417,11 +381,12 @@ static int check_version(struct chain_db *db, MDB_txn *txn)
 	if (rc)
 		return map_err(rc);
 	uint32_t found = v.mv_size == 4 ? proto_le32(v.mv_data) : 0;
-	if (v.mv_size != 4 || found != DB_FORMAT_VERSION) {
+	if (v.mv_size != 4 ||
+	    (found != CHAIN_DB_FORMAT_VERSION && found != CHAIN_DB_FORMAT_VERSION_OLD)) {
 		say(db,
 		    "%s: unknown chainstate format version %u (record of %zu bytes); "
 		    "this peerd reads version %u: " CHAIN_DB_RECOVER " or use the matching peerd",
-		    db->dir, (unsigned)found, v.mv_size, DB_FORMAT_VERSION, db->dir);
+		    db->dir, (unsigned)found, v.mv_size, CHAIN_DB_FORMAT_VERSION, db->dir);
 		return CHAIN_ECORRUPT;
 	}
 	return 0;
@@ -436,6 +401,21 @@ static int open_tables(struct chain_db *db)
 	for (int t = 0; t < CHAIN_TABLE__COUNT && !rc; t++)
 		rc = mdb_dbi_open(txn, TABLE_NAME[t], MDB_CREATE, &db->dbi[t]);
 	int err = rc ? map_err(rc) : check_version(db, txn);
+	if (!err) {
+		/* The coins' table after a rewrite (format version 2). */
+		MDB_val k = {.mv_size = sizeof(COINS_TABLE_KEY) - 1,
+		             .mv_data = (void *)COINS_TABLE_KEY};
+		MDB_val v;
+		rc = mdb_get(txn, db->dbi[CHAIN_TABLE_META], &k, &v);
+		if (!rc && (v.mv_size != 1 || *(const uint8_t *)v.mv_data > 1))
+			err = CHAIN_ECORRUPT;
+		else if (!rc && *(const uint8_t *)v.mv_data == 1) {
+			db->coins_name = 1;
+			err = map_err(mdb_dbi_open(txn, chain_db_coins_name[1], 0,
+			                           &db->dbi[CHAIN_TABLE_COINS]));
+		} else if (rc != MDB_NOTFOUND)
+			err = map_err(rc);
+	}
 	if (err) {
 		mdb_txn_abort(txn);
 		return err;
@@ -537,7 +517,8 @@ int chain_db_open_logged(struct chain_db **out, const char *dir, chain_log_fn lo
 	if (!rc)
 		rc = mdb_env_set_assert(db->env, on_assert);
 	if (!rc)
-		rc = mdb_env_set_maxdbs(db->env, CHAIN_TABLE__COUNT);
+		rc = mdb_env_set_maxdbs(db->env,
+		                        CHAIN_TABLE__COUNT + 1); /* + the coins' other name */
 	if (!rc)
 		rc = mdb_env_set_mapsize(db->env, db->map_size);
 	if (!rc)
@@ -594,7 +575,7 @@ void chain_db_close(struct chain_db *db)
 
 /* ---- writes ---------------------------------------------------------- */
 
-static int grow_map(struct chain_db *db)
+int chain_db_grow_map(struct chain_db *db)
 {
 	/* No transaction of ours may be live: drop the (reset) reader too,
 	 * the next read begins a fresh one. */
@@ -614,26 +595,6 @@ static int grow_map(struct chain_db *db)
 	note_map(db);
 	db->ctr.map_size = next;
 	db->ctr.map_grows++;
-	return 0;
-}
-
-int chain_db_reserve(struct chain_db *db, uint64_t bytes)
-{
-	if (db->broken)
-		return db->broken;
-	/* Copy on write: a transaction may write a new copy of every page in
-	 * use before the old ones are free again, so room for twice the data
-	 * plus what it adds. ctr.pages is LMDB's count after the last commit
-	 * (or the open); this process is the only writer. */
-	uint64_t used = db->ctr.pages * db->psize, want;
-	if (used > (UINT64_MAX - bytes) / 2)
-		return CHAIN_EOVERFLOW;
-	want = 2 * used + bytes;
-	while (db->map_size < want) {
-		int err = grow_map(db);
-		if (err)
-			return err;
-	}
 	return 0;
 }
 
@@ -665,6 +626,11 @@ static int db_write(struct chain_db *db, int (*fn)(struct chain_db_txn *t, void 
 			clock_gettime(CLOCK_MONOTONIC, &t1);
 			db->wr = NULL;
 			if (!rc) {
+				if (t.rewritten) {
+					db->dbi[CHAIN_TABLE_COINS] = t.new_dbi;
+					db->coins_name ^= 1;
+					db->ctr.rewrites++;
+				}
 				db->ctr.commits++;
 				db->ctr.commit_ns =
 				    (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000u +
@@ -679,7 +645,7 @@ static int db_write(struct chain_db *db, int (*fn)(struct chain_db_txn *t, void 
 		}
 		/* Full: the transaction is gone; grow and run fn again. */
 		db->ctr.reruns++;
-		err = grow_map(db);
+		err = chain_db_grow_map(db);
 		if (err)
 			return err;
 	}
@@ -687,7 +653,7 @@ static int db_write(struct chain_db *db, int (*fn)(struct chain_db_txn *t, void 
 
 /* Remember what went wrong inside fn, so chain_db_write can tell a full
  * map (rerun) from a real failure whatever fn does with the code. */
-static int txn_fail(struct chain_db_txn *t, int rc)
+int chain_db_txn_fail(struct chain_db_txn *t, int rc)
 {
 	if (rc == MDB_MAP_FULL)
 		t->map_full = true;
@@ -730,7 +696,7 @@ int chain_db_put(struct chain_db_txn *t, enum chain_table table, const void *key
 	if (!rc)
 		rc = mdb_cursor_put(c, &k, &v, 0);
 	if (rc)
-		return txn_fail(t, rc);
+		return chain_db_txn_fail(t, rc);
 	t->db->ctr.puts++;
 	return 0;
 }
@@ -751,7 +717,7 @@ int chain_db_del(struct chain_db_txn *t, enum chain_table table, const void *key
 	if (!rc)
 		rc = mdb_cursor_del(c, 0);
 	if (rc)
-		return txn_fail(t, rc);
+		return chain_db_txn_fail(t, rc);
 	t->db->ctr.dels++;
 	return 0;
 }
@@ -764,7 +730,7 @@ int chain_db_clear(struct chain_db_txn *t, enum chain_table table)
 		return CHAIN_EARG;
 	/* del 0: empty the table, keep its handle open. */
 	int rc = mdb_drop(t->txn, t->db->dbi[table], 0);
-	return rc ? txn_fail(t, rc) : 0;
+	return rc ? chain_db_txn_fail(t, rc) : 0;
 }
 
 static int db_get(struct chain_db *db, enum chain_table table, const void *key, size_t klen,
