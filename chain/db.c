@@ -385,8 +385,10 @@ static int check_version(struct chain_db *db, MDB_txn *txn)
 	    (found != CHAIN_DB_FORMAT_VERSION && found != CHAIN_DB_FORMAT_VERSION_OLD)) {
 		say(db,
 		    "%s: unknown chainstate format version %u (record of %zu bytes); "
-		    "this peerd reads version %u: " CHAIN_DB_RECOVER " or use the matching peerd",
-		    db->dir, (unsigned)found, v.mv_size, CHAIN_DB_FORMAT_VERSION, db->dir);
+		    "this peerd reads versions %u and %u: " CHAIN_DB_RECOVER
+		    " or use the matching peerd",
+		    db->dir, (unsigned)found, v.mv_size, CHAIN_DB_FORMAT_VERSION_OLD,
+		    CHAIN_DB_FORMAT_VERSION, db->dir);
 		return CHAIN_ECORRUPT;
 	}
 	return 0;
@@ -411,8 +413,10 @@ static int open_tables(struct chain_db *db)
 			err = CHAIN_ECORRUPT;
 		else if (!rc && *(const uint8_t *)v.mv_data == 1) {
 			db->coins_name = 1;
-			err = map_err(mdb_dbi_open(txn, chain_db_coins_name[1], 0,
-			                           &db->dbi[CHAIN_TABLE_COINS]));
+			rc = mdb_dbi_open(txn, chain_db_coins_name[1], 0,
+			                  &db->dbi[CHAIN_TABLE_COINS]);
+			/* Named but missing: not a state peerd writes. */
+			err = rc == MDB_NOTFOUND ? CHAIN_ECORRUPT : map_err(rc);
 		} else if (rc != MDB_NOTFOUND)
 			err = map_err(rc);
 	}
