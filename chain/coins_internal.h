@@ -44,6 +44,11 @@ struct chain_db_counters {
 	uint64_t commits;   /**< write transactions committed */
 	uint64_t map_grows; /**< times the map was doubled after MDB_MAP_FULL */
 	uint64_t map_size;  /**< current map size in bytes */
+	uint64_t pages;     /**< pages in use (LMDB's last page + 1) after the last commit */
+	uint64_t commit_ns; /**< how long the last commit took (its msync and meta page) */
+	uint64_t reruns;    /**< write transactions aborted on MDB_MAP_FULL and run again */
+	uint64_t page_size; /**< LMDB's page size */
+	uint64_t rewrites;  /**< flushes that rewrote the coins' table (chain_db_rewrite_begin) */
 };
 /**
  * Whether a fault inside LMDB (a damaged page leading outside the file)
@@ -51,6 +56,43 @@ struct chain_db_counters {
  * since, and the node must stop.
  */
 bool chain_db_broken(const struct chain_db *db);
+/**
+ * Why the handle is broken: CHAIN_ECORRUPT (damage), CHAIN_ENOSPC or
+ * CHAIN_EIO (a write into the map the file system could not back), or 0.
+ */
+int chain_db_broken_err(const struct chain_db *db);
+/**
+ * Grow the map, before a large write transaction, to twice the pages in
+ * use plus `bytes`: a flush that outgrew the map was aborted and run again
+ * from the start at each doubling (issue 24: two or three times for each
+ * large flush of the 10 M-coin chain). With MDB_WRITEMAP the map costs
+ * address space and the sparse file's length, not disk. No reader may be
+ * active. 0, CHAIN_EOVERFLOW, or LMDB's error for the new map.
+ */
+CHAIN_WUR int chain_db_reserve(struct chain_db *db, uint64_t bytes);
+/*
+ * A rewrite of the coins inside a write transaction (issue 24): when a
+ * flush changes a large part of the set, merging the old records with the
+ * changes into a fresh table in key order (MDB_APPEND: full leaves, no
+ * splits) costs less than updating leaves at random, each of which LMDB
+ * copies and splits. The table lives under one of two names; the meta
+ * record saying which, and format version 2, are written with it.
+ */
+/** The records of `table` as the transaction sees them. */
+CHAIN_WUR int chain_db_txn_entries(struct chain_db_txn *t, enum chain_table table, uint64_t *n);
+/** Start rewriting the coins into the other name (empty). CHAIN_EARG if one is under way. */
+CHAIN_WUR int chain_db_rewrite_begin(struct chain_db_txn *t);
+/** The old table's next record (`first`: the first), in key order; CHAIN_ENOTFOUND at the end. */
+CHAIN_WUR int chain_db_rewrite_next(struct chain_db_txn *t, bool first, const uint8_t **key,
+                                    size_t *klen, const uint8_t **val, size_t *vlen);
+/** Append a record to the new table; keys strictly increasing (else CHAIN_EDB). */
+CHAIN_WUR int chain_db_rewrite_put(struct chain_db_txn *t, const void *key, size_t klen,
+                                   const void *val, size_t vlen);
+/** Count an old record the rewrite leaves out (a tombstone's delete). */
+void chain_db_rewrite_dropped(struct chain_db_txn *t);
+/** Empty the old table and make the new one the coins' at the commit. */
+CHAIN_WUR int chain_db_rewrite_end(struct chain_db_txn *t);
+
 /** Copy the counters out. */
 void chain_db_get_counters(const struct chain_db *db, struct chain_db_counters *out);
 

@@ -25,6 +25,23 @@
  *   LMDB past its end (SIGBUS) or off its map (SIGSEGV): every call into
  *   LMDB runs under a guard that turns such a fault inside the map into
  *   CHAIN_ECORRUPT, and the handle then refuses all further work.
+ * - MDB_WRITEMAP: a write transaction writes its pages in the map itself.
+ *   Without it LMDB malloc'd a copy of every page a transaction changed
+ *   and wrote the copies with pwritev at the commit: a flush of millions
+ *   of coins rewrites most of the tree's leaves, and those copies were
+ *   the larger part of peerd's anonymous memory (issue 24: 956 MiB peak
+ *   on the 10.45 M-coin chain). The commit's durability is unchanged:
+ *   msync of the data pages, then the meta page, synced (default sync).
+ *   What it costs, and where it is handled: LMDB makes data.mdb as long
+ *   as the map (sparse), so the file's length says nothing about its
+ *   data (check_file_size reads it before the map is opened, and
+ *   chain_db_disk_size counts allocated blocks); a write into a page
+ *   the file system cannot back (a full disk) is SIGBUS instead of an
+ *   error from write(), which the guard turns into CHAIN_ENOSPC (or
+ *   CHAIN_EIO) and the flush's disk-space check makes rare; and a stray
+ *   write through a pointer into the map could reach the file, which
+ *   nothing in peerd does (values are copied out of the map by db_get,
+ *   and walks hand out const pointers).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -34,6 +51,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <lmdb.h>
@@ -41,10 +60,11 @@
 #include "base/alloc.h"
 #include "chain/chain.h"
 #include "chain/coins_internal.h"
+#include "chain/db_internal.h"
 
-/* The format of everything this database holds; bump on any change. */
-#define DB_FORMAT_VERSION 1u
-static const char VERSION_KEY[] = "version";
+static const char VERSION_KEY[] = CHAIN_DB_VERSION_KEY;
+static const char COINS_TABLE_KEY[] = CHAIN_DB_COINS_TABLE_KEY;
+const char *const chain_db_coins_name[2] = {"coins", "coins.1"};
 
 /* 64 MiB of address space to start: small enough for any host, and a
  * regtest or test database never grows it. Doubling means a mainnet
@@ -57,39 +77,6 @@ static const char *const TABLE_NAME[CHAIN_TABLE__COUNT] = {
     [CHAIN_TABLE_COINS] = "coins",
     [CHAIN_TABLE_INDEX] = "index",
     [CHAIN_TABLE_META] = "meta",
-};
-
-struct chain_db {
-	MDB_env *env;
-	MDB_dbi dbi[CHAIN_TABLE__COUNT];
-	MDB_txn *rd;       /* the read transaction; reset while rd_depth == 0 */
-	unsigned rd_depth; /* nested users of rd (a get inside a walk) */
-	size_t map_size;
-	char *dir;
-	struct chain_db_counters ctr;
-	chain_log_fn log; /* where open errors go (NULL: stderr) */
-	void *log_arg;
-	/* The map, for the fault guard: a fault inside it is damage. Written
-	 * only by the owning thread, read by its own signal handler. */
-	const char *map_addr;
-	size_t map_len;
-	bool broken; /* a fault was caught: LMDB's state is unknown */
-	/* The write transaction under way (db_write), so that one a fault left
-	 * open is aborted at close: its write cursors are freed only with it. */
-	MDB_txn *wr;
-};
-
-struct chain_db_txn {
-	struct chain_db *db;
-	MDB_txn *txn;
-	bool map_full; /* a put or delete hit MDB_MAP_FULL: grow and rerun */
-	int mdb_err;   /* the first LMDB error seen, for the caller's mapping */
-	/* One write cursor a table, opened on first use and freed by LMDB
-	 * with the transaction. A put or delete through a cursor still on the
-	 * key's leaf skips the search from the root (mdb_cursor_set checks the
-	 * current page first): a flush writes in key order, so runs of its
-	 * records share leaves, where mdb_put would search every time. */
-	MDB_cursor *wcur[CHAIN_TABLE__COUNT];
 };
 
 struct chain_db_cursor {
@@ -131,26 +118,39 @@ struct guard {
 	sigjmp_buf jb;
 	struct guard *prev;
 	struct chain_db *db;
+	volatile sig_atomic_t sig; /* the signal the handler caught */
 };
 
 static _Thread_local struct guard *guard_top;
 static struct sigaction old_bus, old_segv;
-static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t guard_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void on_fault(int sig, siginfo_t *si, void *uctx)
 {
 	(void)uctx;
 	struct guard *g = guard_top;
 	const char *a = si->si_addr;
-	if (g && a >= g->db->map_addr && a < g->db->map_addr + g->db->map_len)
+	if (g && a >= g->db->map_addr && a < g->db->map_addr + g->db->map_len) {
+		g->sig = sig;
 		siglongjmp(g->jb, 1);
+	}
 	/* Not ours: put the previous handler back and let the access fault
 	 * again into it. */
 	sigaction(sig, sig == SIGBUS ? &old_bus : &old_segv, NULL);
 }
 
+/* At every open: the handler is (re)installed when it is not there, for
+ * something else may have replaced it since the last open (a test
+ * framework does, per test; on_fault itself does for a fault not ours). */
 static void install_guard(void)
 {
+	pthread_mutex_lock(&guard_mu);
+	struct sigaction cur;
+	if (!sigaction(SIGBUS, NULL, &cur) && (cur.sa_flags & SA_SIGINFO) &&
+	    cur.sa_sigaction == on_fault) {
+		pthread_mutex_unlock(&guard_mu);
+		return;
+	}
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_fault;
@@ -160,6 +160,7 @@ static void install_guard(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGBUS, &sa, &old_bus);
 	sigaction(SIGSEGV, &sa, &old_segv);
+	pthread_mutex_unlock(&guard_mu);
 }
 
 /*
@@ -198,6 +199,7 @@ static void note_map(struct chain_db *db)
 static void guard_push(struct guard *g, struct chain_db *db)
 {
 	g->db = db;
+	g->sig = 0;
 	g->prev = guard_top;
 	guard_top = g;
 }
@@ -221,8 +223,40 @@ static int guard_fault(struct guard *g)
 		    "Corrupted block database detected: %s: a damaged page sent LMDB outside "
 		    "the file. " CHAIN_DB_RECOVER,
 		    db->dir, db->dir);
-	db->broken = true;
+	db->broken = CHAIN_ECORRUPT;
 	return CHAIN_ECORRUPT;
+}
+
+/*
+ * A fault inside a write transaction. With MDB_WRITEMAP the first write to
+ * a page the file never held (the sparse part past the data) makes the
+ * file system allocate a block for it; when it cannot (a full disk) or
+ * cannot read a page back (EIO), the access is SIGBUS. The file still has
+ * the map's length then, which tells it from damage (a file cut short, or
+ * a damaged page number, which guard_fault reports). Nothing was
+ * committed: the meta page is written last, so the database on disk is
+ * the last commit. LMDB's state in memory is unknown all the same, so the
+ * handle refuses further work as after any fault.
+ */
+static int guard_write_fault(struct guard *g)
+{
+	struct chain_db *db = g->db;
+	char path[4096];
+	struct stat st;
+	if (g->sig != SIGBUS || db->broken ||
+	    (size_t)snprintf(path, sizeof(path), "%s/data.mdb", db->dir) >= sizeof(path) ||
+	    stat(path, &st) || (uint64_t)st.st_size < db->map_size)
+		return guard_fault(g);
+	guard_pop(g);
+	struct statvfs sv;
+	bool full = !statvfs(db->dir, &sv) &&
+	            (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize < CHAIN_MIN_DISK_SPACE;
+	db->broken = full ? CHAIN_ENOSPC : CHAIN_EIO;
+	say(db,
+	    "%s: the file system could not store a page of the chain state (%s); nothing "
+	    "was committed, the database stays at its last flush",
+	    db->dir, full ? "the disk is full" : "an I/O error");
+	return db->broken;
 }
 
 /* LMDB's and the system's errors as chain_err. */
@@ -339,7 +373,7 @@ static int check_version(struct chain_db *db, MDB_txn *txn)
 			}
 		}
 		uint8_t ver[4];
-		proto_put_le32(ver, DB_FORMAT_VERSION);
+		proto_put_le32(ver, CHAIN_DB_FORMAT_VERSION_OLD);
 		v.mv_size = sizeof(ver);
 		v.mv_data = ver;
 		return map_err(mdb_put(txn, db->dbi[CHAIN_TABLE_META], &k, &v, 0));
@@ -347,11 +381,14 @@ static int check_version(struct chain_db *db, MDB_txn *txn)
 	if (rc)
 		return map_err(rc);
 	uint32_t found = v.mv_size == 4 ? proto_le32(v.mv_data) : 0;
-	if (v.mv_size != 4 || found != DB_FORMAT_VERSION) {
+	if (v.mv_size != 4 ||
+	    (found != CHAIN_DB_FORMAT_VERSION && found != CHAIN_DB_FORMAT_VERSION_OLD)) {
 		say(db,
 		    "%s: unknown chainstate format version %u (record of %zu bytes); "
-		    "this peerd reads version %u: " CHAIN_DB_RECOVER " or use the matching peerd",
-		    db->dir, (unsigned)found, v.mv_size, DB_FORMAT_VERSION, db->dir);
+		    "this peerd reads versions %u and %u: " CHAIN_DB_RECOVER
+		    " or use the matching peerd",
+		    db->dir, (unsigned)found, v.mv_size, CHAIN_DB_FORMAT_VERSION_OLD,
+		    CHAIN_DB_FORMAT_VERSION, db->dir);
 		return CHAIN_ECORRUPT;
 	}
 	return 0;
@@ -366,6 +403,23 @@ static int open_tables(struct chain_db *db)
 	for (int t = 0; t < CHAIN_TABLE__COUNT && !rc; t++)
 		rc = mdb_dbi_open(txn, TABLE_NAME[t], MDB_CREATE, &db->dbi[t]);
 	int err = rc ? map_err(rc) : check_version(db, txn);
+	if (!err) {
+		/* The coins' table after a rewrite (format version 2). */
+		MDB_val k = {.mv_size = sizeof(COINS_TABLE_KEY) - 1,
+		             .mv_data = (void *)COINS_TABLE_KEY};
+		MDB_val v;
+		rc = mdb_get(txn, db->dbi[CHAIN_TABLE_META], &k, &v);
+		if (!rc && (v.mv_size != 1 || *(const uint8_t *)v.mv_data > 1))
+			err = CHAIN_ECORRUPT;
+		else if (!rc && *(const uint8_t *)v.mv_data == 1) {
+			db->coins_name = 1;
+			rc = mdb_dbi_open(txn, chain_db_coins_name[1], 0,
+			                  &db->dbi[CHAIN_TABLE_COINS]);
+			/* Named but missing: not a state peerd writes. */
+			err = rc == MDB_NOTFOUND ? CHAIN_ECORRUPT : map_err(rc);
+		} else if (rc != MDB_NOTFOUND)
+			err = map_err(rc);
+	}
 	if (err) {
 		mdb_txn_abort(txn);
 		return err;
@@ -394,37 +448,48 @@ static void on_assert(MDB_env *env, const char *msg)
 }
 
 /*
- * After mdb_env_open, which read the two meta pages with read() and
- * mapped the file, and before anything else: every page up to the meta
- * page's last page number must be inside the file. A shorter file (cut
- * by a full disk, a copy that stopped, a bad restore) would fault with
- * SIGBUS the first time LMDB touched the missing pages.
+ * Before the environment is opened for writing, every page up to the
+ * meta page's last page number must be inside the file. A shorter file
+ * (cut by a full disk, a copy that stopped, a bad restore) would fault
+ * with SIGBUS the first time LMDB touched the missing pages. This runs on
+ * a read-only environment of its own (no lock file, nothing mapped is
+ * touched: LMDB reads the meta pages with read()), because the writable
+ * MDB_WRITEMAP environment makes the file as long as its map when it
+ * opens, which would hide the cut (and fill it with zeros). A missing or
+ * empty file is a new database. An environment LMDB cannot read is left
+ * to the real open, which says what is wrong with it.
  */
 static int check_file_size(struct chain_db *db)
 {
-	MDB_envinfo info;
-	MDB_stat st;
-	int rc = mdb_env_info(db->env, &info);
-	if (!rc)
-		rc = mdb_env_stat(db->env, &st);
-	if (rc)
-		return map_err(rc);
 	char path[4096];
 	struct stat fs;
 	if ((size_t)snprintf(path, sizeof(path), "%s/data.mdb", db->dir) >= sizeof(path))
 		return CHAIN_EIO;
 	if (stat(path, &fs))
-		return CHAIN_EIO;
-	uint64_t need = ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
-	if ((uint64_t)fs.st_size < need) {
-		say(db,
-		    "Corrupted block database detected: %s is %llu bytes, but its last page "
-		    "(%zu, of %u bytes) ends at %llu: the file was cut short. " CHAIN_DB_RECOVER,
-		    path, (unsigned long long)fs.st_size, (size_t)info.me_last_pgno, st.ms_psize,
-		    (unsigned long long)need, db->dir);
-		return CHAIN_ECORRUPT;
+		return errno == ENOENT ? 0 : CHAIN_EIO;
+	if (fs.st_size == 0)
+		return 0;
+	MDB_env *env;
+	if (mdb_env_create(&env))
+		return CHAIN_ENOMEM;
+	MDB_envinfo info;
+	MDB_stat st;
+	int err = 0;
+	if (!mdb_env_open(env, db->dir, MDB_RDONLY | MDB_NOLOCK | MDB_NOTLS, 0600) &&
+	    !mdb_env_info(env, &info) && !mdb_env_stat(env, &st)) {
+		uint64_t need = ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
+		if ((uint64_t)fs.st_size < need) {
+			say(db,
+			    "Corrupted block database detected: %s is %llu bytes, but its last "
+			    "page (%zu, of %u bytes) ends at %llu: the file was cut "
+			    "short. " CHAIN_DB_RECOVER,
+			    path, (unsigned long long)fs.st_size, (size_t)info.me_last_pgno,
+			    st.ms_psize, (unsigned long long)need, db->dir);
+			err = CHAIN_ECORRUPT;
+		}
 	}
-	return 0;
+	mdb_env_close(env);
+	return err;
 }
 
 int chain_db_open(struct chain_db **out, const char *dir)
@@ -440,7 +505,7 @@ int chain_db_open_logged(struct chain_db **out, const char *dir, chain_log_fn lo
 	struct chain_db *db = xcalloc(1, sizeof(*db));
 	if (!db)
 		return CHAIN_ENOMEM;
-	pthread_once(&guard_once, install_guard);
+	install_guard();
 	int err = CHAIN_ENOMEM;
 	db->log = log;
 	db->log_arg = log_arg;
@@ -448,17 +513,20 @@ int chain_db_open_logged(struct chain_db **out, const char *dir, chain_log_fn lo
 	if (!db->dir)
 		goto fail;
 	db->map_size = test_initial_map ? test_initial_map : DB_DEFAULT_MAP;
+	if ((err = check_file_size(db)))
+		goto fail;
 	int rc = mdb_env_create(&db->env);
 	if (!rc)
 		rc = mdb_env_set_userctx(db->env, db);
 	if (!rc)
 		rc = mdb_env_set_assert(db->env, on_assert);
 	if (!rc)
-		rc = mdb_env_set_maxdbs(db->env, CHAIN_TABLE__COUNT);
+		rc = mdb_env_set_maxdbs(db->env,
+		                        CHAIN_TABLE__COUNT + 1); /* + the coins' other name */
 	if (!rc)
 		rc = mdb_env_set_mapsize(db->env, db->map_size);
 	if (!rc)
-		rc = mdb_env_open(db->env, dir, MDB_NOTLS, 0600);
+		rc = mdb_env_open(db->env, dir, MDB_NOTLS | MDB_WRITEMAP, 0600);
 	if (rc) {
 		err = map_err(rc);
 		if (err == CHAIN_ECORRUPT)
@@ -467,13 +535,16 @@ int chain_db_open_logged(struct chain_db **out, const char *dir, chain_log_fn lo
 			    dir, mdb_strerror(rc), dir);
 		goto fail;
 	}
-	if ((err = check_file_size(db)))
-		goto fail;
 	note_map(db);
 	/* An existing environment keeps the larger map it grew to. */
 	MDB_envinfo info;
-	if (!mdb_env_info(db->env, &info))
+	if (!mdb_env_info(db->env, &info)) {
 		db->map_size = info.me_mapsize;
+		db->ctr.pages = (uint64_t)info.me_last_pgno + 1;
+	}
+	MDB_stat est;
+	db->psize = mdb_env_stat(db->env, &est) ? 4096u : est.ms_psize;
+	db->ctr.page_size = db->psize;
 	struct guard g;
 	guard_push(&g, db);
 	if (sigsetjmp(g.jb, 0))
@@ -508,7 +579,7 @@ void chain_db_close(struct chain_db *db)
 
 /* ---- writes ---------------------------------------------------------- */
 
-static int grow_map(struct chain_db *db)
+int chain_db_grow_map(struct chain_db *db)
 {
 	/* No transaction of ours may be live: drop the (reset) reader too,
 	 * the next read begins a fresh one. */
@@ -553,17 +624,32 @@ static int db_write(struct chain_db *db, int (*fn)(struct chain_db_txn *t, void 
 			if (!t.map_full)
 				return err;
 		} else {
+			struct timespec t0, t1;
+			clock_gettime(CLOCK_MONOTONIC, &t0);
 			rc = mdb_txn_commit(t.txn); /* the transaction is gone, committed or not */
+			clock_gettime(CLOCK_MONOTONIC, &t1);
 			db->wr = NULL;
 			if (!rc) {
+				if (t.rewritten) {
+					db->dbi[CHAIN_TABLE_COINS] = t.new_dbi;
+					db->coins_name ^= 1;
+					db->ctr.rewrites++;
+				}
 				db->ctr.commits++;
+				db->ctr.commit_ns =
+				    (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000u +
+				    (uint64_t)t1.tv_nsec - (uint64_t)t0.tv_nsec;
+				MDB_envinfo info;
+				if (!mdb_env_info(db->env, &info))
+					db->ctr.pages = (uint64_t)info.me_last_pgno + 1;
 				return 0;
 			}
 			if (rc != MDB_MAP_FULL)
 				return map_err(rc);
 		}
 		/* Full: the transaction is gone; grow and run fn again. */
-		err = grow_map(db);
+		db->ctr.reruns++;
+		err = chain_db_grow_map(db);
 		if (err)
 			return err;
 	}
@@ -571,7 +657,7 @@ static int db_write(struct chain_db *db, int (*fn)(struct chain_db_txn *t, void 
 
 /* Remember what went wrong inside fn, so chain_db_write can tell a full
  * map (rerun) from a real failure whatever fn does with the code. */
-static int txn_fail(struct chain_db_txn *t, int rc)
+int chain_db_txn_fail(struct chain_db_txn *t, int rc)
 {
 	if (rc == MDB_MAP_FULL)
 		t->map_full = true;
@@ -614,7 +700,7 @@ int chain_db_put(struct chain_db_txn *t, enum chain_table table, const void *key
 	if (!rc)
 		rc = mdb_cursor_put(c, &k, &v, 0);
 	if (rc)
-		return txn_fail(t, rc);
+		return chain_db_txn_fail(t, rc);
 	t->db->ctr.puts++;
 	return 0;
 }
@@ -635,7 +721,7 @@ int chain_db_del(struct chain_db_txn *t, enum chain_table table, const void *key
 	if (!rc)
 		rc = mdb_cursor_del(c, 0);
 	if (rc)
-		return txn_fail(t, rc);
+		return chain_db_txn_fail(t, rc);
 	t->db->ctr.dels++;
 	return 0;
 }
@@ -648,7 +734,7 @@ int chain_db_clear(struct chain_db_txn *t, enum chain_table table)
 		return CHAIN_EARG;
 	/* del 0: empty the table, keep its handle open. */
 	int rc = mdb_drop(t->txn, t->db->dbi[table], 0);
-	return rc ? txn_fail(t, rc) : 0;
+	return rc ? chain_db_txn_fail(t, rc) : 0;
 }
 
 static int db_get(struct chain_db *db, enum chain_table table, const void *key, size_t klen,
@@ -735,11 +821,11 @@ void chain_db_cursor_close(struct chain_db_cursor *c)
 int chain_db_write(struct chain_db *db, int (*fn)(struct chain_db_txn *t, void *arg), void *arg)
 {
 	if (db->broken)
-		return CHAIN_ECORRUPT;
+		return db->broken;
 	struct guard g;
 	guard_push(&g, db);
 	if (sigsetjmp(g.jb, 0))
-		return guard_fault(&g);
+		return guard_write_fault(&g);
 	int err = db_write(db, fn, arg);
 	guard_pop(&g);
 	return err;
@@ -749,7 +835,7 @@ int chain_db_get(struct chain_db *db, enum chain_table table, const void *key, s
                  void *buf, size_t cap, size_t *len)
 {
 	if (db->broken)
-		return CHAIN_ECORRUPT;
+		return db->broken;
 	struct guard g;
 	guard_push(&g, db);
 	if (sigsetjmp(g.jb, 0))
@@ -763,7 +849,7 @@ int chain_db_cursor_open(struct chain_db *db, enum chain_table table, struct cha
 {
 	*out = NULL;
 	if (db->broken)
-		return CHAIN_ECORRUPT;
+		return db->broken;
 	struct guard g;
 	guard_push(&g, db);
 	if (sigsetjmp(g.jb, 0))
@@ -777,7 +863,7 @@ int chain_db_cursor_next(struct chain_db_cursor *c, const uint8_t **key, size_t 
                          const uint8_t **val, size_t *vlen)
 {
 	if (c->db->broken)
-		return CHAIN_ECORRUPT;
+		return c->db->broken;
 	struct guard g;
 	guard_push(&g, c->db);
 	if (sigsetjmp(g.jb, 0))
@@ -820,7 +906,7 @@ int chain_db_foreach(struct chain_db *db, enum chain_table table,
                      void *arg)
 {
 	if (db->broken)
-		return CHAIN_ECORRUPT;
+		return db->broken;
 	struct guard g;
 	guard_push(&g, db);
 	if (sigsetjmp(g.jb, 0))
@@ -832,20 +918,27 @@ int chain_db_foreach(struct chain_db *db, enum chain_table table,
 
 bool chain_db_broken(const struct chain_db *db)
 {
+	return db->broken != 0;
+}
+
+int chain_db_broken_err(const struct chain_db *db)
+{
 	return db->broken;
 }
 
 uint64_t chain_db_disk_size(struct chain_db *db)
 {
-	/* LMDB's data file; the lock file is not data. Without MDB_WRITEMAP
-	 * the file grows with the pages used, not with the map. */
+	/* LMDB's data file; the lock file is not data. With MDB_WRITEMAP the
+	 * file is as long as the map and sparse: its allocated blocks are the
+	 * bytes it takes (and never more than its length). */
 	char path[4096];
 	struct stat st;
 	if ((size_t)snprintf(path, sizeof(path), "%s/data.mdb", db->dir) >= sizeof(path))
 		return 0;
 	if (stat(path, &st))
 		return 0;
-	return (uint64_t)st.st_size;
+	uint64_t alloc = (uint64_t)st.st_blocks * 512u;
+	return alloc < (uint64_t)st.st_size ? alloc : (uint64_t)st.st_size;
 }
 
 void chain_db_get_counters(const struct chain_db *db, struct chain_db_counters *out)

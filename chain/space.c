@@ -55,10 +55,14 @@ void chain_disk_failed(struct chain *c, int err, bool coins_ahead, const char *w
 int chain_fatal_error(const struct chain *c, const char **msg)
 {
 	if (!c->fatal && c->db && chain_db_broken(c->db)) {
-		/* db.c said what and how to recover when it caught the fault. */
+		/* db.c said what and how to recover when it caught the fault;
+		 * a page a full disk could not back is Core's low-space error. */
+		int err = chain_db_broken_err(c->db);
 		if (msg)
-			*msg = "Corrupted block database detected";
-		return CHAIN_ECORRUPT;
+			*msg = err == CHAIN_ENOSPC ? "Disk space is too low!"
+			       : err == CHAIN_EIO  ? "Failed to write to coin database."
+			                           : "Corrupted block database detected";
+		return err;
 	}
 	if (msg)
 		*msg = c->fatal ? c->fatal_msg : NULL;

@@ -24,6 +24,24 @@ STYLE = {("peerd", "sync"): ("tab:blue", "-"), ("core", "sync"): ("tab:orange", 
          ("core", "reindex-chainstate"): ("tab:orange", "--")}
 
 
+def style(run):
+    """A run's colour and line: a run the caller labelled (another build,
+    e.g. the one before a change) is grey."""
+    return ("tab:gray", "-.") if run.get("label") else STYLE[(run["node"], run["kind"])]
+
+
+def name(run):
+    return run.get("label") or "%s %s" % (run["node"], run["kind"])
+
+
+def coins_budget_mib(dbcache, maxmempool_mb=300):
+    """Core's coins cache room at -dbcache (chain/coins_budget.c): its share
+    of dbcache plus the unused mempool allowance (an empty mempool)."""
+    share = dbcache - min(dbcache / 8, 2)
+    share -= min(share / 2, 8)
+    return share + maxmempool_mb * 1e6 / (1 << 20)
+
+
 def rate_curve(run, coins, top):
     """(coins in millions, blocks/s) over the transaction blocks, from the
     node's UpdateTip times (every block), else the 0.5 s samples."""
@@ -51,11 +69,11 @@ def main():
                                                                       res["dbcache"])
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for run in res["runs"]:
-        c, ls = STYLE[(run["node"], run["kind"])]
+        c, ls = style(run)
         xs, ys = rate_curve(run, coins, top)
         if xs:
             ax.plot(xs, ys, color=c, linestyle=ls, marker=".",
-                    label="%s %s (run %d)" % (run["node"], run["kind"], run["run"]))
+                    label="%s (run %d)" % (name(run), run["run"]))
     ax.set_xlabel("coins in the UTXO set (millions)")
     ax.set_ylabel("blocks/s (~28,000 new coins a block)")
     ax.set_title(title)
@@ -67,7 +85,7 @@ def main():
 
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for run in res["runs"]:
-        c, ls = STYLE[(run["node"], run["kind"])]
+        c, ls = style(run)
         tips = run.get("tips") or []
         # (time, height answered, VmRSS, RssAnon): the script's own RSS
         # clock when it has one, else the polled samples.
@@ -82,12 +100,15 @@ def main():
                 pts.append((coins[min(h, top)] / 1e6, rss / 1024.0, anon / 1024.0))
         pts = pts[:next((i + 1 for i, p in enumerate(pts) if p[0] >= coins[top] / 1e6), None)]
         if pts:
-            lab = "%s %s" % (run["node"], run["kind"])
+            lab = name(run)
             ax.plot([p[0] for p in pts], [p[1] for p in pts], color=c, linestyle=ls,
                     label=lab + " RSS")
             ax.plot([p[0] for p in pts], [p[2] for p in pts], color=c, linestyle=ls, alpha=0.4,
                     linewidth=3, label=lab + " anonymous")
     ax.axhline(res["dbcache"] + 64, color="gray", linestyle=":", label="dbcache + 64 MiB")
+    budget = coins_budget_mib(res["dbcache"]) + 64
+    ax.axhline(budget, color="black", linestyle=":",
+               label="coins cache budget + 64 MiB (%.0f)" % budget)
     ax.set_xlabel("coins in the UTXO set (millions)")
     ax.set_ylabel("MiB")
     ax.set_title(title)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -318,7 +319,8 @@ static void test_format_version(void **state)
 	/* Opening again finds it and keeps it. */
 	CHECK(chain_db_open(&db, dir));
 	/* An unknown version. */
-	uint8_t future[5] = {2, 0, 0, 0, 4};
+	uint8_t future[5] = {3, 0, 0, 0,
+	                     4}; /* 2 is a rewritten coins table (chain_db_rewrite_end) */
 	CHECK(chain_db_write(db, put_version, future));
 	chain_db_close(db);
 	CHECK_ERR(chain_db_open(&db, dir), CHAIN_ECORRUPT);
@@ -412,6 +414,69 @@ static void test_map_resized_by_other_process(void **state)
 	CHECK(chain_db_write(db, run_job, &j));
 	CHECK(chain_db_get(db, CHAIN_TABLE_INDEX, "zzz", 3, buf, sizeof(buf), &len));
 	chain_db_close(db);
+	tu_rmtree(dir);
+}
+
+/*
+ * A write into a page the file system cannot back (issue 24). With
+ * MDB_WRITEMAP, LMDB writes a transaction's new pages into the sparse part
+ * of data.mdb through the map, and a full disk is SIGBUS there instead of
+ * an error from write(). On a small tmpfs, filled up: the write fails with
+ * CHAIN_ENOSPC (not a crash, not "corrupted"), the handle refuses further
+ * work, and with room again the database is at its last commit. Mounting
+ * needs root (as tests/integration/test_chain_disk.py): skipped without.
+ */
+static void test_full_disk_inside_the_map(void **state)
+{
+	(void)state;
+	char dir[TU_TMPDIR_MAX], sub[TU_TMPDIR_MAX + 32], filler[TU_TMPDIR_MAX + 32];
+	tu_tmpdir(dir, "dbfull");
+	if (mount("tmpfs", dir, "tmpfs", 0, "size=2m,mode=0700")) {
+		tu_rmtree(dir);
+		skip();
+	}
+	snprintf(sub, sizeof(sub), "%s/chainstate", dir);
+	snprintf(filler, sizeof(filler), "%s/filler", dir);
+	static char keys[4000][16];
+	static struct op ops[4000];
+	static char val[400];
+	for (int i = 0; i < 4000; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "k%05d", i);
+		ops[i] = (struct op){CHAIN_TABLE_INDEX, keys[i], val, sizeof(val), false};
+	}
+	struct chain_db *db;
+	CHECK(chain_db_open(&db, sub));
+	struct job first = {ops, 10, 0, 0};
+	CHECK(chain_db_write(db, run_job, &first));
+	/* The disk fills up: nothing is left but what a file cannot take. */
+	FILE *f = fopen(filler, "wb");
+	assert_non_null(f);
+	static char block[4096];
+	while (fwrite(block, 1, sizeof(block), f) == sizeof(block) && fflush(f) == 0)
+		;
+	fclose(f);
+	/* ~1.6 MB of new leaves: far more than is left. */
+	struct job big = {ops + 10, 3990, 0, 0};
+	CHECK_ERR(chain_db_write(db, run_job, &big), CHAIN_ENOSPC);
+	assert_true(chain_db_broken(db));
+	assert_int_equal(chain_db_broken_err(db), CHAIN_ENOSPC);
+	char buf[512];
+	size_t len;
+	CHECK_ERR(chain_db_get(db, CHAIN_TABLE_INDEX, "k00000", 6, buf, sizeof(buf), &len),
+	          CHAIN_ENOSPC);
+	chain_db_close(db);
+	/* Room again: the first commit is there, nothing of the failed one. */
+	assert_int_equal(unlink(filler), 0);
+	CHECK(chain_db_open(&db, sub));
+	size_t n = 0;
+	CHECK(chain_db_foreach(db, CHAIN_TABLE_INDEX, count_cb, &n));
+	assert_int_equal(n, 10);
+	CHECK_ERR(chain_db_get(db, CHAIN_TABLE_INDEX, "k00010", 6, buf, sizeof(buf), &len),
+	          CHAIN_ENOTFOUND);
+	struct job again = {ops + 10, 1000, 0, 0};
+	CHECK(chain_db_write(db, run_job, &again));
+	chain_db_close(db);
+	umount2(dir, MNT_DETACH);
 	tu_rmtree(dir);
 }
 
@@ -733,6 +798,7 @@ int main(void)
 	    cmocka_unit_test(test_disk_space),
 	    cmocka_unit_test(test_map_resized_by_other_process),
 	    cmocka_unit_test(test_foreach_returns_fn_error),
+	    cmocka_unit_test(test_full_disk_inside_the_map),
 	    cmocka_unit_test(test_varint_vectors),
 	    cmocka_unit_test(test_key_order),
 	    cmocka_unit_test(test_amounts),
