@@ -63,7 +63,9 @@ def test_interrupted_reindex_chainstate_goes_on_after_the_start(tmp_path, make_p
     rest in steps, answering getblockchaininfo as Core does meanwhile, with
     progress in sd_notify; SIGTERM ends that cleanly too, and the start after
     finishes at the tip and UTXO set connect-blocks computed."""
-    want = long_chain(tmp_path, "resume", blocks=2000)
+    # Three phases each seen part way, a 200 ms reindex step a look: on a quiet
+    # machine (~2,000 blocks/s) the first two take ~4,000 blocks between them.
+    want = long_chain(tmp_path, "resume", blocks=6000)
     height = want["height"]
     d = make_peerd("-reindex-chainstate", listen=False, name="dd")
     done = lambda: CHAINSTATE_DONE in d.log()
