@@ -70,8 +70,10 @@ _Static_assert(PROTO_MAX_MESSAGE + 24u < RECV_MMAP_THRESHOLD,
                "the largest message and block are carved from an arena and reused");
 /** malloc arenas at most: the loop, the validation thread and workers share them. */
 #define RECV_ARENA_MAX 4
-/** Freed since the last trim before malloc_trim is worth a call. */
-#define RECV_TRIM_AFTER_BYTES (8u << 20)
+/** Freed since the last trim before malloc_trim is worth a call. Buffers under the 4 MiB
+ * mmap threshold stay in their arenas when freed, so the last megabytes of a burst would
+ * otherwise wait for the next burst (test_ctl_memory once kept 33 MiB that way). */
+#define RECV_TRIM_AFTER_BYTES (1u << 20)
 /** A largest message leaves 1/RECV_HEADROOM_DIV of the budget free (smaller: less). */
 #define RECV_HEADROOM_DIV 4u
 /** The trim waits until no large buffer was taken for this long (the flood is over). */
