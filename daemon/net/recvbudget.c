@@ -38,9 +38,10 @@
  * baseline. So recvbudget_malloc_setup fixes the thresholds instead of
  * leaving them to glibc, caps the malloc arenas, and the tick calls
  * malloc_trim once the loop has freed much memory and is quiet again:
- * malloc_trim gives back every free page of every arena, not only the
- * top, so what a flood leaves scattered over the heap goes back whatever
- * the allocation order.
+ * malloc_trim gives back every free page of every arena's bins, and the
+ * main arena's top, so what a flood leaves scattered over the heap goes
+ * back whatever the allocation order (another arena's top goes back in
+ * free(), which fastbins would delay: recvbudget_malloc_setup).
  *
  * The mmap threshold was fixed at 128 KiB until session 12, every large
  * buffer its own mapping. That made every block read (REST block.bin,
@@ -101,6 +102,15 @@ void recvbudget_malloc_setup(void)
 	 * unless set): without this a freed block buffer at an arena's top
 	 * would be given back at once, and the next read fault in again. */
 	(void)mallopt(M_TRIM_THRESHOLD, (int)RECV_TRIM_THRESHOLD);
+	/* No fastbins: a freed small block coalesces at once, so the last one
+	 * beside an arena's top grows the top and free() gives it back past the
+	 * trim threshold. With fastbins, the small blocks of a big JSON tree
+	 * (getblock HASH 3: tens of MB of them on the validation thread) merge
+	 * into the top only in malloc_trim's consolidation, and malloc_trim
+	 * returns the top of the main arena alone: test_ctl_memory saw 33 MiB
+	 * kept that way in the validation thread's arena. The thread caches
+	 * (tcache) still serve the hot small sizes. */
+	(void)mallopt(M_MXFAST, 0);
 	(void)mallopt(M_ARENA_MAX, RECV_ARENA_MAX);
 }
 
