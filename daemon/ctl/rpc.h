@@ -246,7 +246,7 @@ struct rpc_req {
 	struct rpc_http *h;
 	struct MHD_Connection *conn;
 	const char *url; /**< libmicrohttpd's, valid until the request completes */
-	unsigned early;  /**< an answer decided from the headers (403, 404, 405), or 0 */
+	unsigned early;  /**< an answer decided from the headers (400, 403, 404, 405), or 0 */
 	char *body;
 	size_t len, cap;
 	bool too_big;

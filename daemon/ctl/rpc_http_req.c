@@ -46,6 +46,18 @@
 #define RPC_EARLY_REST 1u
 /* rpc_req.early: not POST on the JSON-RPC path, with Core's sentence. */
 #define RPC_EARLY_POST_ONLY 1405u
+/* rpc_req.early: the request line and headers over RPC_MAX_HEADERS (libevent's 400). */
+#define RPC_EARLY_HEADERS_TOO_LARGE 1400u
+/*
+ * Core's MAX_HEADERS_SIZE, as libevent counts it: the request line and each
+ * header line, without their line ends. Past it libevent answers 400 with
+ * its own page (below) and closes. Past RPC_CONN_POOL, libmicrohttpd
+ * answers 431 before peerd sees the request (doc/rpc.md).
+ */
+#define RPC_MAX_HEADERS 8192u
+#define RPC_BAD_REQUEST_PAGE                                                                       \
+	"<HTML><HEAD>\n<TITLE>400 Bad Request</TITLE>\n</HEAD><BODY>\n<H1>Bad Request</H1>\n"      \
+	"</BODY></HTML>\n"
 
 static void addr_text(const struct sockaddr *sa, char *buf, size_t n)
 {
@@ -97,6 +109,20 @@ static enum MHD_Result respond_text(struct MHD_Connection *conn, unsigned status
 {
 	char *b = t ? xstrdup(t) : NULL;
 	return respond(conn, status, b, b ? strlen(b) : 0, NULL, false);
+}
+
+/* libevent's own 400 page, and the connection closed after it, as Core's. */
+static enum MHD_Result respond_bad_request(struct MHD_Connection *conn)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(
+	    strlen(RPC_BAD_REQUEST_PAGE), (void *)RPC_BAD_REQUEST_PAGE, MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/html");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+	enum MHD_Result ret = MHD_queue_response(conn, MHD_HTTP_BAD_REQUEST, r);
+	MHD_destroy_response(r);
+	return ret;
 }
 
 /* r's answer, now that the handler runs for it again (or for the first time). */
@@ -612,9 +638,42 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 }
 
 /* The first call, with the headers: what can be decided before the body. */
-static unsigned judge_headers(struct rpc_http *h, struct MHD_Connection *conn, const char *url,
-                              const char *method)
+/* MHD_get_connection_values' callback: a header line's bytes as sent ("Key: value"). */
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
 {
+	(void)kind;
+	*(size_t *)cls += strlen(key) + 2u + (value ? strlen(value) : 0u);
+	return MHD_YES;
+}
+
+/* A query argument's bytes in the request line ("?k=v", "&k=v"). */
+static enum MHD_Result count_argument(void *cls, enum MHD_ValueKind kind, const char *key,
+                                      const char *value)
+{
+	(void)kind;
+	*(size_t *)cls += 1u + strlen(key) + (value ? 1u + strlen(value) : 0u);
+	return MHD_YES;
+}
+
+/* The request line and headers as libevent adds them up against Core's limit. The
+ * request line is rebuilt from its parts (the query from its arguments): the
+ * count is exact for the usual "Key: value" lines and single spaces. */
+static size_t head_bytes(struct MHD_Connection *conn, const char *url, const char *method,
+                         const char *version)
+{
+	size_t n = strlen(method) + 1u + strlen(url) + 1u + strlen(version);
+	(void)MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, count_argument, &n);
+	(void)MHD_get_connection_values(conn, MHD_HEADER_KIND, count_header, &n);
+	return n;
+}
+
+static unsigned judge_headers(struct rpc_http *h, struct MHD_Connection *conn, const char *url,
+                              const char *method, const char *version)
+{
+	/* libevent refuses it while parsing, before any of Core's handlers. */
+	if (head_bytes(conn, url, method, version) > RPC_MAX_HEADERS)
+		return RPC_EARLY_HEADERS_TOO_LARGE;
 	const union MHD_ConnectionInfo *ci =
 	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	if (!ci || !rpc_subnets_allow(h->allow, h->n_allow, ci->client_addr)) {
@@ -675,6 +734,8 @@ static enum MHD_Result whole(struct rpc_http *h, struct rpc_req *r)
 	if (r->early == RPC_EARLY_POST_ONLY)
 		return respond_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
 		                    "JSONRPC server handles only POST requests");
+	if (r->early == RPC_EARLY_HEADERS_TOO_LARGE)
+		return respond_bad_request(conn);
 	if (r->early && r->early != RPC_EARLY_REST)
 		return respond_text(conn, r->early, NULL);
 	if (r->too_big)
@@ -750,7 +811,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
 	struct rpc_http *h = cls;
 	struct rpc_req *r = *con_cls;
-	(void)version;
 	if (!r) {
 		r = xcalloc(1, sizeof(*r));
 		if (!r)
@@ -760,7 +820,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		r->conn = conn;
 		r->url = url;
 		h->inflight++;
-		r->early = judge_headers(h, conn, url, method);
+		r->early = judge_headers(h, conn, url, method, version);
 		return MHD_YES;
 	}
 	if (*upload_data_size) {

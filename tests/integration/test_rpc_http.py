@@ -50,6 +50,23 @@ def post(port, body, auth=None, method="POST", path="/", timeout=30):
     return out[0], out[1], time.monotonic() - t0
 
 
+def post_padded(port, auth, head_bytes, body='{"method":"getblockcount","id":1}'):
+    """A raw request whose request line and header lines (without their line
+    ends, as libevent counts them against Core's 8,192) add up to head_bytes;
+    (status, Content-Type, Connection, body)."""
+    lines = ["POST / HTTP/1.1", "Host: x", "Authorization: Basic " + base64.b64encode(auth.encode()).decode(),
+             "Content-Length: %d" % len(body)]
+    pad = head_bytes - sum(map(len, lines)) - len("X-Pad: ")
+    lines.append("X-Pad: " + "a" * pad)
+    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    s.sendall(("\r\n".join(lines) + "\r\n\r\n" + body).encode())
+    r = http.client.HTTPResponse(s)
+    r.begin()
+    out = r.status, r.getheader("Content-Type"), r.getheader("Connection"), r.read().decode(errors="replace")
+    s.close()
+    return out
+
+
 def rpcauth_line(user, password, salt="d3a0f6b1c2e4a5b6c7d8e9f0a1b2c3d4"):
     """What Core's share/rpcauth/rpcauth.py prints: user:salt$HMAC-SHA256(salt, password)."""
     return "%s:%s$%s" % (user, salt, hmac.new(salt.encode(), password.encode(), hashlib.sha256).hexdigest())
@@ -173,6 +190,13 @@ def test_envelopes_and_status_codes_match_bitcoind(chain, make_peerd):
             b = post(other.rpcport, body, **kw)
             if a[:2] != b[:2]:
                 differ.append((kw, a[:2], b[:2]))
+        # Core's header limit (libevent's 400 page past 8,192 bytes), at the edge and past it.
+        for size in (8192, 8193, 12000):
+            a = post_padded(d.rpcport, "alice:wonderland", size)
+            b = post_padded(other.rpcport, "alice:wonderland", size)
+            if a != b:
+                differ.append((size, a, b))
+        assert post_padded(d.rpcport, "alice:wonderland", 8193)[0] == 400
         assert differ == []
         # A wrong password: 401 from both, after Core's pause.
         a = post(d.rpcport, '{"method":"getblockcount","id":1}', "alice:rabbit")
