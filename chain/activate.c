@@ -105,12 +105,19 @@ static bool better(const struct chain_node *a, const struct chain_node *b)
 	return a->seq < b->seq;
 }
 
+/* The best candidate; the failed ones go. A failed one with more work than
+ * the best becomes the best invalid block if it has the most work of all, as
+ * Core's FindMostWorkChain makes m_best_invalid of each candidate it drops
+ * on its way down to the best valid one: the fork warning weighs an invalid
+ * chain by its top, not by the block that failed. */
 static struct chain_node *best_candidate(struct chain *c)
 {
-	struct chain_node *best = NULL;
+	struct chain_node *best = NULL, *failed = NULL;
 	for (size_t i = 0; i < c->candidates.n;) {
 		struct chain_node *n = c->candidates.v[i];
 		if (chain_node_failed(n)) {
+			if (!failed || better(n, failed))
+				failed = n;
 			chain_nodes_remove(&c->candidates, i);
 			continue;
 		}
@@ -118,6 +125,9 @@ static struct chain_node *best_candidate(struct chain *c)
 			best = n;
 		i++;
 	}
+	if (failed && (!best || better(failed, best)) &&
+	    (!c->best_invalid || chain_work_cmp(&failed->work, &c->best_invalid->work) > 0))
+		c->best_invalid = failed;
 	return best;
 }
 
@@ -208,6 +218,12 @@ static void invalid_chain_found(struct chain *c, struct chain_node *n)
 {
 	if (!c->best_invalid || chain_work_cmp(&n->work, &c->best_invalid->work) > 0)
 		c->best_invalid = n;
+	c->invalid_found++;
+}
+
+uint64_t chain_invalid_found(const struct chain *c)
+{
+	return c->invalid_found;
 }
 
 int chain_fork_warning(struct chain *c)

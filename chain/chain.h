@@ -299,6 +299,10 @@ bool chain_in_ibd(struct chain *c);
  * chain's thread.
  */
 int chain_fork_warning(struct chain *c);
+/** How many times a block was found invalid so far (connecting it, or
+ * invalidateblock): a change tells the fork warning is due again. The
+ * chain's thread. */
+uint64_t chain_invalid_found(const struct chain *c);
 
 /** What happened to a submitted block (Core's submitblock answers). */
 enum chain_submit {

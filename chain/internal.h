@@ -162,6 +162,10 @@ struct chain {
 	/** best_invalid was taken from the loaded index (Core's LoadBlockIndex):
 	 * done at the first chain_rebuild_candidates, which every open runs. */
 	bool best_invalid_loaded;
+	/** Blocks found invalid so far (Core's InvalidChainFound calls): the
+	 * validation thread judges the fork warning again after one, as Core's
+	 * InvalidChainFound does, even when the tip did not move. */
+	uint64_t invalid_found;
 	struct chain_vb *vb; /**< BIP9 deployment states (versionbits.c) */
 	/* -reindex / -reindex-chainstate's progress (reindex.c) */
 	uint64_t reindex_t0;                    /**< when the wipe began, monotonic ms */

@@ -71,6 +71,7 @@ static struct val_job *on_feed_take(struct daemon *d, struct chain *c, struct me
 const struct node_hooks daemon_node_hooks = {
     .ibd_over = on_ibd_over,
     .new_tip = on_new_tip,
+    .invalid_chain = daemon_warnings_new_tip,
     /* The mempool's changes for relay (txrelay/announce.c), taken on the
      * validation thread after every job. */
     .feed_take = on_feed_take,

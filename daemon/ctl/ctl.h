@@ -199,8 +199,10 @@ void daemon_warnings_finish(struct daemon *d, struct json_t *args, struct ctl_re
  * A new tip reached the loop (the wiring's node hook): the first versionbit
  * it finds active by Core's unknown-rules check becomes the warning
  * "Unknown new rules activated (versionbit N)", logged and handed to
- * -alertnotify once (notify_alert), as Core's UpdateTip and warningSet.
- * Loop thread.
+ * -alertnotify once (notify_alert), as Core's UpdateTip and warningSet;
+ * u's fork warning sets or clears Core's LARGE_WORK_INVALID_CHAIN. Also
+ * called with no new tip when a block was found invalid (the wiring's
+ * invalid_chain hook: only the fork warning is judged then). Loop thread.
  */
 void daemon_warnings_new_tip(struct daemon *d, const struct chainview_update *u);
 

@@ -59,6 +59,9 @@ struct chainview_update {
 	int32_t unknown_rules_bit;
 	/** chain_fork_warning at the new tip: 1 set, 0 cleared, -1 (in IBD) as it was. */
 	int8_t fork_warning;
+	/** A block was found invalid and the tip did not move: no block, the
+	 * fork warning judged again at the same tip (node_hooks.invalid_chain). */
+	bool invalid_found;
 	uint32_t n;
 	struct chainview_rec recs[];
 };
@@ -149,11 +152,12 @@ struct validation {
 	struct chain *chain;
 	struct mempool *mempool;            /**< the chain's pool, handed to every job (thread) */
 	const struct chain_node *published; /**< the tip the loop's view was last given (thread) */
-	_Atomic int32_t height;             /**< the tip's height, -1 when no chain */
-	_Atomic int32_t headers;            /**< the best header's height */
-	_Atomic bool busy;                  /**< a job is running */
-	_Atomic bool interrupt; /**< set with stopping: a long job (mining) ends early */
-	bool fatal_reported;    /**< the chain's fatal error went to the loop (thread) */
+	uint64_t invalid_seen;   /**< chain_invalid_found when the view was last given (thread) */
+	_Atomic int32_t height;  /**< the tip's height, -1 when no chain */
+	_Atomic int32_t headers; /**< the best header's height */
+	_Atomic bool busy;       /**< a job is running */
+	_Atomic bool interrupt;  /**< set with stopping: a long job (mining) ends early */
+	bool fatal_reported;     /**< the chain's fatal error went to the loop (thread) */
 	/** A reindex chain_open started is not finished (node/reindex.c): no
 	 * block download, no transactions taken. Cleared by the loop. */
 	_Atomic bool reindexing;
@@ -248,6 +252,13 @@ struct node_hooks {
 	 * the wiring tells the peer rooms only once d->peers is there).
 	 */
 	void (*new_tip)(struct daemon *d, const struct chainview_update *u);
+	/**
+	 * Loop thread: a block was found invalid and the tip stayed where it
+	 * was (Core's InvalidChainFound judges the fork warning then too); u,
+	 * with no block, says the fork warning at that tip. Not called while
+	 * shutting down.
+	 */
+	void (*invalid_chain)(struct daemon *d, const struct chainview_update *u);
 	/**
 	 * Validation thread, once before the first job and after every job,
 	 * with the chain and the pool the thread owns (NULL when none): a job

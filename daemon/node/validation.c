@@ -163,16 +163,44 @@ static void view_done(struct daemon *d, struct val_job *j)
 		 * state-only update at a reindex's end (below), which moves none. */
 		if (h->new_tip && (vj->u->n || vj->u->fork_height != vj->u->old_height))
 			h->new_tip(d, vj->u);
+		else if (h->invalid_chain && vj->u->invalid_found)
+			h->invalid_chain(d, vj->u);
 	}
 	xfree(vj->u);
 	xfree(vj);
 }
 
+/* Validation thread, unlocked: a block found invalid with the tip left
+ * where it was: an update with no block saying the fork warning there. */
+static struct view_job *invalid_update(struct validation *v)
+{
+	struct view_job *vj = xmalloc(sizeof(*vj));
+	if (!vj)
+		return NULL;
+	memset(&vj->job, 0, sizeof(vj->job));
+	vj->job.done = view_done;
+	if (!(vj->u = chainview_update_state(v->chain))) {
+		xfree(vj);
+		return NULL;
+	}
+	vj->u->invalid_found = true;
+	v->invalid_seen = chain_invalid_found(v->chain);
+	return vj;
+}
+
 /* Validation thread, unlocked: the update since the last one, or NULL. */
 static struct view_job *view_update(struct validation *v)
 {
-	if (!v->chain || chain_tip(v->chain) == v->published)
+	if (!v->chain)
 		return NULL;
+	if (chain_tip(v->chain) == v->published) {
+		bool importing = chain_reindex_pending(v->chain);
+		if (!importing && chain_invalid_found(v->chain) != v->invalid_seen)
+			return invalid_update(v);
+		return NULL;
+	}
+	/* The update judges the fork warning at its new tip. */
+	v->invalid_seen = chain_invalid_found(v->chain);
 	struct view_job *vj = xmalloc(sizeof(*vj));
 	if (!vj)
 		return NULL;

@@ -129,3 +129,56 @@ def test_invalid_chain_remembered_across_a_restart_as_core(make_bitcoind, make_p
         both_say((core, d), [MESSAGE], 2)
     finally:
         core.stop()
+
+
+def fork(prev_hex, height, t0, n, bad):
+    """n blocks on prev_hex from height on, the one at index `bad` paying its
+    coinbase one satoshi too much (bad-cb-amount when connected): raw hex."""
+    out, prev = [], lx(prev_hex)
+    for i in range(n):
+        b = Block(prev, height + i, t0 + i)
+        if i == bad:
+            b.cb = coinbase(height + i, value=subsidy(height + i) + 1)
+        out.append(b.raw().hex())
+        prev = lx(b.hash)
+    return out
+
+
+def give_fork(node, blocks, bad):
+    """The invalid block's header and the blocks above it first, then the
+    blocks below it, then the invalid block: the whole fork is there when
+    it is tried, as after a headers-first download."""
+    for raw in blocks[:bad + 1]:
+        assert node.rpc("submitheader", raw[:160]) is None
+    for raw in blocks[bad + 1:] + blocks[:bad]:
+        assert node.rpc("submitblock", raw) in (None, "inconclusive")
+    return node.rpc("submitblock", blocks[bad])
+
+
+def test_invalid_fork_weighed_by_its_top_as_core(make_bitcoind, make_peerd):
+    """Core's fork warning weighs an invalid chain by its top: FindMostWorkChain
+    makes m_best_invalid of each candidate it drops for a failed ancestor, and
+    InvalidChainFound judges the warning even when the tip does not move.
+    A fork of nine blocks on the tip (7) whose first is invalid: both warn at
+    once (peerd weighed the failed block alone, one block up, and judged
+    only at the next tip). A fork of 80 blocks from genesis under a 40-block
+    chain, invalid at height 5: the tip goes back to 40 and both warn, the
+    fork's top being 40 blocks over it (the failed block is 35 under it)."""
+    for tip, fork_from, n, bad in ((7, None, 9, 0), (40, 0, 80, 4)):
+        (core,) = make_bitcoind(1)
+        d = make_peerd("-connect=0")
+        hashes = core.rpc("generatetodescriptor", tip, "raw(51)")
+        for h in hashes:
+            assert d.rpc("submitblock", core.rpc("getblock", h, 0)) is None
+        base = hashes[-1] if fork_from is None else core.rpc("getblockhash", fork_from)
+        height = core.rpc("getblockheader", base)["height"] + 1
+        blocks = fork(base, height, core.rpc("getblockheader", hashes[-1])["time"] + 1, n, bad)
+        for node in (core, d):
+            assert give_fork(node, blocks, bad) == "bad-cb-amount"
+            wait_for(lambda: node.rpc("getbestblockhash") == hashes[-1], timeout=10,
+                     what="the tip at %d" % tip)
+            wait_for(lambda: chain_warnings(node) == {m: [MESSAGE] for m in METHODS}, timeout=10,
+                     what="the fork warning")
+        assert "Found invalid chain at least ~6 blocks longer than our best chain" in d.log()
+        assert d.stop()[0] == 0
+        core.stop()
