@@ -28,6 +28,19 @@ def state(d):
             u["total_amount"])
 
 
+def submit_chain(d, path):
+    """Every block of a chaingen file (no genesis) through submitblock, in
+    order; returns their hex."""
+    data = open(path, "rb").read()
+    raws, off = [], 0
+    while off < len(data):
+        n = int.from_bytes(data[off + 4:off + 8], "little")
+        raws.append(data[off + 8:off + 8 + n].hex())
+        assert d.rpc("submitblock", raws[-1]) is None
+        off += 8 + n
+    return raws
+
+
 def build_chain(tmp_path, d):
     """chaingen's 110 blocks with transactions, then 5 mined blocks replaced
     by a longer branch of 7 (invalidateblock): a reorg in the history, the
@@ -35,14 +48,7 @@ def build_chain(tmp_path, d):
     r = subprocess.run([PEERTOOL, "chaingen", "--no-verify", "--blocks", "110", "--seed", "reindex",
                         "--out", str(tmp_path / "c.dat")], capture_output=True, timeout=120)
     assert r.returncode == 0, r.stderr.decode()
-    data = open(tmp_path / "c.dat", "rb").read()
-    raws, off = [], 0
-    while off < len(data):
-        n = int.from_bytes(data[off + 4:off + 8], "little")
-        raws.append(data[off + 8:off + 8 + n].hex())
-        off += 8 + n
-    for raw in raws:  # chaingen leaves genesis out
-        assert d.rpc("submitblock", raw) is None
+    raws = submit_chain(d, tmp_path / "c.dat")
     stale = d.rpc("generatetoaddress", 5, ADDR)
     d.rpc("invalidateblock", stale[0])
     branch = d.rpc("generatetoaddress", 7, ADDR2)

@@ -15,7 +15,7 @@ import time
 
 import bitcoind
 from conftest import Ctl, Peerd
-from test_reindex import ADDR, PEERTOOL, check_answers, long_chain, state
+from test_reindex import ADDR, PEERTOOL, check_answers, long_chain, state, submit_chain
 
 CHAINSTATE_DONE = "Reindex of the chain state done in"
 INTERRUPTED = "Reindex interrupted: it goes on at the next start"
@@ -117,16 +117,6 @@ def test_interrupted_reindex_chainstate_goes_on_after_the_start(tmp_path, make_p
     d = make_peerd(listen=False, name="dd")
     assert d.rpc("getblockcount") == height
     assert "Reindex" not in d.log() and "A reindex was interrupted" not in d.log()
-
-
-def submit_chain(d, path):
-    """Every block of a chaingen file (no genesis) through submitblock."""
-    data = open(path, "rb").read()
-    off = 0
-    while off < len(data):
-        n = int.from_bytes(data[off + 4:off + 8], "little")
-        assert d.rpc("submitblock", data[off + 8:off + 8 + n].hex()) is None
-        off += 8 + n
 
 
 def test_interrupted_reindex_reads_on_from_its_file(tmp_path, make_peerd):
