@@ -568,6 +568,26 @@ class Peerd:
             self.proc.wait(timeout=5)
 
 
+def start_with_notify(tmp_path, sock_name, args=(), timeout=30, **kw):
+    """Peerd(tmp_path, args, **kw) started with NOTIFY_SOCKET bound to
+    tmp_path/sock_name (the environment put back after the start), as
+    systemd's: (peerd, socket), reads on it timing out after `timeout`
+    seconds. The caller kills the peerd and closes the socket."""
+    path = str(tmp_path / sock_name)
+    ns = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    ns.bind(path)
+    ns.settimeout(timeout)
+    old = os.environ.get("NOTIFY_SOCKET")
+    os.environ["NOTIFY_SOCKET"] = path
+    try:
+        return Peerd(tmp_path, args=list(args), **kw), ns
+    finally:
+        if old is None:
+            del os.environ["NOTIFY_SOCKET"]
+        else:
+            os.environ["NOTIFY_SOCKET"] = old
+
+
 @pytest.fixture
 def make_peerd(tmp_path):
     """Factory: make_peerd(*args, **kw) starts a peerd; every one is stopped at teardown."""

@@ -145,21 +145,9 @@ def test_sd_notify(tmp_path):
     """READY=1 once listening, STATUS= with peer counts, STOPPING=1 on SIGTERM."""
     import socket as so
 
-    from conftest import Peerd
+    from conftest import start_with_notify
 
-    path = str(tmp_path / "notify.sock")
-    ns = so.socket(so.AF_UNIX, so.SOCK_DGRAM)
-    ns.bind(path)
-    ns.settimeout(5)
-    old = os.environ.get("NOTIFY_SOCKET")
-    os.environ["NOTIFY_SOCKET"] = path
-    try:
-        d = Peerd(tmp_path, args=["-peertimeout=5"])
-    finally:
-        if old is None:
-            del os.environ["NOTIFY_SOCKET"]
-        else:
-            os.environ["NOTIFY_SOCKET"] = old
+    d, ns = start_with_notify(tmp_path, "notify.sock", ["-peertimeout=5"], timeout=5)
     try:
         ready = ns.recv(4096).decode()
         assert "READY=1" in ready and "STATUS=0 peers" in ready, ready

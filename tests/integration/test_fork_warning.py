@@ -31,46 +31,67 @@ ALERT = MESSAGE.replace("!", "")
 METHODS = ("getblockchaininfo", "getnetworkinfo", "getmininginfo")
 
 
-def test_large_work_invalid_chain_warning_as_core(make_bitcoind, make_peerd, tmp_path):
-    core_alert, ours_alert = tmp_path / "core_alert", tmp_path / "peerd_alert"
-    (core,) = make_bitcoind(1, args=("-alertnotify=echo %%s >> %s" % core_alert,))
-    d = make_peerd("-connect=0", "-alertnotify=echo %%s >> %s" % ours_alert)
-    hashes = core.rpc("generatetodescriptor", 7, "raw(51)")
-    for h in hashes:
-        assert d.rpc("submitblock", core.rpc("getblock", h, 0)) is None
-    tip = core.rpc("getblockheader", hashes[-1])
-    bad = Block(lx(hashes[-1]), 8, tip["time"] + 1)
-    bad.cb = coinbase(8, value=subsidy(8) + 1)
-    raw = bad.raw().hex()
-    assert core.rpc("submitblock", raw) == d.rpc("submitblock", raw) == "bad-cb-amount"
-    assert d.rpc("getbestblockhash") == core.rpc("getbestblockhash") == hashes[-1]
+class Pair:
+    """bitcoind and peerd (-connect=0), each running -alertnotify into its
+    own file, given the same `valid` blocks and then one above them that
+    pays its coinbase one satoshi too much: both say bad-cb-amount and keep
+    the last valid block as the tip. core and d may be replaced by restarted
+    nodes: both_say asks whichever are there."""
 
-    def both_say(expect, alerts):
-        for node in (core, d):
+    def __init__(self, make_bitcoind, make_peerd, tmp_path, valid, **peerd_kw):
+        self.core_alert, self.ours_alert = tmp_path / "core_alert", tmp_path / "peerd_alert"
+        self.core_args = ("-alertnotify=echo %%s >> %s" % self.core_alert,)
+        self.ours_args = ("-connect=0", "-alertnotify=echo %%s >> %s" % self.ours_alert)
+        (self.core,) = make_bitcoind(1, args=self.core_args)
+        self.d = make_peerd(*self.ours_args, **peerd_kw)
+        self.hashes = self.core.rpc("generatetodescriptor", valid, "raw(51)")
+        for h in self.hashes:
+            assert self.d.rpc("submitblock", self.core.rpc("getblock", h, 0)) is None
+        tip = self.core.rpc("getblockheader", self.hashes[-1])
+        bad = Block(lx(self.hashes[-1]), valid + 1, tip["time"] + 1)
+        bad.cb = coinbase(valid + 1, value=subsidy(valid + 1) + 1)
+        raw = bad.raw().hex()
+        assert self.core.rpc("submitblock", raw) == self.d.rpc("submitblock", raw) == \
+            "bad-cb-amount"
+        assert self.d.rpc("getbestblockhash") == self.core.rpc("getbestblockhash") == \
+            self.hashes[-1]
+
+    def both(self):
+        return (self.core, self.d)
+
+    def both_say(self, expect, alerts):
+        """Each node's three warnings are `expect`, and each has run its
+        -alertnotify command `alerts` times, with Core's text."""
+        for node in self.both():
             wait_for(lambda: chain_warnings(node) == {m: expect for m in METHODS}, timeout=10,
                      what="the warnings %r" % expect)
-        wait_for(lambda: len(lines(core_alert)) == alerts and len(lines(ours_alert)) == alerts,
+        wait_for(lambda: len(lines(self.core_alert)) == alerts and
+                 len(lines(self.ours_alert)) == alerts,
                  timeout=10, what="%d -alertnotify lines from each" % alerts)
-        assert lines(ours_alert) == lines(core_alert) == [ALERT] * alerts
+        assert lines(self.ours_alert) == lines(self.core_alert) == [ALERT] * alerts
 
+
+def test_large_work_invalid_chain_warning_as_core(make_bitcoind, make_peerd, tmp_path):
+    p = Pair(make_bitcoind, make_peerd, tmp_path, 7)
+    core, d, hashes = p.core, p.d, p.hashes
     # The invalid block is one above the tip: nothing to say.
     time.sleep(0.5)
-    both_say([], 0)
+    p.both_say([], 0)
     # The tip at genesis, the invalid block eight above it.
-    for node in (core, d):
+    for node in p.both():
         node.rpc("invalidateblock", hashes[0])
     assert d.rpc("getblockcount") == core.rpc("getblockcount") == 0
-    both_say([MESSAGE], 1)
+    p.both_say([MESSAGE], 1)
     assert "Found invalid chain at least ~6 blocks longer than our best chain" in d.log()
     # Back to block 7 (block 8 fails again): the warning goes, no new command.
-    for node in (core, d):
+    for node in p.both():
         node.rpc("reconsiderblock", hashes[0])
     assert d.rpc("getbestblockhash") == core.rpc("getbestblockhash") == hashes[-1]
-    both_say([], 1)
+    p.both_say([], 1)
     # Raised again: the command runs again.
-    for node in (core, d):
+    for node in p.both():
         node.rpc("invalidateblock", hashes[0])
-    both_say([MESSAGE], 2)
+    p.both_say([MESSAGE], 2)
 
 
 def test_invalid_chain_remembered_across_a_restart_as_core(make_bitcoind, make_peerd, tmp_path):
@@ -80,53 +101,33 @@ def test_invalid_chain_remembered_across_a_restart_as_core(make_bitcoind, make_p
     tip (not at load): after a restart neither node warns (the tip is recent,
     so neither is in initial block download) nor logs it, and the first new
     block brings the warning back on both, with -alertnotify again."""
-    core_alert, ours_alert = tmp_path / "core_alert", tmp_path / "peerd_alert"
-    core_args = ("-alertnotify=echo %%s >> %s" % core_alert,)
-    ours_args = ("-connect=0", "-alertnotify=echo %%s >> %s" % ours_alert)
-    (core,) = make_bitcoind(1, args=core_args)
-    d = make_peerd(*ours_args, name="forkwarn")
     # Two blocks that stay, seven above them, and a tenth that fails.
-    hashes = core.rpc("generatetodescriptor", 9, "raw(51)")
-    for h in hashes:
-        assert d.rpc("submitblock", core.rpc("getblock", h, 0)) is None
-    tip = core.rpc("getblockheader", hashes[-1])
-    bad = Block(lx(hashes[-1]), 10, tip["time"] + 1)
-    bad.cb = coinbase(10, value=subsidy(10) + 1)
-    raw = bad.raw().hex()
-    assert core.rpc("submitblock", raw) == d.rpc("submitblock", raw) == "bad-cb-amount"
-    for node in (core, d):
-        node.rpc("invalidateblock", hashes[2])
-
-    def both_say(nodes, expect, alerts):
-        for node in nodes:
-            wait_for(lambda: chain_warnings(node) == {m: expect for m in METHODS}, timeout=10,
-                     what="the warnings %r" % expect)
-        wait_for(lambda: len(lines(core_alert)) == alerts and len(lines(ours_alert)) == alerts,
-                 timeout=10, what="%d -alertnotify lines from each" % alerts)
-        assert lines(ours_alert) == lines(core_alert) == [ALERT] * alerts
-
-    both_say((core, d), [MESSAGE], 1)
+    p = Pair(make_bitcoind, make_peerd, tmp_path, 9, name="forkwarn")
+    for node in p.both():
+        node.rpc("invalidateblock", p.hashes[2])
+    p.both_say([MESSAGE], 1)
     # Both restarted on their datadirs.
-    assert d.stop()[0] == 0
-    d = make_peerd(*ours_args, name="forkwarn")
-    core.stop()
-    core = bitcoind.Bitcoind(core.binary, os.path.dirname(core.datadir), name=core.name,
-                             args=core_args)
+    assert p.d.stop()[0] == 0
+    p.d = make_peerd(*p.ours_args, name="forkwarn")
+    p.core.stop()
+    p.core = bitcoind.Bitcoind(p.core.binary, os.path.dirname(p.core.datadir), name=p.core.name,
+                               args=p.core_args)
+    core, d = p.both()
     try:
         core.wait_ready()
         assert d.rpc("getblockcount") == core.rpc("getblockcount") == 2
-        for node in (core, d):
+        for node in p.both():
             assert not node.rpc("getblockchaininfo")["initialblockdownload"]
         # Not checked at load: no warning yet, and nothing logged.
         time.sleep(0.5)
-        both_say((core, d), [], 1)
+        p.both_say([], 1)
         assert "Found invalid chain" not in d.log()
         # A new tip (another block 3: raw(52) pays another script): checked
         # against the invalid block as reloaded, block 10, eight blocks up.
         (new,) = core.rpc("generatetodescriptor", 1, "raw(52)")
         assert d.rpc("submitblock", core.rpc("getblock", new, 0)) is None
         assert d.rpc("getbestblockhash") == core.rpc("getbestblockhash") == new
-        both_say((core, d), [MESSAGE], 2)
+        p.both_say([MESSAGE], 2)
     finally:
         core.stop()
 

@@ -6,12 +6,11 @@ sd_notify STATUS=; -reindex-chainstate keeps the undo data it has."""
 import json
 import os
 import re
-import socket
 import subprocess
 import time
 
 import bitcoind
-from conftest import BUILD, PEERD_BIN, Peerd
+from conftest import BUILD, PEERD_BIN, start_with_notify
 
 PEERTOOL = os.environ.get("PEERTOOL_BIN", os.path.join(BUILD, "bin", "peertool"))
 ADDR = "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"  # BIP173's P2WPKH example, regtest
@@ -28,21 +27,44 @@ def state(d):
             u["total_amount"])
 
 
-def build_chain(tmp_path, d):
-    """chaingen's 110 blocks with transactions, then 5 mined blocks replaced
-    by a longer branch of 7 (invalidateblock): a reorg in the history, the
-    stale blocks left in the files. Returns every block's hex, stale ones too."""
-    r = subprocess.run([PEERTOOL, "chaingen", "--no-verify", "--blocks", "110", "--seed", "reindex",
-                        "--out", str(tmp_path / "c.dat")], capture_output=True, timeout=120)
+def chaingen(tmp_path, blocks, seed, *opts, out="c.dat"):
+    """peertool chaingen's `blocks` blocks from `seed` (and opts) into
+    tmp_path/out; that path."""
+    path = tmp_path / out
+    r = subprocess.run([PEERTOOL, "chaingen", "--no-verify", *opts, "--blocks", str(blocks), "--seed",
+                        seed, "--out", str(path)], capture_output=True, timeout=300)
     assert r.returncode == 0, r.stderr.decode()
-    data = open(tmp_path / "c.dat", "rb").read()
+    return path
+
+
+def core_with_chain(make_bitcoind, tmp_path, blocks, seed):
+    """A bitcoind that imported chaingen's `blocks` blocks from genesis
+    (-loadblock), then stopped: to start again on its datadir."""
+    path = chaingen(tmp_path, blocks, seed, "--genesis", out="g.dat")
+    (core,) = make_bitcoind(1, args=("-loadblock=%s" % path,))
+    bitcoind.wait_until(lambda: core.rpc("getblockcount") == blocks, 300, "Core's import")
+    core.stop()
+    return core
+
+
+def submit_chain(d, path):
+    """Every block of a chaingen file (no genesis) through submitblock, in
+    order; returns their hex."""
+    data = open(path, "rb").read()
     raws, off = [], 0
     while off < len(data):
         n = int.from_bytes(data[off + 4:off + 8], "little")
         raws.append(data[off + 8:off + 8 + n].hex())
+        assert d.rpc("submitblock", raws[-1]) is None
         off += 8 + n
-    for raw in raws:  # chaingen leaves genesis out
-        assert d.rpc("submitblock", raw) is None
+    return raws
+
+
+def build_chain(tmp_path, d):
+    """chaingen's 110 blocks with transactions, then 5 mined blocks replaced
+    by a longer branch of 7 (invalidateblock): a reorg in the history, the
+    stale blocks left in the files. Returns every block's hex, stale ones too."""
+    raws = submit_chain(d, chaingen(tmp_path, 110, "reindex"))
     stale = d.rpc("generatetoaddress", 5, ADDR)
     d.rpc("invalidateblock", stale[0])
     branch = d.rpc("generatetoaddress", 7, ADDR2)
@@ -133,19 +155,8 @@ def test_reindex_progress_reaches_systemd(tmp_path, make_peerd):
     d = make_peerd(listen=False)
     d.rpc("generatetoaddress", 20, ADDR)
     assert d.stop()[0] == 0
-    path = str(tmp_path / "notify.sock")
-    ns = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    ns.bind(path)
-    ns.settimeout(10)
-    old = os.environ.get("NOTIFY_SOCKET")
-    os.environ["NOTIFY_SOCKET"] = path
-    try:
-        r = Peerd(tmp_path, args=["-reindex"], listen=False, name=os.path.basename(d.datadir))
-    finally:
-        if old is None:
-            del os.environ["NOTIFY_SOCKET"]
-        else:
-            os.environ["NOTIFY_SOCKET"] = old
+    r, ns = start_with_notify(tmp_path, "notify.sock", ["-reindex"], timeout=10, listen=False,
+                              name=os.path.basename(d.datadir))
     try:
         # The reindex runs after READY=1 (as Core's, after init).
         msgs = []
@@ -182,11 +193,9 @@ def test_interrupted_reindex_goes_on(tmp_path, make_peerd):
     """peerd killed (-9) while reindexing: the next start, without the
     option, sees the stored mark, goes on with the reindex (no wipe) and
     ends where the chain was (connect-blocks built it and says where)."""
-    r = subprocess.run([PEERTOOL, "chaingen", "--no-verify", "--blocks", "1200", "--seed", "interrupt",
-                        "--out", str(tmp_path / "c.dat")], capture_output=True, timeout=300)
-    assert r.returncode == 0, r.stderr.decode()
+    chain = chaingen(tmp_path, 1200, "interrupt")
     dd = tmp_path / "dd"
-    r = subprocess.run([PEERTOOL, "connect-blocks", "--utxo-stats", str(dd), str(tmp_path / "c.dat")],
+    r = subprocess.run([PEERTOOL, "connect-blocks", "--utxo-stats", str(dd), str(chain)],
                        capture_output=True, timeout=600)
     assert r.returncode == 0, r.stderr.decode()
     want = json.loads(r.stdout)
@@ -223,11 +232,9 @@ def test_interrupted_reindex_goes_on(tmp_path, make_peerd):
 def long_chain(tmp_path, seed, blocks=1500):
     """chaingen's blocks connected into tmp_path/dd by connect-blocks (a
     reindex of them takes seconds); what connect-blocks says of the end."""
-    r = subprocess.run([PEERTOOL, "chaingen", "--no-verify", "--blocks", str(blocks), "--seed", seed,
-                        "--out", str(tmp_path / "c.dat")], capture_output=True, timeout=300)
-    assert r.returncode == 0, r.stderr.decode()
-    r = subprocess.run([PEERTOOL, "connect-blocks", "--utxo-stats", str(tmp_path / "dd"),
-                        str(tmp_path / "c.dat")], capture_output=True, timeout=600)
+    chain = chaingen(tmp_path, blocks, seed)
+    r = subprocess.run([PEERTOOL, "connect-blocks", "--utxo-stats", str(tmp_path / "dd"), str(chain)],
+                       capture_output=True, timeout=600)
     assert r.returncode == 0, r.stderr.decode()
     return json.loads(r.stdout)
 
@@ -336,12 +343,7 @@ def test_core_answers_alike_during_its_reindex(tmp_path, make_bitcoind):
     """The reference for check_answers: a real bitcoind reindexing the
     same kind of chain answers getblockchaininfo throughout, with blocks
     rising under headers and initialblockdownload true until the tip."""
-    r = subprocess.run([PEERTOOL, "chaingen", "--no-verify", "--genesis", "--blocks", "1500", "--seed",
-                        "answers", "--out", str(tmp_path / "g.dat")], capture_output=True, timeout=300)
-    assert r.returncode == 0, r.stderr.decode()
-    (core,) = make_bitcoind(1, args=("-loadblock=%s" % (tmp_path / "g.dat"),))
-    bitcoind.wait_until(lambda: core.rpc("getblockcount") == 1500, 300, "Core's import")
-    core.stop()
+    core = core_with_chain(make_bitcoind, tmp_path, 1500, "answers")
     core2 = bitcoind.Bitcoind(core.binary, os.path.dirname(core.datadir), name=core.name,
                               args=("-reindex",))
     try:

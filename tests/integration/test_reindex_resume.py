@@ -8,14 +8,12 @@ Core is asked the same where it can be (test_core_*)."""
 import os
 import re
 import signal
-import socket
-import subprocess
 import threading
 import time
 
 import bitcoind
-from conftest import Ctl, Peerd
-from test_reindex import ADDR, PEERTOOL, check_answers, long_chain, state
+from conftest import Ctl, Peerd, start_with_notify
+from test_reindex import ADDR, chaingen, check_answers, core_with_chain, long_chain, state, submit_chain
 
 CHAINSTATE_DONE = "Reindex of the chain state done in"
 INTERRUPTED = "Reindex interrupted: it goes on at the next start"
@@ -39,23 +37,6 @@ def answers(rpc, height, done, least=3):
     return seen
 
 
-def start_with_notify(tmp_path, name, sock_name, args=()):
-    """A peerd on datadir `name` with NOTIFY_SOCKET bound here: (peerd, socket)."""
-    path = str(tmp_path / sock_name)
-    ns = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    ns.bind(path)
-    ns.settimeout(30)
-    old = os.environ.get("NOTIFY_SOCKET")
-    os.environ["NOTIFY_SOCKET"] = path
-    try:
-        return Peerd(tmp_path, args=list(args), listen=False, name=name), ns
-    finally:
-        if old is None:
-            del os.environ["NOTIFY_SOCKET"]
-        else:
-            os.environ["NOTIFY_SOCKET"] = old
-
-
 def test_interrupted_reindex_chainstate_goes_on_after_the_start(tmp_path, make_peerd):
     """-reindex-chainstate stopped half way (the stop method): the next start,
     without the option, opens its control socket with the coins where they
@@ -76,7 +57,7 @@ def test_interrupted_reindex_chainstate_goes_on_after_the_start(tmp_path, make_p
 
     # Before: the rest was connected inside chain_open, the control socket
     # closed until the tip (the first answer said the tip).
-    d, ns = start_with_notify(tmp_path, "dd", "n1.sock")
+    d, ns = start_with_notify(tmp_path, "n1.sock", listen=False, name="dd")
     try:
         info = d.rpc("getblockchaininfo")
         assert 0 < info["blocks"] < height and info["headers"] == height, info
@@ -97,7 +78,7 @@ def test_interrupted_reindex_chainstate_goes_on_after_the_start(tmp_path, make_p
         d.kill()
         ns.close()
 
-    d, ns = start_with_notify(tmp_path, "dd", "n2.sock")
+    d, ns = start_with_notify(tmp_path, "n2.sock", listen=False, name="dd")
     try:
         msgs = []
         while not any("reindex done" in m for m in msgs):
@@ -119,27 +100,15 @@ def test_interrupted_reindex_chainstate_goes_on_after_the_start(tmp_path, make_p
     assert "Reindex" not in d.log() and "A reindex was interrupted" not in d.log()
 
 
-def submit_chain(d, path):
-    """Every block of a chaingen file (no genesis) through submitblock."""
-    data = open(path, "rb").read()
-    off = 0
-    while off < len(data):
-        n = int.from_bytes(data[off + 4:off + 8], "little")
-        assert d.rpc("submitblock", data[off + 8:off + 8 + n].hex()) is None
-        off += 8 + n
-
-
 def test_interrupted_reindex_reads_on_from_its_file(tmp_path, make_peerd):
     """-reindex (64 KiB blk files: -fastprune) stopped (SIGTERM) while it
     reads the files: the next start, without the option, wipes nothing and
     reads on from the file it had come to (Core's reindexing flag: its
     index kept, a block already in it skipped), then connects, and ends
     where the chain was."""
-    r = subprocess.run([PEERTOOL, "chaingen", "--no-verify", "--blocks", "1500", "--seed", "files",
-                        "--out", str(tmp_path / "c.dat")], capture_output=True, timeout=300)
-    assert r.returncode == 0, r.stderr.decode()
+    chain = chaingen(tmp_path, 1500, "files")
     d = make_peerd("-fastprune", listen=False, name="dd")
-    submit_chain(d, tmp_path / "c.dat")
+    submit_chain(d, chain)
     before = state(d)
     assert before[1] == 1500
     assert d.stop()[0] == 0
@@ -233,12 +202,7 @@ def test_core_after_an_interrupted_reindex_chainstate(tmp_path, make_bitcoind):
     connects the rest after its RPC opens at the next start (the initload
     thread), getblockchaininfo answering as check_answers wants; a
     generatetoaddress sent meanwhile answers once the connecting is done."""
-    r = subprocess.run([PEERTOOL, "chaingen", "--no-verify", "--genesis", "--blocks", "2000", "--seed",
-                        "core", "--out", str(tmp_path / "g.dat")], capture_output=True, timeout=300)
-    assert r.returncode == 0, r.stderr.decode()
-    (core,) = make_bitcoind(1, args=("-loadblock=%s" % (tmp_path / "g.dat"),))
-    bitcoind.wait_until(lambda: core.rpc("getblockcount") == 2000, 300, "Core's import")
-    core.stop()
+    core = core_with_chain(make_bitcoind, tmp_path, 2000, "core")
     base = os.path.dirname(core.datadir)
     c2 = bitcoind.Bitcoind(core.binary, base, name=core.name, args=("-reindex-chainstate",))
     try:

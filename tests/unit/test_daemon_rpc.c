@@ -196,18 +196,26 @@ static char *stub_call(void *ctx, const char *line, size_t len, size_t *out_len)
 	return r;
 }
 
+/* a is the answer `want` (NULL: no body) with `status`; its body is freed. */
+static void expect_answer(struct rpc_answer *a, unsigned status, const char *want)
+{
+	assert_int_equal(a->status, status);
+	if (want) {
+		assert_non_null(a->body);
+		assert_int_equal(a->len, strlen(want));
+		assert_string_equal(a->body, want);
+	} else {
+		assert_null(a->body);
+	}
+	xfree(a->body);
+	a->body = NULL;
+}
+
 static void expect(const char *body, unsigned status, const char *want)
 {
 	struct rpc_answer a;
 	rpc_jsonrpc_answer(body, strlen(body), stub_call, NULL, &a);
-	assert_int_equal(a.status, status);
-	if (want) {
-		assert_non_null(a.body);
-		assert_string_equal(a.body, want);
-	} else {
-		assert_null(a.body);
-	}
-	xfree(a.body);
+	expect_answer(&a, status, want);
 }
 
 static void test_envelopes(void **state)
@@ -281,15 +289,7 @@ static void expect_both(const char *body, unsigned status, const char *want)
 	struct rpc_answer a;
 	char *rep = stub_reply ? xstrdup(stub_reply) : NULL;
 	rpc_jsonrpc_answer_reply(body, strlen(body), rep, rep ? strlen(rep) : 0, &a);
-	assert_int_equal(a.status, status);
-	if (want) {
-		assert_non_null(a.body);
-		assert_int_equal(a.len, strlen(want));
-		assert_string_equal(a.body, want);
-	} else {
-		assert_null(a.body);
-	}
-	xfree(a.body);
+	expect_answer(&a, status, want);
 }
 
 /* A result of 64 KiB and more is answered in the dispatcher's buffer (reply_in_place):
@@ -357,6 +357,16 @@ static bool direct_stub(void *ctx, const char *method, json_t *params, struct ct
 	return true;
 }
 
+/* body answered at once by rpc_jsonrpc_begin through direct_stub: `want` with `status`. */
+static void expect_direct(const char *body, unsigned status, const char *want)
+{
+	struct rpc_answer a;
+	struct rpc_jsonrpc_call *pc = NULL;
+	rpc_jsonrpc_begin(body, strlen(body), direct_stub, NULL, &a, &pc);
+	assert_null(pc);
+	expect_answer(&a, status, want);
+}
+
 /* body through rpc_jsonrpc_begin (direct: direct_stub, or none) and, when it is pending,
  * rpc_jsonrpc_finish with stub_reply: the same answer, bytes and status, as
  * rpc_jsonrpc_answer's, the same line to the dispatcher, and the body never read after
@@ -387,16 +397,8 @@ static void expect_halves(const char *body, bool direct, bool want_pending)
 	} else {
 		assert_null(pc);
 	}
-	assert_int_equal(got.status, want.status);
-	if (want.body) {
-		assert_non_null(got.body);
-		assert_int_equal(got.len, want.len);
-		assert_string_equal(got.body, want.body);
-	} else {
-		assert_null(got.body);
-	}
+	expect_answer(&got, want.status, want.body);
 	xfree(want.body);
-	xfree(got.body);
 }
 
 /* A lone call parsed once (ctl/rpc_http_req.c): answered from the view by a direct
@@ -438,36 +440,21 @@ static void test_one_parse_two_halves(void **state)
 	expect_halves("{\"method\":\"getblockhash\",\"params\":[1],\"id\":7}", false, true);
 	/* Answered from the view: as if the dispatcher had said it. */
 	stub_reply = "{\"jsonrpc\":\"2.0\",\"result\":7,\"id\":0}";
-	struct rpc_answer a;
-	struct rpc_jsonrpc_call *pc = NULL;
-	const char *body = "{\"method\":\"getblockcount\",\"id\":123456789012345678901234567890}";
-	rpc_jsonrpc_begin(body, strlen(body), direct_stub, NULL, &a, &pc);
-	assert_null(pc);
-	assert_int_equal(a.status, 200);
-	assert_string_equal(
-	    a.body, "{\"result\":7,\"error\":null,\"id\":123456789012345678901234567890}\n");
-	xfree(a.body);
+	expect_direct("{\"method\":\"getblockcount\",\"id\":123456789012345678901234567890}", 200,
+	              "{\"result\":7,\"error\":null,\"id\":123456789012345678901234567890}\n");
 	stub_calls = 0;
 	direct_err = -8;
-	body = "{\"method\":\"getblockcount\",\"id\":1}";
-	rpc_jsonrpc_begin(body, strlen(body), direct_stub, NULL, &a, &pc);
-	assert_null(pc);
-	assert_int_equal(a.status, 500);
-	assert_string_equal(
-	    a.body, "{\"result\":null,\"error\":{\"code\":-8,\"message\":\"m\"},\"id\":1}\n");
-	xfree(a.body);
-	body = "{\"jsonrpc\":\"2.0\",\"method\":\"getblockcount\",\"id\":1}";
-	rpc_jsonrpc_begin(body, strlen(body), direct_stub, NULL, &a, &pc);
-	assert_null(pc);
-	assert_int_equal(a.status, 200);
-	assert_string_equal(
-	    a.body, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-8,\"message\":\"m\"},\"id\":1}\n");
-	xfree(a.body);
+	expect_direct("{\"method\":\"getblockcount\",\"id\":1}", 500,
+	              "{\"result\":null,\"error\":{\"code\":-8,\"message\":\"m\"},\"id\":1}\n");
+	expect_direct("{\"jsonrpc\":\"2.0\",\"method\":\"getblockcount\",\"id\":1}", 200,
+	              "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-8,\"message\":\"m\"},\"id\":1}\n");
 	direct_err = 0;
 	assert_int_equal(stub_calls, 0);
 	/* Out of memory anywhere in either half: a 500 or the answer, never a leak (ASan). */
 	stub_reply = "{\"jsonrpc\":\"2.0\",\"result\":\"00ff\",\"id\":0}";
-	body = "{\"method\":\"getblockhash\",\"params\":[1],\"id\":7}";
+	struct rpc_answer a;
+	struct rpc_jsonrpc_call *pc = NULL;
+	const char *body = "{\"method\":\"getblockhash\",\"params\":[1],\"id\":7}";
 	for (long k = 0; k < 60; k++) {
 		base_alloc_fail_after(k);
 		rpc_jsonrpc_begin(body, strlen(body), direct_stub, NULL, &a, &pc);
