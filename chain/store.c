@@ -528,6 +528,23 @@ int chain_store_write_block(struct chain_store *s, const uint8_t *raw, size_t le
 	return 0;
 }
 
+/* The n bytes of the record at pos into *buf, grown to hold them (*cap). */
+static int read_record_into(struct chain_store *s, int fd, uint32_t pos, uint32_t n, uint8_t **buf,
+                            size_t *cap)
+{
+	if (!*buf || n > *cap) {
+		/* The old bytes are not needed: a new buffer, not a realloc that
+		 * would copy them. The caller's stays theirs if this fails. */
+		uint8_t *nb = xmalloc(n ? n : 1);
+		if (!nb)
+			return CHAIN_ENOMEM;
+		xfree(*buf);
+		*buf = nb;
+		*cap = n ? n : 1;
+	}
+	return read_xor(s, fd, pos, *buf, n);
+}
+
 int chain_store_read_block_into(struct chain_store *s, const struct chain_pos *pos, uint8_t **buf,
                                 size_t *cap, size_t *len)
 {
@@ -539,17 +556,7 @@ int chain_store_read_block_into(struct chain_store *s, const struct chain_pos *p
 	int rc = get_fd(s, false, pos->file, false, &fd);
 	if (rc || (rc = check_record(s, fd, pos->pos, STORE_MAX_BLOCK, 0, &n)))
 		return rc;
-	if (!*buf || n > *cap) {
-		/* The old bytes are not needed: a new buffer, not a realloc that
-		 * would copy them. The caller's stays theirs if this fails. */
-		uint8_t *nb = xmalloc(n ? n : 1);
-		if (!nb)
-			return CHAIN_ENOMEM;
-		xfree(*buf);
-		*buf = nb;
-		*cap = n ? n : 1;
-	}
-	if ((rc = read_xor(s, fd, pos->pos, *buf, n)))
+	if ((rc = read_record_into(s, fd, pos->pos, n, buf, cap)))
 		return rc;
 	*len = n;
 	return 0;
@@ -575,17 +582,7 @@ int chain_store_read_block_shared(struct chain_store *s, const struct chain_pos 
 	uint32_t n;
 	if ((rc = check_record(s, fd, pos->pos, STORE_MAX_BLOCK, 0, &n)))
 		goto out;
-	if (!*buf || n > *cap) {
-		uint8_t *nb = xmalloc(n ? n : 1);
-		if (!nb) {
-			rc = CHAIN_ENOMEM;
-			goto out;
-		}
-		xfree(*buf);
-		*buf = nb;
-		*cap = n ? n : 1;
-	}
-	if (!(rc = read_xor(s, fd, pos->pos, *buf, n)))
+	if (!(rc = read_record_into(s, fd, pos->pos, n, buf, cap)))
 		*len = n;
 out:
 	if (fd >= 0)
