@@ -58,6 +58,13 @@ void chain_lend_cache_space(struct chain *c, size_t max_bytes, size_t (*usage)(v
 		           (double)max_bytes / (1024.0 * 1024.0));
 }
 
+enum chain_cache_state chain_cache_state_of(struct chain *c, size_t usage)
+{
+	size_t pool = c->lend_usage ? c->lend_usage(c->lend_ctx) : 0;
+	return chain_coins_size_state(usage, chain_coins_share(c->cfg.dbcache_bytes), c->lend_max,
+	                              pool);
+}
+
 enum chain_cache_state chain_cache_state(struct chain *c)
 {
 	size_t usage = chain_coins_memory(c->coins);
