@@ -90,7 +90,8 @@ PEERTOOL_SRCS := $(wildcard tools/peertool*.c)
 PEERCTL_SRCS := $(wildcard tools/peerctl*.c)
 TESTUTIL_SRCS := $(wildcard tests/unit/testutil*.c)
 TEST_SRCS := $(wildcard tests/unit/test_*.c)
-TSAN_TEST_SRCS := $(wildcard tests/unit/test_pool*.c) tests/unit/test_clock.c tests/unit/test_chain_store_shared.c
+TSAN_TEST_SRCS := $(wildcard tests/unit/test_pool*.c) tests/unit/test_clock.c tests/unit/test_chain_store_shared.c \
+                  tests/unit/test_chain_coins_async.c
 BENCH_SRCS := $(wildcard bench/*.c)
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 

@@ -20,8 +20,11 @@
  *            tags before it touches an entry; at most 3/4 full.
  * That is ~96 + 8/load ≈ 107-117 bytes a coin with its script.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/alloc.h"
 #include "chain/chain.h"
@@ -43,6 +46,8 @@ struct slot {
 	uint32_t tag;  /* low 32 bits of the entry's hash; home = tag & mask */
 };
 
+struct flush_run;
+
 struct chain_coins {
 	struct chain_db *db;
 	size_t cache_bytes;
@@ -59,7 +64,19 @@ struct chain_coins {
 	struct proto_hash best;
 	uint8_t special[CHAIN_SCRIPT_SPECIAL_MAX];
 	uint8_t val[CHAIN_COIN_VAL_MAX]; /* a record read from the database */
+	/* A flush on its own thread (chain_coins_flush_start): the cache as it
+	 * was at the hand-off, read by both threads and changed by neither
+	 * until the owner joins the flush thread. Lookups go cache, snapshot,
+	 * database. */
+	struct chain_coins *snap;
+	size_t snap_bytes;     /* the snapshot and its order, counted until freed */
+	struct flush_run *run; /* the flush thread's job; NULL when joined */
+	pthread_t thread;
+	int failed; /* a flush thread's error: the database lacks the snapshot for good */
+	struct chain_coins_flush_report report; /* the last join's, until polled */
 };
+
+static void flush_join(struct chain_coins *c);
 
 /* ---- entries and table ----------------------------------------------- */
 
@@ -302,9 +319,21 @@ void chain_coins_free(struct chain_coins *c)
 {
 	if (!c)
 		return;
+	flush_join(c);
+	chain_coins_free(c->snap); /* kept only by a failed flush */
 	drop_all(c);
 	xfree(c->table);
 	xfree(c);
+}
+
+/* op's entry in the snapshot of a flush in flight, or NULL. */
+static const struct chain_coin_entry *snap_find(const struct chain_coins *c,
+                                                const struct proto_outpoint *op, uint32_t tag)
+{
+	size_t pos;
+	if (!c->snap || !table_find(c->snap, op, tag, &pos))
+		return NULL;
+	return entry_at(c->snap, c->snap->table[pos].idx1 - 1);
 }
 
 /* Read op's record from the database into c->val and decode it. */
@@ -332,8 +361,16 @@ int chain_coins_get(struct chain_coins *c, const struct proto_outpoint *op, stru
 		return 0;
 	}
 	struct chain_coin coin;
-	int err = db_fetch(c, op, &coin);
-	if (err)
+	/* A coin of the snapshot is cached clean: its flush commits before
+	 * the next hand-off, so the database has it by the time this cache
+	 * is written. */
+	const struct chain_coin_entry *s = snap_find(c, op, tag);
+	int err = 0;
+	if (s && (s->flags & CHAIN_COIN_SPENT))
+		return CHAIN_ENOTFOUND;
+	if (s)
+		fill_coin(s, &coin);
+	else if ((err = db_fetch(c, op, &coin)))
 		return err;
 	uint8_t *heap = NULL;
 	if (coin.script_len > CHAIN_COIN_INLINE && !(heap = xmalloc(coin.script_len)))
@@ -403,10 +440,15 @@ int chain_coins_spend(struct chain_coins *c, const struct proto_outpoint *op)
 	uint32_t tag = op_tag(c, op);
 	size_t pos;
 	if (!table_find(c, op, tag, &pos)) {
-		/* Only the database has it: straight to a tombstone, without
-		 * caching the coin first. */
+		/* Only the snapshot or the database has it: straight to a
+		 * tombstone, without caching the coin first. */
+		const struct chain_coin_entry *s = snap_find(c, op, tag);
 		struct chain_coin coin;
-		int err = db_fetch(c, op, &coin);
+		int err = 0;
+		if (s && (s->flags & CHAIN_COIN_SPENT))
+			return CHAIN_ENOTFOUND;
+		if (!s)
+			err = db_fetch(c, op, &coin);
 		if (!err)
 			err = reserve_one(c);
 		if (err)
@@ -442,10 +484,20 @@ void chain_coins_set_best_block(struct chain_coins *c, const struct proto_hash *
 	c->best = *hash;
 }
 
-size_t chain_coins_memory(const struct chain_coins *c)
+static size_t own_memory(const struct chain_coins *c)
 {
 	return sizeof(*c) + c->n_chunks * CHUNK_BYTES + c->chunks_cap * sizeof(*c->chunks) +
 	       (c->mask + 1) * sizeof(*c->table) + c->heap_bytes;
+}
+
+size_t chain_coins_memory(const struct chain_coins *c)
+{
+	return own_memory(c) + c->snap_bytes;
+}
+
+size_t chain_coins_snapshot_memory(const struct chain_coins *c)
+{
+	return c->snap_bytes;
 }
 
 size_t chain_coins_cached(const struct chain_coins *c)
@@ -476,6 +528,9 @@ int chain_coins_dirty_sorted(struct chain_coins *c, const struct chain_coin_entr
 {
 	*out = NULL;
 	*n = 0;
+	flush_join(c); /* the database must hold the snapshot's changes */
+	if (c->failed)
+		return c->failed;
 	if (!c->dirty)
 		return 0;
 	const struct chain_coin_entry **v = xcalloc(c->dirty, sizeof(*v));
@@ -505,7 +560,7 @@ int chain_coins_dirty_sorted(struct chain_coins *c, const struct chain_coin_entr
  * rebuilt from the entries afterwards (table_rebuild) unless the whole
  * cache is dropped.
  */
-static size_t order_in_table(struct chain_coins *c)
+static size_t order_into(const struct chain_coins *c, struct slot *out)
 {
 	size_t k = 0;
 	for (size_t j = 0; j <= c->mask; j++) {
@@ -515,13 +570,19 @@ static size_t order_in_table(struct chain_coins *c)
 		const struct chain_coin_entry *e = entry_at(c, idx1 - 1);
 		if (e->flags & CHAIN_COIN_DIRTY) {
 			const uint8_t *t = e->op.txid.b;
-			c->table[k].idx1 = idx1 - 1;
-			c->table[k].tag = (uint32_t)t[0] << 24 | (uint32_t)t[1] << 16 |
-			                  (uint32_t)t[2] << 8 | t[3];
+			out[k].idx1 = idx1 - 1;
+			out[k].tag = (uint32_t)t[0] << 24 | (uint32_t)t[1] << 16 |
+			             (uint32_t)t[2] << 8 | t[3];
 			k++;
 		}
 	}
 	return k;
+}
+
+/* In the table itself (k never passes the slot being read). */
+static size_t order_in_table(struct chain_coins *c)
+{
+	return order_into(c, c->table);
 }
 
 static bool order_less(const struct chain_coins *c, const struct slot *x, const struct slot *y)
@@ -726,6 +787,10 @@ static int flush_txn(struct chain_db_txn *t, void *arg)
 int chain_coins_flush(struct chain_coins *c, bool empty,
                       int (*extra)(struct chain_db_txn *t, void *arg), void *arg)
 {
+	/* After the flush in flight, whose report waits for the owner's poll. */
+	flush_join(c);
+	if (c->failed)
+		return c->failed;
 	/* Room in the map first (a record is ~75 bytes in a full leaf, leaves
 	 * are left ~60% full by random inserts: 160 bytes a coin is ample). */
 	int err = chain_db_reserve(c->db, (uint64_t)c->dirty * 160u);
@@ -745,10 +810,139 @@ int chain_coins_flush(struct chain_coins *c, bool empty,
 	return err;
 }
 
+/* ---- a flush on its own thread ---------------------------------------- */
+
+/*
+ * The owner hands the whole cache over (it becomes the snapshot, a fresh
+ * table takes the changes that follow), and one thread sorts the
+ * snapshot's changes and writes them in one transaction, as the owner's
+ * chain_coins_flush would. Nothing is shared but the snapshot, which
+ * neither thread changes, and the job, which the owner reads only after
+ * pthread_join (or `finished`, which says the join will not wait).
+ */
+struct flush_run {
+	struct chain_coins *snap;
+	struct slot *order; /* the snapshot's dirty entries, sorted by the thread */
+	size_t n;
+	int (*extra)(struct chain_db_txn *t, void *arg);
+	void *arg;
+	int err;
+	bool map_full;
+	struct timespec t0;
+	uint64_t ns;
+	bool inline_run; /* pthread_create failed: run on the owner's thread */
+	atomic_bool finished;
+};
+
+static void *flush_thread(void *p)
+{
+	struct flush_run *r = p;
+	r->n = order_into(r->snap, r->order);
+	sort_order(r->snap, r->order, r->n);
+	struct flush_job j = {
+	    .c = r->snap, .order = r->order, .n = r->n, .extra = r->extra, .arg = r->arg};
+	r->err = chain_db_write_async(r->snap->db, flush_txn, &j, &r->map_full);
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	r->ns = (uint64_t)(t1.tv_sec - r->t0.tv_sec) * 1000000000u + (uint64_t)t1.tv_nsec -
+	        (uint64_t)r->t0.tv_nsec;
+	atomic_store_explicit(&r->finished, true, memory_order_release);
+	return NULL;
+}
+
+/* Wait for the flush thread (if any) and settle its job: the snapshot is
+ * freed when its changes are in the database, kept as a layer for good
+ * when they are not (the owner must stop: nothing can be flushed after). */
+static void flush_join(struct chain_coins *c)
+{
+	struct flush_run *r = c->run;
+	if (!r)
+		return;
+	if (!r->inline_run)
+		pthread_join(c->thread, NULL);
+	c->run = NULL;
+	chain_db_async_end(c->db);
+	int err = r->err;
+	if (r->map_full) {
+		/* The map could not grow under the owner's reads: grow it now,
+		 * and write here (rare: chain_db_async_begin reserved room). */
+		struct flush_job j = {
+		    .c = r->snap, .order = r->order, .n = r->n, .extra = r->extra, .arg = r->arg};
+		err = chain_db_write(c->db, flush_txn, &j);
+	}
+	c->report = (struct chain_coins_flush_report){
+	    .done = true, .err = err, .ns = r->ns, .entries = r->n, .map_full = r->map_full};
+	xfree(r->order);
+	xfree(r);
+	if (err) {
+		c->failed = err;
+		return;
+	}
+	chain_coins_free(c->snap);
+	c->snap = NULL;
+	c->snap_bytes = 0;
+}
+
+int chain_coins_flush_start(struct chain_coins *c, int (*extra)(struct chain_db_txn *t, void *arg),
+                            void *arg)
+{
+	if (c->run || c->snap)
+		return c->failed ? c->failed : CHAIN_EARG;
+	struct flush_run *r = xcalloc(1, sizeof(*r));
+	struct chain_coins *snap = xmalloc(sizeof(*snap));
+	struct slot *table = xcalloc(TABLE_MIN, sizeof(*table));
+	struct slot *order = xcalloc(c->dirty ? c->dirty : 1, sizeof(*order));
+	int err = CHAIN_ENOMEM;
+	if (!r || !snap || !table || !order)
+		goto fail;
+	/* Room in the map now: the flush thread cannot grow it. */
+	if ((err = chain_db_async_begin(c->db, (uint64_t)c->dirty * 160u)))
+		goto fail;
+	*snap = *c;
+	snap->report = (struct chain_coins_flush_report){0};
+	c->snap = snap;
+	c->snap_bytes = own_memory(snap) + c->dirty * sizeof(*order);
+	c->table = table;
+	c->mask = TABLE_MIN - 1;
+	c->used = c->dirty = c->heap_bytes = 0;
+	c->chunks = NULL;
+	c->n_chunks = c->chunks_cap = c->n_taken = 0;
+	c->free_head = 0;
+	*r = (struct flush_run){.snap = snap, .order = order, .extra = extra, .arg = arg};
+	clock_gettime(CLOCK_MONOTONIC, &r->t0);
+	c->run = r;
+	if (pthread_create(&c->thread, NULL, flush_thread, r)) {
+		/* No thread: the same work here, joined at once. */
+		r->inline_run = true;
+		flush_thread(r);
+	}
+	return 0;
+fail:
+	xfree(order);
+	xfree(table);
+	xfree(snap);
+	xfree(r);
+	return err;
+}
+
+bool chain_coins_flush_busy(const struct chain_coins *c)
+{
+	return c->run != NULL;
+}
+
+void chain_coins_flush_poll(struct chain_coins *c, bool wait, struct chain_coins_flush_report *out)
+{
+	if (c->run && (wait || atomic_load_explicit(&c->run->finished, memory_order_acquire)))
+		flush_join(c);
+	*out = c->report;
+	c->report = (struct chain_coins_flush_report){0};
+}
+
 bool chain_coins_in_cache(const struct chain_coins *c, const struct proto_outpoint *op)
 {
 	size_t pos;
-	return table_find(c, op, op_tag(c, op), &pos);
+	uint32_t tag = op_tag(c, op);
+	return table_find(c, op, tag, &pos) || snap_find(c, op, tag);
 }
 
 void chain_coins_uncache(struct chain_coins *c, const struct proto_outpoint *op)

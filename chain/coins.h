@@ -10,7 +10,9 @@
  * caller's other records (the block index) change in one LMDB write
  * transaction, so the database is always at exactly one block.
  *
- * Threads: one thread owns a chain_db and its coins cache.
+ * Threads: one thread owns a chain_db and its coins cache; a flush may
+ * run on a thread of its own (chain_coins_flush_start), which touches only
+ * the snapshot it was handed and its one write transaction.
  */
 #ifndef PEERD_CHAIN_COINS_H
 #define PEERD_CHAIN_COINS_H
@@ -165,7 +167,7 @@ const struct proto_hash *chain_coins_best_block(const struct chain_coins *c);
 /** Say which block the cache is now at (written at the next flush). */
 void chain_coins_set_best_block(struct chain_coins *c, const struct proto_hash *hash);
 
-/** Bytes the cache uses (entries, scripts, table). */
+/** Bytes the cache uses (entries, scripts, table), a flush's snapshot included. */
 size_t chain_coins_memory(const struct chain_coins *c);
 /** Core's CoinsCacheSizeState: how near the cache is to the space it may use. */
 enum chain_cache_state {
@@ -200,10 +202,50 @@ size_t chain_coins_dirty(const struct chain_coins *c);
  * Write every change and the best block in one transaction, together with
  * what `extra` (may be NULL) puts in the same transaction. `empty`: drop
  * every entry afterwards (Core's Flush), else keep clean entries (Sync).
- * On failure the cache is unchanged. 0, extra's error, CHAIN_EDB, CHAIN_EIO.
+ * On failure the cache is unchanged. Waits for a flush in flight first.
+ * 0, extra's error, CHAIN_EDB, CHAIN_EIO.
  */
 CHAIN_WUR int chain_coins_flush(struct chain_coins *c, bool empty,
                                 int (*extra)(struct chain_db_txn *t, void *arg), void *arg);
+
+/*
+ * A flush on its own thread (issue 24): the cache as it is becomes a
+ * frozen snapshot that one thread writes in one transaction, while the
+ * owner goes on with an empty cache; lookups go cache, snapshot,
+ * database. One flush in flight at a time. Everything that needs the
+ * database to hold every change (chain_coins_flush, the stats walk, free)
+ * waits for it first.
+ */
+/** How a flush on its own thread ended (chain_coins_flush_poll). */
+struct chain_coins_flush_report {
+	bool done;      /**< a flush ended since the last poll (the rest is zero if not) */
+	int err;        /**< 0, or its error: the database stays at the flush before */
+	uint64_t ns;    /**< from the hand-off to the end of its commit */
+	size_t entries; /**< changes written (tombstones included) */
+	bool map_full;  /**< the map was full: the owner grew it and wrote at the join */
+};
+/**
+ * Hand every change, the best block and what `extra` puts (called on the
+ * flush thread: it must read only memory nobody changes meanwhile) to a
+ * flush thread, and empty the cache. The memory stays counted in
+ * chain_coins_memory until the flush is polled. Owner's thread. 0,
+ * CHAIN_EARG (a flush in flight), CHAIN_ENOMEM, or the map's growth's
+ * error; a flush that failed before makes every later one fail with its
+ * error.
+ */
+CHAIN_WUR int chain_coins_flush_start(struct chain_coins *c,
+                                      int (*extra)(struct chain_db_txn *t, void *arg), void *arg);
+/** Whether a flush started by chain_coins_flush_start has not been joined yet. */
+bool chain_coins_flush_busy(const struct chain_coins *c);
+/**
+ * Join the flush thread when it has finished (or `wait`: until it has),
+ * and say how the flush ended, once (out->done false: nothing new). A
+ * failed flush leaves its snapshot in place as a layer: lookups stay
+ * right, but no flush can follow.
+ */
+void chain_coins_flush_poll(struct chain_coins *c, bool wait, struct chain_coins_flush_report *out);
+/** Bytes of chain_coins_memory held by the snapshot of the flush in flight. */
+size_t chain_coins_snapshot_memory(const struct chain_coins *c);
 
 /** gettxoutsetinfo's figures for the coins at the best block (Core's CCoinsStats). */
 struct chain_utxo_stats {

@@ -58,13 +58,20 @@ void chain_lend_cache_space(struct chain *c, size_t max_bytes, size_t (*usage)(v
 		           (double)max_bytes / (1024.0 * 1024.0));
 }
 
+enum chain_cache_state chain_cache_state_of(struct chain *c, size_t usage)
+{
+	size_t pool = c->lend_usage ? c->lend_usage(c->lend_ctx) : 0;
+	return chain_coins_size_state(usage, chain_coins_share(c->cfg.dbcache_bytes), c->lend_max,
+	                              pool);
+}
+
 enum chain_cache_state chain_cache_state(struct chain *c)
 {
 	size_t usage = chain_coins_memory(c->coins);
-	size_t pool = c->lend_usage ? c->lend_usage(c->lend_ctx) : 0;
-	size_t share = chain_coins_share(c->cfg.dbcache_bytes);
-	enum chain_cache_state s = chain_coins_size_state(usage, share, c->lend_max, pool);
+	enum chain_cache_state s = chain_cache_state_of(c, usage);
 	if (s == CHAIN_CACHE_CRITICAL) {
+		size_t pool = c->lend_usage ? c->lend_usage(c->lend_ctx) : 0;
+		size_t share = chain_coins_share(c->cfg.dbcache_bytes);
 		int64_t spare = (int64_t)c->lend_max - (int64_t)pool;
 		chain_logf(c, CHAIN_LOG_INFO, "Cache size (%zu) exceeds total space (%" PRId64 ")",
 		           usage, (int64_t)share + (spare > 0 ? spare : 0));

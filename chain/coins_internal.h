@@ -93,6 +93,29 @@ void chain_db_rewrite_dropped(struct chain_db_txn *t);
 /** Empty the old table and make the new one the coins' at the commit. */
 CHAIN_WUR int chain_db_rewrite_end(struct chain_db_txn *t);
 
+/*
+ * A write on a flush thread (issue 24): the owner prepares the database,
+ * one other thread runs one write, the owner ends it after joining that
+ * thread. Meanwhile the owner may read (chain_db_get, cursors) but not
+ * write; its reads see the coins as of the last commit, under the right
+ * name even when the write rewrote them.
+ */
+/**
+ * Owner's thread, no write in flight: grow the map for `bytes` more
+ * (chain_db_reserve) and open what the write may need. 0 or an error.
+ */
+CHAIN_WUR int chain_db_async_begin(struct chain_db *db, uint64_t bytes);
+/**
+ * The flush thread's chain_db_write: the same, except that a full map is
+ * not grown (the owner's reads forbid it): CHAIN_EOVERFLOW with
+ * *map_full set, and the owner grows it and writes again itself.
+ */
+CHAIN_WUR int chain_db_write_async(struct chain_db *db,
+                                   int (*fn)(struct chain_db_txn *t, void *arg), void *arg,
+                                   bool *map_full);
+/** Owner's thread, after joining the flush thread: adopt what it committed. */
+void chain_db_async_end(struct chain_db *db);
+
 /** Copy the counters out. */
 void chain_db_get_counters(const struct chain_db *db, struct chain_db_counters *out);
 

@@ -58,6 +58,7 @@
 #include <lmdb.h>
 
 #include "base/alloc.h"
+#include "base/require.h"
 #include "chain/chain.h"
 #include "chain/coins_internal.h"
 #include "chain/db_internal.h"
@@ -403,6 +404,8 @@ static int open_tables(struct chain_db *db)
 	for (int t = 0; t < CHAIN_TABLE__COUNT && !rc; t++)
 		rc = mdb_dbi_open(txn, TABLE_NAME[t], MDB_CREATE, &db->dbi[t]);
 	int err = rc ? map_err(rc) : check_version(db, txn);
+	db->coins_dbi[0] = db->dbi[CHAIN_TABLE_COINS];
+	db->coins_dbi_open[0] = true;
 	if (!err) {
 		/* The coins' table after a rewrite (format version 2). */
 		MDB_val k = {.mv_size = sizeof(COINS_TABLE_KEY) - 1,
@@ -415,6 +418,8 @@ static int open_tables(struct chain_db *db)
 			db->coins_name = 1;
 			rc = mdb_dbi_open(txn, chain_db_coins_name[1], 0,
 			                  &db->dbi[CHAIN_TABLE_COINS]);
+			db->coins_dbi[1] = db->dbi[CHAIN_TABLE_COINS];
+			db->coins_dbi_open[1] = !rc;
 			/* Named but missing: not a state peerd writes. */
 			err = rc == MDB_NOTFOUND ? CHAIN_ECORRUPT : map_err(rc);
 		} else if (rc != MDB_NOTFOUND)
@@ -602,11 +607,15 @@ int chain_db_grow_map(struct chain_db *db)
 	return 0;
 }
 
-static int db_write(struct chain_db *db, int (*fn)(struct chain_db_txn *t, void *arg), void *arg)
+/* `async`: chain_db_write_async (no growing; a rewrite left to adopt). */
+static int db_write(struct chain_db *db, int (*fn)(struct chain_db_txn *t, void *arg), void *arg,
+                    bool async, bool *map_full)
 {
 	for (int resized = 0;;) {
 		struct chain_db_txn t = {.db = db};
 		int rc = mdb_txn_begin(db->env, NULL, 0, &t.txn);
+		if (rc == MDB_MAP_RESIZED && async)
+			return CHAIN_EDB; /* another process grew it: not ours to adopt here */
 		if (rc == MDB_MAP_RESIZED && !resized) {
 			resized = 1;
 			int err = db->rd_depth ? CHAIN_EDB : adopt_resized_map(db);
@@ -625,16 +634,30 @@ static int db_write(struct chain_db *db, int (*fn)(struct chain_db_txn *t, void 
 				return err;
 		} else {
 			struct timespec t0, t1;
+			/* Readers on the owner's thread renew at any time: one that
+			 * sees this commit must read the coins under the new name,
+			 * so the id is published before the meta page is written. */
+			if (async && t.rewritten)
+				atomic_store_explicit(&db->rewrite_txnid, mdb_txn_id(t.txn),
+				                      memory_order_release);
 			clock_gettime(CLOCK_MONOTONIC, &t0);
 			rc = mdb_txn_commit(t.txn); /* the transaction is gone, committed or not */
 			clock_gettime(CLOCK_MONOTONIC, &t1);
 			db->wr = NULL;
+			if (rc && async && t.rewritten)
+				atomic_store_explicit(&db->rewrite_txnid, 0, memory_order_release);
 			if (!rc) {
-				if (t.rewritten) {
+				if (t.rewritten && !async) {
+					/* (async: chain_db_async_begin opened the handle,
+					 * chain_db_async_end adopts it.) */
+					unsigned to = db->coins_name ^ 1;
+					db->coins_dbi[to] = t.new_dbi;
+					db->coins_dbi_open[to] = true;
 					db->dbi[CHAIN_TABLE_COINS] = t.new_dbi;
-					db->coins_name ^= 1;
-					db->ctr.rewrites++;
+					db->coins_name = to;
 				}
+				if (t.rewritten)
+					db->ctr.rewrites++;
 				db->ctr.commits++;
 				db->ctr.commit_ns =
 				    (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000u +
@@ -649,6 +672,10 @@ static int db_write(struct chain_db *db, int (*fn)(struct chain_db_txn *t, void 
 		}
 		/* Full: the transaction is gone; grow and run fn again. */
 		db->ctr.reruns++;
+		if (async) {
+			*map_full = true;
+			return CHAIN_EOVERFLOW;
+		}
 		err = chain_db_grow_map(db);
 		if (err)
 			return err;
@@ -737,6 +764,17 @@ int chain_db_clear(struct chain_db_txn *t, enum chain_table table)
 	return rc ? chain_db_txn_fail(t, rc) : 0;
 }
 
+/* The table's handle for a read transaction: the coins' new name when
+ * the transaction sees a rewrite a flush thread committed and the owner
+ * has not adopted yet (db_write). */
+static MDB_dbi read_dbi(struct chain_db *db, MDB_txn *txn, enum chain_table table)
+{
+	uint64_t w = atomic_load_explicit(&db->rewrite_txnid, memory_order_acquire);
+	if (table == CHAIN_TABLE_COINS && w && (uint64_t)mdb_txn_id(txn) >= w)
+		return db->coins_dbi[db->coins_name ^ 1];
+	return db->dbi[table];
+}
+
 static int db_get(struct chain_db *db, enum chain_table table, const void *key, size_t klen,
                   void *buf, size_t cap, size_t *len)
 {
@@ -750,7 +788,7 @@ static int db_get(struct chain_db *db, enum chain_table table, const void *key, 
 		return err;
 	MDB_val k = {.mv_size = klen, .mv_data = (void *)key};
 	MDB_val v;
-	err = map_err(mdb_get(txn, db->dbi[table], &k, &v));
+	err = map_err(mdb_get(txn, read_dbi(db, txn, table), &k, &v));
 	if (!err) {
 		*len = v.mv_size;
 		if (v.mv_size > cap)
@@ -777,7 +815,7 @@ static int db_cursor_open(struct chain_db *db, enum chain_table table, struct ch
 		return err;
 	}
 	c->db = db;
-	int rc = mdb_cursor_open(txn, db->dbi[table], &c->cur);
+	int rc = mdb_cursor_open(txn, read_dbi(db, txn, table), &c->cur);
 	if (rc) {
 		rd_end(db);
 		xfree(c);
@@ -818,7 +856,8 @@ void chain_db_cursor_close(struct chain_db_cursor *c)
  * read after a jump back here, so no local needs to be volatile.
  */
 
-int chain_db_write(struct chain_db *db, int (*fn)(struct chain_db_txn *t, void *arg), void *arg)
+static int write_guarded(struct chain_db *db, int (*fn)(struct chain_db_txn *t, void *arg),
+                         void *arg, bool async, bool *map_full)
 {
 	if (db->broken)
 		return db->broken;
@@ -826,9 +865,22 @@ int chain_db_write(struct chain_db *db, int (*fn)(struct chain_db_txn *t, void *
 	guard_push(&g, db);
 	if (sigsetjmp(g.jb, 0))
 		return guard_write_fault(&g);
-	int err = db_write(db, fn, arg);
+	int err = db_write(db, fn, arg, async, map_full);
 	guard_pop(&g);
 	return err;
+}
+
+int chain_db_write(struct chain_db *db, int (*fn)(struct chain_db_txn *t, void *arg), void *arg)
+{
+	require(!db->async); /* one writer: the owner waits for the flush thread first */
+	return write_guarded(db, fn, arg, false, NULL);
+}
+
+int chain_db_write_async(struct chain_db *db, int (*fn)(struct chain_db_txn *t, void *arg),
+                         void *arg, bool *map_full)
+{
+	*map_full = false;
+	return write_guarded(db, fn, arg, true, map_full);
 }
 
 int chain_db_get(struct chain_db *db, enum chain_table table, const void *key, size_t klen,

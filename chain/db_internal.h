@@ -9,6 +9,8 @@
 #ifndef PEERD_CHAIN_DB_INTERNAL_H
 #define PEERD_CHAIN_DB_INTERNAL_H
 
+#include <stdatomic.h>
+
 #include <lmdb.h>
 
 /* The format of everything this database holds; bump on any change.
@@ -43,12 +45,25 @@ struct chain_db {
 	size_t map_len;
 	/* A fault was caught: LMDB's state is unknown, and every later call
 	 * fails with this: CHAIN_ECORRUPT for damage, CHAIN_ENOSPC or
-	 * CHAIN_EIO for a page the file system could not back. 0: none. */
-	int broken;
+	 * CHAIN_EIO for a page the file system could not back. 0: none.
+	 * Atomic: a flush thread's fault is seen by the owner's next call. */
+	_Atomic int broken;
 	/* The write transaction under way (db_write), so that one a fault left
 	 * open is aborted at close: its write cursors are freed only with it. */
 	MDB_txn *wr;
 	unsigned coins_name; /* which COINS_NAME holds the coins */
+	/* Both names' handles once opened (chain_db_async_begin opens the
+	 * other one, so a rewrite on a flush thread never opens a handle). */
+	MDB_dbi coins_dbi[2];
+	bool coins_dbi_open[2];
+	/* A write on a flush thread is in flight (chain_db_async_begin to
+	 * chain_db_async_end): the owner neither writes nor resizes the map. */
+	bool async;
+	/* The id of a flush thread's write transaction that rewrote the coins
+	 * into the other name, stored before its commit and adopted by the
+	 * owner at chain_db_async_end: a read transaction at that id or later
+	 * sees the coins under the other name. 0: none. */
+	_Atomic uint64_t rewrite_txnid;
 };
 
 /** A write transaction under way (chain_db_write). */

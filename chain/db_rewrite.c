@@ -14,6 +14,7 @@
  */
 #include <string.h>
 
+#include "base/require.h"
 #include "chain/chain.h"
 #include "chain/coins_internal.h"
 #include "chain/db_internal.h"
@@ -59,8 +60,12 @@ int chain_db_rewrite_begin(struct chain_db_txn *t)
 		return CHAIN_EARG;
 	/* The other name, emptied (a rewrite leaves the old table empty but
 	 * named). Its handle is LMDB's to close if this transaction aborts. */
-	int rc =
-	    mdb_dbi_open(t->txn, chain_db_coins_name[db->coins_name ^ 1], MDB_CREATE, &t->new_dbi);
+	unsigned to = db->coins_name ^ 1;
+	int rc = 0;
+	if (db->coins_dbi_open[to])
+		t->new_dbi = db->coins_dbi[to];
+	else
+		rc = mdb_dbi_open(t->txn, chain_db_coins_name[to], MDB_CREATE, &t->new_dbi);
 	if (!rc)
 		rc = mdb_drop(t->txn, t->new_dbi, 0);
 	if (!rc)
@@ -142,4 +147,54 @@ int chain_db_rewrite_end(struct chain_db_txn *t)
 	t->rewriting = false;
 	t->rewritten = true;
 	return 0;
+}
+
+/* ---- a write on a flush thread ----------------------------------------- */
+
+/* Open (creating) the coins' other name in a transaction of its own. */
+static int open_other(struct chain_db_txn *t, void *arg)
+{
+	(void)arg;
+	struct chain_db *db = t->db;
+	unsigned to = db->coins_name ^ 1;
+	MDB_dbi dbi;
+	int rc = mdb_dbi_open(t->txn, chain_db_coins_name[to], MDB_CREATE, &dbi);
+	if (rc)
+		return chain_db_txn_fail(t, rc);
+	db->coins_dbi[to] = dbi; /* LMDB closes it if the commit fails: only kept below */
+	return 0;
+}
+
+int chain_db_async_begin(struct chain_db *db, uint64_t bytes)
+{
+	require(!db->async);
+	int err = chain_db_reserve(db, bytes);
+	if (err)
+		return err;
+	/* A handle opened inside the flush thread's transaction would be
+	 * that transaction's alone until it commits, and readers here could
+	 * not use it for a moment after: open it now, committed. An empty
+	 * table under the other name changes nothing a reader of version 1
+	 * looks at. */
+	unsigned to = db->coins_name ^ 1;
+	if (!db->coins_dbi_open[to]) {
+		if ((err = chain_db_write(db, open_other, NULL)))
+			return err;
+		db->coins_dbi_open[to] = true;
+	}
+	db->async = true;
+	return 0;
+}
+
+void chain_db_async_end(struct chain_db *db)
+{
+	if (!db->async)
+		return;
+	db->async = false;
+	if (atomic_load_explicit(&db->rewrite_txnid, memory_order_acquire)) {
+		unsigned to = db->coins_name ^ 1;
+		db->dbi[CHAIN_TABLE_COINS] = db->coins_dbi[to];
+		db->coins_name = to;
+		atomic_store_explicit(&db->rewrite_txnid, 0, memory_order_relaxed);
+	}
 }

@@ -155,6 +155,10 @@ struct chain {
 	 * flushing them would persist a tip that cannot be disconnected, so
 	 * chain_close does not; the next start replays from the last flush. */
 	bool coins_ahead;
+	/** The flush on its own thread (chainstate.c), NULL when none. */
+	struct chain_flush_handoff *flush_inflight;
+	uint64_t flush_waits;   /**< times a block waited for the flush in flight */
+	uint64_t flush_wait_ns; /**< how long, in all */
 	/** Core's m_best_invalid: the most-work block found invalid by
 	 * connecting it or by invalidateblock (Core's InvalidChainFound), NULL
 	 * none; reconsiderblock of it or an ancestor clears it. */
@@ -273,8 +277,9 @@ CHAIN_WUR int chain_prune_unlink_leftovers(struct chain *c);
 /** At the end of open: the leftovers, then (not after a reindex) an
  * automatic prune, as Core's PruneAndFlush. */
 CHAIN_WUR int chain_prune_start(struct chain *c);
-/** Inside a flush's write: store the "prunedblockfiles" flag once set. */
-CHAIN_WUR int chain_prune_put_flag(struct chain *c, struct chain_db_txn *t);
+/** Inside a flush's write: store the "prunedblockfiles" flag once set
+ * (`have_pruned`: c->have_pruned when the flush was handed off). */
+CHAIN_WUR int chain_prune_put_flag(bool have_pruned, struct chain_db_txn *t);
 
 /** Resolve cfg.assume_valid against the network's and log it as Core (assumevalid.c). */
 void chain_assume_valid_init(struct chain *c);
@@ -286,5 +291,7 @@ void chain_assume_valid_init(struct chain *c);
 CHAIN_WUR int chain_maybe_flush(struct chain *c, bool periodic);
 /** The coins cache against its space, mempool loan included (coins_budget.c). */
 enum chain_cache_state chain_cache_state(struct chain *c);
+/** The same for a cache of `usage` bytes, without the log line. */
+enum chain_cache_state chain_cache_state_of(struct chain *c, size_t usage);
 
 #endif

@@ -427,9 +427,9 @@ int chain_prune_start(struct chain *c)
 	return err;
 }
 
-int chain_prune_put_flag(struct chain *c, struct chain_db_txn *t)
+int chain_prune_put_flag(bool have_pruned, struct chain_db_txn *t)
 {
-	if (!c->have_pruned)
+	if (!have_pruned)
 		return 0;
 	uint8_t one = 1;
 	return chain_db_put(t, CHAIN_TABLE_META, META_PRUNED, sizeof(META_PRUNED) - 1, &one,
