@@ -376,7 +376,9 @@ bench-index: deps
 # chain to 10 million coins, synced by peerd and by Core with -dbcache=100
 # and -assumevalid, then -reindex-chainstate; prints doc/performance.md's
 # table. BENCH_UTXO_ARGS="--coins 2000000 --json r.json" to vary;
-# scripts/plot-utxo.py r.json doc draws the PNGs (python3-matplotlib).
+# scripts/plot-utxo.py r.json doc draws the PNGs (python3-matplotlib,
+# which this target installs as make deps installs the rest).
 bench-utxo: deps
+	@scripts/deps.sh plots
 	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@BUILD=$(BUILD) BENCH_DATA=$(BENCH_DATA) $(PYTHON) scripts/bench-utxo.py $(BENCH_UTXO_ARGS)

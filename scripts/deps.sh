@@ -1,6 +1,8 @@
 #!/bin/sh
 # Check every build and test dependency; as root, install what is missing
 # with apt-get (Debian 12). Otherwise print the exact command and fail.
+#   scripts/deps.sh         what make and make test need
+#   scripts/deps.sh plots   also what scripts/plot-utxo.py draws with (matplotlib)
 set -u
 PKG_CONFIG=${PKG_CONFIG:-pkg-config}
 PYTHON=${PYTHON:-/usr/bin/python3}
@@ -32,6 +34,9 @@ command -v systemd-analyze >/dev/null 2>&1 || missing="$missing systemd"
 # promtool and prometheus for the metrics tests (tests/integration/test_metrics.py).
 command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 ||
 	missing="$missing prometheus"
+# The benchmarks' plots (make bench-utxo draws doc/bench-utxo-*.png).
+[ "${1:-}" = plots ] && ! "$PYTHON" -c 'import matplotlib' 2>/dev/null &&
+	missing="$missing python3-matplotlib"
 
 # Bitcoin Core for the interop tests, found as they find it: $BITCOIND,
 # else ../shared/bin/ beside the checkout, else bitcoind on PATH. Without
