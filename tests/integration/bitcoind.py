@@ -19,6 +19,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from decimal import Decimal
 
@@ -76,7 +77,13 @@ def find_bitcoind():
         _found = (None, SKIP_REASON)
         return _found
     try:
-        r = subprocess.run([path, "-version"], capture_output=True, timeout=20)
+        # A datadir of its own: this bitcoind writes settings.json into its
+        # datadir even for -version, and the plain and ASan passes probe at
+        # once (two probes renaming ~/.bitcoin/settings.json.tmp: one failed,
+        # and its pass skipped every Core test).
+        with tempfile.TemporaryDirectory(prefix="bitcoind-probe-") as tmp:
+            r = subprocess.run([path, "-datadir=" + tmp, "-version"], capture_output=True,
+                               timeout=20)
         ok = r.returncode == 0
         why = (r.stderr or r.stdout).decode(errors="replace").strip().splitlines()[-1:] if not ok else []
     except (OSError, subprocess.TimeoutExpired) as e:
