@@ -170,7 +170,7 @@ def test_moving_calls_wait_for_the_reindex(tmp_path, make_peerd):
     getblockchaininfo); before, the call's own chain_activate connected the
     rest of the chain inside its one job, and the block it mined on the
     tip of then was left on a stale branch."""
-    want = long_chain(tmp_path, "moving", blocks=2000)
+    want = long_chain(tmp_path, "moving", blocks=4000)
     height = want["height"]
     d = make_peerd(listen=False, name="dd")
     tip_hex = d.rpc("getblock", want["tip"], 0)
