@@ -96,6 +96,22 @@ static uint64_t flush_need(struct chain *c)
 	return coins * FLUSH_BYTES_PER_COIN + leaves * k.page_size;
 }
 
+/* Before either flush: the block and undo files on disk, and room for the
+ * flush's pages (Core's messages when not). */
+static int flush_ready(struct chain *c)
+{
+	int err = chain_store_sync(c->store);
+	if (err) {
+		chain_disk_failed(c, err, false, "Failed to flush the block files.");
+		return err;
+	}
+	if ((err = chain_disk_space(c->dir, flush_need(c), NULL)) == CHAIN_ENOSPC) {
+		chain_disk_failed(c, err, false, "Disk space is too low!");
+		return err;
+	}
+	return 0;
+}
+
 /* ---- a flush on its own thread (issue 24) ----------------------------------- */
 
 /*
@@ -167,15 +183,9 @@ static int handoff_extra(struct chain_db_txn *t, void *arg)
  */
 static int flush_start(struct chain *c)
 {
-	int err = chain_store_sync(c->store);
-	if (err) {
-		chain_disk_failed(c, err, false, "Failed to flush the block files.");
+	int err = flush_ready(c);
+	if (err)
 		return err;
-	}
-	if ((err = chain_disk_space(c->dir, flush_need(c), NULL)) == CHAIN_ENOSPC) {
-		chain_disk_failed(c, err, false, "Disk space is too low!");
-		return err;
-	}
 	struct chain_flush_handoff *h = xcalloc(1, sizeof(*h));
 	if (!h)
 		return CHAIN_ENOMEM;
@@ -243,15 +253,8 @@ static int flush(struct chain *c, bool empty)
 	int err = flush_collect(c, true);
 	if (err)
 		return err;
-	err = chain_store_sync(c->store);
-	if (err) {
-		chain_disk_failed(c, err, false, "Failed to flush the block files.");
+	if ((err = flush_ready(c)))
 		return err;
-	}
-	if ((err = chain_disk_space(c->dir, flush_need(c), NULL)) == CHAIN_ENOSPC) {
-		chain_disk_failed(c, err, false, "Disk space is too low!");
-		return err;
-	}
 	struct flush_arg f = {.c = c};
 	chain_store_tell(c->store, &f.end);
 	struct chain_db_counters k0, k1;

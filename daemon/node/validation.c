@@ -170,9 +170,9 @@ static void view_done(struct daemon *d, struct val_job *j)
 	xfree(vj);
 }
 
-/* Validation thread, unlocked: a block found invalid with the tip left
- * where it was: an update with no block saying the fork warning there. */
-static struct view_job *invalid_update(struct validation *v)
+/* Validation thread, unlocked: an update with no block saying the chain's
+ * state at the published tip (chainview_update_state), or NULL. */
+static struct view_job *state_update(struct validation *v)
 {
 	struct view_job *vj = xmalloc(sizeof(*vj));
 	if (!vj)
@@ -183,6 +183,16 @@ static struct view_job *invalid_update(struct validation *v)
 		xfree(vj);
 		return NULL;
 	}
+	return vj;
+}
+
+/* Validation thread, unlocked: a block found invalid with the tip left
+ * where it was: an update with no block saying the fork warning there. */
+static struct view_job *invalid_update(struct validation *v)
+{
+	struct view_job *vj = state_update(v);
+	if (!vj)
+		return NULL;
 	vj->u->invalid_found = true;
 	v->invalid_seen = chain_invalid_found(v->chain);
 	return vj;
@@ -230,16 +240,7 @@ static struct view_job *reindex_views(struct validation *v, struct view_job *vj)
 	}
 	if (chain_reindex_pending(v->chain))
 		return NULL;
-	struct view_job *after = xmalloc(sizeof(*after));
-	if (!after)
-		return NULL;
-	memset(&after->job, 0, sizeof(after->job));
-	after->job.done = view_done;
-	if (!(after->u = chainview_update_state(v->chain))) {
-		xfree(after);
-		return NULL;
-	}
-	return after;
+	return state_update(v);
 }
 
 /* Validation thread: the mempool's changes for relay, through the hook the
