@@ -217,14 +217,24 @@ struct chain_config {
 	uint64_t prune_target;
 	/** Core's -fastprune: CHAIN_FASTPRUNE_FILE_SIZE blk files, a low prune-after height. */
 	bool fast_prune;
+	/**
+	 * Connect the blocks a crash left past the last flush in
+	 * chain_reindex_step's bounded steps after chain_open returns, as a
+	 * reindex's, instead of inside chain_open: a daemon answers meanwhile,
+	 * and a supervisor's start timeout does not run out on a large replay
+	 * and kill it before it can flush, start after start. Core connects
+	 * every start's blocks in its "initload" thread.
+	 */
+	bool replay_in_steps;
 };
 
 /**
  * Open the chain in cfg->dir: the database, the block store and the index;
  * store the genesis block on first start; then replay any block the block
  * files hold past the last flush (what a crash or kill -9 left), so the
- * chain comes back exactly where it was. 0, CHAIN_ENOMEM, CHAIN_EIO,
- * CHAIN_EDB or CHAIN_ECORRUPT.
+ * chain comes back exactly where it was: read here, connected here too
+ * unless cfg->replay_in_steps (then chain_reindex_step's). 0, CHAIN_ENOMEM,
+ * CHAIN_EIO, CHAIN_EDB or CHAIN_ECORRUPT.
  */
 CHAIN_WUR int chain_open(struct chain **out, const struct chain_config *cfg);
 /** Flush everything and close; NULL is fine. Returns the flush's error (the chain is freed anyway).
@@ -236,12 +246,15 @@ CHAIN_WUR int chain_flush(struct chain *c);
 /**
  * True while a -reindex or -reindex-chainstate that chain_open started, or
  * one cut short that it goes on with (the marks it left in the database),
- * is not finished: chain_open only wipes and loads; the reading of the blk
- * files and the connecting of the best chain are chain_reindex_step's, so
- * the caller can answer in between (Core's "initload" thread). The
- * chain's thread only.
+ * or a replay under cfg.replay_in_steps, is not finished: chain_open only
+ * wipes and loads; the reading of the blk files and the connecting of the
+ * best chain are chain_reindex_step's, so the caller can answer in between
+ * (Core's "initload" thread). The chain's thread only.
  */
 bool chain_reindex_pending(const struct chain *c);
+/** What the pending steps are: cfg.reindex's mode, or CHAIN_REINDEX_NONE
+ * for a replay of what a crash left (for a caller's log lines). */
+enum chain_reindex chain_reindex_mode(const struct chain *c);
 /**
  * One bounded part of the reindex: one blk file read again, or about
  * 200 ms of blocks connected, or the end (the final flush, the reindex

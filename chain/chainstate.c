@@ -663,11 +663,20 @@ int chain_open(struct chain **out, const struct chain_config *cfg)
 		goto fail;
 	if (c->reindex_phase == CHAIN_REINDEX_PHASE_NONE &&
 	    ((err = chain_reindex_scan(c)) || (err = store_genesis(c)) ||
-	     (err = chain_rebuild_candidates(c)) || (err = chain_reindex_activate(c)) ||
-	     (err = flush(c, false)) || (err = chain_prune_start(c))))
+	     (err = chain_rebuild_candidates(c))))
 		goto fail;
+	if (c->reindex_phase == CHAIN_REINDEX_PHASE_NONE && cfg->replay_in_steps &&
+	    c->stats.replayed) {
+		if ((err = chain_reindex_begin_connect(c)))
+			goto fail;
+	} else if (c->reindex_phase == CHAIN_REINDEX_PHASE_NONE &&
+	           ((err = chain_reindex_activate(c)) || (err = flush(c, false)) ||
+	            (err = chain_prune_start(c)))) {
+		goto fail;
+	}
 	if (c->stats.replayed && c->cfg.reindex != CHAIN_REINDEX_FULL)
-		chain_logf(c, CHAIN_LOG_INFO, "replayed %llu blocks written after the last flush",
+		chain_logf(c, CHAIN_LOG_INFO, "%s %llu blocks written after the last flush",
+		           chain_reindex_pending(c) ? "read" : "replayed",
 		           (unsigned long long)c->stats.replayed);
 	xfree(sub);
 	*out = c;

@@ -343,12 +343,16 @@ static void on_connected(void *ctx, struct chain *c, struct proto_block *b)
 	if (target <= 0)
 		return;
 	int tenth = (int)((int64_t)h * 10 / target);
+	bool replay = c->cfg.reindex == CHAIN_REINDEX_NONE;
 	if (tenth > c->reindex_tenth) {
 		c->reindex_tenth = tenth;
-		chain_logf(c, CHAIN_LOG_INFO, "Reindex: connected height %d of %d (%d%%)", h,
-		           target, tenth * 10);
+		chain_logf(c, CHAIN_LOG_INFO, "%s: connected height %d of %d (%d%%)",
+		           replay ? "Replay" : "Reindex", h, target, tenth * 10);
 	}
-	progress(c, h == target, "reindex: connecting blocks, height %d of %d", h, target);
+	progress(c, h == target, "%s, height %d of %d",
+	         replay ? "replaying the blocks stored after the last flush"
+	                : "reindex: connecting blocks",
+	         h, target);
 }
 
 int chain_reindex_activate(struct chain *c)
@@ -375,6 +379,14 @@ int chain_reindex_begin_connect(struct chain *c)
 		    "A reindex was interrupted: connecting the rest of the chain, from height "
 		    "%d to %d",
 		    (int)chain_height(c), (int)c->reindex_target);
+	if (c->cfg.reindex == CHAIN_REINDEX_NONE) { /* a replay (cfg.replay_in_steps) */
+		c->reindex_t0 = mono_ms();
+		chain_logf(
+		    c, CHAIN_LOG_INFO,
+		    "Replaying the blocks stored after the last flush: connecting from height "
+		    "%d to %d after the start",
+		    (int)chain_height(c), (int)c->reindex_target);
+	}
 	c->reindex_phase = CHAIN_REINDEX_PHASE_CONNECT;
 	return 0;
 }
@@ -429,10 +441,21 @@ static int clear_marks(struct chain_db_txn *t, void *arg)
 	           : chain_db_del(t, CHAIN_TABLE_META, META_CONNECT, sizeof(META_CONNECT) - 1);
 }
 
+enum chain_reindex chain_reindex_mode(const struct chain *c)
+{
+	return c->cfg.reindex;
+}
+
 int chain_reindex_finish(struct chain *c)
 {
-	if (c->cfg.reindex == CHAIN_REINDEX_NONE)
+	if (c->cfg.reindex == CHAIN_REINDEX_NONE) {
+		if (c->reindex_phase == CHAIN_REINDEX_PHASE_CONNECT) { /* a replay's end */
+			chain_logf(c, CHAIN_LOG_INFO, "Replay done in %" PRIu64 "ms: tip height %d",
+			           mono_ms() - c->reindex_t0, (int)chain_height(c));
+			progress(c, true, "replay done: height %d", (int)chain_height(c));
+		}
 		return 0;
+	}
 	/* After the flush: the marks go only once everything is on disk. */
 	int err = chain_db_write(c->db, clear_marks, NULL);
 	if (err)

@@ -302,6 +302,32 @@ def main():
             cell(c, lambda r: "%.0f" % (r["anon_peak_kb"] / 1024.0)),
             cell(p, lambda r: "%.0f" % (r["chainstate_bytes"] / 1048576.0)),
             cell(c, lambda r: "%.0f" % (r["chainstate_bytes"] / 1048576.0))))
+    print_bucket_ratios(result, by_height, top)
+
+
+def print_bucket_ratios(result, by_height, top):
+    """The goal is per million coins: each round's peerd run against the
+    Core run of the same round (the two ran minutes apart), bucket by
+    bucket, and the lowest ratio."""
+    runs = {(r["node"], r["kind"], r["run"]): r for r in result["runs"]}
+    rows = []
+    for (node, kind, rnd), p in sorted(runs.items()):
+        c = runs.get(("core", kind, rnd))
+        if node != "peerd" or not c:
+            continue
+        pm = {m: rate for m, _, rate in per_million(p, by_height, top)}
+        cm = {m: rate for m, _, rate in per_million(c, by_height, top)}
+        ratios = [(m, pm[m] / cm[m]) for m in sorted(pm) if m in cm and cm[m] > 0]
+        if ratios:
+            rows.append((kind, rnd, ratios))
+    if not rows:
+        return
+    print()
+    print("peerd / Core blocks/s per million coins (same round):")
+    for kind, rnd, ratios in rows:
+        low = min(ratios, key=lambda x: x[1])
+        print("  %-18s run %d: %s  lowest %.2fx (%d-%d M)"
+              % (kind, rnd, " ".join("%.2f" % x for _, x in ratios), low[1], low[0] - 1, low[0]))
 
 
 if __name__ == "__main__":

@@ -13,6 +13,10 @@
  * with the chain flushed as any stop, and the next start goes on with it
  * from chain/'s marks, in the same steps (chain_open leaves it pending).
  *
+ * The blocks a crash left past the last flush are connected the same way
+ * (chain_config.replay_in_steps): chain_open reads them, these steps
+ * connect them, so READY=1 and the control socket do not wait for them.
+ *
  * While it runs, validation_reindexing is true: sync/ asks peers for no
  * blocks and txrelay/ takes no transactions (Core's LoadingBlocks()). The
  * mempool file is loaded at the end, on the rebuilt chain (Core loads it
@@ -30,13 +34,15 @@
 
 struct reindex_job {
 	struct val_job job;
-	int err;   /* the step's error, 0 if none */
-	bool more; /* another step is needed */
+	int err;     /* the step's error, 0 if none */
+	bool more;   /* another step is needed */
+	bool replay; /* the blocks a crash left, not a reindex */
 };
 
 static void reindex_work(struct chain *c, struct mempool *mp, struct val_job *j)
 {
 	struct reindex_job *rj = (struct reindex_job *)j;
+	rj->replay = c && chain_reindex_mode(c) == CHAIN_REINDEX_NONE;
 	rj->err = c ? chain_reindex_step(c) : 0;
 	rj->more = !rj->err && c && chain_reindex_pending(c);
 	if (!rj->err && !rj->more && mp)
@@ -73,7 +79,9 @@ static void reindex_done(struct daemon *d, struct val_job *j)
 	if (j->cancelled || d->shutting_down) {
 		/* Stopped between two steps: chain/'s marks go on with it next start. */
 		DLOG_INFO_(&d->log, DLOG_VALIDATION, "%s",
-		           "Reindex interrupted: it goes on at the next start");
+		           rj->replay ? "Replay of the blocks stored after the last flush "
+		                        "interrupted: it goes on at the next start"
+		                      : "Reindex interrupted: it goes on at the next start");
 		xfree(rj);
 		return;
 	}

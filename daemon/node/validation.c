@@ -557,6 +557,10 @@ int validation_open(struct daemon *d)
 	    .progress_arg = d,
 	    .prune_target = cf->prune_target,
 	    .fast_prune = cf->fastprune,
+	    /* What a crash left is connected after READY=1, as a reindex
+	     * (node/reindex.c): systemd's start timeout would kill a long
+	     * replay, and every start would replay it again. */
+	    .replay_in_steps = true,
 	};
 	if (cf->prune_target == CHAIN_PRUNE_MANUAL) /* Core's init.cpp says the same */
 		DLOG_INFO_(

@@ -19,6 +19,7 @@ import fcntl
 import json
 import os
 import random
+import re
 import signal
 import struct
 import subprocess
@@ -317,6 +318,68 @@ def crash_run(tmp_path, blocks, kills, seed=20261130):
 def test_kill9_while_connecting(tmp_path):
     killed, heights = crash_run(tmp_path, 600, 10)
     assert killed >= 10, heights
+
+
+HANDOFF = "flushing on its own thread"
+TIP = re.compile(r"UpdateTip: new best=\w+ height=(\d+)")
+
+
+def test_kill9_with_a_flush_in_flight(tmp_path):
+    """kill -9 right after the validation thread hands the cache to the
+    flush thread (issue 24): the database is then at the flush before or,
+    when the thread was quicker than the kill, at the one handed off; the
+    next run replays the rest and ends where an unkilled run does. Most
+    kills must land before the commit: a test whose kills all came late
+    would not test the window."""
+    # ~4,000 new coins a block from block 101 and a cache of ~0.9 MiB: a
+    # hand-off every block or two, each flush a few thousand coins.
+    chain = chaingen(tmp_path / "chain.dat", 160, "--seed", "inflight", "--grow-utxo", "--mix",
+                     "p2wpkh", "--txs-per-block", "40", "--inputs-per-tx", "2",
+                     "--outputs-per-tx", "100")
+    opts = ("--dbcache", "2", "--par", "2")
+    ref = connect(tmp_path / "ref", chain, extra=opts)
+    assert ref["height"] == 160 and ref["flushes"] >= 10, ref
+    dd = tmp_path / "dd"
+    rng = random.Random(24)
+    kills, before_commit, heights = 0, 0, []
+    for _ in range(40):
+        if kills == 8:
+            break
+        p = subprocess.Popen([PEERTOOL, "connect-blocks", "--verbose", *opts, str(dd), chain],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        nth, seen, tip, handoff = rng.randint(1, 3), 0, -1, None
+        for line in p.stderr:
+            m = TIP.search(line)
+            if m:
+                tip = int(m.group(1))
+            elif HANDOFF in line:
+                seen += 1
+                if seen == nth:
+                    p.send_signal(signal.SIGKILL)
+                    handoff = tip
+                    break
+        p.stderr.close()
+        rc = p.wait(timeout=60)
+        if handoff is None:  # the chain was done first: nothing was killed
+            assert rc == 0
+            continue
+        assert rc == -signal.SIGKILL
+        kills += 1
+        # The database's best block is the probe's height less what it
+        # replayed from the block files; below the handed-off tip, the
+        # kill landed before the flush thread committed.
+        probe = connect(dd, os.devnull)
+        flushed = probe["height"] - probe["replayed"]
+        assert flushed <= handoff and probe["height"] >= handoff, (flushed, handoff, probe)
+        before_commit += flushed < handoff
+        heights.append((handoff, flushed))
+    print("(handed-off tip, database's tip) at each kill:", heights)
+    assert kills == 8, heights
+    assert before_commit >= 4, heights
+    got = connect(dd, chain, extra=opts)
+    assert (got["tip"], got["height"]) == (ref["tip"], ref["height"]), heights
+    assert got["utxo"] == dict(ref["utxo"], disk_size=got["utxo"]["disk_size"])
+    assert got["rejected"] == 0
 
 
 @pytest.mark.soak

@@ -172,6 +172,48 @@ def test_reindex_progress_reaches_systemd(tmp_path, make_peerd):
         ns.close()
 
 
+def test_crash_leftovers_connected_after_ready(tmp_path, make_peerd):
+    """kill -9 leaves blocks in the files past the last flush. The next
+    start reads them in chain_open but connects them after READY=1, in the
+    reindex's steps (a long replay inside the start would outlast
+    systemd's TimeoutStartSec, and every restart would begin it again),
+    with its progress in the log and STATUS=, and ends where the chain
+    was."""
+    d = make_peerd(listen=False)
+    d.rpc("generatetoaddress", 150, ADDR)
+    tip = d.rpc("getbestblockhash")  # (gettxoutsetinfo would flush, as Core's)
+    name = os.path.basename(d.datadir)
+    d.kill()  # nothing flushed since the start: 150 blocks to replay
+    os.remove(d.sock_path)
+    r, ns = start_with_notify(tmp_path, "notify.sock", timeout=10, listen=False, name=name)
+    try:
+        msgs = []
+        while not any("replay done" in m for m in msgs):
+            msgs.append(ns.recv(4096).decode())
+        ready = next(i for i, m in enumerate(msgs) if "READY=1" in m)
+        progress = [i for i, m in enumerate(msgs) if "STATUS=replaying the blocks" in m]
+        assert progress and progress[0] > ready, msgs
+        assert ("STATUS=replaying the blocks stored after the last flush, height 150 of 150"
+                in msgs), msgs
+        assert "STATUS=replay done: height 150" in msgs, msgs
+        before = state(r)
+        assert before[:2] == (tip, 150) and before[3] == 150, before
+        log = r.log()
+        assert ("Replaying the blocks stored after the last flush: connecting from height 0 "
+                "to 150 after the start") in log, log[-3000:]
+        assert re.search(r"Replay: connected height 150 of 150 \(100%\)", log), log[-3000:]
+        assert re.search(r"Replay done in \d+ms: tip height 150", log), log[-3000:]
+        assert r.stop()[0] == 0
+    finally:
+        r.kill()
+        ns.close()
+    # Flushed at the stop: nothing left for the next start.
+    r = make_peerd(listen=False, name=name)
+    assert state(r) == before
+    assert "Replay" not in r.log()
+    assert r.stop()[0] == 0
+
+
 def test_reindex_rebuilds_a_database_too_damaged_to_open(make_peerd):
     """data.mdb cut short is refused at a plain start; -reindex deletes the
     database before opening it (Core's DestroyDB) and rebuilds it."""
