@@ -665,8 +665,10 @@ int chain_open(struct chain **out, const struct chain_config *cfg)
 	    ((err = chain_reindex_scan(c)) || (err = store_genesis(c)) ||
 	     (err = chain_rebuild_candidates(c))))
 		goto fail;
+	/* What a crash left: blocks read again just now, or read by a start
+	 * that was stopped before it connected them all. */
 	if (c->reindex_phase == CHAIN_REINDEX_PHASE_NONE && cfg->replay_in_steps &&
-	    c->stats.replayed) {
+	    chain_tip_can_advance(c)) {
 		if ((err = chain_reindex_begin_connect(c)))
 			goto fail;
 	} else if (c->reindex_phase == CHAIN_REINDEX_PHASE_NONE &&

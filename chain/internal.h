@@ -227,6 +227,8 @@ CHAIN_WUR int chain_activate(struct chain *c, const struct chain_node *watch, bo
  * were set or cleared).
  */
 CHAIN_WUR int chain_rebuild_candidates(struct chain *c);
+/** Would chain_activate move the tip: a candidate not failed beats it? */
+bool chain_tip_can_advance(const struct chain *c);
 /** Mark n failed and every descendant failed-child; drop them from candidates. */
 void chain_mark_invalid(struct chain *c, struct chain_node *n);
 /**

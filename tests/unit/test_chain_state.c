@@ -103,19 +103,26 @@ static int teardown(void **state)
 	return 0;
 }
 
-static struct chain *open_chain(const struct fixture *f, int par, size_t dbcache)
+static struct chain *open_chain_with(const struct fixture *f, int par, size_t dbcache,
+                                     bool replay_in_steps)
 {
 	struct chain_config cfg = {
 	    .params = proto_params(PROTO_NET_REGTEST),
 	    .dir = f->dir,
 	    .dbcache_bytes = dbcache,
 	    .par = par,
+	    .replay_in_steps = replay_in_steps,
 	};
 	struct chain *c = NULL;
 	int err = chain_open(&c, &cfg);
 	if (err)
 		fail_msg("chain_open: %s", chain_strerror(err));
 	return c;
+}
+
+static struct chain *open_chain(const struct fixture *f, int par, size_t dbcache)
+{
+	return open_chain_with(f, par, dbcache, false);
 }
 
 static enum chain_submit submit(struct chain *c, const struct rec *r, struct chain_state *st)
@@ -268,9 +275,8 @@ static void test_core_chain_inline_tiny_cache(void **state)
 /* A child connects 200 blocks and dies without closing: the parent opens
  * the same directory and must reach the same tip and coins, from the
  * block files, as a run that was not killed. */
-static void test_crash_replay(void **state)
+static void crash_after_200(struct fixture *f)
 {
-	struct fixture *f = *state;
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -286,6 +292,12 @@ static void test_crash_replay(void **state)
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void test_crash_replay(void **state)
+{
+	struct fixture *f = *state;
+	crash_after_200(f);
 	struct chain *c = open_chain(f, 2, 0);
 	assert_int_equal(chain_height(c), 200);
 	struct chain_stats cs;
@@ -293,6 +305,40 @@ static void test_crash_replay(void **state)
 	assert_true(cs.replayed >= 199);
 	submit_range(c, &f->main_chain, 200, 260);
 	expect_checkpoint(c, f, "tip");
+	assert_int_equal(chain_close(c), 0);
+}
+
+/* The same crash under replay_in_steps (peerd's): chain_open reads the
+ * blocks but leaves them unconnected, pending as a reindex's connect; a
+ * close before any step (a stop during the start) leaves them for the
+ * next open, and chain_reindex_step's bounded steps end at the same tip. */
+static void test_crash_replay_in_steps(void **state)
+{
+	struct fixture *f = *state;
+	crash_after_200(f);
+	struct chain *c = open_chain_with(f, 2, 0, true);
+	assert_int_equal(chain_height(c), 0);
+	assert_true(chain_reindex_pending(c));
+	assert_int_equal(chain_reindex_mode(c), CHAIN_REINDEX_NONE);
+	assert_int_equal(chain_close(c), 0);
+
+	/* The close stored the blocks' index entries: nothing is read again,
+	 * but they are still to connect, in steps. */
+	c = open_chain_with(f, 2, 0, true);
+	assert_int_equal(chain_height(c), 0);
+	assert_true(chain_reindex_pending(c));
+	for (int i = 0; i < 1000 && chain_reindex_pending(c); i++)
+		assert_int_equal(chain_reindex_step(c), 0);
+	assert_false(chain_reindex_pending(c));
+	assert_int_equal(chain_height(c), 200);
+	submit_range(c, &f->main_chain, 200, 260);
+	expect_checkpoint(c, f, "tip");
+	assert_int_equal(chain_close(c), 0);
+
+	/* Flushed at the close: nothing left to replay. */
+	c = open_chain_with(f, 2, 0, true);
+	assert_false(chain_reindex_pending(c));
+	assert_int_equal(chain_height(c), 260);
 	assert_int_equal(chain_close(c), 0);
 }
 
@@ -628,6 +674,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_core_chain_workers, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_core_chain_inline_tiny_cache, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_crash_replay, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_crash_replay_in_steps, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_verify_finds_damaged_undo, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_crafted_valid_empty, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_crafted_cb_amount, setup, teardown),
