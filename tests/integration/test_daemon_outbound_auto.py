@@ -130,7 +130,10 @@ def test_anchors_first_then_saved_across_restart(make_peerd, tmp_path):
         entries = [(n.ip, n.port, NODE_NETWORK_WITNESS) for n in nodes]
         d = start_peerd(make_peerd, tmp_path, "anch", anchors=anchors_encode(entries))
         path = os.path.join(d.netdir, "anchors.dat")
-        assert not os.path.exists(path), "anchors.dat is deleted once read (Core's ReadAnchors)"
+        # Read when the outbound connections start, just after the P2P
+        # port the start waits for opens (under ASan, a moment after).
+        wait_for(lambda: not os.path.exists(path), timeout=10,
+                 what="anchors.dat deleted once read (Core's ReadAnchors)")
         assert "2 block-relay-only anchors will be tried for connections." in d.log()
         for n in nodes:
             p = n.accept()
