@@ -178,15 +178,16 @@ int chain_rebuild_candidates(struct chain *c)
 	return chain_index_foreach(c->idx, add_candidate_fn, c);
 }
 
-bool chain_tip_can_advance(const struct chain *c)
+const struct chain_node *chain_tip_advance_target(const struct chain *c)
 {
-	const struct chain_node *tip = chain_tip(c);
+	const struct chain_node *tip = chain_tip(c), *best = NULL;
 	for (size_t i = 0; i < c->candidates.n; i++) {
 		const struct chain_node *n = c->candidates.v[i];
-		if (n != tip && !chain_node_failed(n) && (!tip || better(n, tip)))
-			return true;
+		if (n != tip && !chain_node_failed(n) && (!tip || better(n, tip)) &&
+		    (!best || better(n, best)))
+			best = n;
 	}
-	return false;
+	return best;
 }
 
 /* ---- invalid marks --------------------------------------------------------- */

@@ -668,7 +668,7 @@ int chain_open(struct chain **out, const struct chain_config *cfg)
 	/* What a crash left: blocks read again just now, or read by a start
 	 * that was stopped before it connected them all. */
 	if (c->reindex_phase == CHAIN_REINDEX_PHASE_NONE && cfg->replay_in_steps &&
-	    chain_tip_can_advance(c)) {
+	    chain_tip_advance_target(c)) {
 		if ((err = chain_reindex_begin_connect(c)))
 			goto fail;
 	} else if (c->reindex_phase == CHAIN_REINDEX_PHASE_NONE &&

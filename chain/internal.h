@@ -227,8 +227,9 @@ CHAIN_WUR int chain_activate(struct chain *c, const struct chain_node *watch, bo
  * were set or cleared).
  */
 CHAIN_WUR int chain_rebuild_candidates(struct chain *c);
-/** Would chain_activate move the tip: a candidate not failed beats it? */
-bool chain_tip_can_advance(const struct chain *c);
+/** Where chain_activate would take the tip if every block is valid: the
+ * best candidate not failed that beats the tip; NULL when none does. */
+const struct chain_node *chain_tip_advance_target(const struct chain *c);
 /** Mark n failed and every descendant failed-child; drop them from candidates. */
 void chain_mark_invalid(struct chain *c, struct chain_node *n);
 /**

@@ -368,6 +368,12 @@ int chain_reindex_begin_connect(struct chain *c)
 	while (best && !(best->status & CHAIN_HAVE_DATA))
 		best = best->prev;
 	c->reindex_target = best ? best->height : 0;
+	if (c->cfg.reindex == CHAIN_REINDEX_NONE) {
+		/* A replay: blocks a parallel download stored past a gap are not
+		 * on the way; the best connectable block is the end. */
+		const struct chain_node *t = chain_tip_advance_target(c);
+		c->reindex_target = t ? t->height : chain_height(c);
+	}
 	c->reindex_tenth = 0;
 	struct chain_listener l = {.block_connected = on_connected, .ctx = &c->reindex_target};
 	int err = chain_listen(c, &l);
