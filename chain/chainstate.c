@@ -661,20 +661,18 @@ int chain_open(struct chain **out, const struct chain_config *cfg)
 	    ((err = chain_reindex_scan(c)) || (err = store_genesis(c)) ||
 	     (err = chain_rebuild_candidates(c)) || (err = chain_reindex_begin_connect(c))))
 		goto fail;
-	if (c->reindex_phase == CHAIN_REINDEX_PHASE_NONE &&
-	    ((err = chain_reindex_scan(c)) || (err = store_genesis(c)) ||
-	     (err = chain_rebuild_candidates(c))))
-		goto fail;
-	/* What a crash left: blocks read again just now, or read by a start
-	 * that was stopped before it connected them all. */
-	if (c->reindex_phase == CHAIN_REINDEX_PHASE_NONE && cfg->replay_in_steps &&
-	    chain_tip_advance_target(c)) {
-		if ((err = chain_reindex_begin_connect(c)))
+	if (c->reindex_phase == CHAIN_REINDEX_PHASE_NONE) {
+		if ((err = chain_reindex_scan(c)) || (err = store_genesis(c)) ||
+		    (err = chain_rebuild_candidates(c)))
 			goto fail;
-	} else if (c->reindex_phase == CHAIN_REINDEX_PHASE_NONE &&
-	           ((err = chain_reindex_activate(c)) || (err = flush(c, false)) ||
-	            (err = chain_prune_start(c)))) {
-		goto fail;
+		/* What a crash left: blocks read again just now, or read by a
+		 * start that was stopped before it connected them all. */
+		if (cfg->replay_in_steps && chain_tip_advance_target(c))
+			err = chain_reindex_begin_connect(c);
+		else if (!(err = chain_reindex_activate(c)) && !(err = flush(c, false)))
+			err = chain_prune_start(c);
+		if (err)
+			goto fail;
 	}
 	if (c->stats.replayed && c->cfg.reindex != CHAIN_REINDEX_FULL)
 		chain_logf(c, CHAIN_LOG_INFO, "%s %llu blocks written after the last flush",

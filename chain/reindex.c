@@ -362,17 +362,19 @@ int chain_reindex_activate(struct chain *c)
 
 int chain_reindex_begin_connect(struct chain *c)
 {
-	/* The most-work header with its block stored: where the connect ends
-	 * when every block is valid. */
-	struct chain_node *best = chain_index_best_header(c->idx);
-	while (best && !(best->status & CHAIN_HAVE_DATA))
-		best = best->prev;
-	c->reindex_target = best ? best->height : 0;
-	if (c->cfg.reindex == CHAIN_REINDEX_NONE) {
-		/* A replay: blocks a parallel download stored past a gap are not
-		 * on the way; the best connectable block is the end. */
+	bool replay = c->cfg.reindex == CHAIN_REINDEX_NONE; /* cfg.replay_in_steps */
+	if (replay) {
+		/* The best connectable block: blocks a parallel download stored
+		 * past a gap are not on the way. */
 		const struct chain_node *t = chain_tip_advance_target(c);
 		c->reindex_target = t ? t->height : chain_height(c);
+	} else {
+		/* The most-work header with its block stored: where the connect
+		 * ends when every block is valid. */
+		struct chain_node *best = chain_index_best_header(c->idx);
+		while (best && !(best->status & CHAIN_HAVE_DATA))
+			best = best->prev;
+		c->reindex_target = best ? best->height : 0;
 	}
 	c->reindex_tenth = 0;
 	struct chain_listener l = {.block_connected = on_connected, .ctx = &c->reindex_target};
@@ -385,7 +387,7 @@ int chain_reindex_begin_connect(struct chain *c)
 		    "A reindex was interrupted: connecting the rest of the chain, from height "
 		    "%d to %d",
 		    (int)chain_height(c), (int)c->reindex_target);
-	if (c->cfg.reindex == CHAIN_REINDEX_NONE) { /* a replay (cfg.replay_in_steps) */
+	if (replay) {
 		c->reindex_t0 = mono_ms();
 		chain_logf(
 		    c, CHAIN_LOG_INFO,
